@@ -1,0 +1,282 @@
+/*
+ * tenfold.h — the public C API of tenfold: sparse tensor decomposition and
+ * sparse–dense kernels with a CPU backend (OpenMP) and a CUDA backend.
+ *
+ * This is the only header users include. Conventions:
+ *  - Every function that can fail returns a tf_status; on failure
+ *    tf_last_error() returns a one-line message for the calling thread
+ *    (file:line:field and what was expected, for input errors).
+ *  - Per-mode indices are 0-based uint32_t (a mode longer than 2^32 is an
+ *    error); non-zero counts and offsets are uint64_t.
+ *  - Dense matrices are row-major (rows x cols); values are double.
+ *  - Objects filled by *_alloc / readers are released with the matching
+ *    *_free; a zero-initialised object is always safe to free.
+ */
+#ifndef TENFOLD_H
+#define TENFOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TF_VERSION_STRING "0.1.0"
+#define TF_MIN_ORDER 2
+#define TF_MAX_ORDER 16
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum tf_status {
+    TF_OK = 0,
+    TF_ERR_ARG,         /* invalid argument from the caller                 */
+    TF_ERR_IO,          /* a file could not be opened, read or written      */
+    TF_ERR_PARSE,       /* malformed input file                             */
+    TF_ERR_RANGE,       /* a value outside what tenfold can represent       */
+    TF_ERR_NOMEM,       /* allocation failed                                */
+    TF_ERR_NUMERIC,     /* LAPACK failure or non-finite result              */
+    TF_ERR_UNAVAILABLE, /* capability not built in, or no device present    */
+    TF_ERR_DEVICE       /* CUDA / cuBLAS / cuSOLVER error                   */
+} tf_status;
+
+/* Short name of a status ("ok", "parse error", ...). */
+const char *tf_status_name(tf_status s);
+/* One-line message of the last failure in the calling thread ("" if none). */
+const char *tf_last_error(void);
+/* Wall-clock seconds from an arbitrary origin (monotonic). */
+double tf_wtime(void);
+/* Number of threads the CPU backend uses when an option says 0. */
+int tf_default_threads(void);
+
+/* ------------------------------------------------------------ dense matrix */
+
+typedef struct tf_matrix {
+    uint64_t rows;
+    uint64_t cols;
+    double *data; /* rows*cols, row-major */
+} tf_matrix;
+
+tf_status tf_matrix_alloc(tf_matrix *m, uint64_t rows, uint64_t cols);
+void tf_matrix_free(tf_matrix *m);
+
+/* ----------------------------------------------------- sparse COO tensor */
+
+typedef struct tf_tensor {
+    uint32_t order;                 /* TF_MIN_ORDER..TF_MAX_ORDER          */
+    uint64_t nnz;
+    uint64_t dims[TF_MAX_ORDER];    /* mode lengths, each 1..2^32          */
+    uint32_t *ind[TF_MAX_ORDER];    /* ind[m][k]: 0-based index, k < nnz   */
+    double *vals;                   /* nnz values                          */
+} tf_tensor;
+
+/* Allocates index and value arrays for nnz non-zeros (contents undefined). */
+tf_status tf_tensor_alloc(tf_tensor *t, uint32_t order, const uint64_t *dims, uint64_t nnz);
+void tf_tensor_free(tf_tensor *t);
+tf_status tf_tensor_copy(const tf_tensor *src, tf_tensor *dst);
+/* Checks order, dims, every index < dim and every value finite. */
+tf_status tf_tensor_validate(const tf_tensor *t);
+/* Sorts the non-zeros lexicographically by the modes in mode_order
+ * (mode_order[0] most significant; NULL means 0,1,...,order-1). Stable. */
+tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order);
+/* Sorts by 0,1,..., sums duplicate coordinates and drops explicit zeros
+ * (also zeros that arise from summing). Counts are returned if non-NULL. */
+tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *zeros);
+/* Squared Frobenius norm. */
+double tf_tensor_norm2(const tf_tensor *t);
+/* Memory in bytes of the COO arrays. */
+uint64_t tf_tensor_bytes(const tf_tensor *t);
+
+/* ------------------------------------------------------------------- files */
+
+typedef enum tf_file_format {
+    TF_FILE_AUTO = 0,   /* by content when reading, by extension when writing */
+    TF_FILE_TNS,        /* FROSTT text, 1-based, no header                   */
+    TF_FILE_TNS_HEADER, /* ParTI: "nmodes" line + dims line, then FROSTT     */
+    TF_FILE_SPTENSOR,   /* Tensor Toolbox / pyttb export_data "sptensor"     */
+    TF_FILE_BIN,        /* tenfold binary, versioned header with checksum   */
+    TF_FILE_MTX         /* Matrix Market coordinate (order-2 tensors)        */
+} tf_file_format;
+
+typedef struct tf_read_info {
+    tf_file_format format;          /* what was detected                     */
+    int compressed;                 /* 0 none, 1 xz, 2 gzip                  */
+    uint64_t lines;                 /* text lines read (0 for binary)        */
+    uint64_t entries;               /* non-zero lines / records before fixes */
+    uint64_t duplicates;            /* coordinates that appeared again (summed) */
+    uint64_t zeros;                 /* explicit zeros dropped                */
+    int zero_based[TF_MAX_ORDER];   /* per mode: 1 if input was 0-based      */
+    int declared_dims;              /* 1 if a header declared the dims       */
+    uint64_t bytes;                 /* bytes of (decompressed) input         */
+    double seconds;                 /* wall time of the read                 */
+    /* Matrix Market only: */
+    int mtx_symmetric;              /* 1 if symmetric/skew and expanded      */
+    int mtx_pattern;                /* 1 if pattern (values set to 1)        */
+} tf_read_info;
+
+/* Reads a tensor from .tns (any header variant), binary, or .mtx, detected
+ * by content; xz- and gzip-compressed files are decompressed on the fly.
+ * The result is canonical (sorted, duplicates summed, zeros dropped).
+ * threads: 0 = default. info may be NULL. */
+tf_status tf_read_tensor(const char *path, int threads, tf_tensor *out, tf_read_info *info);
+/* Parses a .tns/.mtx text held in memory (name is used in messages). */
+tf_status tf_parse_tensor(const char *name, const char *text, size_t len, int threads,
+                          tf_tensor *out, tf_read_info *info);
+/* Writes atomically (temporary file + rename). TF_FILE_AUTO picks by
+ * extension: .bin/.tfb -> binary, .mtx -> Matrix Market, else FROSTT .tns. */
+tf_status tf_write_tensor(const char *path, const tf_tensor *t, tf_file_format fmt);
+
+/* Dense matrix text files (SPLATT .mat style: one row per line, values
+ * separated by spaces; '#' comment lines are allowed when reading). */
+tf_status tf_matrix_read(const char *path, tf_matrix *out);
+tf_status tf_matrix_write(const char *path, const tf_matrix *m);
+
+/* --------------------------------------------------------- Kruskal tensor */
+
+typedef struct tf_ktensor {
+    uint32_t order;
+    uint64_t rank;
+    uint64_t dims[TF_MAX_ORDER];
+    double *lambda;                     /* rank weights                 */
+    tf_matrix factors[TF_MAX_ORDER];    /* dims[m] x rank, row-major    */
+} tf_ktensor;
+
+tf_status tf_ktensor_alloc(tf_ktensor *k, uint32_t order, const uint64_t *dims, uint64_t rank);
+void tf_ktensor_free(tf_ktensor *k);
+/* SPLATT-compatible output: <stem>.mode<N>.mat (N = 1..order) and
+ * <stem>.lambda.mat, each written atomically. */
+tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k);
+/* Tensor Toolbox / pyttb export_data "ktensor" text file. */
+tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k);
+
+/* ------------------------------------------------------- MTTKRP plans */
+
+typedef enum tf_backend {
+    TF_BACKEND_AUTO = 0, /* GPU when one is present and supported, else CPU */
+    TF_BACKEND_CPU,
+    TF_BACKEND_GPU
+} tf_backend;
+
+typedef enum tf_format {
+    TF_FORMAT_AUTO = 0,
+    TF_FORMAT_COO,   /* plain coordinate list                               */
+    TF_FORMAT_CSF,   /* per-mode compressed sparse fibres (CPU)             */
+    TF_FORMAT_FCOO,  /* flagged COO (GPU)                                   */
+    TF_FORMAT_BLCO,  /* blocked linearised coordinates (GPU)                */
+    TF_FORMAT_AMPED  /* multi-GPU shards                                    */
+} tf_format;
+
+typedef enum tf_precision { TF_DOUBLE = 0, TF_SINGLE } tf_precision;
+
+typedef struct tf_plan_opts {
+    tf_backend backend;
+    tf_format format;
+    tf_precision precision;
+    int threads;        /* CPU threads, 0 = default                    */
+    int device;         /* GPU ordinal                                  */
+    uint64_t rank_hint; /* expected rank (lets a backend size buffers)  */
+} tf_plan_opts;
+
+typedef struct tf_plan tf_plan;
+
+void tf_plan_opts_default(tf_plan_opts *o);
+/* Builds the data structure for MTTKRP on every mode of X. X must be
+ * canonical or at least valid; the plan keeps its own copy of what it needs. */
+tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out);
+/* out (dims[mode] x R) = MTTKRP of X with factors[0..order-1] (dims[m] x R),
+ * factors[mode] is not read. out is fully overwritten. */
+tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out);
+void tf_plan_free(tf_plan *p);
+/* Human-readable description ("cpu csf, 2 threads") and memory in bytes. */
+const char *tf_plan_describe(const tf_plan *p);
+uint64_t tf_plan_bytes(const tf_plan *p);
+tf_backend tf_plan_backend(const tf_plan *p);
+tf_format tf_plan_format(const tf_plan *p);
+
+/* Plain float64 reference MTTKRP (single-threaded, no reordering); the
+ * yardstick the tests compare every kernel with. */
+tf_status tf_mttkrp_reference(const tf_tensor *X, uint32_t mode, const tf_matrix *factors,
+                              tf_matrix *out);
+
+/* Names <-> enums for the CLI ("cpu", "csf", "double", ...). Return -1 if unknown. */
+int tf_backend_parse(const char *s);
+int tf_format_parse(const char *s);
+const char *tf_backend_name(tf_backend b);
+const char *tf_format_name(tf_format f);
+
+/* ------------------------------------------------------------- CP-ALS */
+
+typedef struct tf_cpd_iter {
+    uint32_t iter;     /* 1-based                         */
+    double fit;
+    double dfit;       /* fit - previous fit               */
+    double seconds;    /* wall time of this iteration     */
+} tf_cpd_iter;
+
+typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
+
+typedef struct tf_cpd_opts {
+    uint64_t rank;
+    uint32_t max_iters;     /* default 50                                 */
+    double tol;             /* stop when |dfit| < tol, default 1e-5       */
+    uint64_t seed;          /* default TF_DEFAULT_SEED                    */
+    int threads;            /* 0 = default                                */
+    tf_backend backend;
+    tf_format format;
+    tf_precision precision;
+    int device;
+    tf_cpd_callback callback; /* called after every iteration (may be NULL) */
+    void *user;
+} tf_cpd_opts;
+
+#define TF_DEFAULT_SEED 20240601ULL
+
+typedef struct tf_cpd_report {
+    uint32_t iters;
+    int converged;
+    double fit;
+    double t_build;                     /* plan construction               */
+    double t_mttkrp[TF_MAX_ORDER];      /* per mode, summed over iterations */
+    double t_dense;                     /* Gram, Hadamard, solve, normalise */
+    double t_fit;                       /* fit computation                 */
+    double t_total;                     /* whole tf_cpd call               */
+    uint64_t pinv_fallbacks;            /* solves that fell back to pinv   */
+    char plan[96];                      /* tf_plan_describe of the plan    */
+} tf_cpd_report;
+
+void tf_cpd_opts_default(tf_cpd_opts *o);
+/* CP-ALS. out is allocated by the call (free with tf_ktensor_free). */
+tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep);
+/* Fit 1 - ||X - K|| / ||X|| of a Kruskal tensor, computed directly (for tests). */
+tf_status tf_ktensor_fit(const tf_tensor *X, const tf_ktensor *K, double *fit);
+
+/* ------------------------------------------------------- synthetic data */
+
+typedef struct tf_gen_opts {
+    uint32_t order;
+    uint64_t dims[TF_MAX_ORDER];
+    uint64_t nnz;                   /* exact number of distinct non-zeros   */
+    double alpha[TF_MAX_ORDER];     /* per-mode power-law skew in [0,1); 0 = uniform */
+    uint64_t seed;
+    uint64_t rank;                  /* >0: values from a planted rank-R model */
+    double noise;                   /* relative Gaussian noise on planted values */
+} tf_gen_opts;
+
+/* Index of mode d: perm_d[floor(d * u^(1/(1-alpha)))], u ~ U[0,1), perm_d a
+ * fixed random permutation; duplicates are rejected until exactly nnz
+ * distinct coordinates remain. Deterministic for a given seed. */
+tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out);
+
+/* ------------------------------------------------------------ devices */
+
+/* Number of usable CUDA devices (0 when CUDA is not built in or none present). */
+int tf_gpu_count(void);
+/* Describes a device: name, multiprocessors, memory. */
+tf_status tf_gpu_describe(int device, char *buf, size_t len);
+/* 1 if the library was built with the CUDA backend. */
+int tf_have_cuda(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFOLD_H */

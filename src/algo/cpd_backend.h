@@ -1,0 +1,39 @@
+/* The numeric steps of CP-ALS, done by a backend on its own memory. The
+ * driver (src/algo/cpd.c) owns the iteration, the timers, convergence and
+ * the fit formula; a backend (CPU now, GPU later) owns the factors, the
+ * MTTKRP output M, the Gram matrices and lambda. Only scalars cross. */
+#ifndef TF_ALGO_CPD_BACKEND_H
+#define TF_ALGO_CPD_BACKEND_H
+#include "tenfold.h"
+
+typedef struct tf_cpd_backend_ops {
+    /* Takes the initial factors (host, dims[m] x R); allocates M, Grams, lambda = 1. */
+    tf_status (*init)(void *ctx, const tf_ktensor *init);
+    /* M <- MTTKRP(X, factors, mode). */
+    tf_status (*mttkrp)(void *ctx, uint32_t mode);
+    /* A_mode <- M * pinv(V), V = Hadamard of G_k over k != mode: Cholesky,
+     * falling back to a pseudo-inverse when V is not positive definite.
+     * *used_pinv is set to 1 when the fallback ran. */
+    tf_status (*solve)(void *ctx, uint32_t mode, int *used_pinv);
+    /* Column norms of A_mode into lambda (2-norm if !max_norm, else
+     * max(max|a|, 1)); columns divided by them (zero columns left as is). */
+    tf_status (*normalize)(void *ctx, uint32_t mode, int max_norm);
+    /* G_mode <- A_mode^T A_mode. */
+    tf_status (*gram)(void *ctx, uint32_t mode);
+    /* inner = <X, K> = sum_r lambda_r sum_i M(i,r) A_mode(i,r) (M from the
+     * last mttkrp of this mode); model_norm2 = ||K||^2 = lambda^T (Hadamard of all G) lambda. */
+    tf_status (*fit_terms)(void *ctx, uint32_t mode, double *inner, double *model_norm2);
+    /* Copies factors and lambda into out (allocated by the driver). */
+    tf_status (*result)(void *ctx, tf_ktensor *out);
+    void (*destroy)(void *ctx);
+} tf_cpd_backend_ops;
+
+typedef struct tf_cpd_backend {
+    const tf_cpd_backend_ops *ops;
+    void *ctx;
+    char plan_desc[96];
+} tf_cpd_backend;
+
+/* CPU backend: builds an MTTKRP plan for X with the given options. */
+tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);
+#endif

@@ -1,0 +1,121 @@
+/* Plan front end: option defaults, backend/format choice, argument checks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/plan_impl.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+void tf_plan_opts_default(tf_plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = TF_BACKEND_AUTO;
+    o->format = TF_FORMAT_AUTO;
+    o->precision = TF_DOUBLE;
+}
+
+static const char *backend_names[] = {"auto", "cpu", "gpu"};
+static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco", "amped"};
+
+const char *tf_backend_name(tf_backend b)
+{
+    return (unsigned)b < sizeof backend_names / sizeof *backend_names ? backend_names[b] : "?";
+}
+const char *tf_format_name(tf_format f)
+{
+    return (unsigned)f < sizeof format_names / sizeof *format_names ? format_names[f] : "?";
+}
+int tf_backend_parse(const char *s)
+{
+    for (unsigned i = 0; i < sizeof backend_names / sizeof *backend_names; ++i)
+        if (!strcmp(s, backend_names[i])) return (int)i;
+    return -1;
+}
+int tf_format_parse(const char *s)
+{
+    for (unsigned i = 0; i < sizeof format_names / sizeof *format_names; ++i)
+        if (!strcmp(s, format_names[i])) return (int)i;
+    return -1;
+}
+
+tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
+{
+    tf_plan_opts d;
+    if (!o) { tf_plan_opts_default(&d); o = &d; }
+    *out = NULL;
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: no tensor");
+    TF_TRY(tf_tensor_validate(X));
+    tf_backend be = o->backend;
+    if (be == TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_UNAVAILABLE,
+                       "GPU MTTKRP plans are not available in this version (use --device cpu)");
+    if (be == TF_BACKEND_AUTO) be = TF_BACKEND_CPU; /* GPU formats plug in here */
+    if (o->precision == TF_SINGLE)
+        return tf_fail(TF_ERR_UNAVAILABLE, "the CPU backend computes in double precision only");
+    tf_format fmt = o->format == TF_FORMAT_AUTO ? TF_FORMAT_CSF : o->format;
+
+    tf_plan *p = NULL;
+    TF_TRY(TF_CALLOC(p, 1, "plan"));
+    p->order = X->order;
+    p->nnz = X->nnz;
+    memcpy(p->dims, X->dims, sizeof p->dims);
+    p->backend = be;
+    p->format = fmt;
+    p->threads = tf_resolve_threads(o->threads);
+    tf_status s;
+    switch (fmt) {
+    case TF_FORMAT_COO: s = tf_cpu_coo_plan_build(X, o, p); break;
+    case TF_FORMAT_CSF: s = tf_cpu_csf_plan_build(X, o, p); break;
+    default:
+        s = tf_fail(TF_ERR_UNAVAILABLE, "format '%s' is not available on the CPU backend (use coo or csf)",
+                    tf_format_name(fmt));
+    }
+    if (s != TF_OK) { tf_free(p); return s; }
+    *out = p;
+    return TF_OK;
+}
+
+/* Shared argument check for every MTTKRP entry point. */
+tf_status tf_check_mttkrp_args(uint32_t order, const uint64_t *dims, uint32_t mode,
+                               const tf_matrix *factors, const tf_matrix *out)
+{
+    if (mode >= order)
+        return tf_fail(TF_ERR_ARG, "MTTKRP mode %u is outside 1..%u", mode + 1, order);
+    if (!factors || !out || !out->data)
+        return tf_fail(TF_ERR_ARG, "MTTKRP: missing factor or output matrix");
+    uint64_t R = out->cols;
+    if (R == 0) return tf_fail(TF_ERR_ARG, "MTTKRP: rank must be at least 1");
+    if (out->rows != dims[mode])
+        return tf_fail(TF_ERR_ARG, "MTTKRP output has %llu rows, mode %u has length %llu",
+                       (unsigned long long)out->rows, mode + 1, (unsigned long long)dims[mode]);
+    for (uint32_t m = 0; m < order; ++m) {
+        if (m == mode) continue;
+        if (!factors[m].data || factors[m].rows != dims[m] || factors[m].cols != R)
+            return tf_fail(TF_ERR_ARG,
+                           "factor %u is %llu x %llu, expected %llu x %llu (mode length x rank)",
+                           m + 1, (unsigned long long)factors[m].rows,
+                           (unsigned long long)factors[m].cols, (unsigned long long)dims[m],
+                           (unsigned long long)R);
+    }
+    return TF_OK;
+}
+
+tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
+{
+    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_mttkrp: no plan");
+    TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
+    return p->ops->mttkrp(p->impl, mode, factors, out);
+}
+
+void tf_plan_free(tf_plan *p)
+{
+    if (!p) return;
+    if (p->ops && p->ops->destroy) p->ops->destroy(p->impl);
+    tf_free(p);
+}
+
+const char *tf_plan_describe(const tf_plan *p) { return p ? p->desc : ""; }
+uint64_t tf_plan_bytes(const tf_plan *p) { return p ? p->bytes : 0; }
+tf_backend tf_plan_backend(const tf_plan *p) { return p->backend; }
+tf_format tf_plan_format(const tf_plan *p) { return p->format; }

@@ -1,0 +1,48 @@
+#include "core/alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+static tf_status size_of(uint64_t n, uint64_t size, const char *what, size_t *bytes)
+{
+    if (size != 0 && n > (uint64_t)SIZE_MAX / size)
+        return tf_fail(TF_ERR_NOMEM, "allocation of %llu x %llu bytes for %s overflows",
+                       (unsigned long long)n, (unsigned long long)size, what);
+    *bytes = (size_t)(n * size);
+    if (*bytes == 0) *bytes = 1;
+    return TF_OK;
+}
+
+tf_status tf_alloc(void **out, uint64_t n, uint64_t size, const char *what)
+{
+    size_t bytes = 0;
+    *out = NULL;
+    TF_TRY(size_of(n, size, what, &bytes));
+    void *p = NULL;
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (rounded < bytes || posix_memalign(&p, 64, rounded) != 0 || !p)
+        return tf_fail(TF_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
+    *out = p;
+    return TF_OK;
+}
+
+tf_status tf_calloc(void **out, uint64_t n, uint64_t size, const char *what)
+{
+    TF_TRY(tf_alloc(out, n, size, what));
+    memset(*out, 0, (size_t)(n * size));
+    return TF_OK;
+}
+
+tf_status tf_realloc(void **p, uint64_t n, uint64_t size, const char *what)
+{
+    size_t bytes = 0;
+    TF_TRY(size_of(n, size, what, &bytes));
+    void *q = realloc(*p, bytes);
+    if (!q) return tf_fail(TF_ERR_NOMEM, "out of memory growing %s to %zu bytes", what, bytes);
+    *p = q;
+    return TF_OK;
+}
+
+void tf_free(void *p) { free(p); }

@@ -1,0 +1,20 @@
+/* Checked allocation: failures and size overflows become TF_ERR_NOMEM with a message. */
+#ifndef TF_CORE_ALLOC_H
+#define TF_CORE_ALLOC_H
+#include <stddef.h>
+#include <stdint.h>
+#include "tenfold.h"
+
+/* Allocates n*size bytes (64-byte aligned); *out = NULL and an error on failure.
+ * what names the object for the message ("tensor indices"). */
+tf_status tf_alloc(void **out, uint64_t n, uint64_t size, const char *what);
+/* Same, zero-filled. */
+tf_status tf_calloc(void **out, uint64_t n, uint64_t size, const char *what);
+/* Resizes a tf_alloc block (contents kept up to the smaller size). */
+tf_status tf_realloc(void **p, uint64_t n, uint64_t size, const char *what);
+void tf_free(void *p);
+
+#define TF_ALLOC(ptr, n, what) tf_alloc((void **)&(ptr), (n), sizeof(*(ptr)), (what))
+#define TF_CALLOC(ptr, n, what) tf_calloc((void **)&(ptr), (n), sizeof(*(ptr)), (what))
+#define TF_REALLOC(ptr, n, what) tf_realloc((void **)&(ptr), (n), sizeof(*(ptr)), (what))
+#endif

@@ -1,0 +1,13 @@
+/* Parallel LSD radix sort of COO non-zeros by several modes. */
+#ifndef TF_CORE_RADIX_H
+#define TF_CORE_RADIX_H
+#include "tenfold.h"
+
+/* *perm (allocated, nnz entries) lists non-zero positions in the stable
+ * lexicographic order of modes mo[0..nmodes-1] (mo[0] most significant). */
+tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes, uint64_t **perm);
+/* Reorders every index array and the values so that new k = old perm[k]. */
+tf_status tf_apply_permutation(tf_tensor *t, const uint64_t *perm);
+/* Stable sort of a uint64 key array, returning the permutation (for builders). */
+tf_status tf_radix_order_u64(const uint64_t *keys, uint64_t n, int key_bits, uint64_t **perm);
+#endif

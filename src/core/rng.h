@@ -1,0 +1,16 @@
+/* Deterministic random numbers: splitmix64 seeding + xoshiro256** stream. */
+#ifndef TF_CORE_RNG_H
+#define TF_CORE_RNG_H
+#include <stdint.h>
+
+typedef struct tf_rng { uint64_t s[4]; } tf_rng;
+
+void tf_rng_seed(tf_rng *r, uint64_t seed);
+uint64_t tf_rng_next(tf_rng *r);
+/* Uniform double in [0, 1) with 53 random bits. */
+double tf_rng_uniform(tf_rng *r);
+/* Uniform integer in [0, n) without modulo bias (n > 0). */
+uint64_t tf_rng_below(tf_rng *r, uint64_t n);
+/* Standard normal (Box-Muller). */
+double tf_rng_normal(tf_rng *r);
+#endif

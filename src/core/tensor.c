@@ -1,0 +1,198 @@
+/* COO tensor: allocation, validation, sorting, canonical form. */
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/radix.h"
+
+#define TF_DIM_LIMIT (1ULL << 32)
+
+static tf_status check_shape(uint32_t order, const uint64_t *dims)
+{
+    if (order < TF_MIN_ORDER || order > TF_MAX_ORDER)
+        return tf_fail(TF_ERR_RANGE, "tensor order %u is outside %d..%d", order, TF_MIN_ORDER,
+                       TF_MAX_ORDER);
+    for (uint32_t m = 0; m < order; ++m) {
+        if (dims[m] == 0)
+            return tf_fail(TF_ERR_RANGE, "mode %u has length 0 (expected at least 1)", m + 1);
+        if (dims[m] > TF_DIM_LIMIT)
+            return tf_fail(TF_ERR_RANGE,
+                           "mode %u has length %llu, longer than the 2^32 that uint32 indices allow",
+                           m + 1, (unsigned long long)dims[m]);
+    }
+    return TF_OK;
+}
+
+tf_status tf_tensor_alloc(tf_tensor *t, uint32_t order, const uint64_t *dims, uint64_t nnz)
+{
+    memset(t, 0, sizeof *t);
+    TF_TRY(check_shape(order, dims));
+    t->order = order;
+    t->nnz = nnz;
+    for (uint32_t m = 0; m < order; ++m) {
+        t->dims[m] = dims[m];
+        tf_status s = TF_ALLOC(t->ind[m], nnz, "tensor indices");
+        if (s != TF_OK) { tf_tensor_free(t); return s; }
+    }
+    tf_status s = TF_ALLOC(t->vals, nnz, "tensor values");
+    if (s != TF_OK) { tf_tensor_free(t); return s; }
+    return TF_OK;
+}
+
+void tf_tensor_free(tf_tensor *t)
+{
+    if (!t) return;
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_free(t->ind[m]);
+    tf_free(t->vals);
+    memset(t, 0, sizeof *t);
+}
+
+tf_status tf_tensor_copy(const tf_tensor *src, tf_tensor *dst)
+{
+    TF_TRY(tf_tensor_alloc(dst, src->order, src->dims, src->nnz));
+    for (uint32_t m = 0; m < src->order; ++m)
+        memcpy(dst->ind[m], src->ind[m], src->nnz * sizeof(uint32_t));
+    memcpy(dst->vals, src->vals, src->nnz * sizeof(double));
+    return TF_OK;
+}
+
+tf_status tf_tensor_validate(const tf_tensor *t)
+{
+    TF_TRY(check_shape(t->order, t->dims));
+    if (t->nnz && !t->vals) return tf_fail(TF_ERR_ARG, "tensor has %llu non-zeros but no values",
+                                           (unsigned long long)t->nnz);
+    for (uint32_t m = 0; m < t->order; ++m) {
+        if (t->nnz && !t->ind[m])
+            return tf_fail(TF_ERR_ARG, "tensor mode %u has no index array", m + 1);
+        const uint32_t *ix = t->ind[m];
+        uint64_t dim = t->dims[m], bad = UINT64_MAX;
+        for (uint64_t k = 0; k < t->nnz; ++k)
+            if ((uint64_t)ix[k] >= dim) { bad = k; break; }
+        if (bad != UINT64_MAX)
+            return tf_fail(TF_ERR_RANGE, "non-zero %llu: mode %u index %u is outside 0..%llu",
+                           (unsigned long long)bad, m + 1, ix[bad], (unsigned long long)(dim - 1));
+    }
+    for (uint64_t k = 0; k < t->nnz; ++k)
+        if (!isfinite(t->vals[k]))
+            return tf_fail(TF_ERR_RANGE, "non-zero %llu: value is not finite",
+                           (unsigned long long)k);
+    return TF_OK;
+}
+
+double tf_tensor_norm2(const tf_tensor *t)
+{
+    double s = 0.0;
+    const double *v = t->vals;
+    const int64_t n = (int64_t)t->nnz;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (int64_t k = 0; k < n; ++k) s += v[k] * v[k];
+    return s;
+}
+
+uint64_t tf_tensor_bytes(const tf_tensor *t)
+{
+    return t->nnz * (t->order * sizeof(uint32_t) + sizeof(double));
+}
+
+/* 1 if already ordered by mode_order (lexicographic, non-strict). */
+static int is_sorted(const tf_tensor *t, const uint32_t *mo)
+{
+    for (uint64_t k = 1; k < t->nnz; ++k) {
+        for (uint32_t l = 0; l < t->order; ++l) {
+            uint32_t a = t->ind[mo[l]][k - 1], b = t->ind[mo[l]][k];
+            if (a < b) goto next;
+            if (a > b) return 0;
+        }
+    next:;
+    }
+    return 1;
+}
+
+tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order)
+{
+    uint32_t mo[TF_MAX_ORDER];
+    for (uint32_t l = 0; l < t->order; ++l) mo[l] = mode_order ? mode_order[l] : l;
+    if (t->nnz < 2 || is_sorted(t, mo)) return TF_OK;
+    uint64_t *perm = NULL;
+    TF_TRY(tf_radix_order(t, mo, t->order, &perm));
+    tf_status s = tf_apply_permutation(t, perm);
+    tf_free(perm);
+    return s;
+}
+
+tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *zeros)
+{
+    uint64_t dups = 0, zer = 0;
+    TF_TRY(tf_tensor_sort(t, NULL));
+    const uint32_t N = t->order;
+    uint64_t w = 0;
+    for (uint64_t k = 0; k < t->nnz;) {
+        double v = t->vals[k];
+        uint64_t j = k + 1;
+        for (; j < t->nnz; ++j) {
+            int same = 1;
+            for (uint32_t m = 0; m < N; ++m)
+                if (t->ind[m][j] != t->ind[m][k]) { same = 0; break; }
+            if (!same) break;
+            v += t->vals[j];
+        }
+        dups += j - k - 1;
+        if (v == 0.0) {
+            ++zer;
+        } else {
+            for (uint32_t m = 0; m < N; ++m) t->ind[m][w] = t->ind[m][k];
+            t->vals[w] = v;
+            ++w;
+        }
+        k = j;
+    }
+    t->nnz = w;
+    if (duplicates) *duplicates = dups;
+    if (zeros) *zeros = zer;
+    return TF_OK;
+}
+
+tf_status tf_matrix_alloc(tf_matrix *m, uint64_t rows, uint64_t cols)
+{
+    memset(m, 0, sizeof *m);
+    if (cols != 0 && rows > UINT64_MAX / cols)
+        return tf_fail(TF_ERR_RANGE, "matrix %llu x %llu is too large", (unsigned long long)rows,
+                       (unsigned long long)cols);
+    TF_TRY(TF_ALLOC(m->data, rows * cols, "dense matrix"));
+    m->rows = rows;
+    m->cols = cols;
+    return TF_OK;
+}
+
+void tf_matrix_free(tf_matrix *m)
+{
+    if (!m) return;
+    tf_free(m->data);
+    memset(m, 0, sizeof *m);
+}
+
+tf_status tf_ktensor_alloc(tf_ktensor *k, uint32_t order, const uint64_t *dims, uint64_t rank)
+{
+    memset(k, 0, sizeof *k);
+    TF_TRY(check_shape(order, dims));
+    if (rank == 0) return tf_fail(TF_ERR_ARG, "rank must be at least 1");
+    k->order = order;
+    k->rank = rank;
+    tf_status s = TF_ALLOC(k->lambda, rank, "ktensor lambda");
+    for (uint32_t m = 0; s == TF_OK && m < order; ++m) {
+        k->dims[m] = dims[m];
+        s = tf_matrix_alloc(&k->factors[m], dims[m], rank);
+    }
+    if (s != TF_OK) tf_ktensor_free(k);
+    return s;
+}
+
+void tf_ktensor_free(tf_ktensor *k)
+{
+    if (!k) return;
+    tf_free(k->lambda);
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&k->factors[m]);
+    memset(k, 0, sizeof *k);
+}
