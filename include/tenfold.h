@@ -186,6 +186,12 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
 /* out (dims[mode] x R) = MTTKRP of X with factors[0..order-1] (dims[m] x R),
  * factors[mode] is not read. out is fully overwritten. */
 tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out);
+/* Benchmark helper: `warmup` untimed then `reps` timed MTTKRPs of `mode`;
+ * times_ms[0..reps-1] receives each run's milliseconds. GPU plans keep the
+ * factors on the device and time with CUDA events; CPU plans use the wall
+ * clock. out receives the result of the last run. */
+tf_status tf_plan_time_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
+                              int warmup, int reps, double *times_ms);
 void tf_plan_free(tf_plan *p);
 /* Human-readable description ("cpu csf, 2 threads") and memory in bytes. */
 const char *tf_plan_describe(const tf_plan *p);

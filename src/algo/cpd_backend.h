@@ -36,4 +36,7 @@ typedef struct tf_cpd_backend {
 
 /* CPU backend: builds an MTTKRP plan for X with the given options. */
 tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);
+/* CUDA backend (src/cuda): the whole iteration on the GPU. Returns
+ * TF_ERR_UNAVAILABLE in CPU-only builds or when no device is present. */
+tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);
 #endif

@@ -47,13 +47,16 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
     if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: no tensor");
     TF_TRY(tf_tensor_validate(X));
     tf_backend be = o->backend;
-    if (be == TF_BACKEND_GPU)
-        return tf_fail(TF_ERR_UNAVAILABLE,
-                       "GPU MTTKRP plans are not available in this version (use --device cpu)");
-    if (be == TF_BACKEND_AUTO) be = TF_BACKEND_CPU; /* GPU formats plug in here */
-    if (o->precision == TF_SINGLE)
+    if (be == TF_BACKEND_AUTO) {
+        /* GPU when one is present and the format exists there, else CPU. */
+        int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
+                         o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
+        be = (tf_gpu_count() > 0 && gpu_format) ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    }
+    if (be == TF_BACKEND_CPU && o->precision == TF_SINGLE)
         return tf_fail(TF_ERR_UNAVAILABLE, "the CPU backend computes in double precision only");
-    tf_format fmt = o->format == TF_FORMAT_AUTO ? TF_FORMAT_CSF : o->format;
+    tf_format fmt = o->format;
+    if (be == TF_BACKEND_CPU && fmt == TF_FORMAT_AUTO) fmt = TF_FORMAT_CSF;
 
     tf_plan *p = NULL;
     TF_TRY(TF_CALLOC(p, 1, "plan"));
@@ -64,6 +67,12 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
     p->format = fmt;
     p->threads = tf_resolve_threads(o->threads);
     tf_status s;
+    if (be == TF_BACKEND_GPU) {
+        s = tf_cuda_plan_build(X, o, p);
+        if (s != TF_OK) { tf_free(p); return s; }
+        *out = p;
+        return TF_OK;
+    }
     switch (fmt) {
     case TF_FORMAT_COO: s = tf_cpu_coo_plan_build(X, o, p); break;
     case TF_FORMAT_CSF: s = tf_cpu_csf_plan_build(X, o, p); break;
@@ -106,6 +115,24 @@ tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf
     if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_mttkrp: no plan");
     TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
     return p->ops->mttkrp(p->impl, mode, factors, out);
+}
+
+tf_status tf_plan_time_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
+                              int warmup, int reps, double *times_ms)
+{
+    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: no plan");
+    if (warmup < 0 || reps < 1 || !times_ms)
+        return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: need warmup >= 0 and reps >= 1");
+    TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
+    if (p->ops->time_mttkrp)
+        return p->ops->time_mttkrp(p->impl, mode, factors, out, warmup, reps, times_ms);
+    for (int i = 0; i < warmup; ++i) TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
+    for (int i = 0; i < reps; ++i) {
+        double t0 = tf_wtime();
+        TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
+        times_ms[i] = 1e3 * (tf_wtime() - t0);
+    }
+    return TF_OK;
 }
 
 void tf_plan_free(tf_plan *p)

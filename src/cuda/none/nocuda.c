@@ -1,6 +1,8 @@
 /* Device queries when the library is built without the CUDA backend. */
 #include <stdio.h>
 
+#include "algo/cpd_backend.h"
+#include "algo/plan_impl.h"
 #include "core/error.h"
 
 int tf_have_cuda(void) { return 0; }
@@ -10,4 +12,14 @@ tf_status tf_gpu_describe(int device, char *buf, size_t len)
 {
     if (buf && len) snprintf(buf, len, "none");
     return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend (nvcc was not found at build time)");
+}
+
+tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, which this build of tenfold does not have");
+}
+
+tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, which this build of tenfold does not have");
 }
