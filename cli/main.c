@@ -1,4 +1,67 @@
-/* tenfold: command dispatch (placeholder main until the CLI lands). */
+/* tenfold: command dispatch. Each command lives in cli/cmd_<name>.c. */
 #include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
 #include "tenfold.h"
-int main(void) { printf("tenfold %s\n", TF_VERSION_STRING); return 0; }
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"cpd", cmd_cpd, "CP-ALS decomposition of a sparse tensor"},
+    {"check", cmd_check, "validate a tensor file and report what was fixed"},
+    {"stats", cmd_stats, "dims, slice-size distribution, skew and memory of each format"},
+    {"convert", cmd_convert, "convert between tns, tns with header, sptensor, bin and mtx"},
+    {"gen", cmd_gen, "generate a synthetic tensor (power-law skew, planted model)"},
+    {"mttkrp", cmd_mttkrp, "one MTTKRP from given factor files"},
+    {"bench", cmd_bench, "benchmark kernels (bench mttkrp FILE)"},
+    {"info", cmd_info, "version, build options, threads and GPUs"},
+};
+enum { NCOMMANDS = sizeof commands / sizeof *commands };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tenfold <command> [options]\n"
+            "       tenfold <command> --help\n"
+            "\n"
+            "Sparse tensor decomposition and sparse-dense kernels (version %s).\n"
+            "\n"
+            "commands:\n",
+            TF_VERSION_STRING);
+    for (int i = 0; i < NCOMMANDS; ++i) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\n"
+            "options:\n"
+            "  -h, --help     this help\n"
+            "  -V, --version  print the version\n"
+            "\n"
+            "Exit status: 0 success, 1 failure (one-line message on stderr), 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *c = argv[1];
+    if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
+        printf("tenfold %s\n", TF_VERSION_STRING);
+        return 0;
+    }
+    for (int i = 0; i < NCOMMANDS; ++i)
+        if (!strcmp(c, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (c[0] == '-') fprintf(stderr, "tenfold: unknown option '%s'\n", c);
+    else fprintf(stderr, "tenfold: unknown command '%s'\n", c);
+    fprintf(stderr, "try 'tenfold --help'\n");
+    return 2;
+}

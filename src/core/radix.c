@@ -112,14 +112,18 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
         }
         if (used == 0) continue; /* all remaining modes have length 1 */
         /* key = concat(mode mo[l+1] ... mo[first]), mo[first] least significant */
+        const uint32_t *src[TF_MAX_ORDER];
+        int width[TF_MAX_ORDER], nk = 0;
+        for (int j = l + 1; j <= first; ++j) {
+            width[nk] = bits_for(t->dims[mo[j]]);
+            src[nk++] = t->ind[mo[j]];
+        }
         const int64_t nn = (int64_t)n;
 #pragma omp parallel for schedule(static)
         for (int64_t k = 0; k < nn; ++k) {
             uint64_t key = 0, p = perm[k];
-            for (int j = l + 1; j <= first; ++j) {
-                int b = bits_for(t->dims[mo[j]]);
-                key = (b ? key << b : key) | t->ind[mo[j]][p];
-            }
+            for (int j = 0; j < nk; ++j)
+                key = (width[j] ? key << width[j] : key) | src[j][p];
             keys[k] = key;
         }
         s = sort_pairs(&keys, &perm, &kbuf, &pbuf, n, used, 1);

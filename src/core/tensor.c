@@ -81,14 +81,29 @@ tf_status tf_tensor_validate(const tf_tensor *t)
     return TF_OK;
 }
 
+/* Sum of squares over fixed 64Ki-element blocks added in block order, so the
+ * result is bit-identical for any thread count. */
 double tf_tensor_norm2(const tf_tensor *t)
 {
-    double s = 0.0;
+    enum { BLOCK = 1 << 16, STACK_BLOCKS = 256 };
+    const uint64_t n = t->nnz, nb = (n + BLOCK - 1) / BLOCK;
+    double stack[STACK_BLOCKS], *part = stack, total = 0.0;
+    if (nb > STACK_BLOCKS && TF_ALLOC(part, nb, "norm partial sums") != TF_OK) part = NULL;
+    if (!part) { /* allocation failed: serial sum, still deterministic */
+        for (uint64_t k = 0; k < n; ++k) total += t->vals[k] * t->vals[k];
+        return total;
+    }
     const double *v = t->vals;
-    const int64_t n = (int64_t)t->nnz;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (int64_t k = 0; k < n; ++k) s += v[k] * v[k];
-    return s;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        uint64_t lo = (uint64_t)b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+        double s = 0.0;
+        for (uint64_t k = lo; k < hi; ++k) s += v[k] * v[k];
+        part[b] = s;
+    }
+    for (uint64_t b = 0; b < nb; ++b) total += part[b];
+    if (part != stack) tf_free(part);
+    return total;
 }
 
 uint64_t tf_tensor_bytes(const tf_tensor *t)

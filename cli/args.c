@@ -1,0 +1,235 @@
+/* Shared option parsing and number conversion for the tenfold commands. */
+#include "args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tenfold %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\ntry 'tenfold %s --help'\n", cmd);
+    return CLI_USAGE;
+}
+
+int cli_fail(void)
+{
+    const char *msg = tf_last_error();
+    fprintf(stderr, "tenfold: %s\n", msg && *msg ? msg : "unknown error");
+    return CLI_FAIL;
+}
+
+static const cli_opt *find_long(const cli_opt *opts, const char *name, size_t len)
+{
+    for (const cli_opt *o = opts; o->name; ++o)
+        if (strlen(o->name) == len && !strncmp(o->name, name, len)) return o;
+    return NULL;
+}
+
+static const cli_opt *find_short(const cli_opt *opts, char c)
+{
+    for (const cli_opt *o = opts; o->name; ++o)
+        if (o->short_name && o->short_name == c) return o;
+    return NULL;
+}
+
+static int add_positional(cli_args *a, const char *s, int max_pos)
+{
+    if (a->npos >= max_pos) return cli_usage(a->cmd, "unexpected argument '%s'", s);
+    a->pos[a->npos++] = s;
+    return -1;
+}
+
+/* Handles one option; *i advances past a separate value. */
+static int take_option(cli_args *a, const cli_opt *o, const char *shown, const char *inline_value,
+                       int argc, char **argv, int *i)
+{
+    if (o->flag) {
+        if (inline_value) return cli_usage(a->cmd, "option %s takes no value", shown);
+        *o->flag = 1;
+        return -1;
+    }
+    if (inline_value) {
+        *o->value = inline_value;
+        return -1;
+    }
+    if (*i + 1 >= argc) return cli_usage(a->cmd, "option %s needs a value", shown);
+    *o->value = argv[++*i];
+    return -1;
+}
+
+int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **argv,
+              const cli_opt *opts, int min_pos, int max_pos, const char *pos_names)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    if (max_pos > CLI_MAX_POS) max_pos = CLI_MAX_POS;
+    for (int i = 1; i < argc; ++i) {
+        const char *s = argv[i];
+        int rc = -1;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            fputs(help, stdout);
+            return CLI_OK;
+        }
+        if (!strcmp(s, "--")) {
+            for (++i; i < argc && rc < 0; ++i) rc = add_positional(a, argv[i], max_pos);
+            if (rc >= 0) return rc;
+            break;
+        }
+        if (s[0] != '-' || s[1] == '\0') {
+            rc = add_positional(a, s, max_pos);
+        } else if (s[1] == '-') {
+            const char *name = s + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            const cli_opt *o = find_long(opts, name, len);
+            if (!o) return cli_usage(cmd, "unknown option '%.*s'", (int)(len + 2), s);
+            char shown[64];
+            snprintf(shown, sizeof shown, "--%s", o->name);
+            rc = take_option(a, o, shown, eq ? eq + 1 : NULL, argc, argv, &i);
+        } else {
+            const cli_opt *o = find_short(opts, s[1]);
+            if (!o) return cli_usage(cmd, "unknown option '-%c'", s[1]);
+            char shown[64];
+            snprintf(shown, sizeof shown, "-%c/--%s", o->short_name, o->name);
+            if (o->flag && s[2]) return cli_usage(cmd, "unknown option '%s'", s);
+            rc = take_option(a, o, shown, s[2] ? s + 2 : NULL, argc, argv, &i);
+        }
+        if (rc >= 0) return rc;
+    }
+    if (a->npos < min_pos) return cli_usage(cmd, "missing argument (expected %s)", pos_names);
+    return -1;
+}
+
+/* Optional decimal multiplier suffix: k = 1e3, M = 1e6, G = 1e9. */
+static uint64_t suffix_scale(const char *e)
+{
+    if (!strcmp(e, "k") || !strcmp(e, "K")) return 1000ULL;
+    if (!strcmp(e, "M")) return 1000000ULL;
+    if (!strcmp(e, "G")) return 1000000000ULL;
+    return 0;
+}
+
+int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!s) return CLI_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
+    uint64_t scale = end && *end ? suffix_scale(end) : 1;
+    int ok = end && end != s && errno == 0 && scale != 0 && v <= UINT64_MAX / scale;
+    if (ok) v *= scale;
+    if (!ok && end && end != s && (*end == 'e' || *end == 'E' || *end == '.')) { /* 2e7: exact integers only */
+        double d = strtod(s, &end);
+        ok = !*end && d >= 0 && d <= 9007199254740992.0 && d == (double)(unsigned long long)d;
+        if (ok) v = (unsigned long long)d;
+    }
+    if (!ok || v < lo || v > hi)
+        return cli_usage(cmd, "%s: expected an integer in %llu..%llu, got '%s'", opt,
+                         (unsigned long long)lo, (unsigned long long)hi, s);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out)
+{
+    uint64_t v = 0;
+    if (!s) return CLI_OK;
+    if (lo < 0) return cli_usage(cmd, "%s: internal error (negative range)", opt);
+    int rc = cli_u64(cmd, opt, s, (uint64_t)lo, (uint64_t)hi, &v);
+    if (rc == CLI_OK) *out = (int)v;
+    return rc;
+}
+
+int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+{
+    if (!s) return CLI_OK;
+    char *end = NULL;
+    errno = 0;
+    double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
+    if (!end || end == s || *end || errno == ERANGE || !isfinite(v) || v < lo || v > hi)
+        return cli_usage(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, s);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_split(const char *cmd, const char *opt, const char *s, char **buf, const char **out, int max,
+              int *n)
+{
+    *buf = NULL;
+    *n = 0;
+    if (!s || !*s) return cli_usage(cmd, "%s: expected a comma-separated list, got '%s'", opt, s ? s : "");
+    size_t len = strlen(s);
+    char *copy = malloc(len + 1);
+    if (!copy) return cli_usage(cmd, "%s: out of memory", opt);
+    memcpy(copy, s, len + 1);
+    int count = 0;
+    for (char *p = copy;; ++count) {
+        if (count == max) {
+            free(copy);
+            return cli_usage(cmd, "%s: at most %d values, got more in '%s'", opt, max, s);
+        }
+        out[count] = p;
+        char *c = strchr(p, ',');
+        if (!c) { ++count; break; }
+        *c = '\0';
+        p = c + 1;
+    }
+    *buf = copy;
+    *n = count;
+    return CLI_OK;
+}
+
+int cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+                 uint64_t *out, int max, int *n)
+{
+    char *buf = NULL;
+    const char *piece[64];
+    if (max > 64) max = 64;
+    int rc = cli_split(cmd, opt, s, &buf, piece, max, n);
+    for (int i = 0; rc == CLI_OK && i < *n; ++i) rc = cli_u64(cmd, opt, piece[i], lo, hi, &out[i]);
+    free(buf);
+    return rc;
+}
+
+int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                    double *out, int max, int *n)
+{
+    char *buf = NULL;
+    const char *piece[64];
+    if (max > 64) max = 64;
+    int rc = cli_split(cmd, opt, s, &buf, piece, max, n);
+    for (int i = 0; rc == CLI_OK && i < *n; ++i) rc = cli_double(cmd, opt, piece[i], lo, hi, &out[i]);
+    free(buf);
+    return rc;
+}
+
+int cli_choice(const char *cmd, const char *opt, const char *s, const char *const *names, int count,
+               int *out)
+{
+    if (!s) return CLI_OK;
+    for (int i = 0; i < count; ++i)
+        if (!strcmp(s, names[i])) {
+            *out = i;
+            return CLI_OK;
+        }
+    char list[256] = "";
+    for (int i = 0; i < count; ++i) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < count) strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    return cli_usage(cmd, "%s: expected one of %s, got '%s'", opt, list, s);
+}
+
+int cli_threads(const char *cmd, const char *s, int *out)
+{
+    *out = 0;
+    return cli_int(cmd, "-t/--threads", s, 0, 4096, out);
+}

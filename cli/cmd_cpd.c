@@ -1,0 +1,184 @@
+/* tenfold cpd: CP-ALS decomposition of a sparse tensor file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "cpd_output.h"
+#include "report.h"
+
+/* Set to 1 when the GPU CP-ALS backend lands: --device auto then hands the
+ * choice to the library instead of falling back to the CPU here. */
+#define CLI_GPU_CPD_AVAILABLE 0
+
+static const char help[] =
+    "usage: tenfold cpd FILE -r R [options]\n"
+    "\n"
+    "CP-ALS decomposition of the sparse tensor in FILE (.tns FROSTT text with or\n"
+    "without the ParTI header, Tensor Toolbox sptensor, tenfold .bin, Matrix\n"
+    "Market .mtx; .xz and .gz are read directly). Prints the problem, one line\n"
+    "per iteration (fit, delta fit, seconds), the final fit and a timing\n"
+    "breakdown, and writes the factors.\n"
+    "\n"
+    "  -r, --rank R         rank of the decomposition (required)\n"
+    "  -i, --iters N        maximum number of iterations (default 50)\n"
+    "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
+    "      --seed S         seed of the random initial factors (default 20240601;\n"
+    "                       the same seed prints the same fits)\n"
+    "  -t, --threads N      CPU threads (default: all cores)\n"
+    "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
+    "                       (SPLATT layout) and STEM.ktensor (Tensor Toolbox /\n"
+    "                       pyttb export_data); default STEM: FILE's name without\n"
+    "                       directory and extensions, in the current directory\n"
+    "                       (data/uber-apr14.tns.xz -> ./uber-apr14.*)\n"
+    "      --nowrite        do not write the factors\n"
+    "      --json REPORT    also write a machine-readable report (JSON) to REPORT\n"
+    "      --device D       auto|cpu|gpu (default auto: the GPU when one is present\n"
+    "                       and supported, else the CPU)\n"
+    "      --format F       auto|coo|csf|fcoo|blco|amped (default auto)\n"
+    "      --precision P    double|single (default double)\n"
+    "  -h, --help           this help\n";
+
+static const char *const device_names[] = {"auto", "cpu", "gpu"};
+static const char *const precision_names[] = {"double", "single"};
+
+/* basename of path without compression and tensor-format extensions. */
+static void default_stem(const char *path, char *stem, size_t len)
+{
+    static const char *const ext[] = {".xz", ".gz", ".bz2", ".tns", ".bin", ".tfb",
+                                      ".mtx", ".txt", ".dat", ".tensor", ".sptensor"};
+    const char *base = strrchr(path, '/');
+    snprintf(stem, len, "%s", base ? base + 1 : path);
+    for (int stripped = 1; stripped;) {
+        stripped = 0;
+        size_t n = strlen(stem);
+        for (size_t e = 0; e < sizeof ext / sizeof *ext; ++e) {
+            size_t k = strlen(ext[e]);
+            if (n > k && !strcmp(stem + n - k, ext[e])) {
+                stem[n - k] = '\0';
+                stripped = 1;
+                break;
+            }
+        }
+    }
+    if (!stem[0]) snprintf(stem, len, "tenfold");
+}
+
+static void on_iteration(const tf_cpd_iter *it, void *user)
+{
+    cpd_run *run = user;
+    printf("  its = %3u (%.3f s)  fit = %.6f  delta = %+.4e\n", it->iter, it->seconds, it->fit, it->dfit);
+    fflush(stdout);
+    cpd_run_add_iter(run, it);
+}
+
+/* Parses the options into run->opts; returns -1 to go on or an exit code. */
+static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
+{
+    const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
+               *json = NULL, *device = NULL, *format = NULL, *precision = NULL;
+    const cli_opt opts[] = {
+        {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
+        {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
+        {"threads", 't', &threads, NULL}, {"stem", 'o', &stem, NULL},
+        {"nowrite", 0, NULL, &run->nowrite}, {"json", 0, &json, NULL},
+        {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
+        {"precision", 0, &precision, NULL}, {0}};
+    int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
+    if (rc >= 0) return rc;
+    if (!rank) return cli_usage("cpd", "missing -r R (the rank)");
+    tf_cpd_opts *o = &run->opts;
+    uint64_t max_iters = o->max_iters;
+    int dev = 0, prec = 0, fmt = TF_FORMAT_AUTO;
+    if ((rc = cli_u64("cpd", "-r/--rank", rank, 1, 1 << 20, &o->rank)) ||
+        (rc = cli_u64("cpd", "-i/--iters", iters, 1, 1000000, &max_iters)) ||
+        (rc = cli_double("cpd", "--tol", tol, 0.0, 1.0, &o->tol)) ||
+        (rc = cli_u64("cpd", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
+        (rc = cli_threads("cpd", threads, &o->threads)) ||
+        (rc = cli_choice("cpd", "--device", device, device_names, 3, &dev)) ||
+        (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)))
+        return rc;
+    if (format && (fmt = tf_format_parse(format)) < 0)
+        return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco|amped, got '%s'", format);
+    o->max_iters = (uint32_t)max_iters;
+    o->backend = (tf_backend)dev; /* device_names follows tf_backend's order */
+    o->format = (tf_format)fmt;
+    o->precision = prec ? TF_SINGLE : TF_DOUBLE;
+    run->json_path = json;
+    run->path = a->pos[0];
+    if (stem) snprintf(run->stem, sizeof run->stem, "%s", stem);
+    else default_stem(run->path, run->stem, sizeof run->stem);
+    return -1;
+}
+
+/* auto: the GPU backend when present and available, else the CPU. */
+static void choose_device(tf_cpd_opts *o)
+{
+    if (o->backend != TF_BACKEND_AUTO) {
+        printf("device: %s\n", tf_backend_name(o->backend));
+        return;
+    }
+    int gpus = tf_gpu_count();
+    if (gpus > 0 && !CLI_GPU_CPD_AVAILABLE) {
+        o->backend = TF_BACKEND_CPU;
+        printf("device: cpu (GPU backend not available in this version)\n");
+    } else if (gpus > 0) {
+        printf("device: auto (%d GPU%s found)\n", gpus, gpus == 1 ? "" : "s");
+    } else {
+        o->backend = TF_BACKEND_CPU;
+        printf("device: cpu (%s)\n", tf_have_cuda() ? "no GPU found" : "built without CUDA");
+    }
+}
+
+static void print_summary(const cpd_run *run)
+{
+    const tf_cpd_report *r = &run->rep;
+    const uint32_t N = run->t.order;
+    printf("final fit: %.6f after %u iteration%s (%s)\n", r->fit, r->iters, r->iters == 1 ? "" : "s",
+           r->converged ? "converged: |delta fit| < tol" : "stopped at the iteration limit");
+    if (r->pinv_fallbacks)
+        printf("note: %llu solve%s fell back to the pseudo-inverse (rank-deficient normal equations)\n",
+               (unsigned long long)r->pinv_fallbacks, r->pinv_fallbacks == 1 ? "" : "s");
+    printf("plan: %s\n", r->plan);
+    double mtt = 0;
+    for (uint32_t m = 0; m < N; ++m) mtt += r->t_mttkrp[m];
+    printf("timing (s): read %.3f  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  wall %.3f\n",
+           run->info.seconds, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->wall);
+    printf("mttkrp per mode (s):");
+    for (uint32_t m = 0; m < N; ++m) printf(" %u: %.3f", m + 1, r->t_mttkrp[m]);
+    printf("\n");
+}
+
+int cmd_cpd(int argc, char **argv)
+{
+    double t_start = tf_wtime();
+    cpd_run run;
+    cpd_run_init(&run);
+    cli_args a;
+    int rc = parse(argc, argv, &run, &a);
+    if (rc >= 0) return rc;
+
+    if ((rc = cli_load(run.path, run.opts.threads, &run.t, &run.info))) return rc;
+    cli_print_problem(stdout, run.path, &run.t, &run.info);
+    cli_print_fixes(stdout, &run.t, &run.info);
+    tf_cpd_opts *o = &run.opts;
+    choose_device(o);
+    printf("cpd: rank %llu, max %u iterations, tol %g, seed %llu, threads %d, format %s, precision %s\n",
+           (unsigned long long)o->rank, o->max_iters, o->tol, (unsigned long long)o->seed,
+           o->threads ? o->threads : tf_default_threads(), tf_format_name(o->format),
+           precision_names[o->precision == TF_SINGLE]);
+    fflush(stdout);
+    o->callback = on_iteration;
+    o->user = &run;
+    if (tf_cpd(&run.t, o, &run.k, &run.rep) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    run.wall = tf_wtime() - t_start;
+    print_summary(&run);
+    if ((rc = cpd_write_factors(&run)) || (rc = cpd_write_json(&run))) goto done;
+done:
+    cpd_run_free(&run);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/* tenfold mttkrp: one MTTKRP from factor files. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "report.h"
+
+static const char help[] =
+    "usage: tenfold mttkrp FILE --mode N --factors F1,F2,... -o OUT [options]\n"
+    "\n"
+    "Computes M = X_(N) (F_order * ... * F_1 without F_N), the matricised tensor\n"
+    "times Khatri-Rao product for mode N, and writes M (dims[N] x R) to OUT.\n"
+    "\n"
+    "      --mode N         the mode, 1-based\n"
+    "      --factors LIST   one dense matrix file per mode (rows = mode length,\n"
+    "                       R columns each; text, one row per line, as written by\n"
+    "                       tenfold cpd); the entry of mode N is not read and may\n"
+    "                       be '-'\n"
+    "  -o, --output OUT     output matrix file (written atomically)\n"
+    "      --format F       auto|coo|csf, or reference for the plain float64\n"
+    "                       single-threaded reference kernel (default auto)\n"
+    "  -t, --threads N      threads (default: all cores)\n"
+    "  -h, --help           this help\n";
+
+static void free_factors(tf_matrix *f, uint32_t n)
+{
+    for (uint32_t m = 0; m < n; ++m) tf_matrix_free(&f[m]);
+}
+
+/* Reads the factor of every mode but `mode` and checks the shapes; on
+ * failure prints a message and returns 1. *rank is the common column count. */
+static int read_factors(const tf_tensor *t, uint32_t mode, const char *const *files, tf_matrix *f,
+                        uint64_t *rank)
+{
+    *rank = 0;
+    for (uint32_t m = 0; m < t->order; ++m) {
+        if (m == mode) continue;
+        if (!strcmp(files[m], "-")) {
+            fprintf(stderr, "tenfold: --factors: mode %u needs a factor file ('-' only stands for mode %u)\n",
+                    m + 1, mode + 1);
+            return CLI_FAIL;
+        }
+        if (tf_matrix_read(files[m], &f[m]) != TF_OK) return cli_fail();
+        if (f[m].rows != t->dims[m]) {
+            fprintf(stderr, "tenfold: factor %s has %llu rows, expected %llu (the length of mode %u)\n",
+                    files[m], (unsigned long long)f[m].rows, (unsigned long long)t->dims[m], m + 1);
+            return CLI_FAIL;
+        }
+        if (*rank == 0) *rank = f[m].cols;
+        if (f[m].cols != *rank || *rank == 0) {
+            fprintf(stderr, "tenfold: factor %s has %llu columns, expected %llu like the other factors\n",
+                    files[m], (unsigned long long)f[m].cols, (unsigned long long)*rank);
+            return CLI_FAIL;
+        }
+    }
+    return CLI_OK;
+}
+
+/* Runs the kernel; returns the status and the seconds it took. */
+static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *f, tf_matrix *out,
+                            int reference, tf_format fmt, int threads, double *secs, char *desc,
+                            size_t desc_len)
+{
+    double t0 = tf_wtime();
+    if (reference) {
+        snprintf(desc, desc_len, "float64 reference");
+        tf_status s = tf_mttkrp_reference(t, mode, f, out);
+        *secs = tf_wtime() - t0;
+        return s;
+    }
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    o.format = fmt;
+    o.threads = threads;
+    o.rank_hint = out->cols;
+    tf_plan *p = NULL;
+    tf_status s = tf_plan_build(t, &o, &p);
+    if (s != TF_OK) return s;
+    snprintf(desc, desc_len, "%s", tf_plan_describe(p));
+    t0 = tf_wtime();
+    s = tf_plan_mttkrp(p, mode, f, out);
+    *secs = tf_wtime() - t0;
+    tf_plan_free(p);
+    return s;
+}
+
+int cmd_mttkrp(int argc, char **argv)
+{
+    const char *mode_s = NULL, *factors = NULL, *out_path = NULL, *format = NULL, *threads = NULL;
+    const cli_opt opts[] = {{"mode", 0, &mode_s, NULL},     {"factors", 0, &factors, NULL},
+                            {"output", 'o', &out_path, NULL}, {"format", 0, &format, NULL},
+                            {"threads", 't', &threads, NULL}, {0}};
+    cli_args a;
+    int rc = cli_parse(&a, "mttkrp", help, argc, argv, opts, 1, 1, "FILE");
+    if (rc >= 0) return rc;
+    if (!mode_s) return cli_usage("mttkrp", "missing --mode N");
+    if (!factors) return cli_usage("mttkrp", "missing --factors F1,F2,...");
+    if (!out_path) return cli_usage("mttkrp", "missing -o OUT");
+    int mode1 = 0, nthreads = 0, nfiles = 0, fmt = TF_FORMAT_AUTO;
+    int reference = format && !strcmp(format, "reference");
+    if ((rc = cli_int("mttkrp", "--mode", mode_s, 1, TF_MAX_ORDER, &mode1))) return rc;
+    if ((rc = cli_threads("mttkrp", threads, &nthreads))) return rc;
+    if (format && !reference && ((fmt = tf_format_parse(format)) < 0))
+        return cli_usage("mttkrp", "--format: expected auto, coo, csf or reference, got '%s'", format);
+    char *buf = NULL;
+    const char *files[TF_MAX_ORDER];
+    if ((rc = cli_split("mttkrp", "--factors", factors, &buf, files, TF_MAX_ORDER, &nfiles))) return rc;
+
+    tf_tensor t;
+    tf_read_info info;
+    tf_matrix f[TF_MAX_ORDER], out = {0};
+    memset(f, 0, sizeof f);
+    if ((rc = cli_load(a.pos[0], nthreads, &t, &info))) goto done_buf;
+    const uint32_t mode = (uint32_t)mode1 - 1;
+    if (mode >= t.order) {
+        rc = cli_usage("mttkrp", "--mode %d: the tensor has modes 1..%u", mode1, t.order);
+        goto done;
+    }
+    if ((uint32_t)nfiles != t.order) {
+        rc = cli_usage("mttkrp", "--factors: expected %u files (one per mode, '-' allowed for mode %d), got %d",
+                       t.order, mode1, nfiles);
+        goto done;
+    }
+    uint64_t rank = 0;
+    if ((rc = read_factors(&t, mode, files, f, &rank))) goto done;
+    if (tf_matrix_alloc(&out, t.dims[mode], rank) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    double secs = 0;
+    char desc[128];
+    if (run_mttkrp(&t, mode, f, &out, reference, (tf_format)fmt, nthreads, &secs, desc, sizeof desc) != TF_OK ||
+        tf_matrix_write(out_path, &out) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    cli_print_problem(stdout, a.pos[0], &t, &info);
+    printf("mttkrp: mode %d, rank %llu, %s, %.6f s\n", mode1, (unsigned long long)rank, desc, secs);
+    printf("wrote:  %s (%llu x %llu)\n", out_path, (unsigned long long)out.rows, (unsigned long long)out.cols);
+done:
+    free_factors(f, TF_MAX_ORDER);
+    tf_matrix_free(&out);
+    tf_tensor_free(&t);
+done_buf:
+    free(buf);
+    return rc;
+}

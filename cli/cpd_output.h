@@ -1,0 +1,33 @@
+/* State of one `tenfold cpd` run and its outputs: the factor files and
+ * the --json report. */
+#ifndef TF_CLI_CPD_OUTPUT_H
+#define TF_CLI_CPD_OUTPUT_H
+#include "tenfold.h"
+
+typedef struct cpd_run {
+    const char *path;       /* input file                          */
+    char stem[2048];        /* output stem                         */
+    int nowrite;
+    const char *json_path;  /* NULL: no report                     */
+    tf_cpd_opts opts;
+    tf_tensor t;
+    tf_read_info info;
+    tf_ktensor k;
+    tf_cpd_report rep;
+    tf_cpd_iter *iters;     /* every iteration, for the report     */
+    uint32_t niters, cap;
+    int iters_lost;         /* 1 if the list could not grow         */
+    double wall;            /* seconds from start to the end of cpd */
+    char written[TF_MAX_ORDER + 2][2048 + 64]; /* files written    */
+    int nwritten;
+} cpd_run;
+
+void cpd_run_init(cpd_run *r);
+void cpd_run_free(cpd_run *r);
+void cpd_run_add_iter(cpd_run *r, const tf_cpd_iter *it);
+/* Writes the factor files unless --nowrite; prints what was written.
+ * Returns the exit code (1 with a message on failure). */
+int cpd_write_factors(cpd_run *r);
+/* Writes the --json report atomically if asked; returns the exit code. */
+int cpd_write_json(const cpd_run *r);
+#endif

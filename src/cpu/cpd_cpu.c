@@ -1,0 +1,185 @@
+/* CPU backend of CP-ALS (the vtable of src/algo/cpd_backend.h): an MTTKRP
+ * plan for the tensor plus the factors, Grams and lambda in host memory; the
+ * dense steps are the BLAS/LAPACK helpers of dense.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/cpd_backend.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "cpu/dense.h"
+
+typedef struct cpu_cpd {
+    tf_plan *plan;
+    uint32_t order;
+    uint64_t rank;
+    uint64_t dims[TF_MAX_ORDER];
+    int threads;
+    tf_matrix A[TF_MAX_ORDER];   /* factors, dims[m] x R                   */
+    double *G[TF_MAX_ORDER];     /* Grams A_m^T A_m, R x R                 */
+    double *M;                   /* MTTKRP output, max dim x R             */
+    uint32_t m_mode;             /* mode M holds (order: none yet)         */
+    double *V;                   /* Hadamard product of Grams, R x R       */
+    double *lambda;              /* R                                      */
+} cpu_cpd;
+
+static tf_status check_mode(const cpu_cpd *c, uint32_t mode)
+{
+    if (mode >= c->order)
+        return tf_fail(TF_ERR_ARG, "CP-ALS backend: mode %u is outside 1..%u", mode + 1, c->order);
+    if (!c->M) return tf_fail(TF_ERR_ARG, "CP-ALS backend: init was not called");
+    return TF_OK;
+}
+
+static tf_status cpu_init(void *ctx, const tf_ktensor *init)
+{
+    cpu_cpd *c = ctx;
+    const uint64_t R = c->rank;
+    if (!init || init->order != c->order || init->rank != R)
+        return tf_fail(TF_ERR_ARG, "CP-ALS backend: initial ktensor does not match order %u rank %llu",
+                       c->order, (unsigned long long)R);
+    uint64_t maxdim = 0;
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (init->factors[m].rows != c->dims[m] || init->factors[m].cols != R)
+            return tf_fail(TF_ERR_ARG, "CP-ALS backend: initial factor %u is %llu x %llu, expected %llu x %llu",
+                           m + 1, (unsigned long long)init->factors[m].rows,
+                           (unsigned long long)init->factors[m].cols,
+                           (unsigned long long)c->dims[m], (unsigned long long)R);
+        if (c->dims[m] > maxdim) maxdim = c->dims[m];
+        TF_TRY(tf_matrix_alloc(&c->A[m], c->dims[m], R));
+        memcpy(c->A[m].data, init->factors[m].data, c->dims[m] * R * sizeof(double));
+        TF_TRY(TF_ALLOC(c->G[m], R * R, "Gram matrix"));
+    }
+    TF_TRY(TF_ALLOC(c->V, R * R, "Hadamard of Grams"));
+    TF_TRY(TF_ALLOC(c->lambda, R, "lambda"));
+    for (uint64_t r = 0; r < R; ++r) c->lambda[r] = 1.0;
+    TF_TRY(TF_ALLOC(c->M, maxdim * R, "MTTKRP output"));
+    c->m_mode = c->order;
+    return TF_OK;
+}
+
+static tf_status cpu_mttkrp(void *ctx, uint32_t mode)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    tf_matrix out = {c->dims[mode], c->rank, c->M};
+    c->m_mode = c->order;
+    TF_TRY(tf_plan_mttkrp(c->plan, mode, c->A, &out));
+    c->m_mode = mode;
+    return TF_OK;
+}
+
+static tf_status cpu_solve(void *ctx, uint32_t mode, int *used_pinv)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    if (c->m_mode != mode)
+        return tf_fail(TF_ERR_ARG, "CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
+    const uint64_t I = c->dims[mode], R = c->rank;
+    tf_dense_hadamard((const double *const *)c->G, c->order, mode, R, c->V);
+    return tf_dense_solve(c->M, c->A[mode].data, I, R, c->V, c->threads, used_pinv);
+}
+
+static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    return tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank, max_norm, c->threads,
+                              c->lambda);
+}
+
+static tf_status cpu_gram(void *ctx, uint32_t mode)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    return tf_dense_gram(c->A[mode].data, c->dims[mode], c->rank, c->threads, c->G[mode]);
+}
+
+static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *model_norm2)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    if (c->m_mode != mode)
+        return tf_fail(TF_ERR_ARG, "CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
+    TF_TRY(tf_dense_weighted_inner(c->M, c->A[mode].data, c->dims[mode], c->rank, c->lambda,
+                                   c->threads, inner));
+    tf_dense_hadamard((const double *const *)c->G, c->order, c->order, c->rank, c->V);
+    *model_norm2 = tf_dense_quadratic(c->V, c->lambda, c->rank);
+    return TF_OK;
+}
+
+static tf_status cpu_result(void *ctx, tf_ktensor *out)
+{
+    cpu_cpd *c = ctx;
+    if (!c->M) return tf_fail(TF_ERR_ARG, "CP-ALS backend: init was not called");
+    if (out->order != c->order || out->rank != c->rank)
+        return tf_fail(TF_ERR_ARG, "CP-ALS backend: result ktensor does not match order %u rank %llu",
+                       c->order, (unsigned long long)c->rank);
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (out->factors[m].rows != c->dims[m] || out->factors[m].cols != c->rank)
+            return tf_fail(TF_ERR_ARG, "CP-ALS backend: result factor %u has the wrong shape", m + 1);
+        memcpy(out->factors[m].data, c->A[m].data, c->dims[m] * c->rank * sizeof(double));
+    }
+    memcpy(out->lambda, c->lambda, c->rank * sizeof(double));
+    return TF_OK;
+}
+
+static void cpu_destroy(void *ctx)
+{
+    cpu_cpd *c = ctx;
+    if (!c) return;
+    tf_plan_free(c->plan);
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        tf_matrix_free(&c->A[m]);
+        tf_free(c->G[m]);
+    }
+    tf_free(c->M);
+    tf_free(c->V);
+    tf_free(c->lambda);
+    tf_free(c);
+}
+
+static const tf_cpd_backend_ops cpu_ops = {
+    .init = cpu_init,
+    .mttkrp = cpu_mttkrp,
+    .solve = cpu_solve,
+    .normalize = cpu_normalize,
+    .gram = cpu_gram,
+    .fit_terms = cpu_fit_terms,
+    .result = cpu_result,
+    .destroy = cpu_destroy,
+};
+
+tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!X || !o) return tf_fail(TF_ERR_ARG, "CPU CP-ALS backend: missing tensor or options");
+    if (o->rank == 0 || o->rank > TF_DENSE_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "CPU CP-ALS backend: rank %llu is outside 1..%u",
+                       (unsigned long long)o->rank, TF_DENSE_MAX_RANK);
+    cpu_cpd *c = NULL;
+    TF_TRY(TF_CALLOC(c, 1, "CP-ALS CPU backend"));
+    c->order = X->order;
+    c->rank = o->rank;
+    memcpy(c->dims, X->dims, sizeof c->dims);
+    c->threads = tf_resolve_threads(o->threads);
+    c->m_mode = X->order;
+
+    tf_plan_opts po;
+    tf_plan_opts_default(&po);
+    po.backend = TF_BACKEND_CPU;
+    po.format = o->format;
+    po.precision = o->precision;
+    po.threads = c->threads;
+    po.rank_hint = o->rank;
+    tf_status s = tf_plan_build(X, &po, &c->plan);
+    if (s != TF_OK) {
+        cpu_destroy(c);
+        return s;
+    }
+    out->ops = &cpu_ops;
+    out->ctx = c;
+    snprintf(out->plan_desc, sizeof out->plan_desc, "%s", tf_plan_describe(c->plan));
+    return TF_OK;
+}

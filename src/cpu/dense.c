@@ -1,0 +1,358 @@
+/* Dense helpers of CP-ALS on the CPU: Gram (dsyrk), Hadamard, Cholesky solve
+ * with a pseudo-inverse fallback (dpotrf/dpocon/dpotri, dsyevd, dgemm), column
+ * normalisation and the inner products of the fit. See dense.h. */
+#include "cpu/dense.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+/* ---------------------------------------------------------------- slabs */
+
+/* Number of slabs of a reduction over I rows whose per-slab partial holds
+ * `partial` doubles: depends on I and the partial size only, so results do
+ * not change with the thread count. At most 64 slabs and 32 MiB of partials. */
+static uint64_t slab_count(uint64_t I, uint64_t partial)
+{
+    uint64_t blocks = (I + TF_DENSE_BLOCK - 1) / TF_DENSE_BLOCK;
+    uint64_t cap = ((uint64_t)1 << 22) / (partial ? partial : 1);
+    uint64_t s = blocks < 64 ? blocks : 64;
+    if (s > cap) s = cap;
+    return s ? s : 1;
+}
+
+/* First row of slab s of S (slab sizes differ by at most one row). */
+static inline uint64_t slab_begin(uint64_t I, uint64_t S, uint64_t s)
+{
+    return I / S * s + (s < I % S ? s : I % S);
+}
+
+/* Threads for a loop of `units` independent work units: never more threads
+ * than units, so small loops run serially without the cost of a parallel
+ * region (which is large when cores are shared with other processes). */
+static int team_size(int threads, uint64_t units)
+{
+    int nt = tf_resolve_threads(threads);
+    if (units < (uint64_t)nt) nt = units ? (int)units : 1;
+    return nt;
+}
+
+
+/* Rows per BLAS call for rank R: small enough that OpenBLAS runs each call
+ * on one thread (its level-3 calls stay serial up to ~2^18 multiply-adds),
+ * so the OpenMP loops around them do not oversubscribe the cores. */
+static uint64_t blas_rows(uint64_t R)
+{
+    uint64_t rows = ((uint64_t)1 << 18) / (R * (R + 1));
+    return rows < 32 ? 32 : rows > TF_DENSE_BLOCK ? TF_DENSE_BLOCK : rows;
+}
+
+/* out[r] = sum_i A(i,r) * B(i,r), summed per slab then across slabs in order. */
+static tf_status column_dots(const double *A, const double *B, uint64_t I, uint64_t R, int threads,
+                             double *out)
+{
+    const uint64_t S = slab_count(I, R);
+    double *part = NULL;
+    TF_TRY(TF_CALLOC(part, S * R, "column sums"));
+    const int nt = team_size(threads, S);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+    for (int64_t s = 0; s < (int64_t)S; ++s) {
+        double *p = part + (uint64_t)s * R;
+        const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
+        for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; ++i) {
+            const double *a = A + i * R, *b = B + i * R;
+            for (uint64_t r = 0; r < R; ++r) p[r] += a[r] * b[r];
+        }
+    }
+    for (uint64_t r = 0; r < R; ++r) out[r] = 0.0;
+    for (uint64_t s = 0; s < S; ++s)
+        for (uint64_t r = 0; r < R; ++r) out[r] += part[s * R + r];
+    tf_free(part);
+    return TF_OK;
+}
+
+/* NaN-sticky running maximum of |x|. */
+static inline double max_abs(double m, double x)
+{
+    double v = fabs(x);
+    return (!(v <= m) && m == m) ? v : m;
+}
+
+/* out[r] = max_i |A(i,r)| (NaN if any entry of the column is NaN). */
+static void column_max_abs(const double *A, uint64_t I, uint64_t R, int threads, double *part,
+                           uint64_t S, double *out)
+{
+    const int nt = team_size(threads, S);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+    for (int64_t s = 0; s < (int64_t)S; ++s) {
+        double *p = part + (uint64_t)s * R;
+        for (uint64_t r = 0; r < R; ++r) p[r] = 0.0;
+        const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
+        for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; ++i)
+            for (uint64_t r = 0; r < R; ++r) p[r] = max_abs(p[r], A[i * R + r]);
+    }
+    for (uint64_t r = 0; r < R; ++r) {
+        out[r] = 0.0;
+        for (uint64_t s = 0; s < S; ++s) out[r] = max_abs(out[r], part[s * R + r]);
+    }
+}
+
+static tf_status check_rank(uint64_t R, const char *what)
+{
+    if (R == 0 || R > TF_DENSE_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "%s: rank %llu is outside 1..%u", what, (unsigned long long)R,
+                       TF_DENSE_MAX_RANK);
+    return TF_OK;
+}
+
+/* ----------------------------------------------------------------- Gram */
+
+tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G)
+{
+    TF_TRY(check_rank(R, "Gram matrix"));
+    const uint64_t S = slab_count(I, R * R);
+    double *part = NULL;
+    TF_TRY(TF_CALLOC(part, S * R * R, "Gram partial sums"));
+    const int nt = team_size(threads, S);
+    const int n = (int)R;
+    const uint64_t rows = blas_rows(R);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+    for (int64_t s = 0; s < (int64_t)S; ++s) {
+        const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
+        for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; i += rows) {
+            /* Row-major rows i.. are the column-major R x k matrix A^T:
+             * dsyrk 'N' gives A^T A (upper triangle, column-major). */
+            const int k = (int)(end - i < rows ? end - i : rows);
+            const double one = 1.0;
+            dsyrk_("U", "N", &n, &k, &one, A + i * R, &n, &one, part + (uint64_t)s * R * R, &n, 1, 1);
+        }
+    }
+    memset(G, 0, R * R * sizeof *G);
+    for (uint64_t s = 0; s < S; ++s)
+        for (uint64_t j = 0; j < R; ++j)
+            for (uint64_t i = 0; i <= j; ++i) G[j * R + i] += part[s * R * R + j * R + i];
+    for (uint64_t j = 0; j < R; ++j)
+        for (uint64_t i = 0; i < j; ++i) G[i * R + j] = G[j * R + i];
+    tf_free(part);
+    return TF_OK;
+}
+
+void tf_dense_hadamard(const double *const *G, uint32_t n, uint32_t skip, uint64_t R, double *V)
+{
+    for (uint64_t e = 0; e < R * R; ++e) V[e] = 1.0;
+    for (uint32_t k = 0; k < n; ++k) {
+        if (k == skip) continue;
+        for (uint64_t e = 0; e < R * R; ++e) V[e] *= G[k][e];
+    }
+}
+
+/* ---------------------------------------------------------------- solve */
+
+/* Relative singularity threshold for an R x R normal matrix. */
+static double singular_rcond(uint64_t R)
+{
+    double e = (double)R * DBL_EPSILON;
+    return e > TF_DENSE_PINV_RCOND ? e : TF_DENSE_PINV_RCOND;
+}
+
+/* 1 if every element of x[0..n-1] is finite. */
+static int all_finite(const double *x, uint64_t n)
+{
+    for (uint64_t k = 0; k < n; ++k)
+        if (!isfinite(x[k])) return 0;
+    return 1;
+}
+
+/* Cholesky factor of V into L; 1 if V is numerically positive definite
+ * (dpotrf succeeds and the reciprocal condition number exceeds singular_rcond). */
+static tf_status try_cholesky(const double *V, uint64_t R, double *L, int *ok)
+{
+    const int n = (int)R;
+    int info = 0;
+    double anorm = 0.0, rcond = 0.0;
+    for (uint64_t j = 0; j < R; ++j) {
+        double c = 0.0;
+        for (uint64_t i = 0; i < R; ++i) c += fabs(V[j * R + i]);
+        if (c > anorm) anorm = c;
+    }
+    memcpy(L, V, R * R * sizeof *L);
+    *ok = 0;
+    dpotrf_("U", &n, L, &n, &info, 1);
+    if (info != 0) return TF_OK; /* info > 0: not positive definite */
+    double *work = NULL;
+    int *iwork = NULL;
+    tf_status s = TF_ALLOC(work, 3 * R, "dpocon workspace");
+    if (s == TF_OK) s = TF_ALLOC(iwork, R, "dpocon workspace");
+    if (s == TF_OK) {
+        dpocon_("U", &n, L, &n, &anorm, &rcond, work, iwork, &info, 1);
+        *ok = info == 0 && rcond > singular_rcond(R);
+    }
+    tf_free(work);
+    tf_free(iwork);
+    return s;
+}
+
+/* P = pinv(V) from the eigendecomposition V = Q diag(w) Q^T, eigenvalues
+ * <= singular_rcond * max|w| dropped. */
+static tf_status pseudo_inverse(const double *V, uint64_t R, double *P)
+{
+    const int n = (int)R;
+    double *Q = NULL, *w = NULL, *work = NULL, *Qs = NULL;
+    int *iwork = NULL;
+    int info = 0, lwork = -1, liwork = -1, iw_query = 0;
+    double w_query = 0.0;
+    tf_status s = TF_ALLOC(Q, R * R, "pinv eigenvectors");
+    if (s == TF_OK) s = TF_ALLOC(Qs, R * R, "pinv scaled eigenvectors");
+    if (s == TF_OK) s = TF_ALLOC(w, R, "pinv eigenvalues");
+    if (s != TF_OK) goto done;
+    memcpy(Q, V, R * R * sizeof *Q);
+    dsyevd_("V", "U", &n, Q, &n, w, &w_query, &lwork, &iw_query, &liwork, &info, 1, 1);
+    lwork = (int)w_query;
+    liwork = iw_query;
+    s = TF_ALLOC(work, (uint64_t)(lwork > 1 ? lwork : 1), "dsyevd workspace");
+    if (s == TF_OK) s = TF_ALLOC(iwork, (uint64_t)(liwork > 1 ? liwork : 1), "dsyevd workspace");
+    if (s != TF_OK) goto done;
+    dsyevd_("V", "U", &n, Q, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+    if (info != 0) {
+        s = tf_fail(TF_ERR_NUMERIC, "pseudo-inverse: the eigendecomposition of the %llu x %llu "
+                                    "normal matrix failed (LAPACK dsyevd info %d)",
+                    (unsigned long long)R, (unsigned long long)R, info);
+        goto done;
+    }
+    double wmax = 0.0;
+    for (uint64_t j = 0; j < R; ++j)
+        if (fabs(w[j]) > wmax) wmax = fabs(w[j]);
+    const double cutoff = singular_rcond(R) * wmax;
+    /* Qs = Q diag(1/w) with dropped eigenvalues as zero; P = Qs Q^T. */
+    for (uint64_t j = 0; j < R; ++j) {
+        const double inv = w[j] > cutoff ? 1.0 / w[j] : 0.0;
+        for (uint64_t i = 0; i < R; ++i) Qs[j * R + i] = Q[j * R + i] * inv;
+    }
+    const double one = 1.0, zero = 0.0;
+    dgemm_("N", "T", &n, &n, &n, &one, Qs, &n, Q, &n, &zero, P, &n, 1, 1);
+done:
+    tf_free(Q);
+    tf_free(Qs);
+    tf_free(w);
+    tf_free(work);
+    tf_free(iwork);
+    return s;
+}
+
+/* P = V^{-1} from the Cholesky factor in P (upper triangle), both triangles. */
+static int inverse_from_cholesky(double *P, uint64_t R)
+{
+    const int n = (int)R;
+    int info = 0;
+    dpotri_("U", &n, P, &n, &info, 1);
+    if (info != 0) return 0;
+    for (uint64_t j = 0; j < R; ++j) /* column-major upper -> full */
+        for (uint64_t i = 0; i < j; ++i) P[i * R + j] = P[j * R + i];
+    return 1;
+}
+
+/* A = M * P (P symmetric R x R): blocked dgemm on the column-major views,
+ * A^T = P M^T. Each output row depends only on its input row. */
+static void multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, const double *P,
+                          int threads)
+{
+    const uint64_t rows = blas_rows(R);
+    const int64_t nblocks = (int64_t)((I + rows - 1) / rows);
+    const int nt = team_size(threads, (uint64_t)nblocks);
+    const int n = (int)R;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const uint64_t i = (uint64_t)b * rows;
+        const int k = (int)(I - i < rows ? I - i : rows);
+        const double one = 1.0, zero = 0.0;
+        dgemm_("N", "N", &n, &k, &n, &one, P, &n, M + i * R, &n, &zero, A + i * R, &n, 1, 1);
+    }
+}
+
+tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
+                         int threads, int *used_pinv)
+{
+    TF_TRY(check_rank(R, "normal equations"));
+    *used_pinv = 0;
+    if (!all_finite(V, R * R))
+        return tf_fail(TF_ERR_NUMERIC, "the %llu x %llu normal matrix (Hadamard of Grams) is not "
+                                       "finite; the factors diverged",
+                       (unsigned long long)R, (unsigned long long)R);
+    double *P = NULL;
+    TF_TRY(TF_ALLOC(P, R * R, "inverse of the normal matrix"));
+    int spd = 0;
+    tf_status s = try_cholesky(V, R, P, &spd);
+    if (s == TF_OK && !(spd && inverse_from_cholesky(P, R))) {
+        *used_pinv = 1;
+        s = pseudo_inverse(V, R, P);
+    }
+    if (s == TF_OK) multiply_rows(M, A, I, R, P, threads);
+    tf_free(P);
+    return s;
+}
+
+/* -------------------------------------------------- normalise, fit terms */
+
+tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, int threads,
+                             double *lambda)
+{
+    if (max_norm) {
+        const uint64_t S = slab_count(I, R);
+        double *part = NULL;
+        TF_TRY(TF_ALLOC(part, S * R, "column maxima"));
+        column_max_abs(A, I, R, threads, part, S, lambda);
+        tf_free(part);
+    } else {
+        TF_TRY(column_dots(A, A, I, R, threads, lambda));
+    }
+    double *inv = NULL;
+    TF_TRY(TF_ALLOC(inv, R, "column scales"));
+    for (uint64_t r = 0; r < R; ++r) {
+        if (!isfinite(lambda[r])) {
+            tf_free(inv);
+            return tf_fail(TF_ERR_NUMERIC, "factor column %llu is not finite; the factors diverged",
+                           (unsigned long long)r + 1);
+        }
+        lambda[r] = max_norm ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
+        inv[r] = lambda[r] > 0.0 ? 1.0 / lambda[r] : 1.0;
+    }
+    const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16));
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t i = 0; i < (int64_t)I; ++i)
+        for (uint64_t r = 0; r < R; ++r) A[(uint64_t)i * R + r] *= inv[r];
+    tf_free(inv);
+    return TF_OK;
+}
+
+tf_status tf_dense_weighted_inner(const double *A, const double *B, uint64_t I, uint64_t R,
+                                  const double *w, int threads, double *result)
+{
+    double *col = NULL;
+    TF_TRY(TF_ALLOC(col, R, "column inner products"));
+    tf_status s = column_dots(A, B, I, R, threads, col);
+    double acc = 0.0;
+    for (uint64_t r = 0; s == TF_OK && r < R; ++r) acc += w[r] * col[r];
+    *result = acc;
+    tf_free(col);
+    return s;
+}
+
+double tf_dense_quadratic(const double *V, const double *x, uint64_t R)
+{
+    double acc = 0.0;
+    for (uint64_t i = 0; i < R; ++i) {
+        double row = 0.0;
+        for (uint64_t j = 0; j < R; ++j) row += V[i * R + j] * x[j];
+        acc += x[i] * row;
+    }
+    return acc;
+}
+
+tf_status tf_dense_sumsq(const double *x, uint64_t n, int threads, double *result)
+{
+    return column_dots(x, x, n, 1, threads, result);
+}

@@ -1,0 +1,77 @@
+/* Dense helpers of CP-ALS on the CPU (BLAS/LAPACK + OpenMP).
+ *
+ * Matrices are row-major I x R (a factor or an MTTKRP output) or R x R
+ * (symmetric: Grams, their Hadamard products). A row-major I x R matrix is a
+ * column-major R x I matrix, so BLAS/LAPACK see the transpose without copies.
+ *
+ * Determinism: every reduction over rows is split into a number of slabs
+ * that depends only on I and R (never on the thread count), each slab is
+ * reduced by one thread, and the slab partials are added in order. The same
+ * inputs therefore give bit-identical results with any number of threads. */
+#ifndef TF_CPU_DENSE_H
+#define TF_CPU_DENSE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenfold.h"
+
+/* ---- Fortran BLAS/LAPACK (LP64: INTEGER = int). The trailing size_t
+ * arguments are the hidden lengths of CHARACTER arguments (gfortran ABI). */
+void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
+            const double *a, const int *lda, const double *beta, double *c, const int *ldc,
+            size_t luplo, size_t ltrans);
+void dgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+            const double *beta, double *c, const int *ldc, size_t lta, size_t ltb);
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t luplo);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t luplo);
+void dpocon_(const char *uplo, const int *n, const double *a, const int *lda, const double *anorm,
+             double *rcond, double *work, int *iwork, int *info, size_t luplo);
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+             double *work, const int *lwork, int *iwork, const int *liwork, int *info,
+             size_t ljobz, size_t luplo);
+
+/* Largest rank the dense helpers accept (LAPACK workspaces are int-sized). */
+#define TF_DENSE_MAX_RANK 16384u
+/* Relative threshold below which the normal matrix counts as singular: the
+ * Cholesky path needs reciprocal condition > it, and the pseudo-inverse drops
+ * eigenvalues <= it * max|eigenvalue| (never less than R * eps). */
+#define TF_DENSE_PINV_RCOND 1e-12
+/* Rows per slab unit of a reduction and most rows per BLAS call. */
+#define TF_DENSE_BLOCK 2048u
+
+/* G (R x R, both triangles) = A^T A, A row-major I x R. */
+tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G);
+
+/* V = elementwise product of G[k] (R x R) over k = 0..n-1, k != skip
+ * (skip >= n: all of them). V = all ones when no matrix takes part. */
+void tf_dense_hadamard(const double *const *G, uint32_t n, uint32_t skip, uint64_t R, double *V);
+
+/* A (I x R) = M * pinv(V) for symmetric positive semi-definite V (R x R);
+ * A and M must not overlap. When V is numerically positive definite
+ * (dpotrf succeeds, dpocon's reciprocal condition > TF_DENSE_PINV_RCOND) its
+ * inverse comes from the Cholesky factor (dpotri); otherwise the
+ * pseudo-inverse comes from a symmetric eigendecomposition (dsyevd) with
+ * small eigenvalues dropped. *used_pinv tells which ran. Either way the
+ * rows are multiplied by the R x R matrix with blocked dgemm: dpotrs on a
+ * 16 x 2M right-hand side ran ~10x slower in OpenBLAS (its trsm is not
+ * tuned for tiny R). A non-finite V is TF_ERR_NUMERIC. */
+tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
+                         int threads, int *used_pinv);
+
+/* lambda[r] = 2-norm of column r (max_norm = 0) or max(max_i |A(i,r)|, 1);
+ * each column with lambda[r] > 0 is divided by it (zero columns stay zero).
+ * A non-finite column is TF_ERR_NUMERIC. */
+tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, int threads,
+                             double *lambda);
+
+/* sum_r w[r] * sum_i A(i,r) B(i,r), A and B row-major I x R. */
+tf_status tf_dense_weighted_inner(const double *A, const double *B, uint64_t I, uint64_t R,
+                                  const double *w, int threads, double *result);
+
+/* x^T V x for V (R x R). */
+double tf_dense_quadratic(const double *V, const double *x, uint64_t R);
+
+/* sum_k x[k]^2 (deterministic for any thread count). */
+tf_status tf_dense_sumsq(const double *x, uint64_t n, int threads, double *result);
+#endif

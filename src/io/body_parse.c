@@ -1,0 +1,353 @@
+/* Parallel coordinate-line parser.
+ *
+ * The body is cut at newline boundaries into chunks (several per thread for
+ * balance). A first parallel pass counts each chunk's newlines, an upper
+ * bound on its entries, so every chunk parses straight into its slice of
+ * the final arrays; chunks that held comments or blank lines are closed up
+ * afterwards. Every chunk ends in '\n', which is the sentinel the number
+ * parsers rely on; an unterminated last line is parsed from a copy.
+ * Line numbers are only computed for an error (count newlines up to it). */
+#include "io/body_parse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "io/text_parse.h"
+#include "io/text_scan.h"
+
+#define MIN_CHUNK_BYTES (256u << 10)
+#define MAX_CHUNKS 4096
+/* Error paths stay out of the hot loop. */
+#define COLD __attribute__((cold, noinline))
+
+typedef struct chunk {
+    const char *begin, *end; /* end[-1] == '\n' */
+    size_t origin;           /* text offset of begin */
+    uint64_t cap, off, count;
+    uint64_t min_raw[TF_MAX_ORDER], max_raw[TF_MAX_ORDER];
+    uint64_t first_raw[TF_MAX_ORDER], last_raw[TF_MAX_ORDER]; /* first / last entry */
+    int sorted; /* entries strictly increasing, no zero values */
+    tf_status status;
+    size_t err_pos; /* text offset of the failing field */
+    char msg[256];
+} chunk;
+
+void tf_body_opts_init(tf_body_opts *o, uint32_t nmodes, int has_value, char comment)
+{
+    memset(o, 0, sizeof *o);
+    o->nmodes = nmodes;
+    o->has_value = has_value;
+    o->comment = comment;
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        o->lo[m] = 0;
+        o->hi[m] = TF_INDEX_RAW_MAX;
+        o->range_why[m] = "";
+    }
+    o->ref_line = 1;
+}
+
+/* Records the chunk's error at p (a field start) with "field F: ...". */
+COLD static void chunk_fail(chunk *c, const char *p, tf_status s, unsigned field,
+                            const char *expected)
+{
+    char found[80];
+    tf_describe_found(p, c->end, found, sizeof found);
+    c->status = s;
+    c->err_pos = c->origin + (size_t)(p - c->begin);
+    snprintf(c->msg, sizeof c->msg, "field %u: expected %s, found %s", field, expected, found);
+}
+
+COLD static void index_fail(chunk *c, const char *p, tf_num_err e, unsigned field)
+{
+    if (e == TF_NUM_OVERFLOW)
+        chunk_fail(c, p, TF_ERR_RANGE, field, "an index of at most 2^32 (index overflow)");
+    else
+        chunk_fail(c, p, TF_ERR_PARSE, field, "a non-negative integer index");
+}
+
+COLD static void range_fail(chunk *c, const char *p, const tf_body_opts *o, unsigned m)
+{
+    char what[200];
+    const char *sep = *o->range_why[m] ? " " : "";
+    if (o->lo[m] == 0)
+        snprintf(what, sizeof what, "an index of at most %llu%s%s", (unsigned long long)o->hi[m],
+                 sep, o->range_why[m]);
+    else
+        snprintf(what, sizeof what, "an index in %llu..%llu%s%s", (unsigned long long)o->lo[m],
+                 (unsigned long long)o->hi[m], sep, o->range_why[m]);
+    chunk_fail(c, p, TF_ERR_RANGE, m + 1, what);
+}
+
+COLD static void count_fail(chunk *c, const char *p, const tf_body_opts *o, unsigned field)
+{
+    char what[96];
+    unsigned nf = o->nmodes + (o->has_value ? 1u : 0u);
+    if (*tf_skip_blanks(p) == '\n')
+        snprintf(what, sizeof what, "%u fields (as on line %llu)", nf,
+                 (unsigned long long)o->ref_line);
+    else
+        snprintf(what, sizeof what, "end of line (%u fields, as on line %llu)", nf,
+                 (unsigned long long)o->ref_line);
+    chunk_fail(c, p, TF_ERR_PARSE, field, what);
+}
+
+/* Parses the chunk's lines; with store = 0 only validates (error path).
+ * fixed_n > 0 is the compile-time number of modes of a specialised copy,
+ * whose per-mode state then lives in registers. */
+static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts *o, chunk *c,
+                                                              uint32_t *const *ind, double *vals,
+                                                              int store, uint32_t fixed_n)
+{
+    const uint32_t N = fixed_n ? fixed_n : o->nmodes;
+    const int has_value = o->has_value;
+    const char comment = o->comment;
+    uint64_t lo[TF_MAX_ORDER], hi[TF_MAX_ORDER], mn[TF_MAX_ORDER], mx[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < N; ++m) {
+        lo[m] = o->lo[m];
+        hi[m] = o->hi[m];
+        mn[m] = UINT64_MAX;
+        mx[m] = 0;
+    }
+    uint64_t prev[TF_MAX_ORDER] = {0};
+    int unsorted = 0;
+    const char *p = c->begin, *end = c->end;
+    uint64_t k = c->off;
+    c->status = TF_OK;
+    while (p < end) {
+        p = tf_skip_blanks(p);
+        if (*p == '\n') { ++p; continue; }
+        if (*p == comment) {
+            p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+            continue;
+        }
+        int cmp = 0; /* this line against the previous one, lexicographic */
+        for (uint32_t m = 0; m < N; ++m) {
+            uint64_t v = 0;
+            tf_num_err e;
+            const char *q = tf_parse_index(p, &v, &e);
+            if (e != TF_NUM_OK || !tf_is_field_end(*q)) { index_fail(c, p, e, m + 1); goto out; }
+            if (v - lo[m] > hi[m] - lo[m]) { range_fail(c, p, o, m); goto out; } /* one compare */
+            if (store) ind[m][k] = (uint32_t)(v - 1);
+            mn[m] = v < mn[m] ? v : mn[m];
+            mx[m] = v > mx[m] ? v : mx[m];
+            if (cmp == 0) cmp = (v > prev[m]) - (v < prev[m]);
+            prev[m] = v;
+            p = tf_skip_blanks(q);
+            if (*p == '\n' && (m + 1 < N || has_value)) { count_fail(c, p, o, m + 2); goto out; }
+        }
+        double val = 1.0;
+        if (has_value) {
+            tf_num_err e;
+            const char *q = tf_parse_value(p, &val, &e);
+            if (e == TF_NUM_NONFINITE) {
+                chunk_fail(c, p, TF_ERR_RANGE, N + 1, "a finite value");
+                goto out;
+            }
+            if (e != TF_NUM_OK || !tf_is_field_end(*q)) {
+                chunk_fail(c, p, TF_ERR_PARSE, N + 1, "a number");
+                goto out;
+            }
+            p = tf_skip_blanks(q);
+        }
+        if (*p != '\n') { count_fail(c, p, o, N + (has_value ? 2u : 1u)); goto out; }
+        if (store) vals[k] = val;
+        unsorted |= (cmp <= 0 && k != c->off) | (val == 0.0);
+        if (k == c->off) memcpy(c->first_raw, prev, sizeof prev);
+        ++p;
+        ++k;
+    }
+out:
+    c->count = k - c->off;
+    c->sorted = !unsorted;
+    memcpy(c->last_raw, prev, sizeof prev);
+    memcpy(c->min_raw, mn, sizeof mn);
+    memcpy(c->max_raw, mx, sizeof mx);
+}
+
+static void parse_store(const tf_body_opts *o, chunk *c, uint32_t *const *ind, double *vals)
+{
+    switch (o->nmodes) { /* the common orders get their own copies */
+    case 2: parse_chunk(o, c, ind, vals, 1, 2); break;
+    case 3: parse_chunk(o, c, ind, vals, 1, 3); break;
+    case 4: parse_chunk(o, c, ind, vals, 1, 4); break;
+    default: parse_chunk(o, c, ind, vals, 1, 0); break;
+    }
+}
+
+static void parse_check(const tf_body_opts *o, chunk *c) { parse_chunk(o, c, NULL, NULL, 0, 0); }
+
+/* Where the last complete line ends: text[start..body_end) ends in '\n'. */
+static size_t body_end_of(const char *text, size_t len, size_t start)
+{
+    size_t e = len;
+    while (e > start && text[e - 1] != '\n') --e;
+    return e;
+}
+
+/* Copies an unterminated last line into a '\n'-terminated buffer. */
+static tf_status make_tail(const char *text, size_t len, size_t body_end, chunk *tail, char **buf)
+{
+    *buf = NULL;
+    memset(tail, 0, sizeof *tail);
+    if (body_end >= len) return TF_OK;
+    size_t n = len - body_end;
+    TF_TRY(TF_ALLOC(*buf, n + 1, "last line"));
+    memcpy(*buf, text + body_end, n);
+    (*buf)[n] = '\n';
+    tail->begin = *buf;
+    tail->end = *buf + n + 1;
+    tail->origin = body_end;
+    tail->cap = 1;
+    return TF_OK;
+}
+
+/* Splits text[start..body_end) into up to nmax chunks ending at newlines. */
+static uint32_t split_chunks(const char *text, size_t start, size_t body_end, uint32_t nmax,
+                             chunk *ch)
+{
+    uint32_t n = 0;
+    size_t pos = start, body = body_end - start;
+    for (uint32_t i = 0; i < nmax && pos < body_end; ++i) {
+        size_t cut = start + (size_t)((double)body * (double)(i + 1) / (double)nmax);
+        if (i + 1 == nmax || cut >= body_end) cut = body_end;
+        else if (cut < pos) cut = pos;
+        if (cut < body_end) {
+            const char *nl = memchr(text + cut, '\n', body_end - cut);
+            cut = (size_t)(nl - text) + 1; /* body_end - 1 is '\n', so nl exists */
+        }
+        memset(&ch[n], 0, sizeof ch[n]);
+        ch[n].begin = text + pos;
+        ch[n].end = text + cut;
+        ch[n].origin = pos;
+        ++n;
+        pos = cut;
+    }
+    return n;
+}
+
+static uint32_t chunk_count(size_t body, int T)
+{
+    if (body < (1u << 20) || T <= 1) return body ? 1 : 0;
+    uint64_t n = (uint64_t)T * 4;
+    if (body / MIN_CHUNK_BYTES < n) n = body / MIN_CHUNK_BYTES;
+    if (n < (uint64_t)T) n = (uint64_t)T;
+    return n > MAX_CHUNKS ? MAX_CHUNKS : (uint32_t)n;
+}
+
+static tf_status report_first_error(const char *name, const char *text, const chunk *ch,
+                                    uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i)
+        if (ch[i].status != TF_OK)
+            return tf_fail(ch[i].status, "%s:%llu: %s", name,
+                           (unsigned long long)tf_line_at(text, ch[i].err_pos), ch[i].msg);
+    return TF_OK;
+}
+
+/* Moves every chunk's entries down so they follow each other. */
+static void close_gaps(tf_tensor *t, const chunk *ch, uint32_t n)
+{
+    uint64_t w = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (ch[i].off != w && ch[i].count) {
+            for (uint32_t m = 0; m < t->order; ++m)
+                memmove(t->ind[m] + w, t->ind[m] + ch[i].off, ch[i].count * sizeof(uint32_t));
+            memmove(t->vals + w, t->vals + ch[i].off, ch[i].count * sizeof(double));
+        }
+        w += ch[i].count;
+    }
+}
+
+/* 1 if every chunk is strictly sorted without zeros and so is every seam
+ * between consecutive non-empty chunks. */
+static int chunks_canonical(const chunk *ch, uint32_t n, uint32_t N)
+{
+    const chunk *last = NULL;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (!ch[i].count) continue;
+        if (!ch[i].sorted) return 0;
+        if (last) {
+            int cmp = 0;
+            for (uint32_t m = 0; m < N && !cmp; ++m)
+                cmp = (ch[i].first_raw[m] > last->last_raw[m]) -
+                      (ch[i].first_raw[m] < last->last_raw[m]);
+            if (cmp <= 0) return 0;
+        }
+        last = &ch[i];
+    }
+    return 1;
+}
+
+tf_status tf_body_parse(const char *name, const char *text, size_t len, size_t start,
+                        const tf_body_opts *o, int threads, tf_tensor *t, tf_body_result *r)
+{
+    memset(t, 0, sizeof *t);
+    memset(r, 0, sizeof *r);
+    const int T = tf_resolve_threads(threads);
+    const size_t body_end = body_end_of(text, len, start);
+    uint32_t nmax = chunk_count(body_end - start, T);
+    chunk *ch = NULL;
+    char *tailbuf = NULL;
+    TF_TRY(TF_CALLOC(ch, (uint64_t)nmax + 1, "parser chunks"));
+    uint32_t n = split_chunks(text, start, body_end, nmax, ch);
+    tf_status s = make_tail(text, len, body_end, &ch[n], &tailbuf);
+    if (s != TF_OK) { tf_free(ch); return s; }
+    if (ch[n].begin) ++n;
+
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+    for (int64_t i = 0; i < (int64_t)n; ++i)
+        if (!ch[i].cap)
+            ch[i].cap = tf_count_newlines(ch[i].begin, (size_t)(ch[i].end - ch[i].begin));
+
+    uint64_t cap = 0;
+    for (uint32_t i = 0; i < n; ++i) { ch[i].off = cap; cap += ch[i].cap; }
+    uint64_t dims1[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) dims1[m] = 1;
+    s = tf_tensor_alloc(t, o->nmodes, dims1, cap);
+    if (s != TF_OK) goto done;
+
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+    for (int64_t i = 0; i < (int64_t)n; ++i) parse_store(o, &ch[i], t->ind, t->vals);
+
+    s = report_first_error(name, text, ch, n);
+    if (s != TF_OK) goto done;
+    close_gaps(t, ch, n);
+    for (uint32_t m = 0; m < o->nmodes; ++m) { r->min_raw[m] = UINT64_MAX; r->max_raw[m] = 0; }
+    for (uint32_t i = 0; i < n; ++i) {
+        r->entries += ch[i].count;
+        for (uint32_t m = 0; m < o->nmodes; ++m) {
+            if (ch[i].min_raw[m] < r->min_raw[m]) r->min_raw[m] = ch[i].min_raw[m];
+            if (ch[i].max_raw[m] > r->max_raw[m]) r->max_raw[m] = ch[i].max_raw[m];
+        }
+    }
+    t->nnz = r->entries;
+    r->canonical = chunks_canonical(ch, n, o->nmodes);
+    r->lines = tf_count_newlines(text, start) + cap;
+done:
+    if (s != TF_OK) tf_tensor_free(t);
+    tf_free(tailbuf);
+    tf_free(ch);
+    return s;
+}
+
+tf_status tf_body_recheck(const char *name, const char *text, size_t len, size_t start,
+                          const tf_body_opts *o)
+{
+    const size_t body_end = body_end_of(text, len, start);
+    chunk ch[2];
+    char *tailbuf = NULL;
+    uint32_t n = split_chunks(text, start, body_end, 1, ch);
+    TF_TRY(make_tail(text, len, body_end, &ch[n], &tailbuf));
+    if (ch[n].begin) ++n;
+    for (uint32_t i = 0; i < n; ++i) {
+        parse_check(o, &ch[i]);
+        if (ch[i].status != TF_OK) break;
+    }
+    tf_status s = report_first_error(name, text, ch, n);
+    tf_free(tailbuf);
+    return s;
+}

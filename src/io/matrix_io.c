@@ -1,0 +1,226 @@
+/* Dense matrix text files and Kruskal tensor output.
+ *
+ * SPLATT .mat layout (as SPLATT's mat_write / vec_write): one matrix row
+ * per line, each value followed by one space, sign always shown; a vector
+ * (lambda) has one value per line. SPLATT prints 9 significant digits;
+ * tenfold prints 17 ("%+.16e") so a read gives back the same doubles.
+ *
+ * Tensor Toolbox / pyttb export_data "ktensor":
+ *   ktensor / N / d_1 ... d_N / R / weights (one line) /
+ *   per mode: matrix / 2 / d_m R / rows of "%.16e" joined by single spaces */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "io/input.h"
+#include "io/text_parse.h"
+#include "io/text_scan.h"
+#include "io/writer.h"
+
+#define VALUE_CHARS 25 /* "%+.16e " is at most 24 characters and a separator */
+
+typedef struct rows_ctx {
+    const double *data;
+    uint64_t cols;
+    int splatt; /* 1: "%+.16e " per value; 0: "%.16e" joined by spaces */
+} rows_ctx;
+
+static size_t format_row(const void *ctx, uint64_t r, char *dst)
+{
+    const rows_ctx *c = ctx;
+    const double *row = c->data + r * c->cols;
+    char *p = dst;
+    for (uint64_t j = 0; j < c->cols; ++j) {
+        if (c->splatt) p += snprintf(p, VALUE_CHARS + 2, "%+.16e ", row[j]);
+        else p += snprintf(p, VALUE_CHARS + 2, j + 1 < c->cols ? "%.16e " : "%.16e", row[j]);
+    }
+    *p++ = '\n';
+    return (size_t)(p - dst);
+}
+
+static void put_rows(tf_writer *w, const double *data, uint64_t rows, uint64_t cols, int splatt)
+{
+    rows_ctx c = {data, cols, splatt};
+    tf_writer_records(w, rows, (size_t)cols * VALUE_CHARS + 2, format_row, &c, 0);
+}
+
+static tf_status check_finite(const char *path, const double *v, uint64_t n, uint64_t cols,
+                              const char *what)
+{
+    for (uint64_t i = 0; i < n; ++i)
+        if (!isfinite(v[i]))
+            return tf_fail(TF_ERR_NUMERIC, "%s: %s has a non-finite value at row %llu, column %llu",
+                           path, what, (unsigned long long)(i / cols + 1),
+                           (unsigned long long)(i % cols + 1));
+    return TF_OK;
+}
+
+tf_status tf_matrix_write(const char *path, const tf_matrix *m)
+{
+    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
+    if (m->rows && m->cols && !m->data) return tf_fail(TF_ERR_ARG, "%s: matrix has no data", path);
+    TF_TRY(check_finite(path, m->data, m->rows * m->cols, m->cols ? m->cols : 1, "the matrix"));
+    tf_writer w;
+    TF_TRY(tf_writer_open(&w, path));
+    put_rows(&w, m->data, m->rows, m->cols, 1);
+    return tf_writer_commit(&w);
+}
+
+/* One value per line, like SPLATT's vec_write. */
+static tf_status write_vector(const char *path, const double *v, uint64_t n)
+{
+    tf_writer w;
+    TF_TRY(tf_writer_open(&w, path));
+    for (uint64_t i = 0; i < n; ++i) tf_writer_printf(&w, "%.16e\n", v[i]);
+    return tf_writer_commit(&w);
+}
+
+static tf_status check_ktensor(const char *what, const tf_ktensor *k)
+{
+    if (k->order < TF_MIN_ORDER || k->order > TF_MAX_ORDER || k->rank == 0 || !k->lambda)
+        return tf_fail(TF_ERR_ARG, "%s: not a valid Kruskal tensor (order %u, rank %llu)", what,
+                       k->order, (unsigned long long)k->rank);
+    TF_TRY(check_finite(what, k->lambda, k->rank, k->rank, "lambda"));
+    for (uint32_t m = 0; m < k->order; ++m) {
+        const tf_matrix *f = &k->factors[m];
+        if (f->rows != k->dims[m] || f->cols != k->rank || !f->data)
+            return tf_fail(TF_ERR_ARG, "%s: factor %u is %llu x %llu, expected %llu x %llu", what,
+                           m + 1, (unsigned long long)f->rows, (unsigned long long)f->cols,
+                           (unsigned long long)k->dims[m], (unsigned long long)k->rank);
+        char name[32];
+        snprintf(name, sizeof name, "factor %u", m + 1);
+        TF_TRY(check_finite(what, f->data, f->rows * f->cols, f->cols, name));
+    }
+    return TF_OK;
+}
+
+tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)
+{
+    if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
+    TF_TRY(check_ktensor(stem, k)); /* before any file is written */
+    size_t n = strlen(stem) + 32;
+    char *path = malloc(n);
+    if (!path) return tf_fail(TF_ERR_NOMEM, "out of memory");
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < k->order && s == TF_OK; ++m) {
+        snprintf(path, n, "%s.mode%u.mat", stem, m + 1);
+        s = tf_matrix_write(path, &k->factors[m]);
+    }
+    if (s == TF_OK) {
+        snprintf(path, n, "%s.lambda.mat", stem);
+        s = write_vector(path, k->lambda, k->rank);
+    }
+    free(path);
+    return s;
+}
+
+tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k)
+{
+    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
+    TF_TRY(check_ktensor(path, k));
+    tf_writer w;
+    TF_TRY(tf_writer_open(&w, path));
+    tf_writer_printf(&w, "ktensor\n%u\n", k->order);
+    for (uint32_t m = 0; m < k->order; ++m)
+        tf_writer_printf(&w, m + 1 < k->order ? "%llu " : "%llu\n", (unsigned long long)k->dims[m]);
+    tf_writer_printf(&w, "%llu\n", (unsigned long long)k->rank);
+    put_rows(&w, k->lambda, 1, k->rank, 0);
+    for (uint32_t m = 0; m < k->order; ++m) {
+        tf_writer_printf(&w, "matrix\n2\n%llu %llu\n", (unsigned long long)k->dims[m],
+                         (unsigned long long)k->rank);
+        put_rows(&w, k->factors[m].data, k->dims[m], k->rank, 0);
+    }
+    return tf_writer_commit(&w);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+typedef struct row_store {
+    double *data;
+    uint64_t len, cap;
+} row_store;
+
+static tf_status push(row_store *r, double v)
+{
+    if (r->len == r->cap) {
+        uint64_t cap = r->cap ? r->cap * 2 : 1024;
+        TF_TRY(r->data ? TF_REALLOC(r->data, cap, "matrix values")
+                       : TF_ALLOC(r->data, cap, "matrix values"));
+        r->cap = cap;
+    }
+    r->data[r->len++] = v;
+    return TF_OK;
+}
+
+static tf_status value_error(const char *path, uint64_t line, uint64_t field, const char *p,
+                             const char *end, tf_num_err e)
+{
+    char found[80];
+    tf_describe_found(p, end, found, sizeof found);
+    return tf_fail(e == TF_NUM_NONFINITE ? TF_ERR_RANGE : TF_ERR_PARSE,
+                   "%s:%llu: field %llu: expected %s, found %s", path, (unsigned long long)line,
+                   (unsigned long long)field, e == TF_NUM_NONFINITE ? "a finite value" : "a number",
+                   found);
+}
+
+/* Parses text (ending in '\n') into rows of equal length. */
+static tf_status parse_matrix(const char *path, const char *text, size_t len, tf_matrix *out)
+{
+    const char *p = text, *end = text + len;
+    uint64_t line = 0, rows = 0, cols = 0, ref_line = 0;
+    row_store r = {0};
+    tf_status s = TF_OK;
+    while (p < end && s == TF_OK) {
+        ++line;
+        p = tf_skip_blanks(p);
+        if (*p == '#') p = memchr(p, '\n', (size_t)(end - p));
+        if (*p == '\n') { ++p; continue; }
+        uint64_t count = 0;
+        while (*p != '\n' && s == TF_OK) {
+            double v = 0;
+            tf_num_err e;
+            const char *q = tf_parse_value(p, &v, &e);
+            if (e != TF_NUM_OK || !tf_is_field_end(*q))
+                s = value_error(path, line, count + 1, p, end, e);
+            else if (rows && count == cols)
+                s = tf_fail(TF_ERR_PARSE, "%s:%llu: field %llu: expected end of line (%llu values, "
+                            "as on line %llu), found more", path, (unsigned long long)line,
+                            (unsigned long long)count + 1, (unsigned long long)cols,
+                            (unsigned long long)ref_line);
+            else s = push(&r, v);
+            ++count;
+            p = tf_skip_blanks(q);
+        }
+        if (s != TF_OK) break;
+        if (rows == 0) { cols = count; ref_line = line; }
+        else if (count != cols)
+            s = tf_fail(TF_ERR_PARSE,
+                        "%s:%llu: field %llu: expected %llu values (as on line %llu), "
+                        "found end of line",
+                        path, (unsigned long long)line, (unsigned long long)count + 1,
+                        (unsigned long long)cols, (unsigned long long)ref_line);
+        ++rows;
+        ++p;
+    }
+    if (s == TF_OK && rows == 0) s = tf_fail(TF_ERR_PARSE, "%s: no matrix rows found", path);
+    if (s != TF_OK) { tf_free(r.data); return s; }
+    out->data = r.data;
+    out->rows = rows;
+    out->cols = cols;
+    return TF_OK;
+}
+
+tf_status tf_matrix_read(const char *path, tf_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
+    char *text = NULL;
+    size_t len = 0;
+    TF_TRY(tf_load_text(path, 0, &text, &len));
+    tf_status s = parse_matrix(path, text, len, out);
+    tf_free(text);
+    return s;
+}

@@ -1,0 +1,26 @@
+/* The format readers behind tf_read_tensor / tf_parse_tensor. Each fills
+ * t (not yet canonical) and the format-specific parts of info; read.c
+ * does detection, canonical form and the common parts of info. The text
+ * readers also say whether t is already canonical (*canonical = 1), so
+ * read.c can skip that pass. */
+#ifndef TF_IO_READERS_H
+#define TF_IO_READERS_H
+
+#include <stddef.h>
+
+#include "tenfold.h"
+
+/* .tns text: FROSTT, ParTI header, Tensor Toolbox "sptensor" header. */
+tf_status tf_tns_parse(const char *name, const char *text, size_t len, int threads, tf_tensor *t,
+                       tf_read_info *info, int *canonical);
+/* Matrix Market coordinate text (text starts with "%%MatrixMarket"). */
+tf_status tf_mtx_parse(const char *name, const char *text, size_t len, int threads, tf_tensor *t,
+                       tf_read_info *info, int *canonical);
+/* tenfold binary from an open file of `size` bytes, or from memory. */
+tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_tensor *t);
+tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,
+                           tf_tensor *t);
+
+/* Adds 1 to every index of mode m (turns stored raw-1 into a 0-based index). */
+void tf_shift_mode_up(tf_tensor *t, uint32_t m, int threads);
+#endif

@@ -1,0 +1,141 @@
+/* Number parsing for text input, built for speed.
+ *
+ * The parsers are sentinel-based: they stop at the first byte that cannot
+ * continue a number and never look further. Every caller scans text that
+ * ends in '\n' (the body parser copies an unterminated last line into a
+ * buffer first), so no scan can run past its buffer without bounds checks
+ * in the hot loop. A caller checks the byte where a parser stopped. */
+#ifndef TF_IO_TEXT_PARSE_H
+#define TF_IO_TEXT_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest raw index a text file may hold: 1-based indices reach 2^32. */
+#define TF_INDEX_RAW_MAX (1ULL << 32)
+
+typedef enum tf_num_err {
+    TF_NUM_OK = 0,
+    TF_NUM_EMPTY,     /* no number here (a letter, punctuation, end of line) */
+    TF_NUM_NEGATIVE,  /* '-' in front of an index                           */
+    TF_NUM_OVERFLOW,  /* index > 2^32                                       */
+    TF_NUM_NONFINITE, /* inf, nan, or a value beyond the double range       */
+    TF_NUM_BAD        /* malformed number ("1e", "1.2.3" is caught by the caller) */
+} tf_num_err;
+
+/* Space, tab, CR, VT, FF separate fields; '\n' ends a line. */
+static inline int tf_is_blank(char c)
+{
+    unsigned u = (unsigned char)c;
+    return u <= ' ' && ((1ULL << u) & ((1ULL << ' ') | (1ULL << '\t') | (1ULL << '\r') |
+                                       (1ULL << '\v') | (1ULL << '\f')));
+}
+
+static inline const char *tf_skip_blanks(const char *p)
+{
+    while (tf_is_blank(*p)) ++p;
+    return p;
+}
+
+/* True where a field may end: a blank or the end of the line. */
+static inline int tf_is_field_end(char c) { return c == '\n' || tf_is_blank(c); }
+
+/* Decimal unsigned index, digits only. *err = TF_NUM_OK and *out <= 2^32 on
+ * success. Returns where the digits stop. */
+static inline const char *tf_parse_index(const char *p, uint64_t *out, tf_num_err *err)
+{
+    const char *s = p;
+    uint64_t v = 0;
+    unsigned d;
+    while ((d = (unsigned)(unsigned char)*p - '0') < 10) {
+        v = v * 10 + d; /* may wrap for > 19 digits; checked below */
+        ++p;
+    }
+    if (p == s) {
+        *err = *p == '-' ? TF_NUM_NEGATIVE : TF_NUM_EMPTY;
+        return p;
+    }
+    if (p - s > 10) { /* only leading zeros make a long index valid */
+        const char *q = s;
+        while (*q == '0') ++q;
+        if (p - q > 10) { *err = TF_NUM_OVERFLOW; return p; }
+        v = 0;
+        for (; q < p; ++q) v = v * 10 + (unsigned)(*q - '0');
+    }
+    *err = v > TF_INDEX_RAW_MAX ? TF_NUM_OVERFLOW : TF_NUM_OK;
+    *out = v;
+    return p;
+}
+
+/* "inf..." or "nan..." in any case (p[0] is not '\n', and the && chain
+ * stops at the first mismatch, so no read passes the line end). */
+static inline int tf_is_inf_or_nan(const char *p)
+{
+    char a = (char)(p[0] | 0x20);
+    if (a == 'i') return (p[1] | 0x20) == 'n' && (p[2] | 0x20) == 'f';
+    if (a == 'n') return (p[1] | 0x20) == 'a' && (p[2] | 0x20) == 'n';
+    return 0;
+}
+
+/* Slow path: correctly rounded conversion of the validated decimal token
+ * s[0..n) through strtod. */
+double tf_parse_value_slow(const char *s, size_t n, tf_num_err *err);
+
+/* Decimal floating-point value: [+-] digits [. digits] [(e|E) [+-] digits].
+ * Exact fast path (Clinger): a mantissa of at most 2^53 scaled by at most
+ * 10^22 is one correctly rounded IEEE multiply or divide; everything else
+ * goes through strtod. "inf"/"nan" and overflow give TF_NUM_NONFINITE. */
+static inline const char *tf_parse_value(const char *p, double *out, tf_num_err *err)
+{
+    static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *s = p;
+    int neg = 0;
+    if (*p == '-') { neg = 1; ++p; }
+    else if (*p == '+') ++p;
+    uint64_t m = 0;
+    int64_t e10 = 0;
+    int sig = 0, inexact = 0, any = 0;
+    unsigned d;
+    for (; (d = (unsigned)(unsigned char)*p - '0') < 10; ++p, any = 1) {
+        if (sig < 19) { m = m * 10 + d; sig += m != 0; }
+        else { ++e10; inexact |= d != 0; }
+    }
+    if (*p == '.') {
+        for (++p; (d = (unsigned)(unsigned char)*p - '0') < 10; ++p, any = 1) {
+            if (sig < 19) { m = m * 10 + d; sig += m != 0; --e10; }
+            else inexact |= d != 0;
+        }
+    }
+    if (!any) {
+        *err = tf_is_inf_or_nan(p) ? TF_NUM_NONFINITE : TF_NUM_EMPTY;
+        return p;
+    }
+    if (*p == 'e' || *p == 'E') {
+        ++p;
+        int eneg = 0;
+        if (*p == '-') { eneg = 1; ++p; }
+        else if (*p == '+') ++p;
+        if ((unsigned)(unsigned char)*p - '0' >= 10) { *err = TF_NUM_BAD; return p; }
+        int64_t x = 0;
+        for (; (d = (unsigned)(unsigned char)*p - '0') < 10; ++p)
+            if (x < 1000000) x = x * 10 + d;
+        e10 += eneg ? -x : x;
+    }
+    *err = TF_NUM_OK;
+    if (!inexact) {
+        while (m > (1ULL << 53) && m % 10 == 0) { m /= 10; ++e10; }
+        if (m <= (1ULL << 53) && e10 >= -22 && e10 <= 22) {
+            double v = (double)m;
+            v = e10 >= 0 ? v * pow10[e10] : v / pow10[-e10];
+            *out = neg ? -v : v;
+            return p;
+        }
+        if (m == 0) { *out = neg ? -0.0 : 0.0; return p; }
+    }
+    *out = tf_parse_value_slow(s, (size_t)(p - s), err);
+    return p;
+}
+
+#endif

@@ -1,0 +1,160 @@
+#include "io/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/parallel.h"
+
+#define BUF_BYTES (1u << 20)
+#define RECORD_BUF_BYTES (4u << 20)
+
+static unsigned tmp_counter;
+
+static void record_error(tf_writer *w, tf_status s, const char *what, int err)
+{
+    if (w->status != TF_OK) return;
+    w->status = s;
+    snprintf(w->err, sizeof w->err, "%s: %s%s%s", w->path ? w->path : "(output)", what,
+             err ? ": " : "", err ? strerror(err) : "");
+}
+
+tf_status tf_writer_open(tf_writer *w, const char *path)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    size_t n = strlen(path);
+    if (n == 0) return tf_fail(TF_ERR_ARG, "output path is empty");
+    w->path = strdup(path);
+    w->tmp = malloc(n + 48);
+    w->buf = malloc(BUF_BYTES);
+    if (!w->path || !w->tmp || !w->buf) {
+        tf_writer_abort(w);
+        return tf_fail(TF_ERR_NOMEM, "out of memory opening %s", path);
+    }
+    w->cap = BUF_BYTES;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        unsigned id = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
+        snprintf(w->tmp, n + 48, "%s.tmp.%ld.%u", path, (long)getpid(), id);
+        w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        w->created = w->fd >= 0;
+        if (w->fd >= 0 || errno != EEXIST) break;
+    }
+    if (w->fd < 0) {
+        int err = errno;
+        tf_status s = tf_fail(TF_ERR_IO, "%s: cannot create output file: %s", path, strerror(err));
+        tf_writer_abort(w);
+        return s;
+    }
+    return TF_OK;
+}
+
+static void write_all(tf_writer *w, const char *p, size_t n)
+{
+    while (n > 0 && w->status == TF_OK) {
+        ssize_t k = write(w->fd, p, n > (1u << 30) ? (1u << 30) : n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { record_error(w, TF_ERR_IO, "write failed", k < 0 ? errno : EIO); return; }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void flush(tf_writer *w)
+{
+    write_all(w, w->buf, w->len);
+    w->len = 0;
+}
+
+void tf_writer_put(tf_writer *w, const void *data, size_t n)
+{
+    if (w->status != TF_OK) return;
+    if (w->len + n > w->cap) {
+        flush(w);
+        if (n >= w->cap) { write_all(w, data, n); return; }
+    }
+    memcpy(w->buf + w->len, data, n);
+    w->len += n;
+}
+
+void tf_writer_printf(tf_writer *w, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line) {
+        record_error(w, TF_ERR_ARG, "header line too long", 0);
+        return;
+    }
+    tf_writer_put(w, line, (size_t)n);
+}
+
+void tf_writer_records(tf_writer *w, uint64_t n, size_t max_len, tf_record_fn fn, const void *ctx,
+                       int threads)
+{
+    if (w->status != TF_OK || n == 0) return;
+    const int T = n < 4096 ? 1 : tf_resolve_threads(threads);
+    const uint64_t per = RECORD_BUF_BYTES / max_len ? RECORD_BUF_BYTES / max_len : 1;
+    const size_t bytes = (size_t)per * max_len;
+    char *bufs = NULL;
+    size_t *used = NULL;
+    if (tf_alloc((void **)&bufs, (uint64_t)T, bytes, "output buffers") != TF_OK ||
+        TF_ALLOC(used, (uint64_t)T, "output buffer sizes") != TF_OK) {
+        tf_free(bufs);
+        record_error(w, TF_ERR_NOMEM, "out of memory for output buffers", 0);
+        return;
+    }
+    for (uint64_t base = 0; base < n && w->status == TF_OK; base += per * (uint64_t)T) {
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+        for (int t = 0; t < T; ++t) {
+            uint64_t lo = base + (uint64_t)t * per, hi = lo + per < n ? lo + per : n;
+            char *d = bufs + (size_t)t * bytes;
+            size_t u = 0;
+            for (uint64_t k = lo; k < hi; ++k) u += fn(ctx, k, d + u);
+            used[t] = lo < n ? u : 0;
+        }
+        flush(w);
+        for (int t = 0; t < T; ++t) write_all(w, bufs + (size_t)t * bytes, used[t]);
+    }
+    tf_free(used);
+    tf_free(bufs);
+}
+
+static void release(tf_writer *w)
+{
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    if (w->created) unlink(w->tmp);
+    w->created = 0;
+    free(w->tmp);
+    free(w->path);
+    free(w->buf);
+    w->tmp = w->path = w->buf = NULL;
+}
+
+tf_status tf_writer_commit(tf_writer *w)
+{
+    flush(w);
+    if (w->status == TF_OK && fsync(w->fd) != 0) record_error(w, TF_ERR_IO, "fsync failed", errno);
+    if (w->fd >= 0) {
+        int rc = close(w->fd);
+        w->fd = -1;
+        if (rc != 0) record_error(w, TF_ERR_IO, "close failed", errno);
+    }
+    if (w->status == TF_OK && rename(w->tmp, w->path) != 0)
+        record_error(w, TF_ERR_IO, "cannot rename the temporary file into place", errno);
+    if (w->status == TF_OK) w->created = 0; /* renamed: nothing left to remove */
+    tf_status s = w->status;
+    if (s != TF_OK) tf_fail(s, "%s", w->err);
+    release(w);
+    return s;
+}
+
+void tf_writer_abort(tf_writer *w) { release(w); }

@@ -1,0 +1,39 @@
+/* Atomic output files: everything goes to a temporary file in the target's
+ * directory, which commit flushes, fsyncs and renames over the target. Any
+ * failure (including one recorded by a put) unlinks the temporary file, so
+ * a failed run never leaves a partial or clobbered output. Errors are
+ * sticky: after the first, puts do nothing and commit reports it. */
+#ifndef TF_IO_WRITER_H
+#define TF_IO_WRITER_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "tenfold.h"
+
+typedef struct tf_writer {
+    int fd;
+    char *path;     /* final name */
+    char *tmp;      /* temporary name */
+    int created;    /* the temporary file exists and is ours to remove */
+    char *buf;
+    size_t len, cap;
+    tf_status status;
+    char err[256];  /* message of the first failure */
+} tf_writer;
+
+tf_status tf_writer_open(tf_writer *w, const char *path);
+void tf_writer_put(tf_writer *w, const void *data, size_t n);
+void tf_writer_printf(tf_writer *w, const char *fmt, ...) TF_PRINTF(2, 3);
+/* Flush, fsync, close, rename. Returns the first error (temp file removed). */
+tf_status tf_writer_commit(tf_writer *w);
+/* Drops the output (temp file removed). Safe after a failed open. */
+void tf_writer_abort(tf_writer *w);
+
+/* Writes n records in parallel: fn formats record k into dst (at most
+ * max_len bytes) and returns its length; threads format blocks of records
+ * into their own buffers, which are written in order. */
+typedef size_t (*tf_record_fn)(const void *ctx, uint64_t k, char *dst);
+void tf_writer_records(tf_writer *w, uint64_t n, size_t max_len, tf_record_fn fn, const void *ctx,
+                       int threads);
+#endif

@@ -1,0 +1,72 @@
+# tenfold cpd: iteration lines, output files, same seed -> same fits,
+# --json report, no output after a failure, the bundled real tensor.
+source "$(dirname "$0")/lib/common.bash"
+
+"$TF" gen -o small.tns --dims 30,20,10 --nnz 1500 --alpha 0.4 --rank 3 --seed 2 >/dev/null 2>&1 ||
+    bad "gen small.tns"
+
+# fits of a run: the "its" lines without their timings
+fits() { sed -n 's/^ *its = *\([0-9]*\) ([^)]*) *\(fit = .*\)$/\1 \2/p' "$1"; }
+
+expect 0 "cpd small" cpd small.tns -r 4 -i 6 --tol 0 --json report.json
+cp out.txt run1.txt
+check "cpd prints the input" grep -q '^input: *small.tns' run1.txt
+check "cpd prints dims, nnz, density" grep -qE '^tensor: order 3, dims 30 x 20 x 10, nnz 1500, density' run1.txt
+check "cpd prints the fixes" grep -q '^fixes: ' run1.txt
+check "cpd prints 6 iteration lines" test "$(fits run1.txt | wc -l)" -eq 6
+check "iteration lines carry fit and delta" grep -qE '^  its = +1 \([0-9.]+ s\) +fit = [0-9.]+ +delta = [-+]' run1.txt
+check "cpd prints the final fit" grep -qE '^final fit: [0-9.]+ after 6 iterations' run1.txt
+check "cpd prints the plan" grep -qE '^plan: ' run1.txt
+check "cpd prints the timing breakdown" grep -qE '^timing \(s\): read [0-9.]+ +build [0-9.]+ +mttkrp [0-9.]+ +dense [0-9.]+ +fit [0-9.]+' run1.txt
+check "cpd prints the per-mode MTTKRP times" grep -qE '^mttkrp per mode \(s\): 1: [0-9.]+ 2: [0-9.]+ 3: [0-9.]+$' run1.txt
+for m in 1 2 3; do check "small.mode$m.mat exists" test -f small.mode$m.mat; done
+check "mode1.mat has 30 rows" test "$(grep -vc '^#' small.mode1.mat)" -eq 30
+check "mode2.mat has 20 rows" test "$(grep -vc '^#' small.mode2.mat)" -eq 20
+check "mode3.mat has 10 rows" test "$(grep -vc '^#' small.mode3.mat)" -eq 10
+check "mode1.mat has 4 columns" test "$(grep -v '^#' small.mode1.mat | head -1 | wc -w)" -eq 4
+check "lambda.mat has 4 entries" test "$(grep -v '^#' small.lambda.mat | wc -w)" -eq 4
+check "ktensor file starts with 'ktensor'" test "$(head -1 small.ktensor)" = ktensor
+check "no temporary file left" bash -c '! ls | grep -q "\.tmp\."'
+if command -v python3 >/dev/null; then
+    check "--json report is valid JSON with 6 iterations" python3 -c '
+import json, sys
+r = json.load(open("report.json"))
+assert r["command"] == "cpd" and r["tensor"]["nnz"] == 1500 and r["tensor"]["dims"] == [30, 20, 10]
+assert len(r["iterations"]) == 6 and r["result"]["iterations"] == 6
+assert abs(r["iterations"][-1]["fit"] - r["result"]["fit"]) < 1e-12
+assert len(r["timing_seconds"]["mttkrp_per_mode"]) == 3 and len(r["outputs"]) == 5'
+fi
+
+# the same seed prints the same fits; another seed other fits; threads do not matter for the stem
+expect 0 "cpd small again" cpd small.tns -r 4 -i 6 --tol 0 --nowrite
+check "same seed gives identical fits" cmp -s <(fits run1.txt) <(fits out.txt)
+expect 0 "cpd small, other seed" cpd small.tns -r 4 -i 6 --tol 0 --nowrite --seed 99
+check "another seed gives other fits" bash -c "! cmp -s <(sed -n 's/.*\(fit = [0-9.]*\).*/\1/p' run1.txt) <(sed -n 's/.*\(fit = [0-9.]*\).*/\1/p' out.txt)"
+expect 0 "cpd -o stem" cpd small.tns -r 2 -i 2 -o sub_stem
+check "-o STEM names the outputs" test -f sub_stem.mode3.mat -a -f sub_stem.lambda.mat -a -f sub_stem.ktensor
+expect 0 "cpd --device cpu --format coo" cpd small.tns -r 2 -i 2 --nowrite --device cpu --format coo
+check "--format coo is used" grep -qE '^plan: .*coo' out.txt
+
+# an exact low-rank tensor: the fit approaches 1 (planted model on every cell)
+expect 0 "gen dense rank-2" gen -o dense.tns --dims 8,7,6 --nnz 336 --rank 2 --seed 3
+expect 0 "cpd dense rank-2" cpd dense.tns -r 2 -i 100 --tol 1e-9 --nowrite
+check "planted rank-2 tensor is recovered (fit >= 0.99)" awk '/^final fit:/ { exit !($3 >= 0.99) }' out.txt
+
+# failures: nothing written
+printf '1 1 1 1.0\n2 2 x 2.0\n' > bad.tns
+expect_failure "cpd on a malformed file" "bad\.tns:2" cpd bad.tns -r 2 --json bad.json
+no_files "failed cpd leaves no output" bad.mode1.mat bad.lambda.mat bad.ktensor bad.json bad.json.tmp.*
+expect_failure "cpd on a missing file" "missing\.tns" cpd missing.tns -r 2
+no_files "failed cpd leaves no output" missing.mode1.mat missing.ktensor
+
+# the real tensor bundled with the repository
+if [ -f "$REPO/uber-apr14.tns.xz" ]; then
+    expect 0 "cpd on the bundled uber-apr14.tns.xz" cpd "$REPO/uber-apr14.tns.xz" -r 8 -i 3 -o uber
+    check "uber: 3 iteration lines" test "$(fits out.txt | wc -l)" -eq 3
+    check "uber: order 4 tensor read from xz" grep -qE '^input: .*\(tns, xz' out.txt
+    check "uber: final fit printed" grep -qE '^final fit: 0\.[0-9]+' out.txt
+    for m in 1 2 3 4; do check "uber.mode$m.mat exists" test -s uber.mode$m.mat; done
+else
+    bad "bundled data $REPO/uber-apr14.tns.xz is missing"
+fi
+finish

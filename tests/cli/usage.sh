@@ -1,0 +1,92 @@
+# tenfold CLI conventions: --help/--version, usage errors (exit 2, one
+# message line + the 'try' line), unknown commands and flags.
+source "$(dirname "$0")/lib/common.bash"
+
+# --help and --version at the top level, on stdout, exit 0
+for h in --help -h help; do
+    expect 0 "tenfold $h" "$h"
+    check "tenfold $h prints the command list" grep -q "^  cpd " out.txt
+done
+expect 0 "tenfold --version" --version
+check "--version prints the version" grep -qE '^tenfold [0-9]+\.[0-9]+\.[0-9]+$' out.txt
+
+# every command's --help exits 0 and prints its usage on stdout
+for c in cpd check stats convert gen mttkrp info bench; do
+    expect 0 "tenfold $c --help" "$c" --help
+    check "tenfold $c --help starts with usage" grep -q "^usage: tenfold $c" out.txt
+    check "tenfold $c --help prints nothing on stderr" test ! -s err.txt
+done
+expect 0 "tenfold cpd -h" cpd -h
+
+# no command, unknown command, unknown top-level option
+expect 2 "tenfold without arguments" 
+check "no command: usage on stderr" grep -q '^usage: tenfold' err.txt
+for c in frobnicate --frob; do
+    expect 2 "tenfold $c" "$c"
+    check "tenfold $c: message" grep -qE "^tenfold: unknown (command|option) '$c'" err.txt
+    check "tenfold $c: try line" grep -qx "try 'tenfold --help'" err.txt
+done
+
+printf '1 1 1 1.5\n2 2 2 2.5\n' > t.tns
+
+# unknown flags
+expect_usage cpd t.tns -r 2 --bogus
+expect_usage cpd t.tns -r 2 -q
+expect_usage check t.tns --frob
+expect_usage stats t.tns --fix x.tns
+expect_usage convert t.tns o.tns --format tns
+expect_usage gen -o g.tns --dims 2,2 --nnz 2 --density 0.5
+expect_usage mttkrp t.tns --mode 1 --factors a,b,c -o o.mat --rank 2
+expect_usage info --verbose
+
+# missing arguments and option values
+expect_usage cpd
+expect_usage cpd t.tns
+expect_usage cpd t.tns -r
+expect_usage cpd t.tns -r 2 --json
+expect_usage check
+expect_usage stats
+expect_usage convert t.tns
+expect_usage gen --dims 2,2 --nnz 2
+expect_usage gen -o g.tns --nnz 2
+expect_usage gen -o g.tns --dims 2,2
+expect_usage mttkrp t.tns --factors a,b,c -o o.mat
+expect_usage mttkrp t.tns --mode 1 -o o.mat
+expect_usage mttkrp t.tns --mode 1 --factors a,b,c
+
+# too many positional arguments, flags given a value
+expect_usage cpd t.tns t.tns -r 2
+expect_usage check t.tns t.tns
+expect_usage cpd t.tns -r 2 --nowrite=yes
+
+# bad numbers and choices
+expect_usage cpd t.tns -r abc
+expect_usage cpd t.tns -r 0
+expect_usage cpd t.tns -r 2.5
+expect_usage cpd t.tns -r -3
+expect_usage cpd t.tns -r 2 -i 10x
+expect_usage cpd t.tns -r 2 --tol nan
+expect_usage cpd t.tns -r 2 --tol -1
+expect_usage cpd t.tns -r 2 --seed 99999999999999999999999
+expect_usage cpd t.tns -r 2 -t many
+expect_usage cpd t.tns -r 2 --device tpu
+expect_usage cpd t.tns -r 2 --format xyz
+expect_usage cpd t.tns -r 2 --precision half
+expect_usage convert t.tns o.x --to foo
+expect_usage gen -o g.tns --dims 2,x --nnz 2
+expect_usage gen -o g.tns --dims 2 --nnz 2
+expect_usage gen -o g.tns --dims 2,2 --nnz 0
+expect_usage gen -o g.tns --dims 2,2 --nnz 2 --alpha 1
+expect_usage gen -o g.tns --dims 2,2 --nnz 2 --alpha 0.1,0.2,0.3
+expect_usage gen -o g.tns --dims 2,2 --nnz 2 --noise 0.1
+expect_usage gen -o g.tns --dims 2,2 --nnz 2 --rank two
+expect_usage mttkrp t.tns --mode 0 --factors a,b,c -o o.mat
+expect_usage mttkrp t.tns --mode 4 --factors a,b,c -o o.mat
+expect_usage mttkrp t.tns --mode 1 --factors a,b -o o.mat
+expect_usage mttkrp t.tns --mode 1 --factors a,b,c -o o.mat --format blocked
+
+# option spellings: --opt=value, -rVALUE, and '--' before a positional
+expect 0 "cpd --rank=2 -i1 --nowrite" cpd t.tns --rank=2 -i1 --nowrite
+expect 0 "cpd -- FILE" cpd -r 1 -i 1 --nowrite -- t.tns
+no_files "usage errors write nothing" g.tns o.tns o.mat o.x x.tns t.mode1.mat
+finish

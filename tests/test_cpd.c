@@ -1,0 +1,582 @@
+/* CP-ALS (src/algo/cpd.c + the CPU backend): planted low-rank recovery,
+ * determinism, driver fit vs the independent tf_ktensor_fit, empty slices,
+ * the pseudo-inverse fallback, a plain-loop CP-ALS, real tensors, option errors. */
+#include <dirent.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "tenfold.h"
+
+static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF};
+#define NFORMATS (sizeof formats / sizeof *formats)
+
+/* ---------------------------------------------------------------- inputs */
+
+/* Exactly rank-R sparse tensor: factor column r of mode m has per[m]
+ * non-zeros (values in [0.5, 1.5)) in distinct random rows of
+ * pad..dims[m]-pad-1; X is the sum of the R outer products, each emitted on
+ * its own support and the overlaps summed by tf_tensor_canonicalize. The
+ * first and last `pad` slices of every mode are empty. (Disjoint blocks
+ * would be exact too, but ALS stalls on them from ~30% of random starts.) */
+static void planted_sparse(uint32_t order, const uint64_t *dims, uint64_t R, const uint64_t *per,
+                           uint64_t pad, uint64_t seed, tf_tensor *X)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, seed);
+    uint32_t *rows[TF_MAX_ORDER];
+    double *vals[TF_MAX_ORDER];
+    uint64_t support = 1;
+    for (uint32_t m = 0; m < order; ++m) {
+        support *= per[m];
+        rows[m] = malloc(R * per[m] * sizeof *rows[m]);
+        vals[m] = malloc(R * per[m] * sizeof *vals[m]);
+        for (uint64_t r = 0; r < R; ++r)
+            for (uint64_t n = 0; n < per[m];) {
+                uint32_t i = (uint32_t)(pad + tf_rng_below(&rng, dims[m] - 2 * pad));
+                int dup = 0;
+                for (uint64_t j = 0; j < n; ++j) dup |= rows[m][r * per[m] + j] == i;
+                if (dup) continue;
+                rows[m][r * per[m] + n] = i;
+                vals[m][r * per[m] + n++] = 0.5 + tf_rng_uniform(&rng);
+            }
+    }
+    CHECK_OK(tf_tensor_alloc(X, order, dims, R * support));
+    uint64_t k = 0;
+    for (uint64_t r = 0; r < R; ++r)
+        for (uint64_t e = 0; e < support; ++e, ++k) {
+            uint64_t rest = e;
+            double v = 1.0;
+            for (uint32_t m = order; m-- > 0;) {
+                uint64_t j = r * per[m] + rest % per[m];
+                rest /= per[m];
+                X->ind[m][k] = rows[m][j];
+                v *= vals[m][j];
+            }
+            X->vals[k] = v;
+        }
+    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
+    for (uint32_t m = 0; m < order; ++m) {
+        free(rows[m]);
+        free(vals[m]);
+    }
+}
+
+/* Every entry of a small dense tensor of rank R with factors in [0, 1). */
+static void planted_dense(uint32_t order, const uint64_t *dims, uint64_t R, uint64_t seed, tf_tensor *X)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, seed);
+    uint64_t n = 1;
+    double *f[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < order; ++m) {
+        n *= dims[m];
+        f[m] = malloc(dims[m] * R * sizeof *f[m]);
+        for (uint64_t e = 0; e < dims[m] * R; ++e) f[m][e] = tf_rng_uniform(&rng);
+    }
+    CHECK_OK(tf_tensor_alloc(X, order, dims, n));
+    for (uint64_t k = 0; k < n; ++k) {
+        uint64_t rest = k;
+        for (uint32_t m = order; m-- > 0;) {
+            X->ind[m][k] = (uint32_t)(rest % dims[m]);
+            rest /= dims[m];
+        }
+        double v = 0.0;
+        for (uint64_t r = 0; r < R; ++r) {
+            double p = 1.0;
+            for (uint32_t m = 0; m < order; ++m) p *= f[m][(uint64_t)X->ind[m][k] * R + r];
+            v += p;
+        }
+        X->vals[k] = v;
+    }
+    for (uint32_t m = 0; m < order; ++m) free(f[m]);
+}
+
+/* Random sparse tensor (no low-rank structure), values in [1, 2). */
+static void random_sparse(uint32_t order, const uint64_t *dims, uint64_t nnz, uint64_t seed, tf_tensor *X)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, seed);
+    CHECK_OK(tf_tensor_alloc(X, order, dims, nnz));
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < order; ++m) X->ind[m][k] = (uint32_t)tf_rng_below(&rng, dims[m]);
+        X->vals[k] = 1.0 + tf_rng_uniform(&rng);
+    }
+    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
+}
+
+/* ---------------------------------------------------------------- checks */
+
+typedef struct fit_log {
+    uint32_t n;
+    double fit[512];
+} fit_log;
+
+static void record_fit(const tf_cpd_iter *it, void *user)
+{
+    fit_log *log = user;
+    if (log->n < 512 && it->iter == log->n + 1) log->fit[log->n++] = it->fit;
+}
+
+static int ktensor_finite(const tf_ktensor *K)
+{
+    for (uint64_t r = 0; r < K->rank; ++r)
+        if (!isfinite(K->lambda[r])) return 0;
+    for (uint32_t m = 0; m < K->order; ++m)
+        for (uint64_t e = 0; e < K->dims[m] * K->rank; ++e)
+            if (!isfinite(K->factors[m].data[e])) return 0;
+    return 1;
+}
+
+static void cpd_opts(tf_cpd_opts *o, tf_format fmt, uint64_t rank, uint32_t iters, double tol)
+{
+    tf_cpd_opts_default(o);
+    o->backend = TF_BACKEND_CPU;
+    o->format = fmt;
+    o->rank = rank;
+    o->max_iters = iters;
+    o->tol = tol;
+}
+
+/* Runs CP-ALS and checks what holds for every run: status, a finite model,
+ * callbacks for every iteration, the report, and the driver's fit against
+ * tf_ktensor_fit (to fit_tol). Returns the fit (NAN on failure). */
+static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_report *rep,
+                      fit_log *log, double fit_tol, const char *what)
+{
+    fit_log local;
+    if (!log) log = &local;
+    log->n = 0;
+    o->callback = record_fit;
+    o->user = log;
+    tf_status s = tf_cpd(X, o, K, rep);
+    CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
+    if (s != TF_OK) return NAN;
+    CHECKF(log->n == rep->iters && rep->iters >= 1 && rep->iters <= o->max_iters,
+           "%s: %u callbacks, %u iterations", what, log->n, rep->iters);
+    CHECKF(rep->fit == log->fit[log->n - 1], "%s: report fit differs from the last callback", what);
+    CHECKF(ktensor_finite(K), "%s: non-finite model", what);
+    CHECKF(rep->fit >= 0.0 && rep->fit <= 1.0, "%s: fit %g outside [0,1]", what, rep->fit);
+    CHECKF(rep->plan[0] != '\0' && rep->t_total >= rep->t_mttkrp[0], "%s: report incomplete", what);
+    for (uint64_t r = 1; r < K->rank; ++r)
+        CHECKF(K->lambda[r - 1] >= K->lambda[r], "%s: lambda not sorted", what);
+    double direct = NAN;
+    CHECK_OK(tf_ktensor_fit(X, K, &direct));
+    CHECKF(fabs(direct - rep->fit) <= fit_tol, "%s: driver fit %.15g, direct fit %.15g", what,
+           rep->fit, direct);
+    return rep->fit;
+}
+
+/* (a) planted exact low-rank tensors are recovered. */
+static void test_recovery(void)
+{
+    for (unsigned f = 0; f < NFORMATS; ++f) {
+        const char *fn = tf_format_name(formats[f]);
+        char what[96];
+        tf_tensor X;
+        tf_ktensor K;
+        tf_cpd_report rep;
+        tf_cpd_opts o;
+
+        const uint64_t s3[3] = {30, 25, 20}, p3[3] = {8, 7, 6};
+        planted_sparse(3, s3, 4, p3, 2, 11, &X);
+        cpd_opts(&o, formats[f], 4, 300, 1e-10);
+        snprintf(what, sizeof what, "block-sparse order 3 rank 4 (%s)", fn);
+        double fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-6, what);
+        CHECKF(fit >= 0.99, "%s: fit %g", what, fit);
+        tf_ktensor_free(&K);
+        tf_tensor_free(&X);
+
+        const uint64_t s4[4] = {30, 25, 20, 15}, p4[4] = {8, 7, 6, 5};
+        planted_sparse(4, s4, 5, p4, 1, 12, &X);
+        cpd_opts(&o, formats[f], 5, 300, 1e-10);
+        snprintf(what, sizeof what, "block-sparse order 4 rank 5 (%s)", fn);
+        fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-6, what);
+        CHECKF(fit >= 0.99, "%s: fit %g", what, fit);
+        tf_ktensor_free(&K);
+        tf_tensor_free(&X);
+
+        const uint64_t d3[3] = {12, 10, 8};
+        planted_dense(3, d3, 3, 13, &X);
+        cpd_opts(&o, formats[f], 3, 500, 1e-12);
+        snprintf(what, sizeof what, "dense order 3 rank 3 (%s)", fn);
+        fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-6, what);
+        CHECKF(fit >= 0.99, "%s: fit %g", what, fit);
+        tf_ktensor_free(&K);
+        tf_tensor_free(&X);
+    }
+}
+
+/* (b) same seed -> bit-identical fits and factors; another seed -> another
+ * start. Also reports (without failing) whether 1 and 2 threads agree. */
+static void test_determinism(void)
+{
+    const uint64_t dims[3] = {60, 50, 40};
+    tf_tensor X;
+    random_sparse(3, dims, 4000, 21, &X);
+    for (unsigned f = 0; f < NFORMATS; ++f) {
+        fit_log a, b, c, d;
+        tf_ktensor Ka, Kb, Kc, Kd;
+        tf_cpd_report rep;
+        tf_cpd_opts o;
+        cpd_opts(&o, formats[f], 6, 8, 0.0);
+        o.threads = 2;
+        run_cpd(&X, &o, &Ka, &rep, &a, 1e-10, "determinism run 1");
+        run_cpd(&X, &o, &Kb, &rep, &b, 1e-10, "determinism run 2");
+        CHECK(a.n == 8 && b.n == 8 && memcmp(a.fit, b.fit, a.n * sizeof *a.fit) == 0);
+        int same = Ka.lambda && Kb.lambda && memcmp(Ka.lambda, Kb.lambda, 6 * sizeof(double)) == 0;
+        for (uint32_t m = 0; same && m < 3; ++m)
+            same = memcmp(Ka.factors[m].data, Kb.factors[m].data, dims[m] * 6 * sizeof(double)) == 0;
+        CHECKF(same, "%s: same seed gave different factors", tf_format_name(formats[f]));
+
+        o.seed = TF_DEFAULT_SEED + 1;
+        run_cpd(&X, &o, &Kc, &rep, &c, 1e-10, "determinism other seed");
+        CHECKF(c.n == 8 && c.fit[0] != a.fit[0], "%s: another seed gave the same first fit",
+               tf_format_name(formats[f]));
+
+        o.seed = TF_DEFAULT_SEED;
+        o.threads = 1;
+        run_cpd(&X, &o, &Kd, &rep, &d, 1e-10, "determinism 1 thread");
+        uint32_t i = 0;
+        while (i < a.n && i < d.n && a.fit[i] == d.fit[i]) ++i;
+        if (i < a.n)
+            printf("note: %s: fits with 1 and 2 threads first differ at iteration %u: %.17g vs %.17g\n",
+                   tf_format_name(formats[f]), i + 1, d.fit[i], a.fit[i]);
+        else
+            printf("note: %s: fits with 1 and 2 threads are bit-identical\n", tf_format_name(formats[f]));
+        tf_ktensor_free(&Ka); tf_ktensor_free(&Kb); tf_ktensor_free(&Kc); tf_ktensor_free(&Kd);
+    }
+    tf_tensor_free(&X);
+}
+
+/* (c) the driver's fit equals the direct fit of the returned ktensor. */
+static void test_fit_agreement(void)
+{
+    const uint64_t d3[3] = {70, 40, 30}, d5[5] = {9, 8, 7, 6, 5};
+    tf_tensor X;
+    tf_ktensor K;
+    tf_cpd_report rep;
+    tf_cpd_opts o;
+    random_sparse(3, d3, 5000, 31, &X);
+    for (uint32_t iters = 1; iters <= 7; iters += 3) {
+        cpd_opts(&o, TF_FORMAT_AUTO, 5, iters, 0.0);
+        double fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-10, "fit agreement order 3");
+        CHECK(rep.iters == iters && fit > 0.0 && fit < 0.9);
+        tf_ktensor_free(&K);
+    }
+    tf_tensor_free(&X);
+    random_sparse(5, d5, 3000, 32, &X);
+    cpd_opts(&o, TF_FORMAT_AUTO, 4, 5, 0.0);
+    run_cpd(&X, &o, &K, &rep, NULL, 1e-10, "fit agreement order 5");
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+    const uint64_t d2[2] = {50, 40}, d1[3] = {1, 30, 20}; /* a matrix; a mode of length 1 */
+    random_sparse(2, d2, 600, 33, &X);
+    cpd_opts(&o, TF_FORMAT_AUTO, 3, 6, 0.0);
+    run_cpd(&X, &o, &K, &rep, NULL, 1e-10, "fit agreement order 2");
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+    random_sparse(3, d1, 300, 34, &X);
+    cpd_opts(&o, TF_FORMAT_AUTO, 4, 6, 0.0);
+    run_cpd(&X, &o, &K, &rep, NULL, 1e-10, "fit agreement mode of length 1");
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+}
+
+/* (d) empty slices: their factor rows are exactly zero, nothing is NaN. */
+static void test_empty_slices(void)
+{
+    const uint64_t dims[3] = {40, 30, 20}, per[3] = {6, 5, 4}, pad = 3;
+    tf_tensor X;
+    tf_ktensor K;
+    tf_cpd_report rep;
+    tf_cpd_opts o;
+    planted_sparse(3, dims, 3, per, pad, 41, &X);
+    /* which slices are empty: the pads, and rows no factor column picked */
+    unsigned char *empty[3];
+    uint64_t n_empty = 0;
+    for (uint32_t m = 0; m < 3; ++m) {
+        empty[m] = malloc(dims[m]);
+        memset(empty[m], 1, dims[m]);
+        for (uint64_t k = 0; k < X.nnz; ++k) empty[m][X.ind[m][k]] = 0;
+        for (uint64_t i = 0; i < dims[m]; ++i) n_empty += empty[m][i];
+    }
+    CHECK(n_empty >= 6 * pad);
+    for (unsigned f = 0; f < NFORMATS; ++f) {
+        cpd_opts(&o, formats[f], 5, 20, 0.0); /* rank above the planted 3 */
+        run_cpd(&X, &o, &K, &rep, NULL, 1e-6, "empty slices");
+        for (uint32_t m = 0; m < 3 && K.lambda; ++m) {
+            int zero = 1;
+            for (uint64_t i = 0; i < K.dims[m]; ++i) {
+                if (!empty[m][i]) continue;
+                for (uint64_t r = 0; r < K.rank; ++r) zero &= K.factors[m].data[i * K.rank + r] == 0.0;
+            }
+            CHECKF(zero, "%s: mode %u: rows of empty slices are not zero", tf_format_name(formats[f]), m + 1);
+        }
+        tf_ktensor_free(&K);
+    }
+    for (uint32_t m = 0; m < 3; ++m) free(empty[m]);
+    tf_tensor_free(&X);
+}
+
+/* (e) rank above what two modes can span: V = G_2 * G_3 (Hadamard) has
+ * rank <= 2 * 3 < 8, so the Cholesky solve must fall back to pinv. */
+static void test_pinv_fallback(void)
+{
+    const uint64_t dims[3] = {20, 2, 3};
+    tf_tensor X;
+    tf_ktensor K;
+    tf_cpd_report rep;
+    tf_cpd_opts o;
+    random_sparse(3, dims, 100, 51, &X);
+    for (unsigned f = 0; f < NFORMATS; ++f) {
+        cpd_opts(&o, formats[f], 8, 10, 0.0);
+        /* fit ~ 1: both fits carry ~sqrt(eps) cancellation error */
+        double fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-6, "rank-deficient");
+        CHECKF(rep.pinv_fallbacks > 0, "%s: no pinv fallback", tf_format_name(formats[f]));
+        /* a 20 x 6 matricisation has rank <= 6: rank 8 must fit it exactly */
+        CHECKF(fit > 0.99, "%s: rank-deficient fit %g", tf_format_name(formats[f]), fit);
+        tf_ktensor_free(&K);
+    }
+    tf_tensor_free(&X);
+}
+
+/* (f) every real .tns.xz tensor in the shared data directory. */
+static void test_real_data(void)
+{
+    DIR *dir = opendir(TF_SHARED_DATA);
+    if (!dir) {
+        printf("note: %s not found: real-data part skipped\n", TF_SHARED_DATA);
+        return;
+    }
+    struct dirent *e;
+    int count = 0;
+    while ((e = readdir(dir))) {
+        size_t n = strlen(e->d_name);
+        if (n < 8 || strcmp(e->d_name + n - 7, ".tns.xz") != 0) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, e->d_name);
+        tf_tensor X;
+        tf_status s = tf_read_tensor(path, 0, &X, NULL);
+        CHECKF(s == TF_OK, "%s: %s", path, tf_last_error());
+        if (s != TF_OK) continue;
+        tf_ktensor K;
+        tf_cpd_report rep;
+        tf_cpd_opts o;
+        cpd_opts(&o, TF_FORMAT_AUTO, 8, 4, 0.0);
+        double fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-9, e->d_name);
+        CHECK(rep.iters == 4);
+        printf("%s: nnz %llu, rank 8, 4 iterations: fit %.6f, %.3f s (mttkrp %.3f s, dense %.3f s), "
+               "%llu pinv fallbacks\n", e->d_name, (unsigned long long)X.nnz, fit, rep.t_total,
+               rep.t_mttkrp[0] + rep.t_mttkrp[1] + rep.t_mttkrp[2] + rep.t_mttkrp[3] + rep.t_mttkrp[4],
+               rep.t_dense, (unsigned long long)rep.pinv_fallbacks);
+        tf_ktensor_free(&K);
+        tf_tensor_free(&X);
+        ++count;
+    }
+    closedir(dir);
+    CHECKF(count > 0, "no .tns.xz file in %s", TF_SHARED_DATA);
+}
+
+/* (h) the driver follows a plain-loop CP-ALS (reference MTTKRP, loop Grams,
+ * Gauss-Jordan inverse, the same documented initialisation: uniform [0,1)
+ * from tf_rng(seed) in mode, row, column order) fit by fit. */
+static int inverse_ref(double *A, uint64_t n, double *Inv)
+{
+    for (uint64_t i = 0; i < n; ++i)
+        for (uint64_t j = 0; j < n; ++j) Inv[i * n + j] = i == j;
+    for (uint64_t c = 0; c < n; ++c) {
+        uint64_t p = c;
+        for (uint64_t i = c + 1; i < n; ++i)
+            if (fabs(A[i * n + c]) > fabs(A[p * n + c])) p = i;
+        if (A[p * n + c] == 0.0) return 0;
+        for (uint64_t j = 0; j < n; ++j) {
+            double t = A[c * n + j]; A[c * n + j] = A[p * n + j]; A[p * n + j] = t;
+            t = Inv[c * n + j]; Inv[c * n + j] = Inv[p * n + j]; Inv[p * n + j] = t;
+        }
+        double d = A[c * n + c];
+        for (uint64_t j = 0; j < n; ++j) { A[c * n + j] /= d; Inv[c * n + j] /= d; }
+        for (uint64_t i = 0; i < n; ++i) {
+            if (i == c) continue;
+            double f = A[i * n + c];
+            for (uint64_t j = 0; j < n; ++j) { A[i * n + j] -= f * A[c * n + j]; Inv[i * n + j] -= f * Inv[c * n + j]; }
+        }
+    }
+    return 1;
+}
+
+static void reference_als(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_t seed, double *fits)
+{
+    const uint32_t N = X->order;
+    tf_matrix A[TF_MAX_ORDER], M;
+    double *G[TF_MAX_ORDER], *V = malloc(R * R * sizeof *V), *Vi = malloc(R * R * sizeof *Vi);
+    double *lambda = malloc(R * sizeof *lambda), normx2 = 0.0;
+    uint64_t maxdim = 0;
+    tf_rng rng;
+    tf_rng_seed(&rng, seed);
+    for (uint32_t m = 0; m < N; ++m) {
+        CHECK_OK(tf_matrix_alloc(&A[m], X->dims[m], R));
+        for (uint64_t e = 0; e < X->dims[m] * R; ++e) A[m].data[e] = tf_rng_uniform(&rng);
+        G[m] = malloc(R * R * sizeof *G[m]);
+        maxdim = X->dims[m] > maxdim ? X->dims[m] : maxdim;
+    }
+    for (uint64_t k = 0; k < X->nnz; ++k) normx2 += X->vals[k] * X->vals[k];
+    CHECK_OK(tf_matrix_alloc(&M, maxdim, R));
+    for (uint32_t it = 0; it < iters; ++it) {
+        for (uint32_t n = 0; n < N; ++n) {
+            for (uint32_t m = 0; m < N; ++m)
+                for (uint64_t r = 0; r < R; ++r)
+                    for (uint64_t q = 0; q < R; ++q) {
+                        double g = 0.0;
+                        for (uint64_t i = 0; i < X->dims[m]; ++i) g += A[m].data[i * R + r] * A[m].data[i * R + q];
+                        G[m][r * R + q] = g;
+                    }
+            for (uint64_t e = 0; e < R * R; ++e) {
+                V[e] = 1.0;
+                for (uint32_t m = 0; m < N; ++m) V[e] *= m == n ? 1.0 : G[m][e];
+            }
+            CHECK(inverse_ref(V, R, Vi));
+            M.rows = X->dims[n];
+            CHECK_OK(tf_mttkrp_reference(X, n, A, &M));
+            for (uint64_t i = 0; i < X->dims[n]; ++i)
+                for (uint64_t r = 0; r < R; ++r) {
+                    double v = 0.0;
+                    for (uint64_t q = 0; q < R; ++q) v += M.data[i * R + q] * Vi[q * R + r];
+                    A[n].data[i * R + r] = v;
+                }
+            for (uint64_t r = 0; r < R; ++r) {
+                double l = 0.0;
+                for (uint64_t i = 0; i < X->dims[n]; ++i) {
+                    double a = A[n].data[i * R + r];
+                    l = it == 0 ? l + a * a : fmax(l, fabs(a));
+                }
+                lambda[r] = it == 0 ? sqrt(l) : fmax(l, 1.0);
+                for (uint64_t i = 0; i < X->dims[n]; ++i) A[n].data[i * R + r] /= lambda[r];
+            }
+        }
+        double inner = 0.0, knorm2 = 0.0;
+        for (uint64_t i = 0; i < X->dims[N - 1]; ++i)
+            for (uint64_t r = 0; r < R; ++r) inner += lambda[r] * M.data[i * R + r] * A[N - 1].data[i * R + r];
+        for (uint64_t r = 0; r < R; ++r)
+            for (uint64_t q = 0; q < R; ++q) {
+                double h = lambda[r] * lambda[q];
+                for (uint32_t m = 0; m < N; ++m) {
+                    double g = 0.0;
+                    for (uint64_t i = 0; i < X->dims[m]; ++i) g += A[m].data[i * R + r] * A[m].data[i * R + q];
+                    h *= g;
+                }
+                knorm2 += h;
+            }
+        fits[it] = 1.0 - sqrt(fmax(normx2 + knorm2 - 2.0 * inner, 0.0)) / sqrt(normx2);
+    }
+    for (uint32_t m = 0; m < N; ++m) { tf_matrix_free(&A[m]); free(G[m]); }
+    tf_matrix_free(&M);
+    free(V); free(Vi); free(lambda);
+}
+
+static void test_against_reference(void)
+{
+    const uint64_t d3[3] = {25, 20, 15}, d4[4] = {12, 11, 10, 9};
+    const uint32_t iters = 12;
+    for (int t = 0; t < 2; ++t) {
+        tf_tensor X;
+        if (t == 0) random_sparse(3, d3, 1500, 71, &X);
+        else random_sparse(4, d4, 2500, 72, &X);
+        double ref[12];
+        reference_als(&X, 5, iters, 99, ref);
+        for (unsigned f = 0; f < NFORMATS; ++f) {
+            tf_ktensor K;
+            tf_cpd_report rep;
+            tf_cpd_opts o;
+            fit_log log;
+            cpd_opts(&o, formats[f], 5, iters, 0.0);
+            o.seed = 99;
+            run_cpd(&X, &o, &K, &rep, &log, 1e-10, "reference comparison");
+            double worst = 0.0;
+            for (uint32_t i = 0; i < log.n && i < iters; ++i) worst = fmax(worst, fabs(log.fit[i] - ref[i]));
+            CHECKF(log.n == iters && worst < 1e-9, "order %u (%s): fits differ from the plain-loop "
+                   "CP-ALS by %g", X.order, tf_format_name(formats[f]), worst);
+            tf_ktensor_free(&K);
+        }
+        tf_tensor_free(&X);
+    }
+}
+
+/* (g) bad options and inputs fail cleanly with a message. */
+static void expect_failure(const tf_tensor *X, const tf_cpd_opts *o, tf_status want, const char *what)
+{
+    tf_ktensor K;
+    memset(&K, 0xab, sizeof K);
+    tf_status s = tf_cpd(X, o, &K, NULL);
+    CHECKF(s == want, "%s: got %s, want %s", what, tf_status_name(s), tf_status_name(want));
+    CHECKF(strlen(tf_last_error()) > 0, "%s: no message", what);
+    CHECKF(K.lambda == NULL && K.factors[0].data == NULL, "%s: output not cleared", what);
+}
+
+static void test_bad_options(void)
+{
+    const uint64_t dims[3] = {10, 9, 8};
+    tf_tensor X;
+    random_sparse(3, dims, 200, 61, &X);
+    tf_cpd_opts o;
+    tf_cpd_opts_default(&o);
+    CHECK(o.rank == 10 && o.max_iters == 50 && o.tol == 1e-5 && o.seed == TF_DEFAULT_SEED &&
+          o.threads == 0 && o.backend == TF_BACKEND_AUTO && o.format == TF_FORMAT_AUTO && !o.callback);
+
+    o.rank = 0; expect_failure(&X, &o, TF_ERR_ARG, "rank 0");
+    o.rank = 1u << 20; expect_failure(&X, &o, TF_ERR_ARG, "huge rank");
+    tf_cpd_opts_default(&o); o.max_iters = 0; expect_failure(&X, &o, TF_ERR_ARG, "0 iterations");
+    tf_cpd_opts_default(&o); o.tol = -1e-3; expect_failure(&X, &o, TF_ERR_ARG, "negative tol");
+    tf_cpd_opts_default(&o); o.tol = NAN; expect_failure(&X, &o, TF_ERR_ARG, "NaN tol");
+    tf_cpd_opts_default(&o); o.tol = INFINITY; expect_failure(&X, &o, TF_ERR_ARG, "infinite tol");
+    tf_cpd_opts_default(&o); o.threads = -2; expect_failure(&X, &o, TF_ERR_ARG, "negative threads");
+    tf_cpd_opts_default(&o); o.backend = (tf_backend)9; expect_failure(&X, &o, TF_ERR_ARG, "bad backend");
+    tf_cpd_opts_default(&o); o.format = (tf_format)42; expect_failure(&X, &o, TF_ERR_ARG, "bad format");
+    tf_cpd_opts_default(&o); o.backend = TF_BACKEND_CPU; o.format = TF_FORMAT_BLCO;
+    expect_failure(&X, &o, TF_ERR_UNAVAILABLE, "GPU format on the CPU");
+    if (!tf_have_cuda()) {
+        tf_cpd_opts_default(&o); o.backend = TF_BACKEND_GPU;
+        expect_failure(&X, &o, TF_ERR_UNAVAILABLE, "GPU backend without CUDA");
+    }
+    tf_cpd_opts_default(&o);
+    expect_failure(NULL, &o, TF_ERR_ARG, "no tensor");
+    CHECK(tf_cpd(&X, &o, NULL, NULL) == TF_ERR_ARG);
+
+    tf_tensor Z; /* ||X|| = 0: every value an explicit zero */
+    CHECK_OK(tf_tensor_copy(&X, &Z));
+    for (uint64_t k = 0; k < Z.nnz; ++k) Z.vals[k] = 0.0;
+    expect_failure(&Z, &o, TF_ERR_ARG, "zero tensor");
+    Z.nnz = 0;
+    expect_failure(&Z, &o, TF_ERR_ARG, "empty tensor");
+    tf_tensor_free(&Z);
+
+    X.ind[1][3] = 9; /* index out of range */
+    expect_failure(&X, &o, TF_ERR_RANGE, "invalid tensor");
+    X.ind[1][3] = 0;
+    X.vals[5] = NAN;
+    expect_failure(&X, &o, TF_ERR_RANGE, "NaN value");
+    X.vals[5] = 1.0;
+
+    tf_ktensor K; /* tf_ktensor_fit argument checks */
+    double fit;
+    CHECK_OK(tf_ktensor_alloc(&K, 3, dims, 2));
+    K.factors[2].rows = 7;
+    CHECK(tf_ktensor_fit(&X, &K, &fit) == TF_ERR_ARG);
+    K.factors[2].rows = 8;
+    CHECK(tf_ktensor_fit(&X, NULL, &fit) == TF_ERR_ARG);
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+}
+
+int main(void)
+{
+    test_recovery();
+    test_determinism();
+    test_fit_agreement();
+    test_empty_slices();
+    test_pinv_fallback();
+    test_against_reference();
+    test_bad_options();
+    test_real_data();
+    return tf_test_finish("test_cpd");
+}

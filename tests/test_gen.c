@@ -1,0 +1,276 @@
+/* tf_generate: determinism, exact distinct sorted non-zeros, the skew
+ * model, planted values, and errors. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "gen/gen.h"
+#include "tenfold.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static tf_gen_opts opts3(uint64_t d0, uint64_t d1, uint64_t d2, uint64_t nnz, double alpha, uint64_t seed)
+{
+    tf_gen_opts o = {0};
+    o.order = 3;
+    o.dims[0] = d0, o.dims[1] = d1, o.dims[2] = d2;
+    o.nnz = nnz;
+    for (int m = 0; m < 3; ++m) o.alpha[m] = alpha;
+    o.seed = seed;
+    return o;
+}
+
+static int same_tensor(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a->order != b->order || a->nnz != b->nnz) return 0;
+    for (uint32_t m = 0; m < a->order; ++m)
+        if (a->dims[m] != b->dims[m] || memcmp(a->ind[m], b->ind[m], a->nnz * sizeof(uint32_t)))
+            return 0;
+    return !memcmp(a->vals, b->vals, a->nnz * sizeof(double));
+}
+
+/* -1, 0, 1 for the lexicographic order of non-zeros k and l. */
+static int cmp_nz(const tf_tensor *t, uint64_t k, uint64_t l)
+{
+    for (uint32_t m = 0; m < t->order; ++m)
+        if (t->ind[m][k] != t->ind[m][l]) return t->ind[m][k] < t->ind[m][l] ? -1 : 1;
+    return 0;
+}
+
+/* Exactly o->nnz strictly increasing (so distinct) in-range coordinates and finite non-zero values. */
+static void check_shape_sorted_distinct(const tf_gen_opts *o, const tf_tensor *t, const char *what)
+{
+    CHECKF(t->nnz == o->nnz, "%s: nnz %llu, expected %llu", what, (unsigned long long)t->nnz,
+           (unsigned long long)o->nnz);
+    CHECKF(t->order == o->order, "%s: order", what);
+    for (uint32_t m = 0; m < o->order; ++m) CHECKF(t->dims[m] == o->dims[m], "%s: dims[%u]", what, m);
+    CHECK_OK(tf_tensor_validate(t));
+    uint64_t bad = 0, zeros = 0;
+    for (uint64_t k = 1; k < t->nnz; ++k) bad += cmp_nz(t, k - 1, k) >= 0;
+    for (uint64_t k = 0; k < t->nnz; ++k) zeros += t->vals[k] == 0.0;
+    CHECKF(bad == 0, "%s: %llu coordinates not strictly increasing", what, (unsigned long long)bad);
+    CHECKF(zeros == 0, "%s: %llu zero values", what, (unsigned long long)zeros);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Share of the non-zeros of mode m in its top 1% slices (by count), and
+ * in the slices with the lowest 1% of index values. */
+static void slice_shares(const tf_tensor *t, uint32_t m, double *top, double *lowest)
+{
+    uint64_t d = t->dims[m], k = d / 100 ? d / 100 : 1, sum = 0, low = 0;
+    uint64_t *cnt = calloc(d, sizeof *cnt);
+    for (uint64_t z = 0; z < t->nnz; ++z) cnt[t->ind[m][z]]++;
+    for (uint64_t i = 0; i < k; ++i) low += cnt[i];
+    qsort(cnt, d, sizeof *cnt, cmp_desc);
+    for (uint64_t i = 0; i < k; ++i) sum += cnt[i];
+    *top = (double)sum / (double)t->nnz;
+    *lowest = (double)low / (double)t->nnz;
+    free(cnt);
+}
+
+static void test_determinism(void)
+{
+    tf_gen_opts o = opts3(3000, 2000, 500, 50000, 0.6, 7);
+    tf_tensor a = {0}, b = {0}, c = {0};
+    CHECK_OK(tf_generate(&o, &a));
+    CHECK_OK(tf_generate(&o, &b));
+    CHECK(same_tensor(&a, &b));
+    check_shape_sorted_distinct(&o, &a, "alpha 0.6");
+    for (uint64_t k = 0; k < a.nnz; ++k)
+        if (!(a.vals[k] > 0.0 && a.vals[k] <= 1.0)) { CHECKF(0, "value %g outside (0,1]", a.vals[k]); break; }
+    o.seed = 8;
+    CHECK_OK(tf_generate(&o, &c));
+    CHECK(!same_tensor(&a, &c));
+    tf_tensor_free(&c);
+#ifdef _OPENMP
+    /* the same tensor with one thread and with several */
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    o.seed = 7;
+    CHECK_OK(tf_generate(&o, &c));
+    CHECK(same_tensor(&a, &c));
+    tf_tensor_free(&c);
+    omp_set_num_threads(nt < 2 ? 3 : nt);
+    CHECK_OK(tf_generate(&o, &c));
+    CHECK(same_tensor(&a, &c));
+    omp_set_num_threads(nt);
+    tf_tensor_free(&c);
+#endif
+    tf_tensor_free(&a);
+    tf_tensor_free(&b);
+}
+
+static void test_skew(void)
+{
+    /* P(index in the heaviest 1%) = 0.01^(1-alpha): 0.251 for alpha 0.7. */
+    tf_gen_opts o = opts3(10000, 10000, 10000, 200000, 0.7, 11);
+    tf_tensor t = {0};
+    CHECK_OK(tf_generate(&o, &t));
+    check_shape_sorted_distinct(&o, &t, "alpha 0.7");
+    for (uint32_t m = 0; m < 3; ++m) {
+        double top, low;
+        slice_shares(&t, m, &top, &low);
+        CHECKF(top > 0.22 && top < 0.30, "alpha 0.7 mode %u: top 1%% share %.3f, expected ~0.25", m, top);
+        /* the permutation scatters the heavy indices */
+        CHECKF(low < 0.05, "alpha 0.7 mode %u: lowest 1%% of indices hold %.3f", m, low);
+    }
+    tf_tensor_free(&t);
+
+    o = opts3(10000, 10000, 10000, 200000, 0.0, 11);
+    CHECK_OK(tf_generate(&o, &t));
+    check_shape_sorted_distinct(&o, &t, "alpha 0");
+    for (uint32_t m = 0; m < 3; ++m) {
+        double top, low;
+        slice_shares(&t, m, &top, &low);
+        CHECKF(top < 0.02, "alpha 0 mode %u: top 1%% share %.3f, expected ~0.01", m, top);
+    }
+    tf_tensor_free(&t);
+
+    /* per-mode alpha: only mode 2 skewed */
+    o.alpha[2] = 0.8;
+    CHECK_OK(tf_generate(&o, &t));
+    double top0, top2, low;
+    slice_shares(&t, 0, &top0, &low);
+    slice_shares(&t, 2, &top2, &low);
+    CHECKF(top0 < 0.02 && top2 > 0.3, "per-mode alpha: shares %.3f %.3f", top0, top2);
+    tf_tensor_free(&t);
+}
+
+static void test_planted(void)
+{
+    tf_gen_opts o = opts3(300, 200, 100, 20000, 0.3, 5);
+    o.rank = 4;
+    tf_tensor t = {0};
+    tf_ktensor k = {0};
+    CHECK_OK(tf_generate(&o, &t));
+    CHECK_OK(tf_gen_model(&o, &k));
+    check_shape_sorted_distinct(&o, &t, "planted");
+    double maxerr = 0;
+    for (uint64_t z = 0; z < t.nnz; ++z) {
+        double v = 0;
+        for (uint64_t r = 0; r < o.rank; ++r)
+            v += k.factors[0].data[t.ind[0][z] * o.rank + r] * k.factors[1].data[t.ind[1][z] * o.rank + r] *
+                 k.factors[2].data[t.ind[2][z] * o.rank + r];
+        maxerr = fmax(maxerr, fabs(v - t.vals[z]) / fabs(v));
+    }
+    CHECKF(maxerr < 1e-14, "planted values differ from the model by %g", maxerr);
+    /* the public fit of the planted model on the tensor is ~1 only on the
+     * non-zeros; check the model itself instead: noise adds a relative 10% */
+    tf_tensor n = {0};
+    o.noise = 0.1;
+    CHECK_OK(tf_generate(&o, &n));
+    CHECK(n.nnz == t.nnz && !memcmp(n.ind[0], t.ind[0], t.nnz * sizeof(uint32_t)));
+    double d2 = 0, v2 = 0;
+    for (uint64_t z = 0; z < t.nnz; ++z) {
+        d2 += (n.vals[z] - t.vals[z]) * (n.vals[z] - t.vals[z]);
+        v2 += t.vals[z] * t.vals[z];
+    }
+    double rel = sqrt(d2 / v2);
+    CHECKF(rel > 0.09 && rel < 0.11, "noise 0.1 gave relative deviation %.4f", rel);
+    tf_tensor_free(&n);
+    tf_tensor_free(&t);
+    tf_ktensor_free(&k);
+}
+
+static void test_limits(void)
+{
+    tf_tensor t = {0};
+    /* every cell */
+    tf_gen_opts o = opts3(3, 4, 5, 60, 0.0, 1);
+    CHECK_OK(tf_generate(&o, &t));
+    check_shape_sorted_distinct(&o, &t, "full");
+    tf_tensor_free(&t);
+    /* one more than the cells */
+    o.nnz = 61;
+    CHECK(tf_generate(&o, &t) == TF_ERR_RANGE);
+    CHECKF(strstr(tf_last_error(), "cells") != NULL, "message: %s", tf_last_error());
+    CHECK(t.nnz == 0 && t.vals == NULL);
+    /* strong skew, nearly full: rejection too slow -> clear error, quickly */
+    o = opts3(50, 50, 50, 120000, 0.9, 1);
+    double t0 = tf_wtime();
+    CHECK(tf_generate(&o, &t) == TF_ERR_RANGE);
+    CHECKF(strstr(tf_last_error(), "too slow") != NULL, "message: %s", tf_last_error());
+    CHECKF(tf_wtime() - t0 < 20, "gave up only after %.1f s", tf_wtime() - t0);
+    /* bad options */
+    o = opts3(10, 10, 10, 10, 1.0, 1);
+    CHECK(tf_generate(&o, &t) == TF_ERR_ARG);
+    o = opts3(10, 10, 10, 0, 0.0, 1);
+    CHECK(tf_generate(&o, &t) == TF_ERR_ARG);
+    o = opts3(10, 10, 10, 10, 0.0, 1);
+    o.order = 1;
+    CHECK(tf_generate(&o, &t) != TF_OK);
+    o = opts3(10, 10, 10, 10, 0.0, 1);
+    o.noise = 0.5; /* noise without a planted model */
+    CHECK(tf_generate(&o, &t) == TF_ERR_ARG);
+    o = opts3(10, 0, 10, 10, 0.0, 1);
+    CHECK(tf_generate(&o, &t) == TF_ERR_RANGE);
+    o = opts3(10, (1ULL << 32) + 1, 10, 10, 0.0, 1);
+    CHECK(tf_generate(&o, &t) == TF_ERR_RANGE);
+}
+
+static void test_wide_keys(void)
+{
+    tf_tensor t = {0};
+    /* modes longer than the permutation table limit (Feistel) */
+    tf_gen_opts o = opts3(1ULL << 32, 3, 100000000, 5000, 0.5, 3);
+    CHECK_OK(tf_generate(&o, &t));
+    check_shape_sorted_distinct(&o, &t, "long modes");
+    tf_tensor_free(&t);
+    /* 5 x 20 bits: two-word keys */
+    o = (tf_gen_opts){.order = 5, .nnz = 30000, .seed = 9};
+    for (int m = 0; m < 5; ++m) o.dims[m] = 1u << 20, o.alpha[m] = 0.5;
+    CHECK_OK(tf_generate(&o, &t));
+    check_shape_sorted_distinct(&o, &t, "order 5");
+    tf_tensor b = {0};
+    CHECK_OK(tf_generate(&o, &b));
+    CHECK(same_tensor(&t, &b));
+    tf_tensor_free(&b);
+    tf_tensor_free(&t);
+    /* order 16, full-width modes: nine-word keys */
+    o = (tf_gen_opts){.order = 16, .nnz = 2000, .seed = 10};
+    for (int m = 0; m < 16; ++m) o.dims[m] = m % 2 ? (1ULL << 32) : 2 + (uint64_t)m, o.alpha[m] = 0.9;
+    CHECK_OK(tf_generate(&o, &t));
+    check_shape_sorted_distinct(&o, &t, "order 16");
+    tf_tensor_free(&t);
+}
+
+static void test_permutations(void)
+{
+    const uint64_t dims[] = {1, 2, 7, 1000, 4097};
+    for (int table = 0; table < 2; ++table)
+        for (unsigned d = 0; d < sizeof dims / sizeof *dims; ++d) {
+            tf_gen_perm p;
+            CHECK_OK(tf_gen_perm_init(&p, dims[d], 42, 1, table ? TF_GEN_PERM_TABLE_MAX : 0));
+            unsigned char *seen = calloc(dims[d], 1);
+            uint64_t dup = 0, fixed = 0;
+            for (uint64_t i = 0; i < dims[d]; ++i) {
+                uint32_t j = tf_gen_perm_apply(&p, i);
+                if (j >= dims[d] || seen[j]) ++dup;
+                else seen[j] = 1;
+                fixed += j == i;
+            }
+            CHECKF(dup == 0, "%s permutation of %llu: %llu collisions", table ? "table" : "feistel",
+                   (unsigned long long)dims[d], (unsigned long long)dup);
+            if (dims[d] >= 1000) CHECKF(fixed < 20, "permutation of %llu fixes %llu points",
+                                        (unsigned long long)dims[d], (unsigned long long)fixed);
+            free(seen);
+            tf_gen_perm_free(&p);
+        }
+}
+
+int main(void)
+{
+    test_permutations();
+    test_determinism();
+    test_skew();
+    test_planted();
+    test_limits();
+    test_wide_keys();
+    return tf_test_finish("test_gen");
+}

@@ -1,0 +1,452 @@
+/* Text readers: every malformed input gives its status and a one-line
+ * message naming file:line:field; header variants; 0-/1-based detection per
+ * mode; duplicates, zeros, empty slices; comments, blank lines, CRLF;
+ * exact value parsing; multi-chunk parallel parsing; Matrix Market;
+ * dense .mat errors. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "tenfold.h"
+
+/* Parses text and checks the status and that the message holds each needle. */
+#define EXPECT_FAIL(name, text, want, ...)                                                         \
+    expect_fail(__LINE__, name, text, want, __VA_ARGS__, NULL)
+
+static void expect_fail(int line, const char *name, const char *text, tf_status want, ...)
+{
+    tf_tensor t;
+    tf_read_info info;
+    tf_status s = tf_parse_tensor(name, text, strlen(text), 2, &t, &info);
+    const char *msg = tf_last_error();
+    CHECKF(s == want, "line %d: status %s, expected %s (%s)", line, tf_status_name(s),
+           tf_status_name(want), msg);
+    CHECKF(strchr(msg, '\n') == NULL, "line %d: message is not one line", line);
+    va_list ap;
+    va_start(ap, want);
+    for (const char *needle; (needle = va_arg(ap, const char *)) != NULL;)
+        CHECKF(strstr(msg, needle) != NULL, "line %d: message '%s' lacks '%s'", line, msg, needle);
+    va_end(ap);
+    CHECK(t.nnz == 0 && t.vals == NULL); /* failure leaves a freed, zeroed tensor */
+    tf_tensor_free(&t);
+}
+
+static int parse_ok(const char *text, tf_tensor *t, tf_read_info *info)
+{
+    tf_status s = tf_parse_tensor("ok.tns", text, strlen(text), 2, t, info);
+    CHECKF(s == TF_OK, "%s: %s", tf_status_name(s), tf_last_error());
+    return s == TF_OK;
+}
+
+/* Checks entry k is (i0, i1, i2) 0-based with value v. */
+static void check_entry3(const tf_tensor *t, uint64_t k, uint32_t i0, uint32_t i1, uint32_t i2,
+                         double v)
+{
+    CHECKF(k < t->nnz && t->ind[0][k] == i0 && t->ind[1][k] == i1 && t->ind[2][k] == i2 &&
+               t->vals[k] == v,
+           "entry %llu", (unsigned long long)k);
+}
+
+static void malformed_tns(void)
+{
+    EXPECT_FAIL("t.tns", "1 1 1 1\n2 2 2 2 5\n", TF_ERR_PARSE,
+                "t.tns:2: field 5: expected end of line", "4 fields, as on line 1", "found '5'");
+    EXPECT_FAIL("t.tns", "1 1 1 1\n2 2 2\n", TF_ERR_PARSE, "t.tns:2: field 4: expected 4 fields",
+                "found end of line");
+    EXPECT_FAIL("t.tns", "1 1 1 1\n2 x 2 1\n", TF_ERR_PARSE,
+                "t.tns:2: field 2: expected a non-negative integer index", "found 'x'");
+    EXPECT_FAIL("t.tns", "1 -1 1 1\n", TF_ERR_PARSE, "t.tns:1: field 2:", "found '-1'");
+    EXPECT_FAIL("t.tns", "1 1 1 1\n4294967297 1 1 1\n", TF_ERR_RANGE, "t.tns:2: field 1:",
+                "index overflow", "found '4294967297'");
+    EXPECT_FAIL("t.tns", "1 99999999999999999999999 1 1\n", TF_ERR_RANGE, "t.tns:1: field 2:",
+                "index overflow");
+    EXPECT_FAIL("t.tns", "1 1 1 1\n# c\n2 2 2 nan\n", TF_ERR_RANGE,
+                "t.tns:3: field 4: expected a finite value", "found 'nan'");
+    EXPECT_FAIL("t.tns", "1 1 1 -inf\n", TF_ERR_RANGE, "t.tns:1: field 4: expected a finite value");
+    EXPECT_FAIL("t.tns", "1 1 1 Infinity\n", TF_ERR_RANGE, "t.tns:1: field 4:");
+    EXPECT_FAIL("t.tns", "1 1 1 1e999\n", TF_ERR_RANGE,
+                "t.tns:1: field 4: expected a finite value");
+    EXPECT_FAIL("t.tns", "1 1 1 abc\n", TF_ERR_PARSE, "t.tns:1: field 4: expected a number",
+                "found 'abc'");
+    EXPECT_FAIL("t.tns", "1 1 1 1.5x\n", TF_ERR_PARSE, "t.tns:1: field 4: expected a number",
+                "found '1.5x'");
+    EXPECT_FAIL("t.tns", "1 1 1 1e\n", TF_ERR_PARSE, "t.tns:1: field 4: expected a number");
+    EXPECT_FAIL("t.tns", "1 1 1 --1\n", TF_ERR_PARSE, "t.tns:1: field 4: expected a number");
+    EXPECT_FAIL("t.tns", "1 1 1 0x10\n", TF_ERR_PARSE, "t.tns:1: field 4: expected a number");
+    EXPECT_FAIL("t.tns", "1.5 1 1 1\n", TF_ERR_PARSE,
+                "t.tns:1: field 1: expected a non-negative integer index", "found '1.5'");
+    EXPECT_FAIL("t.tns", "\n\n1 5\n", TF_ERR_PARSE, "t.tns:3: expected 3 to 17 fields", "found 2");
+    EXPECT_FAIL("t.tns", "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\n", TF_ERR_PARSE, "t.tns:1:",
+                "found 18");
+    EXPECT_FAIL("t.tns", "1 1 1 1\n2 2", TF_ERR_PARSE, "t.tns:2: field 3: expected 4 fields",
+                "found end of line"); /* truncated last line */
+    EXPECT_FAIL("t.tns", "1 1 1 1\n2 2 2 ", TF_ERR_PARSE, "t.tns:2: field 4:");
+    EXPECT_FAIL("t.tns", "", TF_ERR_PARSE, "t.tns", "no non-zeros");
+    EXPECT_FAIL("t.tns", "# only a comment\n\n   \n", TF_ERR_PARSE, "no non-zeros");
+    EXPECT_FAIL("t.tns", "1 1 1 0\n2 2 2 0.0\n", TF_ERR_PARSE, "no non-zeros");
+    EXPECT_FAIL("t.tns", "1 1 1 2\n1 1 1 -2\n", TF_ERR_PARSE, "no non-zeros"); /* cancel out */
+    /* 0-based mode (min 0) cannot hold 2^32 */
+    EXPECT_FAIL("t.tns", "0 1 1 1\n4294967296 1 1 1\n", TF_ERR_RANGE, "t.tns:2: field 1:",
+                "0-based");
+    /* ParTI header */
+    EXPECT_FAIL("t.tns", "3\n4 4\n1 1 1 1\n", TF_ERR_PARSE, "t.tns:2: expected 3 fields",
+                "found 2");
+    EXPECT_FAIL("t.tns", "3\n4 0 4\n1 1 1 1\n", TF_ERR_RANGE,
+                "t.tns:2: field 2: expected a mode length", "found '0'");
+    EXPECT_FAIL("t.tns", "3\n4 x 4\n1 1 1 1\n", TF_ERR_PARSE,
+                "t.tns:2: field 2: expected a mode length", "found 'x'");
+    EXPECT_FAIL("t.tns", "3\n4 4 4\n1 1 1 1\n1 5 1 1\n", TF_ERR_RANGE,
+                "t.tns:4: field 2: expected an index of at most 4", "declared on line 2",
+                "found '5'");
+    EXPECT_FAIL("t.tns", "2\n3 3\n0 1 1\n3 1 1\n", TF_ERR_RANGE, "t.tns:4: field 1:", "0-based",
+                "found '3'");
+    EXPECT_FAIL("t.tns", "1\n4\n1 1\n", TF_ERR_RANGE,
+                "t.tns:1: field 1: expected the number of modes");
+    EXPECT_FAIL("t.tns", "17\n", TF_ERR_RANGE, "t.tns:1: field 1:", "found '17'");
+    EXPECT_FAIL("t.tns", "3\n", TF_ERR_PARSE,
+                "expected the line of mode lengths, found end of file");
+    EXPECT_FAIL("t.tns", "3\n4 4 4\n1 1 1 1 1\n", TF_ERR_PARSE,
+                "t.tns:3: field 5: expected end of line");
+    EXPECT_FAIL("t.tns", "3\n4 4 4\n# nothing\n", TF_ERR_PARSE, "no non-zeros");
+    /* Tensor Toolbox sptensor header */
+    EXPECT_FAIL("t.tns", "sptensor\n3\n2 2 2\n3\n1 1 1 1\n2 2 2 2\n", TF_ERR_PARSE,
+                "t.tns:4: the sptensor header declares 3 non-zeros", "2 coordinate lines");
+    EXPECT_FAIL("t.tns", "sptensor\nx\n", TF_ERR_PARSE,
+                "t.tns:2: field 1: expected the number of modes");
+    EXPECT_FAIL("t.tns", "sptensor\n3\n2 2\n1\n1 1 1 1\n", TF_ERR_PARSE,
+                "t.tns:3: expected 3 fields");
+    EXPECT_FAIL("t.tns", "sptensor\n3\n2 2 2\n", TF_ERR_PARSE, "expected the number of non-zeros");
+    EXPECT_FAIL("t.tns", "sptensor\n2\n2 2\n1\n1 3 1\n", TF_ERR_RANGE, "t.tns:5: field 2:",
+                "at most 2");
+    EXPECT_FAIL("t.tns", "ktensor\n2\n2 2\n", TF_ERR_UNAVAILABLE, "t.tns:1:", "ktensor");
+    /* binary garbage and NUL bytes are parse errors, never crashes */
+    EXPECT_FAIL("t.tns", "1 1 1 1\n\x01\x02\x03 1 1 1\n", TF_ERR_PARSE,
+                "t.tns:2: field 1:", "\\x01");
+}
+
+static void malformed_mtx(void)
+{
+    const char *gen = "%%MatrixMarket matrix coordinate real general\n";
+    char buf[512];
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+                TF_ERR_UNAVAILABLE, "m.mtx:1: field 3:", "array");
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n",
+                TF_ERR_UNAVAILABLE, "m.mtx:1: field 4:", "complex");
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n1 1 1\n",
+                TF_ERR_UNAVAILABLE, "m.mtx:1: field 5:", "hermitian");
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix coordinate real diagonal\n2 2 1\n1 1 1\n",
+                TF_ERR_PARSE, "m.mtx:1: field 5:", "found 'diagonal'");
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix coordinate real\n2 2 1\n1 1 1\n", TF_ERR_PARSE,
+                "m.mtx:1:", "5 fields");
+    snprintf(buf, sizeof buf, "%s%% c\n3 3 3\n1 1 1\n2 2 2\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_PARSE, "m.mtx:3: the size line declares 3 entries",
+                "2 entry lines");
+    snprintf(buf, sizeof buf, "%s3 3 2\n1 1 1\n2 4 2\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_RANGE, "m.mtx:4: field 2: expected an index in 1..3",
+                "declared on line 2", "found '4'");
+    snprintf(buf, sizeof buf, "%s3 3 2\n1 1 1\n0 2 2\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_RANGE, "m.mtx:4: field 1:", "found '0'");
+    snprintf(buf, sizeof buf, "%s3 3\n1 1 1\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_PARSE, "m.mtx:2: expected 3 fields");
+    snprintf(buf, sizeof buf, "%s%% only comments\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_PARSE, "expected the size line");
+    snprintf(buf, sizeof buf, "%s0 3 1\n1 1 1\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_RANGE, "m.mtx:2: field 1:");
+    snprintf(buf, sizeof buf, "%s3 3 1\n1 1 x\n", gen);
+    EXPECT_FAIL("m.mtx", buf, TF_ERR_PARSE, "m.mtx:3: field 3: expected a number", "found 'x'");
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n",
+                TF_ERR_PARSE, "m.mtx:3: field 3: expected end of line (2 fields");
+    EXPECT_FAIL("m.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 2 1\n3 2 9\n",
+                TF_ERR_PARSE, "m.mtx:2: a symmetric matrix must be square");
+    EXPECT_FAIL("m.mtx",
+                "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 1\n2 2 3\n",
+                TF_ERR_PARSE, "m.mtx:4:", "skew-symmetric");
+}
+
+static void variants(void)
+{
+    tf_tensor t;
+    tf_read_info info;
+    /* FROSTT with comments, blank lines, tabs, runs of spaces, CRLF, no final newline */
+    if (parse_ok("# header comment\r\n\r\n1 1 1 1.5\r\n  # indented comment\n2\t3  4 \t-2\r\n\n"
+                 "3 1 2 7e-1",
+                 &t, &info)) {
+        CHECK(t.order == 3 && t.nnz == 3 && t.dims[0] == 3 && t.dims[1] == 3 && t.dims[2] == 4);
+        check_entry3(&t, 0, 0, 0, 0, 1.5);
+        check_entry3(&t, 1, 1, 2, 3, -2.0);
+        check_entry3(&t, 2, 2, 0, 1, 0.7);
+        CHECK(info.format == TF_FILE_TNS && info.lines == 7 && info.entries == 3);
+        CHECK(!info.zero_based[0] && !info.declared_dims);
+        tf_tensor_free(&t);
+    }
+    /* 0-based detected per mode: mode 1 has a 0, modes 2 and 3 do not */
+    if (parse_ok("0 1 1 1\n2 3 1 2\n", &t, &info)) {
+        CHECK(info.zero_based[0] == 1 && info.zero_based[1] == 0 && info.zero_based[2] == 0);
+        CHECK(t.dims[0] == 3 && t.dims[1] == 3 && t.dims[2] == 1);
+        check_entry3(&t, 0, 0, 0, 0, 1.0);
+        check_entry3(&t, 1, 2, 2, 0, 2.0);
+        tf_tensor_free(&t);
+    }
+    /* all 0-based, index 2^32-1 is the largest allowed */
+    if (parse_ok("0 0 0 1\n4294967295 5 0 1\n", &t, &info)) {
+        CHECK(t.dims[0] == 4294967296ULL && t.ind[0][1] == UINT32_MAX);
+        CHECK(info.zero_based[0] && info.zero_based[1] && info.zero_based[2]);
+        tf_tensor_free(&t);
+    }
+    /* 1-based index 2^32 is the largest allowed */
+    if (parse_ok("4294967296 1 1 1\n", &t, &info)) {
+        CHECK(t.dims[0] == 4294967296ULL && t.ind[0][0] == UINT32_MAX);
+        tf_tensor_free(&t);
+    }
+    /* duplicates summed and counted, zeros dropped and counted, unsorted input sorted */
+    if (parse_ok("2 2 2 1\n1 1 1 1\n1 1 1 2\n3 3 3 0\n1 1 1 4\n", &t, &info)) {
+        CHECK(t.nnz == 2 && info.entries == 5 && info.duplicates == 2 && info.zeros == 1);
+        check_entry3(&t, 0, 0, 0, 0, 7.0);
+        check_entry3(&t, 1, 1, 1, 1, 1.0);
+        CHECK(t.dims[0] == 3); /* the zero entry still defines the shape */
+        tf_tensor_free(&t);
+    }
+    /* empty slices: indices 2..4 of every mode never appear */
+    if (parse_ok("1 1 1 1\n5 5 5 2\n", &t, &info)) {
+        CHECK(t.nnz == 2 && t.dims[0] == 5 && t.dims[1] == 5 && t.dims[2] == 5);
+        tf_tensor_free(&t);
+    }
+    /* ParTI header: dims larger than the largest index */
+    if (parse_ok("# comment\n3\n10 20 30\n1 2 3 4.5\n", &t, &info)) {
+        CHECK(info.format == TF_FILE_TNS_HEADER && info.declared_dims);
+        CHECK(t.dims[0] == 10 && t.dims[1] == 20 && t.dims[2] == 30);
+        check_entry3(&t, 0, 0, 1, 2, 4.5);
+        tf_tensor_free(&t);
+    }
+    /* ParTI header with a 0-based mode */
+    if (parse_ok("2\n3 3\n0 1 1\n2 3 1\n", &t, &info)) {
+        CHECK(t.order == 2 && info.zero_based[0] && !info.zero_based[1]);
+        CHECK(t.ind[0][1] == 2 && t.ind[1][1] == 2);
+        tf_tensor_free(&t);
+    }
+    /* Tensor Toolbox / pyttb sptensor export */
+    if (parse_ok(
+            "sptensor\n3\n4 3 2\n2\n1 1 1 1.0000000000000000e+00\n4 3 2 -2.5000000000000000e+00\n",
+            &t, &info)) {
+        CHECK(info.format == TF_FILE_SPTENSOR && info.declared_dims);
+        CHECK(t.dims[0] == 4 && t.dims[1] == 3 && t.dims[2] == 2 && t.nnz == 2);
+        check_entry3(&t, 1, 3, 2, 1, -2.5);
+        tf_tensor_free(&t);
+    }
+    /* order 2 and order 16 */
+    if (parse_ok("1 2 3\n", &t, &info)) {
+        CHECK(t.order == 2 && t.vals[0] == 3);
+        tf_tensor_free(&t);
+    }
+    if (parse_ok("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 0.5\n", &t, &info)) {
+        CHECK(t.order == 16 && t.dims[15] == 16 && t.vals[0] == 0.5);
+        tf_tensor_free(&t);
+    }
+}
+
+/* Values must equal strtod's correctly rounded result bit for bit. */
+static void exact_values(void)
+{
+    static const char *fixed[] = {"1",
+                                  "-7",
+                                  "+3",
+                                  "0.1",
+                                  "1.5",
+                                  "-2.25e-3",
+                                  "1e22",
+                                  "1e23",
+                                  "9007199254740993",
+                                  "0.1000000000000000055511151231257827",
+                                  "123456789012345678901234567890",
+                                  "4.9406564584124654e-324",
+                                  "1.7976931348623157e308",
+                                  "2.2250738585072014E-308",
+                                  ".5",
+                                  "5.",
+                                  "1.0000000000000000e+00",
+                                  "3.14159265358979323846264338327950288"};
+    const size_t nf = sizeof fixed / sizeof *fixed;
+    tf_rng r;
+    tf_rng_seed(&r, 42);
+    const size_t n = nf + 4000;
+    size_t cap = n * 48, len = 0;
+    char *text = malloc(cap);
+    double *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; ++i) {
+        char num[40];
+        if (i < nf) snprintf(num, sizeof num, "%s", fixed[i]);
+        else {
+            double v = (tf_rng_uniform(&r) - 0.5) * pow(10.0, (double)tf_rng_below(&r, 40) - 20.0);
+            const char *fmt[] = {"%.17g", "%.6f", "%.3e", "%.15g", "%.0f", "%.20f"};
+            snprintf(num, sizeof num, fmt[tf_rng_below(&r, 6)], v);
+        }
+        want[i] = strtod(num, NULL);
+        if (want[i] == 0.0) { snprintf(num, sizeof num, "1"); want[i] = 1.0; }
+        len += (size_t)snprintf(text + len, cap - len, "%zu 1 %s\n", i + 1, num);
+    }
+    tf_tensor t;
+    tf_read_info info;
+    tf_status s = tf_parse_tensor("v.tns", text, len, 2, &t, &info);
+    CHECKF(s == TF_OK, "%s", tf_last_error());
+    if (s == TF_OK) {
+        size_t bad = 0;
+        for (size_t i = 0; i < n && t.nnz == n; ++i)
+            if (memcmp(&t.vals[i], &want[i], sizeof(double)) != 0) {
+                if (bad++ < 5)
+                    fprintf(stderr, "value %zu: got %.17g want %.17g\n", i, t.vals[i], want[i]);
+            }
+        CHECKF(t.nnz == n && bad == 0, "%zu of %zu values differ from strtod", bad, n);
+        tf_tensor_free(&t);
+    }
+    free(text);
+    free(want);
+}
+
+/* A text large enough to be split into many chunks: results are identical
+ * for 1 and 2 threads, and an error deep inside reports its exact line. */
+static void parallel_chunks(void)
+{
+    const size_t lines = 300000;
+    size_t cap = lines * 40, len = 0;
+    char *text = malloc(cap);
+    tf_rng r;
+    tf_rng_seed(&r, 7);
+    for (size_t i = 0; i < lines; ++i) {
+        if (i % 1000 == 500) len += (size_t)snprintf(text + len, cap - len, "# comment %zu\n\n", i);
+        len += (size_t)snprintf(text + len, cap - len, "%llu %llu %llu %llu\n",
+                                (unsigned long long)tf_rng_below(&r, 50000) + 1,
+                                (unsigned long long)tf_rng_below(&r, 3000) + 1,
+                                (unsigned long long)tf_rng_below(&r, 700) + 1,
+                                (unsigned long long)tf_rng_below(&r, 9) + 1);
+    }
+    tf_tensor a, b;
+    tf_read_info ia, ib;
+    CHECK_OK(tf_parse_tensor("big.tns", text, len, 1, &a, &ia));
+    CHECK_OK(tf_parse_tensor("big.tns", text, len, 2, &b, &ib));
+    CHECK(a.nnz == b.nnz && ia.entries == lines && ib.entries == lines);
+    CHECK(ia.lines == lines + 2 * (lines / 1000));
+    int same = a.nnz == b.nnz;
+    for (uint32_t m = 0; same && m < 3; ++m)
+        same = !memcmp(a.ind[m], b.ind[m], a.nnz * sizeof(uint32_t)) && a.dims[m] == b.dims[m];
+    CHECK(same && !memcmp(a.vals, b.vals, a.nnz * sizeof(double)));
+    CHECK(ia.duplicates == ib.duplicates && ia.duplicates + a.nnz == lines);
+    tf_tensor_free(&a);
+    tf_tensor_free(&b);
+
+    /* Put an error on a line far into the text and one in the last line. */
+    size_t pos = 0, line = 1, target = 0;
+    for (; pos < len && line < 250001; ++pos) if (text[pos] == '\n') ++line;
+    target = line;
+    text[pos] = 'z'; /* first character of that line */
+    char want[64];
+    snprintf(want, sizeof want, "big.tns:%zu: field 1:", target);
+    tf_status s = tf_parse_tensor("big.tns", text, len, 2, &a, &ia);
+    CHECKF(s == TF_ERR_PARSE && strstr(tf_last_error(), want), "%s", tf_last_error());
+    text[pos] = '1';
+    size_t total_lines = line;
+    for (; pos < len; ++pos) if (text[pos] == '\n') ++total_lines;
+    len -= 3; /* cut the last line short: "i j k v\n" -> "i j k" (no newline) */
+    snprintf(want, sizeof want, "big.tns:%zu: field 4:", total_lines - 1);
+    s = tf_parse_tensor("big.tns", text, len, 2, &a, &ia);
+    CHECKF(s == TF_ERR_PARSE && strstr(tf_last_error(), want), "%s (want %s)", tf_last_error(),
+           want);
+    free(text);
+}
+
+static void matrix_market(void)
+{
+    tf_tensor t;
+    tf_read_info info;
+    const char *gen = "%%MatrixMarket matrix coordinate real general\n% comment\n%\n3 4 3\n"
+                      "3 4 1.5\n1 1 -2\n2 3 1e2\n";
+    if (parse_ok(gen, &t, &info)) {
+        CHECK(info.format == TF_FILE_MTX && !info.mtx_symmetric && !info.mtx_pattern);
+        CHECK(t.order == 2 && t.dims[0] == 3 && t.dims[1] == 4 && t.nnz == 3);
+        CHECK(t.ind[0][0] == 0 && t.ind[1][0] == 0 && t.vals[0] == -2);
+        CHECK(t.ind[0][2] == 2 && t.ind[1][2] == 3 && t.vals[2] == 1.5);
+        tf_tensor_free(&t);
+    }
+    /* symmetric: off-diagonal entries mirrored, diagonal kept once */
+    if (parse_ok("%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n1 1 4\n2 1 5\n3 2 6\n",
+                 &t, &info)) {
+        CHECK(info.mtx_symmetric && t.nnz == 5 && info.entries == 3);
+        double dense[9] = {0};
+        for (uint64_t k = 0; k < t.nnz; ++k) dense[t.ind[0][k] * 3 + t.ind[1][k]] = t.vals[k];
+        CHECK(dense[0] == 4 && dense[1] == 5 && dense[3] == 5 && dense[5] == 6 && dense[7] == 6);
+        tf_tensor_free(&t);
+    }
+    /* skew-symmetric: mirror negated */
+    if (parse_ok("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3\n", &t,
+                 &info)) {
+        CHECK(t.nnz == 2 && t.ind[0][0] == 0 && t.ind[1][0] == 1 && t.vals[0] == -3 &&
+              t.vals[1] == 3);
+        tf_tensor_free(&t);
+    }
+    /* pattern: values are 1; banner words are case-insensitive */
+    if (parse_ok("%%MatrixMarket Matrix Coordinate Pattern General\n2 5 2\n1 5\n2 1\n", &t,
+                 &info)) {
+        CHECK(info.mtx_pattern && t.nnz == 2 && t.vals[0] == 1 && t.vals[1] == 1 && t.dims[1] == 5);
+        tf_tensor_free(&t);
+    }
+}
+
+/* Reading files: missing file, directory, malformed text and .mat files. */
+static void files(void)
+{
+    tf_tensor t;
+    tf_read_info info;
+    tf_status s = tf_read_tensor(TF_TEST_TMP "/no/such/file.tns", 2, &t, &info);
+    CHECK(s == TF_ERR_IO && strstr(tf_last_error(), "file.tns"));
+    s = tf_read_tensor(TF_TEST_TMP, 2, &t, &info);
+    CHECK(s == TF_ERR_IO && strstr(tf_last_error(), "directory"));
+
+    mkdir(TF_TEST_TMP, 0777);
+    const char *path = TF_TEST_TMP "/io_parse_bad.tns";
+    FILE *f = fopen(path, "w");
+    fputs("1 2 3 4\n1 2 3 4\n\n1 2 three 4\n", f);
+    fclose(f);
+    s = tf_read_tensor(path, 2, &t, &info);
+    CHECKF(s == TF_ERR_PARSE && strstr(tf_last_error(), "io_parse_bad.tns:4: field 3:") &&
+               strstr(tf_last_error(), "found 'three'"),
+           "%s", tf_last_error());
+    f = fopen(path, "w");
+    fclose(f);
+    s = tf_read_tensor(path, 2, &t, &info);
+    CHECK(s == TF_ERR_PARSE && strstr(tf_last_error(), "empty"));
+    remove(path);
+
+    /* dense .mat reader errors */
+    const char *mat = TF_TEST_TMP "/io_parse_bad.mat";
+    struct { const char *text; tf_status want; const char *needle; } cases[] = {
+        {"1 2 3\n4 5\n", TF_ERR_PARSE, "io_parse_bad.mat:2: field 3: expected 3 values"},
+        {"# c\n1 2\n3 4 5\n", TF_ERR_PARSE, "io_parse_bad.mat:3: field 3: expected end of line"},
+        {"1 2\n3 x\n", TF_ERR_PARSE, "io_parse_bad.mat:2: field 2: expected a number, found 'x'"},
+        {"1 nan\n", TF_ERR_RANGE, "io_parse_bad.mat:1: field 2: expected a finite value"},
+        {"# nothing\n", TF_ERR_PARSE, "no matrix rows"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        f = fopen(mat, "w");
+        fputs(cases[i].text, f);
+        fclose(f);
+        tf_matrix m;
+        s = tf_matrix_read(mat, &m);
+        CHECKF(s == cases[i].want && strstr(tf_last_error(), cases[i].needle), "case %zu: %s", i,
+               tf_last_error());
+        tf_matrix_free(&m);
+    }
+    remove(mat);
+}
+
+int main(void)
+{
+    malformed_tns();
+    malformed_mtx();
+    variants();
+    exact_values();
+    parallel_chunks();
+    matrix_market();
+    files();
+    return tf_test_finish("test_io_parse");
+}
