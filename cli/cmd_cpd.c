@@ -10,7 +10,6 @@
 
 /* Set to 1 when the GPU CP-ALS backend lands: --device auto then hands the
  * choice to the library instead of falling back to the CPU here. */
-#define CLI_GPU_CPD_AVAILABLE 0
 
 static const char help[] =
     "usage: tenfold cpd FILE -r R [options]\n"
@@ -120,11 +119,10 @@ static void choose_device(tf_cpd_opts *o)
         return;
     }
     int gpus = tf_gpu_count();
-    if (gpus > 0 && !CLI_GPU_CPD_AVAILABLE) {
-        o->backend = TF_BACKEND_CPU;
-        printf("device: cpu (GPU backend not available in this version)\n");
-    } else if (gpus > 0) {
-        printf("device: auto (%d GPU%s found)\n", gpus, gpus == 1 ? "" : "s");
+    if (gpus > 0) {
+        char desc[160];
+        if (tf_gpu_describe(0, desc, sizeof desc) != TF_OK) snprintf(desc, sizeof desc, "?");
+        printf("device: auto -> gpu 0: %s (%d GPU%s found)\n", desc, gpus, gpus == 1 ? "" : "s");
     } else {
         o->backend = TF_BACKEND_CPU;
         printf("device: cpu (%s)\n", tf_have_cuda() ? "no GPU found" : "built without CUDA");

@@ -279,6 +279,10 @@ tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out);
 int tf_gpu_count(void);
 /* Describes a device: name, multiprocessors, memory. */
 tf_status tf_gpu_describe(int device, char *buf, size_t len);
+/* Measured device-to-device copy bandwidth (bytes read + written per
+ * second) of a large cudaMemcpy: the ceiling memory-bound kernels are
+ * compared with. */
+tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s);
 /* 1 if the library was built with the CUDA backend. */
 int tf_have_cuda(void);
 

@@ -32,3 +32,47 @@ extern "C" tf_status tf_gpu_describe(int device, char *buf, size_t len)
                  (double)p.l2CacheSize / (1024.0 * 1024));
     return TF_OK;
 }
+
+/* Measured device-to-device copy bandwidth in bytes/s, counting read + write
+ * (2 x size per copy): the median of 10 copies of min(1 GiB, free/4) bytes.
+ * The yardstick for "bytes moved as a fraction of the copy bandwidth". */
+extern "C" tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
+{
+    *bytes_per_s = 0.0;
+    cudaError_t e = cudaSetDevice(device);
+    size_t fr = 0, tot = 0;
+    if (e == cudaSuccess) e = cudaMemGetInfo(&fr, &tot);
+    if (e != cudaSuccess)
+        return tf_fail(TF_ERR_DEVICE, "copy bandwidth on device %d: %s", device, cudaGetErrorString(e));
+    size_t bytes = fr / 4 < ((size_t)1 << 30) ? fr / 4 : ((size_t)1 << 30);
+    bytes &= ~(size_t)255;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    float ms[10];
+    e = cudaMalloc(&a, bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&b, bytes);
+    if (e == cudaSuccess) e = cudaEventCreate(&t0);
+    if (e == cudaSuccess) e = cudaEventCreate(&t1);
+    if (e == cudaSuccess) e = cudaMemset(a, 1, bytes);
+    if (e == cudaSuccess) e = cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); /* warm-up */
+    for (int i = 0; i < 10 && e == cudaSuccess; ++i) {
+        e = cudaEventRecord(t0);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
+        if (e == cudaSuccess) e = cudaEventRecord(t1);
+        if (e == cudaSuccess) e = cudaEventSynchronize(t1);
+        if (e == cudaSuccess) e = cudaEventElapsedTime(&ms[i], t0, t1);
+    }
+    if (t0) cudaEventDestroy(t0);
+    if (t1) cudaEventDestroy(t1);
+    cudaFree(a);
+    cudaFree(b);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return tf_fail(TF_ERR_DEVICE, "copy bandwidth on device %d: %s", device, cudaGetErrorString(e));
+    }
+    for (int i = 1; i < 10; ++i) /* insertion sort for the median */
+        for (int j = i; j > 0 && ms[j - 1] > ms[j]; --j) { float t = ms[j]; ms[j] = ms[j - 1]; ms[j - 1] = t; }
+    const double med = 0.5 * (ms[4] + ms[5]) * 1e-3;
+    *bytes_per_s = med > 0 ? 2.0 * (double)bytes / med : 0.0;
+    return TF_OK;
+}

@@ -1,0 +1,218 @@
+/* GPU MTTKRP benchmark: per format, precision and mode, the median of
+ * --reps device-timed runs (CUDA events, after --warmup untimed runs, the
+ * factors resident on the device), GFLOP/s, bytes moved and that as a
+ * fraction of the measured device copy bandwidth; plus the plan build time.
+ *
+ *   bench_gpu_mttkrp FILE|--gen D1,D2,...:NNZ[:ALPHA[:SEED]] [--format coo,fcoo,blco,auto]
+ *                    [--rank 32] [--precision double,single] [--reps 20] [--warmup 3]
+ *                    [--device 0] [--name NAME]
+ *
+ * Models (mode n, order N, rank R, value size s):
+ *   flops = nnz * R * N   (N-1 multiplications and one addition per non-zero and column)
+ *   bytes = T_n + sum_{m != n} I_m * R * s + I_n * R * s
+ *     T_n: the format's bytes read for mode n (the whole plan for coo and blco,
+ *     one of the N copies for fcoo); every factor read once; the output
+ *     written once. This is the compulsory traffic: a run at the copy
+ *     bandwidth would move it in bytes / bandwidth.
+ * Copy bandwidth: tf_gpu_copy_bandwidth (read + write bytes of a 1 GiB
+ * device-to-device copy, median of 10).
+ * Each result ends in one greppable line:
+ *   RESULT name=.. format=.. prec=.. R=.. all_ms=.. build_s=.. gbps=.. frac=.. plan="..." */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tenfold.h"
+
+/* In src/cuda/device.cu (CUDA builds only; weak so CPU builds link). */
+
+typedef struct bench_cfg {
+    const char *formats, *precisions, *name;
+    uint64_t rank;
+    int reps, warmup, device;
+} bench_cfg;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int parse_gen(const char *spec, tf_gen_opts *g)
+{
+    memset(g, 0, sizeof *g);
+    g->seed = TF_DEFAULT_SEED;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *parts[4] = {0};
+    int np = 0;
+    for (char *tok = strtok(buf, ":"); tok && np < 4; tok = strtok(NULL, ":")) parts[np++] = tok;
+    if (np < 2) return -1;
+    for (char *d = strtok(parts[0], ","); d && g->order < TF_MAX_ORDER; d = strtok(NULL, ","))
+        g->dims[g->order++] = strtoull(d, NULL, 10);
+    g->nnz = strtoull(parts[1], NULL, 10);
+    double alpha = np > 2 ? atof(parts[2]) : 0.0;
+    for (uint32_t m = 0; m < g->order; ++m) g->alpha[m] = alpha;
+    if (np > 3) g->seed = strtoull(parts[3], NULL, 10);
+    return g->order >= 2 && g->nnz > 0 ? 0 : -1;
+}
+
+static tf_status random_factors(const tf_tensor *X, uint64_t R, tf_matrix *F)
+{
+    uint64_t z = 12345;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        tf_status s = tf_matrix_alloc(&F[m], X->dims[m], R);
+        if (s != TF_OK) return s;
+        for (uint64_t i = 0; i < X->dims[m] * R; ++i) {
+            z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+            F[m].data[i] = (double)(z >> 11) * 0x1.0p-53;
+        }
+    }
+    return TF_OK;
+}
+
+static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c, tf_format fmt,
+                      tf_precision prec, double copy_bw)
+{
+    const char *pname = prec == TF_SINGLE ? "single" : "double";
+    const double s = prec == TF_SINGLE ? 4.0 : 8.0, R = (double)c->rank, N = X->order;
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.format = fmt;
+    o.precision = prec;
+    o.device = c->device;
+    o.rank_hint = c->rank;
+    tf_plan *p = NULL;
+    double t0 = tf_wtime();
+    tf_status st = tf_plan_build(X, &o, &p);
+    const double build = tf_wtime() - t0;
+    if (st != TF_OK) {
+        printf("RESULT name=%s format=%s prec=%s R=%llu error=\"%s\"\n", c->name, tf_format_name(fmt), pname,
+               (unsigned long long)c->rank, tf_last_error());
+        return;
+    }
+    const tf_format used = tf_plan_format(p);
+    printf("\n%s %s: %s\n  build %.3f s, %.1f MiB on the device\n", tf_format_name(fmt), pname,
+           tf_plan_describe(p), build, tf_plan_bytes(p) / 1048576.0);
+    printf("  %4s %10s %10s %9s %9s %9s %7s\n", "mode", "median_ms", "min_ms", "GFLOP/s", "GB", "GB/s",
+           "%copy");
+    double *times = calloc((size_t)c->reps, sizeof *times);
+    double all_ms = 0, all_gb = 0, all_gflop = 0;
+    for (uint32_t n = 0; times && n < X->order; ++n) {
+        tf_matrix out;
+        if (tf_matrix_alloc(&out, X->dims[n], c->rank) != TF_OK) break;
+        st = tf_plan_time_mttkrp(p, n, F, &out, c->warmup, c->reps, times);
+        tf_matrix_free(&out);
+        if (st != TF_OK) {
+            printf("  mode %u: %s\n", n + 1, tf_last_error());
+            break;
+        }
+        qsort(times, (size_t)c->reps, sizeof *times, cmp_double);
+        const double med = c->reps % 2 ? times[c->reps / 2]
+                                       : 0.5 * (times[c->reps / 2 - 1] + times[c->reps / 2]);
+        double tensor = (double)tf_plan_bytes(p) / (used == TF_FORMAT_FCOO ? N : 1.0);
+        double dense = 0;
+        for (uint32_t m = 0; m < X->order; ++m) dense += (double)X->dims[m] * R * s;
+        const double gb = (tensor + dense) / 1e9, gflop = (double)X->nnz * R * N / 1e9;
+        const double gbps = gb / (med / 1e3);
+        printf("  %4u %10.4f %10.4f %9.1f %9.4f %9.1f %6.1f%%\n", n + 1, med, times[0], gflop / (med / 1e3),
+               gb, gbps, copy_bw > 0 ? 100.0 * gbps * 1e9 / copy_bw : 0.0);
+        all_ms += med;
+        all_gb += gb;
+        all_gflop += gflop;
+    }
+    if (st == TF_OK && times) {
+        const double gbps = all_gb / (all_ms / 1e3);
+        printf("  %4s %10.4f %10s %9.1f %9.4f %9.1f %6.1f%%\n", "all", all_ms, "", all_gflop / (all_ms / 1e3),
+               all_gb, gbps, copy_bw > 0 ? 100.0 * gbps * 1e9 / copy_bw : 0.0);
+        printf("RESULT name=%s format=%s used=%s prec=%s R=%llu all_ms=%.4f build_s=%.3f gbps=%.1f frac=%.3f "
+               "plan=\"%s\"\n",
+               c->name, tf_format_name(fmt), tf_format_name(used), pname, (unsigned long long)c->rank, all_ms,
+               build, gbps, copy_bw > 0 ? gbps * 1e9 / copy_bw : 0.0, tf_plan_describe(p));
+    }
+    free(times);
+    tf_plan_free(p);
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench_gpu_mttkrp FILE|--gen D1,D2,..:NNZ[:ALPHA[:SEED]] [--format LIST] "
+                    "[--rank R] [--precision LIST] [--reps N] [--warmup N] [--device D] [--name NAME]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    bench_cfg c = {"coo,fcoo,blco", "double,single", NULL, 32, 20, 3, 0};
+    const char *file = NULL, *gen = NULL;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--gen") && v) gen = argv[++i];
+        else if (!strcmp(a, "--format") && v) c.formats = argv[++i];
+        else if (!strcmp(a, "--precision") && v) c.precisions = argv[++i];
+        else if (!strcmp(a, "--rank") && v) c.rank = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--reps") && v) c.reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--warmup") && v) c.warmup = atoi(argv[++i]);
+        else if (!strcmp(a, "--device") && v) c.device = atoi(argv[++i]);
+        else if (!strcmp(a, "--name") && v) c.name = argv[++i];
+        else if (a[0] != '-' && !file) file = a;
+        else return usage();
+    }
+    if ((!file && !gen) || c.rank == 0 || c.reps < 1 || c.warmup < 0) return usage();
+    if (tf_gpu_count() == 0) {
+        printf("bench_gpu_mttkrp: no CUDA device, nothing to measure\n");
+        return 0;
+    }
+    char dev[256];
+    tf_gpu_describe(c.device, dev, sizeof dev);
+    double bw = 0;
+    if (tf_gpu_copy_bandwidth(c.device, &bw) != TF_OK) bw = 0;
+    printf("device: %s\ncopy bandwidth (read + write): %.0f GB/s\n", dev, bw / 1e9);
+
+    tf_tensor X;
+    memset(&X, 0, sizeof X);
+    double t0 = tf_wtime();
+    tf_status st;
+    if (gen) {
+        tf_gen_opts g;
+        if (parse_gen(gen, &g)) return usage();
+        st = tf_generate(&g, &X);
+    } else {
+        st = tf_read_tensor(file, 0, &X, NULL);
+    }
+    if (st != TF_OK) {
+        fprintf(stderr, "bench_gpu_mttkrp: %s\n", tf_last_error());
+        return 1;
+    }
+    if (!c.name) c.name = gen ? "generated" : file;
+    printf("tensor %s: order %u, dims", c.name, X.order);
+    for (uint32_t m = 0; m < X.order; ++m) printf("%s%llu", m ? " x " : " ", (unsigned long long)X.dims[m]);
+    printf(", %llu non-zeros (loaded in %.1f s); rank %llu, %d reps after %d warm-up\n",
+           (unsigned long long)X.nnz, tf_wtime() - t0, (unsigned long long)c.rank, c.reps, c.warmup);
+
+    tf_matrix F[TF_MAX_ORDER];
+    memset(F, 0, sizeof F);
+    if (random_factors(&X, c.rank, F) != TF_OK) {
+        fprintf(stderr, "bench_gpu_mttkrp: %s\n", tf_last_error());
+        return 1;
+    }
+    char fl[256], pl[64];
+    snprintf(pl, sizeof pl, "%s", c.precisions);
+    for (char *ps = strtok(pl, ","); ps; ps = strtok(NULL, ",")) {
+        tf_precision prec = !strcmp(ps, "single") || !strcmp(ps, "fp32") ? TF_SINGLE : TF_DOUBLE;
+        snprintf(fl, sizeof fl, "%s", c.formats);
+        char *save = NULL;
+        for (char *f = strtok_r(fl, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+            int fmt = tf_format_parse(f);
+            if (fmt < 0) {
+                fprintf(stderr, "bench_gpu_mttkrp: unknown format '%s'\n", f);
+                continue;
+            }
+            bench_one(&X, F, &c, (tf_format)fmt, prec, bw);
+        }
+    }
+    for (uint32_t m = 0; m < X.order; ++m) tf_matrix_free(&F[m]);
+    tf_tensor_free(&X);
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* The CSF MTTKRP traversal of one thread's share of the leaves. */
+#ifndef TF_CPU_CSF_KERNEL_H
+#define TF_CPU_CSF_KERNEL_H
+#include "fmt/csf.h"
+
+/* One thread's work: the leaves zlo..zhi-1 of a tree whose root mode is the
+ * MTTKRP mode. Roots strictly between lo[0] and hi[0] lie entirely in the
+ * range and are written to out; the two end roots may be shared with the
+ * neighbouring threads, so their partial rows go to edge (lo[0] at edge,
+ * hi[0] at edge + R when it differs) and the caller merges them. */
+typedef struct tf_csf_job {
+    const tf_csf *csf;
+    const double *F[TF_MAX_ORDER];               /* factor of each level (F[0] unused) */
+    uint64_t R;
+    uint64_t zlo, zhi;                           /* leaf range, zlo < zhi          */
+    uint64_t lo[TF_MAX_ORDER], hi[TF_MAX_ORDER]; /* tf_csf_leaf_path of zlo, zhi-1 */
+    uint64_t first_gap_root; /* zero the empty output rows before roots >= this   */
+    double *out;             /* dims[mode] x R                                     */
+    double *edge;            /* 2 x R                                              */
+    double *acc;             /* order x R scratch                                  */
+    int stream;              /* write output rows with non-temporal stores         */
+} tf_csf_job;
+
+void tf_csf_mttkrp_job(const tf_csf_job *j);
+
+/* tf_cpu_csf_plan_build with an explicit flat_ratio (see tf_csf_build), so
+ * the tests can force full trees and flat levels. */
+struct tf_plan;
+tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
+                                     struct tf_plan *p);
+#endif

@@ -1,0 +1,149 @@
+/* CSF MTTKRP for the root mode, over a range of non-zeros.
+ *
+ * Depth-first with one R-length accumulator per compressed level: a node of
+ * level L = flat-1 sums, over its non-zeros, val times the Hadamard product
+ * of the non-zero's rows of the per-non-zero levels; when a node of level l
+ * is complete, its accumulator times its own factor row is added to the
+ * parent's accumulator; a complete root is an output row. The loop walks the
+ * nodes of level L in order and climbs only when a node ends, so there is no
+ * recursion. Every child range is clamped to the thread's range by its end
+ * path, which is what lets a thread start and stop inside a slice.
+ *
+ * Hyper-sparse tensors make almost every factor row read a cache miss, and
+ * the unpredictable fibre lengths stop the CPU from running ahead, so the
+ * rows needed a few non-zeros / nodes later are prefetched explicitly. */
+#include "cpu/csf_kernel.h"
+
+#include <string.h>
+
+#include "cpu/rowops.h"
+
+/* How far ahead (in non-zeros, or nodes of level L) rows are prefetched. */
+#define PREFETCH_AHEAD 16
+
+TF_ALWAYS_INLINE void prefetch_row(const double *row, uint64_t R)
+{
+#if defined(__GNUC__)
+    for (uint64_t b = 0; b < R && b < 64; b += 8) __builtin_prefetch(row + b);
+#else
+    (void)row; (void)R;
+#endif
+}
+
+/* End (exclusive) of node n's children at level l+1, clamped to the range. */
+TF_ALWAYS_INLINE uint64_t child_end(const tf_csf_job *j, uint32_t l, uint64_t n)
+{
+    const uint64_t e = j->csf->fptr[l][n + 1], cap = j->hi[l + 1] + 1;
+    return e < cap ? e : cap;
+}
+
+/* Root s is complete: zero the empty rows before it (if this thread owns
+ * them) and store its row. */
+TF_ALWAYS_INLINE void emit_root(const tf_csf_job *j, uint64_t s, const double *acc, uint64_t R)
+{
+    const uint32_t *rid = j->csf->fids[0];
+    if (s >= j->first_gap_root) {
+        const uint64_t from = s ? (uint64_t)rid[s - 1] + 1 : 0;
+        if (rid[s] > from) memset(j->out + from * R, 0, (rid[s] - from) * R * sizeof(double));
+    }
+    if (s == j->lo[0]) tf_row_copy(j->edge, acc, R);
+    else if (s == j->hi[0]) tf_row_copy(j->edge + R, acc, R);
+    else if (j->stream) tf_row_stream(j->out + (uint64_t)rid[s] * R, acc, R);
+    else tf_row_copy(j->out + (uint64_t)rid[s] * R, acc, R);
+}
+
+/* a = sum over non-zeros zb..ze-1 (zb < ze) of val * the Hadamard product
+ * of their rows in levels flat..order-1. */
+TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, double *restrict a,
+                               double *restrict t, const uint64_t R)
+{
+    const tf_csf *c = j->csf;
+    const uint32_t f0 = c->flat, N = c->order;
+    const double *const val = c->vals;
+    const uint32_t *const id0 = c->fids[f0];
+    const double *const F0 = j->F[f0];
+    const uint64_t zend = j->zhi;
+    if (f0 + 1 == N) { /* one row per non-zero */
+        for (uint64_t z = zb; z < ze; ++z) {
+            if (z + PREFETCH_AHEAD < zend) prefetch_row(F0 + (uint64_t)id0[z + PREFETCH_AHEAD] * R, R);
+            const double *r0 = F0 + (uint64_t)id0[z] * R;
+            if (z == zb) tf_row_scale(a, val[z], r0, R);
+            else tf_row_axpy(a, val[z], r0, R);
+        }
+        return;
+    }
+    const uint32_t *const idN = c->fids[N - 1];
+    const double *const FN = j->F[N - 1];
+    tf_row_zero(a, R);
+    for (uint64_t z = zb; z < ze; ++z) {
+        if (z + PREFETCH_AHEAD < zend)
+            for (uint32_t l = f0; l < N; ++l)
+                prefetch_row(j->F[l] + (uint64_t)c->fids[l][z + PREFETCH_AHEAD] * R, R);
+        tf_row_scale(t, val[z], F0 + (uint64_t)id0[z] * R, R);
+        for (uint32_t l = f0 + 1; l + 1 < N; ++l) tf_row_mul(t, j->F[l] + (uint64_t)c->fids[l][z] * R, R);
+        tf_row_hadd(a, t, FN + (uint64_t)idN[z] * R, R);
+    }
+}
+
+TF_ALWAYS_INLINE void csf_job(const tf_csf_job *j, const uint64_t R)
+{
+    const tf_csf *c = j->csf;
+    const uint32_t L = c->flat - 1;
+    uint64_t node[TF_MAX_ORDER], end[TF_MAX_ORDER];
+    for (uint32_t l = 0; l < L; ++l) {
+        node[l] = j->lo[l];
+        end[l] = child_end(j, l, node[l]);
+    }
+    double *const acc = j->acc; /* level l at acc + l*R; scratch row at level flat */
+    for (uint32_t l = 0; l <= L; ++l) tf_row_zero(acc + l * R, R);
+
+    const uint64_t *const fp = c->fptr[L];
+    const uint32_t *const idL = c->fids[L];
+    const double *const FL = j->F[L];
+    double *const a = acc + (uint64_t)L * R;
+    for (uint64_t f = j->lo[L]; f <= j->hi[L]; ++f) {
+        if (L > 0 && f + PREFETCH_AHEAD <= j->hi[L])
+            prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
+        const uint64_t zb = fp[f] > j->zlo ? fp[f] : j->zlo;
+        const uint64_t ze = fp[f + 1] < j->zhi ? fp[f + 1] : j->zhi;
+        leaf_sum(j, zb, ze, a, acc + (uint64_t)(L + 1) * R, R);
+
+        /* climb while the node just finished was its parent's last child */
+        uint64_t cur = f;
+        uint32_t l = L;
+        while (l > 0) {
+            double *up = acc + (uint64_t)(l - 1) * R;
+            tf_row_hadd(up, acc + (uint64_t)l * R, j->F[l] + (uint64_t)c->fids[l][cur] * R, R);
+            if (l < L) tf_row_zero(acc + (uint64_t)l * R, R);
+            if (cur + 1 < end[l - 1]) break;
+            --l;
+            cur = node[l]++;
+            if (node[l] <= j->hi[l]) end[l] = child_end(j, l, node[l]);
+        }
+        if (l == 0) {
+            emit_root(j, cur, acc, R);
+            if (L > 0) tf_row_zero(acc, R);
+        }
+    }
+    tf_stream_fence();
+}
+
+/* One instance per fixed rank the compiler can fully unroll, one generic. */
+#define CSF_INSTANCE(name, rank)                                                \
+    TF_KERNEL_CLONES static void name(const tf_csf_job *j) { csf_job(j, rank); }
+CSF_INSTANCE(csf_job_r8, 8)
+CSF_INSTANCE(csf_job_r16, 16)
+CSF_INSTANCE(csf_job_r32, 32)
+CSF_INSTANCE(csf_job_r64, 64)
+CSF_INSTANCE(csf_job_any, j->R)
+
+void tf_csf_mttkrp_job(const tf_csf_job *j)
+{
+    switch (j->R) {
+    case 8: csf_job_r8(j); break;
+    case 16: csf_job_r16(j); break;
+    case 32: csf_job_r32(j); break;
+    case 64: csf_job_r64(j); break;
+    default: csf_job_any(j);
+    }
+}

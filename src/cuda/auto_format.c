@@ -1,0 +1,84 @@
+/* The GPU `auto` format rule; see auto_format.h for the rule itself. */
+#include "cuda/auto_format.h"
+
+#include <stdio.h>
+
+#include "core/error.h"
+#include "cuda/tensor_stats.h"
+#include "fmt/blco.h"
+#include "fmt/fcoo.h"
+
+uint64_t tf_gpu_format_bytes(const tf_tensor *X, tf_format fmt, uint32_t value_bytes)
+{
+    switch (fmt) {
+    case TF_FORMAT_BLCO: return tf_blco_bytes_estimate(X, value_bytes);
+    case TF_FORMAT_FCOO: {
+        uint64_t b = 0;
+        for (uint32_t m = 0; m < X->order; ++m) b += tf_fcoo_bytes_estimate(X, m, 32, value_bytes);
+        return b;
+    }
+    case TF_FORMAT_COO: return X->nnz * (X->order * sizeof(uint32_t) + value_bytes);
+    default: return UINT64_MAX;
+    }
+}
+
+tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_bytes,
+                             uint64_t free_bytes, int sm_count, tf_format *fmt, char *why,
+                             size_t why_len)
+{
+    char dummy[8];
+    if (!why || !why_len) { why = dummy; why_len = sizeof dummy; }
+    uint64_t dense = 0, maxdim = 0;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        dense += X->dims[m] * rank * value_bytes;
+        if (X->dims[m] > maxdim) maxdim = X->dims[m];
+    }
+    dense += maxdim * rank * value_bytes;
+    const double budget = 0.9 * (double)free_bytes;
+    uint64_t need[TF_FORMAT_AMPED + 1] = {0};
+    int fits[TF_FORMAT_AMPED + 1] = {0};
+    const tf_format cand[] = {TF_FORMAT_COO, TF_FORMAT_FCOO, TF_FORMAT_BLCO};
+    for (int i = 0; i < 3; ++i) {
+        uint64_t b = tf_gpu_format_bytes(X, cand[i], value_bytes);
+        need[cand[i]] = b == UINT64_MAX ? UINT64_MAX : b + dense;
+        fits[cand[i]] = b != UINT64_MAX && (double)need[cand[i]] <= budget;
+    }
+
+    /* 1. a heavy slice in a long mode */
+    for (uint32_t m = 0; m < X->order; ++m) {
+        if (X->dims[m] < (uint64_t)sm_count) continue;
+        double share = tf_gpu_mode_skew(X, m, TF_AUTO_SAMPLE);
+        if (share >= TF_AUTO_HEAVY_SHARE && fits[TF_FORMAT_FCOO]) {
+            *fmt = TF_FORMAT_FCOO;
+            snprintf(why, why_len, "fcoo: mode %u's largest slice holds %.0f%% of the non-zeros", m + 1,
+                     100.0 * share);
+            return TF_OK;
+        }
+    }
+    /* 2. hypersparse blocks */
+    tf_blco_layout lay;
+    tf_blco_layout_init(X->order, X->dims, &lay);
+    if (X->order <= 8 && lay.alto_bits > 64 && fits[TF_FORMAT_COO]) {
+        uint32_t extra = lay.alto_bits - 64;
+        if (extra >= 63 || (1ULL << extra) > X->nnz / 64) {
+            *fmt = TF_FORMAT_COO;
+            snprintf(why, why_len, "coo: the linearised index needs %u bits, BLCO blocks would be tiny",
+                     lay.alto_bits);
+            return TF_OK;
+        }
+    }
+    /* 3-4. the smallest format that fits */
+    const tf_format order_pref[] = {TF_FORMAT_BLCO, TF_FORMAT_COO, TF_FORMAT_FCOO};
+    for (int i = 0; i < 3; ++i)
+        if (fits[order_pref[i]]) {
+            *fmt = order_pref[i];
+            snprintf(why, why_len, "%s: fits (%.1f of %.1f MiB free)", tf_format_name(*fmt),
+                     (double)need[*fmt] / (1 << 20), (double)free_bytes / (1 << 20));
+            return TF_OK;
+        }
+    return tf_fail(TF_ERR_NOMEM,
+                   "the tensor does not fit on the GPU in any format: BLCO needs %.1f MiB with the "
+                   "rank-%llu factors and 90%% of the free %.1f MiB is the budget",
+                   (double)need[TF_FORMAT_BLCO] / (1 << 20), (unsigned long long)rank,
+                   (double)free_bytes / (1 << 20));
+}

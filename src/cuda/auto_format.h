@@ -1,0 +1,49 @@
+/* The rule behind `--format auto` on the GPU (plain C, no device calls).
+ *
+ * Inputs: the tensor's shape, the skew of its modes (share of the
+ * non-zeros in the largest slice, estimated from an evenly spaced sample of
+ * at most 65536 non-zeros), the rank, the value size and the free device
+ * memory. Each format's device bytes are estimated from the shape
+ * (tf_blco_bytes_estimate, tf_fcoo_bytes_estimate; COO nnz*(4N + value)),
+ * plus the factors and the output (sum dims * R + max dims * R values);
+ * a format "fits" when that is at most 90 % of the free memory.
+ *
+ *  1. F-COO when some mode that BLCO would resolve with register atomics
+ *     (length >= #SMs) has a slice holding at least 1/16 of the non-zeros
+ *     (TF_AUTO_HEAVY_SHARE): its updates would all go to one output row,
+ *     one atomic per 32-non-zero run, serialised at one address; F-COO sums
+ *     such a row in registers along its sorted segment instead. Only if
+ *     the N per-mode copies fit.
+ *  2. COO when the linearised index needs more than 64 bits and the block
+ *     key space is so large that BLCO blocks would average fewer than 64
+ *     non-zeros (2^(bits-64) > nnz/64): per-block bases and block searches
+ *     would then cost more than COO's plain indices.
+ *  3. BLCO otherwise (one mode-agnostic copy, 8 + value bytes per non-zero,
+ *     the smallest format), when it fits;
+ *  4. else COO, else F-COO, when they fit;
+ *  5. else TF_ERR_NOMEM naming the bytes needed and free. */
+#ifndef TF_CUDA_AUTO_FORMAT_H
+#define TF_CUDA_AUTO_FORMAT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TF_AUTO_HEAVY_SHARE (1.0 / 16.0)
+#define TF_AUTO_SAMPLE 65536u
+
+tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_bytes,
+                             uint64_t free_bytes, int sm_count, tf_format *fmt, char *why,
+                             size_t why_len);
+
+/* Device bytes of the format's arrays for X (estimate from the shape). */
+uint64_t tf_gpu_format_bytes(const tf_tensor *X, tf_format fmt, uint32_t value_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

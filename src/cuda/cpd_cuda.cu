@@ -1,0 +1,368 @@
+/* GPU backend of CP-ALS (the vtable of src/algo/cpd_backend.h): factors,
+ * MTTKRP output, Grams, lambda and all work on the device; the host sees
+ * only scalars (potrf info and a condition estimate in solve, the two fit
+ * terms, a non-finite flag).
+ *
+ * Same steps and order of operations as the CPU backend (src/cpu/cpd_cpu.c,
+ * dense.c): M = MTTKRP through the plan's engine; V = Hadamard of the other
+ * Grams; A = M V^-1 by Cholesky (cuSOLVER potrf/potrs), falling back to the
+ * pseudo-inverse from syevd with eigenvalues <= rcond * max|w| dropped;
+ * normalisation; G = A^T A by cuBLAS syrk; fit terms as on the CPU.
+ * Positive definiteness: the CPU uses LAPACK's condition estimate (dpocon);
+ * cuSOLVER has none, so the GPU takes potrf's info plus (min/max Cholesky
+ * diagonal)^2 > rcond, the same threshold on a lower bound of the
+ * condition number.
+ *
+ * mttkrp and gram end with a stream synchronisation so that the driver's
+ * wall-clock timers split MTTKRP from dense algebra correctly; solve
+ * synchronises once (to read potrf's info), while the I x R copy M -> A
+ * runs on the context's second stream. A non-finite value is flagged on
+ * the device and reported at the next synchronisation with the host.
+ * TF_GPU_GRAM=gemm computes the Grams with gemm instead of syrk (for
+ * comparing the two on a device). */
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "cuda/dense_cuda.cuh"
+#include "cuda/engine.cuh"
+extern "C" {
+#include "algo/cpd_backend.h"
+#include "core/alloc.h"
+#include "cpu/dense.h"
+}
+
+namespace {
+
+/* ---- typed cuBLAS / cuSOLVER entry points */
+template <typename T> struct blas;
+template <> struct blas<double> {
+    static constexpr cudaDataType type = CUDA_R_64F;
+    static constexpr double eps = DBL_EPSILON;
+    static cublasStatus_t syrk(cublasHandle_t h, int64_t n, int64_t k, const double *A, double *C)
+    {
+        const double one = 1.0, zero = 0.0;
+        return cublasDsyrk_64(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, n, k, &one, A, n, &zero, C, n);
+    }
+    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
+                               int64_t n, int64_t k, const double *A, const double *B, double *C)
+    {
+        const double one = 1.0, zero = 0.0;
+        return cublasDgemm_64(h, ta, tb, m, n, k, &one, A, ta == CUBLAS_OP_N ? m : k, B,
+                              tb == CUBLAS_OP_N ? k : n, &zero, C, m);
+    }
+};
+template <> struct blas<float> {
+    static constexpr cudaDataType type = CUDA_R_32F;
+    static constexpr double eps = FLT_EPSILON;
+    static cublasStatus_t syrk(cublasHandle_t h, int64_t n, int64_t k, const float *A, float *C)
+    {
+        const float one = 1.f, zero = 0.f;
+        return cublasSsyrk_64(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, n, k, &one, A, n, &zero, C, n);
+    }
+    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
+                               int64_t n, int64_t k, const float *A, const float *B, float *C)
+    {
+        const float one = 1.f, zero = 0.f;
+        return cublasSgemm_64(h, ta, tb, m, n, k, &one, A, ta == CUBLAS_OP_N ? m : k, B,
+                              tb == CUBLAS_OP_N ? k : n, &zero, C, m);
+    }
+};
+
+struct gpu_cpd_base {
+    virtual ~gpu_cpd_base() {}
+    virtual tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) = 0;
+    virtual tf_status init(const tf_ktensor *k) = 0;
+    virtual tf_status mttkrp(uint32_t mode) = 0;
+    virtual tf_status solve(uint32_t mode, int *used_pinv) = 0;
+    virtual tf_status normalize(uint32_t mode, int max_norm) = 0;
+    virtual tf_status gram(uint32_t mode) = 0;
+    virtual tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) = 0;
+    virtual tf_status result(tf_ktensor *out) = 0;
+};
+
+template <typename T>
+struct gpu_cpd : gpu_cpd_base {
+    tf_cuda_ctx ctx;
+    tf_gpu_engine *eng = nullptr;
+    uint32_t order = 0;
+    uint64_t R = 0, maxdim = 0;
+    uint64_t dims[TF_MAX_ORDER] = {0};
+    T *A[TF_MAX_ORDER] = {nullptr};
+    T *G[TF_MAX_ORDER] = {nullptr};
+    T *M = nullptr, *V = nullptr, *L = nullptr, *Q = nullptr, *P = nullptr;
+    T *w = nullptr, *lambda = nullptr, *inv = nullptr;
+    double *partial = nullptr;
+    tf_gpu_scalars *d_sc = nullptr, *h_sc = nullptr;
+    cusolverDnParams_t params = nullptr;
+    void *d_work = nullptr, *h_work = nullptr;
+    size_t d_work_bytes = 0, h_work_bytes = 0;
+    uint32_t m_mode = 0;  /* mode whose MTTKRP M holds (order: none) */
+    bool gram_gemm = false;
+    cudaEvent_t copied = nullptr; /* the M -> A copy on the side stream is done */
+
+    ~gpu_cpd() override
+    {
+        if (ctx.device >= 0) cudaSetDevice(ctx.device);
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+            tf_cuda_free(A[m]);
+            tf_cuda_free(G[m]);
+        }
+        T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
+        for (T *b : bufs) tf_cuda_free(b);
+        tf_cuda_free(partial);
+        tf_cuda_free(d_sc);
+        tf_cuda_free(d_work);
+        if (h_sc) cudaFreeHost(h_sc);
+        tf_free(h_work);
+        if (params) cusolverDnDestroyParams(params);
+        if (copied) cudaEventDestroy(copied);
+        delete eng;
+        tf_cuda_ctx_destroy(&ctx);
+    }
+
+    tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
+    {
+        order = X->order;
+        R = o->rank;
+        for (uint32_t m = 0; m < order; ++m) {
+            dims[m] = X->dims[m];
+            if (dims[m] > maxdim) maxdim = dims[m];
+        }
+        m_mode = order;
+        const char *g = getenv("TF_GPU_GRAM");
+        gram_gemm = g && !strcmp(g, "gemm");
+        TF_TRY(tf_cuda_ctx_init(&ctx, o->device));
+        char why[128];
+        TF_TRY(tf_gpu_engine_create(&ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
+        tf_gpu_describe_engine(desc, len, eng, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, why);
+        return TF_OK;
+    }
+
+    tf_status check_mode(uint32_t mode) const
+    {
+        if (mode >= order)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u is outside 1..%u", mode + 1, order);
+        if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
+        return tf_cuda_ctx_use(&ctx);
+    }
+
+    /* Copies the scalars to the host and waits; a flagged non-finite value fails. */
+    tf_status sync_scalars()
+    {
+        TF_CU(cudaMemcpyAsync(h_sc, d_sc, sizeof *h_sc, cudaMemcpyDeviceToHost, ctx.stream));
+        TF_CU(cudaStreamSynchronize(ctx.stream));
+        if (h_sc->nonfinite)
+            return tf_fail(TF_ERR_NUMERIC, "GPU CP-ALS: a factor, Gram matrix or fit term is not "
+                                           "finite; the factors diverged");
+        return TF_OK;
+    }
+
+    double singular_rcond() const
+    {
+        const double e = (double)R * blas<T>::eps;
+        return e > TF_DENSE_PINV_RCOND ? e : TF_DENSE_PINV_RCOND;
+    }
+
+    tf_status workspace()
+    {
+        TF_CUSOLVER(cusolverDnCreateParams(&params));
+        size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
+        TF_CUSOLVER(cusolverDnXpotrf_bufferSize(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, (int64_t)R,
+                                                blas<T>::type, L, (int64_t)R, blas<T>::type, &d1, &h1));
+        TF_CUSOLVER(cusolverDnXsyevd_bufferSize(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR,
+                                                CUBLAS_FILL_MODE_UPPER, (int64_t)R, blas<T>::type, Q,
+                                                (int64_t)R, blas<T>::type, w, blas<T>::type, &d2, &h2));
+        d_work_bytes = d1 > d2 ? d1 : d2;
+        h_work_bytes = h1 > h2 ? h1 : h2;
+        TF_TRY(tf_cuda_alloc_bytes(&d_work, d_work_bytes, "cuSOLVER workspace"));
+        if (h_work_bytes) TF_TRY(tf_alloc(&h_work, h_work_bytes, 1, "cuSOLVER host workspace"));
+        return TF_OK;
+    }
+
+    tf_status init(const tf_ktensor *k) override
+    {
+        if (!k || k->order != order || k->rank != R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: initial ktensor does not match order %u rank %llu",
+                           order, (unsigned long long)R);
+        TF_TRY(tf_cuda_ctx_use(&ctx));
+        TF_TRY(tf_cuda_ctx_blas(&ctx));
+        TF_TRY(tf_cuda_ctx_solver(&ctx));
+        for (uint32_t m = 0; m < order; ++m) {
+            if (k->factors[m].rows != dims[m] || k->factors[m].cols != R)
+                return tf_fail(TF_ERR_ARG,
+                               "GPU CP-ALS backend: initial factor %u is %llu x %llu, expected %llu x %llu",
+                               m + 1, (unsigned long long)k->factors[m].rows,
+                               (unsigned long long)k->factors[m].cols, (unsigned long long)dims[m],
+                               (unsigned long long)R);
+            TF_TRY(tf_cuda_alloc(&A[m], dims[m] * R, "factor matrix"));
+            TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx.stream));
+            TF_TRY(tf_cuda_alloc(&G[m], R * R, "Gram matrix"));
+        }
+        TF_TRY(tf_cuda_alloc(&M, maxdim * R, "MTTKRP output"));
+        T **square[] = {&V, &L, &Q, &P};
+        for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
+        TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
+        TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
+        TF_TRY(tf_cuda_alloc(&inv, R, "column scales"));
+        TF_TRY(tf_cuda_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
+        TF_TRY(tf_cuda_alloc(&d_sc, 1, "CP-ALS scalars"));
+        TF_CU(cudaMallocHost((void **)&h_sc, sizeof *h_sc));
+        TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx.stream));
+        TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx.stream));
+        TF_TRY(workspace());
+        TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+        m_mode = order;
+        return sync_scalars();
+    }
+
+    tf_status mttkrp(uint32_t mode) override
+    {
+        TF_TRY(check_mode(mode));
+        m_mode = order;
+        TF_TRY(eng->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
+        TF_CU(cudaStreamSynchronize(ctx.stream)); /* the driver times MTTKRP alone */
+        m_mode = mode;
+        return TF_OK;
+    }
+
+    tf_status solve(uint32_t mode, int *used_pinv) override
+    {
+        TF_TRY(check_mode(mode));
+        *used_pinv = 0;
+        if (m_mode != mode)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
+        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        cudaStream_t st = ctx.stream;
+        /* A <- M on the side stream, overlapped with the R x R work and the
+         * sync below (M is complete: mttkrp synchronised the work stream). */
+        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx.side));
+        TF_CU(cudaEventRecord(copied, ctx.side));
+        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
+        TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
+        TF_CUSOLVER(cusolverDnXpotrf(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L, n,
+                                     blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes,
+                                     &d_sc->info));
+        TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
+        TF_TRY(sync_scalars());
+        const double ratio = h_sc->diag_max > 0 ? h_sc->diag_min / h_sc->diag_max : 0.0;
+        const bool spd = h_sc->info == 0 && ratio * ratio > singular_rcond();
+        TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
+        if (spd) {
+            /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
+            TF_CUSOLVER(cusolverDnXpotrs(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type,
+                                         L, n, blas<T>::type, A[mode], n, &d_sc->info));
+            return TF_OK;
+        }
+        *used_pinv = 1;
+        TF_CU(cudaMemcpyAsync(Q, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
+        TF_CUSOLVER(cusolverDnXsyevd(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
+                                     n, blas<T>::type, Q, n, blas<T>::type, w, blas<T>::type, d_work,
+                                     d_work_bytes, h_work, h_work_bytes, &d_sc->info));
+        TF_TRY(sync_scalars());
+        if (h_sc->info != 0)
+            return tf_fail(TF_ERR_NUMERIC, "pseudo-inverse: the eigendecomposition of the %llu x %llu "
+                                           "normal matrix failed (cuSOLVER syevd info %d)",
+                           (unsigned long long)R, (unsigned long long)R, h_sc->info);
+        /* P = Q diag(1/w) Q^T (dropped eigenvalues as zero); A = M P. */
+        TF_TRY(tf_gpu_pinv_scale(Q, w, (uint32_t)R, singular_rcond(), P, st));
+        TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, P, Q, L));
+        TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, L, M, A[mode]));
+        return TF_OK;
+    }
+
+    tf_status normalize(uint32_t mode, int max_norm) override
+    {
+        TF_TRY(check_mode(mode));
+        return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
+                                ctx.stream);
+    }
+
+    tf_status gram(uint32_t mode) override
+    {
+        TF_TRY(check_mode(mode));
+        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        if (gram_gemm) {
+            TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, I, A[mode], A[mode], G[mode]));
+        } else {
+            TF_CUBLAS(blas<T>::syrk(ctx.blas, n, I, A[mode], G[mode]));
+            TF_TRY(tf_gpu_symmetrize(G[mode], (uint32_t)R, ctx.stream));
+        }
+        TF_CU(cudaStreamSynchronize(ctx.stream)); /* dense time ends here for the driver's timers */
+        return TF_OK;
+    }
+
+    tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) override
+    {
+        TF_TRY(check_mode(mode));
+        if (m_mode != mode)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
+        cudaStream_t st = ctx.stream;
+        TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, partial, d_sc, st));
+        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
+        TF_TRY(tf_gpu_quadratic(V, lambda, (uint32_t)R, d_sc, st));
+        TF_TRY(sync_scalars());
+        *inner = h_sc->inner;
+        *knorm2 = h_sc->knorm2;
+        return TF_OK;
+    }
+
+    tf_status result(tf_ktensor *out) override
+    {
+        if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
+        if (out->order != order || out->rank != R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result ktensor does not match order %u rank %llu",
+                           order, (unsigned long long)R);
+        TF_TRY(tf_cuda_ctx_use(&ctx));
+        for (uint32_t m = 0; m < order; ++m) {
+            if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
+                return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
+            TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx.stream));
+        }
+        return tf_cuda_get_values(out->lambda, lambda, R, ctx.stream);
+    }
+};
+
+gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
+tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
+tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
+tf_status op_solve(void *c, uint32_t mode, int *p) { return self(c)->solve(mode, p); }
+tf_status op_normalize(void *c, uint32_t mode, int mx) { return self(c)->normalize(mode, mx); }
+tf_status op_gram(void *c, uint32_t mode) { return self(c)->gram(mode); }
+tf_status op_fit(void *c, uint32_t mode, double *a, double *b) { return self(c)->fit_terms(mode, a, b); }
+tf_status op_result(void *c, tf_ktensor *out) { return self(c)->result(out); }
+void op_destroy(void *c) { delete self(c); }
+
+const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve, op_normalize,
+                                    op_gram, op_fit,    op_result, op_destroy};
+
+} // namespace
+
+extern "C" tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o,
+                                                tf_cpd_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: missing tensor or options");
+    if (tf_gpu_count() <= 0)
+        return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs a CUDA device and none is present");
+    if (o->rank == 0 || o->rank > TF_DENSE_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: rank %llu is outside 1..%u",
+                       (unsigned long long)o->rank, TF_DENSE_MAX_RANK);
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: unknown precision %d", (int)o->precision);
+    gpu_cpd_base *c = o->precision == TF_SINGLE ? (gpu_cpd_base *)new (std::nothrow) gpu_cpd<float>()
+                                                : (gpu_cpd_base *)new (std::nothrow) gpu_cpd<double>();
+    if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
+    tf_status s = c->setup(X, o, out->plan_desc, sizeof out->plan_desc);
+    if (s != TF_OK) {
+        delete c;
+        memset(out, 0, sizeof *out);
+        return s;
+    }
+    out->ops = &gpu_ops;
+    out->ctx = c;
+    return TF_OK;
+}

@@ -1,0 +1,117 @@
+/* F-COO builder: sort by the output mode, keep product-mode indices, and
+ * derive the head bits, segments and partition start flags. */
+#include "fmt/fcoo.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/radix.h"
+
+void tf_fcoo_free(tf_fcoo *f)
+{
+    if (!f) return;
+    for (uint32_t j = 0; j < TF_MAX_ORDER; ++j) tf_free(f->pind[j]);
+    tf_free(f->vals);
+    tf_free(f->head);
+    tf_free(f->start);
+    tf_free(f->part_seg);
+    tf_free(f->seg_row);
+    memset(f, 0, sizeof *f);
+}
+
+static uint64_t words32(uint64_t bits) { return (bits + 31) / 32; }
+
+uint64_t tf_fcoo_bytes(const tf_fcoo *f, uint32_t value_bytes)
+{
+    return f->nnz * ((uint64_t)(f->order - 1) * sizeof(uint32_t) + value_bytes) +
+           words32(f->nnz) * 4 + words32(f->nparts) * 4 + f->nparts * 4 + f->nseg * 4;
+}
+
+uint64_t tf_fcoo_bytes_estimate(const tf_tensor *X, uint32_t mode, uint32_t part_nnz,
+                                uint32_t value_bytes)
+{
+    uint64_t nparts = part_nnz ? (X->nnz + part_nnz - 1) / part_nnz : 0;
+    uint64_t nseg = X->nnz < X->dims[mode] ? X->nnz : X->dims[mode];
+    return X->nnz * ((uint64_t)(X->order - 1) * sizeof(uint32_t) + value_bytes) +
+           words32(X->nnz) * 4 + words32(nparts) * 4 + nparts * 4 + nseg * 4;
+}
+
+/* Fills head bits, segment rows, start bits and partition segments from
+ * the sorted output indices `oi`. */
+static tf_status build_flags(tf_fcoo *f, const uint32_t *oi)
+{
+    const uint64_t n = f->nnz;
+    TF_TRY(TF_CALLOC(f->head, words32(n), "F-COO head bits"));
+    uint64_t nseg = 0;
+    for (uint64_t k = 0; k < n; ++k)
+        if (k == 0 || oi[k] != oi[k - 1]) {
+            f->head[k >> 5] |= 1u << (k & 31);
+            ++nseg;
+        }
+    f->nseg = nseg;
+    TF_TRY(TF_ALLOC(f->seg_row, nseg, "F-COO segment rows"));
+    f->nparts = (n + f->part_nnz - 1) / f->part_nnz;
+    TF_TRY(TF_CALLOC(f->start, words32(f->nparts), "F-COO start flags"));
+    TF_TRY(TF_ALLOC(f->part_seg, f->nparts, "F-COO partition segments"));
+    uint64_t s = 0; /* segments seen so far */
+    for (uint64_t k = 0; k < n; ++k) {
+        int head = tf_fcoo_head(f, k);
+        if (head) f->seg_row[s++] = oi[k];
+        if (k % f->part_nnz == 0) {
+            uint64_t p = k / f->part_nnz;
+            if (head) f->start[p >> 5] |= 1u << (p & 31);
+            f->part_seg[p] = (uint32_t)(s - 1);
+        }
+    }
+    return TF_OK;
+}
+
+static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f)
+{
+    const uint32_t N = X->order;
+    const uint64_t n = X->nnz;
+    uint32_t mo[TF_MAX_ORDER];
+    mo[0] = mode;
+    for (uint32_t m = 0, j = 0; m < N; ++m)
+        if (m != mode) { f->pmodes[j] = m; mo[1 + j] = m; ++j; }
+    uint64_t *perm = NULL;
+    TF_TRY(tf_radix_order(X, mo, N, &perm));
+    tf_status s = TF_OK;
+    uint32_t *oi = NULL;
+    for (uint32_t j = 0; j + 1 < N && s == TF_OK; ++j) s = TF_ALLOC(f->pind[j], n, "F-COO indices");
+    if (s == TF_OK) s = TF_ALLOC(f->vals, n, "F-COO values");
+    if (s == TF_OK) s = TF_ALLOC(oi, n, "F-COO output indices");
+    if (s == TF_OK) {
+        const int64_t nn = (int64_t)n;
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < nn; ++k) {
+            uint64_t p = perm[k];
+            oi[k] = X->ind[mode][p];
+            f->vals[k] = X->vals[p];
+            for (uint32_t j = 0; j + 1 < N; ++j) f->pind[j][k] = X->ind[f->pmodes[j]][p];
+        }
+        s = build_flags(f, oi);
+    }
+    tf_free(oi);
+    tf_free(perm);
+    return s;
+}
+
+tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out)
+{
+    memset(out, 0, sizeof *out);
+    if (mode >= X->order)
+        return tf_fail(TF_ERR_ARG, "F-COO: mode %u is outside 1..%u", mode + 1, X->order);
+    if (part_nnz < 32 || part_nnz % 32)
+        return tf_fail(TF_ERR_ARG, "F-COO: partition size %u is not a positive multiple of 32",
+                       part_nnz);
+    out->order = X->order;
+    out->mode = mode;
+    out->nnz = X->nnz;
+    out->part_nnz = part_nnz;
+    memcpy(out->dims, X->dims, sizeof out->dims);
+    tf_status s = build(X, mode, out);
+    if (s != TF_OK) tf_fcoo_free(out);
+    return s;
+}

@@ -1,0 +1,73 @@
+/* Random test tensors for the GPU format tests (builders and kernels):
+ * explicit seeds, optional skew (one output row takes a share of the
+ * non-zeros) and optional empty slices (only even indices used in a mode). */
+#ifndef TF_TESTS_GPU_TEST_TENSORS_H
+#define TF_TESTS_GPU_TEST_TENSORS_H
+#include <string.h>
+
+#include "core/rng.h"
+#include "tenfold.h"
+
+typedef struct tt_spec {
+    uint32_t order;
+    uint64_t dims[TF_MAX_ORDER];
+    uint64_t nnz;          /* before duplicates are merged                   */
+    uint64_t seed;
+    int hot_mode;          /* -1: none; else row hot_row of this mode ...    */
+    uint32_t hot_row;
+    double hot_share;      /* ... receives this share of the non-zeros       */
+    int sparse_mode;       /* -1: none; else this mode uses even indices only */
+} tt_spec;
+
+static inline tt_spec tt_spec_make(uint32_t order, const uint64_t *dims, uint64_t nnz, uint64_t seed)
+{
+    tt_spec s;
+    memset(&s, 0, sizeof s);
+    s.order = order;
+    for (uint32_t m = 0; m < order; ++m) s.dims[m] = dims[m];
+    s.nnz = nnz;
+    s.seed = seed;
+    s.hot_mode = -1;
+    s.sparse_mode = -1;
+    return s;
+}
+
+/* Canonical random tensor; values uniform in [-1, 1) (zeros dropped). */
+static inline tf_status tt_random(const tt_spec *sp, tf_tensor *X)
+{
+    tf_status s = tf_tensor_alloc(X, sp->order, sp->dims, sp->nnz);
+    if (s != TF_OK) return s;
+    tf_rng r;
+    tf_rng_seed(&r, sp->seed);
+    for (uint64_t k = 0; k < sp->nnz; ++k) {
+        for (uint32_t m = 0; m < sp->order; ++m) {
+            uint64_t d = sp->dims[m];
+            uint64_t i = tf_rng_below(&r, d);
+            if ((int)m == sp->sparse_mode && d > 1) i &= ~1ULL;
+            X->ind[m][k] = (uint32_t)i;
+        }
+        if (sp->hot_mode >= 0 && tf_rng_uniform(&r) < sp->hot_share)
+            X->ind[sp->hot_mode][k] = sp->hot_row;
+        X->vals[k] = 2.0 * tf_rng_uniform(&r) - 1.0;
+    }
+    return tf_tensor_canonicalize(X, NULL, NULL);
+}
+
+/* Random factor matrices dims[m] x R, entries uniform in [-1, 1). */
+static inline tf_status tt_factors(const tf_tensor *X, uint64_t R, uint64_t seed, tf_matrix *F)
+{
+    tf_rng r;
+    tf_rng_seed(&r, seed);
+    for (uint32_t m = 0; m < X->order; ++m) {
+        tf_status s = tf_matrix_alloc(&F[m], X->dims[m], R);
+        if (s != TF_OK) return s;
+        for (uint64_t i = 0; i < X->dims[m] * R; ++i) F[m].data[i] = 2.0 * tf_rng_uniform(&r) - 1.0;
+    }
+    return TF_OK;
+}
+
+static inline void tt_free_factors(tf_matrix *F, uint32_t order)
+{
+    for (uint32_t m = 0; m < order; ++m) tf_matrix_free(&F[m]);
+}
+#endif

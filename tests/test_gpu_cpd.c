@@ -1,0 +1,157 @@
+/* GPU CP-ALS against CPU CP-ALS: for the same seed, the fit after every
+ * iteration must agree to 1e-8 in fp64 (every GPU format), on random
+ * tensors with a planted low-rank model (tf_generate) and on a real one
+ * (uber-apr14); fp32 must land within 5e-3 (a sanity bound: fp32 ALS drifts
+ * from fp64 with the conditioning of the normal equations). A
+ * rank-deficient problem must take the pseudo-inverse fallback and still
+ * give a finite fit. Skipped (exit 77) without a GPU; `--quick` (or
+ * TF_TEST_QUICK=1) runs a small subset for compute-sanitizer. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "gpu_test_tensors.h"
+
+#define MAX_IT 64
+
+typedef struct trace {
+    uint32_t n;
+    double fit[MAX_IT];
+} trace;
+
+static void record(const tf_cpd_iter *it, void *user)
+{
+    trace *t = user;
+    if (t->n < MAX_IT) t->fit[t->n++] = it->fit;
+}
+
+static tf_status run(const tf_tensor *X, tf_backend be, tf_format fmt, tf_precision prec, uint64_t R,
+                     uint32_t iters, trace *t, tf_cpd_report *rep, tf_ktensor *K)
+{
+    tf_cpd_opts o;
+    tf_cpd_opts_default(&o);
+    o.rank = R;
+    o.max_iters = iters;
+    o.tol = 0.0; /* run every iteration */
+    o.seed = 4242;
+    o.backend = be;
+    o.format = fmt;
+    o.precision = prec;
+    o.callback = record;
+    o.user = t;
+    memset(t, 0, sizeof *t);
+    return tf_cpd(X, &o, K, rep);
+}
+
+/* Largest relative difference of lambda (information only: the factors of
+ * a slowly converging ALS may drift further apart than its fit). */
+static double lambda_diff(const tf_ktensor *a, const tf_ktensor *b)
+{
+    double m = 0;
+    for (uint64_t r = 0; r < a->rank; ++r) {
+        double d = fabs(a->lambda[r] - b->lambda[r]) / (fabs(b->lambda[r]) + 1e-300);
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t iters)
+{
+    trace cpu, gpu;
+    tf_cpd_report rc, rg;
+    tf_ktensor Kc, Kg;
+    tf_status s = run(X, TF_BACKEND_CPU, TF_FORMAT_AUTO, TF_DOUBLE, R, iters, &cpu, &rc, &Kc);
+    CHECKF(s == TF_OK, "%s: CPU cpd: %s", what, tf_last_error());
+    if (s != TF_OK) return;
+    const tf_format fmts[] = {TF_FORMAT_COO, TF_FORMAT_FCOO, TF_FORMAT_BLCO, TF_FORMAT_AUTO};
+    for (int f = 0; f < 4; ++f)
+        for (int prec = 0; prec < 2; ++prec) {
+            s = run(X, TF_BACKEND_GPU, fmts[f], (tf_precision)prec, R, iters, &gpu, &rg, &Kg);
+            CHECKF(s == TF_OK, "%s %s: GPU cpd: %s", what, tf_format_name(fmts[f]), tf_last_error());
+            if (s != TF_OK) continue;
+            const double tol = prec == TF_SINGLE ? 5e-3 : 1e-8;
+            double worst = 0;
+            for (uint32_t i = 0; i < cpu.n && i < gpu.n; ++i)
+                if (fabs(cpu.fit[i] - gpu.fit[i]) > worst) worst = fabs(cpu.fit[i] - gpu.fit[i]);
+            CHECKF(gpu.n == cpu.n && worst <= tol, "%s [%s] %s: %u vs %u iterations, fit differs by %.3g",
+                   what, rg.plan, prec ? "fp32" : "fp64", gpu.n, cpu.n, worst);
+            double t_m = 0;
+            for (int m = 0; m < TF_MAX_ORDER; ++m) t_m += rg.t_mttkrp[m];
+            printf("  %s: %-60.60s %s fit %.10f (cpu %.10f), max |dfit| %.2e, lambda rel diff %.2e, "
+                   "%.3f ms/iter (mttkrp %.3f, dense %.3f)\n",
+                   what, rg.plan, prec ? "fp32" : "fp64", rg.fit, rc.fit, worst, lambda_diff(&Kg, &Kc),
+                   1e3 * (rg.t_total - rg.t_build) / (rg.iters ? rg.iters : 1),
+                   1e3 * t_m / (rg.iters ? rg.iters : 1),
+                   1e3 * rg.t_dense / (rg.iters ? rg.iters : 1));
+            tf_ktensor_free(&Kg);
+        }
+    tf_ktensor_free(&Kc);
+}
+
+/* A tensor from a planted rank-`rank` model with 1 % noise. */
+static tf_status planted(uint32_t order, const uint64_t *dims, uint64_t nnz, uint64_t rank, uint64_t seed,
+                         tf_tensor *X)
+{
+    tf_gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.order = order;
+    for (uint32_t m = 0; m < order; ++m) g.dims[m] = dims[m];
+    g.nnz = nnz;
+    g.seed = seed;
+    g.rank = rank;
+    g.noise = 0.01;
+    memset(X, 0, sizeof *X);
+    return tf_generate(&g, X);
+}
+
+static void pinv_case(void)
+{
+    const uint64_t dims[] = {3, 4, 3};
+    tt_spec sp = tt_spec_make(3, dims, 30, 21);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    trace t;
+    tf_cpd_report rep;
+    tf_ktensor K;
+    tf_status s = run(&X, TF_BACKEND_GPU, TF_FORMAT_BLCO, TF_DOUBLE, 12, 5, &t, &rep, &K);
+    CHECKF(s == TF_OK, "rank-deficient: %s", tf_last_error());
+    if (s == TF_OK) {
+        CHECKF(rep.pinv_fallbacks > 0 && isfinite(rep.fit), "rank-deficient: %llu pinv fallbacks, fit %g",
+               (unsigned long long)rep.pinv_fallbacks, rep.fit);
+        tf_ktensor_free(&K);
+    }
+    tf_tensor_free(&X);
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
+                      (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_cpd", "no CUDA device");
+
+    tf_tensor X;
+    tf_status s = planted(3, (const uint64_t[]){60, 50, 40}, quick ? 3000 : 20000, 8, 31, &X);
+    CHECKF(s == TF_OK, "planted 3-mode: %s", tf_last_error());
+    if (s == TF_OK) compare(&X, "planted rank-8 3-mode", 8, quick ? 3 : 30);
+    tf_tensor_free(&X);
+
+    if (!quick) {
+        s = planted(4, (const uint64_t[]){30, 20, 40, 25}, 8000, 5, 32, &X);
+        CHECKF(s == TF_OK, "planted 4-mode: %s", tf_last_error());
+        if (s == TF_OK) compare(&X, "planted rank-5 4-mode", 5, 20);
+        tf_tensor_free(&X);
+
+        char path[4096];
+        const char *dir = getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_REPO_DATA;
+        snprintf(path, sizeof path, "%s/uber-apr14.tns.xz", dir);
+        s = tf_read_tensor(path, 0, &X, NULL);
+        if (s == TF_OK) {
+            compare(&X, "uber-apr14", 16, 20);
+            tf_tensor_free(&X);
+        } else {
+            printf("test_gpu_cpd: %s not readable (%s), skipping the real tensor\n", path,
+                   tf_last_error());
+        }
+        pinv_case();
+    }
+    return tf_test_finish("test_gpu_cpd");
+}

@@ -1,0 +1,346 @@
+/* GPU MTTKRP against the float64 CPU reference: every format (coo, fcoo,
+ * blco with the heuristic, blco forced to register and to hierarchical
+ * conflict resolution, auto) x every mode x precision x rank, on random
+ * tensors of orders 2..8 (skewed, empty slices, modes of length 1, 2 and
+ * < #SMs, a linearised index over 64 bits, no non-zeros) and on every real
+ * tensor in the shared data directory. Outputs are poisoned with NaN first;
+ * every element must be written and the relative error must be <= 1e-12
+ * (fp64) / 1e-5 (fp32).
+ *
+ * Skipped (exit 77) without a GPU. `--quick` (or TF_TEST_QUICK=1) runs a
+ * small subset, sized for compute-sanitizer. TF_TEST_DATA overrides the
+ * real-data directory. */
+#include <dirent.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "gpu_test_tensors.h"
+
+#define TOL_FP64 1e-12
+#define TOL_FP32 1e-5
+
+static int quick;
+
+typedef struct variant {
+    tf_format format;
+    const char *resolution; /* TF_BLCO_RESOLUTION while building, NULL = unset */
+    int no_heavy;           /* TF_BLCO_HOT=0 while building: no heavy-row stash */
+    int in_quick;           /* also run under --quick (every kernel path once) */
+    const char *name;
+} variant;
+
+static const variant variants[] = {
+    {TF_FORMAT_COO, NULL, 0, 1, "coo"},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo"},
+    {TF_FORMAT_BLCO, NULL, 0, 0, "blco"},
+    {TF_FORMAT_BLCO, "register", 0, 1, "blco/register"},
+    {TF_FORMAT_BLCO, "register", 1, 0, "blco/register/no-heavy-rows"},
+    {TF_FORMAT_BLCO, "hierarchical", 0, 1, "blco/hierarchical"},
+    {TF_FORMAT_AUTO, NULL, 0, 0, "auto"},
+};
+#define NVARIANTS (sizeof variants / sizeof *variants)
+
+static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision prec, uint64_t R,
+                            tf_plan **p)
+{
+    if (v->resolution) setenv("TF_BLCO_RESOLUTION", v->resolution, 1);
+    else unsetenv("TF_BLCO_RESOLUTION");
+    if (v->no_heavy) setenv("TF_BLCO_HOT", "0", 1);
+    else unsetenv("TF_BLCO_HOT");
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.format = v->format;
+    o.precision = prec;
+    o.rank_hint = R;
+    tf_status s = tf_plan_build(X, &o, p);
+    unsetenv("TF_BLCO_RESOLUTION");
+    unsetenv("TF_BLCO_HOT");
+    return s;
+}
+
+/* 1 if every element is finite (written, since the output was poisoned). */
+static int all_written(const tf_matrix *M)
+{
+    for (uint64_t i = 0; i < M->rows * M->cols; ++i)
+        if (!isfinite(M->data[i])) return 0;
+    return 1;
+}
+
+static void poison(tf_matrix *M)
+{
+    for (uint64_t i = 0; i < M->rows * M->cols; ++i) M->data[i] = NAN;
+}
+
+/* All modes of X for ranks[0..nr-1]: references first, then every plan. */
+static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *ranks, int nr,
+                         uint64_t seed)
+{
+    const uint32_t N = X->order;
+    for (int ri = 0; ri < nr; ++ri) {
+        const uint64_t R = ranks[ri];
+        tf_matrix F[TF_MAX_ORDER], ref[TF_MAX_ORDER], out[TF_MAX_ORDER];
+        memset(F, 0, sizeof F);
+        memset(ref, 0, sizeof ref);
+        memset(out, 0, sizeof out);
+        CHECK_OK(tt_factors(X, R, seed + R, F));
+        for (uint32_t m = 0; m < N; ++m) {
+            CHECK_OK(tf_matrix_alloc(&ref[m], X->dims[m], R));
+            CHECK_OK(tf_matrix_alloc(&out[m], X->dims[m], R));
+            CHECK_OK(tf_mttkrp_reference(X, m, F, &ref[m]));
+        }
+        for (int prec = 0; prec < 2; ++prec) {
+            const double tol = prec == TF_SINGLE ? TOL_FP32 : TOL_FP64;
+            for (unsigned v = 0; v < NVARIANTS; ++v) {
+                if (quick && !variants[v].in_quick) continue;
+                tf_plan *p = NULL;
+                tf_status s = build_plan(X, &variants[v], (tf_precision)prec, R, &p);
+                CHECKF(s == TF_OK, "%s %s %s R=%llu: build: %s", what, variants[v].name,
+                       prec ? "fp32" : "fp64", (unsigned long long)R, tf_last_error());
+                if (s != TF_OK) continue;
+                CHECK(tf_plan_format(p) != TF_FORMAT_AUTO && tf_plan_backend(p) == TF_BACKEND_GPU);
+                for (uint32_t m = 0; m < N; ++m) {
+                    poison(&out[m]);
+                    s = tf_plan_mttkrp(p, m, F, &out[m]);
+                    const double err = tf_rel_err(out[m].data, ref[m].data, X->dims[m] * R);
+                    CHECKF(s == TF_OK && all_written(&out[m]) && err <= tol,
+                           "%s [%s] %s %s R=%llu mode %u: %s, rel err %.3g", what, tf_plan_describe(p),
+                           variants[v].name, prec ? "fp32" : "fp64", (unsigned long long)R, m + 1,
+                           s == TF_OK ? (all_written(&out[m]) ? "written" : "NOT all written")
+                                      : tf_last_error(),
+                           err);
+                }
+                tf_plan_free(p);
+            }
+        }
+        for (uint32_t m = 0; m < N; ++m) {
+            tf_matrix_free(&ref[m]);
+            tf_matrix_free(&out[m]);
+        }
+        tt_free_factors(F, N);
+    }
+}
+
+/* Power-law tensor from tf_generate: several heavy rows per mode. */
+static void powerlaw_case(const char *what, const uint64_t *ranks, int nr)
+{
+    tf_gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.order = 3;
+    g.dims[0] = 2000; g.dims[1] = 1500; g.dims[2] = 1000;
+    g.nnz = quick ? 20000 : 200000;
+    for (int m = 0; m < 3; ++m) g.alpha[m] = 0.7;
+    g.seed = 5;
+    tf_tensor X;
+    memset(&X, 0, sizeof X);
+    tf_status s = tf_generate(&g, &X);
+    CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
+    if (s == TF_OK) check_tensor(&X, what, ranks, nr, 4242);
+    tf_tensor_free(&X);
+}
+
+static void random_case(tt_spec sp, const char *what, const uint64_t *ranks, int nr)
+{
+    tf_tensor X;
+    printf("  case: %s\n", what);
+    tf_status s = tt_random(&sp, &X);
+    CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
+    if (s == TF_OK) check_tensor(&X, what, ranks, nr, sp.seed * 1000);
+    tf_tensor_free(&X);
+}
+
+/* tf_plan_time_mttkrp: device-resident timing gives positive times and the right result. */
+static void timing_case(void)
+{
+    const uint64_t dims[] = {300, 200, 100};
+    tt_spec sp = tt_spec_make(3, dims, 20000, 77);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    tf_matrix F[3], ref, out;
+    CHECK_OK(tt_factors(&X, 16, 5, F));
+    CHECK_OK(tf_matrix_alloc(&ref, dims[1], 16));
+    CHECK_OK(tf_matrix_alloc(&out, dims[1], 16));
+    CHECK_OK(tf_mttkrp_reference(&X, 1, F, &ref));
+    for (unsigned v = 0; v < NVARIANTS; ++v) {
+        tf_plan *p = NULL;
+        CHECK_OK(build_plan(&X, &variants[v], TF_DOUBLE, 16, &p));
+        if (!p) continue;
+        double ms[5] = {0};
+        poison(&out);
+        CHECK_OK(tf_plan_time_mttkrp(p, 1, F, &out, 2, 5, ms));
+        CHECKF(ms[0] > 0 && ms[4] > 0 && ms[4] < 1e4, "%s: times %g .. %g ms", variants[v].name, ms[0],
+               ms[4]);
+        CHECKF(tf_rel_err(out.data, ref.data, dims[1] * 16) <= TOL_FP64, "%s: timed result",
+               variants[v].name);
+        tf_plan_free(p);
+    }
+    tf_matrix_free(&ref);
+    tf_matrix_free(&out);
+    tt_free_factors(F, 3);
+    tf_tensor_free(&X);
+}
+
+/* The auto rule (src/cuda/auto_format.h) on three clear cases. */
+static void auto_choices(void)
+{
+    static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto"};
+    struct { tt_spec sp; tf_format want; const char *what; } cases[3];
+    const uint64_t d[] = {300, 200, 100}, huge[] = {1ULL << 32, 1ULL << 32, 1ULL << 32},
+                   even[] = {400, 500, 600};
+    cases[0].sp = tt_spec_make(3, d, 6000, 41);
+    cases[0].sp.hot_mode = 0; cases[0].sp.hot_row = 3; cases[0].sp.hot_share = 0.5;
+    cases[0].want = TF_FORMAT_FCOO;
+    cases[0].what = "a long mode with a heavy slice -> fcoo";
+    cases[1].sp = tt_spec_make(3, huge, 3000, 42);
+    cases[1].want = TF_FORMAT_COO;
+    cases[1].what = "96-bit index, tiny blocks -> coo";
+    cases[2].sp = tt_spec_make(3, even, 20000, 43);
+    cases[2].want = TF_FORMAT_BLCO;
+    cases[2].what = "even 3-mode -> blco";
+    for (int i = 0; i < 3; ++i) {
+        tf_tensor X;
+        CHECK_OK(tt_random(&cases[i].sp, &X));
+        tf_plan *p = NULL;
+        CHECK_OK(build_plan(&X, &autov, TF_DOUBLE, 32, &p));
+        if (p) CHECKF(tf_plan_format(p) == cases[i].want, "%s: got %s (%s)", cases[i].what,
+                      tf_format_name(tf_plan_format(p)), tf_plan_describe(p));
+        tf_plan_free(p);
+        tf_tensor_free(&X);
+    }
+}
+
+static void error_cases(void)
+{
+    const uint64_t dims[] = {10, 10, 10};
+    tt_spec sp = tt_spec_make(3, dims, 100, 3);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.format = TF_FORMAT_CSF;
+    tf_plan *p = NULL;
+    CHECK(tf_plan_build(&X, &o, &p) == TF_ERR_UNAVAILABLE && p == NULL);
+    o.format = TF_FORMAT_BLCO;
+    o.device = 1000;
+    CHECK(tf_plan_build(&X, &o, &p) == TF_ERR_ARG && p == NULL);
+    tf_tensor_free(&X);
+
+    uint64_t d9[9];
+    for (int m = 0; m < 9; ++m) d9[m] = 3;
+    tt_spec s9 = tt_spec_make(9, d9, 50, 4);
+    CHECK_OK(tt_random(&s9, &X));
+    o.device = 0;
+    CHECK(tf_plan_build(&X, &o, &p) == TF_ERR_UNAVAILABLE && p == NULL);
+    tf_tensor_free(&X);
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void real_tensors(void)
+{
+    const char *dir = getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_SHARED_DATA;
+    DIR *d = opendir(dir);
+    if (!d) {
+        printf("test_gpu_mttkrp: no real data at %s, skipping that part\n", dir);
+        return;
+    }
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 256)
+        if (has_suffix(e->d_name, ".tns.xz") || has_suffix(e->d_name, ".mtx.xz") ||
+            has_suffix(e->d_name, ".tns"))
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    const uint64_t ranks[] = {32};
+    for (int i = 0; i < n; ++i) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        tf_tensor X;
+        memset(&X, 0, sizeof X);
+        tf_status s = tf_read_tensor(path, 0, &X, NULL);
+        CHECKF(s == TF_OK, "%s: %s", path, tf_last_error());
+        if (s == TF_OK) {
+            printf("  real tensor %s: order %u, %llu non-zeros\n", names[i], X.order,
+                   (unsigned long long)X.nnz);
+            fflush(stdout);
+            check_tensor(&X, names[i], ranks, 1, 99);
+        }
+        tf_tensor_free(&X);
+        free(names[i]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress visible if the run is cut off */
+    quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
+            (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_mttkrp", "no CUDA device");
+    char dev[256];
+    CHECK_OK(tf_gpu_describe(0, dev, sizeof dev));
+    printf("test_gpu_mttkrp on %s%s\n", dev, quick ? " (quick)" : "");
+
+    const uint64_t full_ranks[] = {1, 7, 32, 33, 64, 100, 129};
+    const uint64_t quick_ranks[] = {7, 33};
+    const uint64_t *ranks = quick ? quick_ranks : full_ranks;
+    const int nr = quick ? 2 : 7;
+
+    const uint64_t d3[] = {50, 60, 70};
+    random_case(tt_spec_make(3, d3, quick ? 800 : 3000, 1), "3-mode", ranks, nr);
+    const uint64_t d5[] = {5, 6, 7, 8, 9};
+    random_case(tt_spec_make(5, d5, quick ? 600 : 2000, 3), "5-mode", ranks, nr);
+
+    /* > 2048 non-zeros, so BLCO gives the hot row a stash slot (also in --quick) */
+    tt_spec hot = tt_spec_make(3, (const uint64_t[]){300, 200, 100}, quick ? 2500 : 6000, 4);
+    hot.hot_mode = 0; hot.hot_row = 17; hot.hot_share = 0.5; hot.sparse_mode = 2;
+    random_case(hot, "skewed (half in one row) with empty slices", ranks, nr);
+
+    const uint64_t big4[] = {1u << 20, 1u << 20, 1u << 20, 1u << 20};
+    const uint64_t r_big[] = {7, 33};
+    random_case(tt_spec_make(4, big4, quick ? 700 : 5000, 6), "4 x 2^20 (80-bit index)", r_big, 2);
+
+    const uint64_t pl_ranks[] = {16, 32, 100};
+    powerlaw_case("power law (alpha 0.7), heavy rows", quick ? pl_ranks + 1 : pl_ranks, quick ? 1 : 3);
+
+    if (!quick) {
+        const uint64_t d4[] = {20, 30, 40, 50};
+        random_case(tt_spec_make(4, d4, 3000, 2), "4-mode", ranks, nr);
+        const uint64_t shortm[] = {1, 2, 131, 500};
+        random_case(tt_spec_make(4, shortm, 4000, 5), "modes of length 1, 2, 131", ranks, nr);
+        const uint64_t d2[] = {1000, 800};
+        random_case(tt_spec_make(2, d2, 5000, 7), "2-mode", ranks, nr);
+        const uint64_t d6[] = {7, 9, 11, 5, 6, 8};
+        random_case(tt_spec_make(6, d6, 2500, 8), "6-mode", ranks, nr);
+        const uint64_t d7[] = {3, 4, 5, 6, 7, 8, 9};
+        random_case(tt_spec_make(7, d7, 2500, 9), "7-mode", ranks, nr);
+        const uint64_t d8[] = {3, 4, 5, 3, 4, 5, 3, 4};
+        random_case(tt_spec_make(8, d8, 1500, 10), "8-mode", ranks, nr);
+        /* > 64-bit index with three modes (dense factors of 2^23 rows stay small at R <= 33) */
+        const uint64_t wide3[] = {1u << 23, 1u << 22, 1u << 22};
+        const uint64_t r_wide[] = {1, 33};
+        random_case(tt_spec_make(3, wide3, 3000, 11), "3-mode 67-bit index", r_wide, 2);
+        const uint64_t larger[] = {5000, 4000, 3000};
+        const uint64_t r32[] = {32, 16};
+        random_case(tt_spec_make(3, larger, 300000, 12), "3-mode, 300k non-zeros", r32, 2);
+        const uint64_t r1024[] = {1024};
+        random_case(tt_spec_make(3, d3, 2000, 13), "3-mode, rank 1024", r1024, 1);
+        random_case(tt_spec_make(3, d3, 0, 14), "no non-zeros", ranks, 2);
+        timing_case();
+        auto_choices();
+        error_cases();
+        real_tensors();
+    }
+    return tf_test_finish("test_gpu_mttkrp");
+}

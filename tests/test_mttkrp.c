@@ -1,0 +1,289 @@
+/* MTTKRP plans (cpu coo, cpu csf) against the float64 reference: random
+ * tensors of orders 2..6, uniform and skewed (one row of one mode holds half
+ * the non-zeros), with empty slices and modes of length 1, ranks that hit
+ * the fixed-rank kernels and the generic one, 1..3 threads, every mode;
+ * outputs poisoned with NaN before each run. Then the real tensors in
+ * TF_SHARED_DATA, and argument errors. */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "algo/plan_impl.h"
+#include "check.h"
+#include "core/rng.h"
+#include "cpu/csf_kernel.h"
+#include "tenfold.h"
+
+/* The plans under test: coo, csf as tf_plan_build makes it, and csf forced
+ * to full trees (every level compressed) and to flat levels (only the
+ * root compressed). */
+typedef struct variant {
+    const char *name;
+    tf_format format;
+    double flat_ratio; /* < 0: tf_plan_build's choice */
+} variant;
+static const variant variants[] = {{"coo", TF_FORMAT_COO, -1},
+                                   {"csf", TF_FORMAT_CSF, -1},
+                                   {"csf-tree", TF_FORMAT_CSF, 1e300},
+                                   {"csf-flat", TF_FORMAT_CSF, 0.0}};
+static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF};
+static const uint64_t ranks[] = {1, 7, 8, 16, 33, 64};
+static const int thread_counts[] = {1, 2, 3};
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+/* Index in 0..dim-1 that leaves row 0, the last row and every row = 2 mod 5
+ * empty when the mode has at least 8 rows (leading, inner, trailing gaps). */
+static uint32_t draw_index(tf_rng *rng, uint64_t dim)
+{
+    for (;;) {
+        uint32_t i = (uint32_t)tf_rng_below(rng, dim);
+        if (dim < 8 || (i != 0 && i != dim - 1 && i % 5 != 2)) return i;
+    }
+}
+
+/* Random canonical tensor; hot_mode >= 0 puts half the non-zeros in one row
+ * of that mode. */
+static tf_tensor make_tensor(tf_rng *rng, uint32_t order, const uint64_t *dims, uint64_t nnz,
+                             int hot_mode, int canonical)
+{
+    tf_tensor X;
+    CHECK_OK(tf_tensor_alloc(&X, order, dims, nnz));
+    const uint32_t hot = hot_mode >= 0 ? draw_index(rng, dims[hot_mode]) : 0;
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < order; ++m) X.ind[m][k] = draw_index(rng, dims[m]);
+        if (hot_mode >= 0 && k % 2 == 0) X.ind[hot_mode][k] = hot;
+        X.vals[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
+        if (X.vals[k] == 0.0) X.vals[k] = 0.5;
+    }
+    if (canonical) CHECK_OK(tf_tensor_canonicalize(&X, NULL, NULL));
+    return X;
+}
+
+static void random_factors(tf_rng *rng, const tf_tensor *X, uint64_t R, tf_matrix *F)
+{
+    for (uint32_t m = 0; m < X->order; ++m) {
+        CHECK_OK(tf_matrix_alloc(&F[m], X->dims[m], R));
+        for (uint64_t i = 0; i < X->dims[m] * R; ++i) F[m].data[i] = tf_rng_uniform(rng) * 2.0 - 1.0;
+    }
+}
+
+static void free_factors(uint32_t order, tf_matrix *F)
+{
+    for (uint32_t m = 0; m < order; ++m) tf_matrix_free(&F[m]);
+}
+
+/* Runs one MTTKRP of the plan on a poisoned output and compares every
+ * element with the reference; rows of empty slices must be exactly zero. */
+static void check_mode(tf_plan *p, const tf_tensor *X, uint32_t mode, const tf_matrix *F,
+                       const char *label)
+{
+    const uint64_t R = F[mode == 0 ? 1 : 0].cols, I = X->dims[mode];
+    tf_matrix ref, out;
+    CHECK_OK(tf_matrix_alloc(&ref, I, R));
+    CHECK_OK(tf_matrix_alloc(&out, I, R));
+    CHECK_OK(tf_mttkrp_reference(X, mode, F, &ref));
+    for (uint64_t i = 0; i < I * R; ++i) out.data[i] = NAN;
+    tf_status s = tf_plan_mttkrp(p, mode, F, &out);
+    CHECKF(s == TF_OK, "%s mode %u: %s", label, mode, tf_last_error());
+    uint64_t unwritten = 0, nonzero_empty = 0;
+    for (uint64_t i = 0; i < I * R; ++i) {
+        if (!isfinite(out.data[i])) ++unwritten;
+        if (ref.data[i] == 0.0 && out.data[i] != 0.0) ++nonzero_empty;
+    }
+    /* a reference zero can only come from an empty row here (random values) */
+    CHECKF(unwritten == 0, "%s mode %u: %llu of %llu outputs not written", label, mode,
+           (unsigned long long)unwritten, (unsigned long long)(I * R));
+    CHECKF(nonzero_empty == 0, "%s mode %u: %llu empty-row outputs are not zero", label, mode,
+           (unsigned long long)nonzero_empty);
+    double err = tf_rel_err(out.data, ref.data, (size_t)(I * R));
+    CHECKF(err <= 1e-12, "%s mode %u: relative error %.3g", label, mode, err);
+    tf_matrix_free(&ref);
+    tf_matrix_free(&out);
+}
+
+static tf_status build_variant(const tf_tensor *X, const variant *v, int threads, tf_plan **out)
+{
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    o.format = v->format;
+    o.threads = threads;
+    if (v->flat_ratio < 0) return tf_plan_build(X, &o, out);
+    /* what tf_plan_build does, with the builder's ratio forced */
+    tf_plan *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p) return TF_ERR_NOMEM;
+    p->order = X->order;
+    p->nnz = X->nnz;
+    memcpy(p->dims, X->dims, sizeof p->dims);
+    p->backend = TF_BACKEND_CPU;
+    p->format = TF_FORMAT_CSF;
+    p->threads = threads;
+    tf_status s = tf_cpu_csf_plan_build_flat(X, &o, v->flat_ratio, p);
+    if (s != TF_OK) { free(p); return s; }
+    *out = p;
+    return TF_OK;
+}
+
+/* Every plan variant x thread count x rank x mode on one tensor. */
+static void check_tensor(tf_rng *rng, const tf_tensor *X, const uint64_t *rk, size_t nrk,
+                         const int *th, size_t nth, const char *what)
+{
+    for (size_t ri = 0; ri < nrk; ++ri) {
+        tf_matrix F[TF_MAX_ORDER];
+        random_factors(rng, X, rk[ri], F);
+        for (size_t vi = 0; vi < COUNT(variants); ++vi)
+            for (size_t ti = 0; ti < nth; ++ti) {
+                tf_plan *p = NULL;
+                char label[256];
+                snprintf(label, sizeof label, "%s, %s, R=%llu, %d threads", what, variants[vi].name,
+                         (unsigned long long)rk[ri], th[ti]);
+                tf_status s = build_variant(X, &variants[vi], th[ti], &p);
+                CHECKF(s == TF_OK, "%s: build: %s", label, tf_last_error());
+                if (s != TF_OK) continue;
+                for (uint32_t m = 0; m < X->order; ++m) check_mode(p, X, m, F, label);
+                tf_plan_free(p);
+            }
+        free_factors(X->order, F);
+    }
+}
+
+static void random_tensors(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 20240611);
+    /* mode lengths per order, so that nnz ~ 3000 is well below the volume */
+    static const uint64_t base_dim[] = {0, 0, 150, 40, 14, 9, 7};
+    for (uint32_t order = 2; order <= 6; ++order)
+        for (int variant = 0; variant < 3; ++variant) { /* uniform, skewed, with a unit mode */
+            uint64_t dims[TF_MAX_ORDER];
+            for (uint32_t m = 0; m < order; ++m)
+                dims[m] = base_dim[order] / 2 + tf_rng_below(&rng, base_dim[order]);
+            int hot = -1;
+            if (variant == 1) hot = (int)tf_rng_below(&rng, order);
+            if (variant == 2) dims[tf_rng_below(&rng, order)] = 1;
+            tf_tensor X = make_tensor(&rng, order, dims, 3000, hot, 1);
+            char what[64];
+            snprintf(what, sizeof what, "order %u %s",
+                     order, variant == 0 ? "uniform" : variant == 1 ? "skewed" : "unit-mode");
+            check_tensor(&rng, &X, ranks, COUNT(ranks), thread_counts, COUNT(thread_counts), what);
+            tf_tensor_free(&X);
+        }
+}
+
+/* Fewer non-zeros than threads, no non-zeros, and a non-canonical list
+ * (unsorted, repeated coordinates). */
+static void corner_tensors(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 77);
+    const uint64_t dims[3] = {9, 1, 12};
+    const uint64_t rk[] = {3, 16};
+    const int th[] = {1, 3, 4};
+    for (uint64_t nnz = 0; nnz <= 3; ++nnz) {
+        tf_tensor X = make_tensor(&rng, 3, dims, nnz, -1, 1);
+        char what[64];
+        snprintf(what, sizeof what, "%llu non-zeros", (unsigned long long)nnz);
+        check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), what);
+        tf_tensor_free(&X);
+    }
+    const uint64_t d4[4] = {6, 5, 4, 3};
+    tf_tensor X = make_tensor(&rng, 4, d4, 500, 2, 0);
+    check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), "non-canonical order 4");
+    tf_tensor_free(&X);
+    /* every non-zero in one slice of every mode but one: the threads all
+     * start and end inside the same root slice */
+    const uint64_t d3[3] = {3, 200, 2};
+    tf_tensor Y = make_tensor(&rng, 3, d3, 400, -1, 0);
+    for (uint64_t k = 0; k < Y.nnz; ++k) { Y.ind[0][k] = 1; Y.ind[2][k] = 0; }
+    CHECK_OK(tf_tensor_canonicalize(&Y, NULL, NULL));
+    check_tensor(&rng, &Y, rk, COUNT(rk), th, COUNT(th), "one slice");
+    tf_tensor_free(&Y);
+    /* the largest order */
+    uint64_t d16[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) d16[m] = 2 + m % 3;
+    tf_tensor Z = make_tensor(&rng, TF_MAX_ORDER, d16, 300, 0, 1);
+    check_tensor(&rng, &Z, rk, COUNT(rk), th, COUNT(th), "order 16");
+    tf_tensor_free(&Z);
+}
+
+static void bad_arguments(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 5);
+    const uint64_t dims[3] = {10, 11, 12};
+    tf_tensor X = make_tensor(&rng, 3, dims, 100, -1, 1);
+    tf_matrix F[TF_MAX_ORDER], out, wrong;
+    random_factors(&rng, &X, 4, F);
+    CHECK_OK(tf_matrix_alloc(&out, 10, 4));
+    CHECK_OK(tf_matrix_alloc(&wrong, 11, 5));
+    for (size_t fi = 0; fi < COUNT(formats); ++fi) {
+        tf_plan_opts o;
+        tf_plan_opts_default(&o);
+        o.format = formats[fi];
+        o.threads = 2;
+        tf_plan *p = NULL;
+        CHECK_OK(tf_plan_build(&X, &o, &p));
+        if (!p) continue;
+        CHECK(tf_plan_mttkrp(p, 3, F, &out) == TF_ERR_ARG);        /* mode out of range */
+        CHECK(tf_plan_mttkrp(p, 1, F, &out) == TF_ERR_ARG);        /* output rows of mode 1 */
+        CHECK(tf_plan_mttkrp(p, 0, NULL, &out) == TF_ERR_ARG);     /* no factors */
+        tf_matrix saved = F[1];
+        F[1] = wrong;                                              /* 11 x 5, rank 4 expected */
+        CHECK(tf_plan_mttkrp(p, 0, F, &out) == TF_ERR_ARG);
+        CHECK(strlen(tf_last_error()) > 0);
+        F[1] = saved;
+        CHECK_OK(tf_plan_mttkrp(p, 0, F, &out));
+        tf_plan_free(p);
+    }
+    tf_matrix_free(&out);
+    tf_matrix_free(&wrong);
+    free_factors(3, F);
+    tf_tensor_free(&X);
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
+static void real_tensors(void)
+{
+    DIR *d = opendir(TF_SHARED_DATA);
+    if (!d) {
+        printf("test_mttkrp: %s not found, real tensors skipped\n", TF_SHARED_DATA);
+        return;
+    }
+    tf_rng rng;
+    tf_rng_seed(&rng, 99);
+    const uint64_t rk[] = {16, 5};
+    const int th[] = {2};
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!ends_with(e->d_name, ".tns.xz")) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, e->d_name);
+        tf_tensor X;
+        memset(&X, 0, sizeof X);
+        tf_status s = tf_read_tensor(path, 0, &X, NULL);
+        CHECKF(s == TF_OK, "%s: %s", path, tf_last_error());
+        if (s == TF_OK) {
+            check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), e->d_name);
+            printf("test_mttkrp: %s: order %u, %llu non-zeros checked\n", e->d_name, X.order,
+                   (unsigned long long)X.nnz);
+        }
+        tf_tensor_free(&X);
+    }
+    closedir(d);
+}
+
+int main(void)
+{
+    random_tensors();
+    corner_tensors();
+    bad_arguments();
+    real_tensors();
+    return tf_test_finish("test_mttkrp");
+}
