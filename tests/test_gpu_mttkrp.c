@@ -185,15 +185,17 @@ static void auto_choices(void)
 {
     static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto"};
     struct { tt_spec sp; tf_format want; const char *what; } cases[3];
-    const uint64_t d[] = {300, 200, 100}, huge[] = {1ULL << 32, 1ULL << 32, 1ULL << 32},
+    /* 8 modes of 2^10: an 80-bit index whose 16 block-key bits scatter 3000
+     * non-zeros into ~1-element blocks, while the factors stay small. */
+    const uint64_t d[] = {300, 200, 100}, wide8[] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024},
                    even[] = {400, 500, 600};
     cases[0].sp = tt_spec_make(3, d, 6000, 41);
     cases[0].sp.hot_mode = 0; cases[0].sp.hot_row = 3; cases[0].sp.hot_share = 0.5;
     cases[0].want = TF_FORMAT_FCOO;
     cases[0].what = "a long mode with a heavy slice -> fcoo";
-    cases[1].sp = tt_spec_make(3, huge, 3000, 42);
+    cases[1].sp = tt_spec_make(8, wide8, 3000, 42);
     cases[1].want = TF_FORMAT_COO;
-    cases[1].what = "96-bit index, tiny blocks -> coo";
+    cases[1].what = "80-bit index, tiny blocks -> coo";
     cases[2].sp = tt_spec_make(3, even, 20000, 43);
     cases[2].want = TF_FORMAT_BLCO;
     cases[2].what = "even 3-mode -> blco";
