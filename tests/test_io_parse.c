@@ -246,6 +246,47 @@ static void variants(void)
     }
 }
 
+/* 17-19 digit mantissas with exponents around the extended-precision fast
+ * path's range (|e| <= 27 and beyond), plus exact midpoints between doubles
+ * (2^53 + odd, whose rounding is a tie): bit-identical to strtod. */
+static void exact_long_mantissas(void)
+{
+    tf_rng r;
+    tf_rng_seed(&r, 4242);
+    const size_t n = 100000;
+    size_t cap = n * 48, len = 0;
+    char *text = malloc(cap);
+    double *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; ++i) {
+        char num[48];
+        if (i % 10 == 0) { /* a tie: 2^53 + odd integer, or 2^54 + 2 * odd */
+            uint64_t base = (i % 20 == 0) ? (1ULL << 53) : (1ULL << 54);
+            uint64_t step = (i % 20 == 0) ? 1 : 2;
+            snprintf(num, sizeof num, "%llu", (unsigned long long)(base + step * (2 * tf_rng_below(&r, 1000) + 1)));
+        } else {
+            uint64_t digits = 17 + tf_rng_below(&r, 3), m = 1 + tf_rng_below(&r, 9);
+            for (uint64_t d = 1; d < digits; ++d) m = m * 10 + tf_rng_below(&r, 10);
+            int e = (int)tf_rng_below(&r, 71) - 35 - (int)digits;
+            snprintf(num, sizeof num, "%llue%d", (unsigned long long)m, e);
+        }
+        want[i] = strtod(num, NULL);
+        len += (size_t)snprintf(text + len, cap - len, "%zu 1 %s\n", i + 1, num);
+    }
+    tf_tensor t;
+    tf_status s = tf_parse_tensor("long.tns", text, len, 2, &t, NULL);
+    CHECKF(s == TF_OK, "%s", tf_last_error());
+    if (s == TF_OK) {
+        size_t bad = 0;
+        for (size_t i = 0; i < n && t.nnz == n; ++i)
+            if (memcmp(&t.vals[i], &want[i], sizeof(double)) != 0 && bad++ < 5)
+                fprintf(stderr, "long value %zu: got %.17g want %.17g\n", i, t.vals[i], want[i]);
+        CHECKF(t.nnz == n && bad == 0, "%zu of %zu long-mantissa values differ from strtod", bad, n);
+        tf_tensor_free(&t);
+    }
+    free(text);
+    free(want);
+}
+
 /* Values must equal strtod's correctly rounded result bit for bit. */
 static void exact_values(void)
 {
@@ -445,6 +486,7 @@ int main(void)
     malformed_mtx();
     variants();
     exact_values();
+    exact_long_mantissas();
     parallel_chunks();
     matrix_market();
     files();

@@ -8,8 +8,10 @@
 #ifndef TF_IO_TEXT_PARSE_H
 #define TF_IO_TEXT_PARSE_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Largest raw index a text file may hold: 1-based indices reach 2^32. */
 #define TF_INDEX_RAW_MAX (1ULL << 32)
@@ -133,6 +135,28 @@ static inline const char *tf_parse_value(const char *p, double *out, tf_num_err 
             return p;
         }
         if (m == 0) { *out = neg ? -0.0 : 0.0; return p; }
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+        /* Long mantissas (17-19 digits, as "%.17g" writes): m < 2^64 and
+         * 10^k (k <= 27) are exact in x87 extended precision, so r is x
+         * rounded once to 64 bits. Rounding r to double gives x rounded to
+         * double unless r sits exactly on a midpoint between two doubles
+         * (its 11 extra bits are 10000000000): only then ask strtod. */
+        if (e10 >= -27 && e10 <= 27) {
+            static const long double pow10l[28] = {
+                1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+            const long double r =
+                e10 >= 0 ? (long double)m * pow10l[e10] : (long double)m / pow10l[-e10];
+            uint64_t bits;
+            memcpy(&bits, &r, sizeof bits); /* explicit 64-bit significand */
+            if ((bits & 0x7FF) != 0x400) {
+                const double v = (double)r;
+                *out = neg ? -v : v;
+                return p;
+            }
+        }
+#endif
     }
     *out = tf_parse_value_slow(s, (size_t)(p - s), err);
     return p;
