@@ -22,6 +22,7 @@ typedef struct cpu_cpd {
     uint32_t m_mode;             /* mode M holds (order: none yet)         */
     double *V;                   /* Hadamard product of Grams, R x R       */
     double *lambda;              /* R                                      */
+    int blas_threads;       /* OpenBLAS thread count before this run, restored at the end */
 } cpu_cpd;
 
 static tf_status check_mode(const cpu_cpd *c, uint32_t mode)
@@ -129,6 +130,7 @@ static void cpu_destroy(void *ctx)
 {
     cpu_cpd *c = ctx;
     if (!c) return;
+    tf_blas_threads_restore(c->blas_threads);
     tf_plan_free(c->plan);
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
         tf_matrix_free(&c->A[m]);
@@ -165,6 +167,7 @@ tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf
     memcpy(c->dims, X->dims, sizeof c->dims);
     c->threads = tf_resolve_threads(o->threads);
     c->m_mode = X->order;
+    c->blas_threads = tf_blas_threads_pin_single(); /* restored by cpu_destroy */
 
     tf_plan_opts po;
     tf_plan_opts_default(&po);

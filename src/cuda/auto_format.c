@@ -27,6 +27,7 @@ tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_b
                              size_t why_len)
 {
     char dummy[8];
+    (void)sm_count; /* kept in the signature: the rule no longer depends on it */
     if (!why || !why_len) { why = dummy; why_len = sizeof dummy; }
     uint64_t dense = 0, maxdim = 0;
     for (uint32_t m = 0; m < X->order; ++m) {
@@ -44,18 +45,7 @@ tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_b
         fits[cand[i]] = b != UINT64_MAX && (double)need[cand[i]] <= budget;
     }
 
-    /* 1. a heavy slice in a long mode */
-    for (uint32_t m = 0; m < X->order; ++m) {
-        if (X->dims[m] < (uint64_t)sm_count) continue;
-        double share = tf_gpu_mode_skew(X, m, TF_AUTO_SAMPLE);
-        if (share >= TF_AUTO_HEAVY_SHARE && fits[TF_FORMAT_FCOO]) {
-            *fmt = TF_FORMAT_FCOO;
-            snprintf(why, why_len, "fcoo: mode %u's largest slice holds %.0f%% of the non-zeros", m + 1,
-                     100.0 * share);
-            return TF_OK;
-        }
-    }
-    /* 2. hypersparse blocks */
+    /* 1. hypersparse blocks */
     tf_blco_layout lay;
     tf_blco_layout_init(X->order, X->dims, &lay);
     if (X->order <= 8 && lay.alto_bits > 64 && fits[TF_FORMAT_COO]) {
@@ -67,13 +57,25 @@ tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_b
             return TF_OK;
         }
     }
-    /* 3-4. the smallest format that fits */
-    const tf_format order_pref[] = {TF_FORMAT_BLCO, TF_FORMAT_COO, TF_FORMAT_FCOO};
+    /* 2. F-COO when its per-mode copies fit, 3. else the single BLCO copy, 4. else COO */
+    const tf_format order_pref[] = {TF_FORMAT_FCOO, TF_FORMAT_BLCO, TF_FORMAT_COO};
     for (int i = 0; i < 3; ++i)
         if (fits[order_pref[i]]) {
             *fmt = order_pref[i];
-            snprintf(why, why_len, "%s: fits (%.1f of %.1f MiB free)", tf_format_name(*fmt),
-                     (double)need[*fmt] / (1 << 20), (double)free_bytes / (1 << 20));
+            double share = 0.0;
+            uint32_t heavy = 0;
+            for (uint32_t m = 0; m < X->order && *fmt == TF_FORMAT_FCOO; ++m) {
+                const double sh = tf_gpu_mode_skew(X, m, TF_AUTO_SAMPLE);
+                if (sh > share) { share = sh; heavy = m; }
+            }
+            if (*fmt == TF_FORMAT_FCOO && share >= TF_AUTO_HEAVY_SHARE)
+                snprintf(why, why_len, "fcoo: fits; mode %u's largest slice holds %.0f%% of the non-zeros",
+                         heavy + 1, 100.0 * share);
+            else
+                snprintf(why, why_len, "%s: %sfits (%.1f of %.1f MiB free)", tf_format_name(*fmt),
+                         *fmt == TF_FORMAT_FCOO ? "" : *fmt == TF_FORMAT_BLCO ? "fcoo does not fit, " :
+                         "fcoo and blco do not fit, ",
+                         (double)need[*fmt] / (1 << 20), (double)free_bytes / (1 << 20));
             return TF_OK;
         }
     return tf_fail(TF_ERR_NOMEM,

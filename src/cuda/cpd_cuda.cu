@@ -102,6 +102,8 @@ struct gpu_cpd : gpu_cpd_base {
     size_t d_work_bytes = 0, h_work_bytes = 0;
     uint32_t m_mode = 0;  /* mode whose MTTKRP M holds (order: none) */
     bool gram_gemm = false;
+    bool small = false;   /* R <= TF_GPU_SMALL_RANK: one-block Cholesky, row-wise solve */
+    double *Ld = nullptr; /* V^-1 from its Cholesky factor (double) */
     cudaEvent_t copied = nullptr; /* the M -> A copy on the side stream is done */
 
     ~gpu_cpd() override
@@ -114,6 +116,7 @@ struct gpu_cpd : gpu_cpd_base {
         T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
         for (T *b : bufs) tf_cuda_free(b);
         tf_cuda_free(partial);
+        tf_cuda_free(Ld);
         tf_cuda_free(d_sc);
         tf_cuda_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
@@ -161,6 +164,13 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
+    /* V positive definite enough for Cholesky (after sync_scalars). */
+    bool spd_ok() const
+    {
+        const double ratio = h_sc->diag_max > 0 ? h_sc->diag_min / h_sc->diag_max : 0.0;
+        return h_sc->info == 0 && ratio * ratio > singular_rcond();
+    }
+
     double singular_rcond() const
     {
         const double e = (double)R * blas<T>::eps;
@@ -205,6 +215,8 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(tf_cuda_alloc(&M, maxdim * R, "MTTKRP output"));
         T **square[] = {&V, &L, &Q, &P};
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
+        small = R <= TF_GPU_SMALL_RANK && !getenv("TF_GPU_CUSOLVER");
+        if (small) TF_TRY(tf_cuda_alloc(&Ld, R * R, "Cholesky factor"));
         TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
         TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
         TF_TRY(tf_cuda_alloc(&inv, R, "column scales"));
@@ -237,25 +249,32 @@ struct gpu_cpd : gpu_cpd_base {
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         cudaStream_t st = ctx.stream;
-        /* A <- M on the side stream, overlapped with the R x R work and the
-         * sync below (M is complete: mttkrp synchronised the work stream). */
-        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx.side));
-        TF_CU(cudaEventRecord(copied, ctx.side));
-        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
-        TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
-        TF_CUSOLVER(cusolverDnXpotrf(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L, n,
-                                     blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes,
-                                     &d_sc->info));
-        TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
-        TF_TRY(sync_scalars());
-        const double ratio = h_sc->diag_max > 0 ? h_sc->diag_min / h_sc->diag_max : 0.0;
-        const bool spd = h_sc->info == 0 && ratio * ratio > singular_rcond();
-        TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
-        if (spd) {
-            /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
-            TF_CUSOLVER(cusolverDnXpotrs(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type,
-                                         L, n, blas<T>::type, A[mode], n, &d_sc->info));
-            return TF_OK;
+        if (small) {
+            /* Hadamard + Cholesky + condition estimate + V^-1 in one
+             * block, then A = M V^-1 in one pass (no copy). */
+            TF_TRY(tf_gpu_small_cholesky((const T *const *)G, order, mode, (uint32_t)R, V, Ld, d_sc, st));
+            TF_TRY(sync_scalars());
+            if (spd_ok()) return tf_gpu_small_solve(Ld, M, dims[mode], (uint32_t)R, A[mode], st);
+        } else {
+            /* A <- M on the side stream, overlapped with the R x R work and
+             * the sync below (M is complete: mttkrp synchronised the work stream). */
+            TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice,
+                                  ctx.side));
+            TF_CU(cudaEventRecord(copied, ctx.side));
+            TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
+            TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
+            TF_CUSOLVER(cusolverDnXpotrf(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L,
+                                         n, blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes,
+                                         &d_sc->info));
+            TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
+            TF_TRY(sync_scalars());
+            TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
+            if (spd_ok()) {
+                /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
+                TF_CUSOLVER(cusolverDnXpotrs(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, I,
+                                             blas<T>::type, L, n, blas<T>::type, A[mode], n, &d_sc->info));
+                return TF_OK;
+            }
         }
         *used_pinv = 1;
         TF_CU(cudaMemcpyAsync(Q, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));

@@ -151,6 +151,102 @@ __global__ void hadamard_kernel(gram_ptrs<T> G, uint32_t n, uint32_t skip, uint6
     }
 }
 
+/* ---- small-rank solve (see tf_gpu_small_cholesky in dense_cuda.cuh) */
+const int kSmall = TF_GPU_SMALL_RANK;
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) small_cholesky_kernel(gram_ptrs<T> G, uint32_t n,
+                                                                  uint32_t skip, uint32_t R, T *V,
+                                                                  double *W, tf_gpu_scalars *sc)
+{
+    __shared__ double S[kSmall][kSmall + 1];
+    __shared__ int bad;
+    const uint32_t t = threadIdx.x, RR = R * R;
+    if (t == 0) bad = 0;
+    for (uint32_t e = t; e < RR; e += blockDim.x) {
+        T v = T(1);
+        for (uint32_t k = 0; k < n; ++k)
+            if (k != skip) v *= G.g[k][e];
+        V[e] = v;
+        if (!isfinite((double)v)) sc->nonfinite = 1;
+        S[e / R][e % R] = (double)v;
+    }
+    __syncthreads();
+    /* right-looking Cholesky of the lower triangle (V symmetric) */
+    for (uint32_t k = 0; k < R; ++k) {
+        if (t == 0) {
+            const double d = S[k][k];
+            if (!(d > 0.0)) bad = (int)k + 1; /* as potrf: not positive, or NaN */
+            else S[k][k] = sqrt(d);
+        }
+        __syncthreads();
+        if (bad) break; /* uniform: every thread read it after the barrier */
+        for (uint32_t i = k + 1 + t; i < R; i += blockDim.x) S[i][k] /= S[k][k];
+        __syncthreads();
+        const uint32_t w = R - k - 1;
+        for (uint32_t e = t; e < w * w; e += blockDim.x) {
+            const uint32_t i = k + 1 + e / w, j = k + 1 + e % w;
+            if (j <= i) S[i][j] -= S[i][k] * S[j][k];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        double lo = INFINITY, hi = 0.0;
+        for (uint32_t i = 0; i < R; ++i) {
+            const double d = fabs(S[i][i]);
+            lo = (d < lo || d != d) ? d : lo;
+            hi = (d > hi || d != d) ? d : hi;
+        }
+        sc->info = bad;
+        sc->diag_min = lo;
+        sc->diag_max = hi;
+    }
+    if (bad) return; /* the host falls back to the pseudo-inverse */
+    /* L^-1 in place (LAPACK trti2, lower, column by column from the right) */
+    __shared__ double x[kSmall];
+    for (int j = (int)R - 1; j >= 0; --j) {
+        __syncthreads();
+        if (t == 0) S[j][j] = 1.0 / S[j][j];
+        if (t > (uint32_t)j && t < R) x[t] = S[t][j];
+        __syncthreads();
+        if (t > (uint32_t)j && t < R) {
+            double v = 0.0;
+            for (uint32_t k = j + 1; k <= t; ++k) v += S[t][k] * x[k];
+            S[t][j] = -S[j][j] * v;
+        }
+    }
+    __syncthreads();
+    /* W = V^-1 = L^-T L^-1: W(i,j) = sum_{k >= max(i,j)} Linv(k,i) Linv(k,j) */
+    for (uint32_t e = t; e < RR; e += blockDim.x) {
+        const uint32_t i = e / R, j = e % R, k0 = i > j ? i : j;
+        double v = 0.0;
+        for (uint32_t k = k0; k < R; ++k) v += S[k][i] * S[k][j];
+        W[e] = v;
+    }
+}
+
+/* A = M W, W (double, R x R) in shared memory: thread e computes A(i,c),
+ * e = i*R + c, as sum_k M(i,k) W(k,c) in double (the M(i,k) loads of the R
+ * threads of a row are broadcasts). */
+template <typename T>
+__global__ void __launch_bounds__(kThreads) small_apply_kernel(const double *W, const T *M, uint64_t I,
+                                                               uint32_t R, T *A)
+{
+    __shared__ double Ws[kSmall * kSmall];
+    for (uint32_t e = threadIdx.x; e < R * R; e += blockDim.x) Ws[e] = W[e];
+    __syncthreads();
+    const uint64_t n = I * R;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+         e += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t c = (uint32_t)(e % R);
+        const T *m = M + (e - c);
+        double acc = 0.0;
+#pragma unroll 8
+        for (uint32_t k = 0; k < R; ++k) acc += (double)m[k] * Ws[k * R + c];
+        A[e] = (T)acc;
+    }
+}
+
 template <typename T>
 __global__ void symmetrize_kernel(T *G, uint32_t R)
 {
@@ -302,6 +398,31 @@ tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T 
 }
 
 template <typename T>
+tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, uint32_t R, T *V,
+                                double *W, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    gram_ptrs<T> p;
+    if (n > 16) return tf_fail(TF_ERR_ARG, "Hadamard of %u Grams: at most 16", n);
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Cholesky: rank %u is outside 1..%d", R, kSmall);
+    for (uint32_t k = 0; k < 16; ++k) p.g[k] = k < n ? G[k] : nullptr;
+    small_cholesky_kernel<T><<<1, kThreads, 0, st>>>(p, n, skip, R, V, W, sc);
+    TF_CU_LAUNCH("small_cholesky_kernel");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status tf_gpu_small_solve(const double *W, const T *M, uint64_t I, uint32_t R, T *A,
+                             cudaStream_t st)
+{
+    if (I == 0) return TF_OK;
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small solve: rank %u is outside 1..%d", R, kSmall);
+    const unsigned grid = (unsigned)std::min<uint64_t>((I * R + kThreads - 1) / kThreads, 4096);
+    small_apply_kernel<T><<<grid, kThreads, 0, st>>>(W, M, I, R, A);
+    TF_CU_LAUNCH("small_apply_kernel");
+    return TF_OK;
+}
+
+template <typename T>
 tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
 {
     if (n == 0) return TF_OK;
@@ -324,6 +445,10 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_diag_range<T>(const T *, uint32_t, tf_gpu_scalars *, cudaStream_t); \
     template tf_status tf_gpu_pinv_scale<T>(const T *, const T *, uint32_t, double, T *,         \
                                             cudaStream_t);                                        \
+    template tf_status tf_gpu_small_cholesky<T>(const T *const *, uint32_t, uint32_t, uint32_t, T *, \
+                                                double *, tf_gpu_scalars *, cudaStream_t);      \
+    template tf_status tf_gpu_small_solve<T>(const double *, const T *, uint64_t, uint32_t, T *,  \
+                                             cudaStream_t);                                       \
     template tf_status tf_gpu_fill<T>(T *, uint64_t, T, cudaStream_t);
 TF_DENSE_INSTANTIATE(float)
 TF_DENSE_INSTANTIATE(double)

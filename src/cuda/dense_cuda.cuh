@@ -51,6 +51,20 @@ tf_status tf_gpu_diag_range(const T *L, uint32_t R, tf_gpu_scalars *sc, cudaStre
 /* Qs = Q diag(1/w) with eigenvalues w <= rcond * max|w| dropped (as zero). */
 template <typename T>
 tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T *Qs, cudaStream_t st);
+/* Small-rank solve (R <= TF_GPU_SMALL_RANK), replacing potrf + potrs:
+ * tf_gpu_small_cholesky forms V = Hadamard of G[k], k != skip (into V, for
+ * the pseudo-inverse fallback), its Cholesky factor and, when that
+ * succeeds, W = V^-1 (double, R x R) from the inverted factor (as LAPACK
+ * potri), all in one thread block in shared memory (double);
+ * sc->info = potrf's info, sc->diag_min / diag_max as tf_gpu_diag_range.
+ * tf_gpu_small_solve then forms A = M W in one pass (no M -> A copy). */
+#define TF_GPU_SMALL_RANK 64
+template <typename T>
+tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, uint32_t R, T *V,
+                                double *W, tf_gpu_scalars *sc, cudaStream_t st);
+template <typename T>
+tf_status tf_gpu_small_solve(const double *W, const T *M, uint64_t I, uint32_t R, T *A,
+                             cudaStream_t st);
 /* x[0..n-1] = v. */
 template <typename T>
 tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st);

@@ -14,6 +14,7 @@
  * partition, an atomicAdd only for the first and last segment where the
  * start flags say they continue into a neighbouring partition. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <new>
@@ -223,6 +224,9 @@ struct fcoo_engine : tf_gpu_engine {
  * full waves of warps on the device, between 32 and 1024. */
 uint32_t partition_size(uint64_t nnz, int sm_count)
 {
+    /* TF_FCOO_PART=N (a multiple of 32) overrides it, for measurements */
+    const char *env = getenv("TF_FCOO_PART");
+    if (env && atoi(env) >= 32 && atoi(env) % 32 == 0 && atoi(env) <= 65536) return (uint32_t)atoi(env);
     const uint64_t warps = (uint64_t)(sm_count > 0 ? sm_count : 1) * 64 * 2;
     uint64_t p = nnz / warps / 32 * 32;
     return (uint32_t)std::min<uint64_t>(std::max<uint64_t>(p, 32), 1024);
