@@ -10,4 +10,6 @@ int cmd_gen(int argc, char **argv);
 int cmd_mttkrp(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_sddmm(int argc, char **argv);
+int cmd_ttm(int argc, char **argv);
 #endif

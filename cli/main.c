@@ -18,6 +18,8 @@ static const command commands[] = {
     {"convert", cmd_convert, "convert between tns, tns with header, sptensor, bin and mtx"},
     {"gen", cmd_gen, "generate a synthetic tensor (power-law skew, planted model)"},
     {"mttkrp", cmd_mttkrp, "one MTTKRP from given factor files"},
+    {"sddmm", cmd_sddmm, "sampled dense-dense matrix product (benchmark or one product)"},
+    {"ttm", cmd_ttm, "sparse tensor times matrix on one mode (benchmark or one product)"},
     {"bench", cmd_bench, "benchmark kernels (bench mttkrp FILE)"},
     {"info", cmd_info, "version, build options, threads and GPUs"},
 };

@@ -273,6 +273,126 @@ typedef struct tf_gen_opts {
  * distinct coordinates remain. Deterministic for a given seed. */
 tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out);
 
+/* ------------------------------------------------------- SDDMM and SpTTM */
+
+/* Sparse matrix in compressed sparse row form. Column indices within a row
+ * are ascending (tf_csr_from_coo sorts them); duplicates are allowed. */
+typedef struct tf_csr {
+    uint64_t rows;
+    uint64_t cols;
+    uint64_t nnz;
+    uint64_t *rowptr;   /* rows + 1 offsets, rowptr[0] = 0, rowptr[rows] = nnz */
+    uint32_t *colind;   /* nnz column indices                                  */
+    double *vals;       /* nnz values                                          */
+} tf_csr;
+
+tf_status tf_csr_alloc(tf_csr *c, uint64_t rows, uint64_t cols, uint64_t nnz);
+void tf_csr_free(tf_csr *c);
+/* From an order-2 tensor (non-zeros in any order; mode 0 = rows). */
+tf_status tf_csr_from_coo(const tf_tensor *S, tf_csr *out);
+/* Back to an order-2 COO tensor in row-major order (explicit zeros kept). */
+tf_status tf_csr_to_coo(const tf_csr *S, tf_tensor *out);
+/* Checks shape, rowptr monotonicity, column bounds and finite values. */
+tf_status tf_csr_validate(const tf_csr *S);
+
+/* SDDMM, cuSPARSE semantics: with A (M x K) and B (N x K) dense row-major
+ * and S (M x N) sparse, the output holds one value per non-zero of S:
+ *   TF_SDDMM_SAMPLE: P = alpha * (A B^T) o spy(S) + beta * S
+ *   TF_SDDMM_SCALE:  P = alpha * (A B^T) o S      + beta * S   (the paper's S o (A B^T))
+ * K = 0 gives P = beta * S; nnz = 0 does nothing; neither launches a kernel. */
+typedef enum tf_sddmm_op { TF_SDDMM_SAMPLE = 0, TF_SDDMM_SCALE } tf_sddmm_op;
+
+typedef enum tf_sddmm_algo {
+    TF_SDDMM_ALGO_AUTO = 0, /* CPU: OpenMP kernel; GPU: SM-SM when density > 5 %, else SM-L2 */
+    TF_SDDMM_ALGO_SM_L2,    /* GPU: column panels, active rows of A in shared memory  */
+    TF_SDDMM_ALGO_SM_SM,    /* GPU: A and B tiles both in shared memory               */
+    TF_SDDMM_ALGO_CUSPARSE, /* GPU: cusparseSDDMM (for comparison)                    */
+    TF_SDDMM_ALGO_REFERENCE /* CPU: plain float64 reference                           */
+} tf_sddmm_algo;
+
+typedef struct tf_sddmm_opts {
+    tf_sddmm_op op;         /* default TF_SDDMM_SAMPLE                          */
+    double alpha;           /* default 1                                         */
+    double beta;            /* default 0                                         */
+    tf_backend backend;     /* default TF_BACKEND_AUTO                           */
+    tf_sddmm_algo algo;     /* default TF_SDDMM_ALGO_AUTO                        */
+    tf_precision precision; /* default TF_DOUBLE (inputs and output stay double) */
+    int threads;            /* CPU threads, 0 = default                          */
+    int device;             /* GPU ordinal                                       */
+    uint32_t tile_j;        /* GPU column-panel width, 0 = L2-capacity model     */
+    uint32_t tile_k;        /* GPU K-slice, 0 = quick auto-tune                  */
+} tf_sddmm_opts;
+
+/* What a run chose (filled when the info pointer is non-NULL). */
+typedef struct tf_sddmm_info {
+    tf_backend backend;     /* TF_BACKEND_CPU or TF_BACKEND_GPU                  */
+    tf_sddmm_algo algo;     /* the algorithm that ran                            */
+    uint32_t tile_i;        /* GPU: rows of A staged per thread block            */
+    uint32_t tile_j;        /* GPU: column-panel width                           */
+    uint32_t tile_k;        /* GPU: K-slice                                      */
+    uint32_t vwarp;         /* GPU: threads per non-zero (virtual warp)          */
+    uint64_t blocks;        /* GPU: thread blocks per launch                     */
+} tf_sddmm_info;
+
+void tf_sddmm_opts_default(tf_sddmm_opts *o);
+/* P (S->nnz values, in S's order; may alias S->vals) as above. */
+tf_status tf_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
+                   double *P, tf_sddmm_info *info);
+/* The same with S as an order-2 COO tensor (P in S's non-zero order). */
+tf_status tf_sddmm_coo(const tf_tensor *S, const tf_matrix *A, const tf_matrix *B,
+                       const tf_sddmm_opts *o, double *P, tf_sddmm_info *info);
+/* Benchmark helper: prepares once (GPU: tiles, uploads), then `warmup`
+ * untimed and `reps` timed runs; times_ms[0..reps-1] gets each run (CUDA
+ * events on the GPU, wall clock on the CPU). P receives the last result of
+ * a run from the original S values (P must not alias S->vals here). */
+tf_status tf_sddmm_time(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
+                        const tf_sddmm_opts *o, double *P, int warmup, int reps, double *times_ms,
+                        tf_sddmm_info *info);
+
+/* SpTTM: Y = X x_n U with U of size I_n x R (dims[n] rows, R columns):
+ *   Y(i_1, .., r, .., i_N) = sum_i X(i_1, .., i, .., i_N) * U(i, r).
+ * NOTE: the Tensor Toolbox's ttm(X, V, n) multiplies by V of size R x I_n
+ * (Y = X x_n V with V(r, i)); tenfold's U is that V transposed, the F-COO
+ * paper's convention. Y is semi-sparse: one dense length-R row for each
+ * distinct index tuple of the other modes that occurs in X ("fibre"). */
+typedef struct tf_semisparse {
+    uint32_t order;                 /* order of X                             */
+    uint32_t mode;                  /* the dense mode n (0-based)             */
+    uint64_t dims[TF_MAX_ORDER];    /* dims of Y: those of X with dims[n] = R */
+    uint64_t nfibers;               /* distinct index tuples of the other modes */
+    uint32_t *ind[TF_MAX_ORDER];    /* ind[m][f] for m != n (ind[n] = NULL), fibres in
+                                       lexicographic order of the other modes */
+    double *vals;                   /* nfibers x R, row-major                  */
+} tf_semisparse;
+
+void tf_semisparse_free(tf_semisparse *y);
+/* The non-zero entries of Y as a sparse tensor (order of X; mode n has
+ * length R); exact zeros are left out. */
+tf_status tf_semisparse_to_tensor(const tf_semisparse *y, tf_tensor *out);
+
+typedef struct tf_spttm_opts {
+    tf_backend backend;     /* default TF_BACKEND_AUTO                          */
+    tf_precision precision; /* default TF_DOUBLE                                */
+    int threads;            /* CPU threads, 0 = default                         */
+    int device;             /* GPU ordinal                                      */
+} tf_spttm_opts;
+
+void tf_spttm_opts_default(tf_spttm_opts *o);
+/* Y = X x_mode U (U: dims[mode] x R, R >= 1). out is allocated by the call. */
+tf_status tf_spttm(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_spttm_opts *o,
+                   tf_semisparse *out);
+/* Plain float64 reference (single-threaded; sorts with qsort). */
+tf_status tf_spttm_reference(const tf_tensor *X, uint32_t mode, const tf_matrix *U,
+                             tf_semisparse *out);
+/* Benchmark helper like tf_sddmm_time: the sort by the other modes (and,
+ * on the GPU, the F-COO build and upload) is done once and not timed. */
+tf_status tf_spttm_time(const tf_tensor *X, uint32_t mode, const tf_matrix *U,
+                        const tf_spttm_opts *o, int warmup, int reps, double *times_ms,
+                        tf_semisparse *out);
+/* Plain float64 reference SDDMM over a CSR matrix (single-threaded). */
+tf_status tf_sddmm_reference(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
+                             tf_sddmm_op op, double alpha, double beta, double *P);
+
 /* ------------------------------------------------------------ devices */
 
 /* Number of usable CUDA devices (0 when CUDA is not built in or none present). */

@@ -1,0 +1,263 @@
+/* tenfold sddmm: SDDMM benchmark (GFLOP/s, next to cuSPARSE on the GPU)
+ * or one SDDMM from given dense matrices, written as Matrix Market. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "kernel_timing.h"
+#include "report.h"
+
+static const char help[] =
+    "usage: tenfold sddmm MATRIX -k K [options]            (benchmark)\n"
+    "       tenfold sddmm MATRIX -A FILE -B FILE -o OUT.mtx (compute one)\n"
+    "\n"
+    "Sampled dense-dense matrix multiplication with S (M x N) from MATRIX\n"
+    "(.mtx or an order-2 .tns), A (M x K) and B (N x K) dense:\n"
+    "  P = alpha * (A B^T) o spy(S) + beta * S     (default: alpha 1, beta 0)\n"
+    "  P = alpha * (A B^T) o S      + beta * S     (with --scale)\n"
+    "P has the pattern of S.\n"
+    "\n"
+    "Benchmark: random A and B, W untimed and N timed runs; prints the median\n"
+    "time and GFLOP/s = 2 K nnz / median. On the GPU the same run also times\n"
+    "cuSPARSE's cusparseSDDMM on the same inputs and prints its GFLOP/s and the\n"
+    "max relative difference max|P - P_cusparse| / max|P_cusparse|.\n"
+    "\n"
+    "  -k, --k K            inner dimension (benchmark; 1..65536)\n"
+    "  -A FILE, -B FILE     dense matrices (text, one row per line, as the\n"
+    "                       factor files of tenfold cpd); with -o OUT.mtx\n"
+    "  -o, --output OUT     result in S's pattern as Matrix Market (atomic)\n"
+    "      --alpha X        default 1\n"
+    "      --beta X         default 0\n"
+    "      --scale          multiply by the values of S instead of its pattern\n"
+    "      --device D       auto|cpu|gpu (default auto: the GPU when present)\n"
+    "      --gpu N          GPU ordinal (default 0)\n"
+    "      --precision P    double|single (default double)\n"
+    "      --algo A         auto|sm-l2|sm-sm (GPU scheme; default auto: SM-SM\n"
+    "                       when density > 5 %, else SM-L2)\n"
+    "      --tile-j N       GPU column-panel width (default: L2-capacity model)\n"
+    "      --tile-k N       GPU K-slice (default: quick auto-tune)\n"
+    "      --reps N         timed runs (default 20)\n"
+    "      --warmup W       untimed runs first (default 3)\n"
+    "      --seed S         seed of the random A and B (default fixed)\n"
+    "  -t, --threads N      CPU threads (default: all cores)\n"
+    "  -h, --help           this help\n";
+
+typedef struct sddmm_cli {
+    uint64_t K, seed;
+    int reps, warmup, threads, device;
+    tf_sddmm_opts o;
+    const char *a_path, *b_path, *out_path;
+} sddmm_cli;
+
+static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
+{
+    const char *k = NULL, *A = NULL, *B = NULL, *out = NULL, *alpha = NULL, *beta = NULL, *device = NULL,
+               *gpu = NULL, *precision = NULL, *algo = NULL, *tj = NULL, *tk = NULL, *reps = NULL, *warmup = NULL,
+               *seed = NULL, *threads = NULL;
+    int scale = 0;
+    const cli_opt opts[] = {{"k", 'k', &k, NULL},          {"A", 'A', &A, NULL},
+                            {"B", 'B', &B, NULL},          {"output", 'o', &out, NULL},
+                            {"alpha", 0, &alpha, NULL},    {"beta", 0, &beta, NULL},
+                            {"scale", 0, NULL, &scale},    {"device", 0, &device, NULL},
+                            {"gpu", 0, &gpu, NULL},        {"precision", 0, &precision, NULL},
+                            {"algo", 0, &algo, NULL},      {"tile-j", 0, &tj, NULL},
+                            {"tile-k", 0, &tk, NULL},      {"reps", 0, &reps, NULL},
+                            {"warmup", 0, &warmup, NULL},  {"seed", 0, &seed, NULL},
+                            {"threads", 't', &threads, NULL}, {0}};
+    int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
+    if (rc >= 0) return rc;
+    memset(c, 0, sizeof *c);
+    tf_sddmm_opts_default(&c->o);
+    c->reps = 20;
+    c->warmup = 3;
+    c->seed = TF_DEFAULT_SEED;
+    static const char *const algo_names[] = {"auto", "sm-l2", "sm-sm"};
+    int algo_i = 0;
+    uint64_t tile_j = 0, tile_k = 0;
+    if ((rc = cli_u64("sddmm", "-k", k, 1, 65536, &c->K)) ||
+        (rc = cli_double("sddmm", "--alpha", alpha, -INFINITY, INFINITY, &c->o.alpha)) ||
+        (rc = cli_double("sddmm", "--beta", beta, -INFINITY, INFINITY, &c->o.beta)) ||
+        (rc = cli_device_precision("sddmm", device, precision, &c->o.backend, &c->o.precision)) ||
+        (rc = cli_int("sddmm", "--gpu", gpu, 0, 1023, &c->device)) ||
+        (rc = cli_choice("sddmm", "--algo", algo, algo_names, 3, &algo_i)) ||
+        (rc = cli_u64("sddmm", "--tile-j", tj, 1, UINT32_MAX, &tile_j)) ||
+        (rc = cli_u64("sddmm", "--tile-k", tk, 1, 65536, &tile_k)) ||
+        (rc = cli_int("sddmm", "--reps", reps, 1, 100000, &c->reps)) ||
+        (rc = cli_int("sddmm", "--warmup", warmup, 0, 100000, &c->warmup)) ||
+        (rc = cli_u64("sddmm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
+        (rc = cli_threads("sddmm", threads, &c->threads)))
+        return rc;
+    c->o.op = scale ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
+    c->o.algo = algo_i == 1 ? TF_SDDMM_ALGO_SM_L2 : algo_i == 2 ? TF_SDDMM_ALGO_SM_SM : TF_SDDMM_ALGO_AUTO;
+    c->o.tile_j = (uint32_t)tile_j;
+    c->o.tile_k = (uint32_t)tile_k;
+    c->o.threads = c->threads;
+    c->o.device = c->device;
+    if (algo_i && c->o.backend != TF_BACKEND_GPU)
+        return cli_usage("sddmm", "--algo %s is a GPU scheme; it needs --device gpu", algo);
+    c->a_path = A;
+    c->b_path = B;
+    c->out_path = out;
+    const int compute = A || B || out;
+    if (compute && !(A && B && out)) return cli_usage("sddmm", "computing one SDDMM needs all of -A, -B and -o");
+    if (compute && k) return cli_usage("sddmm", "-k is for the benchmark; with -A/-B K is their column count");
+    if (!compute && !k) return cli_usage("sddmm", "missing -k K (benchmark) or -A, -B and -o (compute one)");
+    return -1;
+}
+
+static tf_matrix random_dense(uint64_t rows, uint64_t cols, uint64_t seed, tf_status *s)
+{
+    tf_matrix m = {0};
+    *s = tf_matrix_alloc(&m, rows, cols);
+    if (*s != TF_OK) return m;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1; /* splitmix64 stream */
+    for (uint64_t k = 0; k < rows * cols; ++k) {
+        uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        m.data[k] = (double)(z >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    }
+    return m;
+}
+
+static const char *algo_name(tf_sddmm_algo a)
+{
+    switch (a) {
+    case TF_SDDMM_ALGO_SM_L2: return "sm-l2";
+    case TF_SDDMM_ALGO_SM_SM: return "sm-sm";
+    case TF_SDDMM_ALGO_CUSPARSE: return "cusparse";
+    case TF_SDDMM_ALGO_REFERENCE: return "reference";
+    default: return "openmp";
+    }
+}
+
+/* Times one algorithm; prints its line; *median_ms gets the median. */
+static tf_status time_one(const char *label, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
+                          const tf_sddmm_opts *o, const sddmm_cli *c, double *P, double *median_ms)
+{
+    double *times = calloc((size_t)c->reps, sizeof *times);
+    if (!times) return TF_ERR_NOMEM;
+    tf_sddmm_info info;
+    tf_status s = tf_sddmm_time(S, A, B, o, P, c->warmup, c->reps, times, &info);
+    if (s == TF_OK) {
+        *median_ms = cli_median_ms(times, c->reps);
+        const double gflops = 2.0 * (double)c->K * (double)S->nnz / (*median_ms * 1e-3) / 1e9;
+        printf("%-9s %-9s %12.4f %12.4f %10.2f", label, algo_name(info.algo), *median_ms, times[0], gflops);
+        if (info.backend == TF_BACKEND_GPU && info.algo != TF_SDDMM_ALGO_CUSPARSE)
+            printf("   Ti %u Tj %u Tk %u vwarp %u blocks %llu", info.tile_i, info.tile_j, info.tile_k, info.vwarp,
+                   (unsigned long long)info.blocks);
+        printf("\n");
+    }
+    free(times);
+    return s;
+}
+
+static int benchmark(const sddmm_cli *c, const tf_csr *S)
+{
+    tf_status s1, s2;
+    tf_matrix A = random_dense(S->rows, c->K, c->seed, &s1), B = random_dense(S->cols, c->K, c->seed + 1, &s2);
+    double *P = calloc(S->nnz + 1, sizeof *P), *Q = calloc(S->nnz + 1, sizeof *Q);
+    int rc = CLI_OK;
+    if (s1 != TF_OK || s2 != TF_OK || !P || !Q) {
+        fprintf(stderr, "tenfold: out of memory for A, B and the results (K = %llu)\n", (unsigned long long)c->K);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    char dev[320];
+    printf("sddmm: K %llu, %s, %s, %s, %d timed runs after %d warm-up\n", (unsigned long long)c->K,
+           c->o.precision == TF_SINGLE ? "single" : "double", c->o.op == TF_SDDMM_SCALE ? "scale" : "sample",
+           cli_device_label(c->o.backend, c->device, c->threads, dev, sizeof dev), c->reps, c->warmup);
+    printf("%-9s %-9s %12s %12s %10s\n", "impl", "algo", "median ms", "min ms", "GFLOP/s");
+    double ms = 0, ms_ref = 0;
+    if (time_one("tenfold", S, &A, &B, &c->o, c, P, &ms) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    if (c->o.backend == TF_BACKEND_GPU && c->o.op == TF_SDDMM_SAMPLE) {
+        tf_sddmm_opts o = c->o;
+        o.algo = TF_SDDMM_ALGO_CUSPARSE;
+        if (time_one("cusparse", S, &A, &B, &o, c, Q, &ms_ref) != TF_OK) {
+            printf("cusparse  unavailable: %s\n", tf_last_error());
+        } else {
+            double diff = 0, scale = 0;
+            for (uint64_t k = 0; k < S->nnz; ++k) {
+                diff = fmax(diff, fabs(P[k] - Q[k]));
+                scale = fmax(scale, fabs(Q[k]));
+            }
+            printf("speedup over cusparse: %.2fx, max relative difference %.3g\n", ms_ref / ms,
+                   scale > 0 ? diff / scale : diff);
+        }
+    }
+done:
+    tf_matrix_free(&A);
+    tf_matrix_free(&B);
+    free(P);
+    free(Q);
+    return rc;
+}
+
+static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S)
+{
+    tf_matrix A = {0}, B = {0};
+    tf_tensor out = {0};
+    int rc = CLI_OK;
+    if (tf_matrix_read(c->a_path, &A) != TF_OK || tf_matrix_read(c->b_path, &B) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    if (A.rows != S->rows || B.rows != S->cols || A.cols != B.cols) {
+        fprintf(stderr, "tenfold: A is %llu x %llu and B %llu x %llu; the matrix is %llu x %llu, so expected A %llu x K "
+                "and B %llu x K\n", (unsigned long long)A.rows, (unsigned long long)A.cols, (unsigned long long)B.rows,
+                (unsigned long long)B.cols, (unsigned long long)S->rows, (unsigned long long)S->cols,
+                (unsigned long long)S->rows, (unsigned long long)S->cols);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    /* Output in the input's (canonical, row-major) order: CSR order equals it. */
+    tf_sddmm_info info;
+    const double t0 = tf_wtime();
+    if (tf_tensor_copy(coo, &out) != TF_OK || tf_sddmm(S, &A, &B, &c->o, out.vals, &info) != TF_OK ||
+        tf_write_tensor(c->out_path, &out, TF_FILE_MTX) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    printf("sddmm: K %llu, %s, %s, %.6f s\n", (unsigned long long)A.cols, info.backend == TF_BACKEND_GPU ? "gpu" : "cpu",
+           algo_name(info.algo), tf_wtime() - t0);
+    printf("wrote: %s (%llu x %llu, %llu entries)\n", c->out_path, (unsigned long long)S->rows,
+           (unsigned long long)S->cols, (unsigned long long)S->nnz);
+done:
+    tf_matrix_free(&A);
+    tf_matrix_free(&B);
+    tf_tensor_free(&out);
+    return rc;
+}
+
+int cmd_sddmm(int argc, char **argv)
+{
+    cli_args a;
+    sddmm_cli c;
+    int rc = parse(argc, argv, &a, &c);
+    if (rc >= 0) return rc;
+    tf_tensor coo;
+    tf_read_info info;
+    if ((rc = cli_load(a.pos[0], c.threads, &coo, &info))) return rc;
+    tf_csr S;
+    if (coo.order != 2) {
+        fprintf(stderr, "tenfold: %s is an order-%u tensor; sddmm needs a matrix (order 2)\n", a.pos[0], coo.order);
+        tf_tensor_free(&coo);
+        return CLI_FAIL;
+    }
+    if (tf_csr_from_coo(&coo, &S) != TF_OK) {
+        tf_tensor_free(&coo);
+        return cli_fail();
+    }
+    cli_print_problem(stdout, a.pos[0], &coo, &info);
+    rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
+    tf_csr_free(&S);
+    tf_tensor_free(&coo);
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* SpTTM front end: options, argument checks, the semi-sparse output type,
+ * backend choice and the benchmark helper. */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "cpu/spttm.h"
+
+void tf_spttm_opts_default(tf_spttm_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = TF_BACKEND_AUTO;
+    o->precision = TF_DOUBLE;
+}
+
+void tf_semisparse_free(tf_semisparse *y)
+{
+    if (!y) return;
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_free(y->ind[m]);
+    tf_free(y->vals);
+    memset(y, 0, sizeof *y);
+}
+
+tf_status tf_semisparse_to_tensor(const tf_semisparse *y, tf_tensor *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!y || y->mode >= y->order) return tf_fail(TF_ERR_ARG, "semi-sparse tensor is NULL or has no dense mode");
+    const uint64_t R = y->dims[y->mode];
+    uint64_t nnz = 0;
+    for (uint64_t k = 0; k < y->nfibers * R; ++k) nnz += y->vals[k] != 0.0;
+    TF_TRY(tf_tensor_alloc(out, y->order, y->dims, nnz));
+    uint64_t e = 0;
+    for (uint64_t f = 0; f < y->nfibers; ++f)
+        for (uint64_t r = 0; r < R; ++r) {
+            const double v = y->vals[f * R + r];
+            if (v == 0.0) continue;
+            for (uint32_t m = 0; m < y->order; ++m) out->ind[m][e] = m == y->mode ? (uint32_t)r : y->ind[m][f];
+            out->vals[e++] = v;
+        }
+    return TF_OK;
+}
+
+static tf_status check_args(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_spttm_opts *o,
+                            const tf_semisparse *out)
+{
+    if (!X || !U || !o || !out) return tf_fail(TF_ERR_ARG, "tf_spttm: X, U, options and out must not be NULL");
+    TF_TRY(tf_tensor_validate(X));
+    if (mode >= X->order)
+        return tf_fail(TF_ERR_ARG, "tf_spttm: mode %u is outside 1..%u (1-based)", mode + 1, X->order);
+    if (U->rows != X->dims[mode])
+        return tf_fail(TF_ERR_ARG, "tf_spttm: U has %llu rows, expected %llu (the length of mode %u)",
+                       (unsigned long long)U->rows, (unsigned long long)X->dims[mode], mode + 1);
+    if (U->cols == 0 || U->cols > (1ULL << 32))
+        return tf_fail(TF_ERR_ARG, "tf_spttm: U has %llu columns, expected 1..2^32 (the rank R)",
+                       (unsigned long long)U->cols);
+    if (!U->data) return tf_fail(TF_ERR_ARG, "tf_spttm: U has no data");
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "tf_spttm: unknown precision %d", (int)o->precision);
+    return TF_OK;
+}
+
+static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_spttm_opts *o, int warmup,
+                     int reps, double *times_ms, tf_semisparse *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    TF_TRY(check_args(X, mode, U, o, out));
+    tf_backend be = o->backend == TF_BACKEND_AUTO ? (tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU)
+                                                  : o->backend;
+    if (be != TF_BACKEND_CPU && be != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "tf_spttm: unknown backend %d", (int)o->backend);
+    tf_fibres F;
+    TF_TRY(tf_fibres_build(X, mode, &F));
+    tf_status s = tf_fibres_output(X, &F, U->cols, out);
+    if (s == TF_OK && X->nnz == 0) {
+        for (int r = 0; r < reps; ++r) times_ms[r] = 0.0;
+    } else if (s == TF_OK && be == TF_BACKEND_GPU) {
+        s = tf_cuda_spttm(X, &F, U, o, out->vals, warmup, reps, times_ms);
+    } else if (s == TF_OK) {
+        const int total = warmup + (reps > 0 ? reps : 1);
+        for (int r = 0; r < total && s == TF_OK; ++r) {
+            const double t0 = tf_wtime();
+            s = tf_cpu_spttm(X, &F, U, o, out->vals);
+            if (r >= warmup && reps > 0) times_ms[r - warmup] = (tf_wtime() - t0) * 1e3;
+        }
+    }
+    tf_fibres_free(&F);
+    if (s != TF_OK) tf_semisparse_free(out);
+    return s;
+}
+
+tf_status tf_spttm(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_spttm_opts *o,
+                   tf_semisparse *out)
+{
+    return run(X, mode, U, o, 0, 0, NULL, out);
+}
+
+tf_status tf_spttm_time(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_spttm_opts *o, int warmup,
+                        int reps, double *times_ms, tf_semisparse *out)
+{
+    if (warmup < 0 || reps < 1 || !times_ms)
+        return tf_fail(TF_ERR_ARG, "tf_spttm_time: warmup must be >= 0, reps >= 1 and times_ms non-NULL");
+    return run(X, mode, U, o, warmup, reps, times_ms, out);
+}

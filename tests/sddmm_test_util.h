@@ -1,0 +1,76 @@
+/* Shared by test_sddmm.c and test_gpu_sddmm.c: random sparse matrices with
+ * skewed and empty rows, random dense factors, and the element-wise check
+ * of an SDDMM result against the float64 reference. */
+#ifndef TF_TESTS_SDDMM_TEST_UTIL_H
+#define TF_TESTS_SDDMM_TEST_UTIL_H
+#include <math.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "tenfold.h"
+
+/* Row/column in 0..dim-1 that leaves index 0, the last one and every
+ * index = 2 mod 5 empty when dim >= 8. */
+static inline uint32_t st_draw(tf_rng *rng, uint64_t dim)
+{
+    for (;;) {
+        uint32_t i = (uint32_t)tf_rng_below(rng, dim);
+        if (dim < 8 || (i != 0 && i != dim - 1 && i % 5 != 2)) return i;
+    }
+}
+
+/* Random M x N matrix as a canonical COO tensor; hot != 0 puts about half
+ * the non-zeros in one row (skew). */
+static inline tf_tensor st_random_coo(tf_rng *rng, uint64_t M, uint64_t N, uint64_t nnz, int hot)
+{
+    const uint64_t dims[2] = {M, N};
+    tf_tensor S;
+    CHECK_OK(tf_tensor_alloc(&S, 2, dims, nnz));
+    const uint32_t hot_row = st_draw(rng, M);
+    for (uint64_t k = 0; k < nnz; ++k) {
+        S.ind[0][k] = hot && k % 2 == 0 ? hot_row : st_draw(rng, M);
+        S.ind[1][k] = st_draw(rng, N);
+        S.vals[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
+        if (S.vals[k] == 0.0) S.vals[k] = 0.25;
+    }
+    CHECK_OK(tf_tensor_canonicalize(&S, NULL, NULL));
+    return S;
+}
+
+static inline tf_matrix st_random_dense(tf_rng *rng, uint64_t rows, uint64_t cols)
+{
+    tf_matrix m;
+    CHECK_OK(tf_matrix_alloc(&m, rows, cols));
+    for (uint64_t k = 0; k < rows * cols; ++k) m.data[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
+    return m;
+}
+
+static inline void st_poison(double *p, uint64_t n)
+{
+    for (uint64_t k = 0; k < n; ++k) p[k] = NAN;
+}
+
+/* Largest |P - ref| / (|alpha| sum_t |a_t b_t| (|s| for SCALE) + |beta s|)
+ * over the non-zeros: the rounding-error scale of each entry. INFINITY if
+ * any P is not finite (an unwritten, poisoned entry). */
+static inline double st_max_err(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
+                                const double *P, const double *ref)
+{
+    const uint64_t K = A->cols;
+    double worst = 0.0;
+    for (uint64_t i = 0; i < S->rows; ++i)
+        for (uint64_t k = S->rowptr[i]; k < S->rowptr[i + 1]; ++k) {
+            if (!isfinite(P[k])) return INFINITY;
+            const double *a = A->data + i * K, *b = B->data + (uint64_t)S->colind[k] * K;
+            double absdot = 0.0;
+            for (uint64_t t = 0; t < K; ++t) absdot += fabs(a[t] * b[t]);
+            const double s = S->vals[k];
+            const double scale = fabs(o->alpha) * absdot * (o->op == TF_SDDMM_SCALE ? fabs(s) : 1.0) +
+                                 fabs(o->beta * s) + 1e-300;
+            const double e = fabs(P[k] - ref[k]) / scale;
+            if (e > worst) worst = e;
+        }
+    return worst;
+}
+#endif

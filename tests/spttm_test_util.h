@@ -1,0 +1,85 @@
+/* Shared by test_spttm.c and test_gpu_spttm.c: random tensors with one
+ * long fibre per mode and empty slices, and the comparison of a semi-sparse
+ * result with the float64 reference. */
+#ifndef TF_TESTS_SPTTM_TEST_UTIL_H
+#define TF_TESTS_SPTTM_TEST_UTIL_H
+#include <math.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "tenfold.h"
+
+/* Index avoiding 0, the last and every 2 mod 5 when dim >= 8 (empty slices). */
+static inline uint32_t sp_draw(tf_rng *rng, uint64_t dim)
+{
+    for (;;) {
+        uint32_t i = (uint32_t)tf_rng_below(rng, dim);
+        if (dim < 8 || (i != 0 && i != dim - 1 && i % 5 != 2)) return i;
+    }
+}
+
+/* Random canonical tensor; hot_mode >= 0: half the non-zeros share every
+ * index but the one of hot_mode (one long fibre for SpTTM on hot_mode). */
+static inline tf_tensor sp_random_tensor(tf_rng *rng, uint32_t order, const uint64_t *dims, uint64_t nnz,
+                                         int hot_mode)
+{
+    tf_tensor X;
+    CHECK_OK(tf_tensor_alloc(&X, order, dims, nnz));
+    uint32_t hot[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < order; ++m) hot[m] = sp_draw(rng, dims[m]);
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < order; ++m)
+            X.ind[m][k] = hot_mode >= 0 && (int)m != hot_mode && k % 2 == 0 ? hot[m] : sp_draw(rng, dims[m]);
+        X.vals[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
+        if (X.vals[k] == 0.0) X.vals[k] = 0.5;
+    }
+    CHECK_OK(tf_tensor_canonicalize(&X, NULL, NULL));
+    return X;
+}
+
+static inline tf_matrix sp_random_dense(tf_rng *rng, uint64_t rows, uint64_t cols)
+{
+    tf_matrix m;
+    CHECK_OK(tf_matrix_alloc(&m, rows, cols));
+    for (uint64_t k = 0; k < rows * cols; ++k) m.data[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
+    return m;
+}
+
+/* Same shape and fibre indices as the reference, and the largest
+ * |Y - ref| / (sum over the fibre of |x| max|U|) within tol; every value finite. */
+static inline int sp_same(const char *what, const tf_tensor *X, const tf_matrix *U, const tf_semisparse *Y,
+                          const tf_semisparse *ref, double tol)
+{
+    if (Y->nfibers != ref->nfibers || Y->mode != ref->mode || Y->order != ref->order) {
+        CHECKF(0, "%s: %llu fibres, reference has %llu", what, (unsigned long long)Y->nfibers,
+               (unsigned long long)ref->nfibers);
+        return 0;
+    }
+    for (uint32_t m = 0; m < Y->order; ++m) {
+        if (Y->dims[m] != ref->dims[m]) { CHECKF(0, "%s: dims[%u] differ", what, m); return 0; }
+        if (m == Y->mode) continue;
+        for (uint64_t f = 0; f < Y->nfibers; ++f)
+            if (Y->ind[m][f] != ref->ind[m][f]) {
+                CHECKF(0, "%s: fibre %llu mode %u index %u, reference %u", what, (unsigned long long)f, m + 1,
+                       Y->ind[m][f], ref->ind[m][f]);
+                return 0;
+            }
+    }
+    double umax = 0.0, xsum = 0.0;
+    for (uint64_t k = 0; k < U->rows * U->cols; ++k) umax = fmax(umax, fabs(U->data[k]));
+    for (uint64_t k = 0; k < X->nnz; ++k) xsum = fmax(xsum, fabs(X->vals[k]));
+    /* scale: max |x| * max |U| * (longest fibre bound: nnz) would be loose;
+     * use the reference's own magnitude plus one term's size instead. */
+    const uint64_t R = Y->dims[Y->mode];
+    double worst = 0.0;
+    for (uint64_t k = 0; k < Y->nfibers * R; ++k) {
+        if (!isfinite(Y->vals[k])) { worst = INFINITY; break; }
+        const double e = fabs(Y->vals[k] - ref->vals[k]) / (fabs(ref->vals[k]) + xsum * umax);
+        if (e > worst) worst = e;
+    }
+    CHECKF(worst <= tol, "%s: mode %u R %llu: error %.3g > %.1g", what, Y->mode + 1, (unsigned long long)R, worst,
+           tol);
+    return worst <= tol;
+}
+#endif

@@ -1,0 +1,140 @@
+/* GPU SDDMM (SM-L2, SM-SM, automatic choice, cuSPARSE) against the float64
+ * reference: the random matrices of test_sddmm (hot row, empty rows, and a
+ * dense one that picks SM-SM), K = 1, 7, 33, 100, 512, forced narrow panels
+ * and slices (several panels, several K-slices per block), both ops,
+ * alpha/beta, fp64 (<= 1e-12 of each entry's rounding scale) and fp32
+ * (<= 1e-5), outputs poisoned with NaN; then every real .mtx in
+ * TF_SHARED_DATA. --quick: small cases only (for compute-sanitizer).
+ * Exits 77 without a GPU. */
+#include <dirent.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "sddmm_test_util.h"
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+static void check_one(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
+                      const tf_sddmm_opts *o)
+{
+    const double tol = o->precision == TF_DOUBLE ? 1e-12 : 1e-5;
+    double *P = NULL, *ref = NULL;
+    CHECK_OK(TF_ALLOC(P, S->nnz + 1, "P"));
+    CHECK_OK(TF_ALLOC(ref, S->nnz + 1, "ref"));
+    CHECK_OK(tf_sddmm_reference(S, A, B, o->op, o->alpha, o->beta, ref));
+    st_poison(P, S->nnz);
+    tf_sddmm_info info;
+    memset(&info, 0, sizeof info);
+    tf_status s = tf_sddmm(S, A, B, o, P, &info);
+    CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
+    const double err = st_max_err(S, A, B, o, P, ref);
+    CHECKF(err <= tol, "%s: K=%llu algo=%d (ran %d, Ti %u Tj %u Tk %u V %u) op=%d prec=%d: error %.3g > %.1g", what,
+           (unsigned long long)A->cols, (int)o->algo, (int)info.algo, info.tile_i, info.tile_j, info.tile_k, info.vwarp,
+           (int)o->op, (int)o->precision, err, tol);
+    if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM) CHECK(info.algo == o->algo);
+    tf_free(P);
+    tf_free(ref);
+}
+
+/* Every algorithm and precision on one matrix and K. */
+static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, int quick)
+{
+    const tf_sddmm_algo algos[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_SM_L2, TF_SDDMM_ALGO_SM_SM,
+                                   TF_SDDMM_ALGO_CUSPARSE};
+    for (size_t ai = 0; ai < COUNT(algos); ++ai)
+        for (int prec = 0; prec < 2; ++prec) {
+            tf_sddmm_opts o;
+            tf_sddmm_opts_default(&o);
+            o.backend = TF_BACKEND_GPU;
+            o.algo = algos[ai];
+            o.precision = prec ? TF_SINGLE : TF_DOUBLE;
+            check_one(what, S, A, B, &o);
+            if (algos[ai] == TF_SDDMM_ALGO_CUSPARSE) continue; /* cuSPARSE: sampling form only */
+            o.op = TF_SDDMM_SCALE;
+            o.alpha = -1.5;
+            o.beta = 0.75;
+            check_one(what, S, A, B, &o);
+            if (quick || algos[ai] == TF_SDDMM_ALGO_AUTO) continue;
+            /* narrow panels and slices: several panels, several K-slices */
+            o.tile_j = 32;
+            o.tile_k = 32;
+            check_one(what, S, A, B, &o);
+        }
+}
+
+static void random_cases(int quick)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 6601);
+    const struct { uint64_t M, N, nnz; int hot; } shapes[] = {
+        {1, 1, 1, 0}, {7, 3, 12, 0}, {300, 200, 4000, 1}, {64, 64, 1500, 0}, {1000, 37, 6000, 1}, {50, 2000, 9000, 0}};
+    const uint64_t Ks[] = {1, 7, 33, 100, 512};
+    for (size_t si = 0; si < COUNT(shapes); ++si) {
+        if (quick && shapes[si].nnz > 4000) continue;
+        tf_tensor coo = st_random_coo(&rng, shapes[si].M, shapes[si].N, shapes[si].nnz, shapes[si].hot);
+        tf_csr S;
+        CHECK_OK(tf_csr_from_coo(&coo, &S));
+        for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
+            if (quick && Ks[ki] > 33) continue;
+            tf_matrix A = st_random_dense(&rng, S.rows, Ks[ki]), B = st_random_dense(&rng, S.cols, Ks[ki]);
+            check_all("random", &S, &A, &B, quick);
+            tf_matrix_free(&A);
+            tf_matrix_free(&B);
+        }
+        tf_csr_free(&S);
+        tf_tensor_free(&coo);
+    }
+}
+
+static void real_data(void)
+{
+    const char *dirname = getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_SHARED_DATA;
+    DIR *dir = opendir(dirname);
+    if (!dir) {
+        printf("note: %s not found: real-data part skipped\n", dirname);
+        return;
+    }
+    tf_rng rng;
+    tf_rng_seed(&rng, 6603);
+    const uint64_t Ks[] = {32, 128, 512};
+    for (struct dirent *e; (e = readdir(dir));) {
+        if (!strstr(e->d_name, ".mtx")) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dirname, e->d_name);
+        tf_tensor coo;
+        if (tf_read_tensor(path, 0, &coo, NULL) != TF_OK) {
+            CHECKF(0, "%s: %s", path, tf_last_error());
+            continue;
+        }
+        tf_csr S;
+        CHECK_OK(tf_csr_from_coo(&coo, &S));
+        for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
+            if ((S.rows + S.cols) * Ks[ki] * 8 > (1ull << 30)) continue;
+            tf_matrix A = st_random_dense(&rng, S.rows, Ks[ki]), B = st_random_dense(&rng, S.cols, Ks[ki]);
+            for (int prec = 0; prec < 2; ++prec) {
+                tf_sddmm_opts o;
+                tf_sddmm_opts_default(&o);
+                o.backend = TF_BACKEND_GPU;
+                o.precision = prec ? TF_SINGLE : TF_DOUBLE;
+                check_one(e->d_name, &S, &A, &B, &o);
+                o.algo = TF_SDDMM_ALGO_CUSPARSE;
+                check_one(e->d_name, &S, &A, &B, &o);
+            }
+            tf_matrix_free(&A);
+            tf_matrix_free(&B);
+        }
+        printf("%s: checked\n", e->d_name);
+        tf_csr_free(&S);
+        tf_tensor_free(&coo);
+    }
+    closedir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_sddmm", "no GPU");
+    random_cases(quick);
+    if (!quick) real_data();
+    return tf_test_finish("test_gpu_sddmm");
+}
