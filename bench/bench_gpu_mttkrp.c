@@ -17,7 +17,11 @@
  * Copy bandwidth: tf_gpu_copy_bandwidth (read + write bytes of a 1 GiB
  * device-to-device copy, median of 10).
  * Each result ends in one greppable line:
- *   RESULT name=.. format=.. prec=.. R=.. all_ms=.. build_s=.. gbps=.. frac=.. plan="..." */
+ *   RESULT name=.. format=.. prec=.. R=.. all_ms=.. build_s=.. gbps=.. frac=.. plan="..."
+ * --cpd ITERS instead runs GPU CP-ALS (rank R, ITERS iterations, tol 0) per
+ * format and precision and prints, per iteration (the driver's timers):
+ *   CPD name=.. format=.. prec=.. R=.. iter_ms=<median wall time of
+ *   iterations 2..> mttkrp_ms=.. dense_ms=.. fit_ms=.. dense_pct=.. plan="..." */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,7 @@ typedef struct bench_cfg {
     const char *formats, *precisions, *name;
     uint64_t rank;
     int reps, warmup, device;
+    int cpd_iters; /* > 0: CP-ALS instead of MTTKRP */
 } bench_cfg;
 
 static int cmp_double(const void *a, const void *b)
@@ -135,16 +140,67 @@ static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c
     tf_plan_free(p);
 }
 
+typedef struct iter_times {
+    int n;
+    double s[1024];
+} iter_times;
+
+static void on_iter(const tf_cpd_iter *it, void *user)
+{
+    iter_times *t = user;
+    if (t->n < 1024) t->s[t->n++] = it->seconds;
+}
+
+static void bench_cpd(const tf_tensor *X, const bench_cfg *c, tf_format fmt, tf_precision prec)
+{
+    const char *pname = prec == TF_SINGLE ? "single" : "double";
+    tf_cpd_opts o;
+    tf_cpd_opts_default(&o);
+    o.rank = c->rank;
+    o.max_iters = (uint32_t)c->cpd_iters;
+    o.tol = 0.0;
+    o.backend = TF_BACKEND_GPU;
+    o.format = fmt;
+    o.precision = prec;
+    o.device = c->device;
+    static iter_times t;
+    t.n = 0;
+    o.callback = on_iter;
+    o.user = &t;
+    tf_ktensor K;
+    tf_cpd_report rep;
+    if (tf_cpd(X, &o, &K, &rep) != TF_OK) {
+        printf("CPD name=%s format=%s prec=%s error=\"%s\"\n", c->name, tf_format_name(fmt), pname,
+               tf_last_error());
+        return;
+    }
+    tf_ktensor_free(&K);
+    /* median over iterations 2.. (the first one loads kernels) */
+    const int first = t.n > 1 ? 1 : 0;
+    qsort(t.s + first, (size_t)(t.n - first), sizeof(double), cmp_double);
+    const int k = t.n - first;
+    const double med = k % 2 ? t.s[first + k / 2] : 0.5 * (t.s[first + k / 2 - 1] + t.s[first + k / 2]);
+    double mtt = 0;
+    for (int m = 0; m < TF_MAX_ORDER; ++m) mtt += rep.t_mttkrp[m];
+    const double it = rep.iters ? (double)rep.iters : 1.0;
+    printf("CPD name=%s format=%s prec=%s R=%llu iter_ms=%.3f mttkrp_ms=%.3f dense_ms=%.3f fit_ms=%.3f "
+           "dense_pct=%.0f fit=%.6f plan=\"%s\"\n",
+           c->name, tf_format_name(fmt), pname, (unsigned long long)c->rank, 1e3 * med, 1e3 * mtt / it,
+           1e3 * rep.t_dense / it, 1e3 * rep.t_fit / it,
+           100.0 * rep.t_dense / (mtt + rep.t_dense + rep.t_fit), rep.fit, rep.plan);
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_gpu_mttkrp FILE|--gen D1,D2,..:NNZ[:ALPHA[:SEED]] [--format LIST] "
-                    "[--rank R] [--precision LIST] [--reps N] [--warmup N] [--device D] [--name NAME]\n");
+                    "[--rank R] [--precision LIST] [--reps N] [--warmup N] [--device D] [--name NAME] "
+                    "[--cpd ITERS]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    bench_cfg c = {"coo,fcoo,blco", "double,single", NULL, 32, 20, 3, 0};
+    bench_cfg c = {"coo,fcoo,blco", "double,single", NULL, 32, 20, 3, 0, 0};
     const char *file = NULL, *gen = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -156,6 +212,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--warmup") && v) c.warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--device") && v) c.device = atoi(argv[++i]);
         else if (!strcmp(a, "--name") && v) c.name = argv[++i];
+        else if (!strcmp(a, "--cpd") && v) c.cpd_iters = atoi(argv[++i]);
         else if (a[0] != '-' && !file) file = a;
         else return usage();
     }
@@ -209,7 +266,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_gpu_mttkrp: unknown format '%s'\n", f);
                 continue;
             }
-            bench_one(&X, F, &c, (tf_format)fmt, prec, bw);
+            if (c.cpd_iters > 0) bench_cpd(&X, &c, (tf_format)fmt, prec);
+            else bench_one(&X, F, &c, (tf_format)fmt, prec, bw);
         }
     }
     for (uint32_t m = 0; m < X.order; ++m) tf_matrix_free(&F[m]);

@@ -1,25 +1,34 @@
 /* GPU backend of CP-ALS (the vtable of src/algo/cpd_backend.h): factors,
  * MTTKRP output, Grams, lambda and all work on the device; the host sees
- * only scalars (potrf info and a condition estimate in solve, the two fit
- * terms, a non-finite flag).
+ * only scalars (Cholesky info and a condition estimate in solve, the two
+ * fit terms, a non-finite flag).
  *
  * Same steps and order of operations as the CPU backend (src/cpu/cpd_cpu.c,
  * dense.c): M = MTTKRP through the plan's engine; V = Hadamard of the other
- * Grams; A = M V^-1 by Cholesky (cuSOLVER potrf/potrs), falling back to the
- * pseudo-inverse from syevd with eigenvalues <= rcond * max|w| dropped;
- * normalisation; G = A^T A by cuBLAS syrk; fit terms as on the CPU.
- * Positive definiteness: the CPU uses LAPACK's condition estimate (dpocon);
- * cuSOLVER has none, so the GPU takes potrf's info plus (min/max Cholesky
- * diagonal)^2 > rcond, the same threshold on a lower bound of the
- * condition number.
+ * Grams; A = M V^-1 by Cholesky, falling back to the pseudo-inverse from
+ * syevd with eigenvalues <= rcond * max|w| dropped; normalisation;
+ * G = A^T A; fit terms as on the CPU. Positive definiteness: the CPU uses
+ * LAPACK's condition estimate (dpocon); the GPU takes the Cholesky info
+ * plus (min/max Cholesky diagonal)^2 > rcond, the same threshold on a lower
+ * bound of the condition number.
+ *
+ * R <= TF_GPU_SMALL_RANK (the common case) avoids cuSOLVER/cuBLAS and their
+ * launch and synchronisation costs, which dominated the iteration:
+ *   solve:     one block forms V and V^-1 (Gauss-Jordan in shared memory,
+ *              double; its pivots give the Cholesky info and diagonal);
+ *              A = M V^-1 by one gemm (no M -> A copy, no triangular solves);
+ *   normalize: column norms, then one pass that scales A and reduces its
+ *              Gram's slab partials (deterministic order);
+ *   gram:      sums the partials (a standalone pass when normalize did not
+ *              run, e.g. before the first iteration).
+ * Larger R: cuSOLVER potrf/potrs (the M -> A copy overlapped on the side
+ * stream) and the Gram by cuBLAS gemm (TF_GPU_GRAM=syrk: syrk, which is
+ * far slower for tall factors). TF_GPU_CUSOLVER=1 forces the large-R path.
  *
  * mttkrp and gram end with a stream synchronisation so that the driver's
  * wall-clock timers split MTTKRP from dense algebra correctly; solve
- * synchronises once (to read potrf's info), while the I x R copy M -> A
- * runs on the context's second stream. A non-finite value is flagged on
- * the device and reported at the next synchronisation with the host.
- * TF_GPU_GRAM=gemm computes the Grams with gemm instead of syrk (for
- * comparing the two on a device). */
+ * synchronises once (to read the Cholesky info). A non-finite value is
+ * flagged on the device and reported at the next synchronisation. */
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,13 +110,33 @@ struct gpu_cpd : gpu_cpd_base {
     void *d_work = nullptr, *h_work = nullptr;
     size_t d_work_bytes = 0, h_work_bytes = 0;
     uint32_t m_mode = 0;  /* mode whose MTTKRP M holds (order: none) */
-    bool gram_gemm = false;
+    bool gram_syrk = false; /* R > TF_GPU_SMALL_RANK: cuBLAS syrk instead of gemm */
     bool small = false;   /* R <= TF_GPU_SMALL_RANK: one-block Cholesky, row-wise solve */
-    double *Ld = nullptr; /* V^-1 from its Cholesky factor (double) */
+    T *Winv = nullptr; /* V^-1 (small path) */
+    double *gpart = nullptr; /* Gram slab partials */
+    uint32_t gram_pending = TF_MAX_ORDER; /* mode whose Gram partials normalize left in gpart */
     cudaEvent_t copied = nullptr; /* the M -> A copy on the side stream is done */
+
+    /* TF_GPU_DENSE_PROFILE=1: synchronise after each dense step and print
+     * the accumulated wall time per step at the end (diagnostics only). */
+    bool prof = false;
+    double prof_t = 0, prof_acc[8] = {0};
+    tf_status step(int k)
+    {
+        if (!prof) return TF_OK;
+        TF_CU(cudaStreamSynchronize(ctx.stream));
+        const double now = tf_wtime();
+        if (k >= 0) prof_acc[k] += now - prof_t;
+        prof_t = now;
+        return TF_OK;
+    }
 
     ~gpu_cpd() override
     {
+        if (prof)
+            fprintf(stderr, "dense profile (ms): cholesky %.3f apply %.3f norms %.3f scale+gram %.3f "
+                            "gram-finish %.3f fit %.3f\n", 1e3 * prof_acc[0], 1e3 * prof_acc[1],
+                    1e3 * prof_acc[2], 1e3 * prof_acc[3], 1e3 * prof_acc[4], 1e3 * prof_acc[5]);
         if (ctx.device >= 0) cudaSetDevice(ctx.device);
         for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
             tf_cuda_free(A[m]);
@@ -116,7 +145,8 @@ struct gpu_cpd : gpu_cpd_base {
         T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
         for (T *b : bufs) tf_cuda_free(b);
         tf_cuda_free(partial);
-        tf_cuda_free(Ld);
+        tf_cuda_free(Winv);
+        tf_cuda_free(gpart);
         tf_cuda_free(d_sc);
         tf_cuda_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
@@ -137,7 +167,8 @@ struct gpu_cpd : gpu_cpd_base {
         }
         m_mode = order;
         const char *g = getenv("TF_GPU_GRAM");
-        gram_gemm = g && !strcmp(g, "gemm");
+        gram_syrk = g && !strcmp(g, "syrk");
+        prof = getenv("TF_GPU_DENSE_PROFILE") && !strcmp(getenv("TF_GPU_DENSE_PROFILE"), "1");
         TF_TRY(tf_cuda_ctx_init(&ctx, o->device));
         char why[128];
         TF_TRY(tf_gpu_engine_create(&ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
@@ -216,7 +247,10 @@ struct gpu_cpd : gpu_cpd_base {
         T **square[] = {&V, &L, &Q, &P};
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !getenv("TF_GPU_CUSOLVER");
-        if (small) TF_TRY(tf_cuda_alloc(&Ld, R * R, "Cholesky factor"));
+        if (small) {
+            TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
+            TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
+        }
         TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
         TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
         TF_TRY(tf_cuda_alloc(&inv, R, "column scales"));
@@ -227,6 +261,16 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx.stream));
         TF_TRY(workspace());
         TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+        if (small) {
+            /* Load cuBLAS's gemm kernels for the solve's shapes now, outside
+             * the timed iterations (lazy loading made the first solve of
+             * each shape cost milliseconds): M is scratch until the first
+             * MTTKRP, which overwrites it. */
+            TF_CU(cudaMemsetAsync(Winv, 0, R * R * sizeof(T), ctx.stream));
+            for (uint32_t m = 0; m < order; ++m)
+                TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)dims[m],
+                                        (int64_t)R, Winv, A[m], M));
+        }
         m_mode = order;
         return sync_scalars();
     }
@@ -245,6 +289,7 @@ struct gpu_cpd : gpu_cpd_base {
     {
         TF_TRY(check_mode(mode));
         *used_pinv = 0;
+        gram_pending = TF_MAX_ORDER; /* A[mode] changes */
         if (m_mode != mode)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
@@ -252,9 +297,16 @@ struct gpu_cpd : gpu_cpd_base {
         if (small) {
             /* Hadamard + Cholesky + condition estimate + V^-1 in one
              * block, then A = M V^-1 in one pass (no copy). */
-            TF_TRY(tf_gpu_small_cholesky((const T *const *)G, order, mode, (uint32_t)R, V, Ld, d_sc, st));
+            TF_TRY(step(-1));
+            TF_TRY(tf_gpu_small_cholesky((const T *const *)G, order, mode, (uint32_t)R, V, Winv, d_sc, st));
             TF_TRY(sync_scalars());
-            if (spd_ok()) return tf_gpu_small_solve(Ld, M, dims[mode], (uint32_t)R, A[mode], st);
+            TF_TRY(step(0));
+            if (spd_ok()) {
+                /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
+                 * is column-major W^T */
+                TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
+                return step(1);
+            }
         } else {
             /* A <- M on the side stream, overlapped with the R x R work and
              * the sync below (M is complete: mttkrp synchronised the work stream). */
@@ -296,15 +348,33 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status normalize(uint32_t mode, int max_norm) override
     {
         TF_TRY(check_mode(mode));
-        return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
-                                ctx.stream);
+        if (!small)
+            return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial,
+                                    d_sc, ctx.stream);
+        /* lambda, then scaling and the Gram's partials in one pass over A */
+        TF_TRY(step(-1));
+        TF_TRY(tf_gpu_normalize_partials(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial,
+                                         d_sc, ctx.stream));
+        TF_TRY(step(2));
+        TF_TRY(tf_gpu_gram_partials(A[mode], dims[mode], (uint32_t)R, (const T *)inv, gpart, ctx.stream));
+        TF_TRY(step(3));
+        gram_pending = mode;
+        return TF_OK;
     }
 
     tf_status gram(uint32_t mode) override
     {
         TF_TRY(check_mode(mode));
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
-        if (gram_gemm) {
+        if (small) {
+            if (gram_pending != mode)
+                TF_TRY(tf_gpu_gram_partials(A[mode], dims[mode], (uint32_t)R, (const T *)nullptr, gpart,
+                                            ctx.stream));
+            gram_pending = TF_MAX_ORDER;
+            TF_TRY(step(-1));
+            TF_TRY(tf_gpu_gram_finish(gpart, dims[mode], (uint32_t)R, G[mode], ctx.stream));
+            TF_TRY(step(4));
+        } else if (!gram_syrk) {
             TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, I, A[mode], A[mode], G[mode]));
         } else {
             TF_CUBLAS(blas<T>::syrk(ctx.blas, n, I, A[mode], G[mode]));
@@ -320,10 +390,12 @@ struct gpu_cpd : gpu_cpd_base {
         if (m_mode != mode)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
         cudaStream_t st = ctx.stream;
+        TF_TRY(step(-1));
         TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, partial, d_sc, st));
         TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
         TF_TRY(tf_gpu_quadratic(V, lambda, (uint32_t)R, d_sc, st));
         TF_TRY(sync_scalars());
+        TF_TRY(step(5));
         *inner = h_sc->inner;
         *knorm2 = h_sc->knorm2;
         return TF_OK;

@@ -34,6 +34,7 @@ __global__ void column_partials(const T *A, const T *B, uint64_t I, uint32_t R, 
     const uint64_t lo = I * s / S, hi = I * (s + 1) / S;
     double acc = 0.0;
     if (c < R)
+#pragma unroll 8
         for (uint64_t i = lo + threadIdx.y; i < hi; i += 8) {
             const double a = (double)A[i * R + c];
             if (OP == OP_SUMSQ) acc += a * a;
@@ -63,6 +64,8 @@ template <int OP>
 __device__ __forceinline__ double column_total(const double *part, uint32_t S, uint32_t R, uint32_t r)
 {
     double v = part[r];
+    /* unrolled so that the loads are in flight together (same order of sums) */
+#pragma unroll 16
     for (uint32_t s = 1; s < S; ++s) v = combine<OP>(v, part[(uint64_t)s * R + r]);
     return v;
 }
@@ -157,9 +160,10 @@ const int kSmall = TF_GPU_SMALL_RANK;
 template <typename T>
 __global__ void __launch_bounds__(kThreads) small_cholesky_kernel(gram_ptrs<T> G, uint32_t n,
                                                                   uint32_t skip, uint32_t R, T *V,
-                                                                  double *W, tf_gpu_scalars *sc)
+                                                                  T *W, tf_gpu_scalars *sc)
 {
     __shared__ double S[kSmall][kSmall + 1];
+    __shared__ double rowk[kSmall], colk[kSmall], piv[kSmall];
     __shared__ int bad;
     const uint32_t t = threadIdx.x, RR = R * R;
     if (t == 0) bad = 0;
@@ -172,78 +176,174 @@ __global__ void __launch_bounds__(kThreads) small_cholesky_kernel(gram_ptrs<T> G
         S[e / R][e % R] = (double)v;
     }
     __syncthreads();
-    /* right-looking Cholesky of the lower triangle (V symmetric) */
+    /* Gauss-Jordan inversion in place without pivoting (V symmetric positive
+     * definite; anything else shows as a pivot that is not positive). Its
+     * pivots are the Cholesky factor's squared diagonal (the Schur
+     * complements), so one elimination gives potrf's info, the diagonal
+     * range and V^-1; every step is parallel over the whole matrix. */
     for (uint32_t k = 0; k < R; ++k) {
-        if (t == 0) {
-            const double d = S[k][k];
-            if (!(d > 0.0)) bad = (int)k + 1; /* as potrf: not positive, or NaN */
-            else S[k][k] = sqrt(d);
+        const double p = S[k][k];
+        if (!(p > 0.0)) { /* as potrf: not positive, or NaN (uniform: all read the same p) */
+            if (t == 0) bad = (int)k + 1;
+            break;
         }
+        if (t < R) {
+            rowk[t] = S[k][t] / p;
+            colk[t] = S[t][k];
+        }
+        if (t == 0) piv[k] = sqrt(p);
         __syncthreads();
-        if (bad) break; /* uniform: every thread read it after the barrier */
-        for (uint32_t i = k + 1 + t; i < R; i += blockDim.x) S[i][k] /= S[k][k];
-        __syncthreads();
-        const uint32_t w = R - k - 1;
-        for (uint32_t e = t; e < w * w; e += blockDim.x) {
-            const uint32_t i = k + 1 + e / w, j = k + 1 + e % w;
-            if (j <= i) S[i][j] -= S[i][k] * S[j][k];
+        for (uint32_t e = t; e < RR; e += blockDim.x) {
+            const uint32_t i = e / R, j = e % R;
+            double v;
+            if (i == k && j == k) v = 1.0 / p;
+            else if (i == k) v = rowk[j];
+            else if (j == k) v = -colk[i] / p;
+            else v = S[i][j] - colk[i] * rowk[j];
+            S[i][j] = v;
         }
         __syncthreads();
     }
+    __syncthreads();
     if (t == 0) {
-        double lo = INFINITY, hi = 0.0;
-        for (uint32_t i = 0; i < R; ++i) {
-            const double d = fabs(S[i][i]);
-            lo = (d < lo || d != d) ? d : lo;
-            hi = (d > hi || d != d) ? d : hi;
+        const uint32_t nk = bad ? (uint32_t)bad - 1 : R;
+        double lo = nk ? INFINITY : 0.0, hi = 0.0;
+        for (uint32_t i = 0; i < nk; ++i) {
+            lo = piv[i] < lo ? piv[i] : lo;
+            hi = piv[i] > hi ? piv[i] : hi;
         }
         sc->info = bad;
         sc->diag_min = lo;
         sc->diag_max = hi;
     }
     if (bad) return; /* the host falls back to the pseudo-inverse */
-    /* L^-1 in place (LAPACK trti2, lower, column by column from the right) */
-    __shared__ double x[kSmall];
-    for (int j = (int)R - 1; j >= 0; --j) {
-        __syncthreads();
-        if (t == 0) S[j][j] = 1.0 / S[j][j];
-        if (t > (uint32_t)j && t < R) x[t] = S[t][j];
-        __syncthreads();
-        if (t > (uint32_t)j && t < R) {
-            double v = 0.0;
-            for (uint32_t k = j + 1; k <= t; ++k) v += S[t][k] * x[k];
-            S[t][j] = -S[j][j] * v;
-        }
+    for (uint32_t e = t; e < RR; e += blockDim.x) W[e] = (T)S[e / R][e % R];
+}
+
+/* ---- small-rank Gram (see tf_gpu_gram_partials in dense_cuda.cuh) */
+const int kGramRows = 32; /* rows per shared-memory tile */
+const int kGramBuf = 16 * kThreads; /* doubles: the tile, then the groups' partials */
+
+/* Gram register tiles: R is padded to R4 (a multiple of 4); a thread owns a
+ * 4 x 4 tile of the R4 x R4 Gram and one of NG row groups (NG x tiles <=
+ * kThreads threads), so each row costs it 4 16-byte shared loads for 16
+ * FMAs. */
+__host__ __device__ inline uint32_t gram_r4(uint32_t R) { return (R + 3) / 4 * 4; }
+__host__ __device__ inline uint32_t gram_groups(uint32_t R)
+{
+    const uint32_t nt = gram_r4(R) / 4, tiles = nt * nt;
+    return tiles >= (uint32_t)kThreads ? 1u : (uint32_t)kThreads / tiles;
+}
+
+/* Slab blockIdx.x of A: tiles of kGramRows rows (a contiguous stretch of
+ * A) are loaded coalesced, optionally scaled by inv (written back), padded
+ * to R4 columns with zeros; thread (g, ti, tj) accumulates Gram entries
+ * (4ti.., 4tj..) over the tile's rows g, g + NG, ...; the groups' sums
+ * are added in order into gpart[slab * R * R + entry]. */
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 3) gram_partials_kernel(T *A, uint64_t I, uint32_t R,
+                                                                 const T *inv, uint32_t S,
+                                                                 double *gpart)
+{
+    __shared__ __align__(16) double tile[kGramBuf];
+    const uint32_t t = threadIdx.x, R4 = gram_r4(R), nt = R4 / 4, NG = gram_groups(R);
+    const uint32_t g = t / (nt * nt), id = t % (nt * nt), ti = id / nt, tj = id % nt;
+    const bool active = g < NG;
+    double acc[4][4];
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[p][q] = 0.0;
+    /* element u of a tile for this thread: x = t + u * kThreads, at tile row
+     * xr[u], column xc[u] (the same in every tile); the next tile's values
+     * are fetched into registers while this one is reduced */
+    constexpr int PF = kGramRows * kSmall / kThreads;
+    uint32_t xr[PF], xc[PF];
+    T pv[PF];
+#pragma unroll
+    for (int u = 0; u < PF; ++u) {
+        const uint32_t x = t + u * kThreads;
+        xr[u] = x / R4;
+        xc[u] = x % R4;
     }
+    const uint64_t lo = I * blockIdx.x / S, hi = I * (blockIdx.x + 1) / S;
+    auto fetch = [&](uint64_t r0) {
+        const uint64_t nr = min((uint64_t)kGramRows, hi - r0);
+#pragma unroll
+        for (int u = 0; u < PF; ++u)
+            pv[u] = xr[u] < nr && xc[u] < R ? A[(r0 + xr[u]) * R + xc[u]] : T(0);
+    };
+    if (lo < hi) fetch(lo);
+    for (uint64_t r0 = lo; r0 < hi; r0 += kGramRows) {
+        const uint32_t nr = (uint32_t)min((uint64_t)kGramRows, hi - r0);
+        __syncthreads(); /* the previous tile is consumed */
+#pragma unroll
+        for (int u = 0; u < PF; ++u)
+            if (xr[u] < nr) {
+                double d = 0.0;
+                if (xc[u] < R) {
+                    T v = pv[u];
+                    if (inv) {
+                        v *= inv[xc[u]];
+                        A[(r0 + xr[u]) * R + xc[u]] = v;
+                    }
+                    d = (double)v;
+                }
+                tile[t + u * kThreads] = d;
+            }
+        __syncthreads();
+        if (r0 + kGramRows < hi) fetch(r0 + kGramRows);
+        if (active)
+            for (uint32_t r = g; r < nr; r += NG) {
+                const double2 *row = reinterpret_cast<const double2 *>(tile + r * R4);
+                const double2 i01 = row[2 * ti], i23 = row[2 * ti + 1];
+                const double2 j01 = row[2 * tj], j23 = row[2 * tj + 1];
+                const double ai[4] = {i01.x, i01.y, i23.x, i23.y}, aj[4] = {j01.x, j01.y, j23.x, j23.y};
+#pragma unroll
+                for (int p = 0; p < 4; ++p)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) acc[p][q] += ai[p] * aj[q];
+            }
+    }
+    /* combine the NG groups in order in shared memory: one partial per slab */
     __syncthreads();
-    /* W = V^-1 = L^-T L^-1: W(i,j) = sum_{k >= max(i,j)} Linv(k,i) Linv(k,j) */
-    for (uint32_t e = t; e < RR; e += blockDim.x) {
-        const uint32_t i = e / R, j = e % R, k0 = i > j ? i : j;
-        double v = 0.0;
-        for (uint32_t k = k0; k < R; ++k) v += S[k][i] * S[k][j];
-        W[e] = v;
+    double *buf = tile; /* NG * R * R <= kGramBuf doubles */
+    if (active)
+#pragma unroll
+        for (int p = 0; p < 4; ++p)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const uint32_t i = 4 * ti + p, j = 4 * tj + q;
+                if (i < R && j < R) buf[g * R * R + i * R + j] = acc[p][q];
+            }
+    __syncthreads();
+    for (uint32_t e = t; e < R * R; e += kThreads) {
+        double v = buf[e];
+        for (uint32_t h = 1; h < NG; ++h) v += buf[h * R * R + e];
+        gpart[(uint64_t)blockIdx.x * R * R + e] = v;
     }
 }
 
-/* A = M W, W (double, R x R) in shared memory: thread e computes A(i,c),
- * e = i*R + c, as sum_k M(i,k) W(k,c) in double (the M(i,k) loads of the R
- * threads of a row are broadcasts). */
+/* G[e] = sum of the slab partials: block (32, 32) over 32 entries, thread
+ * (x, y) sums slabs y*S/32 .. in order, then the 32 chunk sums are added in
+ * order (deterministic). */
 template <typename T>
-__global__ void __launch_bounds__(kThreads) small_apply_kernel(const double *W, const T *M, uint64_t I,
-                                                               uint32_t R, T *A)
+__global__ void gram_finish_kernel(const double *gpart, uint32_t S, uint32_t RR, T *G)
 {
-    __shared__ double Ws[kSmall * kSmall];
-    for (uint32_t e = threadIdx.x; e < R * R; e += blockDim.x) Ws[e] = W[e];
-    __syncthreads();
-    const uint64_t n = I * R;
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
-         e += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t c = (uint32_t)(e % R);
-        const T *m = M + (e - c);
-        double acc = 0.0;
+    __shared__ double sh[32][33];
+    const uint32_t e = blockIdx.x * 32 + threadIdx.x, y = threadIdx.y;
+    double v = 0.0;
+    if (e < RR) {
+        const uint32_t lo = (uint32_t)((uint64_t)S * y / 32), hi = (uint32_t)((uint64_t)S * (y + 1) / 32);
 #pragma unroll 8
-        for (uint32_t k = 0; k < R; ++k) acc += (double)m[k] * Ws[k * R + c];
-        A[e] = (T)acc;
+        for (uint32_t s = lo; s < hi; ++s) v += gpart[(uint64_t)s * RR + e];
+    }
+    sh[y][threadIdx.x] = v;
+    __syncthreads();
+    if (y == 0 && e < RR) {
+        double tot = sh[0][threadIdx.x];
+        for (int k = 1; k < 32; ++k) tot += sh[k][threadIdx.x];
+        G[e] = (T)tot;
     }
 }
 
@@ -323,6 +423,7 @@ unsigned grid_for(uint64_t n)
 
 uint32_t tf_gpu_slabs(uint64_t I)
 {
+    /* 256 slabs instead of up to 1024 measured 2x slower on an H200 */
     return (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>((I + 255) / 256, 1024));
 }
 
@@ -347,9 +448,41 @@ tf_status tf_gpu_symmetrize(T *G, uint32_t R, cudaStream_t st)
     return TF_OK;
 }
 
+uint32_t tf_gpu_gram_slabs(uint64_t I)
+{
+    /* at most 384 blocks: about one wave at 3 blocks per SM (the kernel's
+     * registers) on a 132-SM device */
+    return (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>((I + 127) / 128, 384));
+}
+
+uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R)
+{
+    return (uint64_t)tf_gpu_gram_slabs(I) * R * R;
+}
+
 template <typename T>
-tf_status tf_gpu_normalize(T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
-                           double *partial, tf_gpu_scalars *sc, cudaStream_t st)
+tf_status tf_gpu_gram_partials(T *A, uint64_t I, uint32_t R, const T *inv, double *gpart,
+                               cudaStream_t st)
+{
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
+    const uint32_t S = tf_gpu_gram_slabs(I);
+    gram_partials_kernel<T><<<S, kThreads, 0, st>>>(A, I, R, inv, S, gpart);
+    TF_CU_LAUNCH("gram_partials_kernel");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, T *G, cudaStream_t st)
+{
+    const uint32_t RR = R * R;
+    gram_finish_kernel<T><<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, tf_gpu_gram_slabs(I), RR, G);
+    TF_CU_LAUNCH("gram_finish_kernel");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status tf_gpu_normalize_partials(const T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
+                                    double *partial, tf_gpu_scalars *sc, cudaStream_t st)
 {
     const uint32_t S = tf_gpu_slabs(I);
     if (max_norm) TF_TRY((launch_partials<T, OP_MAXABS>(A, A, I, R, S, partial, st)));
@@ -357,6 +490,14 @@ tf_status tf_gpu_normalize(T *A, uint64_t I, uint32_t R, int max_norm, T *lambda
     normalize_finish<T><<<(R + kThreads - 1) / kThreads, kThreads, 0, st>>>(partial, S, R, max_norm,
                                                                             lambda, inv, sc);
     TF_CU_LAUNCH("normalize_finish");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status tf_gpu_normalize(T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
+                           double *partial, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    TF_TRY(tf_gpu_normalize_partials(A, I, R, max_norm, lambda, inv, partial, sc, st));
     scale_columns<T><<<grid_for(I * R), kThreads, 0, st>>>(A, I * R, R, inv);
     TF_CU_LAUNCH("scale_columns");
     return TF_OK;
@@ -399,7 +540,7 @@ tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T 
 
 template <typename T>
 tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, uint32_t R, T *V,
-                                double *W, tf_gpu_scalars *sc, cudaStream_t st)
+                                T *W, tf_gpu_scalars *sc, cudaStream_t st)
 {
     gram_ptrs<T> p;
     if (n > 16) return tf_fail(TF_ERR_ARG, "Hadamard of %u Grams: at most 16", n);
@@ -407,18 +548,6 @@ tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, ui
     for (uint32_t k = 0; k < 16; ++k) p.g[k] = k < n ? G[k] : nullptr;
     small_cholesky_kernel<T><<<1, kThreads, 0, st>>>(p, n, skip, R, V, W, sc);
     TF_CU_LAUNCH("small_cholesky_kernel");
-    return TF_OK;
-}
-
-template <typename T>
-tf_status tf_gpu_small_solve(const double *W, const T *M, uint64_t I, uint32_t R, T *A,
-                             cudaStream_t st)
-{
-    if (I == 0) return TF_OK;
-    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small solve: rank %u is outside 1..%d", R, kSmall);
-    const unsigned grid = (unsigned)std::min<uint64_t>((I * R + kThreads - 1) / kThreads, 4096);
-    small_apply_kernel<T><<<grid, kThreads, 0, st>>>(W, M, I, R, A);
-    TF_CU_LAUNCH("small_apply_kernel");
     return TF_OK;
 }
 
@@ -446,9 +575,12 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_pinv_scale<T>(const T *, const T *, uint32_t, double, T *,         \
                                             cudaStream_t);                                        \
     template tf_status tf_gpu_small_cholesky<T>(const T *const *, uint32_t, uint32_t, uint32_t, T *, \
-                                                double *, tf_gpu_scalars *, cudaStream_t);      \
-    template tf_status tf_gpu_small_solve<T>(const double *, const T *, uint64_t, uint32_t, T *,  \
-                                             cudaStream_t);                                       \
+                                                T *, tf_gpu_scalars *, cudaStream_t);           \
+    template tf_status tf_gpu_gram_partials<T>(T *, uint64_t, uint32_t, const T *, double *,    \
+                                               cudaStream_t);                                     \
+    template tf_status tf_gpu_gram_finish<T>(const double *, uint64_t, uint32_t, T *, cudaStream_t); \
+    template tf_status tf_gpu_normalize_partials<T>(const T *, uint64_t, uint32_t, int, T *, T *,  \
+                                                    double *, tf_gpu_scalars *, cudaStream_t);     \
     template tf_status tf_gpu_fill<T>(T *, uint64_t, T, cudaStream_t);
 TF_DENSE_INSTANTIATE(float)
 TF_DENSE_INSTANTIATE(double)

@@ -52,19 +52,33 @@ tf_status tf_gpu_diag_range(const T *L, uint32_t R, tf_gpu_scalars *sc, cudaStre
 template <typename T>
 tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T *Qs, cudaStream_t st);
 /* Small-rank solve (R <= TF_GPU_SMALL_RANK), replacing potrf + potrs:
- * tf_gpu_small_cholesky forms V = Hadamard of G[k], k != skip (into V, for
- * the pseudo-inverse fallback), its Cholesky factor and, when that
- * succeeds, W = V^-1 (double, R x R) from the inverted factor (as LAPACK
- * potri), all in one thread block in shared memory (double);
- * sc->info = potrf's info, sc->diag_min / diag_max as tf_gpu_diag_range.
- * tf_gpu_small_solve then forms A = M W in one pass (no M -> A copy). */
+ * one thread block forms V = Hadamard of G[k], k != skip (into V, for the
+ * pseudo-inverse fallback) and, by Gauss-Jordan elimination in shared
+ * memory (double), W = V^-1 (as T) when V is positive definite;
+ * sc->info = potrf's info, sc->diag_min / diag_max = the range of the
+ * Cholesky diagonal (square roots of the elimination's pivots). The caller
+ * then forms A = M W with one gemm (no M -> A copy, no triangular solves). */
 #define TF_GPU_SMALL_RANK 64
 template <typename T>
 tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, uint32_t R, T *V,
-                                double *W, tf_gpu_scalars *sc, cudaStream_t st);
+                                T *W, tf_gpu_scalars *sc, cudaStream_t st);
+/* Small-rank Gram G = A^T A (R <= TF_GPU_SMALL_RANK), deterministic:
+ * tf_gpu_gram_partials reduces each of tf_gpu_gram_slabs(I) row slabs into
+ * gpart (tf_gpu_gram_partial_count doubles), scaling A's columns by inv first (and
+ * writing A back) when inv is not NULL: normalisation and Gram in one pass;
+ * tf_gpu_gram_finish sums the slabs in order into G (both triangles). */
+uint32_t tf_gpu_gram_slabs(uint64_t I);
+/* Doubles of gpart for I rows and rank R. */
+uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R);
 template <typename T>
-tf_status tf_gpu_small_solve(const double *W, const T *M, uint64_t I, uint32_t R, T *A,
-                             cudaStream_t st);
+tf_status tf_gpu_gram_partials(T *A, uint64_t I, uint32_t R, const T *inv, double *gpart,
+                               cudaStream_t st);
+template <typename T>
+tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, T *G, cudaStream_t st);
+/* lambda and inv of tf_gpu_normalize without scaling A (gram_partials does it). */
+template <typename T>
+tf_status tf_gpu_normalize_partials(const T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
+                                    double *partial, tf_gpu_scalars *sc, cudaStream_t st);
 /* x[0..n-1] = v. */
 template <typename T>
 tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st);
