@@ -103,8 +103,11 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
     TF_TRY(s);
     TF_TRY(t->out.alloc(h.nnz, "SDDMM output"));
     auto kernel = stage_b ? tf_sddmm_kernel<T, true> : tf_sddmm_kernel<T, false>;
+    /* Raise the limit to the whole budget, never to this tiling's size: the
+     * Tk auto-tune builds several tilings and must not lower the limit an
+     * earlier, larger one launches with. */
     if (t->smem > 48 * 1024)
-        TF_CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t->smem));
+        TF_CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dev.smem_budget));
     return TF_OK;
 }
 
