@@ -341,6 +341,9 @@ tf_status tf_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, cons
 /* The same with S as an order-2 COO tensor (P in S's non-zero order). */
 tf_status tf_sddmm_coo(const tf_tensor *S, const tf_matrix *A, const tf_matrix *B,
                        const tf_sddmm_opts *o, double *P, tf_sddmm_info *info);
+/* Plain float64 reference SDDMM over a CSR matrix (single-threaded). */
+tf_status tf_sddmm_reference(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
+                             tf_sddmm_op op, double alpha, double beta, double *P);
 /* Benchmark helper: prepares once (GPU: tiles, uploads), then `warmup`
  * untimed and `reps` timed runs; times_ms[0..reps-1] gets each run (CUDA
  * events on the GPU, wall clock on the CPU). P receives the last result of
@@ -389,9 +392,6 @@ tf_status tf_spttm_reference(const tf_tensor *X, uint32_t mode, const tf_matrix 
 tf_status tf_spttm_time(const tf_tensor *X, uint32_t mode, const tf_matrix *U,
                         const tf_spttm_opts *o, int warmup, int reps, double *times_ms,
                         tf_semisparse *out);
-/* Plain float64 reference SDDMM over a CSR matrix (single-threaded). */
-tf_status tf_sddmm_reference(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
-                             tf_sddmm_op op, double alpha, double beta, double *P);
 
 /* ------------------------------------------------------------ devices */
 
