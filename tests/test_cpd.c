@@ -1,11 +1,11 @@
 /* CP-ALS (src/algo/cpd.c + the CPU backend): planted low-rank recovery,
  * determinism, driver fit vs the independent tf_ktensor_fit, empty slices,
  * the pseudo-inverse fallback, a plain-loop CP-ALS, real tensors, option errors. */
-#include <dirent.h>
 #include <stdint.h>
 
 #include "check.h"
 #include "core/rng.h"
+#include "realdata.h"
 #include "tenfold.h"
 
 static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF};
@@ -341,41 +341,27 @@ static void test_pinv_fallback(void)
     tf_tensor_free(&X);
 }
 
-/* (f) every real .tns.xz tensor in the shared data directory. */
+/* (f) every real .tns.xz tensor in the real-data directory. */
+static void cpd_real_tensor(const char *name, const char *path, tf_tensor *X, void *user)
+{
+    tf_ktensor K;
+    tf_cpd_report rep;
+    tf_cpd_opts o;
+    cpd_opts(&o, TF_FORMAT_AUTO, 8, 4, 0.0);
+    double fit = run_cpd(X, &o, &K, &rep, NULL, 1e-9, name);
+    CHECK(rep.iters == 4);
+    printf("%s: nnz %llu, rank 8, 4 iterations: fit %.6f, %.3f s (mttkrp %.3f s, dense %.3f s), "
+           "%llu pinv fallbacks\n", name, (unsigned long long)X->nnz, fit, rep.t_total,
+           rep.t_mttkrp[0] + rep.t_mttkrp[1] + rep.t_mttkrp[2] + rep.t_mttkrp[3] + rep.t_mttkrp[4],
+           rep.t_dense, (unsigned long long)rep.pinv_fallbacks);
+    tf_ktensor_free(&K);
+}
+
 static void test_real_data(void)
 {
-    DIR *dir = opendir(TF_SHARED_DATA);
-    if (!dir) {
-        printf("note: %s not found: real-data part skipped\n", TF_SHARED_DATA);
-        return;
-    }
-    struct dirent *e;
-    int count = 0;
-    while ((e = readdir(dir))) {
-        size_t n = strlen(e->d_name);
-        if (n < 8 || strcmp(e->d_name + n - 7, ".tns.xz") != 0) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, e->d_name);
-        tf_tensor X;
-        tf_status s = tf_read_tensor(path, 0, &X, NULL);
-        CHECKF(s == TF_OK, "%s: %s", path, tf_last_error());
-        if (s != TF_OK) continue;
-        tf_ktensor K;
-        tf_cpd_report rep;
-        tf_cpd_opts o;
-        cpd_opts(&o, TF_FORMAT_AUTO, 8, 4, 0.0);
-        double fit = run_cpd(&X, &o, &K, &rep, NULL, 1e-9, e->d_name);
-        CHECK(rep.iters == 4);
-        printf("%s: nnz %llu, rank 8, 4 iterations: fit %.6f, %.3f s (mttkrp %.3f s, dense %.3f s), "
-               "%llu pinv fallbacks\n", e->d_name, (unsigned long long)X.nnz, fit, rep.t_total,
-               rep.t_mttkrp[0] + rep.t_mttkrp[1] + rep.t_mttkrp[2] + rep.t_mttkrp[3] + rep.t_mttkrp[4],
-               rep.t_dense, (unsigned long long)rep.pinv_fallbacks);
-        tf_ktensor_free(&K);
-        tf_tensor_free(&X);
-        ++count;
-    }
-    closedir(dir);
-    CHECKF(count > 0, "no .tns.xz file in %s", TF_SHARED_DATA);
+    static const char *const tns[] = {".tns.xz", NULL};
+    const int count = tf_for_each_data_file("test_cpd", tns, cpd_real_tensor, NULL);
+    if (count >= 0) CHECKF(count > 0, "no .tns.xz file in %s", tf_test_data_dir());
 }
 
 /* (h) the driver follows a plain-loop CP-ALS (reference MTTKRP, loop Grams,

@@ -10,11 +10,11 @@
  * Skipped (exit 77) without a GPU. `--quick` (or TF_TEST_QUICK=1) runs a
  * small subset, sized for compute-sanitizer. TF_TEST_DATA overrides the
  * real-data directory. */
-#include <dirent.h>
 #include <stdlib.h>
 
 #include "check.h"
 #include "gpu_test_tensors.h"
+#include "realdata.h"
 
 #define TOL_FP64 1e-12
 #define TOL_FP32 1e-5
@@ -238,51 +238,18 @@ static void error_cases(void)
     tf_tensor_free(&X);
 }
 
-static int has_suffix(const char *s, const char *suf)
+static void gpu_mttkrp_real_tensor(const char *name, const char *path, tf_tensor *X, void *user)
 {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const uint64_t ranks[] = {32};
+    printf("  real tensor %s: order %u, %llu non-zeros\n", name, X->order, (unsigned long long)X->nnz);
+    fflush(stdout);
+    check_tensor(X, name, ranks, 1, 99);
 }
 
 static void real_tensors(void)
 {
-    const char *dir = getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_SHARED_DATA;
-    DIR *d = opendir(dir);
-    if (!d) {
-        printf("test_gpu_mttkrp: no real data at %s, skipping that part\n", dir);
-        return;
-    }
-    char *names[256];
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 256)
-        if (has_suffix(e->d_name, ".tns.xz") || has_suffix(e->d_name, ".mtx.xz") ||
-            has_suffix(e->d_name, ".tns"))
-            names[n++] = strdup(e->d_name);
-    closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
-    const uint64_t ranks[] = {32};
-    for (int i = 0; i < n; ++i) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        tf_tensor X;
-        memset(&X, 0, sizeof X);
-        tf_status s = tf_read_tensor(path, 0, &X, NULL);
-        CHECKF(s == TF_OK, "%s: %s", path, tf_last_error());
-        if (s == TF_OK) {
-            printf("  real tensor %s: order %u, %llu non-zeros\n", names[i], X.order,
-                   (unsigned long long)X.nnz);
-            fflush(stdout);
-            check_tensor(&X, names[i], ranks, 1, 99);
-        }
-        tf_tensor_free(&X);
-        free(names[i]);
-    }
+    static const char *const tensors[] = {".tns.xz", ".mtx.xz", ".tns", NULL};
+    tf_for_each_data_file("test_gpu_mttkrp", tensors, gpu_mttkrp_real_tensor, NULL);
 }
 
 int main(int argc, char **argv)

@@ -6,10 +6,10 @@
  * (<= 1e-5), outputs poisoned with NaN; then every real .mtx in
  * TF_SHARED_DATA. --quick: small cases only (for compute-sanitizer).
  * Exits 77 without a GPU. */
-#include <dirent.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "realdata.h"
 #include "sddmm_test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -86,48 +86,36 @@ static void random_cases(int quick)
     }
 }
 
+static void gpu_sddmm_real_matrix(const char *name, const char *path, tf_tensor *coo, void *rng)
+{
+    const uint64_t Ks[] = {32, 128, 512};
+    tf_csr S;
+    CHECK_OK(tf_csr_from_coo(coo, &S));
+    for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
+        if ((S.rows + S.cols) * Ks[ki] * 8 > (1ull << 30)) continue;
+        tf_matrix A = st_random_dense(rng, S.rows, Ks[ki]), B = st_random_dense(rng, S.cols, Ks[ki]);
+        for (int prec = 0; prec < 2; ++prec) {
+            tf_sddmm_opts o;
+            tf_sddmm_opts_default(&o);
+            o.backend = TF_BACKEND_GPU;
+            o.precision = prec ? TF_SINGLE : TF_DOUBLE;
+            check_one(name, &S, &A, &B, &o);
+            o.algo = TF_SDDMM_ALGO_CUSPARSE;
+            check_one(name, &S, &A, &B, &o);
+        }
+        tf_matrix_free(&A);
+        tf_matrix_free(&B);
+    }
+    printf("%s: checked\n", name);
+    tf_csr_free(&S);
+}
+
 static void real_data(void)
 {
-    const char *dirname = getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_SHARED_DATA;
-    DIR *dir = opendir(dirname);
-    if (!dir) {
-        printf("note: %s not found: real-data part skipped\n", dirname);
-        return;
-    }
+    static const char *const mtx[] = {".mtx.xz", ".mtx", NULL};
     tf_rng rng;
     tf_rng_seed(&rng, 6603);
-    const uint64_t Ks[] = {32, 128, 512};
-    for (struct dirent *e; (e = readdir(dir));) {
-        if (!strstr(e->d_name, ".mtx")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dirname, e->d_name);
-        tf_tensor coo;
-        if (tf_read_tensor(path, 0, &coo, NULL) != TF_OK) {
-            CHECKF(0, "%s: %s", path, tf_last_error());
-            continue;
-        }
-        tf_csr S;
-        CHECK_OK(tf_csr_from_coo(&coo, &S));
-        for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
-            if ((S.rows + S.cols) * Ks[ki] * 8 > (1ull << 30)) continue;
-            tf_matrix A = st_random_dense(&rng, S.rows, Ks[ki]), B = st_random_dense(&rng, S.cols, Ks[ki]);
-            for (int prec = 0; prec < 2; ++prec) {
-                tf_sddmm_opts o;
-                tf_sddmm_opts_default(&o);
-                o.backend = TF_BACKEND_GPU;
-                o.precision = prec ? TF_SINGLE : TF_DOUBLE;
-                check_one(e->d_name, &S, &A, &B, &o);
-                o.algo = TF_SDDMM_ALGO_CUSPARSE;
-                check_one(e->d_name, &S, &A, &B, &o);
-            }
-            tf_matrix_free(&A);
-            tf_matrix_free(&B);
-        }
-        printf("%s: checked\n", e->d_name);
-        tf_csr_free(&S);
-        tf_tensor_free(&coo);
-    }
-    closedir(dir);
+    tf_for_each_data_file("test_gpu_sddmm", mtx, gpu_sddmm_real_matrix, &rng);
 }
 
 int main(int argc, char **argv)

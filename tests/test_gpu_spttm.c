@@ -3,9 +3,9 @@
  * R = 1, 7, 33, 100, 512, fp64 (<= 1e-12) and fp32 (<= 1e-5); then every
  * real tensor and matrix in TF_SHARED_DATA on every mode. --quick: small
  * cases only (for compute-sanitizer). Exits 77 without a GPU. */
-#include <dirent.h>
 #include <string.h>
 
+#include "realdata.h"
 #include "spttm_test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -50,40 +50,28 @@ static void random_cases(int quick)
         }
 }
 
+static void gpu_spttm_real_tensor(const char *name, const char *path, tf_tensor *X, void *rng)
+{
+    const uint64_t Rs[] = {16, 100};
+    for (uint32_t mode = 0; mode < X->order; ++mode)
+        for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
+            if (X->nnz * Rs[ri] * 8 > (512ull << 20)) continue;
+            tf_matrix U = sp_random_dense(rng, X->dims[mode], Rs[ri]);
+            tf_semisparse ref;
+            CHECK_OK(tf_spttm_reference(X, mode, &U, &ref));
+            check_gpu(name, X, mode, &U, &ref);
+            tf_semisparse_free(&ref);
+            tf_matrix_free(&U);
+        }
+    printf("%s: checked\n", name);
+}
+
 static void real_data(void)
 {
-    const char *dirname = getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_SHARED_DATA;
-    DIR *dir = opendir(dirname);
-    if (!dir) {
-        printf("note: %s not found: real-data part skipped\n", dirname);
-        return;
-    }
+    static const char *const tensors[] = {".tns.xz", ".tns", ".mtx.xz", ".mtx", NULL};
     tf_rng rng;
     tf_rng_seed(&rng, 7703);
-    const uint64_t Rs[] = {16, 100};
-    for (struct dirent *e; (e = readdir(dir));) {
-        if (!strstr(e->d_name, ".tns") && !strstr(e->d_name, ".mtx")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dirname, e->d_name);
-        tf_tensor X;
-        if (tf_read_tensor(path, 0, &X, NULL) != TF_OK) {
-            CHECKF(0, "%s: %s", path, tf_last_error());
-            continue;
-        }
-        for (uint32_t mode = 0; mode < X.order; ++mode)
-            for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
-                if (X.nnz * Rs[ri] * 8 > (512ull << 20)) continue;
-                tf_matrix U = sp_random_dense(&rng, X.dims[mode], Rs[ri]);
-                tf_semisparse ref;
-                CHECK_OK(tf_spttm_reference(&X, mode, &U, &ref));
-                check_gpu(e->d_name, &X, mode, &U, &ref);
-                tf_semisparse_free(&ref);
-                tf_matrix_free(&U);
-            }
-        printf("%s: checked\n", e->d_name);
-        tf_tensor_free(&X);
-    }
-    closedir(dir);
+    tf_for_each_data_file("test_gpu_spttm", tensors, gpu_spttm_real_tensor, &rng);
 }
 
 int main(int argc, char **argv)

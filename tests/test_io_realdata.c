@@ -1,10 +1,11 @@
-/* Every real tensor and matrix in TF_SHARED_DATA loads with the nnz and
- * inferred shape given in its README, and so does the bundled
- * data/uber-apr14.tns.xz. The shared part is skipped (77) when the
+/* Every real tensor and matrix in the real-data directory ($TF_TEST_DATA,
+ * else TF_SHARED_DATA) loads with the nnz and inferred shape given in its
+ * README, and so does the bundled data/uber-apr14.tns.xz. The shared part is skipped (77) when the
  * directory is absent. */
 #include <sys/stat.h>
 
 #include "check.h"
+#include "realdata.h"
 #include "tenfold.h"
 
 typedef struct real_file {
@@ -64,13 +65,16 @@ int main(void)
     snprintf(path, sizeof path, "%s/uber-apr14.tns.xz", TF_REPO_DATA);
     CHECK(check_file(path, &files[0]) == 564516.0);
 
+    const char *dir = tf_test_data_dir();
     struct stat st;
-    if (stat(TF_SHARED_DATA, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         tf_test_finish("test_io_realdata (bundled data only)");
-        return tf_t_fail ? 1 : tf_test_skip("test_io_realdata", "no " TF_SHARED_DATA);
+        char why[1100];
+        snprintf(why, sizeof why, "no %s", dir);
+        return tf_t_fail ? 1 : tf_test_skip("test_io_realdata", why);
     }
     for (size_t i = 0; i < sizeof files / sizeof *files; ++i) {
-        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, files[i].name);
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
         double sum = check_file(path, &files[i]);
         if (i == 0) CHECK(sum == 564516.0);
     }

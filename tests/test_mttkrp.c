@@ -4,7 +4,6 @@
  * the fixed-rank kernels and the generic one, 1..3 threads, every mode;
  * outputs poisoned with NaN before each run. Then the real tensors in
  * TF_SHARED_DATA, and argument errors. */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "cpu/csf_kernel.h"
+#include "realdata.h"
 #include "tenfold.h"
 
 /* The plans under test: coo, csf as tf_plan_build makes it, and csf forced
@@ -243,40 +243,21 @@ static void bad_arguments(void)
     tf_tensor_free(&X);
 }
 
-static int ends_with(const char *s, const char *tail)
+static void mttkrp_real_tensor(const char *name, const char *path, tf_tensor *X, void *rng)
 {
-    size_t n = strlen(s), t = strlen(tail);
-    return n >= t && !strcmp(s + n - t, tail);
+    const uint64_t rk[] = {16, 5};
+    const int th[] = {2};
+    check_tensor(rng, X, rk, COUNT(rk), th, COUNT(th), name);
+    printf("test_mttkrp: %s: order %u, %llu non-zeros checked\n", name, X->order,
+           (unsigned long long)X->nnz);
 }
 
 static void real_tensors(void)
 {
-    DIR *d = opendir(TF_SHARED_DATA);
-    if (!d) {
-        printf("test_mttkrp: %s not found, real tensors skipped\n", TF_SHARED_DATA);
-        return;
-    }
+    static const char *const tns[] = {".tns.xz", NULL};
     tf_rng rng;
     tf_rng_seed(&rng, 99);
-    const uint64_t rk[] = {16, 5};
-    const int th[] = {2};
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!ends_with(e->d_name, ".tns.xz")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, e->d_name);
-        tf_tensor X;
-        memset(&X, 0, sizeof X);
-        tf_status s = tf_read_tensor(path, 0, &X, NULL);
-        CHECKF(s == TF_OK, "%s: %s", path, tf_last_error());
-        if (s == TF_OK) {
-            check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), e->d_name);
-            printf("test_mttkrp: %s: order %u, %llu non-zeros checked\n", e->d_name, X.order,
-                   (unsigned long long)X.nnz);
-        }
-        tf_tensor_free(&X);
-    }
-    closedir(d);
+    tf_for_each_data_file("test_mttkrp", tns, mttkrp_real_tensor, &rng);
 }
 
 int main(void)

@@ -4,12 +4,12 @@
  * threads, outputs poisoned with NaN before each run; the K = 0, nnz = 0,
  * in-place and COO entry points; CSR conversion; argument errors; then
  * every real .mtx in TF_SHARED_DATA with random A and B. */
-#include <dirent.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "cpu/sddmm_tiles.h"
 #include "fmt/csr.h"
+#include "realdata.h"
 #include "sddmm_test_util.h"
 
 static const uint64_t Ks[] = {1, 7, 33, 100, 512};
@@ -270,47 +270,34 @@ static void tiles(void)
 }
 
 /* Real matrices: every K whose A and B fit in 256 MB. */
+static void sddmm_real_matrix(const char *name, const char *path, tf_tensor *coo, void *rng)
+{
+    tf_csr S;
+    CHECK_OK(tf_csr_from_coo(coo, &S));
+    for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
+        if ((S.rows + S.cols) * Ks[ki] * 8 > (256u << 20)) continue;
+        tf_matrix A = st_random_dense(rng, S.rows, Ks[ki]), B = st_random_dense(rng, S.cols, Ks[ki]);
+        tf_sddmm_opts o;
+        tf_sddmm_opts_default(&o);
+        o.backend = TF_BACKEND_CPU;
+        o.op = ki % 2 ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
+        o.beta = ki % 2 ? 0.5 : 0.0;
+        check_one(name, &S, &A, &B, &o, 1e-12);
+        tf_matrix_free(&A);
+        tf_matrix_free(&B);
+    }
+    printf("%s: %llu x %llu, %llu nnz checked\n", name, (unsigned long long)S.rows,
+           (unsigned long long)S.cols, (unsigned long long)S.nnz);
+    tf_csr_free(&S);
+}
+
 static void real_data(void)
 {
-    DIR *dir = opendir(TF_SHARED_DATA);
-    if (!dir) {
-        printf("note: %s not found: real-data part skipped\n", TF_SHARED_DATA);
-        return;
-    }
+    static const char *const mtx[] = {".mtx.xz", ".mtx", NULL};
     tf_rng rng;
     tf_rng_seed(&rng, 4403);
-    int count = 0;
-    for (struct dirent *e; (e = readdir(dir));) {
-        if (!strstr(e->d_name, ".mtx")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, e->d_name);
-        tf_tensor coo;
-        if (tf_read_tensor(path, 0, &coo, NULL) != TF_OK) {
-            CHECKF(0, "%s: %s", path, tf_last_error());
-            continue;
-        }
-        tf_csr S;
-        CHECK_OK(tf_csr_from_coo(&coo, &S));
-        for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
-            if ((S.rows + S.cols) * Ks[ki] * 8 > (256u << 20)) continue;
-            tf_matrix A = st_random_dense(&rng, S.rows, Ks[ki]), B = st_random_dense(&rng, S.cols, Ks[ki]);
-            tf_sddmm_opts o;
-            tf_sddmm_opts_default(&o);
-            o.backend = TF_BACKEND_CPU;
-            o.op = ki % 2 ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
-            o.beta = ki % 2 ? 0.5 : 0.0;
-            check_one(e->d_name, &S, &A, &B, &o, 1e-12);
-            tf_matrix_free(&A);
-            tf_matrix_free(&B);
-        }
-        printf("%s: %llu x %llu, %llu nnz checked\n", e->d_name, (unsigned long long)S.rows,
-               (unsigned long long)S.cols, (unsigned long long)S.nnz);
-        ++count;
-        tf_csr_free(&S);
-        tf_tensor_free(&coo);
-    }
-    closedir(dir);
-    CHECKF(count > 0, "no .mtx file in %s", TF_SHARED_DATA);
+    const int count = tf_for_each_data_file("test_sddmm", mtx, sddmm_real_matrix, &rng);
+    if (count >= 0) CHECKF(count > 0, "no .mtx file in %s", tf_test_data_dir());
 }
 
 int main(void)

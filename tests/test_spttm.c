@@ -4,12 +4,12 @@
  * output poisoned with NaN before it runs; the semi-sparse -> sparse
  * conversion; argument errors; then every real .tns and .mtx in
  * TF_SHARED_DATA on every mode. */
-#include <dirent.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "cpu/spttm.h"
 #include "fmt/spttm_fcoo.h"
+#include "realdata.h"
 #include "spttm_test_util.h"
 
 static const uint64_t Rs[] = {1, 7, 33, 100, 512};
@@ -175,42 +175,29 @@ static void semantics(void)
     tf_tensor_free(&X);
 }
 
+static void spttm_real_tensor(const char *name, const char *path, tf_tensor *X, void *rng)
+{
+    for (uint32_t mode = 0; mode < X->order; ++mode)
+        for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
+            /* output at most nnz x R doubles: keep it under 64 MB */
+            if (X->nnz * Rs[ri] * 8 > (64u << 20)) continue;
+            tf_matrix U = sp_random_dense(rng, X->dims[mode], Rs[ri]);
+            tf_semisparse ref;
+            CHECK_OK(tf_spttm_reference(X, mode, &U, &ref));
+            check_public(name, X, mode, &U, &ref, TF_DOUBLE, 2);
+            tf_semisparse_free(&ref);
+            tf_matrix_free(&U);
+        }
+    printf("%s: order %u, %llu nnz checked\n", name, X->order, (unsigned long long)X->nnz);
+}
+
 static void real_data(void)
 {
-    DIR *dir = opendir(TF_SHARED_DATA);
-    if (!dir) {
-        printf("note: %s not found: real-data part skipped\n", TF_SHARED_DATA);
-        return;
-    }
+    static const char *const tensors[] = {".tns.xz", ".tns", ".mtx.xz", ".mtx", NULL};
     tf_rng rng;
     tf_rng_seed(&rng, 5503);
-    int count = 0;
-    for (struct dirent *e; (e = readdir(dir));) {
-        if (!strstr(e->d_name, ".tns") && !strstr(e->d_name, ".mtx")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", TF_SHARED_DATA, e->d_name);
-        tf_tensor X;
-        if (tf_read_tensor(path, 0, &X, NULL) != TF_OK) {
-            CHECKF(0, "%s: %s", path, tf_last_error());
-            continue;
-        }
-        for (uint32_t mode = 0; mode < X.order; ++mode)
-            for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
-                /* output at most nnz x R doubles: keep it under 64 MB */
-                if (X.nnz * Rs[ri] * 8 > (64u << 20)) continue;
-                tf_matrix U = sp_random_dense(&rng, X.dims[mode], Rs[ri]);
-                tf_semisparse ref;
-                CHECK_OK(tf_spttm_reference(&X, mode, &U, &ref));
-                check_public(e->d_name, &X, mode, &U, &ref, TF_DOUBLE, 2);
-                tf_semisparse_free(&ref);
-                tf_matrix_free(&U);
-            }
-        printf("%s: order %u, %llu nnz checked\n", e->d_name, X.order, (unsigned long long)X.nnz);
-        ++count;
-        tf_tensor_free(&X);
-    }
-    closedir(dir);
-    CHECKF(count > 0, "no tensor file in %s", TF_SHARED_DATA);
+    const int count = tf_for_each_data_file("test_spttm", tensors, spttm_real_tensor, &rng);
+    if (count >= 0) CHECKF(count > 0, "no tensor file in %s", tf_test_data_dir());
 }
 
 int main(void)
