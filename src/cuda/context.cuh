@@ -52,7 +52,14 @@ template <typename T>
 static inline tf_status tf_cuda_upload_new(T **d, const T *h, uint64_t n, const char *what)
 {
     TF_TRY(tf_cuda_alloc(d, n, what));
-    if (n) TF_CU(cudaMemcpy(*d, h, (size_t)n * sizeof(T), cudaMemcpyHostToDevice));
+    if (n) {
+        TF_CU(cudaMemcpy(*d, h, (size_t)n * sizeof(T), cudaMemcpyHostToDevice));
+        /* From pageable memory cudaMemcpy may return before the DMA lands,
+         * and our kernels run on non-blocking streams that do not order
+         * after the legacy stream: wait for the copy itself (a kernel read
+         * stale SDDMM values on an H200 before this). */
+        TF_CU(cudaStreamSynchronize(cudaStreamLegacy));
+    }
     return TF_OK;
 }
 
