@@ -9,16 +9,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "tenfold.h"
-
-/* Row/column in 0..dim-1 that leaves index 0, the last one and every
- * index = 2 mod 5 empty when dim >= 8. */
-static inline uint32_t st_draw(tf_rng *rng, uint64_t dim)
-{
-    for (;;) {
-        uint32_t i = (uint32_t)tf_rng_below(rng, dim);
-        if (dim < 8 || (i != 0 && i != dim - 1 && i % 5 != 2)) return i;
-    }
-}
+#include "test_random.h"
 
 /* Random M x N matrix as a canonical COO tensor; hot != 0 puts about half
  * the non-zeros in one row (skew). */
@@ -27,23 +18,15 @@ static inline tf_tensor st_random_coo(tf_rng *rng, uint64_t M, uint64_t N, uint6
     const uint64_t dims[2] = {M, N};
     tf_tensor S;
     CHECK_OK(tf_tensor_alloc(&S, 2, dims, nnz));
-    const uint32_t hot_row = st_draw(rng, M);
+    const uint32_t hot_row = tt_draw_sparse_index(rng, M);
     for (uint64_t k = 0; k < nnz; ++k) {
-        S.ind[0][k] = hot && k % 2 == 0 ? hot_row : st_draw(rng, M);
-        S.ind[1][k] = st_draw(rng, N);
+        S.ind[0][k] = hot && k % 2 == 0 ? hot_row : tt_draw_sparse_index(rng, M);
+        S.ind[1][k] = tt_draw_sparse_index(rng, N);
         S.vals[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
         if (S.vals[k] == 0.0) S.vals[k] = 0.25;
     }
     CHECK_OK(tf_tensor_canonicalize(&S, NULL, NULL));
     return S;
-}
-
-static inline tf_matrix st_random_dense(tf_rng *rng, uint64_t rows, uint64_t cols)
-{
-    tf_matrix m;
-    CHECK_OK(tf_matrix_alloc(&m, rows, cols));
-    for (uint64_t k = 0; k < rows * cols; ++k) m.data[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
-    return m;
 }
 
 static inline void st_poison(double *p, uint64_t n)

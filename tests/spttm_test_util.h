@@ -9,15 +9,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "tenfold.h"
-
-/* Index avoiding 0, the last and every 2 mod 5 when dim >= 8 (empty slices). */
-static inline uint32_t sp_draw(tf_rng *rng, uint64_t dim)
-{
-    for (;;) {
-        uint32_t i = (uint32_t)tf_rng_below(rng, dim);
-        if (dim < 8 || (i != 0 && i != dim - 1 && i % 5 != 2)) return i;
-    }
-}
+#include "test_random.h"
 
 /* Random canonical tensor; hot_mode >= 0: half the non-zeros share every
  * index but the one of hot_mode (one long fibre for SpTTM on hot_mode). */
@@ -27,23 +19,15 @@ static inline tf_tensor sp_random_tensor(tf_rng *rng, uint32_t order, const uint
     tf_tensor X;
     CHECK_OK(tf_tensor_alloc(&X, order, dims, nnz));
     uint32_t hot[TF_MAX_ORDER];
-    for (uint32_t m = 0; m < order; ++m) hot[m] = sp_draw(rng, dims[m]);
+    for (uint32_t m = 0; m < order; ++m) hot[m] = tt_draw_sparse_index(rng, dims[m]);
     for (uint64_t k = 0; k < nnz; ++k) {
         for (uint32_t m = 0; m < order; ++m)
-            X.ind[m][k] = hot_mode >= 0 && (int)m != hot_mode && k % 2 == 0 ? hot[m] : sp_draw(rng, dims[m]);
+            X.ind[m][k] = hot_mode >= 0 && (int)m != hot_mode && k % 2 == 0 ? hot[m] : tt_draw_sparse_index(rng, dims[m]);
         X.vals[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
         if (X.vals[k] == 0.0) X.vals[k] = 0.5;
     }
     CHECK_OK(tf_tensor_canonicalize(&X, NULL, NULL));
     return X;
-}
-
-static inline tf_matrix sp_random_dense(tf_rng *rng, uint64_t rows, uint64_t cols)
-{
-    tf_matrix m;
-    CHECK_OK(tf_matrix_alloc(&m, rows, cols));
-    for (uint64_t k = 0; k < rows * cols; ++k) m.data[k] = tf_rng_uniform(rng) * 2.0 - 1.0;
-    return m;
 }
 
 /* Same shape and fibre indices as the reference, and the largest

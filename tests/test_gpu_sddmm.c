@@ -76,7 +76,7 @@ static void random_cases(int quick)
         CHECK_OK(tf_csr_from_coo(&coo, &S));
         for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
             if (quick && Ks[ki] > 33) continue;
-            tf_matrix A = st_random_dense(&rng, S.rows, Ks[ki]), B = st_random_dense(&rng, S.cols, Ks[ki]);
+            tf_matrix A = tt_random_dense(&rng, S.rows, Ks[ki]), B = tt_random_dense(&rng, S.cols, Ks[ki]);
             check_all("random", &S, &A, &B, quick);
             tf_matrix_free(&A);
             tf_matrix_free(&B);
@@ -93,7 +93,7 @@ static void gpu_sddmm_real_matrix(const char *name, const char *path, tf_tensor 
     CHECK_OK(tf_csr_from_coo(coo, &S));
     for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
         if ((S.rows + S.cols) * Ks[ki] * 8 > (1ull << 30)) continue;
-        tf_matrix A = st_random_dense(rng, S.rows, Ks[ki]), B = st_random_dense(rng, S.cols, Ks[ki]);
+        tf_matrix A = tt_random_dense(rng, S.rows, Ks[ki]), B = tt_random_dense(rng, S.cols, Ks[ki]);
         for (int prec = 0; prec < 2; ++prec) {
             tf_sddmm_opts o;
             tf_sddmm_opts_default(&o);

@@ -39,7 +39,7 @@ static void random_cases(int quick)
             tf_tensor X = sp_random_tensor(&rng, shapes[si].order, shapes[si].dims, shapes[si].nnz, (int)mode);
             for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
                 if (quick && Rs[ri] > 33) continue;
-                tf_matrix U = sp_random_dense(&rng, X.dims[mode], Rs[ri]);
+                tf_matrix U = tt_random_dense(&rng, X.dims[mode], Rs[ri]);
                 tf_semisparse ref;
                 CHECK_OK(tf_spttm_reference(&X, mode, &U, &ref));
                 check_gpu("random", &X, mode, &U, &ref);
@@ -56,7 +56,7 @@ static void gpu_spttm_real_tensor(const char *name, const char *path, tf_tensor 
     for (uint32_t mode = 0; mode < X->order; ++mode)
         for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
             if (X->nnz * Rs[ri] * 8 > (512ull << 20)) continue;
-            tf_matrix U = sp_random_dense(rng, X->dims[mode], Rs[ri]);
+            tf_matrix U = tt_random_dense(rng, X->dims[mode], Rs[ri]);
             tf_semisparse ref;
             CHECK_OK(tf_spttm_reference(X, mode, &U, &ref));
             check_gpu(name, X, mode, &U, &ref);

@@ -44,7 +44,7 @@ static void random_cases(void)
         tf_csr S;
         CHECK_OK(tf_csr_from_coo(&coo, &S));
         for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
-            tf_matrix A = st_random_dense(&rng, S.rows, Ks[ki]), B = st_random_dense(&rng, S.cols, Ks[ki]);
+            tf_matrix A = tt_random_dense(&rng, S.rows, Ks[ki]), B = tt_random_dense(&rng, S.cols, Ks[ki]);
             tf_sddmm_opts o;
             tf_sddmm_opts_default(&o);
             o.backend = TF_BACKEND_CPU;
@@ -168,7 +168,7 @@ static void csr_conversion(void)
     tf_tensor coo;
     CHECK_OK(tf_tensor_alloc(&coo, 2, dims, n));
     for (uint64_t k = 0; k < n; ++k) {
-        coo.ind[0][k] = st_draw(&rng, 40);
+        coo.ind[0][k] = tt_draw_sparse_index(&rng, 40);
         coo.ind[1][k] = (uint32_t)tf_rng_below(&rng, 30);
         coo.vals[k] = (double)k;
     }
@@ -216,7 +216,7 @@ static void tiles(void)
         tf_sddmm_tiles t;
         CHECK_OK(tf_sddmm_tiles_build(&S, cases[ci].tj, cases[ci].ti, cases[ci].tn, &t));
         const uint64_t K = 5;
-        tf_matrix A = st_random_dense(&rng, S.rows, K), B = st_random_dense(&rng, S.cols, K);
+        tf_matrix A = tt_random_dense(&rng, S.rows, K), B = tt_random_dense(&rng, S.cols, K);
         double *P = NULL, *ref = NULL;
         uint8_t *seen = NULL;
         CHECK_OK(TF_ALLOC(P, S.nnz + 1, "P"));
@@ -276,7 +276,7 @@ static void sddmm_real_matrix(const char *name, const char *path, tf_tensor *coo
     CHECK_OK(tf_csr_from_coo(coo, &S));
     for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
         if ((S.rows + S.cols) * Ks[ki] * 8 > (256u << 20)) continue;
-        tf_matrix A = st_random_dense(rng, S.rows, Ks[ki]), B = st_random_dense(rng, S.cols, Ks[ki]);
+        tf_matrix A = tt_random_dense(rng, S.rows, Ks[ki]), B = tt_random_dense(rng, S.cols, Ks[ki]);
         tf_sddmm_opts o;
         tf_sddmm_opts_default(&o);
         o.backend = TF_BACKEND_CPU;

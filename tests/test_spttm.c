@@ -111,7 +111,7 @@ static void random_cases(void)
         for (uint32_t mode = 0; mode < shapes[si].order; ++mode) {
             tf_tensor X = sp_random_tensor(&rng, shapes[si].order, shapes[si].dims, shapes[si].nnz, (int)mode);
             for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
-                tf_matrix U = sp_random_dense(&rng, X.dims[mode], Rs[ri]);
+                tf_matrix U = tt_random_dense(&rng, X.dims[mode], Rs[ri]);
                 tf_semisparse ref;
                 CHECK_OK(tf_spttm_reference(&X, mode, &U, &ref));
                 check_poisoned(&X, mode, &U, &ref, 1 + (int)(ri % 3));
@@ -181,7 +181,7 @@ static void spttm_real_tensor(const char *name, const char *path, tf_tensor *X, 
         for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
             /* output at most nnz x R doubles: keep it under 64 MB */
             if (X->nnz * Rs[ri] * 8 > (64u << 20)) continue;
-            tf_matrix U = sp_random_dense(rng, X->dims[mode], Rs[ri]);
+            tf_matrix U = tt_random_dense(rng, X->dims[mode], Rs[ri]);
             tf_semisparse ref;
             CHECK_OK(tf_spttm_reference(X, mode, &U, &ref));
             check_public(name, X, mode, &U, &ref, TF_DOUBLE, 2);
