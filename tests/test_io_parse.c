@@ -247,8 +247,9 @@ static void variants(void)
 }
 
 /* 17-19 digit mantissas with exponents around the extended-precision fast
- * path's range (|e| <= 27 and beyond), plus exact midpoints between doubles
- * (2^53 + odd, whose rounding is a tie): bit-identical to strtod. */
+ * path's range (|e| <= 27 and beyond), a third of them with a decimal point
+ * among the digits (parsed 8 digits at a time), plus exact midpoints between
+ * doubles (2^53 + odd, whose rounding is a tie): bit-identical to strtod. */
 static void exact_long_mantissas(void)
 {
     tf_rng r;
@@ -268,6 +269,11 @@ static void exact_long_mantissas(void)
             for (uint64_t d = 1; d < digits; ++d) m = m * 10 + tf_rng_below(&r, 10);
             int e = (int)tf_rng_below(&r, 71) - 35 - (int)digits;
             snprintf(num, sizeof num, "%llue%d", (unsigned long long)m, e);
+            if (i % 3 == 1) { /* a decimal point inside the digits: the 8-at-a-time path */
+                size_t at = 1 + (size_t)tf_rng_below(&r, digits - 1);
+                memmove(num + at + 1, num + at, strlen(num + at) + 1);
+                num[at] = '.';
+            }
         }
         want[i] = strtod(num, NULL);
         len += (size_t)snprintf(text + len, cap - len, "%zu 1 %s\n", i + 1, num);

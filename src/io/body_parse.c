@@ -142,7 +142,7 @@ static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts
         double val = 1.0;
         if (has_value) {
             tf_num_err e;
-            const char *q = tf_parse_value(p, &val, &e);
+            const char *q = tf_parse_value_to(p, end, &val, &e);
             if (e == TF_NUM_NONFINITE) {
                 chunk_fail(c, p, TF_ERR_RANGE, N + 1, "a finite value");
                 goto out;

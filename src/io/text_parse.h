@@ -87,7 +87,38 @@ double tf_parse_value_slow(const char *s, size_t n, tf_num_err *err);
  * Exact fast path (Clinger): a mantissa of at most 2^53 scaled by at most
  * 10^22 is one correctly rounded IEEE multiply or divide; everything else
  * goes through strtod. "inf"/"nan" and overflow give TF_NUM_NONFINITE. */
+/* 1 if the 8 bytes of v (little-endian) are all ASCII digits: every byte's
+ * high nibble is 3 and adding 6 to its low nibble does not carry. */
+static inline int tf_eight_digits(uint64_t v)
+{
+    return ((v & 0xF0F0F0F0F0F0F0F0ULL) |
+            (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) == 0x3333333333333333ULL;
+}
+
+/* Value of 8 ASCII digits (first digit in the lowest byte): pairs, then
+ * quads, then the whole, each step one multiply-add over packed lanes. */
+static inline uint64_t tf_eight_digit_value(uint64_t v)
+{
+    v -= 0x3030303030303030ULL;
+    v = v * 10 + (v >> 8); /* pairs p0..p3 (p0 = first two digits) in bytes 0, 2, 4, 6 */
+    /* bits 32..63 of the sums: p0*10^6 + p2*10^2 and p1*10^4 + p3 */
+    v = ((v & 0x000000FF000000FFULL) * ((1000000ULL << 32) + 100ULL) +
+         ((v >> 16) & 0x000000FF000000FFULL) * ((10000ULL << 32) + 1ULL)) >> 32;
+    return v;
+}
+
+/* tf_parse_value with the end of the buffer known (p < end): long digit
+ * runs after the first significant digit are read 8 at a time. */
+static inline const char *tf_parse_value_to(const char *p, const char *end, double *out,
+                                            tf_num_err *err);
+
 static inline const char *tf_parse_value(const char *p, double *out, tf_num_err *err)
+{
+    return tf_parse_value_to(p, NULL, out, err);
+}
+
+static inline const char *tf_parse_value_to(const char *p, const char *end, double *out,
+                                            tf_num_err *err)
 {
     static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -106,6 +137,17 @@ static inline const char *tf_parse_value(const char *p, double *out, tf_num_err 
     }
     if (*p == '.') {
         for (++p; (d = (unsigned)(unsigned char)*p - '0') < 10; ++p, any = 1) {
+            /* once a significant digit is in, every digit counts: take 8 at once */
+            while (m != 0 && sig <= 11 && end && end - p >= 8) {
+                uint64_t w;
+                memcpy(&w, p, sizeof w);
+                if (!tf_eight_digits(w)) break;
+                m = m * 100000000ULL + tf_eight_digit_value(w);
+                sig += 8;
+                e10 -= 8;
+                p += 8;
+            }
+            if ((d = (unsigned)(unsigned char)*p - '0') >= 10) break;
             if (sig < 19) { m = m * 10 + d; sig += m != 0; --e10; }
             else inexact |= d != 0;
         }
