@@ -41,12 +41,4 @@ tf_status tf_cusolver_fail(const char *file, int line, const char *expr, cusolve
         if (tf_cs_e_ != CUSOLVER_STATUS_SUCCESS) return tf_cusolver_fail(__FILE__, __LINE__, #call, tf_cs_e_); \
     } while (0)
 
-/* Propagates a tf_status (TF_TRY for C++ files that do not see error.h's macro). */
-#ifndef TF_TRY
-#define TF_TRY(expr)                                                                    \
-    do {                                                                                \
-        tf_status tf_try_s_ = (expr);                                                   \
-        if (tf_try_s_ != TF_OK) return tf_try_s_;                                       \
-    } while (0)
-#endif
 #endif
