@@ -7,13 +7,9 @@
  *                    [--rank 32] [--precision double,single] [--reps 20] [--warmup 3]
  *                    [--device 0] [--name NAME]
  *
- * Models (mode n, order N, rank R, value size s):
- *   flops = nnz * R * N   (N-1 multiplications and one addition per non-zero and column)
- *   bytes = T_n + sum_{m != n} I_m * R * s + I_n * R * s
- *     T_n: the format's bytes read for mode n (the whole plan for coo and blco,
- *     one of the N copies for fcoo); every factor read once; the output
- *     written once. This is the compulsory traffic: a run at the copy
- *     bandwidth would move it in bytes / bandwidth.
+ * Models: the GPU flop and byte models of cli/mttkrp_model.h, shared with
+ * `tenfold bench mttkrp` (which runs the same measurement from the CLI):
+ *   flops = nnz * R * N, bytes = T_n + sum_m I_m * R * s (compulsory traffic).
  * Copy bandwidth: tf_gpu_copy_bandwidth (read + write bytes of a 1 GiB
  * device-to-device copy, median of 10).
  * Each result ends in one greppable line:
@@ -26,9 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cli/mttkrp_model.h"
 #include "tenfold.h"
-
-/* In src/cuda/device.cu (CUDA builds only; weak so CPU builds link). */
 
 typedef struct bench_cfg {
     const char *formats, *precisions, *name;
@@ -80,7 +75,6 @@ static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c
                       tf_precision prec, double copy_bw)
 {
     const char *pname = prec == TF_SINGLE ? "single" : "double";
-    const double s = prec == TF_SINGLE ? 4.0 : 8.0, R = (double)c->rank, N = X->order;
     tf_plan_opts o;
     tf_plan_opts_default(&o);
     o.backend = TF_BACKEND_GPU;
@@ -116,10 +110,8 @@ static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c
         qsort(times, (size_t)c->reps, sizeof *times, cmp_double);
         const double med = c->reps % 2 ? times[c->reps / 2]
                                        : 0.5 * (times[c->reps / 2 - 1] + times[c->reps / 2]);
-        double tensor = (double)tf_plan_bytes(p) / (used == TF_FORMAT_FCOO ? N : 1.0);
-        double dense = 0;
-        for (uint32_t m = 0; m < X->order; ++m) dense += (double)X->dims[m] * R * s;
-        const double gb = (tensor + dense) / 1e9, gflop = (double)X->nnz * R * N / 1e9;
+        const double gb = cli_mttkrp_bytes(X, p, n, c->rank, prec) / 1e9;
+        const double gflop = cli_mttkrp_flops(X, c->rank) / 1e9;
         const double gbps = gb / (med / 1e3);
         printf("  %4u %10.4f %10.4f %9.1f %9.4f %9.1f %6.1f%%\n", n + 1, med, times[0], gflop / (med / 1e3),
                gb, gbps, copy_bw > 0 ? 100.0 * gbps * 1e9 / copy_bw : 0.0);

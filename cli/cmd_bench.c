@@ -1,5 +1,7 @@
 /* tenfold bench mttkrp: per-mode MTTKRP time, GFLOP/s and bytes moved of
- * each plan format, on a tensor file and random factors. */
+ * each plan format and precision, on the CPU or the GPU, on a tensor file
+ * and random factors. The models are in mttkrp_model.h. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,65 +9,106 @@
 #include "args.h"
 #include "commands.h"
 #include "json.h"
+#include "kernel_timing.h"
+#include "mttkrp_model.h"
 #include "outfile.h"
 #include "report.h"
 
 #define BENCH_CMD "bench mttkrp"
 #define MAX_FORMATS 8
+#define MAX_PRECISIONS 2
+#define MAX_RUNS (MAX_FORMATS * MAX_PRECISIONS)
+#define GPU_WARMUP 3 /* default untimed runs: kernel loading, clocks */
+#define CPU_WARMUP 1
 
 static const char help[] =
     "usage: tenfold bench mttkrp FILE [options]\n"
     "\n"
-    "Times the MTTKRP of every mode with each plan format, on the tensor in FILE\n"
-    "and random factors: plan build time and memory, then per mode one warm-up\n"
-    "run and N timed runs, of which the median is reported.\n"
+    "Times the MTTKRP of every mode with each plan format and precision, on the\n"
+    "tensor in FILE and random factors: plan build time and memory, then per mode\n"
+    "W untimed and N timed runs, of which the median is reported. GPU runs keep\n"
+    "the factors on the device and time each run with CUDA events; CPU runs use\n"
+    "the wall clock.\n"
     "\n"
-    "      --format LIST    comma-separated formats (default coo,csf)\n"
+    "      --format LIST    comma-separated formats: coo, csf, fcoo, blco, amped,\n"
+    "                       auto (default coo,fcoo,blco on the GPU, coo,csf when\n"
+    "                       everything runs on the CPU)\n"
+    "      --precision LIST comma-separated precisions: double, single (default\n"
+    "                       double; single on the GPU only)\n"
+    "      --device D       auto|cpu|gpu (default auto: fcoo, blco and amped on the\n"
+    "                       GPU, csf on the CPU, coo and auto on the GPU when one is\n"
+    "                       present, else on the CPU)\n"
+    "      --gpu N          GPU ordinal (default 0)\n"
     "  -r, --rank R         factor columns (default 16)\n"
-    "  -t, --threads N      threads (default: all cores)\n"
+    "  -t, --threads N      CPU threads (default: all cores)\n"
     "      --reps N         timed runs per mode (default 20)\n"
-    "      --warmup N       untimed runs per mode first (default 1)\n"
+    "      --warmup W       untimed runs per mode first (default 3 on the GPU,\n"
+    "                       1 on the CPU)\n"
     "      --seed S         seed of the random factors (default 1)\n"
     "      --json OUT       also write the results as JSON to OUT\n"
     "  -h, --help           this help\n"
     "\n"
-    "Models (per mode m, order N, nnz non-zeros, rank R):\n"
+    "A run that cannot be made (a GPU format without a GPU, single precision on\n"
+    "the CPU) prints one line 'tenfold: FORMAT PRECISION: why' on stderr; the\n"
+    "others still run, and the exit status is 1.\n"
+    "\n"
+    "Models (mode n, order N, nnz non-zeros, rank R, value size s = 8 for double\n"
+    "and 4 for single, I_m the length of mode m):\n"
     "  flops = nnz * R * N: per non-zero and column, N-1 multiplications (value\n"
     "          times the N-1 factor rows) and one addition.\n"
-    "  bytes = nnz * (4N + 8)          indices and values, streamed once\n"
-    "        + nnz * (N-1) * R * 8     one factor row per non-zero and other mode\n"
-    "        + dims[m] * R * 8         the output, written once\n"
-    "  GFLOP/s and GB/s divide these by the median time. Formats that compress\n"
-    "  fibres read fewer factor rows than the model counts.\n";
+    "  bytes on the GPU, the compulsory traffic:\n"
+    "        = T_n                      the format, read once: the plan's bytes\n"
+    "                                   (fcoo: one of its N copies, bytes / N)\n"
+    "        + sum_m I_m * R * s        every factor read once, the output\n"
+    "                                   written once\n"
+    "  bytes on the CPU, streaming:\n"
+    "        = nnz * (4N + s)           indices and values, streamed once\n"
+    "        + nnz * (N-1) * R * s      one factor row per non-zero and other mode\n"
+    "        + I_n * R * s              the output, written once\n"
+    "  GFLOP/s and GB/s divide these by the median time ('all': the sums over\n"
+    "  the modes by the sum of the medians). frac (GPU runs) is GB/s over the\n"
+    "  device copy bandwidth (bytes read + written per second by a large\n"
+    "  device-to-device copy, measured once and printed in the header): 1.0\n"
+    "  would move the compulsory bytes at copy speed. Formats that compress\n"
+    "  fibres (csf) read fewer factor rows than the CPU model counts.\n";
 
 typedef struct mode_result {
     double median_ms, min_ms;
-    double gflop, gbytes;  /* the models' amounts, in 1e9 */
-    double gflops, gbps;   /* divided by the median time */
+    double gflop, gbytes; /* the models' amounts, in 1e9 */
+    double gflops, gbps;  /* divided by the median time */
+    double frac;          /* gbps over the copy bandwidth; NAN on the CPU */
 } mode_result;
 
-typedef struct format_result {
-    tf_format format;
+/* One format in one precision. */
+typedef struct run_result {
+    tf_format format;       /* as asked                             */
+    tf_precision precision;
+    tf_backend backend;     /* cpu or gpu (--device resolved)       */
+    tf_format used;         /* the plan's format (auto resolved)    */
+    int warmup;
     int ok;
     char plan[96];
     char error[256];
     double build_s;
     uint64_t bytes;
     mode_result mode[TF_MAX_ORDER];
-    double total_ms;
-} format_result;
+    mode_result all; /* sums over the modes (median_ms: sum of medians) */
+} run_result;
 
 typedef struct bench_opts {
     uint64_t rank, seed;
-    int threads, reps, warmup;
+    int threads, reps, warmup, gpu; /* warmup < 0: the backend's default */
+    tf_backend device;              /* as asked: auto, cpu or gpu        */
     const char *json_path;
+    int any_cpu, any_gpu;
+    char gpu_name[256];
+    double copy_bw; /* bytes/s; 0 when not measured */
 } bench_opts;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* tf_backend's order */
+static const char *const precision_names[] = {"double", "single"};
+
+static const char *prec_name(tf_precision p) { return precision_names[p == TF_SINGLE]; }
 
 /* splitmix64: deterministic factor values in [0, 1) without library internals */
 static double next_uniform(uint64_t *state)
@@ -88,25 +131,41 @@ static tf_status random_factors(const tf_tensor *t, uint64_t rank, uint64_t seed
     return TF_OK;
 }
 
-/* The flop and byte models of the help text, and their rates at `secs`. */
-static void model(const tf_tensor *t, uint32_t m, uint64_t R, double secs, mode_result *r)
+/* --device auto: the GPU formats on the GPU (which reports when there is
+ * none), csf on the CPU, coo and auto on the GPU when one is present. */
+static tf_backend resolve_backend(tf_backend device, tf_format f, int have_gpu)
 {
-    const double nnz = (double)t->nnz, N = t->order, rank = (double)R;
-    r->gflop = nnz * rank * N / 1e9;
-    r->gbytes = (nnz * (4.0 * N + 8.0) + nnz * (N - 1) * rank * 8.0 + (double)t->dims[m] * rank * 8.0) / 1e9;
-    r->gflops = secs > 0 ? r->gflop / secs : 0;
-    r->gbps = secs > 0 ? r->gbytes / secs : 0;
+    if (device != TF_BACKEND_AUTO) return device;
+    switch (f) {
+    case TF_FORMAT_CSF: return TF_BACKEND_CPU;
+    case TF_FORMAT_COO:
+    case TF_FORMAT_AUTO: return have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    default: return TF_BACKEND_GPU;
+    }
 }
 
-/* Builds a plan of one format and times every mode; failures are recorded
- * in res (the other formats still run). */
-static void bench_format(const tf_tensor *t, const tf_matrix *f, const bench_opts *o, format_result *res)
+/* Fills r's rates from its amounts, median time and the copy bandwidth. */
+static void rates(mode_result *r, double copy_bw, int gpu)
+{
+    const double secs = r->median_ms / 1e3;
+    r->gflops = secs > 0 ? r->gflop / secs : 0;
+    r->gbps = secs > 0 ? r->gbytes / secs : 0;
+    r->frac = gpu && copy_bw > 0 ? r->gbps * 1e9 / copy_bw : NAN;
+}
+
+/* Builds the plan of one run and times every mode; a failure is recorded
+ * in res (the other runs still go). */
+static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *o, run_result *res)
 {
     tf_plan_opts po;
     tf_plan_opts_default(&po);
+    po.backend = res->backend;
     po.format = res->format;
+    po.precision = res->precision;
     po.threads = o->threads;
+    po.device = o->gpu;
     po.rank_hint = o->rank;
+    res->warmup = o->warmup >= 0 ? o->warmup : res->backend == TF_BACKEND_GPU ? GPU_WARMUP : CPU_WARMUP;
     tf_plan *p = NULL;
     tf_matrix out = {0};
     double *times = calloc((size_t)o->reps, sizeof *times);
@@ -116,53 +175,74 @@ static void bench_format(const tf_tensor *t, const tf_matrix *f, const bench_opt
     if (s == TF_OK) {
         snprintf(res->plan, sizeof res->plan, "%s", tf_plan_describe(p));
         res->bytes = tf_plan_bytes(p);
+        res->used = tf_plan_format(p);
     }
+    const int gpu = res->backend == TF_BACKEND_GPU;
     for (uint32_t m = 0; s == TF_OK && m < t->order; ++m) {
         s = tf_matrix_alloc(&out, t->dims[m], o->rank);
-        if (s == TF_OK) s = tf_plan_time_mttkrp(p, m, f, &out, o->warmup, o->reps, times);
+        if (s == TF_OK) s = tf_plan_time_mttkrp(p, m, f, &out, res->warmup, o->reps, times);
         tf_matrix_free(&out);
         if (s != TF_OK) break;
-        qsort(times, (size_t)o->reps, sizeof *times, cmp_double);
         mode_result *r = &res->mode[m];
+        r->median_ms = cli_median_ms(times, o->reps); /* sorts times */
         r->min_ms = times[0];
-        r->median_ms = o->reps % 2 ? times[o->reps / 2] : 0.5 * (times[o->reps / 2 - 1] + times[o->reps / 2]);
-        model(t, m, o->rank, r->median_ms / 1e3, r);
-        res->total_ms += r->median_ms;
+        r->gflop = cli_mttkrp_flops(t, o->rank) / 1e9;
+        r->gbytes = cli_mttkrp_bytes(t, p, m, o->rank, res->precision) / 1e9;
+        rates(r, o->copy_bw, gpu);
+        res->all.median_ms += r->median_ms;
+        res->all.gflop += r->gflop;
+        res->all.gbytes += r->gbytes;
     }
+    rates(&res->all, o->copy_bw, gpu);
     res->ok = s == TF_OK;
-    if (!res->ok)
-        snprintf(res->error, sizeof res->error, "%s", times ? tf_last_error() : "out of memory");
+    if (!res->ok) snprintf(res->error, sizeof res->error, "%s", times ? tf_last_error() : "out of memory");
     tf_plan_free(p);
     free(times);
 }
 
-static void print_result(const tf_tensor *t, const format_result *r)
+static void print_row(const char *name, const char *prec, const char *mode, const mode_result *x,
+                      int with_min)
 {
-    const char *name = tf_format_name(r->format);
-    if (!r->ok) {
-        fprintf(stderr, "tenfold: %s: %s\n", name, r->error);
+    char min[32] = "", frac[16] = "-";
+    if (with_min) snprintf(min, sizeof min, "%.3f", x->min_ms);
+    if (isfinite(x->frac)) snprintf(frac, sizeof frac, "%.3f", x->frac);
+    printf("%-6s %-6s %5s %12.3f %12s %9.2f %9.3f %9.2f %6s\n", name, prec, mode, x->median_ms, min, x->gflops,
+           x->gbytes, x->gbps, frac);
+}
+
+static void print_result(const tf_tensor *t, const run_result *r)
+{
+    const char *name = tf_format_name(r->format), *prec = prec_name(r->precision);
+    if (!r->ok) { /* a row in the table, and the error line on stderr */
+        printf("%-6s %-6s failed: %s\n", name, prec, r->error);
+        fflush(stdout);
+        fprintf(stderr, "tenfold: %s %s: %s\n", name, prec, r->error);
         return;
     }
     char mem[32];
-    printf("%-6s build %.3f s, %s (%s)\n", name, r->build_s, cli_bytes(mem, sizeof mem, (double)r->bytes),
-           r->plan);
+    printf("%-6s %-6s build %.3f s, %s (%s)\n", name, prec, r->build_s,
+           cli_bytes(mem, sizeof mem, (double)r->bytes), r->plan);
     for (uint32_t m = 0; m < t->order; ++m) {
-        const mode_result *x = &r->mode[m];
-        printf("%-6s %4u %12.3f %12.3f %9.2f %9.3f %9.2f\n", name, m + 1, x->median_ms, x->min_ms,
-               x->gflops, x->gbytes, x->gbps);
+        char mode[16];
+        snprintf(mode, sizeof mode, "%u", m + 1);
+        print_row(name, prec, mode, &r->mode[m], 1);
     }
-    double flops = 0, bytes = 0;
-    for (uint32_t m = 0; m < t->order; ++m) {
-        flops += r->mode[m].gflop;
-        bytes += r->mode[m].gbytes;
-    }
-    const double secs = r->total_ms / 1e3;
-    printf("%-6s %4s %12.3f %12s %9.2f %9.3f %9.2f\n", name, "all", r->total_ms, "",
-           secs > 0 ? flops / secs : 0, bytes, secs > 0 ? bytes / secs : 0);
+    print_row(name, prec, "all", &r->all, 0);
+    fflush(stdout);
+}
+
+static void json_mode(cli_json *j, const mode_result *x)
+{
+    json_num(j, "median_ms", x->median_ms);
+    json_num(j, "gflop", x->gflop);
+    json_num(j, "gflops", x->gflops);
+    json_num(j, "gbytes", x->gbytes);
+    json_num(j, "gbytes_per_s", x->gbps);
+    json_num(j, "frac", x->frac);
 }
 
 static int write_json(const char *path, const char *file, const tf_tensor *t, double read_s,
-                      const bench_opts *o, const format_result *res, int n)
+                      const bench_opts *o, const run_result *res, int n)
 {
     cli_outfile out;
     if (cli_out_open(&out, path)) return CLI_FAIL;
@@ -183,41 +263,57 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
     json_u64(&j, "rank", o->rank);
     json_u64(&j, "threads", (uint64_t)(o->threads ? o->threads : tf_default_threads()));
     json_u64(&j, "reps", (uint64_t)o->reps);
-    json_u64(&j, "warmup", (uint64_t)o->warmup);
+    json_num(&j, "warmup", o->warmup >= 0 ? (double)o->warmup : NAN); /* null: per backend */
     json_u64(&j, "seed", o->seed);
+    json_str(&j, "device", device_names[o->device]);
+    json_u64(&j, "gpu", (uint64_t)o->gpu);
     json_end(&j);
+    if (o->any_gpu) {
+        json_object(&j, "gpu");
+        json_u64(&j, "ordinal", (uint64_t)o->gpu);
+        json_str(&j, "name", o->gpu_name);
+        json_num(&j, "copy_bandwidth_bytes_per_s", o->copy_bw > 0 ? o->copy_bw : NAN);
+        json_end(&j);
+    } else {
+        json_num(&j, "gpu", NAN);
+    }
     json_object(&j, "models");
-    json_str(&j, "flops", "nnz * R * order");
-    json_str(&j, "bytes", "nnz * (4 * order + 8) + nnz * (order - 1) * R * 8 + dims[mode] * R * 8");
+    json_str(&j, "flops", CLI_MTTKRP_FLOPS_MODEL);
+    json_str(&j, "bytes_gpu", CLI_MTTKRP_GPU_BYTES_MODEL);
+    json_str(&j, "bytes_cpu", CLI_MTTKRP_CPU_BYTES_MODEL);
+    json_str(&j, "s", "bytes of a value: 8 double, 4 single");
+    json_str(&j, "frac", "gbytes_per_s * 1e9 / gpu.copy_bandwidth_bytes_per_s (GPU runs)");
     json_end(&j);
-    json_array(&j, "formats");
+    json_array(&j, "results");
     for (int i = 0; i < n; ++i) {
-        const format_result *r = &res[i];
+        const run_result *r = &res[i];
         json_object(&j, NULL);
         json_str(&j, "format", tf_format_name(r->format));
+        json_str(&j, "precision", prec_name(r->precision));
+        json_str(&j, "device", tf_backend_name(r->backend));
         json_bool(&j, "ok", r->ok);
         if (!r->ok) {
             json_str(&j, "error", r->error);
             json_end(&j);
             continue;
         }
+        json_str(&j, "used_format", tf_format_name(r->used));
         json_str(&j, "plan", r->plan);
+        json_u64(&j, "warmup", (uint64_t)r->warmup);
         json_num(&j, "build_seconds", r->build_s);
         json_u64(&j, "bytes", r->bytes);
         json_array(&j, "modes");
         for (uint32_t m = 0; m < t->order; ++m) {
-            const mode_result *x = &r->mode[m];
             json_object(&j, NULL);
             json_u64(&j, "mode", m + 1);
-            json_num(&j, "median_ms", x->median_ms);
-            json_num(&j, "min_ms", x->min_ms);
-            json_num(&j, "gflops", x->gflops);
-            json_num(&j, "gbytes", x->gbytes);
-            json_num(&j, "gbytes_per_s", x->gbps);
+            json_num(&j, "min_ms", r->mode[m].min_ms);
+            json_mode(&j, &r->mode[m]);
             json_end(&j);
         }
         json_end(&j);
-        json_num(&j, "all_modes_ms", r->total_ms);
+        json_object(&j, "all_modes");
+        json_mode(&j, &r->all);
+        json_end(&j);
         json_end(&j);
     }
     json_end(&j);
@@ -227,8 +323,8 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
     return CLI_OK;
 }
 
-/* Parses the --format list into res[].format. */
-static int parse_formats(const char *list, format_result *res, int *n)
+/* Parses the --format list. */
+static int parse_formats(const char *list, tf_format *fmt, int *n)
 {
     char *buf = NULL;
     const char *piece[MAX_FORMATS];
@@ -237,10 +333,49 @@ static int parse_formats(const char *list, format_result *res, int *n)
         int f = tf_format_parse(piece[i]);
         if (f < 0) rc = cli_usage(BENCH_CMD, "--format: unknown format '%s' (formats: coo, csf, fcoo, blco, amped, auto)",
                                   piece[i]);
-        else res[i].format = (tf_format)f;
+        else fmt[i] = (tf_format)f;
     }
     free(buf);
     return rc;
+}
+
+/* Parses the --precision list. */
+static int parse_precisions(const char *list, tf_precision *prec, int *n)
+{
+    char *buf = NULL;
+    const char *piece[MAX_PRECISIONS];
+    int rc = cli_split(BENCH_CMD, "--precision", list, &buf, piece, MAX_PRECISIONS, n);
+    for (int i = 0; rc == CLI_OK && i < *n; ++i) {
+        int p = 0;
+        rc = cli_choice(BENCH_CMD, "--precision", piece[i], precision_names, 2, &p);
+        prec[i] = p ? TF_SINGLE : TF_DOUBLE;
+    }
+    free(buf);
+    return rc;
+}
+
+/* The header lines: runs, devices and the copy bandwidth (measured here). */
+static void print_setup(bench_opts *o)
+{
+    char warm[64];
+    if (o->warmup >= 0) snprintf(warm, sizeof warm, "%d", o->warmup);
+    else if (o->any_gpu && o->any_cpu) snprintf(warm, sizeof warm, "%d (gpu) / %d (cpu)", GPU_WARMUP, CPU_WARMUP);
+    else snprintf(warm, sizeof warm, "%d", o->any_gpu ? GPU_WARMUP : CPU_WARMUP);
+    printf("bench:  rank %llu, %s warm-up + %d timed runs per mode, seed %llu\n", (unsigned long long)o->rank, warm,
+           o->reps, (unsigned long long)o->seed);
+    if (o->any_cpu) printf("cpu:    %d threads\n", o->threads ? o->threads : tf_default_threads());
+    if (!o->any_gpu) return;
+    if (tf_gpu_describe(o->gpu, o->gpu_name, sizeof o->gpu_name) != TF_OK) {
+        snprintf(o->gpu_name, sizeof o->gpu_name, "unavailable");
+        printf("gpu %d:  unavailable (%s)\n", o->gpu, tf_last_error());
+        return;
+    }
+    if (tf_gpu_copy_bandwidth(o->gpu, &o->copy_bw) != TF_OK) {
+        o->copy_bw = 0;
+        printf("gpu %d:  %s; copy bandwidth unavailable (%s)\n", o->gpu, o->gpu_name, tf_last_error());
+        return;
+    }
+    printf("gpu %d:  %s; copy bandwidth (read + write) %.1f GB/s\n", o->gpu, o->gpu_name, o->copy_bw / 1e9);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -253,26 +388,58 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(argv[1], "mttkrp"))
         return cli_usage("bench", "unknown benchmark '%s' (expected: bench mttkrp FILE)", argv[1]);
 
-    const char *formats = "coo,csf", *rank = NULL, *threads = NULL, *reps = NULL, *warmup = NULL,
-               *seed = NULL, *json = NULL;
-    const cli_opt opts[] = {{"format", 0, &formats, NULL}, {"rank", 'r', &rank, NULL},
-                            {"threads", 't', &threads, NULL}, {"reps", 0, &reps, NULL},
-                            {"warmup", 0, &warmup, NULL}, {"seed", 0, &seed, NULL},
-                            {"json", 0, &json, NULL}, {0}};
+    const char *formats = NULL, *precisions = "double", *device = NULL, *gpu = NULL, *rank = NULL,
+               *threads = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *json = NULL;
+    const cli_opt opts[] = {{"format", 0, &formats, NULL},      {"precision", 0, &precisions, NULL},
+                            {"device", 0, &device, NULL},       {"gpu", 0, &gpu, NULL},
+                            {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL},
+                            {"reps", 0, &reps, NULL},           {"warmup", 0, &warmup, NULL},
+                            {"seed", 0, &seed, NULL},           {"json", 0, &json, NULL},
+                            {0}};
     cli_args a;
     int rc = cli_parse(&a, BENCH_CMD, help, argc - 1, argv + 1, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
-    bench_opts o = {.rank = 16, .seed = 1, .reps = 20, .warmup = 1, .json_path = json};
-    format_result res[MAX_FORMATS];
-    int nfmt = 0;
-    memset(res, 0, sizeof res);
+    bench_opts o = {.rank = 16, .seed = 1, .reps = 20, .warmup = -1, .json_path = json};
+    tf_format fmt[MAX_FORMATS];
+    tf_precision prec[MAX_PRECISIONS];
+    int nfmt = 0, nprec = 0, dev = TF_BACKEND_AUTO;
     if ((rc = cli_u64(BENCH_CMD, "-r/--rank", rank, 1, 1u << 20, &o.rank)) ||
         (rc = cli_threads(BENCH_CMD, threads, &o.threads)) ||
         (rc = cli_int(BENCH_CMD, "--reps", reps, 1, 1000000, &o.reps)) ||
         (rc = cli_int(BENCH_CMD, "--warmup", warmup, 0, 1000000, &o.warmup)) ||
         (rc = cli_u64(BENCH_CMD, "--seed", seed, 0, UINT64_MAX, &o.seed)) ||
-        (rc = parse_formats(formats, res, &nfmt)))
+        (rc = cli_choice(BENCH_CMD, "--device", device, device_names, 3, &dev)) ||
+        (rc = cli_int(BENCH_CMD, "--gpu", gpu, 0, 1023, &o.gpu)) ||
+        (rc = parse_precisions(precisions, prec, &nprec)))
         return rc;
+    o.device = (tf_backend)dev;
+    const int have_gpu = tf_gpu_count() > 0;
+    if (!formats)
+        formats = o.device == TF_BACKEND_CPU || (o.device == TF_BACKEND_AUTO && !have_gpu) ? "coo,csf"
+                                                                                          : "coo,fcoo,blco";
+    if ((rc = parse_formats(formats, fmt, &nfmt))) return rc;
+
+    /* the runs: every format in every precision */
+    run_result res[MAX_RUNS];
+    int nrun = 0;
+    memset(res, 0, sizeof res);
+    for (int p = 0; p < nprec; ++p)
+        for (int i = 0; i < nfmt; ++i) {
+            run_result *r = &res[nrun++];
+            r->format = fmt[i];
+            r->precision = prec[p];
+            r->backend = resolve_backend(o.device, fmt[i], have_gpu);
+            if (r->backend == TF_BACKEND_GPU) o.any_gpu = 1;
+            else o.any_cpu = 1;
+        }
+    if (!o.any_cpu && !have_gpu) { /* nothing can run: say so before reading FILE */
+        const char *why = tf_have_cuda() ? "no CUDA device is present" : "this build of tenfold has no CUDA backend";
+        if (o.device == TF_BACKEND_GPU)
+            fprintf(stderr, "tenfold: --device gpu: %s (coo and csf run on the CPU with --device cpu)\n", why);
+        else
+            fprintf(stderr, "tenfold: --format %s: GPU formats, and %s (the CPU runs coo and csf)\n", formats, why);
+        return CLI_FAIL;
+    }
 
     tf_tensor t;
     tf_read_info info;
@@ -284,18 +451,18 @@ int cmd_bench(int argc, char **argv)
         rc = cli_fail();
         goto done;
     }
-    printf("bench:  rank %llu, %d warm-up + %d timed runs per mode, seed %llu\n",
-           (unsigned long long)o.rank, o.warmup, o.reps, (unsigned long long)o.seed);
-    printf("%-6s %4s %12s %12s %9s %9s %9s\n", "format", "mode", "median ms", "min ms", "GFLOP/s",
-           "GB", "GB/s");
+    print_setup(&o);
+    printf("%-6s %-6s %5s %12s %12s %9s %9s %9s %6s\n", "format", "prec", "mode", "median ms", "min ms",
+           "GFLOP/s", "GB", "GB/s", "frac");
+    fflush(stdout);
     int failed = 0;
-    for (int i = 0; i < nfmt; ++i) {
-        bench_format(&t, f, &o, &res[i]);
+    for (int i = 0; i < nrun; ++i) {
+        bench_run(&t, f, &o, &res[i]);
         print_result(&t, &res[i]);
         failed |= !res[i].ok;
     }
     rc = failed ? CLI_FAIL : CLI_OK;
-    if (o.json_path && write_json(o.json_path, a.pos[0], &t, info.seconds, &o, res, nfmt)) rc = CLI_FAIL;
+    if (o.json_path && write_json(o.json_path, a.pos[0], &t, info.seconds, &o, res, nrun)) rc = CLI_FAIL;
 done:
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&f[m]);
     tf_tensor_free(&t);

@@ -35,10 +35,18 @@ static const char help[] =
     "      --device D       auto|cpu|gpu (default auto: the GPU when present)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
     "      --precision P    double|single (default double)\n"
-    "      --algo A         auto|sm-l2|sm-sm (GPU scheme; default auto: SM-SM\n"
-    "                       when density > 5 %, else SM-L2)\n"
-    "      --tile-j N       GPU column-panel width (default: L2-capacity model)\n"
-    "      --tile-k N       GPU K-slice (default: quick auto-tune)\n"
+    "      --algo A         auto|row|sm-l2|sm-sm (GPU scheme). row: non-zero-\n"
+    "                       parallel in CSR order, A and B read through L1/L2;\n"
+    "                       sm-l2: column panels, active rows of A in shared\n"
+    "                       memory; sm-sm: A and B tiles in shared memory.\n"
+    "                       auto (default) times a few configurations of each\n"
+    "                       on S (2 runs after 1 warm-up each) and keeps the\n"
+    "                       fastest; a named scheme tunes only its own\n"
+    "      --tile-j N       SM-L2/SM-SM column-panel width (default: L2 model)\n"
+    "      --tile-k N       SM-L2/SM-SM K-slice (default: quick auto-tune)\n"
+    "      --vwarp V        row: lanes per non-zero, 1|2|4|8|16|32 (default: tuned)\n"
+    "      --nper N         row: non-zeros per virtual warp (default: tuned)\n"
+    "      --a-regs X       row: auto|on|off: keep A's row in registers (default auto)\n"
     "      --reps N         timed runs (default 20)\n"
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
@@ -56,7 +64,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
 {
     const char *k = NULL, *A = NULL, *B = NULL, *out = NULL, *alpha = NULL, *beta = NULL, *device = NULL,
                *gpu = NULL, *precision = NULL, *algo = NULL, *tj = NULL, *tk = NULL, *reps = NULL, *warmup = NULL,
-               *seed = NULL, *threads = NULL;
+               *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL;
     int scale = 0;
     const cli_opt opts[] = {{"k", 'k', &k, NULL},          {"A", 'A', &A, NULL},
                             {"B", 'B', &B, NULL},          {"output", 'o', &out, NULL},
@@ -66,7 +74,9 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"algo", 0, &algo, NULL},      {"tile-j", 0, &tj, NULL},
                             {"tile-k", 0, &tk, NULL},      {"reps", 0, &reps, NULL},
                             {"warmup", 0, &warmup, NULL},  {"seed", 0, &seed, NULL},
-                            {"threads", 't', &threads, NULL}, {0}};
+                            {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
+                            {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
+                            {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
@@ -74,26 +84,36 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     c->reps = 20;
     c->warmup = 3;
     c->seed = TF_DEFAULT_SEED;
-    static const char *const algo_names[] = {"auto", "sm-l2", "sm-sm"};
-    int algo_i = 0;
-    uint64_t tile_j = 0, tile_k = 0;
+    static const char *const algo_names[] = {"auto", "sm-l2", "sm-sm", "row"};
+    static const tf_sddmm_algo algo_values[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_SM_L2, TF_SDDMM_ALGO_SM_SM,
+                                                TF_SDDMM_ALGO_ROW};
+    static const char *const regs_names[] = {"auto", "on", "off"};
+    int algo_i = 0, regs_i = 0;
+    uint64_t tile_j = 0, tile_k = 0, vw = 0, np = 0;
     if ((rc = cli_u64("sddmm", "-k", k, 1, 65536, &c->K)) ||
         (rc = cli_double("sddmm", "--alpha", alpha, -INFINITY, INFINITY, &c->o.alpha)) ||
         (rc = cli_double("sddmm", "--beta", beta, -INFINITY, INFINITY, &c->o.beta)) ||
         (rc = cli_device_precision("sddmm", device, precision, &c->o.backend, &c->o.precision)) ||
         (rc = cli_int("sddmm", "--gpu", gpu, 0, 1023, &c->device)) ||
-        (rc = cli_choice("sddmm", "--algo", algo, algo_names, 3, &algo_i)) ||
+        (rc = cli_choice("sddmm", "--algo", algo, algo_names, 4, &algo_i)) ||
         (rc = cli_u64("sddmm", "--tile-j", tj, 1, UINT32_MAX, &tile_j)) ||
         (rc = cli_u64("sddmm", "--tile-k", tk, 1, 65536, &tile_k)) ||
+        (rc = cli_u64("sddmm", "--vwarp", vwarp, 1, 32, &vw)) ||
+        (rc = cli_u64("sddmm", "--nper", nper, 1, 65536, &np)) ||
+        (rc = cli_choice("sddmm", "--a-regs", a_regs, regs_names, 3, &regs_i)) ||
         (rc = cli_int("sddmm", "--reps", reps, 1, 100000, &c->reps)) ||
         (rc = cli_int("sddmm", "--warmup", warmup, 0, 100000, &c->warmup)) ||
         (rc = cli_u64("sddmm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
         (rc = cli_threads("sddmm", threads, &c->threads)))
         return rc;
     c->o.op = scale ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
-    c->o.algo = algo_i == 1 ? TF_SDDMM_ALGO_SM_L2 : algo_i == 2 ? TF_SDDMM_ALGO_SM_SM : TF_SDDMM_ALGO_AUTO;
+    c->o.algo = algo_values[algo_i];
     c->o.tile_j = (uint32_t)tile_j;
     c->o.tile_k = (uint32_t)tile_k;
+    if (vw & (vw - 1)) return cli_usage("sddmm", "--vwarp %s is not a power of two", vwarp);
+    c->o.vwarp = (uint32_t)vw;
+    c->o.nper = (uint32_t)np;
+    c->o.a_regs = regs_i == 1 ? 1 : regs_i == 2 ? -1 : 0;
     c->o.threads = c->threads;
     c->o.device = c->device;
     if (algo_i && c->o.backend != TF_BACKEND_GPU)
@@ -129,6 +149,7 @@ static const char *algo_name(tf_sddmm_algo a)
     switch (a) {
     case TF_SDDMM_ALGO_SM_L2: return "sm-l2";
     case TF_SDDMM_ALGO_SM_SM: return "sm-sm";
+    case TF_SDDMM_ALGO_ROW: return "row";
     case TF_SDDMM_ALGO_CUSPARSE: return "cusparse";
     case TF_SDDMM_ALGO_REFERENCE: return "reference";
     default: return "openmp";
@@ -147,7 +168,10 @@ static tf_status time_one(const char *label, const tf_csr *S, const tf_matrix *A
         *median_ms = cli_median_ms(times, c->reps);
         const double gflops = 2.0 * (double)c->K * (double)S->nnz / (*median_ms * 1e-3) / 1e9;
         printf("%-9s %-9s %12.4f %12.4f %10.2f", label, algo_name(info.algo), *median_ms, times[0], gflops);
-        if (info.backend == TF_BACKEND_GPU && info.algo != TF_SDDMM_ALGO_CUSPARSE)
+        if (info.backend == TF_BACKEND_GPU && info.algo == TF_SDDMM_ALGO_ROW)
+            printf("   vwarp %u nper %u A in %s blocks %llu", info.vwarp, info.nper, info.a_regs ? "registers" : "L1",
+                   (unsigned long long)info.blocks);
+        else if (info.backend == TF_BACKEND_GPU && info.algo != TF_SDDMM_ALGO_CUSPARSE)
             printf("   Ti %u Tj %u Tk %u vwarp %u blocks %llu", info.tile_i, info.tile_j, info.tile_k, info.vwarp,
                    (unsigned long long)info.blocks);
         printf("\n");

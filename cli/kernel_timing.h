@@ -1,4 +1,4 @@
-/* Shared by `tenfold sddmm` and `tenfold ttm`: the median of a run's
+/* Shared by `tenfold sddmm`, `tenfold ttm` and `tenfold bench`: the median of a run's
  * times, and the --device / --precision choices. */
 #ifndef TF_CLI_KERNEL_TIMING_H
 #define TF_CLI_KERNEL_TIMING_H

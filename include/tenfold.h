@@ -242,7 +242,9 @@ typedef struct tf_cpd_report {
     int converged;
     double fit;
     double t_build;                     /* plan construction               */
-    double t_mttkrp[TF_MAX_ORDER];      /* per mode, summed over iterations */
+    /* Step times in seconds, summed over iterations (GPU: CUDA events on
+     * the device, the iteration queued without waits; CPU: wall clock). */
+    double t_mttkrp[TF_MAX_ORDER];      /* per mode                        */
     double t_dense;                     /* Gram, Hadamard, solve, normalise */
     double t_fit;                       /* fit computation                 */
     double t_total;                     /* whole tf_cpd call               */
@@ -303,9 +305,11 @@ tf_status tf_csr_validate(const tf_csr *S);
 typedef enum tf_sddmm_op { TF_SDDMM_SAMPLE = 0, TF_SDDMM_SCALE } tf_sddmm_op;
 
 typedef enum tf_sddmm_algo {
-    TF_SDDMM_ALGO_AUTO = 0, /* CPU: OpenMP kernel; GPU: SM-SM when density > 5 %, else SM-L2 */
+    TF_SDDMM_ALGO_AUTO = 0, /* CPU: OpenMP kernel; GPU: the fastest of a few ROW, SM-L2
+                               and SM-SM configurations, timed on S before the run  */
     TF_SDDMM_ALGO_SM_L2,    /* GPU: column panels, active rows of A in shared memory  */
     TF_SDDMM_ALGO_SM_SM,    /* GPU: A and B tiles both in shared memory               */
+    TF_SDDMM_ALGO_ROW,      /* GPU: non-zero-parallel in CSR order, A and B via L1/L2 */
     TF_SDDMM_ALGO_CUSPARSE, /* GPU: cusparseSDDMM (for comparison)                    */
     TF_SDDMM_ALGO_REFERENCE /* CPU: plain float64 reference                           */
 } tf_sddmm_algo;
@@ -321,6 +325,10 @@ typedef struct tf_sddmm_opts {
     int device;             /* GPU ordinal                                       */
     uint32_t tile_j;        /* GPU column-panel width, 0 = L2-capacity model     */
     uint32_t tile_k;        /* GPU K-slice, 0 = quick auto-tune                  */
+    uint32_t vwarp;         /* GPU ROW: lanes per non-zero (1, 2, 4, .., 32), 0 = auto-tune */
+    uint32_t nper;          /* GPU ROW: non-zeros per virtual warp, 0 = auto-tune */
+    int a_regs;             /* GPU ROW: 1 keeps a lane's slice of A's row in registers
+                               (when one pass covers K), -1 reads A through L1, 0 = auto-tune */
 } tf_sddmm_opts;
 
 /* What a run chose (filled when the info pointer is non-NULL). */
@@ -331,6 +339,8 @@ typedef struct tf_sddmm_info {
     uint32_t tile_j;        /* GPU: column-panel width                           */
     uint32_t tile_k;        /* GPU: K-slice                                      */
     uint32_t vwarp;         /* GPU: threads per non-zero (virtual warp)          */
+    uint32_t nper;          /* GPU ROW: non-zeros per virtual warp (tiles are 0) */
+    int a_regs;             /* GPU ROW: 1 if A's row was kept in registers       */
     uint64_t blocks;        /* GPU: thread blocks per launch                     */
 } tf_sddmm_info;
 

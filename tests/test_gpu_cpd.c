@@ -62,18 +62,23 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
     tf_status s = run(X, TF_BACKEND_CPU, TF_FORMAT_AUTO, TF_DOUBLE, R, iters, &cpu, &rc, &Kc);
     CHECKF(s == TF_OK, "%s: CPU cpd: %s", what, tf_last_error());
     if (s != TF_OK) return;
-    const tf_format fmts[] = {TF_FORMAT_COO, TF_FORMAT_FCOO, TF_FORMAT_BLCO, TF_FORMAT_AUTO};
-    for (int f = 0; f < 4; ++f)
+    /* every format; then auto on the large-rank path (cuSOLVER potrf/potrs,
+     * normalisation in place) forced with TF_GPU_CUSOLVER=1 */
+    const tf_format fmts[] = {TF_FORMAT_COO, TF_FORMAT_FCOO, TF_FORMAT_BLCO, TF_FORMAT_AUTO, TF_FORMAT_AUTO};
+    for (int f = 0; f < 5; ++f)
         for (int prec = 0; prec < 2; ++prec) {
+            if (f == 4) setenv("TF_GPU_CUSOLVER", "1", 1);
             s = run(X, TF_BACKEND_GPU, fmts[f], (tf_precision)prec, R, iters, &gpu, &rg, &Kg);
-            CHECKF(s == TF_OK, "%s %s: GPU cpd: %s", what, tf_format_name(fmts[f]), tf_last_error());
+            unsetenv("TF_GPU_CUSOLVER");
+            CHECKF(s == TF_OK, "%s %s%s: GPU cpd: %s", what, tf_format_name(fmts[f]), f == 4 ? " (cusolver)" : "",
+                   tf_last_error());
             if (s != TF_OK) continue;
             const double tol = prec == TF_SINGLE ? 5e-3 : 1e-8;
             double worst = 0;
             for (uint32_t i = 0; i < cpu.n && i < gpu.n; ++i)
                 if (fabs(cpu.fit[i] - gpu.fit[i]) > worst) worst = fabs(cpu.fit[i] - gpu.fit[i]);
-            CHECKF(gpu.n == cpu.n && worst <= tol, "%s [%s] %s: %u vs %u iterations, fit differs by %.3g",
-                   what, rg.plan, prec ? "fp32" : "fp64", gpu.n, cpu.n, worst);
+            CHECKF(gpu.n == cpu.n && worst <= tol, "%s [%s]%s %s: %u vs %u iterations, fit differs by %.3g",
+                   what, rg.plan, f == 4 ? " (cusolver)" : "", prec ? "fp32" : "fp64", gpu.n, cpu.n, worst);
             double t_m = 0;
             for (int m = 0; m < TF_MAX_ORDER; ++m) t_m += rg.t_mttkrp[m];
             printf("  %s: %-60.60s %s fit %.10f (cpu %.10f), max |dfit| %.2e, lambda rel diff %.2e, "
@@ -103,22 +108,44 @@ static tf_status planted(uint32_t order, const uint64_t *dims, uint64_t nnz, uin
     return tf_generate(&g, X);
 }
 
+/* A rank-deficient problem (rank 12 on a 3 x 4 x 3 tensor: every normal
+ * matrix is singular) must take the pseudo-inverse: on the small-rank path
+ * (device Jacobi, no host round trip) and on the cuSOLVER path. The first
+ * fit must be close to the CPU's (LAPACK syevd): kept eigenvalues just
+ * above the cutoff amplify rounding differences (about 1e-7 measured in
+ * fp64 on an H200), so the bound is 1e-6 (1e-2 in fp32); a wrong
+ * pseudo-inverse misses by far more. Later fits only need to be finite
+ * (the problem has no unique solution, so runs drift apart). */
 static void pinv_case(void)
 {
     const uint64_t dims[] = {3, 4, 3};
     tt_spec sp = tt_spec_make(3, dims, 30, 21);
     tf_tensor X;
     CHECK_OK(tt_random(&sp, &X));
-    trace t;
-    tf_cpd_report rep;
-    tf_ktensor K;
-    tf_status s = run(&X, TF_BACKEND_GPU, TF_FORMAT_BLCO, TF_DOUBLE, 12, 5, &t, &rep, &K);
-    CHECKF(s == TF_OK, "rank-deficient: %s", tf_last_error());
-    if (s == TF_OK) {
-        CHECKF(rep.pinv_fallbacks > 0 && isfinite(rep.fit), "rank-deficient: %llu pinv fallbacks, fit %g",
-               (unsigned long long)rep.pinv_fallbacks, rep.fit);
-        tf_ktensor_free(&K);
-    }
+    trace tc, t;
+    tf_cpd_report rc, rep;
+    tf_ktensor Kc, K;
+    tf_status s = run(&X, TF_BACKEND_CPU, TF_FORMAT_AUTO, TF_DOUBLE, 12, 5, &tc, &rc, &Kc);
+    CHECKF(s == TF_OK, "rank-deficient CPU: %s", tf_last_error());
+    for (int path = 0; s == TF_OK && path < 2; ++path)
+        for (int prec = 0; prec < 2; ++prec) {
+            const char *name = path ? "cusolver" : "small-rank";
+            if (path) setenv("TF_GPU_CUSOLVER", "1", 1);
+            tf_status g = run(&X, TF_BACKEND_GPU, TF_FORMAT_BLCO, (tf_precision)prec, 12, 5, &t, &rep, &K);
+            unsetenv("TF_GPU_CUSOLVER");
+            CHECKF(g == TF_OK, "rank-deficient %s: %s", name, tf_last_error());
+            if (g != TF_OK) continue;
+            CHECKF(rep.pinv_fallbacks > 0 && isfinite(rep.fit), "rank-deficient %s: %llu pinv fallbacks, fit %g",
+                   name, (unsigned long long)rep.pinv_fallbacks, rep.fit);
+            const double d1 = t.n && tc.n ? fabs(t.fit[0] - tc.fit[0]) : INFINITY;
+            CHECKF(d1 <= (prec ? 1e-2 : 1e-6), "rank-deficient %s %s: first fit %.12f vs CPU %.12f", name,
+                   prec ? "fp32" : "fp64", t.n ? t.fit[0] : NAN, tc.fit[0]);
+            printf("  rank-deficient %s %s: %llu pinv solves (CPU %llu), fits %.10f .. %.10f (CPU %.10f .. %.10f)\n",
+                   name, prec ? "fp32" : "fp64", (unsigned long long)rep.pinv_fallbacks,
+                   (unsigned long long)rc.pinv_fallbacks, t.fit[0], rep.fit, tc.fit[0], rc.fit);
+            tf_ktensor_free(&K);
+        }
+    if (s == TF_OK) tf_ktensor_free(&Kc);
     tf_tensor_free(&X);
 }
 
@@ -151,7 +178,7 @@ int main(int argc, char **argv)
             printf("test_gpu_cpd: %s not readable (%s), skipping the real tensor\n", path,
                    tf_last_error());
         }
-        pinv_case();
     }
+    pinv_case(); /* also under --quick: compute-sanitizer sees the Jacobi path */
     return tf_test_finish("test_gpu_cpd");
 }

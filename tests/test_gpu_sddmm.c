@@ -1,11 +1,12 @@
-/* GPU SDDMM (SM-L2, SM-SM, automatic choice, cuSPARSE) against the float64
- * reference: the random matrices of test_sddmm (hot row, empty rows, and a
- * dense one that picks SM-SM), K = 1, 7, 33, 100, 512, forced narrow panels
- * and slices (several panels, several K-slices per block), both ops,
- * alpha/beta, fp64 (<= 1e-12 of each entry's rounding scale) and fp32
- * (<= 1e-5), outputs poisoned with NaN; then every real .mtx in
- * TF_SHARED_DATA. --quick: small cases only (for compute-sanitizer).
- * Exits 77 without a GPU. */
+/* GPU SDDMM (row, SM-L2, SM-SM, automatic choice, cuSPARSE) against the
+ * float64 reference: the random matrices of test_sddmm (hot row, empty rows,
+ * a dense one), K = 1, 7, 33, 100, 512, forced narrow panels and slices
+ * (several panels, several K-slices per block), forced row configurations
+ * (every vectors-per-lane kernel, A in registers or not, several passes over
+ * K, virtual warps cut short at the end of S), both ops, alpha/beta, fp64
+ * (<= 1e-12 of each entry's rounding scale) and fp32 (<= 1e-5), outputs
+ * poisoned with NaN; then every real .mtx in TF_SHARED_DATA. --quick: small
+ * cases only (for compute-sanitizer). Exits 77 without a GPU. */
 #include <string.h>
 
 #include "core/alloc.h"
@@ -28,18 +29,33 @@ static void check_one(const char *what, const tf_csr *S, const tf_matrix *A, con
     tf_status s = tf_sddmm(S, A, B, o, P, &info);
     CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
     const double err = st_max_err(S, A, B, o, P, ref);
-    CHECKF(err <= tol, "%s: K=%llu algo=%d (ran %d, Ti %u Tj %u Tk %u V %u) op=%d prec=%d: error %.3g > %.1g", what,
-           (unsigned long long)A->cols, (int)o->algo, (int)info.algo, info.tile_i, info.tile_j, info.tile_k, info.vwarp,
-           (int)o->op, (int)o->precision, err, tol);
-    if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM) CHECK(info.algo == o->algo);
+    CHECKF(err <= tol,
+           "%s: K=%llu algo=%d (ran %d, Ti %u Tj %u Tk %u V %u nper %u regs %d) op=%d prec=%d: error %.3g > %.1g",
+           what, (unsigned long long)A->cols, (int)o->algo, (int)info.algo, info.tile_i, info.tile_j, info.tile_k,
+           info.vwarp, info.nper, info.a_regs, (int)o->op, (int)o->precision, err, tol);
+    if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM || o->algo == TF_SDDMM_ALGO_ROW)
+        CHECK(info.algo == o->algo);
+    if (o->algo == TF_SDDMM_ALGO_AUTO)
+        CHECK(info.algo == TF_SDDMM_ALGO_ROW || info.algo == TF_SDDMM_ALGO_SM_L2 || info.algo == TF_SDDMM_ALGO_SM_SM);
+    if (o->algo == TF_SDDMM_ALGO_ROW) {
+        CHECK(!o->vwarp || info.vwarp == o->vwarp);
+        CHECK(!o->nper || info.nper == o->nper);
+        CHECK(o->a_regs >= 0 || !info.a_regs);
+    }
     tf_free(P);
     tf_free(ref);
 }
 
+/* Forced row configurations {vwarp, nper, a_regs}: with K = 1..512 these
+ * reach 1, 2 and 4 vectors per lane, several passes over K (V = 1 and 2),
+ * idle lanes (V = 32 on short rows), and nper not a multiple of the step. */
+static const struct { uint32_t vwarp, nper; int a_regs; } row_cfgs[] = {
+    {1, 7, -1}, {2, 16, 1}, {4, 3, 1}, {8, 64, -1}, {32, 5, 1}, {32, 1, -1}};
+
 /* Every algorithm and precision on one matrix and K. */
 static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, int quick)
 {
-    const tf_sddmm_algo algos[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_SM_L2, TF_SDDMM_ALGO_SM_SM,
+    const tf_sddmm_algo algos[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_ROW, TF_SDDMM_ALGO_SM_L2, TF_SDDMM_ALGO_SM_SM,
                                    TF_SDDMM_ALGO_CUSPARSE};
     for (size_t ai = 0; ai < COUNT(algos); ++ai)
         for (int prec = 0; prec < 2; ++prec) {
@@ -54,6 +70,16 @@ static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, con
             o.alpha = -1.5;
             o.beta = 0.75;
             check_one(what, S, A, B, &o);
+            if (algos[ai] == TF_SDDMM_ALGO_ROW) {
+                for (size_t ci = 0; ci < COUNT(row_cfgs); ++ci) {
+                    o.vwarp = row_cfgs[ci].vwarp;
+                    o.nper = row_cfgs[ci].nper;
+                    o.a_regs = row_cfgs[ci].a_regs;
+                    o.op = ci % 2 ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
+                    check_one(what, S, A, B, &o);
+                }
+                continue;
+            }
             if (quick || algos[ai] == TF_SDDMM_ALGO_AUTO) continue;
             /* narrow panels and slices: several panels, several K-slices */
             o.tile_j = 32;
@@ -100,6 +126,9 @@ static void gpu_sddmm_real_matrix(const char *name, const char *path, tf_tensor 
             o.backend = TF_BACKEND_GPU;
             o.precision = prec ? TF_SINGLE : TF_DOUBLE;
             check_one(name, &S, &A, &B, &o);
+            o.algo = TF_SDDMM_ALGO_ROW;
+            for (o.a_regs = -1; o.a_regs <= 1; o.a_regs += 2) check_one(name, &S, &A, &B, &o);
+            o.a_regs = 0;
             o.algo = TF_SDDMM_ALGO_CUSPARSE;
             check_one(name, &S, &A, &B, &o);
         }

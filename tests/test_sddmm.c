@@ -141,6 +141,18 @@ static void semantics(void)
     S.rowptr[1] = 5; /* decreasing offsets */
     CHECK(tf_sddmm(&S, &A, &B, &o, P, NULL) == TF_ERR_ARG);
     S.rowptr[1] = 2;
+    o.vwarp = 3; /* row-scheme knobs: V a power of two <= 32, a_regs in -1..1 */
+    CHECK(tf_sddmm(&S, &A, &B, &o, P, NULL) == TF_ERR_ARG);
+    o.vwarp = 64;
+    CHECK(tf_sddmm(&S, &A, &B, &o, P, NULL) == TF_ERR_ARG);
+    o.vwarp = 0;
+    o.a_regs = 2;
+    CHECK(tf_sddmm(&S, &A, &B, &o, P, NULL) == TF_ERR_ARG);
+    o.a_regs = 0;
+    o.algo = TF_SDDMM_ALGO_ROW; /* a GPU scheme on the CPU backend */
+    o.backend = TF_BACKEND_CPU;
+    CHECK(tf_sddmm(&S, &A, &B, &o, P, NULL) == TF_ERR_ARG);
+    o.algo = TF_SDDMM_ALGO_AUTO;
     if (tf_gpu_count() == 0) {
         o.backend = TF_BACKEND_GPU;
         tf_status s = tf_sddmm(&S, &A, &B, &o, P, NULL);

@@ -146,24 +146,29 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
     double fit_old = 0.0;
     for (uint32_t it = 1; it <= o->max_iters; ++it) {
         const double t_iter = tf_wtime();
-        for (uint32_t n = 0; n < N; ++n) {
-            t = tf_wtime();
-            TF_TRY(ops->mttkrp(ctx, n));
-            rep->t_mttkrp[n] += tf_wtime() - t;
-            t = tf_wtime();
-            int used_pinv = 0;
-            TF_TRY(ops->solve(ctx, n, &used_pinv));
-            rep->pinv_fallbacks += (uint64_t)(used_pinv != 0);
-            TF_TRY(ops->normalize(ctx, n, it > 1));
-            TF_TRY(ops->gram(ctx, n));
-            rep->t_dense += tf_wtime() - t;
-        }
-        t = tf_wtime();
         double inner = 0.0, knorm2 = 0.0;
-        TF_TRY(ops->fit_terms(ctx, N - 1, &inner, &knorm2));
+        if (ops->sweep) {
+            TF_TRY(ops->sweep(ctx, it > 1, &inner, &knorm2, rep->t_mttkrp, &rep->t_dense, &rep->t_fit,
+                              &rep->pinv_fallbacks));
+        } else {
+            for (uint32_t n = 0; n < N; ++n) {
+                t = tf_wtime();
+                TF_TRY(ops->mttkrp(ctx, n));
+                rep->t_mttkrp[n] += tf_wtime() - t;
+                t = tf_wtime();
+                int used_pinv = 0;
+                TF_TRY(ops->solve(ctx, n, &used_pinv));
+                rep->pinv_fallbacks += (uint64_t)(used_pinv != 0);
+                TF_TRY(ops->normalize(ctx, n, it > 1));
+                TF_TRY(ops->gram(ctx, n));
+                rep->t_dense += tf_wtime() - t;
+            }
+            t = tf_wtime();
+            TF_TRY(ops->fit_terms(ctx, N - 1, &inner, &knorm2));
+            rep->t_fit += tf_wtime() - t;
+        }
         const double res = normx2 + knorm2 - 2.0 * inner;
         const double fit = 1.0 - sqrt(res > 0.0 ? res : 0.0) / sqrt(normx2);
-        rep->t_fit += tf_wtime() - t;
         if (!isfinite(fit))
             return tf_fail(TF_ERR_NUMERIC, "cpd: iteration %u: the fit is not finite "
                                            "(<X,K> = %g, ||K||^2 = %g)", it, inner, knorm2);

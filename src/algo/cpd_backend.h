@@ -26,6 +26,13 @@ typedef struct tf_cpd_backend_ops {
     /* Copies factors and lambda into out (allocated by the driver). */
     tf_status (*result)(void *ctx, tf_ktensor *out);
     void (*destroy)(void *ctx);
+    /* Optional (NULL: the driver calls the steps above one by one): one
+     * whole iteration -- for every mode mttkrp, solve, normalize(max_norm),
+     * gram; then fit_terms of the last mode -- without waiting between
+     * steps. Adds each step's measured seconds to t_mttkrp[mode], *t_dense
+     * and *t_fit, and the pseudo-inverse fallbacks to *pinv. */
+    tf_status (*sweep)(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
+                       double *t_dense, double *t_fit, uint64_t *pinv);
 } tf_cpd_backend_ops;
 
 typedef struct tf_cpd_backend {

@@ -41,6 +41,10 @@ static tf_status check_args(const tf_csr *S, const tf_matrix *A, const tf_matrix
         return tf_fail(TF_ERR_ARG, "tf_sddmm: unknown precision %d", (int)o->precision);
     if ((int)o->algo < TF_SDDMM_ALGO_AUTO || o->algo > TF_SDDMM_ALGO_REFERENCE)
         return tf_fail(TF_ERR_ARG, "tf_sddmm: unknown algorithm %d", (int)o->algo);
+    if (o->vwarp > 32 || (o->vwarp & (o->vwarp - 1)))
+        return tf_fail(TF_ERR_ARG, "tf_sddmm: vwarp %u is not 0 (auto) or a power of two up to 32", o->vwarp);
+    if (o->a_regs < -1 || o->a_regs > 1)
+        return tf_fail(TF_ERR_ARG, "tf_sddmm: a_regs %d is not -1, 0 (auto) or 1", o->a_regs);
     return TF_OK;
 }
 
@@ -48,7 +52,8 @@ static tf_status check_args(const tf_csr *S, const tf_matrix *A, const tf_matrix
 static tf_backend pick_backend(const tf_sddmm_opts *o)
 {
     if (o->algo == TF_SDDMM_ALGO_REFERENCE) return TF_BACKEND_CPU;
-    if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM || o->algo == TF_SDDMM_ALGO_CUSPARSE)
+    if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM || o->algo == TF_SDDMM_ALGO_ROW ||
+        o->algo == TF_SDDMM_ALGO_CUSPARSE)
         return TF_BACKEND_GPU;
     if (o->backend == TF_BACKEND_AUTO) return tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     return o->backend;

@@ -12,22 +12,28 @@
  * plus (min/max Cholesky diagonal)^2 > rcond, the same threshold on a lower
  * bound of the condition number.
  *
- * R <= TF_GPU_SMALL_RANK (the common case) avoids cuSOLVER/cuBLAS and their
- * launch and synchronisation costs, which dominated the iteration:
+ * R <= TF_GPU_SMALL_RANK (the common case) avoids cuSOLVER/cuBLAS calls
+ * beyond one gemm, and host round trips altogether:
+ *   normalisation is deferred: a factor stays as the solve wrote it, with
+ *     a column scale vector (see tf_gpu_small_solve), so no pass rescales
+ *     it; the next solves fold the scales into their R x R matrix, the fit
+ *     into its weights, and result() applies them once at the end;
  *   solve:     one block forms V and V^-1 (Gauss-Jordan in shared memory,
- *              double; its pivots give the Cholesky info and diagonal);
- *              A = M V^-1 by one gemm (no M -> A copy, no triangular solves);
- *   normalize: column norms, then one pass that scales A and reduces its
- *              Gram's slab partials (deterministic order);
- *   gram:      sums the partials (a standalone pass when normalize did not
- *              run, e.g. before the first iteration).
+ *              double) or, when V is not positive definite enough, its
+ *              pseudo-inverse (Jacobi) — decided on the device; then
+ *              A_raw = M W by one gemm (no copy, no triangular solves);
+ *   normalize: one read of A_raw gives the Gram's slab partials and the
+ *              column maxima; lambda, the scales and G follow from them;
+ *   gram:      nothing more when normalize ran for the mode.
  * Larger R: cuSOLVER potrf/potrs (the M -> A copy overlapped on the side
- * stream) and the Gram by cuBLAS gemm (TF_GPU_GRAM=syrk: syrk, which is
- * far slower for tall factors). TF_GPU_CUSOLVER=1 forces the large-R path.
+ * stream), normalisation in place, and the Gram by cuBLAS gemm
+ * (TF_GPU_GRAM=syrk: syrk, which is far slower for tall factors).
+ * TF_GPU_CUSOLVER=1 forces the large-R path.
  *
- * mttkrp and gram end with a stream synchronisation so that the driver's
- * wall-clock timers split MTTKRP from dense algebra correctly; solve
- * synchronises once (to read the Cholesky info). A non-finite value is
+ * sweep() queues a whole iteration with one synchronisation at its end
+ * (the fit scalars) and times its steps with CUDA events; the per-step
+ * entry points synchronise after each step instead (the driver's wall
+ * clock splits them). A non-finite value is
  * flagged on the device and reported at the next synchronisation. */
 #include <float.h>
 #include <stdio.h>
@@ -91,6 +97,8 @@ struct gpu_cpd_base {
     virtual tf_status gram(uint32_t mode) = 0;
     virtual tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) = 0;
     virtual tf_status result(tf_ktensor *out) = 0;
+    virtual tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
+                            double *t_fit, uint64_t *pinv) = 0;
 };
 
 template <typename T>
@@ -100,8 +108,9 @@ struct gpu_cpd : gpu_cpd_base {
     uint32_t order = 0;
     uint64_t R = 0, maxdim = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
-    T *A[TF_MAX_ORDER] = {nullptr};
-    T *G[TF_MAX_ORDER] = {nullptr};
+    T *A[TF_MAX_ORDER] = {nullptr};     /* factors (small path: unscaled, A_raw)  */
+    T *scale[TF_MAX_ORDER] = {nullptr}; /* column scales: factor = A diag(scale) */
+    T *G[TF_MAX_ORDER] = {nullptr};     /* Grams of the scaled factors            */
     T *M = nullptr, *V = nullptr, *L = nullptr, *Q = nullptr, *P = nullptr;
     T *w = nullptr, *lambda = nullptr, *inv = nullptr;
     double *partial = nullptr;
@@ -111,48 +120,38 @@ struct gpu_cpd : gpu_cpd_base {
     size_t d_work_bytes = 0, h_work_bytes = 0;
     uint32_t m_mode = 0;  /* mode whose MTTKRP M holds (order: none) */
     bool gram_syrk = false; /* R > TF_GPU_SMALL_RANK: cuBLAS syrk instead of gemm */
-    bool small = false;   /* R <= TF_GPU_SMALL_RANK: one-block Cholesky, row-wise solve */
-    T *Winv = nullptr; /* V^-1 (small path) */
-    double *gpart = nullptr; /* Gram slab partials */
-    uint32_t gram_pending = TF_MAX_ORDER; /* mode whose Gram partials normalize left in gpart */
-    cudaEvent_t copied = nullptr; /* the M -> A copy on the side stream is done */
-
-    /* TF_GPU_DENSE_PROFILE=1: synchronise after each dense step and print
-     * the accumulated wall time per step at the end (diagnostics only). */
-    bool prof = false;
-    double prof_t = 0, prof_acc[8] = {0};
-    tf_status step(int k)
-    {
-        if (!prof) return TF_OK;
-        TF_CU(cudaStreamSynchronize(ctx.stream));
-        const double now = tf_wtime();
-        if (k >= 0) prof_acc[k] += now - prof_t;
-        prof_t = now;
-        return TF_OK;
-    }
+    bool small = false;   /* R <= TF_GPU_SMALL_RANK: one-block solve, deferred normalisation */
+    T *Winv = nullptr; /* diag(P) V^-1 (small path) */
+    double *gpart = nullptr, *graw = nullptr, *jq = nullptr; /* Gram partials, sum, Jacobi scratch */
+    uint32_t gram_pending = TF_MAX_ORDER; /* mode whose G normalize already formed */
+    unsigned pinv_seen = 0; /* device pinv count already reported */
+    cudaEvent_t copied = nullptr, m_done = nullptr; /* side-stream M -> A copy; M is complete */
+    cudaEvent_t ev[2 * TF_MAX_ORDER + 2] = {nullptr}; /* sweep step boundaries */
 
     ~gpu_cpd() override
     {
-        if (prof)
-            fprintf(stderr, "dense profile (ms): cholesky %.3f apply %.3f norms %.3f scale+gram %.3f "
-                            "gram-finish %.3f fit %.3f\n", 1e3 * prof_acc[0], 1e3 * prof_acc[1],
-                    1e3 * prof_acc[2], 1e3 * prof_acc[3], 1e3 * prof_acc[4], 1e3 * prof_acc[5]);
         if (ctx.device >= 0) cudaSetDevice(ctx.device);
         for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
             tf_cuda_free(A[m]);
             tf_cuda_free(G[m]);
+            tf_cuda_free(scale[m]);
         }
         T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
         for (T *b : bufs) tf_cuda_free(b);
         tf_cuda_free(partial);
         tf_cuda_free(Winv);
         tf_cuda_free(gpart);
+        tf_cuda_free(graw);
+        tf_cuda_free(jq);
         tf_cuda_free(d_sc);
         tf_cuda_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
         tf_free(h_work);
         if (params) cusolverDnDestroyParams(params);
         if (copied) cudaEventDestroy(copied);
+        if (m_done) cudaEventDestroy(m_done);
+        for (cudaEvent_t e : ev)
+            if (e) cudaEventDestroy(e);
         delete eng;
         tf_cuda_ctx_destroy(&ctx);
     }
@@ -168,7 +167,6 @@ struct gpu_cpd : gpu_cpd_base {
         m_mode = order;
         const char *g = getenv("TF_GPU_GRAM");
         gram_syrk = g && !strcmp(g, "syrk");
-        prof = getenv("TF_GPU_DENSE_PROFILE") && !strcmp(getenv("TF_GPU_DENSE_PROFILE"), "1");
         TF_TRY(tf_cuda_ctx_init(&ctx, o->device));
         char why[128];
         TF_TRY(tf_gpu_engine_create(&ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
@@ -193,6 +191,14 @@ struct gpu_cpd : gpu_cpd_base {
             return tf_fail(TF_ERR_NUMERIC, "GPU CP-ALS: a factor, Gram matrix or fit term is not "
                                            "finite; the factors diverged");
         return TF_OK;
+    }
+
+    /* Pseudo-inverse solves the device counted since the last call (after sync_scalars). */
+    unsigned take_pinv()
+    {
+        const unsigned d = h_sc->pinv - pinv_seen;
+        pinv_seen = h_sc->pinv;
+        return d;
     }
 
     /* V positive definite enough for Cholesky (after sync_scalars). */
@@ -242,6 +248,8 @@ struct gpu_cpd : gpu_cpd_base {
             TF_TRY(tf_cuda_alloc(&A[m], dims[m] * R, "factor matrix"));
             TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx.stream));
             TF_TRY(tf_cuda_alloc(&G[m], R * R, "Gram matrix"));
+            TF_TRY(tf_cuda_alloc(&scale[m], R, "column scales"));
+            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx.stream));
         }
         TF_TRY(tf_cuda_alloc(&M, maxdim * R, "MTTKRP output"));
         T **square[] = {&V, &L, &Q, &P};
@@ -250,6 +258,8 @@ struct gpu_cpd : gpu_cpd_base {
         if (small) {
             TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
             TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
+            TF_TRY(tf_cuda_alloc(&graw, R * R, "Gram sums"));
+            TF_TRY(tf_cuda_alloc(&jq, R * R, "eigenvectors"));
         }
         TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
         TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
@@ -261,6 +271,8 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx.stream));
         TF_TRY(workspace());
         TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+        TF_CU(cudaEventCreateWithFlags(&m_done, cudaEventDisableTiming));
+        for (uint32_t e = 0; e < 2 * order + 2; ++e) TF_CU(cudaEventCreate(&ev[e]));
         if (small) {
             /* Load cuBLAS's gemm kernels for the solve's shapes now, outside
              * the timed iterations (lazy loading made the first solve of
@@ -272,66 +284,64 @@ struct gpu_cpd : gpu_cpd_base {
                                         (int64_t)R, Winv, A[m], M));
         }
         m_mode = order;
-        return sync_scalars();
+        TF_TRY(sync_scalars());
+        pinv_seen = h_sc->pinv;
+        return TF_OK;
     }
 
-    tf_status mttkrp(uint32_t mode) override
+    /* ---- the steps, queued without waiting (the large-R solve excepted) */
+
+    tf_status mttkrp_async(uint32_t mode)
     {
         TF_TRY(check_mode(mode));
         m_mode = order;
         TF_TRY(eng->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
-        TF_CU(cudaStreamSynchronize(ctx.stream)); /* the driver times MTTKRP alone */
         m_mode = mode;
         return TF_OK;
     }
 
-    tf_status solve(uint32_t mode, int *used_pinv) override
+    /* *host_pinv = 1 when the large-R path fell back to the pseudo-inverse
+     * (the small path counts its fallbacks on the device). */
+    tf_status solve_async(uint32_t mode, int *host_pinv)
     {
         TF_TRY(check_mode(mode));
-        *used_pinv = 0;
+        *host_pinv = 0;
         gram_pending = TF_MAX_ORDER; /* A[mode] changes */
         if (m_mode != mode)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         cudaStream_t st = ctx.stream;
         if (small) {
-            /* Hadamard + Cholesky + condition estimate + V^-1 in one
-             * block, then A = M V^-1 in one pass (no copy). */
-            TF_TRY(step(-1));
-            TF_TRY(tf_gpu_small_cholesky((const T *const *)G, order, mode, (uint32_t)R, V, Winv, d_sc, st));
-            TF_TRY(sync_scalars());
-            TF_TRY(step(0));
-            if (spd_ok()) {
-                /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
-                 * is column-major W^T */
-                TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
-                return step(1);
-            }
-        } else {
-            /* A <- M on the side stream, overlapped with the R x R work and
-             * the sync below (M is complete: mttkrp synchronised the work stream). */
-            TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice,
-                                  ctx.side));
-            TF_CU(cudaEventRecord(copied, ctx.side));
-            TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
-            TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
-            TF_CUSOLVER(cusolverDnXpotrf(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L,
-                                         n, blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes,
-                                         &d_sc->info));
-            TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
-            TF_TRY(sync_scalars());
-            TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
-            if (spd_ok()) {
-                /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
-                TF_CUSOLVER(cusolverDnXpotrs(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, I,
-                                             blas<T>::type, L, n, blas<T>::type, A[mode], n, &d_sc->info));
-                return TF_OK;
-            }
+            TF_TRY(tf_gpu_small_solve((const T *const *)G, (const T *const *)scale, order, mode, (uint32_t)R,
+                                      singular_rcond(), V, Winv, jq, d_sc, st));
+            /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
+             * is column-major W^T */
+            TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
+            return TF_OK;
         }
-        *used_pinv = 1;
+        /* A <- M on the side stream, overlapped with the R x R work and the
+         * sync below, once the MTTKRP that writes M is done. */
+        TF_CU(cudaEventRecord(m_done, st));
+        TF_CU(cudaStreamWaitEvent(ctx.side, m_done, 0));
+        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx.side));
+        TF_CU(cudaEventRecord(copied, ctx.side));
+        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
+        TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
+        TF_CUSOLVER(cusolverDnXpotrf(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L, n,
+                                     blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes, &d_sc->info));
+        TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
+        TF_TRY(sync_scalars());
+        TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
+        if (spd_ok()) {
+            /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
+            TF_CUSOLVER(cusolverDnXpotrs(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type, L,
+                                         n, blas<T>::type, A[mode], n, &d_sc->info));
+            return TF_OK;
+        }
+        *host_pinv = 1;
         TF_CU(cudaMemcpyAsync(Q, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
-        TF_CUSOLVER(cusolverDnXsyevd(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
-                                     n, blas<T>::type, Q, n, blas<T>::type, w, blas<T>::type, d_work,
+        TF_CUSOLVER(cusolverDnXsyevd(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
+                                     blas<T>::type, Q, n, blas<T>::type, w, blas<T>::type, d_work,
                                      d_work_bytes, h_work, h_work_bytes, &d_sc->info));
         TF_TRY(sync_scalars());
         if (h_sc->info != 0)
@@ -345,59 +355,122 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
-    tf_status normalize(uint32_t mode, int max_norm) override
-    {
-        TF_TRY(check_mode(mode));
-        if (!small)
-            return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial,
-                                    d_sc, ctx.stream);
-        /* lambda, then scaling and the Gram's partials in one pass over A */
-        TF_TRY(step(-1));
-        TF_TRY(tf_gpu_normalize_partials(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial,
-                                         d_sc, ctx.stream));
-        TF_TRY(step(2));
-        TF_TRY(tf_gpu_gram_partials(A[mode], dims[mode], (uint32_t)R, (const T *)inv, gpart, ctx.stream));
-        TF_TRY(step(3));
-        gram_pending = mode;
-        return TF_OK;
-    }
-
-    tf_status gram(uint32_t mode) override
+    tf_status gram_async(uint32_t mode)
     {
         TF_TRY(check_mode(mode));
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         if (small) {
-            if (gram_pending != mode)
-                TF_TRY(tf_gpu_gram_partials(A[mode], dims[mode], (uint32_t)R, (const T *)nullptr, gpart,
-                                            ctx.stream));
+            if (gram_pending != mode) {
+                TF_TRY(tf_gpu_gram_partials((const T *)A[mode], dims[mode], (uint32_t)R, gpart, ctx.stream));
+                TF_TRY(tf_gpu_gram_finish(gpart, dims[mode], (uint32_t)R, 0, graw, scale[mode], lambda, G[mode],
+                                          d_sc, ctx.stream));
+            }
             gram_pending = TF_MAX_ORDER;
-            TF_TRY(step(-1));
-            TF_TRY(tf_gpu_gram_finish(gpart, dims[mode], (uint32_t)R, G[mode], ctx.stream));
-            TF_TRY(step(4));
         } else if (!gram_syrk) {
             TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, I, A[mode], A[mode], G[mode]));
         } else {
             TF_CUBLAS(blas<T>::syrk(ctx.blas, n, I, A[mode], G[mode]));
             TF_TRY(tf_gpu_symmetrize(G[mode], (uint32_t)R, ctx.stream));
         }
+        return TF_OK;
+    }
+
+    tf_status fit_async(uint32_t mode)
+    {
+        TF_TRY(check_mode(mode));
+        if (m_mode != mode)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
+        cudaStream_t st = ctx.stream;
+        /* <X, K> = sum_r lambda_r sum_i M(i,r) A(i,r) with M and A scaled:
+         * both scale vectors of every mode go into the weights */
+        TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale, order,
+                                     partial, d_sc, st));
+        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
+        return tf_gpu_quadratic(V, lambda, (uint32_t)R, d_sc, st);
+    }
+
+    /* ---- the driver's per-step entry points: each waits for its step */
+
+    tf_status mttkrp(uint32_t mode) override
+    {
+        TF_TRY(mttkrp_async(mode));
+        TF_CU(cudaStreamSynchronize(ctx.stream)); /* the driver times MTTKRP alone */
+        return TF_OK;
+    }
+
+    tf_status solve(uint32_t mode, int *used_pinv) override
+    {
+        int hp = 0;
+        TF_TRY(solve_async(mode, &hp));
+        TF_TRY(sync_scalars());
+        *used_pinv = hp + (int)take_pinv();
+        return TF_OK;
+    }
+
+    tf_status normalize(uint32_t mode, int max_norm) override
+    {
+        TF_TRY(check_mode(mode));
+        if (!small)
+            return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
+                                    ctx.stream);
+        /* one read of A_raw: Gram partials and column maxima; then lambda,
+         * the new scales and G */
+        TF_TRY(tf_gpu_gram_partials((const T *)A[mode], dims[mode], (uint32_t)R, gpart, ctx.stream));
+        TF_TRY(tf_gpu_gram_finish(gpart, dims[mode], (uint32_t)R, max_norm ? 2 : 1, graw, scale[mode], lambda,
+                                  G[mode], d_sc, ctx.stream));
+        gram_pending = mode;
+        return TF_OK;
+    }
+
+    tf_status gram(uint32_t mode) override
+    {
+        TF_TRY(gram_async(mode));
         TF_CU(cudaStreamSynchronize(ctx.stream)); /* dense time ends here for the driver's timers */
         return TF_OK;
     }
 
     tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) override
     {
-        TF_TRY(check_mode(mode));
-        if (m_mode != mode)
-            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
-        cudaStream_t st = ctx.stream;
-        TF_TRY(step(-1));
-        TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, partial, d_sc, st));
-        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
-        TF_TRY(tf_gpu_quadratic(V, lambda, (uint32_t)R, d_sc, st));
+        TF_TRY(fit_async(mode));
         TF_TRY(sync_scalars());
-        TF_TRY(step(5));
         *inner = h_sc->inner;
         *knorm2 = h_sc->knorm2;
+        return TF_OK;
+    }
+
+    /* One iteration queued at once; one synchronisation (the fit scalars). */
+    tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
+                    double *t_fit, uint64_t *pinv) override
+    {
+        TF_TRY(check_mode(0));
+        cudaStream_t st = ctx.stream;
+        uint64_t host_pinv = 0;
+        TF_CU(cudaEventRecord(ev[0], st));
+        for (uint32_t n = 0; n < order; ++n) {
+            TF_TRY(mttkrp_async(n));
+            TF_CU(cudaEventRecord(ev[2 * n + 1], st));
+            int hp = 0;
+            TF_TRY(solve_async(n, &hp));
+            host_pinv += (uint64_t)hp;
+            TF_TRY(normalize(n, max_norm));
+            TF_TRY(gram_async(n));
+            TF_CU(cudaEventRecord(ev[2 * n + 2], st));
+        }
+        TF_TRY(fit_async(order - 1));
+        TF_CU(cudaEventRecord(ev[2 * order + 1], st));
+        TF_TRY(sync_scalars());
+        auto secs = [&](uint32_t a, uint32_t b) -> double {
+            float ms = 0.f;
+            return cudaEventElapsedTime(&ms, ev[a], ev[b]) == cudaSuccess ? 1e-3 * ms : 0.0;
+        };
+        for (uint32_t n = 0; n < order; ++n) {
+            t_mttkrp[n] += secs(2 * n, 2 * n + 1);
+            *t_dense += secs(2 * n + 1, 2 * n + 2);
+        }
+        *t_fit += secs(2 * order, 2 * order + 1);
+        *inner = h_sc->inner;
+        *knorm2 = h_sc->knorm2;
+        *pinv += host_pinv + take_pinv();
         return TF_OK;
     }
 
@@ -411,6 +484,9 @@ struct gpu_cpd : gpu_cpd_base {
         for (uint32_t m = 0; m < order; ++m) {
             if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
+            /* apply the deferred scales once (they become 1) */
+            TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx.stream));
+            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx.stream));
             TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx.stream));
         }
         return tf_cuda_get_values(out->lambda, lambda, R, ctx.stream);
@@ -426,9 +502,13 @@ tf_status op_gram(void *c, uint32_t mode) { return self(c)->gram(mode); }
 tf_status op_fit(void *c, uint32_t mode, double *a, double *b) { return self(c)->fit_terms(mode, a, b); }
 tf_status op_result(void *c, tf_ktensor *out) { return self(c)->result(out); }
 void op_destroy(void *c) { delete self(c); }
+tf_status op_sweep(void *c, int mx, double *a, double *b, double *tm, double *td, double *tf, uint64_t *p)
+{
+    return self(c)->sweep(mx, a, b, tm, td, tf, p);
+}
 
-const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve, op_normalize,
-                                    op_gram, op_fit,    op_result, op_destroy};
+const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
+                                    op_fit,  op_result, op_destroy, op_sweep};
 
 } // namespace
 

@@ -1,6 +1,8 @@
 /* Small dense kernels of GPU CP-ALS; see dense_cuda.cuh. */
 #include <algorithm>
 
+#include <mma.h>
+
 #include "cuda/dense_cuda.cuh"
 
 namespace {
@@ -106,12 +108,20 @@ __device__ double block_sum(double v)
 }
 
 template <typename T>
-__global__ void weighted_finish(const double *part, uint32_t S, uint32_t R, const T *w,
-                                tf_gpu_scalars *sc)
+struct gram_ptrs {
+    const T *g[16];
+};
+
+template <typename T>
+__global__ void weighted_finish(const double *part, uint32_t S, uint32_t R, const T *w, gram_ptrs<T> sc_ptr,
+                                uint32_t ns, tf_gpu_scalars *sc)
 {
     double acc = 0.0;
-    for (uint32_t r = threadIdx.x; r < R; r += blockDim.x)
-        acc += (double)w[r] * column_total<OP_DOT>(part, S, R, r);
+    for (uint32_t r = threadIdx.x; r < R; r += blockDim.x) {
+        double wr = (double)w[r];
+        for (uint32_t k = 0; k < ns; ++k) wr *= (double)sc_ptr.g[k][r];
+        acc += wr * column_total<OP_DOT>(part, S, R, r);
+    }
     const double total = block_sum(acc);
     if (threadIdx.x == 0) {
         sc->inner = total;
@@ -136,11 +146,6 @@ __global__ void quadratic_kernel(const T *V, const T *x, uint32_t R, tf_gpu_scal
 }
 
 template <typename T>
-struct gram_ptrs {
-    const T *g[16];
-};
-
-template <typename T>
 __global__ void hadamard_kernel(gram_ptrs<T> G, uint32_t n, uint32_t skip, uint64_t RR, T *V,
                                 tf_gpu_scalars *sc)
 {
@@ -154,19 +159,117 @@ __global__ void hadamard_kernel(gram_ptrs<T> G, uint32_t n, uint32_t skip, uint6
     }
 }
 
-/* ---- small-rank solve (see tf_gpu_small_cholesky in dense_cuda.cuh) */
+/* ---- small-rank solve (see tf_gpu_small_solve in dense_cuda.cuh) */
 const int kSmall = TF_GPU_SMALL_RANK;
 
+/* Pseudo-inverse of the symmetric R x R matrix in S (destroyed) by cyclic
+ * Jacobi in one block: rotations of disjoint pairs (round-robin order) are
+ * applied in parallel, columns then rows; jq (global, row-major) collects
+ * the eigenvectors. Out[i][j] = P_i sum_k Q_ik Q_jk / w_k over the kept
+ * eigenvalues (w_k > rcond * max|w|). Rarely run: clarity over speed. */
 template <typename T>
-__global__ void __launch_bounds__(kThreads) small_cholesky_kernel(gram_ptrs<T> G, uint32_t n,
-                                                                  uint32_t skip, uint32_t R, T *V,
-                                                                  T *W, tf_gpu_scalars *sc)
+__device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rcond, const double *P, double *jq,
+                                  T *W)
+{
+    __shared__ double cs[kSmall / 2 + 1], sn[kSmall / 2 + 1];
+    __shared__ uint32_t pp[kSmall / 2 + 1], qq[kSmall / 2 + 1];
+    __shared__ int done;
+    const uint32_t t = threadIdx.x, RR = R * R, Rp = R + (R & 1), half = Rp / 2;
+    for (uint32_t e = t; e < RR; e += blockDim.x) jq[e] = e / R == e % R ? 1.0 : 0.0;
+    __syncthreads();
+    for (int sweep = 0; sweep < 64; ++sweep) {
+        double off = 0.0, dia = 0.0;
+        for (uint32_t e = t; e < RR; e += blockDim.x) {
+            const double v = S[e / R][e % R];
+            if (e / R == e % R) dia += v * v;
+            else off += v * v;
+        }
+        off = block_sum(off);
+        __syncthreads(); /* block_sum's buffer is reused */
+        dia = block_sum(dia);
+        if (t == 0) done = !(off > 1e-32 * dia); /* also stops on NaN */
+        __syncthreads();
+        if (done) break;
+        for (uint32_t step = 0; step + 1 < Rp; ++step) {
+            if (t < half) {
+                /* circle method: position 0 fixed, the others rotate */
+                auto at = [&](uint32_t pos) { return pos == 0 ? 0u : 1u + (pos - 1 + step) % (Rp - 1); };
+                const uint32_t x = at(t), y = at(Rp - 1 - t);
+                const uint32_t p = x < y ? x : y, q = x < y ? y : x;
+                double c = 1.0, s = 0.0;
+                if (q < R && S[p][q] != 0.0) {
+                    const double tau = (S[q][q] - S[p][p]) / (2.0 * S[p][q]);
+                    const double tt = (tau >= 0.0 ? 1.0 : -1.0) / (fabs(tau) + sqrt(1.0 + tau * tau));
+                    c = 1.0 / sqrt(1.0 + tt * tt);
+                    s = tt * c;
+                }
+                pp[t] = p;
+                qq[t] = q;
+                cs[t] = c;
+                sn[t] = s;
+            }
+            __syncthreads();
+            for (uint32_t x = t; x < half * R; x += blockDim.x) { /* S <- S J, Q <- Q J */
+                const uint32_t k = x / R, i = x % R, p = pp[k], q = qq[k];
+                if (q >= R) continue;
+                const double c = cs[k], s = sn[k];
+                const double a = S[i][p], b = S[i][q];
+                S[i][p] = c * a - s * b;
+                S[i][q] = s * a + c * b;
+                const double u = jq[i * R + p], v = jq[i * R + q];
+                jq[i * R + p] = c * u - s * v;
+                jq[i * R + q] = s * u + c * v;
+            }
+            __syncthreads();
+            for (uint32_t x = t; x < half * R; x += blockDim.x) { /* S <- J^T S */
+                const uint32_t k = x / R, j = x % R, p = pp[k], q = qq[k];
+                if (q >= R) continue;
+                const double c = cs[k], s = sn[k];
+                const double a = S[p][j], b = S[q][j];
+                S[p][j] = c * a - s * b;
+                S[q][j] = s * a + c * b;
+            }
+            __syncthreads();
+        }
+    }
+    __shared__ double winv[kSmall];
+    double m = 0.0;
+    for (uint32_t k = t; k < R; k += blockDim.x) m = fmax(m, fabs(S[k][k]));
+    /* block-wide max through the sum helper's buffer pattern */
+    __shared__ double mx[kThreads];
+    mx[t] = m;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w >>= 1) {
+        if ((int)t < w) mx[t] = fmax(mx[t], mx[t + w]);
+        __syncthreads();
+    }
+    const double cutoff = rcond * mx[0];
+    for (uint32_t k = t; k < R; k += blockDim.x) winv[k] = S[k][k] > cutoff ? 1.0 / S[k][k] : 0.0;
+    __syncthreads();
+    for (uint32_t e = t; e < RR; e += blockDim.x) {
+        const uint32_t i = e / R, j = e % R;
+        double v = 0.0;
+        for (uint32_t k = 0; k < R; ++k) v += jq[i * R + k] * winv[k] * jq[j * R + k];
+        W[e] = (T)(P[i] * v);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) small_solve_kernel(gram_ptrs<T> G, gram_ptrs<T> scales, uint32_t n,
+                                                               uint32_t skip, uint32_t R, double rcond, T *V,
+                                                               T *W, double *jq, tf_gpu_scalars *sc)
 {
     __shared__ double S[kSmall][kSmall + 1];
-    __shared__ double rowk[kSmall], colk[kSmall], piv[kSmall];
-    __shared__ int bad;
+    __shared__ double rowk[kSmall], colk[kSmall], piv[kSmall], P[kSmall];
+    __shared__ int bad, spd;
     const uint32_t t = threadIdx.x, RR = R * R;
     if (t == 0) bad = 0;
+    for (uint32_t r = t; r < R; r += blockDim.x) {
+        double p = 1.0;
+        for (uint32_t k = 0; k < n; ++k)
+            if (k != skip && scales.g[k]) p *= (double)scales.g[k][r];
+        P[r] = p;
+    }
     for (uint32_t e = t; e < RR; e += blockDim.x) {
         T v = T(1);
         for (uint32_t k = 0; k < n; ++k)
@@ -215,120 +318,159 @@ __global__ void __launch_bounds__(kThreads) small_cholesky_kernel(gram_ptrs<T> G
         sc->info = bad;
         sc->diag_min = lo;
         sc->diag_max = hi;
+        const double ratio = hi > 0.0 ? lo / hi : 0.0;
+        spd = !bad && ratio * ratio > rcond; /* as the host's check on potrf + the diagonal */
+        if (!spd) sc->pinv += 1;
     }
-    if (bad) return; /* the host falls back to the pseudo-inverse */
-    for (uint32_t e = t; e < RR; e += blockDim.x) W[e] = (T)S[e / R][e % R];
+    __syncthreads();
+    if (spd) {
+        for (uint32_t e = t; e < RR; e += blockDim.x) W[e] = (T)(P[e / R] * S[e / R][e % R]);
+        return;
+    }
+    for (uint32_t e = t; e < RR; e += blockDim.x) S[e / R][e % R] = (double)V[e]; /* this block wrote V */
+    __syncthreads();
+    small_pinv_jacobi<T>(S, R, rcond, P, jq, W);
 }
 
-/* ---- small-rank Gram (see tf_gpu_gram_partials in dense_cuda.cuh) */
-const int kGramRows = 32; /* rows per shared-memory tile */
-const int kGramBuf = 16 * kThreads; /* doubles: the tile, then the groups' partials */
+/* ---- small-rank Gram (see tf_gpu_gram_partials in dense_cuda.cuh)
+ *
+ * Slab blockIdx.x of A is walked in tiles of NR rows: a tile is loaded
+ * coalesced, converted to double and zero-padded to R8 = 8 NB columns in
+ * shared memory; the Gram's 8 x 8 blocks are accumulated with FP64 tensor
+ * core MMAs (wmma m8n8k4: A^T's column block ib times A's column block jb
+ * over 4 rows at a time). Warps split the i-blocks (PER per warp, at most
+ * 16 accumulator fragments) and the 4-row steps (NPH phases); at the end
+ * the phases are added in a fixed order through shared memory, so the slab
+ * partial is deterministic. The slab's column max |a| is kept while the
+ * tiles are staged. (A CUDA-core version with 4 x 4 register tiles was
+ * shared-memory bound: 0.5 ms for 2M x 32 doubles on an H200.) */
+template <int NB>
+struct gram_shape {
+    static constexpr int R8 = 8 * NB;
+    static constexpr int PER = NB <= 4 ? NB : 16 / NB;      /* i-blocks per warp   */
+    static constexpr int NG = (NB + PER - 1) / PER;          /* warp groups         */
+    static constexpr int NPH = (kThreads / 32) / NG;         /* step phases         */
+    static constexpr int NR = NB <= 4 ? 64 : 32;             /* rows per tile (registers) */
+    static constexpr int LD = R8 + 4;                        /* tile row stride     */
+    /* doubles: the tile, then the R8 x R8 combine step */
+    static constexpr int BUF = NR * LD > R8 * R8 ? NR * LD : R8 * R8;
+    static constexpr int PF = (NR * R8 + kThreads - 1) / kThreads; /* tile slots per thread */
+    /* a thread's slots share one column when R8 divides the block size */
+    static constexpr int NCM = kThreads % R8 == 0 ? 1 : PF;
+};
 
-/* Gram register tiles: R is padded to R4 (a multiple of 4); a thread owns a
- * 4 x 4 tile of the R4 x R4 Gram and one of NG row groups (NG x tiles <=
- * kThreads threads), so each row costs it 4 16-byte shared loads for 16
- * FMAs. */
-__host__ __device__ inline uint32_t gram_r4(uint32_t R) { return (R + 3) / 4 * 4; }
-__host__ __device__ inline uint32_t gram_groups(uint32_t R)
+template <typename T, int NB>
+__global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, uint64_t I, uint32_t R,
+                                                                 uint32_t S, double *gpart)
 {
-    const uint32_t nt = gram_r4(R) / 4, tiles = nt * nt;
-    return tiles >= (uint32_t)kThreads ? 1u : (uint32_t)kThreads / tiles;
-}
-
-/* Slab blockIdx.x of A: tiles of kGramRows rows (a contiguous stretch of
- * A) are loaded coalesced, optionally scaled by inv (written back), padded
- * to R4 columns with zeros; thread (g, ti, tj) accumulates Gram entries
- * (4ti.., 4tj..) over the tile's rows g, g + NG, ...; the groups' sums
- * are added in order into gpart[slab * R * R + entry]. */
-template <typename T>
-__global__ void __launch_bounds__(kThreads, 3) gram_partials_kernel(T *A, uint64_t I, uint32_t R,
-                                                                 const T *inv, uint32_t S,
-                                                                 double *gpart)
-{
-    __shared__ __align__(16) double tile[kGramBuf];
-    const uint32_t t = threadIdx.x, R4 = gram_r4(R), nt = R4 / 4, NG = gram_groups(R);
-    const uint32_t g = t / (nt * nt), id = t % (nt * nt), ti = id / nt, tj = id % nt;
-    const bool active = g < NG;
-    double acc[4][4];
+    using namespace nvcuda;
+    typedef gram_shape<NB> Sh;
+    constexpr int R8 = Sh::R8, PER = Sh::PER, NG = Sh::NG, NPH = Sh::NPH, NR = Sh::NR, LD = Sh::LD,
+                  PF = Sh::PF;
+    __shared__ __align__(32) double tile[Sh::BUF];
+    const uint32_t t = threadIdx.x, w = t / 32, g = w % NG, ph = w / NG;
+    const bool active = ph < (uint32_t)NPH;
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc[PER][NB];
 #pragma unroll
-    for (int p = 0; p < 4; ++p)
+    for (int i = 0; i < PER; ++i)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[p][q] = 0.0;
-    /* element u of a tile for this thread: x = t + u * kThreads, at tile row
-     * xr[u], column xc[u] (the same in every tile); the next tile's values
-     * are fetched into registers while this one is reduced */
-    constexpr int PF = kGramRows * kSmall / kThreads;
-    uint32_t xr[PF], xc[PF];
-    T pv[PF];
+        for (int j = 0; j < NB; ++j) wmma::fill_fragment(acc[i][j], 0.0);
+    double cmax[Sh::NCM]; /* running max |a| of the column of tile slot u */
 #pragma unroll
-    for (int u = 0; u < PF; ++u) {
-        const uint32_t x = t + u * kThreads;
-        xr[u] = x / R4;
-        xc[u] = x % R4;
-    }
+    for (int u = 0; u < Sh::NCM; ++u) cmax[u] = 0.0;
     const uint64_t lo = I * blockIdx.x / S, hi = I * (blockIdx.x + 1) / S;
+    /* the next tile is fetched into registers while this one is reduced */
+    T pv[PF];
     auto fetch = [&](uint64_t r0) {
-        const uint64_t nr = min((uint64_t)kGramRows, hi - r0);
+        const uint64_t nr = min((uint64_t)NR, hi - r0);
 #pragma unroll
-        for (int u = 0; u < PF; ++u)
-            pv[u] = xr[u] < nr && xc[u] < R ? A[(r0 + xr[u]) * R + xc[u]] : T(0);
+        for (int u = 0; u < PF; ++u) {
+            const uint32_t x = t + u * kThreads, r = x / R8, c = x % R8;
+            pv[u] = x < (uint32_t)(NR * R8) && r < nr && c < R ? A[(r0 + r) * R + c] : T(0);
+        }
     };
     if (lo < hi) fetch(lo);
-    for (uint64_t r0 = lo; r0 < hi; r0 += kGramRows) {
-        const uint32_t nr = (uint32_t)min((uint64_t)kGramRows, hi - r0);
+    for (uint64_t r0 = lo; r0 < hi; r0 += NR) {
+        const uint32_t nr = (uint32_t)min((uint64_t)NR, hi - r0);
         __syncthreads(); /* the previous tile is consumed */
 #pragma unroll
-        for (int u = 0; u < PF; ++u)
-            if (xr[u] < nr) {
-                double d = 0.0;
-                if (xc[u] < R) {
-                    T v = pv[u];
-                    if (inv) {
-                        v *= inv[xc[u]];
-                        A[(r0 + xr[u]) * R + xc[u]] = v;
-                    }
-                    d = (double)v;
-                }
-                tile[t + u * kThreads] = d;
+        for (int u = 0; u < PF; ++u) {
+            const uint32_t x = t + u * kThreads;
+            if (x < (uint32_t)(NR * R8)) {
+                const double d = (double)pv[u]; /* zero past nr and in the padding */
+                cmax[Sh::NCM == 1 ? 0 : u] = max_abs(cmax[Sh::NCM == 1 ? 0 : u], d);
+                tile[(x / R8) * LD + x % R8] = d;
             }
+        }
         __syncthreads();
-        if (r0 + kGramRows < hi) fetch(r0 + kGramRows);
+        if (r0 + NR < hi) fetch(r0 + NR);
         if (active)
-            for (uint32_t r = g; r < nr; r += NG) {
-                const double2 *row = reinterpret_cast<const double2 *>(tile + r * R4);
-                const double2 i01 = row[2 * ti], i23 = row[2 * ti + 1];
-                const double2 j01 = row[2 * tj], j23 = row[2 * tj + 1];
-                const double ai[4] = {i01.x, i01.y, i23.x, i23.y}, aj[4] = {j01.x, j01.y, j23.x, j23.y};
+            for (uint32_t k0 = 4 * ph; k0 < nr; k0 += 4 * NPH) { /* rows past nr are zeros */
+                wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::row_major> b[NB];
 #pragma unroll
-                for (int p = 0; p < 4; ++p)
+                for (int j = 0; j < NB; ++j) wmma::load_matrix_sync(b[j], tile + k0 * LD + 8 * j, LD);
 #pragma unroll
-                    for (int q = 0; q < 4; ++q) acc[p][q] += ai[p] * aj[q];
+                for (int i = 0; i < PER; ++i) {
+                    const int ib = (int)g * PER + i;
+                    if (ib >= NB) break;
+                    /* A^T block (ib, rows k0..k0+3): column-major view of the tile */
+                    wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::col_major> a;
+                    wmma::load_matrix_sync(a, tile + k0 * LD + 8 * ib, LD);
+#pragma unroll
+                    for (int j = 0; j < NB; ++j) wmma::mma_sync(acc[i][j], a, b[j], acc[i][j]);
+                }
             }
     }
-    /* combine the NG groups in order in shared memory: one partial per slab */
-    __syncthreads();
-    double *buf = tile; /* NG * R * R <= kGramBuf doubles */
-    if (active)
+    /* Phases 0, 1, ... store their blocks in turn; each thread adds its
+     * entries of the R8 x R8 result in registers (fixed order). */
+    constexpr int PE = (R8 * R8 + kThreads - 1) / kThreads;
+    double sum[PE];
 #pragma unroll
-        for (int p = 0; p < 4; ++p)
+    for (int q = 0; q < PE; ++q) sum[q] = 0.0;
+    for (int p = 0; p < NPH; ++p) {
+        __syncthreads();
+        if (active && ph == (uint32_t)p)
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const uint32_t i = 4 * ti + p, j = 4 * tj + q;
-                if (i < R && j < R) buf[g * R * R + i * R + j] = acc[p][q];
+            for (int i = 0; i < PER; ++i) {
+                const int ib = (int)g * PER + i;
+                if (ib >= NB) break;
+#pragma unroll
+                for (int j = 0; j < NB; ++j)
+                    wmma::store_matrix_sync(tile + (8 * ib) * R8 + 8 * j, acc[i][j], R8, wmma::mem_row_major);
             }
+        __syncthreads();
+#pragma unroll
+        for (int q = 0; q < PE; ++q) {
+            const uint32_t e = t + q * kThreads;
+            if (e < (uint32_t)(R8 * R8)) sum[q] += tile[e];
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < PE; ++q) {
+        const uint32_t e = t + q * kThreads, i = e / R8, j = e % R8;
+        if (e < (uint32_t)(R8 * R8) && i < R && j < R) gpart[(uint64_t)blockIdx.x * R * R + i * R + j] = sum[q];
+    }
+    /* column maxima: slot x holds a running max of column x % R8; reduce
+     * the slots of each column */
+    constexpr int NSLOT = Sh::NCM == 1 ? kThreads : NR * R8;
     __syncthreads();
-    for (uint32_t e = t; e < R * R; e += kThreads) {
-        double v = buf[e];
-        for (uint32_t h = 1; h < NG; ++h) v += buf[h * R * R + e];
-        gpart[(uint64_t)blockIdx.x * R * R + e] = v;
+#pragma unroll
+    for (int u = 0; u < Sh::NCM; ++u) {
+        const uint32_t x = t + u * kThreads;
+        if (x < (uint32_t)NSLOT) tile[x] = cmax[u];
+    }
+    __syncthreads();
+    for (uint32_t c = t; c < R; c += kThreads) {
+        double m = 0.0;
+        for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) m = max_abs(m, tile[r * R8 + c]);
+        gpart[(uint64_t)S * R * R + (uint64_t)blockIdx.x * R + c] = m;
     }
 }
 
-/* G[e] = sum of the slab partials: block (32, 32) over 32 entries, thread
- * (x, y) sums slabs y*S/32 .. in order, then the 32 chunk sums are added in
- * order (deterministic). */
-template <typename T>
-__global__ void gram_finish_kernel(const double *gpart, uint32_t S, uint32_t RR, T *G)
+/* graw[e] = sum of the slab partials: block (32, 32) over 32 entries,
+ * thread (x, y) sums slabs y*S/32 .. in order, then the 32 chunk sums are
+ * added in order (deterministic). */
+__global__ void gram_sum_kernel(const double *gpart, uint32_t S, uint32_t RR, double *graw)
 {
     __shared__ double sh[32][33];
     const uint32_t e = blockIdx.x * 32 + threadIdx.x, y = threadIdx.y;
@@ -343,7 +485,49 @@ __global__ void gram_finish_kernel(const double *gpart, uint32_t S, uint32_t RR,
     if (y == 0 && e < RR) {
         double tot = sh[0][threadIdx.x];
         for (int k = 1; k < 32; ++k) tot += sh[k][threadIdx.x];
-        G[e] = (T)tot;
+        graw[e] = tot;
+    }
+}
+
+/* One block: with `sum`, first graw = the slab partials summed in order
+ * (few slabs: one launch instead of two); then lambda and the scales
+ * (norm 1: 2-norm from the Gram's diagonal, 2: max(max|a|, 1) from the slab
+ * maxima; 0: keep s), and G = diag(s) G_raw diag(s). */
+template <typename T>
+__global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
+                                  T *s, T *lambda, T *G, tf_gpu_scalars *sc)
+{
+    __shared__ double sv[kSmall];
+    const uint32_t RR = R * R;
+    const double *cmax = gpart + (uint64_t)S * RR;
+    if (sum) {
+        for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x) {
+            double v = gpart[e];
+            for (uint32_t k = 1; k < S; ++k) v += gpart[(uint64_t)k * RR + e];
+            graw[e] = v;
+        }
+        __syncthreads(); /* graw is read across threads below */
+    }
+    for (uint32_t r = threadIdx.x; r < R; r += blockDim.x) {
+        double v = 1.0;
+        if (norm) {
+            const double x = norm == 2 ? column_total<OP_MAXABS>(cmax, S, R, r) : graw[(uint64_t)r * R + r];
+            if (!isfinite(x)) sc->nonfinite = 1;
+            const T lam = norm == 2 ? (T)(x > 1.0 ? x : 1.0) : (T)sqrt(x);
+            const T inv = lam > T(0) ? T(1) / lam : T(1);
+            lambda[r] = lam;
+            s[r] = inv;
+            v = (double)inv;
+        } else {
+            v = (double)s[r];
+        }
+        sv[r] = v;
+    }
+    __syncthreads();
+    for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x) {
+        const T g = (T)(sv[e / R] * graw[e] * sv[e % R]);
+        if (!isfinite((double)g)) sc->nonfinite = 1;
+        G[e] = g;
     }
 }
 
@@ -450,38 +634,53 @@ tf_status tf_gpu_symmetrize(T *G, uint32_t R, cudaStream_t st)
 
 uint32_t tf_gpu_gram_slabs(uint64_t I)
 {
-    /* at most 384 blocks: about one wave at 3 blocks per SM (the kernel's
+    /* at most 256 blocks: one wave at 2 blocks per SM (the kernel's
      * registers) on a 132-SM device */
-    return (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>((I + 127) / 128, 384));
+    return (uint32_t)std::max<uint64_t>(1, std::min<uint64_t>((I + 127) / 128, 256));
 }
 
 uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R)
 {
-    return (uint64_t)tf_gpu_gram_slabs(I) * R * R;
+    return (uint64_t)tf_gpu_gram_slabs(I) * R * (R + 1); /* Grams, then column maxima */
 }
 
 template <typename T>
-tf_status tf_gpu_gram_partials(T *A, uint64_t I, uint32_t R, const T *inv, double *gpart,
-                               cudaStream_t st)
+tf_status tf_gpu_gram_partials(const T *A, uint64_t I, uint32_t R, double *gpart, cudaStream_t st)
 {
     if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
     const uint32_t S = tf_gpu_gram_slabs(I);
-    gram_partials_kernel<T><<<S, kThreads, 0, st>>>(A, I, R, inv, S, gpart);
+    switch ((R + 7) / 8) { /* one instantiation per 8-column block count */
+    case 1: gram_partials_kernel<T, 1><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 2: gram_partials_kernel<T, 2><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 3: gram_partials_kernel<T, 3><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 4: gram_partials_kernel<T, 4><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 5: gram_partials_kernel<T, 5><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 6: gram_partials_kernel<T, 6><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 7: gram_partials_kernel<T, 7><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    default: gram_partials_kernel<T, 8><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    }
     TF_CU_LAUNCH("gram_partials_kernel");
     return TF_OK;
 }
 
 template <typename T>
-tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, T *G, cudaStream_t st)
+tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, int norm, double *graw, T *s,
+                             T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st)
 {
-    const uint32_t RR = R * R;
-    gram_finish_kernel<T><<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, tf_gpu_gram_slabs(I), RR, G);
-    TF_CU_LAUNCH("gram_finish_kernel");
+    const uint32_t RR = R * R, S = tf_gpu_gram_slabs(I);
+    const int sum_here = S <= 16; /* few slabs: the one block sums them too */
+    if (!sum_here) {
+        gram_sum_kernel<<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, RR, graw);
+        TF_CU_LAUNCH("gram_sum_kernel");
+    }
+    gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, sum_here, graw, s, lambda, G, sc);
+    TF_CU_LAUNCH("gram_scale_kernel");
     return TF_OK;
 }
 
+/* lambda and inv of tf_gpu_normalize (column norms from slab partials). */
 template <typename T>
-tf_status tf_gpu_normalize_partials(const T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
+static tf_status normalize_partials(const T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
                                     double *partial, tf_gpu_scalars *sc, cudaStream_t st)
 {
     const uint32_t S = tf_gpu_slabs(I);
@@ -494,22 +693,33 @@ tf_status tf_gpu_normalize_partials(const T *A, uint64_t I, uint32_t R, int max_
 }
 
 template <typename T>
-tf_status tf_gpu_normalize(T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
-                           double *partial, tf_gpu_scalars *sc, cudaStream_t st)
+tf_status tf_gpu_scale_columns(T *A, uint64_t I, uint32_t R, const T *s, cudaStream_t st)
 {
-    TF_TRY(tf_gpu_normalize_partials(A, I, R, max_norm, lambda, inv, partial, sc, st));
-    scale_columns<T><<<grid_for(I * R), kThreads, 0, st>>>(A, I * R, R, inv);
+    if (I == 0) return TF_OK;
+    scale_columns<T><<<grid_for(I * R), kThreads, 0, st>>>(A, I * R, R, s);
     TF_CU_LAUNCH("scale_columns");
     return TF_OK;
 }
 
 template <typename T>
-tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, const T *w,
-                                double *partial, tf_gpu_scalars *sc, cudaStream_t st)
+tf_status tf_gpu_normalize(T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
+                           double *partial, tf_gpu_scalars *sc, cudaStream_t st)
 {
+    TF_TRY(normalize_partials(A, I, R, max_norm, lambda, inv, partial, sc, st));
+    return tf_gpu_scale_columns(A, I, R, inv, st);
+}
+
+template <typename T>
+tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, const T *w,
+                                const T *const *scales, uint32_t ns, double *partial, tf_gpu_scalars *sc,
+                                cudaStream_t st)
+{
+    if (ns > 16) return tf_fail(TF_ERR_ARG, "weighted inner product: at most 16 scale vectors");
+    gram_ptrs<T> p;
+    for (uint32_t k = 0; k < 16; ++k) p.g[k] = k < ns ? scales[k] : nullptr;
     const uint32_t S = tf_gpu_slabs(I);
     TF_TRY((launch_partials<T, OP_DOT>(A, B, I, R, S, partial, st)));
-    weighted_finish<T><<<1, kThreads, 0, st>>>(partial, S, R, w, sc);
+    weighted_finish<T><<<1, kThreads, 0, st>>>(partial, S, R, w, p, ns, sc);
     TF_CU_LAUNCH("weighted_finish");
     return TF_OK;
 }
@@ -539,15 +749,18 @@ tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T 
 }
 
 template <typename T>
-tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, uint32_t R, T *V,
-                                T *W, tf_gpu_scalars *sc, cudaStream_t st)
+tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t n, uint32_t skip, uint32_t R,
+                             double rcond, T *V, T *W, double *jq, tf_gpu_scalars *sc, cudaStream_t st)
 {
-    gram_ptrs<T> p;
+    gram_ptrs<T> p, q;
     if (n > 16) return tf_fail(TF_ERR_ARG, "Hadamard of %u Grams: at most 16", n);
-    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Cholesky: rank %u is outside 1..%d", R, kSmall);
-    for (uint32_t k = 0; k < 16; ++k) p.g[k] = k < n ? G[k] : nullptr;
-    small_cholesky_kernel<T><<<1, kThreads, 0, st>>>(p, n, skip, R, V, W, sc);
-    TF_CU_LAUNCH("small_cholesky_kernel");
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small solve: rank %u is outside 1..%d", R, kSmall);
+    for (uint32_t k = 0; k < 16; ++k) {
+        p.g[k] = k < n ? G[k] : nullptr;
+        q.g[k] = k < n && scales ? scales[k] : nullptr;
+    }
+    small_solve_kernel<T><<<1, kThreads, 0, st>>>(p, q, n, skip, R, rcond, V, W, jq, sc);
+    TF_CU_LAUNCH("small_solve_kernel");
     return TF_OK;
 }
 
@@ -567,20 +780,20 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_normalize<T>(T *, uint64_t, uint32_t, int, T *, T *, double *,     \
                                            tf_gpu_scalars *, cudaStream_t);                       \
     template tf_status tf_gpu_weighted_inner<T>(const T *, const T *, uint64_t, uint32_t,        \
-                                                const T *, double *, tf_gpu_scalars *,            \
-                                                cudaStream_t);                                    \
+                                                const T *, const T *const *, uint32_t, double *,  \
+                                                tf_gpu_scalars *, cudaStream_t);                  \
+    template tf_status tf_gpu_scale_columns<T>(T *, uint64_t, uint32_t, const T *, cudaStream_t); \
     template tf_status tf_gpu_quadratic<T>(const T *, const T *, uint32_t, tf_gpu_scalars *,     \
                                            cudaStream_t);                                         \
     template tf_status tf_gpu_diag_range<T>(const T *, uint32_t, tf_gpu_scalars *, cudaStream_t); \
     template tf_status tf_gpu_pinv_scale<T>(const T *, const T *, uint32_t, double, T *,         \
                                             cudaStream_t);                                        \
-    template tf_status tf_gpu_small_cholesky<T>(const T *const *, uint32_t, uint32_t, uint32_t, T *, \
-                                                T *, tf_gpu_scalars *, cudaStream_t);           \
-    template tf_status tf_gpu_gram_partials<T>(T *, uint64_t, uint32_t, const T *, double *,    \
-                                               cudaStream_t);                                     \
-    template tf_status tf_gpu_gram_finish<T>(const double *, uint64_t, uint32_t, T *, cudaStream_t); \
-    template tf_status tf_gpu_normalize_partials<T>(const T *, uint64_t, uint32_t, int, T *, T *,  \
-                                                    double *, tf_gpu_scalars *, cudaStream_t);     \
+    template tf_status tf_gpu_small_solve<T>(const T *const *, const T *const *, uint32_t, uint32_t, \
+                                             uint32_t, double, T *, T *, double *, tf_gpu_scalars *, \
+                                             cudaStream_t);                                       \
+    template tf_status tf_gpu_gram_partials<T>(const T *, uint64_t, uint32_t, double *, cudaStream_t); \
+    template tf_status tf_gpu_gram_finish<T>(const double *, uint64_t, uint32_t, int, double *, T *, \
+                                             T *, T *, tf_gpu_scalars *, cudaStream_t);           \
     template tf_status tf_gpu_fill<T>(T *, uint64_t, T, cudaStream_t);
 TF_DENSE_INSTANTIATE(float)
 TF_DENSE_INSTANTIATE(double)

@@ -20,6 +20,7 @@ struct tf_gpu_scalars {
     double diag_max;     /*   factor (a condition estimate)             */
     int info;            /* potrf / syevd info                          */
     int nonfinite;       /* set by any kernel that met NaN / Inf        */
+    unsigned pinv;       /* small-rank solves that took the pseudo-inverse (running count) */
 };
 
 /* Number of row slabs for reductions over I rows (partials: slabs x R doubles). */
@@ -38,10 +39,15 @@ tf_status tf_gpu_symmetrize(T *G, uint32_t R, cudaStream_t st);
 template <typename T>
 tf_status tf_gpu_normalize(T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
                            double *partial, tf_gpu_scalars *sc, cudaStream_t st);
-/* sc->inner = sum_r w[r] sum_i A(i,r) B(i,r). */
+/* sc->inner = sum_r w[r] s_0[r] ... s_{ns-1}[r] sum_i A(i,r) B(i,r) (the s_k
+ * are the deferred column scales of the small-rank path; ns may be 0). */
 template <typename T>
 tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, const T *w,
-                                double *partial, tf_gpu_scalars *sc, cudaStream_t st);
+                                const T *const *s, uint32_t ns, double *partial, tf_gpu_scalars *sc,
+                                cudaStream_t st);
+/* A(i, r) *= s[r] for every row. */
+template <typename T>
+tf_status tf_gpu_scale_columns(T *A, uint64_t I, uint32_t R, const T *s, cudaStream_t st);
 /* sc->knorm2 = x^T V x. */
 template <typename T>
 tf_status tf_gpu_quadratic(const T *V, const T *x, uint32_t R, tf_gpu_scalars *sc, cudaStream_t st);
@@ -51,34 +57,43 @@ tf_status tf_gpu_diag_range(const T *L, uint32_t R, tf_gpu_scalars *sc, cudaStre
 /* Qs = Q diag(1/w) with eigenvalues w <= rcond * max|w| dropped (as zero). */
 template <typename T>
 tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T *Qs, cudaStream_t st);
-/* Small-rank solve (R <= TF_GPU_SMALL_RANK), replacing potrf + potrs:
- * one thread block forms V = Hadamard of G[k], k != skip (into V, for the
- * pseudo-inverse fallback) and, by Gauss-Jordan elimination in shared
- * memory (double), W = V^-1 (as T) when V is positive definite;
- * sc->info = potrf's info, sc->diag_min / diag_max = the range of the
- * Cholesky diagonal (square roots of the elimination's pivots). The caller
- * then forms A = M W with one gemm (no M -> A copy, no triangular solves). */
+/* Small-rank path (R <= TF_GPU_SMALL_RANK): normalisation is deferred. A
+ * factor is kept as computed (A_raw) with a column scale vector s (A =
+ * A_raw diag(s)); nothing rewrites a factor just to scale it. MTTKRP with
+ * raw factors gives M_raw = M diag(1 / P), P = product of the other modes'
+ * scales, so the solve uses W' = diag(P) V^-1: A_raw = M_raw W'.
+ *
+ * tf_gpu_small_solve: one thread block forms V = Hadamard of G[k], k !=
+ * skip (into V) and, by Gauss-Jordan elimination in shared memory
+ * (double), V^-1; sc->info = potrf's info, sc->diag_min / diag_max = the
+ * range of the Cholesky diagonal (square roots of the pivots). If V is not
+ * positive definite enough (info != 0 or (min/max)^2 <= rcond) the same
+ * block computes the pseudo-inverse instead (cyclic Jacobi eigensolver,
+ * eigenvalues <= rcond * max|w| dropped; jq: R*R doubles of scratch) and
+ * counts it in sc->pinv: no host round trip either way. W = diag(P) times
+ * the (pseudo-)inverse, with P from scales[k], k != skip (NULL: all ones).
+ * The caller then forms A_raw = M W with one gemm. */
 #define TF_GPU_SMALL_RANK 64
 template <typename T>
-tf_status tf_gpu_small_cholesky(const T *const *G, uint32_t n, uint32_t skip, uint32_t R, T *V,
-                                T *W, tf_gpu_scalars *sc, cudaStream_t st);
-/* Small-rank Gram G = A^T A (R <= TF_GPU_SMALL_RANK), deterministic:
+tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t n, uint32_t skip, uint32_t R,
+                             double rcond, T *V, T *W, double *jq, tf_gpu_scalars *sc, cudaStream_t st);
+/* Small-rank Gram in one read of A_raw, deterministic:
  * tf_gpu_gram_partials reduces each of tf_gpu_gram_slabs(I) row slabs into
- * gpart (tf_gpu_gram_partial_count doubles), scaling A's columns by inv first (and
- * writing A back) when inv is not NULL: normalisation and Gram in one pass;
- * tf_gpu_gram_finish sums the slabs in order into G (both triangles). */
+ * gpart: the slab's R x R Gram partial and its column max |a|
+ * (tf_gpu_gram_partial_count doubles in all); tf_gpu_gram_finish sums the
+ * slabs in order (graw: R*R doubles of scratch) and, with norm = 1 (2-norm)
+ * or 2 (max(max|a|, 1)), sets lambda and the new scale s = 1 / lambda
+ * (1 for a zero column), as the CPU's normalisation of A would; with
+ * norm = 0 it keeps s. Either way G = diag(s) G_raw diag(s), the Gram of
+ * the scaled factor. Non-finite values set sc->nonfinite. */
 uint32_t tf_gpu_gram_slabs(uint64_t I);
 /* Doubles of gpart for I rows and rank R. */
 uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R);
 template <typename T>
-tf_status tf_gpu_gram_partials(T *A, uint64_t I, uint32_t R, const T *inv, double *gpart,
-                               cudaStream_t st);
+tf_status tf_gpu_gram_partials(const T *A, uint64_t I, uint32_t R, double *gpart, cudaStream_t st);
 template <typename T>
-tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, T *G, cudaStream_t st);
-/* lambda and inv of tf_gpu_normalize without scaling A (gram_partials does it). */
-template <typename T>
-tf_status tf_gpu_normalize_partials(const T *A, uint64_t I, uint32_t R, int max_norm, T *lambda, T *inv,
-                                    double *partial, tf_gpu_scalars *sc, cudaStream_t st);
+tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, int norm, double *graw, T *s,
+                             T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
 /* x[0..n-1] = v. */
 template <typename T>
 tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st);

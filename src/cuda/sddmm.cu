@@ -1,7 +1,8 @@
-/* GPU SDDMM driver: scheme choice (SM-SM above 5 % density, else SM-L2),
- * tile sizes (Tj from the L2-capacity model with the device's L2 size, Tk
- * by a quick auto-tune over a few slice widths, Ti from half an SM's shared
- * memory), tile upload, timed launches, and the result download. */
+/* GPU SDDMM driver: the schemes' set-up (row arrays; SM-L2 / SM-SM tiles
+ * with Tj from the L2-capacity model and the device's L2 size, Ti from half
+ * an SM's shared memory), the choice by measurement (a few configurations
+ * of each allowed scheme, timed on S, the fastest kept), timed launches, and
+ * the result download. */
 #include <math.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 #include "cuda/sddmm_common.cuh"
 #include "cuda/sddmm_kernel.cuh"
+#include "cuda/sddmm_row_kernel.cuh"
 extern "C" {
 #include "cpu/sddmm_tiles.h"
 }
@@ -20,15 +22,18 @@ namespace {
 /* Device properties this driver needs beyond the context. */
 struct sddmm_device {
     uint64_t l2_bytes = 0;
-    size_t smem_budget = 0; /* dynamic shared memory per block: half an SM's */
+    size_t smem_budget = 0;    /* dynamic shared memory per block: half an SM's */
+    uint64_t resident = 0;     /* threads resident on the whole device at once  */
 };
 
 tf_status query_device(const tf_cuda_ctx &ctx, sddmm_device *d)
 {
-    int l2 = 0, smem_sm = 0;
+    int l2 = 0, smem_sm = 0, threads_sm = 0;
     TF_CU(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ctx.device));
     TF_CU(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ctx.device));
+    TF_CU(cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ctx.device));
     d->l2_bytes = (uint64_t)(l2 > 0 ? l2 : 4 << 20);
+    d->resident = (uint64_t)std::max(ctx.sm_count, 1) * (uint64_t)std::max(threads_sm, 1024);
     /* Half an SM (two resident blocks of 512 threads), less 1 KB the runtime reserves per block. */
     size_t half = smem_sm > 0 ? (size_t)smem_sm / 2 - 1024 : 48 * 1024;
     d->smem_budget = std::min(half, std::max(ctx.smem_optin, ctx.smem_block));
@@ -143,9 +148,9 @@ tf_status launch(const tf_cuda_ctx &ctx, const dev_tiles<T> &t, const T *A, cons
 }
 
 /* Slice widths to try: all of Kp, and 32-multiples below it down to 64
- * (at most four), each no wider than the shared memory allows. */
+ * (at most `max` <= 4), each no wider than the shared memory allows. */
 template <typename T>
-int tk_candidates(const tf_sddmm_opts *o, uint32_t Kp, const sddmm_device &dev, bool stage_b, uint32_t *out)
+int tk_candidates(const tf_sddmm_opts *o, uint32_t Kp, const sddmm_device &dev, bool stage_b, int max, uint32_t *out)
 {
     const uint32_t w = 16 / sizeof(T);
     const uint64_t max_tk = dev.smem_budget / ((stage_b ? 64 : 16) * sizeof(T)) / w * w; /* >= 16 rows */
@@ -157,8 +162,134 @@ int tk_candidates(const tf_sddmm_opts *o, uint32_t Kp, const sddmm_device &dev, 
     int n = 0;
     uint32_t tk = (uint32_t)std::min<uint64_t>(Kp, std::max<uint64_t>(max_tk, w));
     out[n++] = tk;
-    for (uint32_t c = tk / 2 / 32 * 32; c >= 64 && n < 4; c = c / 2 / 32 * 32) out[n++] = c;
+    for (uint32_t c = tk / 2 / 32 * 32; c >= 64 && n < max; c = c / 2 / 32 * 32) out[n++] = c;
     return n;
+}
+
+/* ------------------------------------------------------------ row scheme */
+
+/* The row scheme's device arrays, shared by all its configurations. */
+template <typename T>
+struct dev_rows {
+    tf_dev_array<uint32_t> row, col;
+    tf_dev_array<T> sval, out;
+};
+
+struct row_cfg {
+    uint32_t V, nper; /* lanes per non-zero, non-zeros per virtual warp (V = 0: none) */
+    bool a_regs;      /* A's row slice kept in registers                            */
+};
+
+template <typename T>
+tf_status upload_rows(const tf_csr *S, dev_rows<T> *d)
+{
+    if (S->rows >= UINT32_MAX)
+        return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: %llu rows exceed its 32-bit row indices",
+                       (unsigned long long)S->rows);
+    uint32_t *r = nullptr;
+    T *sv = nullptr;
+    TF_TRY(TF_ALLOC(r, S->nnz, "SDDMM rows of the non-zeros"));
+    tf_status s = TF_ALLOC(sv, S->nnz, "SDDMM values");
+    if (s == TF_OK) {
+        for (uint64_t i = 0; i < S->rows; ++i)
+            for (uint64_t e = S->rowptr[i]; e < S->rowptr[i + 1]; ++e) r[e] = (uint32_t)i;
+        for (uint64_t e = 0; e < S->nnz; ++e) sv[e] = (T)S->vals[e];
+        s = d->row.upload(r, S->nnz, "SDDMM rows");
+    }
+    if (s == TF_OK) s = d->col.upload(S->colind, S->nnz, "SDDMM columns");
+    if (s == TF_OK) s = d->sval.upload(sv, S->nnz, "SDDMM values");
+    if (s == TF_OK) s = d->out.alloc(S->nnz, "SDDMM output");
+    tf_free(r);
+    tf_free(sv);
+    return s;
+}
+
+/* 16-byte vectors per lane and pass, for V lanes over a row of kpv: 1, 2 or 4. */
+uint32_t row_vpl(uint32_t kpv, uint32_t V) { return std::min<uint32_t>(4, pow2_ceil((kpv + V - 1) / V)); }
+/* Fewest lanes (a power of two <= 32) that cover kpv vectors with at most vpl each. */
+uint32_t row_lanes(uint32_t kpv, uint32_t vpl) { return std::min<uint32_t>(32, pow2_ceil((kpv + vpl - 1) / vpl)); }
+
+/* Non-zeros per virtual warp of V lanes that give about one full wave of
+ * resident threads: a power of two in [4, 64] (small S: more, shorter
+ * virtual warps, as latency dominates; large S: fewer index loads and more
+ * reuse of A's row per virtual warp). */
+uint32_t row_nper(uint64_t nnz, uint32_t V, uint64_t resident)
+{
+    uint32_t n = 4;
+    while (n < 64 && (uint64_t)2 * n * resident <= nnz * V) n *= 2;
+    return n;
+}
+
+/* Configurations to time (<= 3): 4 vectors per lane (fewest lanes and
+ * shuffles per non-zero); 2 vectors per lane (twice the lanes), or a
+ * quarter of the non-zeros per virtual warp where that gives the same V; and
+ * the first with A's row in registers. Fields set in o override all of them;
+ * duplicates are dropped. */
+int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident, row_cfg *out)
+{
+    const uint32_t v4 = row_lanes(kpv, 4), v2 = row_lanes(kpv, 2), n4 = row_nper(nnz, v4, resident);
+    row_cfg base[3] = {{v4, n4, false}, {v2, row_nper(nnz, v2, resident), false}, {v4, n4, true}};
+    if (v2 == v4) base[1].nper = std::max<uint32_t>(4, n4 / 4);
+    int n = 0;
+    for (row_cfg c : base) {
+        if (o->vwarp) c.V = o->vwarp;
+        if (o->nper) c.nper = o->nper;
+        if (o->a_regs) c.a_regs = o->a_regs > 0;
+        c.a_regs = c.a_regs && kpv <= 4 * c.V; /* the registers hold one pass over K */
+        bool dup = false;
+        for (int i = 0; i < n; ++i) dup |= out[i].V == c.V && out[i].nper == c.nper && out[i].a_regs == c.a_regs;
+        if (!dup) out[n++] = c;
+    }
+    return n;
+}
+
+uint64_t row_blocks(uint64_t nnz, const row_cfg &c)
+{
+    return ((nnz + c.nper - 1) / c.nper * c.V + TF_SDDMM_ROW_THREADS - 1) / TF_SDDMM_ROW_THREADS;
+}
+
+template <typename T, bool A_REGS>
+void (*row_kernel(uint32_t vpl))(tf_sddmm_row_args<T>)
+{
+    return vpl == 1 ? tf_sddmm_row_kernel<T, 1, A_REGS>
+                    : vpl == 2 ? tf_sddmm_row_kernel<T, 2, A_REGS> : tf_sddmm_row_kernel<T, 4, A_REGS>;
+}
+
+template <typename T>
+tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg &c, const T *A, const T *B,
+                     uint32_t Kp, uint64_t nnz, const tf_sddmm_opts *o)
+{
+    tf_sddmm_row_args<T> a;
+    a.row = d.row.p;
+    a.col = d.col.p;
+    a.sval = d.sval.p;
+    a.A = A;
+    a.B = B;
+    a.out = d.out.p;
+    a.nnz = nnz;
+    a.Kp = Kp;
+    a.V = c.V;
+    a.nper = c.nper;
+    a.scale = o->op == TF_SDDMM_SCALE;
+    a.alpha = (T)o->alpha;
+    a.beta = (T)o->beta;
+    const uint32_t vpl = row_vpl(Kp / (16 / sizeof(T)), c.V);
+    auto kernel = c.a_regs ? row_kernel<T, true>(vpl) : row_kernel<T, false>(vpl);
+    kernel<<<(unsigned)row_blocks(nnz, c), TF_SDDMM_ROW_THREADS, 0, ctx.stream>>>(a);
+    TF_CU_LAUNCH("tf_sddmm_row_kernel");
+    return TF_OK;
+}
+
+/* ------------------------------------------------------------ the choice */
+
+/* Best of two runs after one warm-up (0 when not timed). */
+template <typename Fn>
+tf_status quick_ms(const tf_cuda_ctx &ctx, bool timed, double *m, Fn &&fn)
+{
+    double ms[2] = {0, 0};
+    if (timed) TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 2, ms, fn));
+    *m = std::min(ms[0], ms[1]);
+    return TF_OK;
 }
 
 template <typename T>
@@ -168,54 +299,95 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
     sddmm_device dev;
     TF_TRY(query_device(ctx, &dev));
     const uint32_t Kp = tf_sddmm_padded_k<T>(A->cols);
-    const double density = (double)S->nnz / ((double)S->rows * (double)S->cols);
-    const bool stage_b = o->algo == TF_SDDMM_ALGO_SM_SM || (o->algo == TF_SDDMM_ALGO_AUTO && density > 0.05);
     tf_dev_array<T> dA, dB;
     TF_TRY(tf_sddmm_upload_padded(dA, A, Kp, "SDDMM A"));
     TF_TRY(tf_sddmm_upload_padded(dB, B, Kp, "SDDMM B"));
 
-    uint32_t cand[4];
-    const int nc = tk_candidates<T>(o, Kp, dev, stage_b, cand);
-    std::unique_ptr<dev_tiles<T>> best, trial;
+    /* Candidates: the row configurations, then SM-L2's slice widths and
+     * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). */
+    const bool any = o->algo == TF_SDDMM_ALGO_AUTO;
+    const uint32_t kpv = Kp / (16 / sizeof(T));
+    row_cfg rcand[3];
+    uint32_t tk[2][4];
+    int nrow = 0, ntk[2] = {0, 0};
+    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = row_candidates(o, kpv, S->nnz, dev.resident, rcand);
+    if (any || o->algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(o, Kp, dev, false, 4, tk[0]);
+    if (any || o->algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(o, Kp, dev, true, any ? 1 : 4, tk[1]);
+    const bool timed = nrow + ntk[0] + ntk[1] > 1;
+
     double best_ms = INFINITY;
+    row_cfg best_row = {0, 0, false}; /* V != 0: the row scheme won */
+    std::unique_ptr<dev_rows<T>> rows;
+    std::unique_ptr<dev_tiles<T>> best, trial;
     tf_status last = TF_OK;
-    for (int i = 0; i < nc; ++i) {
-        trial.reset(new (std::nothrow) dev_tiles<T>());
-        if (!trial) return tf_fail(TF_ERR_NOMEM, "out of memory for SDDMM tiles");
-        last = make_tiles<T>(S, o, dev, Kp, cand[i], stage_b, trial.get());
-        if (last == TF_ERR_RANGE) continue; /* too wide for shared memory: the next is narrower */
-        TF_TRY(last);
-        double ms[2] = {0, 0};
-        if (nc > 1) {
-            const dev_tiles<T> &t = *trial;
-            TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 2, ms,
-                                      [&] { return launch<T>(ctx, t, dA.p, dB.p, Kp, (uint32_t)S->cols, o); }));
-        }
-        const double m = std::min(ms[0], ms[1]);
-        if (!best || m < best_ms) {
-            best_ms = m;
-            best = std::move(trial);
+    if (nrow) {
+        rows.reset(new (std::nothrow) dev_rows<T>());
+        if (!rows) return tf_fail(TF_ERR_NOMEM, "out of memory for the SDDMM row arrays");
+        last = upload_rows<T>(S, rows.get());
+        if (last != TF_OK && !(any && last == TF_ERR_RANGE)) return last;
+        for (int i = 0; i < nrow && last == TF_OK; ++i) {
+            double m;
+            TF_TRY(quick_ms(ctx, timed, &m,
+                            [&] { return launch_row<T>(ctx, *rows, rcand[i], dA.p, dB.p, Kp, S->nnz, o); }));
+            if (m < best_ms) {
+                best_ms = m;
+                best_row = rcand[i];
+            }
         }
     }
-    if (!best) return last;
-    const dev_tiles<T> &t = *best;
-    TF_TRY(tf_cuda_time_runs(ctx.stream, warmup, reps, times_ms,
-                              [&] { return launch<T>(ctx, t, dA.p, dB.p, Kp, (uint32_t)S->cols, o); }));
-    double *h = nullptr;
-    TF_TRY(TF_ALLOC(h, S->nnz, "SDDMM result in tile order"));
-    tf_status s = tf_cuda_get_values<T>(h, t.out.p, S->nnz, ctx.stream);
-    if (s == TF_OK)
-        for (uint64_t e = 0; e < S->nnz; ++e) P[t.host.pos[e]] = h[e];
-    tf_free(h);
+    for (int sb = 0; sb < 2; ++sb)
+        for (int i = 0; i < ntk[sb]; ++i) {
+            trial.reset(new (std::nothrow) dev_tiles<T>());
+            if (!trial) return tf_fail(TF_ERR_NOMEM, "out of memory for SDDMM tiles");
+            last = make_tiles<T>(S, o, dev, Kp, tk[sb][i], sb != 0, trial.get());
+            if (last == TF_ERR_RANGE) continue; /* too wide for shared memory: the next is narrower */
+            TF_TRY(last);
+            double m;
+            const dev_tiles<T> &t = *trial;
+            TF_TRY(quick_ms(ctx, timed, &m, [&] { return launch<T>(ctx, t, dA.p, dB.p, Kp, (uint32_t)S->cols, o); }));
+            if (m < best_ms) {
+                best_ms = m;
+                best = std::move(trial);
+                best_row.V = 0;
+                rows.reset(); /* frees the row arrays */
+            }
+        }
+    const bool row = best_row.V != 0;
+    if (!row && !best) return last;
+    auto run_best = [&] {
+        return row ? launch_row<T>(ctx, *rows, best_row, dA.p, dB.p, Kp, S->nnz, o)
+                   : launch<T>(ctx, *best, dA.p, dB.p, Kp, (uint32_t)S->cols, o);
+    };
+    TF_TRY(tf_cuda_time_runs(ctx.stream, warmup, reps, times_ms, run_best));
+    tf_status s = TF_OK;
+    if (row) {
+        s = tf_cuda_get_values<T>(P, rows->out.p, S->nnz, ctx.stream); /* CSR order already */
+    } else {
+        double *h = nullptr;
+        TF_TRY(TF_ALLOC(h, S->nnz, "SDDMM result in tile order"));
+        s = tf_cuda_get_values<T>(h, best->out.p, S->nnz, ctx.stream);
+        if (s == TF_OK)
+            for (uint64_t e = 0; e < S->nnz; ++e) P[best->host.pos[e]] = h[e];
+        tf_free(h);
+    }
     if (s == TF_OK && info) {
         memset(info, 0, sizeof *info);
         info->backend = TF_BACKEND_GPU;
-        info->algo = t.stage_b ? TF_SDDMM_ALGO_SM_SM : TF_SDDMM_ALGO_SM_L2;
-        info->tile_i = t.Ti;
-        info->tile_j = t.host.tile_j;
-        info->tile_k = t.Tk;
-        info->vwarp = t.V;
-        info->blocks = t.host.ngroups;
+        if (row) {
+            info->algo = TF_SDDMM_ALGO_ROW;
+            info->vwarp = best_row.V;
+            info->nper = best_row.nper;
+            info->a_regs = best_row.a_regs;
+            info->blocks = row_blocks(S->nnz, best_row);
+        } else {
+            const dev_tiles<T> &t = *best;
+            info->algo = t.stage_b ? TF_SDDMM_ALGO_SM_SM : TF_SDDMM_ALGO_SM_L2;
+            info->tile_i = t.Ti;
+            info->tile_j = t.host.tile_j;
+            info->tile_k = t.Tk;
+            info->vwarp = t.V;
+            info->blocks = t.host.ngroups;
+        }
     }
     return s;
 }

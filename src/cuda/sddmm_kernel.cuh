@@ -29,6 +29,16 @@ template <> struct tf_vec16<double> {
     __device__ static inline double dot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }
 };
 
+/* P at entry e from its dot product: alpha * dot (times S's value for SCALE)
+ * + beta * S's value; S's value is read only when needed. */
+template <typename T>
+__device__ inline T tf_sddmm_result(T dot, const T *sval, uint64_t e, int scale, T alpha, T beta)
+{
+    T r = (scale ? dot * sval[e] : dot) * alpha;
+    if (beta != T(0)) r += beta * sval[e];
+    return r;
+}
+
 /* Device view of the tiles (see cpu/sddmm_tiles.h) and of the operands. */
 template <typename T>
 struct tf_sddmm_args {
@@ -103,12 +113,7 @@ __global__ void __launch_bounds__(TF_SDDMM_THREADS) tf_sddmm_kernel(tf_sddmm_arg
         T v = acc[j];
         for (uint32_t off = V / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off, V);
         const uint32_t e = e0 + vw + j * nvw;
-        if (lane == 0 && e < e1) {
-            T r = a.scale ? v * a.sval[e] : v;
-            r *= a.alpha;
-            if (a.beta != T(0)) r += a.beta * a.sval[e];
-            a.out[e] = r;
-        }
+        if (lane == 0 && e < e1) a.out[e] = tf_sddmm_result(v, a.sval, e, a.scale, a.alpha, a.beta);
     }
 }
 #endif
