@@ -162,6 +162,12 @@ int main(int argc, char **argv)
     tf_tensor_free(&X);
 
     if (!quick) {
+        /* rank 40: the block-wide Gauss-Jordan (R > 32) and 5 Gram column blocks */
+        s = planted(3, (const uint64_t[]){200, 150, 100}, 30000, 8, 33, &X);
+        CHECKF(s == TF_OK, "planted 3-mode (rank 40): %s", tf_last_error());
+        if (s == TF_OK) compare(&X, "planted rank-8 3-mode, R=40", 40, 5);
+        tf_tensor_free(&X);
+
         s = planted(4, (const uint64_t[]){30, 20, 40, 25}, 8000, 5, 32, &X);
         CHECKF(s == TF_OK, "planted 4-mode: %s", tf_last_error());
         if (s == TF_OK) compare(&X, "planted rank-5 4-mode", 5, 20);

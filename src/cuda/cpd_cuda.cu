@@ -127,6 +127,11 @@ struct gpu_cpd : gpu_cpd_base {
     unsigned pinv_seen = 0; /* device pinv count already reported */
     cudaEvent_t copied = nullptr, m_done = nullptr; /* side-stream M -> A copy; M is complete */
     cudaEvent_t ev[2 * TF_MAX_ORDER + 2] = {nullptr}; /* sweep step boundaries */
+    /* The small-rank sweep captured as a CUDA graph, per max_norm (0/1):
+     * one launch per iteration instead of ~6 per mode. TF_GPU_GRAPH=0
+     * turns it off; a failed capture falls back to direct launches. */
+    cudaGraphExec_t graph[2] = {nullptr, nullptr};
+    bool use_graph = false;
 
     ~gpu_cpd() override
     {
@@ -150,6 +155,8 @@ struct gpu_cpd : gpu_cpd_base {
         if (params) cusolverDnDestroyParams(params);
         if (copied) cudaEventDestroy(copied);
         if (m_done) cudaEventDestroy(m_done);
+        for (cudaGraphExec_t g : graph)
+            if (g) cudaGraphExecDestroy(g);
         for (cudaEvent_t e : ev)
             if (e) cudaEventDestroy(e);
         delete eng;
@@ -255,6 +262,7 @@ struct gpu_cpd : gpu_cpd_base {
         T **square[] = {&V, &L, &Q, &P};
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !getenv("TF_GPU_CUSOLVER");
+        use_graph = small && !(getenv("TF_GPU_GRAPH") && !strcmp(getenv("TF_GPU_GRAPH"), "0"));
         if (small) {
             TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
             TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
@@ -438,26 +446,70 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
+    /* Queues one iteration on the work stream: every mode's steps, then the
+     * fit terms, with an event at each step boundary (`external`: recorded
+     * as graph nodes while capturing). *host_pinv: large-R fallbacks. */
+    tf_status enqueue_sweep(int max_norm, bool external, uint64_t *host_pinv)
+    {
+        cudaStream_t st = ctx.stream;
+        const unsigned fl = external ? cudaEventRecordExternal : cudaEventRecordDefault;
+        TF_CU(cudaEventRecordWithFlags(ev[0], st, fl));
+        for (uint32_t n = 0; n < order; ++n) {
+            TF_TRY(mttkrp_async(n));
+            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
+            int hp = 0;
+            TF_TRY(solve_async(n, &hp));
+            *host_pinv += (uint64_t)hp;
+            TF_TRY(normalize(n, max_norm));
+            TF_TRY(gram_async(n));
+            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 2], st, fl));
+        }
+        TF_TRY(fit_async(order - 1));
+        TF_CU(cudaEventRecordWithFlags(ev[2 * order + 1], st, fl));
+        return TF_OK;
+    }
+
+    /* Captures the small-rank sweep for max_norm into graph[max_norm];
+     * on any failure leaves it empty (and direct launches are used). */
+    void capture(int max_norm)
+    {
+        cudaStream_t st = ctx.stream;
+        if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+            cudaGetLastError();
+            use_graph = false;
+            return;
+        }
+        uint64_t hp = 0;
+        const tf_status s = enqueue_sweep(max_norm, true, &hp);
+        cudaGraph_t g = nullptr;
+        const cudaError_t e = cudaStreamEndCapture(st, &g);
+        if (s == TF_OK && e == cudaSuccess && g &&
+            cudaGraphInstantiate(&graph[max_norm], g, 0) == cudaSuccess) {
+            cudaGraphDestroy(g);
+            return;
+        }
+        if (g) cudaGraphDestroy(g);
+        graph[max_norm] = nullptr;
+        cudaGetLastError();
+        tf_clear_error();
+        use_graph = false;
+    }
+
     /* One iteration queued at once; one synchronisation (the fit scalars). */
     tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
                     double *t_fit, uint64_t *pinv) override
     {
         TF_TRY(check_mode(0));
-        cudaStream_t st = ctx.stream;
+        const int g = max_norm ? 1 : 0;
         uint64_t host_pinv = 0;
-        TF_CU(cudaEventRecord(ev[0], st));
-        for (uint32_t n = 0; n < order; ++n) {
-            TF_TRY(mttkrp_async(n));
-            TF_CU(cudaEventRecord(ev[2 * n + 1], st));
-            int hp = 0;
-            TF_TRY(solve_async(n, &hp));
-            host_pinv += (uint64_t)hp;
-            TF_TRY(normalize(n, max_norm));
-            TF_TRY(gram_async(n));
-            TF_CU(cudaEventRecord(ev[2 * n + 2], st));
+        if (use_graph && !graph[g]) capture(g);
+        if (use_graph && graph[g]) {
+            TF_CU(cudaGraphLaunch(graph[g], ctx.stream));
+            m_mode = order - 1; /* as the captured steps leave it */
+            gram_pending = TF_MAX_ORDER;
+        } else {
+            TF_TRY(enqueue_sweep(max_norm, false, &host_pinv));
         }
-        TF_TRY(fit_async(order - 1));
-        TF_CU(cudaEventRecord(ev[2 * order + 1], st));
         TF_TRY(sync_scalars());
         auto secs = [&](uint32_t a, uint32_t b) -> double {
             float ms = 0.f;

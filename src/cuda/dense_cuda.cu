@@ -7,6 +7,8 @@
 
 namespace {
 
+#define TF_WARP_ALL 0xffffffffu
+
 const int kThreads = 256;
 
 enum col_op { OP_SUMSQ = 0, OP_DOT, OP_MAXABS };
@@ -254,6 +256,56 @@ __device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rc
     }
 }
 
+/* Gauss-Jordan inversion for R <= 32 in one warp, no block barriers: lane
+ * j keeps column j of the matrix (padded to 32 with the identity) in
+ * registers; each step broadcasts the pivot column with shuffles. Same
+ * arithmetic as the block version below. Returns (on every lane) whether V
+ * passed the positive-definiteness test; then W = diag(P) V^-1 is written. */
+template <typename T>
+__device__ int warp_gauss_jordan(const double (*S)[kSmall + 1], uint32_t R, double rcond, const double *P, T *W,
+                                 tf_gpu_scalars *sc)
+{
+    const uint32_t j = threadIdx.x & 31;
+    double c[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) c[i] = (i < (int)R && j < R) ? S[i][j] : (i == (int)j ? 1.0 : 0.0);
+    int bad = 0;
+    double lo = INFINITY, hi = 0.0; /* range of the pivots (squared Cholesky diagonal) */
+#pragma unroll
+    for (int k = 0; k < 32; ++k) {
+        const double p = __shfl_sync(TF_WARP_ALL, c[k], k);
+        if (k < (int)R && !bad) {
+            if (!(p > 0.0)) bad = k + 1; /* uniform: every lane has p; later steps are skipped */
+            else {
+                lo = fmin(lo, p);
+                hi = fmax(hi, p);
+            }
+        }
+        if (bad) continue; /* (no break: the loop must stay unrolled, c[] in registers) */
+        const double ip = 1.0 / p, rk = c[k] * ip;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) {
+            const double ck = __shfl_sync(TF_WARP_ALL, c[i], k); /* S[i][k] */
+            if (i == k) c[i] = j == (uint32_t)k ? ip : rk;
+            else c[i] = j == (uint32_t)k ? -ck * ip : c[i] - ck * rk;
+        }
+    }
+    if (bad == 1) lo = 0.0; /* no pivot passed */
+    const double ratio2 = hi > 0.0 ? lo / hi : 0.0;
+    const int spd = !bad && ratio2 > rcond;
+    if (j == 0) {
+        sc->info = bad;
+        sc->diag_min = sqrt(lo);
+        sc->diag_max = sqrt(hi);
+        if (!spd) sc->pinv += 1;
+    }
+    if (spd && j < R)
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+            if (i < (int)R) W[(uint32_t)i * R + j] = (T)(P[i] * c[i]);
+    return spd;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) small_solve_kernel(gram_ptrs<T> G, gram_ptrs<T> scales, uint32_t n,
                                                                uint32_t skip, uint32_t R, double rcond, T *V,
@@ -279,6 +331,18 @@ __global__ void __launch_bounds__(kThreads) small_solve_kernel(gram_ptrs<T> G, g
         S[e / R][e % R] = (double)v;
     }
     __syncthreads();
+    if (R <= 32) { /* the common case: one warp, registers and shuffles */
+        if (t < 32) {
+            const int ok = warp_gauss_jordan<T>(S, R, rcond, P, W, sc);
+            if (t == 0) spd = ok;
+        }
+        __syncthreads();
+        if (spd) return;
+        for (uint32_t e = t; e < RR; e += blockDim.x) S[e / R][e % R] = (double)V[e]; /* this block wrote V */
+        __syncthreads();
+        small_pinv_jacobi<T>(S, R, rcond, P, jq, W);
+        return;
+    }
     /* Gauss-Jordan inversion in place without pivoting (V symmetric positive
      * definite; anything else shows as a pivot that is not positive). Its
      * pivots are the Cholesky factor's squared diagonal (the Schur
