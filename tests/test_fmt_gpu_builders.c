@@ -153,6 +153,23 @@ static void check_fcoo(const tf_tensor *X, uint32_t mode, uint32_t part, const c
     tf_fcoo_free(&f);
 }
 
+/* Re-cutting a copy built with partitions of 32 gives the flags a direct
+ * build with `part` gives. */
+static void check_fcoo_repartition(const tf_tensor *X, uint32_t mode, uint32_t part, const char *what)
+{
+    tf_fcoo a, b;
+    CHECK_OK(tf_fcoo_build(X, mode, 32, &a));
+    CHECK_OK(tf_fcoo_build(X, mode, part, &b));
+    CHECK_OK(tf_fcoo_repartition(&a, part));
+    int same = a.part_nnz == b.part_nnz && a.nparts == b.nparts && a.nseg == b.nseg;
+    for (uint64_t p = 0; same && p < a.nparts; ++p)
+        same = tf_fcoo_start(&a, p) == tf_fcoo_start(&b, p) && a.part_seg[p] == b.part_seg[p];
+    CHECKF(same, "%s mode %u: repartition 32 -> %u differs from a direct build", what, mode, part);
+    CHECK(tf_fcoo_repartition(&a, 48) == TF_ERR_ARG);
+    tf_fcoo_free(&a);
+    tf_fcoo_free(&b);
+}
+
 static void run_case(tt_spec sp, uint64_t max_block, const char *what)
 {
     tf_tensor X;
@@ -162,7 +179,10 @@ static void run_case(tt_spec sp, uint64_t max_block, const char *what)
     check_blco(&X, max_block, what);
     const uint32_t parts[] = {32, 64, 96};
     for (uint32_t m = 0; m < X.order; ++m)
-        for (unsigned p = 0; p < 3; ++p) check_fcoo(&X, m, parts[p], what);
+        for (unsigned p = 0; p < 3; ++p) {
+            check_fcoo(&X, m, parts[p], what);
+            check_fcoo_repartition(&X, m, parts[p] * 11, what);
+        }
     tf_tensor_free(&X);
 }
 

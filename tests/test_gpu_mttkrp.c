@@ -1,6 +1,9 @@
-/* GPU MTTKRP against the float64 CPU reference: every format (coo, fcoo,
- * blco with the heuristic, blco forced to register and to hierarchical
- * conflict resolution, auto) x every mode x precision x rank, on random
+/* GPU MTTKRP against the float64 CPU reference: every format (coo, fcoo
+ * with its per-mode kernel rule, fcoo forced to its "scan" and "seg"
+ * kernels, seg also with partitions of 96 and 1056 non-zeros, the rule with
+ * seg modes re-cut to 1056 per partition, blco with the
+ * heuristic, blco forced to register and to hierarchical conflict
+ * resolution, auto) x every mode x precision x rank, on random
  * tensors of orders 2..8 (skewed, empty slices, modes of length 1, 2 and
  * < #SMs, a linearised index over 64 bits, no non-zeros) and on every real
  * tensor in the shared data directory. Outputs are poisoned with NaN first;
@@ -27,22 +30,58 @@ typedef struct variant {
     int no_heavy;           /* TF_BLCO_HOT=0 while building: no heavy-row stash */
     int in_quick;           /* also run under --quick (every kernel path once) */
     const char *name;
+    const char *fcoo_kernel; /* TF_FCOO_KERNEL while building, NULL = as the environment has it */
+    const char *fcoo_part;   /* TF_FCOO_PART while building, NULL = as the environment has it */
+    const char *fcoo_seg_part; /* TF_FCOO_SEG_PART likewise */
 } variant;
 
 static const variant variants[] = {
-    {TF_FORMAT_COO, NULL, 0, 1, "coo"},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo"},
-    {TF_FORMAT_BLCO, NULL, 0, 0, "blco"},
-    {TF_FORMAT_BLCO, "register", 0, 1, "blco/register"},
-    {TF_FORMAT_BLCO, "register", 1, 0, "blco/register/no-heavy-rows"},
-    {TF_FORMAT_BLCO, "hierarchical", 0, 1, "blco/hierarchical"},
-    {TF_FORMAT_AUTO, NULL, 0, 0, "auto"},
+    {TF_FORMAT_COO, NULL, 0, 1, "coo", NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo", NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/scan", "scan", NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg", "seg", NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg/part=96", "seg", "96", NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/seg-part=1056", "seg", NULL, "1056"},
+    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg-part=1056", NULL, NULL, "1056"},
+    {TF_FORMAT_BLCO, NULL, 0, 0, "blco", NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, "register", 0, 1, "blco/register", NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, "register", 1, 0, "blco/register/no-heavy-rows", NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, "hierarchical", 0, 1, "blco/hierarchical", NULL, NULL, NULL},
+    {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL},
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
+
+/* Sets name=val for a build (val NULL: leaves it); restore_env puts the
+ * caller's value back. */
+typedef struct saved_env {
+    const char *name;
+    int set, had;
+    char old[64];
+} saved_env;
+
+static saved_env override_env(const char *name, const char *val)
+{
+    saved_env e = {name, val != NULL, 0, ""};
+    const char *cur = getenv(name);
+    if (cur) snprintf(e.old, sizeof e.old, "%s", cur);
+    e.had = cur != NULL;
+    if (val) setenv(name, val, 1);
+    return e;
+}
+
+static void restore_env(const saved_env *e)
+{
+    if (!e->set) return;
+    if (e->had) setenv(e->name, e->old, 1);
+    else unsetenv(e->name);
+}
 
 static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision prec, uint64_t R,
                             tf_plan **p)
 {
+    const saved_env kernel = override_env("TF_FCOO_KERNEL", v->fcoo_kernel);
+    const saved_env part = override_env("TF_FCOO_PART", v->fcoo_part);
+    const saved_env seg_part = override_env("TF_FCOO_SEG_PART", v->fcoo_seg_part);
     if (v->resolution) setenv("TF_BLCO_RESOLUTION", v->resolution, 1);
     else unsetenv("TF_BLCO_RESOLUTION");
     if (v->no_heavy) setenv("TF_BLCO_HOT", "0", 1);
@@ -56,6 +95,9 @@ static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision p
     tf_status s = tf_plan_build(X, &o, p);
     unsetenv("TF_BLCO_RESOLUTION");
     unsetenv("TF_BLCO_HOT");
+    restore_env(&kernel);
+    restore_env(&part);
+    restore_env(&seg_part);
     return s;
 }
 
@@ -184,7 +226,7 @@ static void timing_case(void)
  * choice when F-COO does not fit, needs a nearly full device to show). */
 static void auto_choices(void)
 {
-    static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto"};
+    static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL};
     struct { tt_spec sp; tf_format want; const char *what; } cases[3];
     /* 8 modes of 2^10: an 80-bit index whose 16 block-key bits scatter 3000
      * non-zeros into ~1-element blocks, while the factors stay small. */

@@ -77,6 +77,10 @@ static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, con
                     o.a_regs = row_cfgs[ci].a_regs;
                     o.op = ci % 2 ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
                     check_one(what, S, A, B, &o);
+                    /* a grid of 3 blocks: every virtual warp loops over many chunks */
+                    setenv("TF_SDDMM_ROW_GRID", "3", 1);
+                    check_one(what, S, A, B, &o);
+                    unsetenv("TF_SDDMM_ROW_GRID");
                 }
                 continue;
             }

@@ -1,18 +1,44 @@
 /* F-COO MTTKRP (Liu et al., Cluster'17, section IV): one copy per mode,
  * sorted by the output index, computed in one shot (product and reduction
- * fused) with a segmented scan.
+ * fused). Two kernels read the same copy; the engine picks one per mode.
  *
- * Grid: 2-D, rank-wise parallel: blockIdx.y selects a 32-column slice of
- * the rank, blockIdx.x a group of partitions; blocks are 1-D with 256
- * threads whatever R is. Each warp owns one partition (part_nnz non-zeros,
- * a multiple of 32): it loads 32 non-zeros at a time (one per lane,
+ * Both: a 2-D grid, rank-wise parallel: blockIdx.y selects a slice of 32
+ * lane pieces of the rank (V columns per lane: 16-byte factor loads when R
+ * is a multiple of V = 16 / sizeof(T), else V = 1), blockIdx.x a group of
+ * partitions; blocks are 1-D with 256 threads whatever R is, each warp owns
+ * one partition (part_nnz non-zeros, a multiple of 32), and a warp is G
+ * groups of C lanes (C = R/V rounded up to a power of two, at most 32).
+ *
+ * "scan": the warp loads 32 non-zeros at a time (one per lane,
  * coalesced), its lane groups take them G at a time (shuffles), form the
  * products for their columns, and combine them with a segmented inclusive
  * scan across the groups (warp shuffles, head bits as segment flags); a
  * running carry links consecutive steps. At a segment's last non-zero the
  * sum is written: a plain store when the segment lies inside the
  * partition, an atomicAdd only for the first and last segment where the
- * start flags say they continue into a neighbouring partition. */
+ * start flags say they continue into a neighbouring partition. About 7-8
+ * shuffles per non-zero: good for short segments.
+ *
+ * "seg" (segment streaming, no per-non-zero shuffles): group g of the warp
+ * owns the contiguous range [beg + g*part_nnz/G, beg + (g+1)*part_nnz/G) of
+ * the partition and walks it in order, U = 2-4 non-zeros per step (their
+ * indices, values and head bits fetched one step ahead, all factor loads of
+ * a step issued before any is used). All lanes of a group read the same
+ * index/value (uniform loads, one L1 broadcast) and their own columns of
+ * the factor rows, and accumulate in registers while the head bits say the
+ * segment continues. A segment that starts and ends inside the range is
+ * written with a plain (16-byte) store; the range's leading segment (begun
+ * before it) and trailing one (still open at its end) are combined across
+ * the warp's groups with one segmented scan (log2 G shuffle steps per
+ * warp), then stored, with an atomicAdd only where the start flags say the
+ * segment continues into a neighbouring partition (as in "scan"). The
+ * group's first segment number is part_seg + the head bits in
+ * (beg, range start], counted by its lanes. Good for long segments.
+ *
+ * Selection (per mode, at engine creation): TF_FCOO_KERNEL=scan|seg forces
+ * one; otherwise seg (measured faster everywhere, see choose_seg).
+ * Partitions are sized per mode: the copy of a seg mode is re-cut to
+ * seg_partition_size (TF_FCOO_SEG_PART overrides it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +63,7 @@ struct fcoo_args {
     const uint32_t *head, *start, *part_seg, *seg_row;
     tf_factor_ptrs<T> fac; /* by product-mode position */
     T *out;
-    uint64_t nnz, nparts;
+    uint64_t nnz, nparts, nseg;
     uint32_t part_nnz, np, R;
 };
 
@@ -171,6 +197,211 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_mttkrp_kernel(const 
     }
 }
 
+/* Writes V columns of a sum: atomicAdd per column, or one (16-byte)
+ * store. */
+template <typename T, int V>
+__device__ __forceinline__ void put_cols(T *o, const T (&x)[V], bool atomic)
+{
+    if (atomic) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) atomicAdd(o + k, x[k]);
+    } else if constexpr (V == 1) {
+        o[0] = x[0];
+    } else {
+        static_assert(V * sizeof(T) == 16, "16-byte pieces");
+        using W = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+        W w;
+        T *t = reinterpret_cast<T *>(&w);
+#pragma unroll
+        for (int k = 0; k < V; ++k) t[k] = x[k];
+        *reinterpret_cast<W *>(o) = w;
+    }
+}
+
+/* Non-zeros per step of a seg group (their factor loads in flight per
+ * lane, plus the next step's indices): the most that compile without
+ * spills under the launch bounds (ptxas, sm_90: 72-80 registers; orders
+ * 2 and 5-8 share the generic kernel, which spills a few bytes). */
+template <int NP>
+__host__ __device__ constexpr int seg_unroll()
+{
+    return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
+}
+
+/* Segment-streaming kernel (file header): one partition per warp, one
+ * contiguous range of it per lane group, walked in order with register
+ * accumulation; no shuffles per non-zero. */
+template <typename T, int NP, int V>
+__global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_seg_kernel(const fcoo_args<T> a)
+{
+    constexpr int MP = NP ? NP : MAX_PMODES;
+    constexpr int U = seg_unroll<NP>();
+    static_assert(U >= 1 && U < 32, "a step's head bits lie in two words");
+    const int np = NP ? NP : (int)a.np;
+    const uint64_t p = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (p >= a.nparts) return; /* the whole warp leaves together */
+    const tf_lanes L = tf_lanes_for(a.R / V); /* lanes over pieces of V columns */
+    const uint32_t col = (blockIdx.y * 32 + L.c) * V;
+    const bool colok = col < a.R;
+    const uint64_t beg = p * a.part_nnz;
+    const uint64_t end = min(beg + a.part_nnz, a.nnz);
+    const uint32_t rs = a.part_nnz / L.G; /* the group's range; part_nnz is a multiple of 32 */
+    const uint64_t gbeg = min(beg + (uint64_t)L.g * rs, end);
+    const uint64_t gend = min(gbeg + rs, end);
+    const bool live = gbeg < gend; /* ranges past the end of the last partition are empty */
+    const bool first_continues = !bit_of(a.start, p);
+    const bool last_continues = p + 1 < a.nparts && !bit_of(a.start, p + 1);
+    const uint32_t seg0 = a.part_seg[p];
+
+    /* Step k's indices, fetched a step ahead (the factor loads depend on
+     * them); values and head bits are loaded beside the factor rows. */
+    uint32_t idx[U][MP];
+    auto fetch = [&](uint64_t k) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int q = 0; q < MP; ++q)
+                idx[u][q] = k + u < gend && q < np ? __ldg(a.pind[q] + k + u) : 0u;
+    };
+    if (live) fetch(gbeg);
+
+    /* The group's first segment: seg0 + the heads in (beg, gbeg], the
+     * partition's head words split over the group's lanes. */
+    uint32_t nh = 0;
+    if (live) {
+        const uint64_t off = gbeg - beg;
+        for (uint64_t w = L.c; w * 32 <= off; w += L.C) {
+            uint32_t word = __ldg(a.head + (beg >> 5) + w);
+            if (w == 0) word &= ~1u; /* beg's own head is counted in seg0 */
+            const uint64_t hi = off - w * 32;
+            if (hi < 31) word &= (2u << hi) - 1u;
+            nh += __popc(word);
+        }
+    }
+    for (uint32_t d = 1; d < L.C; d <<= 1) nh += __shfl_xor_sync(TF_FULL_MASK, nh, d);
+    const uint32_t seg_first = seg0 + nh;
+    const uint32_t hg = live ? bit_of(a.head, gbeg) : 0u; /* the range starts a segment */
+    uint32_t seg = seg_first;
+    uint32_t row = live ? __ldg(a.seg_row + seg) : 0u; /* output row of segment seg */
+    uint32_t row_next = live && (uint64_t)seg + 1 < a.nseg ? __ldg(a.seg_row + seg + 1) : 0u;
+    /* Row of the leading segment: the one open at gbeg - 1 when gbeg is a head. */
+    const uint32_t row_lead = hg && L.g > 0 ? __ldg(a.seg_row + seg - 1) : row;
+
+    T acc[V], lead[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[k] = lead[k] = T(0);
+    bool open = hg; /* the segment being summed began inside the range */
+
+    for (uint64_t k = gbeg; k < gend; k += U) {
+        const uint32_t n = (uint32_t)min((uint64_t)U, gend - k);
+        uint32_t ci[U][MP];
+        T cv[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            cv[u] = (uint32_t)u < n ? __ldg(a.vals + k + u) : T(0);
+#pragma unroll
+            for (int q = 0; q < MP; ++q) ci[u][q] = idx[u][q];
+        }
+        if (k + U < gend) fetch(k + U); /* next step's indices in flight */
+        /* head bits of non-zeros k .. k + U - 1 (two words where they straddle) */
+        const uint64_t w = k >> 5;
+        const uint32_t sh = (uint32_t)(k & 31);
+        const uint32_t hhi = sh + n > 32 ? __ldg(a.head + w + 1) : 0u;
+        uint32_t hm = __funnelshift_r(__ldg(a.head + w), hhi, sh) & ((1u << n) - 1u);
+        if (k == gbeg) hm &= ~1u; /* gbeg's head is `open` already */
+        T x[U][V];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+#pragma unroll
+            for (int k2 = 0; k2 < V; ++k2) x[u][k2] = T(0);
+            if ((uint32_t)u < n && colok) {
+#pragma unroll
+                for (int k2 = 0; k2 < V; ++k2) x[u][k2] = cv[u];
+#pragma unroll
+                for (int q = 0; q < MP; ++q)
+                    if (q < np) {
+                        T fv[V];
+                        load_cols<T, V>(a.fac.f[q] + (size_t)ci[u][q] * a.R + col, fv);
+#pragma unroll
+                        for (int k2 = 0; k2 < V; ++k2) x[u][k2] *= fv[k2];
+                    }
+            }
+        }
+        if (!hm) { /* all inside the open segment */
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int k2 = 0; k2 < V; ++k2) acc[k2] += x[u][k2];
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if ((hm >> u) & 1u) { /* non-zero k + u starts a segment: close seg */
+                    if (open) {
+                        if (colok) put_cols<T, V>(a.out + (size_t)row * a.R + col, acc, false);
+                    } else { /* the leading segment: combined below */
+#pragma unroll
+                        for (int k2 = 0; k2 < V; ++k2) lead[k2] = acc[k2];
+                        open = true;
+                    }
+#pragma unroll
+                    for (int k2 = 0; k2 < V; ++k2) acc[k2] = T(0);
+                    ++seg;
+                    row = row_next;
+                    row_next = (uint64_t)seg + 1 < a.nseg ? __ldg(a.seg_row + seg + 1) : 0u;
+                }
+#pragma unroll
+                for (int k2 = 0; k2 < V; ++k2) acc[k2] += x[u][k2];
+            }
+        }
+    }
+
+    /* Combine the groups: segmented inclusive scan of the trailing sums
+     * (flag: the range saw a head, so its trailing sum starts there);
+     * inc of group g is then the whole sum so far of the segment open at
+     * its range's end. */
+    uint32_t f = open;
+    T inc[V], prev[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        inc[k] = acc[k];
+        prev[k] = T(0);
+    }
+    if (L.G > 1) {
+        for (uint32_t d = 1; d < L.G; d <<= 1) {
+            T y[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) y[k] = __shfl_up_sync(TF_FULL_MASK, inc[k], d * L.C);
+            const uint32_t fy = __shfl_up_sync(TF_FULL_MASK, f, d * L.C);
+            if (L.g >= d) {
+                if (!f)
+#pragma unroll
+                    for (int k = 0; k < V; ++k) inc[k] += y[k];
+                f |= fy;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const T y = __shfl_up_sync(TF_FULL_MASK, inc[k], L.C);
+            prev[k] = L.g > 0 ? y : T(0);
+        }
+    }
+    /* The leading segment ends inside this range: the previous groups'
+     * part plus `lead` (zero when the range starts with a head, which then
+     * closes the previous group's open segment). */
+    if (open && !(L.g == 0 && hg) && colok) {
+        T t[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) t[k] = prev[k] + lead[k];
+        const bool atomic = seg_first - hg == seg0 && first_continues;
+        put_cols<T, V>(a.out + (size_t)row_lead * a.R + col, t, atomic);
+    }
+    /* The segment open at the partition's end, by the group holding end - 1. */
+    if (L.g == (uint32_t)(end - 1 - beg) / rs && colok) {
+        const bool atomic = last_continues || (seg == seg0 && first_continues);
+        put_cols<T, V>(a.out + (size_t)row * a.R + col, inc, atomic);
+    }
+}
+
 /* One mode's F-COO copy on the device. */
 template <typename T>
 struct fcoo_dev {
@@ -178,7 +409,9 @@ struct fcoo_dev {
     T *vals = nullptr;
     uint32_t *head = nullptr, *start = nullptr, *part_seg = nullptr, *seg_row = nullptr;
     uint32_t pmodes[MAX_PMODES] = {0};
-    uint64_t nparts = 0, bytes = 0;
+    uint32_t part_nnz = 32; /* non-zeros per partition (one warp) */
+    bool seg = false;       /* the "seg" kernel, else "scan" */
+    uint64_t nparts = 0, nseg = 0, bytes = 0;
 
     void release()
     {
@@ -204,6 +437,8 @@ struct fcoo_dev {
         TF_TRY(tf_cuda_upload_new(&part_seg, f->part_seg, f->nparts, "F-COO partition segments"));
         TF_TRY(tf_cuda_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
         nparts = f->nparts;
+        nseg = f->nseg;
+        part_nnz = f->part_nnz;
         bytes = tf_fcoo_bytes(f, sizeof(T));
         return TF_OK;
     }
@@ -212,7 +447,6 @@ struct fcoo_dev {
 template <typename T>
 struct fcoo_engine : tf_gpu_engine {
     uint32_t order = 0;
-    uint32_t part_nnz = 32;
     bool no_vec = false; /* TF_FCOO_VEC=0: one column per lane (for measurements) */
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
@@ -243,7 +477,8 @@ struct fcoo_engine : tf_gpu_engine {
         a.out = (T *)out;
         a.nnz = nnz;
         a.nparts = c.nparts;
-        a.part_nnz = part_nnz;
+        a.nseg = c.nseg;
+        a.part_nnz = c.part_nnz;
         a.np = order - 1;
         a.R = R;
         /* 16-byte factor loads (a lane takes VEC columns, a warp several
@@ -251,9 +486,14 @@ struct fcoo_engine : tf_gpu_engine {
          * unless the mode is short for its partitions (more than 16 per
          * output row): boundary atomics then pile up on few rows, and
          * vector pieces serialise VEC of them per lane (measured on an
-         * H200: 1.6-1.9x slower there, 1.1-1.4x faster elsewhere). */
+         * H200: 1.6-1.9x slower there, 1.1-1.4x faster elsewhere). The
+         * seg kernel has the same boundary atomics (its groups are
+         * combined first), but for it V columns per lane also mean V
+         * times more groups per warp, i.e. V times shorter sequential
+         * walks, so it takes 16-byte pieces whenever R allows
+         * (measured that way only; TF_FCOO_VEC=0 to compare). */
         constexpr uint32_t VEC = 16 / sizeof(T);
-        const bool vec = R % VEC == 0 && !no_vec && c.nparts <= 16 * dims[mode];
+        const bool vec = R % VEC == 0 && !no_vec && (c.seg || c.nparts <= 16 * dims[mode]);
         const uint32_t cols_per_block = 32 * (vec ? VEC : 1);
         const dim3 grid((unsigned)((c.nparts + TF_BLOCK_WARPS - 1) / TF_BLOCK_WARPS),
                         (R + cols_per_block - 1) / cols_per_block);
@@ -261,9 +501,15 @@ struct fcoo_engine : tf_gpu_engine {
         /* The kernel is templated on the number of product modes (order - 1). */
         return tf_with_order(order, [&](auto ord) -> tf_status {
             constexpr int NP = decltype(ord)::value ? decltype(ord)::value - 1 : 0;
-            if (vec) fcoo_mttkrp_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
-            else fcoo_mttkrp_kernel<T, NP, 1><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
-            TF_CU_LAUNCH("fcoo_mttkrp_kernel");
+            if (c.seg) {
+                if (vec) fcoo_seg_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                else fcoo_seg_kernel<T, NP, 1><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                TF_CU_LAUNCH("fcoo_seg_kernel");
+            } else {
+                if (vec) fcoo_mttkrp_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                else fcoo_mttkrp_kernel<T, NP, 1><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                TF_CU_LAUNCH("fcoo_mttkrp_kernel");
+            }
             return TF_OK;
         });
     }
@@ -274,15 +520,81 @@ struct fcoo_engine : tf_gpu_engine {
 /* Non-zeros per partition (one warp): enough partitions for about eight
  * full waves of warps on the device (shorter warps balance better; measured
  * on an H200 for 20M non-zeros, R=32: 256 per warp 6% faster than 1024,
- * 4096 12-43% slower), between 32 and 1024. */
+ * 4096 12-43% slower), between 32 and 1024. Kept per mode (fcoo_dev::
+ * part_nnz): seg modes are re-cut to seg_partition_size. */
+/* A partition size from the environment: a multiple of 32 in 32..65536, else 0. */
+uint32_t part_env(const char *name)
+{
+    const char *env = getenv(name);
+    const int v = env ? atoi(env) : 0;
+    return v >= 32 && v % 32 == 0 && v <= 65536 ? (uint32_t)v : 0;
+}
+
 uint32_t partition_size(uint64_t nnz, int sm_count)
 {
-    /* TF_FCOO_PART=N (a multiple of 32) overrides it, for measurements */
-    const char *env = getenv("TF_FCOO_PART");
-    if (env && atoi(env) >= 32 && atoi(env) % 32 == 0 && atoi(env) <= 65536) return (uint32_t)atoi(env);
+    /* TF_FCOO_PART=N (a multiple of 32) overrides it for every mode, for measurements */
+    if (part_env("TF_FCOO_PART")) return part_env("TF_FCOO_PART");
     const uint64_t warps = (uint64_t)(sm_count > 0 ? sm_count : 1) * 64 * 8;
     uint64_t p = nnz / warps / 32 * 32;
     return (uint32_t)std::min<uint64_t>(std::max<uint64_t>(p, 32), 1024);
+}
+
+/* The kernel of one mode: TF_FCOO_KERNEL=scan|seg (read once per engine)
+ * forces one; otherwise seg. Measured on an H200 (R=32, per mode, seg with
+ * the partition sizes of seg_partition_size against scan): faster on every
+ * mode of uber-apr14 (fp64 0.164 vs 0.201 ms all modes), wordnet30 (0.148
+ * vs 0.194) and the 20M-non-zero skewed tensor (6.26 vs 6.94 ms; segments
+ * of 10 non-zeros on average there), equal or better in fp32. */
+enum { KERNEL_AUTO, KERNEL_SCAN, KERNEL_SEG };
+
+int kernel_env(void)
+{
+    const char *env = getenv("TF_FCOO_KERNEL");
+    if (env && !strcmp(env, "scan")) return KERNEL_SCAN;
+    if (env && !strcmp(env, "seg")) return KERNEL_SEG;
+    return KERNEL_AUTO;
+}
+
+bool choose_seg(int forced, const tf_fcoo *f)
+{
+    if (forced != KERNEL_AUTO) return forced == KERNEL_SEG;
+    return f->nseg > 0;
+}
+
+/* Partition size of a mode that uses seg: TF_FCOO_SEG_PART=N (a multiple
+ * of 32) for measurements; else at least 64 non-zeros (a group's walk must
+ * outlast the warp's setup), and at least 128 on a mode shorter than the
+ * SM count, where partitions pile their boundary atomics on few rows.
+ * Measured on an H200, R=32 (ms per mode, fp64): uber's 1086-row mode 0.039
+ * at 64 vs 0.046 at 128 and 0.046 at 32; its 24-row mode 0.043 at 128 vs 0.047
+ * at 64; wordnet's 26-row mode 0.047 at 128, 0.073 at 64, 0.060 at 256. */
+uint32_t seg_partition_size(uint32_t part_nnz, uint64_t mode_len, int sm_count)
+{
+    if (part_env("TF_FCOO_SEG_PART")) return part_env("TF_FCOO_SEG_PART");
+    uint32_t p = std::max<uint32_t>(part_nnz, 64);
+    if (mode_len < (uint64_t)(sm_count > 0 ? sm_count : 1)) p = std::max<uint32_t>(p, 128);
+    return p;
+}
+
+/* "fcoo, 256 nnz per warp[, seg modes 1,3]": the seg list only where it
+ * fits the description buffer. */
+template <typename E>
+void describe(E *e)
+{
+    uint32_t lo = e->copy[0].part_nnz, hi = lo;
+    char segs[2 * TF_GPU_MAX_ORDER + 1] = "";
+    size_t n = 0;
+    for (uint32_t m = 0; m < e->order; ++m) {
+        lo = std::min(lo, e->copy[m].part_nnz);
+        hi = std::max(hi, e->copy[m].part_nnz);
+        if (e->copy[m].seg) n += (size_t)snprintf(segs + n, sizeof segs - n, "%s%u", n ? "," : "", m + 1);
+    }
+    char parts[24];
+    if (lo == hi) snprintf(parts, sizeof parts, "%u", lo);
+    else snprintf(parts, sizeof parts, "%u-%u", lo, hi);
+    const int len = snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp, seg modes %s", parts, segs);
+    if (!n || len < 0 || (size_t)len >= sizeof e->desc)
+        snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp", parts);
 }
 
 template <typename T>
@@ -294,15 +606,21 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     e->format = TF_FORMAT_FCOO;
     e->order = X->order;
     e->nnz = X->nnz;
-    e->part_nnz = partition_size(X->nnz, ctx->sm_count);
+    const uint32_t part_nnz = partition_size(X->nnz, ctx->sm_count);
+    const int forced = kernel_env();
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         tf_fcoo f; /* one mode at a time on the host */
-        s = tf_fcoo_build(X, m, e->part_nnz, &f);
+        s = tf_fcoo_build(X, m, part_nnz, &f);
         if (s != TF_OK) break;
-        s = e->copy[m].upload(&f, ctx->stream);
+        e->copy[m].seg = choose_seg(forced, &f);
+        if (e->copy[m].seg) {
+            const uint32_t seg_part = seg_partition_size(part_nnz, X->dims[m], ctx->sm_count);
+            if (seg_part != part_nnz) s = tf_fcoo_repartition(&f, seg_part);
+        }
+        if (s == TF_OK) s = e->copy[m].upload(&f, ctx->stream);
         e->bytes += e->copy[m].bytes;
         tf_fcoo_free(&f);
     }
@@ -310,7 +628,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         delete e;
         return s;
     }
-    snprintf(e->desc, sizeof e->desc, "fcoo, %u nnz per warp", e->part_nnz);
+    describe(e);
     *out = e;
     return TF_OK;
 }

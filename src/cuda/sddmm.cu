@@ -4,6 +4,7 @@
  * of each allowed scheme, timed on S, the fastest kept), timed launches, and
  * the result download. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -178,6 +179,8 @@ struct dev_rows {
 struct row_cfg {
     uint32_t V, nper; /* lanes per non-zero, non-zeros per virtual warp (V = 0: none) */
     bool a_regs;      /* A's row slice kept in registers                            */
+    uint32_t grid;    /* blocks (0: one virtual warp per chunk of nper non-zeros;
+                         else a resident-sized grid whose virtual warps loop)       */
 };
 
 template <typename T>
@@ -228,7 +231,7 @@ uint32_t row_nper(uint64_t nnz, uint32_t V, uint64_t resident)
 int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident, row_cfg *out)
 {
     const uint32_t v4 = row_lanes(kpv, 4), v2 = row_lanes(kpv, 2), n4 = row_nper(nnz, v4, resident);
-    row_cfg base[3] = {{v4, n4, false}, {v2, row_nper(nnz, v2, resident), false}, {v4, n4, true}};
+    row_cfg base[3] = {{v4, n4, false, 0}, {v2, row_nper(nnz, v2, resident), false, 0}, {v4, n4, true, 0}};
     if (v2 == v4) base[1].nper = std::max<uint32_t>(4, n4 / 4);
     int n = 0;
     for (row_cfg c : base) {
@@ -245,14 +248,22 @@ int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t 
 
 uint64_t row_blocks(uint64_t nnz, const row_cfg &c)
 {
-    return ((nnz + c.nper - 1) / c.nper * c.V + TF_SDDMM_ROW_THREADS - 1) / TF_SDDMM_ROW_THREADS;
+    const uint64_t all = ((nnz + c.nper - 1) / c.nper * c.V + TF_SDDMM_ROW_THREADS - 1) / TF_SDDMM_ROW_THREADS;
+    return c.grid ? std::min<uint64_t>(c.grid, all) : all;
 }
 
-template <typename T, bool A_REGS>
-void (*row_kernel(uint32_t vpl))(tf_sddmm_row_args<T>)
+template <typename T, bool A_REGS, bool PERSIST>
+void (*row_kernel_p(uint32_t vpl))(tf_sddmm_row_args<T>)
 {
-    return vpl == 1 ? tf_sddmm_row_kernel<T, 1, A_REGS>
-                    : vpl == 2 ? tf_sddmm_row_kernel<T, 2, A_REGS> : tf_sddmm_row_kernel<T, 4, A_REGS>;
+    return vpl == 1 ? tf_sddmm_row_kernel<T, 1, A_REGS, PERSIST>
+                    : vpl == 2 ? tf_sddmm_row_kernel<T, 2, A_REGS, PERSIST> : tf_sddmm_row_kernel<T, 4, A_REGS, PERSIST>;
+}
+
+template <typename T>
+void (*row_kernel(uint32_t vpl, bool a_regs, bool persist))(tf_sddmm_row_args<T>)
+{
+    if (persist) return a_regs ? row_kernel_p<T, true, true>(vpl) : row_kernel_p<T, false, true>(vpl);
+    return a_regs ? row_kernel_p<T, true, false>(vpl) : row_kernel_p<T, false, false>(vpl);
 }
 
 template <typename T>
@@ -274,21 +285,56 @@ tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg
     a.alpha = (T)o->alpha;
     a.beta = (T)o->beta;
     const uint32_t vpl = row_vpl(Kp / (16 / sizeof(T)), c.V);
-    auto kernel = c.a_regs ? row_kernel<T, true>(vpl) : row_kernel<T, false>(vpl);
+    auto kernel = row_kernel<T>(vpl, c.a_regs, c.grid != 0);
     kernel<<<(unsigned)row_blocks(nnz, c), TF_SDDMM_ROW_THREADS, 0, ctx.stream>>>(a);
     TF_CU_LAUNCH("tf_sddmm_row_kernel");
     return TF_OK;
 }
 
+/* Adds resident-sized (persistent) versions of the first row candidate and
+ * of its A-in-registers twin, with half the non-zeros per virtual warp
+ * (their loop balances the work, and a grid of exactly the resident blocks
+ * leaves no partial last wave). TF_SDDMM_ROW_GRID=N instead gives every
+ * candidate a grid of N blocks (tests: many chunks per virtual warp).
+ * Returns the new count, or -1 if the kernel cannot be resident. */
+template <typename T>
+int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, row_cfg *c, int n)
+{
+    const char *env = getenv("TF_SDDMM_ROW_GRID");
+    if (env && atoi(env) > 0) {
+        for (int i = 0; i < n; ++i) c[i].grid = (uint32_t)atoi(env);
+        return n;
+    }
+    if (o->nper) return n; /* a forced nper: time it as given */
+    const int base = n;
+    for (int i = 0; i < base && n < 5; ++i) {
+        if (i > 0 && !(c[i].a_regs && c[i].V == c[0].V)) continue;
+        row_cfg p = c[i];
+        p.nper = std::max<uint32_t>(4, p.nper / 2);
+        const uint32_t vpl = row_vpl(kpv, p.V);
+        auto kernel = row_kernel<T>(vpl, p.a_regs, true);
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TF_SDDMM_ROW_THREADS, 0) != cudaSuccess ||
+            per_sm < 1)
+            return -1;
+        p.grid = (uint32_t)per_sm * (uint32_t)std::max(ctx.sm_count, 1);
+        if (row_blocks(nnz, p) < p.grid) continue; /* S fits in one wave anyway */
+        c[n++] = p;
+    }
+    return n;
+}
+
 /* ------------------------------------------------------------ the choice */
 
-/* Best of two runs after one warm-up (0 when not timed). */
+/* Best of four runs after one warm-up (0 when not timed). */
 template <typename Fn>
 tf_status quick_ms(const tf_cuda_ctx &ctx, bool timed, double *m, Fn &&fn)
 {
-    double ms[2] = {0, 0};
-    if (timed) TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 2, ms, fn));
-    *m = std::min(ms[0], ms[1]);
+    /* 4 runs: with 2, kernels of ~10 us were misranked often enough to
+     * pick a 20 % slower configuration (H200) */
+    double ms[4] = {0, 0, 0, 0};
+    if (timed) TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 4, ms, fn));
+    *m = *std::min_element(ms, ms + 4);
     return TF_OK;
 }
 
@@ -307,16 +353,18 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
      * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). */
     const bool any = o->algo == TF_SDDMM_ALGO_AUTO;
     const uint32_t kpv = Kp / (16 / sizeof(T));
-    row_cfg rcand[3];
+    row_cfg rcand[5];
     uint32_t tk[2][4];
     int nrow = 0, ntk[2] = {0, 0};
-    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = row_candidates(o, kpv, S->nnz, dev.resident, rcand);
+    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = with_persistent<T>(ctx, o, kpv, S->nnz, rcand,
+                                                                      row_candidates(o, kpv, S->nnz, dev.resident, rcand));
+    if (nrow < 0) return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: no resident blocks for its kernel");
     if (any || o->algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(o, Kp, dev, false, 4, tk[0]);
     if (any || o->algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(o, Kp, dev, true, any ? 1 : 4, tk[1]);
     const bool timed = nrow + ntk[0] + ntk[1] > 1;
 
     double best_ms = INFINITY;
-    row_cfg best_row = {0, 0, false}; /* V != 0: the row scheme won */
+    row_cfg best_row = {0, 0, false, 0}; /* V != 0: the row scheme won */
     std::unique_ptr<dev_rows<T>> rows;
     std::unique_ptr<dev_tiles<T>> best, trial;
     tf_status last = TF_OK;

@@ -98,6 +98,41 @@ static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f)
     return s;
 }
 
+tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz)
+{
+    if (part_nnz < 32 || part_nnz % 32)
+        return tf_fail(TF_ERR_ARG, "F-COO: partition size %u is not a positive multiple of 32",
+                       part_nnz);
+    if (part_nnz == f->part_nnz) return TF_OK;
+    const uint64_t nparts = (f->nnz + part_nnz - 1) / part_nnz;
+    uint32_t *start = NULL, *part_seg = NULL;
+    TF_TRY(TF_CALLOC(start, words32(nparts), "F-COO start flags"));
+    tf_status s = TF_ALLOC(part_seg, nparts, "F-COO partition segments");
+    if (s != TF_OK) {
+        tf_free(start);
+        return s;
+    }
+    /* partitions begin at word boundaries: heads before word w by popcount */
+    uint64_t heads = 0;
+    const uint32_t wpp = part_nnz / 32;
+    for (uint64_t w = 0; w < words32(f->nnz); ++w) {
+        if (w % wpp == 0) {
+            const uint64_t p = w / wpp;
+            const uint32_t h = f->head[w] & 1u;
+            if (h) start[p >> 5] |= 1u << (p & 31);
+            part_seg[p] = (uint32_t)(heads + h - 1);
+        }
+        heads += (uint64_t)__builtin_popcount(f->head[w]);
+    }
+    tf_free(f->start);
+    tf_free(f->part_seg);
+    f->start = start;
+    f->part_seg = part_seg;
+    f->nparts = nparts;
+    f->part_nnz = part_nnz;
+    return TF_OK;
+}
+
 tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out)
 {
     memset(out, 0, sizeof *out);

@@ -39,6 +39,9 @@ typedef struct tf_fcoo {
 /* Builds the F-COO copy of X for output `mode`: non-zeros sorted by mode,
  * then by the other modes ascending (stable). part_nnz: multiple of 32, >= 32. */
 tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out);
+/* Cuts f into partitions of part_nnz non-zeros instead (a multiple of 32,
+ * >= 32): new start flags and partition segments, the rest unchanged. */
+tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz);
 void tf_fcoo_free(tf_fcoo *f);
 /* Bytes of the arrays with values of `value_bytes` each (4 or 8). */
 uint64_t tf_fcoo_bytes(const tf_fcoo *f, uint32_t value_bytes);
