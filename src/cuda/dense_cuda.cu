@@ -259,36 +259,45 @@ __device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rc
 /* Gauss-Jordan inversion for R <= 32 in one warp, no block barriers: lane
  * j keeps column j of the matrix (padded to 32 with the identity) in
  * registers; each step broadcasts the pivot column with shuffles. Same
- * arithmetic as the block version below. Returns (on every lane) whether V
- * passed the positive-definiteness test; then W = diag(P) V^-1 is written. */
+ * arithmetic as the block version below. The rows are kept rotated so that
+ * the pivot row is always c[0]: the step loop stays a loop (fully unrolled,
+ * 32 x 32 steps made ~70k instructions, and instruction fetch made the
+ * solve take 60-90 us on an H200) while every register index is a
+ * constant. Returns (on every lane) whether V passed the
+ * positive-definiteness test; then W = diag(P) V^-1 is written. */
 template <typename T>
 __device__ int warp_gauss_jordan(const double (*S)[kSmall + 1], uint32_t R, double rcond, const double *P, T *W,
                                  tf_gpu_scalars *sc)
 {
     const uint32_t j = threadIdx.x & 31;
-    double c[32];
+    double c[32]; /* c[i]: row (k + i) mod 32 at step k, this lane's column */
 #pragma unroll
     for (int i = 0; i < 32; ++i) c[i] = (i < (int)R && j < R) ? S[i][j] : (i == (int)j ? 1.0 : 0.0);
     int bad = 0;
     double lo = INFINITY, hi = 0.0; /* range of the pivots (squared Cholesky diagonal) */
-#pragma unroll
-    for (int k = 0; k < 32; ++k) {
-        const double p = __shfl_sync(TF_WARP_ALL, c[k], k);
-        if (k < (int)R && !bad) {
-            if (!(p > 0.0)) bad = k + 1; /* uniform: every lane has p; later steps are skipped */
+#pragma unroll 1
+    for (uint32_t k = 0; k < 32; ++k) {
+        const double p = __shfl_sync(TF_WARP_ALL, c[0], k);
+        if (k < R && !bad) {
+            if (!(p > 0.0)) bad = (int)k + 1; /* uniform: every lane has p; later steps are skipped */
             else {
                 lo = fmin(lo, p);
                 hi = fmax(hi, p);
             }
         }
-        if (bad) continue; /* (no break: the loop must stay unrolled, c[] in registers) */
-        const double ip = 1.0 / p, rk = c[k] * ip;
+        if (!bad) {
+            const double ip = 1.0 / p, rk = c[0] * ip;
 #pragma unroll
-        for (int i = 0; i < 32; ++i) {
-            const double ck = __shfl_sync(TF_WARP_ALL, c[i], k); /* S[i][k] */
-            if (i == k) c[i] = j == (uint32_t)k ? ip : rk;
-            else c[i] = j == (uint32_t)k ? -ck * ip : c[i] - ck * rk;
+            for (int i = 1; i < 32; ++i) {
+                const double ck = __shfl_sync(TF_WARP_ALL, c[i], k); /* S[row][k] */
+                c[i] = j == k ? -ck * ip : c[i] - ck * rk;
+            }
+            c[0] = j == k ? ip : rk;
         }
+        const double first = c[0]; /* rotate: the next pivot row to c[0] */
+#pragma unroll
+        for (int i = 0; i < 31; ++i) c[i] = c[i + 1];
+        c[31] = first;
     }
     if (bad == 1) lo = 0.0; /* no pivot passed */
     const double ratio2 = hi > 0.0 ? lo / hi : 0.0;
@@ -299,7 +308,7 @@ __device__ int warp_gauss_jordan(const double (*S)[kSmall + 1], uint32_t R, doub
         sc->diag_max = sqrt(hi);
         if (!spd) sc->pinv += 1;
     }
-    if (spd && j < R)
+    if (spd && j < R) /* 32 rotations: c[i] is row i again */
 #pragma unroll
         for (int i = 0; i < 32; ++i)
             if (i < (int)R) W[(uint32_t)i * R + j] = (T)(P[i] * c[i]);
