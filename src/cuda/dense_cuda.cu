@@ -211,25 +211,23 @@ __device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rc
                 sn[t] = s;
             }
             __syncthreads();
+            /* (a, b) <- (c a - s b, s a + c b) */
+            auto rotate = [](double &a, double &b, double c, double s) {
+                const double x = a, y = b;
+                a = c * x - s * y;
+                b = s * x + c * y;
+            };
             for (uint32_t x = t; x < half * R; x += blockDim.x) { /* S <- S J, Q <- Q J */
                 const uint32_t k = x / R, i = x % R, p = pp[k], q = qq[k];
                 if (q >= R) continue;
-                const double c = cs[k], s = sn[k];
-                const double a = S[i][p], b = S[i][q];
-                S[i][p] = c * a - s * b;
-                S[i][q] = s * a + c * b;
-                const double u = jq[i * R + p], v = jq[i * R + q];
-                jq[i * R + p] = c * u - s * v;
-                jq[i * R + q] = s * u + c * v;
+                rotate(S[i][p], S[i][q], cs[k], sn[k]);
+                rotate(jq[i * R + p], jq[i * R + q], cs[k], sn[k]);
             }
             __syncthreads();
             for (uint32_t x = t; x < half * R; x += blockDim.x) { /* S <- J^T S */
                 const uint32_t k = x / R, j = x % R, p = pp[k], q = qq[k];
                 if (q >= R) continue;
-                const double c = cs[k], s = sn[k];
-                const double a = S[p][j], b = S[q][j];
-                S[p][j] = c * a - s * b;
-                S[q][j] = s * a + c * b;
+                rotate(S[p][j], S[q][j], cs[k], sn[k]);
             }
             __syncthreads();
         }

@@ -89,6 +89,28 @@ __device__ __forceinline__ void load_cols(const T *p, T (&x)[V])
     }
 }
 
+/* Segmented inclusive scan of v (V columns) over the G lane groups of a
+ * warp (C lanes each, lane layout L): a group adds the sums of the groups
+ * before it back to the nearest one whose flag f (a segment head at or
+ * before it) is set; f becomes "a head at or before me". Both kernels use
+ * it: scan per step, seg once per warp. */
+template <typename T, int V>
+__device__ __forceinline__ void group_segscan(T (&v)[V], uint32_t &f, const tf_lanes &L)
+{
+    for (uint32_t d = 1; d < L.G; d <<= 1) {
+        T y[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) y[k] = __shfl_up_sync(TF_FULL_MASK, v[k], d * L.C);
+        const uint32_t fy = __shfl_up_sync(TF_FULL_MASK, f, d * L.C);
+        if (L.g >= d) {
+            if (!f)
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[k] += y[k];
+            f |= fy;
+        }
+    }
+}
+
 template <typename T, int NP, int V>
 __global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_mttkrp_kernel(const fcoo_args<T> a)
 {
@@ -160,19 +182,7 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_mttkrp_kernel(const 
                 const bool ok = j < cnt;
                 T *y0 = x[u];
                 uint32_t fl = f[u];
-                /* segmented inclusive scan over the groups; fl: a head at or before me */
-                for (uint32_t d = 1; d < L.G; d <<= 1) {
-                    T y[V];
-#pragma unroll
-                    for (int k = 0; k < V; ++k) y[k] = __shfl_up_sync(TF_FULL_MASK, y0[k], d * L.C);
-                    const uint32_t fy = __shfl_up_sync(TF_FULL_MASK, fl, d * L.C);
-                    if (L.g >= d) {
-                        if (!fl)
-#pragma unroll
-                            for (int k = 0; k < V; ++k) y0[k] += y[k];
-                        fl |= fy;
-                    }
-                }
+                group_segscan<T, V>(x[u], fl, L); /* fl: a head at or before me */
                 if (!fl)
 #pragma unroll
                     for (int k = 0; k < V; ++k) y0[k] += carry[k];
@@ -367,18 +377,7 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_seg_kernel(const fco
         prev[k] = T(0);
     }
     if (L.G > 1) {
-        for (uint32_t d = 1; d < L.G; d <<= 1) {
-            T y[V];
-#pragma unroll
-            for (int k = 0; k < V; ++k) y[k] = __shfl_up_sync(TF_FULL_MASK, inc[k], d * L.C);
-            const uint32_t fy = __shfl_up_sync(TF_FULL_MASK, f, d * L.C);
-            if (L.g >= d) {
-                if (!f)
-#pragma unroll
-                    for (int k = 0; k < V; ++k) inc[k] += y[k];
-                f |= fy;
-            }
-        }
+        group_segscan<T, V>(inc, f, L);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
             const T y = __shfl_up_sync(TF_FULL_MASK, inc[k], L.C);
