@@ -17,7 +17,8 @@
  * --cpd ITERS instead runs GPU CP-ALS (rank R, ITERS iterations, tol 0) per
  * format and precision and prints, per iteration (the driver's timers):
  *   CPD name=.. format=.. prec=.. R=.. iter_ms=<median wall time of
- *   iterations 2..> mttkrp_ms=.. dense_ms=.. fit_ms=.. dense_pct=.. plan="..." */
+ *   iterations 2..> mttkrp_ms=.. dense_ms=.. fit_ms=.. dense_pct=.. other_pct=<dense
+ *   and fit> plan="..." */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,11 +176,12 @@ static void bench_cpd(const tf_tensor *X, const bench_cfg *c, tf_format fmt, tf_
     double mtt = 0;
     for (int m = 0; m < TF_MAX_ORDER; ++m) mtt += rep.t_mttkrp[m];
     const double it = rep.iters ? (double)rep.iters : 1.0;
+    const double steps = mtt + rep.t_dense + rep.t_fit;
     printf("CPD name=%s format=%s prec=%s R=%llu iter_ms=%.3f mttkrp_ms=%.3f dense_ms=%.3f fit_ms=%.3f "
-           "dense_pct=%.0f fit=%.6f plan=\"%s\"\n",
+           "dense_pct=%.0f other_pct=%.0f fit=%.6f plan=\"%s\"\n",
            c->name, tf_format_name(fmt), pname, (unsigned long long)c->rank, 1e3 * med, 1e3 * mtt / it,
-           1e3 * rep.t_dense / it, 1e3 * rep.t_fit / it,
-           100.0 * rep.t_dense / (mtt + rep.t_dense + rep.t_fit), rep.fit, rep.plan);
+           1e3 * rep.t_dense / it, 1e3 * rep.t_fit / it, 100.0 * rep.t_dense / steps,
+           100.0 * (rep.t_dense + rep.t_fit) / steps, rep.fit, rep.plan);
 }
 
 static int usage(void)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "core/alloc.h"
 #include "fmt/blco.h"
 #include "fmt/fcoo.h"
 #include "gpu_test_tensors.h"
@@ -170,6 +171,51 @@ static void check_fcoo_repartition(const tf_tensor *X, uint32_t mode, uint32_t p
     tf_fcoo_free(&b);
 }
 
+/* tf_fcoo_zero_rows against a brute force over the non-zeros: a row must
+ * be cleared when no non-zero has it or its non-zeros lie in more than
+ * one partition. */
+static void check_fcoo_zero_rows(const tf_tensor *X, uint32_t mode, uint32_t part, const char *what)
+{
+    tf_fcoo f;
+    CHECK_OK(tf_fcoo_build(X, mode, part, &f));
+    const uint64_t len = X->dims[mode];
+    uint32_t *rows = NULL;
+    uint64_t n = 0;
+    /* a mode of 2^32 rows: too many to list */
+    CHECK_OK(tf_fcoo_zero_rows(&f, 1u << 20, &rows, &n));
+    if (len > (1u << 20)) {
+        CHECKF(!rows && n > (1u << 20), "%s mode %u: %llu rows to clear listed", what, mode,
+               (unsigned long long)n);
+        tf_free(rows);
+        tf_fcoo_free(&f);
+        return;
+    }
+    int64_t *lo = calloc(len, sizeof *lo), *hi = calloc(len, sizeof *hi);
+    if (lo && hi) {
+        for (uint64_t r = 0; r < len; ++r) lo[r] = hi[r] = -1;
+        uint64_t seg = 0;
+        for (uint64_t k = 0; k < f.nnz; ++k) {
+            if (k > 0 && ((f.head[k >> 5] >> (k & 31)) & 1u)) ++seg;
+            const uint64_t r = f.seg_row[seg];
+            const int64_t p = (int64_t)(k / f.part_nnz);
+            if (lo[r] < 0) lo[r] = p;
+            hi[r] = p;
+        }
+        uint64_t k = 0;
+        int same = 1;
+        for (uint64_t r = 0; r < len && same; ++r) {
+            const int need = lo[r] < 0 || lo[r] != hi[r];
+            if (need) same = k < n && rows[k++] == r;
+        }
+        same = same && k == n;
+        CHECKF(same, "%s mode %u part %u: F-COO rows to clear differ from a brute force", what, mode, part);
+    }
+    free(lo);
+    free(hi);
+    tf_free(rows);
+    tf_fcoo_free(&f);
+}
+
 static void run_case(tt_spec sp, uint64_t max_block, const char *what)
 {
     tf_tensor X;
@@ -182,6 +228,7 @@ static void run_case(tt_spec sp, uint64_t max_block, const char *what)
         for (unsigned p = 0; p < 3; ++p) {
             check_fcoo(&X, m, parts[p], what);
             check_fcoo_repartition(&X, m, parts[p] * 11, what);
+            check_fcoo_zero_rows(&X, m, parts[p], what);
         }
     tf_tensor_free(&X);
 }

@@ -63,22 +63,31 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
     CHECKF(s == TF_OK, "%s: CPU cpd: %s", what, tf_last_error());
     if (s != TF_OK) return;
     /* every format; then auto on the large-rank path (cuSOLVER potrf/potrs,
-     * normalisation in place) forced with TF_GPU_CUSOLVER=1 */
-    const tf_format fmts[] = {TF_FORMAT_COO, TF_FORMAT_FCOO, TF_FORMAT_BLCO, TF_FORMAT_AUTO, TF_FORMAT_AUTO};
-    for (int f = 0; f < 5; ++f)
+     * normalisation in place) forced with TF_GPU_CUSOLVER=1; then auto
+     * with the other precision's choice of the small-rank apply (custom
+     * kernel / cuBLAS) and without the CUDA graph */
+    const tf_format fmts[] = {TF_FORMAT_COO,  TF_FORMAT_FCOO, TF_FORMAT_BLCO,
+                              TF_FORMAT_AUTO, TF_FORMAT_AUTO, TF_FORMAT_AUTO};
+    const char *label[] = {"", "", "", "", " (cusolver)", " (other apply, no graph)"};
+    for (int f = 0; f < 6; ++f)
         for (int prec = 0; prec < 2; ++prec) {
             if (f == 4) setenv("TF_GPU_CUSOLVER", "1", 1);
+            if (f == 5) {
+                setenv("TF_GPU_APPLY", prec == TF_SINGLE ? "cublas" : "custom", 1);
+                setenv("TF_GPU_GRAPH", "0", 1);
+            }
             s = run(X, TF_BACKEND_GPU, fmts[f], (tf_precision)prec, R, iters, &gpu, &rg, &Kg);
             unsetenv("TF_GPU_CUSOLVER");
-            CHECKF(s == TF_OK, "%s %s%s: GPU cpd: %s", what, tf_format_name(fmts[f]), f == 4 ? " (cusolver)" : "",
-                   tf_last_error());
+            unsetenv("TF_GPU_APPLY");
+            unsetenv("TF_GPU_GRAPH");
+            CHECKF(s == TF_OK, "%s %s%s: GPU cpd: %s", what, tf_format_name(fmts[f]), label[f], tf_last_error());
             if (s != TF_OK) continue;
             const double tol = prec == TF_SINGLE ? 5e-3 : 1e-8;
             double worst = 0;
             for (uint32_t i = 0; i < cpu.n && i < gpu.n; ++i)
                 if (fabs(cpu.fit[i] - gpu.fit[i]) > worst) worst = fabs(cpu.fit[i] - gpu.fit[i]);
             CHECKF(gpu.n == cpu.n && worst <= tol, "%s [%s]%s %s: %u vs %u iterations, fit differs by %.3g",
-                   what, rg.plan, f == 4 ? " (cusolver)" : "", prec ? "fp32" : "fp64", gpu.n, cpu.n, worst);
+                   what, rg.plan, label[f], prec ? "fp32" : "fp64", gpu.n, cpu.n, worst);
             double t_m = 0;
             for (int m = 0; m < TF_MAX_ORDER; ++m) t_m += rg.t_mttkrp[m];
             printf("  %s: %-60.60s %s fit %.10f (cpu %.10f), max |dfit| %.2e, lambda rel diff %.2e, "

@@ -6,9 +6,10 @@
  * resolution, auto) x every mode x precision x rank, on random
  * tensors of orders 2..8 (skewed, empty slices, modes of length 1, 2 and
  * < #SMs, a linearised index over 64 bits, no non-zeros) and on every real
- * tensor in the shared data directory. Outputs are poisoned with NaN first;
- * every element must be written and the relative error must be <= 1e-12
- * (fp64) / 1e-5 (fp32).
+ * tensor in the shared data directory. Outputs are poisoned with NaN first,
+ * on the host and (TF_GPU_POISON=1) on the device before every run, so a row
+ * an engine neither clears nor writes shows; every element must be written
+ * and the relative error must be <= 1e-12 (fp64) / 1e-5 (fp32).
  *
  * Skipped (exit 77) without a GPU. `--quick` (or TF_TEST_QUICK=1) runs a
  * small subset, sized for compute-sanitizer. TF_TEST_DATA overrides the
@@ -300,6 +301,7 @@ int main(int argc, char **argv)
     quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
             (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_mttkrp", "no CUDA device");
+    setenv("TF_GPU_POISON", "1", 1);
     char dev[256];
     CHECK_OK(tf_gpu_describe(0, dev, sizeof dev));
     printf("test_gpu_mttkrp on %s%s\n", dev, quick ? " (quick)" : "");

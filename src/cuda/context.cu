@@ -75,7 +75,12 @@ tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device)
     c->smem_optin = p.sharedMemPerBlockOptin;
     snprintf(c->name, sizeof c->name, "%s", p.name);
     TF_CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    TF_CU(cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking));
+    /* The side stream runs short work beside the main stream's kernels
+     * (CP-ALS: the Gram and the R x R solve beside the next MTTKRP): at the
+     * highest priority its blocks take the first SM that frees up. */
+    int lo = 0, hi = 0;
+    TF_CU(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    TF_CU(cudaStreamCreateWithPriority(&c->side, cudaStreamNonBlocking, hi));
     return TF_OK;
 }
 

@@ -17,7 +17,7 @@ struct tf_cuda_ctx {
     size_t smem_optin = 0;        /* with cudaFuncAttributeMaxDynamicSharedMemorySize */
     char name[256] = {0};
     cudaStream_t stream = nullptr; /* all work of the plan runs here          */
-    cudaStream_t side = nullptr;   /* second stream: uploads / independent work */
+    cudaStream_t side = nullptr;   /* second stream (highest priority): uploads / independent work */
     cublasHandle_t blas = nullptr;
     cusolverDnHandle_t solver = nullptr;
 };

@@ -123,15 +123,21 @@ struct gpu_cpd : gpu_cpd_base {
     bool small = false;   /* R <= TF_GPU_SMALL_RANK: one-block solve, deferred normalisation */
     T *Winv = nullptr; /* diag(P) V^-1 (small path) */
     double *gpart = nullptr, *graw = nullptr, *jq = nullptr; /* Gram partials, sum, Jacobi scratch */
+    unsigned *counter = nullptr; /* last-block counters: [0] Gram, [1] fit terms */
     uint32_t gram_pending = TF_MAX_ORDER; /* mode whose G normalize already formed */
     unsigned pinv_seen = 0; /* device pinv count already reported */
     cudaEvent_t copied = nullptr, m_done = nullptr; /* side-stream M -> A copy; M is complete */
     cudaEvent_t ev[2 * TF_MAX_ORDER + 2] = {nullptr}; /* sweep step boundaries */
+    cudaEvent_t fork_ev[TF_MAX_ORDER] = {nullptr}, join_ev[TF_MAX_ORDER] = {nullptr}; /* small sweep */
     /* The small-rank sweep captured as a CUDA graph, per max_norm (0/1):
      * one launch per iteration instead of ~6 per mode. TF_GPU_GRAPH=0
      * turns it off; a failed capture falls back to direct launches. */
     cudaGraphExec_t graph[2] = {nullptr, nullptr};
     bool use_graph = false;
+    /* small-rank apply A = M W by tf_gpu_small_apply (short factors) rather
+     * than cuBLAS: in single precision (measured faster there);
+     * TF_GPU_APPLY=cublas|custom forces one */
+    bool custom_apply = false;
 
     ~gpu_cpd() override
     {
@@ -148,6 +154,7 @@ struct gpu_cpd : gpu_cpd_base {
         tf_cuda_free(gpart);
         tf_cuda_free(graw);
         tf_cuda_free(jq);
+        tf_cuda_free(counter);
         tf_cuda_free(d_sc);
         tf_cuda_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
@@ -159,6 +166,10 @@ struct gpu_cpd : gpu_cpd_base {
             if (g) cudaGraphExecDestroy(g);
         for (cudaEvent_t e : ev)
             if (e) cudaEventDestroy(e);
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+            if (fork_ev[m]) cudaEventDestroy(fork_ev[m]);
+            if (join_ev[m]) cudaEventDestroy(join_ev[m]);
+        }
         delete eng;
         tf_cuda_ctx_destroy(&ctx);
     }
@@ -263,11 +274,15 @@ struct gpu_cpd : gpu_cpd_base {
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !getenv("TF_GPU_CUSOLVER");
         use_graph = small && !(getenv("TF_GPU_GRAPH") && !strcmp(getenv("TF_GPU_GRAPH"), "0"));
+        const char *apply_env = getenv("TF_GPU_APPLY");
+        custom_apply = apply_env ? !strcmp(apply_env, "custom") : sizeof(T) == 4;
         if (small) {
             TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
             TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
             TF_TRY(tf_cuda_alloc(&graw, R * R, "Gram sums"));
             TF_TRY(tf_cuda_alloc(&jq, R * R, "eigenvectors"));
+            TF_TRY(tf_cuda_alloc(&counter, 2, "completion counters"));
+            TF_CU(cudaMemsetAsync(counter, 0, 2 * sizeof *counter, ctx.stream));
         }
         TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
         TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
@@ -281,6 +296,10 @@ struct gpu_cpd : gpu_cpd_base {
         TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&m_done, cudaEventDisableTiming));
         for (uint32_t e = 0; e < 2 * order + 2; ++e) TF_CU(cudaEventCreate(&ev[e]));
+        for (uint32_t m = 0; m < order; ++m) {
+            TF_CU(cudaEventCreateWithFlags(&fork_ev[m], cudaEventDisableTiming));
+            TF_CU(cudaEventCreateWithFlags(&join_ev[m], cudaEventDisableTiming));
+        }
         if (small) {
             /* Load cuBLAS's gemm kernels for the solve's shapes now, outside
              * the timed iterations (lazy loading made the first solve of
@@ -320,12 +339,8 @@ struct gpu_cpd : gpu_cpd_base {
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         cudaStream_t st = ctx.stream;
         if (small) {
-            TF_TRY(tf_gpu_small_solve((const T *const *)G, (const T *const *)scale, order, mode, (uint32_t)R,
-                                      singular_rcond(), V, Winv, jq, d_sc, st));
-            /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
-             * is column-major W^T */
-            TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
-            return TF_OK;
+            TF_TRY(small_inverse(mode, st));
+            return small_apply(mode);
         }
         /* A <- M on the side stream, overlapped with the R x R work and the
          * sync below, once the MTTKRP that writes M is done. */
@@ -363,15 +378,42 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
+    /* Small path, the two halves of a solve: W = diag(P) V^-1 (needs only
+     * the other modes' Grams and scales, so it can run beside this mode's
+     * MTTKRP) on stream st, then A_raw = M W on the work stream. */
+    tf_status small_inverse(uint32_t mode, cudaStream_t st)
+    {
+        return tf_gpu_small_solve((const T *const *)G, (const T *const *)scale, order, mode, (uint32_t)R,
+                                  singular_rcond(), V, Winv, jq, d_sc, st);
+    }
+
+    tf_status small_apply(uint32_t mode)
+    {
+        if (custom_apply && dims[mode] <= TF_GPU_APPLY_ROWS)
+            return tf_gpu_small_apply((const T *)M, dims[mode], (uint32_t)R, (const T *)Winv, A[mode], ctx.stream);
+        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
+         * is column-major W^T */
+        TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
+        return TF_OK;
+    }
+
+    /* Small path: lambda, the new scale and G of mode from one read of
+     * A_raw (the normalisation), on stream st. */
+    tf_status small_gram(uint32_t mode, int max_norm, cudaStream_t st)
+    {
+        return tf_gpu_gram((const T *)A[mode], dims[mode], (uint32_t)R, max_norm ? 2 : 1, gpart, graw, counter,
+                           scale[mode], lambda, G[mode], d_sc, st);
+    }
+
     tf_status gram_async(uint32_t mode)
     {
         TF_TRY(check_mode(mode));
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         if (small) {
             if (gram_pending != mode) {
-                TF_TRY(tf_gpu_gram_partials((const T *)A[mode], dims[mode], (uint32_t)R, gpart, ctx.stream));
-                TF_TRY(tf_gpu_gram_finish(gpart, dims[mode], (uint32_t)R, 0, graw, scale[mode], lambda, G[mode],
-                                          d_sc, ctx.stream));
+                TF_TRY(tf_gpu_gram((const T *)A[mode], dims[mode], (uint32_t)R, 0, gpart, graw, counter,
+                                   scale[mode], lambda, G[mode], d_sc, ctx.stream));
             }
             gram_pending = TF_MAX_ORDER;
         } else if (!gram_syrk) {
@@ -391,6 +433,9 @@ struct gpu_cpd : gpu_cpd_base {
         cudaStream_t st = ctx.stream;
         /* <X, K> = sum_r lambda_r sum_i M(i,r) A(i,r) with M and A scaled:
          * both scale vectors of every mode go into the weights */
+        if (small)
+            return tf_gpu_fit_terms(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale,
+                                    (const T *const *)G, order, partial, counter + 1, d_sc, st);
         TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale, order,
                                      partial, d_sc, st));
         TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
@@ -423,9 +468,7 @@ struct gpu_cpd : gpu_cpd_base {
                                     ctx.stream);
         /* one read of A_raw: Gram partials and column maxima; then lambda,
          * the new scales and G */
-        TF_TRY(tf_gpu_gram_partials((const T *)A[mode], dims[mode], (uint32_t)R, gpart, ctx.stream));
-        TF_TRY(tf_gpu_gram_finish(gpart, dims[mode], (uint32_t)R, max_norm ? 2 : 1, graw, scale[mode], lambda,
-                                  G[mode], d_sc, ctx.stream));
+        TF_TRY(small_gram(mode, max_norm, ctx.stream));
         gram_pending = mode;
         return TF_OK;
     }
@@ -454,6 +497,7 @@ struct gpu_cpd : gpu_cpd_base {
         cudaStream_t st = ctx.stream;
         const unsigned fl = external ? cudaEventRecordExternal : cudaEventRecordDefault;
         TF_CU(cudaEventRecordWithFlags(ev[0], st, fl));
+        if (small) return enqueue_small_sweep(max_norm, fl);
         for (uint32_t n = 0; n < order; ++n) {
             TF_TRY(mttkrp_async(n));
             TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
@@ -465,6 +509,46 @@ struct gpu_cpd : gpu_cpd_base {
             TF_CU(cudaEventRecordWithFlags(ev[2 * n + 2], st, fl));
         }
         TF_TRY(fit_async(order - 1));
+        TF_CU(cudaEventRecordWithFlags(ev[2 * order + 1], st, fl));
+        return TF_OK;
+    }
+
+    /* The small-rank iteration with the R x R work off the critical path.
+     * Mode n's inverse W needs the other modes' Grams and scales, not its
+     * MTTKRP; mode n's Gram is needed by the next solve, not by the next
+     * MTTKRP (which reads A_raw). So the side stream (high priority) runs
+     * [Gram(n-1), inverse(n)] while the work stream runs MTTKRP(n); the work
+     * stream then waits for W and applies it (A_raw = M W). The last
+     * mode's Gram stays on the work stream (the fit needs it). Same
+     * kernels and the same order per buffer as the sequential steps. Step
+     * times: a mode's "dense" interval is the wait for W plus the apply;
+     * the overlapped Gram and inverse land inside the next MTTKRP's
+     * interval; the last mode's Gram is fused with the fit terms and
+     * counted as the fit step. */
+    tf_status enqueue_small_sweep(int max_norm, unsigned fl)
+    {
+        cudaStream_t st = ctx.stream, side = ctx.side;
+        for (uint32_t n = 0; n < order; ++n) {
+            TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
+            TF_CU(cudaStreamWaitEvent(side, fork_ev[n], 0));
+            if (n > 0) TF_TRY(small_gram(n - 1, max_norm, side));
+            TF_TRY(small_inverse(n, side));
+            TF_CU(cudaEventRecord(join_ev[n], side));
+            TF_TRY(check_mode(n));
+            TF_TRY(eng->mttkrp(n, (const void *const *)A, M, (uint32_t)R));
+            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
+            TF_CU(cudaStreamWaitEvent(st, join_ev[n], 0));
+            TF_TRY(small_apply(n));
+            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 2], st, fl));
+        }
+        m_mode = order - 1;
+        gram_pending = TF_MAX_ORDER;
+        /* the last mode's Gram and the fit terms (one launch when the
+         * Gram takes one): timed as the fit step */
+        const uint32_t n = order - 1;
+        TF_TRY(tf_gpu_gram_fit((const T *)A[n], (const T *)M, dims[n], (uint32_t)R, max_norm ? 2 : 1, gpart, graw,
+                               counter, scale[n], lambda, G[n], (const T *const *)scale, (const T *const *)G, order,
+                               partial, d_sc, st));
         TF_CU(cudaEventRecordWithFlags(ev[2 * order + 1], st, fl));
         return TF_OK;
     }

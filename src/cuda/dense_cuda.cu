@@ -10,6 +10,7 @@ namespace {
 #define TF_WARP_ALL 0xffffffffu
 
 const int kThreads = 256;
+const int kSmall = TF_GPU_SMALL_RANK; /* largest rank of the small-rank kernels */
 
 enum col_op { OP_SUMSQ = 0, OP_DOT, OP_MAXABS };
 
@@ -29,8 +30,8 @@ __device__ __forceinline__ double combine(double a, double b)
 /* part[s*R + c] = reduction over the rows of slab s of column c.
  * Block (32, 8): x over 32 columns (blockIdx.y selects the tile), y over rows. */
 template <typename T, int OP>
-__global__ void column_partials(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S,
-                                double *part)
+__device__ __forceinline__ void column_partials_block(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S,
+                                                      double *part)
 {
     __shared__ double sh[8][33];
     const uint32_t c = blockIdx.y * 32 + threadIdx.x;
@@ -55,6 +56,33 @@ __global__ void column_partials(const T *A, const T *B, uint64_t I, uint32_t R, 
 }
 
 template <typename T, int OP>
+__global__ void column_partials(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S, double *part)
+{
+    column_partials_block<T, OP>(A, B, I, R, S, part);
+}
+
+/* Last-block completion: every block calls it after writing its partial
+ * results; it returns true in the one block that arrives last, once the
+ * others' writes are visible (read them with __ldcg), and resets the
+ * counter for the next launch. Fuses a reduction's finishing step into the
+ * kernel that computes its partials (one launch fewer on the critical
+ * path). */
+__device__ bool last_block(unsigned *counter)
+{
+    __shared__ bool last;
+    __threadfence(); /* this block's partials are visible before it counts */
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+        const unsigned blocks = gridDim.x * gridDim.y;
+        last = atomicAdd(counter, 1u) == blocks - 1;
+        if (last) *counter = 0;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
+template <typename T, int OP>
 tf_status launch_partials(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S, double *part,
                           cudaStream_t st)
 {
@@ -67,10 +95,11 @@ tf_status launch_partials(const T *A, const T *B, uint64_t I, uint32_t R, uint32
 template <int OP>
 __device__ __forceinline__ double column_total(const double *part, uint32_t S, uint32_t R, uint32_t r)
 {
-    double v = part[r];
+    /* __ldcg: the partials may come from other blocks of the same kernel */
+    double v = __ldcg(part + r);
     /* unrolled so that the loads are in flight together (same order of sums) */
 #pragma unroll 16
-    for (uint32_t s = 1; s < S; ++s) v = combine<OP>(v, part[(uint64_t)s * R + r]);
+    for (uint32_t s = 1; s < S; ++s) v = combine<OP>(v, __ldcg(part + (uint64_t)s * R + r));
     return v;
 }
 
@@ -96,37 +125,88 @@ __global__ void scale_columns(T *A, uint64_t n, uint32_t R, const T *inv)
         A[e] *= inv[e % R];
 }
 
-/* Block-wide sum of one double per thread in a fixed tree order (kThreads threads). */
-__device__ double block_sum(double v)
+/* Block-wide sum (or, with max, NaN-blind maximum) of one double per
+ * thread in a fixed tree order; NT = blockDim.x, a power of two. Every
+ * thread gets the result; the buffer may be reused after a barrier. */
+template <int NT = kThreads>
+__device__ double block_reduce(double v, bool max = false)
 {
-    __shared__ double sh[kThreads];
-    sh[threadIdx.x] = v;
+    __shared__ double sh[NT];
+    const int t = (int)(threadIdx.x + blockDim.x * threadIdx.y); /* blocks of (32, NT / 32) too */
+    sh[t] = v;
     __syncthreads();
-    for (int w = kThreads / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+    for (int w = NT / 2; w > 0; w >>= 1) {
+        if (t < w) sh[t] = max ? fmax(sh[t], sh[t + w]) : sh[t] + sh[t + w];
         __syncthreads();
     }
     return sh[0];
 }
+
+__device__ __forceinline__ uint32_t flat_thread() { return threadIdx.x + blockDim.x * threadIdx.y; }
+
+__device__ double block_sum(double v) { return block_reduce<kThreads>(v); }
 
 template <typename T>
 struct gram_ptrs {
     const T *g[16];
 };
 
+/* prod over k < n, k != skip, of p.g[k][e] (null pointers count as 1).
+ * The loop is unrolled so that p's pointers are read with constant
+ * indices from parameter space (a variable index copies the whole array
+ * to local memory in every thread). */
+template <typename T>
+__device__ __forceinline__ T product_at(const gram_ptrs<T> &p, uint32_t n, uint32_t skip, uint64_t e)
+{
+    T v = T(1);
+#pragma unroll
+    for (uint32_t k = 0; k < 16; ++k)
+        if (k < n && k != skip && p.g[k]) v *= p.g[k][e];
+    return v;
+}
+
+/* sc->inner from the OP_DOT slab partials (one block of kThreads threads,
+ * any shape). */
+template <typename T>
+__device__ void weighted_finish_block(const double *part, uint32_t S, uint32_t R, const T *w,
+                                      const gram_ptrs<T> &sc_ptr, uint32_t ns, tf_gpu_scalars *sc)
+{
+    double acc = 0.0;
+    for (uint32_t r = flat_thread(); r < R; r += kThreads) {
+        double wr = (double)w[r];
+#pragma unroll
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < ns) wr *= (double)sc_ptr.g[k][r]; /* in double, as before */
+        acc += wr * column_total<OP_DOT>(part, S, R, r);
+    }
+    const double total = block_sum(acc);
+    if (flat_thread() == 0) {
+        sc->inner = total;
+        if (!isfinite(total)) sc->nonfinite = 1;
+    }
+}
+
 template <typename T>
 __global__ void weighted_finish(const double *part, uint32_t S, uint32_t R, const T *w, gram_ptrs<T> sc_ptr,
                                 uint32_t ns, tf_gpu_scalars *sc)
 {
+    weighted_finish_block<T>(part, S, R, w, sc_ptr, ns, sc);
+}
+
+/* sc->knorm2 = x^T V x (one block of kThreads threads, any shape); V(i, j)
+ * = v(i * R + j). */
+template <typename VF, typename T>
+__device__ void quadratic_block(VF v, const T *x, uint32_t R, tf_gpu_scalars *sc)
+{
     double acc = 0.0;
-    for (uint32_t r = threadIdx.x; r < R; r += blockDim.x) {
-        double wr = (double)w[r];
-        for (uint32_t k = 0; k < ns; ++k) wr *= (double)sc_ptr.g[k][r];
-        acc += wr * column_total<OP_DOT>(part, S, R, r);
+    for (uint32_t i = flat_thread(); i < R; i += kThreads) {
+        double row = 0.0;
+        for (uint32_t j = 0; j < R; ++j) row += (double)v((uint64_t)i * R + j) * (double)x[j];
+        acc += (double)x[i] * row;
     }
     const double total = block_sum(acc);
-    if (threadIdx.x == 0) {
-        sc->inner = total;
+    if (flat_thread() == 0) {
+        sc->knorm2 = total;
         if (!isfinite(total)) sc->nonfinite = 1;
     }
 }
@@ -134,17 +214,28 @@ __global__ void weighted_finish(const double *part, uint32_t S, uint32_t R, cons
 template <typename T>
 __global__ void quadratic_kernel(const T *V, const T *x, uint32_t R, tf_gpu_scalars *sc)
 {
-    double acc = 0.0;
-    for (uint32_t i = threadIdx.x; i < R; i += blockDim.x) {
-        double row = 0.0;
-        for (uint32_t j = 0; j < R; ++j) row += (double)V[(uint64_t)i * R + j] * (double)x[j];
-        acc += (double)x[i] * row;
-    }
-    const double total = block_sum(acc);
-    if (threadIdx.x == 0) {
-        sc->knorm2 = total;
-        if (!isfinite(total)) sc->nonfinite = 1;
-    }
+    quadratic_block([V](uint64_t e) { return V[e]; }, x, R, sc);
+}
+
+/* The fit terms in one launch (grid: slabs x column tiles, blocks (32, 8)):
+ * the OP_DOT partials of A and B, then, in the last block, sc->inner as
+ * weighted_finish and sc->knorm2 = w^T (Hadamard of all n Grams) w as
+ * hadamard_kernel + quadratic_kernel would give (the Hadamard product is
+ * formed on the fly). */
+template <typename T>
+__global__ void fit_terms_kernel(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S, double *part,
+                                 const T *w, gram_ptrs<T> sc_ptr, uint32_t ns, gram_ptrs<T> G, uint32_t n,
+                                 unsigned *counter, tf_gpu_scalars *sc)
+{
+    __shared__ T V[kSmall * kSmall];
+    column_partials_block<T, OP_DOT>(A, B, I, R, S, part);
+    if (!last_block(counter)) return;
+    /* the Hadamard product into shared memory by every thread (the
+     * quadratic form's rows are then summed by R threads) */
+    for (uint32_t e = flat_thread(); e < R * R; e += kThreads) V[e] = product_at(G, n, n, e);
+    weighted_finish_block<T>(part, S, R, w, sc_ptr, ns, sc); /* its barriers also publish V */
+    __syncthreads(); /* block_sum's buffer is reused */
+    quadratic_block([&](uint64_t e) { return V[e]; }, w, R, sc);
 }
 
 template <typename T>
@@ -153,16 +244,14 @@ __global__ void hadamard_kernel(gram_ptrs<T> G, uint32_t n, uint32_t skip, uint6
 {
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < RR;
          e += (uint64_t)gridDim.x * blockDim.x) {
-        T v = T(1);
-        for (uint32_t k = 0; k < n; ++k)
-            if (k != skip) v *= G.g[k][e];
+        const T v = product_at(G, n, skip, e);
         V[e] = v;
         if (!isfinite((double)v)) sc->nonfinite = 1;
     }
 }
 
 /* ---- small-rank solve (see tf_gpu_small_solve in dense_cuda.cuh) */
-const int kSmall = TF_GPU_SMALL_RANK;
+const int kSolveThreads = 1024; /* one element of a 32 x 32 matrix per thread */
 
 /* Pseudo-inverse of the symmetric R x R matrix in S (destroyed) by cyclic
  * Jacobi in one block: rotations of disjoint pairs (round-robin order) are
@@ -186,9 +275,9 @@ __device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rc
             if (e / R == e % R) dia += v * v;
             else off += v * v;
         }
-        off = block_sum(off);
-        __syncthreads(); /* block_sum's buffer is reused */
-        dia = block_sum(dia);
+        off = block_reduce<kSolveThreads>(off);
+        __syncthreads(); /* the buffer is reused */
+        dia = block_reduce<kSolveThreads>(dia);
         if (t == 0) done = !(off > 1e-32 * dia); /* also stops on NaN */
         __syncthreads();
         if (done) break;
@@ -235,15 +324,8 @@ __device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rc
     __shared__ double winv[kSmall];
     double m = 0.0;
     for (uint32_t k = t; k < R; k += blockDim.x) m = fmax(m, fabs(S[k][k]));
-    /* block-wide max through the sum helper's buffer pattern */
-    __shared__ double mx[kThreads];
-    mx[t] = m;
-    __syncthreads();
-    for (int w = kThreads / 2; w > 0; w >>= 1) {
-        if ((int)t < w) mx[t] = fmax(mx[t], mx[t + w]);
-        __syncthreads();
-    }
-    const double cutoff = rcond * mx[0];
+    __syncthreads(); /* the reduction buffer is reused */
+    const double cutoff = rcond * block_reduce<kSolveThreads>(m, true);
     for (uint32_t k = t; k < R; k += blockDim.x) winv[k] = S[k][k] > cutoff ? 1.0 / S[k][k] : 0.0;
     __syncthreads();
     for (uint32_t e = t; e < RR; e += blockDim.x) {
@@ -254,69 +336,68 @@ __device__ void small_pinv_jacobi(double (*S)[kSmall + 1], uint32_t R, double rc
     }
 }
 
-/* Gauss-Jordan inversion for R <= 32 in one warp, no block barriers: lane
- * j keeps column j of the matrix (padded to 32 with the identity) in
- * registers; each step broadcasts the pivot column with shuffles. Same
- * arithmetic as the block version below. The rows are kept rotated so that
- * the pivot row is always c[0]: the step loop stays a loop (fully unrolled,
- * 32 x 32 steps made ~70k instructions, and instruction fetch made the
- * solve take 60-90 us on an H200) while every register index is a
- * constant. Returns (on every lane) whether V passed the
+/* Gauss-Jordan inversion for R <= 32 with one matrix element per thread
+ * of a 1024-thread block, in registers: thread (i, j) = (warp, lane) holds
+ * v = S[i][j] (the padding beyond R is the identity and never changes).
+ * At step k, warp k takes the pivot p = S[k][k] by a shuffle and publishes
+ * the scaled pivot row rk = S[k][:] / p (with 1/p in place of the pivot)
+ * and p, the lanes k of all warps publish the old column k, all through
+ * shared memory, double buffered (one barrier per step); then every
+ * thread updates its element with one FMA:
+ *   row k: v = rk[j];  else v = (j == k ? 0 : v) - S[i][k] rk[j].
+ * Only the pivot warp divides: the chain per step is a shuffle, a
+ * reciprocal, a store, a barrier, loads and an FMA. (Every thread dividing
+ * and tracking the pivot range issued ~70 instructions per warp per step,
+ * 15 us on an H200; one warp holding the matrix in 32 registers per lane,
+ * ~250 per step, 24 us.) The pivots are the Cholesky factor's squared
+ * diagonal (Schur complements): one elimination gives potrf's info, the
+ * diagonal range and V^-1. Returns (uniformly) whether V passed the
  * positive-definiteness test; then W = diag(P) V^-1 is written. */
 template <typename T>
-__device__ int warp_gauss_jordan(const double (*S)[kSmall + 1], uint32_t R, double rcond, const double *P, T *W,
-                                 tf_gpu_scalars *sc)
+__device__ int block_gauss_jordan(double v, uint32_t R, double rcond, const double *P, T *W, tf_gpu_scalars *sc)
 {
-    const uint32_t j = threadIdx.x & 31;
-    double c[32]; /* c[i]: row (k + i) mod 32 at step k, this lane's column */
-#pragma unroll
-    for (int i = 0; i < 32; ++i) c[i] = (i < (int)R && j < R) ? S[i][j] : (i == (int)j ? 1.0 : 0.0);
-    int bad = 0;
-    double lo = INFINITY, hi = 0.0; /* range of the pivots (squared Cholesky diagonal) */
-#pragma unroll 1
-    for (uint32_t k = 0; k < 32; ++k) {
-        const double p = __shfl_sync(TF_WARP_ALL, c[0], k);
-        if (k < R && !bad) {
-            if (!(p > 0.0)) bad = (int)k + 1; /* uniform: every lane has p; later steps are skipped */
-            else {
-                lo = fmin(lo, p);
-                hi = fmax(hi, p);
-            }
+    __shared__ double row[2][32], col[2][32], piv[32];
+    __shared__ int spd;
+    const uint32_t i = threadIdx.x >> 5, j = threadIdx.x & 31;
+    uint32_t k = 0;
+    for (; k < R; ++k) {
+        const uint32_t b = k & 1;
+        if (i == k) {
+            const double p = __shfl_sync(TF_WARP_ALL, v, k);
+            const double ip = 1.0 / p;
+            row[b][j] = j == k ? ip : v * ip;
+            if (j == 0) piv[k] = p;
         }
-        if (!bad) {
-            const double ip = 1.0 / p, rk = c[0] * ip;
-#pragma unroll
-            for (int i = 1; i < 32; ++i) {
-                const double ck = __shfl_sync(TF_WARP_ALL, c[i], k); /* S[row][k] */
-                c[i] = j == k ? -ck * ip : c[i] - ck * rk;
-            }
-            c[0] = j == k ? ip : rk;
-        }
-        const double first = c[0]; /* rotate: the next pivot row to c[0] */
-#pragma unroll
-        for (int i = 0; i < 31; ++i) c[i] = c[i + 1];
-        c[31] = first;
+        if (j == k) col[b][i] = v;
+        __syncthreads();
+        if (!(piv[k] > 0.0)) break; /* as potrf: not positive, or NaN (uniform) */
+        const double rk = row[b][j];
+        v = i == k ? rk : (j == k ? 0.0 : v) - col[b][i] * rk;
     }
-    if (bad == 1) lo = 0.0; /* no pivot passed */
-    const double ratio2 = hi > 0.0 ? lo / hi : 0.0;
-    const int spd = !bad && ratio2 > rcond;
-    if (j == 0) {
+    if (threadIdx.x == 0) {
+        const int bad = k < R ? (int)k + 1 : 0;
+        double lo = k ? INFINITY : 0.0, hi = 0.0; /* range of the accepted pivots */
+        for (uint32_t q = 0; q < k; ++q) {
+            lo = fmin(lo, piv[q]);
+            hi = fmax(hi, piv[q]);
+        }
+        const double ratio2 = hi > 0.0 ? lo / hi : 0.0;
+        spd = !bad && ratio2 > rcond;
         sc->info = bad;
         sc->diag_min = sqrt(lo);
         sc->diag_max = sqrt(hi);
         if (!spd) sc->pinv += 1;
     }
-    if (spd && j < R) /* 32 rotations: c[i] is row i again */
-#pragma unroll
-        for (int i = 0; i < 32; ++i)
-            if (i < (int)R) W[(uint32_t)i * R + j] = (T)(P[i] * c[i]);
+    __syncthreads();
+    if (spd && i < R && j < R) W[i * R + j] = (T)(P[i] * v);
     return spd;
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) small_solve_kernel(gram_ptrs<T> G, gram_ptrs<T> scales, uint32_t n,
-                                                               uint32_t skip, uint32_t R, double rcond, T *V,
-                                                               T *W, double *jq, tf_gpu_scalars *sc)
+__global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T> G, gram_ptrs<T> scales,
+                                                                    uint32_t n, uint32_t skip, uint32_t R,
+                                                                    double rcond, T *V, T *W, double *jq,
+                                                                    tf_gpu_scalars *sc)
 {
     __shared__ double S[kSmall][kSmall + 1];
     __shared__ double rowk[kSmall], colk[kSmall], piv[kSmall], P[kSmall];
@@ -325,31 +406,34 @@ __global__ void __launch_bounds__(kThreads) small_solve_kernel(gram_ptrs<T> G, g
     if (t == 0) bad = 0;
     for (uint32_t r = t; r < R; r += blockDim.x) {
         double p = 1.0;
-        for (uint32_t k = 0; k < n; ++k)
-            if (k != skip && scales.g[k]) p *= (double)scales.g[k][r];
+#pragma unroll /* constant indices: the pointer arrays stay in parameter space */
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n && k != skip && scales.g[k]) p *= (double)scales.g[k][r]; /* in double */
         P[r] = p;
     }
-    for (uint32_t e = t; e < RR; e += blockDim.x) {
-        T v = T(1);
-        for (uint32_t k = 0; k < n; ++k)
-            if (k != skip) v *= G.g[k][e];
-        V[e] = v;
-        if (!isfinite((double)v)) sc->nonfinite = 1;
-        S[e / R][e % R] = (double)v;
-    }
-    __syncthreads();
-    if (R <= 32) { /* the common case: one warp, registers and shuffles */
-        if (t < 32) {
-            const int ok = warp_gauss_jordan<T>(S, R, rcond, P, W, sc);
-            if (t == 0) spd = ok;
+    if (R <= 32) { /* the common case: an element per thread, in registers */
+        const uint32_t i = t >> 5, j = t & 31;
+        double v = i == j ? 1.0 : 0.0;
+        if (i < R && j < R) {
+            const T h = product_at(G, n, skip, i * R + j);
+            V[i * R + j] = h;
+            if (!isfinite((double)h)) sc->nonfinite = 1;
+            v = (double)h;
         }
-        __syncthreads();
-        if (spd) return;
+        __syncthreads(); /* P */
+        if (block_gauss_jordan<T>(v, R, rcond, P, W, sc)) return;
         for (uint32_t e = t; e < RR; e += blockDim.x) S[e / R][e % R] = (double)V[e]; /* this block wrote V */
         __syncthreads();
         small_pinv_jacobi<T>(S, R, rcond, P, jq, W);
         return;
     }
+    for (uint32_t e = t; e < RR; e += blockDim.x) {
+        const T v = product_at(G, n, skip, e);
+        V[e] = v;
+        if (!isfinite((double)v)) sc->nonfinite = 1;
+        S[e / R][e % R] = (double)v;
+    }
+    __syncthreads();
     /* Gauss-Jordan inversion in place without pivoting (V symmetric positive
      * definite; anything else shows as a pivot that is not positive). Its
      * pivots are the Cholesky factor's squared diagonal (the Schur
@@ -430,9 +514,32 @@ struct gram_shape {
     static constexpr int NCM = kThreads % R8 == 0 ? 1 : PF;
 };
 
+template <typename T>
+__device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
+                                 T *s, T *lambda, T *G, tf_gpu_scalars *sc);
+
+/* The finishing step fused into gram_partials_kernel (few slabs): the
+ * last block runs gram_scale_block with sum = 1. counter == NULL: no.
+ * With M (the last mode of an iteration), the same pass also forms the
+ * fit terms' column dot products sum_i M(i,c) A(i,c) per slab, and the
+ * last block then sets sc->inner and sc->knorm2 as tf_gpu_fit_terms would
+ * (weights: the new lambda times all scales; G: all n Grams, the new one
+ * included). */
+template <typename T>
+struct gram_fin {
+    unsigned *counter;
+    int norm;
+    double *graw;
+    T *s, *lambda, *G;
+    tf_gpu_scalars *sc;
+    const T *M;             /* fit: MTTKRP output of this mode, or NULL */
+    gram_ptrs<T> scales, Gs; /* fit: every mode's scales and Grams */
+    uint32_t n;             /* fit: modes */
+};
+
 template <typename T, int NB>
 __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, uint64_t I, uint32_t R,
-                                                                 uint32_t S, double *gpart)
+                                                                 uint32_t S, double *gpart, const gram_fin<T> fin)
 {
     using namespace nvcuda;
     typedef gram_shape<NB> Sh;
@@ -446,9 +553,10 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
     for (int i = 0; i < PER; ++i)
 #pragma unroll
         for (int j = 0; j < NB; ++j) wmma::fill_fragment(acc[i][j], 0.0);
-    double cmax[Sh::NCM]; /* running max |a| of the column of tile slot u */
+    double cmax[Sh::NCM], cdot[Sh::NCM]; /* running max |a| and sum of m a of tile slot u's column */
 #pragma unroll
-    for (int u = 0; u < Sh::NCM; ++u) cmax[u] = 0.0;
+    for (int u = 0; u < Sh::NCM; ++u) cmax[u] = cdot[u] = 0.0;
+    const bool fit = fin.M != nullptr;
     const uint64_t lo = I * blockIdx.x / S, hi = I * (blockIdx.x + 1) / S;
     /* the next tile is fetched into registers while this one is reduced */
     T pv[PF];
@@ -471,6 +579,8 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
                 const double d = (double)pv[u]; /* zero past nr and in the padding */
                 cmax[Sh::NCM == 1 ? 0 : u] = max_abs(cmax[Sh::NCM == 1 ? 0 : u], d);
                 tile[(x / R8) * LD + x % R8] = d;
+                if (fit && x / R8 < nr && x % R8 < R)
+                    cdot[Sh::NCM == 1 ? 0 : u] += d * (double)fin.M[(r0 + x / R8) * R + x % R8];
             }
         }
         __syncthreads();
@@ -536,6 +646,29 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
         for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) m = max_abs(m, tile[r * R8 + c]);
         gpart[(uint64_t)S * R * R + (uint64_t)blockIdx.x * R + c] = m;
     }
+    double *dots = gpart + (uint64_t)S * R * (R + 1); /* fit: slab x column dot products */
+    if (fit) {
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < Sh::NCM; ++u) {
+            const uint32_t x = t + u * kThreads;
+            if (x < (uint32_t)NSLOT) tile[x] = cdot[u];
+        }
+        __syncthreads();
+        for (uint32_t c = t; c < R; c += kThreads) {
+            double d = 0.0;
+            for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) d += tile[r * R8 + c];
+            dots[(uint64_t)blockIdx.x * R + c] = d;
+        }
+    }
+    if (!fin.counter || !last_block(fin.counter)) return;
+    gram_scale_block<T>(gpart, S, R, fin.norm, 1, fin.graw, fin.s, fin.lambda, fin.G, fin.sc);
+    if (!fit) return;
+    __syncthreads(); /* lambda, s and G of this mode are written */
+    for (uint32_t e = t; e < R * R; e += kThreads) tile[e] = (double)product_at(fin.Gs, fin.n, fin.n, e);
+    weighted_finish_block<T>(dots, S, R, fin.lambda, fin.scales, fin.n, fin.sc); /* its barriers publish tile */
+    __syncthreads(); /* block_sum's buffer is reused */
+    quadratic_block([&](uint64_t e) { return tile[e]; }, fin.lambda, R, fin.sc);
 }
 
 /* graw[e] = sum of the slab partials: block (32, 32) over 32 entries,
@@ -565,16 +698,16 @@ __global__ void gram_sum_kernel(const double *gpart, uint32_t S, uint32_t RR, do
  * (norm 1: 2-norm from the Gram's diagonal, 2: max(max|a|, 1) from the slab
  * maxima; 0: keep s), and G = diag(s) G_raw diag(s). */
 template <typename T>
-__global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
-                                  T *s, T *lambda, T *G, tf_gpu_scalars *sc)
+__device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
+                                 T *s, T *lambda, T *G, tf_gpu_scalars *sc)
 {
     __shared__ double sv[kSmall];
     const uint32_t RR = R * R;
     const double *cmax = gpart + (uint64_t)S * RR;
     if (sum) {
         for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x) {
-            double v = gpart[e];
-            for (uint32_t k = 1; k < S; ++k) v += gpart[(uint64_t)k * RR + e];
+            double v = __ldcg(gpart + e); /* written by other blocks when fused */
+            for (uint32_t k = 1; k < S; ++k) v += __ldcg(gpart + (uint64_t)k * RR + e);
             graw[e] = v;
         }
         __syncthreads(); /* graw is read across threads below */
@@ -599,6 +732,56 @@ __global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, i
         const T g = (T)(sv[e / R] * graw[e] * sv[e % R]);
         if (!isfinite((double)g)) sc->nonfinite = 1;
         G[e] = g;
+    }
+}
+
+template <typename T>
+__global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
+                                  T *s, T *lambda, T *G, tf_gpu_scalars *sc)
+{
+    gram_scale_block<T>(gpart, S, R, norm, sum, graw, s, lambda, G, sc);
+}
+
+/* A = M W for a short factor (row-major I x R, W R x R, R <= 64): W in
+ * shared memory, a warp takes AR rows at a time, lane c their columns c
+ * and c + 32 (NC = 2 pieces when R > 32); M's entries are broadcast by
+ * shuffles from the lanes that loaded them. (Reading W through L1 instead
+ * of staging it was 2x slower: every k step waited for its load.) */
+template <typename T, int NC>
+__global__ void __launch_bounds__(kThreads) apply_kernel(const T *M, uint64_t I, uint32_t R, const T *W, T *A)
+{
+    constexpr int AR = 4;
+    __shared__ T w[kSmall * kSmall];
+    for (uint32_t e = threadIdx.x; e < R * R; e += kThreads) w[e] = W[e];
+    __syncthreads();
+    const uint32_t lane = threadIdx.x & 31;
+    const uint64_t nw = (uint64_t)gridDim.x * (kThreads / 32);
+    for (uint64_t i0 = ((uint64_t)blockIdx.x * kThreads + threadIdx.x) / 32 * AR; i0 < I; i0 += nw * AR) {
+        T m[AR][NC], a[AR][NC];
+#pragma unroll
+        for (int r = 0; r < AR; ++r)
+#pragma unroll
+            for (int q = 0; q < NC; ++q) {
+                const uint32_t c = lane + 32 * q;
+                m[r][q] = i0 + r < I && c < R ? M[(i0 + r) * R + c] : T(0);
+                a[r][q] = T(0);
+            }
+        for (uint32_t k = 0; k < R; ++k) {
+            T wk[NC];
+#pragma unroll
+            for (int q = 0; q < NC; ++q) wk[q] = lane + 32 * q < R ? w[k * R + lane + 32 * q] : T(0);
+#pragma unroll
+            for (int r = 0; r < AR; ++r) {
+                const T mk = __shfl_sync(TF_WARP_ALL, NC == 1 || k < 32 ? m[r][0] : m[r][NC - 1], k & 31);
+#pragma unroll
+                for (int q = 0; q < NC; ++q) a[r][q] += mk * wk[q];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < AR; ++r)
+#pragma unroll
+            for (int q = 0; q < NC; ++q)
+                if (i0 + r < I && lane + 32 * q < R) A[(i0 + r) * R + lane + 32 * q] = a[r][q];
     }
 }
 
@@ -712,39 +895,42 @@ uint32_t tf_gpu_gram_slabs(uint64_t I)
 
 uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R)
 {
-    return (uint64_t)tf_gpu_gram_slabs(I) * R * (R + 1); /* Grams, then column maxima */
+    return (uint64_t)tf_gpu_gram_slabs(I) * R * (R + 2); /* Grams, column maxima, fit dot products */
 }
 
 template <typename T>
-tf_status tf_gpu_gram_partials(const T *A, uint64_t I, uint32_t R, double *gpart, cudaStream_t st)
+static tf_status launch_gram_partials(const T *A, uint64_t I, uint32_t R, uint32_t S, double *gpart,
+                                      const gram_fin<T> &fin, cudaStream_t st)
 {
-    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
-    const uint32_t S = tf_gpu_gram_slabs(I);
     switch ((R + 7) / 8) { /* one instantiation per 8-column block count */
-    case 1: gram_partials_kernel<T, 1><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    case 2: gram_partials_kernel<T, 2><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    case 3: gram_partials_kernel<T, 3><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    case 4: gram_partials_kernel<T, 4><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    case 5: gram_partials_kernel<T, 5><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    case 6: gram_partials_kernel<T, 6><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    case 7: gram_partials_kernel<T, 7><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
-    default: gram_partials_kernel<T, 8><<<S, kThreads, 0, st>>>(A, I, R, S, gpart); break;
+    case 1: gram_partials_kernel<T, 1><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    case 2: gram_partials_kernel<T, 2><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    case 3: gram_partials_kernel<T, 3><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    case 4: gram_partials_kernel<T, 4><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    case 5: gram_partials_kernel<T, 5><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    case 6: gram_partials_kernel<T, 6><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    case 7: gram_partials_kernel<T, 7><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
+    default: gram_partials_kernel<T, 8><<<S, kThreads, 0, st>>>(A, I, R, S, gpart, fin); break;
     }
     TF_CU_LAUNCH("gram_partials_kernel");
     return TF_OK;
 }
 
 template <typename T>
-tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, int norm, double *graw, T *s,
-                             T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st)
+tf_status tf_gpu_gram(const T *A, uint64_t I, uint32_t R, int norm, double *gpart, double *graw, unsigned *counter,
+                      T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st)
 {
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
     const uint32_t RR = R * R, S = tf_gpu_gram_slabs(I);
-    const int sum_here = S <= 16; /* few slabs: the one block sums them too */
-    if (!sum_here) {
-        gram_sum_kernel<<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, RR, graw);
-        TF_CU_LAUNCH("gram_sum_kernel");
+    gram_fin<T> fin = {};
+    if (S <= 16) { /* few slabs: the last block sums them and finishes */
+        fin = {counter, norm, graw, s, lambda, G, sc};
+        return launch_gram_partials<T>(A, I, R, S, gpart, fin, st);
     }
-    gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, sum_here, graw, s, lambda, G, sc);
+    TF_TRY(launch_gram_partials<T>(A, I, R, S, gpart, fin, st));
+    gram_sum_kernel<<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, RR, graw);
+    TF_CU_LAUNCH("gram_sum_kernel");
+    gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, 0, graw, s, lambda, G, sc);
     TF_CU_LAUNCH("gram_scale_kernel");
     return TF_OK;
 }
@@ -796,6 +982,46 @@ tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, 
 }
 
 template <typename T>
+tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int norm, double *gpart, double *graw,
+                          unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
+                          uint32_t n, double *partial, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
+    if (n > 16) return tf_fail(TF_ERR_ARG, "fit terms: at most 16 modes");
+    const uint32_t S = tf_gpu_gram_slabs(I);
+    if (S > 16) { /* the Gram takes three launches; the fit one more */
+        TF_TRY(tf_gpu_gram<T>(A, I, R, norm, gpart, graw, counter, s, lambda, G, sc, st));
+        return tf_gpu_fit_terms<T>(M, A, I, R, lambda, scales, Gs, n, partial, counter + 1, sc, st);
+    }
+    gram_fin<T> fin = {counter, norm, graw, s, lambda, G, sc, M};
+    for (uint32_t k = 0; k < 16; ++k) {
+        fin.scales.g[k] = k < n ? scales[k] : nullptr;
+        fin.Gs.g[k] = k < n ? Gs[k] : nullptr;
+    }
+    fin.n = n;
+    return launch_gram_partials<T>(A, I, R, S, gpart, fin, st);
+}
+
+template <typename T>
+tf_status tf_gpu_fit_terms(const T *A, const T *B, uint64_t I, uint32_t R, const T *w, const T *const *scales,
+                           const T *const *G, uint32_t n, double *partial, unsigned *counter, tf_gpu_scalars *sc,
+                           cudaStream_t st)
+{
+    if (n > 16) return tf_fail(TF_ERR_ARG, "fit terms: at most 16 modes");
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "fit terms: rank %u is outside 1..%d", R, kSmall);
+    gram_ptrs<T> p, q;
+    for (uint32_t k = 0; k < 16; ++k) {
+        p.g[k] = k < n ? scales[k] : nullptr;
+        q.g[k] = k < n ? G[k] : nullptr;
+    }
+    const uint32_t S = tf_gpu_slabs(I);
+    fit_terms_kernel<T><<<dim3(S, (R + 31) / 32), dim3(32, 8), 0, st>>>(A, B, I, R, S, partial, w, p, n, q, n,
+                                                                         counter, sc);
+    TF_CU_LAUNCH("fit_terms_kernel");
+    return TF_OK;
+}
+
+template <typename T>
 tf_status tf_gpu_quadratic(const T *V, const T *x, uint32_t R, tf_gpu_scalars *sc, cudaStream_t st)
 {
     quadratic_kernel<T><<<1, kThreads, 0, st>>>(V, x, R, sc);
@@ -830,8 +1056,20 @@ tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t
         p.g[k] = k < n ? G[k] : nullptr;
         q.g[k] = k < n && scales ? scales[k] : nullptr;
     }
-    small_solve_kernel<T><<<1, kThreads, 0, st>>>(p, q, n, skip, R, rcond, V, W, jq, sc);
+    small_solve_kernel<T><<<1, kSolveThreads, 0, st>>>(p, q, n, skip, R, rcond, V, W, jq, sc);
     TF_CU_LAUNCH("small_solve_kernel");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status tf_gpu_small_apply(const T *M, uint64_t I, uint32_t R, const T *W, T *A, cudaStream_t st)
+{
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small apply: rank %u is outside 1..%d", R, kSmall);
+    if (I == 0) return TF_OK;
+    const unsigned blocks = (unsigned)std::min<uint64_t>((I + 31) / 32, 1024); /* 4 rows per warp */
+    if (R > 32) apply_kernel<T, 2><<<blocks, kThreads, 0, st>>>(M, I, R, W, A);
+    else apply_kernel<T, 1><<<blocks, kThreads, 0, st>>>(M, I, R, W, A);
+    TF_CU_LAUNCH("apply_kernel");
     return TF_OK;
 }
 
@@ -862,9 +1100,15 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_small_solve<T>(const T *const *, const T *const *, uint32_t, uint32_t, \
                                              uint32_t, double, T *, T *, double *, tf_gpu_scalars *, \
                                              cudaStream_t);                                       \
-    template tf_status tf_gpu_gram_partials<T>(const T *, uint64_t, uint32_t, double *, cudaStream_t); \
-    template tf_status tf_gpu_gram_finish<T>(const double *, uint64_t, uint32_t, int, double *, T *, \
-                                             T *, T *, tf_gpu_scalars *, cudaStream_t);           \
+    template tf_status tf_gpu_gram<T>(const T *, uint64_t, uint32_t, int, double *, double *, unsigned *, \
+                                      T *, T *, T *, tf_gpu_scalars *, cudaStream_t);             \
+    template tf_status tf_gpu_gram_fit<T>(const T *, const T *, uint64_t, uint32_t, int, double *, double *, \
+                                          unsigned *, T *, T *, T *, const T *const *, const T *const *,   \
+                                          uint32_t, double *, tf_gpu_scalars *, cudaStream_t);            \
+    template tf_status tf_gpu_fit_terms<T>(const T *, const T *, uint64_t, uint32_t, const T *,    \
+                                           const T *const *, const T *const *, uint32_t, double *, \
+                                           unsigned *, tf_gpu_scalars *, cudaStream_t);           \
+    template tf_status tf_gpu_small_apply<T>(const T *, uint64_t, uint32_t, const T *, T *, cudaStream_t); \
     template tf_status tf_gpu_fill<T>(T *, uint64_t, T, cudaStream_t);
 TF_DENSE_INSTANTIATE(float)
 TF_DENSE_INSTANTIATE(double)

@@ -77,23 +77,48 @@ tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T 
 template <typename T>
 tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t n, uint32_t skip, uint32_t R,
                              double rcond, T *V, T *W, double *jq, tf_gpu_scalars *sc, cudaStream_t st);
-/* Small-rank Gram in one read of A_raw, deterministic:
- * tf_gpu_gram_partials reduces each of tf_gpu_gram_slabs(I) row slabs into
- * gpart: the slab's R x R Gram partial and its column max |a|
- * (tf_gpu_gram_partial_count doubles in all); tf_gpu_gram_finish sums the
- * slabs in order (graw: R*R doubles of scratch) and, with norm = 1 (2-norm)
- * or 2 (max(max|a|, 1)), sets lambda and the new scale s = 1 / lambda
- * (1 for a zero column), as the CPU's normalisation of A would; with
- * norm = 0 it keeps s. Either way G = diag(s) G_raw diag(s), the Gram of
- * the scaled factor. Non-finite values set sc->nonfinite. */
+/* Small-rank Gram in one read of A_raw, deterministic: each of
+ * tf_gpu_gram_slabs(I) row slabs is reduced into gpart (the slab's R x R
+ * Gram partial and its column max |a|; tf_gpu_gram_partial_count doubles
+ * in all); the slabs are summed in order (graw: R*R doubles of scratch)
+ * and, with norm = 1 (2-norm) or 2 (max(max|a|, 1)), lambda and the new
+ * scale s = 1 / lambda are set (1 for a zero column), as the CPU's
+ * normalisation of A would; with norm = 0 s is kept. Either way G =
+ * diag(s) G_raw diag(s), the Gram of the scaled factor. Non-finite values
+ * set sc->nonfinite. With few slabs the last block to finish sums and
+ * scales (one launch; counter: one unsigned, zero before the first call,
+ * left zero); else two more small kernels do. */
 uint32_t tf_gpu_gram_slabs(uint64_t I);
 /* Doubles of gpart for I rows and rank R. */
 uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R);
 template <typename T>
-tf_status tf_gpu_gram_partials(const T *A, uint64_t I, uint32_t R, double *gpart, cudaStream_t st);
+tf_status tf_gpu_gram(const T *A, uint64_t I, uint32_t R, int norm, double *gpart, double *graw, unsigned *counter,
+                      T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
+/* tf_gpu_gram (into s, lambda, G) and then the fit terms of
+ * tf_gpu_fit_terms(M, A, I, R, lambda, scales, Gs, n) (Gs includes G, scales
+ * includes s): one launch when the Gram takes one (counter: two unsigned,
+ * zero; partial as for tf_gpu_fit_terms). */
 template <typename T>
-tf_status tf_gpu_gram_finish(const double *gpart, uint64_t I, uint32_t R, int norm, double *graw, T *s,
-                             T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
+tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int norm, double *gpart, double *graw,
+                          unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
+                          uint32_t n, double *partial, tf_gpu_scalars *sc, cudaStream_t st);
+/* Both fit terms in one launch: sc->inner as tf_gpu_weighted_inner(A, B,
+ * I, R, w, scales, n) and sc->knorm2 = w^T (Hadamard of G[0..n-1]) w as
+ * tf_gpu_hadamard + tf_gpu_quadratic give (same order of operations);
+ * partial: tf_gpu_slabs(I) * R doubles; counter as for tf_gpu_gram;
+ * R <= TF_GPU_SMALL_RANK. */
+template <typename T>
+tf_status tf_gpu_fit_terms(const T *A, const T *B, uint64_t I, uint32_t R, const T *w, const T *const *scales,
+                           const T *const *G, uint32_t n, double *partial, unsigned *counter, tf_gpu_scalars *sc,
+                           cudaStream_t st);
+/* A = M W (row-major I x R, R <= TF_GPU_SMALL_RANK) in one launch, for
+ * short single-precision factors (TF_GPU_APPLY_ROWS rows or fewer): there
+ * cuBLAS's sgemm takes two launches (split-K); measured on an H200 for
+ * uber-apr14, R = 32: 3.7 us against 4.1 + 2.0 us. In double cuBLAS's
+ * tensor-core dgemm (one launch, ~3 us) beats it (4.5 us). */
+#define TF_GPU_APPLY_ROWS 65536
+template <typename T>
+tf_status tf_gpu_small_apply(const T *M, uint64_t I, uint32_t R, const T *W, T *A, cudaStream_t st);
 /* x[0..n-1] = v. */
 template <typename T>
 tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st);

@@ -49,6 +49,7 @@
 
 #include "cuda/warp.cuh"
 extern "C" {
+#include "core/alloc.h"
 #include "fmt/fcoo.h"
 }
 
@@ -401,12 +402,29 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_seg_kernel(const fco
     }
 }
 
+/* Zeroes rows[0..n-1] of out (R columns each) before the MTTKRP kernel:
+ * the rows it does not store (tf_fcoo_zero_rows). */
+template <typename T>
+__global__ void clear_rows_kernel(T *out, const uint32_t *rows, uint64_t n, uint32_t R)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * R;
+         e += (uint64_t)gridDim.x * blockDim.x)
+        out[(uint64_t)rows[e / R] * R + e % R] = T(0);
+}
+
 /* One mode's F-COO copy on the device. */
 template <typename T>
 struct fcoo_dev {
     uint32_t *pind[MAX_PMODES] = {nullptr};
     T *vals = nullptr;
     uint32_t *head = nullptr, *start = nullptr, *part_seg = nullptr, *seg_row = nullptr;
+    /* Rows to clear before the kernel (empty rows and rows with boundary
+     * atomics), when they are at most a quarter of the mode; else the
+     * whole output is cleared (clear_all). On wordnet30 (3 non-zeros per
+     * row) this writes ~6 % of the 30 MB fp64 output instead of all of it. */
+    uint32_t *zrows = nullptr;
+    uint64_t nzero = 0;
+    bool clear_all = true;
     uint32_t pmodes[MAX_PMODES] = {0};
     uint32_t part_nnz = 32; /* non-zeros per partition (one warp) */
     bool seg = false;       /* the "seg" kernel, else "scan" */
@@ -420,6 +438,7 @@ struct fcoo_dev {
         tf_cuda_free(start);
         tf_cuda_free(part_seg);
         tf_cuda_free(seg_row);
+        tf_cuda_free(zrows);
     }
 
     tf_status upload(const tf_fcoo *f, cudaStream_t st)
@@ -439,7 +458,14 @@ struct fcoo_dev {
         nseg = f->nseg;
         part_nnz = f->part_nnz;
         bytes = tf_fcoo_bytes(f, sizeof(T));
-        return TF_OK;
+        uint32_t *rows = nullptr;
+        TF_TRY(tf_fcoo_zero_rows(f, f->dims[f->mode] / 4, &rows, &nzero));
+        clear_all = nzero > f->dims[f->mode] / 4;
+        tf_status s = TF_OK;
+        if (!clear_all && nzero) s = tf_cuda_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
+        tf_free(rows);
+        if (s == TF_OK && zrows) bytes += nzero * sizeof(uint32_t);
+        return s;
     }
 };
 
@@ -458,8 +484,15 @@ struct fcoo_engine : tf_gpu_engine {
 
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
     {
-        TF_CU(cudaMemsetAsync(out, 0, dims[mode] * R * sizeof(T), ctx->stream));
         const fcoo_dev<T> &c = copy[mode];
+        if (c.clear_all || nnz == 0) {
+            TF_CU(cudaMemsetAsync(out, 0, dims[mode] * R * sizeof(T), ctx->stream));
+        } else if (c.nzero) {
+            const uint64_t n = c.nzero * R;
+            const unsigned blocks = (unsigned)std::min<uint64_t>((n + 255) / 256, 4096);
+            clear_rows_kernel<T><<<blocks, 256, 0, ctx->stream>>>((T *)out, c.zrows, c.nzero, R);
+            TF_CU_LAUNCH("clear_rows_kernel");
+        }
         if (nnz == 0) return TF_OK;
         fcoo_args<T> a;
         for (int q = 0; q < MAX_PMODES; ++q) {

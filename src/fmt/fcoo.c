@@ -133,6 +133,45 @@ tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz)
     return TF_OK;
 }
 
+tf_status tf_fcoo_zero_rows(const tf_fcoo *f, uint64_t max_rows, uint32_t **rows, uint64_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    const uint64_t len = f->dims[f->mode];
+    if (len - f->nseg > max_rows) { /* the empty rows alone are too many */
+        *n = len - f->nseg;
+        return TF_OK;
+    }
+    /* at most: the empty rows plus one row per partition boundary */
+    const uint64_t cap = len - f->nseg + f->nparts;
+    if (cap == 0) return TF_OK;
+    uint32_t *r = NULL;
+    TF_TRY(TF_ALLOC(r, cap, "F-COO rows to clear"));
+    uint64_t k = 0, next = 0; /* next: first row not yet decided */
+    uint64_t p = 1;           /* next partition boundary to look at */
+    for (uint64_t sg = 0; sg < f->nseg; ++sg) {
+        const uint64_t row = f->seg_row[sg];
+        while (next < row) r[k++] = (uint32_t)next++; /* empty rows before it */
+        /* partitions starting inside this segment without a head: it continues */
+        int crosses = 0;
+        while (p < f->nparts && f->part_seg[p] <= sg) {
+            if (f->part_seg[p] == sg && !((f->start[p >> 5] >> (p & 31)) & 1u)) crosses = 1;
+            ++p;
+        }
+        if (crosses) r[k++] = (uint32_t)row;
+        next = row + 1;
+    }
+    while (next < len) r[k++] = (uint32_t)next++;
+    if (k == 0 || k > max_rows) {
+        *n = k;
+        tf_free(r);
+        return TF_OK;
+    }
+    *rows = r;
+    *n = k;
+    return TF_OK;
+}
+
 tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out)
 {
     memset(out, 0, sizeof *out);

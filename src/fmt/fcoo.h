@@ -42,6 +42,14 @@ tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf
 /* Cuts f into partitions of part_nnz non-zeros instead (a multiple of 32,
  * >= 32): new start flags and partition segments, the rest unchanged. */
 tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz);
+/* Output rows that an F-COO MTTKRP does not write with a plain store, so
+ * they must be zero before it runs: empty rows (no segment) and the rows
+ * of segments that continue across a partition boundary (their partial
+ * sums are added atomically). *rows: increasing, no duplicates, *n of
+ * them (free with tf_free); NULL when *n == 0, and also when there would
+ * be more than max_rows (then *n > max_rows, and nothing is listed: the
+ * caller clears the whole output). */
+tf_status tf_fcoo_zero_rows(const tf_fcoo *f, uint64_t max_rows, uint32_t **rows, uint64_t *n);
 void tf_fcoo_free(tf_fcoo *f);
 /* Bytes of the arrays with values of `value_bytes` each (4 or 8). */
 uint64_t tf_fcoo_bytes(const tf_fcoo *f, uint32_t value_bytes);
