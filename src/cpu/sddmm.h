@@ -1,5 +1,6 @@
 /* SDDMM internals shared by the front end (sddmm_api.c), the CPU kernels
- * and the CUDA backend (src/cuda/sddmm*.cu, stubbed in src/cuda/none). */
+ * and the CUDA backend (src/cuda/sddmm*.cu;
+ * CPU-only builds link src/cuda/none, which reports no GPU). */
 #ifndef TF_CPU_SDDMM_H
 #define TF_CPU_SDDMM_H
 #include "tenfold.h"

@@ -1,5 +1,6 @@
 /* SpTTM internals shared by the front end (spttm_api.c), the CPU kernel and
- * the CUDA backend (src/cuda/spttm*.cu, stubbed in src/cuda/none). */
+ * the CUDA backend (src/cuda/spttm*.cu;
+ * CPU-only builds link src/cuda/none, which reports no GPU). */
 #ifndef TF_CPU_SPTTM_H
 #define TF_CPU_SPTTM_H
 #include "fmt/spttm_fibres.h"

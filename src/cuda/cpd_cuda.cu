@@ -398,12 +398,13 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
-    /* Small path: lambda, the new scale and G of mode from one read of
-     * A_raw (the normalisation), on stream st. */
-    tf_status small_gram(uint32_t mode, int max_norm, cudaStream_t st)
+    /* Small path: G of mode from one read of A_raw, on stream st; with norm
+     * (tf_gpu_gram's 1: 2-norm, 2: max-norm) also the normalisation's lambda
+     * and new scale, with 0 the scale is kept. */
+    tf_status small_gram(uint32_t mode, int norm, cudaStream_t st)
     {
-        return tf_gpu_gram((const T *)A[mode], dims[mode], (uint32_t)R, max_norm ? 2 : 1, gpart, graw, counter,
-                           scale[mode], lambda, G[mode], d_sc, st);
+        return tf_gpu_gram((const T *)A[mode], dims[mode], (uint32_t)R, norm, gpart, graw, counter, scale[mode],
+                           lambda, G[mode], d_sc, st);
     }
 
     tf_status gram_async(uint32_t mode)
@@ -412,8 +413,7 @@ struct gpu_cpd : gpu_cpd_base {
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         if (small) {
             if (gram_pending != mode) {
-                TF_TRY(tf_gpu_gram((const T *)A[mode], dims[mode], (uint32_t)R, 0, gpart, graw, counter,
-                                   scale[mode], lambda, G[mode], d_sc, ctx.stream));
+                TF_TRY(small_gram(mode, 0, ctx.stream));
             }
             gram_pending = TF_MAX_ORDER;
         } else if (!gram_syrk) {
@@ -468,7 +468,7 @@ struct gpu_cpd : gpu_cpd_base {
                                     ctx.stream);
         /* one read of A_raw: Gram partials and column maxima; then lambda,
          * the new scales and G */
-        TF_TRY(small_gram(mode, max_norm, ctx.stream));
+        TF_TRY(small_gram(mode, max_norm ? 2 : 1, ctx.stream));
         gram_pending = mode;
         return TF_OK;
     }
@@ -531,7 +531,7 @@ struct gpu_cpd : gpu_cpd_base {
         for (uint32_t n = 0; n < order; ++n) {
             TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
             TF_CU(cudaStreamWaitEvent(side, fork_ev[n], 0));
-            if (n > 0) TF_TRY(small_gram(n - 1, max_norm, side));
+            if (n > 0) TF_TRY(small_gram(n - 1, max_norm ? 2 : 1, side));
             TF_TRY(small_inverse(n, side));
             TF_CU(cudaEventRecord(join_ev[n], side));
             TF_TRY(check_mode(n));

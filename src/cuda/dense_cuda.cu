@@ -222,20 +222,29 @@ __global__ void quadratic_kernel(const T *V, const T *x, uint32_t R, tf_gpu_scal
  * weighted_finish and sc->knorm2 = w^T (Hadamard of all n Grams) w as
  * hadamard_kernel + quadratic_kernel would give (the Hadamard product is
  * formed on the fly). */
+/* Both fit terms from the slab dot partials, in one block of kThreads
+ * threads: sc->inner as weighted_finish, sc->knorm2 = w^T (Hadamard of
+ * G[0..n-1]) w as hadamard_kernel + quadratic_kernel; V: R*R doubles of
+ * shared memory for the Hadamard product, formed by every thread (the
+ * quadratic form's rows are then summed by R threads). */
 template <typename T>
-__global__ void fit_terms_kernel(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S, double *part,
-                                 const T *w, gram_ptrs<T> sc_ptr, uint32_t ns, gram_ptrs<T> G, uint32_t n,
-                                 unsigned *counter, tf_gpu_scalars *sc)
+__device__ void fit_finish_block(const double *dots, uint32_t S, uint32_t R, const T *w, const gram_ptrs<T> &scales,
+                                 const gram_ptrs<T> &G, uint32_t n, double *V, tf_gpu_scalars *sc)
 {
-    __shared__ T V[kSmall * kSmall];
-    column_partials_block<T, OP_DOT>(A, B, I, R, S, part);
-    if (!last_block(counter)) return;
-    /* the Hadamard product into shared memory by every thread (the
-     * quadratic form's rows are then summed by R threads) */
-    for (uint32_t e = flat_thread(); e < R * R; e += kThreads) V[e] = product_at(G, n, n, e);
-    weighted_finish_block<T>(part, S, R, w, sc_ptr, ns, sc); /* its barriers also publish V */
+    for (uint32_t e = flat_thread(); e < R * R; e += kThreads) V[e] = (double)product_at(G, n, n, e);
+    weighted_finish_block<T>(dots, S, R, w, scales, n, sc); /* its barriers publish V */
     __syncthreads(); /* block_sum's buffer is reused */
     quadratic_block([&](uint64_t e) { return V[e]; }, w, R, sc);
+}
+
+template <typename T>
+__global__ void fit_terms_kernel(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S, double *part,
+                                 const T *w, gram_ptrs<T> scales, gram_ptrs<T> G, uint32_t n, unsigned *counter,
+                                 tf_gpu_scalars *sc)
+{
+    __shared__ double V[kSmall * kSmall];
+    column_partials_block<T, OP_DOT>(A, B, I, R, S, part);
+    if (last_block(counter)) fit_finish_block<T>(part, S, R, w, scales, G, n, V, sc);
 }
 
 template <typename T>
@@ -631,44 +640,31 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
         const uint32_t e = t + q * kThreads, i = e / R8, j = e % R8;
         if (e < (uint32_t)(R8 * R8) && i < R && j < R) gpart[(uint64_t)blockIdx.x * R * R + i * R + j] = sum[q];
     }
-    /* column maxima: slot x holds a running max of column x % R8; reduce
-     * the slots of each column */
+    /* Per-column slot values (slot x holds a running max or sum of column
+     * x % R8): each column's slots reduced into out[blockIdx.x * R + c]. */
     constexpr int NSLOT = Sh::NCM == 1 ? kThreads : NR * R8;
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < Sh::NCM; ++u) {
-        const uint32_t x = t + u * kThreads;
-        if (x < (uint32_t)NSLOT) tile[x] = cmax[u];
-    }
-    __syncthreads();
-    for (uint32_t c = t; c < R; c += kThreads) {
-        double m = 0.0;
-        for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) m = max_abs(m, tile[r * R8 + c]);
-        gpart[(uint64_t)S * R * R + (uint64_t)blockIdx.x * R + c] = m;
-    }
-    double *dots = gpart + (uint64_t)S * R * (R + 1); /* fit: slab x column dot products */
-    if (fit) {
+    auto column_slots = [&](const double(&v)[Sh::NCM], bool mx, double *out) {
         __syncthreads();
 #pragma unroll
         for (int u = 0; u < Sh::NCM; ++u) {
             const uint32_t x = t + u * kThreads;
-            if (x < (uint32_t)NSLOT) tile[x] = cdot[u];
+            if (x < (uint32_t)NSLOT) tile[x] = v[u];
         }
         __syncthreads();
         for (uint32_t c = t; c < R; c += kThreads) {
-            double d = 0.0;
-            for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) d += tile[r * R8 + c];
-            dots[(uint64_t)blockIdx.x * R + c] = d;
+            double a = 0.0;
+            for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) a = mx ? max_abs(a, tile[r * R8 + c]) : a + tile[r * R8 + c];
+            out[(uint64_t)blockIdx.x * R + c] = a;
         }
-    }
+    };
+    column_slots(cmax, true, gpart + (uint64_t)S * R * R);     /* column maxima */
+    double *dots = gpart + (uint64_t)S * R * (R + 1); /* fit: slab x column dot products */
+    if (fit) column_slots(cdot, false, dots);
     if (!fin.counter || !last_block(fin.counter)) return;
     gram_scale_block<T>(gpart, S, R, fin.norm, 1, fin.graw, fin.s, fin.lambda, fin.G, fin.sc);
     if (!fit) return;
     __syncthreads(); /* lambda, s and G of this mode are written */
-    for (uint32_t e = t; e < R * R; e += kThreads) tile[e] = (double)product_at(fin.Gs, fin.n, fin.n, e);
-    weighted_finish_block<T>(dots, S, R, fin.lambda, fin.scales, fin.n, fin.sc); /* its barriers publish tile */
-    __syncthreads(); /* block_sum's buffer is reused */
-    quadratic_block([&](uint64_t e) { return tile[e]; }, fin.lambda, R, fin.sc);
+    fit_finish_block<T>(dots, S, R, fin.lambda, fin.scales, fin.Gs, fin.n, tile, fin.sc);
 }
 
 /* graw[e] = sum of the slab partials: block (32, 32) over 32 entries,
@@ -1015,8 +1011,8 @@ tf_status tf_gpu_fit_terms(const T *A, const T *B, uint64_t I, uint32_t R, const
         q.g[k] = k < n ? G[k] : nullptr;
     }
     const uint32_t S = tf_gpu_slabs(I);
-    fit_terms_kernel<T><<<dim3(S, (R + 31) / 32), dim3(32, 8), 0, st>>>(A, B, I, R, S, partial, w, p, n, q, n,
-                                                                         counter, sc);
+    fit_terms_kernel<T><<<dim3(S, (R + 31) / 32), dim3(32, 8), 0, st>>>(A, B, I, R, S, partial, w, p, q, n, counter,
+                                                                         sc);
     TF_CU_LAUNCH("fit_terms_kernel");
     return TF_OK;
 }
