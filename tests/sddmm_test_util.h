@@ -5,8 +5,10 @@
 #define TF_TESTS_SDDMM_TEST_UTIL_H
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
+#include "core/alloc.h"
 #include "core/rng.h"
 #include "tenfold.h"
 #include "test_random.h"
@@ -55,5 +57,29 @@ static inline double st_max_err(const tf_csr *S, const tf_matrix *A, const tf_ma
             if (e > worst) worst = e;
         }
     return worst;
+}
+
+/* One SDDMM with options o into a poisoned output, checked against the
+ * float64 reference to tol (st_max_err); *info gets what ran. */
+static inline void st_check_run(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
+                                const tf_sddmm_opts *o, double tol, tf_sddmm_info *info)
+{
+    double *P = NULL, *ref = NULL;
+    CHECK_OK(TF_ALLOC(P, S->nnz + 1, "P"));
+    CHECK_OK(TF_ALLOC(ref, S->nnz + 1, "ref"));
+    CHECK_OK(tf_sddmm_reference(S, A, B, o->op, o->alpha, o->beta, ref));
+    st_poison(P, S->nnz);
+    memset(info, 0, sizeof *info);
+    const tf_status s = tf_sddmm(S, A, B, o, P, info);
+    CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
+    const double err = st_max_err(S, A, B, o, P, ref);
+    CHECKF(err <= tol,
+           "%s: K=%llu algo=%d (ran %d, Ti %u Tj %u Tk %u V %u nper %u regs %d) op=%d alpha=%g beta=%g prec=%d "
+           "threads=%d: error %.3g > %.1g",
+           what, (unsigned long long)A->cols, (int)o->algo, (int)info->algo, info->tile_i, info->tile_j,
+           info->tile_k, info->vwarp, info->nper, info->a_regs, (int)o->op, o->alpha, o->beta, (int)o->precision,
+           o->threads, err, tol);
+    tf_free(P);
+    tf_free(ref);
 }
 #endif

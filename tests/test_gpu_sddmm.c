@@ -18,21 +18,8 @@
 static void check_one(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
                       const tf_sddmm_opts *o)
 {
-    const double tol = o->precision == TF_DOUBLE ? 1e-12 : 1e-5;
-    double *P = NULL, *ref = NULL;
-    CHECK_OK(TF_ALLOC(P, S->nnz + 1, "P"));
-    CHECK_OK(TF_ALLOC(ref, S->nnz + 1, "ref"));
-    CHECK_OK(tf_sddmm_reference(S, A, B, o->op, o->alpha, o->beta, ref));
-    st_poison(P, S->nnz);
     tf_sddmm_info info;
-    memset(&info, 0, sizeof info);
-    tf_status s = tf_sddmm(S, A, B, o, P, &info);
-    CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
-    const double err = st_max_err(S, A, B, o, P, ref);
-    CHECKF(err <= tol,
-           "%s: K=%llu algo=%d (ran %d, Ti %u Tj %u Tk %u V %u nper %u regs %d) op=%d prec=%d: error %.3g > %.1g",
-           what, (unsigned long long)A->cols, (int)o->algo, (int)info.algo, info.tile_i, info.tile_j, info.tile_k,
-           info.vwarp, info.nper, info.a_regs, (int)o->op, (int)o->precision, err, tol);
+    st_check_run(what, S, A, B, o, o->precision == TF_DOUBLE ? 1e-12 : 1e-5, &info);
     if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM || o->algo == TF_SDDMM_ALGO_ROW)
         CHECK(info.algo == o->algo);
     if (o->algo == TF_SDDMM_ALGO_AUTO)
@@ -42,8 +29,6 @@ static void check_one(const char *what, const tf_csr *S, const tf_matrix *A, con
         CHECK(!o->nper || info.nper == o->nper);
         CHECK(o->a_regs >= 0 || !info.a_regs);
     }
-    tf_free(P);
-    tf_free(ref);
 }
 
 /* Forced row configurations {vwarp, nper, a_regs}: with K = 1..512 these

@@ -19,18 +19,8 @@ static const uint64_t Ks[] = {1, 7, 33, 100, 512};
 static void check_one(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
                       const tf_sddmm_opts *o, double tol)
 {
-    double *P = NULL, *ref = NULL;
-    CHECK_OK(TF_ALLOC(P, S->nnz + 1, "P"));
-    CHECK_OK(TF_ALLOC(ref, S->nnz + 1, "ref"));
-    CHECK_OK(tf_sddmm_reference(S, A, B, o->op, o->alpha, o->beta, ref));
-    st_poison(P, S->nnz);
     tf_sddmm_info info;
-    CHECK_OK(tf_sddmm(S, A, B, o, P, &info));
-    const double err = st_max_err(S, A, B, o, P, ref);
-    CHECKF(err <= tol, "%s: K=%llu op=%d alpha=%g beta=%g prec=%d threads=%d: error %.3g > %.1g", what,
-           (unsigned long long)A->cols, (int)o->op, o->alpha, o->beta, (int)o->precision, o->threads, err, tol);
-    tf_free(P);
-    tf_free(ref);
+    st_check_run(what, S, A, B, o, tol, &info);
 }
 
 static void random_cases(void)
