@@ -23,7 +23,9 @@
  *              pseudo-inverse (Jacobi) — decided on the device; then
  *              A_raw = M W by one gemm (no copy, no triangular solves);
  *   normalize: one read of A_raw gives the Gram's slab partials and the
- *              column maxima; lambda, the scales and G follow from them;
+ *              column maxima; lambda, the scales and G follow from them
+ *              (in the sweep, for long factors at rank 32, the apply's own
+ *              pass forms them: tf_gpu_apply_gram);
  *   gram:      nothing more when normalize ran for the mode.
  * Larger R: cuSOLVER potrf/potrs (the M -> A copy overlapped on the side
  * stream), normalisation in place, and the Gram by cuBLAS gemm
@@ -185,6 +187,7 @@ struct gpu_cpd : gpu_cpd_base {
         m_mode = order;
         const char *g = getenv("TF_GPU_GRAM");
         gram_syrk = g && !strcmp(g, "syrk");
+        if ((g = getenv("TF_GPU_APPLY_GRAM")) && (!strcmp(g, "0") || !strcmp(g, "1"))) apply_gram_env = g[0] - '0';
         TF_TRY(tf_cuda_ctx_init(&ctx, o->device));
         char why[128];
         TF_TRY(tf_gpu_engine_create(&ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
@@ -398,6 +401,18 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
+    /* Sweep: mode n's apply also forms its Gram (tf_gpu_apply_gram) for a
+     * long factor at rank 32, not the last mode (whose Gram is fused with
+     * the fit): the separate Gram would read A again beside the next
+     * MTTKRP. TF_GPU_APPLY_GRAM=0 turns it off, =1 uses it whatever the
+     * length (tests, measurements); read at setup. */
+    int apply_gram_env = -1;
+    bool apply_gram(uint32_t n) const
+    {
+        if (apply_gram_env == 0 || R != TF_GPU_APPLY_GRAM_RANK || n + 1 >= order) return false;
+        return apply_gram_env == 1 || dims[n] > TF_GPU_APPLY_GRAM_ROWS;
+    }
+
     /* Small path: G of mode from one read of A_raw, on stream st; with norm
      * (tf_gpu_gram's 1: 2-norm, 2: max-norm) also the normalisation's lambda
      * and new scale, with 0 the scale is kept. */
@@ -518,9 +533,14 @@ struct gpu_cpd : gpu_cpd_base {
      * MTTKRP; mode n's Gram is needed by the next solve, not by the next
      * MTTKRP (which reads A_raw). So the side stream (high priority) runs
      * [Gram(n-1), inverse(n)] while the work stream runs MTTKRP(n); the work
-     * stream then waits for W and applies it (A_raw = M W). The last
-     * mode's Gram stays on the work stream (the fit needs it). Same
-     * kernels and the same order per buffer as the sequential steps. Step
+     * stream then waits for W and applies it (A_raw = M W). A long factor
+     * at rank 32 (apply_gram) gets its Gram in the apply's pass instead, on
+     * the work stream, so no second read of it runs beside the next MTTKRP
+     * (the side stream then only inverts). The last mode's Gram stays on
+     * the work stream (the fit needs it). Same steps and the same order per
+     * buffer as the sequential steps. Note: the graph runs every node at
+     * the launch stream's priority (captured node priorities apply only
+     * with cudaGraphInstantiateFlagUseNodePriority, measured no faster). Step
      * times: a mode's "dense" interval is the wait for W plus the apply;
      * the overlapped Gram and inverse land inside the next MTTKRP's
      * interval; the last mode's Gram is fused with the fit terms and
@@ -531,14 +551,18 @@ struct gpu_cpd : gpu_cpd_base {
         for (uint32_t n = 0; n < order; ++n) {
             TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
             TF_CU(cudaStreamWaitEvent(side, fork_ev[n], 0));
-            if (n > 0) TF_TRY(small_gram(n - 1, max_norm ? 2 : 1, side));
+            if (n > 0 && !apply_gram(n - 1)) TF_TRY(small_gram(n - 1, max_norm ? 2 : 1, side));
             TF_TRY(small_inverse(n, side));
             TF_CU(cudaEventRecord(join_ev[n], side));
             TF_TRY(check_mode(n));
             TF_TRY(eng->mttkrp(n, (const void *const *)A, M, (uint32_t)R));
             TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
             TF_CU(cudaStreamWaitEvent(st, join_ev[n], 0));
-            TF_TRY(small_apply(n));
+            if (apply_gram(n))
+                TF_TRY(tf_gpu_apply_gram((const T *)M, dims[n], (uint32_t)R, (const T *)Winv, A[n], max_norm ? 2 : 1,
+                                         gpart, graw, scale[n], lambda, G[n], d_sc, st));
+            else
+                TF_TRY(small_apply(n));
             TF_CU(cudaEventRecordWithFlags(ev[2 * n + 2], st, fl));
         }
         m_mode = order - 1;

@@ -924,6 +924,14 @@ tf_status tf_gpu_gram(const T *A, uint64_t I, uint32_t R, int norm, double *gpar
         return launch_gram_partials<T>(A, I, R, S, gpart, fin, st);
     }
     TF_TRY(launch_gram_partials<T>(A, I, R, S, gpart, fin, st));
+    return tf_gpu_gram_finish<T>(gpart, S, R, norm, graw, s, lambda, G, sc, st);
+}
+
+template <typename T>
+tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s, T *lambda,
+                             T *G, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    const uint32_t RR = R * R;
     gram_sum_kernel<<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, RR, graw);
     TF_CU_LAUNCH("gram_sum_kernel");
     gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, 0, graw, s, lambda, G, sc);
@@ -1096,6 +1104,8 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_small_solve<T>(const T *const *, const T *const *, uint32_t, uint32_t, \
                                              uint32_t, double, T *, T *, double *, tf_gpu_scalars *, \
                                              cudaStream_t);                                       \
+    template tf_status tf_gpu_gram_finish<T>(const double *, uint32_t, uint32_t, int, double *, T *, T *, T *, \
+                                             tf_gpu_scalars *, cudaStream_t);                      \
     template tf_status tf_gpu_gram<T>(const T *, uint64_t, uint32_t, int, double *, double *, unsigned *, \
                                       T *, T *, T *, tf_gpu_scalars *, cudaStream_t);             \
     template tf_status tf_gpu_gram_fit<T>(const T *, const T *, uint64_t, uint32_t, int, double *, double *, \

@@ -94,6 +94,21 @@ uint64_t tf_gpu_gram_partial_count(uint64_t I, uint32_t R);
 template <typename T>
 tf_status tf_gpu_gram(const T *A, uint64_t I, uint32_t R, int norm, double *gpart, double *graw, unsigned *counter,
                       T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
+/* The end of tf_gpu_gram for S slab partials in gpart (R x R Grams, then
+ * the column maxima): sums, lambda, s and G as described there (two small
+ * launches). */
+template <typename T>
+tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s, T *lambda,
+                             T *G, tf_gpu_scalars *sc, cudaStream_t st);
+/* A = M W and then tf_gpu_gram(A, ...) in one read of M (R == 32; gpart,
+ * graw, norm, s, lambda, G as for tf_gpu_gram; src/cuda/apply_gram.cu):
+ * for long factors, where a separate Gram pass reads A again beside the
+ * next MTTKRP. */
+#define TF_GPU_APPLY_GRAM_RANK 32
+#define TF_GPU_APPLY_GRAM_ROWS 65536 /* CP-ALS uses it above this many rows */
+template <typename T>
+tf_status tf_gpu_apply_gram(const T *M, uint64_t I, uint32_t R, const T *W, T *A, int norm, double *gpart,
+                            double *graw, T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
 /* tf_gpu_gram (into s, lambda, G) and then the fit terms of
  * tf_gpu_fit_terms(M, A, I, R, lambda, scales, Gs, n) (Gs includes G, scales
  * includes s): one launch when the Gram takes one (counter: two unsigned,
