@@ -223,25 +223,37 @@ uint32_t row_nper(uint64_t nnz, uint32_t V, uint64_t resident)
     return n;
 }
 
-/* Configurations to time (<= 3): 4 vectors per lane (fewest lanes and
- * shuffles per non-zero); 2 vectors per lane (twice the lanes), or a
- * quarter of the non-zeros per virtual warp where that gives the same V; and
- * the first with A's row in registers. Fields set in o override all of them;
- * duplicates are dropped. */
+/* Most row configurations timed on one S (run() sizes its array by it). */
+constexpr int kRowCandidates = 32;
+
+/* Configurations to time: lanes per non-zero V in {v4 / 2 (two or more
+ * passes over K with 4 vectors per lane), v4 (the fewest lanes that cover
+ * the row in one pass of 4 vectors), v2 (one pass of 2)}, each with nper
+ * 4, 16 and row_nper's one-wave value, the last also with A's row in
+ * registers where one pass covers K. (H200, fp32, document-term matrices:
+ * the best lies anywhere in this grid, e.g. 20news K = 128 at V 8 nper 16
+ * or V 4 nper 4, 1.16x the one-wave nper 64 that was the only one timed
+ * before; K = 512 at V 8 nper 4, 1.08x V 32 nper 16.) Fields set in o
+ * override all of them; duplicates are dropped. */
 int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident, row_cfg *out)
 {
-    const uint32_t v4 = row_lanes(kpv, 4), v2 = row_lanes(kpv, 2), n4 = row_nper(nnz, v4, resident);
-    row_cfg base[3] = {{v4, n4, false, 0}, {v2, row_nper(nnz, v2, resident), false, 0}, {v4, n4, true, 0}};
-    if (v2 == v4) base[1].nper = std::max<uint32_t>(4, n4 / 4);
+    const uint32_t v4 = row_lanes(kpv, 4), v2 = row_lanes(kpv, 2);
     int n = 0;
-    for (row_cfg c : base) {
-        if (o->vwarp) c.V = o->vwarp;
-        if (o->nper) c.nper = o->nper;
-        if (o->a_regs) c.a_regs = o->a_regs > 0;
+    /* nper 0: the one-wave value for the candidate's (possibly forced) V */
+    auto add = [&](uint32_t V, uint32_t nper, bool a_regs) {
+        row_cfg c = {o->vwarp ? o->vwarp : V, 0, o->a_regs ? o->a_regs > 0 : a_regs, 0};
+        c.nper = o->nper ? o->nper : nper ? nper : row_nper(nnz, c.V, resident);
         c.a_regs = c.a_regs && kpv <= 4 * c.V; /* the registers hold one pass over K */
-        bool dup = false;
+        bool dup = n >= kRowCandidates;
         for (int i = 0; i < n; ++i) dup |= out[i].V == c.V && out[i].nper == c.nper && out[i].a_regs == c.a_regs;
         if (!dup) out[n++] = c;
+    };
+    const uint32_t vs[3] = {v4, v4 > 1 ? v4 / 2 : v4, v2};
+    for (uint32_t v : vs) {
+        add(v, 0, false);
+        add(v, 0, true);
+        add(v, 4, false);
+        add(v, 16, false);
     }
     return n;
 }
@@ -291,14 +303,16 @@ tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg
     return TF_OK;
 }
 
-/* Adds resident-sized (persistent) versions of the first row candidate and
- * of its A-in-registers twin, with half the non-zeros per virtual warp
- * (their loop balances the work, and a grid of exactly the resident blocks
- * leaves no partial last wave). TF_SDDMM_ROW_GRID=N instead gives every
- * candidate a grid of N blocks (tests: many chunks per virtual warp).
+/* Adds resident-sized (persistent) versions of the candidates at the
+ * one-wave nper (A in L1 or registers), with half that many non-zeros per
+ * virtual warp and with 8 (their loop balances the work, and a grid of
+ * exactly the resident blocks leaves no partial last wave; 20news K = 32:
+ * V 4 nper 8 is the best of all). TF_SDDMM_ROW_GRID=N instead gives
+ * every candidate a grid of N blocks (tests: many chunks per virtual warp).
  * Returns the new count, or -1 if the kernel cannot be resident. */
 template <typename T>
-int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, row_cfg *c, int n)
+int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident,
+                    row_cfg *c, int n)
 {
     const char *env = getenv("TF_SDDMM_ROW_GRID");
     if (env && atoi(env) > 0) {
@@ -307,19 +321,26 @@ int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv
     }
     if (o->nper) return n; /* a forced nper: time it as given */
     const int base = n;
-    for (int i = 0; i < base && n < 5; ++i) {
-        if (i > 0 && !(c[i].a_regs && c[i].V == c[0].V)) continue;
-        row_cfg p = c[i];
-        p.nper = std::max<uint32_t>(4, p.nper / 2);
-        const uint32_t vpl = row_vpl(kpv, p.V);
-        auto kernel = row_kernel<T>(vpl, p.a_regs, true);
-        int per_sm = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TF_SDDMM_ROW_THREADS, 0) != cudaSuccess ||
-            per_sm < 1)
-            return -1;
-        p.grid = (uint32_t)per_sm * (uint32_t)std::max(ctx.sm_count, 1);
-        if (row_blocks(nnz, p) < p.grid) continue; /* S fits in one wave anyway */
-        c[n++] = p;
+    for (int i = 0; i < base; ++i) {
+        if (c[i].nper != row_nper(nnz, c[i].V, resident)) continue;
+        const uint32_t npers[2] = {std::max<uint32_t>(4, c[i].nper / 2), 8};
+        for (uint32_t np : npers) {
+            row_cfg p = c[i];
+            p.nper = np;
+            bool dup = n >= kRowCandidates;
+            for (int j = base; j < n; ++j) dup |= c[j].V == p.V && c[j].nper == p.nper && c[j].a_regs == p.a_regs;
+            if (dup) continue;
+            const uint32_t vpl = row_vpl(kpv, p.V);
+            auto kernel = row_kernel<T>(vpl, p.a_regs, true);
+            int per_sm = 0;
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TF_SDDMM_ROW_THREADS, 0) !=
+                    cudaSuccess ||
+                per_sm < 1)
+                return -1;
+            p.grid = (uint32_t)per_sm * (uint32_t)std::max(ctx.sm_count, 1);
+            if (row_blocks(nnz, p) < p.grid) continue; /* S fits in one wave anyway */
+            c[n++] = p;
+        }
     }
     return n;
 }
@@ -353,10 +374,10 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
      * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). */
     const bool any = o->algo == TF_SDDMM_ALGO_AUTO;
     const uint32_t kpv = Kp / (16 / sizeof(T));
-    row_cfg rcand[5];
+    row_cfg rcand[kRowCandidates];
     uint32_t tk[2][4];
     int nrow = 0, ntk[2] = {0, 0};
-    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = with_persistent<T>(ctx, o, kpv, S->nnz, rcand,
+    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = with_persistent<T>(ctx, o, kpv, S->nnz, dev.resident, rcand,
                                                                       row_candidates(o, kpv, S->nnz, dev.resident, rcand));
     if (nrow < 0) return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: no resident blocks for its kernel");
     if (any || o->algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(o, Kp, dev, false, 4, tk[0]);
