@@ -229,8 +229,8 @@ constexpr int kRowCandidates = 32;
 /* Configurations to time: lanes per non-zero V in {v4 / 2 (two or more
  * passes over K with 4 vectors per lane), v4 (the fewest lanes that cover
  * the row in one pass of 4 vectors), v2 (one pass of 2)}, each with nper
- * 4, 16 and row_nper's one-wave value, the last also with A's row in
- * registers where one pass covers K. (H200, fp32, document-term matrices:
+ * 4, 16 and row_nper's one-wave value, the one-wave one also with A's row
+ * in registers where one pass covers K. (H200, fp32, document-term matrices:
  * the best lies anywhere in this grid, e.g. 20news K = 128 at V 8 nper 16
  * or V 4 nper 4, 1.16x the one-wave nper 64 that was the only one timed
  * before; K = 512 at V 8 nper 4, 1.08x V 32 nper 16.) Fields set in o
