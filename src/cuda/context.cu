@@ -77,7 +77,9 @@ tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device)
     TF_CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     /* The side stream runs short work beside the main stream's kernels
      * (CP-ALS: the Gram and the R x R solve beside the next MTTKRP): at the
-     * highest priority its blocks take the first SM that frees up. */
+     * highest priority its blocks take the first SM that frees up. (Not
+     * inside a CUDA graph: an instantiated graph runs every node at the
+     * launch stream's priority; see enqueue_small_sweep in cpd_cuda.cu.) */
     int lo = 0, hi = 0;
     TF_CU(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     TF_CU(cudaStreamCreateWithPriority(&c->side, cudaStreamNonBlocking, hi));

@@ -917,10 +917,10 @@ tf_status tf_gpu_gram(const T *A, uint64_t I, uint32_t R, int norm, double *gpar
                       T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st)
 {
     if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
-    const uint32_t RR = R * R, S = tf_gpu_gram_slabs(I);
+    const uint32_t S = tf_gpu_gram_slabs(I);
     gram_fin<T> fin = {};
     if (S <= 16) { /* few slabs: the last block sums them and finishes */
-        fin = {counter, norm, graw, s, lambda, G, sc};
+        fin = {counter, norm, graw, s, lambda, G, sc, nullptr, {}, {}, 0};
         return launch_gram_partials<T>(A, I, R, S, gpart, fin, st);
     }
     TF_TRY(launch_gram_partials<T>(A, I, R, S, gpart, fin, st));
@@ -997,12 +997,11 @@ tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int no
         TF_TRY(tf_gpu_gram<T>(A, I, R, norm, gpart, graw, counter, s, lambda, G, sc, st));
         return tf_gpu_fit_terms<T>(M, A, I, R, lambda, scales, Gs, n, partial, counter + 1, sc, st);
     }
-    gram_fin<T> fin = {counter, norm, graw, s, lambda, G, sc, M};
+    gram_fin<T> fin = {counter, norm, graw, s, lambda, G, sc, M, {}, {}, n};
     for (uint32_t k = 0; k < 16; ++k) {
         fin.scales.g[k] = k < n ? scales[k] : nullptr;
         fin.Gs.g[k] = k < n ? Gs[k] : nullptr;
     }
-    fin.n = n;
     return launch_gram_partials<T>(A, I, R, S, gpart, fin, st);
 }
 
