@@ -131,6 +131,11 @@ struct gpu_cpd : gpu_cpd_base {
     cudaEvent_t copied = nullptr, m_done = nullptr; /* side-stream M -> A copy; M is complete */
     cudaEvent_t ev[2 * TF_MAX_ORDER + 2] = {nullptr}; /* sweep step boundaries */
     cudaEvent_t fork_ev[TF_MAX_ORDER] = {nullptr}, join_ev[TF_MAX_ORDER] = {nullptr}; /* small sweep */
+    /* The small sweep records its step events on a stream of their own
+     * (see mark): in a graph each event record is a node, and eight of
+     * them on the work stream cost uber-apr14 ~20 us per iteration. */
+    cudaStream_t tstream = nullptr;
+    cudaEvent_t tick = nullptr, tjoin = nullptr;
     /* The small-rank sweep captured as a CUDA graph, per max_norm (0/1):
      * one launch per iteration instead of ~6 per mode. TF_GPU_GRAPH=0
      * turns it off; a failed capture falls back to direct launches. */
@@ -172,6 +177,9 @@ struct gpu_cpd : gpu_cpd_base {
             if (fork_ev[m]) cudaEventDestroy(fork_ev[m]);
             if (join_ev[m]) cudaEventDestroy(join_ev[m]);
         }
+        if (tick) cudaEventDestroy(tick);
+        if (tjoin) cudaEventDestroy(tjoin);
+        if (tstream) cudaStreamDestroy(tstream);
         delete eng;
         tf_cuda_ctx_destroy(&ctx);
     }
@@ -303,6 +311,9 @@ struct gpu_cpd : gpu_cpd_base {
             TF_CU(cudaEventCreateWithFlags(&fork_ev[m], cudaEventDisableTiming));
             TF_CU(cudaEventCreateWithFlags(&join_ev[m], cudaEventDisableTiming));
         }
+        TF_CU(cudaEventCreateWithFlags(&tick, cudaEventDisableTiming));
+        TF_CU(cudaEventCreateWithFlags(&tjoin, cudaEventDisableTiming));
+        TF_CU(cudaStreamCreateWithFlags(&tstream, cudaStreamNonBlocking));
         if (small) {
             /* Load cuBLAS's gemm kernels for the solve's shapes now, outside
              * the timed iterations (lazy loading made the first solve of
@@ -511,8 +522,8 @@ struct gpu_cpd : gpu_cpd_base {
     {
         cudaStream_t st = ctx.stream;
         const unsigned fl = external ? cudaEventRecordExternal : cudaEventRecordDefault;
-        TF_CU(cudaEventRecordWithFlags(ev[0], st, fl));
         if (small) return enqueue_small_sweep(max_norm, fl);
+        TF_CU(cudaEventRecordWithFlags(ev[0], st, fl));
         for (uint32_t n = 0; n < order; ++n) {
             TF_TRY(mttkrp_async(n));
             TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
@@ -545,9 +556,23 @@ struct gpu_cpd : gpu_cpd_base {
      * the overlapped Gram and inverse land inside the next MTTKRP's
      * interval; the last mode's Gram is fused with the fit terms and
      * counted as the fit step. */
+    /* Step boundary e of the small sweep: the timing stream waits for the
+     * work stream (an edge when capturing, not a node) and records ev[e]
+     * there, so no event record sits between two kernels of the work
+     * stream. Each event fires one node latency after its step ends, the
+     * same shift at every boundary. */
+    tf_status mark(uint32_t e, unsigned fl)
+    {
+        TF_CU(cudaEventRecord(tick, ctx.stream));
+        TF_CU(cudaStreamWaitEvent(tstream, tick, 0));
+        TF_CU(cudaEventRecordWithFlags(ev[e], tstream, fl));
+        return TF_OK;
+    }
+
     tf_status enqueue_small_sweep(int max_norm, unsigned fl)
     {
         cudaStream_t st = ctx.stream, side = ctx.side;
+        TF_TRY(mark(0, fl));
         for (uint32_t n = 0; n < order; ++n) {
             TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
             TF_CU(cudaStreamWaitEvent(side, fork_ev[n], 0));
@@ -556,14 +581,14 @@ struct gpu_cpd : gpu_cpd_base {
             TF_CU(cudaEventRecord(join_ev[n], side));
             TF_TRY(check_mode(n));
             TF_TRY(eng->mttkrp(n, (const void *const *)A, M, (uint32_t)R));
-            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
+            TF_TRY(mark(2 * n + 1, fl));
             TF_CU(cudaStreamWaitEvent(st, join_ev[n], 0));
             if (apply_gram(n))
                 TF_TRY(tf_gpu_apply_gram((const T *)M, dims[n], (uint32_t)R, (const T *)Winv, A[n], max_norm ? 2 : 1,
                                          gpart, graw, scale[n], lambda, G[n], d_sc, st));
             else
                 TF_TRY(small_apply(n));
-            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 2], st, fl));
+            TF_TRY(mark(2 * n + 2, fl));
         }
         m_mode = order - 1;
         gram_pending = TF_MAX_ORDER;
@@ -573,7 +598,10 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(tf_gpu_gram_fit((const T *)A[n], (const T *)M, dims[n], (uint32_t)R, max_norm ? 2 : 1, gpart, graw,
                                counter, scale[n], lambda, G[n], (const T *const *)scale, (const T *const *)G, order,
                                partial, d_sc, st));
-        TF_CU(cudaEventRecordWithFlags(ev[2 * order + 1], st, fl));
+        TF_TRY(mark(2 * order + 1, fl));
+        /* the timing stream rejoins the work stream (a capture needs it) */
+        TF_CU(cudaEventRecord(tjoin, tstream));
+        TF_CU(cudaStreamWaitEvent(st, tjoin, 0));
         return TF_OK;
     }
 

@@ -91,16 +91,32 @@ tf_status launch_partials(const T *A, const T *B, uint64_t I, uint32_t R, uint32
     return TF_OK;
 }
 
-/* Column r's total over the slabs, in slab order. */
+/* part[0 * stride + e] combined with part[s * stride + e], s = 1 .. S - 1,
+ * in slab order. The loads of a chunk of 16 slabs are all issued before
+ * the first is combined: a loop with a runtime bound (S is often below 16
+ * for short factors) ran one L2 round trip per slab. __ldcg: the partials
+ * may come from other blocks of the same kernel. */
+template <int OP>
+__device__ __forceinline__ double slab_total(const double *part, uint32_t S, uint64_t stride, uint64_t e)
+{
+    constexpr uint32_t C = 16;
+    double v = 0.0;
+    for (uint32_t s0 = 0; s0 < S; s0 += C) {
+        double x[C];
+#pragma unroll
+        for (uint32_t k = 0; k < C; ++k) x[k] = s0 + k < S ? __ldcg(part + (uint64_t)(s0 + k) * stride + e) : 0.0;
+#pragma unroll
+        for (uint32_t k = 0; k < C; ++k)
+            if (s0 + k < S) v = s0 + k == 0 ? x[k] : combine<OP>(v, x[k]);
+    }
+    return v;
+}
+
+/* Column r's total over the slabs (part[s * R + r]), in slab order. */
 template <int OP>
 __device__ __forceinline__ double column_total(const double *part, uint32_t S, uint32_t R, uint32_t r)
 {
-    /* __ldcg: the partials may come from other blocks of the same kernel */
-    double v = __ldcg(part + r);
-    /* unrolled so that the loads are in flight together (same order of sums) */
-#pragma unroll 16
-    for (uint32_t s = 1; s < S; ++s) v = combine<OP>(v, __ldcg(part + (uint64_t)s * R + r));
-    return v;
+    return slab_total<OP>(part, S, R, r);
 }
 
 template <typename T>
@@ -198,11 +214,20 @@ __global__ void weighted_finish(const double *part, uint32_t S, uint32_t R, cons
 template <typename VF, typename T>
 __device__ void quadratic_block(VF v, const T *x, uint32_t R, tf_gpu_scalars *sc)
 {
+    /* x staged first (small R): read from global memory inside the row
+     * loop, each x[j] was one L2 round trip after the other */
+    __shared__ double xs[kSmall];
+    const bool staged = R <= kSmall;
+    if (staged)
+        for (uint32_t j = flat_thread(); j < R; j += kThreads) xs[j] = (double)x[j];
+    __syncthreads();
+    auto xat = [&](uint32_t j) { return staged ? xs[j] : (double)x[j]; };
     double acc = 0.0;
     for (uint32_t i = flat_thread(); i < R; i += kThreads) {
         double row = 0.0;
-        for (uint32_t j = 0; j < R; ++j) row += (double)v((uint64_t)i * R + j) * (double)x[j];
-        acc += (double)x[i] * row;
+#pragma unroll 8
+        for (uint32_t j = 0; j < R; ++j) row += (double)v((uint64_t)i * R + j) * xat(j);
+        acc += xat(i) * row;
     }
     const double total = block_sum(acc);
     if (flat_thread() == 0) {
@@ -701,11 +726,8 @@ __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, in
     const uint32_t RR = R * R;
     const double *cmax = gpart + (uint64_t)S * RR;
     if (sum) {
-        for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x) {
-            double v = __ldcg(gpart + e); /* written by other blocks when fused */
-            for (uint32_t k = 1; k < S; ++k) v += __ldcg(gpart + (uint64_t)k * RR + e);
-            graw[e] = v;
-        }
+        for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x)
+            graw[e] = slab_total<OP_SUMSQ>(gpart, S, RR, e); /* written by other blocks when fused */
         __syncthreads(); /* graw is read across threads below */
     }
     for (uint32_t r = threadIdx.x; r < R; r += blockDim.x) {
