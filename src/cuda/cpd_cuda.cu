@@ -135,7 +135,7 @@ struct gpu_cpd : gpu_cpd_base {
      * (see mark): in a graph each event record is a node, and eight of
      * them on the work stream cost uber-apr14 ~20 us per iteration. */
     cudaStream_t tstream = nullptr;
-    cudaEvent_t tick = nullptr, tjoin = nullptr;
+    cudaEvent_t tick = nullptr; /* the edge between the two */
     /* The small-rank sweep captured as a CUDA graph, per max_norm (0/1):
      * one launch per iteration instead of ~6 per mode. TF_GPU_GRAPH=0
      * turns it off; a failed capture falls back to direct launches. */
@@ -178,7 +178,6 @@ struct gpu_cpd : gpu_cpd_base {
             if (join_ev[m]) cudaEventDestroy(join_ev[m]);
         }
         if (tick) cudaEventDestroy(tick);
-        if (tjoin) cudaEventDestroy(tjoin);
         if (tstream) cudaStreamDestroy(tstream);
         delete eng;
         tf_cuda_ctx_destroy(&ctx);
@@ -312,7 +311,6 @@ struct gpu_cpd : gpu_cpd_base {
             TF_CU(cudaEventCreateWithFlags(&join_ev[m], cudaEventDisableTiming));
         }
         TF_CU(cudaEventCreateWithFlags(&tick, cudaEventDisableTiming));
-        TF_CU(cudaEventCreateWithFlags(&tjoin, cudaEventDisableTiming));
         TF_CU(cudaStreamCreateWithFlags(&tstream, cudaStreamNonBlocking));
         if (small) {
             /* Load cuBLAS's gemm kernels for the solve's shapes now, outside
@@ -539,6 +537,19 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
+    /* Step boundary e of the small sweep: the timing stream waits for the
+     * work stream (an edge when capturing, not a node) and records ev[e]
+     * there, so no event record sits between two kernels of the work
+     * stream. Each event fires one node latency after its step ends, the
+     * same shift at every boundary. */
+    tf_status mark(uint32_t e, unsigned fl)
+    {
+        TF_CU(cudaEventRecord(tick, ctx.stream));
+        TF_CU(cudaStreamWaitEvent(tstream, tick, 0));
+        TF_CU(cudaEventRecordWithFlags(ev[e], tstream, fl));
+        return TF_OK;
+    }
+
     /* The small-rank iteration with the R x R work off the critical path.
      * Mode n's inverse W needs the other modes' Grams and scales, not its
      * MTTKRP; mode n's Gram is needed by the next solve, not by the next
@@ -556,19 +567,6 @@ struct gpu_cpd : gpu_cpd_base {
      * the overlapped Gram and inverse land inside the next MTTKRP's
      * interval; the last mode's Gram is fused with the fit terms and
      * counted as the fit step. */
-    /* Step boundary e of the small sweep: the timing stream waits for the
-     * work stream (an edge when capturing, not a node) and records ev[e]
-     * there, so no event record sits between two kernels of the work
-     * stream. Each event fires one node latency after its step ends, the
-     * same shift at every boundary. */
-    tf_status mark(uint32_t e, unsigned fl)
-    {
-        TF_CU(cudaEventRecord(tick, ctx.stream));
-        TF_CU(cudaStreamWaitEvent(tstream, tick, 0));
-        TF_CU(cudaEventRecordWithFlags(ev[e], tstream, fl));
-        return TF_OK;
-    }
-
     tf_status enqueue_small_sweep(int max_norm, unsigned fl)
     {
         cudaStream_t st = ctx.stream, side = ctx.side;
@@ -600,8 +598,8 @@ struct gpu_cpd : gpu_cpd_base {
                                partial, d_sc, st));
         TF_TRY(mark(2 * order + 1, fl));
         /* the timing stream rejoins the work stream (a capture needs it) */
-        TF_CU(cudaEventRecord(tjoin, tstream));
-        TF_CU(cudaStreamWaitEvent(st, tjoin, 0));
+        TF_CU(cudaEventRecord(tick, tstream));
+        TF_CU(cudaStreamWaitEvent(st, tick, 0));
         return TF_OK;
     }
 

@@ -242,11 +242,6 @@ __global__ void quadratic_kernel(const T *V, const T *x, uint32_t R, tf_gpu_scal
     quadratic_block([V](uint64_t e) { return V[e]; }, x, R, sc);
 }
 
-/* The fit terms in one launch (grid: slabs x column tiles, blocks (32, 8)):
- * the OP_DOT partials of A and B, then, in the last block, sc->inner as
- * weighted_finish and sc->knorm2 = w^T (Hadamard of all n Grams) w as
- * hadamard_kernel + quadratic_kernel would give (the Hadamard product is
- * formed on the fly). */
 /* Both fit terms from the slab dot partials, in one block of kThreads
  * threads: sc->inner as weighted_finish, sc->knorm2 = w^T (Hadamard of
  * G[0..n-1]) w as hadamard_kernel + quadratic_kernel; V: R*R doubles of
@@ -262,6 +257,10 @@ __device__ void fit_finish_block(const double *dots, uint32_t S, uint32_t R, con
     quadratic_block([&](uint64_t e) { return V[e]; }, w, R, sc);
 }
 
+/* The fit terms in one launch (grid: slabs x column tiles, blocks (32, 8)):
+ * the OP_DOT partials of A and B, then, in the last block, sc->inner as
+ * weighted_finish and sc->knorm2 = w^T (Hadamard of all n Grams) w as
+ * hadamard_kernel + quadratic_kernel would give (fit_finish_block). */
 template <typename T>
 __global__ void fit_terms_kernel(const T *A, const T *B, uint64_t I, uint32_t R, uint32_t S, double *part,
                                  const T *w, gram_ptrs<T> scales, gram_ptrs<T> G, uint32_t n, unsigned *counter,

@@ -226,6 +226,14 @@ uint32_t row_nper(uint64_t nnz, uint32_t V, uint64_t resident)
 /* Most row configurations timed on one S (run() sizes its array by it). */
 constexpr int kRowCandidates = 32;
 
+/* Whether c[lo .. hi - 1] holds p's (V, nper, a_regs) already. */
+bool has_cfg(const row_cfg *c, int lo, int hi, const row_cfg &p)
+{
+    for (int i = lo; i < hi; ++i)
+        if (c[i].V == p.V && c[i].nper == p.nper && c[i].a_regs == p.a_regs) return true;
+    return false;
+}
+
 /* Configurations to time: lanes per non-zero V in {v4 / 2 (two or more
  * passes over K with 4 vectors per lane), v4 (the fewest lanes that cover
  * the row in one pass of 4 vectors), v2 (one pass of 2)}, each with nper
@@ -244,9 +252,7 @@ int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t 
         row_cfg c = {o->vwarp ? o->vwarp : V, 0, o->a_regs ? o->a_regs > 0 : a_regs, 0};
         c.nper = o->nper ? o->nper : nper ? nper : row_nper(nnz, c.V, resident);
         c.a_regs = c.a_regs && kpv <= 4 * c.V; /* the registers hold one pass over K */
-        bool dup = n >= kRowCandidates;
-        for (int i = 0; i < n; ++i) dup |= out[i].V == c.V && out[i].nper == c.nper && out[i].a_regs == c.a_regs;
-        if (!dup) out[n++] = c;
+        if (n < kRowCandidates && !has_cfg(out, 0, n, c)) out[n++] = c;
     };
     const uint32_t vs[3] = {v4, v4 > 1 ? v4 / 2 : v4, v2};
     for (uint32_t v : vs) {
@@ -323,21 +329,17 @@ int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv
     const int base = n;
     for (int i = 0; i < base; ++i) {
         if (c[i].nper != row_nper(nnz, c[i].V, resident)) continue;
+        int per_sm = 0;
+        auto kernel = row_kernel<T>(row_vpl(kpv, c[i].V), c[i].a_regs, true);
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TF_SDDMM_ROW_THREADS, 0) != cudaSuccess ||
+            per_sm < 1)
+            return -1;
         const uint32_t npers[2] = {std::max<uint32_t>(4, c[i].nper / 2), 8};
         for (uint32_t np : npers) {
             row_cfg p = c[i];
             p.nper = np;
-            bool dup = n >= kRowCandidates;
-            for (int j = base; j < n; ++j) dup |= c[j].V == p.V && c[j].nper == p.nper && c[j].a_regs == p.a_regs;
-            if (dup) continue;
-            const uint32_t vpl = row_vpl(kpv, p.V);
-            auto kernel = row_kernel<T>(vpl, p.a_regs, true);
-            int per_sm = 0;
-            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TF_SDDMM_ROW_THREADS, 0) !=
-                    cudaSuccess ||
-                per_sm < 1)
-                return -1;
             p.grid = (uint32_t)per_sm * (uint32_t)std::max(ctx.sm_count, 1);
+            if (n >= kRowCandidates || has_cfg(c, base, n, p)) continue;
             if (row_blocks(nnz, p) < p.grid) continue; /* S fits in one wave anyway */
             c[n++] = p;
         }
