@@ -322,6 +322,9 @@ struct gpu_cpd : gpu_cpd_base {
                 TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)dims[m],
                                         (int64_t)R, Winv, A[m], M));
         }
+        /* per-mode choices the engine times on first use, made now: the
+         * sweep's MTTKRPs run inside a graph capture (M is scratch) */
+        TF_TRY(eng->tune((const void *const *)A, M, (uint32_t)R));
         m_mode = order;
         TF_TRY(sync_scalars());
         pinv_seen = h_sc->pinv;

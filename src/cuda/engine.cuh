@@ -15,6 +15,16 @@ struct tf_gpu_engine {
      * overwritten; fac[m] (dims[m] x R) for m != mode; all on the device,
      * all work queued on ctx->stream (no synchronisation). */
     virtual tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) = 0;
+    /* Settles any per-mode choice an engine times on first use (F-COO's
+     * partition sizes) for rank R, with fac as mttkrp's and out as scratch;
+     * waits for the stream. mttkrp does it by itself when not inside a
+     * stream capture; callers that capture (CP-ALS's graphs) call this
+     * first. */
+    virtual tf_status tune(const void *const *fac, void *out, uint32_t R)
+    {
+        (void)fac, (void)out, (void)R;
+        return TF_OK;
+    }
     /* Bytes of the format read by one MTTKRP of `mode` (for the byte model). */
     virtual uint64_t tensor_bytes(uint32_t mode) const = 0;
     tf_cuda_ctx *ctx = nullptr;   /* owned by the caller, outlives the engine */

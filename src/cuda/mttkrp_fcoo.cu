@@ -37,8 +37,11 @@
  *
  * Selection (per mode, at engine creation): TF_FCOO_KERNEL=scan|seg forces
  * one; otherwise seg (measured faster everywhere, see choose_seg).
- * Partitions are sized per mode: the copy of a seg mode is re-cut to
- * seg_partition_size (TF_FCOO_SEG_PART overrides it). */
+ * Partitions are sized per mode: the copy of a seg mode is cut into
+ * partitions of FCOO_CUTS sizes around seg_partition_size (start flags,
+ * partition segments and rows to clear per size; the rest is shared) and
+ * the fastest for the rank in use is timed on first use (seg_partitions,
+ * fcoo_engine::tune_mode; TF_FCOO_SEG_PART or TF_FCOO_TUNE=0: one size). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,12 +415,12 @@ __global__ void clear_rows_kernel(T *out, const uint32_t *rows, uint64_t n, uint
         out[(uint64_t)rows[e / R] * R + e % R] = T(0);
 }
 
-/* One mode's F-COO copy on the device. */
-template <typename T>
-struct fcoo_dev {
-    uint32_t *pind[MAX_PMODES] = {nullptr};
-    T *vals = nullptr;
-    uint32_t *head = nullptr, *start = nullptr, *part_seg = nullptr, *seg_row = nullptr;
+/* One partitioning of a mode's copy (start flags, partition segments and
+ * the rows to clear depend on the partition size; the rest does not). */
+struct fcoo_cut {
+    uint32_t part_nnz = 32; /* non-zeros per partition (one warp) */
+    uint64_t nparts = 0;
+    uint32_t *start = nullptr, *part_seg = nullptr;
     /* Rows to clear before the kernel (empty rows and rows with boundary
      * atomics), when they are at most a quarter of the mode; else the
      * whole output is cleared (clear_all). On wordnet30 (3 non-zeros per
@@ -425,23 +428,66 @@ struct fcoo_dev {
     uint32_t *zrows = nullptr;
     uint64_t nzero = 0;
     bool clear_all = true;
+
+    void release()
+    {
+        tf_cuda_free(start);
+        tf_cuda_free(part_seg);
+        tf_cuda_free(zrows);
+        start = part_seg = zrows = nullptr;
+    }
+    /* f's current partitioning; *bytes grows by what it holds */
+    tf_status upload(const tf_fcoo *f, uint64_t *bytes)
+    {
+        part_nnz = f->part_nnz;
+        nparts = f->nparts;
+        TF_TRY(tf_cuda_upload_new(&start, f->start, (f->nparts + 31) / 32, "F-COO start flags"));
+        TF_TRY(tf_cuda_upload_new(&part_seg, f->part_seg, f->nparts, "F-COO partition segments"));
+        uint32_t *rows = nullptr;
+        TF_TRY(tf_fcoo_zero_rows(f, f->dims[f->mode] / 4, &rows, &nzero));
+        clear_all = nzero > f->dims[f->mode] / 4;
+        tf_status s = TF_OK;
+        if (!clear_all && nzero) s = tf_cuda_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
+        tf_free(rows);
+        *bytes += ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
+        return s;
+    }
+};
+
+/* Partition sizes a seg mode is timed with on first use (fcoo_engine::
+ * tune): d / 2, d, 3 d / 2, 2 d and 3 d for the default d (multiples of 32).
+ * Measured on an H200 (R = 32, ms per mode): the best size depends on the
+ * mode and the other modes' lengths, not on one rule: uber-apr14's 30- and
+ * 24-row modes 0.0255 / 0.0253 at 192 vs 0.0309 / 0.0331 at the rule's 128
+ * (fp32), wordnet30's 26-row mode best at 128 (0.0493 vs 0.0546 at 192,
+ * fp64), long modes of both at 64 or 96. */
+#define FCOO_CUTS 5
+
+/* One mode's F-COO copy on the device. */
+template <typename T>
+struct fcoo_dev {
+    uint32_t *pind[MAX_PMODES] = {nullptr};
+    T *vals = nullptr;
+    uint32_t *head = nullptr, *seg_row = nullptr;
+    fcoo_cut cut[FCOO_CUTS];
+    int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
+    uint32_t tuned_R = 0;     /* rank the choice was timed at (0: not yet) */
     uint32_t pmodes[MAX_PMODES] = {0};
-    uint32_t part_nnz = 32; /* non-zeros per partition (one warp) */
-    bool seg = false;       /* the "seg" kernel, else "scan" */
-    uint64_t nparts = 0, nseg = 0, bytes = 0;
+    bool seg = false; /* the "seg" kernel, else "scan" */
+    uint64_t nseg = 0, bytes = 0;
 
     void release()
     {
         for (int q = 0; q < MAX_PMODES; ++q) tf_cuda_free(pind[q]);
         tf_cuda_free(vals);
         tf_cuda_free(head);
-        tf_cuda_free(start);
-        tf_cuda_free(part_seg);
         tf_cuda_free(seg_row);
-        tf_cuda_free(zrows);
+        for (int k = 0; k < FCOO_CUTS; ++k) cut[k].release();
     }
 
-    tf_status upload(const tf_fcoo *f, cudaStream_t st)
+    /* The copy, cut into partitions of each of parts[0..nparts) non-zeros
+     * (f is re-cut in turn). */
+    tf_status upload(tf_fcoo *f, const uint32_t *parts, int np, cudaStream_t st)
     {
         const uint64_t n = f->nnz;
         for (uint32_t q = 0; q + 1 < f->order; ++q) {
@@ -451,21 +497,14 @@ struct fcoo_dev {
         TF_TRY(tf_cuda_alloc(&vals, n, "F-COO values"));
         TF_TRY(tf_cuda_put_values(vals, f->vals, n, st));
         TF_TRY(tf_cuda_upload_new(&head, f->head, (n + 31) / 32, "F-COO head bits"));
-        TF_TRY(tf_cuda_upload_new(&start, f->start, (f->nparts + 31) / 32, "F-COO start flags"));
-        TF_TRY(tf_cuda_upload_new(&part_seg, f->part_seg, f->nparts, "F-COO partition segments"));
         TF_TRY(tf_cuda_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
-        nparts = f->nparts;
         nseg = f->nseg;
-        part_nnz = f->part_nnz;
-        bytes = tf_fcoo_bytes(f, sizeof(T));
-        uint32_t *rows = nullptr;
-        TF_TRY(tf_fcoo_zero_rows(f, f->dims[f->mode] / 4, &rows, &nzero));
-        clear_all = nzero > f->dims[f->mode] / 4;
-        tf_status s = TF_OK;
-        if (!clear_all && nzero) s = tf_cuda_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
-        tf_free(rows);
-        if (s == TF_OK && zrows) bytes += nzero * sizeof(uint32_t);
-        return s;
+        bytes = tf_fcoo_bytes(f, sizeof(T)) - ((f->nparts + 31) / 32 + f->nparts) * sizeof(uint32_t);
+        for (ncut = 0; ncut < np && ncut < FCOO_CUTS; ++ncut) {
+            if (parts[ncut] != f->part_nnz) TF_TRY(tf_fcoo_repartition(f, parts[ncut]));
+            TF_TRY(cut[ncut].upload(f, &bytes));
+        }
+        return TF_OK;
     }
 };
 
@@ -484,13 +523,75 @@ struct fcoo_engine : tf_gpu_engine {
 
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
     {
+        fcoo_dev<T> &c = copy[mode];
+        if (c.ncut > 1 && c.tuned_R != R) {
+            cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+            TF_CU(cudaStreamIsCapturing(ctx->stream, &cs));
+            if (cs == cudaStreamCaptureStatusNone) TF_TRY(tune_mode(mode, fac, out, R));
+        }
+        return launch(mode, c.cut[c.chosen], fac, out, R);
+    }
+
+    tf_status tune(const void *const *fac, void *out, uint32_t R) override
+    {
+        for (uint32_t m = 0; m < order; ++m)
+            if (copy[m].ncut > 1 && copy[m].tuned_R != R) TF_TRY(tune_mode(m, fac, out, R));
+        return TF_OK;
+    }
+
+    /* Times every cut of `mode` (one warm-up and the best of three runs
+     * each, CUDA events; out is scratch) and keeps the fastest. Waits for
+     * the stream: first use only. */
+    tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
+    {
+        struct events { /* destroyed on every path */
+            cudaEvent_t e[2] = {nullptr, nullptr};
+            ~events()
+            {
+                for (cudaEvent_t x : e)
+                    if (x) cudaEventDestroy(x);
+            }
+        } ev;
+        TF_CU(cudaEventCreate(&ev.e[0]));
+        TF_CU(cudaEventCreate(&ev.e[1]));
+        fcoo_dev<T> &c = copy[mode];
+        auto time = [&](const fcoo_cut &k, float *ms) -> tf_status {
+            TF_CU(cudaEventRecord(ev.e[0], ctx->stream));
+            TF_TRY(launch(mode, k, fac, out, R));
+            TF_CU(cudaEventRecord(ev.e[1], ctx->stream));
+            TF_CU(cudaEventSynchronize(ev.e[1]));
+            TF_CU(cudaEventElapsedTime(ms, ev.e[0], ev.e[1]));
+            return TF_OK;
+        };
+        float best = 0.f;
+        int pick = 0;
+        for (int k = 0; k < c.ncut; ++k) {
+            float t = 0.f, ms = 0.f;
+            TF_TRY(time(c.cut[k], &ms)); /* warm-up */
+            for (int rep = 0; rep < 3; ++rep) {
+                TF_TRY(time(c.cut[k], &ms));
+                t = rep == 0 || ms < t ? ms : t;
+            }
+            if (k == 0 || t < best) {
+                best = t;
+                pick = k;
+            }
+        }
+        c.chosen = pick;
+        c.tuned_R = R;
+        describe(this);
+        return TF_OK;
+    }
+
+    tf_status launch(uint32_t mode, const fcoo_cut &k, const void *const *fac, void *out, uint32_t R)
+    {
         const fcoo_dev<T> &c = copy[mode];
-        if (c.clear_all || nnz == 0) {
+        if (k.clear_all || nnz == 0) {
             TF_CU(cudaMemsetAsync(out, 0, dims[mode] * R * sizeof(T), ctx->stream));
-        } else if (c.nzero) {
-            const uint64_t n = c.nzero * R;
+        } else if (k.nzero) {
+            const uint64_t n = k.nzero * R;
             const unsigned blocks = (unsigned)std::min<uint64_t>((n + 255) / 256, 4096);
-            clear_rows_kernel<T><<<blocks, 256, 0, ctx->stream>>>((T *)out, c.zrows, c.nzero, R);
+            clear_rows_kernel<T><<<blocks, 256, 0, ctx->stream>>>((T *)out, k.zrows, k.nzero, R);
             TF_CU_LAUNCH("clear_rows_kernel");
         }
         if (nnz == 0) return TF_OK;
@@ -503,14 +604,14 @@ struct fcoo_engine : tf_gpu_engine {
         a.fac.f[MAX_PMODES] = nullptr;
         a.vals = c.vals;
         a.head = c.head;
-        a.start = c.start;
-        a.part_seg = c.part_seg;
+        a.start = k.start;
+        a.part_seg = k.part_seg;
         a.seg_row = c.seg_row;
         a.out = (T *)out;
         a.nnz = nnz;
-        a.nparts = c.nparts;
+        a.nparts = k.nparts;
         a.nseg = c.nseg;
-        a.part_nnz = c.part_nnz;
+        a.part_nnz = k.part_nnz;
         a.np = order - 1;
         a.R = R;
         /* 16-byte factor loads (a lane takes VEC columns, a warp several
@@ -525,9 +626,9 @@ struct fcoo_engine : tf_gpu_engine {
          * walks, so it takes 16-byte pieces whenever R allows
          * (measured that way only; TF_FCOO_VEC=0 to compare). */
         constexpr uint32_t VEC = 16 / sizeof(T);
-        const bool vec = R % VEC == 0 && !no_vec && (c.seg || c.nparts <= 16 * dims[mode]);
+        const bool vec = R % VEC == 0 && !no_vec && (c.seg || k.nparts <= 16 * dims[mode]);
         const uint32_t cols_per_block = 32 * (vec ? VEC : 1);
-        const dim3 grid((unsigned)((c.nparts + TF_BLOCK_WARPS - 1) / TF_BLOCK_WARPS),
+        const dim3 grid((unsigned)((k.nparts + TF_BLOCK_WARPS - 1) / TF_BLOCK_WARPS),
                         (R + cols_per_block - 1) / cols_per_block);
         cudaStream_t st = ctx->stream;
         /* The kernel is templated on the number of product modes (order - 1). */
@@ -608,17 +709,40 @@ uint32_t seg_partition_size(uint32_t part_nnz, uint64_t mode_len, int sm_count)
     return p;
 }
 
+/* The partition sizes a seg mode is cut into: parts[0] the default
+ * (seg_partition_size), then the other FCOO_CUTS candidates, timed on first
+ * use; TF_FCOO_SEG_PART or TF_FCOO_TUNE=0 (for measurements): only the
+ * first. Returns how many. */
+int seg_partitions(uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t *parts)
+{
+    const uint32_t d = seg_partition_size(part_nnz, mode_len, sm_count);
+    parts[0] = d;
+    const char *env = getenv("TF_FCOO_TUNE");
+    if (part_env("TF_FCOO_SEG_PART") || (env && !strcmp(env, "0"))) return 1;
+    const uint32_t mult2[] = {1, 3, 4, 6}; /* d/2, 3d/2, 2d, 3d in halves of d */
+    int n = 1;
+    for (uint32_t q : mult2) {
+        uint32_t p = (d * q / 2 + 16) / 32 * 32;
+        p = std::max<uint32_t>(32, std::min<uint32_t>(p, 65536));
+        bool dup = false;
+        for (int k = 0; k < n; ++k) dup = dup || parts[k] == p;
+        if (!dup && n < FCOO_CUTS) parts[n++] = p;
+    }
+    return n;
+}
+
 /* "fcoo, 256 nnz per warp[, seg modes 1,3]": the seg list only where it
  * fits the description buffer. */
 template <typename E>
 void describe(E *e)
 {
-    uint32_t lo = e->copy[0].part_nnz, hi = lo;
+    auto part = [&](uint32_t m) { return e->copy[m].cut[e->copy[m].chosen].part_nnz; };
+    uint32_t lo = part(0), hi = lo;
     char segs[2 * TF_GPU_MAX_ORDER + 1] = "";
     size_t n = 0;
     for (uint32_t m = 0; m < e->order; ++m) {
-        lo = std::min(lo, e->copy[m].part_nnz);
-        hi = std::max(hi, e->copy[m].part_nnz);
+        lo = std::min(lo, part(m));
+        hi = std::max(hi, part(m));
         if (e->copy[m].seg) n += (size_t)snprintf(segs + n, sizeof segs - n, "%s%u", n ? "," : "", m + 1);
     }
     char parts[24];
@@ -648,11 +772,13 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         s = tf_fcoo_build(X, m, part_nnz, &f);
         if (s != TF_OK) break;
         e->copy[m].seg = choose_seg(forced, &f);
+        uint32_t parts[FCOO_CUTS] = {part_nnz};
+        int np = 1;
         if (e->copy[m].seg) {
-            const uint32_t seg_part = seg_partition_size(part_nnz, X->dims[m], ctx->sm_count);
-            if (seg_part != part_nnz) s = tf_fcoo_repartition(&f, seg_part);
+            np = seg_partitions(part_nnz, X->dims[m], ctx->sm_count, parts);
+            if (parts[0] != part_nnz) s = tf_fcoo_repartition(&f, parts[0]);
         }
-        if (s == TF_OK) s = e->copy[m].upload(&f, ctx->stream);
+        if (s == TF_OK) s = e->copy[m].upload(&f, parts, np, ctx->stream);
         e->bytes += e->copy[m].bytes;
         tf_fcoo_free(&f);
     }
