@@ -186,7 +186,8 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
 /* out (dims[mode] x R) = MTTKRP of X with factors[0..order-1] (dims[m] x R),
  * factors[mode] is not read. out is fully overwritten. On the GPU with
  * F-COO the first call for a mode (and for each new R) also times the
- * format's partition sizes and keeps the fastest, so it takes longer. */
+ * format's partition sizes and kernel variants and keeps the fastest, so
+ * it takes longer. */
 tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out);
 /* Benchmark helper: `warmup` untimed then `reps` timed MTTKRPs of `mode`;
  * times_ms[0..reps-1] receives each run's milliseconds. GPU plans keep the

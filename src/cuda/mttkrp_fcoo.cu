@@ -40,8 +40,10 @@
  * Partitions are sized per mode: the copy of a seg mode is cut into
  * partitions of FCOO_CUTS sizes around seg_partition_size (start flags,
  * partition segments and rows to clear per size; the rest is shared) and
- * the fastest for the rank in use is timed on first use (seg_partitions,
- * fcoo_engine::tune_mode; TF_FCOO_SEG_PART or TF_FCOO_TUNE=0: one size). */
+ * the fastest for the rank in use is timed on first use, together with
+ * the kernel's occupancy variant (seg_partitions, SEG_MINB_*,
+ * fcoo_engine::tune_mode; TF_FCOO_SEG_PART: one size, TF_FCOO_MINB: one
+ * variant, TF_FCOO_TUNE=0: the defaults). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,24 +234,41 @@ __device__ __forceinline__ void put_cols(T *o, const T (&x)[V], bool atomic)
     }
 }
 
+/* Blocks of 256 threads per SM a seg kernel is compiled for: the three
+ * occupancy variants the tuner times (fcoo_engine::tune_mode), trading
+ * warps per SM against non-zeros in flight per warp. 3 blocks (up to 80
+ * registers) is the default; 4 (64 registers, one non-zero less per step)
+ * and 2 (up to 128 registers, 6 non-zeros per step for orders 3) are
+ * taken where they are clearly faster. Measured on an H200 (R = 32, all
+ * modes, ms): the 20M-non-zero skewed tensor fp32 3.66 -> 3.26 at 4
+ * blocks, fp64 6.08 -> 5.46 at 2; wordnet30 fp64 0.141 -> 0.129 at 2;
+ * uber-apr14 within a few per cent either way, by mode. */
+#define SEG_MINB_WIDE 3
+#define SEG_MINB_OCC 4
+#define SEG_MINB_DEEP 2
+#define SEG_VARIANTS 3
+
 /* Non-zeros per step of a seg group (their factor loads in flight per
  * lane, plus the next step's indices): the most that compile without
- * spills under the launch bounds (ptxas, sm_90: 72-80 registers; orders
- * 2 and 5-8 share the generic kernel, which spills a few bytes). */
-template <int NP>
+ * spills, or with a few bytes, under the launch bounds (ptxas, sm_90: 72-80
+ * registers at 3 blocks per SM, 64 at 4, 72-122 at 2 (8 non-zeros per step
+ * there measured slower); orders 2 and 5-8 share the generic kernel). */
+template <int NP, int MINB>
 __host__ __device__ constexpr int seg_unroll()
 {
-    return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
+    if (MINB == SEG_MINB_DEEP) return NP == 0 ? 3 : NP <= 2 ? 6 : 4;
+    if (MINB == SEG_MINB_WIDE) return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
+    return NP == 0 ? 1 : NP <= 2 ? 3 : 2;
 }
 
 /* Segment-streaming kernel (file header): one partition per warp, one
  * contiguous range of it per lane group, walked in order with register
  * accumulation; no shuffles per non-zero. */
-template <typename T, int NP, int V>
-__global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_seg_kernel(const fcoo_args<T> a)
+template <typename T, int NP, int V, int MINB>
+__global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const fcoo_args<T> a)
 {
     constexpr int MP = NP ? NP : MAX_PMODES;
-    constexpr int U = seg_unroll<NP>();
+    constexpr int U = seg_unroll<NP, MINB>();
     static_assert(U >= 1 && U < 32, "a step's head bits lie in two words");
     const int np = NP ? NP : (int)a.np;
     const uint64_t p = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -428,6 +447,7 @@ struct fcoo_cut {
     uint32_t *zrows = nullptr;
     uint64_t nzero = 0;
     bool clear_all = true;
+    uint64_t bytes = 0; /* of the arrays above, read by one MTTKRP */
 
     void release()
     {
@@ -436,8 +456,8 @@ struct fcoo_cut {
         tf_cuda_free(zrows);
         start = part_seg = zrows = nullptr;
     }
-    /* f's current partitioning; *bytes grows by what it holds */
-    tf_status upload(const tf_fcoo *f, uint64_t *bytes)
+    /* f's current partitioning */
+    tf_status upload(const tf_fcoo *f)
     {
         part_nnz = f->part_nnz;
         nparts = f->nparts;
@@ -449,7 +469,7 @@ struct fcoo_cut {
         tf_status s = TF_OK;
         if (!clear_all && nzero) s = tf_cuda_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
         tf_free(rows);
-        *bytes += ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
+        bytes = ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
         return s;
     }
 };
@@ -471,10 +491,24 @@ struct fcoo_dev {
     uint32_t *head = nullptr, *seg_row = nullptr;
     fcoo_cut cut[FCOO_CUTS];
     int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
+    int minb = SEG_MINB_WIDE; /* the seg kernel's occupancy variant */
+    bool tune_minb = false;   /* time both variants (else minb as set) */
     uint32_t tuned_R = 0;     /* rank the choice was timed at (0: not yet) */
     uint32_t pmodes[MAX_PMODES] = {0};
     bool seg = false; /* the "seg" kernel, else "scan" */
-    uint64_t nseg = 0, bytes = 0;
+    uint64_t nseg = 0;
+    uint64_t shared_bytes = 0; /* read by every MTTKRP whatever the cut */
+
+    /* more than one (cut, variant) to time */
+    bool tunable() const { return seg && (ncut > 1 || tune_minb); }
+
+    /* device memory held (every cut) */
+    uint64_t held() const
+    {
+        uint64_t b = shared_bytes;
+        for (int k = 0; k < ncut; ++k) b += cut[k].bytes;
+        return b;
+    }
 
     void release()
     {
@@ -499,10 +533,11 @@ struct fcoo_dev {
         TF_TRY(tf_cuda_upload_new(&head, f->head, (n + 31) / 32, "F-COO head bits"));
         TF_TRY(tf_cuda_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
         nseg = f->nseg;
-        bytes = tf_fcoo_bytes(f, sizeof(T)) - ((f->nparts + 31) / 32 + f->nparts) * sizeof(uint32_t);
-        for (ncut = 0; ncut < np && ncut < FCOO_CUTS; ++ncut) {
-            if (parts[ncut] != f->part_nnz) TF_TRY(tf_fcoo_repartition(f, parts[ncut]));
-            TF_TRY(cut[ncut].upload(f, &bytes));
+        shared_bytes = tf_fcoo_bytes(f, sizeof(T)) - ((f->nparts + 31) / 32 + f->nparts) * sizeof(uint32_t);
+        for (int k = 0; k < np && k < FCOO_CUTS; ++k) {
+            if (parts[k] != f->part_nnz) TF_TRY(tf_fcoo_repartition(f, parts[k]));
+            TF_TRY(cut[k].upload(f));
+            ncut = k + 1;
         }
         return TF_OK;
     }
@@ -524,24 +559,25 @@ struct fcoo_engine : tf_gpu_engine {
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
     {
         fcoo_dev<T> &c = copy[mode];
-        if (c.ncut > 1 && c.tuned_R != R) {
+        if (c.tunable() && c.tuned_R != R) {
             cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
             TF_CU(cudaStreamIsCapturing(ctx->stream, &cs));
             if (cs == cudaStreamCaptureStatusNone) TF_TRY(tune_mode(mode, fac, out, R));
         }
-        return launch(mode, c.cut[c.chosen], fac, out, R);
+        return launch(mode, c.cut[c.chosen], c.minb, fac, out, R);
     }
 
     tf_status tune(const void *const *fac, void *out, uint32_t R) override
     {
         for (uint32_t m = 0; m < order; ++m)
-            if (copy[m].ncut > 1 && copy[m].tuned_R != R) TF_TRY(tune_mode(m, fac, out, R));
+            if (copy[m].tunable() && copy[m].tuned_R != R) TF_TRY(tune_mode(m, fac, out, R));
         return TF_OK;
     }
 
-    /* Times every cut of `mode` (one warm-up and the best of three runs
-     * each, CUDA events; out is scratch) and keeps the fastest. Waits for
-     * the stream: first use only. */
+    /* Times every cut of `mode` with each occupancy variant (one warm-up
+     * and the best of three runs each, CUDA events; out is scratch) and
+     * keeps the fastest pair, the default variant unless the other is
+     * clearly faster. Waits for the stream: first use only. */
     tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
     {
         struct events { /* destroyed on every path */
@@ -555,35 +591,48 @@ struct fcoo_engine : tf_gpu_engine {
         TF_CU(cudaEventCreate(&ev.e[0]));
         TF_CU(cudaEventCreate(&ev.e[1]));
         fcoo_dev<T> &c = copy[mode];
-        auto time = [&](const fcoo_cut &k, float *ms) -> tf_status {
+        auto time = [&](const fcoo_cut &k, int minb, float *ms) -> tf_status {
             TF_CU(cudaEventRecord(ev.e[0], ctx->stream));
-            TF_TRY(launch(mode, k, fac, out, R));
+            TF_TRY(launch(mode, k, minb, fac, out, R));
             TF_CU(cudaEventRecord(ev.e[1], ctx->stream));
             TF_CU(cudaEventSynchronize(ev.e[1]));
             TF_CU(cudaEventElapsedTime(ms, ev.e[0], ev.e[1]));
             return TF_OK;
         };
-        float best = 0.f;
-        int pick = 0;
-        for (int k = 0; k < c.ncut; ++k) {
-            float t = 0.f, ms = 0.f;
-            TF_TRY(time(c.cut[k], &ms)); /* warm-up */
-            for (int rep = 0; rep < 3; ++rep) {
-                TF_TRY(time(c.cut[k], &ms));
-                t = rep == 0 || ms < t ? ms : t;
+        /* the fastest cut of each variant; c.minb (the default) first */
+        int variants[SEG_VARIANTS] = {c.minb};
+        int nv = 1;
+        for (int mb : {SEG_MINB_WIDE, SEG_MINB_OCC, SEG_MINB_DEEP})
+            if (c.tune_minb && mb != c.minb) variants[nv++] = mb;
+        float best[SEG_VARIANTS] = {0.f};
+        int cut_of[SEG_VARIANTS] = {0};
+        for (int v = 0; v < nv; ++v)
+            for (int k = 0; k < c.ncut; ++k) {
+                float t = 0.f, ms = 0.f;
+                TF_TRY(time(c.cut[k], variants[v], &ms)); /* warm-up */
+                for (int rep = 0; rep < 3; ++rep) {
+                    TF_TRY(time(c.cut[k], variants[v], &ms));
+                    t = rep == 0 || ms < t ? ms : t;
+                }
+                if (k == 0 || t < best[v]) {
+                    best[v] = t;
+                    cut_of[v] = k;
+                }
             }
-            if (k == 0 || t < best) {
-                best = t;
-                pick = k;
-            }
-        }
+        /* another variant must beat the default by 3 %: on uber-apr14 the
+         * 4-block one won the tuning runs by less and then ran 3-5 % slower */
+        int v = 0;
+        for (int w = 1; w < nv; ++w)
+            if (best[w] < 0.97f * best[0] && best[w] < best[v]) v = w;
+        const int pick = cut_of[v], pick_minb = variants[v];
         c.chosen = pick;
+        c.minb = pick_minb;
         c.tuned_R = R;
         describe(this);
         return TF_OK;
     }
 
-    tf_status launch(uint32_t mode, const fcoo_cut &k, const void *const *fac, void *out, uint32_t R)
+    tf_status launch(uint32_t mode, const fcoo_cut &k, int minb, const void *const *fac, void *out, uint32_t R)
     {
         const fcoo_dev<T> &c = copy[mode];
         if (k.clear_all || nnz == 0) {
@@ -635,8 +684,14 @@ struct fcoo_engine : tf_gpu_engine {
         return tf_with_order(order, [&](auto ord) -> tf_status {
             constexpr int NP = decltype(ord)::value ? decltype(ord)::value - 1 : 0;
             if (c.seg) {
-                if (vec) fcoo_seg_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
-                else fcoo_seg_kernel<T, NP, 1><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                auto run = [&](auto mb) {
+                    constexpr int MB = decltype(mb)::value;
+                    if (vec) fcoo_seg_kernel<T, NP, VEC, MB><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    else fcoo_seg_kernel<T, NP, 1, MB><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                };
+                if (minb == SEG_MINB_OCC) run(std::integral_constant<int, SEG_MINB_OCC>{});
+                else if (minb == SEG_MINB_DEEP) run(std::integral_constant<int, SEG_MINB_DEEP>{});
+                else run(std::integral_constant<int, SEG_MINB_WIDE>{});
                 TF_CU_LAUNCH("fcoo_seg_kernel");
             } else {
                 if (vec) fcoo_mttkrp_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
@@ -647,7 +702,12 @@ struct fcoo_engine : tf_gpu_engine {
         });
     }
 
-    uint64_t tensor_bytes(uint32_t mode) const override { return copy[mode].bytes; }
+    /* the shared arrays and the cut in use */
+    uint64_t tensor_bytes(uint32_t mode) const override
+    {
+        const fcoo_dev<T> &c = copy[mode];
+        return c.shared_bytes + c.cut[c.chosen].bytes;
+    }
 };
 
 /* Non-zeros per partition (one warp): enough partitions for about eight
@@ -709,6 +769,23 @@ uint32_t seg_partition_size(uint32_t part_nnz, uint64_t mode_len, int sm_count)
     return p;
 }
 
+/* TF_FCOO_TUNE=0 (for measurements): no timing on first use; seg modes
+ * run the default partition size and occupancy variant. */
+bool tune_off(void)
+{
+    const char *env = getenv("TF_FCOO_TUNE");
+    return env && !strcmp(env, "0");
+}
+
+/* The seg kernel's occupancy variant: TF_FCOO_MINB=2|3|4 (blocks per SM,
+ * for measurements) fixes it, else 0 (timed on first use). */
+int minb_env(void)
+{
+    const char *env = getenv("TF_FCOO_MINB");
+    const int v = env ? atoi(env) : 0;
+    return v == SEG_MINB_WIDE || v == SEG_MINB_OCC || v == SEG_MINB_DEEP ? v : 0;
+}
+
 /* The partition sizes a seg mode is cut into: parts[0] the default
  * (seg_partition_size), then the other FCOO_CUTS candidates, timed on first
  * use; TF_FCOO_SEG_PART or TF_FCOO_TUNE=0 (for measurements): only the
@@ -717,8 +794,7 @@ int seg_partitions(uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t 
 {
     const uint32_t d = seg_partition_size(part_nnz, mode_len, sm_count);
     parts[0] = d;
-    const char *env = getenv("TF_FCOO_TUNE");
-    if (part_env("TF_FCOO_SEG_PART") || (env && !strcmp(env, "0"))) return 1;
+    if (part_env("TF_FCOO_SEG_PART") || tune_off()) return 1;
     const uint32_t mult2[] = {1, 3, 4, 6}; /* d/2, 3d/2, 2d, 3d in halves of d */
     int n = 1;
     for (uint32_t q : mult2) {
@@ -764,6 +840,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     e->nnz = X->nnz;
     const uint32_t part_nnz = partition_size(X->nnz, ctx->sm_count);
     const int forced = kernel_env();
+    const int minb = minb_env();
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
@@ -771,15 +848,14 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         tf_fcoo f; /* one mode at a time on the host */
         s = tf_fcoo_build(X, m, part_nnz, &f);
         if (s != TF_OK) break;
-        e->copy[m].seg = choose_seg(forced, &f);
+        fcoo_dev<T> &c = e->copy[m];
+        c.seg = choose_seg(forced, &f);
+        c.minb = minb ? minb : SEG_MINB_WIDE;
+        c.tune_minb = c.seg && !minb && !tune_off();
         uint32_t parts[FCOO_CUTS] = {part_nnz};
-        int np = 1;
-        if (e->copy[m].seg) {
-            np = seg_partitions(part_nnz, X->dims[m], ctx->sm_count, parts);
-            if (parts[0] != part_nnz) s = tf_fcoo_repartition(&f, parts[0]);
-        }
-        if (s == TF_OK) s = e->copy[m].upload(&f, parts, np, ctx->stream);
-        e->bytes += e->copy[m].bytes;
+        const int np = c.seg ? seg_partitions(part_nnz, X->dims[m], ctx->sm_count, parts) : 1;
+        s = c.upload(&f, parts, np, ctx->stream); /* re-cuts f to each size */
+        e->bytes += c.held();
         tf_fcoo_free(&f);
     }
     if (s != TF_OK) {
