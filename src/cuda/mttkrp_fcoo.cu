@@ -492,7 +492,7 @@ struct fcoo_dev {
     fcoo_cut cut[FCOO_CUTS];
     int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
     int minb = SEG_MINB_WIDE; /* the seg kernel's occupancy variant */
-    bool tune_minb = false;   /* time both variants (else minb as set) */
+    bool tune_minb = false;   /* time every variant (else minb as set) */
     uint32_t tuned_R = 0;     /* rank the choice was timed at (0: not yet) */
     uint32_t pmodes[MAX_PMODES] = {0};
     bool seg = false; /* the "seg" kernel, else "scan" */
