@@ -8,11 +8,15 @@
  * g = lane / 4, column q = lane % 4; B row q, column g; C/D row g, columns
  * 2q, 2q + 1). A warp takes 8 rows of M at a time (a task): its A = M W
  * block is 4 output blocks x 8 k-steps of MMAs with W's B fragments staged
- * once per thread block in shared memory (in fragment order); the block is rounded to T and stored,
+ * once per thread block in shared memory (in fragment order). The k index
+ * is permuted so that a lane's A fragments are 8 adjacent values of its
+ * row (step kb takes column 8 q + kb): they arrive in 16-byte loads. The
+ * block is rounded to T and stored,
  * then redistributed by shuffles so that the values rounded to T feed
  * A^T A (the Gram of the stored factor), 10 upper-triangle 8 x 8 blocks x 2
  * k-steps of MMAs into per-warp accumulators. The next task's M fragments
- * are loaded before the current one is multiplied. At the end each block
+ * are loaded (as T, converted at use) before the current one is multiplied
+ * (two tasks in flight: no faster, measured on an H200). At the end each block
  * adds its warps' Grams in warp order through shared memory (deterministic)
  * and writes one slab partial in tf_gpu_gram's layout (and, for max-norm
  * normalisation, the slab's column maxima), so tf_gpu_gram_finish
@@ -37,6 +41,28 @@ __device__ __forceinline__ void dmma(double (&d)[2], double a, double b)
 __device__ __forceinline__ void store_pair(double *p, double a, double b) { *reinterpret_cast<double2 *>(p) = make_double2(a, b); }
 __device__ __forceinline__ void store_pair(float *p, float a, float b) { *reinterpret_cast<float2 *>(p) = make_float2(a, b); }
 
+/* The 8 values p[0..7] (16-byte aligned) into v. */
+__device__ __forceinline__ void load8(const double *p, double (&v)[8])
+{
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const double2 x = __ldg(reinterpret_cast<const double2 *>(p) + i);
+        v[2 * i] = x.x;
+        v[2 * i + 1] = x.y;
+    }
+}
+__device__ __forceinline__ void load8(const float *p, float (&v)[8])
+{
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const float4 x = __ldg(reinterpret_cast<const float4 *>(p) + i);
+        v[4 * i] = x.x;
+        v[4 * i + 1] = x.y;
+        v[4 * i + 2] = x.z;
+        v[4 * i + 3] = x.w;
+    }
+}
+
 /* Upper-triangle block pairs (pb <= qb) of the 4 x 4 block Gram. */
 __device__ __forceinline__ constexpr int pair_index(int pb, int qb) { return pb * 4 - pb * (pb - 1) / 2 + (qb - pb); }
 
@@ -46,12 +72,13 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
                                                                  double *gpart, uint32_t S)
 {
     const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
-    /* B fragments of W in fragment order: wf[kb][nb][lane] = W[4 kb + q][8 nb + g]
-     * (each lane reads consecutive doubles: no bank conflicts) */
+    /* B fragments of W in fragment order, k permuted as M's:
+     * wf[kb][nb][lane] = W[8 q + kb][8 nb + g] (each lane reads consecutive
+     * doubles: no bank conflicts) */
     __shared__ double wf[8][4][32];
     for (uint32_t e = threadIdx.x; e < 8 * 4 * 32; e += kThreads) {
         const uint32_t kb = e / 128, nb = (e / 32) % 4, l = e % 32;
-        wf[kb][nb][l] = (double)W[(4 * kb + (l & 3)) * kR + 8 * nb + (l >> 2)];
+        wf[kb][nb][l] = (double)W[(8 * (l & 3) + kb) * kR + 8 * nb + (l >> 2)];
     }
     __syncthreads();
     double gacc[10][2];
@@ -61,17 +88,21 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
 
     const uint64_t ntask = (I + 7) / 8, stride = (uint64_t)gridDim.x * kWarps;
     uint64_t t = (uint64_t)blockIdx.x * kWarps + warp;
-    double mf[8]; /* A fragments of the task's M rows: mf[kb] = M[8t + g][4 kb + q] */
+    /* A fragments of the next task's M rows, kept as T until used:
+     * mf[kb] = M[8 t + g][8 q + kb] */
+    T mf[8];
     auto load = [&](uint64_t task) {
         const uint64_t row = task * 8 + g;
+        if (row < I) load8(M + row * kR + 8 * q, mf);
+        else
 #pragma unroll
-        for (int kb = 0; kb < 8; ++kb) mf[kb] = row < I ? (double)__ldg(M + row * kR + 4 * kb + q) : 0.0;
+            for (int kb = 0; kb < 8; ++kb) mf[kb] = (T)0;
     };
     if (t < ntask) load(t);
     for (; t < ntask; t += stride) {
         double cur[8];
 #pragma unroll
-        for (int kb = 0; kb < 8; ++kb) cur[kb] = mf[kb];
+        for (int kb = 0; kb < 8; ++kb) cur[kb] = (double)mf[kb];
         if (t + stride < ntask) load(t + stride);
         double acc[4][2];
 #pragma unroll
@@ -162,6 +193,7 @@ tf_status tf_gpu_apply_gram(const T *M, uint64_t I, uint32_t R, const T *W, T *A
 {
     if (R != kR) return tf_fail(TF_ERR_ARG, "fused apply and Gram: rank %u, only %d is handled", R, kR);
     if (I == 0) return tf_fail(TF_ERR_ARG, "fused apply and Gram: no rows");
+    if (((uintptr_t)M & 15) != 0) return tf_fail(TF_ERR_ARG, "fused apply and Gram: M is not 16-byte aligned");
     const uint32_t S = tf_gpu_gram_slabs(I); /* the slab count gpart is sized for */
     if (norm == 2) apply_gram_kernel<T, true><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
     else apply_gram_kernel<T, false><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);

@@ -474,6 +474,19 @@ struct fcoo_cut {
     }
 };
 
+/* Non-zeros a long seg mode is tuned on (fcoo_engine::tune_mode): 2^18 per
+ * SM, 34.6 M on an H200 / H100, i.e. a few ms per timed launch; longer
+ * modes are timed on a prefix of that many. Not less: on an H200 a 17.3 M
+ * prefix of the 20M-non-zero skewed tensor picked a 3 % slower pair for its
+ * 200k-row mode in fp32 (1.132 vs 1.102 ms). TF_FCOO_TUNE_NNZ=N (N >= 1)
+ * sets it, for tests of the prefix path. */
+uint64_t tune_nnz(int sm_count)
+{
+    const char *env = getenv("TF_FCOO_TUNE_NNZ");
+    const long long v = env ? atoll(env) : 0;
+    return v >= 1 ? (uint64_t)v : (uint64_t)std::max(sm_count, 1) << 18;
+}
+
 /* Partition sizes a seg mode is timed with on first use (fcoo_engine::
  * tune): d / 2, d, 3 d / 2, 2 d and 3 d for the default d (multiples of 32).
  * Measured on an H200 (R = 32, ms per mode): the best size depends on the
@@ -499,8 +512,9 @@ struct fcoo_dev {
     uint64_t nseg = 0;
     uint64_t shared_bytes = 0; /* read by every MTTKRP whatever the cut */
 
-    /* more than one (cut, variant) to time */
-    bool tunable() const { return seg && (ncut > 1 || tune_minb); }
+    /* more than one (cut, variant) to time, not yet at rank R (only seg
+     * modes get several cuts or tune_minb) */
+    bool needs_tune(uint32_t R) const { return (ncut > 1 || tune_minb) && tuned_R != R; }
 
     /* device memory held (every cut) */
     uint64_t held() const
@@ -547,6 +561,7 @@ template <typename T>
 struct fcoo_engine : tf_gpu_engine {
     uint32_t order = 0;
     bool no_vec = false; /* TF_FCOO_VEC=0: one column per lane (for measurements) */
+    uint64_t tune_prefix = 0; /* non-zeros a mode is tuned on (tune_nnz) */
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
     fcoo_dev<T> copy[TF_GPU_MAX_ORDER];
@@ -559,7 +574,7 @@ struct fcoo_engine : tf_gpu_engine {
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
     {
         fcoo_dev<T> &c = copy[mode];
-        if (c.tunable() && c.tuned_R != R) {
+        if (c.needs_tune(R)) {
             cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
             TF_CU(cudaStreamIsCapturing(ctx->stream, &cs));
             if (cs == cudaStreamCaptureStatusNone) TF_TRY(tune_mode(mode, fac, out, R));
@@ -570,14 +585,17 @@ struct fcoo_engine : tf_gpu_engine {
     tf_status tune(const void *const *fac, void *out, uint32_t R) override
     {
         for (uint32_t m = 0; m < order; ++m)
-            if (copy[m].tunable() && copy[m].tuned_R != R) TF_TRY(tune_mode(m, fac, out, R));
+            if (copy[m].needs_tune(R)) TF_TRY(tune_mode(m, fac, out, R));
         return TF_OK;
     }
 
     /* Times every cut of `mode` with each occupancy variant (one warm-up
      * and the best of three runs each, CUDA events; out is scratch) and
      * keeps the fastest pair, the default variant unless the other is
-     * clearly faster. Waits for the stream: first use only. */
+     * clearly faster. Waits for the stream: first use only. A mode of more
+     * than tune_prefix non-zeros is timed on the partitions that cover its
+     * first tune_prefix (with the whole output clear, as in use): 60
+     * launches of the whole mode would cost ~17 s at a billion non-zeros. */
     tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
     {
         struct events { /* destroyed on every path */
@@ -591,7 +609,9 @@ struct fcoo_engine : tf_gpu_engine {
         TF_CU(cudaEventCreate(&ev.e[0]));
         TF_CU(cudaEventCreate(&ev.e[1]));
         fcoo_dev<T> &c = copy[mode];
-        auto time = [&](const fcoo_cut &k, int minb, float *ms) -> tf_status {
+        auto time = [&](const fcoo_cut &whole, int minb, float *ms) -> tf_status {
+            fcoo_cut k = whole; /* shallow: the same device arrays */
+            k.nparts = std::min<uint64_t>(k.nparts, (tune_prefix + k.part_nnz - 1) / k.part_nnz);
             TF_CU(cudaEventRecord(ev.e[0], ctx->stream));
             TF_TRY(launch(mode, k, minb, fac, out, R));
             TF_CU(cudaEventRecord(ev.e[1], ctx->stream));
@@ -842,19 +862,25 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     const int forced = kernel_env();
     const int minb = minb_env();
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
+    e->tune_prefix = tune_nnz(ctx->sm_count);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
+        /* built at the first seg size unless scan is forced (a mode is seg
+         * when it has segments, i.e. almost always), so upload's first cut
+         * needs no second partition pass */
+        uint32_t seg_parts[FCOO_CUTS];
+        const int seg_np = seg_partitions(part_nnz, X->dims[m], ctx->sm_count, seg_parts);
         tf_fcoo f; /* one mode at a time on the host */
-        s = tf_fcoo_build(X, m, part_nnz, &f);
+        s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
         if (s != TF_OK) break;
         fcoo_dev<T> &c = e->copy[m];
         c.seg = choose_seg(forced, &f);
         c.minb = minb ? minb : SEG_MINB_WIDE;
         c.tune_minb = c.seg && !minb && !tune_off();
-        uint32_t parts[FCOO_CUTS] = {part_nnz};
-        const int np = c.seg ? seg_partitions(part_nnz, X->dims[m], ctx->sm_count, parts) : 1;
-        s = c.upload(&f, parts, np, ctx->stream); /* re-cuts f to each size */
+        const uint32_t scan_parts[1] = {part_nnz};
+        s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
+                  : c.upload(&f, scan_parts, 1, ctx->stream);
         e->bytes += c.held();
         tf_fcoo_free(&f);
     }
