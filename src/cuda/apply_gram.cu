@@ -22,6 +22,8 @@
  * normalisation, the slab's column maxima), so tf_gpu_gram_finish
  * completes lambda, the scales and G. Rows are dealt to warps in a fixed
  * order: the result does not depend on timing. */
+#include <type_traits>
+
 #include "cuda/dense_cuda.cuh"
 
 namespace {
@@ -41,25 +43,18 @@ __device__ __forceinline__ void dmma(double (&d)[2], double a, double b)
 __device__ __forceinline__ void store_pair(double *p, double a, double b) { *reinterpret_cast<double2 *>(p) = make_double2(a, b); }
 __device__ __forceinline__ void store_pair(float *p, float a, float b) { *reinterpret_cast<float2 *>(p) = make_float2(a, b); }
 
-/* The 8 values p[0..7] (16-byte aligned) into v. */
-__device__ __forceinline__ void load8(const double *p, double (&v)[8])
+/* The 8 values p[0..7] (16-byte aligned) into v, 16 bytes at a time. */
+template <typename T>
+__device__ __forceinline__ void load8(const T *p, T (&v)[8])
 {
+    using W = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+    constexpr int N = 16 / sizeof(T); /* values per load */
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const double2 x = __ldg(reinterpret_cast<const double2 *>(p) + i);
-        v[2 * i] = x.x;
-        v[2 * i + 1] = x.y;
-    }
-}
-__device__ __forceinline__ void load8(const float *p, float (&v)[8])
-{
+    for (int i = 0; i < 8 / N; ++i) {
+        const W x = __ldg(reinterpret_cast<const W *>(p) + i);
+        const T *t = reinterpret_cast<const T *>(&x);
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        const float4 x = __ldg(reinterpret_cast<const float4 *>(p) + i);
-        v[4 * i] = x.x;
-        v[4 * i + 1] = x.y;
-        v[4 * i + 2] = x.z;
-        v[4 * i + 3] = x.w;
+        for (int k = 0; k < N; ++k) v[N * i + k] = t[k];
     }
 }
 
