@@ -16,7 +16,7 @@ struct tf_gpu_engine {
      * all work queued on ctx->stream (no synchronisation). */
     virtual tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) = 0;
     /* Settles any per-mode choice an engine times on first use (F-COO's
-     * partition sizes) for rank R, with fac as mttkrp's and out as scratch;
+     * partition sizes and kernel occupancy) for rank R, with fac as mttkrp's and out as scratch;
      * waits for the stream. mttkrp does it by itself when not inside a
      * stream capture; callers that capture (CP-ALS's graphs) call this
      * first. */

@@ -52,6 +52,7 @@
 #include <new>
 #include <type_traits>
 
+#include "cuda/timing.cuh"
 #include "cuda/warp.cuh"
 extern "C" {
 #include "core/alloc.h"
@@ -598,27 +599,7 @@ struct fcoo_engine : tf_gpu_engine {
      * launches of the whole mode would cost ~17 s at a billion non-zeros. */
     tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
     {
-        struct events { /* destroyed on every path */
-            cudaEvent_t e[2] = {nullptr, nullptr};
-            ~events()
-            {
-                for (cudaEvent_t x : e)
-                    if (x) cudaEventDestroy(x);
-            }
-        } ev;
-        TF_CU(cudaEventCreate(&ev.e[0]));
-        TF_CU(cudaEventCreate(&ev.e[1]));
         fcoo_dev<T> &c = copy[mode];
-        auto time = [&](const fcoo_cut &whole, int minb, float *ms) -> tf_status {
-            fcoo_cut k = whole; /* shallow: the same device arrays */
-            k.nparts = std::min<uint64_t>(k.nparts, (tune_prefix + k.part_nnz - 1) / k.part_nnz);
-            TF_CU(cudaEventRecord(ev.e[0], ctx->stream));
-            TF_TRY(launch(mode, k, minb, fac, out, R));
-            TF_CU(cudaEventRecord(ev.e[1], ctx->stream));
-            TF_CU(cudaEventSynchronize(ev.e[1]));
-            TF_CU(cudaEventElapsedTime(ms, ev.e[0], ev.e[1]));
-            return TF_OK;
-        };
         /* the fastest cut of each variant; c.minb (the default) first */
         int variants[SEG_VARIANTS] = {c.minb};
         int nv = 1;
@@ -628,12 +609,12 @@ struct fcoo_engine : tf_gpu_engine {
         int cut_of[SEG_VARIANTS] = {0};
         for (int v = 0; v < nv; ++v)
             for (int k = 0; k < c.ncut; ++k) {
-                float t = 0.f, ms = 0.f;
-                TF_TRY(time(c.cut[k], variants[v], &ms)); /* warm-up */
-                for (int rep = 0; rep < 3; ++rep) {
-                    TF_TRY(time(c.cut[k], variants[v], &ms));
-                    t = rep == 0 || ms < t ? ms : t;
-                }
+                fcoo_cut part = c.cut[k]; /* shallow: the same device arrays */
+                part.nparts = std::min<uint64_t>(part.nparts, (tune_prefix + part.part_nnz - 1) / part.part_nnz);
+                double ms[3];
+                TF_TRY(tf_cuda_time_runs(ctx->stream, 1, 3, ms,
+                                         [&]() { return launch(mode, part, variants[v], fac, out, R); }));
+                const float t = (float)std::min({ms[0], ms[1], ms[2]});
                 if (k == 0 || t < best[v]) {
                     best[v] = t;
                     cut_of[v] = k;
@@ -644,9 +625,8 @@ struct fcoo_engine : tf_gpu_engine {
         int v = 0;
         for (int w = 1; w < nv; ++w)
             if (best[w] < 0.97f * best[0] && best[w] < best[v]) v = w;
-        const int pick = cut_of[v], pick_minb = variants[v];
-        c.chosen = pick;
-        c.minb = pick_minb;
+        c.chosen = cut_of[v];
+        c.minb = variants[v];
         c.tuned_R = R;
         describe(this);
         return TF_OK;
@@ -820,9 +800,7 @@ int seg_partitions(uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t 
     for (uint32_t q : mult2) {
         uint32_t p = (d * q / 2 + 16) / 32 * 32;
         p = std::max<uint32_t>(32, std::min<uint32_t>(p, 65536));
-        bool dup = false;
-        for (int k = 0; k < n; ++k) dup = dup || parts[k] == p;
-        if (!dup && n < FCOO_CUTS) parts[n++] = p;
+        if (n < FCOO_CUTS && std::find(parts, parts + n, p) == parts + n) parts[n++] = p;
     }
     return n;
 }

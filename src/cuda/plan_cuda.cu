@@ -10,6 +10,7 @@
 #include <new>
 
 #include "cuda/engine.cuh"
+#include "cuda/timing.cuh"
 extern "C" {
 #include "algo/plan_impl.h"
 #include "cuda/auto_format.h"
@@ -147,35 +148,12 @@ tf_status plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *factors, tf_ma
     return p->get(mode, out);
 }
 
-/* Events of one timing run, destroyed on scope exit. */
-struct event_pair {
-    cudaEvent_t a = nullptr, b = nullptr;
-    ~event_pair()
-    {
-        if (a) cudaEventDestroy(a);
-        if (b) cudaEventDestroy(b);
-    }
-};
-
 tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out, int warmup,
                     int reps, double *times_ms)
 {
     cuda_plan *p = (cuda_plan *)impl;
     TF_TRY(p->prepare(mode, factors, out));
-    event_pair ev;
-    TF_CU(cudaEventCreate(&ev.a));
-    TF_CU(cudaEventCreate(&ev.b));
-    for (int i = 0; i < warmup; ++i) TF_TRY(p->run(mode));
-    TF_CU(cudaStreamSynchronize(p->ctx.stream));
-    for (int i = 0; i < reps; ++i) {
-        TF_CU(cudaEventRecord(ev.a, p->ctx.stream));
-        TF_TRY(p->run(mode));
-        TF_CU(cudaEventRecord(ev.b, p->ctx.stream));
-        TF_CU(cudaEventSynchronize(ev.b));
-        float ms = 0.f;
-        TF_CU(cudaEventElapsedTime(&ms, ev.a, ev.b));
-        times_ms[i] = ms;
-    }
+    TF_TRY(tf_cuda_time_runs(p->ctx.stream, warmup, reps, times_ms, [&]() { return p->run(mode); }));
     return p->get(mode, out);
 }
 

@@ -1,10 +1,12 @@
 /* Pieces shared by the SDDMM schemes and the cuSPARSE comparison: the
- * padded upload of the dense operands, event timing, and the entry points. */
+ * padded upload of the dense operands and the entry points (event timing:
+ * cuda/timing.cuh). */
 #ifndef TF_CUDA_SDDMM_COMMON_CUH
 #define TF_CUDA_SDDMM_COMMON_CUH
 #include <stdint.h>
 
 #include "cuda/context.cuh"
+#include "cuda/timing.cuh"
 extern "C" {
 #include "core/alloc.h"
 #include "cpu/sddmm.h"
@@ -37,36 +39,6 @@ struct tf_cuda_ctx_guard {
     tf_cuda_ctx c;
     ~tf_cuda_ctx_guard() { tf_cuda_ctx_destroy(&c); }
 };
-
-/* (Also used by the SpTTM driver.) Times fn() (which launches on `stream`) with CUDA events: warmup untimed,
- * then max(reps, 1) timed; times_ms may be NULL. */
-template <typename Fn>
-static tf_status tf_cuda_time_runs(cudaStream_t stream, int warmup, int reps, double *times_ms, Fn &&fn)
-{
-    cudaEvent_t ev0, ev1;
-    TF_CU(cudaEventCreate(&ev0));
-    cudaError_t ce = cudaEventCreate(&ev1);
-    if (ce != cudaSuccess) {
-        cudaEventDestroy(ev0);
-        return tf_cuda_fail(__FILE__, __LINE__, "cudaEventCreate", ce);
-    }
-    tf_status s = TF_OK;
-    const int total = warmup + (reps > 0 ? reps : 1);
-    for (int r = 0; r < total && s == TF_OK; ++r) {
-        cudaEventRecord(ev0, stream);
-        s = fn();
-        cudaEventRecord(ev1, stream);
-        if (s != TF_OK) break;
-        ce = cudaEventSynchronize(ev1);
-        if (ce != cudaSuccess) { s = tf_cuda_fail(__FILE__, __LINE__, "cudaEventSynchronize", ce); break; }
-        float ms = 0;
-        cudaEventElapsedTime(&ms, ev0, ev1);
-        if (r >= warmup && times_ms && reps > 0) times_ms[r - warmup] = ms;
-    }
-    cudaEventDestroy(ev0);
-    cudaEventDestroy(ev1);
-    return s;
-}
 
 /* The cuSPARSE comparison (cusparseSDDMM, CSR, in-place output). */
 tf_status tf_cuda_sddmm_cusparse(tf_cuda_ctx *ctx, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
