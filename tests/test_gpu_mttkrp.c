@@ -45,6 +45,8 @@ static const variant variants[] = {
     {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=3", "seg", NULL, NULL, "3", NULL},
     {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=4", "seg", NULL, NULL, "4", NULL},
     {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=2", "seg", NULL, NULL, "2", NULL},
+    /* software-pipelined loads (orders 3 and 4; other orders run minb=3) */
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/pipe", "seg", NULL, NULL, "pipe", NULL},
     /* tuned on the first 1000 non-zeros (the timed launches cover a
      * prefix; the kept result must not depend on it) */
     {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/tune-prefix", "seg", NULL, NULL, NULL, "1000"},

@@ -33,7 +33,9 @@
  * warp), then stored, with an atomicAdd only where the start flags say the
  * segment continues into a neighbouring partition (as in "scan"). The
  * group's first segment number is part_seg + the head bits in
- * (beg, range start], counted by its lanes. Good for long segments.
+ * (beg, range start], counted by its lanes. Good for long segments. A
+ * pipelined variant (SEG_PIPE) requests step k + 1's rows before it sums
+ * step k.
  *
  * Selection (per mode, at engine creation): TF_FCOO_KERNEL=scan|seg forces
  * one; otherwise seg (measured faster everywhere, see choose_seg).
@@ -43,7 +45,7 @@
  * the fastest for the rank in use is timed on first use, together with
  * the kernel's occupancy variant (seg_partitions, SEG_MINB_*,
  * fcoo_engine::tune_mode; TF_FCOO_SEG_PART: one size, TF_FCOO_MINB: one
- * variant, TF_FCOO_TUNE=0: the defaults). */
+ * variant (2|3|4|pipe), TF_FCOO_TUNE=0: the defaults). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,41 +237,76 @@ __device__ __forceinline__ void put_cols(T *o, const T (&x)[V], bool atomic)
     }
 }
 
-/* Blocks of 256 threads per SM a seg kernel is compiled for: the three
- * occupancy variants the tuner times (fcoo_engine::tune_mode), trading
- * warps per SM against non-zeros in flight per warp. 3 blocks (up to 80
- * registers) is the default; 4 (64 registers, one non-zero less per step)
- * and 2 (up to 128 registers, 6 non-zeros per step for orders 3) are
- * taken where they are clearly faster. Measured on an H200 (R = 32, all
- * modes, ms): the 20M-non-zero skewed tensor fp32 3.66 -> 3.26 at 4
- * blocks, fp64 6.08 -> 5.46 at 2; wordnet30 fp64 0.141 -> 0.129 at 2;
- * uber-apr14 within a few per cent either way, by mode. */
+/* The seg kernel's variants the tuner times (fcoo_engine::tune_mode),
+ * trading warps per SM against non-zeros in flight per warp; the value is
+ * the blocks of 256 threads per SM it is compiled for, except SEG_PIPE.
+ * 3 blocks (up to 80 registers) is the default; 4 (64 registers, one
+ * non-zero less per step) and 2 (up to 128 registers, 6 non-zeros per
+ * step for orders 3) are taken where they are clearly faster. SEG_PIPE
+ * (orders 3 and 4 only) is 2 blocks per SM with the loads software-
+ * pipelined: step k + 1's values and factor rows are requested before
+ * step k is summed, so a group never waits with nothing in flight.
+ * Measured on an H200 (R = 32, all modes, ms): the 20M-non-zero skewed
+ * tensor fp32 3.66 -> 3.26 at 4 blocks -> 2.82 pipelined, fp64 6.08 ->
+ * 5.46 at 2 (pipelined 5.56); wordnet30 fp64 0.141 -> 0.129 at 2, fp32
+ * mode 2 0.028 -> 0.023 pipelined; uber-apr14 within a few per cent
+ * either way, by mode (pipelined 30-40 % slower). */
 #define SEG_MINB_WIDE 3
 #define SEG_MINB_OCC 4
 #define SEG_MINB_DEEP 2
-#define SEG_VARIANTS 3
+#define SEG_PIPE 1
+#define SEG_VARIANTS 4
+
+/* Orders with a pipelined seg kernel (SEG_PIPE): 3 and 4. */
+constexpr bool has_pipe(uint32_t order) { return order == 3 || order == 4; }
 
 /* Non-zeros per step of a seg group (their factor loads in flight per
  * lane, plus the next step's indices): the most that compile without
  * spills, or with a few bytes, under the launch bounds (ptxas, sm_90: 72-80
  * registers at 3 blocks per SM, 64 at 4, 72-122 at 2 (8 non-zeros per step
- * there measured slower); orders 2 and 5-8 share the generic kernel). */
-template <int NP, int MINB>
+ * there measured slower), 72-128 pipelined (two steps' rows held); orders 2
+ * and 5-8 share the generic kernel, which has no pipelined variant: it
+ * spills even at 2 non-zeros per step). */
+template <int NP, int MINB, bool PIPE>
 __host__ __device__ constexpr int seg_unroll()
 {
+    if (PIPE) return NP <= 2 ? 4 : 3;
     if (MINB == SEG_MINB_DEEP) return NP == 0 ? 3 : NP <= 2 ? 6 : 4;
     if (MINB == SEG_MINB_WIDE) return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
     return NP == 0 ? 1 : NP <= 2 ? 3 : 2;
 }
 
+/* The pipelined seg kernel's loads for the step at k (U non-zeros from
+ * k, those before gend): values into pv, this lane's columns of each
+ * product mode's factor row into pf (zero where absent). MP = the order
+ * - 1: the generic kernel (NP = 0) is not pipelined. */
+template <typename T, int U, int MP, int V>
+__device__ __forceinline__ void seg_stage(const fcoo_args<T> &a, const uint32_t (&idx)[U][MP], uint64_t k,
+                                          uint64_t gend, bool colok, uint32_t col, T (&pv)[U],
+                                          T (&pf)[U][MP][V])
+{
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const bool ok = k + u < gend;
+        pv[u] = ok ? __ldg(a.vals + k + u) : T(0);
+#pragma unroll
+        for (int q = 0; q < MP; ++q) {
+#pragma unroll
+            for (int k2 = 0; k2 < V; ++k2) pf[u][q][k2] = T(0);
+            if (ok && colok) load_cols<T, V>(a.fac.f[q] + (size_t)idx[u][q] * a.R + col, pf[u][q]);
+        }
+    }
+}
+
 /* Segment-streaming kernel (file header): one partition per warp, one
  * contiguous range of it per lane group, walked in order with register
  * accumulation; no shuffles per non-zero. */
-template <typename T, int NP, int V, int MINB>
+template <typename T, int NP, int V, int MINB, bool PIPE>
 __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const fcoo_args<T> a)
 {
+    static_assert(!PIPE || NP > 0, "the generic kernel is not pipelined");
     constexpr int MP = NP ? NP : MAX_PMODES;
-    constexpr int U = seg_unroll<NP, MINB>();
+    constexpr int U = seg_unroll<NP, MINB, PIPE>();
     static_assert(U >= 1 && U < 32, "a step's head bits lie in two words");
     const int np = NP ? NP : (int)a.np;
     const uint64_t p = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -326,17 +363,46 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const 
     for (int k = 0; k < V; ++k) acc[k] = lead[k] = T(0);
     bool open = hg; /* the segment being summed began inside the range */
 
+    /* PIPE: step k + U's values and factor rows are requested before step
+     * k is summed (two steps of loads in flight per group; its indices are
+     * fetched two steps ahead). pv / pf hold the step staged next. */
+    constexpr int PU = PIPE ? U : 1;
+    T pv[PU];
+    T pf[PU][MP][V];
+    if constexpr (PIPE) {
+        if (live) {
+            seg_stage<T, U, MP, V>(a, idx, gbeg, gend, colok, col, pv, pf);
+            if (gbeg + U < gend) fetch(gbeg + U);
+        }
+    }
+
     for (uint64_t k = gbeg; k < gend; k += U) {
         const uint32_t n = (uint32_t)min((uint64_t)U, gend - k);
-        uint32_t ci[U][MP];
-        T cv[U];
+        uint32_t ci[U][MP]; /* this step's indices (not PIPE) */
+        T cv[U];            /* values */
+        T cf[PU][MP][V];    /* factor rows (PIPE) */
+        if constexpr (PIPE) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            cv[u] = (uint32_t)u < n ? __ldg(a.vals + k + u) : T(0);
+            for (int u = 0; u < U; ++u) {
+                cv[u] = pv[u];
 #pragma unroll
-            for (int q = 0; q < MP; ++q) ci[u][q] = idx[u][q];
+                for (int q = 0; q < MP; ++q)
+#pragma unroll
+                    for (int k2 = 0; k2 < V; ++k2) cf[u][q][k2] = pf[u][q][k2];
+            }
+            if (k + U < gend) {
+                seg_stage<T, U, MP, V>(a, idx, k + U, gend, colok, col, pv, pf);
+                if (k + 2 * U < gend) fetch(k + 2 * U);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                cv[u] = (uint32_t)u < n ? __ldg(a.vals + k + u) : T(0);
+#pragma unroll
+                for (int q = 0; q < MP; ++q) ci[u][q] = idx[u][q];
+            }
+            if (k + U < gend) fetch(k + U); /* next step's indices in flight */
         }
-        if (k + U < gend) fetch(k + U); /* next step's indices in flight */
         /* head bits of non-zeros k .. k + U - 1 (two words where they straddle) */
         const uint64_t w = k >> 5;
         const uint32_t sh = (uint32_t)(k & 31);
@@ -355,7 +421,12 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const 
                 for (int q = 0; q < MP; ++q)
                     if (q < np) {
                         T fv[V];
-                        load_cols<T, V>(a.fac.f[q] + (size_t)ci[u][q] * a.R + col, fv);
+                        if constexpr (PIPE) {
+#pragma unroll
+                            for (int k2 = 0; k2 < V; ++k2) fv[k2] = cf[u][q][k2];
+                        } else {
+                            load_cols<T, V>(a.fac.f[q] + (size_t)ci[u][q] * a.R + col, fv);
+                        }
 #pragma unroll
                         for (int k2 = 0; k2 < V; ++k2) x[u][k2] *= fv[k2];
                     }
@@ -603,8 +674,8 @@ struct fcoo_engine : tf_gpu_engine {
         /* the fastest cut of each variant; c.minb (the default) first */
         int variants[SEG_VARIANTS] = {c.minb};
         int nv = 1;
-        for (int mb : {SEG_MINB_WIDE, SEG_MINB_OCC, SEG_MINB_DEEP})
-            if (c.tune_minb && mb != c.minb) variants[nv++] = mb;
+        for (int mb : {SEG_MINB_WIDE, SEG_MINB_OCC, SEG_MINB_DEEP, SEG_PIPE})
+            if (c.tune_minb && mb != c.minb && (mb != SEG_PIPE || has_pipe(order))) variants[nv++] = mb;
         float best[SEG_VARIANTS] = {0.f};
         int cut_of[SEG_VARIANTS] = {0};
         for (int v = 0; v < nv; ++v)
@@ -684,14 +755,20 @@ struct fcoo_engine : tf_gpu_engine {
         return tf_with_order(order, [&](auto ord) -> tf_status {
             constexpr int NP = decltype(ord)::value ? decltype(ord)::value - 1 : 0;
             if (c.seg) {
-                auto run = [&](auto mb) {
+                auto run = [&](auto mb, auto pipe) {
                     constexpr int MB = decltype(mb)::value;
-                    if (vec) fcoo_seg_kernel<T, NP, VEC, MB><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
-                    else fcoo_seg_kernel<T, NP, 1, MB><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    constexpr bool P = decltype(pipe)::value;
+                    if (vec) fcoo_seg_kernel<T, NP, VEC, MB, P><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    else fcoo_seg_kernel<T, NP, 1, MB, P><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
                 };
-                if (minb == SEG_MINB_OCC) run(std::integral_constant<int, SEG_MINB_OCC>{});
-                else if (minb == SEG_MINB_DEEP) run(std::integral_constant<int, SEG_MINB_DEEP>{});
-                else run(std::integral_constant<int, SEG_MINB_WIDE>{});
+                using no = std::false_type;
+                if (minb == SEG_MINB_OCC) run(std::integral_constant<int, SEG_MINB_OCC>{}, no{});
+                else if (minb == SEG_MINB_DEEP) run(std::integral_constant<int, SEG_MINB_DEEP>{}, no{});
+                else if (minb == SEG_PIPE) {
+                    /* never chosen for the generic kernel (has_pipe) */
+                    if constexpr (NP > 0) run(std::integral_constant<int, SEG_MINB_DEEP>{}, std::true_type{});
+                    else run(std::integral_constant<int, SEG_MINB_WIDE>{}, no{});
+                } else run(std::integral_constant<int, SEG_MINB_WIDE>{}, no{});
                 TF_CU_LAUNCH("fcoo_seg_kernel");
             } else {
                 if (vec) fcoo_mttkrp_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
@@ -777,11 +854,12 @@ bool tune_off(void)
     return env && !strcmp(env, "0");
 }
 
-/* The seg kernel's occupancy variant: TF_FCOO_MINB=2|3|4 (blocks per SM,
- * for measurements) fixes it, else 0 (timed on first use). */
+/* The seg kernel's variant: TF_FCOO_MINB=2|3|4 (blocks per SM) or pipe
+ * (for measurements) fixes it, else 0 (timed on first use). */
 int minb_env(void)
 {
     const char *env = getenv("TF_FCOO_MINB");
+    if (env && !strcmp(env, "pipe")) return SEG_PIPE;
     const int v = env ? atoi(env) : 0;
     return v == SEG_MINB_WIDE || v == SEG_MINB_OCC || v == SEG_MINB_DEEP ? v : 0;
 }
@@ -854,7 +932,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         if (s != TF_OK) break;
         fcoo_dev<T> &c = e->copy[m];
         c.seg = choose_seg(forced, &f);
-        c.minb = minb ? minb : SEG_MINB_WIDE;
+        c.minb = minb && (minb != SEG_PIPE || has_pipe(e->order)) ? minb : SEG_MINB_WIDE;
         c.tune_minb = c.seg && !minb && !tune_off();
         const uint32_t scan_parts[1] = {part_nnz};
         s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
