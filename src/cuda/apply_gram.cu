@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "cuda/dense_cuda.cuh"
+#include "cuda/ld16.cuh"
 
 namespace {
 
@@ -47,15 +48,9 @@ __device__ __forceinline__ void store_pair(float *p, float a, float b) { *reinte
 template <typename T>
 __device__ __forceinline__ void load8(const T *p, T (&v)[8])
 {
-    using W = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
     constexpr int N = 16 / sizeof(T); /* values per load */
 #pragma unroll
-    for (int i = 0; i < 8 / N; ++i) {
-        const W x = __ldg(reinterpret_cast<const W *>(p) + i);
-        const T *t = reinterpret_cast<const T *>(&x);
-#pragma unroll
-        for (int k = 0; k < N; ++k) v[N * i + k] = t[k];
-    }
+    for (int i = 0; i < 8 / N; ++i) tf_ld16(p + N * i, *reinterpret_cast<T(*)[N]>(v + N * i));
 }
 
 /* Upper-triangle block pairs (pb <= qb) of the 4 x 4 block Gram. */

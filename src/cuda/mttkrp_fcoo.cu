@@ -54,6 +54,7 @@
 #include <new>
 #include <type_traits>
 
+#include "cuda/ld16.cuh"
 #include "cuda/timing.cuh"
 #include "cuda/warp.cuh"
 extern "C" {
@@ -90,11 +91,7 @@ __device__ __forceinline__ void load_cols(const T *p, T (&x)[V])
         x[0] = tf_ldg(p);
     } else {
         static_assert(V * sizeof(T) == 16, "16-byte pieces");
-        using W = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
-        const W w = __ldg(reinterpret_cast<const W *>(p));
-        const T *t = reinterpret_cast<const T *>(&w);
-#pragma unroll
-        for (int k = 0; k < V; ++k) x[k] = t[k];
+        tf_ld16(p, x);
     }
 }
 
