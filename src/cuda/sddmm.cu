@@ -234,15 +234,16 @@ bool has_cfg(const row_cfg *c, int lo, int hi, const row_cfg &p)
     return false;
 }
 
-/* Configurations to time: lanes per non-zero V in {v4 / 2 (two or more
- * passes over K with 4 vectors per lane), v4 (the fewest lanes that cover
- * the row in one pass of 4 vectors), v2 (one pass of 2)}, each with nper
- * 4, 16 and row_nper's one-wave value, the one-wave one also with A's row
- * in registers where one pass covers K. (H200, fp32, document-term matrices:
- * the best lies anywhere in this grid, e.g. 20news K = 128 at V 8 nper 16
- * or V 4 nper 4, 1.16x the one-wave nper 64 that was the only one timed
- * before; K = 512 at V 8 nper 4, 1.08x V 32 nper 16.) Fields set in o
- * override all of them; duplicates are dropped. */
+/* Configurations to time: lanes per non-zero V in {v4 / 2 and v4 / 4 (two
+ * or four passes over K with 4 vectors per lane), v4 (the fewest lanes that
+ * cover the row in one pass of 4 vectors), v2 (one pass of 2)}, each with
+ * nper 4, 16 and row_nper's one-wave value, the one-wave one also with A's
+ * row in registers where one pass covers K. (H200, fp32, document-term
+ * matrices: the best lies anywhere in this grid, e.g. 20news K = 128 at V 8
+ * nper 16 or V 4 nper 4, 1.16x the one-wave nper 64 that was the only one
+ * timed before; K = 512 at V 8 nper 4, 1.08x V 32 nper 16; ap-dtm K = 512
+ * V 8 nper 4-8 0.0744-0.0756 ms against V 16's best 0.0766.) Fields set in
+ * o override all of them; duplicates are dropped. */
 int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident, row_cfg *out)
 {
     const uint32_t v4 = row_lanes(kpv, 4), v2 = row_lanes(kpv, 2);
@@ -254,7 +255,7 @@ int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t 
         c.a_regs = c.a_regs && kpv <= 4 * c.V; /* the registers hold one pass over K */
         if (n < kRowCandidates && !has_cfg(out, 0, n, c)) out[n++] = c;
     };
-    const uint32_t vs[3] = {v4, v4 > 1 ? v4 / 2 : v4, v2};
+    const uint32_t vs[4] = {v4, v4 > 1 ? v4 / 2 : v4, v4 > 4 ? v4 / 4 : v4, v2}; /* V 1: 2-4x slower */
     for (uint32_t v : vs) {
         add(v, 0, false);
         add(v, 0, true);
