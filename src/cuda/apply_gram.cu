@@ -22,8 +22,6 @@
  * normalisation, the slab's column maxima), so tf_gpu_gram_finish
  * completes lambda, the scales and G. Rows are dealt to warps in a fixed
  * order: the result does not depend on timing. */
-#include <type_traits>
-
 #include "cuda/dense_cuda.cuh"
 #include "cuda/ld16.cuh"
 
