@@ -4,26 +4,36 @@
  * as much time as the bytes it reads (20M-non-zero tensor, H200: 0.42 ms
  * per iteration in fp64).
  *
- * FP64 tensor-core MMAs (mma.sync m8n8k4, PTX fragment layouts: A row
- * g = lane / 4, column q = lane % 4; B row q, column g; C/D row g, columns
- * 2q, 2q + 1). A warp takes 8 rows of M at a time (a task): its A = M W
- * block is 4 output blocks x 8 k-steps of MMAs with W's B fragments staged
- * once per thread block in shared memory (in fragment order). The k index
- * is permuted so that a lane's A fragments are 8 adjacent values of its
- * row (step kb takes column 8 q + kb): they arrive in 16-byte loads. The
- * block is rounded to T and stored,
- * then redistributed by shuffles so that the values rounded to T feed
- * A^T A (the Gram of the stored factor), 10 upper-triangle 8 x 8 blocks x 2
- * k-steps of MMAs into per-warp accumulators. The next task's M fragments
- * are loaded (as T, converted at use) before the current one is multiplied
- * (two tasks in flight: no faster, measured on an H200). At the end each block
- * adds its warps' Grams in warp order through shared memory (deterministic)
- * and writes one slab partial in tf_gpu_gram's layout (and, for max-norm
- * normalisation, the slab's column maxima), so tf_gpu_gram_finish
- * completes lambda, the scales and G. Rows are dealt to warps in a fixed
- * order: the result does not depend on timing. */
+ * A warp takes 8 rows of M at a time (a task). Its A = M W block comes
+ * from tensor-core MMAs with W's fragments staged once per thread block in
+ * shared memory (in fragment order), in one of two lane layouts:
+ *   double (dmma_apply): FP64 MMAs m8n8k4, 4 output blocks x 8 k-steps;
+ *     lane (g, q) = (lane / 4, lane % 4) ends with row g, columns
+ *     8 j + 2 q + e.
+ *   float (tf32x3_apply): the block transposed, A^T = W^T M^T, by TF32
+ *     MMAs m16n8k8 (2 output tiles x 4 k-steps), each product split as
+ *     3xTF32 (hi hi + hi lo + lo hi, the lo terms in their own
+ *     accumulators): about fp32 accuracy, while the FP64 pipe keeps only
+ *     the Gram's MMAs (in FP64 both it and the apply made the fp32 kernel
+ *     FP64-MMA bound: 80 % busy, DRAM 40 %, measured with ncu on an H200).
+ *     Lane (g, q) ends with rows 2 q + e, column 8 j + g.
+ * Either way the k index is permuted so that a lane's M values are 8
+ * adjacent values of its row (16-byte loads). The block is rounded to T
+ * and stored, then redistributed by shuffles so that the values rounded to
+ * T feed A^T A (the Gram of the stored factor) in FP64 MMAs: 10
+ * upper-triangle 8 x 8 blocks x 2 k-steps into per-warp accumulators. The
+ * next task's M fragments are loaded (as T, converted at use) before the
+ * current one is multiplied (two tasks in flight: no faster, measured on
+ * an H200). At the end each block adds its warps' Grams in warp order
+ * through shared memory (deterministic) and writes one slab partial in
+ * tf_gpu_gram's layout (and, for max-norm normalisation, the slab's column
+ * maxima), so tf_gpu_gram_finish completes lambda, the scales and G. Rows
+ * are dealt to warps in a fixed order: the result does not depend on
+ * timing. */
 #include "cuda/dense_cuda.cuh"
 #include "cuda/ld16.cuh"
+
+#include <type_traits>
 
 namespace {
 
@@ -38,9 +48,27 @@ __device__ __forceinline__ void dmma(double (&d)[2], double a, double b)
                  : "d"(a), "d"(b));
 }
 
-/* Two adjacent values in one store (p is 2-element aligned). */
+/* d += a b (16 x 8 by 8 x 8, TF32 inputs, float accumulators) */
+__device__ __forceinline__ void tmma(float (&d)[4], uint4 a, uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+
+/* x rounded to TF32 (nearest, ties away), as the bits of a float */
+__device__ __forceinline__ uint32_t tf32_hi(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+/* the rest of x after its TF32 part hi (exact in float), rounded to TF32 */
+__device__ __forceinline__ uint32_t tf32_lo(float x, uint32_t hi) { return tf32_hi(x - __uint_as_float(hi)); }
+
+/* Two adjacent values in one store (p is 16-byte aligned). */
 __device__ __forceinline__ void store_pair(double *p, double a, double b) { *reinterpret_cast<double2 *>(p) = make_double2(a, b); }
-__device__ __forceinline__ void store_pair(float *p, float a, float b) { *reinterpret_cast<float2 *>(p) = make_float2(a, b); }
 
 /* The 8 values p[0..7] (16-byte aligned) into v, 16 bytes at a time. */
 template <typename T>
@@ -54,30 +82,145 @@ __device__ __forceinline__ void load8(const T *p, T (&v)[8])
 /* Upper-triangle block pairs (pb <= qb) of the 4 x 4 block Gram. */
 __device__ __forceinline__ constexpr int pair_index(int pb, int qb) { return pb * 4 - pb * (pb - 1) / 2 + (qb - pb); }
 
+/* A task's apply in FP64 MMAs (fragment layouts: A row g, column q; B row
+ * q, column g; C/D row g, columns 2q, 2q + 1). Step kb takes column 8 q + kb
+ * of M. Value r[j][e] is A[g][8 j + 2 q + e]. */
+struct dmma_apply {
+    /* wf[kb][nb][lane] = W[8 q + kb][8 nb + g] (lanes read consecutive doubles) */
+    struct stage {
+        double wf[8][4][32];
+    };
+    __device__ static void fill(stage &s, const double *W)
+    {
+        for (uint32_t e = threadIdx.x; e < 8 * 4 * 32; e += kThreads) {
+            const uint32_t kb = e / 128, nb = (e / 32) % 4, l = e % 32;
+            s.wf[kb][nb][l] = W[(8 * (l & 3) + kb) * kR + 8 * nb + (l >> 2)];
+        }
+    }
+    /* mf[kb] = M[g][8 q + kb]; r: the block */
+    __device__ static void apply(const double (&mf)[8], const stage &s, uint32_t lane, double (&r)[4][2])
+    {
+#pragma unroll
+        for (int nb = 0; nb < 4; ++nb) {
+            r[nb][0] = r[nb][1] = 0.0;
+#pragma unroll
+            for (int kb = 0; kb < 8; ++kb) dmma(r[nb], mf[kb], s.wf[kb][nb][lane]);
+        }
+    }
+    __device__ static uint32_t col(uint32_t g, uint32_t q, int j, int e) { return 8 * j + 2 * q + e; }
+    /* r[j][0], r[j][1] are adjacent columns of one row */
+    __device__ static void store(double *a, uint32_t g, uint32_t q, uint64_t row0, uint64_t I,
+                                 const double (&r)[4][2])
+    {
+        const uint64_t rw = row0 + g;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (rw < I) store_pair(a + rw * kR + 8 * j + 2 * q, r[j][0], r[j][1]);
+    }
+    /* A[4 ks + q][8 b + g] is lane (16 ks + 4 q + g / 2)'s r[b][g % 2] */
+    __device__ static int gram_src(uint32_t g, uint32_t q, int ks) { return 16 * ks + 4 * (int)q + (int)(g >> 1); }
+    __device__ static bool gram_odd(uint32_t g, uint32_t q) { return g & 1; }
+    /* lanes holding the same columns differ in g; those with g = 0 report */
+    static constexpr unsigned same_col_lo = 4, same_col_hi = 16;
+    __device__ static bool col_writer(uint32_t g, uint32_t q) { return g == 0; }
+};
+
+/* A task's apply as A^T = W^T M^T in TF32 MMAs, 3xTF32 (layouts: A rows
+ * g, g + 8, columns q, q + 4; B rows q, q + 4, column g; C/D rows g, g + 8,
+ * columns 2q, 2q + 1). The MMA's M dimension is A's column (two tiles of
+ * 16), N its row (the task's 8), K M's column: step ks takes columns
+ * 8 q + 2 ks (slot q) and 8 q + 2 ks + 1 (slot q + 4). Value r[j][e] is
+ * A[2 q + e][8 j + g]. */
+struct tf32x3_apply {
+    /* wt[mt][ks][h][lane] = the A fragment {W[c][16 mt + g], W[c][16 mt + g + 8],
+     * W[c + 1][16 mt + g], W[c + 1][16 mt + g + 8]}, c = 8 q + 2 ks, as TF32
+     * hi (h = 0) and lo (h = 1) parts (lanes read consecutive 16 bytes) */
+    struct stage {
+        uint4 wt[2][4][2][32];
+    };
+    __device__ static void fill(stage &s, const float *W)
+    {
+        for (uint32_t e = threadIdx.x; e < 2 * 4 * 32; e += kThreads) {
+            const uint32_t mt = e / 128, ks = (e / 32) % 4, l = e % 32, g = l >> 2, q = l & 3;
+            const uint32_t c = 8 * q + 2 * ks, n = 16 * mt + g;
+            const float w[4] = {W[c * kR + n], W[c * kR + n + 8], W[(c + 1) * kR + n], W[(c + 1) * kR + n + 8]};
+            uint32_t hi[4], lo[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                hi[i] = tf32_hi(w[i]);
+                lo[i] = tf32_lo(w[i], hi[i]);
+            }
+            s.wt[mt][ks][0][l] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+            s.wt[mt][ks][1][l] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+        }
+    }
+    /* mf[i] = M[g][8 q + i]; r: the block (float accumulators) */
+    __device__ static void apply(const float (&mf)[8], const stage &s, uint32_t lane, float (&r)[4][2])
+    {
+        float big[2][4], small[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) big[mt][i] = small[mt][i] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ++ks) {
+            const uint32_t bh0 = tf32_hi(mf[2 * ks]), bh1 = tf32_hi(mf[2 * ks + 1]);
+            const uint32_t bl0 = tf32_lo(mf[2 * ks], bh0), bl1 = tf32_lo(mf[2 * ks + 1], bh1);
+#pragma unroll
+            for (int mt = 0; mt < 2; ++mt) {
+                const uint4 wh = s.wt[mt][ks][0][lane], wl = s.wt[mt][ks][1][lane];
+                tmma(small[mt], wl, bh0, bh1);
+                tmma(small[mt], wh, bl0, bl1);
+                tmma(big[mt], wh, bh0, bh1);
+            }
+        }
+        /* C element i of tile mt: row 2 q + (i & 1), column 16 mt + 8 (i >> 1) + g */
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) r[2 * mt + (i >> 1)][i & 1] = big[mt][i] + small[mt][i];
+    }
+    __device__ static uint32_t col(uint32_t g, uint32_t q, int j, int e) { return 8 * j + g; }
+    __device__ static void store(float *a, uint32_t g, uint32_t q, uint64_t row0, uint64_t I,
+                                 const float (&r)[4][2])
+    {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const uint64_t rw = row0 + 2 * q + e;
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (rw < I) a[rw * kR + 8 * j + g] = r[j][e];
+        }
+    }
+    /* A[4 ks + q][8 b + g] is lane (4 g + 2 ks + q / 2)'s r[b][q % 2] */
+    __device__ static int gram_src(uint32_t g, uint32_t q, int ks) { return 4 * (int)g + 2 * ks + (int)(q >> 1); }
+    __device__ static bool gram_odd(uint32_t g, uint32_t q) { return q & 1; }
+    /* lanes holding the same columns differ in q (and e); q = 0 reports */
+    static constexpr unsigned same_col_lo = 1, same_col_hi = 2;
+    __device__ static bool col_writer(uint32_t g, uint32_t q) { return q == 0; }
+};
+
+template <typename T>
+using apply_of = typename std::conditional<sizeof(T) == 8, dmma_apply, tf32x3_apply>::type;
+
 template <typename T, bool MAXN>
 __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__restrict__ M, uint64_t I,
                                                                  const T *__restrict__ W, T *__restrict__ A,
                                                                  double *gpart, uint32_t S)
 {
+    using AP = apply_of<T>;
     const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
-    /* B fragments of W in fragment order, k permuted as M's:
-     * wf[kb][nb][lane] = W[8 q + kb][8 nb + g] (each lane reads consecutive
-     * doubles: no bank conflicts) */
-    __shared__ double wf[8][4][32];
-    for (uint32_t e = threadIdx.x; e < 8 * 4 * 32; e += kThreads) {
-        const uint32_t kb = e / 128, nb = (e / 32) % 4, l = e % 32;
-        wf[kb][nb][l] = (double)W[(8 * (l & 3) + kb) * kR + 8 * nb + (l >> 2)];
-    }
+    __shared__ typename AP::stage ws;
+    AP::fill(ws, W);
     __syncthreads();
     double gacc[10][2];
 #pragma unroll
     for (int p = 0; p < 10; ++p) gacc[p][0] = gacc[p][1] = 0.0;
-    double cmax[4][2] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}; /* columns 8 nb + 2q + c */
+    double cmax[4][2] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}; /* columns AP::col(j, e) */
 
     const uint64_t ntask = (I + 7) / 8, stride = (uint64_t)gridDim.x * kWarps;
     uint64_t t = (uint64_t)blockIdx.x * kWarps + warp;
-    /* A fragments of the next task's M rows, kept as T until used:
-     * mf[kb] = M[8 t + g][8 q + kb] */
+    /* the next task's M values, kept as T until used: mf[i] = M[8 t + g][8 q + i] */
     T mf[8];
     auto load = [&](uint64_t task) {
         const uint64_t row = task * 8 + g;
@@ -88,41 +231,29 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
     };
     if (t < ntask) load(t);
     for (; t < ntask; t += stride) {
-        double cur[8];
+        T cur[8];
 #pragma unroll
-        for (int kb = 0; kb < 8; ++kb) cur[kb] = (double)mf[kb];
+        for (int kb = 0; kb < 8; ++kb) cur[kb] = mf[kb];
         if (t + stride < ntask) load(t + stride);
-        double acc[4][2];
+        T r[4][2]; /* the task's block of A, rounded to T */
+        AP::apply(cur, ws, lane, r);
+        AP::store(A, g, q, t * 8, I, r);
+        if (MAXN)
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb) {
-            acc[nb][0] = acc[nb][1] = 0.0;
+            for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int kb = 0; kb < 8; ++kb) dmma(acc[nb], cur[kb], wf[kb][nb][lane]);
-        }
-        /* round to T, store (two adjacent columns per lane and block) */
-        const uint64_t row = t * 8 + g;
-#pragma unroll
-        for (int nb = 0; nb < 4; ++nb) {
-            const T a0 = (T)acc[nb][0], a1 = (T)acc[nb][1];
-            if (row < I) store_pair(A + row * kR + 8 * nb + 2 * q, a0, a1);
-            acc[nb][0] = (double)a0;
-            acc[nb][1] = (double)a1;
-            if (MAXN) {
-                cmax[nb][0] = fmax(cmax[nb][0], fabs(acc[nb][0]));
-                cmax[nb][1] = fmax(cmax[nb][1], fabs(acc[nb][1]));
-            }
-        }
-        /* x[b][ks] = A[4 ks + q][8 b + g] (the A and B fragments of A^T A):
-         * held by lane 16 ks + 4 q + g / 2 as its element g % 2 of block b */
+                for (int e = 0; e < 2; ++e) cmax[j][e] = fmax(cmax[j][e], fabs((double)r[j][e]));
+        /* x[b][ks] = A[4 ks + q][8 b + g] (the A and B fragments of A^T A) */
+        const bool odd = AP::gram_odd(g, q);
 #pragma unroll
         for (int ks = 0; ks < 2; ++ks) {
-            const int src = 16 * ks + 4 * (int)q + (int)(g >> 1);
+            const int src = AP::gram_src(g, q, ks);
             double x[4];
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
-                const double v0 = __shfl_sync(0xffffffffu, acc[b][0], src);
-                const double v1 = __shfl_sync(0xffffffffu, acc[b][1], src);
-                x[b] = (g & 1) ? v1 : v0;
+                const T v0 = __shfl_sync(0xffffffffu, r[b][0], src);
+                const T v1 = __shfl_sync(0xffffffffu, r[b][1], src);
+                x[b] = (double)(odd ? v1 : v0);
             }
 #pragma unroll
             for (int pb = 0; pb < 4; ++pb)
@@ -136,14 +267,14 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
     __shared__ double bmax[kR];
     for (uint32_t e = threadIdx.x; e < kR * kR; e += kThreads) red[e / kR][e % kR] = 0.0;
     if (threadIdx.x < kR) bmax[threadIdx.x] = 0.0;
-    if (MAXN) /* lanes of equal q hold the same columns: combine over g */
+    if (MAXN) /* combine over the lanes that hold the same columns */
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb)
+        for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int c = 0; c < 2; ++c)
+            for (int e = 0; e < 2; ++e)
 #pragma unroll
-                for (int d = 4; d < 32; d <<= 1)
-                    cmax[nb][c] = fmax(cmax[nb][c], __shfl_xor_sync(0xffffffffu, cmax[nb][c], d));
+                for (unsigned d = AP::same_col_lo; d <= AP::same_col_hi; d <<= 1)
+                    cmax[j][e] = fmax(cmax[j][e], __shfl_xor_sync(0xffffffffu, cmax[j][e], d));
     for (uint32_t w = 0; w < (uint32_t)kWarps; ++w) {
         __syncthreads();
         if (warp != w) continue;
@@ -158,13 +289,13 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
                     red[i][j] += v;
                     if (pb != qb) red[j][i] += v;
                 }
-        if (MAXN && g == 0)
+        if (MAXN && AP::col_writer(g, q))
 #pragma unroll
-            for (int nb = 0; nb < 4; ++nb)
+            for (int j = 0; j < 4; ++j)
 #pragma unroll
-                for (int c = 0; c < 2; ++c) {
-                    const uint32_t col = 8 * nb + 2 * q + c;
-                    bmax[col] = fmax(bmax[col], cmax[nb][c]);
+                for (int e = 0; e < 2; ++e) {
+                    const uint32_t col = AP::col(g, q, j, e);
+                    bmax[col] = fmax(bmax[col], cmax[j][e]);
                 }
     }
     __syncthreads();

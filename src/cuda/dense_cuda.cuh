@@ -103,7 +103,9 @@ tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int no
 /* A = M W and then tf_gpu_gram(A, ...) in one read of M (R == 32; gpart,
  * graw, norm, s, lambda, G as for tf_gpu_gram; src/cuda/apply_gram.cu):
  * for long factors, where a separate Gram pass reads A again beside the
- * next MTTKRP. */
+ * next MTTKRP. In float the product is formed by 3xTF32 MMAs (float
+ * accumulators, about fp32 accuracy), in double by FP64 MMAs; the Gram of
+ * the stored A is summed in double either way. */
 #define TF_GPU_APPLY_GRAM_RANK 32
 #define TF_GPU_APPLY_GRAM_ROWS 65536 /* CP-ALS uses it above this many rows */
 template <typename T>

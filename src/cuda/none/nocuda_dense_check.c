@@ -1,0 +1,9 @@
+/* The dense-kernel test entries when the library has no CUDA backend. */
+#include "core/error.h"
+#include "cuda/dense_check.h"
+
+tf_status tf_gpu_check_apply_gram(tf_precision prec, const double *M, uint64_t I, const double *W, int norm,
+                                  double *A, double *lambda, double *s, double *G, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
