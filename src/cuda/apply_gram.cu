@@ -23,17 +23,18 @@
  * T feed A^T A (the Gram of the stored factor) in FP64 MMAs: 10
  * upper-triangle 8 x 8 blocks x 2 k-steps into per-warp accumulators. The
  * next task's M fragments are loaded (as T, converted at use) before the
- * current one is multiplied (two tasks in flight: no faster, measured on
- * an H200). At the end each block adds its warps' Grams in warp order
- * through shared memory (deterministic) and writes one slab partial in
+ * current one is multiplied (two tasks in flight, or M copied 1-3 tasks
+ * ahead into shared memory by cp.async: no faster, measured on an H200).
+ * At the end each block adds its warps' Grams in warp order through
+ * shared memory (deterministic) and writes one slab partial in
  * tf_gpu_gram's layout (and, for max-norm normalisation, the slab's column
  * maxima), so tf_gpu_gram_finish completes lambda, the scales and G. Rows
  * are dealt to warps in a fixed order: the result does not depend on
  * timing. */
+#include <type_traits>
+
 #include "cuda/dense_cuda.cuh"
 #include "cuda/ld16.cuh"
-
-#include <type_traits>
 
 namespace {
 
