@@ -1,17 +1,19 @@
-/* GPU CP-ALS's fused apply + Gram pass (tf_gpu_apply_gram: A = M W, the
- * Gram of A and its column normalisation in one read of M; rank 32)
- * against float64 loops on the same inputs (in fp32 the inputs are
- * rounded to float first, so both sides see the same values): A
- * elementwise within 1e-12 (fp64) / 1e-5 (fp32) of sum_k |M_ik W_kj|
- * (the error bound of any summation order), lambda, the scales and G =
- * diag(s) A^T A diag(s) of the A the device stored within 1e-12 / 1e-6.
- * Inputs: random, W ill-conditioned as CP-ALS's inverse normal matrices
- * are (M = A0 W^-1, so M W cancels), a zero column of W; row counts that
- * are not multiples of the 8-row task, fewer rows than warps, and enough
- * for many slabs; 2-norm and max-norm. Device outputs are poisoned (NaN)
- * before every run; two runs must agree bit for bit. Skipped (exit 77)
- * without a GPU; `--quick` (or TF_TEST_QUICK=1) leaves out the largest
- * row count, for compute-sanitizer. */
+/* GPU CP-ALS's dense kernels against float64 loops on the same inputs (in
+ * fp32 the inputs are rounded to float first, so both sides see the same
+ * values); device outputs are poisoned (NaN) before every run.
+ * - The fused apply + Gram pass (tf_gpu_apply_gram: A = M W, the Gram of A
+ *   and its column normalisation in one read of M; rank 32): A
+ *   elementwise within 1e-12 (fp64) / 1e-5 (fp32) of sum_k |M_ik W_kj|
+ *   (the error bound of any summation order); lambda, the scales and G =
+ *   diag(s) A^T A diag(s) of the A the device stored within 1e-12 / 1e-6.
+ *   Inputs: random, W ill-conditioned as CP-ALS's inverse normal matrices
+ *   are (M = A0 W^-1, so M W cancels), a zero column of W; row counts that
+ *   are not multiples of the 8-row task, fewer rows than warps, and enough
+ *   for many slabs; 2-norm and max-norm; two runs must agree bit for bit.
+ * - The small-rank Gram (tf_gpu_gram) and solve (tf_gpu_small_solve),
+ *   including the pseudo-inverse fallback of a singular V.
+ * Skipped (exit 77) without a GPU; `--quick` (or TF_TEST_QUICK=1) leaves
+ * out the largest row counts, for compute-sanitizer. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -143,6 +145,163 @@ static void check_case(const char *what, tf_precision prec, const double *M, uin
     free(r2.A);
 }
 
+/* tf_gpu_gram (R = 1 .. 64, one- and multi-slab paths) against float64
+ * loops on the T-rounded A: lambda and s by norm (norm 0 keeps s_in), G =
+ * diag(s) A^T A diag(s), within 1e-12 (fp64) / 1e-6 (fp32). */
+static void check_gram(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, int norm)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const double tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
+    double *A = malloc(I * r * sizeof *A), s_in[64], lam[64], s[64], G[64 * 64], sref[64], lref[64];
+    for (uint64_t e = 0; e < I * r; ++e) A[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    for (uint32_t c = 0; c < r; ++c) {
+        s_in[c] = round_to(prec, 0.5 + tf_rng_uniform(rng));
+        lam[c] = s[c] = NAN;
+    }
+    for (uint32_t e = 0; e < r * r; ++e) G[e] = NAN;
+    int nf = -1;
+    tf_status st = tf_gpu_check_gram(prec, A, I, r, norm, s_in, lam, s, G, &nf);
+    CHECKF(st == TF_OK, "Gram %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
+    if (st != TF_OK) {
+        free(A);
+        return;
+    }
+    double worst = 0;
+    for (uint32_t c = 0; c < r; ++c) {
+        double v = 0;
+        for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
+        lref[c] = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
+        sref[c] = norm == 0 ? s_in[c] : lref[c] > 0 ? 1.0 / lref[c] : 1.0;
+        double d = fabs(s[c] - sref[c]) / sref[c];
+        if (norm) d = fmax(d, fabs(lam[c] - lref[c]) / lref[c]);
+        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+    }
+    for (uint32_t p = 0; p < r; ++p)
+        for (uint32_t q = 0; q < r; ++q) {
+            long double g = 0, gp = 0, gq = 0;
+            for (uint64_t i = 0; i < I; ++i) {
+                g += (long double)A[i * r + p] * A[i * r + q];
+                gp += (long double)A[i * r + p] * A[i * r + p];
+                gq += (long double)A[i * r + q] * A[i * r + q];
+            }
+            const double ref = sref[p] * (double)g * sref[q], scale = sref[p] * sref[q] * sqrt((double)(gp * gq));
+            const double d = fabs(G[p * r + q] - ref) / (scale > 0 ? scale : 1.0);
+            if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+        }
+    CHECKF(worst <= tol && nf == 0, "Gram %s I=%llu R=%u norm %d: off by %.3g (bound %.0e), non-finite flag %d", pn,
+           (unsigned long long)I, r, norm, worst, tol, nf);
+    printf("  gram  %s I=%-7llu R=%-2u norm %d: worst %.2e\n", pn, (unsigned long long)I, r, norm, worst);
+    free(A);
+}
+
+/* X = V^-1 by Gauss-Jordan with partial pivoting in long double; 0 if singular. */
+static int invert(const double *V, uint32_t r, double *X)
+{
+    long double a[64][128];
+    for (uint32_t i = 0; i < r; ++i)
+        for (uint32_t j = 0; j < 2 * r; ++j) a[i][j] = j < r ? V[i * r + j] : (j - r == i);
+    for (uint32_t k = 0; k < r; ++k) {
+        uint32_t p = k;
+        for (uint32_t i = k + 1; i < r; ++i)
+            if (fabsl(a[i][k]) > fabsl(a[p][k])) p = i;
+        if (a[p][k] == 0) return 0;
+        for (uint32_t j = 0; j < 2 * r; ++j) {
+            const long double t = a[k][j];
+            a[k][j] = a[p][j];
+            a[p][j] = t;
+        }
+        const long double d = a[k][k];
+        for (uint32_t j = 0; j < 2 * r; ++j) a[k][j] /= d;
+        for (uint32_t i = 0; i < r; ++i)
+            if (i != k && a[i][k] != 0) {
+                const long double f = a[i][k];
+                for (uint32_t j = 0; j < 2 * r; ++j) a[i][j] -= f * a[k][j];
+            }
+    }
+    for (uint32_t i = 0; i < r; ++i)
+        for (uint32_t j = 0; j < r; ++j) X[i * r + j] = (double)a[i][r + j];
+    return 1;
+}
+
+/* tf_gpu_small_solve on the Grams of n random factors (rows x r), mode 1
+ * skipped: V = the Hadamard product of the others (checked against
+ * float64), W = diag(P) V^-1 against an inverse of the device's V in long
+ * double (fp64 1e-10, fp32 1e-5, normwise). With column 5 a copy of
+ * column 3 in every factor V is singular: the pseudo-inverse must be
+ * taken and satisfy V X V = V, X = X^T for X = diag(1/P) W. */
+static void check_solve(tf_rng *rng, tf_precision prec, uint32_t r, int singular)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const uint32_t n = 4, skip = 1, rows = 100;
+    double G[4 * 64 * 64], sc[4 * 64], V[64 * 64], W[64 * 64], F[100 * 64], X[64 * 64];
+    for (uint32_t k = 0; k < n; ++k) {
+        for (uint32_t e = 0; e < rows * r; ++e) F[e] = tf_rng_uniform(rng) * 2.0 - 1.0;
+        if (singular)
+            for (uint32_t i = 0; i < rows; ++i) F[i * r + 5] = F[i * r + 3];
+        for (uint32_t p = 0; p < r; ++p) {
+            sc[k * r + p] = round_to(prec, 0.5 + tf_rng_uniform(rng));
+            for (uint32_t q = 0; q < r; ++q) {
+                double g = 0;
+                for (uint32_t i = 0; i < rows; ++i) g += F[i * r + p] * F[i * r + q];
+                G[(k * r + p) * r + q] = round_to(prec, g);
+            }
+        }
+    }
+    for (uint32_t e = 0; e < r * r; ++e) V[e] = W[e] = NAN;
+    int info = -1, nf = -1;
+    unsigned pinv = 99;
+    tf_status st = tf_gpu_check_small_solve(prec, G, sc, n, skip, r, 1e-12, V, W, &info, &pinv, &nf);
+    CHECKF(st == TF_OK, "small solve %s R=%u: %s", pn, r, tf_last_error());
+    if (st != TF_OK) return;
+    double dv = 0, vn = 0, P[64];
+    for (uint32_t p = 0; p < r; ++p) {
+        P[p] = 1.0;
+        for (uint32_t k = 0; k < n; ++k)
+            if (k != skip) P[p] *= sc[k * r + p];
+        for (uint32_t q = 0; q < r; ++q) {
+            double h = 1.0;
+            for (uint32_t k = 0; k < n; ++k)
+                if (k != skip) h *= G[(k * r + p) * r + q];
+            dv = fmax(dv, fabs(V[p * r + q] - h));
+            vn = fmax(vn, fabs(h));
+        }
+    }
+    const double tolv = prec == TF_SINGLE ? 1e-6 : 1e-14;
+    CHECKF(dv <= tolv * vn, "small solve %s R=%u: V off by %.3g of %.3g", pn, r, dv, vn);
+    for (uint32_t p = 0; p < r; ++p)
+        for (uint32_t q = 0; q < r; ++q) X[p * r + q] = W[p * r + q] / P[p];
+    if (!singular) {
+        double Xr[64 * 64], d = 0, xn = 0;
+        CHECKF(invert(V, r, Xr), "small solve %s R=%u: the reference finds V singular", pn, r);
+        for (uint32_t e = 0; e < r * r; ++e) {
+            d += (X[e] - Xr[e]) * (X[e] - Xr[e]);
+            xn += Xr[e] * Xr[e];
+        }
+        const double rel = isnan(d) ? INFINITY : sqrt(d / xn), tol = prec == TF_SINGLE ? 1e-5 : 1e-10;
+        CHECKF(rel <= tol && info == 0 && pinv == 0 && nf == 0,
+               "small solve %s R=%u: W off by %.3g (bound %.0e), info %d, pinv %u, non-finite %d", pn, r, rel, tol,
+               info, pinv, nf);
+        printf("  solve %s R=%-2u: W rel err %.2e\n", pn, r, rel);
+    } else {
+        double d = 0, vn2 = 0, asym = 0, xn = 0;
+        for (uint32_t i = 0; i < r; ++i)
+            for (uint32_t j = 0; j < r; ++j) {
+                long double vxv = 0;
+                for (uint32_t a = 0; a < r; ++a)
+                    for (uint32_t b = 0; b < r; ++b) vxv += (long double)V[i * r + a] * X[a * r + b] * V[b * r + j];
+                d = fmax(d, fabs((double)vxv - V[i * r + j]));
+                vn2 = fmax(vn2, fabs(V[i * r + j]));
+                asym = fmax(asym, fabs(X[i * r + j] - X[j * r + i]));
+                xn = fmax(xn, fabs(X[i * r + j]));
+            }
+        const double tol = prec == TF_SINGLE ? 1e-4 : 1e-9;
+        CHECKF(pinv == 1 && d <= tol * vn2 && asym <= tol * xn && nf == 0,
+               "singular solve %s R=%u: pinv %u, |VXV - V| %.3g of %.3g, asymmetry %.3g, non-finite %d", pn, r,
+               pinv, d, vn2, asym, nf);
+        printf("  solve %s R=%-2u singular: pinv %u, |VXV - V| / |V| %.2e\n", pn, r, pinv, d / vn2);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
@@ -177,6 +336,23 @@ int main(int argc, char **argv)
         for (int i = 0; i < R; ++i) Wc[i * R + 5] = 0.0;
         check_case("zero column", prec, M, 1001, Wc, 1);
         check_case("zero column", prec, M, 1001, Wc, 2);
+    }
+    /* the small-rank Gram: ranks around the 8-column blocks, up to 64;
+     * one slab (fused finish) and many */
+    tf_rng_seed(&rng, 77);
+    for (int prec = 0; prec < 2; ++prec) {
+        const uint32_t ranks[] = {1, 7, 32, 33, 64};
+        for (size_t k = 0; k < sizeof ranks / sizeof *ranks; ++k)
+            for (int norm = 0; norm <= 2; ++norm) check_gram(&rng, prec, 100, ranks[k], norm);
+        check_gram(&rng, prec, 5000, 32, 1);
+        check_gram(&rng, prec, quick ? 20000 : 300000, 33, 1);
+        check_gram(&rng, prec, quick ? 20000 : 300000, 16, 2);
+        /* the solve: element per thread (R <= 32) and the general path */
+        const uint32_t sr[] = {1, 8, 32, 40, 64};
+        for (size_t k = 0; k < sizeof sr / sizeof *sr; ++k) check_solve(&rng, prec, sr[k], 0);
+        check_solve(&rng, prec, 8, 1);
+        check_solve(&rng, prec, 32, 1);
+        check_solve(&rng, prec, 40, 1);
     }
     /* bad arguments: a clear error, nothing run */
     double a[R], l[R], s[R], g[R * R];

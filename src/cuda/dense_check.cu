@@ -6,51 +6,146 @@
 
 namespace {
 
+/* A stream of the check's own, destroyed on scope exit. */
+struct check_stream {
+    cudaStream_t s = nullptr;
+    ~check_stream()
+    {
+        if (s) cudaStreamDestroy(s);
+    }
+    tf_status create()
+    {
+        TF_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        return TF_OK;
+    }
+};
+
+/* n elements, every bit set (a NaN in float and in double). */
+template <typename T>
+tf_status poisoned(tf_dev_array<T> &a, uint64_t n, const char *what, cudaStream_t st)
+{
+    TF_TRY(a.alloc(n, what));
+    TF_CU(cudaMemsetAsync(a.p, 0xff, n * sizeof(T), st));
+    return TF_OK;
+}
+
+/* n elements from host doubles. */
+template <typename T>
+tf_status uploaded(tf_dev_array<T> &a, const double *h, uint64_t n, const char *what, cudaStream_t st)
+{
+    TF_TRY(a.alloc(n, what));
+    return tf_cuda_put_values(a.p, h, n, st);
+}
+
+/* The step scalars, zeroed; scalars_back copies them to the host and waits. */
+tf_status zero_scalars(tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st)
+{
+    TF_TRY(sc.alloc(1, "scalars"));
+    TF_CU(cudaMemsetAsync(sc.p, 0, sizeof(tf_gpu_scalars), st));
+    return TF_OK;
+}
+tf_status scalars_back(const tf_dev_array<tf_gpu_scalars> &sc, tf_gpu_scalars *h, cudaStream_t st)
+{
+    TF_CU(cudaMemcpyAsync(h, sc.p, sizeof *h, cudaMemcpyDeviceToHost, st));
+    TF_CU(cudaStreamSynchronize(st));
+    return TF_OK;
+}
+
+/* lambda, the scales, G (R x R) and the non-finite flag to the host (waits). */
+template <typename T>
+tf_status normalised_back(const tf_dev_array<T> &lambda, const tf_dev_array<T> &s, const tf_dev_array<T> &G, uint32_t R,
+                          const tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st, double *hlambda, double *hs,
+                          double *hG, int *nonfinite)
+{
+    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
+    TF_TRY(tf_cuda_get_values(hs, s.p, R, st));
+    TF_TRY(tf_cuda_get_values(hG, G.p, (uint64_t)R * R, st));
+    tf_gpu_scalars h;
+    TF_TRY(scalars_back(sc, &h, st));
+    *nonfinite = h.nonfinite;
+    return TF_OK;
+}
+
 template <typename T>
 tf_status apply_gram_check(const double *hM, uint64_t I, const double *hW, int norm, double *hA, double *hlambda,
                            double *hs, double *hG, int *nonfinite)
 {
     const uint32_t R = TF_GPU_APPLY_GRAM_RANK, RR = R * R;
     if (I == 0) return tf_fail(TF_ERR_ARG, "apply + Gram check: no rows");
-    int dev = 0;
-    TF_CU(cudaGetDevice(&dev));
-    cudaStream_t st = nullptr;
-    TF_CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    struct stream_guard {
-        cudaStream_t s;
-        ~stream_guard() { cudaStreamDestroy(s); }
-    } guard{st};
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
     tf_dev_array<T> M, W, A, s, lambda, G;
     tf_dev_array<double> gpart, graw;
     tf_dev_array<tf_gpu_scalars> sc;
-    TF_TRY(M.alloc(I * R, "M"));
-    TF_TRY(W.alloc(RR, "W"));
-    TF_TRY(A.alloc(I * R, "A"));
-    TF_TRY(s.alloc(R, "scales"));
-    TF_TRY(lambda.alloc(R, "lambda"));
-    TF_TRY(G.alloc(RR, "G"));
-    const uint64_t np = tf_gpu_gram_partial_count(I, R);
-    TF_TRY(gpart.alloc(np, "Gram partials"));
-    TF_TRY(graw.alloc(RR, "raw Gram"));
-    TF_TRY(sc.alloc(1, "scalars"));
-    TF_TRY(tf_cuda_put_values(M.p, hM, I * R, st));
-    TF_TRY(tf_cuda_put_values(W.p, hW, RR, st));
-    /* poison everything the pass writes (all bits set: a NaN in both types) */
-    TF_CU(cudaMemsetAsync(A.p, 0xff, I * R * sizeof(T), st));
-    TF_CU(cudaMemsetAsync(s.p, 0xff, R * sizeof(T), st));
-    TF_CU(cudaMemsetAsync(lambda.p, 0xff, R * sizeof(T), st));
-    TF_CU(cudaMemsetAsync(G.p, 0xff, RR * sizeof(T), st));
-    TF_CU(cudaMemsetAsync(gpart.p, 0xff, np * sizeof(double), st));
-    TF_CU(cudaMemsetAsync(graw.p, 0xff, RR * sizeof(double), st));
-    TF_CU(cudaMemsetAsync(sc.p, 0, sizeof(tf_gpu_scalars), st));
+    TF_TRY(uploaded(M, hM, I * R, "M", st));
+    TF_TRY(uploaded(W, hW, RR, "W", st));
+    TF_TRY(poisoned(A, I * R, "A", st));
+    TF_TRY(poisoned(s, R, "scales", st));
+    TF_TRY(poisoned(lambda, R, "lambda", st));
+    TF_TRY(poisoned(G, RR, "G", st));
+    TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
+    TF_TRY(poisoned(graw, RR, "raw Gram", st));
+    TF_TRY(zero_scalars(sc, st));
     TF_TRY(tf_gpu_apply_gram<T>(M.p, I, R, W.p, A.p, norm, gpart.p, graw.p, s.p, lambda.p, G.p, sc.p, st));
     TF_TRY(tf_cuda_get_values(hA, A.p, I * R, st));
-    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
-    TF_TRY(tf_cuda_get_values(hs, s.p, R, st));
-    TF_TRY(tf_cuda_get_values(hG, G.p, RR, st));
+    return normalised_back(lambda, s, G, R, sc, st, hlambda, hs, hG, nonfinite);
+}
+
+template <typename T>
+tf_status gram_check(const double *hA, uint64_t I, uint32_t R, int norm, const double *hs_in, double *hlambda,
+                     double *hs, double *hG, int *nonfinite)
+{
+    const uint32_t RR = R * R;
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    tf_dev_array<T> A, s, lambda, G;
+    tf_dev_array<double> gpart, graw;
+    tf_dev_array<unsigned> counter;
+    tf_dev_array<tf_gpu_scalars> sc;
+    TF_TRY(uploaded(A, hA, I * R, "A", st));
+    TF_TRY(norm == 0 ? uploaded(s, hs_in, R, "scales", st) : poisoned(s, R, "scales", st));
+    TF_TRY(poisoned(lambda, R, "lambda", st));
+    TF_TRY(poisoned(G, RR, "G", st));
+    TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
+    TF_TRY(poisoned(graw, RR, "raw Gram", st));
+    TF_TRY(counter.alloc(1, "counter"));
+    TF_CU(cudaMemsetAsync(counter.p, 0, sizeof(unsigned), st));
+    TF_TRY(zero_scalars(sc, st));
+    TF_TRY(tf_gpu_gram<T>(A.p, I, R, norm, gpart.p, graw.p, counter.p, s.p, lambda.p, G.p, sc.p, st));
+    return normalised_back(lambda, s, G, R, sc, st, hlambda, hs, hG, nonfinite);
+}
+
+template <typename T>
+tf_status solve_check(const double *hG, const double *hscales, uint32_t n, uint32_t skip, uint32_t R, double rcond,
+                      double *hV, double *hW, int *info, unsigned *pinv, int *nonfinite)
+{
+    const uint32_t RR = R * R;
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    tf_dev_array<T> G, scales, V, W;
+    tf_dev_array<double> jq;
+    tf_dev_array<tf_gpu_scalars> sc;
+    TF_TRY(uploaded(G, hG, (uint64_t)n * RR, "Grams", st));
+    TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
+    TF_TRY(poisoned(V, RR, "V", st));
+    TF_TRY(poisoned(W, RR, "W", st));
+    TF_TRY(poisoned(jq, RR, "Jacobi scratch", st));
+    TF_TRY(zero_scalars(sc, st));
+    const T *gp[16], *spp[16];
+    for (uint32_t k = 0; k < n; ++k) {
+        gp[k] = G.p + (uint64_t)k * RR;
+        spp[k] = scales.p + (uint64_t)k * R;
+    }
+    TF_TRY(tf_gpu_small_solve<T>(gp, spp, n, skip, R, rcond, V.p, W.p, jq.p, sc.p, st));
+    TF_TRY(tf_cuda_get_values(hV, V.p, RR, st));
+    TF_TRY(tf_cuda_get_values(hW, W.p, RR, st));
     tf_gpu_scalars h;
-    TF_CU(cudaMemcpyAsync(&h, sc.p, sizeof h, cudaMemcpyDeviceToHost, st));
-    TF_CU(cudaStreamSynchronize(st));
+    TF_TRY(scalars_back(sc, &h, st));
+    *info = h.info;
+    *pinv = h.pinv;
     *nonfinite = h.nonfinite;
     return TF_OK;
 }
@@ -64,4 +159,22 @@ extern "C" tf_status tf_gpu_check_apply_gram(tf_precision prec, const double *M,
     if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "apply + Gram check: norm %d is not 1 or 2", norm);
     return prec == TF_SINGLE ? apply_gram_check<float>(M, I, W, norm, A, lambda, s, G, nonfinite)
                              : apply_gram_check<double>(M, I, W, norm, A, lambda, s, G, nonfinite);
+}
+
+extern "C" tf_status tf_gpu_check_gram(tf_precision prec, const double *A, uint64_t I, uint32_t R, int norm,
+                                       const double *s_in, double *lambda, double *s, double *G, int *nonfinite)
+{
+    if (norm < 0 || norm > 2) return tf_fail(TF_ERR_ARG, "Gram check: norm %d is not 0, 1 or 2", norm);
+    if (norm == 0 && !s_in) return tf_fail(TF_ERR_ARG, "Gram check: norm 0 needs the scales");
+    return prec == TF_SINGLE ? gram_check<float>(A, I, R, norm, s_in, lambda, s, G, nonfinite)
+                             : gram_check<double>(A, I, R, norm, s_in, lambda, s, G, nonfinite);
+}
+
+extern "C" tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const double *scales, uint32_t n,
+                                              uint32_t skip, uint32_t R, double rcond, double *V, double *W,
+                                              int *info, unsigned *pinv, int *nonfinite)
+{
+    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "small solve check: %u Grams, 1..16 expected", n);
+    return prec == TF_SINGLE ? solve_check<float>(G, scales, n, skip, R, rcond, V, W, info, pinv, nonfinite)
+                             : solve_check<double>(G, scales, n, skip, R, rcond, V, W, info, pinv, nonfinite);
 }

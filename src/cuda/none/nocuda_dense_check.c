@@ -7,3 +7,16 @@ tf_status tf_gpu_check_apply_gram(tf_precision prec, const double *M, uint64_t I
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
 }
+
+tf_status tf_gpu_check_gram(tf_precision prec, const double *A, uint64_t I, uint32_t R, int norm, const double *s_in,
+                            double *lambda, double *s, double *G, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
+
+tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const double *scales, uint32_t n,
+                                   uint32_t skip, uint32_t R, double rcond, double *V, double *W, int *info,
+                                   unsigned *pinv, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
