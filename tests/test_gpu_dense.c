@@ -60,6 +60,40 @@ static void conditioned_pair(tf_rng *rng, double decades, double *W, double *Win
         }
 }
 
+/* The larger of w and d; NaN (e.g. an element the device never wrote)
+ * counts as infinite. */
+static double worse(double w, double d) { return isnan(d) ? INFINITY : d > w ? d : w; }
+
+/* Worst relative error of a normalisation against A (I x r, in double /
+ * long double): lambda and the scales s by norm (1: 2-norm, 2: max(max|a|,
+ * 1), 0: s = s_in, no lambda; 1 / lambda, or 1 for a zero column), and G =
+ * diag(s) A^T A diag(s) relative to sqrt(G_pp G_qq). */
+static double normalised_error(const double *A, uint64_t I, uint32_t r, int norm, const double *s_in,
+                               const double *lambda, const double *s, const double *G)
+{
+    double worst = 0, sref[64];
+    for (uint32_t c = 0; c < r; ++c) {
+        double v = 0;
+        for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
+        const double lref = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
+        sref[c] = norm == 0 ? s_in[c] : lref > 0 ? 1.0 / lref : 1.0;
+        worst = worse(worst, fabs(s[c] - sref[c]) / sref[c]);
+        if (norm) worst = worse(worst, fabs(lambda[c] - lref) / (lref > 0 ? lref : 1.0));
+    }
+    for (uint32_t p = 0; p < r; ++p)
+        for (uint32_t q = 0; q < r; ++q) {
+            long double g = 0, gp = 0, gq = 0;
+            for (uint64_t i = 0; i < I; ++i) {
+                g += (long double)A[i * r + p] * A[i * r + q];
+                gp += (long double)A[i * r + p] * A[i * r + p];
+                gq += (long double)A[i * r + q] * A[i * r + q];
+            }
+            const double ref = sref[p] * (double)g * sref[q], scale = sref[p] * sref[q] * sqrt((double)(gp * gq));
+            worst = worse(worst, fabs(G[p * r + q] - ref) / (scale > 0 ? scale : 1.0));
+        }
+    return worst;
+}
+
 static int run(tf_precision prec, const double *M, uint64_t I, const double *W, int norm, result *r)
 {
     r->A = malloc(I * R * sizeof *r->A);
@@ -95,43 +129,14 @@ static void check_case(const char *what, tf_precision prec, const double *M, uin
             const double got = r.A[i * R + j];
             const double err = fabs(got - ref) / (mag > 0 ? mag : 1.0);
             if (!(err <= tol_a)) ++bad; /* NaN (an unwritten element) counts */
-            if (!(err <= worst)) worst = isnan(err) ? INFINITY : err;
+            worst = worse(worst, err);
         }
     CHECKF(bad == 0, "%s %s I=%llu norm %d: %llu elements of A off (worst %.3g, bound %.0e)", what, pn,
            (unsigned long long)I, norm, (unsigned long long)bad, worst, tol_a);
-    /* lambda, s and G from the A the device stored, in double */
-    double lam[R], sc[R], gw = 0, lw = 0;
-    for (int c = 0; c < R; ++c) {
-        double v = 0;
-        for (uint64_t i = 0; i < I; ++i) {
-            const double a = r.A[i * R + c];
-            if (norm == 2) v = fabs(a) > v ? fabs(a) : v;
-            else v += a * a;
-        }
-        lam[c] = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
-        sc[c] = lam[c] > 0 ? 1.0 / lam[c] : 1.0;
-        const double dl = fabs(r.lambda[c] - lam[c]) / (lam[c] > 0 ? lam[c] : 1.0);
-        const double ds = fabs(r.s[c] - sc[c]) / sc[c];
-        if (!(dl <= lw)) lw = isnan(dl) ? INFINITY : dl;
-        if (!(ds <= lw)) lw = isnan(ds) ? INFINITY : ds;
-    }
-    CHECKF(lw <= tol_g, "%s %s I=%llu norm %d: lambda / scales off by %.3g", what, pn, (unsigned long long)I, norm,
-           lw);
-    double graw[R * R];
-    for (int p = 0; p < R; ++p)
-        for (int q = 0; q < R; ++q) {
-            long double v = 0;
-            for (uint64_t i = 0; i < I; ++i) v += (long double)r.A[i * R + p] * r.A[i * R + q];
-            graw[p * R + q] = (double)v;
-        }
-    for (int p = 0; p < R; ++p)
-        for (int q = 0; q < R; ++q) {
-            const double ref = sc[p] * graw[p * R + q] * sc[q];
-            const double scale = sqrt(sc[p] * sc[p] * graw[p * R + p] * sc[q] * sc[q] * graw[q * R + q]);
-            const double d = fabs(r.G[p * R + q] - ref) / (scale > 0 ? scale : 1.0);
-            if (!(d <= gw)) gw = isnan(d) ? INFINITY : d;
-        }
-    CHECKF(gw <= tol_g, "%s %s I=%llu norm %d: G off by %.3g", what, pn, (unsigned long long)I, norm, gw);
+    /* lambda, s and G from the A the device stored */
+    const double nw = normalised_error(r.A, I, R, norm, NULL, r.lambda, r.s, r.G);
+    CHECKF(nw <= tol_g, "%s %s I=%llu norm %d: lambda / scales / G off by %.3g", what, pn, (unsigned long long)I,
+           norm, nw);
     CHECKF(r.nonfinite == 0, "%s %s I=%llu: non-finite flag %d", what, pn, (unsigned long long)I, r.nonfinite);
     /* deterministic: a second run gives the same bits */
     if (run(prec, M, I, W, norm, &r2)) {
@@ -139,8 +144,8 @@ static void check_case(const char *what, tf_precision prec, const double *M, uin
                    !memcmp(r.lambda, r2.lambda, sizeof r.lambda),
                "%s %s I=%llu: a second run differs", what, pn, (unsigned long long)I);
     }
-    printf("  %-28s %s I=%-7llu norm %d: A worst %.2e of sum|MW|, lambda/s %.2e, G %.2e\n", what, pn,
-           (unsigned long long)I, norm, worst, lw, gw);
+    printf("  %-28s %s I=%-7llu norm %d: A worst %.2e of sum|MW|, lambda / s / G %.2e\n", what, pn,
+           (unsigned long long)I, norm, worst, nw);
     free(r.A);
     free(r2.A);
 }
@@ -152,7 +157,7 @@ static void check_gram(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, i
 {
     const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
     const double tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
-    double *A = malloc(I * r * sizeof *A), s_in[64], lam[64], s[64], G[64 * 64], sref[64], lref[64];
+    double *A = malloc(I * r * sizeof *A), s_in[64], lam[64], s[64], G[64 * 64];
     for (uint64_t e = 0; e < I * r; ++e) A[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
     for (uint32_t c = 0; c < r; ++c) {
         s_in[c] = round_to(prec, 0.5 + tf_rng_uniform(rng));
@@ -166,28 +171,7 @@ static void check_gram(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, i
         free(A);
         return;
     }
-    double worst = 0;
-    for (uint32_t c = 0; c < r; ++c) {
-        double v = 0;
-        for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
-        lref[c] = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
-        sref[c] = norm == 0 ? s_in[c] : lref[c] > 0 ? 1.0 / lref[c] : 1.0;
-        double d = fabs(s[c] - sref[c]) / sref[c];
-        if (norm) d = fmax(d, fabs(lam[c] - lref[c]) / lref[c]);
-        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
-    }
-    for (uint32_t p = 0; p < r; ++p)
-        for (uint32_t q = 0; q < r; ++q) {
-            long double g = 0, gp = 0, gq = 0;
-            for (uint64_t i = 0; i < I; ++i) {
-                g += (long double)A[i * r + p] * A[i * r + q];
-                gp += (long double)A[i * r + p] * A[i * r + p];
-                gq += (long double)A[i * r + q] * A[i * r + q];
-            }
-            const double ref = sref[p] * (double)g * sref[q], scale = sref[p] * sref[q] * sqrt((double)(gp * gq));
-            const double d = fabs(G[p * r + q] - ref) / (scale > 0 ? scale : 1.0);
-            if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
-        }
+    const double worst = normalised_error(A, I, r, norm, s_in, lam, s, G);
     CHECKF(worst <= tol && nf == 0, "Gram %s I=%llu R=%u norm %d: off by %.3g (bound %.0e), non-finite flag %d", pn,
            (unsigned long long)I, r, norm, worst, tol, nf);
     printf("  gram  %s I=%-7llu R=%-2u norm %d: worst %.2e\n", pn, (unsigned long long)I, r, norm, worst);

@@ -26,10 +26,11 @@ tf_status tf_gpu_check_apply_gram(tf_precision prec, const double *M, uint64_t I
 tf_status tf_gpu_check_gram(tf_precision prec, const double *A, uint64_t I, uint32_t R, int norm, const double *s_in,
                             double *lambda, double *s, double *G, int *nonfinite);
 
-/* The small-rank solve (tf_gpu_small_solve) of the n Grams G (n stacked
- * R x R) and column scales (n stacked R-vectors) without mode skip: V =
- * their Hadamard product, W = diag(P) V^-1 (or the pseudo-inverse), with
- * the solve's potrf-style info and whether it took the pseudo-inverse. */
+/* The small-rank solve (tf_gpu_small_solve) of n Grams G (n stacked R x R)
+ * and column scales (n stacked R-vectors), mode skip left out: V = the
+ * Hadamard product of the others, P the product of their scales, W =
+ * diag(P) V^-1 (or the pseudo-inverse); with the solve's potrf-style info
+ * and its count of pseudo-inverses (pinv). */
 tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const double *scales, uint32_t n,
                                    uint32_t skip, uint32_t R, double rcond, double *V, double *W, int *info,
                                    unsigned *pinv, int *nonfinite);
