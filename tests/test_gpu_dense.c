@@ -12,6 +12,9 @@
  *   for many slabs; 2-norm and max-norm; two runs must agree bit for bit.
  * - The small-rank Gram (tf_gpu_gram) and solve (tf_gpu_small_solve),
  *   including the pseudo-inverse fallback of a singular V.
+ * - The small apply (tf_gpu_small_apply), the fit terms (tf_gpu_fit_terms)
+ *   and the last mode's Gram fused with them (tf_gpu_gram_fit), against
+ *   long-double sums.
  * Skipped (exit 77) without a GPU; `--quick` (or TF_TEST_QUICK=1) leaves
  * out the largest row counts, for compute-sanitizer. */
 #include <stdlib.h>
@@ -286,6 +289,154 @@ static void check_solve(tf_rng *rng, tf_precision prec, uint32_t r, int singular
     }
 }
 
+/* tf_gpu_small_apply (R 1 .. 64; one pass of the grid and several)
+ * against float64 loops: A elementwise within 1e-12 (fp64) / 1e-5 (fp32)
+ * of sum_k |M_ik W_kj|. */
+static void check_small_apply(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const double tol = prec == TF_SINGLE ? 1e-5 : 1e-12;
+    double *M = malloc(I * r * sizeof *M), *A = malloc(I * r * sizeof *A), W[64 * 64];
+    for (uint64_t e = 0; e < I * r; ++e) {
+        M[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+        A[e] = NAN;
+    }
+    for (uint32_t e = 0; e < r * r; ++e) W[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    tf_status st = tf_gpu_check_small_apply(prec, M, I, r, W, A);
+    CHECKF(st == TF_OK, "small apply %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
+    double worst = 0;
+    uint64_t bad = 0;
+    for (uint64_t i = 0; st == TF_OK && i < I; ++i)
+        for (uint32_t j = 0; j < r; ++j) {
+            double ref = 0, mag = 0;
+            for (uint32_t k = 0; k < r; ++k) {
+                ref += M[i * r + k] * W[k * r + j];
+                mag += fabs(M[i * r + k] * W[k * r + j]);
+            }
+            const double err = fabs(A[i * r + j] - ref) / (mag > 0 ? mag : 1.0);
+            if (!(err <= tol)) ++bad; /* NaN (an unwritten element) counts */
+            worst = worse(worst, err);
+        }
+    CHECKF(st != TF_OK || bad == 0, "small apply %s I=%llu R=%u: %llu elements off (worst %.3g, bound %.0e)", pn,
+           (unsigned long long)I, r, (unsigned long long)bad, worst, tol);
+    if (st == TF_OK) printf("  apply %s I=%-7llu R=%-2u: worst %.2e of sum|MW|\n", pn, (unsigned long long)I, r, worst);
+    free(M);
+    free(A);
+}
+
+/* The fit terms in long double: out[0] = sum_r w_r prod_k scales_k[r]
+ * sum_i A_ir B_ir, out[1] = w^T (Hadamard of the n Grams) w; mag[] the
+ * same sums of absolute values (the bound of any summation order). */
+static void fit_reference(const double *A, const double *B, uint64_t I, uint32_t r, const double *w,
+                          const double *scales, const double *G, uint32_t n, double out[2], double mag[2])
+{
+    long double in = 0, inm = 0, kn = 0, knm = 0;
+    for (uint32_t c = 0; c < r; ++c) {
+        long double wc = w[c], dot = 0, dotm = 0;
+        for (uint32_t k = 0; k < n; ++k) wc *= scales[k * r + c];
+        for (uint64_t i = 0; i < I; ++i) {
+            dot += (long double)A[i * r + c] * B[i * r + c];
+            dotm += fabsl((long double)A[i * r + c] * B[i * r + c]);
+        }
+        in += wc * dot;
+        inm += fabsl(wc) * dotm;
+    }
+    for (uint32_t p = 0; p < r; ++p)
+        for (uint32_t q = 0; q < r; ++q) {
+            long double h = (long double)w[p] * w[q];
+            for (uint32_t k = 0; k < n; ++k) h *= G[((uint64_t)k * r + p) * r + q];
+            kn += h;
+            knm += fabsl(h);
+        }
+    out[0] = (double)in;
+    out[1] = (double)kn;
+    mag[0] = (double)inm;
+    mag[1] = (double)knm;
+}
+
+/* tf_gpu_fit_terms on random A, B, weights, scales and Grams (n modes, R
+ * 1 .. 64, one slab and many) against fit_reference: within 1e-12 (fp64)
+ * / 1e-6 (fp32) of the sums of absolute values. */
+static void check_fit_terms(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, uint32_t n)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const double tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
+    double *A = malloc(I * r * sizeof *A), *B = malloc(I * r * sizeof *B), *G = malloc((size_t)n * r * r * sizeof *G);
+    double w[64], sc[16 * 64], ref[2], mag[2], inner = NAN, knorm2 = NAN;
+    for (uint64_t e = 0; e < I * r; ++e) {
+        A[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+        B[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    }
+    for (uint32_t c = 0; c < r; ++c) w[c] = round_to(prec, 0.1 + 2.0 * tf_rng_uniform(rng));
+    for (uint32_t e = 0; e < n * r; ++e) sc[e] = round_to(prec, 0.5 + tf_rng_uniform(rng));
+    for (uint64_t e = 0; e < (uint64_t)n * r * r; ++e) G[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    int nf = -1;
+    tf_status st = tf_gpu_check_fit_terms(prec, A, B, I, r, w, sc, G, n, &inner, &knorm2, &nf);
+    CHECKF(st == TF_OK, "fit terms %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
+    if (st == TF_OK) {
+        fit_reference(A, B, I, r, w, sc, G, n, ref, mag);
+        const double e0 = worse(0, fabs(inner - ref[0]) / mag[0]), e1 = worse(0, fabs(knorm2 - ref[1]) / mag[1]);
+        CHECKF(e0 <= tol && e1 <= tol && nf == 0,
+               "fit terms %s I=%llu R=%u n=%u: inner off by %.3g, knorm2 by %.3g (bound %.0e), non-finite %d", pn,
+               (unsigned long long)I, r, n, e0, e1, tol, nf);
+        printf("  fit   %s I=%-7llu R=%-2u n=%u: inner %.2e, knorm2 %.2e\n", pn, (unsigned long long)I, r, n, e0, e1);
+    }
+    free(A);
+    free(B);
+    free(G);
+}
+
+/* tf_gpu_gram_fit (the last mode's Gram and the fit terms; one launch with
+ * few slabs, the separate kernels with many): lambda, s and mode n's Gram
+ * by normalised_error, then inner and knorm2 against fit_reference with
+ * the reference lambda, s and Gram in mode n's place. */
+static void check_gram_fit(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, uint32_t n, int norm)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const double tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
+    double *A = malloc(I * r * sizeof *A), *M = malloc(I * r * sizeof *M), *G = malloc((size_t)n * r * r * sizeof *G);
+    double sc[16 * 64], lam[64], s[64], Gn[64 * 64], ref[2], mag[2], inner = NAN, knorm2 = NAN;
+    for (uint64_t e = 0; e < I * r; ++e) {
+        A[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+        M[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    }
+    for (uint32_t e = 0; e < (n - 1) * r; ++e) sc[e] = round_to(prec, 0.5 + tf_rng_uniform(rng));
+    for (uint64_t e = 0; e < (uint64_t)(n - 1) * r * r; ++e) G[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    for (uint32_t c = 0; c < r; ++c) lam[c] = s[c] = NAN;
+    for (uint32_t e = 0; e < r * r; ++e) Gn[e] = NAN;
+    int nf = -1;
+    tf_status st = tf_gpu_check_gram_fit(prec, A, M, I, r, norm, sc, G, n, lam, s, Gn, &inner, &knorm2, &nf);
+    CHECKF(st == TF_OK, "Gram + fit %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
+    if (st == TF_OK) {
+        const double eg = normalised_error(A, I, r, norm, NULL, lam, s, Gn);
+        /* mode n's reference lambda, scale and Gram */
+        double *sn = sc + (uint64_t)(n - 1) * r, *gn = G + (uint64_t)(n - 1) * r * r, lref[64];
+        for (uint32_t c = 0; c < r; ++c) {
+            double v = 0;
+            for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
+            lref[c] = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
+            sn[c] = lref[c] > 0 ? 1.0 / lref[c] : 1.0;
+        }
+        for (uint32_t p = 0; p < r; ++p)
+            for (uint32_t q = 0; q < r; ++q) {
+                long double g = 0;
+                for (uint64_t i = 0; i < I; ++i) g += (long double)A[i * r + p] * A[i * r + q];
+                gn[p * r + q] = sn[p] * (double)g * sn[q];
+            }
+        fit_reference(M, A, I, r, lref, sc, G, n, ref, mag);
+        const double e0 = worse(0, fabs(inner - ref[0]) / mag[0]), e1 = worse(0, fabs(knorm2 - ref[1]) / mag[1]);
+        CHECKF(eg <= tol && e0 <= tol && e1 <= tol && nf == 0,
+               "Gram + fit %s I=%llu R=%u n=%u norm %d: lambda / s / G off by %.3g, inner %.3g, knorm2 %.3g "
+               "(bound %.0e), non-finite %d",
+               pn, (unsigned long long)I, r, n, norm, eg, e0, e1, tol, nf);
+        printf("  gram+fit %s I=%-7llu R=%-2u n=%u norm %d: G %.2e, inner %.2e, knorm2 %.2e\n", pn,
+               (unsigned long long)I, r, n, norm, eg, e0, e1);
+    }
+    free(A);
+    free(M);
+    free(G);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
@@ -338,10 +489,32 @@ int main(int argc, char **argv)
         check_solve(&rng, prec, 32, 1);
         check_solve(&rng, prec, 40, 1);
     }
+    /* the small apply, the fit terms and the last mode's Gram + fit */
+    tf_rng_seed(&rng, 99);
+    for (int prec = 0; prec < 2; ++prec) {
+        const uint32_t ranks[] = {1, 7, 32, 33, 64};
+        for (size_t k = 0; k < sizeof ranks / sizeof *ranks; ++k) {
+            check_small_apply(&rng, prec, 37, ranks[k]);
+            check_fit_terms(&rng, prec, 300, ranks[k], 3);
+            check_gram_fit(&rng, prec, 300, ranks[k], 3, 1);
+        }
+        check_small_apply(&rng, prec, 1, 32);
+        check_small_apply(&rng, prec, quick ? 5000 : 70001, 32); /* 70001: several passes of the grid */
+        check_small_apply(&rng, prec, quick ? 5000 : 70001, 64);
+        check_fit_terms(&rng, prec, 1, 32, 1);
+        check_fit_terms(&rng, prec, quick ? 5000 : 300000, 32, 4); /* many slabs */
+        check_gram_fit(&rng, prec, 1, 32, 4, 2);
+        check_gram_fit(&rng, prec, 2000, 32, 4, 2); /* 16 slabs: still one launch */
+        check_gram_fit(&rng, prec, quick ? 5000 : 100000, 33, 4, 1); /* many slabs: Gram, then the fit */
+    }
     /* bad arguments: a clear error, nothing run */
     double a[R], l[R], s[R], g[R * R];
     int nf = 0;
     CHECK(tf_gpu_check_apply_gram(TF_DOUBLE, M, 0, W, 1, a, l, s, g, &nf) == TF_ERR_ARG);
+    CHECK(tf_gpu_check_small_apply(TF_DOUBLE, M, 1, 65, W, a) == TF_ERR_ARG);
+    double in = 0, kn = 0;
+    CHECK(tf_gpu_check_fit_terms(TF_DOUBLE, M, M, 1, 65, W, W, W, 1, &in, &kn, &nf) == TF_ERR_ARG);
+    CHECK(tf_gpu_check_gram_fit(TF_DOUBLE, M, M, 1, 32, 0, W, W, 2, l, s, g, &in, &kn, &nf) == TF_ERR_ARG);
     free(M0);
     free(M);
     return tf_test_finish("test_gpu_dense");

@@ -150,6 +150,109 @@ tf_status solve_check(const double *hG, const double *hscales, uint32_t n, uint3
     return TF_OK;
 }
 
+template <typename T>
+tf_status small_apply_check(const double *hM, uint64_t I, uint32_t R, const double *hW, double *hA)
+{
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    tf_dev_array<T> M, W, A;
+    TF_TRY(uploaded(M, hM, I * R, "M", st));
+    TF_TRY(uploaded(W, hW, (uint64_t)R * R, "W", st));
+    TF_TRY(poisoned(A, I * R, "A", st));
+    TF_TRY(tf_gpu_small_apply<T>(M.p, I, R, W.p, A.p, st));
+    return tf_cuda_get_values(hA, A.p, I * R, st);
+}
+
+/* Pointers to the k-th of n stacked blocks of `each` elements, in p[k]. */
+template <typename T>
+void stacked(const tf_dev_array<T> &a, uint32_t n, uint64_t each, const T **p)
+{
+    for (uint32_t k = 0; k < n; ++k) p[k] = a.p + (uint64_t)k * each;
+}
+
+template <typename T>
+tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32_t R, const double *hw,
+                          const double *hscales, const double *hG, uint32_t n, double *inner, double *knorm2,
+                          int *nonfinite)
+{
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    const uint64_t RR = (uint64_t)R * R;
+    tf_dev_array<T> A, B, w, scales, G;
+    tf_dev_array<double> partial;
+    tf_dev_array<unsigned> counter;
+    tf_dev_array<tf_gpu_scalars> sc;
+    TF_TRY(uploaded(A, hA, I * R, "A", st));
+    TF_TRY(uploaded(B, hB, I * R, "B", st));
+    TF_TRY(uploaded(w, hw, R, "weights", st));
+    TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
+    TF_TRY(uploaded(G, hG, n * RR, "Grams", st));
+    TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
+    TF_TRY(counter.alloc(1, "counter"));
+    TF_CU(cudaMemsetAsync(counter.p, 0, sizeof(unsigned), st));
+    TF_TRY(zero_scalars(sc, st));
+    const T *sp[16], *gp[16];
+    stacked(scales, n, R, sp);
+    stacked(G, n, RR, gp);
+    TF_TRY(tf_gpu_fit_terms<T>(A.p, B.p, I, R, w.p, sp, gp, n, partial.p, counter.p, sc.p, st));
+    tf_gpu_scalars h;
+    TF_TRY(scalars_back(sc, &h, st));
+    *inner = h.inner;
+    *knorm2 = h.knorm2;
+    *nonfinite = h.nonfinite;
+    return TF_OK;
+}
+
+template <typename T>
+tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_t R, int norm, const double *hscales,
+                         const double *hG, uint32_t n, double *hlambda, double *hs, double *hGn, double *inner,
+                         double *knorm2, int *nonfinite)
+{
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    const uint64_t RR = (uint64_t)R * R;
+    /* modes 0 .. n - 2 given; mode n - 1's scale and Gram written by the Gram */
+    tf_dev_array<T> A, M, scales, G, lambda;
+    tf_dev_array<double> gpart, graw, partial;
+    tf_dev_array<unsigned> counter;
+    tf_dev_array<tf_gpu_scalars> sc;
+    TF_TRY(uploaded(A, hA, I * R, "A", st));
+    TF_TRY(uploaded(M, hM, I * R, "M", st));
+    TF_TRY(scales.alloc((uint64_t)n * R, "scales"));
+    TF_TRY(G.alloc(n * RR, "Grams"));
+    TF_CU(cudaMemsetAsync(scales.p, 0xff, (uint64_t)n * R * sizeof(T), st));
+    TF_CU(cudaMemsetAsync(G.p, 0xff, n * RR * sizeof(T), st));
+    if (n > 1) {
+        TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
+        TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
+    }
+    TF_TRY(poisoned(lambda, R, "lambda", st));
+    TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
+    TF_TRY(poisoned(graw, RR, "raw Gram", st));
+    TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
+    TF_TRY(counter.alloc(2, "counters"));
+    TF_CU(cudaMemsetAsync(counter.p, 0, 2 * sizeof(unsigned), st));
+    TF_TRY(zero_scalars(sc, st));
+    const T *sp[16], *gp[16];
+    stacked(scales, n, R, sp);
+    stacked(G, n, RR, gp);
+    T *sn = scales.p + (uint64_t)(n - 1) * R, *Gn = G.p + (n - 1) * RR;
+    TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, gpart.p, graw.p, counter.p, sn, lambda.p, Gn, sp, gp, n,
+                              partial.p, sc.p, st));
+    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
+    TF_TRY(tf_cuda_get_values(hs, sn, R, st));
+    TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));
+    tf_gpu_scalars h;
+    TF_TRY(scalars_back(sc, &h, st));
+    *inner = h.inner;
+    *knorm2 = h.knorm2;
+    *nonfinite = h.nonfinite;
+    return TF_OK;
+}
+
 } // namespace
 
 extern "C" tf_status tf_gpu_check_apply_gram(tf_precision prec, const double *M, uint64_t I, const double *W,
@@ -177,4 +280,34 @@ extern "C" tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G
     if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "small solve check: %u Grams, 1..16 expected", n);
     return prec == TF_SINGLE ? solve_check<float>(G, scales, n, skip, R, rcond, V, W, info, pinv, nonfinite)
                              : solve_check<double>(G, scales, n, skip, R, rcond, V, W, info, pinv, nonfinite);
+}
+
+extern "C" tf_status tf_gpu_check_small_apply(tf_precision prec, const double *M, uint64_t I, uint32_t R,
+                                              const double *W, double *A)
+{
+    if (I == 0) return tf_fail(TF_ERR_ARG, "small apply check: no rows");
+    return prec == TF_SINGLE ? small_apply_check<float>(M, I, R, W, A) : small_apply_check<double>(M, I, R, W, A);
+}
+
+extern "C" tf_status tf_gpu_check_fit_terms(tf_precision prec, const double *A, const double *B, uint64_t I,
+                                            uint32_t R, const double *w, const double *scales, const double *G,
+                                            uint32_t n, double *inner, double *knorm2, int *nonfinite)
+{
+    if (I == 0) return tf_fail(TF_ERR_ARG, "fit terms check: no rows");
+    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "fit terms check: %u modes, 1..16 expected", n);
+    return prec == TF_SINGLE ? fit_terms_check<float>(A, B, I, R, w, scales, G, n, inner, knorm2, nonfinite)
+                             : fit_terms_check<double>(A, B, I, R, w, scales, G, n, inner, knorm2, nonfinite);
+}
+
+extern "C" tf_status tf_gpu_check_gram_fit(tf_precision prec, const double *A, const double *M, uint64_t I, uint32_t R,
+                                           int norm, const double *scales, const double *G, uint32_t n,
+                                           double *lambda, double *s, double *Gn, double *inner, double *knorm2,
+                                           int *nonfinite)
+{
+    if (I == 0) return tf_fail(TF_ERR_ARG, "Gram + fit check: no rows");
+    if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "Gram + fit check: norm %d is not 1 or 2", norm);
+    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "Gram + fit check: %u modes, 1..16 expected", n);
+    return prec == TF_SINGLE
+               ? gram_fit_check<float>(A, M, I, R, norm, scales, G, n, lambda, s, Gn, inner, knorm2, nonfinite)
+               : gram_fit_check<double>(A, M, I, R, norm, scales, G, n, lambda, s, Gn, inner, knorm2, nonfinite);
 }

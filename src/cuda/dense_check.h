@@ -35,6 +35,28 @@ tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const dou
                                    uint32_t skip, uint32_t R, double rcond, double *V, double *W, int *info,
                                    unsigned *pinv, int *nonfinite);
 
+/* The small-rank apply (tf_gpu_small_apply: short factors, R <= 64) in
+ * precision prec: A = M W (M, A: I x R row-major; W: R x R). */
+tf_status tf_gpu_check_small_apply(tf_precision prec, const double *M, uint64_t I, uint32_t R, const double *W,
+                                   double *A);
+
+/* The fit terms (tf_gpu_fit_terms) of A and B (I x R, R <= 64), weights w
+ * (R), n stacked scale vectors and n stacked R x R Grams:
+ * inner = sum_r w_r prod_k scales_k[r] sum_i A_ir B_ir and
+ * knorm2 = w^T (Hadamard product of the Grams) w. */
+tf_status tf_gpu_check_fit_terms(tf_precision prec, const double *A, const double *B, uint64_t I, uint32_t R,
+                                 const double *w, const double *scales, const double *G, uint32_t n, double *inner,
+                                 double *knorm2, int *nonfinite);
+
+/* The last mode's Gram with the fit terms (tf_gpu_gram_fit, one launch
+ * when the Gram has few slabs): the Gram of A (I x R) with norm 1 or 2
+ * gives lambda, s and Gn as tf_gpu_check_gram does; then the fit terms of
+ * M (I x R) and A with weights lambda, the n - 1 given scale vectors and
+ * Grams (stacked) and s and Gn as mode n's. */
+tf_status tf_gpu_check_gram_fit(tf_precision prec, const double *A, const double *M, uint64_t I, uint32_t R, int norm,
+                                const double *scales, const double *G, uint32_t n, double *lambda, double *s,
+                                double *Gn, double *inner, double *knorm2, int *nonfinite);
+
 #ifdef __cplusplus
 }
 #endif

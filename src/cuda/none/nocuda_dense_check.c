@@ -20,3 +20,23 @@ tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const dou
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
 }
+
+tf_status tf_gpu_check_small_apply(tf_precision prec, const double *M, uint64_t I, uint32_t R, const double *W,
+                                   double *A)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
+
+tf_status tf_gpu_check_fit_terms(tf_precision prec, const double *A, const double *B, uint64_t I, uint32_t R,
+                                 const double *w, const double *scales, const double *G, uint32_t n, double *inner,
+                                 double *knorm2, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
+
+tf_status tf_gpu_check_gram_fit(tf_precision prec, const double *A, const double *M, uint64_t I, uint32_t R, int norm,
+                                const double *scales, const double *G, uint32_t n, double *lambda, double *s,
+                                double *Gn, double *inner, double *knorm2, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
