@@ -43,7 +43,7 @@
  * partitions of FCOO_CUTS sizes around seg_partition_size (start flags,
  * partition segments and rows to clear per size; the rest is shared) and
  * the fastest for the rank in use is timed on first use, together with
- * the kernel's occupancy variant (seg_partitions, SEG_MINB_*,
+ * the kernel's occupancy variant (seg_partitions, SEG_*,
  * fcoo_engine::tune_mode; TF_FCOO_SEG_PART: one size, TF_FCOO_MINB: one
  * variant (2|3|4|pipe), TF_FCOO_TUNE=0: the defaults). */
 #include <stdio.h>
@@ -235,10 +235,11 @@ __device__ __forceinline__ void put_cols(T *o, const T (&x)[V], bool atomic)
 }
 
 /* The seg kernel's variants the tuner times (fcoo_engine::tune_mode),
- * trading warps per SM against non-zeros in flight per warp; the value is
- * the blocks of 256 threads per SM it is compiled for, except SEG_PIPE.
- * 3 blocks (up to 80 registers) is the default; 4 (64 registers, one
- * non-zero less per step) and 2 (up to 128 registers, 6 non-zeros per
+ * trading warps per SM against non-zeros in flight per warp: each is the
+ * blocks of 256 threads per SM it is compiled for (seg_blocks) and whether
+ * its loads are software-pipelined (seg_pipelined). SEG_WIDE (3 blocks, up
+ * to 80 registers) is the default; SEG_OCC (4, 64 registers, one non-zero
+ * less per step) and SEG_DEEP (2, up to 128 registers, 6 non-zeros per
  * step for orders 3) are taken where they are clearly faster. SEG_PIPE
  * (orders 3 and 4 only) is 2 blocks per SM with the loads software-
  * pipelined: step k + 1's values and factor rows are requested before
@@ -248,11 +249,9 @@ __device__ __forceinline__ void put_cols(T *o, const T (&x)[V], bool atomic)
  * 5.46 at 2 (pipelined 5.56); wordnet30 fp64 0.141 -> 0.129 at 2, fp32
  * mode 2 0.028 -> 0.023 pipelined; uber-apr14 within a few per cent
  * either way, by mode (pipelined 30-40 % slower). */
-#define SEG_MINB_WIDE 3
-#define SEG_MINB_OCC 4
-#define SEG_MINB_DEEP 2
-#define SEG_PIPE 1
-#define SEG_VARIANTS 4
+enum { SEG_WIDE, SEG_OCC, SEG_DEEP, SEG_PIPE, SEG_VARIANTS };
+constexpr int seg_blocks[SEG_VARIANTS] = {3, 4, 2, 2};
+constexpr bool seg_pipelined[SEG_VARIANTS] = {false, false, false, true};
 
 /* Orders with a pipelined seg kernel (SEG_PIPE): 3 and 4. */
 constexpr bool has_pipe(uint32_t order) { return order == 3 || order == 4; }
@@ -268,8 +267,8 @@ template <int NP, int MINB, bool PIPE>
 __host__ __device__ constexpr int seg_unroll()
 {
     if (PIPE) return NP <= 2 ? 4 : 3;
-    if (MINB == SEG_MINB_DEEP) return NP == 0 ? 3 : NP <= 2 ? 6 : 4;
-    if (MINB == SEG_MINB_WIDE) return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
+    if (MINB == seg_blocks[SEG_DEEP]) return NP == 0 ? 3 : NP <= 2 ? 6 : 4;
+    if (MINB == seg_blocks[SEG_WIDE]) return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
     return NP == 0 ? 1 : NP <= 2 ? 3 : 2;
 }
 
@@ -573,8 +572,8 @@ struct fcoo_dev {
     uint32_t *head = nullptr, *seg_row = nullptr;
     fcoo_cut cut[FCOO_CUTS];
     int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
-    int minb = SEG_MINB_WIDE; /* the seg kernel's occupancy variant */
-    bool tune_minb = false;   /* time every variant (else minb as set) */
+    int variant = SEG_WIDE;     /* the seg kernel's variant (SEG_*) */
+    bool tune_variant = false;  /* time every variant (else variant as set) */
     uint32_t tuned_R = 0;     /* rank the choice was timed at (0: not yet) */
     uint32_t pmodes[MAX_PMODES] = {0};
     bool seg = false; /* the "seg" kernel, else "scan" */
@@ -582,8 +581,8 @@ struct fcoo_dev {
     uint64_t shared_bytes = 0; /* read by every MTTKRP whatever the cut */
 
     /* more than one (cut, variant) to time, not yet at rank R (only seg
-     * modes get several cuts or tune_minb) */
-    bool needs_tune(uint32_t R) const { return (ncut > 1 || tune_minb) && tuned_R != R; }
+     * modes get several cuts or tune_variant) */
+    bool needs_tune(uint32_t R) const { return (ncut > 1 || tune_variant) && tuned_R != R; }
 
     /* device memory held (every cut) */
     uint64_t held() const
@@ -648,7 +647,7 @@ struct fcoo_engine : tf_gpu_engine {
             TF_CU(cudaStreamIsCapturing(ctx->stream, &cs));
             if (cs == cudaStreamCaptureStatusNone) TF_TRY(tune_mode(mode, fac, out, R));
         }
-        return launch(mode, c.cut[c.chosen], c.minb, fac, out, R);
+        return launch(mode, c.cut[c.chosen], c.variant, fac, out, R);
     }
 
     tf_status tune(const void *const *fac, void *out, uint32_t R) override
@@ -668,11 +667,11 @@ struct fcoo_engine : tf_gpu_engine {
     tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
     {
         fcoo_dev<T> &c = copy[mode];
-        /* the fastest cut of each variant; c.minb (the default) first */
-        int variants[SEG_VARIANTS] = {c.minb};
+        /* the fastest cut of each variant; c.variant (the default) first */
+        int variants[SEG_VARIANTS] = {c.variant};
         int nv = 1;
-        for (int mb : {SEG_MINB_WIDE, SEG_MINB_OCC, SEG_MINB_DEEP, SEG_PIPE})
-            if (c.tune_minb && mb != c.minb && (mb != SEG_PIPE || has_pipe(order))) variants[nv++] = mb;
+        for (int va = 0; va < SEG_VARIANTS; ++va)
+            if (c.tune_variant && va != c.variant && (va != SEG_PIPE || has_pipe(order))) variants[nv++] = va;
         float best[SEG_VARIANTS] = {0.f};
         int cut_of[SEG_VARIANTS] = {0};
         for (int v = 0; v < nv; ++v)
@@ -694,13 +693,13 @@ struct fcoo_engine : tf_gpu_engine {
         for (int w = 1; w < nv; ++w)
             if (best[w] < 0.97f * best[0] && best[w] < best[v]) v = w;
         c.chosen = cut_of[v];
-        c.minb = variants[v];
+        c.variant = variants[v];
         c.tuned_R = R;
         describe(this);
         return TF_OK;
     }
 
-    tf_status launch(uint32_t mode, const fcoo_cut &k, int minb, const void *const *fac, void *out, uint32_t R)
+    tf_status launch(uint32_t mode, const fcoo_cut &k, int variant, const void *const *fac, void *out, uint32_t R)
     {
         const fcoo_dev<T> &c = copy[mode];
         if (k.clear_all || nnz == 0) {
@@ -752,20 +751,20 @@ struct fcoo_engine : tf_gpu_engine {
         return tf_with_order(order, [&](auto ord) -> tf_status {
             constexpr int NP = decltype(ord)::value ? decltype(ord)::value - 1 : 0;
             if (c.seg) {
-                auto run = [&](auto mb, auto pipe) {
-                    constexpr int MB = decltype(mb)::value;
-                    constexpr bool P = decltype(pipe)::value;
+                auto run = [&](auto va) {
+                    constexpr int VA = decltype(va)::value;
+                    constexpr int MB = seg_blocks[VA];
+                    constexpr bool P = seg_pipelined[VA];
                     if (vec) fcoo_seg_kernel<T, NP, VEC, MB, P><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
                     else fcoo_seg_kernel<T, NP, 1, MB, P><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
                 };
-                using no = std::false_type;
-                if (minb == SEG_MINB_OCC) run(std::integral_constant<int, SEG_MINB_OCC>{}, no{});
-                else if (minb == SEG_MINB_DEEP) run(std::integral_constant<int, SEG_MINB_DEEP>{}, no{});
-                else if (minb == SEG_PIPE) {
+                if (variant == SEG_OCC) run(std::integral_constant<int, SEG_OCC>{});
+                else if (variant == SEG_DEEP) run(std::integral_constant<int, SEG_DEEP>{});
+                else if (variant == SEG_PIPE) {
                     /* never chosen for the generic kernel (has_pipe) */
-                    if constexpr (NP > 0) run(std::integral_constant<int, SEG_MINB_DEEP>{}, std::true_type{});
-                    else run(std::integral_constant<int, SEG_MINB_WIDE>{}, no{});
-                } else run(std::integral_constant<int, SEG_MINB_WIDE>{}, no{});
+                    if constexpr (NP > 0) run(std::integral_constant<int, SEG_PIPE>{});
+                    else run(std::integral_constant<int, SEG_WIDE>{});
+                } else run(std::integral_constant<int, SEG_WIDE>{});
                 TF_CU_LAUNCH("fcoo_seg_kernel");
             } else {
                 if (vec) fcoo_mttkrp_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
@@ -851,14 +850,18 @@ bool tune_off(void)
     return env && !strcmp(env, "0");
 }
 
-/* The seg kernel's variant: TF_FCOO_MINB=2|3|4 (blocks per SM) or pipe
- * (for measurements) fixes it, else 0 (timed on first use). */
-int minb_env(void)
+/* The seg kernel's variant: TF_FCOO_MINB=2|3|4 (the unpipelined variant
+ * of that many blocks per SM) or pipe (for measurements) fixes it, else -1
+ * (timed on first use). */
+int variant_env(void)
 {
     const char *env = getenv("TF_FCOO_MINB");
-    if (env && !strcmp(env, "pipe")) return SEG_PIPE;
-    const int v = env ? atoi(env) : 0;
-    return v == SEG_MINB_WIDE || v == SEG_MINB_OCC || v == SEG_MINB_DEEP ? v : 0;
+    if (!env) return -1;
+    if (!strcmp(env, "pipe")) return SEG_PIPE;
+    const int v = atoi(env);
+    for (int va = 0; va < SEG_VARIANTS; ++va)
+        if (!seg_pipelined[va] && seg_blocks[va] == v) return va;
+    return -1;
 }
 
 /* The partition sizes a seg mode is cut into: parts[0] the default
@@ -913,7 +916,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     e->nnz = X->nnz;
     const uint32_t part_nnz = partition_size(X->nnz, ctx->sm_count);
     const int forced = kernel_env();
-    const int minb = minb_env();
+    const int variant = variant_env();
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
     e->tune_prefix = tune_nnz(ctx->sm_count);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
@@ -929,8 +932,8 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         if (s != TF_OK) break;
         fcoo_dev<T> &c = e->copy[m];
         c.seg = choose_seg(forced, &f);
-        c.minb = minb && (minb != SEG_PIPE || has_pipe(e->order)) ? minb : SEG_MINB_WIDE;
-        c.tune_minb = c.seg && !minb && !tune_off();
+        c.variant = variant >= 0 && (variant != SEG_PIPE || has_pipe(e->order)) ? variant : SEG_WIDE;
+        c.tune_variant = c.seg && variant < 0 && !tune_off();
         const uint32_t scan_parts[1] = {part_nnz};
         s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
                   : c.upload(&f, scan_parts, 1, ctx->stream);
