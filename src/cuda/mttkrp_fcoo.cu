@@ -572,9 +572,9 @@ struct fcoo_dev {
     uint32_t *head = nullptr, *seg_row = nullptr;
     fcoo_cut cut[FCOO_CUTS];
     int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
-    int variant = SEG_WIDE;     /* the seg kernel's variant (SEG_*) */
-    bool tune_variant = false;  /* time every variant (else variant as set) */
-    uint32_t tuned_R = 0;     /* rank the choice was timed at (0: not yet) */
+    int variant = SEG_WIDE;    /* the seg kernel's variant (SEG_*) */
+    bool tune_variant = false; /* time every variant (else variant as set) */
+    uint32_t tuned_R = 0;      /* rank the choice was timed at (0: not yet) */
     uint32_t pmodes[MAX_PMODES] = {0};
     bool seg = false; /* the "seg" kernel, else "scan" */
     uint64_t nseg = 0;

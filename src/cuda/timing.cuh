@@ -4,9 +4,6 @@
 #define TF_CUDA_TIMING_CUH
 #include "cuda/check.cuh"
 
-/* Times fn() (which launches on `stream`) with CUDA events: warmup untimed,
- * then max(reps, 1) timed, each waited for; times_ms may be NULL. Used by
- * the tuners (SDDMM, F-COO) and the SDDMM / SpTTM / MTTKRP benchmarks. */
 /* Two events, destroyed with the guard. */
 struct tf_event_pair {
     cudaEvent_t start = nullptr, stop = nullptr;
@@ -20,6 +17,9 @@ struct tf_event_pair {
     }
 };
 
+/* Times fn() (which launches on `stream`) with CUDA events: warmup untimed,
+ * then max(reps, 1) timed, each waited for; times_ms may be NULL. Used by
+ * the tuners (SDDMM, F-COO) and the SDDMM / SpTTM / MTTKRP benchmarks. */
 template <typename Fn>
 static tf_status tf_cuda_time_runs(cudaStream_t stream, int warmup, int reps, double *times_ms, Fn &&fn)
 {
