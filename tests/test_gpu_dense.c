@@ -71,30 +71,63 @@ static double worse(double w, double d) { return isnan(d) ? INFINITY : d > w ? d
  * long double): lambda and the scales s by norm (1: 2-norm, 2: max(max|a|,
  * 1), 0: s = s_in, no lambda; 1 / lambda, or 1 for a zero column), and G =
  * diag(s) A^T A diag(s) relative to sqrt(G_pp G_qq). */
+/* Column c's reference lambda (norm 1: 2-norm, 2: max(max|a|, 1)); its
+ * scale is 1 / lambda, or 1 for a zero column. */
+static double reference_lambda(const double *A, uint64_t I, uint32_t r, uint32_t c, int norm)
+{
+    double v = 0;
+    for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
+    return norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
+}
+static double scale_of(double lambda) { return lambda > 0 ? 1.0 / lambda : 1.0; }
+
+/* (A^T A)_pq in long double. */
+static long double gram_at(const double *A, uint64_t I, uint32_t r, uint32_t p, uint32_t q)
+{
+    long double g = 0;
+    for (uint64_t i = 0; i < I; ++i) g += (long double)A[i * r + p] * A[i * r + q];
+    return g;
+}
+
 static double normalised_error(const double *A, uint64_t I, uint32_t r, int norm, const double *s_in,
                                const double *lambda, const double *s, const double *G)
 {
     double worst = 0, sref[64];
     for (uint32_t c = 0; c < r; ++c) {
-        double v = 0;
-        for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
-        const double lref = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
-        sref[c] = norm == 0 ? s_in[c] : lref > 0 ? 1.0 / lref : 1.0;
+        const double lref = norm ? reference_lambda(A, I, r, c, norm) : 0.0;
+        sref[c] = norm == 0 ? s_in[c] : scale_of(lref);
         worst = worse(worst, fabs(s[c] - sref[c]) / sref[c]);
         if (norm) worst = worse(worst, fabs(lambda[c] - lref) / (lref > 0 ? lref : 1.0));
     }
     for (uint32_t p = 0; p < r; ++p)
         for (uint32_t q = 0; q < r; ++q) {
-            long double g = 0, gp = 0, gq = 0;
-            for (uint64_t i = 0; i < I; ++i) {
-                g += (long double)A[i * r + p] * A[i * r + q];
-                gp += (long double)A[i * r + p] * A[i * r + p];
-                gq += (long double)A[i * r + q] * A[i * r + q];
-            }
+            const long double g = gram_at(A, I, r, p, q), gp = gram_at(A, I, r, p, p), gq = gram_at(A, I, r, q, q);
             const double ref = sref[p] * (double)g * sref[q], scale = sref[p] * sref[q] * sqrt((double)(gp * gq));
             worst = worse(worst, fabs(G[p * r + q] - ref) / (scale > 0 ? scale : 1.0));
         }
     return worst;
+}
+
+/* Elements of A (I x r) off M W by more than tol relative to
+ * sum_k |M_ik W_kj| (the bound of any summation order; NaN, e.g. an
+ * unwritten element, counts); *worst: the largest such error. */
+static uint64_t product_errors(const double *M, const double *W, const double *A, uint64_t I, uint32_t r, double tol,
+                               double *worst)
+{
+    uint64_t bad = 0;
+    *worst = 0;
+    for (uint64_t i = 0; i < I; ++i)
+        for (uint32_t j = 0; j < r; ++j) {
+            double ref = 0, mag = 0;
+            for (uint32_t k = 0; k < r; ++k) {
+                ref += M[i * r + k] * W[k * r + j];
+                mag += fabs(M[i * r + k] * W[k * r + j]);
+            }
+            const double err = fabs(A[i * r + j] - ref) / (mag > 0 ? mag : 1.0);
+            if (!(err <= tol)) ++bad;
+            *worst = worse(*worst, err);
+        }
+    return bad;
 }
 
 static int run(tf_precision prec, const double *M, uint64_t I, const double *W, int norm, result *r)
@@ -120,20 +153,8 @@ static void check_case(const char *what, tf_precision prec, const double *M, uin
         return;
     }
     /* A against M W: elementwise, relative to sum_k |M_ik W_kj| */
-    double worst = 0;
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < I; ++i)
-        for (int j = 0; j < R; ++j) {
-            double ref = 0, mag = 0;
-            for (int k = 0; k < R; ++k) {
-                ref += M[i * R + k] * W[k * R + j];
-                mag += fabs(M[i * R + k] * W[k * R + j]);
-            }
-            const double got = r.A[i * R + j];
-            const double err = fabs(got - ref) / (mag > 0 ? mag : 1.0);
-            if (!(err <= tol_a)) ++bad; /* NaN (an unwritten element) counts */
-            worst = worse(worst, err);
-        }
+    double worst;
+    const uint64_t bad = product_errors(M, W, r.A, I, R, tol_a, &worst);
     CHECKF(bad == 0, "%s %s I=%llu norm %d: %llu elements of A off (worst %.3g, bound %.0e)", what, pn,
            (unsigned long long)I, norm, (unsigned long long)bad, worst, tol_a);
     /* lambda, s and G from the A the device stored */
@@ -305,18 +326,7 @@ static void check_small_apply(tf_rng *rng, tf_precision prec, uint64_t I, uint32
     tf_status st = tf_gpu_check_small_apply(prec, M, I, r, W, A);
     CHECKF(st == TF_OK, "small apply %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
     double worst = 0;
-    uint64_t bad = 0;
-    for (uint64_t i = 0; st == TF_OK && i < I; ++i)
-        for (uint32_t j = 0; j < r; ++j) {
-            double ref = 0, mag = 0;
-            for (uint32_t k = 0; k < r; ++k) {
-                ref += M[i * r + k] * W[k * r + j];
-                mag += fabs(M[i * r + k] * W[k * r + j]);
-            }
-            const double err = fabs(A[i * r + j] - ref) / (mag > 0 ? mag : 1.0);
-            if (!(err <= tol)) ++bad; /* NaN (an unwritten element) counts */
-            worst = worse(worst, err);
-        }
+    const uint64_t bad = st == TF_OK ? product_errors(M, W, A, I, r, tol, &worst) : 0;
     CHECKF(st != TF_OK || bad == 0, "small apply %s I=%llu R=%u: %llu elements off (worst %.3g, bound %.0e)", pn,
            (unsigned long long)I, r, (unsigned long long)bad, worst, tol);
     if (st == TF_OK) printf("  apply %s I=%-7llu R=%-2u: worst %.2e of sum|MW|\n", pn, (unsigned long long)I, r, worst);
@@ -412,17 +422,11 @@ static void check_gram_fit(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t 
         /* mode n's reference lambda, scale and Gram */
         double *sn = sc + (uint64_t)(n - 1) * r, *gn = G + (uint64_t)(n - 1) * r * r, lref[64];
         for (uint32_t c = 0; c < r; ++c) {
-            double v = 0;
-            for (uint64_t i = 0; i < I; ++i) v = norm == 2 ? fmax(v, fabs(A[i * r + c])) : v + A[i * r + c] * A[i * r + c];
-            lref[c] = norm == 2 ? (v > 1.0 ? v : 1.0) : sqrt(v);
-            sn[c] = lref[c] > 0 ? 1.0 / lref[c] : 1.0;
+            lref[c] = reference_lambda(A, I, r, c, norm);
+            sn[c] = scale_of(lref[c]);
         }
         for (uint32_t p = 0; p < r; ++p)
-            for (uint32_t q = 0; q < r; ++q) {
-                long double g = 0;
-                for (uint64_t i = 0; i < I; ++i) g += (long double)A[i * r + p] * A[i * r + q];
-                gn[p * r + q] = sn[p] * (double)g * sn[q];
-            }
+            for (uint32_t q = 0; q < r; ++q) gn[p * r + q] = sn[p] * (double)gram_at(A, I, r, p, q) * sn[q];
         fit_reference(M, A, I, r, lref, sc, G, n, ref, mag);
         const double e0 = worse(0, fabs(inner - ref[0]) / mag[0]), e1 = worse(0, fabs(knorm2 - ref[1]) / mag[1]);
         CHECKF(eg <= tol && e0 <= tol && e1 <= tol && nf == 0,

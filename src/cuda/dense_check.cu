@@ -51,6 +51,33 @@ tf_status scalars_back(const tf_dev_array<tf_gpu_scalars> &sc, tf_gpu_scalars *h
     return TF_OK;
 }
 
+/* n zeros (the kernels' last-block counters). */
+tf_status zeroed(tf_dev_array<unsigned> &a, uint64_t n, const char *what, cudaStream_t st)
+{
+    TF_TRY(a.alloc(n, what));
+    TF_CU(cudaMemsetAsync(a.p, 0, n * sizeof(unsigned), st));
+    return TF_OK;
+}
+
+/* The fit terms and the non-finite flag to the host (waits). */
+tf_status fit_back(const tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st, double *inner, double *knorm2,
+                   int *nonfinite)
+{
+    tf_gpu_scalars h;
+    TF_TRY(scalars_back(sc, &h, st));
+    *inner = h.inner;
+    *knorm2 = h.knorm2;
+    *nonfinite = h.nonfinite;
+    return TF_OK;
+}
+
+/* Pointers to the k-th of n stacked blocks of `each` elements, in p[k]. */
+template <typename T>
+void stacked(const tf_dev_array<T> &a, uint32_t n, uint64_t each, const T **p)
+{
+    for (uint32_t k = 0; k < n; ++k) p[k] = a.p + (uint64_t)k * each;
+}
+
 /* lambda, the scales, G (R x R) and the non-finite flag to the host (waits). */
 template <typename T>
 tf_status normalised_back(const tf_dev_array<T> &lambda, const tf_dev_array<T> &s, const tf_dev_array<T> &G, uint32_t R,
@@ -110,8 +137,7 @@ tf_status gram_check(const double *hA, uint64_t I, uint32_t R, int norm, const d
     TF_TRY(poisoned(G, RR, "G", st));
     TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
     TF_TRY(poisoned(graw, RR, "raw Gram", st));
-    TF_TRY(counter.alloc(1, "counter"));
-    TF_CU(cudaMemsetAsync(counter.p, 0, sizeof(unsigned), st));
+    TF_TRY(zeroed(counter, 1, "counter", st));
     TF_TRY(zero_scalars(sc, st));
     TF_TRY(tf_gpu_gram<T>(A.p, I, R, norm, gpart.p, graw.p, counter.p, s.p, lambda.p, G.p, sc.p, st));
     return normalised_back(lambda, s, G, R, sc, st, hlambda, hs, hG, nonfinite);
@@ -135,10 +161,8 @@ tf_status solve_check(const double *hG, const double *hscales, uint32_t n, uint3
     TF_TRY(poisoned(jq, RR, "Jacobi scratch", st));
     TF_TRY(zero_scalars(sc, st));
     const T *gp[16], *spp[16];
-    for (uint32_t k = 0; k < n; ++k) {
-        gp[k] = G.p + (uint64_t)k * RR;
-        spp[k] = scales.p + (uint64_t)k * R;
-    }
+    stacked(G, n, RR, gp);
+    stacked(scales, n, R, spp);
     TF_TRY(tf_gpu_small_solve<T>(gp, spp, n, skip, R, rcond, V.p, W.p, jq.p, sc.p, st));
     TF_TRY(tf_cuda_get_values(hV, V.p, RR, st));
     TF_TRY(tf_cuda_get_values(hW, W.p, RR, st));
@@ -164,13 +188,6 @@ tf_status small_apply_check(const double *hM, uint64_t I, uint32_t R, const doub
     return tf_cuda_get_values(hA, A.p, I * R, st);
 }
 
-/* Pointers to the k-th of n stacked blocks of `each` elements, in p[k]. */
-template <typename T>
-void stacked(const tf_dev_array<T> &a, uint32_t n, uint64_t each, const T **p)
-{
-    for (uint32_t k = 0; k < n; ++k) p[k] = a.p + (uint64_t)k * each;
-}
-
 template <typename T>
 tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32_t R, const double *hw,
                           const double *hscales, const double *hG, uint32_t n, double *inner, double *knorm2,
@@ -190,19 +207,13 @@ tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32
     TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
     TF_TRY(uploaded(G, hG, n * RR, "Grams", st));
     TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
-    TF_TRY(counter.alloc(1, "counter"));
-    TF_CU(cudaMemsetAsync(counter.p, 0, sizeof(unsigned), st));
+    TF_TRY(zeroed(counter, 1, "counter", st));
     TF_TRY(zero_scalars(sc, st));
     const T *sp[16], *gp[16];
     stacked(scales, n, R, sp);
     stacked(G, n, RR, gp);
     TF_TRY(tf_gpu_fit_terms<T>(A.p, B.p, I, R, w.p, sp, gp, n, partial.p, counter.p, sc.p, st));
-    tf_gpu_scalars h;
-    TF_TRY(scalars_back(sc, &h, st));
-    *inner = h.inner;
-    *knorm2 = h.knorm2;
-    *nonfinite = h.nonfinite;
-    return TF_OK;
+    return fit_back(sc, st, inner, knorm2, nonfinite);
 }
 
 template <typename T>
@@ -221,10 +232,8 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     tf_dev_array<tf_gpu_scalars> sc;
     TF_TRY(uploaded(A, hA, I * R, "A", st));
     TF_TRY(uploaded(M, hM, I * R, "M", st));
-    TF_TRY(scales.alloc((uint64_t)n * R, "scales"));
-    TF_TRY(G.alloc(n * RR, "Grams"));
-    TF_CU(cudaMemsetAsync(scales.p, 0xff, (uint64_t)n * R * sizeof(T), st));
-    TF_CU(cudaMemsetAsync(G.p, 0xff, n * RR * sizeof(T), st));
+    TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
+    TF_TRY(poisoned(G, n * RR, "Grams", st));
     if (n > 1) {
         TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
         TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
@@ -233,8 +242,7 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
     TF_TRY(poisoned(graw, RR, "raw Gram", st));
     TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
-    TF_TRY(counter.alloc(2, "counters"));
-    TF_CU(cudaMemsetAsync(counter.p, 0, 2 * sizeof(unsigned), st));
+    TF_TRY(zeroed(counter, 2, "counters", st));
     TF_TRY(zero_scalars(sc, st));
     const T *sp[16], *gp[16];
     stacked(scales, n, R, sp);
@@ -245,12 +253,7 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
     TF_TRY(tf_cuda_get_values(hs, sn, R, st));
     TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));
-    tf_gpu_scalars h;
-    TF_TRY(scalars_back(sc, &h, st));
-    *inner = h.inner;
-    *knorm2 = h.knorm2;
-    *nonfinite = h.nonfinite;
-    return TF_OK;
+    return fit_back(sc, st, inner, knorm2, nonfinite);
 }
 
 } // namespace
