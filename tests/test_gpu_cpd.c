@@ -65,21 +65,24 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
     /* every format; then auto on the large-rank path (cuSOLVER potrf/potrs,
      * normalisation in place) forced with TF_GPU_CUSOLVER=1; then auto
      * with the other precision's choice of the small-rank apply (custom
-     * kernel / cuBLAS) and without the CUDA graph */
+     * kernel / cuBLAS), without the CUDA graph and with the Gram of a short
+     * factor and the next solve as two launches (TF_GPU_GRAM_SOLVE=0) */
     const tf_format fmts[] = {TF_FORMAT_COO,  TF_FORMAT_FCOO, TF_FORMAT_BLCO,
                               TF_FORMAT_AUTO, TF_FORMAT_AUTO, TF_FORMAT_AUTO};
-    const char *label[] = {"", "", "", "", " (cusolver)", " (other apply, no graph)"};
+    const char *label[] = {"", "", "", "", " (cusolver)", " (other apply, no graph, Gram + solve apart)"};
     for (int f = 0; f < 6; ++f)
         for (int prec = 0; prec < 2; ++prec) {
             if (f == 4) setenv("TF_GPU_CUSOLVER", "1", 1);
             if (f == 5) {
                 setenv("TF_GPU_APPLY", prec == TF_SINGLE ? "cublas" : "custom", 1);
                 setenv("TF_GPU_GRAPH", "0", 1);
+                setenv("TF_GPU_GRAM_SOLVE", "0", 1);
             }
             s = run(X, TF_BACKEND_GPU, fmts[f], (tf_precision)prec, R, iters, &gpu, &rg, &Kg);
             unsetenv("TF_GPU_CUSOLVER");
             unsetenv("TF_GPU_APPLY");
             unsetenv("TF_GPU_GRAPH");
+            unsetenv("TF_GPU_GRAM_SOLVE");
             CHECKF(s == TF_OK, "%s %s%s: GPU cpd: %s", what, tf_format_name(fmts[f]), label[f], tf_last_error());
             if (s != TF_OK) continue;
             const double tol = prec == TF_SINGLE ? 5e-3 : 1e-8;

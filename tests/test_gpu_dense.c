@@ -231,17 +231,67 @@ static int invert(const double *V, uint32_t r, double *X)
     return 1;
 }
 
-/* tf_gpu_small_solve on the Grams of n random factors (rows x r), mode 1
- * skipped: V = the Hadamard product of the others (checked against
- * float64), W = diag(P) V^-1 against an inverse of the device's V in long
- * double (fp64 1e-10, fp32 1e-5, normwise). With column 5 a copy of
- * column 3 in every factor V is singular: the pseudo-inverse must be
- * taken and satisfy V X V = V, X = X^T for X = diag(1/P) W. */
-static void check_solve(tf_rng *rng, tf_precision prec, uint32_t r, int singular)
+/* The solve's outputs against the device's own V: V within tolv of
+ * prod_{k != skip} Gs[k] (Gs: n pointers to R x R Grams, in double), and
+ * with P the product of the other modes' scales, X = diag(1/P) W against
+ * an inverse of V in long double (fp64 1e-10, fp32 1e-5, normwise) or,
+ * singular, a pseudo-inverse: V X V = V, X = X^T. */
+static void check_inverse(const char *what, tf_precision prec, uint32_t r, uint32_t n, uint32_t skip,
+                          const double *const *Gs, const double *P, const double *V, const double *W, int info,
+                          unsigned pinv, int nf, int singular)
 {
     const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
-    const uint32_t n = 4, skip = 1, rows = 100;
-    double G[4 * 64 * 64], sc[4 * 64], V[64 * 64], W[64 * 64], F[100 * 64], X[64 * 64];
+    double dv = 0, vn = 0, X[64 * 64];
+    for (uint32_t p = 0; p < r; ++p)
+        for (uint32_t q = 0; q < r; ++q) {
+            double h = 1.0;
+            for (uint32_t k = 0; k < n; ++k)
+                if (k != skip) h *= Gs[k][p * r + q];
+            dv = worse(dv, fabs(V[p * r + q] - h));
+            vn = fmax(vn, fabs(h));
+            X[p * r + q] = W[p * r + q] / P[p];
+        }
+    const double tolv = prec == TF_SINGLE ? 1e-6 : 1e-14;
+    CHECKF(dv <= tolv * vn, "%s %s R=%u: V off by %.3g of %.3g", what, pn, r, dv, vn);
+    if (!singular) {
+        double Xr[64 * 64], d = 0, xn = 0;
+        CHECKF(invert(V, r, Xr), "%s %s R=%u: the reference finds V singular", what, pn, r);
+        for (uint32_t e = 0; e < r * r; ++e) {
+            d += (X[e] - Xr[e]) * (X[e] - Xr[e]);
+            xn += Xr[e] * Xr[e];
+        }
+        const double rel = isnan(d) ? INFINITY : sqrt(d / xn), tol = prec == TF_SINGLE ? 1e-5 : 1e-10;
+        CHECKF(rel <= tol && info == 0 && pinv == 0 && nf == 0,
+               "%s %s R=%u: W off by %.3g (bound %.0e), info %d, pinv %u, non-finite %d", what, pn, r, rel, tol, info,
+               pinv, nf);
+        printf("  %s %s R=%-2u: W rel err %.2e\n", what, pn, r, rel);
+    } else {
+        double d = 0, vn2 = 0, asym = 0, xn = 0;
+        for (uint32_t i = 0; i < r; ++i)
+            for (uint32_t j = 0; j < r; ++j) {
+                long double vxv = 0;
+                for (uint32_t a = 0; a < r; ++a)
+                    for (uint32_t b = 0; b < r; ++b) vxv += (long double)V[i * r + a] * X[a * r + b] * V[b * r + j];
+                d = worse(d, fabs((double)vxv - V[i * r + j]));
+                vn2 = fmax(vn2, fabs(V[i * r + j]));
+                asym = worse(asym, fabs(X[i * r + j] - X[j * r + i]));
+                xn = fmax(xn, fabs(X[i * r + j]));
+            }
+        const double tol = prec == TF_SINGLE ? 1e-4 : 1e-9;
+        CHECKF(pinv == 1 && d <= tol * vn2 && asym <= tol * xn && nf == 0,
+               "singular %s %s R=%u: pinv %u, |VXV - V| %.3g of %.3g, asymmetry %.3g, non-finite %d", what, pn, r,
+               pinv, d, vn2, asym, nf);
+        printf("  %s %s R=%-2u singular: pinv %u, |VXV - V| / |V| %.2e\n", what, pn, r, pinv, d / vn2);
+    }
+}
+
+/* n Grams of random factors (rows x r, T-rounded Grams; with `singular`
+ * column 5 a copy of column 3 in every factor, so that their Hadamard
+ * products are singular) and n scale vectors. */
+static void random_grams(tf_rng *rng, tf_precision prec, uint32_t n, uint32_t r, int singular, double *G, double *sc)
+{
+    const uint32_t rows = 100;
+    double F[100 * 64];
     for (uint32_t k = 0; k < n; ++k) {
         for (uint32_t e = 0; e < rows * r; ++e) F[e] = tf_rng_uniform(rng) * 2.0 - 1.0;
         if (singular)
@@ -255,59 +305,78 @@ static void check_solve(tf_rng *rng, tf_precision prec, uint32_t r, int singular
             }
         }
     }
+}
+
+/* tf_gpu_small_solve on the Grams of n random factors, mode 1 skipped
+ * (check_inverse; singular: the pseudo-inverse must be taken). */
+static void check_solve(tf_rng *rng, tf_precision prec, uint32_t r, int singular)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const uint32_t n = 4, skip = 1;
+    double G[4 * 64 * 64], sc[4 * 64], V[64 * 64], W[64 * 64], P[64];
+    random_grams(rng, prec, n, r, singular, G, sc);
     for (uint32_t e = 0; e < r * r; ++e) V[e] = W[e] = NAN;
     int info = -1, nf = -1;
     unsigned pinv = 99;
     tf_status st = tf_gpu_check_small_solve(prec, G, sc, n, skip, r, 1e-12, V, W, &info, &pinv, &nf);
     CHECKF(st == TF_OK, "small solve %s R=%u: %s", pn, r, tf_last_error());
     if (st != TF_OK) return;
-    double dv = 0, vn = 0, P[64];
+    const double *Gs[4];
+    for (uint32_t k = 0; k < n; ++k) Gs[k] = G + (uint64_t)k * r * r;
     for (uint32_t p = 0; p < r; ++p) {
         P[p] = 1.0;
         for (uint32_t k = 0; k < n; ++k)
             if (k != skip) P[p] *= sc[k * r + p];
-        for (uint32_t q = 0; q < r; ++q) {
-            double h = 1.0;
+    }
+    check_inverse("solve", prec, r, n, skip, Gs, P, V, W, info, pinv, nf, singular);
+}
+
+/* tf_gpu_gram_solve (mode g's Gram, then the solve of mode skip with it):
+ * lambda, s and mode g's Gram by normalised_error against float64 loops
+ * on A; then the solve by check_inverse with the device's new Gram and
+ * scale in mode g's place (singular: every factor, A too, has column 5 a
+ * copy of column 3). */
+static void check_gram_solve(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, uint32_t g, uint32_t skip,
+                             int norm, int singular)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const double tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
+    const uint32_t n = 4;
+    double *A = malloc(I * r * sizeof *A), G[4 * 64 * 64], sc[4 * 64], lam[64], s[64], Gg[64 * 64], V[64 * 64],
+           W[64 * 64], P[64];
+    random_grams(rng, prec, n, r, singular, G, sc);
+    for (uint64_t e = 0; e < I * r; ++e) A[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    if (singular)
+        for (uint64_t i = 0; i < I; ++i) A[i * r + 5] = A[i * r + 3];
+    for (uint32_t e = 0; e < r * r; ++e) {
+        G[(uint64_t)g * r * r + e] = 1e300; /* not read: mode g's comes from A */
+        Gg[e] = V[e] = W[e] = NAN;
+    }
+    for (uint32_t c = 0; c < r; ++c) {
+        sc[g * r + c] = 1e300;
+        lam[c] = s[c] = NAN;
+    }
+    int info = -1, nf = -1;
+    unsigned pinv = 99;
+    tf_status st =
+        tf_gpu_check_gram_solve(prec, A, I, g, norm, G, sc, n, skip, r, 1e-12, lam, s, Gg, V, W, &info, &pinv, &nf);
+    CHECKF(st == TF_OK, "Gram + solve %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
+    if (st == TF_OK) {
+        const double eg = normalised_error(A, I, r, norm, NULL, lam, s, Gg);
+        CHECKF(eg <= tol, "Gram + solve %s I=%llu R=%u norm %d: lambda / s / G off by %.3g (bound %.0e)", pn,
+               (unsigned long long)I, r, norm, eg, tol);
+        printf("  gram+solve %s I=%-5llu R=%-2u modes %u,%u norm %d: lambda / s / G %.2e\n", pn,
+               (unsigned long long)I, r, g + 1, skip + 1, norm, eg);
+        const double *Gs[4];
+        for (uint32_t k = 0; k < n; ++k) Gs[k] = k == g ? Gg : G + (uint64_t)k * r * r;
+        for (uint32_t p = 0; p < r; ++p) {
+            P[p] = 1.0;
             for (uint32_t k = 0; k < n; ++k)
-                if (k != skip) h *= G[(k * r + p) * r + q];
-            dv = fmax(dv, fabs(V[p * r + q] - h));
-            vn = fmax(vn, fabs(h));
+                if (k != skip) P[p] *= k == g ? s[p] : sc[k * r + p];
         }
+        check_inverse("gram+solve", prec, r, n, skip, Gs, P, V, W, info, pinv, nf, singular);
     }
-    const double tolv = prec == TF_SINGLE ? 1e-6 : 1e-14;
-    CHECKF(dv <= tolv * vn, "small solve %s R=%u: V off by %.3g of %.3g", pn, r, dv, vn);
-    for (uint32_t p = 0; p < r; ++p)
-        for (uint32_t q = 0; q < r; ++q) X[p * r + q] = W[p * r + q] / P[p];
-    if (!singular) {
-        double Xr[64 * 64], d = 0, xn = 0;
-        CHECKF(invert(V, r, Xr), "small solve %s R=%u: the reference finds V singular", pn, r);
-        for (uint32_t e = 0; e < r * r; ++e) {
-            d += (X[e] - Xr[e]) * (X[e] - Xr[e]);
-            xn += Xr[e] * Xr[e];
-        }
-        const double rel = isnan(d) ? INFINITY : sqrt(d / xn), tol = prec == TF_SINGLE ? 1e-5 : 1e-10;
-        CHECKF(rel <= tol && info == 0 && pinv == 0 && nf == 0,
-               "small solve %s R=%u: W off by %.3g (bound %.0e), info %d, pinv %u, non-finite %d", pn, r, rel, tol,
-               info, pinv, nf);
-        printf("  solve %s R=%-2u: W rel err %.2e\n", pn, r, rel);
-    } else {
-        double d = 0, vn2 = 0, asym = 0, xn = 0;
-        for (uint32_t i = 0; i < r; ++i)
-            for (uint32_t j = 0; j < r; ++j) {
-                long double vxv = 0;
-                for (uint32_t a = 0; a < r; ++a)
-                    for (uint32_t b = 0; b < r; ++b) vxv += (long double)V[i * r + a] * X[a * r + b] * V[b * r + j];
-                d = fmax(d, fabs((double)vxv - V[i * r + j]));
-                vn2 = fmax(vn2, fabs(V[i * r + j]));
-                asym = fmax(asym, fabs(X[i * r + j] - X[j * r + i]));
-                xn = fmax(xn, fabs(X[i * r + j]));
-            }
-        const double tol = prec == TF_SINGLE ? 1e-4 : 1e-9;
-        CHECKF(pinv == 1 && d <= tol * vn2 && asym <= tol * xn && nf == 0,
-               "singular solve %s R=%u: pinv %u, |VXV - V| %.3g of %.3g, asymmetry %.3g, non-finite %d", pn, r,
-               pinv, d, vn2, asym, nf);
-        printf("  solve %s R=%-2u singular: pinv %u, |VXV - V| / |V| %.2e\n", pn, r, pinv, d / vn2);
-    }
+    free(A);
 }
 
 /* tf_gpu_small_apply (R 1 .. 64; one pass of the grid and several)
@@ -492,6 +561,17 @@ int main(int argc, char **argv)
         check_solve(&rng, prec, 8, 1);
         check_solve(&rng, prec, 32, 1);
         check_solve(&rng, prec, 40, 1);
+        /* the Gram of a short factor fused with the next solve: the four
+         * instantiations (R 1-8, 9-16, 17-24, 25-32), one tile and several
+         * (64 rows each, four in flight), both norms, the pseudo-inverse */
+        const uint32_t gr[] = {1, 7, 16, 24, 32};
+        const uint64_t gi[] = {1, 30, 64, 659, 2000};
+        for (size_t k = 0; k < sizeof gr / sizeof *gr; ++k)
+            for (size_t q = 0; q < sizeof gi / sizeof *gi; ++q)
+                check_gram_solve(&rng, prec, gi[q], gr[k], (uint32_t)(k % 4), (uint32_t)(k + 1) % 4, 1 + (int)(q % 2), 0);
+        check_gram_solve(&rng, prec, 512, 32, 0, 1, 2, 0);
+        check_gram_solve(&rng, prec, 300, 8, 2, 1, 1, 1);
+        check_gram_solve(&rng, prec, 300, 32, 3, 0, 2, 1);
     }
     /* the small apply, the fit terms and the last mode's Gram + fit */
     tf_rng_seed(&rng, 99);
@@ -519,6 +599,19 @@ int main(int argc, char **argv)
     double in = 0, kn = 0;
     CHECK(tf_gpu_check_fit_terms(TF_DOUBLE, M, M, 1, 65, W, W, W, 1, &in, &kn, &nf) == TF_ERR_ARG);
     CHECK(tf_gpu_check_gram_fit(TF_DOUBLE, M, M, 1, 32, 0, W, W, 2, l, s, g, &in, &kn, &nf) == TF_ERR_ARG);
+    int info = 0;
+    unsigned pv = 0;
+    double v[R * R], w[R * R], G4[4 * R * R], s4[4 * R];
+    for (int e = 0; e < 4 * R * R; ++e) G4[e] = 1.0;
+    for (int e = 0; e < 4 * R; ++e) s4[e] = 1.0;
+    CHECK(tf_gpu_check_gram_solve(TF_DOUBLE, M, 1, 1, 1, G4, s4, 4, 1, R, 1e-12, l, s, g, v, w, &info, &pv, &nf) ==
+          TF_ERR_ARG); /* g == skip */
+    CHECK(tf_gpu_check_gram_solve(TF_DOUBLE, M, 1, 0, 1, G4, s4, 4, 1, 33, 1e-12, l, s, g, v, w, &info, &pv, &nf) ==
+          TF_ERR_ARG); /* R > 32 */
+    CHECK(tf_gpu_check_gram_solve(TF_DOUBLE, M, 0, 0, 1, G4, s4, 4, 1, R, 1e-12, l, s, g, v, w, &info, &pv, &nf) ==
+          TF_ERR_ARG); /* no rows */
+    CHECK(tf_gpu_check_gram_solve(TF_DOUBLE, M, 1, 0, 3, G4, s4, 4, 1, R, 1e-12, l, s, g, v, w, &info, &pv, &nf) ==
+          TF_ERR_ARG); /* norm */
     free(M0);
     free(M);
     return tf_test_finish("test_gpu_dense");

@@ -195,6 +195,10 @@ struct gpu_cpd : gpu_cpd_base {
         const char *g = getenv("TF_GPU_GRAM");
         gram_syrk = g && !strcmp(g, "syrk");
         if ((g = getenv("TF_GPU_APPLY_GRAM")) && (!strcmp(g, "0") || !strcmp(g, "1"))) apply_gram_env = g[0] - '0';
+        if ((g = getenv("TF_GPU_GRAM_SOLVE")) && *g) {
+            const long long rows = atoll(g);
+            gram_solve_rows = rows <= 0 ? 0 : rows > TF_GPU_GRAM_SOLVE_MAX_ROWS ? TF_GPU_GRAM_SOLVE_MAX_ROWS : (uint64_t)rows;
+        }
         TF_TRY(tf_cuda_ctx_init(&ctx, o->device));
         char why[128];
         TF_TRY(tf_gpu_engine_create(&ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
@@ -402,6 +406,13 @@ struct gpu_cpd : gpu_cpd_base {
                                   singular_rcond(), V, Winv, jq, d_sc, st);
     }
 
+    /* Sweep, side stream: the previous mode's Gram and this mode's inverse
+     * in one launch (tf_gpu_gram_solve) for a factor of at most
+     * gram_solve_rows rows (R <= 32); TF_GPU_GRAM_SOLVE=0 turns it off, =N
+     * sets the row limit (measurements); read at setup. */
+    uint64_t gram_solve_rows = TF_GPU_GRAM_SOLVE_ROWS;
+    bool gram_solve(uint32_t prev) const { return R <= 32 && dims[prev] <= gram_solve_rows; }
+
     tf_status small_apply(uint32_t mode)
     {
         if (custom_apply && dims[mode] <= TF_GPU_APPLY_ROWS)
@@ -557,8 +568,10 @@ struct gpu_cpd : gpu_cpd_base {
      * Mode n's inverse W needs the other modes' Grams and scales, not its
      * MTTKRP; mode n's Gram is needed by the next solve, not by the next
      * MTTKRP (which reads A_raw). So the side stream (high priority) runs
-     * [Gram(n-1), inverse(n)] while the work stream runs MTTKRP(n); the work
-     * stream then waits for W and applies it (A_raw = M W). A long factor
+     * [Gram(n-1), inverse(n)] while the work stream runs MTTKRP(n) (one
+     * launch when factor n-1 is short, tf_gpu_gram_solve: as two launches
+     * they outlasted uber-apr14's MTTKRPs); the work stream then waits for
+     * W and applies it (A_raw = M W). A long factor
      * at rank 32 (apply_gram) gets its Gram in the apply's pass instead, on
      * the work stream, so no second read of it runs beside the next MTTKRP
      * (the side stream then only inverts). The last mode's Gram stays on
@@ -577,8 +590,14 @@ struct gpu_cpd : gpu_cpd_base {
         for (uint32_t n = 0; n < order; ++n) {
             TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
             TF_CU(cudaStreamWaitEvent(side, fork_ev[n], 0));
-            if (n > 0 && !apply_gram(n - 1)) TF_TRY(small_gram(n - 1, max_norm ? 2 : 1, side));
-            TF_TRY(small_inverse(n, side));
+            if (n > 0 && !apply_gram(n - 1) && gram_solve(n - 1)) {
+                TF_TRY(tf_gpu_gram_solve((const T *)A[n - 1], dims[n - 1], n - 1, max_norm ? 2 : 1, scale[n - 1],
+                                         lambda, (const T *const *)G, (const T *const *)scale, order, n,
+                                         (uint32_t)R, singular_rcond(), V, Winv, jq, d_sc, side));
+            } else {
+                if (n > 0 && !apply_gram(n - 1)) TF_TRY(small_gram(n - 1, max_norm ? 2 : 1, side));
+                TF_TRY(small_inverse(n, side));
+            }
             TF_CU(cudaEventRecord(join_ev[n], side));
             TF_TRY(check_mode(n));
             TF_TRY(eng->mttkrp(n, (const void *const *)A, M, (uint32_t)R));

@@ -93,6 +93,22 @@ tf_status normalised_back(const tf_dev_array<T> &lambda, const tf_dev_array<T> &
     return TF_OK;
 }
 
+/* V, W (R x R), the solve's info, pseudo-inverse count and the non-finite flag to the host (waits). */
+template <typename T>
+tf_status solved_back(const tf_dev_array<T> &V, const tf_dev_array<T> &W, uint32_t R,
+                      const tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st, double *hV, double *hW, int *info,
+                      unsigned *pinv, int *nonfinite)
+{
+    TF_TRY(tf_cuda_get_values(hV, V.p, (uint64_t)R * R, st));
+    TF_TRY(tf_cuda_get_values(hW, W.p, (uint64_t)R * R, st));
+    tf_gpu_scalars h;
+    TF_TRY(scalars_back(sc, &h, st));
+    *info = h.info;
+    *pinv = h.pinv;
+    *nonfinite = h.nonfinite;
+    return TF_OK;
+}
+
 template <typename T>
 tf_status apply_gram_check(const double *hM, uint64_t I, const double *hW, int norm, double *hA, double *hlambda,
                            double *hs, double *hG, int *nonfinite)
@@ -164,14 +180,42 @@ tf_status solve_check(const double *hG, const double *hscales, uint32_t n, uint3
     stacked(G, n, RR, gp);
     stacked(scales, n, R, spp);
     TF_TRY(tf_gpu_small_solve<T>(gp, spp, n, skip, R, rcond, V.p, W.p, jq.p, sc.p, st));
-    TF_TRY(tf_cuda_get_values(hV, V.p, RR, st));
-    TF_TRY(tf_cuda_get_values(hW, W.p, RR, st));
-    tf_gpu_scalars h;
-    TF_TRY(scalars_back(sc, &h, st));
-    *info = h.info;
-    *pinv = h.pinv;
-    *nonfinite = h.nonfinite;
-    return TF_OK;
+    return solved_back(V, W, R, sc, st, hV, hW, info, pinv, nonfinite);
+}
+
+template <typename T>
+tf_status gram_solve_check(const double *hA, uint64_t I, uint32_t g, int norm, const double *hG,
+                           const double *hscales, uint32_t n, uint32_t skip, uint32_t R, double rcond,
+                           double *hlambda, double *hs, double *hGg, double *hV, double *hW, int *info,
+                           unsigned *pinv, int *nonfinite)
+{
+    const uint32_t RR = R * R;
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    tf_dev_array<T> A, G, scales, lambda, V, W;
+    tf_dev_array<double> jq;
+    tf_dev_array<tf_gpu_scalars> sc;
+    TF_TRY(uploaded(A, hA, I * R, "A", st));
+    TF_TRY(uploaded(G, hG, (uint64_t)n * RR, "Grams", st));
+    TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
+    /* mode g's Gram and scale: written by the kernel */
+    T *Gg = G.p + (uint64_t)g * RR, *sg = scales.p + (uint64_t)g * R;
+    TF_CU(cudaMemsetAsync(Gg, 0xff, RR * sizeof(T), st));
+    TF_CU(cudaMemsetAsync(sg, 0xff, R * sizeof(T), st));
+    TF_TRY(poisoned(lambda, R, "lambda", st));
+    TF_TRY(poisoned(V, RR, "V", st));
+    TF_TRY(poisoned(W, RR, "W", st));
+    TF_TRY(poisoned(jq, RR, "Jacobi scratch", st));
+    TF_TRY(zero_scalars(sc, st));
+    const T *gp[16], *spp[16];
+    stacked(G, n, RR, gp);
+    stacked(scales, n, R, spp);
+    TF_TRY(tf_gpu_gram_solve<T>(A.p, I, g, norm, sg, lambda.p, gp, spp, n, skip, R, rcond, V.p, W.p, jq.p, sc.p, st));
+    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
+    TF_TRY(tf_cuda_get_values(hs, sg, R, st));
+    TF_TRY(tf_cuda_get_values(hGg, Gg, RR, st));
+    return solved_back(V, W, R, sc, st, hV, hW, info, pinv, nonfinite);
 }
 
 template <typename T>
@@ -283,6 +327,18 @@ extern "C" tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G
     if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "small solve check: %u Grams, 1..16 expected", n);
     return prec == TF_SINGLE ? solve_check<float>(G, scales, n, skip, R, rcond, V, W, info, pinv, nonfinite)
                              : solve_check<double>(G, scales, n, skip, R, rcond, V, W, info, pinv, nonfinite);
+}
+
+extern "C" tf_status tf_gpu_check_gram_solve(tf_precision prec, const double *A, uint64_t I, uint32_t g, int norm,
+                                             const double *G, const double *scales, uint32_t n, uint32_t skip,
+                                             uint32_t R, double rcond, double *lambda, double *s, double *Gg,
+                                             double *V, double *W, int *info, unsigned *pinv, int *nonfinite)
+{
+    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "Gram + solve check: %u Grams, 1..16 expected", n);
+    return prec == TF_SINGLE ? gram_solve_check<float>(A, I, g, norm, G, scales, n, skip, R, rcond, lambda, s, Gg, V,
+                                                       W, info, pinv, nonfinite)
+                             : gram_solve_check<double>(A, I, g, norm, G, scales, n, skip, R, rcond, lambda, s, Gg,
+                                                        V, W, info, pinv, nonfinite);
 }
 
 extern "C" tf_status tf_gpu_check_small_apply(tf_precision prec, const double *M, uint64_t I, uint32_t R,

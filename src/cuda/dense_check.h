@@ -35,6 +35,16 @@ tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const dou
                                    uint32_t skip, uint32_t R, double rcond, double *V, double *W, int *info,
                                    unsigned *pinv, int *nonfinite);
 
+/* The previous mode's Gram fused with the next solve (tf_gpu_gram_solve,
+ * R <= 32): mode g's factor A (I x R) with norm 1 or 2 gives lambda, s
+ * and its Gram Gg as tf_gpu_check_gram does; then the solve of mode skip
+ * as tf_gpu_check_small_solve, with mode g's Gram and scale those just
+ * formed (mode g's entries of the stacked G and scales are not read). */
+tf_status tf_gpu_check_gram_solve(tf_precision prec, const double *A, uint64_t I, uint32_t g, int norm, const double *G,
+                                  const double *scales, uint32_t n, uint32_t skip, uint32_t R, double rcond,
+                                  double *lambda, double *s, double *Gg, double *V, double *W, int *info,
+                                  unsigned *pinv, int *nonfinite);
+
 /* The small-rank apply (tf_gpu_small_apply: short factors, R <= 64) in
  * precision prec: A = M W (M, A: I x R row-major; W: R x R). */
 tf_status tf_gpu_check_small_apply(tf_precision prec, const double *M, uint64_t I, uint32_t R, const double *W,

@@ -407,13 +407,19 @@ __device__ int block_gauss_jordan(double v, uint32_t R, double rcond, const doub
         const double rk = row[b][j];
         v = i == k ? rk : (j == k ? 0.0 : v) - col[b][i] * rk;
     }
+    double lo = 0.0, hi = 0.0; /* the range of the accepted pivots (k <= 32): warp 0, by shuffles */
+    if (i == 0) {
+        lo = j < k ? piv[j] : INFINITY;
+        hi = j < k ? piv[j] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            lo = fmin(lo, __shfl_xor_sync(TF_WARP_ALL, lo, o));
+            hi = fmax(hi, __shfl_xor_sync(TF_WARP_ALL, hi, o));
+        }
+        if (!k) lo = 0.0;
+    }
     if (threadIdx.x == 0) {
         const int bad = k < R ? (int)k + 1 : 0;
-        double lo = k ? INFINITY : 0.0, hi = 0.0; /* range of the accepted pivots */
-        for (uint32_t q = 0; q < k; ++q) {
-            lo = fmin(lo, piv[q]);
-            hi = fmax(hi, piv[q]);
-        }
         const double ratio2 = hi > 0.0 ? lo / hi : 0.0;
         spd = !bad && ratio2 > rcond;
         sc->info = bad;
@@ -426,29 +432,26 @@ __device__ int block_gauss_jordan(double v, uint32_t R, double rcond, const doub
     return spd;
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T> G, gram_ptrs<T> scales,
-                                                                    uint32_t n, uint32_t skip, uint32_t R,
-                                                                    double rcond, T *V, T *W, double *jq,
-                                                                    tf_gpu_scalars *sc)
+/* The solve of tf_gpu_small_solve in one block of kSolveThreads threads,
+ * its inputs through two functors: pk(r) = P[r], the product of the other
+ * modes' scales (in double), and hk(e) = V[e], the Hadamard product of
+ * their Grams (in T). S: kSmall x (kSmall + 1) doubles of shared scratch,
+ * not touched before every hk call has returned (gram_solve_kernel keeps
+ * its new Gram there). */
+template <typename T, typename PK, typename HK>
+__device__ void small_solve_block(PK pk, HK hk, uint32_t R, double rcond, T *V, T *W, double *jq,
+                                  tf_gpu_scalars *sc, double (*S)[kSmall + 1])
 {
-    __shared__ double S[kSmall][kSmall + 1];
     __shared__ double rowk[kSmall], colk[kSmall], piv[kSmall], P[kSmall];
     __shared__ int bad, spd;
     const uint32_t t = threadIdx.x, RR = R * R;
     if (t == 0) bad = 0;
-    for (uint32_t r = t; r < R; r += blockDim.x) {
-        double p = 1.0;
-#pragma unroll /* constant indices: the pointer arrays stay in parameter space */
-        for (uint32_t k = 0; k < 16; ++k)
-            if (k < n && k != skip && scales.g[k]) p *= (double)scales.g[k][r]; /* in double */
-        P[r] = p;
-    }
+    for (uint32_t r = t; r < R; r += blockDim.x) P[r] = pk(r);
     if (R <= 32) { /* the common case: an element per thread, in registers */
         const uint32_t i = t >> 5, j = t & 31;
         double v = i == j ? 1.0 : 0.0;
         if (i < R && j < R) {
-            const T h = product_at(G, n, skip, i * R + j);
+            const T h = hk(i * R + j);
             V[i * R + j] = h;
             if (!isfinite((double)h)) sc->nonfinite = 1;
             v = (double)h;
@@ -461,7 +464,7 @@ __global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T>
         return;
     }
     for (uint32_t e = t; e < RR; e += blockDim.x) {
-        const T v = product_at(G, n, skip, e);
+        const T v = hk(e);
         V[e] = v;
         if (!isfinite((double)v)) sc->nonfinite = 1;
         S[e / R][e % R] = (double)v;
@@ -520,6 +523,23 @@ __global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T>
     small_pinv_jacobi<T>(S, R, rcond, P, jq, W);
 }
 
+template <typename T>
+__global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T> G, gram_ptrs<T> scales,
+                                                                    uint32_t n, uint32_t skip, uint32_t R,
+                                                                    double rcond, T *V, T *W, double *jq,
+                                                                    tf_gpu_scalars *sc)
+{
+    __shared__ double S[kSmall][kSmall + 1];
+    auto pk = [&](uint32_t r) {
+        double p = 1.0;
+#pragma unroll /* constant indices: the pointer arrays stay in parameter space */
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n && k != skip && scales.g[k]) p *= (double)scales.g[k][r]; /* in double */
+        return p;
+    };
+    small_solve_block<T>(pk, [&](uint32_t e) { return product_at(G, n, skip, e); }, R, rcond, V, W, jq, sc, S);
+}
+
 /* ---- small-rank Gram (see tf_gpu_gram_partials in dense_cuda.cuh)
  *
  * Slab blockIdx.x of A is walked in tiles of NR rows: a tile is loaded
@@ -550,6 +570,20 @@ struct gram_shape {
 template <typename T>
 __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
                                  T *s, T *lambda, T *G, tf_gpu_scalars *sc);
+
+/* A column's lambda from x, its squared 2-norm (norm 1) or its max |a|
+ * (norm 2: max(x, 1)), and the column scale 1 / lambda (1 for a zero
+ * column), as the CPU's normalisation sets them. */
+template <typename T>
+__device__ __forceinline__ T column_lambda(double x, int norm)
+{
+    return norm == 2 ? (T)(x > 1.0 ? x : 1.0) : (T)sqrt(x);
+}
+template <typename T>
+__device__ __forceinline__ T scale_of(T lambda)
+{
+    return lambda > T(0) ? T(1) / lambda : T(1);
+}
 
 /* The finishing step fused into gram_partials_kernel (few slabs): the
  * last block runs gram_scale_block with sum = 1. counter == NULL: no.
@@ -734,8 +768,7 @@ __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, in
         if (norm) {
             const double x = norm == 2 ? column_total<OP_MAXABS>(cmax, S, R, r) : graw[(uint64_t)r * R + r];
             if (!isfinite(x)) sc->nonfinite = 1;
-            const T lam = norm == 2 ? (T)(x > 1.0 ? x : 1.0) : (T)sqrt(x);
-            const T inv = lam > T(0) ? T(1) / lam : T(1);
+            const T lam = column_lambda<T>(x, norm), inv = scale_of(lam);
             lambda[r] = lam;
             s[r] = inv;
             v = (double)inv;
@@ -759,6 +792,161 @@ __global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, i
     gram_scale_block<T>(gpart, S, R, norm, sum, graw, s, lambda, G, sc);
 }
 
+/* ---- a short factor's Gram fused with the next solve (tf_gpu_gram_solve)
+ *
+ * Raw Gram and column max |a| of A (I x R row-major, R <= 32) in one
+ * block of kSolveThreads threads: tiles of NR rows staged as doubles
+ * (zero-padded to R8 = 8 NB columns) while the next D tiles are in flight
+ * in registers (one tile's MMAs are far too short to hide an L2 round
+ * trip); warp w accumulates 8 x 8 block w % NBLK of A^T A by FP64 MMAs
+ * (m8n8k4) over the 4-row steps of phase w / NBLK; the phases are added in
+ * a fixed order. Into gs (R x R) and cm (R); buf: SCRATCH doubles of
+ * scratch. Measured on an H200 (clock64 inside the kernel): ~5000 cycles
+ * for one tile, ~2700 more per 64 rows (the MMA chains of 32 warps on one
+ * SM), so CP-ALS uses it for short factors only. */
+constexpr int max_of(int a, int b) { return a > b ? a : b; }
+template <int NB>
+struct short_gram_shape {
+    static constexpr int R8 = 8 * NB, NR = 64, LD = R8 + 4, NBLK = NB * NB;
+    static constexpr int NPH = (kSolveThreads / 32) / NBLK;                 /* step phases   */
+    static constexpr int PF = (NR * R8 + kSolveThreads - 1) / kSolveThreads; /* slots a thread */
+    static constexpr int NCM = kSolveThreads % R8 == 0 ? 1 : PF;             /* column maxima */
+    static constexpr int NSLOT = NCM == 1 ? kSolveThreads : NR * R8;
+    static constexpr int PHASES = NPH * NBLK * 64;
+    static constexpr int TILE = NR * LD;
+    static constexpr int SCRATCH = max_of(max_of(TILE, PHASES), NSLOT); /* tiles, then phases, then maxima */
+};
+
+template <typename T, int NB>
+__device__ void short_gram_block(const T *A, uint32_t I, uint32_t R, double *buf, double *gs, double *cm)
+{
+    using namespace nvcuda;
+    typedef short_gram_shape<NB> Sh;
+    constexpr int R8 = Sh::R8, NR = Sh::NR, LD = Sh::LD, NBLK = Sh::NBLK, NPH = Sh::NPH, PF = Sh::PF;
+    constexpr int D = 4;
+    const uint32_t t = threadIdx.x, w = t / 32, blk = w % NBLK, ph = w / NBLK, ib = blk / NB, jb = blk % NB;
+    const bool active = ph < (uint32_t)NPH;
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc;
+    wmma::fill_fragment(acc, 0.0);
+    double cmax[Sh::NCM];
+#pragma unroll
+    for (int u = 0; u < Sh::NCM; ++u) cmax[u] = 0.0;
+    T pv[D][PF];
+    auto fetch = [&](T(&v)[PF], uint32_t r0) {
+#pragma unroll
+        for (int u = 0; u < PF; ++u) {
+            const uint32_t x = t + u * kSolveThreads, r = x / R8, c = x % R8;
+            v[u] = x < (uint32_t)(NR * R8) && r0 + r < I && c < R ? A[(size_t)(r0 + r) * R + c] : T(0);
+        }
+    };
+#pragma unroll
+    for (int d = 0; d < D; ++d) fetch(pv[d], d * NR);
+    for (uint32_t r1 = 0; r1 < I; r1 += D * NR)
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+            const uint32_t r0 = r1 + d * NR;
+            if (r0 >= I) break;
+            const uint32_t nr = min((uint32_t)NR, I - r0);
+            __syncthreads(); /* the previous tile is consumed */
+#pragma unroll
+            for (int u = 0; u < PF; ++u) {
+                const uint32_t x = t + u * kSolveThreads;
+                if (x < (uint32_t)(NR * R8)) {
+                    const double v = (double)pv[d][u]; /* zero past I and in the padding */
+                    cmax[Sh::NCM == 1 ? 0 : u] = max_abs(cmax[Sh::NCM == 1 ? 0 : u], v);
+                    buf[(x / R8) * LD + x % R8] = v;
+                }
+            }
+            __syncthreads();
+            if (r0 + D * NR < I) fetch(pv[d], r0 + D * NR);
+            if (active)
+                for (uint32_t k0 = 4 * ph; k0 < nr; k0 += 4 * NPH) { /* rows past nr are zeros */
+                    wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::col_major> a;
+                    wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::row_major> b;
+                    wmma::load_matrix_sync(a, buf + k0 * LD + 8 * ib, LD);
+                    wmma::load_matrix_sync(b, buf + k0 * LD + 8 * jb, LD);
+                    wmma::mma_sync(acc, a, b, acc);
+                }
+        }
+    __syncthreads();
+    if (active) wmma::store_matrix_sync(buf + (ph * NBLK + blk) * 64, acc, 8, wmma::mem_row_major);
+    __syncthreads();
+    for (uint32_t e = t; e < R * R; e += kSolveThreads) {
+        const uint32_t i = e / R, j = e % R;
+        const double *p = buf + ((i / 8) * NB + j / 8) * 64 + (i % 8) * 8 + j % 8;
+        double v = 0.0;
+#pragma unroll
+        for (int q = 0; q < NPH; ++q) v += p[q * NBLK * 64];
+        gs[e] = v;
+    }
+    __syncthreads(); /* the phases are read */
+#pragma unroll
+    for (int u = 0; u < Sh::NCM; ++u) {
+        const uint32_t x = t + u * kSolveThreads;
+        if (x < (uint32_t)Sh::NSLOT) buf[x] = cmax[u];
+    }
+    __syncthreads();
+    for (uint32_t c = t; c < R; c += kSolveThreads) {
+        double m = 0.0;
+        for (uint32_t r = 0; r < (uint32_t)(Sh::NSLOT / R8); ++r) m = max_abs(m, buf[r * R8 + c]);
+        cm[c] = m;
+    }
+    __syncthreads();
+}
+
+/* tf_gpu_gram_solve: mode g's Gram with lambda and the new scale (as
+ * gram_scale_block), then the solve of mode skip (as small_solve_kernel)
+ * with mode g's new Gram and scale taken from shared memory. */
+template <typename T, int NB>
+__global__ void __launch_bounds__(kSolveThreads) gram_solve_kernel(const T *A, uint32_t I, uint32_t g, int norm, T *s,
+                                                                   T *lambda, gram_ptrs<T> G, gram_ptrs<T> scales,
+                                                                   uint32_t n, uint32_t skip, uint32_t R,
+                                                                   double rcond, T *V, T *W, double *jq,
+                                                                   tf_gpu_scalars *sc)
+{
+    typedef short_gram_shape<NB> Sh;
+    static_assert(Sh::SCRATCH + 32 * 32 + 32 <= kSmall * (kSmall + 1), "the Gram's scratch fits in S");
+    __shared__ __align__(32) double S[kSmall][kSmall + 1];
+    __shared__ double sv[32];
+    /* until the solve: the tiles and phases, then the raw Gram and the column maxima */
+    double *buf = &S[0][0], *gs = buf + Sh::SCRATCH, *cm = gs + 32 * 32;
+    short_gram_block<T, NB>(A, I, R, buf, gs, cm);
+    const uint32_t t = threadIdx.x, RR = R * R;
+    for (uint32_t r = t; r < R; r += kSolveThreads) {
+        const double x = norm == 2 ? cm[r] : gs[r * R + r];
+        if (!isfinite(x)) sc->nonfinite = 1;
+        const T lam = column_lambda<T>(x, norm), inv = scale_of(lam);
+        lambda[r] = lam;
+        s[r] = inv;
+        sv[r] = (double)inv;
+    }
+    __syncthreads();
+    T *Gg = (T *)G.g[g]; /* mode g's Gram: this kernel's output (read-only for small_solve_kernel) */
+    for (uint32_t e = t; e < RR; e += kSolveThreads) {
+        const T v = (T)(sv[e / R] * gs[e] * sv[e % R]);
+        if (!isfinite((double)v)) sc->nonfinite = 1;
+        Gg[e] = v;
+        gs[e] = (double)v; /* exact: what the solve would read back from Gg */
+    }
+    __syncthreads();
+    /* as small_solve_kernel's products, in the same order, mode g's factor from shared memory */
+    auto pk = [&](uint32_t r) {
+        double p = 1.0;
+#pragma unroll
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n && k != skip && (k == g || scales.g[k])) p *= k == g ? sv[r] : (double)scales.g[k][r];
+        return p;
+    };
+    auto hk = [&](uint32_t e) {
+        T v = T(1);
+#pragma unroll
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n && k != skip && (k == g || G.g[k])) v *= k == g ? (T)gs[e] : G.g[k][e];
+        return v;
+    };
+    small_solve_block<T>(pk, hk, R, rcond, V, W, jq, sc, S);
+}
+
 /* A = M W for a short factor (row-major I x R, W R x R, R <= 64): W in
  * shared memory, a warp takes AR rows at a time, lane c their columns c
  * and c + 32 (NC = 2 pieces when R > 32); M's entries are broadcast by
@@ -769,20 +957,30 @@ __global__ void __launch_bounds__(kThreads) apply_kernel(const T *M, uint64_t I,
 {
     constexpr int AR = 4;
     __shared__ T w[kSmall * kSmall];
-    for (uint32_t e = threadIdx.x; e < R * R; e += kThreads) w[e] = W[e];
-    __syncthreads();
     const uint32_t lane = threadIdx.x & 31;
     const uint64_t nw = (uint64_t)gridDim.x * (kThreads / 32);
-    for (uint64_t i0 = ((uint64_t)blockIdx.x * kThreads + threadIdx.x) / 32 * AR; i0 < I; i0 += nw * AR) {
-        T m[AR][NC], a[AR][NC];
+    uint64_t i0 = ((uint64_t)blockIdx.x * kThreads + threadIdx.x) / 32 * AR;
+    T m[AR][NC];
+    auto load = [&](uint64_t i) {
 #pragma unroll
         for (int r = 0; r < AR; ++r)
 #pragma unroll
             for (int q = 0; q < NC; ++q) {
                 const uint32_t c = lane + 32 * q;
-                m[r][q] = i0 + r < I && c < R ? M[(i0 + r) * R + c] : T(0);
-                a[r][q] = T(0);
+                m[r][q] = i + r < I && c < R ? M[(i + r) * R + c] : T(0);
             }
+    };
+    /* the first rows of M are requested before W is staged: the two
+     * round trips overlap (short factors: one task per warp) */
+    if (i0 < I) load(i0);
+    for (uint32_t e = threadIdx.x; e < R * R; e += kThreads) w[e] = W[e];
+    __syncthreads();
+    for (; i0 < I; i0 += nw * AR) {
+        T a[AR][NC];
+#pragma unroll
+        for (int r = 0; r < AR; ++r)
+#pragma unroll
+            for (int q = 0; q < NC; ++q) a[r][q] = T(0);
         for (uint32_t k = 0; k < R; ++k) {
             T wk[NC];
 #pragma unroll
@@ -794,6 +992,7 @@ __global__ void __launch_bounds__(kThreads) apply_kernel(const T *M, uint64_t I,
                 for (int q = 0; q < NC; ++q) a[r][q] += mk * wk[q];
             }
         }
+        if (i0 + nw * AR < I) load(i0 + nw * AR); /* the next task's rows */
 #pragma unroll
         for (int r = 0; r < AR; ++r)
 #pragma unroll
@@ -1086,6 +1285,33 @@ tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t
 }
 
 template <typename T>
+tf_status tf_gpu_gram_solve(const T *A, uint64_t I, uint32_t g, int norm, T *s, T *lambda, const T *const *G,
+                            const T *const *scales, uint32_t n, uint32_t skip, uint32_t R, double rcond, T *V, T *W,
+                            double *jq, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    if (n > 16 || g >= n || skip >= n || g == skip)
+        return tf_fail(TF_ERR_ARG, "Gram + solve: modes %u and %u of %u (at most 16, distinct)", g + 1, skip + 1, n);
+    if (R == 0 || R > 32 || I == 0 || I > TF_GPU_GRAM_SOLVE_MAX_ROWS)
+        return tf_fail(TF_ERR_ARG, "Gram + solve: a %llu x %u factor is outside 1..%d x 1..32",
+                       (unsigned long long)I, R, TF_GPU_GRAM_SOLVE_MAX_ROWS);
+    if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "Gram + solve: norm %d is not 1 or 2", norm);
+    gram_ptrs<T> p, q;
+    for (uint32_t k = 0; k < 16; ++k) {
+        p.g[k] = k < n ? G[k] : nullptr;
+        q.g[k] = k < n && scales ? scales[k] : nullptr;
+    }
+    const uint32_t i = (uint32_t)I;
+    switch ((R + 7) / 8) { /* one instantiation per 8-column block count */
+    case 1: gram_solve_kernel<T, 1><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    case 2: gram_solve_kernel<T, 2><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    case 3: gram_solve_kernel<T, 3><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    default: gram_solve_kernel<T, 4><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    }
+    TF_CU_LAUNCH("gram_solve_kernel");
+    return TF_OK;
+}
+
+template <typename T>
 tf_status tf_gpu_small_apply(const T *M, uint64_t I, uint32_t R, const T *W, T *A, cudaStream_t st)
 {
     if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small apply: rank %u is outside 1..%d", R, kSmall);
@@ -1124,6 +1350,9 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_small_solve<T>(const T *const *, const T *const *, uint32_t, uint32_t, \
                                              uint32_t, double, T *, T *, double *, tf_gpu_scalars *, \
                                              cudaStream_t);                                       \
+    template tf_status tf_gpu_gram_solve<T>(const T *, uint64_t, uint32_t, int, T *, T *, const T *const *,       \
+                                            const T *const *, uint32_t, uint32_t, uint32_t, double, T *, T *,   \
+                                            double *, tf_gpu_scalars *, cudaStream_t);                          \
     template tf_status tf_gpu_gram_finish<T>(const double *, uint32_t, uint32_t, int, double *, T *, T *, T *, \
                                              tf_gpu_scalars *, cudaStream_t);                      \
     template tf_status tf_gpu_gram<T>(const T *, uint64_t, uint32_t, int, double *, double *, unsigned *, \

@@ -77,6 +77,20 @@ tf_status tf_gpu_pinv_scale(const T *Q, const T *w, uint32_t R, double rcond, T 
 template <typename T>
 tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t n, uint32_t skip, uint32_t R,
                              double rcond, T *V, T *W, double *jq, tf_gpu_scalars *sc, cudaStream_t st);
+/* tf_gpu_gram(A, I, R, norm, ..., s, lambda, G[g]) of a short factor (mode
+ * g) and then tf_gpu_small_solve(G, scales, n, skip, ...) with its new
+ * Gram and scale, in one block (one launch, no global round trip between
+ * them): the small-rank sweep's side stream, where the two launches
+ * outlasted the short MTTKRPs they run beside. R <= 32, 1 <= I <=
+ * TF_GPU_GRAM_SOLVE_MAX_ROWS, norm 1 or 2; g != skip. Same results as the
+ * two calls up to the order of the Gram's sums (its lambda from the
+ * max-norm is the same). */
+#define TF_GPU_GRAM_SOLVE_MAX_ROWS 65536
+#define TF_GPU_GRAM_SOLVE_ROWS 256 /* CP-ALS uses it up to this many rows (one block: ~2700 cycles per 64 rows; at ~512 rows the two launches cost as much) */
+template <typename T>
+tf_status tf_gpu_gram_solve(const T *A, uint64_t I, uint32_t g, int norm, T *s, T *lambda, const T *const *G,
+                            const T *const *scales, uint32_t n, uint32_t skip, uint32_t R, double rcond, T *V, T *W,
+                            double *jq, tf_gpu_scalars *sc, cudaStream_t st);
 /* Small-rank Gram in one read of A_raw, deterministic: each of
  * tf_gpu_gram_slabs(I) row slabs is reduced into gpart (the slab's R x R
  * Gram partial and its column max |a|; tf_gpu_gram_partial_count doubles

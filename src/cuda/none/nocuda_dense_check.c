@@ -21,6 +21,14 @@ tf_status tf_gpu_check_small_solve(tf_precision prec, const double *G, const dou
     return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
 }
 
+tf_status tf_gpu_check_gram_solve(tf_precision prec, const double *A, uint64_t I, uint32_t g, int norm, const double *G,
+                                  const double *scales, uint32_t n, uint32_t skip, uint32_t R, double rcond,
+                                  double *lambda, double *s, double *Gg, double *V, double *W, int *info,
+                                  unsigned *pinv, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
+
 tf_status tf_gpu_check_small_apply(tf_precision prec, const double *M, uint64_t I, uint32_t R, const double *W,
                                    double *A)
 {
