@@ -159,28 +159,41 @@ tf_status gram_check(const double *hA, uint64_t I, uint32_t R, int norm, const d
     return normalised_back(lambda, s, G, R, sc, st, hlambda, hs, hG, nonfinite);
 }
 
+/* A solve's device inputs and outputs: the n stacked Grams and scale
+ * vectors uploaded (pointers to each in gp / sp), V, W and the Jacobi
+ * scratch poisoned, the scalars zeroed. */
+template <typename T>
+struct solve_io {
+    tf_dev_array<T> G, scales, V, W;
+    tf_dev_array<double> jq;
+    tf_dev_array<tf_gpu_scalars> sc;
+    const T *gp[16], *sp[16];
+    tf_status prepare(const double *hG, const double *hscales, uint32_t n, uint32_t R, cudaStream_t st)
+    {
+        const uint64_t RR = (uint64_t)R * R;
+        TF_TRY(uploaded(G, hG, n * RR, "Grams", st));
+        TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
+        TF_TRY(poisoned(V, RR, "V", st));
+        TF_TRY(poisoned(W, RR, "W", st));
+        TF_TRY(poisoned(jq, RR, "Jacobi scratch", st));
+        TF_TRY(zero_scalars(sc, st));
+        stacked(G, n, RR, gp);
+        stacked(scales, n, R, sp);
+        return TF_OK;
+    }
+};
+
 template <typename T>
 tf_status solve_check(const double *hG, const double *hscales, uint32_t n, uint32_t skip, uint32_t R, double rcond,
                       double *hV, double *hW, int *info, unsigned *pinv, int *nonfinite)
 {
-    const uint32_t RR = R * R;
     check_stream cs;
     TF_TRY(cs.create());
     const cudaStream_t st = cs.s;
-    tf_dev_array<T> G, scales, V, W;
-    tf_dev_array<double> jq;
-    tf_dev_array<tf_gpu_scalars> sc;
-    TF_TRY(uploaded(G, hG, (uint64_t)n * RR, "Grams", st));
-    TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
-    TF_TRY(poisoned(V, RR, "V", st));
-    TF_TRY(poisoned(W, RR, "W", st));
-    TF_TRY(poisoned(jq, RR, "Jacobi scratch", st));
-    TF_TRY(zero_scalars(sc, st));
-    const T *gp[16], *spp[16];
-    stacked(G, n, RR, gp);
-    stacked(scales, n, R, spp);
-    TF_TRY(tf_gpu_small_solve<T>(gp, spp, n, skip, R, rcond, V.p, W.p, jq.p, sc.p, st));
-    return solved_back(V, W, R, sc, st, hV, hW, info, pinv, nonfinite);
+    solve_io<T> io;
+    TF_TRY(io.prepare(hG, hscales, n, R, st));
+    TF_TRY(tf_gpu_small_solve<T>(io.gp, io.sp, n, skip, R, rcond, io.V.p, io.W.p, io.jq.p, io.sc.p, st));
+    return solved_back(io.V, io.W, R, io.sc, st, hV, hW, info, pinv, nonfinite);
 }
 
 template <typename T>
@@ -193,29 +206,21 @@ tf_status gram_solve_check(const double *hA, uint64_t I, uint32_t g, int norm, c
     check_stream cs;
     TF_TRY(cs.create());
     const cudaStream_t st = cs.s;
-    tf_dev_array<T> A, G, scales, lambda, V, W;
-    tf_dev_array<double> jq;
-    tf_dev_array<tf_gpu_scalars> sc;
+    tf_dev_array<T> A, lambda;
+    solve_io<T> io;
     TF_TRY(uploaded(A, hA, I * R, "A", st));
-    TF_TRY(uploaded(G, hG, (uint64_t)n * RR, "Grams", st));
-    TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
+    TF_TRY(io.prepare(hG, hscales, n, R, st));
     /* mode g's Gram and scale: written by the kernel */
-    T *Gg = G.p + (uint64_t)g * RR, *sg = scales.p + (uint64_t)g * R;
+    T *Gg = io.G.p + (uint64_t)g * RR, *sg = io.scales.p + (uint64_t)g * R;
     TF_CU(cudaMemsetAsync(Gg, 0xff, RR * sizeof(T), st));
     TF_CU(cudaMemsetAsync(sg, 0xff, R * sizeof(T), st));
     TF_TRY(poisoned(lambda, R, "lambda", st));
-    TF_TRY(poisoned(V, RR, "V", st));
-    TF_TRY(poisoned(W, RR, "W", st));
-    TF_TRY(poisoned(jq, RR, "Jacobi scratch", st));
-    TF_TRY(zero_scalars(sc, st));
-    const T *gp[16], *spp[16];
-    stacked(G, n, RR, gp);
-    stacked(scales, n, R, spp);
-    TF_TRY(tf_gpu_gram_solve<T>(A.p, I, g, norm, sg, lambda.p, gp, spp, n, skip, R, rcond, V.p, W.p, jq.p, sc.p, st));
+    TF_TRY(tf_gpu_gram_solve<T>(A.p, I, g, norm, sg, lambda.p, io.gp, io.sp, n, skip, R, rcond, io.V.p, io.W.p,
+                                io.jq.p, io.sc.p, st));
     TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
     TF_TRY(tf_cuda_get_values(hs, sg, R, st));
     TF_TRY(tf_cuda_get_values(hGg, Gg, RR, st));
-    return solved_back(V, W, R, sc, st, hV, hW, info, pinv, nonfinite);
+    return solved_back(io.V, io.W, R, io.sc, st, hV, hW, info, pinv, nonfinite);
 }
 
 template <typename T>
