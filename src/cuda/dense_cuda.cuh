@@ -86,7 +86,9 @@ tf_status tf_gpu_small_solve(const T *const *G, const T *const *scales, uint32_t
  * two calls up to the order of the Gram's sums (its lambda from the
  * max-norm is the same). */
 #define TF_GPU_GRAM_SOLVE_MAX_ROWS 65536
-#define TF_GPU_GRAM_SOLVE_ROWS 256 /* CP-ALS uses it up to this many rows (one block: ~2700 cycles per 64 rows; at ~512 rows the two launches cost as much) */
+/* CP-ALS uses it up to this many rows: one block takes ~2700 cycles per 64
+ * rows of Gram (H200), so at ~512 rows the two launches cost as much. */
+#define TF_GPU_GRAM_SOLVE_ROWS 256
 template <typename T>
 tf_status tf_gpu_gram_solve(const T *A, uint64_t I, uint32_t g, int norm, T *s, T *lambda, const T *const *G,
                             const T *const *scales, uint32_t n, uint32_t skip, uint32_t R, double rcond, T *V, T *W,
