@@ -237,6 +237,27 @@ tf_status small_apply_check(const double *hM, uint64_t I, uint32_t R, const doub
     return tf_cuda_get_values(hA, A.p, I * R, st);
 }
 
+/* The fit terms' scratch (slab partials poisoned, `counters` last-block
+ * counters and the scalars zeroed) and pointers to the n stacked scale
+ * vectors and Grams in sp / gp. */
+template <typename T>
+struct fit_io {
+    tf_dev_array<double> partial;
+    tf_dev_array<unsigned> counter;
+    tf_dev_array<tf_gpu_scalars> sc;
+    const T *sp[16], *gp[16];
+    tf_status prepare(uint64_t I, uint32_t R, const tf_dev_array<T> &scales, const tf_dev_array<T> &G, uint32_t n,
+                      uint32_t counters, cudaStream_t st)
+    {
+        TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
+        TF_TRY(zeroed(counter, counters, "counters", st));
+        TF_TRY(zero_scalars(sc, st));
+        stacked(scales, n, R, sp);
+        stacked(G, n, (uint64_t)R * R, gp);
+        return TF_OK;
+    }
+};
+
 template <typename T>
 tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32_t R, const double *hw,
                           const double *hscales, const double *hG, uint32_t n, double *inner, double *knorm2,
@@ -245,24 +266,16 @@ tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32
     check_stream cs;
     TF_TRY(cs.create());
     const cudaStream_t st = cs.s;
-    const uint64_t RR = (uint64_t)R * R;
     tf_dev_array<T> A, B, w, scales, G;
-    tf_dev_array<double> partial;
-    tf_dev_array<unsigned> counter;
-    tf_dev_array<tf_gpu_scalars> sc;
+    fit_io<T> io;
     TF_TRY(uploaded(A, hA, I * R, "A", st));
     TF_TRY(uploaded(B, hB, I * R, "B", st));
     TF_TRY(uploaded(w, hw, R, "weights", st));
     TF_TRY(uploaded(scales, hscales, (uint64_t)n * R, "scales", st));
-    TF_TRY(uploaded(G, hG, n * RR, "Grams", st));
-    TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
-    TF_TRY(zeroed(counter, 1, "counter", st));
-    TF_TRY(zero_scalars(sc, st));
-    const T *sp[16], *gp[16];
-    stacked(scales, n, R, sp);
-    stacked(G, n, RR, gp);
-    TF_TRY(tf_gpu_fit_terms<T>(A.p, B.p, I, R, w.p, sp, gp, n, partial.p, counter.p, sc.p, st));
-    return fit_back(sc, st, inner, knorm2, nonfinite);
+    TF_TRY(uploaded(G, hG, (uint64_t)n * R * R, "Grams", st));
+    TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
+    TF_TRY(tf_gpu_fit_terms<T>(A.p, B.p, I, R, w.p, io.sp, io.gp, n, io.partial.p, io.counter.p, io.sc.p, st));
+    return fit_back(io.sc, st, inner, knorm2, nonfinite);
 }
 
 template <typename T>
@@ -276,9 +289,8 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     const uint64_t RR = (uint64_t)R * R;
     /* modes 0 .. n - 2 given; mode n - 1's scale and Gram written by the Gram */
     tf_dev_array<T> A, M, scales, G, lambda;
-    tf_dev_array<double> gpart, graw, partial;
-    tf_dev_array<unsigned> counter;
-    tf_dev_array<tf_gpu_scalars> sc;
+    tf_dev_array<double> gpart, graw;
+    fit_io<T> io;
     TF_TRY(uploaded(A, hA, I * R, "A", st));
     TF_TRY(uploaded(M, hM, I * R, "M", st));
     TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
@@ -290,19 +302,14 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     TF_TRY(poisoned(lambda, R, "lambda", st));
     TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
     TF_TRY(poisoned(graw, RR, "raw Gram", st));
-    TF_TRY(poisoned(partial, (uint64_t)tf_gpu_slabs(I) * R, "fit partials", st));
-    TF_TRY(zeroed(counter, 2, "counters", st));
-    TF_TRY(zero_scalars(sc, st));
-    const T *sp[16], *gp[16];
-    stacked(scales, n, R, sp);
-    stacked(G, n, RR, gp);
+    TF_TRY(io.prepare(I, R, scales, G, n, 2, st));
     T *sn = scales.p + (uint64_t)(n - 1) * R, *Gn = G.p + (n - 1) * RR;
-    TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, gpart.p, graw.p, counter.p, sn, lambda.p, Gn, sp, gp, n,
-                              partial.p, sc.p, st));
+    TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, gpart.p, graw.p, io.counter.p, sn, lambda.p, Gn, io.sp, io.gp, n,
+                              io.partial.p, io.sc.p, st));
     TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
     TF_TRY(tf_cuda_get_values(hs, sn, R, st));
     TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));
-    return fit_back(sc, st, inner, knorm2, nonfinite);
+    return fit_back(io.sc, st, inner, knorm2, nonfinite);
 }
 
 } // namespace

@@ -432,26 +432,54 @@ __device__ int block_gauss_jordan(double v, uint32_t R, double rcond, const doub
     return spd;
 }
 
-/* The solve of tf_gpu_small_solve in one block of kSolveThreads threads,
- * its inputs through two functors: pk(r) = P[r], the product of the other
- * modes' scales (in double), and hk(e) = V[e], the Hadamard product of
- * their Grams (in T). S: kSmall x (kSmall + 1) doubles of shared scratch,
- * not touched before every hk call has returned (gram_solve_kernel keeps
- * its new Gram there). */
-template <typename T, typename PK, typename HK>
-__device__ void small_solve_block(PK pk, HK hk, uint32_t R, double rcond, T *V, T *W, double *jq,
+/* What a solve reads of the other modes (k < n, k != skip): P[r] = the
+ * product of their scales (in double) and V[e] = the Hadamard product of
+ * their Grams (in T), in mode order. Mode g (g < n; none when g >= n) is
+ * read from shared memory instead (gs: its Gram as doubles, exactly its T
+ * values; sv: its scale), for the Gram + solve kernel. References to the
+ * kernel's parameters: indexed with constant k after unrolling, the
+ * pointer arrays stay in parameter space. */
+template <typename T>
+struct solve_inputs {
+    const gram_ptrs<T> &G, &scales;
+    uint32_t n, skip, g;
+    const double *gs, *sv;
+    __device__ double p(uint32_t r) const
+    {
+        double v = 1.0;
+#pragma unroll
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n && k != skip && (k == g || scales.g[k])) v *= k == g ? sv[r] : (double)scales.g[k][r];
+        return v;
+    }
+    __device__ T h(uint64_t e) const
+    {
+        T v = T(1);
+#pragma unroll
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n && k != skip && (k == g || G.g[k])) v *= k == g ? (T)gs[e] : G.g[k][e];
+        return v;
+    }
+};
+
+/* The solve of tf_gpu_small_solve in one block of kSolveThreads threads.
+ * S: kSmall x (kSmall + 1) doubles of shared scratch, not touched before
+ * every in.h call has returned (gram_solve_kernel keeps its new Gram
+ * there). */
+template <typename T>
+__device__ void small_solve_block(const solve_inputs<T> &in, uint32_t R, double rcond, T *V, T *W, double *jq,
                                   tf_gpu_scalars *sc, double (*S)[kSmall + 1])
 {
     __shared__ double rowk[kSmall], colk[kSmall], piv[kSmall], P[kSmall];
     __shared__ int bad, spd;
     const uint32_t t = threadIdx.x, RR = R * R;
     if (t == 0) bad = 0;
-    for (uint32_t r = t; r < R; r += blockDim.x) P[r] = pk(r);
+    for (uint32_t r = t; r < R; r += blockDim.x) P[r] = in.p(r);
     if (R <= 32) { /* the common case: an element per thread, in registers */
         const uint32_t i = t >> 5, j = t & 31;
         double v = i == j ? 1.0 : 0.0;
         if (i < R && j < R) {
-            const T h = hk(i * R + j);
+            const T h = in.h(i * R + j);
             V[i * R + j] = h;
             if (!isfinite((double)h)) sc->nonfinite = 1;
             v = (double)h;
@@ -464,7 +492,7 @@ __device__ void small_solve_block(PK pk, HK hk, uint32_t R, double rcond, T *V, 
         return;
     }
     for (uint32_t e = t; e < RR; e += blockDim.x) {
-        const T v = hk(e);
+        const T v = in.h(e);
         V[e] = v;
         if (!isfinite((double)v)) sc->nonfinite = 1;
         S[e / R][e % R] = (double)v;
@@ -530,14 +558,8 @@ __global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T>
                                                                     tf_gpu_scalars *sc)
 {
     __shared__ double S[kSmall][kSmall + 1];
-    auto pk = [&](uint32_t r) {
-        double p = 1.0;
-#pragma unroll /* constant indices: the pointer arrays stay in parameter space */
-        for (uint32_t k = 0; k < 16; ++k)
-            if (k < n && k != skip && scales.g[k]) p *= (double)scales.g[k][r]; /* in double */
-        return p;
-    };
-    small_solve_block<T>(pk, [&](uint32_t e) { return product_at(G, n, skip, e); }, R, rcond, V, W, jq, sc, S);
+    const solve_inputs<T> in = {G, scales, n, skip, 16, nullptr, nullptr};
+    small_solve_block<T>(in, R, rcond, V, W, jq, sc, S);
 }
 
 /* ---- small-rank Gram (see tf_gpu_gram_partials in dense_cuda.cuh)
@@ -899,7 +921,7 @@ __device__ void short_gram_block(const T *A, uint32_t I, uint32_t R, double *buf
  * with mode g's new Gram and scale taken from shared memory. */
 template <typename T, int NB>
 __global__ void __launch_bounds__(kSolveThreads) gram_solve_kernel(const T *A, uint32_t I, uint32_t g, int norm, T *s,
-                                                                   T *lambda, gram_ptrs<T> G, gram_ptrs<T> scales,
+                                                                   T *lambda, T *Gg, gram_ptrs<T> G, gram_ptrs<T> scales,
                                                                    uint32_t n, uint32_t skip, uint32_t R,
                                                                    double rcond, T *V, T *W, double *jq,
                                                                    tf_gpu_scalars *sc)
@@ -921,7 +943,6 @@ __global__ void __launch_bounds__(kSolveThreads) gram_solve_kernel(const T *A, u
         sv[r] = (double)inv;
     }
     __syncthreads();
-    T *Gg = (T *)G.g[g]; /* mode g's Gram: this kernel's output (read-only for small_solve_kernel) */
     for (uint32_t e = t; e < RR; e += kSolveThreads) {
         const T v = (T)(sv[e / R] * gs[e] * sv[e % R]);
         if (!isfinite((double)v)) sc->nonfinite = 1;
@@ -929,22 +950,8 @@ __global__ void __launch_bounds__(kSolveThreads) gram_solve_kernel(const T *A, u
         gs[e] = (double)v; /* exact: what the solve would read back from Gg */
     }
     __syncthreads();
-    /* as small_solve_kernel's products, in the same order, mode g's factor from shared memory */
-    auto pk = [&](uint32_t r) {
-        double p = 1.0;
-#pragma unroll
-        for (uint32_t k = 0; k < 16; ++k)
-            if (k < n && k != skip && (k == g || scales.g[k])) p *= k == g ? sv[r] : (double)scales.g[k][r];
-        return p;
-    };
-    auto hk = [&](uint32_t e) {
-        T v = T(1);
-#pragma unroll
-        for (uint32_t k = 0; k < 16; ++k)
-            if (k < n && k != skip && (k == g || G.g[k])) v *= k == g ? (T)gs[e] : G.g[k][e];
-        return v;
-    };
-    small_solve_block<T>(pk, hk, R, rcond, V, W, jq, sc, S);
+    const solve_inputs<T> in = {G, scales, n, skip, g, gs, sv};
+    small_solve_block<T>(in, R, rcond, V, W, jq, sc, S);
 }
 
 /* A = M W for a short factor (row-major I x R, W R x R, R <= 64): W in
@@ -1301,11 +1308,12 @@ tf_status tf_gpu_gram_solve(const T *A, uint64_t I, uint32_t g, int norm, T *s, 
         q.g[k] = k < n && scales ? scales[k] : nullptr;
     }
     const uint32_t i = (uint32_t)I;
+    T *Gg = (T *)G[g]; /* mode g's Gram: written here (G is read-only for the solve) */
     switch ((R + 7) / 8) { /* one instantiation per 8-column block count */
-    case 1: gram_solve_kernel<T, 1><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
-    case 2: gram_solve_kernel<T, 2><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
-    case 3: gram_solve_kernel<T, 3><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
-    default: gram_solve_kernel<T, 4><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    case 1: gram_solve_kernel<T, 1><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, Gg, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    case 2: gram_solve_kernel<T, 2><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, Gg, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    case 3: gram_solve_kernel<T, 3><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, Gg, p, q, n, skip, R, rcond, V, W, jq, sc); break;
+    default: gram_solve_kernel<T, 4><<<1, kSolveThreads, 0, st>>>(A, i, g, norm, s, lambda, Gg, p, q, n, skip, R, rcond, V, W, jq, sc); break;
     }
     TF_CU_LAUNCH("gram_solve_kernel");
     return TF_OK;
