@@ -617,7 +617,7 @@ struct gpu_cpd : gpu_cpd_base {
         const uint32_t n = order - 1;
         TF_TRY(tf_gpu_gram_fit((const T *)A[n], (const T *)M, dims[n], (uint32_t)R, max_norm ? 2 : 1, gpart, graw,
                                counter, scale[n], lambda, G[n], (const T *const *)scale, (const T *const *)G, order,
-                               partial, d_sc, st));
+                               d_sc, st));
         TF_TRY(mark(2 * order + 1, fl));
         /* the timing stream rejoins the work stream (a capture needs it) */
         TF_CU(cudaEventRecord(tick, tstream));

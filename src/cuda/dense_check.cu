@@ -302,10 +302,10 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     TF_TRY(poisoned(lambda, R, "lambda", st));
     TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
     TF_TRY(poisoned(graw, RR, "raw Gram", st));
-    TF_TRY(io.prepare(I, R, scales, G, n, 2, st));
+    TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
     T *sn = scales.p + (uint64_t)(n - 1) * R, *Gn = G.p + (n - 1) * RR;
     TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, gpart.p, graw.p, io.counter.p, sn, lambda.p, Gn, io.sp, io.gp, n,
-                              io.partial.p, io.sc.p, st));
+                              io.sc.p, st));
     TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
     TF_TRY(tf_cuda_get_values(hs, sn, R, st));
     TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));

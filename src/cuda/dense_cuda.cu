@@ -92,24 +92,42 @@ tf_status launch_partials(const T *A, const T *B, uint64_t I, uint32_t R, uint32
 }
 
 /* part[0 * stride + e] combined with part[s * stride + e], s = 1 .. S - 1,
- * in slab order. The loads of a chunk of 16 slabs are all issued before
- * the first is combined: a loop with a runtime bound (S is often below 16
- * for short factors) ran one L2 round trip per slab. __ldcg: the partials
- * may come from other blocks of the same kernel. */
+ * in slab order, for the NE entries e[q] (ok[q]: wanted). The loads of a
+ * chunk of 16 slabs of every entry are all issued before the first is
+ * combined: a loop with a runtime bound (S is often below 16 for short
+ * factors) ran one L2 round trip per slab, a loop over entries one per
+ * entry. __ldcg: the partials may come from other blocks of the same
+ * kernel. */
+template <int OP, int NE>
+__device__ __forceinline__ void slab_totals(const double *part, uint32_t S, uint64_t stride, const uint64_t (&e)[NE],
+                                            const bool (&ok)[NE], double (&v)[NE])
+{
+    constexpr uint32_t C = 16;
+#pragma unroll
+    for (int q = 0; q < NE; ++q) v[q] = 0.0;
+    for (uint32_t s0 = 0; s0 < S; s0 += C) {
+        double x[NE][C];
+#pragma unroll
+        for (int q = 0; q < NE; ++q)
+#pragma unroll
+            for (uint32_t k = 0; k < C; ++k)
+                x[q][k] = ok[q] && s0 + k < S ? __ldcg(part + (uint64_t)(s0 + k) * stride + e[q]) : 0.0;
+#pragma unroll
+        for (int q = 0; q < NE; ++q)
+#pragma unroll
+            for (uint32_t k = 0; k < C; ++k)
+                if (s0 + k < S) v[q] = s0 + k == 0 ? x[q][k] : combine<OP>(v[q], x[q][k]);
+    }
+}
+
 template <int OP>
 __device__ __forceinline__ double slab_total(const double *part, uint32_t S, uint64_t stride, uint64_t e)
 {
-    constexpr uint32_t C = 16;
-    double v = 0.0;
-    for (uint32_t s0 = 0; s0 < S; s0 += C) {
-        double x[C];
-#pragma unroll
-        for (uint32_t k = 0; k < C; ++k) x[k] = s0 + k < S ? __ldcg(part + (uint64_t)(s0 + k) * stride + e) : 0.0;
-#pragma unroll
-        for (uint32_t k = 0; k < C; ++k)
-            if (s0 + k < S) v = s0 + k == 0 ? x[k] : combine<OP>(v, x[k]);
-    }
-    return v;
+    const uint64_t ee[1] = {e};
+    const bool ok[1] = {true};
+    double v[1];
+    slab_totals<OP, 1>(part, S, stride, ee, ok, v);
+    return v[0];
 }
 
 /* Column r's total over the slabs (part[s * R + r]), in slab order. */
@@ -161,6 +179,53 @@ __device__ double block_reduce(double v, bool max = false)
 __device__ __forceinline__ uint32_t flat_thread() { return threadIdx.x + blockDim.x * threadIdx.y; }
 
 __device__ double block_sum(double v) { return block_reduce<kThreads>(v); }
+
+/* block_sum of a and of b at once (the same tree order for each: the
+ * results equal two block_sum calls, with half the barriers); buf: 2 *
+ * kThreads doubles of shared memory, free once every thread has arrived. */
+__device__ void block_sum2(double &a, double &b, double *buf)
+{
+    double *sa = buf, *sb = buf + kThreads;
+    const int t = (int)flat_thread();
+    __syncthreads(); /* buf's previous use is over */
+    sa[t] = a;
+    sb[t] = b;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w >>= 1) {
+        if (t < w) {
+            sa[t] += sa[t + w];
+            sb[t] += sb[t + w];
+        }
+        __syncthreads();
+    }
+    a = sa[0];
+    b = sb[0];
+}
+
+/* Column totals of OP_DOT partials (part[s * R + c], S slabs) by a whole
+ * block of kThreads threads, into buf[c] (c < R <= kThreads; buf: kThreads
+ * doubles of shared memory): P = kThreads / R threads per column each sum
+ * a contiguous range of slabs in order (16 loads in flight), then the P
+ * range sums are added in order. Deterministic; one thread per column
+ * walking hundreds of slabs took one L2 round trip per 16 (~20 us for
+ * wordnet30's 460 slabs). Ends with a barrier. */
+__device__ void column_totals_block(const double *part, uint32_t S, uint32_t R, double *buf)
+{
+    const uint32_t t = flat_thread(), P = kThreads / R, c = t % R, y = t / R;
+    double v = 0.0;
+    if (y < P) {
+        const uint32_t lo = (uint32_t)((uint64_t)S * y / P), hi = (uint32_t)((uint64_t)S * (y + 1) / P);
+        if (lo < hi) v = slab_total<OP_DOT>(part + (uint64_t)lo * R, hi - lo, R, c);
+    }
+    buf[t] = v;
+    __syncthreads();
+    if (t < R) { /* in place: thread t reads buf[t] before it writes it, the others read buf[>= R] */
+        double a = buf[t];
+        for (uint32_t k = 1; k < P; ++k) a += buf[k * R + t];
+        buf[t] = a;
+    }
+    __syncthreads();
+}
 
 template <typename T>
 struct gram_ptrs {
@@ -244,17 +309,58 @@ __global__ void quadratic_kernel(const T *V, const T *x, uint32_t R, tf_gpu_scal
 
 /* Both fit terms from the slab dot partials, in one block of kThreads
  * threads: sc->inner as weighted_finish, sc->knorm2 = w^T (Hadamard of
- * G[0..n-1]) w as hadamard_kernel + quadratic_kernel; V: R*R doubles of
- * shared memory for the Hadamard product, formed by every thread (the
- * quadratic form's rows are then summed by R threads). */
+ * G[0..n-1]) w as hadamard_kernel + quadratic_kernel; V: shared memory for
+ * the Hadamard product, max(R * R, 2 * kThreads) doubles. It runs at the end of the last
+ * block, on the critical path of every CP-ALS iteration, so it keeps the
+ * L2 round trips few: V's loads issued in batches, the dot partials summed
+ * by the whole block (column_totals_block: range sums added in order, a
+ * different but fixed order from weighted_finish's), the two block sums
+ * sharing their barriers. */
 template <typename T>
 __device__ void fit_finish_block(const double *dots, uint32_t S, uint32_t R, const T *w, const gram_ptrs<T> &scales,
                                  const gram_ptrs<T> &G, uint32_t n, double *V, tf_gpu_scalars *sc)
 {
-    for (uint32_t e = flat_thread(); e < R * R; e += kThreads) V[e] = (double)product_at(G, n, n, e);
-    weighted_finish_block<T>(dots, S, R, w, scales, n, sc); /* its barriers publish V */
-    __syncthreads(); /* block_sum's buffer is reused */
-    quadratic_block([&](uint64_t e) { return V[e]; }, w, R, sc);
+    __shared__ double xs[kSmall];
+    /* V's entries four per thread at a time (R <= 32: one batch), their
+     * loads issued before the first product is stored */
+    constexpr int EB = 4;
+    for (uint32_t e0 = flat_thread(); e0 < R * R; e0 += EB * kThreads) {
+        double v[EB];
+#pragma unroll
+        for (int q = 0; q < EB; ++q) {
+            const uint32_t e = e0 + q * kThreads;
+            v[q] = e < R * R ? (double)product_at(G, n, n, e) : 0.0;
+        }
+#pragma unroll
+        for (int q = 0; q < EB; ++q)
+            if (e0 + q * kThreads < R * R) V[e0 + q * kThreads] = v[q];
+    }
+    __shared__ double dt[kThreads];
+    const uint32_t r = flat_thread(); /* R <= kSmall <= kThreads: one column per thread */
+    double wr = 0.0, x = 0.0;
+    if (r < R) {
+        x = (double)w[r];
+        wr = x;
+#pragma unroll
+        for (uint32_t k = 0; k < 16; ++k)
+            if (k < n) wr *= (double)scales.g[k][r]; /* in double, as before */
+        xs[r] = x;
+    }
+    column_totals_block(dots, S, R, dt); /* its barriers publish V and xs */
+    double inner = r < R ? wr * dt[r] : 0.0;
+    double quad = 0.0;
+    if (r < R) {
+        double row = 0.0;
+#pragma unroll 8
+        for (uint32_t j = 0; j < R; ++j) row += V[(uint64_t)r * R + j] * xs[j];
+        quad = x * row;
+    }
+    block_sum2(inner, quad, V); /* V is read */
+    if (flat_thread() == 0) {
+        sc->inner = inner;
+        sc->knorm2 = quad;
+        if (!isfinite(inner) || !isfinite(quad)) sc->nonfinite = 1;
+    }
 }
 
 /* The fit terms in one launch (grid: slabs x column tiles, blocks (32, 8)):
@@ -574,6 +680,7 @@ __global__ void __launch_bounds__(kSolveThreads) small_solve_kernel(gram_ptrs<T>
  * partial is deterministic. The slab's column max |a| is kept while the
  * tiles are staged. (A CUDA-core version with 4 x 4 register tiles was
  * shared-memory bound: 0.5 ms for 2M x 32 doubles on an H200.) */
+constexpr int max_of(int a, int b) { return a > b ? a : b; }
 template <int NB>
 struct gram_shape {
     static constexpr int R8 = 8 * NB;
@@ -582,16 +689,19 @@ struct gram_shape {
     static constexpr int NPH = (kThreads / 32) / NG;         /* step phases         */
     static constexpr int NR = NB <= 4 ? 64 : 32;             /* rows per tile (registers) */
     static constexpr int LD = R8 + 4;                        /* tile row stride     */
-    /* doubles: the tile, then the R8 x R8 combine step */
-    static constexpr int BUF = NR * LD > R8 * R8 ? NR * LD : R8 * R8;
     static constexpr int PF = (NR * R8 + kThreads - 1) / kThreads; /* tile slots per thread */
     /* a thread's slots share one column when R8 divides the block size */
     static constexpr int NCM = kThreads % R8 == 0 ? 1 : PF;
+    static constexpr int NSLOT = NCM == 1 ? kThreads : NR * R8; /* column slots staged */
+    /* phases whose R8 x R8 results are combined per round (32 KB) */
+    static constexpr int REG = 4096 / (R8 * R8) < 1 ? 1 : 4096 / (R8 * R8) > NPH ? NPH : 4096 / (R8 * R8);
+    /* doubles: the tile, then the combine rounds, then the column slots */
+    static constexpr int BUF = max_of(max_of(NR * LD, REG * R8 * R8), 2 * NSLOT);
 };
 
 template <typename T>
 __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
-                                 T *s, T *lambda, T *G, tf_gpu_scalars *sc);
+                                 T *s, T *lambda, T *G, tf_gpu_scalars *sc, double *gsh);
 
 /* A column's lambda from x, its squared 2-norm (norm 1) or its max |a|
  * (norm 2: max(x, 1)), and the column scale 1 / lambda (1 for a zero
@@ -647,14 +757,18 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
     for (int u = 0; u < Sh::NCM; ++u) cmax[u] = cdot[u] = 0.0;
     const bool fit = fin.M != nullptr;
     const uint64_t lo = I * blockIdx.x / S, hi = I * (blockIdx.x + 1) / S;
-    /* the next tile is fetched into registers while this one is reduced */
-    T pv[PF];
+    /* the next tile (and with the fit, M's where registers allow: R <= 32)
+     * is fetched into registers while this one is reduced */
+    constexpr bool PM = NB <= 4;
+    T pv[PF], pm[PM ? PF : 1];
     auto fetch = [&](uint64_t r0) {
         const uint64_t nr = min((uint64_t)NR, hi - r0);
 #pragma unroll
         for (int u = 0; u < PF; ++u) {
             const uint32_t x = t + u * kThreads, r = x / R8, c = x % R8;
-            pv[u] = x < (uint32_t)(NR * R8) && r < nr && c < R ? A[(r0 + r) * R + c] : T(0);
+            const bool in = x < (uint32_t)(NR * R8) && r < nr && c < R;
+            pv[u] = in ? A[(r0 + r) * R + c] : T(0);
+            if constexpr (PM) pm[u] = in && fit ? fin.M[(r0 + r) * R + c] : T(0);
         }
     };
     if (lo < hi) fetch(lo);
@@ -669,7 +783,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
                 cmax[Sh::NCM == 1 ? 0 : u] = max_abs(cmax[Sh::NCM == 1 ? 0 : u], d);
                 tile[(x / R8) * LD + x % R8] = d;
                 if (fit && x / R8 < nr && x % R8 < R)
-                    cdot[Sh::NCM == 1 ? 0 : u] += d * (double)fin.M[(r0 + x / R8) * R + x % R8];
+                    cdot[Sh::NCM == 1 ? 0 : u] += d * (double)(PM ? pm[PM ? u : 0] : fin.M[(r0 + x / R8) * R + x % R8]);
             }
         }
         __syncthreads();
@@ -691,28 +805,32 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
                 }
             }
     }
-    /* Phases 0, 1, ... store their blocks in turn; each thread adds its
-     * entries of the R8 x R8 result in registers (fixed order). */
-    constexpr int PE = (R8 * R8 + kThreads - 1) / kThreads;
+    /* Phases 0, 1, ... store their blocks, REG phases per round into
+     * regions of their own; each thread adds its entries of the R8 x R8
+     * result in registers, in phase order. */
+    constexpr int PE = (R8 * R8 + kThreads - 1) / kThreads, REG = Sh::REG, RS = R8 * R8;
     double sum[PE];
 #pragma unroll
     for (int q = 0; q < PE; ++q) sum[q] = 0.0;
-    for (int p = 0; p < NPH; ++p) {
+    for (int p0 = 0; p0 < NPH; p0 += REG) {
         __syncthreads();
-        if (active && ph == (uint32_t)p)
+        if (active && ph >= (uint32_t)p0 && ph < (uint32_t)(p0 + REG))
 #pragma unroll
             for (int i = 0; i < PER; ++i) {
                 const int ib = (int)g * PER + i;
                 if (ib >= NB) break;
 #pragma unroll
                 for (int j = 0; j < NB; ++j)
-                    wmma::store_matrix_sync(tile + (8 * ib) * R8 + 8 * j, acc[i][j], R8, wmma::mem_row_major);
+                    wmma::store_matrix_sync(tile + (ph - p0) * RS + (8 * ib) * R8 + 8 * j, acc[i][j], R8,
+                                            wmma::mem_row_major);
             }
         __syncthreads();
+        const int np = NPH - p0 < REG ? NPH - p0 : REG;
 #pragma unroll
         for (int q = 0; q < PE; ++q) {
             const uint32_t e = t + q * kThreads;
-            if (e < (uint32_t)(R8 * R8)) sum[q] += tile[e];
+            if (e < (uint32_t)RS)
+                for (int p = 0; p < np; ++p) sum[q] += tile[p * RS + e];
         }
     }
 #pragma unroll
@@ -721,29 +839,34 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
         if (e < (uint32_t)(R8 * R8) && i < R && j < R) gpart[(uint64_t)blockIdx.x * R * R + i * R + j] = sum[q];
     }
     /* Per-column slot values (slot x holds a running max or sum of column
-     * x % R8): each column's slots reduced into out[blockIdx.x * R + c]. */
-    constexpr int NSLOT = Sh::NCM == 1 ? kThreads : NR * R8;
-    auto column_slots = [&](const double(&v)[Sh::NCM], bool mx, double *out) {
-        __syncthreads();
+     * x % R8), the maxima and (fit) the dot products staged together: each
+     * column's slots reduced into gpart's maxima and the fit's dots. */
+    constexpr int NSLOT = Sh::NSLOT;
+    __syncthreads();
 #pragma unroll
-        for (int u = 0; u < Sh::NCM; ++u) {
-            const uint32_t x = t + u * kThreads;
-            if (x < (uint32_t)NSLOT) tile[x] = v[u];
+    for (int u = 0; u < Sh::NCM; ++u) {
+        const uint32_t x = t + u * kThreads;
+        if (x < (uint32_t)NSLOT) {
+            tile[x] = cmax[u];
+            if (fit) tile[NSLOT + x] = cdot[u];
         }
-        __syncthreads();
-        for (uint32_t c = t; c < R; c += kThreads) {
-            double a = 0.0;
-            for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) a = mx ? max_abs(a, tile[r * R8 + c]) : a + tile[r * R8 + c];
-            out[(uint64_t)blockIdx.x * R + c] = a;
-        }
-    };
-    column_slots(cmax, true, gpart + (uint64_t)S * R * R);     /* column maxima */
+    }
+    __syncthreads();
     double *dots = gpart + (uint64_t)S * R * (R + 1); /* fit: slab x column dot products */
-    if (fit) column_slots(cdot, false, dots);
+    for (uint32_t c = t; c < R; c += kThreads) {
+        double m = 0.0, d = 0.0;
+        for (uint32_t r = 0; r < (uint32_t)(NSLOT / R8); ++r) {
+            m = max_abs(m, tile[r * R8 + c]);
+            if (fit) d += tile[NSLOT + r * R8 + c];
+        }
+        gpart[(uint64_t)S * R * R + (uint64_t)blockIdx.x * R + c] = m; /* column maxima */
+        if (fit) dots[(uint64_t)blockIdx.x * R + c] = d;
+    }
+    /* (last_block's barrier: the slots are read before tile holds G_raw) */
     if (!fin.counter || !last_block(fin.counter)) return;
-    gram_scale_block<T>(gpart, S, R, fin.norm, 1, fin.graw, fin.s, fin.lambda, fin.G, fin.sc);
+    gram_scale_block<T>(gpart, S, R, fin.norm, 1, fin.graw, fin.s, fin.lambda, fin.G, fin.sc, tile);
     if (!fit) return;
-    __syncthreads(); /* lambda, s and G of this mode are written */
+    __syncthreads(); /* lambda, s and G of this mode are written, tile is read */
     fit_finish_block<T>(dots, S, R, fin.lambda, fin.scales, fin.Gs, fin.n, tile, fin.sc);
 }
 
@@ -772,36 +895,60 @@ __global__ void gram_sum_kernel(const double *gpart, uint32_t S, uint32_t RR, do
 /* One block: with `sum`, first graw = the slab partials summed in order
  * (few slabs: one launch instead of two); then lambda and the scales
  * (norm 1: 2-norm from the Gram's diagonal, 2: max(max|a|, 1) from the slab
- * maxima; 0: keep s), and G = diag(s) G_raw diag(s). */
+ * maxima; 0: keep s), and G = diag(s) G_raw diag(s). gsh: R*R doubles of
+ * shared memory holding G_raw for the last step (no reload of graw); the
+ * column maxima's loads are issued before the Gram's, two entries' slabs
+ * at a time (one L2 round trip per batch instead of one per entry). */
 template <typename T>
 __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
-                                 T *s, T *lambda, T *G, tf_gpu_scalars *sc)
+                                 T *s, T *lambda, T *G, tf_gpu_scalars *sc, double *gsh)
 {
     __shared__ double sv[kSmall];
-    const uint32_t RR = R * R;
+    const uint32_t RR = R * R, t = threadIdx.x;
     const double *cmax = gpart + (uint64_t)S * RR;
-    if (sum) {
-        for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x)
-            graw[e] = slab_total<OP_SUMSQ>(gpart, S, RR, e); /* written by other blocks when fused */
-        __syncthreads(); /* graw is read across threads below */
+    /* column t's value (R <= kSmall <= blockDim.x): its loads in flight
+     * while the Gram's are issued */
+    double x = 0.0;
+    if (t < R) x = norm == 2 ? column_total<OP_MAXABS>(cmax, S, R, t) : norm == 0 ? (double)s[t] : 0.0;
+    constexpr int NE = 2;
+    for (uint32_t e0 = t; e0 < RR; e0 += NE * blockDim.x) {
+        uint64_t e[NE];
+        bool ok[NE];
+        double v[NE];
+#pragma unroll
+        for (int q = 0; q < NE; ++q) {
+            e[q] = e0 + q * blockDim.x;
+            ok[q] = e[q] < RR;
+        }
+        if (sum) {
+            slab_totals<OP_SUMSQ, NE>(gpart, S, RR, e, ok, v); /* written by other blocks when fused */
+        } else {
+#pragma unroll
+            for (int q = 0; q < NE; ++q) v[q] = ok[q] ? graw[e[q]] : 0.0;
+        }
+#pragma unroll
+        for (int q = 0; q < NE; ++q)
+            if (ok[q]) {
+                if (sum) graw[e[q]] = v[q];
+                gsh[e[q]] = v[q];
+            }
     }
-    for (uint32_t r = threadIdx.x; r < R; r += blockDim.x) {
-        double v = 1.0;
+    __syncthreads(); /* gsh is read across threads below */
+    if (t < R) {
+        double v = x;
         if (norm) {
-            const double x = norm == 2 ? column_total<OP_MAXABS>(cmax, S, R, r) : graw[(uint64_t)r * R + r];
+            if (norm == 1) x = gsh[(uint64_t)t * R + t];
             if (!isfinite(x)) sc->nonfinite = 1;
             const T lam = column_lambda<T>(x, norm), inv = scale_of(lam);
-            lambda[r] = lam;
-            s[r] = inv;
+            lambda[t] = lam;
+            s[t] = inv;
             v = (double)inv;
-        } else {
-            v = (double)s[r];
         }
-        sv[r] = v;
+        sv[t] = v;
     }
     __syncthreads();
-    for (uint32_t e = threadIdx.x; e < RR; e += blockDim.x) {
-        const T g = (T)(sv[e / R] * graw[e] * sv[e % R]);
+    for (uint32_t e = t; e < RR; e += blockDim.x) {
+        const T g = (T)(sv[e / R] * gsh[e] * sv[e % R]);
         if (!isfinite((double)g)) sc->nonfinite = 1;
         G[e] = g;
     }
@@ -811,7 +958,20 @@ template <typename T>
 __global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
                                   T *s, T *lambda, T *G, tf_gpu_scalars *sc)
 {
-    gram_scale_block<T>(gpart, S, R, norm, sum, graw, s, lambda, G, sc);
+    __shared__ double gsh[kSmall * kSmall];
+    gram_scale_block<T>(gpart, S, R, norm, sum, graw, s, lambda, G, sc, gsh);
+}
+
+/* gram_scale_kernel (graw from gram_sum_kernel) and then, in the same
+ * block, the fit terms from the dot partials gram_partials_kernel formed
+ * beside the Gram's (tf_gpu_gram_fit with many slabs) */
+template <typename T>
+__global__ void gram_scale_fit_kernel(const double *gpart, uint32_t S, uint32_t R, const gram_fin<T> fin)
+{
+    __shared__ double buf[kSmall * kSmall];
+    gram_scale_block<T>(gpart, S, R, fin.norm, 0, fin.graw, fin.s, fin.lambda, fin.G, fin.sc, buf);
+    __syncthreads(); /* lambda, s and G are written, buf is read */
+    fit_finish_block<T>(gpart + (uint64_t)S * R * (R + 1), S, R, fin.lambda, fin.scales, fin.Gs, fin.n, buf, fin.sc);
 }
 
 /* ---- a short factor's Gram fused with the next solve (tf_gpu_gram_solve)
@@ -826,7 +986,6 @@ __global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, i
  * scratch. Measured on an H200 (clock64 inside the kernel): ~5000 cycles
  * for one tile, ~2700 more per 64 rows (the MMA chains of 32 warps on one
  * SM), so CP-ALS uses it for short factors only. */
-constexpr int max_of(int a, int b) { return a > b ? a : b; }
 template <int NB>
 struct short_gram_shape {
     static constexpr int R8 = 8 * NB, NR = 64, LD = R8 + 4, NBLK = NB * NB;
@@ -1215,21 +1374,26 @@ tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, 
 template <typename T>
 tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int norm, double *gpart, double *graw,
                           unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
-                          uint32_t n, double *partial, tf_gpu_scalars *sc, cudaStream_t st)
+                          uint32_t n, tf_gpu_scalars *sc, cudaStream_t st)
 {
     if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
     if (n > 16) return tf_fail(TF_ERR_ARG, "fit terms: at most 16 modes");
     const uint32_t S = tf_gpu_gram_slabs(I);
-    if (S > 16) { /* the Gram takes three launches; the fit one more */
-        TF_TRY(tf_gpu_gram<T>(A, I, R, norm, gpart, graw, counter, s, lambda, G, sc, st));
-        return tf_gpu_fit_terms<T>(M, A, I, R, lambda, scales, Gs, n, partial, counter + 1, sc, st);
-    }
-    gram_fin<T> fin = {counter, norm, graw, s, lambda, G, sc, M, {}, {}, n};
+    /* few slabs: the last block finishes the Gram and the fit; else the
+     * partials' pass (M read beside A: the fit's dot partials too) is
+     * followed by the Gram's sum and one block for the rest */
+    gram_fin<T> fin = {S <= 16 ? counter : nullptr, norm, graw, s, lambda, G, sc, M, {}, {}, n};
     for (uint32_t k = 0; k < 16; ++k) {
         fin.scales.g[k] = k < n ? scales[k] : nullptr;
         fin.Gs.g[k] = k < n ? Gs[k] : nullptr;
     }
-    return launch_gram_partials<T>(A, I, R, S, gpart, fin, st);
+    TF_TRY(launch_gram_partials<T>(A, I, R, S, gpart, fin, st));
+    if (S <= 16) return TF_OK;
+    gram_sum_kernel<<<(R * R + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, R * R, graw);
+    TF_CU_LAUNCH("gram_sum_kernel");
+    gram_scale_fit_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, fin);
+    TF_CU_LAUNCH("gram_scale_fit_kernel");
+    return TF_OK;
 }
 
 template <typename T>
@@ -1367,7 +1531,7 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
                                       T *, T *, T *, tf_gpu_scalars *, cudaStream_t);             \
     template tf_status tf_gpu_gram_fit<T>(const T *, const T *, uint64_t, uint32_t, int, double *, double *, \
                                           unsigned *, T *, T *, T *, const T *const *, const T *const *,   \
-                                          uint32_t, double *, tf_gpu_scalars *, cudaStream_t);            \
+                                          uint32_t, tf_gpu_scalars *, cudaStream_t);                      \
     template tf_status tf_gpu_fit_terms<T>(const T *, const T *, uint64_t, uint32_t, const T *,    \
                                            const T *const *, const T *const *, uint32_t, double *, \
                                            unsigned *, tf_gpu_scalars *, cudaStream_t);           \

@@ -129,15 +129,17 @@ tf_status tf_gpu_apply_gram(const T *M, uint64_t I, uint32_t R, const T *W, T *A
                             double *graw, T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
 /* tf_gpu_gram (into s, lambda, G) and then the fit terms of
  * tf_gpu_fit_terms(M, A, I, R, lambda, scales, Gs, n) (Gs includes G, scales
- * includes s): one launch when the Gram takes one (counter: two unsigned,
- * zero; partial as for tf_gpu_fit_terms). */
+ * includes s), with the dot products of M and A formed in the Gram's pass
+ * over A: one launch when the Gram takes one, else three (counter as for
+ * tf_gpu_gram; gpart: tf_gpu_gram_partial_count(I, R) doubles). */
 template <typename T>
 tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int norm, double *gpart, double *graw,
                           unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
-                          uint32_t n, double *partial, tf_gpu_scalars *sc, cudaStream_t st);
+                          uint32_t n, tf_gpu_scalars *sc, cudaStream_t st);
 /* Both fit terms in one launch: sc->inner as tf_gpu_weighted_inner(A, B,
  * I, R, w, scales, n) and sc->knorm2 = w^T (Hadamard of G[0..n-1]) w as
- * tf_gpu_hadamard + tf_gpu_quadratic give (same order of operations);
+ * tf_gpu_hadamard + tf_gpu_quadratic give (the same products; the dot
+ * partials are summed by the whole block, in a different fixed order);
  * partial: tf_gpu_slabs(I) * R doubles; counter as for tf_gpu_gram;
  * R <= TF_GPU_SMALL_RANK. */
 template <typename T>
