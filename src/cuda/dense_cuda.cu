@@ -897,8 +897,8 @@ __global__ void gram_sum_kernel(const double *gpart, uint32_t S, uint32_t RR, do
  * (norm 1: 2-norm from the Gram's diagonal, 2: max(max|a|, 1) from the slab
  * maxima; 0: keep s), and G = diag(s) G_raw diag(s). gsh: R*R doubles of
  * shared memory holding G_raw for the last step (no reload of graw); the
- * column maxima's loads are issued before the Gram's, two entries' slabs
- * at a time (one L2 round trip per batch instead of one per entry). */
+ * Gram's slab partials are read two entries at a time (one L2 round trip
+ * per batch instead of one per entry). */
 template <typename T>
 __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
                                  T *s, T *lambda, T *G, tf_gpu_scalars *sc, double *gsh)
@@ -906,8 +906,7 @@ __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, in
     __shared__ double sv[kSmall];
     const uint32_t RR = R * R, t = threadIdx.x;
     const double *cmax = gpart + (uint64_t)S * RR;
-    /* column t's value (R <= kSmall <= blockDim.x): its loads in flight
-     * while the Gram's are issued */
+    /* column t's value (R <= kSmall <= blockDim.x) */
     double x = 0.0;
     if (t < R) x = norm == 2 ? column_total<OP_MAXABS>(cmax, S, R, t) : norm == 0 ? (double)s[t] : 0.0;
     constexpr int NE = 2;
