@@ -309,13 +309,13 @@ __global__ void quadratic_kernel(const T *V, const T *x, uint32_t R, tf_gpu_scal
 
 /* Both fit terms from the slab dot partials, in one block of kThreads
  * threads: sc->inner as weighted_finish, sc->knorm2 = w^T (Hadamard of
- * G[0..n-1]) w as hadamard_kernel + quadratic_kernel; V: shared memory for
- * the Hadamard product, max(R * R, 2 * kThreads) doubles. It runs at the end of the last
- * block, on the critical path of every CP-ALS iteration, so it keeps the
- * L2 round trips few: V's loads issued in batches, the dot partials summed
- * by the whole block (column_totals_block: range sums added in order, a
- * different but fixed order from weighted_finish's), the two block sums
- * sharing their barriers. */
+ * G[0..n-1]) w as hadamard_kernel + quadratic_kernel; V: shared memory
+ * for the Hadamard product, max(R * R, 2 * kThreads) doubles. It runs at
+ * the end of the last block, on the critical path of every CP-ALS
+ * iteration, so it keeps the L2 round trips few: V's loads issued in
+ * batches, the dot partials summed by the whole block (column_totals_block:
+ * range sums added in order, a different but fixed order from
+ * weighted_finish's), the two block sums sharing their barriers. */
 template <typename T>
 __device__ void fit_finish_block(const double *dots, uint32_t S, uint32_t R, const T *w, const gram_ptrs<T> &scales,
                                  const gram_ptrs<T> &G, uint32_t n, double *V, tf_gpu_scalars *sc)
@@ -783,7 +783,8 @@ __global__ void __launch_bounds__(kThreads, 2) gram_partials_kernel(const T *A, 
                 cmax[Sh::NCM == 1 ? 0 : u] = max_abs(cmax[Sh::NCM == 1 ? 0 : u], d);
                 tile[(x / R8) * LD + x % R8] = d;
                 if (fit && x / R8 < nr && x % R8 < R)
-                    cdot[Sh::NCM == 1 ? 0 : u] += d * (double)(PM ? pm[PM ? u : 0] : fin.M[(r0 + x / R8) * R + x % R8]);
+                    cdot[Sh::NCM == 1 ? 0 : u] += /* (pm has one slot without PM) */
+                        d * (double)(PM ? pm[PM ? u : 0] : fin.M[(r0 + x / R8) * R + x % R8]);
             }
         }
         __syncthreads();
@@ -1312,13 +1313,20 @@ tf_status tf_gpu_gram(const T *A, uint64_t I, uint32_t R, int norm, double *gpar
     return tf_gpu_gram_finish<T>(gpart, S, R, norm, graw, s, lambda, G, sc, st);
 }
 
-template <typename T>
-tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s, T *lambda,
-                             T *G, tf_gpu_scalars *sc, cudaStream_t st)
+/* graw = the S slab partials of an R x R Gram summed (gram_sum_kernel) */
+static tf_status launch_gram_sum(const double *gpart, uint32_t S, uint32_t R, double *graw, cudaStream_t st)
 {
     const uint32_t RR = R * R;
     gram_sum_kernel<<<(RR + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, RR, graw);
     TF_CU_LAUNCH("gram_sum_kernel");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s, T *lambda,
+                             T *G, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    TF_TRY(launch_gram_sum(gpart, S, R, graw, st));
     gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, 0, graw, s, lambda, G, sc);
     TF_CU_LAUNCH("gram_scale_kernel");
     return TF_OK;
@@ -1388,8 +1396,7 @@ tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int no
     }
     TF_TRY(launch_gram_partials<T>(A, I, R, S, gpart, fin, st));
     if (S <= 16) return TF_OK;
-    gram_sum_kernel<<<(R * R + 31) / 32, dim3(32, 32), 0, st>>>(gpart, S, R * R, graw);
-    TF_CU_LAUNCH("gram_sum_kernel");
+    TF_TRY(launch_gram_sum(gpart, S, R, graw, st));
     gram_scale_fit_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, fin);
     TF_CU_LAUNCH("gram_scale_fit_kernel");
     return TF_OK;
