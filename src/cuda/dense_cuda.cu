@@ -246,6 +246,28 @@ __device__ __forceinline__ T product_at(const gram_ptrs<T> &p, uint32_t n, uint3
     return v;
 }
 
+/* Column r's weight of the inner product: x (its weight) times the ns
+ * scale vectors' entries, in double. */
+template <typename T>
+__device__ __forceinline__ double scaled_weight(double x, const gram_ptrs<T> &sc_ptr, uint32_t ns, uint32_t r)
+{
+#pragma unroll
+    for (uint32_t k = 0; k < 16; ++k)
+        if (k < ns) x *= (double)sc_ptr.g[k][r];
+    return x;
+}
+
+/* Row i's term of x^T V x: x(i) * sum_j V(i, j) x(j), j in order; v(e) =
+ * V(e / R, e % R), x(j) the vector. */
+template <typename VF, typename XF>
+__device__ __forceinline__ double quadratic_term(VF v, XF x, uint32_t R, uint32_t i)
+{
+    double row = 0.0;
+#pragma unroll 8
+    for (uint32_t j = 0; j < R; ++j) row += (double)v((uint64_t)i * R + j) * x(j);
+    return x(i) * row;
+}
+
 /* sc->inner from the OP_DOT slab partials (one block of kThreads threads,
  * any shape). */
 template <typename T>
@@ -253,13 +275,8 @@ __device__ void weighted_finish_block(const double *part, uint32_t S, uint32_t R
                                       const gram_ptrs<T> &sc_ptr, uint32_t ns, tf_gpu_scalars *sc)
 {
     double acc = 0.0;
-    for (uint32_t r = flat_thread(); r < R; r += kThreads) {
-        double wr = (double)w[r];
-#pragma unroll
-        for (uint32_t k = 0; k < 16; ++k)
-            if (k < ns) wr *= (double)sc_ptr.g[k][r]; /* in double, as before */
-        acc += wr * column_total<OP_DOT>(part, S, R, r);
-    }
+    for (uint32_t r = flat_thread(); r < R; r += kThreads)
+        acc += scaled_weight((double)w[r], sc_ptr, ns, r) * column_total<OP_DOT>(part, S, R, r);
     const double total = block_sum(acc);
     if (flat_thread() == 0) {
         sc->inner = total;
@@ -288,12 +305,7 @@ __device__ void quadratic_block(VF v, const T *x, uint32_t R, tf_gpu_scalars *sc
     __syncthreads();
     auto xat = [&](uint32_t j) { return staged ? xs[j] : (double)x[j]; };
     double acc = 0.0;
-    for (uint32_t i = flat_thread(); i < R; i += kThreads) {
-        double row = 0.0;
-#pragma unroll 8
-        for (uint32_t j = 0; j < R; ++j) row += (double)v((uint64_t)i * R + j) * xat(j);
-        acc += xat(i) * row;
-    }
+    for (uint32_t i = flat_thread(); i < R; i += kThreads) acc += quadratic_term(v, xat, R, i);
     const double total = block_sum(acc);
     if (flat_thread() == 0) {
         sc->knorm2 = total;
@@ -337,24 +349,15 @@ __device__ void fit_finish_block(const double *dots, uint32_t S, uint32_t R, con
     }
     __shared__ double dt[kThreads];
     const uint32_t r = flat_thread(); /* R <= kSmall <= kThreads: one column per thread */
-    double wr = 0.0, x = 0.0;
+    double wr = 0.0;
     if (r < R) {
-        x = (double)w[r];
-        wr = x;
-#pragma unroll
-        for (uint32_t k = 0; k < 16; ++k)
-            if (k < n) wr *= (double)scales.g[k][r]; /* in double, as before */
-        xs[r] = x;
+        xs[r] = (double)w[r];
+        wr = scaled_weight(xs[r], scales, n, r);
     }
     column_totals_block(dots, S, R, dt); /* its barriers publish V and xs */
     double inner = r < R ? wr * dt[r] : 0.0;
-    double quad = 0.0;
-    if (r < R) {
-        double row = 0.0;
-#pragma unroll 8
-        for (uint32_t j = 0; j < R; ++j) row += V[(uint64_t)r * R + j] * xs[j];
-        quad = x * row;
-    }
+    double quad = r < R ? quadratic_term([&](uint64_t e) { return V[e]; }, [&](uint32_t j) { return xs[j]; }, R, r)
+                        : 0.0;
     block_sum2(inner, quad, V); /* V is read */
     if (flat_thread() == 0) {
         sc->inner = inner;
