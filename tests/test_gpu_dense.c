@@ -13,7 +13,9 @@
  * - The small-rank Gram (tf_gpu_gram) and solve (tf_gpu_small_solve),
  *   including the pseudo-inverse fallback of a singular V.
  * - The small apply (tf_gpu_small_apply), the fit terms (tf_gpu_fit_terms)
- *   and the last mode's Gram fused with them (tf_gpu_gram_fit), against
+ *   and the last mode's Gram fused with them (tf_gpu_gram_fit, and for a
+ *   long last factor the apply + Gram pass forming the fit's dot products
+ *   too, tf_gpu_apply_gram_partials + tf_gpu_gram_fit_finish), against
  *   long-double sums.
  * Skipped (exit 77) without a GPU; `--quick` (or TF_TEST_QUICK=1) leaves
  * out the largest row counts, for compute-sanitizer. */
@@ -465,16 +467,37 @@ static void check_fit_terms(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t
     free(G);
 }
 
+/* The errors of a last mode's Gram + fit from the device: lambda, s and
+ * mode n's Gram Gn of A by normalised_error (*eg), then inner and knorm2
+ * against fit_reference of M and A with the reference lambda, s and Gram
+ * in mode n's place (*e0, *e1; sc and G: n stacked, mode n's entries
+ * overwritten). */
+static void gram_fit_errors(const double *A, const double *M, uint64_t I, uint32_t r, uint32_t n, int norm, double *sc,
+                            double *G, const double *lam, const double *s, const double *Gn, double inner,
+                            double knorm2, double *eg, double *e0, double *e1)
+{
+    double ref[2], mag[2];
+    *eg = normalised_error(A, I, r, norm, NULL, lam, s, Gn);
+    double *sn = sc + (uint64_t)(n - 1) * r, *gn = G + (uint64_t)(n - 1) * r * r, lref[64];
+    for (uint32_t c = 0; c < r; ++c) {
+        lref[c] = reference_lambda(A, I, r, c, norm);
+        sn[c] = scale_of(lref[c]);
+    }
+    for (uint32_t p = 0; p < r; ++p)
+        for (uint32_t q = 0; q < r; ++q) gn[p * r + q] = sn[p] * (double)gram_at(A, I, r, p, q) * sn[q];
+    fit_reference(M, A, I, r, lref, sc, G, n, ref, mag);
+    *e0 = worse(0, fabs(inner - ref[0]) / mag[0]);
+    *e1 = worse(0, fabs(knorm2 - ref[1]) / mag[1]);
+}
+
 /* tf_gpu_gram_fit (the last mode's Gram and the fit terms; one launch with
- * few slabs, the separate kernels with many): lambda, s and mode n's Gram
- * by normalised_error, then inner and knorm2 against fit_reference with
- * the reference lambda, s and Gram in mode n's place. */
+ * few slabs, the separate kernels with many), by gram_fit_errors. */
 static void check_gram_fit(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t r, uint32_t n, int norm)
 {
     const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
     const double tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
     double *A = malloc(I * r * sizeof *A), *M = malloc(I * r * sizeof *M), *G = malloc((size_t)n * r * r * sizeof *G);
-    double sc[16 * 64], lam[64], s[64], Gn[64 * 64], ref[2], mag[2], inner = NAN, knorm2 = NAN;
+    double sc[16 * 64], lam[64], s[64], Gn[64 * 64], inner = NAN, knorm2 = NAN;
     for (uint64_t e = 0; e < I * r; ++e) {
         A[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
         M[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
@@ -487,17 +510,8 @@ static void check_gram_fit(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t 
     tf_status st = tf_gpu_check_gram_fit(prec, A, M, I, r, norm, sc, G, n, lam, s, Gn, &inner, &knorm2, &nf);
     CHECKF(st == TF_OK, "Gram + fit %s I=%llu R=%u: %s", pn, (unsigned long long)I, r, tf_last_error());
     if (st == TF_OK) {
-        const double eg = normalised_error(A, I, r, norm, NULL, lam, s, Gn);
-        /* mode n's reference lambda, scale and Gram */
-        double *sn = sc + (uint64_t)(n - 1) * r, *gn = G + (uint64_t)(n - 1) * r * r, lref[64];
-        for (uint32_t c = 0; c < r; ++c) {
-            lref[c] = reference_lambda(A, I, r, c, norm);
-            sn[c] = scale_of(lref[c]);
-        }
-        for (uint32_t p = 0; p < r; ++p)
-            for (uint32_t q = 0; q < r; ++q) gn[p * r + q] = sn[p] * (double)gram_at(A, I, r, p, q) * sn[q];
-        fit_reference(M, A, I, r, lref, sc, G, n, ref, mag);
-        const double e0 = worse(0, fabs(inner - ref[0]) / mag[0]), e1 = worse(0, fabs(knorm2 - ref[1]) / mag[1]);
+        double eg, e0, e1;
+        gram_fit_errors(A, M, I, r, n, norm, sc, G, lam, s, Gn, inner, knorm2, &eg, &e0, &e1);
         CHECKF(eg <= tol && e0 <= tol && e1 <= tol && nf == 0,
                "Gram + fit %s I=%llu R=%u n=%u norm %d: lambda / s / G off by %.3g, inner %.3g, knorm2 %.3g "
                "(bound %.0e), non-finite %d",
@@ -507,6 +521,46 @@ static void check_gram_fit(tf_rng *rng, tf_precision prec, uint64_t I, uint32_t 
     }
     free(A);
     free(M);
+    free(G);
+}
+
+/* The last mode's fused pass (tf_gpu_apply_gram_partials with the fit's
+ * dots + tf_gpu_gram_fit_finish; rank 32): A against M W as check_case
+ * checks it, then lambda, s, Gn and the fit terms of the stored A by
+ * gram_fit_errors; a second run gives the same bits. */
+static void check_apply_gram_fit(tf_rng *rng, tf_precision prec, const double *M, uint64_t I, const double *W,
+                                 uint32_t n, int norm)
+{
+    const char *pn = prec == TF_SINGLE ? "fp32" : "fp64";
+    const double tol_a = prec == TF_SINGLE ? 1e-5 : 1e-12, tol = prec == TF_SINGLE ? 1e-6 : 1e-12;
+    double *A = malloc(I * R * sizeof *A), *A2 = malloc(I * R * sizeof *A2), *G = malloc((size_t)n * R * R * sizeof *G);
+    double sc[16 * R], lam[R], s[R], Gn[R * R], inner = NAN, knorm2 = NAN, in2 = NAN, kn2 = NAN;
+    for (uint32_t e = 0; e < (n - 1) * R; ++e) sc[e] = round_to(prec, 0.5 + tf_rng_uniform(rng));
+    for (uint64_t e = 0; e < (uint64_t)(n - 1) * R * R; ++e) G[e] = round_to(prec, tf_rng_uniform(rng) * 2.0 - 1.0);
+    for (uint64_t e = 0; e < I * R; ++e) A[e] = A2[e] = NAN;
+    for (uint32_t c = 0; c < R; ++c) lam[c] = s[c] = NAN;
+    for (uint32_t e = 0; e < R * R; ++e) Gn[e] = NAN;
+    int nf = -1, nf2 = -1;
+    tf_status st = tf_gpu_check_apply_gram_fit(prec, M, I, W, norm, sc, G, n, A, lam, s, Gn, &inner, &knorm2, &nf);
+    CHECKF(st == TF_OK, "apply + Gram + fit %s I=%llu: %s", pn, (unsigned long long)I, tf_last_error());
+    if (st == TF_OK) {
+        double worst, eg, e0, e1, l2[R], s2[R], G2[R * R];
+        const uint64_t bad = product_errors(M, W, A, I, R, tol_a, &worst);
+        gram_fit_errors(A, M, I, R, n, norm, sc, G, lam, s, Gn, inner, knorm2, &eg, &e0, &e1);
+        CHECKF(bad == 0 && eg <= tol && e0 <= tol && e1 <= tol && nf == 0,
+               "apply + Gram + fit %s I=%llu n=%u norm %d: %llu elements of A off (worst %.3g), lambda / s / G off "
+               "by %.3g, inner %.3g, knorm2 %.3g (bound %.0e), non-finite %d",
+               pn, (unsigned long long)I, n, norm, (unsigned long long)bad, worst, eg, e0, e1, tol, nf);
+        st = tf_gpu_check_apply_gram_fit(prec, M, I, W, norm, sc, G, n, A2, l2, s2, G2, &in2, &kn2, &nf2);
+        CHECKF(st == TF_OK && !memcmp(A, A2, I * R * sizeof *A) && !memcmp(lam, l2, sizeof lam) &&
+                   !memcmp(Gn, G2, sizeof Gn) && !memcmp(&inner, &in2, sizeof inner) &&
+                   !memcmp(&knorm2, &kn2, sizeof knorm2),
+               "apply + Gram + fit %s I=%llu: a second run differs", pn, (unsigned long long)I);
+        printf("  apply+gram+fit %s I=%-7llu n=%u norm %d: A %.2e, G %.2e, inner %.2e, knorm2 %.2e\n", pn,
+               (unsigned long long)I, n, norm, worst, eg, e0, e1);
+    }
+    free(A);
+    free(A2);
     free(G);
 }
 
@@ -544,6 +598,14 @@ int main(int argc, char **argv)
         for (int i = 0; i < R; ++i) Wc[i * R + 5] = 0.0;
         check_case("zero column", prec, M, 1001, Wc, 1);
         check_case("zero column", prec, M, 1001, Wc, 2);
+        /* the last mode's pass with the fit's dot products: one slab, a
+         * partial task, many slabs (both norms) */
+        for (uint64_t e = 0; e < maxI * R; ++e) M[e] = round_to(prec, tf_rng_uniform(&rng) * 2.0 - 1.0);
+        for (int e = 0; e < R * R; ++e) W[e] = round_to(prec, tf_rng_uniform(&rng) * 2.0 - 1.0);
+        check_apply_gram_fit(&rng, prec, M, 1, W, 3, 1);
+        check_apply_gram_fit(&rng, prec, M, 1001, W, 4, 2);
+        check_apply_gram_fit(&rng, prec, M, quick ? 20001 : 262147, W, 3, 1);
+        check_apply_gram_fit(&rng, prec, M, quick ? 20001 : 70001, W, 4, 2);
     }
     /* the small-rank Gram: ranks around the 8-column blocks, up to 64;
      * one slab (fused finish) and many */
@@ -595,6 +657,8 @@ int main(int argc, char **argv)
     double a[R], l[R], s[R], g[R * R];
     int nf = 0;
     CHECK(tf_gpu_check_apply_gram(TF_DOUBLE, M, 0, W, 1, a, l, s, g, &nf) == TF_ERR_ARG);
+    double in0 = 0, kn0 = 0;
+    CHECK(tf_gpu_check_apply_gram_fit(TF_DOUBLE, M, 0, W, 1, W, W, 2, a, l, s, g, &in0, &kn0, &nf) == TF_ERR_ARG);
     CHECK(tf_gpu_check_small_apply(TF_DOUBLE, M, 1, 65, W, a) == TF_ERR_ARG);
     double in = 0, kn = 0;
     CHECK(tf_gpu_check_fit_terms(TF_DOUBLE, M, M, 1, 65, W, W, W, 1, &in, &kn, &nf) == TF_ERR_ARG);

@@ -28,9 +28,12 @@
  * At the end each block adds its warps' Grams in warp order through
  * shared memory (deterministic) and writes one slab partial in
  * tf_gpu_gram's layout (and, for max-norm normalisation, the slab's column
- * maxima), so tf_gpu_gram_finish completes lambda, the scales and G. Rows
- * are dealt to warps in a fixed order: the result does not depend on
- * timing. */
+ * maxima), so tf_gpu_gram_finish completes lambda, the scales and G. With
+ * FIT (the last mode of a CP-ALS iteration) each lane also sums M times the
+ * stored A at its block's places (M re-read there: L1 hits), and the block
+ * writes those per-column dot products after the maxima, so
+ * tf_gpu_gram_fit_finish completes the fit terms too. Rows are dealt to
+ * warps in a fixed order: the result does not depend on timing. */
 #include <type_traits>
 
 #include "cuda/dense_cuda.cuh"
@@ -118,6 +121,17 @@ struct dmma_apply {
         for (int j = 0; j < 4; ++j)
             if (rw < I) store_pair(a + rw * kR + 8 * j + 2 * q, r[j][0], r[j][1]);
     }
+    /* v[j][e] = M at r[j][e]'s place (0 past row I): the fit's dot products */
+    __device__ static void load_at(const double *m, uint32_t g, uint32_t q, uint64_t row0, uint64_t I,
+                                   double (&v)[4][2])
+    {
+        const uint64_t rw = row0 + g;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (rw < I) tf_ld16(m + rw * kR + 8 * j + 2 * q, v[j]);
+            else v[j][0] = v[j][1] = 0.0;
+        }
+    }
     /* A[4 ks + q][8 b + g] is lane (16 ks + 4 q + g / 2)'s r[b][g % 2] */
     __device__ static int gram_src(uint32_t g, uint32_t q, int ks) { return 16 * ks + 4 * (int)q + (int)(g >> 1); }
     __device__ static bool gram_odd(uint32_t g, uint32_t q) { return g & 1; }
@@ -193,6 +207,16 @@ struct tf32x3_apply {
                 if (rw < I) a[rw * kR + 8 * j + g] = r[j][e];
         }
     }
+    __device__ static void load_at(const float *m, uint32_t g, uint32_t q, uint64_t row0, uint64_t I,
+                                   float (&v)[4][2])
+    {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const uint64_t rw = row0 + 2 * q + e;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) v[j][e] = rw < I ? __ldg(m + rw * kR + 8 * j + g) : 0.f;
+        }
+    }
     /* A[4 ks + q][8 b + g] is lane (4 g + 2 ks + q / 2)'s r[b][q % 2] */
     __device__ static int gram_src(uint32_t g, uint32_t q, int ks) { return 4 * (int)g + 2 * ks + (int)(q >> 1); }
     __device__ static bool gram_odd(uint32_t g, uint32_t q) { return q & 1; }
@@ -204,7 +228,7 @@ struct tf32x3_apply {
 template <typename T>
 using apply_of = typename std::conditional<sizeof(T) == 8, dmma_apply, tf32x3_apply>::type;
 
-template <typename T, bool MAXN>
+template <typename T, bool MAXN, bool FIT>
 __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__restrict__ M, uint64_t I,
                                                                  const T *__restrict__ W, T *__restrict__ A,
                                                                  double *gpart, uint32_t S)
@@ -218,6 +242,12 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
 #pragma unroll
     for (int p = 0; p < 10; ++p) gacc[p][0] = gacc[p][1] = 0.0;
     double cmax[4][2] = {{0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}}; /* columns AP::col(j, e) */
+    /* FIT: each thread's running sums of M A at its 8 places, in shared
+     * memory (in registers the fp64 max-norm kernel spilled) */
+    __shared__ double sdot[FIT ? 8 : 1][kThreads];
+    if (FIT)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) sdot[k][threadIdx.x] = 0.0;
 
     const uint64_t ntask = (I + 7) / 8, stride = (uint64_t)gridDim.x * kWarps;
     uint64_t t = (uint64_t)blockIdx.x * kWarps + warp;
@@ -244,6 +274,14 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
             for (int j = 0; j < 4; ++j)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) cmax[j][e] = fmax(cmax[j][e], fabs((double)r[j][e]));
+        if (FIT) { /* M at the block's places: its rows were just read, so L1 hits */
+            T mv[4][2];
+            AP::load_at(M, g, q, t * 8, I, mv);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) sdot[2 * j + e][threadIdx.x] += (double)mv[j][e] * (double)r[j][e];
+        }
         /* x[b][ks] = A[4 ks + q][8 b + g] (the A and B fragments of A^T A) */
         const bool odd = AP::gram_odd(g, q);
 #pragma unroll
@@ -265,9 +303,9 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
 
     /* The block's Gram: warps add theirs in order (both triangles). */
     __shared__ double red[kR][kR + 1];
-    __shared__ double bmax[kR];
+    __shared__ double bmax[kR], bdot[kR];
     for (uint32_t e = threadIdx.x; e < kR * kR; e += kThreads) red[e / kR][e % kR] = 0.0;
-    if (threadIdx.x < kR) bmax[threadIdx.x] = 0.0;
+    if (threadIdx.x < kR) bmax[threadIdx.x] = bdot[threadIdx.x] = 0.0;
     if (MAXN) /* combine over the lanes that hold the same columns */
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -276,6 +314,17 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
 #pragma unroll
                 for (unsigned d = AP::same_col_lo; d <= AP::same_col_hi; d <<= 1)
                     cmax[j][e] = fmax(cmax[j][e], __shfl_xor_sync(0xffffffffu, cmax[j][e], d));
+    double cdot[4][2];
+    if (FIT) /* the same butterfly: every lane ends with the same sum, in the same order */
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                cdot[j][e] = sdot[2 * j + e][threadIdx.x];
+#pragma unroll
+                for (unsigned d = AP::same_col_lo; d <= AP::same_col_hi; d <<= 1)
+                    cdot[j][e] += __shfl_xor_sync(0xffffffffu, cdot[j][e], d);
+            }
     for (uint32_t w = 0; w < (uint32_t)kWarps; ++w) {
         __syncthreads();
         if (warp != w) continue;
@@ -298,28 +347,50 @@ __global__ void __launch_bounds__(kThreads, 2) apply_gram_kernel(const T *__rest
                     const uint32_t col = AP::col(g, q, j, e);
                     bmax[col] = fmax(bmax[col], cmax[j][e]);
                 }
+        if (FIT && AP::col_writer(g, q)) /* (in float e = 0, 1 share a column: added in e order) */
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) bdot[AP::col(g, q, j, e)] += cdot[j][e];
     }
     __syncthreads();
     for (uint32_t e = threadIdx.x; e < kR * kR; e += kThreads)
         gpart[(uint64_t)blockIdx.x * kR * kR + e] = red[e / kR][e % kR];
     if (MAXN && threadIdx.x < kR) gpart[(uint64_t)S * kR * kR + (uint64_t)blockIdx.x * kR + threadIdx.x] = bmax[threadIdx.x];
+    if (FIT && threadIdx.x < kR)
+        gpart[(uint64_t)S * kR * (kR + 1) + (uint64_t)blockIdx.x * kR + threadIdx.x] = bdot[threadIdx.x];
 }
 
 } // namespace
 
 template <typename T>
-tf_status tf_gpu_apply_gram(const T *M, uint64_t I, uint32_t R, const T *W, T *A, int norm, double *gpart,
-                            double *graw, T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st)
+tf_status tf_gpu_apply_gram_partials(const T *M, uint64_t I, uint32_t R, const T *W, T *A, int norm, int fit,
+                                     double *gpart, cudaStream_t st)
 {
     if (R != kR) return tf_fail(TF_ERR_ARG, "fused apply and Gram: rank %u, only %d is handled", R, kR);
     if (I == 0) return tf_fail(TF_ERR_ARG, "fused apply and Gram: no rows");
     if (((uintptr_t)M & 15) != 0) return tf_fail(TF_ERR_ARG, "fused apply and Gram: M is not 16-byte aligned");
     const uint32_t S = tf_gpu_gram_slabs(I); /* the slab count gpart is sized for */
-    if (norm == 2) apply_gram_kernel<T, true><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
-    else apply_gram_kernel<T, false><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
+    if (norm == 2 && fit) apply_gram_kernel<T, true, true><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
+    else if (norm == 2) apply_gram_kernel<T, true, false><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
+    else if (fit) apply_gram_kernel<T, false, true><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
+    else apply_gram_kernel<T, false, false><<<S, kThreads, 0, st>>>(M, I, W, A, gpart, S);
     TF_CU_LAUNCH("apply_gram_kernel");
-    return tf_gpu_gram_finish<T>(gpart, S, R, norm, graw, s, lambda, G, sc, st);
+    return TF_OK;
 }
+
+template <typename T>
+tf_status tf_gpu_apply_gram(const T *M, uint64_t I, uint32_t R, const T *W, T *A, int norm, double *gpart,
+                            double *graw, T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st)
+{
+    TF_TRY(tf_gpu_apply_gram_partials<T>(M, I, R, W, A, norm, 0, gpart, st));
+    return tf_gpu_gram_finish<T>(gpart, tf_gpu_gram_slabs(I), R, norm, graw, s, lambda, G, sc, st);
+}
+
+template tf_status tf_gpu_apply_gram_partials<float>(const float *, uint64_t, uint32_t, const float *, float *, int,
+                                                     int, double *, cudaStream_t);
+template tf_status tf_gpu_apply_gram_partials<double>(const double *, uint64_t, uint32_t, const double *, double *,
+                                                      int, int, double *, cudaStream_t);
 
 template tf_status tf_gpu_apply_gram<float>(const float *, uint64_t, uint32_t, const float *, float *, int, double *,
                                             double *, float *, float *, float *, tf_gpu_scalars *, cudaStream_t);

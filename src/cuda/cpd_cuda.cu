@@ -425,14 +425,16 @@ struct gpu_cpd : gpu_cpd_base {
     }
 
     /* Sweep: mode n's apply also forms its Gram (tf_gpu_apply_gram) for a
-     * long factor at rank 32, not the last mode (whose Gram is fused with
-     * the fit): the separate Gram would read A again beside the next
-     * MTTKRP. TF_GPU_APPLY_GRAM=0 turns it off, =1 uses it whatever the
-     * length (tests, measurements); read at setup. */
+     * long factor at rank 32: the separate Gram would read A again beside
+     * the next MTTKRP; for the last mode the same pass also forms the fit's
+     * dot products of M and A (tf_gpu_apply_gram_partials), so the fit step
+     * reads neither again (wordnet30's 117659-row last mode: a second pass
+     * over A and M before). TF_GPU_APPLY_GRAM=0 turns it off, =1 uses it
+     * whatever the length (tests, measurements); read at setup. */
     int apply_gram_env = -1;
     bool apply_gram(uint32_t n) const
     {
-        if (apply_gram_env == 0 || R != TF_GPU_APPLY_GRAM_RANK || n + 1 >= order) return false;
+        if (apply_gram_env == 0 || R != TF_GPU_APPLY_GRAM_RANK) return false;
         return apply_gram_env == 1 || dims[n] > TF_GPU_APPLY_GRAM_ROWS;
     }
 
@@ -603,7 +605,10 @@ struct gpu_cpd : gpu_cpd_base {
             TF_TRY(eng->mttkrp(n, (const void *const *)A, M, (uint32_t)R));
             TF_TRY(mark(2 * n + 1, fl));
             TF_CU(cudaStreamWaitEvent(st, join_ev[n], 0));
-            if (apply_gram(n))
+            if (apply_gram(n) && n + 1 == order) /* the fit's finish below */
+                TF_TRY(tf_gpu_apply_gram_partials((const T *)M, dims[n], (uint32_t)R, (const T *)Winv, A[n],
+                                                  max_norm ? 2 : 1, 1, gpart, st));
+            else if (apply_gram(n))
                 TF_TRY(tf_gpu_apply_gram((const T *)M, dims[n], (uint32_t)R, (const T *)Winv, A[n], max_norm ? 2 : 1,
                                          gpart, graw, scale[n], lambda, G[n], d_sc, st));
             else
@@ -615,9 +620,14 @@ struct gpu_cpd : gpu_cpd_base {
         /* the last mode's Gram and the fit terms (one launch when the
          * Gram takes one): timed as the fit step */
         const uint32_t n = order - 1;
-        TF_TRY(tf_gpu_gram_fit((const T *)A[n], (const T *)M, dims[n], (uint32_t)R, max_norm ? 2 : 1, gpart, graw,
-                               counter, scale[n], lambda, G[n], (const T *const *)scale, (const T *const *)G, order,
-                               d_sc, st));
+        if (apply_gram(n))
+            TF_TRY(tf_gpu_gram_fit_finish(gpart, tf_gpu_gram_slabs(dims[n]), (uint32_t)R, max_norm ? 2 : 1, graw,
+                                          scale[n], lambda, G[n], (const T *const *)scale, (const T *const *)G,
+                                          order, d_sc, st));
+        else
+            TF_TRY(tf_gpu_gram_fit((const T *)A[n], (const T *)M, dims[n], (uint32_t)R, max_norm ? 2 : 1, gpart,
+                                   graw, counter, scale[n], lambda, G[n], (const T *const *)scale,
+                                   (const T *const *)G, order, d_sc, st));
         TF_TRY(mark(2 * order + 1, fl));
         /* the timing stream rejoins the work stream (a capture needs it) */
         TF_CU(cudaEventRecord(tick, tstream));

@@ -312,7 +312,60 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     return fit_back(io.sc, st, inner, knorm2, nonfinite);
 }
 
+/* tf_gpu_apply_gram_partials with the fit's dots, then
+ * tf_gpu_gram_fit_finish: as gram_fit_check with A = M W formed (and
+ * returned) by the pass */
+template <typename T>
+tf_status apply_gram_fit_check(const double *hM, uint64_t I, const double *hW, int norm, const double *hscales,
+                               const double *hG, uint32_t n, double *hA, double *hlambda, double *hs, double *hGn,
+                               double *inner, double *knorm2, int *nonfinite)
+{
+    check_stream cs;
+    TF_TRY(cs.create());
+    const cudaStream_t st = cs.s;
+    const uint32_t R = TF_GPU_APPLY_GRAM_RANK;
+    const uint64_t RR = (uint64_t)R * R;
+    tf_dev_array<T> M, W, A, scales, G, lambda;
+    tf_dev_array<double> gpart, graw;
+    fit_io<T> io;
+    TF_TRY(uploaded(M, hM, I * R, "M", st));
+    TF_TRY(uploaded(W, hW, RR, "W", st));
+    TF_TRY(poisoned(A, I * R, "A", st));
+    TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
+    TF_TRY(poisoned(G, n * RR, "Grams", st));
+    if (n > 1) {
+        TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
+        TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
+    }
+    TF_TRY(poisoned(lambda, R, "lambda", st));
+    TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
+    TF_TRY(poisoned(graw, RR, "raw Gram", st));
+    TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
+    T *sn = scales.p + (uint64_t)(n - 1) * R, *Gn = G.p + (n - 1) * RR;
+    TF_TRY(tf_gpu_apply_gram_partials<T>(M.p, I, R, W.p, A.p, norm, 1, gpart.p, st));
+    TF_TRY(tf_gpu_gram_fit_finish<T>(gpart.p, tf_gpu_gram_slabs(I), R, norm, graw.p, sn, lambda.p, Gn, io.sp, io.gp, n,
+                                     io.sc.p, st));
+    TF_TRY(tf_cuda_get_values(hA, A.p, I * R, st));
+    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
+    TF_TRY(tf_cuda_get_values(hs, sn, R, st));
+    TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));
+    return fit_back(io.sc, st, inner, knorm2, nonfinite);
+}
+
 } // namespace
+
+extern "C" tf_status tf_gpu_check_apply_gram_fit(tf_precision prec, const double *M, uint64_t I, const double *W,
+                                                 int norm, const double *scales, const double *G, uint32_t n,
+                                                 double *A, double *lambda, double *s, double *Gn, double *inner,
+                                                 double *knorm2, int *nonfinite)
+{
+    if (I == 0) return tf_fail(TF_ERR_ARG, "apply + Gram + fit check: no rows");
+    if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "apply + Gram + fit check: norm %d is not 1 or 2", norm);
+    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "apply + Gram + fit check: %u modes, 1..16 expected", n);
+    return prec == TF_SINGLE
+               ? apply_gram_fit_check<float>(M, I, W, norm, scales, G, n, A, lambda, s, Gn, inner, knorm2, nonfinite)
+               : apply_gram_fit_check<double>(M, I, W, norm, scales, G, n, A, lambda, s, Gn, inner, knorm2, nonfinite);
+}
 
 extern "C" tf_status tf_gpu_check_apply_gram(tf_precision prec, const double *M, uint64_t I, const double *W,
                                              int norm, double *A, double *lambda, double *s, double *G,

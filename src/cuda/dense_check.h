@@ -67,6 +67,14 @@ tf_status tf_gpu_check_gram_fit(tf_precision prec, const double *A, const double
                                 const double *scales, const double *G, uint32_t n, double *lambda, double *s,
                                 double *Gn, double *inner, double *knorm2, int *nonfinite);
 
+/* The last mode's fused pass (tf_gpu_apply_gram_partials with the fit's
+ * dot products, then tf_gpu_gram_fit_finish; rank 32): A = M W (M: I x
+ * 32, W: 32 x 32) returned, then lambda, s, Gn and the fit terms as
+ * tf_gpu_check_gram_fit gives them for that A. */
+tf_status tf_gpu_check_apply_gram_fit(tf_precision prec, const double *M, uint64_t I, const double *W, int norm,
+                                      const double *scales, const double *G, uint32_t n, double *A, double *lambda,
+                                      double *s, double *Gn, double *inner, double *knorm2, int *nonfinite);
+
 #ifdef __cplusplus
 }
 #endif

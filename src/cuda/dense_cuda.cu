@@ -1381,6 +1381,30 @@ tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, 
     return TF_OK;
 }
 
+/* The finish of a Gram + fit: every mode's scales and Grams (n <= 16). */
+template <typename T>
+static gram_fin<T> fit_fin(unsigned *counter, int norm, double *graw, T *s, T *lambda, T *G, const T *M,
+                           const T *const *scales, const T *const *Gs, uint32_t n, tf_gpu_scalars *sc)
+{
+    gram_fin<T> fin = {counter, norm, graw, s, lambda, G, sc, M, {}, {}, n};
+    for (uint32_t k = 0; k < 16; ++k) {
+        fin.scales.g[k] = k < n ? scales[k] : nullptr;
+        fin.Gs.g[k] = k < n ? Gs[k] : nullptr;
+    }
+    return fin;
+}
+
+/* graw summed from gpart's S slabs, then lambda, s, G and the fit terms in one block */
+template <typename T>
+static tf_status launch_gram_fit_finish(const double *gpart, uint32_t S, uint32_t R, const gram_fin<T> &fin,
+                                        cudaStream_t st)
+{
+    TF_TRY(launch_gram_sum(gpart, S, R, fin.graw, st));
+    gram_scale_fit_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, fin);
+    TF_CU_LAUNCH("gram_scale_fit_kernel");
+    return TF_OK;
+}
+
 template <typename T>
 tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int norm, double *gpart, double *graw,
                           unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
@@ -1392,17 +1416,21 @@ tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int no
     /* few slabs: the last block finishes the Gram and the fit; else the
      * partials' pass (M read beside A: the fit's dot partials too) is
      * followed by the Gram's sum and one block for the rest */
-    gram_fin<T> fin = {S <= 16 ? counter : nullptr, norm, graw, s, lambda, G, sc, M, {}, {}, n};
-    for (uint32_t k = 0; k < 16; ++k) {
-        fin.scales.g[k] = k < n ? scales[k] : nullptr;
-        fin.Gs.g[k] = k < n ? Gs[k] : nullptr;
-    }
+    gram_fin<T> fin = fit_fin<T>(S <= 16 ? counter : nullptr, norm, graw, s, lambda, G, M, scales, Gs, n, sc);
     TF_TRY(launch_gram_partials<T>(A, I, R, S, gpart, fin, st));
     if (S <= 16) return TF_OK;
-    TF_TRY(launch_gram_sum(gpart, S, R, graw, st));
-    gram_scale_fit_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, fin);
-    TF_CU_LAUNCH("gram_scale_fit_kernel");
-    return TF_OK;
+    return launch_gram_fit_finish<T>(gpart, S, R, fin, st);
+}
+
+template <typename T>
+tf_status tf_gpu_gram_fit_finish(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s,
+                                 T *lambda, T *G, const T *const *scales, const T *const *Gs, uint32_t n,
+                                 tf_gpu_scalars *sc, cudaStream_t st)
+{
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "Gram + fit finish: rank %u is outside 1..%d", R, kSmall);
+    if (n > 16) return tf_fail(TF_ERR_ARG, "fit terms: at most 16 modes");
+    return launch_gram_fit_finish<T>(gpart, S, R, fit_fin<T>(nullptr, norm, graw, s, lambda, G, nullptr, scales, Gs, n, sc),
+                                     st);
 }
 
 template <typename T>
@@ -1541,6 +1569,9 @@ tf_status tf_gpu_fill(T *x, uint64_t n, T v, cudaStream_t st)
     template tf_status tf_gpu_gram_fit<T>(const T *, const T *, uint64_t, uint32_t, int, double *, double *, \
                                           unsigned *, T *, T *, T *, const T *const *, const T *const *,   \
                                           uint32_t, tf_gpu_scalars *, cudaStream_t);                      \
+    template tf_status tf_gpu_gram_fit_finish<T>(const double *, uint32_t, uint32_t, int, double *, T *, T *, T *, \
+                                                 const T *const *, const T *const *, uint32_t, tf_gpu_scalars *, \
+                                                 cudaStream_t);                                                  \
     template tf_status tf_gpu_fit_terms<T>(const T *, const T *, uint64_t, uint32_t, const T *,    \
                                            const T *const *, const T *const *, uint32_t, double *, \
                                            unsigned *, tf_gpu_scalars *, cudaStream_t);           \

@@ -127,6 +127,14 @@ tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int no
 template <typename T>
 tf_status tf_gpu_apply_gram(const T *M, uint64_t I, uint32_t R, const T *W, T *A, int norm, double *gpart,
                             double *graw, T *s, T *lambda, T *G, tf_gpu_scalars *sc, cudaStream_t st);
+/* The pass of tf_gpu_apply_gram alone: A = M W and gpart's slab partials
+ * (tf_gpu_gram_slabs(I) of them: Grams, with norm 2 the column maxima) in
+ * tf_gpu_gram_fit's layout; with fit also the fit's dot products of M and
+ * the stored A per column (the last mode of a CP-ALS iteration: then
+ * tf_gpu_gram_fit_finish ends it, without reading A or M again). */
+template <typename T>
+tf_status tf_gpu_apply_gram_partials(const T *M, uint64_t I, uint32_t R, const T *W, T *A, int norm, int fit,
+                                     double *gpart, cudaStream_t st);
 /* tf_gpu_gram (into s, lambda, G) and then the fit terms of
  * tf_gpu_fit_terms(M, A, I, R, lambda, scales, Gs, n) (Gs includes G, scales
  * includes s), with the dot products of M and A formed in the Gram's pass
@@ -136,6 +144,13 @@ template <typename T>
 tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int norm, double *gpart, double *graw,
                           unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
                           uint32_t n, tf_gpu_scalars *sc, cudaStream_t st);
+/* The end of tf_gpu_gram_fit for S slab partials in gpart (Grams, column
+ * maxima, the fit's dot products): the Gram's sum, then one block for
+ * lambda, s, G and both fit terms (two small launches). */
+template <typename T>
+tf_status tf_gpu_gram_fit_finish(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s,
+                                 T *lambda, T *G, const T *const *scales, const T *const *Gs, uint32_t n,
+                                 tf_gpu_scalars *sc, cudaStream_t st);
 /* Both fit terms in one launch: sc->inner as tf_gpu_weighted_inner(A, B,
  * I, R, w, scales, n) and sc->knorm2 = w^T (Hadamard of G[0..n-1]) w as
  * tf_gpu_hadamard + tf_gpu_quadratic give (the same products; the dot

@@ -48,3 +48,10 @@ tf_status tf_gpu_check_gram_fit(tf_precision prec, const double *A, const double
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
 }
+
+tf_status tf_gpu_check_apply_gram_fit(tf_precision prec, const double *M, uint64_t I, const double *W, int norm,
+                                      const double *scales, const double *G, uint32_t n, double *A, double *lambda,
+                                      double *s, double *Gn, double *inner, double *knorm2, int *nonfinite)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU dense kernels need the CUDA backend, which this build lacks");
+}
