@@ -278,6 +278,45 @@ tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32
     return fit_back(io.sc, st, inner, knorm2, nonfinite);
 }
 
+/* The buffers of a last mode's Gram + fit check: modes 0 .. n - 2's
+ * scales and Grams given; mode n - 1's (sn, Gn), lambda and the partials
+ * poisoned. back() returns lambda, sn, Gn and the fit terms (waits). */
+template <typename T>
+struct last_mode_io {
+    tf_dev_array<T> scales, G, lambda;
+    tf_dev_array<double> gpart, graw;
+    fit_io<T> io;
+    T *sn = nullptr, *Gn = nullptr;
+    uint32_t R = 0;
+
+    tf_status prepare(uint64_t I, uint32_t r, const double *hscales, const double *hG, uint32_t n, cudaStream_t st)
+    {
+        R = r;
+        const uint64_t RR = (uint64_t)R * R;
+        TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
+        TF_TRY(poisoned(G, n * RR, "Grams", st));
+        if (n > 1) {
+            TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
+            TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
+        }
+        TF_TRY(poisoned(lambda, R, "lambda", st));
+        TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
+        TF_TRY(poisoned(graw, RR, "raw Gram", st));
+        TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
+        sn = scales.p + (uint64_t)(n - 1) * R;
+        Gn = G.p + (n - 1) * RR;
+        return TF_OK;
+    }
+    tf_status back(cudaStream_t st, double *hlambda, double *hs, double *hGn, double *inner, double *knorm2,
+                   int *nonfinite)
+    {
+        TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
+        TF_TRY(tf_cuda_get_values(hs, sn, R, st));
+        TF_TRY(tf_cuda_get_values(hGn, Gn, (uint64_t)R * R, st));
+        return fit_back(io.sc, st, inner, knorm2, nonfinite);
+    }
+};
+
 template <typename T>
 tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_t R, int norm, const double *hscales,
                          const double *hG, uint32_t n, double *hlambda, double *hs, double *hGn, double *inner,
@@ -286,30 +325,14 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     check_stream cs;
     TF_TRY(cs.create());
     const cudaStream_t st = cs.s;
-    const uint64_t RR = (uint64_t)R * R;
-    /* modes 0 .. n - 2 given; mode n - 1's scale and Gram written by the Gram */
-    tf_dev_array<T> A, M, scales, G, lambda;
-    tf_dev_array<double> gpart, graw;
-    fit_io<T> io;
+    tf_dev_array<T> A, M;
+    last_mode_io<T> lm;
     TF_TRY(uploaded(A, hA, I * R, "A", st));
     TF_TRY(uploaded(M, hM, I * R, "M", st));
-    TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
-    TF_TRY(poisoned(G, n * RR, "Grams", st));
-    if (n > 1) {
-        TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
-        TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
-    }
-    TF_TRY(poisoned(lambda, R, "lambda", st));
-    TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
-    TF_TRY(poisoned(graw, RR, "raw Gram", st));
-    TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
-    T *sn = scales.p + (uint64_t)(n - 1) * R, *Gn = G.p + (n - 1) * RR;
-    TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, gpart.p, graw.p, io.counter.p, sn, lambda.p, Gn, io.sp, io.gp, n,
-                              io.sc.p, st));
-    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
-    TF_TRY(tf_cuda_get_values(hs, sn, R, st));
-    TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));
-    return fit_back(io.sc, st, inner, knorm2, nonfinite);
+    TF_TRY(lm.prepare(I, R, hscales, hG, n, st));
+    TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, lm.gpart.p, lm.graw.p, lm.io.counter.p, lm.sn, lm.lambda.p, lm.Gn,
+                              lm.io.sp, lm.io.gp, n, lm.io.sc.p, st));
+    return lm.back(st, hlambda, hs, hGn, inner, knorm2, nonfinite);
 }
 
 /* tf_gpu_apply_gram_partials with the fit's dots, then
@@ -324,32 +347,17 @@ tf_status apply_gram_fit_check(const double *hM, uint64_t I, const double *hW, i
     TF_TRY(cs.create());
     const cudaStream_t st = cs.s;
     const uint32_t R = TF_GPU_APPLY_GRAM_RANK;
-    const uint64_t RR = (uint64_t)R * R;
-    tf_dev_array<T> M, W, A, scales, G, lambda;
-    tf_dev_array<double> gpart, graw;
-    fit_io<T> io;
+    tf_dev_array<T> M, W, A;
+    last_mode_io<T> lm;
     TF_TRY(uploaded(M, hM, I * R, "M", st));
-    TF_TRY(uploaded(W, hW, RR, "W", st));
+    TF_TRY(uploaded(W, hW, (uint64_t)R * R, "W", st));
     TF_TRY(poisoned(A, I * R, "A", st));
-    TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
-    TF_TRY(poisoned(G, n * RR, "Grams", st));
-    if (n > 1) {
-        TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
-        TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
-    }
-    TF_TRY(poisoned(lambda, R, "lambda", st));
-    TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
-    TF_TRY(poisoned(graw, RR, "raw Gram", st));
-    TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
-    T *sn = scales.p + (uint64_t)(n - 1) * R, *Gn = G.p + (n - 1) * RR;
-    TF_TRY(tf_gpu_apply_gram_partials<T>(M.p, I, R, W.p, A.p, norm, 1, gpart.p, st));
-    TF_TRY(tf_gpu_gram_fit_finish<T>(gpart.p, tf_gpu_gram_slabs(I), R, norm, graw.p, sn, lambda.p, Gn, io.sp, io.gp, n,
-                                     io.sc.p, st));
+    TF_TRY(lm.prepare(I, R, hscales, hG, n, st));
+    TF_TRY(tf_gpu_apply_gram_partials<T>(M.p, I, R, W.p, A.p, norm, 1, lm.gpart.p, st));
+    TF_TRY(tf_gpu_gram_fit_finish<T>(lm.gpart.p, tf_gpu_gram_slabs(I), R, norm, lm.graw.p, lm.sn, lm.lambda.p, lm.Gn,
+                                     lm.io.sp, lm.io.gp, n, lm.io.sc.p, st));
     TF_TRY(tf_cuda_get_values(hA, A.p, I * R, st));
-    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
-    TF_TRY(tf_cuda_get_values(hs, sn, R, st));
-    TF_TRY(tf_cuda_get_values(hGn, Gn, RR, st));
-    return fit_back(io.sc, st, inner, knorm2, nonfinite);
+    return lm.back(st, hlambda, hs, hGn, inner, knorm2, nonfinite);
 }
 
 } // namespace

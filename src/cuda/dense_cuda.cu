@@ -1428,9 +1428,9 @@ tf_status tf_gpu_gram_fit_finish(const double *gpart, uint32_t S, uint32_t R, in
                                  tf_gpu_scalars *sc, cudaStream_t st)
 {
     if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "Gram + fit finish: rank %u is outside 1..%d", R, kSmall);
-    if (n > 16) return tf_fail(TF_ERR_ARG, "fit terms: at most 16 modes");
-    return launch_gram_fit_finish<T>(gpart, S, R, fit_fin<T>(nullptr, norm, graw, s, lambda, G, nullptr, scales, Gs, n, sc),
-                                     st);
+    if (n > 16) return tf_fail(TF_ERR_ARG, "Gram + fit finish: at most 16 modes");
+    const gram_fin<T> fin = fit_fin<T>(nullptr, norm, graw, s, lambda, G, nullptr, scales, Gs, n, sc);
+    return launch_gram_fit_finish<T>(gpart, S, R, fin, st);
 }
 
 template <typename T>
