@@ -360,6 +360,15 @@ tf_status apply_gram_fit_check(const double *hM, uint64_t I, const double *hW, i
     return lm.back(st, hlambda, hs, hGn, inner, knorm2, nonfinite);
 }
 
+/* The arguments both last-mode checks take: rows, norm 1 or 2, 1..16 modes. */
+tf_status last_mode_args(const char *what, uint64_t I, int norm, uint32_t n)
+{
+    if (I == 0) return tf_fail(TF_ERR_ARG, "%s check: no rows", what);
+    if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "%s check: norm %d is not 1 or 2", what, norm);
+    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "%s check: %u modes, 1..16 expected", what, n);
+    return TF_OK;
+}
+
 } // namespace
 
 extern "C" tf_status tf_gpu_check_apply_gram_fit(tf_precision prec, const double *M, uint64_t I, const double *W,
@@ -367,9 +376,7 @@ extern "C" tf_status tf_gpu_check_apply_gram_fit(tf_precision prec, const double
                                                  double *A, double *lambda, double *s, double *Gn, double *inner,
                                                  double *knorm2, int *nonfinite)
 {
-    if (I == 0) return tf_fail(TF_ERR_ARG, "apply + Gram + fit check: no rows");
-    if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "apply + Gram + fit check: norm %d is not 1 or 2", norm);
-    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "apply + Gram + fit check: %u modes, 1..16 expected", n);
+    TF_TRY(last_mode_args("apply + Gram + fit", I, norm, n));
     return prec == TF_SINGLE
                ? apply_gram_fit_check<float>(M, I, W, norm, scales, G, n, A, lambda, s, Gn, inner, knorm2, nonfinite)
                : apply_gram_fit_check<double>(M, I, W, norm, scales, G, n, A, lambda, s, Gn, inner, knorm2, nonfinite);
@@ -436,9 +443,7 @@ extern "C" tf_status tf_gpu_check_gram_fit(tf_precision prec, const double *A, c
                                            double *lambda, double *s, double *Gn, double *inner, double *knorm2,
                                            int *nonfinite)
 {
-    if (I == 0) return tf_fail(TF_ERR_ARG, "Gram + fit check: no rows");
-    if (norm != 1 && norm != 2) return tf_fail(TF_ERR_ARG, "Gram + fit check: norm %d is not 1 or 2", norm);
-    if (n == 0 || n > 16) return tf_fail(TF_ERR_ARG, "Gram + fit check: %u modes, 1..16 expected", n);
+    TF_TRY(last_mode_args("Gram + fit", I, norm, n));
     return prec == TF_SINGLE
                ? gram_fit_check<float>(A, M, I, R, norm, scales, G, n, lambda, s, Gn, inner, knorm2, nonfinite)
                : gram_fit_check<double>(A, M, I, R, norm, scales, G, n, lambda, s, Gn, inner, knorm2, nonfinite);

@@ -1381,6 +1381,14 @@ tf_status tf_gpu_weighted_inner(const T *A, const T *B, uint64_t I, uint32_t R, 
     return TF_OK;
 }
 
+/* The rank and mode count a Gram + fit takes. */
+static tf_status fit_args(const char *what, uint32_t R, uint32_t n)
+{
+    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "%s: rank %u is outside 1..%d", what, R, kSmall);
+    if (n > 16) return tf_fail(TF_ERR_ARG, "%s: at most 16 modes", what);
+    return TF_OK;
+}
+
 /* The finish of a Gram + fit: every mode's scales and Grams (n <= 16). */
 template <typename T>
 static gram_fin<T> fit_fin(unsigned *counter, int norm, double *graw, T *s, T *lambda, T *G, const T *M,
@@ -1410,8 +1418,7 @@ tf_status tf_gpu_gram_fit(const T *A, const T *M, uint64_t I, uint32_t R, int no
                           unsigned *counter, T *s, T *lambda, T *G, const T *const *scales, const T *const *Gs,
                           uint32_t n, tf_gpu_scalars *sc, cudaStream_t st)
 {
-    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "small Gram: rank %u is outside 1..%d", R, kSmall);
-    if (n > 16) return tf_fail(TF_ERR_ARG, "fit terms: at most 16 modes");
+    TF_TRY(fit_args("Gram + fit", R, n));
     const uint32_t S = tf_gpu_gram_slabs(I);
     /* few slabs: the last block finishes the Gram and the fit; else the
      * partials' pass (M read beside A: the fit's dot partials too) is
@@ -1427,8 +1434,7 @@ tf_status tf_gpu_gram_fit_finish(const double *gpart, uint32_t S, uint32_t R, in
                                  T *lambda, T *G, const T *const *scales, const T *const *Gs, uint32_t n,
                                  tf_gpu_scalars *sc, cudaStream_t st)
 {
-    if (R == 0 || R > kSmall) return tf_fail(TF_ERR_ARG, "Gram + fit finish: rank %u is outside 1..%d", R, kSmall);
-    if (n > 16) return tf_fail(TF_ERR_ARG, "Gram + fit finish: at most 16 modes");
+    TF_TRY(fit_args("Gram + fit finish", R, n));
     const gram_fin<T> fin = fit_fin<T>(nullptr, norm, graw, s, lambda, G, nullptr, scales, Gs, n, sc);
     return launch_gram_fit_finish<T>(gpart, S, R, fin, st);
 }
