@@ -36,30 +36,41 @@ typedef struct variant {
     const char *fcoo_seg_part; /* TF_FCOO_SEG_PART likewise */
     const char *fcoo_minb;     /* TF_FCOO_MINB (the seg kernel's occupancy variant) likewise */
     const char *fcoo_tune_nnz; /* TF_FCOO_TUNE_NNZ (tuning on a prefix of the non-zeros) likewise */
+    const char *fcoo_slice;    /* TF_FCOO_SLICE (rank pieces per grid row: 16 = half slices) likewise */
 } variant;
 
 static const variant variants[] = {
-    {TF_FORMAT_COO, NULL, 0, 1, "coo", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/scan", "scan", NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=3", "seg", NULL, NULL, "3", NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=4", "seg", NULL, NULL, "4", NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=2", "seg", NULL, NULL, "2", NULL},
+    {TF_FORMAT_COO, NULL, 0, 1, "coo", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/scan", "scan", NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=3", "seg", NULL, NULL, "3", NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=4", "seg", NULL, NULL, "4", NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=2", "seg", NULL, NULL, "2", NULL, NULL},
     /* software-pipelined loads (orders 3 and 4; other orders run minb=3) */
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/pipe", "seg", NULL, NULL, "pipe", NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/pipe", "seg", NULL, NULL, "pipe", NULL, NULL},
     /* tuned on the first 1000 non-zeros (the timed launches cover a
      * prefix; the kept result must not depend on it) */
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/tune-prefix", "seg", NULL, NULL, NULL, "1000"},
-    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg/part=96", "seg", "96", NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/seg-part=1056", "seg", NULL, "1056", NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg-part=1056", NULL, NULL, "1056", NULL, NULL},
-    {TF_FORMAT_BLCO, NULL, 0, 0, "blco", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, "register", 0, 1, "blco/register", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, "register", 1, 0, "blco/register/no-heavy-rows", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, "hierarchical", 0, 1, "blco/hierarchical", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/tune-prefix", "seg", NULL, NULL, NULL, "1000", NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg/part=96", "seg", "96", NULL, NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/seg-part=1056", "seg", NULL, "1056", NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg-part=1056", NULL, NULL, "1056", NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, NULL, 0, 0, "blco", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, "register", 0, 1, "blco/register", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, "register", 1, 0, "blco/register/no-heavy-rows", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_BLCO, "hierarchical", 0, 1, "blco/hierarchical", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL, NULL, NULL, NULL},
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
+
+/* Half slices (16 rank pieces of 16 bytes per grid row), each seg variant
+ * forced and the tuned choice (half_slice_case). */
+static const variant half_variants[] = {
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/minb=3", "seg", NULL, NULL, "3", NULL, "16"},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/minb=4", "seg", NULL, NULL, "4", NULL, "16"},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/minb=2", "seg", NULL, NULL, "2", NULL, "16"},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/pipe", "seg", NULL, NULL, "pipe", NULL, "16"},
+    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/tuned", "seg", NULL, NULL, NULL, NULL, "16"},
+};
 
 /* Sets name=val for a build (val NULL: leaves it); restore_env puts the
  * caller's value back. */
@@ -94,6 +105,7 @@ static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision p
     const saved_env seg_part = override_env("TF_FCOO_SEG_PART", v->fcoo_seg_part);
     const saved_env minb = override_env("TF_FCOO_MINB", v->fcoo_minb);
     const saved_env tune_nnz = override_env("TF_FCOO_TUNE_NNZ", v->fcoo_tune_nnz);
+    const saved_env slice = override_env("TF_FCOO_SLICE", v->fcoo_slice);
     if (v->resolution) setenv("TF_BLCO_RESOLUTION", v->resolution, 1);
     else unsetenv("TF_BLCO_RESOLUTION");
     if (v->no_heavy) setenv("TF_BLCO_HOT", "0", 1);
@@ -112,6 +124,7 @@ static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision p
     restore_env(&seg_part);
     restore_env(&minb);
     restore_env(&tune_nnz);
+    restore_env(&slice);
     return s;
 }
 
@@ -128,9 +141,10 @@ static void poison(tf_matrix *M)
     for (uint64_t i = 0; i < M->rows * M->cols; ++i) M->data[i] = NAN;
 }
 
-/* All modes of X for ranks[0..nr-1]: references first, then every plan. */
-static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *ranks, int nr,
-                         uint64_t seed)
+/* All modes of X for ranks[0..nr-1]: references first, then a plan of
+ * each of vs[0..nv-1]. */
+static void check_variants(const tf_tensor *X, const char *what, const uint64_t *ranks, int nr, uint64_t seed,
+                           const variant *vs, unsigned nv)
 {
     const uint32_t N = X->order;
     for (int ri = 0; ri < nr; ++ri) {
@@ -147,11 +161,11 @@ static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *r
         }
         for (int prec = 0; prec < 2; ++prec) {
             const double tol = prec == TF_SINGLE ? TOL_FP32 : TOL_FP64;
-            for (unsigned v = 0; v < NVARIANTS; ++v) {
-                if (quick && !variants[v].in_quick) continue;
+            for (unsigned v = 0; v < nv; ++v) {
+                if (quick && !vs[v].in_quick) continue;
                 tf_plan *p = NULL;
-                tf_status s = build_plan(X, &variants[v], (tf_precision)prec, R, &p);
-                CHECKF(s == TF_OK, "%s %s %s R=%llu: build: %s", what, variants[v].name,
+                tf_status s = build_plan(X, &vs[v], (tf_precision)prec, R, &p);
+                CHECKF(s == TF_OK, "%s %s %s R=%llu: build: %s", what, vs[v].name,
                        prec ? "fp32" : "fp64", (unsigned long long)R, tf_last_error());
                 if (s != TF_OK) continue;
                 CHECK(tf_plan_format(p) != TF_FORMAT_AUTO && tf_plan_backend(p) == TF_BACKEND_GPU);
@@ -161,7 +175,7 @@ static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *r
                     const double err = tf_rel_err(out[m].data, ref[m].data, X->dims[m] * R);
                     CHECKF(s == TF_OK && all_written(&out[m]) && err <= tol,
                            "%s [%s] %s %s R=%llu mode %u: %s, rel err %.3g", what, tf_plan_describe(p),
-                           variants[v].name, prec ? "fp32" : "fp64", (unsigned long long)R, m + 1,
+                           vs[v].name, prec ? "fp32" : "fp64", (unsigned long long)R, m + 1,
                            s == TF_OK ? (all_written(&out[m]) ? "written" : "NOT all written")
                                       : tf_last_error(),
                            err);
@@ -174,6 +188,36 @@ static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *r
             tf_matrix_free(&out[m]);
         }
         tt_free_factors(F, N);
+    }
+}
+
+static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *ranks, int nr, uint64_t seed)
+{
+    check_variants(X, what, ranks, nr, seed, variants, NVARIANTS);
+}
+
+/* Half slices on orders 3 and 4 (their own kernels) and 5 (the generic
+ * one), skewed so that segments cross partitions: ranks 64 and 100 cut a
+ * row into 2 and 4 grid rows of 16 pieces in fp64 (2 in fp32 at 100, the
+ * last one partly past R), 64 in fp32 fits one. Also under --quick, whose
+ * ranks never take 16-byte pieces. */
+static void half_slice_case(void)
+{
+    const uint64_t ranks[] = {64, 100};
+    const uint64_t d3[] = {300, 200, 100}, d4[] = {20, 30, 40, 50}, d5[] = {5, 6, 7, 8, 9};
+    tt_spec sp[3] = {tt_spec_make(3, d3, quick ? 2500 : 6000, 21), tt_spec_make(4, d4, quick ? 1500 : 3000, 22),
+                     tt_spec_make(5, d5, quick ? 600 : 2000, 23)};
+    sp[0].hot_mode = 0; sp[0].hot_row = 5; sp[0].hot_share = 0.5; sp[0].sparse_mode = 2;
+    for (int k = 0; k < 3; ++k) {
+        char what[64];
+        snprintf(what, sizeof what, "%u-mode, half slices", sp[k].order);
+        printf("  case: %s\n", what);
+        tf_tensor X;
+        tf_status s = tt_random(&sp[k], &X);
+        CHECKF(s == TF_OK, "%s: %s", what, tf_last_error());
+        if (s == TF_OK)
+            check_variants(&X, what, ranks, 2, 3000 + k, half_variants, sizeof half_variants / sizeof *half_variants);
+        tf_tensor_free(&X);
     }
 }
 
@@ -240,7 +284,7 @@ static void timing_case(void)
  * choice when F-COO does not fit, needs a nearly full device to show). */
 static void auto_choices(void)
 {
-    static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL, NULL, NULL};
+    static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL, NULL, NULL, NULL};
     struct { tt_spec sp; tf_format want; const char *what; } cases[3];
     /* 8 modes of 2^10: an 80-bit index whose 16 block-key bits scatter 3000
      * non-zeros into ~1-element blocks, while the factors stay small. */
@@ -340,6 +384,7 @@ int main(int argc, char **argv)
 
     const uint64_t pl_ranks[] = {16, 32, 100};
     powerlaw_case("power law (alpha 0.7), heavy rows", quick ? pl_ranks + 1 : pl_ranks, quick ? 1 : 3);
+    half_slice_case();
 
     if (!quick) {
         const uint64_t d4[] = {20, 30, 40, 50};

@@ -59,6 +59,17 @@ tf_status zeroed(tf_dev_array<unsigned> &a, uint64_t n, const char *what, cudaSt
     return TF_OK;
 }
 
+/* TF_OK if the last-block counter is back at zero after the kernels ran
+ * (their contract: the next launch counts from zero); waits. */
+tf_status counter_left_zero(const tf_dev_array<unsigned> &c, const char *what, cudaStream_t st)
+{
+    unsigned h = 1;
+    TF_CU(cudaMemcpyAsync(&h, c.p, sizeof h, cudaMemcpyDeviceToHost, st));
+    TF_CU(cudaStreamSynchronize(st));
+    if (h != 0) return tf_fail(TF_ERR_NUMERIC, "%s: its completion counter was left at %u, not 0", what, h);
+    return TF_OK;
+}
+
 /* The fit terms and the non-finite flag to the host (waits). */
 tf_status fit_back(const tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st, double *inner, double *knorm2,
                    int *nonfinite)
@@ -156,6 +167,7 @@ tf_status gram_check(const double *hA, uint64_t I, uint32_t R, int norm, const d
     TF_TRY(zeroed(counter, 1, "counter", st));
     TF_TRY(zero_scalars(sc, st));
     TF_TRY(tf_gpu_gram<T>(A.p, I, R, norm, gpart.p, graw.p, counter.p, s.p, lambda.p, G.p, sc.p, st));
+    TF_TRY(counter_left_zero(counter, "Gram", st));
     return normalised_back(lambda, s, G, R, sc, st, hlambda, hs, hG, nonfinite);
 }
 
@@ -275,6 +287,7 @@ tf_status fit_terms_check(const double *hA, const double *hB, uint64_t I, uint32
     TF_TRY(uploaded(G, hG, (uint64_t)n * R * R, "Grams", st));
     TF_TRY(io.prepare(I, R, scales, G, n, 1, st));
     TF_TRY(tf_gpu_fit_terms<T>(A.p, B.p, I, R, w.p, io.sp, io.gp, n, io.partial.p, io.counter.p, io.sc.p, st));
+    TF_TRY(counter_left_zero(io.counter, "fit terms", st));
     return fit_back(io.sc, st, inner, knorm2, nonfinite);
 }
 
@@ -332,6 +345,7 @@ tf_status gram_fit_check(const double *hA, const double *hM, uint64_t I, uint32_
     TF_TRY(lm.prepare(I, R, hscales, hG, n, st));
     TF_TRY(tf_gpu_gram_fit<T>(A.p, M.p, I, R, norm, lm.gpart.p, lm.graw.p, lm.io.counter.p, lm.sn, lm.lambda.p, lm.Gn,
                               lm.io.sp, lm.io.gp, n, lm.io.sc.p, st));
+    TF_TRY(counter_left_zero(lm.io.counter, "Gram + fit", st));
     return lm.back(st, hlambda, hs, hGn, inner, knorm2, nonfinite);
 }
 

@@ -30,7 +30,7 @@ struct tf_gpu_engine {
     tf_cuda_ctx *ctx = nullptr;   /* owned by the caller, outlives the engine */
     tf_format format = TF_FORMAT_AUTO;
     uint64_t bytes = 0;           /* device memory held                      */
-    char desc[48] = {0};          /* e.g. "blco, 3 blocks"                   */
+    char desc[64] = {0};          /* e.g. "blco, 3 blocks"                   */
 };
 
 /* Factories (X canonical or at least valid, order 2..TF_GPU_MAX_ORDER). */

@@ -8,6 +8,16 @@
  * partitions; blocks are 1-D with 256 threads whatever R is, each warp owns
  * one partition (part_nnz non-zeros, a multiple of 32), and a warp is G
  * groups of C lanes (C = R/V rounded up to a power of two, at most 32).
+ * The seg kernel also comes with half slices (SL = 16 pieces, 256 bytes of
+ * a factor row per grid row): block order runs the slices one after the
+ * other, so each pass over the copy gathers half as many bytes per row and
+ * the L2 holds twice the rows. Where a row is longer than 256 bytes and
+ * the product factors exceed the L2 they are timed on first use beside
+ * the chosen pair (measured on an H200 with a runtime slice: 3-4 % faster
+ * on the 20M-non-zero tensor at R = 64 and 128; slower on wordnet30, whose
+ * factors the L2 holds better; at 128 bytes or less random gathers lose
+ * more bandwidth than the hits save). A compile-time SL keeps the full-
+ * slice kernels exactly as they were.
  *
  * "scan": the warp loads 32 non-zeros at a time (one per lane,
  * coalesced), its lane groups take them G at a time (shuffles), form the
@@ -297,9 +307,10 @@ __device__ __forceinline__ void seg_stage(const fcoo_args<T> &a, const uint32_t 
 /* Segment-streaming kernel (file header): one partition per warp, one
  * contiguous range of it per lane group, walked in order with register
  * accumulation; no shuffles per non-zero. */
-template <typename T, int NP, int V, int MINB, bool PIPE>
+template <typename T, int NP, int V, int MINB, bool PIPE, int SL>
 __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const fcoo_args<T> a)
 {
+    static_assert(SL == 32 || SL == 16, "full or half slices of the rank");
     static_assert(!PIPE || NP > 0, "the generic kernel is not pipelined");
     constexpr int MP = NP ? NP : MAX_PMODES;
     constexpr int U = seg_unroll<NP, MINB, PIPE>();
@@ -307,8 +318,9 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const 
     const int np = NP ? NP : (int)a.np;
     const uint64_t p = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (p >= a.nparts) return; /* the whole warp leaves together */
-    const tf_lanes L = tf_lanes_for(a.R / V); /* lanes over pieces of V columns */
-    const uint32_t col = (blockIdx.y * 32 + L.c) * V;
+    /* lanes over pieces of V columns, SL pieces per grid row */
+    const tf_lanes L = tf_lanes_for(SL == 32 ? a.R / V : min(a.R / V, (uint32_t)SL));
+    const uint32_t col = (blockIdx.y * SL + L.c) * V;
     const bool colok = col < a.R;
     const uint64_t beg = p * a.part_nnz;
     const uint64_t end = min(beg + a.part_nnz, a.nnz);
@@ -573,6 +585,7 @@ struct fcoo_dev {
     fcoo_cut cut[FCOO_CUTS];
     int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
     int variant = SEG_WIDE;    /* the seg kernel's variant (SEG_*) */
+    int slice = 32;            /* rank pieces per grid row: 32, or 16 (half slices, seg only) */
     bool tune_variant = false; /* time every variant (else variant as set) */
     uint32_t tuned_R = 0;      /* rank the choice was timed at (0: not yet) */
     uint32_t pmodes[MAX_PMODES] = {0};
@@ -629,6 +642,8 @@ template <typename T>
 struct fcoo_engine : tf_gpu_engine {
     uint32_t order = 0;
     bool no_vec = false; /* TF_FCOO_VEC=0: one column per lane (for measurements) */
+    int slice_env = 0;    /* TF_FCOO_SLICE=16|32: every seg mode's slice (tests, measurements) */
+    uint64_t l2_bytes = 0; /* the device's L2 (0: unknown) */
     uint64_t tune_prefix = 0; /* non-zeros a mode is tuned on (tune_nnz) */
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
@@ -647,7 +662,7 @@ struct fcoo_engine : tf_gpu_engine {
             TF_CU(cudaStreamIsCapturing(ctx->stream, &cs));
             if (cs == cudaStreamCaptureStatusNone) TF_TRY(tune_mode(mode, fac, out, R));
         }
-        return launch(mode, c.cut[c.chosen], c.variant, fac, out, R);
+        return launch(mode, c.cut[c.chosen], c.variant, c.slice, fac, out, R);
     }
 
     tf_status tune(const void *const *fac, void *out, uint32_t R) override
@@ -657,16 +672,41 @@ struct fcoo_engine : tf_gpu_engine {
         return TF_OK;
     }
 
+    /* Half slices are worth timing for mode: a seg mode with 16-byte
+     * pieces, rows longer than 256 bytes, and product factors the L2 does
+     * not hold (where it does, slices only add passes over the copy). */
+    bool slices_apply(uint32_t mode, uint32_t R) const
+    {
+        constexpr uint32_t VEC = 16 / sizeof(T);
+        const fcoo_dev<T> &c = copy[mode];
+        if (!c.seg || no_vec || R % VEC != 0 || R / VEC <= 16) return false;
+        uint64_t gathered = 0;
+        for (uint32_t q = 0; q + 1 < order; ++q) gathered += dims[c.pmodes[q]] * R * sizeof(T);
+        return gathered > l2_bytes;
+    }
+
     /* Times every cut of `mode` with each occupancy variant (one warm-up
      * and the best of three runs each, CUDA events; out is scratch) and
      * keeps the fastest pair, the default variant unless the other is
-     * clearly faster. Waits for the stream: first use only. A mode of more
-     * than tune_prefix non-zeros is timed on the partitions that cover its
-     * first tune_prefix (with the whole output clear, as in use): 60
-     * launches of the whole mode would cost ~17 s at a billion non-zeros. */
+     * clearly faster; then, where slices_apply, the pair with half slices
+     * (kept if clearly faster). Waits for the stream: first use only. A
+     * mode of more than tune_prefix non-zeros is timed on the partitions
+     * that cover its first tune_prefix (with the whole output clear, as in
+     * use): 60 launches of the whole mode would cost ~17 s at a billion
+     * non-zeros. */
     tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
     {
         fcoo_dev<T> &c = copy[mode];
+        const int base = slice_env ? slice_env : 32;
+        auto time_of = [&](int k, int variant, int slice, float *t) -> tf_status {
+            fcoo_cut part = c.cut[k]; /* shallow: the same device arrays */
+            part.nparts = std::min<uint64_t>(part.nparts, (tune_prefix + part.part_nnz - 1) / part.part_nnz);
+            double ms[3];
+            TF_TRY(tf_cuda_time_runs(ctx->stream, 1, 3, ms,
+                                     [&]() { return launch(mode, part, variant, slice, fac, out, R); }));
+            *t = (float)std::min({ms[0], ms[1], ms[2]});
+            return TF_OK;
+        };
         /* the fastest cut of each variant; c.variant (the default) first */
         int variants[SEG_VARIANTS] = {c.variant};
         int nv = 1;
@@ -676,12 +716,8 @@ struct fcoo_engine : tf_gpu_engine {
         int cut_of[SEG_VARIANTS] = {0};
         for (int v = 0; v < nv; ++v)
             for (int k = 0; k < c.ncut; ++k) {
-                fcoo_cut part = c.cut[k]; /* shallow: the same device arrays */
-                part.nparts = std::min<uint64_t>(part.nparts, (tune_prefix + part.part_nnz - 1) / part.part_nnz);
-                double ms[3];
-                TF_TRY(tf_cuda_time_runs(ctx->stream, 1, 3, ms,
-                                         [&]() { return launch(mode, part, variants[v], fac, out, R); }));
-                const float t = (float)std::min({ms[0], ms[1], ms[2]});
+                float t;
+                TF_TRY(time_of(k, variants[v], base, &t));
                 if (k == 0 || t < best[v]) {
                     best[v] = t;
                     cut_of[v] = k;
@@ -694,12 +730,19 @@ struct fcoo_engine : tf_gpu_engine {
             if (best[w] < 0.97f * best[0] && best[w] < best[v]) v = w;
         c.chosen = cut_of[v];
         c.variant = variants[v];
+        c.slice = base;
+        if (!slice_env && slices_apply(mode, R)) { /* likewise 3 % */
+            float t;
+            TF_TRY(time_of(c.chosen, c.variant, 16, &t));
+            if (t < 0.97f * best[v]) c.slice = 16;
+        }
         c.tuned_R = R;
         describe(this);
         return TF_OK;
     }
 
-    tf_status launch(uint32_t mode, const fcoo_cut &k, int variant, const void *const *fac, void *out, uint32_t R)
+    tf_status launch(uint32_t mode, const fcoo_cut &k, int variant, int slice, const void *const *fac, void *out,
+                     uint32_t R)
     {
         const fcoo_dev<T> &c = copy[mode];
         if (k.clear_all || nnz == 0) {
@@ -743,7 +786,8 @@ struct fcoo_engine : tf_gpu_engine {
          * (measured that way only; TF_FCOO_VEC=0 to compare). */
         constexpr uint32_t VEC = 16 / sizeof(T);
         const bool vec = R % VEC == 0 && !no_vec && (c.seg || k.nparts <= 16 * dims[mode]);
-        const uint32_t cols_per_block = 32 * (vec ? VEC : 1);
+        const bool half = c.seg && vec && slice == 16; /* half slices: 16-byte pieces only */
+        const uint32_t cols_per_block = (half ? 16 : 32) * (vec ? VEC : 1);
         const dim3 grid((unsigned)((k.nparts + TF_BLOCK_WARPS - 1) / TF_BLOCK_WARPS),
                         (R + cols_per_block - 1) / cols_per_block);
         cudaStream_t st = ctx->stream;
@@ -755,8 +799,9 @@ struct fcoo_engine : tf_gpu_engine {
                     constexpr int VA = decltype(va)::value;
                     constexpr int MB = seg_blocks[VA];
                     constexpr bool P = seg_pipelined[VA];
-                    if (vec) fcoo_seg_kernel<T, NP, VEC, MB, P><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
-                    else fcoo_seg_kernel<T, NP, 1, MB, P><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    if (half) fcoo_seg_kernel<T, NP, VEC, MB, P, 16><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    else if (vec) fcoo_seg_kernel<T, NP, VEC, MB, P, 32><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    else fcoo_seg_kernel<T, NP, 1, MB, P, 32><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
                 };
                 if (variant == SEG_OCC) run(std::integral_constant<int, SEG_OCC>{});
                 else if (variant == SEG_DEEP) run(std::integral_constant<int, SEG_DEEP>{});
@@ -864,6 +909,15 @@ int variant_env(void)
     return -1;
 }
 
+/* TF_FCOO_SLICE=16|32: rank pieces per grid row of every seg mode (tests
+ * and measurements), else 0 (timed where slices_apply). */
+int slice_env(void)
+{
+    const char *env = getenv("TF_FCOO_SLICE");
+    const int v = env ? atoi(env) : 0;
+    return v == 16 || v == 32 ? v : 0;
+}
+
 /* The partition sizes a seg mode is cut into: parts[0] the default
  * (seg_partition_size), then the other FCOO_CUTS candidates, timed on first
  * use; TF_FCOO_SEG_PART or TF_FCOO_TUNE=0 (for measurements): only the
@@ -883,24 +937,29 @@ int seg_partitions(uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t 
     return n;
 }
 
-/* "fcoo, 256 nnz per warp[, seg modes 1,3]": the seg list only where it
- * fits the description buffer. */
+/* "fcoo, 256 nnz per warp[, seg modes 1,3][, half slices 1]": the lists
+ * only where they fit the description buffer. */
 template <typename E>
 void describe(E *e)
 {
     auto part = [&](uint32_t m) { return e->copy[m].cut[e->copy[m].chosen].part_nnz; };
     uint32_t lo = part(0), hi = lo;
-    char segs[2 * TF_GPU_MAX_ORDER + 1] = "";
-    size_t n = 0;
+    char segs[2 * TF_GPU_MAX_ORDER + 1] = "", halves[2 * TF_GPU_MAX_ORDER + 1] = "";
+    size_t n = 0, nh = 0;
     for (uint32_t m = 0; m < e->order; ++m) {
         lo = std::min(lo, part(m));
         hi = std::max(hi, part(m));
         if (e->copy[m].seg) n += (size_t)snprintf(segs + n, sizeof segs - n, "%s%u", n ? "," : "", m + 1);
+        if (e->copy[m].seg && e->copy[m].slice == 16)
+            nh += (size_t)snprintf(halves + nh, sizeof halves - nh, "%s%u", nh ? "," : "", m + 1);
     }
     char parts[24];
     if (lo == hi) snprintf(parts, sizeof parts, "%u", lo);
     else snprintf(parts, sizeof parts, "%u-%u", lo, hi);
-    const int len = snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp, seg modes %s", parts, segs);
+    int len = snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp, seg modes %s%s%s", parts, segs,
+                       nh ? ", half slices " : "", halves);
+    if (nh && (len < 0 || (size_t)len >= sizeof e->desc))
+        len = snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp, seg modes %s", parts, segs);
     if (!n || len < 0 || (size_t)len >= sizeof e->desc)
         snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp", parts);
 }
@@ -919,6 +978,13 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     const int variant = variant_env();
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
     e->tune_prefix = tune_nnz(ctx->sm_count);
+    e->slice_env = slice_env();
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ctx->device) != cudaSuccess || l2 < 0) {
+        cudaGetLastError(); /* unknown: half slices are timed wherever rows allow */
+        l2 = 0;
+    }
+    e->l2_bytes = (uint64_t)l2;
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
@@ -934,6 +1000,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         c.seg = choose_seg(forced, &f);
         c.variant = variant >= 0 && (variant != SEG_PIPE || has_pipe(e->order)) ? variant : SEG_WIDE;
         c.tune_variant = c.seg && variant < 0 && !tune_off();
+        if (e->slice_env) c.slice = e->slice_env;
         const uint32_t scan_parts[1] = {part_nnz};
         s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
                   : c.upload(&f, scan_parts, 1, ctx->stream);
