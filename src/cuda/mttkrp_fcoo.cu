@@ -13,11 +13,11 @@
  * other, so each pass over the copy gathers half as many bytes per row and
  * the L2 holds twice the rows. Where a row is longer than 256 bytes and
  * the product factors exceed the L2 they are timed on first use beside
- * the chosen pair (measured on an H200 with a runtime slice: 3-4 % faster
- * on the 20M-non-zero tensor at R = 64 and 128; slower on wordnet30, whose
- * factors the L2 holds better; at 128 bytes or less random gathers lose
- * more bandwidth than the hits save). A compile-time SL keeps the full-
- * slice kernels exactly as they were.
+ * the chosen pair (measured on an H200: 3 % faster on the 20M-non-zero
+ * tensor at R = 64 and 128; a runtime slice had been slower on wordnet30,
+ * whose factors the L2 holds better; at 128 bytes or less random gathers
+ * lose more bandwidth than the hits save). A compile-time SL keeps the
+ * full-slice kernels exactly as they were.
  *
  * "scan": the warp loads 32 non-zeros at a time (one per lane,
  * coalesced), its lane groups take them G at a time (shuffles), form the
@@ -911,7 +911,7 @@ int variant_env(void)
 
 /* TF_FCOO_SLICE=16|32: rank pieces per grid row of every seg mode (tests
  * and measurements), else 0 (timed where slices_apply). */
-int slice_env(void)
+int slice_from_env(void)
 {
     const char *env = getenv("TF_FCOO_SLICE");
     const int v = env ? atoi(env) : 0;
@@ -978,7 +978,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     const int variant = variant_env();
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
     e->tune_prefix = tune_nnz(ctx->sm_count);
-    e->slice_env = slice_env();
+    e->slice_env = slice_from_env();
     int l2 = 0;
     if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ctx->device) != cudaSuccess || l2 < 0) {
         cudaGetLastError(); /* unknown: half slices are timed wherever rows allow */
