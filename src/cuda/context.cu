@@ -73,6 +73,7 @@ tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device)
     c->sm_count = p.multiProcessorCount;
     c->smem_block = p.sharedMemPerBlock;
     c->smem_optin = p.sharedMemPerBlockOptin;
+    c->l2_bytes = p.l2CacheSize > 0 ? (uint64_t)p.l2CacheSize : 0;
     snprintf(c->name, sizeof c->name, "%s", p.name);
     TF_CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     /* The side stream runs short work beside the main stream's kernels

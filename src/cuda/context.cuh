@@ -15,6 +15,7 @@ struct tf_cuda_ctx {
     int sm_count = 0;
     size_t smem_block = 0;        /* shared memory per block without opt-in   */
     size_t smem_optin = 0;        /* with cudaFuncAttributeMaxDynamicSharedMemorySize */
+    uint64_t l2_bytes = 0;        /* L2 cache                                 */
     char name[256] = {0};
     cudaStream_t stream = nullptr; /* all work of the plan runs here          */
     cudaStream_t side = nullptr;   /* second stream (highest priority): uploads / independent work */

@@ -643,7 +643,6 @@ struct fcoo_engine : tf_gpu_engine {
     uint32_t order = 0;
     bool no_vec = false; /* TF_FCOO_VEC=0: one column per lane (for measurements) */
     int slice_env = 0;    /* TF_FCOO_SLICE=16|32: every seg mode's slice (tests, measurements) */
-    uint64_t l2_bytes = 0; /* the device's L2 (0: unknown) */
     uint64_t tune_prefix = 0; /* non-zeros a mode is tuned on (tune_nnz) */
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
@@ -682,7 +681,7 @@ struct fcoo_engine : tf_gpu_engine {
         if (!c.seg || no_vec || R % VEC != 0 || R / VEC <= 16) return false;
         uint64_t gathered = 0;
         for (uint32_t q = 0; q + 1 < order; ++q) gathered += dims[c.pmodes[q]] * R * sizeof(T);
-        return gathered > l2_bytes;
+        return gathered > ctx->l2_bytes;
     }
 
     /* Times every cut of `mode` with each occupancy variant (one warm-up
@@ -979,12 +978,6 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
     e->tune_prefix = tune_nnz(ctx->sm_count);
     e->slice_env = slice_from_env();
-    int l2 = 0;
-    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ctx->device) != cudaSuccess || l2 < 0) {
-        cudaGetLastError(); /* unknown: half slices are timed wherever rows allow */
-        l2 = 0;
-    }
-    e->l2_bytes = (uint64_t)l2;
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {

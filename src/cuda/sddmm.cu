@@ -29,11 +29,10 @@ struct sddmm_device {
 
 tf_status query_device(const tf_cuda_ctx &ctx, sddmm_device *d)
 {
-    int l2 = 0, smem_sm = 0, threads_sm = 0;
-    TF_CU(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ctx.device));
+    int smem_sm = 0, threads_sm = 0;
     TF_CU(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ctx.device));
     TF_CU(cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ctx.device));
-    d->l2_bytes = (uint64_t)(l2 > 0 ? l2 : 4 << 20);
+    d->l2_bytes = ctx.l2_bytes ? ctx.l2_bytes : 4u << 20;
     d->resident = (uint64_t)std::max(ctx.sm_count, 1) * (uint64_t)std::max(threads_sm, 1024);
     /* Half an SM (two resident blocks of 512 threads), less 1 KB the runtime reserves per block. */
     size_t half = smem_sm > 0 ? (size_t)smem_sm / 2 - 1024 : 48 * 1024;
