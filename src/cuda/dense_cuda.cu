@@ -957,12 +957,13 @@ __device__ void gram_scale_block(const double *gpart, uint32_t S, uint32_t R, in
     }
 }
 
+/* graw already summed (gram_sum_kernel) */
 template <typename T>
-__global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, int norm, int sum, double *graw,
-                                  T *s, T *lambda, T *G, tf_gpu_scalars *sc)
+__global__ void gram_scale_kernel(const double *gpart, uint32_t S, uint32_t R, int norm, double *graw, T *s,
+                                  T *lambda, T *G, tf_gpu_scalars *sc)
 {
     __shared__ double gsh[kSmall * kSmall];
-    gram_scale_block<T>(gpart, S, R, norm, sum, graw, s, lambda, G, sc, gsh);
+    gram_scale_block<T>(gpart, S, R, norm, 0, graw, s, lambda, G, sc, gsh);
 }
 
 /* gram_scale_kernel (graw from gram_sum_kernel) and then, in the same
@@ -1330,7 +1331,7 @@ tf_status tf_gpu_gram_finish(const double *gpart, uint32_t S, uint32_t R, int no
                              T *G, tf_gpu_scalars *sc, cudaStream_t st)
 {
     TF_TRY(launch_gram_sum(gpart, S, R, graw, st));
-    gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, 0, graw, s, lambda, G, sc);
+    gram_scale_kernel<T><<<1, kThreads, 0, st>>>(gpart, S, R, norm, graw, s, lambda, G, sc);
     TF_CU_LAUNCH("gram_scale_kernel");
     return TF_OK;
 }
