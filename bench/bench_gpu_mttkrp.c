@@ -31,6 +31,7 @@ typedef struct bench_cfg {
     uint64_t rank;
     int reps, warmup, device;
     int cpd_iters; /* > 0: CP-ALS instead of MTTKRP */
+    tf_context *ctx; /* one for the run: the GPU, and the TF_* tuning overrides */
 } bench_cfg;
 
 static int cmp_double(const void *a, const void *b)
@@ -83,6 +84,7 @@ static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c
     o.precision = prec;
     o.device = c->device;
     o.rank_hint = c->rank;
+    o.context = c->ctx;
     tf_plan *p = NULL;
     double t0 = tf_wtime();
     tf_status st = tf_plan_build(X, &o, &p);
@@ -156,6 +158,7 @@ static void bench_cpd(const tf_tensor *X, const bench_cfg *c, tf_format fmt, tf_
     o.format = fmt;
     o.precision = prec;
     o.device = c->device;
+    o.context = c->ctx;
     static iter_times t;
     t.n = 0;
     o.callback = on_iter;
@@ -194,7 +197,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    bench_cfg c = {"coo,fcoo,blco", "double,single", NULL, 32, 20, 3, 0, 0};
+    bench_cfg c = {"coo,fcoo,blco", "double,single", NULL, 32, 20, 3, 0, 0, NULL};
     const char *file = NULL, *gen = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -214,6 +217,15 @@ int main(int argc, char **argv)
     if (tf_gpu_count() == 0) {
         printf("bench_gpu_mttkrp: no CUDA device, nothing to measure\n");
         return 0;
+    }
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.device = c.device;
+    tf_tuning_from_env(&co.tuning); /* TF_FCOO_* etc. for measurements */
+    if (tf_context_create(&co, &c.ctx) != TF_OK) {
+        fprintf(stderr, "bench_gpu_mttkrp: %s\n", tf_last_error());
+        return 1;
     }
     char dev[256];
     tf_gpu_describe(c.device, dev, sizeof dev);
@@ -266,5 +278,6 @@ int main(int argc, char **argv)
     }
     for (uint32_t m = 0; m < X.order; ++m) tf_matrix_free(&F[m]);
     tf_tensor_free(&X);
+    tf_context_free(c.ctx);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "mttkrp_model.h"
 #include "outfile.h"
 #include "report.h"
+#include "run_context.h"
 
 #define BENCH_CMD "bench mttkrp"
 #define MAX_FORMATS 8
@@ -30,22 +31,24 @@ static const char help[] =
     "the factors on the device and time each run with CUDA events; CPU runs use\n"
     "the wall clock.\n"
     "\n"
-    "      --format LIST    comma-separated formats: coo, csf, fcoo, blco, amped,\n"
+    "      --format LIST    comma-separated formats: coo, csf, fcoo, blco,\n"
     "                       auto (default coo,fcoo,blco on the GPU, coo,csf when\n"
     "                       everything runs on the CPU)\n"
     "      --precision LIST comma-separated precisions: double, single (default\n"
     "                       double; single on the GPU only)\n"
-    "      --device D       auto|cpu|gpu (default auto: fcoo, blco and amped on the\n"
+    "      --device D       auto|cpu|gpu (default auto: fcoo and blco on the\n"
     "                       GPU, csf on the CPU, coo and auto on the GPU when one is\n"
     "                       present, else on the CPU)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
     "  -r, --rank R         factor columns (default 16)\n"
+    CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "      --reps N         timed runs per mode (default 20)\n"
     "      --warmup W       untimed runs per mode first (default 3 on the GPU,\n"
     "                       1 on the CPU)\n"
     "      --seed S         seed of the random factors (default 1)\n"
-    "      --json OUT       also write the results as JSON to OUT\n"
+    "      --json OUT       also write the results as JSON to OUT ('-': standard\n"
+    "                       output, then the table goes to stderr)\n"
     "  -h, --help           this help\n"
     "\n"
     "A run that cannot be made (a GPU format without a GPU, single precision on\n"
@@ -103,6 +106,7 @@ typedef struct bench_opts {
     int any_cpu, any_gpu;
     char gpu_name[256];
     double copy_bw; /* bytes/s; 0 when not measured */
+    tf_context *ctx; /* the run's context: its GPU is set up before any plan is timed */
 } bench_opts;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* tf_backend's order */
@@ -165,6 +169,7 @@ static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *
     po.threads = o->threads;
     po.device = o->gpu;
     po.rank_hint = o->rank;
+    po.context = o->ctx;
     res->warmup = o->warmup >= 0 ? o->warmup : res->backend == TF_BACKEND_GPU ? GPU_WARMUP : CPU_WARMUP;
     tf_plan *p = NULL;
     tf_matrix out = {0};
@@ -331,7 +336,7 @@ static int parse_formats(const char *list, tf_format *fmt, int *n)
     int rc = cli_split(BENCH_CMD, "--format", list, &buf, piece, MAX_FORMATS, n);
     for (int i = 0; rc == CLI_OK && i < *n; ++i) {
         int f = tf_format_parse(piece[i]);
-        if (f < 0) rc = cli_usage(BENCH_CMD, "--format: unknown format '%s' (formats: coo, csf, fcoo, blco, amped, auto)",
+        if (f < 0) rc = cli_usage(BENCH_CMD, "--format: unknown format '%s' (formats: coo, csf, fcoo, blco, auto)",
                                   piece[i]);
         else fmt[i] = (tf_format)f;
     }
@@ -390,9 +395,10 @@ int cmd_bench(int argc, char **argv)
 
     const char *formats = NULL, *precisions = "double", *device = NULL, *gpu = NULL, *rank = NULL,
                *threads = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *json = NULL;
+    const char *base = NULL;
     const cli_opt opts[] = {{"format", 0, &formats, NULL},      {"precision", 0, &precisions, NULL},
                             {"device", 0, &device, NULL},       {"gpu", 0, &gpu, NULL},
-                            {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL},
+                            {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
                             {"reps", 0, &reps, NULL},           {"warmup", 0, &warmup, NULL},
                             {"seed", 0, &seed, NULL},           {"json", 0, &json, NULL},
                             {0}};
@@ -445,9 +451,19 @@ int cmd_bench(int argc, char **argv)
     tf_read_info info;
     tf_matrix f[TF_MAX_ORDER];
     memset(f, 0, sizeof f);
-    if ((rc = cli_load(a.pos[0], o.threads, &t, &info))) return rc;
+    if ((rc = cli_outputs_check(&o.json_path, 1))) return rc; /* before reading */
+    if ((rc = cli_load_base(BENCH_CMD, a.pos[0], o.threads, base, &t, &info))) return rc;
     cli_print_problem(stdout, a.pos[0], &t, &info);
     if (random_factors(&t, o.rank, o.seed, f) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    /* one context for every run; its GPU (streams, handles) is made here,
+     * so no plan's build time includes setting up the device */
+    if ((rc = cli_run_context(o.any_gpu && have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU, o.gpu, o.threads, "--gpu", &o.ctx)))
+        goto done;
+    uint64_t budget = 0;
+    if (o.any_gpu && have_gpu && tf_context_memory_budget(o.ctx, &budget) != TF_OK) {
         rc = cli_fail();
         goto done;
     }
@@ -466,5 +482,6 @@ int cmd_bench(int argc, char **argv)
 done:
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&f[m]);
     tf_tensor_free(&t);
+    tf_context_free(o.ctx);
     return rc;
 }

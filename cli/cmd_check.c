@@ -4,19 +4,25 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outfile.h"
+#include "dims_note.h"
 #include "report.h"
 
 static const char help[] =
-    "usage: tenfold check FILE [--fix OUT] [-t THREADS]\n"
+    "usage: tenfold check FILE [--fix OUT] [--base auto|0|1] [-t THREADS]\n"
     "\n"
     "Reads FILE and reports what tenfold had to fix or noticed: duplicate\n"
-    "coordinates (summed), explicit zeros (dropped), 0-based modes (detected per\n"
-    "mode) and empty slices. Exit status 0 when the file is valid (warnings are\n"
-    "fine), 1 with a one-line message naming file:line:field when it is not.\n"
+    "coordinates (summed), explicit zeros (dropped), the index base (one per\n"
+    "file: 0-based if any index is 0, or as --base says) and empty slices.\n"
+    "Exit status 0 when the file is valid (warnings are fine), 1 with a\n"
+    "one-line message naming file:line:field when it is not.\n"
     "\n"
     "      --fix OUT        also write the canonical tensor to OUT (format by\n"
     "                       extension: .bin/.tfb binary, .mtx Matrix Market, else\n"
-    "                       .tns; written atomically)\n"
+    "                       .tns -- with the ParTI dims header when plain .tns\n"
+    "                       would shrink a mode; written atomically; '-' is\n"
+    "                       standard output, then the report goes to stderr)\n"
+    CLI_BASE_HELP
     "  -t, --threads N      threads for reading (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -24,10 +30,10 @@ static const char help[] =
 static int report_empty_slices(const tf_tensor *t)
 {
     for (uint32_t m = 0; m < t->order; ++m) {
-        uint64_t *cnt = cli_slice_counts(t, m);
+        uint64_t nonempty = 0;
+        uint64_t *cnt = cli_slice_counts(t, m, &nonempty);
         if (!cnt) return CLI_FAIL;
-        uint64_t empty = 0;
-        for (uint64_t i = 0; i < t->dims[m]; ++i) empty += cnt[i] == 0;
+        const uint64_t empty = t->dims[m] - nonempty;
         free(cnt);
         if (!empty) continue;
         printf("note:    mode %u has %llu empty slice%s of %llu (their factor rows will be zero)\n", m + 1,
@@ -39,16 +45,18 @@ static int report_empty_slices(const tf_tensor *t)
 int cmd_check(int argc, char **argv)
 {
     const char *fix = NULL, *threads = NULL;
-    const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {0}};
+    const char *base = NULL;
+    const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
     cli_args a;
     int rc = cli_parse(&a, "check", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     int nthreads = 0;
     if ((rc = cli_threads("check", threads, &nthreads))) return rc;
+    if ((rc = cli_outputs_check(&fix, 1))) return rc; /* before reading FILE */
 
     tf_tensor t;
     tf_read_info info;
-    if ((rc = cli_load(a.pos[0], nthreads, &t, &info))) return rc;
+    if ((rc = cli_load_base("check", a.pos[0], nthreads, base, &t, &info))) return rc;
     cli_print_problem(stdout, a.pos[0], &t, &info);
     printf("entries: %llu read from %llu lines, %s\n", (unsigned long long)info.entries,
            (unsigned long long)info.lines,
@@ -64,8 +72,10 @@ int cmd_check(int argc, char **argv)
         printf("warning: %llu explicit zero%s dropped (including sums of duplicates that cancel)\n",
                (unsigned long long)info.zeros, info.zeros == 1 ? "" : "s");
     }
-    for (uint32_t m = 0; m < t.order; ++m)
-        if (info.zero_based[m]) printf("note:    mode %u is 0-based (read as such)\n", m + 1);
+    if (info.base_source == TF_BASE_DETECTED && info.index_base == 0)
+        printf("note:    the file is 0-based (an index is 0), every mode is read 0-based\n");
+    else if (info.base_source == TF_BASE_OPTION)
+        printf("note:    the file is read %d-based (--base %d)\n", info.index_base, info.index_base);
     if (info.mtx_symmetric) printf("note:    symmetric Matrix Market file expanded to both triangles\n");
     if (info.mtx_pattern) printf("note:    pattern Matrix Market file: values set to 1\n");
     if (t.nnz == 0) {
@@ -82,6 +92,7 @@ int cmd_check(int argc, char **argv)
             tf_tensor_free(&t);
             return cli_fail();
         }
+        cli_note_tns_dims(fix, &t, TF_FILE_AUTO);
         printf("fixed:   wrote the canonical tensor to %s\n", fix);
     }
     tf_tensor_free(&t);

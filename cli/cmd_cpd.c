@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "commands.h"
 #include "cpd_output.h"
 #include "report.h"
+#include "run_context.h"
 
 /* Set to 1 when the GPU CP-ALS backend lands: --device auto then hands the
  * choice to the library instead of falling back to the CPU here. */
@@ -20,24 +22,37 @@ static const char help[] =
     "per iteration (fit, delta fit, seconds), the final fit and a timing\n"
     "breakdown, and writes the factors.\n"
     "\n"
-    "  -r, --rank R         rank of the decomposition (required)\n"
+    "  -r, --rank R         rank of the decomposition, 1..16384 (required)\n"
     "  -i, --iters N        maximum number of iterations (default 50)\n"
     "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
     "      --seed S         seed of the random initial factors (default 20240601;\n"
     "                       the same seed prints the same fits)\n"
+    CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
-    "                       (SPLATT layout) and STEM.ktensor (Tensor Toolbox /\n"
-    "                       pyttb export_data); default STEM: FILE's name without\n"
-    "                       directory and extensions, in the current directory\n"
-    "                       (data/uber-apr14.tns.xz -> ./uber-apr14.*)\n"
+    "                       (SPLATT layout) and STEM.ktensor; default STEM: FILE's\n"
+    "                       name without directory and extensions, in the current\n"
+    "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*);\n"
+    "                       a STEM ending in / or naming a directory puts the\n"
+    "                       default stem there (-o out/ -> out/uber-apr14.*)\n"
+    "      --no-ktensor     do not write STEM.ktensor: it holds the same numbers as\n"
+    "                       the .mat files in one Tensor Toolbox / pyttb\n"
+    "                       export_data file, so it doubles the output\n"
     "      --nowrite        do not write the factors\n"
-    "      --json REPORT    also write a machine-readable report (JSON) to REPORT\n"
+    "      --json REPORT    also write a machine-readable report (JSON) to REPORT,\n"
+    "                       after the factors; '-' is standard output (progress\n"
+    "                       then goes to stderr)\n"
     "      --device D       auto|cpu|gpu (default auto: the GPU when one is present\n"
     "                       and supported, else the CPU)\n"
-    "      --format F       auto|coo|csf|fcoo|blco|amped (default auto)\n"
+    "      --format F       auto|coo|csf|fcoo|blco (default auto)\n"
     "      --precision P    double|single (default double)\n"
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    "\n"
+    "The factor files are one set: all are written to temporary names first,\n"
+    "then renamed, so a failure or SIGINT / SIGTERM (exit 130 / 143) leaves the\n"
+    "previous set as it was and no temporary behind. Output places are checked\n"
+    "before the input is read. The timing line's write is the time writing the\n"
+    "factors; wall includes it.\n";
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const precision_names[] = {"double", "single"};
@@ -72,6 +87,7 @@ static void on_iteration(const tf_cpd_iter *it, void *user)
     cpd_run_add_iter(run, it);
 }
 
+
 /* Parses the options into run->opts; returns -1 to go on or an exit code. */
 static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
@@ -81,7 +97,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
         {"threads", 't', &threads, NULL}, {"stem", 'o', &stem, NULL},
+        {"base", 0, &run->base, NULL},
         {"nowrite", 0, NULL, &run->nowrite}, {"json", 0, &json, NULL},
+        {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
         {"precision", 0, &precision, NULL}, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
@@ -90,7 +108,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
     tf_cpd_opts *o = &run->opts;
     uint64_t max_iters = o->max_iters;
     int dev = 0, prec = 0, fmt = TF_FORMAT_AUTO;
-    if ((rc = cli_u64("cpd", "-r/--rank", rank, 1, 1 << 20, &o->rank)) ||
+    if ((rc = cli_u64("cpd", "-r/--rank", rank, 1, TF_MAX_RANK, &o->rank)) ||
         (rc = cli_u64("cpd", "-i/--iters", iters, 1, 1000000, &max_iters)) ||
         (rc = cli_double("cpd", "--tol", tol, 0.0, 1.0, &o->tol)) ||
         (rc = cli_u64("cpd", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
@@ -99,15 +117,26 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)))
         return rc;
     if (format && (fmt = tf_format_parse(format)) < 0)
-        return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco|amped, got '%s'", format);
+        return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco, got '%s'", format);
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev; /* device_names follows tf_backend's order */
     o->format = (tf_format)fmt;
     o->precision = prec ? TF_SINGLE : TF_DOUBLE;
     run->json_path = json;
     run->path = a->pos[0];
-    if (stem) snprintf(run->stem, sizeof run->stem, "%s", stem);
-    else default_stem(run->path, run->stem, sizeof run->stem);
+    if (stem && !strcmp(stem, "-"))
+        return cli_usage("cpd", "-o -: the factors are several files, give a stem (--json - puts the "
+                         "report on standard output)");
+    struct stat st;
+    size_t n = stem ? strlen(stem) : 0;
+    if (stem && !(n && stem[n - 1] == '/') && !(stat(stem, &st) == 0 && S_ISDIR(st.st_mode))) {
+        snprintf(run->stem, sizeof run->stem, "%s", stem);
+    } else { /* no stem, or a directory: the default stem (there) */
+        char base[1024];
+        default_stem(run->path, base, sizeof base);
+        snprintf(run->stem, sizeof run->stem, "%s%s%s", stem ? stem : "", n && stem[n - 1] != '/' ? "/" : "",
+                 base);
+    }
     return -1;
 }
 
@@ -141,8 +170,9 @@ static void print_summary(const cpd_run *run)
     printf("plan: %s\n", r->plan);
     double mtt = 0;
     for (uint32_t m = 0; m < N; ++m) mtt += r->t_mttkrp[m];
-    printf("timing (s): read %.3f  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  wall %.3f\n",
-           run->info.seconds, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->wall);
+    printf("timing (s): read %.3f  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  write %.3f"
+           "  wall %.3f\n",
+           run->info.seconds, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->t_write, run->wall);
     printf("mttkrp per mode (s):");
     for (uint32_t m = 0; m < N; ++m) printf(" %u: %.3f", m + 1, r->t_mttkrp[m]);
     printf("\n");
@@ -156,12 +186,16 @@ int cmd_cpd(int argc, char **argv)
     cli_args a;
     int rc = parse(argc, argv, &run, &a);
     if (rc >= 0) return rc;
+    if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
 
-    if ((rc = cli_load(run.path, run.opts.threads, &run.t, &run.info))) return rc;
+    if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) return rc;
     cli_print_problem(stdout, run.path, &run.t, &run.info);
     cli_print_fixes(stdout, &run.t, &run.info);
     tf_cpd_opts *o = &run.opts;
     choose_device(o);
+    tf_context *ctx = NULL;
+    if ((rc = cli_run_context(o->backend, o->device, o->threads, "--device", &ctx))) goto done;
+    o->context = ctx;
     printf("cpd: rank %llu, max %u iterations, tol %g, seed %llu, threads %d, format %s, precision %s\n",
            (unsigned long long)o->rank, o->max_iters, o->tol, (unsigned long long)o->seed,
            o->threads ? o->threads : tf_default_threads(), tf_format_name(o->format),
@@ -173,10 +207,12 @@ int cmd_cpd(int argc, char **argv)
         rc = cli_fail();
         goto done;
     }
-    run.wall = tf_wtime() - t_start;
+    if ((rc = cpd_write_factors(&run))) goto done;
+    run.wall = tf_wtime() - t_start; /* the factor files included */
     print_summary(&run);
-    if ((rc = cpd_write_factors(&run)) || (rc = cpd_write_json(&run))) goto done;
+    if ((rc = cpd_write_json(&run))) goto done;
 done:
     cpd_run_free(&run);
+    tf_context_free(ctx);
     return rc;
 }

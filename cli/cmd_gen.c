@@ -3,6 +3,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outfile.h"
 #include "report.h"
 
 static const char help[] =
@@ -15,7 +16,8 @@ static const char help[] =
     "are rejected and drawn again. The same options and seed give the same file.\n"
     "\n"
     "  -o, --output OUT     file to write: tenfold binary if OUT ends in .bin or\n"
-    "                       .tfb (fast), Matrix Market if .mtx, else FROSTT .tns\n"
+    "                       .tfb (fast), Matrix Market if .mtx, else FROSTT .tns;\n"
+    "                       '-' is standard output (.tns; the report goes to stderr)\n"
     "      --dims LIST      mode lengths, e.g. 2000000,1000000,200000 (order 2..16)\n"
     "      --nnz N          number of non-zeros (20000000, 20M or 2e7)\n"
     "      --alpha A        power-law skew in [0,1) for every mode, or one value\n"
@@ -66,6 +68,7 @@ int cmd_gen(int argc, char **argv)
     if ((rc = cli_double("gen", "--noise", noise, 0.0, 1e6, &o.noise))) return rc;
     if (o.noise > 0 && o.rank == 0) return cli_usage("gen", "--noise needs a planted model (--rank R)");
 
+    if ((rc = cli_outputs_check(&out, 1))) return rc; /* before generating */
     tf_tensor t = {0};
     double t0 = tf_wtime();
     if (tf_generate(&o, &t) != TF_OK) return cli_fail();

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outfile.h"
 #include "report.h"
 
 static const char help[] =
@@ -16,11 +17,14 @@ static const char help[] =
     "      --mode N         the mode, 1-based\n"
     "      --factors LIST   one dense matrix file per mode (rows = mode length,\n"
     "                       R columns each; text, one row per line, as written by\n"
-    "                       tenfold cpd); the entry of mode N is not read and may\n"
-    "                       be '-'\n"
-    "  -o, --output OUT     output matrix file (written atomically)\n"
+    "                       tenfold cpd); the entry of mode N may be '-' (it is\n"
+    "                       read only to tell which file is wrong when the\n"
+    "                       others disagree on the column count)\n"
+    "  -o, --output OUT     output matrix file (written atomically; '-' is standard\n"
+    "                       output, then the report goes to stderr)\n"
     "      --format F       auto|coo|csf, or reference for the plain float64\n"
     "                       single-threaded reference kernel (default auto)\n"
+    CLI_BASE_HELP
     "  -t, --threads N      threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -29,8 +33,24 @@ static void free_factors(tf_matrix *f, uint32_t n)
     for (uint32_t m = 0; m < n; ++m) tf_matrix_free(&f[m]);
 }
 
+/* The column count most of the factors read have (`mode`'s counts only
+ * when it was read), or 0 on a tie (then no single file can be blamed). */
+static uint64_t majority_cols(const tf_tensor *t, uint32_t mode, const tf_matrix *f)
+{
+    uint64_t best = 0, best_n = 0, tie = 0;
+    for (uint32_t m = 0; m < t->order; ++m) {
+        if (m == mode && !f[m].data) continue;
+        uint64_t n = 0;
+        for (uint32_t k = 0; k < t->order; ++k) n += (k != mode || f[k].data) && f[k].cols == f[m].cols;
+        if (n > best_n) { best = f[m].cols; best_n = n; tie = 0; }
+        else if (n == best_n && f[m].cols != best) tie = 1;
+    }
+    return tie ? 0 : best;
+}
+
 /* Reads the factor of every mode but `mode` and checks the shapes; on
- * failure prints a message and returns 1. *rank is the common column count. */
+ * failure prints a message naming the file at fault and returns 1. *rank
+ * is the common column count. */
 static int read_factors(const tf_tensor *t, uint32_t mode, const char *const *files, tf_matrix *f,
                         uint64_t *rank)
 {
@@ -48,13 +68,30 @@ static int read_factors(const tf_tensor *t, uint32_t mode, const char *const *fi
                     files[m], (unsigned long long)f[m].rows, (unsigned long long)t->dims[m], m + 1);
             return CLI_FAIL;
         }
-        if (*rank == 0) *rank = f[m].cols;
-        if (f[m].cols != *rank || *rank == 0) {
-            fprintf(stderr, "tenfold: factor %s has %llu columns, expected %llu like the other factors\n",
-                    files[m], (unsigned long long)f[m].cols, (unsigned long long)*rank);
-            return CLI_FAIL;
-        }
     }
+    /* Columns once all are read: the file whose count differs from most
+     * others is the one at fault (not whichever came later). */
+    uint64_t want = majority_cols(t, mode, f);
+    if (!want && strcmp(files[mode], "-")) { /* a tie: mode N's file, if given, settles it */
+        if (tf_matrix_read(files[mode], &f[mode]) == TF_OK) want = majority_cols(t, mode, f);
+    }
+    for (uint32_t m = 0; m < t->order; ++m) {
+        if (m == mode || f[m].cols == want) continue;
+        if (want) {
+            fprintf(stderr, "tenfold: factor %s has %llu columns, expected %llu like the other factors\n",
+                    files[m], (unsigned long long)f[m].cols, (unsigned long long)want);
+        } else { /* a tie: name every file with its count */
+            fprintf(stderr, "tenfold: the factors disagree on the number of columns:");
+            for (uint32_t k = 0, first = 1; k < t->order; ++k)
+                if (k != mode) {
+                    fprintf(stderr, "%s %s has %llu", first ? "" : ",", files[k], (unsigned long long)f[k].cols);
+                    first = 0;
+                }
+            fprintf(stderr, "\n");
+        }
+        return CLI_FAIL;
+    }
+    *rank = want;
     return CLI_OK;
 }
 
@@ -90,9 +127,10 @@ static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *
 int cmd_mttkrp(int argc, char **argv)
 {
     const char *mode_s = NULL, *factors = NULL, *out_path = NULL, *format = NULL, *threads = NULL;
+    const char *base = NULL;
     const cli_opt opts[] = {{"mode", 0, &mode_s, NULL},     {"factors", 0, &factors, NULL},
                             {"output", 'o', &out_path, NULL}, {"format", 0, &format, NULL},
-                            {"threads", 't', &threads, NULL}, {0}};
+                            {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
     cli_args a;
     int rc = cli_parse(&a, "mttkrp", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -113,7 +151,8 @@ int cmd_mttkrp(int argc, char **argv)
     tf_read_info info;
     tf_matrix f[TF_MAX_ORDER], out = {0};
     memset(f, 0, sizeof f);
-    if ((rc = cli_load(a.pos[0], nthreads, &t, &info))) goto done_buf;
+    if ((rc = cli_outputs_check(&out_path, 1))) goto done_buf; /* before reading */
+    if ((rc = cli_load_base("mttkrp", a.pos[0], nthreads, base, &t, &info))) goto done_buf;
     const uint32_t mode = (uint32_t)mode1 - 1;
     if (mode >= t.order) {
         rc = cli_usage("mttkrp", "--mode %d: the tensor has modes 1..%u", mode1, t.order);

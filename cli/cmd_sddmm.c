@@ -7,8 +7,10 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outfile.h"
 #include "kernel_timing.h"
 #include "report.h"
+#include "run_context.h"
 
 static const char help[] =
     "usage: tenfold sddmm MATRIX -k K [options]            (benchmark)\n"
@@ -28,7 +30,8 @@ static const char help[] =
     "  -k, --k K            inner dimension (benchmark; 1..65536)\n"
     "  -A FILE, -B FILE     dense matrices (text, one row per line, as the\n"
     "                       factor files of tenfold cpd); with -o OUT.mtx\n"
-    "  -o, --output OUT     result in S's pattern as Matrix Market (atomic)\n"
+    "  -o, --output OUT     result in S's pattern as Matrix Market (atomic; '-' is\n"
+    "                       standard output, then the report goes to stderr)\n"
     "      --alpha X        default 1\n"
     "      --beta X         default 0\n"
     "      --scale          multiply by the values of S instead of its pattern\n"
@@ -51,6 +54,7 @@ static const char help[] =
     "      --reps N         timed runs (default 20)\n"
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
+    CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -59,13 +63,14 @@ typedef struct sddmm_cli {
     int reps, warmup, threads, device;
     tf_sddmm_opts o;
     const char *a_path, *b_path, *out_path;
+    const char *base; /* --base */
 } sddmm_cli;
 
 static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
 {
     const char *k = NULL, *A = NULL, *B = NULL, *out = NULL, *alpha = NULL, *beta = NULL, *device = NULL,
                *gpu = NULL, *precision = NULL, *algo = NULL, *tj = NULL, *tk = NULL, *reps = NULL, *warmup = NULL,
-               *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL;
+               *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL, *base = NULL;
     int scale = 0;
     const cli_opt opts[] = {{"k", 'k', &k, NULL},          {"A", 'A', &A, NULL},
                             {"B", 'B', &B, NULL},          {"output", 'o', &out, NULL},
@@ -77,10 +82,11 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"warmup", 0, &warmup, NULL},  {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
-                            {0}};
+                            {"base", 0, &base, NULL},      {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
+    c->base = base;
     tf_sddmm_opts_default(&c->o);
     c->reps = 20;
     c->warmup = 3;
@@ -234,11 +240,21 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
         rc = cli_fail();
         goto done;
     }
-    if (A.rows != S->rows || B.rows != S->cols || A.cols != B.cols) {
-        fprintf(stderr, "tenfold: A is %llu x %llu and B %llu x %llu; the matrix is %llu x %llu, so expected A %llu x K "
-                "and B %llu x K\n", (unsigned long long)A.rows, (unsigned long long)A.cols, (unsigned long long)B.rows,
-                (unsigned long long)B.cols, (unsigned long long)S->rows, (unsigned long long)S->cols,
+    /* Name the file at fault: a row count is fixed by the matrix; the
+     * column counts only need to agree (then both files are named). */
+    const char *bad = A.rows != S->rows ? c->a_path : B.rows != S->cols ? c->b_path : NULL;
+    if (bad) {
+        const int a_bad = bad == c->a_path;
+        fprintf(stderr, "tenfold: %s %s has %llu rows, expected %llu (the %s of the %llu x %llu matrix)\n",
+                a_bad ? "-A" : "-B", bad, (unsigned long long)(a_bad ? A.rows : B.rows),
+                (unsigned long long)(a_bad ? S->rows : S->cols), a_bad ? "rows" : "columns",
                 (unsigned long long)S->rows, (unsigned long long)S->cols);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    if (A.cols != B.cols) {
+        fprintf(stderr, "tenfold: -A %s has %llu columns and -B %s has %llu; they must have the same number K\n",
+                c->a_path, (unsigned long long)A.cols, c->b_path, (unsigned long long)B.cols);
         rc = CLI_FAIL;
         goto done;
     }
@@ -267,9 +283,10 @@ int cmd_sddmm(int argc, char **argv)
     sddmm_cli c;
     int rc = parse(argc, argv, &a, &c);
     if (rc >= 0) return rc;
+    if ((rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
     tf_tensor coo;
     tf_read_info info;
-    if ((rc = cli_load(a.pos[0], c.threads, &coo, &info))) return rc;
+    if ((rc = cli_load_base("sddmm", a.pos[0], c.threads, c.base, &coo, &info))) return rc;
     tf_csr S;
     if (coo.order != 2) {
         fprintf(stderr, "tenfold: %s is an order-%u tensor; sddmm needs a matrix (order 2)\n", a.pos[0], coo.order);
@@ -281,7 +298,11 @@ int cmd_sddmm(int argc, char **argv)
         return cli_fail();
     }
     cli_print_problem(stdout, a.pos[0], &coo, &info);
-    rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
+    tf_context *ctx = NULL; /* one for the run: the kernel and cuSPARSE share the GPU's set-up */
+    rc = cli_run_context(c.o.backend, c.device, c.threads, "--device", &ctx);
+    c.o.context = ctx;
+    if (rc == CLI_OK) rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
+    tf_context_free(ctx);
     tf_csr_free(&S);
     tf_tensor_free(&coo);
     return rc;

@@ -9,7 +9,7 @@
 #include "report.h"
 
 static const char help[] =
-    "usage: tenfold stats FILE [-t THREADS]\n"
+    "usage: tenfold stats FILE [--base auto|0|1] [-t THREADS]\n"
     "\n"
     "Prints the dims, nnz and density of the tensor in FILE; per mode, the number\n"
     "of non-empty slices, the min/mean/max non-zeros per non-empty slice and\n"
@@ -19,6 +19,7 @@ static const char help[] =
     "tenfold builds (exact), and CSF trees rooted at each mode (estimate from\n"
     "the exact fibre counts, assuming 4-byte ids and 8-byte pointers per level).\n"
     "\n"
+    CLI_BASE_HELP
     "  -t, --threads N      threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -33,12 +34,10 @@ static int print_mode_stats(const tf_tensor *t)
     printf("\n%4s %12s %12s %10s %12s %10s %9s %6s %7s\n", "mode", "length", "non-empty", "min", "mean",
            "max", "max/mean", "gini", "top1%");
     for (uint32_t m = 0; m < t->order; ++m) {
-        uint64_t *cnt = cli_slice_counts(t, m);
+        uint64_t ne = 0;
+        uint64_t *cnt = cli_slice_counts(t, m, &ne);
         if (!cnt) return CLI_FAIL;
         const uint64_t dim = t->dims[m];
-        uint64_t ne = 0;
-        for (uint64_t i = 0; i < dim; ++i)
-            if (cnt[i]) cnt[ne++] = cnt[i];
         qsort(cnt, ne, sizeof *cnt, cmp_u64); /* ascending; the dim - ne empty ones come first */
         double mean = ne ? (double)t->nnz / (double)ne : 0.0, weighted = 0.0;
         for (uint64_t j = 0; j < ne; ++j) weighted += (double)(dim - ne + j + 1) * (double)cnt[j];
@@ -106,7 +105,8 @@ static int csf_bytes(tf_tensor *t, uint32_t root, double *bytes)
 int cmd_stats(int argc, char **argv)
 {
     const char *threads = NULL;
-    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {0}};
+    const char *base = NULL;
+    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
     cli_args a;
     int rc = cli_parse(&a, "stats", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -115,7 +115,7 @@ int cmd_stats(int argc, char **argv)
 
     tf_tensor t;
     tf_read_info info;
-    if ((rc = cli_load(a.pos[0], nthreads, &t, &info))) return rc;
+    if ((rc = cli_load_base("stats", a.pos[0], nthreads, base, &t, &info))) return rc;
     cli_print_problem(stdout, a.pos[0], &t, &info);
     cli_print_fixes(stdout, &t, &info);
     if ((rc = print_mode_stats(&t))) goto done;

@@ -6,8 +6,10 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outfile.h"
 #include "kernel_timing.h"
 #include "report.h"
+#include "run_context.h"
 
 static const char help[] =
     "usage: tenfold ttm FILE --rank R [--mode N|all] [options]   (benchmark)\n"
@@ -27,7 +29,8 @@ static const char help[] =
     "      --mode N         the mode, 1-based, or 'all' (benchmark default)\n"
     "  -r, --rank R         columns of U (benchmark)\n"
     "      --factor F       U as a dense text matrix (I_N rows, R columns)\n"
-    "  -o, --output OUT     Y's non-zeros as a tensor file (.tns, .bin; atomic);\n"
+    "  -o, --output OUT     Y's non-zeros as a tensor file (.tns, .bin; atomic; '-'\n"
+    "                       is standard output, then the report goes to stderr);\n"
     "                       its mode N has length R\n"
     "      --device D       auto|cpu|gpu (default auto: the GPU when present)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
@@ -35,6 +38,7 @@ static const char help[] =
     "      --reps N         timed runs (default 20)\n"
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random U (default fixed)\n"
+    CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -44,21 +48,24 @@ typedef struct ttm_cli {
     int reps, warmup, threads;
     tf_spttm_opts o;
     const char *factor, *out_path;
+    const char *base; /* --base */
 } ttm_cli;
 
 static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
 {
     const char *mode = NULL, *rank = NULL, *factor = NULL, *out = NULL, *device = NULL, *gpu = NULL,
-               *precision = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *threads = NULL;
+               *precision = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *threads = NULL,
+               *base = NULL;
     const cli_opt opts[] = {{"mode", 0, &mode, NULL},         {"rank", 'r', &rank, NULL},
                             {"factor", 0, &factor, NULL},     {"output", 'o', &out, NULL},
                             {"device", 0, &device, NULL},     {"gpu", 0, &gpu, NULL},
                             {"precision", 0, &precision, NULL}, {"reps", 0, &reps, NULL},
                             {"warmup", 0, &warmup, NULL},     {"seed", 0, &seed, NULL},
-                            {"threads", 't', &threads, NULL}, {0}};
+                            {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
     int rc = cli_parse(a, "ttm", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
+    c->base = base;
     tf_spttm_opts_default(&c->o);
     c->reps = 20;
     c->warmup = 3;
@@ -183,14 +190,19 @@ int cmd_ttm(int argc, char **argv)
     ttm_cli c;
     int rc = parse(argc, argv, &a, &c);
     if (rc >= 0) return rc;
+    if ((rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
     tf_tensor X;
     tf_read_info info;
-    if ((rc = cli_load(a.pos[0], c.threads, &X, &info))) return rc;
+    if ((rc = cli_load_base("ttm", a.pos[0], c.threads, c.base, &X, &info))) return rc;
     if (c.mode1 > (int)X.order) {
         rc = cli_usage("ttm", "--mode %d: the tensor has modes 1..%u", c.mode1, X.order);
     } else {
         cli_print_problem(stdout, a.pos[0], &X, &info);
-        rc = c.factor ? compute_one(&c, &X) : benchmark(&c, &X);
+        tf_context *ctx = NULL; /* one for the run (every mode's SpTTM) */
+        rc = cli_run_context(c.o.backend, c.o.device, c.threads, "--device", &ctx);
+        c.o.context = ctx;
+        if (rc == CLI_OK) rc = c.factor ? compute_one(&c, &X) : benchmark(&c, &X);
+        tf_context_free(ctx);
     }
     tf_tensor_free(&X);
     return rc;

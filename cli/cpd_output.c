@@ -36,18 +36,34 @@ void cpd_run_add_iter(cpd_run *r, const tf_cpd_iter *it)
     r->iters[r->niters++] = *it;
 }
 
+int cpd_check_outputs(cpd_run *r)
+{
+    char files[3][sizeof r->stem + 32];
+    const char *paths[4] = {NULL, NULL, NULL, r->json_path};
+    if (!r->nowrite) {
+        snprintf(files[0], sizeof files[0], "%s.mode1.mat", r->stem);
+        snprintf(files[1], sizeof files[1], "%s.lambda.mat", r->stem);
+        snprintf(files[2], sizeof files[2], "%s.ktensor", r->stem);
+        paths[0] = files[0], paths[1] = files[1], paths[2] = r->no_ktensor ? NULL : files[2];
+    }
+    const int rc = cli_outputs_check(paths, 4);
+    r->json_write_path = paths[3]; /* standard output's alias when the report goes there */
+    return rc;
+}
+
 int cpd_write_factors(cpd_run *r)
 {
     if (r->nowrite) return CLI_OK;
-    if (tf_ktensor_write_splatt(r->stem, &r->k) != TF_OK) return cli_fail();
+    double t0 = tf_wtime();
+    unsigned flags = TF_KTENSOR_SPLATT | (r->no_ktensor ? 0 : TF_KTENSOR_TTB);
+    if (tf_ktensor_write(r->stem, &r->k, flags) != TF_OK) return cli_fail();
+    r->t_write = tf_wtime() - t0;
     for (uint32_t m = 0; m < r->k.order; ++m)
         snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.mode%u.mat", r->stem, m + 1);
     snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.lambda.mat", r->stem);
-    char *kt = r->written[r->nwritten];
-    snprintf(kt, sizeof r->written[0], "%s.ktensor", r->stem);
-    if (tf_ktensor_write_ttb(kt, &r->k) != TF_OK) return cli_fail();
-    ++r->nwritten;
-    printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat, %s\n", r->stem, r->k.order, r->stem, kt);
+    if (!r->no_ktensor) snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.ktensor", r->stem);
+    printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s\n", r->stem, r->k.order, r->stem,
+           r->no_ktensor ? "" : ", ", r->no_ktensor ? "" : r->stem, r->no_ktensor ? "" : ".ktensor");
     return CLI_OK;
 }
 
@@ -63,10 +79,8 @@ static void json_input(cli_json *j, const cpd_run *r)
     json_u64(j, "entries", in->entries);
     json_u64(j, "duplicates_summed", in->duplicates);
     json_u64(j, "zeros_dropped", in->zeros);
-    json_array(j, "zero_based_modes");
-    for (uint32_t m = 0; m < r->t.order; ++m)
-        if (in->zero_based[m]) json_u64(j, NULL, m + 1);
-    json_end(j);
+    json_u64(j, "index_base", (uint64_t)in->index_base);
+    json_str(j, "index_base_from", cli_base_source_name(in->base_source));
     json_num(j, "read_seconds", in->seconds);
     json_end(j);
 
@@ -128,6 +142,7 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_num(j, "dense", p->t_dense);
     json_num(j, "fit", p->t_fit);
     json_num(j, "cpd_total", p->t_total);
+    json_num(j, "write", r->t_write);
     json_num(j, "wall", r->wall);
     json_end(j);
     json_array(j, "outputs");
@@ -139,7 +154,7 @@ int cpd_write_json(const cpd_run *r)
 {
     if (!r->json_path) return CLI_OK;
     cli_outfile out;
-    if (cli_out_open(&out, r->json_path)) return CLI_FAIL;
+    if (cli_out_open(&out, r->json_write_path ? r->json_write_path : r->json_path)) return CLI_FAIL;
     cli_json j;
     json_open(&j, out.f);
     json_str(&j, "tenfold", TF_VERSION_STRING);

@@ -8,7 +8,10 @@ typedef struct cpd_run {
     const char *path;       /* input file                          */
     char stem[2048];        /* output stem                         */
     int nowrite;
+    int no_ktensor;         /* --no-ktensor: no STEM.ktensor        */
     const char *json_path;  /* NULL: no report                     */
+    const char *json_write_path; /* where it is written (cpd_check_outputs) */
+    const char *base;       /* --base: NULL (auto), "0" or "1"     */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;
@@ -17,7 +20,9 @@ typedef struct cpd_run {
     tf_cpd_iter *iters;     /* every iteration, for the report     */
     uint32_t niters, cap;
     int iters_lost;         /* 1 if the list could not grow         */
-    double wall;            /* seconds from start to the end of cpd */
+    double t_write;         /* seconds writing the factor files     */
+    double wall;            /* seconds from start to the end of the
+                               factor files                         */
     char written[TF_MAX_ORDER + 2][2048 + 64]; /* files written    */
     int nwritten;
 } cpd_run;
@@ -25,8 +30,12 @@ typedef struct cpd_run {
 void cpd_run_init(cpd_run *r);
 void cpd_run_free(cpd_run *r);
 void cpd_run_add_iter(cpd_run *r, const tf_cpd_iter *it);
-/* Writes the factor files unless --nowrite; prints what was written.
- * Returns the exit code (1 with a message on failure). */
+/* The outputs asked for (factor files, report), checked before the input
+ * is read; returns the exit code (1 with a message naming the path). */
+int cpd_check_outputs(cpd_run *r);
+/* Writes the factor files as one set (all or nothing) unless --nowrite;
+ * prints what was written, sets t_write. Returns the exit code (1 with a
+ * message on failure). */
 int cpd_write_factors(cpd_run *r);
 /* Writes the --json report atomically if asked; returns the exit code. */
 int cpd_write_json(const cpd_run *r);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "outfile.h"
 #include "tenfold.h"
 
 typedef struct command {
@@ -42,7 +43,13 @@ static void usage(FILE *f)
             "  -h, --help     this help\n"
             "  -V, --version  print the version\n"
             "\n"
-            "Exit status: 0 success, 1 failure (one-line message on stderr), 2 usage error.\n");
+            "Exit status: 0 success, 1 failure (one-line message on stderr), 2 usage error,\n"
+            "130 / 143 after SIGINT / SIGTERM (temporary files removed, old outputs kept).\n"
+            "\n"
+            "Outputs: '-' is standard output (then progress goes to stderr); a symlink's\n"
+            "target is replaced; FIFOs and devices are written directly; a regular file\n"
+            "is written to a temporary name and renamed, sets of files all or nothing.\n"
+            "Output places are checked before any input is read.\n");
 }
 
 int main(int argc, char **argv)
@@ -60,6 +67,7 @@ int main(int argc, char **argv)
         printf("tenfold %s\n", TF_VERSION_STRING);
         return 0;
     }
+    cli_install_signal_handlers(); /* SIGINT / SIGTERM remove live temporaries */
     for (int i = 0; i < NCOMMANDS; ++i)
         if (!strcmp(c, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     if (c[0] == '-') fprintf(stderr, "tenfold: unknown option '%s'\n", c);

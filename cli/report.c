@@ -28,18 +28,31 @@ const char *cli_dims(char *buf, size_t len, uint32_t order, const uint64_t *dims
     return buf;
 }
 
-const char *cli_zero_based(char *buf, size_t len, const tf_read_info *info, uint32_t order)
+const char *cli_base_source_name(tf_base_source s)
 {
-    size_t at = 0;
-    buf[0] = '\0';
-    for (uint32_t m = 0; m < order && at < len; ++m) {
-        if (!info->zero_based[m]) continue;
-        int w = snprintf(buf + at, len - at, "%s%u", at ? ", " : "", m + 1);
-        if (w < 0) break;
-        at += (size_t)w;
-    }
-    if (at == 0) snprintf(buf, len, "none");
+    return s == TF_BASE_DETECTED ? "detected" : s == TF_BASE_OPTION ? "option" : "format";
+}
+
+const char *cli_index_base(char *buf, size_t len, const tf_read_info *info)
+{
+    const char *how = info->base_source == TF_BASE_DETECTED
+                          ? (info->index_base ? "detected: no index is 0" : "detected: an index is 0")
+                      : info->base_source == TF_BASE_OPTION ? "from --base"
+                      : info->format == TF_FILE_MTX         ? "Matrix Market"
+                                                            : "binary";
+    snprintf(buf, len, "%d-based (%s)", info->index_base, how);
     return buf;
+}
+
+int cli_base(const char *cmd, const char *s, int *out)
+{
+    static const char *const names[] = {"auto", "0", "1"};
+    int i = 0;
+    *out = TF_BASE_AUTO;
+    if (!s) return CLI_OK;
+    int rc = cli_choice(cmd, "--base", s, names, 3, &i);
+    if (rc == CLI_OK) *out = i == 0 ? TF_BASE_AUTO : i - 1;
+    return rc;
 }
 
 const char *cli_file_format_name(tf_file_format f)
@@ -67,15 +80,26 @@ double cli_density(const tf_tensor *t)
     return cells > 0 ? (double)t->nnz / cells : 0.0;
 }
 
-int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info)
+int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
+                  tf_read_info *info)
 {
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.threads = threads;
     memset(t, 0, sizeof *t);
     memset(info, 0, sizeof *info);
-    if (tf_read_tensor(path, threads, t, info) != TF_OK) {
+    int rc = cli_base(cmd, base, &o.base);
+    if (rc) return rc;
+    if (tf_read_tensor_opts(path, &o, t, info) != TF_OK) {
         tf_tensor_free(t);
         return cli_fail();
     }
     return CLI_OK;
+}
+
+int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info)
+{
+    return cli_load_base("", path, threads, NULL, t, info);
 }
 
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info)
@@ -94,22 +118,65 @@ void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_r
 
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info)
 {
-    char zb[TF_MAX_ORDER * 4 + 8];
-    fprintf(f, "fixes:  %llu duplicate%s summed, %llu explicit zero%s dropped, 0-based modes: %s\n",
+    char base[64];
+    (void)t;
+    fprintf(f, "fixes:  %llu duplicate%s summed, %llu explicit zero%s dropped, indices %s\n",
             (unsigned long long)info->duplicates, info->duplicates == 1 ? "" : "s",
             (unsigned long long)info->zeros, info->zeros == 1 ? "" : "s",
-            cli_zero_based(zb, sizeof zb, info, t->order));
+            cli_index_base(base, sizeof base, info));
 }
 
-uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m)
+/* Sorts a[0..n) with two 16-bit LSD radix passes; 0 if out of memory. */
+static int sort_u32(uint32_t *a, uint64_t n)
 {
-    uint64_t *cnt = calloc(t->dims[m] ? t->dims[m] : 1, sizeof *cnt);
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    uint64_t *cnt = malloc((65536 + 1) * sizeof *cnt);
+    if (!tmp || !cnt) { free(tmp); free(cnt); return 0; }
+    for (int shift = 0; shift < 32; shift += 16) {
+        memset(cnt, 0, (65536 + 1) * sizeof *cnt);
+        for (uint64_t k = 0; k < n; ++k) cnt[((a[k] >> shift) & 0xFFFF) + 1]++;
+        for (uint32_t d = 0; d < 65536; ++d) cnt[d + 1] += cnt[d];
+        for (uint64_t k = 0; k < n; ++k) tmp[cnt[(a[k] >> shift) & 0xFFFF]++] = a[k];
+        uint32_t *x = a; a = tmp; tmp = x; /* after two passes the result is back in a */
+    }
+    free(tmp);
+    free(cnt);
+    return 1;
+}
+
+uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m, uint64_t *nonempty)
+{
+    const uint64_t dim = t->dims[m], n = t->nnz;
+    const uint32_t *ix = t->ind[m];
+    uint64_t *cnt = NULL, ne = 0;
+    *nonempty = 0;
+    if (dim <= 2 * n + 1024) { /* dense counter, then keep the non-empty ones */
+        cnt = calloc(dim ? dim : 1, sizeof *cnt);
+        if (cnt) {
+            for (uint64_t k = 0; k < n; ++k) cnt[ix[k]]++;
+            for (uint64_t i = 0; i < dim; ++i)
+                if (cnt[i]) cnt[ne++] = cnt[i];
+        }
+    } else { /* long mode: sort a copy of the indices, count the runs (O(nnz)) */
+        uint32_t *s = malloc((n ? n : 1) * sizeof *s);
+        cnt = s ? malloc((n ? n : 1) * sizeof *cnt) : NULL;
+        if (cnt && sort_u32(memcpy(s, ix, n * sizeof *s), n)) {
+            for (uint64_t k = 0; k < n; ++k) {
+                if (k == 0 || s[k] != s[k - 1]) cnt[ne++] = 0;
+                cnt[ne - 1]++;
+            }
+        } else {
+            free(cnt);
+            cnt = NULL;
+        }
+        free(s);
+    }
     if (!cnt) {
-        fprintf(stderr, "tenfold: out of memory counting the %llu slices of mode %u\n",
-                (unsigned long long)t->dims[m], m + 1);
+        fprintf(stderr, "tenfold: out of memory counting the non-zeros per slice of mode %u "
+                        "(length %llu, %llu non-zeros)\n",
+                m + 1, (unsigned long long)dim, (unsigned long long)n);
         return NULL;
     }
-    const uint32_t *ix = t->ind[m];
-    for (uint64_t k = 0; k < t->nnz; ++k) cnt[ix[k]]++;
+    *nonempty = ne;
     return cnt;
 }

@@ -10,8 +10,10 @@
 const char *cli_bytes(char *buf, size_t len, double bytes);
 /* "183 x 24 x 1140". Returns buf. */
 const char *cli_dims(char *buf, size_t len, uint32_t order, const uint64_t *dims);
-/* "2, 3" (1-based) or "none". Returns buf. */
-const char *cli_zero_based(char *buf, size_t len, const tf_read_info *info, uint32_t order);
+/* "0-based (detected: an index is 0)", "1-based (from --base)", ... Returns buf. */
+const char *cli_index_base(char *buf, size_t len, const tf_read_info *info);
+/* "detected", "option", "format". */
+const char *cli_base_source_name(tf_base_source s);
 /* Name of a file format ("tns", "tns-header", "sptensor", "bin", "mtx"). */
 const char *cli_file_format_name(tf_file_format f);
 /* "", "xz", "gzip". */
@@ -19,15 +21,29 @@ const char *cli_compression_name(int compressed);
 /* nnz / product of dims (as double; 0 for an empty shape). */
 double cli_density(const tf_tensor *t);
 
-/* Reads a tensor; on failure prints "tenfold: <error>" and returns 1. */
+/* The --base option every command that reads a tensor lists: its help
+ * line, and its value (NULL, "auto", "0", "1") as tf_read_opts.base
+ * (usage error: message, returns 2). */
+#define CLI_BASE_HELP                                                                       \
+    "      --base auto|0|1  index base of .tns input (default auto: 0-based if any\n"        \
+    "                       index of any mode is 0, else 1-based; .mtx is always\n"          \
+    "                       1-based, .bin needs none)\n"
+int cli_base(const char *cmd, const char *s, int *out);
+/* Reads a tensor with --base `base` (may be NULL); on failure prints
+ * "tenfold: <error>" and returns 1 (2 for a bad --base value). */
+int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
+                  tf_read_info *info);
+/* The same with automatic base detection. */
 int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
 /* Two lines: the input file (format, compression, size, read time) and the
  * tensor (order, dims, nnz, density, COO memory). */
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info);
-/* One line listing duplicates summed, zeros dropped and 0-based modes. */
+/* One line listing duplicates summed, zeros dropped and the index base. */
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info);
 
-/* Non-zeros per index of mode m (calloc'd, dims[m] entries; free()).
+/* Non-zeros of each non-empty slice of mode m, in index order (malloc'd,
+ * *nonempty entries; free()); dims[m] - *nonempty slices are empty. Memory
+ * O(min(dims[m], nnz)): a long mode is counted by sorting its indices.
  * Prints "tenfold: out of memory ..." and returns NULL on failure. */
-uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m);
+uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m, uint64_t *nonempty);
 #endif

@@ -82,8 +82,18 @@ tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order);
 /* Sorts by 0,1,..., sums duplicate coordinates and drops explicit zeros
  * (also zeros that arise from summing). Counts are returned if non-NULL. */
 tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *zeros);
-/* Squared Frobenius norm. */
+/* Squared Frobenius norm (under- or overflows for values beyond about
+ * 1e+-154; tf_tensor_norm does not). */
 double tf_tensor_norm2(const tf_tensor *t);
+/* Frobenius norm, summed with the values scaled by a power of two (as
+ * LAPACK dnrm2 scales), so it is finite and non-zero for any finite,
+ * non-zero values whose norm is representable. */
+double tf_tensor_norm(const tf_tensor *t);
+/* Plain FROSTT .tns records no dims: reading it back gives each mode the
+ * length largest index + 1. Returns the number of modes whose declared
+ * length is longer than that (their dims would be lost); implied (may be
+ * NULL, TF_MAX_ORDER entries) gets largest index + 1 per mode (0 if nnz = 0). */
+uint32_t tf_tensor_implied_dims(const tf_tensor *t, uint64_t *implied);
 /* Memory in bytes of the COO arrays. */
 uint64_t tf_tensor_bytes(const tf_tensor *t);
 
@@ -98,6 +108,13 @@ typedef enum tf_file_format {
     TF_FILE_MTX         /* Matrix Market coordinate (order-2 tensors)        */
 } tf_file_format;
 
+/* How tf_read_info.index_base was chosen. */
+typedef enum tf_base_source {
+    TF_BASE_FORMAT = 0, /* fixed by the format (.mtx 1-based, .bin 0-based)   */
+    TF_BASE_DETECTED,   /* .tns: 0-based iff any index of any mode is 0      */
+    TF_BASE_OPTION      /* .tns: given by tf_read_opts.base                  */
+} tf_base_source;
+
 typedef struct tf_read_info {
     tf_file_format format;          /* what was detected                     */
     int compressed;                 /* 0 none, 1 xz, 2 gzip                  */
@@ -105,7 +122,8 @@ typedef struct tf_read_info {
     uint64_t entries;               /* non-zero lines / records before fixes */
     uint64_t duplicates;            /* coordinates that appeared again (summed) */
     uint64_t zeros;                 /* explicit zeros dropped                */
-    int zero_based[TF_MAX_ORDER];   /* per mode: 1 if input was 0-based      */
+    int index_base;                 /* 0 or 1: the one index base of the file */
+    tf_base_source base_source;     /* how that base was chosen              */
     int declared_dims;              /* 1 if a header declared the dims       */
     uint64_t bytes;                 /* bytes of (decompressed) input         */
     double seconds;                 /* wall time of the read                 */
@@ -114,17 +132,44 @@ typedef struct tf_read_info {
     int mtx_pattern;                /* 1 if pattern (values set to 1)        */
 } tf_read_info;
 
+#define TF_BASE_AUTO (-1)
+
+/* Options of the readers. */
+typedef struct tf_read_opts {
+    int threads; /* 0 = default                                              */
+    int base;    /* index base of .tns input: TF_BASE_AUTO (0-based iff any
+                  * index of any mode is 0), 0 or 1. Matrix Market is always
+                  * 1-based (its spec), tenfold binary 0-based.            */
+} tf_read_opts;
+
+/* threads 0, base TF_BASE_AUTO. */
+void tf_read_opts_default(tf_read_opts *o);
+
 /* Reads a tensor from .tns (any header variant), binary, or .mtx, detected
- * by content; xz- and gzip-compressed files are decompressed on the fly.
+ * by content (a file named *.mtx[.xz|.gz] must start with the Matrix Market
+ * banner); xz- and gzip-compressed files and pipes are decompressed and
+ * parsed in windows, in memory bounded by the tensor, not the text.
  * The result is canonical (sorted, duplicates summed, zeros dropped).
- * threads: 0 = default. info may be NULL. */
+ * opts may be NULL (defaults). info may be NULL. */
+tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
+                              tf_read_info *info);
+/* Parses a .tns/.mtx text (or compressed bytes) held in memory (name is
+ * used in messages and for the .mtx banner rule). */
+tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
+                               const tf_read_opts *opts, tf_tensor *out, tf_read_info *info);
+/* The same with default options and `threads` (0 = default). */
 tf_status tf_read_tensor(const char *path, int threads, tf_tensor *out, tf_read_info *info);
-/* Parses a .tns/.mtx text held in memory (name is used in messages). */
 tf_status tf_parse_tensor(const char *name, const char *text, size_t len, int threads,
                           tf_tensor *out, tf_read_info *info);
 /* Writes atomically (temporary file + rename). TF_FILE_AUTO picks by
- * extension: .bin/.tfb -> binary, .mtx -> Matrix Market, else FROSTT .tns. */
+ * extension: .bin/.tfb -> binary, .mtx -> Matrix Market, else FROSTT .tns
+ * -- plain, unless a mode's length exceeds its largest index + 1 (see
+ * tf_tensor_implied_dims): then the ParTI header form (TF_FILE_TNS_HEADER),
+ * which keeps the dims. An explicit TF_FILE_TNS always writes plain FROSTT
+ * (such dims are then lost). */
 tf_status tf_write_tensor(const char *path, const tf_tensor *t, tf_file_format fmt);
+/* The format tf_write_tensor(path, t, fmt) writes (resolves TF_FILE_AUTO). */
+tf_file_format tf_write_format(const char *path, const tf_tensor *t, tf_file_format fmt);
 
 /* Dense matrix text files (SPLATT .mat style: one row per line, values
  * separated by spaces; '#' comment lines are allowed when reading). */
@@ -143,13 +188,51 @@ typedef struct tf_ktensor {
 
 tf_status tf_ktensor_alloc(tf_ktensor *k, uint32_t order, const uint64_t *dims, uint64_t rank);
 void tf_ktensor_free(tf_ktensor *k);
-/* SPLATT-compatible output: <stem>.mode<N>.mat (N = 1..order) and
- * <stem>.lambda.mat, each written atomically. */
+/* The files of a Kruskal tensor, written as one set: every file goes to a
+ * temporary name and is fsynced first, then all are renamed; on a failure
+ * before the renames no file of the set is touched (see "Output files").
+ *   TF_KTENSOR_SPLATT  <stem>.mode<N>.mat (N = 1..order), <stem>.lambda.mat
+ *   TF_KTENSOR_TTB     <stem>.ktensor (Tensor Toolbox / pyttb export_data;
+ *                      the same numbers again in one file) */
+#define TF_KTENSOR_SPLATT 1u
+#define TF_KTENSOR_TTB 2u
+#define TF_KTENSOR_ALL 3u
+tf_status tf_ktensor_write(const char *stem, const tf_ktensor *k, unsigned flags);
+/* tf_ktensor_write(stem, k, TF_KTENSOR_SPLATT). */
 tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k);
-/* Tensor Toolbox / pyttb export_data "ktensor" text file. */
+/* The Tensor Toolbox / pyttb export_data "ktensor" file alone, at path. */
 tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k);
 
-/* ------------------------------------------------------- MTTKRP plans */
+/* ---------------------------------------------------------- output files
+ * Every writer of the library (tf_write_tensor, tf_matrix_write,
+ * tf_ktensor_write*, tf_write_file) treats its path alike:
+ *   "-", /dev/stdout, /dev/stderr, /dev/fd/N   that open descriptor, written
+ *                                   directly (no temporary, no rename)
+ *   a FIFO, character or block device, socket  opened and written directly
+ *   a symbolic link                 followed (chains too; a dangling link's
+ *                                   target is created); its target as below
+ *   a regular file or a new name    written to "<file>.tmp.<pid>.<n>" in the
+ *                                   same directory, fsynced, renamed over it
+ *                                   (an existing file keeps its permissions)
+ *   a directory                     an error naming the path
+ * Library code never installs signal handlers; a program that wants its
+ * temporaries removed on SIGINT / SIGTERM calls tf_output_cleanup from its
+ * handler. */
+
+/* Checks that path can be written, before the work that produces it:
+ * creates and removes a temporary file in the target's directory (catches
+ * missing directories, permissions and read-only file systems, also as
+ * root); a directory is an error. *to_stdout (may be NULL) is set to 1
+ * when the output is the process's standard output. */
+tf_status tf_output_check(const char *path, int *to_stdout);
+/* Writes len bytes to path (by the rules above). */
+tf_status tf_write_file(const char *path, const void *data, size_t len);
+/* Removes the temporary files that are being written now; a set already
+ * being renamed into place is finished instead. Async-signal-safe (unlink
+ * and rename only): meant for SIGINT / SIGTERM handlers. */
+void tf_output_cleanup(void);
+
+/* ------------------------------------------- tuning policy and context */
 
 typedef enum tf_backend {
     TF_BACKEND_AUTO = 0, /* GPU when one is present and supported, else CPU */
@@ -157,13 +240,83 @@ typedef enum tf_backend {
     TF_BACKEND_GPU
 } tf_backend;
 
+/* Kernel choices the library otherwise makes itself, by rule or by timing
+ * on first use. tf_tuning_default lets the library choose everywhere;
+ * benchmarks and tests set a field to force one choice. */
+typedef struct tf_tuning {
+    /* GPU F-COO MTTKRP */
+    int fcoo_tune;            /* 1 (default): time partition sizes, kernel variants and
+                                 slices on a mode's first MTTKRP; 0: the defaults, untimed */
+    uint64_t fcoo_tune_nnz;   /* non-zeros a long mode is timed on; 0 = 2^18 per SM      */
+    int fcoo_kernel;          /* 0 auto (seg where a mode has segments), 1 scan, 2 seg   */
+    int fcoo_variant;         /* seg kernel: 0 timed; 2, 3 or 4 blocks per SM; 5 the
+                                 software-pipelined variant                              */
+    uint32_t fcoo_part;       /* non-zeros per warp partition of every mode (a multiple
+                                 of 32 in 32..65536); 0 = by rule                         */
+    uint32_t fcoo_seg_part;   /* the same for seg modes only (then untimed); 0 = by rule */
+    uint32_t fcoo_slice;      /* rank pieces per grid row: 0 timed, 16 or 32             */
+    int fcoo_vec;             /* 1 (default): 16-byte factor loads where aligned; 0 off  */
+    /* GPU BLCO MTTKRP */
+    int blco_resolution;      /* 0 auto, 1 register, 2 hierarchical conflict resolution  */
+    int blco_hot;             /* 1 (default): stash for up to 16 heavy rows; 0 off       */
+    /* GPU CP-ALS dense steps */
+    int cpd_cusolver;         /* 0 (default): one-block solves for R <= 64; 1 cuSOLVER   */
+    int cpd_graph;            /* 1 (default): the sweep captured as a CUDA graph; 0 not  */
+    int cpd_apply;            /* 0 auto (own kernel for short fp32 factors), 1 own
+                                 kernel, 2 cuBLAS gemm                                   */
+    int cpd_gram_syrk;        /* 0 (default): Gram by gemm for large R; 1 cuBLAS syrk    */
+    int cpd_apply_gram;       /* -1 (default) by rule, 0 never, 1 always (R = 32): apply
+                                 and Gram in one pass                                    */
+    int64_t cpd_gram_solve_rows; /* -1 (default) the built-in limit; 0 off; N: Gram +
+                                 solve in one launch for factors of up to N rows (<= 256) */
+    /* GPU SDDMM */
+    uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
+    /* tests */
+    int gpu_poison;           /* 1: GPU MTTKRP outputs are filled with NaN before a run  */
+} tf_tuning;
+
+void tf_tuning_default(tf_tuning *t);
+/* Applies the TF_* benchmark overrides from the environment to t
+ * (docs/DESIGN.md lists them). The library reads the environment here
+ * only, and only when a caller asks; the tenfold tool does for every run. */
+void tf_tuning_from_env(tf_tuning *t);
+
+/* A context: the compute devices of a run (none = the CPU, or a GPU), its
+ * streams and cuBLAS / cuSOLVER handles (made on first use and kept), the
+ * device memory budget and the tuning policy. Create one per run and pass
+ * it in the options of plans, CP-ALS, SDDMM and SpTTM; it must outlive
+ * them. A NULL context in those options gives each call a private one
+ * with the defaults (tf_context_opts_default). One thread at a time. */
+typedef struct tf_context tf_context;
+
+typedef struct tf_context_opts {
+    tf_backend backend;       /* AUTO (default) takes a GPU when one is
+                                 present, else the CPU                                   */
+    int device;               /* GPU ordinal (default 0)                                 */
+    int ndevices;             /* GPUs to use (default 1); several are not available yet */
+    uint64_t memory_limit;    /* device bytes tenfold may plan for; 0 (default) = 90 %
+                                 of the free memory; else the smaller of the two        */
+    int threads;              /* CPU threads, 0 = default                                */
+    tf_tuning tuning;
+} tf_context_opts;
+
+void tf_context_opts_default(tf_context_opts *o);
+tf_status tf_context_create(const tf_context_opts *o, tf_context **out);
+void tf_context_free(tf_context *c);
+/* TF_BACKEND_CPU or TF_BACKEND_GPU: what the context resolved to. */
+tf_backend tf_context_backend(const tf_context *c);
+/* Device bytes a plan may use now on the context's GPU: the budget above
+ * (memory_limit and the free memory). TF_ERR_UNAVAILABLE without a GPU. */
+tf_status tf_context_memory_budget(tf_context *c, uint64_t *bytes);
+
+/* ------------------------------------------------------- MTTKRP plans */
+
 typedef enum tf_format {
     TF_FORMAT_AUTO = 0,
     TF_FORMAT_COO,   /* plain coordinate list                               */
     TF_FORMAT_CSF,   /* per-mode compressed sparse fibres (CPU)             */
     TF_FORMAT_FCOO,  /* flagged COO (GPU)                                   */
-    TF_FORMAT_BLCO,  /* blocked linearised coordinates (GPU)                */
-    TF_FORMAT_AMPED  /* multi-GPU shards                                    */
+    TF_FORMAT_BLCO   /* blocked linearised coordinates (GPU)                */
 } tf_format;
 
 typedef enum tf_precision { TF_DOUBLE = 0, TF_SINGLE } tf_precision;
@@ -175,6 +328,7 @@ typedef struct tf_plan_opts {
     int threads;        /* CPU threads, 0 = default                    */
     int device;         /* GPU ordinal                                  */
     uint64_t rank_hint; /* expected rank (lets a backend size buffers)  */
+    tf_context *context; /* devices, budget, tuning; NULL = a private default one */
 } tf_plan_opts;
 
 typedef struct tf_plan tf_plan;
@@ -224,8 +378,13 @@ typedef struct tf_cpd_iter {
 
 typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
 
+/* Largest CP-ALS rank (tf_cpd and `tenfold cpd -r`): the R x R LAPACK
+ * workspaces must fit an int. MTTKRP, SpTTM and SDDMM kernels have no
+ * such limit. */
+#define TF_MAX_RANK 16384u
+
 typedef struct tf_cpd_opts {
-    uint64_t rank;
+    uint64_t rank;          /* 1..TF_MAX_RANK                             */
     uint32_t max_iters;     /* default 50                                 */
     double tol;             /* stop when |dfit| < tol, default 1e-5       */
     uint64_t seed;          /* default TF_DEFAULT_SEED                    */
@@ -236,6 +395,7 @@ typedef struct tf_cpd_opts {
     int device;
     tf_cpd_callback callback; /* called after every iteration (may be NULL) */
     void *user;
+    tf_context *context;      /* devices, budget, tuning; NULL = a private one */
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL
@@ -256,9 +416,14 @@ typedef struct tf_cpd_report {
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);
-/* CP-ALS. out is allocated by the call (free with tf_ktensor_free). */
+/* CP-ALS. out is allocated by the call (free with tf_ktensor_free). Any
+ * finite values work: when the largest |value| is outside 2^-40..2^40 the
+ * iteration runs on a copy of the values scaled by an exact power of two
+ * (safe in fp32 too) and lambda is scaled back; fits are scale-invariant. */
 tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep);
-/* Fit 1 - ||X - K|| / ||X|| of a Kruskal tensor, computed directly (for tests). */
+/* Fit 1 - ||X - K|| / ||X|| of a Kruskal tensor, computed directly (for
+ * tests); X and lambda are scaled by a power of two first, so values near
+ * the ends of the double range work. */
 tf_status tf_ktensor_fit(const tf_tensor *X, const tf_ktensor *K, double *fit);
 
 /* ------------------------------------------------------- synthetic data */
@@ -332,6 +497,7 @@ typedef struct tf_sddmm_opts {
     uint32_t nper;          /* GPU ROW: non-zeros per virtual warp, 0 = auto-tune */
     int a_regs;             /* GPU ROW: 1 keeps a lane's slice of A's row in registers
                                (when one pass covers K), -1 reads A through L1, 0 = auto-tune */
+    tf_context *context;    /* devices, tuning; NULL = a private default one       */
 } tf_sddmm_opts;
 
 /* What a run chose (filled when the info pointer is non-NULL). */
@@ -391,6 +557,7 @@ typedef struct tf_spttm_opts {
     tf_precision precision; /* default TF_DOUBLE                                */
     int threads;            /* CPU threads, 0 = default                         */
     int device;             /* GPU ordinal                                      */
+    tf_context *context;    /* devices, tuning; NULL = a private default one      */
 } tf_spttm_opts;
 
 void tf_spttm_opts_default(tf_spttm_opts *o);

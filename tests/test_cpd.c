@@ -489,6 +489,73 @@ static void test_against_reference(void)
 }
 
 /* (g) bad options and inputs fail cleanly with a message. */
+/* Values near the ends of the double range (issue 8): the run is scaled
+ * inside the driver, so the fit equals the run at values ~1 (bit for bit
+ * when the scale is a power of two) and lambda carries the scale. */
+static void test_extreme_values(void)
+{
+    const uint64_t dims[3] = {12, 10, 8};
+    tf_tensor X;
+    random_sparse(3, dims, 300, 71, &X);
+    double amax = 0.0; /* the largest |value| to [1, 2), where the driver scales values to */
+    for (uint64_t k = 0; k < X.nnz; ++k) amax = fmax(amax, fabs(X.vals[k]));
+    for (uint64_t k = 0; k < X.nnz; ++k) X.vals[k] = ldexp(X.vals[k], -ilogb(amax));
+    tf_cpd_opts o;
+    cpd_opts(&o, TF_FORMAT_CSF, 3, 15, 0.0);
+    tf_ktensor K0;
+    tf_cpd_report rep;
+    const double f0 = run_cpd(&X, &o, &K0, &rep, NULL, 1e-10, "values ~1");
+    const double n0 = sqrt(tf_tensor_norm2(&X));
+    CHECKF(fabs(tf_tensor_norm(&X) - n0) <= 1e-15 * n0, "tf_tensor_norm %.17g vs %.17g", tf_tensor_norm(&X), n0);
+    static const struct { int pow2; double scale; } cases[] = {
+        {-664, 0}, {532, 0}, {-1000, 0}, {60, 0}, {0, 1e-200}, {0, 1e160}, {0, 1e-300}, {0, 1e300}, {0, 1e-45}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        const double scale = cases[c].pow2 ? ldexp(1.0, cases[c].pow2) : cases[c].scale;
+        char what[64];
+        snprintf(what, sizeof what, "values x %g", scale);
+        tf_tensor Xs;
+        CHECK_OK(tf_tensor_copy(&X, &Xs));
+        for (uint64_t k = 0; k < Xs.nnz; ++k) Xs.vals[k] *= scale;
+        const double nx = tf_tensor_norm(&Xs);
+        CHECKF(fabs(nx / scale - n0) <= 1e-14 * n0, "%s: ||X|| = %.17g, expected %.17g", what, nx, n0 * scale);
+        tf_ktensor K;
+        const double f = run_cpd(&Xs, &o, &K, &rep, NULL, 1e-10, what);
+        if (cases[c].pow2) { /* exact: identical run, lambda times the power of two */
+            CHECKF(f == f0, "%s: fit %.17g, at values ~1 %.17g", what, f, f0);
+            for (uint64_t r = 0; r < K.rank && K.lambda; ++r)
+                CHECKF(K.lambda[r] == ldexp(K0.lambda[r], cases[c].pow2), "%s: lambda %llu", what,
+                       (unsigned long long)r);
+            for (uint64_t e = 0; K.lambda && e < dims[0] * K.rank; ++e)
+                CHECKF(K.factors[0].data[e] == K0.factors[0].data[e], "%s: factor 1 entry %llu", what,
+                       (unsigned long long)e);
+        } else {
+            CHECKF(fabs(f - f0) <= 1e-9, "%s: fit %.17g, at values ~1 %.17g", what, f, f0);
+            for (uint64_t r = 0; r < K.rank && K.lambda; ++r)
+                CHECKF(fabs(K.lambda[r] / scale - K0.lambda[r]) <= 1e-6 * K0.lambda[r], "%s: lambda %llu = %g",
+                       what, (unsigned long long)r, K.lambda[r]);
+        }
+        double direct = NAN; /* the direct fit of the ktensor found at values ~1, rescaled */
+        for (uint64_t r = 0; r < K0.rank; ++r) K0.lambda[r] *= scale;
+        CHECK_OK(tf_ktensor_fit(&Xs, &K0, &direct));
+        for (uint64_t r = 0; r < K0.rank; ++r) K0.lambda[r] /= scale;
+        CHECKF(fabs(direct - f0) <= 1e-9, "%s: direct fit %.17g, expected %.17g", what, direct, f0);
+        tf_ktensor_free(&K);
+        tf_tensor_free(&Xs);
+    }
+    /* so large that lambda itself may exceed the double range: a clear error, or a finite model */
+    tf_tensor Xh;
+    CHECK_OK(tf_tensor_copy(&X, &Xh));
+    for (uint64_t k = 0; k < Xh.nnz; ++k) Xh.vals[k] *= 1e307;
+    tf_ktensor K;
+    tf_status s = tf_cpd(&Xh, &o, &K, NULL);
+    CHECKF(s == TF_ERR_RANGE || (s == TF_OK && ktensor_finite(&K)), "values x 1e307: %s: %s", tf_status_name(s),
+           tf_last_error());
+    if (s == TF_OK) tf_ktensor_free(&K);
+    tf_tensor_free(&Xh);
+    tf_ktensor_free(&K0);
+    tf_tensor_free(&X);
+}
+
 static void expect_failure(const tf_tensor *X, const tf_cpd_opts *o, tf_status want, const char *what)
 {
     tf_ktensor K;
@@ -511,6 +578,7 @@ static void test_bad_options(void)
 
     o.rank = 0; expect_failure(&X, &o, TF_ERR_ARG, "rank 0");
     o.rank = 1u << 20; expect_failure(&X, &o, TF_ERR_ARG, "huge rank");
+    o.rank = TF_MAX_RANK + 1; expect_failure(&X, &o, TF_ERR_ARG, "rank TF_MAX_RANK + 1");
     tf_cpd_opts_default(&o); o.max_iters = 0; expect_failure(&X, &o, TF_ERR_ARG, "0 iterations");
     tf_cpd_opts_default(&o); o.tol = -1e-3; expect_failure(&X, &o, TF_ERR_ARG, "negative tol");
     tf_cpd_opts_default(&o); o.tol = NAN; expect_failure(&X, &o, TF_ERR_ARG, "NaN tol");
@@ -563,6 +631,7 @@ int main(void)
     test_pinv_fallback();
     test_against_reference();
     test_bad_options();
+    test_extreme_values();
     test_real_data();
     return tf_test_finish("test_cpd");
 }

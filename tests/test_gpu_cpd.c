@@ -24,9 +24,21 @@ static void record(const tf_cpd_iter *it, void *user)
     if (t->n < MAX_IT) t->fit[t->n++] = it->fit;
 }
 
+/* The tuning policy of the next GPU runs (tests force paths through it). */
+static tf_tuning tuning;
+
 static tf_status run(const tf_tensor *X, tf_backend be, tf_format fmt, tf_precision prec, uint64_t R,
                      uint32_t iters, trace *t, tf_cpd_report *rep, tf_ktensor *K)
 {
+    tf_context *ctx = NULL;
+    if (be == TF_BACKEND_GPU) {
+        tf_context_opts co;
+        tf_context_opts_default(&co);
+        co.backend = TF_BACKEND_GPU;
+        co.tuning = tuning;
+        tf_status s = tf_context_create(&co, &ctx);
+        if (s != TF_OK) return s;
+    }
     tf_cpd_opts o;
     tf_cpd_opts_default(&o);
     o.rank = R;
@@ -38,8 +50,11 @@ static tf_status run(const tf_tensor *X, tf_backend be, tf_format fmt, tf_precis
     o.precision = prec;
     o.callback = record;
     o.user = t;
+    o.context = ctx;
     memset(t, 0, sizeof *t);
-    return tf_cpd(X, &o, K, rep);
+    tf_status s = tf_cpd(X, &o, K, rep);
+    tf_context_free(ctx);
+    return s;
 }
 
 /* Largest relative difference of lambda (information only: the factors of
@@ -63,26 +78,24 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
     CHECKF(s == TF_OK, "%s: CPU cpd: %s", what, tf_last_error());
     if (s != TF_OK) return;
     /* every format; then auto on the large-rank path (cuSOLVER potrf/potrs,
-     * normalisation in place) forced with TF_GPU_CUSOLVER=1; then auto
+     * normalisation in place) forced with tuning.cpd_cusolver; then auto
      * with the other precision's choice of the small-rank apply (custom
      * kernel / cuBLAS), without the CUDA graph and with the Gram of a short
-     * factor and the next solve as two launches (TF_GPU_GRAM_SOLVE=0) */
+     * factor and the next solve as two launches (cpd_gram_solve_rows = 0) */
     const tf_format fmts[] = {TF_FORMAT_COO,  TF_FORMAT_FCOO, TF_FORMAT_BLCO,
                               TF_FORMAT_AUTO, TF_FORMAT_AUTO, TF_FORMAT_AUTO};
     const char *label[] = {"", "", "", "", " (cusolver)", " (other apply, no graph, Gram + solve apart)"};
     for (int f = 0; f < 6; ++f)
         for (int prec = 0; prec < 2; ++prec) {
-            if (f == 4) setenv("TF_GPU_CUSOLVER", "1", 1);
+            const tf_tuning saved = tuning;
+            if (f == 4) tuning.cpd_cusolver = 1;
             if (f == 5) {
-                setenv("TF_GPU_APPLY", prec == TF_SINGLE ? "cublas" : "custom", 1);
-                setenv("TF_GPU_GRAPH", "0", 1);
-                setenv("TF_GPU_GRAM_SOLVE", "0", 1);
+                tuning.cpd_apply = prec == TF_SINGLE ? 2 : 1; /* cuBLAS / own kernel */
+                tuning.cpd_graph = 0;
+                tuning.cpd_gram_solve_rows = 0;
             }
             s = run(X, TF_BACKEND_GPU, fmts[f], (tf_precision)prec, R, iters, &gpu, &rg, &Kg);
-            unsetenv("TF_GPU_CUSOLVER");
-            unsetenv("TF_GPU_APPLY");
-            unsetenv("TF_GPU_GRAPH");
-            unsetenv("TF_GPU_GRAM_SOLVE");
+            tuning = saved;
             CHECKF(s == TF_OK, "%s %s%s: GPU cpd: %s", what, tf_format_name(fmts[f]), label[f], tf_last_error());
             if (s != TF_OK) continue;
             const double tol = prec == TF_SINGLE ? 5e-3 : 1e-8;
@@ -142,9 +155,9 @@ static void pinv_case(void)
     for (int path = 0; s == TF_OK && path < 2; ++path)
         for (int prec = 0; prec < 2; ++prec) {
             const char *name = path ? "cusolver" : "small-rank";
-            if (path) setenv("TF_GPU_CUSOLVER", "1", 1);
+            tuning.cpd_cusolver = path;
             tf_status g = run(&X, TF_BACKEND_GPU, TF_FORMAT_BLCO, (tf_precision)prec, 12, 5, &t, &rep, &K);
-            unsetenv("TF_GPU_CUSOLVER");
+            tuning.cpd_cusolver = 0;
             CHECKF(g == TF_OK, "rank-deficient %s: %s", name, tf_last_error());
             if (g != TF_OK) continue;
             CHECKF(rep.pinv_fallbacks > 0 && isfinite(rep.fit), "rank-deficient %s: %llu pinv fallbacks, fit %g",
@@ -166,6 +179,7 @@ int main(int argc, char **argv)
     const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
                       (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_cpd", "no CUDA device");
+    tf_tuning_default(&tuning);
 
     tf_tensor X;
     tf_status s = planted(3, (const uint64_t[]){60, 50, 40}, quick ? 3000 : 20000, 8, 31, &X);
@@ -180,9 +194,9 @@ int main(int argc, char **argv)
     if (quick) s = planted(3, (const uint64_t[]){120, 100, 81}, 4000, 32, 35, &X);
     else s = planted(3, (const uint64_t[]){300, 250, 201}, 40000, 32, 35, &X);
     CHECKF(s == TF_OK, "planted 3-mode (rank 32): %s", tf_last_error());
-    setenv("TF_GPU_APPLY_GRAM", "1", 1);
+    tuning.cpd_apply_gram = 1;
     if (s == TF_OK) compare(&X, "planted rank-32 3-mode, fused apply+Gram", 32, quick ? 2 : 10);
-    unsetenv("TF_GPU_APPLY_GRAM");
+    tuning.cpd_apply_gram = -1;
     tf_tensor_free(&X);
 
     if (!quick) {

@@ -7,7 +7,7 @@
  * tensors of orders 2..8 (skewed, empty slices, modes of length 1, 2 and
  * < #SMs, a linearised index over 64 bits, no non-zeros) and on every real
  * tensor in the shared data directory. Outputs are poisoned with NaN first,
- * on the host and (TF_GPU_POISON=1) on the device before every run, so a row
+ * on the host and (tuning.gpu_poison) on the device before every run, so a row
  * an engine neither clears nor writes shows; every element must be written
  * and the relative error must be <= 1e-12 (fp64) / 1e-5 (fp32).
  *
@@ -27,105 +27,94 @@ static int quick;
 
 typedef struct variant {
     tf_format format;
-    const char *resolution; /* TF_BLCO_RESOLUTION while building, NULL = unset */
-    int no_heavy;           /* TF_BLCO_HOT=0 while building: no heavy-row stash */
+    int resolution;         /* tuning.blco_resolution: 0 auto, 1 register, 2 hierarchical */
+    int no_heavy;           /* tuning.blco_hot = 0: no heavy-row stash */
     int in_quick;           /* also run under --quick (every kernel path once) */
     const char *name;
-    const char *fcoo_kernel; /* TF_FCOO_KERNEL while building, NULL = as the environment has it */
-    const char *fcoo_part;   /* TF_FCOO_PART while building, NULL = as the environment has it */
-    const char *fcoo_seg_part; /* TF_FCOO_SEG_PART likewise */
-    const char *fcoo_minb;     /* TF_FCOO_MINB (the seg kernel's occupancy variant) likewise */
-    const char *fcoo_tune_nnz; /* TF_FCOO_TUNE_NNZ (tuning on a prefix of the non-zeros) likewise */
-    const char *fcoo_slice;    /* TF_FCOO_SLICE (rank pieces per grid row: 16 = half slices) likewise */
+    int fcoo_kernel;        /* tuning.fcoo_kernel: 0 auto, 1 scan, 2 seg */
+    uint32_t fcoo_part;     /* tuning.fcoo_part, 0 = by rule */
+    uint32_t fcoo_seg_part; /* tuning.fcoo_seg_part likewise */
+    int fcoo_variant;       /* tuning.fcoo_variant (the seg kernel's occupancy variant: 2, 3, 4, 5 = pipe) */
+    uint64_t fcoo_tune_nnz; /* tuning.fcoo_tune_nnz (tuning on a prefix of the non-zeros) */
+    uint32_t fcoo_slice;    /* tuning.fcoo_slice (rank pieces per grid row: 16 = half slices) */
 } variant;
 
+enum { SCAN = 1, SEG = 2, REG = 1, HIER = 2, PIPE = 5 };
+
 static const variant variants[] = {
-    {TF_FORMAT_COO, NULL, 0, 1, "coo", NULL, NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo", NULL, NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/scan", "scan", NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=3", "seg", NULL, NULL, "3", NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=4", "seg", NULL, NULL, "4", NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/minb=2", "seg", NULL, NULL, "2", NULL, NULL},
+    {TF_FORMAT_COO, 0, 0, 1, "coo", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/scan", SCAN, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=3", SEG, 0, 0, 3, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=4", SEG, 0, 0, 4, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=2", SEG, 0, 0, 2, 0, 0},
     /* software-pipelined loads (orders 3 and 4; other orders run minb=3) */
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/pipe", "seg", NULL, NULL, "pipe", NULL, NULL},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/pipe", SEG, 0, 0, PIPE, 0, 0},
     /* tuned on the first 1000 non-zeros (the timed launches cover a
      * prefix; the kept result must not depend on it) */
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/tune-prefix", "seg", NULL, NULL, NULL, "1000", NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg/part=96", "seg", "96", NULL, NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/seg-part=1056", "seg", NULL, "1056", NULL, NULL, NULL},
-    {TF_FORMAT_FCOO, NULL, 0, 0, "fcoo/seg-part=1056", NULL, NULL, "1056", NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, NULL, 0, 0, "blco", NULL, NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, "register", 0, 1, "blco/register", NULL, NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, "register", 1, 0, "blco/register/no-heavy-rows", NULL, NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_BLCO, "hierarchical", 0, 1, "blco/hierarchical", NULL, NULL, NULL, NULL, NULL, NULL},
-    {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL, NULL, NULL, NULL},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/tune-prefix", SEG, 0, 0, 0, 1000, 0},
+    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo/seg/part=96", SEG, 96, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/seg-part=1056", SEG, 0, 1056, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo/seg-part=1056", 0, 0, 1056, 0, 0, 0},
+    {TF_FORMAT_BLCO, 0, 0, 0, "blco", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_BLCO, REG, 0, 1, "blco/register", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_BLCO, REG, 1, 0, "blco/register/no-heavy-rows", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_BLCO, HIER, 0, 1, "blco/hierarchical", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_AUTO, 0, 0, 0, "auto", 0, 0, 0, 0, 0, 0},
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
 /* Half slices (16 rank pieces of 16 bytes per grid row), each seg variant
  * forced and the tuned choice (half_slice_case). */
 static const variant half_variants[] = {
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/minb=3", "seg", NULL, NULL, "3", NULL, "16"},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/minb=4", "seg", NULL, NULL, "4", NULL, "16"},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/minb=2", "seg", NULL, NULL, "2", NULL, "16"},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/pipe", "seg", NULL, NULL, "pipe", NULL, "16"},
-    {TF_FORMAT_FCOO, NULL, 0, 1, "fcoo/seg/half/tuned", "seg", NULL, NULL, NULL, NULL, "16"},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=3", SEG, 0, 0, 3, 0, 16},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=4", SEG, 0, 0, 4, 0, 16},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=2", SEG, 0, 0, 2, 0, 16},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/pipe", SEG, 0, 0, PIPE, 0, 16},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/tuned", SEG, 0, 0, 0, 0, 16},
 };
 
-/* Sets name=val for a build (val NULL: leaves it); restore_env puts the
- * caller's value back. */
-typedef struct saved_env {
-    const char *name;
-    int set, had;
-    char old[64];
-} saved_env;
-
-static saved_env override_env(const char *name, const char *val)
-{
-    saved_env e = {name, val != NULL, 0, ""};
-    const char *cur = getenv(name);
-    if (cur) snprintf(e.old, sizeof e.old, "%s", cur);
-    e.had = cur != NULL;
-    if (val) setenv(name, val, 1);
-    return e;
-}
-
-static void restore_env(const saved_env *e)
-{
-    if (!e->set) return;
-    if (e->had) setenv(e->name, e->old, 1);
-    else unsetenv(e->name);
-}
+/* The context of the plan built last (one plan at a time here): its
+ * tuning policy forces the variant's choices, and the output is poisoned
+ * with NaN on the device before every run. Freed by free_plan. */
+static tf_context *plan_ctx;
 
 static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision prec, uint64_t R,
                             tf_plan **p)
 {
-    const saved_env kernel = override_env("TF_FCOO_KERNEL", v->fcoo_kernel);
-    const saved_env part = override_env("TF_FCOO_PART", v->fcoo_part);
-    const saved_env seg_part = override_env("TF_FCOO_SEG_PART", v->fcoo_seg_part);
-    const saved_env minb = override_env("TF_FCOO_MINB", v->fcoo_minb);
-    const saved_env tune_nnz = override_env("TF_FCOO_TUNE_NNZ", v->fcoo_tune_nnz);
-    const saved_env slice = override_env("TF_FCOO_SLICE", v->fcoo_slice);
-    if (v->resolution) setenv("TF_BLCO_RESOLUTION", v->resolution, 1);
-    else unsetenv("TF_BLCO_RESOLUTION");
-    if (v->no_heavy) setenv("TF_BLCO_HOT", "0", 1);
-    else unsetenv("TF_BLCO_HOT");
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    tf_tuning *t = &co.tuning;
+    t->gpu_poison = 1;
+    t->fcoo_kernel = v->fcoo_kernel;
+    t->fcoo_part = v->fcoo_part;
+    t->fcoo_seg_part = v->fcoo_seg_part;
+    t->fcoo_variant = v->fcoo_variant;
+    t->fcoo_tune_nnz = v->fcoo_tune_nnz;
+    t->fcoo_slice = v->fcoo_slice;
+    t->blco_resolution = v->resolution;
+    t->blco_hot = !v->no_heavy;
+    *p = NULL;
+    tf_context_free(plan_ctx);
+    plan_ctx = NULL;
+    tf_status s = tf_context_create(&co, &plan_ctx);
+    if (s != TF_OK) return s;
     tf_plan_opts o;
     tf_plan_opts_default(&o);
     o.backend = TF_BACKEND_GPU;
     o.format = v->format;
     o.precision = prec;
     o.rank_hint = R;
-    tf_status s = tf_plan_build(X, &o, p);
-    unsetenv("TF_BLCO_RESOLUTION");
-    unsetenv("TF_BLCO_HOT");
-    restore_env(&kernel);
-    restore_env(&part);
-    restore_env(&seg_part);
-    restore_env(&minb);
-    restore_env(&tune_nnz);
-    restore_env(&slice);
-    return s;
+    o.context = plan_ctx;
+    return tf_plan_build(X, &o, p);
+}
+
+static void free_plan(tf_plan *p)
+{
+    tf_plan_free(p);
+    tf_context_free(plan_ctx);
+    plan_ctx = NULL;
 }
 
 /* 1 if every element is finite (written, since the output was poisoned). */
@@ -180,7 +169,7 @@ static void check_variants(const tf_tensor *X, const char *what, const uint64_t 
                                       : tf_last_error(),
                            err);
                 }
-                tf_plan_free(p);
+                free_plan(p);
             }
         }
         for (uint32_t m = 0; m < N; ++m) {
@@ -272,7 +261,7 @@ static void timing_case(void)
                ms[4]);
         CHECKF(tf_rel_err(out.data, ref.data, dims[1] * 16) <= TOL_FP64, "%s: timed result",
                variants[v].name);
-        tf_plan_free(p);
+        free_plan(p);
     }
     tf_matrix_free(&ref);
     tf_matrix_free(&out);
@@ -284,7 +273,7 @@ static void timing_case(void)
  * choice when F-COO does not fit, needs a nearly full device to show). */
 static void auto_choices(void)
 {
-    static const variant autov = {TF_FORMAT_AUTO, NULL, 0, 0, "auto", NULL, NULL, NULL, NULL, NULL, NULL};
+    static const variant autov = {TF_FORMAT_AUTO, 0, 0, 0, "auto", 0, 0, 0, 0, 0, 0};
     struct { tt_spec sp; tf_format want; const char *what; } cases[3];
     /* 8 modes of 2^10: an 80-bit index whose 16 block-key bits scatter 3000
      * non-zeros into ~1-element blocks, while the factors stay small. */
@@ -307,7 +296,7 @@ static void auto_choices(void)
         CHECK_OK(build_plan(&X, &autov, TF_DOUBLE, 32, &p));
         if (p) CHECKF(tf_plan_format(p) == cases[i].want, "%s: got %s (%s)", cases[i].what,
                       tf_format_name(tf_plan_format(p)), tf_plan_describe(p));
-        tf_plan_free(p);
+        free_plan(p);
         tf_tensor_free(&X);
     }
 }
@@ -358,7 +347,6 @@ int main(int argc, char **argv)
     quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
             (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_mttkrp", "no CUDA device");
-    setenv("TF_GPU_POISON", "1", 1);
     char dev[256];
     CHECK_OK(tf_gpu_describe(0, dev, sizeof dev));
     printf("test_gpu_mttkrp on %s%s\n", dev, quick ? " (quick)" : "");

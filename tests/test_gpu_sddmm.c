@@ -63,9 +63,16 @@ static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, con
                     o.op = ci % 2 ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
                     check_one(what, S, A, B, &o);
                     /* a grid of 3 blocks: every virtual warp loops over many chunks */
-                    setenv("TF_SDDMM_ROW_GRID", "3", 1);
+                    tf_context_opts co;
+                    tf_context_opts_default(&co);
+                    co.backend = TF_BACKEND_GPU;
+                    co.tuning.sddmm_row_grid = 3;
+                    tf_context *ctx = NULL;
+                    CHECK_OK(tf_context_create(&co, &ctx));
+                    o.context = ctx;
                     check_one(what, S, A, B, &o);
-                    unsetenv("TF_SDDMM_ROW_GRID");
+                    o.context = NULL;
+                    tf_context_free(ctx);
                 }
                 continue;
             }

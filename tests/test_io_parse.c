@@ -178,21 +178,21 @@ static void variants(void)
         check_entry3(&t, 1, 1, 2, 3, -2.0);
         check_entry3(&t, 2, 2, 0, 1, 0.7);
         CHECK(info.format == TF_FILE_TNS && info.lines == 7 && info.entries == 3);
-        CHECK(!info.zero_based[0] && !info.declared_dims);
+        CHECK(info.index_base == 1 && info.base_source == TF_BASE_DETECTED && !info.declared_dims);
         tf_tensor_free(&t);
     }
-    /* 0-based detected per mode: mode 1 has a 0, modes 2 and 3 do not */
+    /* one base per file: mode 1 has a 0, so every mode is 0-based */
     if (parse_ok("0 1 1 1\n2 3 1 2\n", &t, &info)) {
-        CHECK(info.zero_based[0] == 1 && info.zero_based[1] == 0 && info.zero_based[2] == 0);
-        CHECK(t.dims[0] == 3 && t.dims[1] == 3 && t.dims[2] == 1);
-        check_entry3(&t, 0, 0, 0, 0, 1.0);
-        check_entry3(&t, 1, 2, 2, 0, 2.0);
+        CHECK(info.index_base == 0 && info.base_source == TF_BASE_DETECTED);
+        CHECK(t.dims[0] == 3 && t.dims[1] == 4 && t.dims[2] == 2);
+        check_entry3(&t, 0, 0, 1, 1, 1.0);
+        check_entry3(&t, 1, 2, 3, 1, 2.0);
         tf_tensor_free(&t);
     }
     /* all 0-based, index 2^32-1 is the largest allowed */
     if (parse_ok("0 0 0 1\n4294967295 5 0 1\n", &t, &info)) {
         CHECK(t.dims[0] == 4294967296ULL && t.ind[0][1] == UINT32_MAX);
-        CHECK(info.zero_based[0] && info.zero_based[1] && info.zero_based[2]);
+        CHECK(info.index_base == 0);
         tf_tensor_free(&t);
     }
     /* 1-based index 2^32 is the largest allowed */
@@ -220,9 +220,9 @@ static void variants(void)
         check_entry3(&t, 0, 0, 1, 2, 4.5);
         tf_tensor_free(&t);
     }
-    /* ParTI header with a 0-based mode */
-    if (parse_ok("2\n3 3\n0 1 1\n2 3 1\n", &t, &info)) {
-        CHECK(t.order == 2 && info.zero_based[0] && !info.zero_based[1]);
+    /* ParTI header, 0-based file (an index 0 in mode 1 makes mode 2 0-based too) */
+    if (parse_ok("2\n3 3\n0 1 1\n2 2 1\n", &t, &info)) {
+        CHECK(t.order == 2 && info.index_base == 0 && t.dims[0] == 3 && t.dims[1] == 3);
         CHECK(t.ind[0][1] == 2 && t.ind[1][1] == 2);
         tf_tensor_free(&t);
     }

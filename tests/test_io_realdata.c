@@ -49,7 +49,7 @@ static double check_file(const char *path, const real_file *want)
     CHECK(info.compressed == 1 && info.duplicates == 0 && info.zeros == 0 &&
           info.entries == want->nnz);
     CHECK(info.format == (want->order == 2 ? TF_FILE_MTX : TF_FILE_TNS));
-    for (uint32_t m = 0; m < t.order; ++m) CHECK(info.zero_based[m] == 0);
+    CHECK(info.index_base == 1);
     CHECK_OK(tf_tensor_validate(&t));
     double sum = 0;
     for (uint64_t k = 0; k < t.nnz; ++k) sum += t.vals[k];

@@ -260,6 +260,33 @@ static void header_round_trips(void)
     CHECK_OK(tf_read_tensor(path_of("p.tns"), 2, &y, &info));
     CHECK(y.dims[2] == x.dims[2] - 7 && !info.declared_dims);
     tf_tensor_free(&y);
+    /* TF_FILE_AUTO on a .tns name keeps them: the ParTI header form (issue 12) */
+    uint64_t implied[TF_MAX_ORDER];
+    CHECK(tf_tensor_implied_dims(&x, implied) == 1 && implied[2] == x.dims[2] - 7 && implied[0] == x.dims[0]);
+    CHECK(tf_write_format(path_of("a.tns"), &x, TF_FILE_AUTO) == TF_FILE_TNS_HEADER);
+    CHECK(tf_write_format(path_of("a.tns"), &x, TF_FILE_TNS) == TF_FILE_TNS);
+    CHECK(tf_write_format(path_of("a.bin"), &x, TF_FILE_AUTO) == TF_FILE_BIN);
+    CHECK_OK(tf_write_tensor(path_of("a.tns"), &x, TF_FILE_AUTO));
+    CHECK_OK(tf_read_tensor(path_of("a.tns"), 2, &y, &info));
+    CHECK(same_tensor(&x, &y) && info.format == TF_FILE_TNS_HEADER && info.declared_dims);
+    tf_tensor_free(&y);
+    x.dims[2] -= 7; /* nothing to lose: AUTO stays plain FROSTT */
+    CHECK(tf_tensor_implied_dims(&x, NULL) == 0);
+    CHECK(tf_write_format(path_of("a.tns"), &x, TF_FILE_AUTO) == TF_FILE_TNS);
+    CHECK_OK(tf_write_tensor(path_of("a.tns"), &x, TF_FILE_AUTO));
+    CHECK_OK(tf_read_tensor(path_of("a.tns"), 2, &y, &info));
+    CHECK(same_tensor(&x, &y) && info.format == TF_FILE_TNS && !info.declared_dims);
+    tf_tensor_free(&y);
+    tf_tensor_free(&x);
+    /* one non-zero in a 2 x 2 x 2 tensor (the check --fix case) */
+    const uint64_t d2[3] = {2, 2, 2};
+    CHECK_OK(tf_tensor_alloc(&x, 3, d2, 1));
+    x.ind[0][0] = x.ind[1][0] = x.ind[2][0] = 0;
+    x.vals[0] = 1.5;
+    CHECK_OK(tf_write_tensor(path_of("one.tns"), &x, TF_FILE_AUTO));
+    CHECK_OK(tf_read_tensor(path_of("one.tns"), 1, &y, &info));
+    CHECK(same_tensor(&x, &y) && y.dims[0] == 2 && y.dims[1] == 2 && y.dims[2] == 2);
+    tf_tensor_free(&y);
     tf_tensor_free(&x);
 }
 

@@ -51,22 +51,37 @@ tf_status tf_ktensor_fit(const tf_tensor *X, const tf_ktensor *K, double *fit)
     TF_TRY(tf_tensor_validate(X));
     TF_TRY(check_shapes(X, K));
     const uint64_t R = K->rank;
+    /* The fit is scale-invariant: fit(X, K) = fit(2^-e X, 2^-e K), with e
+     * the exponent of the largest |value|, so squares of values near the
+     * ends of the double range neither under- nor overflow. The scaled
+     * copy of lambda is exact (a power of two). */
+    double amax = 0.0;
+    for (uint64_t k = 0; k < X->nnz; ++k) amax = fmax(amax, fabs(X->vals[k]));
+    if (amax == 0.0)
+        return tf_fail(TF_ERR_ARG, "ktensor fit: the tensor is zero, so the fit is undefined");
+    const int e = ilogb(amax);
+    tf_ktensor Ks = *K;
+    double *lambda = NULL;
+    TF_TRY(TF_ALLOC(lambda, R, "ktensor fit weights"));
+    for (uint64_t r = 0; r < R; ++r) lambda[r] = ldexp(K->lambda[r], -e);
+    Ks.lambda = lambda;
     double normx2 = 0.0, inner = 0.0, normk2 = 0.0;
 #pragma omp parallel for reduction(+ : normx2, inner) schedule(static)
     for (int64_t k = 0; k < (int64_t)X->nnz; ++k) {
         double v = 0.0;
         for (uint64_t r = 0; r < R; ++r) {
-            double p = K->lambda[r];
+            double p = lambda[r];
             for (uint32_t m = 0; m < X->order; ++m)
                 p *= K->factors[m].data[(uint64_t)X->ind[m][k] * R + r];
             v += p;
         }
-        normx2 += X->vals[k] * X->vals[k];
-        inner += X->vals[k] * v;
+        const double x = ldexp(X->vals[k], -e);
+        normx2 += x * x;
+        inner += x * v;
     }
-    if (normx2 == 0.0)
-        return tf_fail(TF_ERR_ARG, "ktensor fit: the tensor is zero, so the fit is undefined");
-    TF_TRY(model_norm2(K, &normk2));
+    tf_status s = model_norm2(&Ks, &normk2);
+    tf_free(lambda);
+    TF_TRY(s);
     double res = normx2 + normk2 - 2.0 * inner;
     *fit = 1.0 - sqrt(res > 0.0 ? res : 0.0) / sqrt(normx2);
     if (!isfinite(*fit)) return tf_fail(TF_ERR_NUMERIC, "ktensor fit: the ktensor has non-finite values");

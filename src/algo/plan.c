@@ -4,6 +4,7 @@
 
 #include "algo/plan_impl.h"
 #include "core/alloc.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -16,7 +17,7 @@ void tf_plan_opts_default(tf_plan_opts *o)
 }
 
 static const char *backend_names[] = {"auto", "cpu", "gpu"};
-static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco", "amped"};
+static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco"};
 
 const char *tf_backend_name(tf_backend b)
 {
@@ -51,7 +52,8 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
         /* GPU when one is present and the format exists there, else CPU. */
         int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
                          o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
-        be = (tf_gpu_count() > 0 && gpu_format) ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+        const int gpu = o->context ? o->context->backend == TF_BACKEND_GPU : tf_gpu_count() > 0;
+        be = (gpu && gpu_format) ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     }
     if (be == TF_BACKEND_CPU && o->precision == TF_SINGLE)
         return tf_fail(TF_ERR_UNAVAILABLE, "the CPU backend computes in double precision only");
@@ -68,8 +70,13 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
     p->threads = tf_resolve_threads(o->threads);
     tf_status s;
     if (be == TF_BACKEND_GPU) {
-        s = tf_cuda_plan_build(X, o, p);
-        if (s != TF_OK) { tf_free(p); return s; }
+        /* The GPU plan borrows the context's device; without one, the plan
+         * owns a private context for its lifetime. */
+        tf_plan_opts go = *o;
+        s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context,
+                                &p->own_context);
+        if (s == TF_OK) s = tf_cuda_plan_build(X, &go, p);
+        if (s != TF_OK) { tf_plan_free(p); return s; }
         *out = p;
         return TF_OK;
     }
@@ -139,6 +146,7 @@ void tf_plan_free(tf_plan *p)
 {
     if (!p) return;
     if (p->ops && p->ops->destroy) p->ops->destroy(p->impl);
+    tf_context_free(p->own_context); /* after the plan's device memory is gone */
     tf_free(p);
 }
 

@@ -25,6 +25,7 @@ struct tf_plan {
     int threads;
     uint64_t bytes;  /* memory held by the format */
     char desc[96];
+    tf_context *own_context; /* made for this plan when its options named none */
 };
 
 /* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */

@@ -81,16 +81,16 @@ tf_status tf_tensor_validate(const tf_tensor *t)
     return TF_OK;
 }
 
-/* Sum of squares over fixed 64Ki-element blocks added in block order, so the
- * result is bit-identical for any thread count. */
-double tf_tensor_norm2(const tf_tensor *t)
+/* Sum of squares of scale * value over fixed 64Ki-element blocks added in
+ * block order, so the result is bit-identical for any thread count. */
+static double sum_squares(const tf_tensor *t, double scale)
 {
     enum { BLOCK = 1 << 16, STACK_BLOCKS = 256 };
     const uint64_t n = t->nnz, nb = (n + BLOCK - 1) / BLOCK;
     double stack[STACK_BLOCKS], *part = stack, total = 0.0;
     if (nb > STACK_BLOCKS && TF_ALLOC(part, nb, "norm partial sums") != TF_OK) part = NULL;
     if (!part) { /* allocation failed: serial sum, still deterministic */
-        for (uint64_t k = 0; k < n; ++k) total += t->vals[k] * t->vals[k];
+        for (uint64_t k = 0; k < n; ++k) total += (scale * t->vals[k]) * (scale * t->vals[k]);
         return total;
     }
     const double *v = t->vals;
@@ -98,12 +98,42 @@ double tf_tensor_norm2(const tf_tensor *t)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         uint64_t lo = (uint64_t)b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
         double s = 0.0;
-        for (uint64_t k = lo; k < hi; ++k) s += v[k] * v[k];
+        for (uint64_t k = lo; k < hi; ++k) s += (scale * v[k]) * (scale * v[k]);
         part[b] = s;
     }
     for (uint64_t b = 0; b < nb; ++b) total += part[b];
     if (part != stack) tf_free(part);
     return total;
+}
+
+double tf_tensor_norm2(const tf_tensor *t) { return sum_squares(t, 1.0); }
+
+/* Scaled by 2^-e, e the exponent of the largest |value|: every scaled value
+ * is below 2 in magnitude and the largest is at least 1 (2^-74 for subnormal
+ * values), so the sum neither
+ * overflows (for fewer than 2^1020 values) nor underflows to zero. */
+double tf_tensor_norm(const tf_tensor *t)
+{
+    double amax = 0.0;
+    for (uint64_t k = 0; k < t->nnz; ++k) amax = fmax(amax, fabs(t->vals[k]));
+    if (!(amax > 0.0) || !isfinite(amax)) return amax;
+    int e = ilogb(amax);
+    if (e < -1000) e = -1000; /* subnormal maximum: 2^-e must stay finite */
+    return ldexp(sqrt(sum_squares(t, ldexp(1.0, -e))), e);
+}
+
+uint32_t tf_tensor_implied_dims(const tf_tensor *t, uint64_t *implied)
+{
+    uint32_t lost = 0;
+    for (uint32_t m = 0; m < t->order; ++m) {
+        uint64_t top = 0;
+        const uint32_t *ix = t->ind[m];
+        for (uint64_t k = 0; k < t->nnz; ++k)
+            if ((uint64_t)ix[k] + 1 > top) top = (uint64_t)ix[k] + 1;
+        if (implied) implied[m] = top;
+        lost += t->dims[m] > top;
+    }
+    return lost;
 }
 
 uint64_t tf_tensor_bytes(const tf_tensor *t)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "cpu/sddmm.h"
 #include "fmt/csr.h"
@@ -55,8 +56,23 @@ static tf_backend pick_backend(const tf_sddmm_opts *o)
     if (o->algo == TF_SDDMM_ALGO_SM_L2 || o->algo == TF_SDDMM_ALGO_SM_SM || o->algo == TF_SDDMM_ALGO_ROW ||
         o->algo == TF_SDDMM_ALGO_CUSPARSE)
         return TF_BACKEND_GPU;
-    if (o->backend == TF_BACKEND_AUTO) return tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    if (o->backend == TF_BACKEND_AUTO) {
+        const int gpu = o->context ? tf_context_backend(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
+        return gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    }
     return o->backend;
+}
+
+/* The GPU run borrows the options' context, or a private one for this call. */
+static tf_status run_gpu(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
+                         double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+{
+    tf_sddmm_opts go = *o;
+    tf_context *own = NULL;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &own));
+    tf_status s = tf_cuda_sddmm(S, A, B, &go, P, warmup, reps, times_ms, info);
+    tf_context_free(own);
+    return s;
 }
 
 static void info_cpu(tf_sddmm_info *info, tf_sddmm_algo algo)
@@ -88,7 +104,7 @@ static tf_status run(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, co
         for (int r = 0; r < reps; ++r) times_ms[r] = 0.0;
         return TF_OK;
     }
-    if (be == TF_BACKEND_GPU) return tf_cuda_sddmm(S, A, B, o, P, warmup, reps, times_ms, info);
+    if (be == TF_BACKEND_GPU) return run_gpu(S, A, B, o, P, warmup, reps, times_ms, info);
     const int reference = o->algo == TF_SDDMM_ALGO_REFERENCE;
     info_cpu(info, reference ? TF_SDDMM_ALGO_REFERENCE : TF_SDDMM_ALGO_AUTO);
     const int total = warmup + (reps > 0 ? reps : 1);

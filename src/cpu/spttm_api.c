@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "cpu/spttm.h"
 
@@ -64,8 +65,8 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
 {
     if (out) memset(out, 0, sizeof *out);
     TF_TRY(check_args(X, mode, U, o, out));
-    tf_backend be = o->backend == TF_BACKEND_AUTO ? (tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU)
-                                                  : o->backend;
+    const int gpu = o->context ? tf_context_backend(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
+    tf_backend be = o->backend == TF_BACKEND_AUTO ? (gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU) : o->backend;
     if (be != TF_BACKEND_CPU && be != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "tf_spttm: unknown backend %d", (int)o->backend);
     tf_fibres F;
@@ -74,7 +75,12 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
     if (s == TF_OK && X->nnz == 0) {
         for (int r = 0; r < reps; ++r) times_ms[r] = 0.0;
     } else if (s == TF_OK && be == TF_BACKEND_GPU) {
-        s = tf_cuda_spttm(X, &F, U, o, out->vals, warmup, reps, times_ms);
+        /* borrows the options' context, or a private one for this call */
+        tf_spttm_opts go = *o;
+        tf_context *own = NULL;
+        s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &own);
+        if (s == TF_OK) s = tf_cuda_spttm(X, &F, U, &go, out->vals, warmup, reps, times_ms);
+        tf_context_free(own);
     } else if (s == TF_OK) {
         const int total = warmup + (reps > 0 ? reps : 1);
         for (int r = 0; r < total && s == TF_OK; ++r) {

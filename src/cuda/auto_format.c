@@ -23,7 +23,7 @@ uint64_t tf_gpu_format_bytes(const tf_tensor *X, tf_format fmt, uint32_t value_b
 }
 
 tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_bytes,
-                             uint64_t free_bytes, int sm_count, tf_format *fmt, char *why,
+                             uint64_t budget_bytes, int sm_count, tf_format *fmt, char *why,
                              size_t why_len)
 {
     char dummy[8];
@@ -35,9 +35,9 @@ tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_b
         if (X->dims[m] > maxdim) maxdim = X->dims[m];
     }
     dense += maxdim * rank * value_bytes;
-    const double budget = 0.9 * (double)free_bytes;
-    uint64_t need[TF_FORMAT_AMPED + 1] = {0};
-    int fits[TF_FORMAT_AMPED + 1] = {0};
+    const double budget = (double)budget_bytes;
+    uint64_t need[TF_FORMAT_BLCO + 1] = {0};
+    int fits[TF_FORMAT_BLCO + 1] = {0};
     const tf_format cand[] = {TF_FORMAT_COO, TF_FORMAT_FCOO, TF_FORMAT_BLCO};
     for (int i = 0; i < 3; ++i) {
         uint64_t b = tf_gpu_format_bytes(X, cand[i], value_bytes);
@@ -72,15 +72,16 @@ tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_b
                 snprintf(why, why_len, "fcoo: fits; mode %u's largest slice holds %.0f%% of the non-zeros",
                          heavy + 1, 100.0 * share);
             else
-                snprintf(why, why_len, "%s: %sfits (%.1f of %.1f MiB free)", tf_format_name(*fmt),
+                snprintf(why, why_len, "%s: %sfits (%.1f of a %.1f MiB budget)", tf_format_name(*fmt),
                          *fmt == TF_FORMAT_FCOO ? "" : *fmt == TF_FORMAT_BLCO ? "fcoo does not fit, " :
                          "fcoo and blco do not fit, ",
-                         (double)need[*fmt] / (1 << 20), (double)free_bytes / (1 << 20));
+                         (double)need[*fmt] / (1 << 20), (double)budget_bytes / (1 << 20));
             return TF_OK;
         }
     return tf_fail(TF_ERR_NOMEM,
                    "the tensor does not fit on the GPU in any format: BLCO needs %.1f MiB with the "
-                   "rank-%llu factors and 90%% of the free %.1f MiB is the budget",
+                   "rank-%llu factors and the budget is %.1f MiB (90%% of the free memory, or the "
+                   "context's memory limit)",
                    (double)need[TF_FORMAT_BLCO] / (1 << 20), (unsigned long long)rank,
-                   (double)free_bytes / (1 << 20));
+                   (double)budget_bytes / (1 << 20));
 }

@@ -2,11 +2,12 @@
  *
  * Inputs: the tensor's shape, the skew of its modes (share of the
  * non-zeros in the largest slice, estimated from an evenly spaced sample of
- * at most 65536 non-zeros), the rank, the value size and the free device
- * memory. Each format's device bytes are estimated from the shape
+ * at most 65536 non-zeros), the rank, the value size and the device
+ * memory budget (tf_cuda_budget: 90 % of the free memory, or the context's
+ * memory limit where smaller). Each format's device bytes are estimated from the shape
  * (tf_blco_bytes_estimate, tf_fcoo_bytes_estimate; COO nnz*(4N + value)),
  * plus the factors and the output (sum dims * R + max dims * R values);
- * a format "fits" when that is at most 90 % of the free memory.
+ * a format "fits" when that is at most the budget.
  *
  *  1. COO when the linearised index needs more than 64 bits and the block
  *     key space is so large that BLCO blocks would average fewer than 64
@@ -20,7 +21,7 @@
  *  3. BLCO when F-COO does not fit (one mode-agnostic copy, 8 + value
  *     bytes per non-zero, the smallest format);
  *  4. else COO when it fits;
- *  5. else TF_ERR_NOMEM naming the bytes needed and free. */
+ *  5. else TF_ERR_NOMEM naming the bytes needed and the budget. */
 #ifndef TF_CUDA_AUTO_FORMAT_H
 #define TF_CUDA_AUTO_FORMAT_H
 #include <stddef.h>
@@ -36,7 +37,7 @@ extern "C" {
 #define TF_AUTO_SAMPLE 65536u
 
 tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_bytes,
-                             uint64_t free_bytes, int sm_count, tf_format *fmt, char *why,
+                             uint64_t budget_bytes, int sm_count, tf_format *fmt, char *why,
                              size_t why_len);
 
 /* Device bytes of the format's arrays for X (estimate from the shape). */

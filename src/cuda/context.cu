@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <new>
 
 #include "cuda/context.cuh"
 extern "C" {
@@ -123,6 +124,59 @@ void tf_cuda_ctx_destroy(tf_cuda_ctx *c)
     c->blas = nullptr;
     c->stream = c->side = nullptr;
     c->device = -1;
+}
+
+tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out)
+{
+    *out = nullptr;
+    if (!c || c->backend != TF_BACKEND_GPU) {
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+            cudaGetLastError();
+            return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present");
+        }
+        return tf_fail(TF_ERR_UNAVAILABLE, "the context was made for the CPU: it has no GPU");
+    }
+    if (!c->gpu) {
+        tf_cuda_ctx *g = new (std::nothrow) tf_cuda_ctx();
+        if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU context");
+        tf_status s = tf_cuda_ctx_init(g, c->opts.device);
+        if (s != TF_OK) {
+            tf_cuda_ctx_destroy(g);
+            delete g;
+            return s;
+        }
+        g->tune = c->opts.tuning;
+        g->memory_limit = c->opts.memory_limit;
+        c->gpu = g;
+    }
+    *out = (tf_cuda_ctx *)c->gpu;
+    return tf_cuda_ctx_use(*out);
+}
+
+extern "C" void tf_cuda_context_release(void *gpu)
+{
+    tf_cuda_ctx *g = (tf_cuda_ctx *)gpu;
+    if (!g) return;
+    tf_cuda_ctx_destroy(g);
+    delete g;
+}
+
+tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes)
+{
+    size_t fr = 0, tot = 0;
+    TF_TRY(tf_cuda_mem_info(c, &fr, &tot));
+    uint64_t b = (uint64_t)(0.9 * (double)fr);
+    if (c->memory_limit && c->memory_limit < b) b = c->memory_limit;
+    *bytes = b;
+    return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)
+{
+    tf_cuda_ctx *g = nullptr;
+    TF_TRY(tf_cuda_ctx_of(c, &g));
+    return tf_cuda_budget(g, bytes);
 }
 
 tf_status tf_cuda_mem_info(const tf_cuda_ctx *c, size_t *free_bytes, size_t *total_bytes)

@@ -1,13 +1,16 @@
-/* The CUDA device context of one plan or CP-ALS run: the device, its
- * properties, a work stream and a second stream for overlap, and the
- * cuBLAS / cuSOLVER handles (created on first use, bound to the work
- * stream). Plus device allocation with clear out-of-memory messages and
- * host <-> device copies that convert double to the value type. */
+/* The CUDA device context of a tf_context's GPU: the device, its
+ * properties, a work stream and a second stream for overlap, the cuBLAS /
+ * cuSOLVER handles (created on first use, bound to the work stream), the
+ * tuning policy and the memory limit. Made once per tf_context and
+ * borrowed by every plan and run in it. Plus device allocation with clear
+ * out-of-memory messages and host <-> device copies that convert double
+ * to the value type. */
 #ifndef TF_CUDA_CONTEXT_CUH
 #define TF_CUDA_CONTEXT_CUH
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/context.h"
 #include "cuda/check.cuh"
 
 struct tf_cuda_ctx {
@@ -21,7 +24,16 @@ struct tf_cuda_ctx {
     cudaStream_t side = nullptr;   /* second stream (highest priority): uploads / independent work */
     cublasHandle_t blas = nullptr;
     cusolverDnHandle_t solver = nullptr;
+    tf_tuning tune = {};          /* the context's tuning policy              */
+    uint64_t memory_limit = 0;    /* the context's limit in bytes, 0 = none   */
 };
+
+/* The device context of c's GPU, made on first use (TF_ERR_UNAVAILABLE
+ * when c runs on the CPU). */
+tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out);
+/* Device bytes a plan may use now: 90 % of the free memory, or the
+ * context's memory limit where that is smaller. */
+tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes);
 
 /* Selects `device` (which must exist) and creates the streams. */
 tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device);

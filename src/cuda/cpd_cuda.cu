@@ -29,8 +29,8 @@
  *   gram:      nothing more when normalize ran for the mode.
  * Larger R: cuSOLVER potrf/potrs (the M -> A copy overlapped on the side
  * stream), normalisation in place, and the Gram by cuBLAS gemm
- * (TF_GPU_GRAM=syrk: syrk, which is far slower for tall factors).
- * TF_GPU_CUSOLVER=1 forces the large-R path.
+ * (tuning.cpd_gram_syrk: syrk, which is far slower for tall factors).
+ * tuning.cpd_cusolver forces the large-R path.
  *
  * sweep() queues a whole iteration with one synchronisation at its end
  * (the fit scalars) and times its steps with CUDA events; the per-step
@@ -105,7 +105,7 @@ struct gpu_cpd_base {
 
 template <typename T>
 struct gpu_cpd : gpu_cpd_base {
-    tf_cuda_ctx ctx;
+    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
     tf_gpu_engine *eng = nullptr;
     uint32_t order = 0;
     uint64_t R = 0, maxdim = 0;
@@ -137,18 +137,18 @@ struct gpu_cpd : gpu_cpd_base {
     cudaStream_t tstream = nullptr;
     cudaEvent_t tick = nullptr; /* the edge between the two */
     /* The small-rank sweep captured as a CUDA graph, per max_norm (0/1):
-     * one launch per iteration instead of ~6 per mode. TF_GPU_GRAPH=0
+     * one launch per iteration instead of ~6 per mode. tuning.cpd_graph = 0
      * turns it off; a failed capture falls back to direct launches. */
     cudaGraphExec_t graph[2] = {nullptr, nullptr};
     bool use_graph = false;
     /* small-rank apply A = M W by tf_gpu_small_apply (short factors) rather
      * than cuBLAS: in single precision (measured faster there);
-     * TF_GPU_APPLY=cublas|custom forces one */
+     * tuning.cpd_apply forces one */
     bool custom_apply = false;
 
     ~gpu_cpd() override
     {
-        if (ctx.device >= 0) cudaSetDevice(ctx.device);
+        if (ctx->device >= 0) cudaSetDevice(ctx->device);
         for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
             tf_cuda_free(A[m]);
             tf_cuda_free(G[m]);
@@ -180,7 +180,6 @@ struct gpu_cpd : gpu_cpd_base {
         if (tick) cudaEventDestroy(tick);
         if (tstream) cudaStreamDestroy(tstream);
         delete eng;
-        tf_cuda_ctx_destroy(&ctx);
     }
 
     tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
@@ -192,16 +191,16 @@ struct gpu_cpd : gpu_cpd_base {
             if (dims[m] > maxdim) maxdim = dims[m];
         }
         m_mode = order;
-        const char *g = getenv("TF_GPU_GRAM");
-        gram_syrk = g && !strcmp(g, "syrk");
-        if ((g = getenv("TF_GPU_APPLY_GRAM")) && (!strcmp(g, "0") || !strcmp(g, "1"))) apply_gram_env = g[0] - '0';
-        if ((g = getenv("TF_GPU_GRAM_SOLVE")) && *g) {
-            const long long rows = atoll(g);
-            gram_solve_rows = rows <= 0 ? 0 : rows > TF_GPU_GRAM_SOLVE_MAX_ROWS ? TF_GPU_GRAM_SOLVE_MAX_ROWS : (uint64_t)rows;
+        TF_TRY(tf_cuda_ctx_of(o->context, &ctx));
+        const tf_tuning &tune = ctx->tune;
+        gram_syrk = tune.cpd_gram_syrk != 0;
+        apply_gram_env = tune.cpd_apply_gram < 0 ? -1 : tune.cpd_apply_gram != 0;
+        if (tune.cpd_gram_solve_rows >= 0) {
+            const int64_t rows = tune.cpd_gram_solve_rows;
+            gram_solve_rows = rows > (int64_t)TF_GPU_GRAM_SOLVE_MAX_ROWS ? TF_GPU_GRAM_SOLVE_MAX_ROWS : (uint64_t)rows;
         }
-        TF_TRY(tf_cuda_ctx_init(&ctx, o->device));
         char why[128];
-        TF_TRY(tf_gpu_engine_create(&ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
+        TF_TRY(tf_gpu_engine_create(ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
         tf_gpu_describe_engine(desc, len, eng, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, why);
         return TF_OK;
     }
@@ -211,14 +210,14 @@ struct gpu_cpd : gpu_cpd_base {
         if (mode >= order)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u is outside 1..%u", mode + 1, order);
         if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
-        return tf_cuda_ctx_use(&ctx);
+        return tf_cuda_ctx_use(ctx);
     }
 
     /* Copies the scalars to the host and waits; a flagged non-finite value fails. */
     tf_status sync_scalars()
     {
-        TF_CU(cudaMemcpyAsync(h_sc, d_sc, sizeof *h_sc, cudaMemcpyDeviceToHost, ctx.stream));
-        TF_CU(cudaStreamSynchronize(ctx.stream));
+        TF_CU(cudaMemcpyAsync(h_sc, d_sc, sizeof *h_sc, cudaMemcpyDeviceToHost, ctx->stream));
+        TF_CU(cudaStreamSynchronize(ctx->stream));
         if (h_sc->nonfinite)
             return tf_fail(TF_ERR_NUMERIC, "GPU CP-ALS: a factor, Gram matrix or fit term is not "
                                            "finite; the factors diverged");
@@ -250,9 +249,9 @@ struct gpu_cpd : gpu_cpd_base {
     {
         TF_CUSOLVER(cusolverDnCreateParams(&params));
         size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
-        TF_CUSOLVER(cusolverDnXpotrf_bufferSize(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, (int64_t)R,
+        TF_CUSOLVER(cusolverDnXpotrf_bufferSize(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, (int64_t)R,
                                                 blas<T>::type, L, (int64_t)R, blas<T>::type, &d1, &h1));
-        TF_CUSOLVER(cusolverDnXsyevd_bufferSize(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR,
+        TF_CUSOLVER(cusolverDnXsyevd_bufferSize(ctx->solver, params, CUSOLVER_EIG_MODE_VECTOR,
                                                 CUBLAS_FILL_MODE_UPPER, (int64_t)R, blas<T>::type, Q,
                                                 (int64_t)R, blas<T>::type, w, blas<T>::type, &d2, &h2));
         d_work_bytes = d1 > d2 ? d1 : d2;
@@ -267,9 +266,9 @@ struct gpu_cpd : gpu_cpd_base {
         if (!k || k->order != order || k->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: initial ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_cuda_ctx_use(&ctx));
-        TF_TRY(tf_cuda_ctx_blas(&ctx));
-        TF_TRY(tf_cuda_ctx_solver(&ctx));
+        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_cuda_ctx_blas(ctx));
+        TF_TRY(tf_cuda_ctx_solver(ctx));
         for (uint32_t m = 0; m < order; ++m) {
             if (k->factors[m].rows != dims[m] || k->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG,
@@ -278,25 +277,24 @@ struct gpu_cpd : gpu_cpd_base {
                                (unsigned long long)k->factors[m].cols, (unsigned long long)dims[m],
                                (unsigned long long)R);
             TF_TRY(tf_cuda_alloc(&A[m], dims[m] * R, "factor matrix"));
-            TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx.stream));
+            TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx->stream));
             TF_TRY(tf_cuda_alloc(&G[m], R * R, "Gram matrix"));
             TF_TRY(tf_cuda_alloc(&scale[m], R, "column scales"));
-            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx.stream));
+            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
         }
         TF_TRY(tf_cuda_alloc(&M, maxdim * R, "MTTKRP output"));
         T **square[] = {&V, &L, &Q, &P};
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
-        small = R <= TF_GPU_SMALL_RANK && !getenv("TF_GPU_CUSOLVER");
-        use_graph = small && !(getenv("TF_GPU_GRAPH") && !strcmp(getenv("TF_GPU_GRAPH"), "0"));
-        const char *apply_env = getenv("TF_GPU_APPLY");
-        custom_apply = apply_env ? !strcmp(apply_env, "custom") : sizeof(T) == 4;
+        small = R <= TF_GPU_SMALL_RANK && !ctx->tune.cpd_cusolver;
+        use_graph = small && ctx->tune.cpd_graph;
+        custom_apply = ctx->tune.cpd_apply ? ctx->tune.cpd_apply == 1 : sizeof(T) == 4;
         if (small) {
             TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
             TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
             TF_TRY(tf_cuda_alloc(&graw, R * R, "Gram sums"));
             TF_TRY(tf_cuda_alloc(&jq, R * R, "eigenvectors"));
             TF_TRY(tf_cuda_alloc(&counter, 2, "completion counters"));
-            TF_CU(cudaMemsetAsync(counter, 0, 2 * sizeof *counter, ctx.stream));
+            TF_CU(cudaMemsetAsync(counter, 0, 2 * sizeof *counter, ctx->stream));
         }
         TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
         TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
@@ -304,8 +302,8 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(tf_cuda_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
         TF_TRY(tf_cuda_alloc(&d_sc, 1, "CP-ALS scalars"));
         TF_CU(cudaMallocHost((void **)&h_sc, sizeof *h_sc));
-        TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx.stream));
-        TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx.stream));
+        TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx->stream));
+        TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx->stream));
         TF_TRY(workspace());
         TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&m_done, cudaEventDisableTiming));
@@ -321,9 +319,9 @@ struct gpu_cpd : gpu_cpd_base {
              * the timed iterations (lazy loading made the first solve of
              * each shape cost milliseconds): M is scratch until the first
              * MTTKRP, which overwrites it. */
-            TF_CU(cudaMemsetAsync(Winv, 0, R * R * sizeof(T), ctx.stream));
+            TF_CU(cudaMemsetAsync(Winv, 0, R * R * sizeof(T), ctx->stream));
             for (uint32_t m = 0; m < order; ++m)
-                TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)dims[m],
+                TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)dims[m],
                                         (int64_t)R, Winv, A[m], M));
         }
         /* per-mode choices the engine times on first use, made now: the
@@ -356,7 +354,7 @@ struct gpu_cpd : gpu_cpd_base {
         if (m_mode != mode)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
-        cudaStream_t st = ctx.stream;
+        cudaStream_t st = ctx->stream;
         if (small) {
             TF_TRY(small_inverse(mode, st));
             return small_apply(mode);
@@ -364,25 +362,25 @@ struct gpu_cpd : gpu_cpd_base {
         /* A <- M on the side stream, overlapped with the R x R work and the
          * sync below, once the MTTKRP that writes M is done. */
         TF_CU(cudaEventRecord(m_done, st));
-        TF_CU(cudaStreamWaitEvent(ctx.side, m_done, 0));
-        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx.side));
-        TF_CU(cudaEventRecord(copied, ctx.side));
+        TF_CU(cudaStreamWaitEvent(ctx->side, m_done, 0));
+        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx->side));
+        TF_CU(cudaEventRecord(copied, ctx->side));
         TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
         TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
-        TF_CUSOLVER(cusolverDnXpotrf(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L, n,
+        TF_CUSOLVER(cusolverDnXpotrf(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L, n,
                                      blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes, &d_sc->info));
         TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
         TF_TRY(sync_scalars());
         TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
         if (spd_ok()) {
             /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
-            TF_CUSOLVER(cusolverDnXpotrs(ctx.solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type, L,
+            TF_CUSOLVER(cusolverDnXpotrs(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type, L,
                                          n, blas<T>::type, A[mode], n, &d_sc->info));
             return TF_OK;
         }
         *host_pinv = 1;
         TF_CU(cudaMemcpyAsync(Q, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
-        TF_CUSOLVER(cusolverDnXsyevd(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
+        TF_CUSOLVER(cusolverDnXsyevd(ctx->solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
                                      blas<T>::type, Q, n, blas<T>::type, w, blas<T>::type, d_work,
                                      d_work_bytes, h_work, h_work_bytes, &d_sc->info));
         TF_TRY(sync_scalars());
@@ -392,8 +390,8 @@ struct gpu_cpd : gpu_cpd_base {
                            (unsigned long long)R, (unsigned long long)R, h_sc->info);
         /* P = Q diag(1/w) Q^T (dropped eigenvalues as zero); A = M P. */
         TF_TRY(tf_gpu_pinv_scale(Q, w, (uint32_t)R, singular_rcond(), P, st));
-        TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, P, Q, L));
-        TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, L, M, A[mode]));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, P, Q, L));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, L, M, A[mode]));
         return TF_OK;
     }
 
@@ -408,19 +406,19 @@ struct gpu_cpd : gpu_cpd_base {
 
     /* Sweep, side stream: the previous mode's Gram and this mode's inverse
      * in one launch (tf_gpu_gram_solve) for a factor of at most
-     * gram_solve_rows rows (R <= 32); TF_GPU_GRAM_SOLVE=0 turns it off, =N
-     * sets the row limit (measurements); read at setup. */
+     * gram_solve_rows rows (R <= 32); tuning.cpd_gram_solve_rows = 0 turns it
+     * off, N sets the row limit (measurements); read at setup. */
     uint64_t gram_solve_rows = TF_GPU_GRAM_SOLVE_ROWS;
     bool gram_solve(uint32_t prev) const { return R <= 32 && dims[prev] <= gram_solve_rows; }
 
     tf_status small_apply(uint32_t mode)
     {
         if (custom_apply && dims[mode] <= TF_GPU_APPLY_ROWS)
-            return tf_gpu_small_apply((const T *)M, dims[mode], (uint32_t)R, (const T *)Winv, A[mode], ctx.stream);
+            return tf_gpu_small_apply((const T *)M, dims[mode], (uint32_t)R, (const T *)Winv, A[mode], ctx->stream);
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
          * is column-major W^T */
-        TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
         return TF_OK;
     }
 
@@ -429,7 +427,7 @@ struct gpu_cpd : gpu_cpd_base {
      * the next MTTKRP; for the last mode the same pass also forms the fit's
      * dot products of M and A (tf_gpu_apply_gram_partials), so the fit step
      * reads neither again (wordnet30's 117659-row last mode: a second pass
-     * over A and M before). TF_GPU_APPLY_GRAM=0 turns it off, =1 uses it
+     * over A and M before). tuning.cpd_apply_gram = 0 turns it off, 1 uses it
      * whatever the length (tests, measurements); read at setup. */
     int apply_gram_env = -1;
     bool apply_gram(uint32_t n) const
@@ -453,14 +451,14 @@ struct gpu_cpd : gpu_cpd_base {
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
         if (small) {
             if (gram_pending != mode) {
-                TF_TRY(small_gram(mode, 0, ctx.stream));
+                TF_TRY(small_gram(mode, 0, ctx->stream));
             }
             gram_pending = TF_MAX_ORDER;
         } else if (!gram_syrk) {
-            TF_CUBLAS(blas<T>::gemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, I, A[mode], A[mode], G[mode]));
+            TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, I, A[mode], A[mode], G[mode]));
         } else {
-            TF_CUBLAS(blas<T>::syrk(ctx.blas, n, I, A[mode], G[mode]));
-            TF_TRY(tf_gpu_symmetrize(G[mode], (uint32_t)R, ctx.stream));
+            TF_CUBLAS(blas<T>::syrk(ctx->blas, n, I, A[mode], G[mode]));
+            TF_TRY(tf_gpu_symmetrize(G[mode], (uint32_t)R, ctx->stream));
         }
         return TF_OK;
     }
@@ -470,7 +468,7 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(check_mode(mode));
         if (m_mode != mode)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
-        cudaStream_t st = ctx.stream;
+        cudaStream_t st = ctx->stream;
         /* <X, K> = sum_r lambda_r sum_i M(i,r) A(i,r) with M and A scaled:
          * both scale vectors of every mode go into the weights */
         if (small)
@@ -487,7 +485,7 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status mttkrp(uint32_t mode) override
     {
         TF_TRY(mttkrp_async(mode));
-        TF_CU(cudaStreamSynchronize(ctx.stream)); /* the driver times MTTKRP alone */
+        TF_CU(cudaStreamSynchronize(ctx->stream)); /* the driver times MTTKRP alone */
         return TF_OK;
     }
 
@@ -505,10 +503,10 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(check_mode(mode));
         if (!small)
             return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
-                                    ctx.stream);
+                                    ctx->stream);
         /* one read of A_raw: Gram partials and column maxima; then lambda,
          * the new scales and G */
-        TF_TRY(small_gram(mode, max_norm ? 2 : 1, ctx.stream));
+        TF_TRY(small_gram(mode, max_norm ? 2 : 1, ctx->stream));
         gram_pending = mode;
         return TF_OK;
     }
@@ -516,7 +514,7 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status gram(uint32_t mode) override
     {
         TF_TRY(gram_async(mode));
-        TF_CU(cudaStreamSynchronize(ctx.stream)); /* dense time ends here for the driver's timers */
+        TF_CU(cudaStreamSynchronize(ctx->stream)); /* dense time ends here for the driver's timers */
         return TF_OK;
     }
 
@@ -534,7 +532,7 @@ struct gpu_cpd : gpu_cpd_base {
      * as graph nodes while capturing). *host_pinv: large-R fallbacks. */
     tf_status enqueue_sweep(int max_norm, bool external, uint64_t *host_pinv)
     {
-        cudaStream_t st = ctx.stream;
+        cudaStream_t st = ctx->stream;
         const unsigned fl = external ? cudaEventRecordExternal : cudaEventRecordDefault;
         if (small) return enqueue_small_sweep(max_norm, fl);
         TF_CU(cudaEventRecordWithFlags(ev[0], st, fl));
@@ -560,7 +558,7 @@ struct gpu_cpd : gpu_cpd_base {
      * same shift at every boundary. */
     tf_status mark(uint32_t e, unsigned fl)
     {
-        TF_CU(cudaEventRecord(tick, ctx.stream));
+        TF_CU(cudaEventRecord(tick, ctx->stream));
         TF_CU(cudaStreamWaitEvent(tstream, tick, 0));
         TF_CU(cudaEventRecordWithFlags(ev[e], tstream, fl));
         return TF_OK;
@@ -587,7 +585,7 @@ struct gpu_cpd : gpu_cpd_base {
      * counted as the fit step. */
     tf_status enqueue_small_sweep(int max_norm, unsigned fl)
     {
-        cudaStream_t st = ctx.stream, side = ctx.side;
+        cudaStream_t st = ctx->stream, side = ctx->side;
         TF_TRY(mark(0, fl));
         for (uint32_t n = 0; n < order; ++n) {
             TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
@@ -639,7 +637,7 @@ struct gpu_cpd : gpu_cpd_base {
      * on any failure leaves it empty (and direct launches are used). */
     void capture(int max_norm)
     {
-        cudaStream_t st = ctx.stream;
+        cudaStream_t st = ctx->stream;
         if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
             cudaGetLastError();
             use_graph = false;
@@ -670,7 +668,7 @@ struct gpu_cpd : gpu_cpd_base {
         uint64_t host_pinv = 0;
         if (use_graph && !graph[g]) capture(g);
         if (use_graph && graph[g]) {
-            TF_CU(cudaGraphLaunch(graph[g], ctx.stream));
+            TF_CU(cudaGraphLaunch(graph[g], ctx->stream));
             m_mode = order - 1; /* as the captured steps leave it */
             gram_pending = TF_MAX_ORDER;
         } else {
@@ -698,16 +696,16 @@ struct gpu_cpd : gpu_cpd_base {
         if (out->order != order || out->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_cuda_ctx_use(&ctx));
+        TF_TRY(tf_cuda_ctx_use(ctx));
         for (uint32_t m = 0; m < order; ++m) {
             if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
             /* apply the deferred scales once (they become 1) */
-            TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx.stream));
-            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx.stream));
-            TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx.stream));
+            TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx->stream));
+            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
+            TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
         }
-        return tf_cuda_get_values(out->lambda, lambda, R, ctx.stream);
+        return tf_cuda_get_values(out->lambda, lambda, R, ctx->stream);
     }
 };
 

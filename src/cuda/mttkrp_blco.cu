@@ -29,8 +29,8 @@
  *     global), added to the output once per block at the end.
  * Adaptation heuristic (thesis 5.3): hierarchical when the output mode is
  * shorter than the number of SMs (and its stash fits in shared memory),
- * register otherwise. TF_BLCO_RESOLUTION=register|hierarchical overrides it
- * and TF_BLCO_HOT=0 turns the heavy-row stash off (read when the plan is
+ * register otherwise. tuning.blco_resolution (register|hierarchical) overrides it
+ * and tuning.blco_hot = 0 turns the heavy-row stash off (read when the plan is
  * built; the tests use them to cover every path). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,13 +360,9 @@ struct blco_engine : tf_gpu_engine {
     }
 };
 
-resolution resolution_from_env(void)
+resolution resolution_forced(const tf_tuning &t)
 {
-    const char *s = getenv("TF_BLCO_RESOLUTION");
-    if (!s) return RES_AUTO;
-    if (!strcmp(s, "register")) return RES_REGISTER;
-    if (!strcmp(s, "hierarchical")) return RES_HIERARCHICAL;
-    return RES_AUTO;
+    return t.blco_resolution == 1 ? RES_REGISTER : t.blco_resolution == 2 ? RES_HIERARCHICAL : RES_AUTO;
 }
 
 template <typename T>
@@ -386,13 +382,12 @@ tf_status upload(blco_engine<T> *e, const tf_blco *b)
     return TF_OK;
 }
 
-/* Heavy rows of every register-resolved mode (TF_BLCO_HOT=0 turns it off). */
+/* Heavy rows of every register-resolved mode (tuning.blco_hot = 0 turns it off). */
 template <typename T>
 tf_status find_heavy_rows(blco_engine<T> *e, const tf_tensor *X)
 {
     uint32_t rows[TF_MAX_ORDER * BLCO_MAX_HOT] = {0};
-    const char *env = getenv("TF_BLCO_HOT");
-    const bool off = env && !strcmp(env, "0");
+    const bool off = !e->ctx->tune.blco_hot;
     for (uint32_t m = 0; m < X->order; ++m) {
         e->nhot[m] = 0;
         if (off || e->hierarchical(m) || X->nnz < BLCO_HOT_MIN) continue;
@@ -411,7 +406,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     if (!e) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU BLCO engine");
     e->ctx = ctx;
     e->format = TF_FORMAT_BLCO;
-    e->forced = resolution_from_env();
+    e->forced = resolution_forced(ctx->tune);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_blco b;
     tf_status s = tf_blco_build(X, 0, &b);

@@ -47,15 +47,15 @@
  * pipelined variant (SEG_PIPE) requests step k + 1's rows before it sums
  * step k.
  *
- * Selection (per mode, at engine creation): TF_FCOO_KERNEL=scan|seg forces
+ * Selection (per mode, at engine creation): tuning.fcoo_kernel forces
  * one; otherwise seg (measured faster everywhere, see choose_seg).
  * Partitions are sized per mode: the copy of a seg mode is cut into
  * partitions of FCOO_CUTS sizes around seg_partition_size (start flags,
  * partition segments and rows to clear per size; the rest is shared) and
  * the fastest for the rank in use is timed on first use, together with
  * the kernel's occupancy variant (seg_partitions, SEG_*,
- * fcoo_engine::tune_mode; TF_FCOO_SEG_PART: one size, TF_FCOO_MINB: one
- * variant (2|3|4|pipe), TF_FCOO_TUNE=0: the defaults). */
+ * fcoo_engine::tune_mode; the tuning policy's fcoo_seg_part: one size,
+ * fcoo_variant: one variant, fcoo_tune = 0: the defaults). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -558,13 +558,11 @@ struct fcoo_cut {
  * SM, 34.6 M on an H200 / H100, i.e. a few ms per timed launch; longer
  * modes are timed on a prefix of that many. Not less: on an H200 a 17.3 M
  * prefix of the 20M-non-zero skewed tensor picked a 3 % slower pair for its
- * 200k-row mode in fp32 (1.132 vs 1.102 ms). TF_FCOO_TUNE_NNZ=N (N >= 1)
- * sets it, for tests of the prefix path. */
-uint64_t tune_nnz(int sm_count)
+ * 200k-row mode in fp32 (1.132 vs 1.102 ms). tuning.fcoo_tune_nnz = N
+ * (N >= 1) sets it, for tests of the prefix path. */
+uint64_t tune_nnz(const tf_tuning &t, int sm_count)
 {
-    const char *env = getenv("TF_FCOO_TUNE_NNZ");
-    const long long v = env ? atoll(env) : 0;
-    return v >= 1 ? (uint64_t)v : (uint64_t)std::max(sm_count, 1) << 18;
+    return t.fcoo_tune_nnz >= 1 ? t.fcoo_tune_nnz : (uint64_t)std::max(sm_count, 1) << 18;
 }
 
 /* Partition sizes a seg mode is timed with on first use (fcoo_engine::
@@ -641,8 +639,8 @@ struct fcoo_dev {
 template <typename T>
 struct fcoo_engine : tf_gpu_engine {
     uint32_t order = 0;
-    bool no_vec = false; /* TF_FCOO_VEC=0: one column per lane (for measurements) */
-    int slice_env = 0;    /* TF_FCOO_SLICE=16|32: every seg mode's slice (tests, measurements) */
+    bool no_vec = false; /* tuning.fcoo_vec = 0: one column per lane (for measurements) */
+    int slice_env = 0;    /* tuning.fcoo_slice = 16|32: every seg mode's slice (tests, measurements) */
     uint64_t tune_prefix = 0; /* non-zeros a mode is tuned on (tune_nnz) */
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
@@ -782,7 +780,7 @@ struct fcoo_engine : tf_gpu_engine {
          * combined first), but for it V columns per lane also mean V
          * times more groups per warp, i.e. V times shorter sequential
          * walks, so it takes 16-byte pieces whenever R allows
-         * (measured that way only; TF_FCOO_VEC=0 to compare). */
+         * (measured that way only; tuning.fcoo_vec = 0 to compare). */
         constexpr uint32_t VEC = 16 / sizeof(T);
         const bool vec = R % VEC == 0 && !no_vec && (c.seg || k.nparts <= 16 * dims[mode]);
         const bool half = c.seg && vec && slice == 16; /* half slices: 16-byte pieces only */
@@ -832,37 +830,29 @@ struct fcoo_engine : tf_gpu_engine {
  * on an H200 for 20M non-zeros, R=32: 256 per warp 6% faster than 1024,
  * 4096 12-43% slower), between 32 and 1024. Kept per mode (fcoo_dev::
  * part_nnz): seg modes are re-cut to seg_partition_size. */
-/* A partition size from the environment: a multiple of 32 in 32..65536, else 0. */
-uint32_t part_env(const char *name)
-{
-    const char *env = getenv(name);
-    const int v = env ? atoi(env) : 0;
-    return v >= 32 && v % 32 == 0 && v <= 65536 ? (uint32_t)v : 0;
-}
+/* A partition size from the tuning policy: a multiple of 32 in 32..65536, else 0. */
+uint32_t part_forced(uint32_t v) { return v >= 32 && v % 32 == 0 && v <= 65536 ? v : 0; }
 
-uint32_t partition_size(uint64_t nnz, int sm_count)
+uint32_t partition_size(const tf_tuning &t, uint64_t nnz, int sm_count)
 {
-    /* TF_FCOO_PART=N (a multiple of 32) overrides it for every mode, for measurements */
-    if (part_env("TF_FCOO_PART")) return part_env("TF_FCOO_PART");
+    /* tuning.fcoo_part = N (a multiple of 32) overrides it for every mode, for measurements */
+    if (part_forced(t.fcoo_part)) return t.fcoo_part;
     const uint64_t warps = (uint64_t)(sm_count > 0 ? sm_count : 1) * 64 * 8;
     uint64_t p = nnz / warps / 32 * 32;
     return (uint32_t)std::min<uint64_t>(std::max<uint64_t>(p, 32), 1024);
 }
 
-/* The kernel of one mode: TF_FCOO_KERNEL=scan|seg (read once per engine)
- * forces one; otherwise seg. Measured on an H200 (R=32, per mode, seg with
+/* The kernel of one mode: tuning.fcoo_kernel (1 scan, 2 seg) forces one;
+ * otherwise seg. Measured on an H200 (R=32, per mode, seg with
  * the partition sizes of seg_partition_size against scan): faster on every
  * mode of uber-apr14 (fp64 0.164 vs 0.201 ms all modes), wordnet30 (0.148
  * vs 0.194) and the 20M-non-zero skewed tensor (6.26 vs 6.94 ms; segments
  * of 10 non-zeros on average there), equal or better in fp32. */
 enum { KERNEL_AUTO, KERNEL_SCAN, KERNEL_SEG };
 
-int kernel_env(void)
+int kernel_forced(const tf_tuning &t)
 {
-    const char *env = getenv("TF_FCOO_KERNEL");
-    if (env && !strcmp(env, "scan")) return KERNEL_SCAN;
-    if (env && !strcmp(env, "seg")) return KERNEL_SEG;
-    return KERNEL_AUTO;
+    return t.fcoo_kernel == 1 ? KERNEL_SCAN : t.fcoo_kernel == 2 ? KERNEL_SEG : KERNEL_AUTO;
 }
 
 bool choose_seg(int forced, const tf_fcoo *f)
@@ -871,61 +861,49 @@ bool choose_seg(int forced, const tf_fcoo *f)
     return f->nseg > 0;
 }
 
-/* Partition size of a mode that uses seg: TF_FCOO_SEG_PART=N (a multiple
- * of 32) for measurements; else at least 64 non-zeros (a group's walk must
+/* Partition size of a mode that uses seg: tuning.fcoo_seg_part = N (a
+ * multiple of 32) for measurements; else at least 64 non-zeros (a group's walk must
  * outlast the warp's setup), and at least 128 on a mode shorter than the
  * SM count, where partitions pile their boundary atomics on few rows.
  * Measured on an H200, R=32 (ms per mode, fp64): uber's 1086-row mode 0.039
  * at 64 vs 0.046 at 128 and 0.046 at 32; its 24-row mode 0.043 at 128 vs 0.047
  * at 64; wordnet's 26-row mode 0.047 at 128, 0.073 at 64, 0.060 at 256. */
-uint32_t seg_partition_size(uint32_t part_nnz, uint64_t mode_len, int sm_count)
+uint32_t seg_partition_size(const tf_tuning &t, uint32_t part_nnz, uint64_t mode_len, int sm_count)
 {
-    if (part_env("TF_FCOO_SEG_PART")) return part_env("TF_FCOO_SEG_PART");
+    if (part_forced(t.fcoo_seg_part)) return t.fcoo_seg_part;
     uint32_t p = std::max<uint32_t>(part_nnz, 64);
     if (mode_len < (uint64_t)(sm_count > 0 ? sm_count : 1)) p = std::max<uint32_t>(p, 128);
     return p;
 }
 
-/* TF_FCOO_TUNE=0 (for measurements): no timing on first use; seg modes
- * run the default partition size and occupancy variant. */
-bool tune_off(void)
-{
-    const char *env = getenv("TF_FCOO_TUNE");
-    return env && !strcmp(env, "0");
-}
+/* tuning.fcoo_tune = 0 (for measurements): no timing on first use; seg
+ * modes run the default partition size and occupancy variant. */
+bool tune_off(const tf_tuning &t) { return !t.fcoo_tune; }
 
-/* The seg kernel's variant: TF_FCOO_MINB=2|3|4 (the unpipelined variant
- * of that many blocks per SM) or pipe (for measurements) fixes it, else -1
- * (timed on first use). */
-int variant_env(void)
+/* The seg kernel's variant: tuning.fcoo_variant = 2|3|4 (the unpipelined
+ * variant of that many blocks per SM) or 5 (the pipelined one) fixes it,
+ * else -1 (timed on first use). */
+int variant_forced(const tf_tuning &t)
 {
-    const char *env = getenv("TF_FCOO_MINB");
-    if (!env) return -1;
-    if (!strcmp(env, "pipe")) return SEG_PIPE;
-    const int v = atoi(env);
+    if (t.fcoo_variant == 5) return SEG_PIPE;
     for (int va = 0; va < SEG_VARIANTS; ++va)
-        if (!seg_pipelined[va] && seg_blocks[va] == v) return va;
+        if (!seg_pipelined[va] && seg_blocks[va] == t.fcoo_variant) return va;
     return -1;
 }
 
-/* TF_FCOO_SLICE=16|32: rank pieces per grid row of every seg mode (tests
- * and measurements), else 0 (timed where slices_apply). */
-int slice_from_env(void)
-{
-    const char *env = getenv("TF_FCOO_SLICE");
-    const int v = env ? atoi(env) : 0;
-    return v == 16 || v == 32 ? v : 0;
-}
+/* tuning.fcoo_slice = 16|32: rank pieces per grid row of every seg mode
+ * (tests and measurements), else 0 (timed where slices_apply). */
+int slice_forced(const tf_tuning &t) { return t.fcoo_slice == 16 || t.fcoo_slice == 32 ? (int)t.fcoo_slice : 0; }
 
 /* The partition sizes a seg mode is cut into: parts[0] the default
  * (seg_partition_size), then the other FCOO_CUTS candidates, timed on first
- * use; TF_FCOO_SEG_PART or TF_FCOO_TUNE=0 (for measurements): only the
+ * use; tuning.fcoo_seg_part or fcoo_tune = 0 (for measurements): only the
  * first. Returns how many. */
-int seg_partitions(uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t *parts)
+int seg_partitions(const tf_tuning &t, uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t *parts)
 {
-    const uint32_t d = seg_partition_size(part_nnz, mode_len, sm_count);
+    const uint32_t d = seg_partition_size(t, part_nnz, mode_len, sm_count);
     parts[0] = d;
-    if (part_env("TF_FCOO_SEG_PART") || tune_off()) return 1;
+    if (part_forced(t.fcoo_seg_part) || tune_off(t)) return 1;
     const uint32_t mult2[] = {1, 3, 4, 6}; /* d/2, 3d/2, 2d, 3d in halves of d */
     int n = 1;
     for (uint32_t q : mult2) {
@@ -972,12 +950,13 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     e->format = TF_FORMAT_FCOO;
     e->order = X->order;
     e->nnz = X->nnz;
-    const uint32_t part_nnz = partition_size(X->nnz, ctx->sm_count);
-    const int forced = kernel_env();
-    const int variant = variant_env();
-    e->no_vec = getenv("TF_FCOO_VEC") && !strcmp(getenv("TF_FCOO_VEC"), "0");
-    e->tune_prefix = tune_nnz(ctx->sm_count);
-    e->slice_env = slice_from_env();
+    const tf_tuning &tune = ctx->tune;
+    const uint32_t part_nnz = partition_size(tune, X->nnz, ctx->sm_count);
+    const int forced = kernel_forced(tune);
+    const int variant = variant_forced(tune);
+    e->no_vec = !tune.fcoo_vec;
+    e->tune_prefix = tune_nnz(tune, ctx->sm_count);
+    e->slice_env = slice_forced(tune);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
@@ -985,14 +964,14 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
          * when it has segments, i.e. almost always), so upload's first cut
          * needs no second partition pass */
         uint32_t seg_parts[FCOO_CUTS];
-        const int seg_np = seg_partitions(part_nnz, X->dims[m], ctx->sm_count, seg_parts);
+        const int seg_np = seg_partitions(tune, part_nnz, X->dims[m], ctx->sm_count, seg_parts);
         tf_fcoo f; /* one mode at a time on the host */
         s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
         if (s != TF_OK) break;
         fcoo_dev<T> &c = e->copy[m];
         c.seg = choose_seg(forced, &f);
         c.variant = variant >= 0 && (variant != SEG_PIPE || has_pipe(e->order)) ? variant : SEG_WIDE;
-        c.tune_variant = c.seg && variant < 0 && !tune_off();
+        c.tune_variant = c.seg && variant < 0 && !tune_off(tune);
         if (e->slice_env) c.slice = e->slice_env;
         const uint32_t scan_parts[1] = {part_nnz};
         s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */

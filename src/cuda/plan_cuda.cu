@@ -26,9 +26,9 @@ tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format f
         return tf_fail(TF_ERR_UNAVAILABLE, "GPU formats handle tensors of order 2..%d; this one has order %u",
                        TF_GPU_MAX_ORDER, X->order);
     if (fmt == TF_FORMAT_AUTO) {
-        size_t fr = 0, tot = 0;
-        TF_TRY(tf_cuda_mem_info(ctx, &fr, &tot));
-        TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, fr, ctx->sm_count, &fmt,
+        uint64_t budget = 0;
+        TF_TRY(tf_cuda_budget(ctx, &budget));
+        TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, budget, ctx->sm_count, &fmt,
                                   why, why_len));
     }
     tf_status s;
@@ -65,7 +65,7 @@ void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_
 namespace {
 
 struct cuda_plan {
-    tf_cuda_ctx ctx;
+    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
     tf_gpu_engine *eng = nullptr;
     tf_precision prec = TF_DOUBLE;
     size_t vbytes = 8;
@@ -86,10 +86,9 @@ struct cuda_plan {
     }
     ~cuda_plan()
     {
-        if (ctx.device >= 0) cudaSetDevice(ctx.device);
+        if (ctx) cudaSetDevice(ctx->device);
         free_buffers();
         delete eng;
-        tf_cuda_ctx_destroy(&ctx);
     }
 
     tf_status buffers(uint64_t rank)
@@ -108,8 +107,8 @@ struct cuda_plan {
         for (uint32_t m = 0; m < order; ++m) {
             if (m == skip) continue;
             const uint64_t n = dims[m] * R;
-            if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)d_fac[m], factors[m].data, n, ctx.stream));
-            else TF_TRY(tf_cuda_put_values((double *)d_fac[m], factors[m].data, n, ctx.stream));
+            if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)d_fac[m], factors[m].data, n, ctx->stream));
+            else TF_TRY(tf_cuda_put_values((double *)d_fac[m], factors[m].data, n, ctx->stream));
         }
         return TF_OK;
     }
@@ -117,13 +116,13 @@ struct cuda_plan {
     tf_status get(uint32_t mode, tf_matrix *out)
     {
         const uint64_t n = dims[mode] * R;
-        if (prec == TF_SINGLE) return tf_cuda_get_values(out->data, (const float *)d_out, n, ctx.stream);
-        return tf_cuda_get_values(out->data, (const double *)d_out, n, ctx.stream);
+        if (prec == TF_SINGLE) return tf_cuda_get_values(out->data, (const float *)d_out, n, ctx->stream);
+        return tf_cuda_get_values(out->data, (const double *)d_out, n, ctx->stream);
     }
 
     tf_status prepare(uint32_t mode, const tf_matrix *factors, const tf_matrix *out)
     {
-        TF_TRY(tf_cuda_ctx_use(&ctx));
+        TF_TRY(tf_cuda_ctx_use(ctx));
         if (out->cols > 0xffffffffu) return tf_fail(TF_ERR_RANGE, "GPU MTTKRP: rank %llu is too large",
                                                     (unsigned long long)out->cols);
         TF_TRY(buffers(out->cols));
@@ -132,10 +131,9 @@ struct cuda_plan {
 
     tf_status run(uint32_t mode)
     {
-        /* TF_GPU_POISON=1 (tests): NaN in the whole output first, so a row
+        /* tuning.gpu_poison (tests): NaN in the whole output first, so a row
          * the engine neither clears nor writes shows */
-        const char *poison = getenv("TF_GPU_POISON");
-        if (poison && !strcmp(poison, "1")) TF_CU(cudaMemsetAsync(d_out, 0xff, maxdim * R * vbytes, ctx.stream));
+        if (ctx->tune.gpu_poison) TF_CU(cudaMemsetAsync(d_out, 0xff, maxdim * R * vbytes, ctx->stream));
         return eng->mttkrp(mode, (const void *const *)d_fac, d_out, (uint32_t)R);
     }
 };
@@ -153,7 +151,7 @@ tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matr
 {
     cuda_plan *p = (cuda_plan *)impl;
     TF_TRY(p->prepare(mode, factors, out));
-    TF_TRY(tf_cuda_time_runs(p->ctx.stream, warmup, reps, times_ms, [&]() { return p->run(mode); }));
+    TF_TRY(tf_cuda_time_runs(p->ctx->stream, warmup, reps, times_ms, [&]() { return p->run(mode); }));
     return p->get(mode, out);
 }
 
@@ -182,9 +180,9 @@ extern "C" tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *
         if (X->dims[m] > cp->maxdim) cp->maxdim = X->dims[m];
     }
     char why[128];
-    tf_status s = tf_cuda_ctx_init(&cp->ctx, o->device);
+    tf_status s = tf_cuda_ctx_of(o->context, &cp->ctx);
     if (s == TF_OK)
-        s = tf_gpu_engine_create(&cp->ctx, X, o->format, o->precision, o->rank_hint, &cp->eng, why,
+        s = tf_gpu_engine_create(cp->ctx, X, o->format, o->precision, o->rank_hint, &cp->eng, why,
                                  sizeof why);
     if (s != TF_OK) {
         delete cp;

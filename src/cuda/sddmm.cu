@@ -313,16 +313,15 @@ tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg
  * one-wave nper (A in L1 or registers), with half that many non-zeros per
  * virtual warp and with 8 (their loop balances the work, and a grid of
  * exactly the resident blocks leaves no partial last wave; 20news K = 32:
- * V 4 nper 8 is the best of all). TF_SDDMM_ROW_GRID=N instead gives
+ * V 4 nper 8 is the best of all). tuning.sddmm_row_grid = N instead gives
  * every candidate a grid of N blocks (tests: many chunks per virtual warp).
  * Returns the new count, or -1 if the kernel cannot be resident. */
 template <typename T>
 int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident,
                     row_cfg *c, int n)
 {
-    const char *env = getenv("TF_SDDMM_ROW_GRID");
-    if (env && atoi(env) > 0) {
-        for (int i = 0; i < n; ++i) c[i].grid = (uint32_t)atoi(env);
+    if (ctx.tune.sddmm_row_grid > 0) {
+        for (int i = 0; i < n; ++i) c[i].grid = ctx.tune.sddmm_row_grid;
         return n;
     }
     if (o->nper) return n; /* a forced nper: time it as given */
@@ -468,16 +467,16 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
 extern "C" tf_status tf_cuda_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
                                    double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
 {
-    tf_cuda_ctx_guard g;
-    TF_TRY(tf_cuda_ctx_init(&g.c, o->device));
+    tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
+    TF_TRY(tf_cuda_ctx_of(o->context, &c));
     if (o->algo == TF_SDDMM_ALGO_CUSPARSE) {
         if (info) {
             memset(info, 0, sizeof *info);
             info->backend = TF_BACKEND_GPU;
             info->algo = TF_SDDMM_ALGO_CUSPARSE;
         }
-        return tf_cuda_sddmm_cusparse(&g.c, S, A, B, o, P, warmup, reps, times_ms);
+        return tf_cuda_sddmm_cusparse(c, S, A, B, o, P, warmup, reps, times_ms);
     }
-    if (o->precision == TF_SINGLE) return run<float>(g.c, S, A, B, o, P, warmup, reps, times_ms, info);
-    return run<double>(g.c, S, A, B, o, P, warmup, reps, times_ms, info);
+    if (o->precision == TF_SINGLE) return run<float>(*c, S, A, B, o, P, warmup, reps, times_ms, info);
+    return run<double>(*c, S, A, B, o, P, warmup, reps, times_ms, info);
 }

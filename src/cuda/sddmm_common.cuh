@@ -34,12 +34,6 @@ static tf_status tf_sddmm_upload_padded(tf_dev_array<T> &d, const tf_matrix *m, 
     return s;
 }
 
-/* Device context released on scope exit. */
-struct tf_cuda_ctx_guard {
-    tf_cuda_ctx c;
-    ~tf_cuda_ctx_guard() { tf_cuda_ctx_destroy(&c); }
-};
-
 /* The cuSPARSE comparison (cusparseSDDMM, CSR, in-place output). */
 tf_status tf_cuda_sddmm_cusparse(tf_cuda_ctx *ctx, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
                                  const tf_sddmm_opts *o, double *P, int warmup, int reps, double *times_ms);

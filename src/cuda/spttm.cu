@@ -117,8 +117,8 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_fibres *F, const tf
 extern "C" tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U,
                                    const tf_spttm_opts *o, double *Y, int warmup, int reps, double *times_ms)
 {
-    tf_cuda_ctx_guard g;
-    TF_TRY(tf_cuda_ctx_init(&g.c, o->device));
-    if (o->precision == TF_SINGLE) return run<float>(g.c, X, F, U, Y, warmup, reps, times_ms);
-    return run<double>(g.c, X, F, U, Y, warmup, reps, times_ms);
+    tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
+    TF_TRY(tf_cuda_ctx_of(o->context, &c));
+    if (o->precision == TF_SINGLE) return run<float>(*c, X, F, U, Y, warmup, reps, times_ms);
+    return run<double>(*c, X, F, U, Y, warmup, reps, times_ms);
 }

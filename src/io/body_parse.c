@@ -34,6 +34,10 @@ typedef struct chunk {
     tf_status status;
     size_t err_pos; /* text offset of the failing field */
     char msg[256];
+    int has_edge;         /* an index hi + 1 was seen (o->soft_edge)   */
+    size_t edge_pos;      /* text offset of the first one              */
+    uint32_t edge_field;
+    uint64_t edge_value;
 } chunk;
 
 void tf_body_opts_init(tf_body_opts *o, uint32_t nmodes, int has_value, char comment)
@@ -73,13 +77,23 @@ COLD static void range_fail(chunk *c, const char *p, const tf_body_opts *o, unsi
 {
     char what[200];
     const char *sep = *o->range_why[m] ? " " : "";
+    const uint64_t top = o->hi[m] + (o->soft_edge ? 1 : 0);
     if (o->lo[m] == 0)
-        snprintf(what, sizeof what, "an index of at most %llu%s%s", (unsigned long long)o->hi[m],
+        snprintf(what, sizeof what, "an index of at most %llu%s%s", (unsigned long long)top,
                  sep, o->range_why[m]);
     else
         snprintf(what, sizeof what, "an index in %llu..%llu%s%s", (unsigned long long)o->lo[m],
-                 (unsigned long long)o->hi[m], sep, o->range_why[m]);
+                 (unsigned long long)top, sep, o->range_why[m]);
     chunk_fail(c, p, TF_ERR_RANGE, m + 1, what);
+}
+
+/* Records the first index hi + 1 (valid 1-based, too large 0-based). */
+COLD static void edge_note(chunk *c, const char *p, unsigned m, uint64_t v)
+{
+    c->has_edge = 1;
+    c->edge_pos = c->origin + (size_t)(p - c->begin);
+    c->edge_field = m + 1;
+    c->edge_value = v;
 }
 
 COLD static void count_fail(chunk *c, const char *p, const tf_body_opts *o, unsigned field)
@@ -95,15 +109,15 @@ COLD static void count_fail(chunk *c, const char *p, const tf_body_opts *o, unsi
     chunk_fail(c, p, TF_ERR_PARSE, field, what);
 }
 
-/* Parses the chunk's lines; with store = 0 only validates (error path).
- * fixed_n > 0 is the compile-time number of modes of a specialised copy,
- * whose per-mode state then lives in registers. */
+/* Parses the chunk's lines. fixed_n > 0 is the compile-time number of
+ * modes of a specialised copy, whose per-mode state then lives in registers. */
 static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts *o, chunk *c,
                                                               uint32_t *const *ind, double *vals,
-                                                              int store, uint32_t fixed_n)
+                                                              uint32_t fixed_n)
 {
     const uint32_t N = fixed_n ? fixed_n : o->nmodes;
-    const int has_value = o->has_value;
+    const int has_value = o->has_value, soft = o->soft_edge;
+    int edge_seen = 0;
     const char comment = o->comment;
     uint64_t lo[TF_MAX_ORDER], hi[TF_MAX_ORDER], mn[TF_MAX_ORDER], mx[TF_MAX_ORDER];
     for (uint32_t m = 0; m < N; ++m) {
@@ -117,6 +131,7 @@ static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts
     const char *p = c->begin, *end = c->end;
     uint64_t k = c->off;
     c->status = TF_OK;
+    c->has_edge = 0;
     while (p < end) {
         p = tf_skip_blanks(p);
         if (*p == '\n') { ++p; continue; }
@@ -130,8 +145,11 @@ static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts
             tf_num_err e;
             const char *q = tf_parse_index(p, &v, &e);
             if (e != TF_NUM_OK || !tf_is_field_end(*q)) { index_fail(c, p, e, m + 1); goto out; }
-            if (v - lo[m] > hi[m] - lo[m]) { range_fail(c, p, o, m); goto out; } /* one compare */
-            if (store) ind[m][k] = (uint32_t)(v - 1);
+            if (v - lo[m] > hi[m] - lo[m]) { /* one compare; hi + 1 is a rare, cold event */
+                if (!soft || v != hi[m] + 1) { range_fail(c, p, o, m); goto out; }
+                if (!edge_seen) { edge_seen = 1; edge_note(c, p, m, v); }
+            }
+            ind[m][k] = (uint32_t)(v - 1);
             mn[m] = v < mn[m] ? v : mn[m];
             mx[m] = v > mx[m] ? v : mx[m];
             if (cmp == 0) cmp = (v > prev[m]) - (v < prev[m]);
@@ -154,7 +172,7 @@ static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts
             p = tf_skip_blanks(q);
         }
         if (*p != '\n') { count_fail(c, p, o, N + (has_value ? 2u : 1u)); goto out; }
-        if (store) vals[k] = val;
+        vals[k] = val;
         unsorted |= (cmp <= 0 && k != c->off) | (val == 0.0);
         if (k == c->off) memcpy(c->first_raw, prev, sizeof prev);
         ++p;
@@ -171,14 +189,12 @@ out:
 static void parse_store(const tf_body_opts *o, chunk *c, uint32_t *const *ind, double *vals)
 {
     switch (o->nmodes) { /* the common orders get their own copies */
-    case 2: parse_chunk(o, c, ind, vals, 1, 2); break;
-    case 3: parse_chunk(o, c, ind, vals, 1, 3); break;
-    case 4: parse_chunk(o, c, ind, vals, 1, 4); break;
-    default: parse_chunk(o, c, ind, vals, 1, 0); break;
+    case 2: parse_chunk(o, c, ind, vals, 2); break;
+    case 3: parse_chunk(o, c, ind, vals, 3); break;
+    case 4: parse_chunk(o, c, ind, vals, 4); break;
+    default: parse_chunk(o, c, ind, vals, 0); break;
     }
 }
-
-static void parse_check(const tf_body_opts *o, chunk *c) { parse_chunk(o, c, NULL, NULL, 0, 0); }
 
 /* Where the last complete line ends: text[start..body_end) ends in '\n'. */
 static size_t body_end_of(const char *text, size_t len, size_t start)
@@ -238,20 +254,20 @@ static uint32_t chunk_count(size_t body, int T)
     return n > MAX_CHUNKS ? MAX_CHUNKS : (uint32_t)n;
 }
 
-static tf_status report_first_error(const char *name, const char *text, const chunk *ch,
-                                    uint32_t n)
+static tf_status report_first_error(const char *name, const char *text, uint64_t line_base,
+                                    const chunk *ch, uint32_t n)
 {
     for (uint32_t i = 0; i < n; ++i)
         if (ch[i].status != TF_OK)
             return tf_fail(ch[i].status, "%s:%llu: %s", name,
-                           (unsigned long long)tf_line_at(text, ch[i].err_pos), ch[i].msg);
+                           (unsigned long long)(line_base + tf_line_at(text, ch[i].err_pos)),
+                           ch[i].msg);
     return TF_OK;
 }
 
-/* Moves every chunk's entries down so they follow each other. */
-static void close_gaps(tf_tensor *t, const chunk *ch, uint32_t n)
+/* Moves every chunk's entries down so they follow each other from w. */
+static void close_gaps(tf_tensor *t, const chunk *ch, uint32_t n, uint64_t w)
 {
-    uint64_t w = 0;
     for (uint32_t i = 0; i < n; ++i) {
         if (ch[i].off != w && ch[i].count) {
             for (uint32_t m = 0; m < t->order; ++m)
@@ -263,38 +279,69 @@ static void close_gaps(tf_tensor *t, const chunk *ch, uint32_t n)
 }
 
 /* 1 if every chunk is strictly sorted without zeros and so is every seam
- * between consecutive non-empty chunks. */
-static int chunks_canonical(const chunk *ch, uint32_t n, uint32_t N)
+ * between consecutive non-empty chunks (and with prev_last, the last entry
+ * of the windows before, if any). */
+static int chunks_canonical(const chunk *ch, uint32_t n, uint32_t N, const uint64_t *prev_last)
 {
-    const chunk *last = NULL;
+    const uint64_t *last = prev_last;
     for (uint32_t i = 0; i < n; ++i) {
         if (!ch[i].count) continue;
         if (!ch[i].sorted) return 0;
         if (last) {
             int cmp = 0;
             for (uint32_t m = 0; m < N && !cmp; ++m)
-                cmp = (ch[i].first_raw[m] > last->last_raw[m]) -
-                      (ch[i].first_raw[m] < last->last_raw[m]);
+                cmp = (ch[i].first_raw[m] > last[m]) - (ch[i].first_raw[m] < last[m]);
             if (cmp <= 0) return 0;
         }
-        last = &ch[i];
+        last = ch[i].last_raw;
     }
     return 1;
 }
 
-tf_status tf_body_parse(const char *name, const char *text, size_t len, size_t start,
-                        const tf_body_opts *o, int threads, tf_tensor *t, tf_body_result *r)
+/* State carried from window to window. */
+typedef struct body_acc {
+    uint64_t cap;                       /* entries the arrays can hold   */
+    int allocated;
+    int have_last;
+    uint64_t last_raw[TF_MAX_ORDER];    /* last entry so far             */
+} body_acc;
+
+/* Makes room for `need` entries: exactly that for a text parsed in one
+ * window, else at least 1.5 times the old capacity. */
+static tf_status grow_arrays(tf_tensor *t, uint32_t N, body_acc *a, uint64_t need, int exact)
 {
-    memset(t, 0, sizeof *t);
-    memset(r, 0, sizeof *r);
-    const int T = tf_resolve_threads(threads);
-    const size_t body_end = body_end_of(text, len, start);
+    if (a->allocated && need <= a->cap) return TF_OK;
+    uint64_t cap = exact ? need : a->cap + a->cap / 2;
+    if (cap < need) cap = need;
+    if (!a->allocated) {
+        uint64_t dims1[TF_MAX_ORDER];
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) dims1[m] = 1;
+        TF_TRY(tf_tensor_alloc(t, N, dims1, cap));
+        t->nnz = 0;
+        a->allocated = 1;
+    } else {
+        for (uint32_t m = 0; m < N; ++m)
+            TF_TRY(TF_REALLOC(t->ind[m], cap ? cap : 1, "tensor indices"));
+        TF_TRY(TF_REALLOC(t->vals, cap ? cap : 1, "tensor values"));
+    }
+    a->cap = cap;
+    return TF_OK;
+}
+
+/* Parses the complete lines text[start..body_end) of one window (and, in
+ * the final window, the unterminated last line) and appends them to t. */
+static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_end, int final,
+                              const tf_body_opts *o, int T, tf_tensor *t, body_acc *a,
+                              tf_body_result *r)
+{
+    const char *text = src->text;
+    const size_t len = src->len;
     uint32_t nmax = chunk_count(body_end - start, T);
     chunk *ch = NULL;
     char *tailbuf = NULL;
     TF_TRY(TF_CALLOC(ch, (uint64_t)nmax + 1, "parser chunks"));
     uint32_t n = split_chunks(text, start, body_end, nmax, ch);
-    tf_status s = make_tail(text, len, body_end, &ch[n], &tailbuf);
+    tf_status s = final ? make_tail(text, len, body_end, &ch[n], &tailbuf) : TF_OK;
     if (s != TF_OK) { tf_free(ch); return s; }
     if (ch[n].begin) ++n;
 
@@ -303,51 +350,81 @@ tf_status tf_body_parse(const char *name, const char *text, size_t len, size_t s
         if (!ch[i].cap)
             ch[i].cap = tf_count_newlines(ch[i].begin, (size_t)(ch[i].end - ch[i].begin));
 
-    uint64_t cap = 0;
-    for (uint32_t i = 0; i < n; ++i) { ch[i].off = cap; cap += ch[i].cap; }
-    uint64_t dims1[TF_MAX_ORDER];
-    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) dims1[m] = 1;
-    s = tf_tensor_alloc(t, o->nmodes, dims1, cap);
+    const uint64_t base = t->nnz;
+    uint64_t need = base;
+    for (uint32_t i = 0; i < n; ++i) { ch[i].off = need; need += ch[i].cap; }
+    s = grow_arrays(t, o->nmodes, a, need, final && !a->allocated);
     if (s != TF_OK) goto done;
 
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1)
     for (int64_t i = 0; i < (int64_t)n; ++i) parse_store(o, &ch[i], t->ind, t->vals);
 
-    s = report_first_error(name, text, ch, n);
+    s = report_first_error(src->name, text, src->line_base, ch, n);
     if (s != TF_OK) goto done;
-    close_gaps(t, ch, n);
-    for (uint32_t m = 0; m < o->nmodes; ++m) { r->min_raw[m] = UINT64_MAX; r->max_raw[m] = 0; }
+    close_gaps(t, ch, n, base);
+    uint64_t count = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        r->entries += ch[i].count;
+        count += ch[i].count;
         for (uint32_t m = 0; m < o->nmodes; ++m) {
             if (ch[i].min_raw[m] < r->min_raw[m]) r->min_raw[m] = ch[i].min_raw[m];
             if (ch[i].max_raw[m] > r->max_raw[m]) r->max_raw[m] = ch[i].max_raw[m];
         }
+        if (ch[i].has_edge && !r->edge_line) {
+            r->edge_line = src->line_base + tf_line_at(text, ch[i].edge_pos);
+            r->edge_field = ch[i].edge_field;
+            r->edge_value = ch[i].edge_value;
+        }
     }
-    t->nnz = r->entries;
-    r->canonical = chunks_canonical(ch, n, o->nmodes);
-    r->lines = tf_count_newlines(text, start) + cap;
+    if (r->canonical)
+        r->canonical = chunks_canonical(ch, n, o->nmodes, a->have_last ? a->last_raw : NULL);
+    for (uint32_t i = n; i-- > 0;)
+        if (ch[i].count) {
+            memcpy(a->last_raw, ch[i].last_raw, sizeof a->last_raw);
+            a->have_last = 1;
+            break;
+        }
+    t->nnz = base + count;
+    r->entries = t->nnz;
+    r->lines = src->line_base + tf_count_newlines(text, start) + (need - base);
 done:
-    if (s != TF_OK) tf_tensor_free(t);
     tf_free(tailbuf);
     tf_free(ch);
     return s;
 }
 
-tf_status tf_body_recheck(const char *name, const char *text, size_t len, size_t start,
-                          const tf_body_opts *o)
+tf_status tf_body_parse_src(tf_text_src *src, size_t start, const tf_body_opts *o, int threads,
+                            tf_body_hook hook, void *ctx, tf_tensor *t, tf_body_result *r)
 {
-    const size_t body_end = body_end_of(text, len, start);
-    chunk ch[2];
-    char *tailbuf = NULL;
-    uint32_t n = split_chunks(text, start, body_end, 1, ch);
-    TF_TRY(make_tail(text, len, body_end, &ch[n], &tailbuf));
-    if (ch[n].begin) ++n;
-    for (uint32_t i = 0; i < n; ++i) {
-        parse_check(o, &ch[i]);
-        if (ch[i].status != TF_OK) break;
+    memset(t, 0, sizeof *t);
+    memset(r, 0, sizeof *r);
+    for (uint32_t m = 0; m < o->nmodes; ++m) { r->min_raw[m] = UINT64_MAX; r->max_raw[m] = 0; }
+    r->canonical = 1;
+    const int T = tf_resolve_threads(threads);
+    body_acc a;
+    memset(&a, 0, sizeof a);
+    tf_status s = TF_OK;
+    int windows = 0;
+    tf_src_prefetch(src); /* decode the next window while this one is parsed */
+    for (;;) {
+        const int final = src->eof;
+        const size_t body_end = body_end_of(src->text, src->len, start);
+        const uint64_t first = t->nnz;
+        s = parse_window(src, start, body_end, final, o, T, t, &a, r);
+        if (s == TF_OK && hook)
+            s = hook(ctx, src->text, src->len, start, src->line_base, t, first, t->nnz - first);
+        ++windows;
+        if (s != TF_OK || final) break;
+        s = tf_src_advance(src, body_end);
+        if (s != TF_OK) break;
+        start = 0;
     }
-    tf_status s = report_first_error(name, text, ch, n);
-    tf_free(tailbuf);
+    if (s == TF_OK && !a.allocated) s = grow_arrays(t, o->nmodes, &a, 0, 1);
+    if (s == TF_OK && windows > 1 && a.cap > t->nnz && t->nnz) { /* give the slack back */
+        for (uint32_t m = 0; m < o->nmodes && s == TF_OK; ++m)
+            s = TF_REALLOC(t->ind[m], t->nnz, "tensor indices");
+        if (s == TF_OK) s = TF_REALLOC(t->vals, t->nnz, "tensor values");
+    }
+    if (s != TF_OK) tf_tensor_free(t);
     return s;
 }
+

@@ -3,6 +3,7 @@
 #ifndef TF_IO_BODY_PARSE_H
 #define TF_IO_BODY_PARSE_H
 
+#include "io/stream.h"
 #include "tenfold.h"
 
 typedef struct tf_body_opts {
@@ -13,6 +14,9 @@ typedef struct tf_body_opts {
     uint64_t hi[TF_MAX_ORDER];
     const char *range_why[TF_MAX_ORDER]; /* names each range in messages, "" or "(...)" */
     uint64_t ref_line;            /* first data line, quoted in field-count errors */
+    int soft_edge;                /* an index hi[m] + 1 is not an error but noted
+                                   * (edge_* in the result): valid 1-based, one too
+                                   * large 0-based; the base is known at the end  */
 } tf_body_opts;
 
 typedef struct tf_body_result {
@@ -21,23 +25,29 @@ typedef struct tf_body_result {
     uint64_t min_raw[TF_MAX_ORDER];   /* smallest / largest raw index per mode */
     uint64_t max_raw[TF_MAX_ORDER];
     int canonical;                    /* strictly sorted (by raw index), no zeros */
+    uint64_t edge_line;               /* soft_edge: line of the first index hi + 1, 0 if none */
+    uint32_t edge_field;              /* its field (mode + 1)                 */
+    uint64_t edge_value;              /* the index                           */
 } tf_body_result;
+
+/* Called after each window with the window's text and the entries
+ * t[first..first+count) it added (entry lines in order from start);
+ * line_base is the number of lines before text. An error stops the parse. */
+typedef tf_status (*tf_body_hook)(void *ctx, const char *text, size_t len, size_t start,
+                                  uint64_t line_base, const tf_tensor *t, uint64_t first,
+                                  uint64_t count);
 
 /* Sets every mode's range to 0..2^32 and the other fields to defaults. */
 void tf_body_opts_init(tf_body_opts *o, uint32_t nmodes, int has_value, char comment);
 
-/* Parses text[start..len) with up to `threads` threads. t gets order
- * o->nmodes, nnz = entries, dims all 1 (the caller sets them), values, and
- * per mode the raw index minus one (wrapping: raw 0 is stored as
- * UINT32_MAX, so adding 1 turns the array 0-based). On error t is freed and
- * the message is "name:LINE: field F: expected ..., found '...'". */
-tf_status tf_body_parse(const char *name, const char *text, size_t len, size_t start,
-                        const tf_body_opts *o, int threads, tf_tensor *t, tf_body_result *r);
-
-/* Error path: parses serially only to find and report the first line that
- * breaks o's ranges (or any other error); returns that status. Returns
- * TF_OK if every line is fine. */
-tf_status tf_body_recheck(const char *name, const char *text, size_t len, size_t start,
-                          const tf_body_opts *o);
+/* Parses the coordinate lines of src window by window (src->text from
+ * start is the first window's body) with up to `threads` threads; entries
+ * are appended to t, which grows. t gets order o->nmodes, nnz = entries,
+ * dims all 1 (the caller sets them), values, and per mode the raw index
+ * minus one (wrapping: raw 0 is stored as UINT32_MAX, so adding 1 turns
+ * the array 0-based). On error t is freed and the message is
+ * "name:LINE: field F: expected ..., found '...'". */
+tf_status tf_body_parse_src(tf_text_src *src, size_t start, const tf_body_opts *o, int threads,
+                            tf_body_hook hook, void *ctx, tf_tensor *t, tf_body_result *r);
 
 #endif

@@ -1,7 +1,9 @@
 #include "io/decompress.h"
 
+#include <errno.h>
 #include <lzma.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "core/alloc.h"
@@ -158,4 +160,193 @@ tf_status tf_decompress_any(const char *name, const void *in, size_t n, int thre
     if (*kind == 1) return tf_xz_decompress(name, in, n, threads, out, out_len);
     if (*kind == 2) return tf_gz_decompress(name, in, n, out, out_len);
     return TF_OK;
+}
+
+/* ------------------------------------------------------------ streaming */
+
+#define DEC_IN_BYTES (1u << 20)
+
+struct tf_decoder {
+    const char *name;
+    int kind;                         /* 0 plain, 1 xz, 2 gzip               */
+    int fd;                           /* >= 0: input from the fd, else memory */
+    unsigned char *inbuf;             /* fd input buffer (DEC_IN_BYTES)      */
+    const unsigned char *in_next;     /* input not yet consumed              */
+    size_t in_avail;
+    int in_eof;                       /* no input beyond in_next[0..in_avail) */
+    int done;                         /* the decoder reached the end         */
+    lzma_stream xz;
+    z_stream gz;
+    int started;
+};
+
+/* Makes input available unless it is exhausted. */
+static tf_status dec_refill(tf_decoder *d)
+{
+    if (d->in_avail || d->in_eof) return TF_OK;
+    if (d->fd < 0) { d->in_eof = 1; return TF_OK; }
+    for (;;) {
+        ssize_t k = read(d->fd, d->inbuf, DEC_IN_BYTES);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return tf_fail(TF_ERR_IO, "%s: read failed: %s", d->name, strerror(errno));
+        if (k == 0) d->in_eof = 1;
+        d->in_next = d->inbuf;
+        d->in_avail = (size_t)k;
+        return TF_OK;
+    }
+}
+
+static tf_status dec_start(tf_decoder *d, int threads, int *kind)
+{
+    /* the magic needs up to 6 bytes: read until there are 6 or the input ends */
+    if (d->fd >= 0) {
+        while (d->in_avail < 6 && !d->in_eof) {
+            ssize_t k = read(d->fd, d->inbuf + d->in_avail, DEC_IN_BYTES - d->in_avail);
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0) return tf_fail(TF_ERR_IO, "%s: read failed: %s", d->name, strerror(errno));
+            if (k == 0) d->in_eof = 1;
+            d->in_avail += (size_t)k;
+        }
+    }
+    d->kind = tf_is_xz(d->in_next, d->in_avail) ? 1 : tf_is_gzip(d->in_next, d->in_avail) ? 2 : 0;
+    if (kind) *kind = d->kind;
+    if (d->kind == 1) {
+        lzma_stream init = LZMA_STREAM_INIT;
+        d->xz = init;
+        lzma_ret r = xz_decoder_init(&d->xz, threads);
+        if (r != LZMA_OK)
+            return tf_fail(TF_ERR_NOMEM, "%s: cannot start the xz decoder (%s)", d->name,
+                           lzma_reason(r));
+        d->started = 1;
+    } else if (d->kind == 2) {
+        memset(&d->gz, 0, sizeof d->gz);
+        if (inflateInit2(&d->gz, 15 + 16) != Z_OK)
+            return tf_fail(TF_ERR_NOMEM, "%s: cannot start the gzip decoder", d->name);
+        d->started = 1;
+    }
+    return TF_OK;
+}
+
+static tf_status dec_open(const char *name, int fd, const void *mem, size_t len, int threads,
+                          tf_decoder **out, int *kind)
+{
+    tf_decoder *d = NULL;
+    *out = NULL;
+    TF_TRY(TF_CALLOC(d, 1, "decoder"));
+    d->name = name;
+    d->fd = fd;
+    if (fd >= 0) {
+        tf_status s = TF_ALLOC(d->inbuf, DEC_IN_BYTES, "input buffer");
+        if (s != TF_OK) { tf_free(d); return s; }
+        d->in_next = d->inbuf;
+    } else {
+        d->in_next = mem;
+        d->in_avail = len;
+        d->in_eof = 1;
+    }
+    tf_status s = dec_start(d, threads, kind);
+    if (s != TF_OK) { tf_decoder_close(d); return s; }
+    *out = d;
+    return TF_OK;
+}
+
+tf_status tf_decoder_open_fd(const char *name, int fd, int threads, tf_decoder **out, int *kind)
+{
+    return dec_open(name, fd, NULL, 0, threads, out, kind);
+}
+
+tf_status tf_decoder_open_mem(const char *name, const void *mem, size_t len, int threads,
+                              tf_decoder **out, int *kind)
+{
+    return dec_open(name, -1, mem, len, threads, out, kind);
+}
+
+static tf_status read_plain(tf_decoder *d, char *out, size_t cap, size_t *got)
+{
+    while (*got < cap) {
+        if (d->in_avail) {
+            size_t n = d->in_avail < cap - *got ? d->in_avail : cap - *got;
+            memcpy(out + *got, d->in_next, n);
+            d->in_next += n;
+            d->in_avail -= n;
+            *got += n;
+            continue;
+        }
+        if (d->in_eof || d->fd < 0) { d->in_eof = 1; break; }
+        ssize_t k = read(d->fd, out + *got, cap - *got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return tf_fail(TF_ERR_IO, "%s: read failed: %s", d->name, strerror(errno));
+        if (k == 0) { d->in_eof = 1; break; }
+        *got += (size_t)k;
+    }
+    return TF_OK;
+}
+
+static tf_status read_xz(tf_decoder *d, char *out, size_t cap, size_t *got)
+{
+    while (*got < cap && !d->done) {
+        TF_TRY(dec_refill(d));
+        d->xz.next_in = d->in_next;
+        d->xz.avail_in = d->in_avail;
+        d->xz.next_out = (uint8_t *)out + *got;
+        d->xz.avail_out = cap - *got;
+        lzma_ret r = lzma_code(&d->xz, d->in_eof ? LZMA_FINISH : LZMA_RUN);
+        size_t used = d->in_avail - d->xz.avail_in;
+        d->in_next += used;
+        d->in_avail -= used;
+        *got = cap - d->xz.avail_out;
+        if (r == LZMA_STREAM_END) { d->done = 1; break; }
+        if (r != LZMA_OK)
+            return tf_fail(TF_ERR_PARSE, "%s: xz stream is truncated or corrupt (%s)", d->name,
+                           lzma_reason(r));
+    }
+    return TF_OK;
+}
+
+static tf_status read_gz(tf_decoder *d, char *out, size_t cap, size_t *got)
+{
+    while (*got < cap && !d->done) {
+        TF_TRY(dec_refill(d));
+        uInt ain = d->in_avail > (1u << 30) ? (1u << 30) : (uInt)d->in_avail;
+        size_t room = cap - *got;
+        d->gz.next_in = (Bytef *)d->in_next;
+        d->gz.avail_in = ain;
+        d->gz.next_out = (Bytef *)out + *got;
+        d->gz.avail_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
+        uInt before = d->gz.avail_out;
+        int r = inflate(&d->gz, Z_NO_FLUSH);
+        size_t used = ain - d->gz.avail_in;
+        d->in_next += used;
+        d->in_avail -= used;
+        *got += before - d->gz.avail_out;
+        if (r == Z_STREAM_END) {
+            TF_TRY(dec_refill(d));
+            if (d->in_avail == 0 && d->in_eof) { d->done = 1; break; }
+            if (inflateReset(&d->gz) != Z_OK)
+                return tf_fail(TF_ERR_PARSE, "%s: gzip reset failed", d->name);
+            continue; /* another gzip member follows */
+        }
+        if (r == Z_OK) continue;
+        if (r == Z_BUF_ERROR && !(d->in_avail == 0 && d->in_eof)) continue;
+        return tf_fail(TF_ERR_PARSE, "%s: gzip stream is truncated or corrupt (%s)", d->name,
+                       r == Z_BUF_ERROR || !d->gz.msg ? "unexpected end of input" : d->gz.msg);
+    }
+    return TF_OK;
+}
+
+tf_status tf_decoder_read(tf_decoder *d, char *out, size_t cap, size_t *got)
+{
+    *got = 0;
+    if (d->kind == 1) return read_xz(d, out, cap, got);
+    if (d->kind == 2) return read_gz(d, out, cap, got);
+    return read_plain(d, out, cap, got);
+}
+
+void tf_decoder_close(tf_decoder *d)
+{
+    if (!d) return;
+    if (d->started && d->kind == 1) lzma_end(&d->xz);
+    if (d->started && d->kind == 2) inflateEnd(&d->gz);
+    tf_free(d->inbuf);
+    tf_free(d);
 }

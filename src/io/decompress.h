@@ -20,4 +20,17 @@ tf_status tf_gz_decompress(const char *name, const void *in, size_t n, char **ou
  * is not compressed (then *out stays NULL). */
 tf_status tf_decompress_any(const char *name, const void *in, size_t n, int threads, char **out,
                             size_t *out_len, int *kind);
+
+/* Streaming decoder: reads xz, gzip or plain bytes (kind by content) from
+ * an fd (in 1 MiB reads) or from memory and hands out decompressed bytes in
+ * pieces, so the decompressed text never has to be held whole. */
+typedef struct tf_decoder tf_decoder;
+/* Opens fd (read sequentially from its current offset) or mem[0..len);
+ * *kind (may be NULL) = 0 plain, 1 xz, 2 gzip. */
+tf_status tf_decoder_open_fd(const char *name, int fd, int threads, tf_decoder **out, int *kind);
+tf_status tf_decoder_open_mem(const char *name, const void *mem, size_t len, int threads,
+                              tf_decoder **out, int *kind);
+/* Fills out[0..cap) as far as it can; *got == 0 only at the end of input. */
+tf_status tf_decoder_read(tf_decoder *d, char *out, size_t cap, size_t *got);
+void tf_decoder_close(tf_decoder *d);
 #endif

@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/input.h"
+#include "io/matrix_parse.h"
 #include "io/text_parse.h"
 #include "io/text_scan.h"
 #include "io/writer.h"
@@ -69,15 +70,6 @@ tf_status tf_matrix_write(const char *path, const tf_matrix *m)
     return tf_writer_commit(&w);
 }
 
-/* One value per line, like SPLATT's vec_write. */
-static tf_status write_vector(const char *path, const double *v, uint64_t n)
-{
-    tf_writer w;
-    TF_TRY(tf_writer_open(&w, path));
-    for (uint64_t i = 0; i < n; ++i) tf_writer_printf(&w, "%.16e\n", v[i]);
-    return tf_writer_commit(&w);
-}
-
 static tf_status check_ktensor(const char *what, const tf_ktensor *k)
 {
     if (k->order < TF_MIN_ORDER || k->order > TF_MAX_ORDER || k->rank == 0 || !k->lambda)
@@ -97,43 +89,93 @@ static tf_status check_ktensor(const char *what, const tf_ktensor *k)
     return TF_OK;
 }
 
-tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)
+/* Opens path, lets fill write the body, hands the temporary to set. */
+typedef void (*fill_fn)(tf_writer *w, const tf_ktensor *k, uint32_t m);
+
+static tf_status set_file(tf_out_set *set, const char *path, fill_fn fill, const tf_ktensor *k,
+                          uint32_t m)
 {
-    if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
-    TF_TRY(check_ktensor(stem, k)); /* before any file is written */
-    size_t n = strlen(stem) + 32;
+    tf_writer w;
+    TF_TRY(tf_writer_open(&w, path));
+    fill(&w, k, m);
+    return tf_writer_finish(&w, set);
+}
+
+static void fill_factor(tf_writer *w, const tf_ktensor *k, uint32_t m)
+{
+    put_rows(w, k->factors[m].data, k->factors[m].rows, k->factors[m].cols, 1);
+}
+
+/* One value per line, like SPLATT's vec_write. */
+static void fill_lambda(tf_writer *w, const tf_ktensor *k, uint32_t m)
+{
+    for (uint64_t i = 0; i < k->rank; ++i) tf_writer_printf(w, "%.16e\n", k->lambda[i]);
+}
+
+static void fill_ttb(tf_writer *w, const tf_ktensor *k, uint32_t unused)
+{
+    tf_writer_printf(w, "ktensor\n%u\n", k->order);
+    for (uint32_t m = 0; m < k->order; ++m)
+        tf_writer_printf(w, m + 1 < k->order ? "%llu " : "%llu\n", (unsigned long long)k->dims[m]);
+    tf_writer_printf(w, "%llu\n", (unsigned long long)k->rank);
+    put_rows(w, k->lambda, 1, k->rank, 0);
+    for (uint32_t m = 0; m < k->order; ++m) {
+        tf_writer_printf(w, "matrix\n2\n%llu %llu\n", (unsigned long long)k->dims[m],
+                         (unsigned long long)k->rank);
+        put_rows(w, k->factors[m].data, k->dims[m], k->rank, 0);
+    }
+}
+
+/* Every file to a temporary first, then all renamed: all or nothing.
+ * ttb_path: the .ktensor file (NULL: <stem>.ktensor). */
+static tf_status write_set(const char *stem, const char *ttb_path, const tf_ktensor *k, unsigned flags)
+{
+    const char *what = stem ? stem : ttb_path;
+    if (!what || !*what) return tf_fail(TF_ERR_ARG, "no output stem given");
+    if (!(flags & (TF_KTENSOR_SPLATT | TF_KTENSOR_TTB)) || (flags & ~(unsigned)TF_KTENSOR_ALL))
+        return tf_fail(TF_ERR_ARG, "%s: flags 0x%x name no Kruskal tensor files", what, flags);
+    TF_TRY(check_ktensor(what, k)); /* before any file is written */
+    size_t n = strlen(what) + 32;
     char *path = malloc(n);
     if (!path) return tf_fail(TF_ERR_NOMEM, "out of memory");
+    tf_out_set set;
+    tf_out_set_init(&set);
     tf_status s = TF_OK;
-    for (uint32_t m = 0; m < k->order && s == TF_OK; ++m) {
-        snprintf(path, n, "%s.mode%u.mat", stem, m + 1);
-        s = tf_matrix_write(path, &k->factors[m]);
-    }
-    if (s == TF_OK) {
+    if (flags & TF_KTENSOR_SPLATT) {
+        for (uint32_t m = 0; m < k->order && s == TF_OK; ++m) {
+            snprintf(path, n, "%s.mode%u.mat", stem, m + 1);
+            s = set_file(&set, path, fill_factor, k, m);
+        }
         snprintf(path, n, "%s.lambda.mat", stem);
-        s = write_vector(path, k->lambda, k->rank);
+        if (s == TF_OK) s = set_file(&set, path, fill_lambda, k, 0);
+    }
+    if (s == TF_OK && (flags & TF_KTENSOR_TTB)) {
+        if (!ttb_path) snprintf(path, n, "%s.ktensor", stem);
+        s = set_file(&set, ttb_path ? ttb_path : path, fill_ttb, k, 0);
     }
     free(path);
-    return s;
+    if (s != TF_OK) {
+        tf_out_set_abort(&set);
+        return s;
+    }
+    return tf_out_set_commit(&set);
+}
+
+tf_status tf_ktensor_write(const char *stem, const tf_ktensor *k, unsigned flags)
+{
+    if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
+    return write_set(stem, NULL, k, flags);
+}
+
+tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)
+{
+    return tf_ktensor_write(stem, k, TF_KTENSOR_SPLATT);
 }
 
 tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k)
 {
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
-    TF_TRY(check_ktensor(path, k));
-    tf_writer w;
-    TF_TRY(tf_writer_open(&w, path));
-    tf_writer_printf(&w, "ktensor\n%u\n", k->order);
-    for (uint32_t m = 0; m < k->order; ++m)
-        tf_writer_printf(&w, m + 1 < k->order ? "%llu " : "%llu\n", (unsigned long long)k->dims[m]);
-    tf_writer_printf(&w, "%llu\n", (unsigned long long)k->rank);
-    put_rows(&w, k->lambda, 1, k->rank, 0);
-    for (uint32_t m = 0; m < k->order; ++m) {
-        tf_writer_printf(&w, "matrix\n2\n%llu %llu\n", (unsigned long long)k->dims[m],
-                         (unsigned long long)k->rank);
-        put_rows(&w, k->factors[m].data, k->dims[m], k->rank, 0);
-    }
-    return tf_writer_commit(&w);
+    return write_set(NULL, path, k, TF_KTENSOR_TTB);
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -167,8 +209,11 @@ static tf_status value_error(const char *path, uint64_t line, uint64_t field, co
 }
 
 /* Parses text (ending in '\n') into rows of equal length. */
-static tf_status parse_matrix(const char *path, const char *text, size_t len, tf_matrix *out)
+tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_matrix *out)
 {
+    memset(out, 0, sizeof *out);
+    if (!text || len == 0 || text[len - 1] != '\n')
+        return tf_fail(TF_ERR_ARG, "%s: matrix text must end with a newline", path);
     const char *p = text, *end = text + len;
     uint64_t line = 0, rows = 0, cols = 0, ref_line = 0;
     row_store r = {0};
@@ -220,7 +265,7 @@ tf_status tf_matrix_read(const char *path, tf_matrix *out)
     char *text = NULL;
     size_t len = 0;
     TF_TRY(tf_load_text(path, 0, &text, &len));
-    tf_status s = parse_matrix(path, text, len, out);
+    tf_status s = tf_matrix_parse(path, text, len, out);
     tf_free(text);
     return s;
 }

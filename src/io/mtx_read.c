@@ -78,21 +78,31 @@ static uint64_t line_of_entry(const char *text, size_t len, size_t start, uint64
     return c.line;
 }
 
-/* Adds the mirror (j, i) of every off-diagonal entry (i, j). */
-static tf_status expand_symmetric(const char *name, const char *text, size_t len, size_t start,
-                                  enum mtx_symmetry sym, tf_tensor *t)
+/* Window hook of a skew-symmetric matrix: no entry on the diagonal (checked
+ * while the window's text is there to name the line). */
+static tf_status skew_diagonal(void *ctx, const char *text, size_t len, size_t start,
+                               uint64_t line_base, const tf_tensor *t, uint64_t first,
+                               uint64_t count)
 {
-    const uint64_t n = t->nnz;
-    uint64_t off = 0;
-    for (uint64_t k = 0; k < n; ++k) {
-        if (t->ind[0][k] != t->ind[1][k]) { ++off; continue; }
-        if (sym == MTX_SKEW)
+    const char *name = ctx;
+    for (uint64_t k = first; k < first + count; ++k)
+        if (t->ind[0][k] == t->ind[1][k])
             return tf_fail(TF_ERR_PARSE,
                            "%s:%llu: a skew-symmetric matrix has a zero diagonal, found an entry "
                            "at (%u, %u)",
-                           name, (unsigned long long)line_of_entry(text, len, start, k),
+                           name,
+                           (unsigned long long)(line_base +
+                                                line_of_entry(text, len, start, k - first)),
                            t->ind[0][k] + 1, t->ind[1][k] + 1);
-    }
+    return TF_OK;
+}
+
+/* Adds the mirror (j, i) of every off-diagonal entry (i, j). */
+static tf_status expand_symmetric(enum mtx_symmetry sym, tf_tensor *t)
+{
+    const uint64_t n = t->nnz;
+    uint64_t off = 0;
+    for (uint64_t k = 0; k < n; ++k) off += t->ind[0][k] != t->ind[1][k];
     if (off == 0) return TF_OK;
     tf_tensor x;
     TF_TRY(tf_tensor_alloc(&x, 2, t->dims, n + off));
@@ -112,9 +122,11 @@ static tf_status expand_symmetric(const char *name, const char *text, size_t len
     return TF_OK;
 }
 
-tf_status tf_mtx_parse(const char *name, const char *text, size_t len, int threads, tf_tensor *t,
-                       tf_read_info *info, int *canonical)
+tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info *info,
+                       int *canonical)
 {
+    const char *name = src->name, *text = src->text;
+    const size_t len = src->len;
     tf_line_cursor c;
     size_t b, e;
     mtx_banner ban = {0, MTX_GENERAL};
@@ -152,7 +164,8 @@ tf_status tf_mtx_parse(const char *name, const char *text, size_t len, int threa
     tf_line_cursor peek = c;
     o.ref_line = tf_next_content_line(&peek, '%', &b, &e) ? peek.line : size_line + 1;
     tf_body_result r;
-    TF_TRY(tf_body_parse(name, text, len, start, &o, threads, t, &r));
+    TF_TRY(tf_body_parse_src(src, start, &o, threads, ban.sym == MTX_SKEW ? skew_diagonal : NULL,
+                             (void *)name, t, &r));
     tf_status s = TF_OK;
     if (r.entries != size[2])
         s = tf_fail(TF_ERR_PARSE,
@@ -163,10 +176,12 @@ tf_status tf_mtx_parse(const char *name, const char *text, size_t len, int threa
     t->dims[0] = size[0];
     t->dims[1] = size[1];
     if (s == TF_OK && ban.sym != MTX_GENERAL)
-        s = expand_symmetric(name, text, len, start, ban.sym, t);
+        s = expand_symmetric(ban.sym, t);
     if (s != TF_OK) { tf_tensor_free(t); return s; }
     info->format = TF_FILE_MTX;
     info->declared_dims = 1;
+    info->index_base = 1;
+    info->base_source = TF_BASE_FORMAT;
     info->lines = r.lines;
     info->entries = r.entries;
     info->mtx_symmetric = ban.sym != MTX_GENERAL;

@@ -15,8 +15,9 @@
 #include "core/parallel.h"
 #include "io/bin_format.h"
 #include "io/decompress.h"
-#include "io/input.h"
 #include "io/readers.h"
+#include "io/stream.h"
+#include "io/text_scan.h"
 
 /* Checks indices < dims and finite values in parallel; *canonical says
  * whether the non-zeros are already strictly sorted and free of zeros. */
@@ -86,85 +87,174 @@ static int is_bin(const char *p, size_t n)
     return n >= TF_BIN_MAGIC_LEN && memcmp(p, TF_BIN_MAGIC, TF_BIN_MAGIC_LEN) == 0;
 }
 
-/* Detects the content of data[0..len) and parses it (not yet canonical). */
-static tf_status parse_any(const char *name, const char *data, size_t len, int threads,
-                           int may_decompress, tf_tensor *t, tf_read_info *info, int *canonical)
+/* 1 if name ends in .mtx, .mtx.xz or .mtx.gz (any case). */
+static int has_mtx_name(const char *name)
 {
-    if (len == 0) return tf_fail(TF_ERR_PARSE, "%s: empty file (no non-zeros)", name);
-    if (may_decompress) {
-        char *plain = NULL;
-        size_t plain_len = 0;
-        int kind = 0;
-        TF_TRY(tf_decompress_any(name, data, len, threads, &plain, &plain_len, &kind));
-        if (kind) {
-            tf_status s = parse_any(name, plain, plain_len, threads, 0, t, info, canonical);
-            tf_free(plain);
-            info->compressed = kind;
-            return s;
-        }
+    static const char *const ext[] = {".mtx", ".mtx.xz", ".mtx.gz"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; ++i) {
+        size_t e = strlen(ext[i]);
+        if (n > e && strcasecmp(name + n - e, ext[i]) == 0) return 1;
     }
-    info->bytes = len;
+    return 0;
+}
+
+/* Detects the content of a text source's first window and parses it (not
+ * yet canonical). A binary image in a stream is read whole. */
+static tf_status parse_src(tf_text_src *src, const tf_read_opts *o, tf_tensor *t,
+                           tf_read_info *info, int *canonical)
+{
+    const char *name = src->name;
     *canonical = -1;
-    if (is_bin(data, len)) {
+    if (src->len == 0) return tf_fail(TF_ERR_PARSE, "%s: empty file (no non-zeros)", name);
+    if (is_bin(src->text, src->len)) {
+        TF_TRY(tf_src_slurp(src));
         info->format = TF_FILE_BIN;
         info->declared_dims = 1;
-        TF_TRY(tf_bin_parse_mem(name, data, len, threads, t));
+        info->bytes = src->len;
+        TF_TRY(tf_bin_parse_mem(name, src->text, src->len, o->threads, t));
         info->entries = t->nnz;
         return TF_OK;
     }
-    if (is_mtx(data, len)) return tf_mtx_parse(name, data, len, threads, t, info, canonical);
-    return tf_tns_parse(name, data, len, threads, t, info, canonical);
+    tf_status s;
+    if (is_mtx(src->text, src->len)) {
+        TF_TRY(tf_src_need_lines(src, '%', 2));
+        s = tf_mtx_parse(src, o->threads, t, info, canonical);
+    } else if (has_mtx_name(name)) {
+        char found[80];
+        const char *nl = memchr(src->text, '\n', src->len);
+        tf_describe_found(src->text, nl ? nl : src->text + src->len, found, sizeof found);
+        return tf_fail(TF_ERR_PARSE, "%s:1: expected the %%%%MatrixMarket banner, found %s", name,
+                       found);
+    } else {
+        TF_TRY(tf_src_need_lines(src, '#', 5));
+        s = tf_tns_parse(src, o, t, info, canonical);
+    }
+    info->bytes = src->bytes;
+    return s;
+}
+
+/* Parses data[0..len): compressed bytes through a decoder stream, text in
+ * place, a binary image by copy. */
+static tf_status parse_mem(const char *name, const char *data, size_t len, const tf_read_opts *o,
+                           tf_tensor *t, tf_read_info *info, int *canonical)
+{
+    tf_text_src src;
+    *canonical = -1;
+    if (len == 0) return tf_fail(TF_ERR_PARSE, "%s: empty file (no non-zeros)", name);
+    if (tf_is_xz(data, len) || tf_is_gzip(data, len)) {
+        tf_decoder *dec = NULL;
+        int kind = 0;
+        TF_TRY(tf_decoder_open_mem(name, data, len, o->threads, &dec, &kind));
+        tf_status s = tf_src_init_stream(&src, name, dec);
+        if (s == TF_OK) s = parse_src(&src, o, t, info, canonical);
+        tf_src_free(&src);
+        info->compressed = kind;
+        return s;
+    }
+    tf_src_init_mem(&src, name, data, len);
+    return parse_src(&src, o, t, info, canonical);
+}
+
+/* Streams an fd (a compressed file, a pipe) through the decoder. */
+static tf_status parse_fd(const char *name, int fd, const tf_read_opts *o, tf_tensor *t,
+                          tf_read_info *info, int *canonical)
+{
+    tf_decoder *dec = NULL;
+    tf_text_src src;
+    int kind = 0;
+    *canonical = -1;
+    TF_TRY(tf_decoder_open_fd(name, fd, o->threads, &dec, &kind));
+    tf_status s = tf_src_init_stream(&src, name, dec);
+    if (s == TF_OK) s = parse_src(&src, o, t, info, canonical);
+    tf_src_free(&src);
+    info->compressed = kind;
+    return s;
+}
+
+void tf_read_opts_default(tf_read_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = 0;
+    o->base = TF_BASE_AUTO;
+}
+
+static tf_status check_opts(const tf_read_opts *o)
+{
+    if (o->base != TF_BASE_AUTO && o->base != 0 && o->base != 1)
+        return tf_fail(TF_ERR_ARG, "read options: base must be -1 (auto), 0 or 1, got %d", o->base);
+    return TF_OK;
+}
+
+tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
+                               const tf_read_opts *opts, tf_tensor *out, tf_read_info *info)
+{
+    tf_read_info local;
+    tf_read_opts def;
+    double t0 = tf_wtime();
+    if (!info) info = &local;
+    if (!opts) { tf_read_opts_default(&def); opts = &def; }
+    memset(info, 0, sizeof *info);
+    memset(out, 0, sizeof *out);
+    if (!name) name = "(memory)";
+    TF_TRY(check_opts(opts));
+    if (!text && len) return tf_fail(TF_ERR_ARG, "%s: no text given", name);
+    int canonical = -1;
+    TF_TRY(parse_mem(name, text, len, opts, out, info, &canonical));
+    TF_TRY(finish(name, out, opts->threads, canonical, info));
+    info->seconds = tf_wtime() - t0;
+    return TF_OK;
 }
 
 tf_status tf_parse_tensor(const char *name, const char *text, size_t len, int threads,
                           tf_tensor *out, tf_read_info *info)
 {
-    tf_read_info local;
-    double t0 = tf_wtime();
-    if (!info) info = &local;
-    memset(info, 0, sizeof *info);
-    memset(out, 0, sizeof *out);
-    if (!name) name = "(memory)";
-    if (!text && len) return tf_fail(TF_ERR_ARG, "%s: no text given", name);
-    int canonical = -1;
-    TF_TRY(parse_any(name, text, len, threads, 1, out, info, &canonical));
-    TF_TRY(finish(name, out, threads, canonical, info));
-    info->seconds = tf_wtime() - t0;
-    return TF_OK;
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.threads = threads;
+    return tf_parse_tensor_opts(name, text, len, &o, out, info);
 }
 
-/* Regular file: binary goes through pread into the arrays; everything
- * else is mapped (pre-faulted) and parsed in place. */
-static tf_status read_regular(const char *path, int fd, uint64_t size, int threads, tf_tensor *t,
-                              tf_read_info *info, int *canonical)
+/* Regular file: binary goes through pread into the arrays, compressed
+ * files are streamed, plain text is mapped (pre-faulted) and parsed in place. */
+static tf_status read_regular(const char *path, int fd, uint64_t size, const tf_read_opts *o,
+                              tf_tensor *t, tf_read_info *info, int *canonical)
 {
-    char head[TF_BIN_MAGIC_LEN];
+    char head[TF_BIN_MAGIC_LEN > 6 ? TF_BIN_MAGIC_LEN : 6];
     if (size == 0) return tf_fail(TF_ERR_PARSE, "%s: empty file (no non-zeros)", path);
-    if (size >= TF_BIN_MAGIC_LEN && pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
-        is_bin(head, sizeof head)) {
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    size_t n = got > 0 ? (size_t)got : 0;
+    if (is_bin(head, n)) {
         info->format = TF_FILE_BIN;
         info->declared_dims = 1;
         info->bytes = size;
-        TF_TRY(tf_bin_read_fd(path, fd, size, threads, t));
+        TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, t));
         info->entries = t->nnz;
         return TF_OK;
     }
+    if (tf_is_xz(head, n) || tf_is_gzip(head, n)) return parse_fd(path, fd, o, t, info, canonical);
     if (size > SIZE_MAX) return tf_fail(TF_ERR_NOMEM, "%s: file too large to map", path);
     void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED)
         return tf_fail(TF_ERR_IO, "%s: cannot map the file: %s", path, strerror(errno));
-    tf_status s = parse_any(path, map, (size_t)size, threads, 1, t, info, canonical);
+    tf_text_src src;
+    tf_src_init_mem(&src, path, map, (size_t)size);
+    tf_status s = parse_src(&src, o, t, info, canonical);
     munmap(map, (size_t)size);
     return s;
 }
 
-tf_status tf_read_tensor(const char *path, int threads, tf_tensor *out, tf_read_info *info)
+tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
+                              tf_read_info *info)
 {
     tf_read_info local;
+    tf_read_opts def;
     double t0 = tf_wtime();
     if (!info) info = &local;
+    if (!opts) { tf_read_opts_default(&def); opts = &def; }
     memset(info, 0, sizeof *info);
     memset(out, 0, sizeof *out);
+    TF_TRY(check_opts(opts));
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -174,16 +264,19 @@ tf_status tf_read_tensor(const char *path, int threads, tf_tensor *out, tf_read_
     if (fstat(fd, &st) != 0) s = tf_fail(TF_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
     else if (S_ISDIR(st.st_mode)) s = tf_fail(TF_ERR_IO, "%s: is a directory", path);
     else if (S_ISREG(st.st_mode))
-        s = read_regular(path, fd, (uint64_t)st.st_size, threads, out, info, &canonical);
-    else {
-        char *buf = NULL;
-        size_t len = 0;
-        s = tf_slurp_fd(path, fd, &buf, &len);
-        if (s == TF_OK) s = parse_any(path, buf, len, threads, 1, out, info, &canonical);
-        tf_free(buf);
-    }
+        s = read_regular(path, fd, (uint64_t)st.st_size, opts, out, info, &canonical);
+    else
+        s = parse_fd(path, fd, opts, out, info, &canonical);
     close(fd);
-    if (s == TF_OK) s = finish(path, out, threads, canonical, info);
+    if (s == TF_OK) s = finish(path, out, opts->threads, canonical, info);
     info->seconds = tf_wtime() - t0;
     return s;
+}
+
+tf_status tf_read_tensor(const char *path, int threads, tf_tensor *out, tf_read_info *info)
+{
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.threads = threads;
+    return tf_read_tensor_opts(path, &o, out, info);
 }

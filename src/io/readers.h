@@ -8,14 +8,17 @@
 
 #include <stddef.h>
 
+#include "io/stream.h"
 #include "tenfold.h"
 
+/* The text readers take a source whose first window holds the header
+ * (tf_src_need_lines) and parse the body window by window. */
 /* .tns text: FROSTT, ParTI header, Tensor Toolbox "sptensor" header. */
-tf_status tf_tns_parse(const char *name, const char *text, size_t len, int threads, tf_tensor *t,
-                       tf_read_info *info, int *canonical);
+tf_status tf_tns_parse(tf_text_src *src, const tf_read_opts *ro, tf_tensor *t, tf_read_info *info,
+                       int *canonical);
 /* Matrix Market coordinate text (text starts with "%%MatrixMarket"). */
-tf_status tf_mtx_parse(const char *name, const char *text, size_t len, int threads, tf_tensor *t,
-                       tf_read_info *info, int *canonical);
+tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info *info,
+                       int *canonical);
 /* tenfold binary from an open file of `size` bytes, or from memory. */
 tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_tensor *t);
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,

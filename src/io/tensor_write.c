@@ -47,13 +47,29 @@ static tf_file_format format_for(const char *path)
     return TF_FILE_TNS;
 }
 
+/* AUTO: by extension; a plain .tns that would lose dims (a mode longer
+ * than its largest index + 1) becomes the ParTI header form. */
+tf_file_format tf_write_format(const char *path, const tf_tensor *t, tf_file_format fmt)
+{
+    if (fmt != TF_FILE_AUTO || !path) return fmt;
+    fmt = format_for(path);
+    if (fmt == TF_FILE_TNS && t && t->order >= TF_MIN_ORDER && t->order <= TF_MAX_ORDER &&
+        tf_tensor_implied_dims(t, NULL) > 0)
+        fmt = TF_FILE_TNS_HEADER;
+    return fmt;
+}
+
 tf_status tf_write_tensor(const char *path, const tf_tensor *t, tf_file_format fmt)
 {
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
     if (has_ext(path, ".xz") || has_ext(path, ".gz"))
         return tf_fail(TF_ERR_UNAVAILABLE, "%s: compressed output is not supported "
                        "(write the plain file and compress it)", path);
-    if (fmt == TF_FILE_AUTO) fmt = format_for(path);
+    if (!t) return tf_fail(TF_ERR_ARG, "%s: no tensor given", path);
+    if (fmt == TF_FILE_AUTO) {
+        if (format_for(path) == TF_FILE_TNS) TF_TRY(tf_tensor_validate(t)); /* before reading indices */
+        fmt = tf_write_format(path, t, fmt);
+    }
     if (fmt < TF_FILE_AUTO || fmt > TF_FILE_MTX)
         return tf_fail(TF_ERR_ARG, "%s: unknown output format %d", path, (int)fmt);
     if (fmt == TF_FILE_BIN) return tf_bin_write(path, t);

@@ -1,11 +1,16 @@
 /* .tns text: header detection (FROSTT, ParTI, Tensor Toolbox sptensor),
- * the parallel body parse, per-mode 0-/1-based detection and dims.
+ * the parallel body parse (window by window for streamed text), the index
+ * base of the file and dims.
  *
  *   FROSTT    i_1 ... i_N value          (no header; '#' comments)
  *   ParTI     N / d_1 ... d_N / entries
  *   sptensor  "sptensor" / N / d_1 ... d_N / nnz / entries   (pyttb export_data)
  *
- * A mode whose smallest index is 0 is 0-based, otherwise 1-based. */
+ * One base per file: 0-based if any index of any mode is 0 (or as the
+ * reader options say), otherwise 1-based. The base is only known at the
+ * end, so the body is parsed with the 1-based bounds; an index equal to a
+ * declared length (or 2^32), valid only 1-based, is noted on a cold path
+ * with its line, and reported if the file turns out to be 0-based. */
 #include <stdio.h>
 #include <string.h>
 
@@ -129,53 +134,62 @@ static tf_status read_header(const char *name, const char *text, size_t len, tns
     return TF_OK;
 }
 
-/* Checks 0-based modes against their tighter upper bound; on a violation
- * re-parses serially to report the first offending line. */
-static tf_status check_zero_based(const char *name, const char *text, size_t len,
-                                  const tns_header *h, tf_body_opts *o, const tf_body_result *r)
+/* The file turned out 0-based, but an index equals its mode's length. */
+static tf_status edge_error(const char *name, const tns_header *h, const tf_body_result *r,
+                            int detected)
 {
-    char why[TF_MAX_ORDER][96];
-    int bad = 0;
-    for (uint32_t m = 0; m < h->nmodes; ++m) {
-        if (r->min_raw[m] != 0) continue;
-        uint64_t limit = h->declared ? h->dims[m] - 1 : TF_INDEX_RAW_MAX - 1;
-        if (r->max_raw[m] <= limit) continue;
-        o->hi[m] = limit;
-        if (h->declared)
-            snprintf(why[m], sizeof why[m],
-                     "(mode %u is 0-based; its length %llu is declared on line %llu)", m + 1,
-                     (unsigned long long)h->dims[m], (unsigned long long)h->dims_line);
-        else
-            snprintf(why[m], sizeof why[m], "(mode %u is 0-based)", m + 1);
-        o->range_why[m] = why[m];
-        bad = 1;
-    }
-    if (!bad) return TF_OK;
-    tf_status s = tf_body_recheck(name, text, len, h->data_start, o);
-    if (s != TF_OK) return s;
-    return tf_fail(TF_ERR_RANGE, "%s: an index exceeds the length of its 0-based mode", name);
+    const uint32_t m = r->edge_field - 1;
+    const char *why = detected ? "the file is 0-based: it holds an index 0" : "read 0-based";
+    if (h->declared)
+        return tf_fail(TF_ERR_RANGE,
+                       "%s:%llu: field %u: expected an index of at most %llu (%s; mode %u has "
+                       "length %llu, declared on line %llu), found '%llu'",
+                       name, (unsigned long long)r->edge_line, m + 1,
+                       (unsigned long long)h->dims[m] - 1, why, m + 1,
+                       (unsigned long long)h->dims[m], (unsigned long long)h->dims_line,
+                       (unsigned long long)r->edge_value);
+    return tf_fail(TF_ERR_RANGE,
+                   "%s:%llu: field %u: expected an index of at most %llu (%s), found '%llu'", name,
+                   (unsigned long long)r->edge_line, m + 1, (unsigned long long)TF_INDEX_RAW_MAX - 1,
+                   why, (unsigned long long)r->edge_value);
 }
 
-tf_status tf_tns_parse(const char *name, const char *text, size_t len, int threads, tf_tensor *t,
-                       tf_read_info *info, int *canonical)
+tf_status tf_tns_parse(tf_text_src *src, const tf_read_opts *ro, tf_tensor *t, tf_read_info *info,
+                       int *canonical)
 {
+    const char *name = src->name;
     tns_header h;
     memset(t, 0, sizeof *t);
-    TF_TRY(read_header(name, text, len, &h));
+    TF_TRY(read_header(name, src->text, src->len, &h));
 
+    /* Bounds per base: auto parses 0..hi with hi + 1 noted (soft edge);
+     * base 1 is 1..hi; base 0 is 0..hi - 1. */
     tf_body_opts o;
     char why[96];
     tf_body_opts_init(&o, h.nmodes, 1, '#');
     o.ref_line = h.first_data_line ? h.first_data_line : 1;
-    if (h.declared) {
-        snprintf(why, sizeof why, "(mode lengths declared on line %llu)",
-                 (unsigned long long)h.dims_line);
-        for (uint32_t m = 0; m < h.nmodes; ++m) { o.hi[m] = h.dims[m]; o.range_why[m] = why; }
+    const char *based = ro->base == 1 ? "the file is read 1-based" : ro->base == 0 ? "the file is read 0-based" : NULL;
+    if (h.declared)
+        snprintf(why, sizeof why, "(mode lengths declared on line %llu%s%s)",
+                 (unsigned long long)h.dims_line, based ? "; " : "", based ? based : "");
+    else if (based)
+        snprintf(why, sizeof why, "(%s)", based);
+    else
+        why[0] = '\0';
+    for (uint32_t m = 0; m < h.nmodes; ++m) {
+        const uint64_t len = h.declared ? h.dims[m] : TF_INDEX_RAW_MAX;
+        o.lo[m] = ro->base == 1 ? 1 : 0;
+        o.hi[m] = ro->base == 1 ? len : len - 1;
+        o.range_why[m] = why;
     }
+    o.soft_edge = ro->base == TF_BASE_AUTO;
     tf_body_result r;
-    TF_TRY(tf_body_parse(name, text, len, h.data_start, &o, threads, t, &r));
+    TF_TRY(tf_body_parse_src(src, h.data_start, &o, ro->threads, NULL, NULL, t, &r));
 
     tf_status s = TF_OK;
+    int zb = ro->base == 0;
+    if (ro->base == TF_BASE_AUTO)
+        for (uint32_t m = 0; m < h.nmodes; ++m) zb |= r.min_raw[m] == 0;
     if (h.format == TF_FILE_SPTENSOR && r.entries != h.nnz)
         s = tf_fail(TF_ERR_PARSE,
                     "%s:%llu: the sptensor header declares %llu non-zeros, but %llu coordinate "
@@ -184,15 +198,16 @@ tf_status tf_tns_parse(const char *name, const char *text, size_t len, int threa
                     (unsigned long long)r.entries);
     else if (r.entries == 0)
         s = no_entries(name);
-    if (s == TF_OK) s = check_zero_based(name, text, len, &h, &o, &r);
+    else if (zb && r.edge_line)
+        s = edge_error(name, &h, &r, ro->base == TF_BASE_AUTO);
     if (s != TF_OK) { tf_tensor_free(t); return s; }
 
     for (uint32_t m = 0; m < h.nmodes; ++m) {
-        int zb = r.min_raw[m] == 0;
         t->dims[m] = h.declared ? h.dims[m] : r.max_raw[m] + (zb ? 1 : 0);
-        if (zb) tf_shift_mode_up(t, m, threads);
-        info->zero_based[m] = zb;
+        if (zb) tf_shift_mode_up(t, m, ro->threads);
     }
+    info->index_base = zb ? 0 : 1;
+    info->base_source = ro->base == TF_BASE_AUTO ? TF_BASE_DETECTED : TF_BASE_OPTION;
     info->format = h.format;
     info->declared_dims = h.declared;
     info->lines = r.lines;

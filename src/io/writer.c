@@ -14,8 +14,6 @@
 #define BUF_BYTES (1u << 20)
 #define RECORD_BUF_BYTES (4u << 20)
 
-static unsigned tmp_counter;
-
 static void record_error(tf_writer *w, tf_status s, const char *what, int err)
 {
     if (w->status != TF_OK) return;
@@ -28,26 +26,38 @@ tf_status tf_writer_open(tf_writer *w, const char *path)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
-    size_t n = strlen(path);
-    if (n == 0) return tf_fail(TF_ERR_ARG, "output path is empty");
+    w->slot = -1;
+    if (!path || !*path) return tf_fail(TF_ERR_ARG, "output path is empty");
     w->path = strdup(path);
-    w->tmp = malloc(n + 48);
     w->buf = malloc(BUF_BYTES);
-    if (!w->path || !w->tmp || !w->buf) {
+    if (!w->path || !w->buf) {
         tf_writer_abort(w);
         return tf_fail(TF_ERR_NOMEM, "out of memory opening %s", path);
     }
     w->cap = BUF_BYTES;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        unsigned id = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
-        snprintf(w->tmp, n + 48, "%s.tmp.%ld.%u", path, (long)getpid(), id);
-        w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        w->created = w->fd >= 0;
-        if (w->fd >= 0 || errno != EEXIST) break;
+    tf_out_target t;
+    tf_status s = tf_out_resolve(path, &t);
+    if (s != TF_OK) {
+        tf_writer_abort(w);
+        return s;
     }
+    if (t.kind == TF_OUT_FD) { /* our own descriptor, so closing it leaves stdout open */
+        w->direct = 1;
+        w->fd = fcntl(t.fd, F_DUPFD_CLOEXEC, 3);
+    } else if (t.kind == TF_OUT_DEVICE) {
+        w->direct = 1;
+        w->fd = open(t.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    } else {
+        w->fd = tf_out_temp_create(&t, &w->tmp, &w->slot);
+        w->created = w->fd >= 0;
+        w->final = t.path;
+        t.path = NULL;
+    }
+    int err = errno;
+    tf_out_target_free(&t);
     if (w->fd < 0) {
-        int err = errno;
-        tf_status s = tf_fail(TF_ERR_IO, "%s: cannot create output file: %s", path, strerror(err));
+        s = tf_fail(TF_ERR_IO, "%s: cannot %s: %s", path,
+                    w->direct ? "open it for writing" : "create a file there", strerror(err));
         tf_writer_abort(w);
         return s;
     }
@@ -133,28 +143,44 @@ static void release(tf_writer *w)
     w->fd = -1;
     if (w->created) unlink(w->tmp);
     w->created = 0;
+    tf_out_temp_release(w->slot);
+    w->slot = -1;
     free(w->tmp);
+    free(w->final);
     free(w->path);
     free(w->buf);
-    w->tmp = w->path = w->buf = NULL;
+    w->tmp = w->final = w->path = w->buf = NULL;
 }
 
-tf_status tf_writer_commit(tf_writer *w)
+tf_status tf_writer_finish(tf_writer *w, tf_out_set *set)
 {
     flush(w);
-    if (w->status == TF_OK && fsync(w->fd) != 0) record_error(w, TF_ERR_IO, "fsync failed", errno);
+    if (w->status == TF_OK && !w->direct && fsync(w->fd) != 0)
+        record_error(w, TF_ERR_IO, "fsync failed", errno);
     if (w->fd >= 0) {
         int rc = close(w->fd);
         w->fd = -1;
         if (rc != 0) record_error(w, TF_ERR_IO, "close failed", errno);
     }
-    if (w->status == TF_OK && rename(w->tmp, w->path) != 0)
-        record_error(w, TF_ERR_IO, "cannot rename the temporary file into place", errno);
-    if (w->status == TF_OK) w->created = 0; /* renamed: nothing left to remove */
     tf_status s = w->status;
-    if (s != TF_OK) tf_fail(s, "%s", w->err);
+    if (s != TF_OK) {
+        tf_fail(s, "%s", w->err);
+    } else if (!w->direct) { /* the set owns the temporary now */
+        s = tf_out_set_add(set, w->tmp, w->final, w->path, w->slot);
+        w->tmp = w->final = w->path = NULL;
+        w->created = 0;
+        w->slot = -1;
+    }
     release(w);
     return s;
+}
+
+tf_status tf_writer_commit(tf_writer *w)
+{
+    tf_out_set set;
+    tf_out_set_init(&set);
+    TF_TRY(tf_writer_finish(w, &set));
+    return tf_out_set_commit(&set);
 }
 
 void tf_writer_abort(tf_writer *w) { release(w); }

@@ -1,21 +1,27 @@
-/* Atomic output files: everything goes to a temporary file in the target's
- * directory, which commit flushes, fsyncs and renames over the target. Any
+/* Output files. The target is resolved by io/output.h: a regular file (or
+ * a new name, or the target of a symlink) is written to a temporary file in
+ * its directory, which commit flushes, fsyncs and renames over it; any
  * failure (including one recorded by a put) unlinks the temporary file, so
- * a failed run never leaves a partial or clobbered output. Errors are
- * sticky: after the first, puts do nothing and commit reports it. */
+ * a failed run never leaves a partial or clobbered output. Standard
+ * output, FIFOs and devices are written directly. Errors are sticky: after
+ * the first, puts do nothing and commit reports it. */
 #ifndef TF_IO_WRITER_H
 #define TF_IO_WRITER_H
 
 #include <stddef.h>
 
 #include "core/error.h"
+#include "io/output.h"
 #include "tenfold.h"
 
 typedef struct tf_writer {
     int fd;
-    char *path;     /* final name */
+    char *path;     /* the name as given (messages) */
+    char *final;    /* the file the temporary replaces (symlinks resolved) */
     char *tmp;      /* temporary name */
     int created;    /* the temporary file exists and is ours to remove */
+    int slot;       /* its slot in the registry of temporaries, or -1 */
+    int direct;     /* 1: fd is the output itself (stdout, FIFO, device) */
     char *buf;
     size_t len, cap;
     tf_status status;
@@ -27,6 +33,10 @@ void tf_writer_put(tf_writer *w, const void *data, size_t n);
 void tf_writer_printf(tf_writer *w, const char *fmt, ...) TF_PRINTF(2, 3);
 /* Flush, fsync, close, rename. Returns the first error (temp file removed). */
 tf_status tf_writer_commit(tf_writer *w);
+/* Flush, fsync, close, and hand the temporary to set (renamed by
+ * tf_out_set_commit with the others). Returns the first error (temp file
+ * removed; the set is left to the caller to abort). */
+tf_status tf_writer_finish(tf_writer *w, tf_out_set *set);
 /* Drops the output (temp file removed). Safe after a failed open. */
 void tf_writer_abort(tf_writer *w);
 

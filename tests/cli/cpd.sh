@@ -69,4 +69,16 @@ if [ -f "$REPO/uber-apr14.tns.xz" ]; then
 else
     bad "bundled data $REPO/uber-apr14.tns.xz is missing"
 fi
+
+# values near the ends of the double range decompose like values ~1, lambda scaled (issue 8)
+expect 0 "cpd at values ~1" cpd small.tns -r 3 -i 8 --tol 0 -o v1
+grep '^final fit' out.txt > fit1.txt
+for s in 1e-200 1e160; do
+    awk -v s=$s 'NF == 4 { printf "%s %s %s %.17g\n", $1, $2, $3, $4 * s; next } { print }' small.tns > scaled$s.tns
+    expect 0 "cpd at values x $s" cpd scaled$s.tns -r 3 -i 8 --tol 0 -o v$s
+    check "values x $s: the same final fit" cmp -s fit1.txt <(grep '^final fit' out.txt)
+    check "values x $s: lambda scaled by $s" awk -v s=$s 'NR == FNR { l[FNR] = $1; next }
+        { d = $1 / s - l[FNR]; if (d < 0) d = -d; if (d > 1e-6 * l[FNR]) bad = 1; n++ } END { exit bad || n != 3 }' \
+        v1.lambda.mat v$s.lambda.mat
+done
 finish

@@ -68,8 +68,25 @@ expect 0 "check the fixed file" check fixed.tns
 check "fixed file has no duplicate left" bash -c '! grep -q duplicate out.txt'
 printf '0 0 1 1.0\n1 2 2 2.0\n' > zb.tns
 expect 0 "check a 0-based file" check zb.tns
-check "check reports 0-based modes" grep -qE 'mode 1 is 0-based' out.txt
-check "mode 3 is not 0-based" bash -c '! grep -q "mode 3 is 0-based" out.txt'
+check "check reports a 0-based file" grep -qE '^note: +the file is 0-based' out.txt
+check "one base per file: dims 2 x 3 x 3" grep -q 'dims 2 x 3 x 3' out.txt
+
+# ---- declared dims are never lost silently by plain .tns
+printf '3\n2 2 2\n1 1 1 1.5\n' > one.tns   # ParTI header: 2 x 2 x 2, one non-zero
+expect 0 "check --fix keeps declared dims" check one.tns --fix one_fixed.tns
+check "check --fix notes the header form" grep -qE '^note: +one_fixed\.tns: plain \.tns would shrink dims \(mode 1: 2 -> 1, mode 2: 2 -> 1, mode 3: 2 -> 1\)' out.txt
+expect 0 "check the --fix output" check one_fixed.tns
+check "--fix output reads back as 2 x 2 x 2" grep -qE '\b2 x 2 x 2\b' out.txt
+expect 0 "convert keeps declared dims (by extension)" convert one.tns one_conv.tns
+check "convert notes the header form" grep -qE '^note: .*one_conv\.tns.*tns-header' out.txt
+check "convert says what it wrote" grep -qE '^wrote: +one_conv\.tns \(tns-header\)' out.txt
+expect 0 "stats of the converted file" stats one_conv.tns
+check "converted file reads back as 2 x 2 x 2" grep -qE '\b2 x 2 x 2\b' out.txt
+expect 0 "convert --to tns writes plain FROSTT" convert one.tns one_plain.tns --to tns
+check "--to tns warns and names the lost dims" grep -qE '^tenfold: warning: one_plain\.tns: .*mode 3: 2 -> 1.*tns-header, sptensor and bin keep them' err.txt
+check "--to tns output is plain (one line)" test "$(wc -l < one_plain.tns)" -eq 1
+expect 0 "convert a tensor whose dims are implied" convert a.tns a5.tns
+check "no note when nothing is lost" bash -c '! grep -q "^note:" out.txt && test ! -s err.txt'
 
 # ---- stats
 expect 0 "stats" stats p.tns
@@ -110,5 +127,13 @@ expect_failure "mttkrp: factor with the wrong number of rows" "F1\.mat.*rows" mt
 printf '1\n3\n' > narrow.mat
 expect_failure "mttkrp: factors of different ranks" "columns" mttkrp x.tns --mode 1 --factors -,B.mat,narrow.mat -o bad.mat
 expect_failure "mttkrp: missing factor file" "nope\.mat" mttkrp x.tns --mode 1 --factors -,B.mat,nope.mat -o bad.mat
+# the file with the wrong column count is the one named, wherever it is in the list
+awk 'BEGIN { for (i = 0; i < 40; ++i) printf "%.6f %.6f\n", i / 40, 1 - i / 40 }' > F2cols2.mat
+expect_failure "mttkrp: the narrow factor is named (not a later one)" "^tenfold: factor F2cols2\.mat has 2 columns, expected 3" \
+    mttkrp p.tns --mode 1 --factors -,F2cols2.mat,F3.mat,F4.mat -o bad.mat
+expect_failure "mttkrp: mode N's own file settles a tie" "^tenfold: factor narrow\.mat has 1 columns, expected 2" \
+    mttkrp x.tns --mode 1 --factors B.mat,narrow.mat,C.mat -o bad.mat
+expect_failure "mttkrp: a tie names both files" "narrow\.mat has 1, C\.mat has 2" \
+    mttkrp x.tns --mode 1 --factors -,narrow.mat,C.mat -o bad.mat
 no_files "failed mttkrp leaves no output" bad.mat bad.mat.tmp.*
 finish

@@ -50,7 +50,10 @@ expect 0 "sddmm --scale --alpha --beta" sddmm s.mtx -A a.mat -B b.mat -o q.mtx -
 printf '1 1 2\n1 4 1\n3 2 28\n3 3 6.5\n' >q_want.txt
 grep -v '^%' q.mtx | tail -n +2 >q_got.txt
 same_numbers "sddmm scaled result" q_got.txt q_want.txt 1e-12
-expect_failure "sddmm with a short A" 'A is 1 x 2' sddmm s.mtx -A short.mat -B b.mat -o bad.mtx --device cpu
+expect_failure "sddmm with a short A" '^tenfold: -A short\.mat has 1 rows, expected 3' sddmm s.mtx -A short.mat -B b.mat -o bad.mtx --device cpu
+expect_failure "sddmm with a short B names B" '^tenfold: -B short\.mat has 1 rows, expected 4' sddmm s.mtx -A a.mat -B short.mat -o bad.mtx --device cpu
+awk 'NR <= 4 { print $1 }' b.mat > b1.mat
+expect_failure "sddmm with K mismatch names both files" '^tenfold: -A a\.mat has 2 columns and -B b1\.mat has 1' sddmm s.mtx -A a.mat -B b1.mat -o bad.mtx --device cpu
 expect_failure "sddmm with a missing A" 'missing.mat' sddmm s.mtx -A missing.mat -B b.mat -o bad.mtx --device cpu
 no_files "no output after a failure" bad.mtx
 check "no temporary file left" bash -c '! ls | grep -q "\.tmp\."'

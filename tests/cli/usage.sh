@@ -54,6 +54,14 @@ expect_usage mttkrp t.tns --factors a,b,c -o o.mat
 expect_usage mttkrp t.tns --mode 1 -o o.mat
 expect_usage mttkrp t.tns --mode 1 --factors a,b,c
 
+# distribution is not a format: amped is gone from --format (several GPUs
+# come from the context, not the format)
+expect_usage cpd t.tns -r 2 --format amped
+expect 2 "bench --format amped is a usage error" bench mttkrp t.tns --format fcoo,amped
+if "$TF" cpd --help | grep -q amped || "$TF" bench mttkrp --help | grep -q amped; then
+    bad "a --help still names amped"
+else ok; fi
+
 # too many positional arguments, flags given a value
 expect_usage cpd t.tns t.tns -r 2
 expect_usage check t.tns t.tns
@@ -62,6 +70,8 @@ expect_usage cpd t.tns -r 2 --nowrite=yes
 # bad numbers and choices
 expect_usage cpd t.tns -r abc
 expect_usage cpd t.tns -r 0
+expect_usage cpd t.tns -r 16385   # TF_MAX_RANK + 1: a usage error, not a library failure
+check "the rank limit is in cpd --help" bash -c "'$TF' cpd --help | grep -q '1\.\.16384'"
 expect_usage cpd t.tns -r 2.5
 expect_usage cpd t.tns -r -3
 expect_usage cpd t.tns -r 2 -i 10x

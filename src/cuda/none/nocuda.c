@@ -3,6 +3,7 @@
 
 #include "algo/cpd_backend.h"
 #include "algo/plan_impl.h"
+#include "core/context.h"
 #include "core/error.h"
 
 int tf_have_cuda(void) { return 0; }
@@ -28,4 +29,13 @@ tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan 
 tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, which this build of tenfold does not have");
+}
+
+void tf_cuda_context_release(void *gpu) { (void)gpu; }
+
+tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)
+{
+    (void)c;
+    if (bytes) *bytes = 0;
+    return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend");
 }

@@ -1,0 +1,19 @@
+/* One tf_context per command run. */
+#include "run_context.h"
+
+#include <stdio.h>
+
+#include "args.h"
+
+int cli_run_context(tf_backend backend, int device, int threads, const char *opt, tf_context **out)
+{
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    o.backend = backend;
+    o.device = device;
+    o.threads = threads;
+    tf_tuning_from_env(&o.tuning); /* TF_FCOO_MINB=4 etc. stay usable for measurements */
+    if (tf_context_create(&o, out) == TF_OK) return CLI_OK;
+    fprintf(stderr, "tenfold: %s: %s\n", opt, tf_last_error());
+    return CLI_FAIL;
+}

@@ -1,0 +1,71 @@
+/* The tuning policy's defaults, and the one place where the library reads
+ * the TF_* benchmark overrides from the environment (only when a caller
+ * asks, through tf_tuning_from_env). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tenfold.h"
+
+void tf_tuning_default(tf_tuning *t)
+{
+    memset(t, 0, sizeof *t);
+    t->fcoo_tune = 1;
+    t->fcoo_vec = 1;
+    t->blco_hot = 1;
+    t->cpd_graph = 1;
+    t->cpd_apply_gram = -1;
+    t->cpd_gram_solve_rows = -1;
+}
+
+/* 1 if the variable is set to exactly `want`. */
+static int env_is(const char *name, const char *want)
+{
+    const char *v = getenv(name);
+    return v && !strcmp(v, want);
+}
+
+/* The variable as an integer, if set to one; else *out is unchanged. */
+static int env_ll(const char *name, long long *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    char *end = NULL;
+    long long x = strtoll(v, &end, 10);
+    if (*end) return 0;
+    *out = x;
+    return 1;
+}
+
+void tf_tuning_from_env(tf_tuning *t)
+{
+    long long v = 0;
+    /* F-COO */
+    if (env_is("TF_FCOO_TUNE", "0")) t->fcoo_tune = 0;
+    if (env_ll("TF_FCOO_TUNE_NNZ", &v) && v >= 1) t->fcoo_tune_nnz = (uint64_t)v;
+    if (env_is("TF_FCOO_KERNEL", "scan")) t->fcoo_kernel = 1;
+    if (env_is("TF_FCOO_KERNEL", "seg")) t->fcoo_kernel = 2;
+    if (env_is("TF_FCOO_MINB", "pipe")) t->fcoo_variant = 5;
+    else if (env_ll("TF_FCOO_MINB", &v) && v >= 2 && v <= 4) t->fcoo_variant = (int)v;
+    if (env_ll("TF_FCOO_PART", &v) && v >= 32 && v <= 65536 && v % 32 == 0) t->fcoo_part = (uint32_t)v;
+    if (env_ll("TF_FCOO_SEG_PART", &v) && v >= 32 && v <= 65536 && v % 32 == 0)
+        t->fcoo_seg_part = (uint32_t)v;
+    if (env_ll("TF_FCOO_SLICE", &v) && (v == 16 || v == 32)) t->fcoo_slice = (uint32_t)v;
+    if (env_is("TF_FCOO_VEC", "0")) t->fcoo_vec = 0;
+    /* BLCO */
+    if (env_is("TF_BLCO_RESOLUTION", "register")) t->blco_resolution = 1;
+    if (env_is("TF_BLCO_RESOLUTION", "hierarchical")) t->blco_resolution = 2;
+    if (env_is("TF_BLCO_HOT", "0")) t->blco_hot = 0;
+    /* CP-ALS */
+    if (getenv("TF_GPU_CUSOLVER")) t->cpd_cusolver = 1;
+    if (env_is("TF_GPU_GRAPH", "0")) t->cpd_graph = 0;
+    if (env_is("TF_GPU_APPLY", "custom")) t->cpd_apply = 1;
+    if (env_is("TF_GPU_APPLY", "cublas")) t->cpd_apply = 2;
+    if (env_is("TF_GPU_GRAM", "syrk")) t->cpd_gram_syrk = 1;
+    if (env_is("TF_GPU_APPLY_GRAM", "0")) t->cpd_apply_gram = 0;
+    if (env_is("TF_GPU_APPLY_GRAM", "1")) t->cpd_apply_gram = 1;
+    if (env_ll("TF_GPU_GRAM_SOLVE", &v)) t->cpd_gram_solve_rows = v < 0 ? 0 : v;
+    /* SDDMM */
+    if (env_ll("TF_SDDMM_ROW_GRID", &v) && v > 0 && v <= 0x7fffffff) t->sddmm_row_grid = (uint32_t)v;
+    /* tests */
+    if (env_is("TF_GPU_POISON", "1")) t->gpu_poison = 1;
+}

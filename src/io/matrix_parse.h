@@ -1,0 +1,13 @@
+/* The dense matrix text parser behind tf_matrix_read, on text in memory
+ * (for tf_matrix_read and the fuzz target). */
+#ifndef TF_IO_MATRIX_PARSE_H
+#define TF_IO_MATRIX_PARSE_H
+
+#include <stddef.h>
+
+#include "tenfold.h"
+
+/* Parses text[0..len), which must end in '\n', into rows of equal length
+ * (name is used in messages). out->data is tf_alloc'ed (tf_matrix_free). */
+tf_status tf_matrix_parse(const char *name, const char *text, size_t len, tf_matrix *out);
+#endif

@@ -1,0 +1,300 @@
+/* tf_context and the tuning policy: creation and its errors, defaults,
+ * the environment overrides (read only when asked), the memory budget, a
+ * NULL context against an explicit one (same fits), and — on a machine
+ * with a GPU — one context shared by several plans and a CP-ALS run, a
+ * memory limit that no format fits, and a policy that forces a kernel. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_test_tensors.h"
+#include "tenfold.h"
+
+static void defaults(void)
+{
+    tf_tuning t;
+    memset(&t, 0x5a, sizeof t); /* poisoned: every field must be set */
+    tf_tuning_default(&t);
+    CHECK(t.fcoo_tune == 1 && t.fcoo_tune_nnz == 0 && t.fcoo_kernel == 0 && t.fcoo_variant == 0);
+    CHECK(t.fcoo_part == 0 && t.fcoo_seg_part == 0 && t.fcoo_slice == 0 && t.fcoo_vec == 1);
+    CHECK(t.blco_resolution == 0 && t.blco_hot == 1);
+    CHECK(t.cpd_cusolver == 0 && t.cpd_graph == 1 && t.cpd_apply == 0 && t.cpd_gram_syrk == 0);
+    CHECK(t.cpd_apply_gram == -1 && t.cpd_gram_solve_rows == -1);
+    CHECK(t.sddmm_row_grid == 0 && t.gpu_poison == 0);
+
+    tf_context_opts o;
+    memset(&o, 0x5a, sizeof o);
+    tf_context_opts_default(&o);
+    CHECK(o.backend == TF_BACKEND_AUTO && o.device == 0 && o.ndevices == 1 && o.memory_limit == 0 &&
+          o.threads == 0);
+    CHECK(!memcmp(&o.tuning, &t, sizeof t));
+}
+
+/* The environment is read by tf_tuning_from_env only; malformed values
+ * leave a field as it was. */
+static void environment(void)
+{
+    setenv("TF_FCOO_KERNEL", "scan", 1);
+    setenv("TF_FCOO_MINB", "pipe", 1);
+    setenv("TF_FCOO_PART", "96", 1);
+    setenv("TF_FCOO_SEG_PART", "100", 1); /* not a multiple of 32: ignored */
+    setenv("TF_FCOO_TUNE_NNZ", "1000", 1);
+    setenv("TF_FCOO_SLICE", "16", 1);
+    setenv("TF_BLCO_RESOLUTION", "hierarchical", 1);
+    setenv("TF_BLCO_HOT", "0", 1);
+    setenv("TF_GPU_GRAPH", "0", 1);
+    setenv("TF_GPU_APPLY", "cublas", 1);
+    setenv("TF_GPU_GRAM_SOLVE", "-5", 1);
+    setenv("TF_GPU_APPLY_GRAM", "1", 1);
+    setenv("TF_SDDMM_ROW_GRID", "x3", 1); /* not a number: ignored */
+    setenv("TF_GPU_POISON", "1", 1);
+
+    tf_tuning d, t;
+    tf_tuning_default(&d);
+    tf_tuning_default(&t);
+    CHECK(!memcmp(&d, &t, sizeof t)); /* defaults never look at the environment */
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    CHECK(!memcmp(&o.tuning, &d, sizeof d));
+
+    tf_tuning_from_env(&t);
+    CHECK(t.fcoo_kernel == 1 && t.fcoo_variant == 5 && t.fcoo_part == 96 && t.fcoo_seg_part == 0);
+    CHECK(t.fcoo_tune_nnz == 1000 && t.fcoo_slice == 16);
+    CHECK(t.blco_resolution == 2 && t.blco_hot == 0);
+    CHECK(t.cpd_graph == 0 && t.cpd_apply == 2 && t.cpd_gram_solve_rows == 0 && t.cpd_apply_gram == 1);
+    CHECK(t.sddmm_row_grid == 0 && t.gpu_poison == 1);
+    CHECK(t.fcoo_tune == 1 && t.fcoo_vec == 1 && t.cpd_cusolver == 0); /* untouched */
+
+    setenv("TF_FCOO_MINB", "4", 1);
+    setenv("TF_FCOO_KERNEL", "seg", 1);
+    tf_tuning_from_env(&t);
+    CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2);
+
+    const char *vars[] = {"TF_FCOO_KERNEL", "TF_FCOO_MINB", "TF_FCOO_PART", "TF_FCOO_SEG_PART",
+                          "TF_FCOO_TUNE_NNZ", "TF_FCOO_SLICE", "TF_BLCO_RESOLUTION", "TF_BLCO_HOT",
+                          "TF_GPU_GRAPH", "TF_GPU_APPLY", "TF_GPU_GRAM_SOLVE", "TF_GPU_APPLY_GRAM",
+                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) unsetenv(vars[i]);
+}
+
+static void creation_errors(void)
+{
+    tf_context *c = (tf_context *)&c; /* must be reset to NULL on failure */
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    o.ndevices = 2;
+    CHECK(tf_context_create(&o, &c) == TF_ERR_UNAVAILABLE && c == NULL);
+    CHECK(strstr(tf_last_error(), "2 GPUs") != NULL);
+    o.ndevices = 0;
+    CHECK(tf_context_create(&o, &c) == TF_ERR_ARG && c == NULL);
+    tf_context_opts_default(&o);
+    o.backend = (tf_backend)7;
+    CHECK(tf_context_create(&o, &c) == TF_ERR_ARG);
+    tf_context_opts_default(&o);
+    o.threads = -1;
+    CHECK(tf_context_create(&o, &c) == TF_ERR_ARG);
+    CHECK(tf_context_create(&o, NULL) == TF_ERR_ARG);
+    tf_context_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.device = 1000;
+    tf_status s = tf_context_create(&o, &c);
+    CHECKF(s == (tf_gpu_count() > 0 ? TF_ERR_ARG : TF_ERR_UNAVAILABLE) && c == NULL, "GPU 1000: %s",
+           tf_last_error());
+    tf_context_free(NULL); /* a no-op */
+}
+
+static void cpu_context(void)
+{
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    tf_context *c = NULL;
+    CHECK_OK(tf_context_create(&o, &c));
+    CHECK(tf_context_backend(c) == TF_BACKEND_CPU);
+    uint64_t b = 123;
+    CHECK(tf_context_memory_budget(c, &b) == TF_ERR_UNAVAILABLE && b == 0);
+
+    tf_context *a = NULL;
+    CHECK_OK(tf_context_create(NULL, &a)); /* NULL options: the defaults */
+    CHECK(tf_context_backend(a) == (tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU));
+    tf_context_free(a);
+
+    /* A plan and a CP-ALS run in a CPU context, against NULL contexts: the
+     * same results (the CPU context must not reach for a GPU either). */
+    tt_spec sp = tt_spec_make(3, (const uint64_t[]){30, 20, 10}, 900, 7);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    tf_plan_opts po;
+    tf_plan_opts_default(&po);
+    po.context = c;
+    tf_plan *p = NULL;
+    CHECK_OK(tf_plan_build(&X, &po, &p));
+    CHECK(p && tf_plan_backend(p) == TF_BACKEND_CPU);
+    tf_plan_free(p);
+
+    tf_cpd_opts co;
+    tf_cpd_opts_default(&co);
+    co.rank = 4;
+    co.max_iters = 5;
+    co.backend = TF_BACKEND_CPU;
+    tf_ktensor k1, k2;
+    tf_cpd_report r1, r2;
+    CHECK_OK(tf_cpd(&X, &co, &k1, &r1));
+    co.context = c;
+    co.backend = TF_BACKEND_AUTO; /* auto follows the context: the CPU */
+    CHECK_OK(tf_cpd(&X, &co, &k2, &r2));
+    CHECKF(r1.fit == r2.fit && r1.iters == r2.iters, "fits %.17g / %.17g", r1.fit, r2.fit);
+    CHECK(strstr(r2.plan, "cpu") != NULL);
+    tf_ktensor_free(&k1);
+    tf_ktensor_free(&k2);
+
+    /* SDDMM and SpTTM in the CPU context */
+    tf_tensor S;
+    tt_spec ss = tt_spec_make(2, (const uint64_t[]){40, 30}, 200, 9);
+    CHECK_OK(tt_random(&ss, &S));
+    tf_matrix A, B;
+    CHECK_OK(tf_matrix_alloc(&A, 40, 8));
+    CHECK_OK(tf_matrix_alloc(&B, 30, 8));
+    for (uint64_t i = 0; i < 40 * 8; ++i) A.data[i] = sin((double)i);
+    for (uint64_t i = 0; i < 30 * 8; ++i) B.data[i] = cos((double)i);
+    double *P = calloc(S.nnz, sizeof *P);
+    tf_sddmm_opts so;
+    tf_sddmm_opts_default(&so);
+    so.context = c;
+    tf_sddmm_info info;
+    CHECK(P != NULL);
+    if (P) {
+        CHECK_OK(tf_sddmm_coo(&S, &A, &B, &so, P, &info));
+        CHECK(info.backend == TF_BACKEND_CPU);
+    }
+    free(P);
+    tf_spttm_opts to;
+    tf_spttm_opts_default(&to);
+    to.context = c;
+    tf_semisparse Y;
+    tf_matrix U;
+    CHECK_OK(tf_matrix_alloc(&U, 10, 3));
+    for (uint64_t i = 0; i < 30; ++i) U.data[i] = 1.0 + (double)i;
+    CHECK_OK(tf_spttm(&X, 2, &U, &to, &Y));
+    tf_semisparse_free(&Y);
+    tf_matrix_free(&U);
+    tf_matrix_free(&A);
+    tf_matrix_free(&B);
+    tf_tensor_free(&S);
+    tf_tensor_free(&X);
+    tf_context_free(c);
+}
+
+/* One GPU context: the budget and the memory limit, two plans and a
+ * CP-ALS run borrowing it, a limit no format fits, a forced kernel. */
+static void gpu_context(void)
+{
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    tf_context *c = NULL;
+    CHECK_OK(tf_context_create(&o, &c));
+    if (!c) return;
+    CHECK(tf_context_backend(c) == TF_BACKEND_GPU);
+    uint64_t free_budget = 0;
+    CHECK_OK(tf_context_memory_budget(c, &free_budget));
+    CHECK(free_budget > (64u << 20));
+
+    tt_spec sp = tt_spec_make(3, (const uint64_t[]){300, 200, 100}, 20000, 11);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    tf_matrix F[3], ref, out;
+    const uint64_t R = 16;
+    for (uint32_t m = 0; m < 3; ++m) {
+        CHECK_OK(tf_matrix_alloc(&F[m], X.dims[m], R));
+        for (uint64_t i = 0; i < X.dims[m] * R; ++i) F[m].data[i] = 0.5 + 0.01 * (double)(i % 97);
+    }
+    CHECK_OK(tf_matrix_alloc(&ref, X.dims[0], R));
+    CHECK_OK(tf_matrix_alloc(&out, X.dims[0], R));
+    CHECK_OK(tf_mttkrp_reference(&X, 0, F, &ref));
+
+    /* two plans alive at once in one context */
+    tf_plan_opts po;
+    tf_plan_opts_default(&po);
+    po.context = c;
+    po.rank_hint = R;
+    tf_plan *p1 = NULL, *p2 = NULL;
+    po.format = TF_FORMAT_FCOO;
+    CHECK_OK(tf_plan_build(&X, &po, &p1));
+    po.format = TF_FORMAT_BLCO;
+    CHECK_OK(tf_plan_build(&X, &po, &p2));
+    tf_plan *ps[2] = {p1, p2};
+    for (int i = 0; i < 2; ++i) {
+        if (!ps[i]) continue;
+        CHECK(tf_plan_backend(ps[i]) == TF_BACKEND_GPU);
+        for (uint64_t k = 0; k < out.rows * out.cols; ++k) out.data[k] = NAN;
+        CHECK_OK(tf_plan_mttkrp(ps[i], 0, F, &out));
+        const double err = tf_rel_err(out.data, ref.data, out.rows * out.cols);
+        CHECKF(err < 1e-12, "%s: rel err %.3g", tf_plan_describe(ps[i]), err);
+    }
+    tf_plan_free(p1);
+    tf_plan_free(p2);
+
+    /* CP-ALS in the same context equals one with a NULL context */
+    tf_cpd_opts co;
+    tf_cpd_opts_default(&co);
+    co.rank = 8;
+    co.max_iters = 5;
+    co.backend = TF_BACKEND_GPU;
+    tf_ktensor k1, k2;
+    tf_cpd_report r1, r2;
+    CHECK_OK(tf_cpd(&X, &co, &k1, &r1));
+    co.context = c;
+    CHECK_OK(tf_cpd(&X, &co, &k2, &r2));
+    CHECKF(fabs(r1.fit - r2.fit) < 1e-12, "fits %.17g / %.17g", r1.fit, r2.fit);
+    tf_ktensor_free(&k1);
+    tf_ktensor_free(&k2);
+    tf_context_free(c);
+
+    /* a memory limit of 64 KiB: the budget says so, no format fits */
+    o.memory_limit = 64u << 10;
+    CHECK_OK(tf_context_create(&o, &c));
+    uint64_t b = 0;
+    CHECK_OK(tf_context_memory_budget(c, &b));
+    CHECK(b == (64u << 10));
+    po.context = c;
+    po.format = TF_FORMAT_AUTO;
+    tf_plan *p = NULL;
+    tf_status s = tf_plan_build(&X, &po, &p);
+    CHECKF(s == TF_ERR_NOMEM && p == NULL && strstr(tf_last_error(), "budget"), "%s", tf_last_error());
+    tf_context_free(c);
+
+    /* a policy that forces a kernel reaches the engine: the scan kernel */
+    tf_context_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.tuning.fcoo_kernel = 1;
+    CHECK_OK(tf_context_create(&o, &c));
+    po.context = c;
+    po.format = TF_FORMAT_FCOO;
+    p = NULL;
+    CHECK_OK(tf_plan_build(&X, &po, &p));
+    if (p) {
+        CHECKF(!strstr(tf_plan_describe(p), "seg modes"), "scan forced, got %s", tf_plan_describe(p));
+        CHECK_OK(tf_plan_mttkrp(p, 0, F, &out));
+        CHECK(tf_rel_err(out.data, ref.data, out.rows * out.cols) < 1e-12);
+    }
+    tf_plan_free(p);
+    tf_context_free(c);
+
+    for (uint32_t m = 0; m < 3; ++m) tf_matrix_free(&F[m]);
+    tf_matrix_free(&ref);
+    tf_matrix_free(&out);
+    tf_tensor_free(&X);
+}
+
+int main(void)
+{
+    defaults();
+    environment();
+    creation_errors();
+    cpu_context();
+    if (tf_gpu_count() > 0) gpu_context();
+    else printf("test_context: no CUDA device: the GPU part is skipped\n");
+    return tf_test_finish("test_context");
+}

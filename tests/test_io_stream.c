@@ -1,0 +1,563 @@
+/* Input edge cases: one index base per file and tf_read_opts.base; a .mtx
+ * file without its banner; compressed and piped input parsed in windows
+ * (the same tensor and info as the plain text, with lines crossing every
+ * window boundary; line numbers of errors in later windows; garbage without
+ * newlines rejected in bounded memory); slice counts of modes near 2^32
+ * (the CLI's counter, compiled in here). */
+#include <fcntl.h>
+#include <lzma.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "io/stream.h"
+#include "tenfold.h"
+
+#include "../cli/args.c"
+#include "../cli/report.c"
+
+#define TMP TF_TEST_TMP "/io_stream"
+
+static char *path_of(const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 512, "%s/%s", TMP, name);
+    return p;
+}
+
+static void put_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static unsigned char *xz_pack(const char *in, size_t n, size_t *len)
+{
+    size_t cap = n + n / 2 + 4096, pos = 0;
+    unsigned char *out = malloc(cap);
+    if (lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, (const uint8_t *)in, n, out, &pos,
+                                cap) != LZMA_OK)
+        pos = 0;
+    *len = pos;
+    return out;
+}
+
+static unsigned char *gz_pack(const char *in, size_t n, size_t *len)
+{
+    size_t cap = n + n / 2 + 4096;
+    unsigned char *out = malloc(cap);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    *len = 0;
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return out;
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) == Z_STREAM_END) *len = z.total_out;
+    deflateEnd(&z);
+    return out;
+}
+
+static int same_tensor(const tf_tensor *a, const tf_tensor *b)
+{
+    if (a->order != b->order || a->nnz != b->nnz) return 0;
+    for (uint32_t m = 0; m < a->order; ++m)
+        if (a->dims[m] != b->dims[m] || memcmp(a->ind[m], b->ind[m], a->nnz * 4)) return 0;
+    return memcmp(a->vals, b->vals, a->nnz * 8) == 0;
+}
+
+static int same_info(const tf_read_info *a, const tf_read_info *b)
+{
+    return a->format == b->format && a->lines == b->lines && a->entries == b->entries &&
+           a->duplicates == b->duplicates && a->zeros == b->zeros &&
+           a->index_base == b->index_base && a->base_source == b->base_source &&
+           a->declared_dims == b->declared_dims && a->bytes == b->bytes &&
+           a->mtx_symmetric == b->mtx_symmetric && a->mtx_pattern == b->mtx_pattern;
+}
+
+/* Growing text whose line ends never fall on the last byte of a window of
+ * w bytes: a line that would end there gets one more trailing blank, so
+ * every window boundary cuts through a line. */
+typedef struct text {
+    char *s;
+    size_t len, cap, w;
+} text;
+
+static void add_line(text *t, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 2, fmt, ap);
+    va_end(ap);
+    if (t->w && (t->len + (size_t)n + 1) % t->w == 0) line[n++] = ' ';
+    line[n++] = '\n';
+    if (t->len + (size_t)n + 1 > t->cap) {
+        t->cap = (t->len + (size_t)n + 1) * 2;
+        t->s = realloc(t->s, t->cap);
+    }
+    memcpy(t->s + t->len, line, (size_t)n);
+    t->len += (size_t)n;
+    t->s[t->len] = '\0';
+}
+
+static tf_status parse_base(const char *name, const char *s, int base, tf_tensor *t,
+                            tf_read_info *info)
+{
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.threads = 2;
+    o.base = base;
+    return tf_parse_tensor_opts(name, s, strlen(s), &o, t, info);
+}
+
+/* The call failed with want and a message holding every needle. */
+static void expect_msg(int line, tf_status s, tf_status want, ...)
+{
+    const char *msg = tf_last_error();
+    CHECKF(s == want, "line %d: status %s, expected %s (%s)", line, tf_status_name(s),
+           tf_status_name(want), msg);
+    va_list ap;
+    va_start(ap, want);
+    for (const char *needle; (needle = va_arg(ap, const char *)) != NULL;)
+        CHECKF(strstr(msg, needle) != NULL, "line %d: message '%s' lacks '%s'", line, msg, needle);
+    va_end(ap);
+}
+#define EXPECT_MSG(s, want, ...) expect_msg(__LINE__, s, want, __VA_ARGS__, NULL)
+
+/* -------------------------------------------------------- index base */
+
+static void index_base(void)
+{
+    tf_tensor t;
+    tf_read_info info;
+    /* one base per file: the 0 in mode 1 makes mode 2 0-based too */
+    if (parse_base("a.tns", "0 1 1.0\n1 2 2.0\n", TF_BASE_AUTO, &t, &info) == TF_OK) {
+        CHECK(t.dims[0] == 2 && t.dims[1] == 3);
+        CHECK(t.ind[0][0] == 0 && t.ind[1][0] == 1 && t.ind[0][1] == 1 && t.ind[1][1] == 2);
+        CHECK(info.index_base == 0 && info.base_source == TF_BASE_DETECTED);
+        tf_tensor_free(&t);
+    } else CHECKF(0, "%s", tf_last_error());
+    /* a 0-based file whose time mode starts at 334 keeps 334 */
+    if (parse_base("b.tns", "0 5 334 1.0\n3 2 340 2.0\n1 0 335 1\n", TF_BASE_AUTO, &t, &info) ==
+        TF_OK) {
+        CHECK(info.index_base == 0 && t.dims[0] == 4 && t.dims[1] == 6 && t.dims[2] == 341);
+        CHECK(t.ind[2][0] == 334 && t.ind[2][2] == 340);
+        tf_tensor_free(&t);
+    } else CHECKF(0, "%s", tf_last_error());
+    /* 1-based without a 0 */
+    if (parse_base("c.tns", "1 1 1.0\n2 3 2.0\n", TF_BASE_AUTO, &t, &info) == TF_OK) {
+        CHECK(info.index_base == 1 && info.base_source == TF_BASE_DETECTED);
+        CHECK(t.dims[0] == 2 && t.dims[1] == 3 && t.ind[1][1] == 2);
+        tf_tensor_free(&t);
+    }
+    /* forced both ways */
+    if (parse_base("c.tns", "1 1 1.0\n2 3 2.0\n", 0, &t, &info) == TF_OK) {
+        CHECK(info.index_base == 0 && info.base_source == TF_BASE_OPTION);
+        CHECK(t.dims[0] == 3 && t.dims[1] == 4 && t.ind[0][0] == 1 && t.ind[1][1] == 3);
+        tf_tensor_free(&t);
+    } else CHECKF(0, "%s", tf_last_error());
+    if (parse_base("c.tns", "1 1 1.0\n2 3 2.0\n", 1, &t, &info) == TF_OK) {
+        CHECK(info.index_base == 1 && info.base_source == TF_BASE_OPTION);
+        CHECK(t.dims[0] == 2 && t.dims[1] == 3 && t.ind[0][0] == 0);
+        tf_tensor_free(&t);
+    } else CHECKF(0, "%s", tf_last_error());
+    /* --base 1 and an index 0: file:line:field */
+    EXPECT_MSG(parse_base("d.tns", "1 1 1.0\n2 0 2.0\n", 1, &t, &info), TF_ERR_RANGE,
+               "d.tns:2: field 2:", "1-based", "found '0'");
+    /* --base 0 and an index equal to the declared length */
+    EXPECT_MSG(parse_base("e.tns", "2\n3 3\n1 1 1.0\n1 3 1.0\n", 0, &t, &info), TF_ERR_RANGE,
+               "e.tns:4: field 2:", "at most 2", "found '3'");
+    /* --base 0 without a header: 2^32 does not fit */
+    EXPECT_MSG(parse_base("e.tns", "1 1 1.0\n4294967296 3 1.0\n", 0, &t, &info), TF_ERR_RANGE,
+               "e.tns:2: field 1:", "at most 4294967295");
+    /* auto: the length is a valid 1-based index... */
+    if (parse_base("f.tns", "2\n3 3\n1 1 1.0\n3 3 1.0\n", TF_BASE_AUTO, &t, &info) == TF_OK) {
+        CHECK(info.index_base == 1 && t.dims[0] == 3 && t.ind[0][1] == 2);
+        tf_tensor_free(&t);
+    } else CHECKF(0, "%s", tf_last_error());
+    /* ...but not once a later 0 makes the file 0-based: the line of the first one */
+    EXPECT_MSG(parse_base("g.tns", "2\n3 3\n1 1 1.0\n3 1 1.0\n2 3 1.0\n0 2 1\n", TF_BASE_AUTO,
+                          &t, &info),
+               TF_ERR_RANGE, "g.tns:4: field 1:", "0-based", "declared on line 2", "found '3'");
+    /* sptensor header, the same rule */
+    EXPECT_MSG(parse_base("h.tns", "sptensor\n2\n2 2\n2\n2 1 1\n0 1 1\n", TF_BASE_AUTO, &t, &info),
+               TF_ERR_RANGE, "h.tns:5: field 1:", "0-based");
+    /* a bad option */
+    CHECK(parse_base("i.tns", "1 1 1\n", 7, &t, &info) == TF_ERR_ARG);
+    /* Matrix Market stays 1-based whatever the option says */
+    if (parse_base("m.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3\n", 0,
+                   &t, &info) == TF_OK) {
+        CHECK(info.index_base == 1 && info.base_source == TF_BASE_FORMAT && t.ind[1][0] == 1);
+        tf_tensor_free(&t);
+    } else CHECKF(0, "%s", tf_last_error());
+}
+
+/* ------------------------------------------------------ .mtx banner */
+
+static void mtx_banner(void)
+{
+    tf_tensor t;
+    tf_read_info info;
+    static const char nb[] = "3 3 2\n2 1 3\n3 1 -1\n";
+    EXPECT_MSG(tf_parse_tensor("x.mtx", nb, strlen(nb), 1, &t, &info), TF_ERR_PARSE,
+               "x.mtx:1: expected the %%MatrixMarket banner, found '3'");
+    size_t n = 0;
+    unsigned char *gz = gz_pack(nb, strlen(nb), &n);
+    EXPECT_MSG(tf_parse_tensor("x.MTX.gz", (const char *)gz, n, 1, &t, &info), TF_ERR_PARSE,
+               "x.MTX.gz:1: expected the %%MatrixMarket banner");
+    put_file(path_of("nb.mtx.gz"), gz, n);
+    EXPECT_MSG(tf_read_tensor(path_of("nb.mtx.gz"), 1, &t, &info), TF_ERR_PARSE,
+               "nb.mtx.gz:1: expected the %%MatrixMarket banner");
+    free(gz);
+    put_file(path_of("nb.mtx"), nb, strlen(nb));
+    EXPECT_MSG(tf_read_tensor(path_of("nb.mtx"), 1, &t, &info), TF_ERR_PARSE,
+               "nb.mtx:1: expected the %%MatrixMarket banner");
+    /* the same text under another name is a FROSTT file */
+    CHECK_OK(tf_parse_tensor("x.tns", nb, strlen(nb), 1, &t, &info));
+    tf_tensor_free(&t);
+}
+
+/* -------------------------------------------------------- streaming */
+
+/* Reads text in memory (reference), then compressed (xz, gz) from a file,
+ * from memory and through a pipe with window w: same tensor and info. */
+static void compare_streamed(const char *what, const char *s, size_t len, size_t w,
+                             const char *ext)
+{
+    tf_tensor ref, t;
+    tf_read_info ri, info;
+    char name[64];
+    snprintf(name, sizeof name, "s%s", ext);
+    tf_io_set_window_bytes(0);
+    tf_status st = tf_parse_tensor(name, s, len, 2, &ref, &ri);
+    CHECKF(st == TF_OK, "%s: reference: %s", what, tf_last_error());
+    if (st != TF_OK) return;
+    tf_io_set_window_bytes(w);
+    for (int kind = 1; kind <= 2; ++kind) {
+        size_t n = 0;
+        unsigned char *z = kind == 1 ? xz_pack(s, len, &n) : gz_pack(s, len, &n);
+        CHECK(n > 0);
+        snprintf(name, sizeof name, "s%s.%s", ext, kind == 1 ? "xz" : "gz");
+        put_file(path_of(name), z, n);
+        st = tf_read_tensor(path_of(name), 2, &t, &info);
+        CHECKF(st == TF_OK && same_tensor(&ref, &t) && same_info(&ri, &info) &&
+                   info.compressed == kind,
+               "%s: %s (window %zu): %s; lines %llu/%llu", what, name, w, tf_last_error(),
+               (unsigned long long)info.lines, (unsigned long long)ri.lines);
+        tf_tensor_free(&t);
+        st = tf_parse_tensor(name, (const char *)z, n, 3, &t, &info);
+        CHECKF(st == TF_OK && same_tensor(&ref, &t) && same_info(&ri, &info),
+               "%s: %s in memory (window %zu): %s", what, name, w, tf_last_error());
+        tf_tensor_free(&t);
+        free(z);
+    }
+    /* a pipe, uncompressed */
+    int fd[2];
+    if (pipe(fd) == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fd[0]);
+            for (size_t off = 0; off < len;) {
+                ssize_t k = write(fd[1], s + off, len - off);
+                if (k <= 0) _exit(1);
+                off += (size_t)k;
+            }
+            _exit(0);
+        }
+        close(fd[1]);
+        char dev[64];
+        snprintf(dev, sizeof dev, "/dev/fd/%d", fd[0]);
+        st = tf_read_tensor(dev, 2, &t, &info);
+        CHECKF(st == TF_OK && same_tensor(&ref, &t) && info.lines == ri.lines &&
+                   info.entries == ri.entries && info.bytes == ri.bytes && info.compressed == 0,
+               "%s: pipe (window %zu): %s", what, w, tf_last_error());
+        tf_tensor_free(&t);
+        close(fd[0]);
+        waitpid(pid, NULL, 0);
+    }
+    tf_io_set_window_bytes(0);
+    tf_tensor_free(&ref);
+}
+
+static void streamed_same(void)
+{
+    static const size_t windows[] = {64, 97, 1000, 4096};
+    for (size_t wi = 0; wi < sizeof windows / sizeof *windows; ++wi) {
+        const size_t w = windows[wi];
+        uint64_t x = 12345;
+        /* FROSTT with comments, blank lines, CRLF, duplicates, a zero, unsorted */
+        text a = {NULL, 0, 0, w};
+        add_line(&a, "# a comment at the top");
+        for (int i = 0; i < 3000; ++i) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned i1 = (unsigned)(x >> 33) % 50 + 1, i2 = (unsigned)(x >> 20) % 40 + 1,
+                     i3 = (unsigned)(x >> 45) % 7 + 1;
+            if (i % 97 == 5) add_line(&a, "# comment %d", i);
+            else if (i % 89 == 3) add_line(&a, "   ");
+            else if (i % 83 == 7) add_line(&a, "%u %u %u 0\r", i1, i2, i3);
+            else add_line(&a, "%u\t%u  %u %.17g", i1, i2, i3, (double)(x % 100000) / 7.0 - 5000);
+        }
+        add_line(&a, "1 1 1 2.5"); /* no final newline on the last line */
+        a.len--;
+        compare_streamed("frostt", a.s, a.len, w, ".tns");
+        /* a sorted 0-based file stays canonical across windows */
+        text b = {NULL, 0, 0, w};
+        for (int i = 0; i < 2000; ++i) add_line(&b, "%d %d %d.5", i / 40, i % 40, i + 1);
+        compare_streamed("sorted 0-based", b.s, b.len, w, ".tns");
+        /* ParTI header, its lines spread over more than one window */
+        text c = {NULL, 0, 0, w};
+        add_line(&c, "# ParTI");
+        add_line(&c, "# with a few comment lines in front of the header");
+        add_line(&c, "3");
+        add_line(&c, "# mode lengths:");
+        add_line(&c, "60 50 40");
+        for (int i = 0; i < 1500; ++i) add_line(&c, "%d %d %d %d", i % 60 + 1, i % 50 + 1, i % 40 + 1, i);
+        compare_streamed("parti", c.s, c.len, w, ".tns");
+        /* sptensor */
+        text d = {NULL, 0, 0, w};
+        add_line(&d, "sptensor");
+        add_line(&d, "2");
+        add_line(&d, "100 100");
+        add_line(&d, "1000");
+        for (int i = 0; i < 1000; ++i) add_line(&d, "%d %d %.3e", i % 100 + 1, i / 10 + 1, i * 0.5 + 1);
+        compare_streamed("sptensor", d.s, d.len, w, ".tns");
+        /* Matrix Market, symmetric and pattern */
+        text e = {NULL, 0, 0, w};
+        add_line(&e, "%%%%MatrixMarket matrix coordinate real symmetric");
+        add_line(&e, "%% comment");
+        add_line(&e, "300 300 1200");
+        for (int i = 0; i < 1200; ++i) add_line(&e, "%d %d %d", i % 300 + 1, (i % 300) / 2 + 1, i + 1);
+        compare_streamed("mtx symmetric", e.s, e.len, w, ".mtx");
+        text f = {NULL, 0, 0, w};
+        add_line(&f, "%%%%MatrixMarket matrix coordinate pattern general");
+        add_line(&f, "200 100 800");
+        for (int i = 0; i < 800; ++i) add_line(&f, "%d %d", i % 200 + 1, i % 100 + 1);
+        compare_streamed("mtx pattern", f.s, f.len, w, ".mtx");
+        free(a.s);
+        free(b.s);
+        free(c.s);
+        free(d.s);
+        free(e.s);
+        free(f.s);
+    }
+}
+
+/* Reads s compressed (xz and gz) with window w and checks the error. */
+static void streamed_error(int line, const char *s, size_t w, tf_status want, const char *n1,
+                           const char *n2)
+{
+    tf_io_set_window_bytes(w);
+    for (int kind = 1; kind <= 2; ++kind) {
+        size_t n = 0;
+        unsigned char *z = kind == 1 ? xz_pack(s, strlen(s), &n) : gz_pack(s, strlen(s), &n);
+        const char *name = kind == 1 ? "err.tns.xz" : "err.tns.gz";
+        put_file(path_of(name), z, n);
+        tf_tensor t;
+        tf_read_info info;
+        tf_status st = tf_read_tensor(path_of(name), 2, &t, &info);
+        expect_msg(line, st, want, n1, n2, NULL);
+        free(z);
+    }
+    tf_io_set_window_bytes(0);
+}
+
+static void streamed_errors(void)
+{
+    const size_t w = 64;
+    /* a bad field on line 1500 */
+    text a = {NULL, 0, 0, w};
+    for (int i = 1; i <= 2000; ++i) add_line(&a, i == 1500 ? "1 x 1 1" : "%d %d 1 1.5", i, i % 9 + 1);
+    streamed_error(__LINE__, a.s, w, TF_ERR_PARSE, "err.tns.", ":1500: field 2: expected a non-negative");
+    /* an index equal to a declared length on line 700, valid until a 0 on
+     * line 1900 makes the file 0-based: the error names line 700 */
+    text b = {NULL, 0, 0, w};
+    add_line(&b, "3");
+    add_line(&b, "40 40 40");
+    for (int i = 3; i <= 2000; ++i)
+        add_line(&b, "%d %d %d 1.0", i == 700 ? 40 : i % 39 + 1, i == 1900 ? 0 : i % 37 + 1, 3);
+    streamed_error(__LINE__, b.s, w, TF_ERR_RANGE, ":700: field 1:", "0-based");
+    /* the same file with --base 1 fails on line 1900 (the 0) */
+    tf_io_set_window_bytes(w);
+    size_t n = 0;
+    unsigned char *z = gz_pack(b.s, b.len, &n);
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.base = 1;
+    tf_tensor t;
+    tf_read_info info;
+    EXPECT_MSG(tf_parse_tensor_opts("b.tns.gz", (const char *)z, n, &o, &t, &info), TF_ERR_RANGE,
+               "b.tns.gz:1900: field 2:", "found '0'");
+    free(z);
+    tf_io_set_window_bytes(0);
+    /* a skew-symmetric diagonal entry on line 903 */
+    text c = {NULL, 0, 0, w};
+    add_line(&c, "%%%%MatrixMarket matrix coordinate real skew-symmetric");
+    add_line(&c, "100 100 1000");
+    for (int i = 3; i <= 1002; ++i) add_line(&c, "%d %d 1", i == 903 ? 5 : 50 + i % 50, i == 903 ? 5 : i % 49 + 1);
+    streamed_error(__LINE__, c.s, w, TF_ERR_PARSE, ":903: a skew-symmetric matrix", "(5, 5)");
+    /* sptensor count checked after the last window */
+    text d = {NULL, 0, 0, w};
+    add_line(&d, "sptensor");
+    add_line(&d, "2");
+    add_line(&d, "9 9");
+    add_line(&d, "600");
+    for (int i = 0; i < 500; ++i) add_line(&d, "%d %d 1", i % 9 + 1, i % 7 + 1);
+    streamed_error(__LINE__, d.s, w, TF_ERR_PARSE, ":4: the sptensor header declares 600",
+                   "500 coordinate lines");
+    free(a.s);
+    free(b.s);
+    free(c.s);
+    free(d.s);
+}
+
+/* Peak RSS growth (KiB) of reading path in a child process; -1 on failure.
+ * *ok says whether the read failed with a message holding needle. */
+static long child_read_peak(const char *path, const char *needle, int *ok)
+{
+    int fd[2];
+    *ok = 0;
+    if (pipe(fd) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        long before = ru.ru_maxrss;
+        tf_tensor t;
+        tf_status s = tf_read_tensor(path, 2, &t, NULL);
+        getrusage(RUSAGE_SELF, &ru);
+        long res[2] = {ru.ru_maxrss - before,
+                       s == TF_ERR_PARSE && strstr(tf_last_error(), needle) != NULL};
+        if (!res[1]) fprintf(stderr, "child: %s\n", tf_last_error());
+        if (write(fd[1], res, sizeof res) != (ssize_t)sizeof res) _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    long res[2] = {-1, 0};
+    ssize_t k = read(fd[0], res, sizeof res);
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    if (k != (ssize_t)sizeof res) return -1;
+    *ok = (int)res[1];
+    return res[0];
+}
+
+/* gzip of n bytes of c, compressed in pieces. */
+static void write_gz_bomb(const char *path, size_t n, char c)
+{
+    gzFile g = gzopen(path, "wb1");
+    if (!g) return;
+    char *buf = malloc(1 << 20);
+    memset(buf, c, 1 << 20);
+    for (size_t done = 0; done < n; done += 1 << 20) gzwrite(g, buf, 1 << 20);
+    gzclose(g);
+    free(buf);
+}
+
+static void bounded_garbage(void)
+{
+    const size_t n = (size_t)256 << 20;
+    /* NUL bytes and a line of digits, each 256 MiB without a newline */
+    const char c[2] = {'\0', '7'};
+    for (int i = 0; i < 2; ++i) {
+        write_gz_bomb(path_of("bomb.tns.gz"), n, c[i]);
+        int ok = 0;
+        long kib = child_read_peak(path_of("bomb.tns.gz"), "line 1 is longer than 1 MiB", &ok);
+        CHECKF(ok && kib >= 0 && kib < 160 * 1024, "bomb of '%c': peak growth %ld KiB, ok %d",
+               c[i] ? c[i] : '0', kib, ok);
+        printf("gzip of 256 MiB of %s: rejected with %ld KiB of peak memory growth\n",
+               c[i] ? "'7'" : "NUL", kib);
+    }
+    /* a long line after good ones: the right line number */
+    text a = {NULL, 0, 0, 0};
+    for (int i = 0; i < 10; ++i) add_line(&a, "%d 1 1 1", i + 1);
+    size_t len = a.len + (2u << 20);
+    char *s = malloc(len + 1);
+    memcpy(s, a.s, a.len);
+    memset(s + a.len, '1', len - a.len);
+    s[len] = '\0';
+    size_t zn = 0;
+    unsigned char *z = xz_pack(s, len, &zn);
+    tf_tensor t;
+    tf_read_info info;
+    tf_io_set_window_bytes(1 << 16);
+    EXPECT_MSG(tf_parse_tensor("long.tns.xz", (const char *)z, zn, 2, &t, &info), TF_ERR_PARSE,
+               "long.tns.xz:11: line 11 is longer than 1 MiB");
+    tf_io_set_window_bytes(0);
+    free(z);
+    free(s);
+    free(a.s);
+    remove(path_of("bomb.tns.gz"));
+}
+
+/* ----------------------------------------------------- slice counts */
+
+static void slice_counts(void)
+{
+    tf_tensor t;
+    const uint64_t dims[3] = {4000000000ULL, 3, 3};
+    CHECK_OK(tf_tensor_alloc(&t, 3, dims, 5));
+    const uint32_t i0[5] = {3999999999u, 5, 0, 5, 123456789}, i1[5] = {0, 1, 2, 1, 1},
+                   i2[5] = {2, 2, 2, 2, 0};
+    for (int k = 0; k < 5; ++k) {
+        t.ind[0][k] = i0[k];
+        t.ind[1][k] = i1[k];
+        t.ind[2][k] = i2[k];
+        t.vals[k] = 1;
+    }
+    uint64_t ne = 0;
+    uint64_t *c = cli_slice_counts(&t, 0, &ne); /* long mode: sorted copy */
+    CHECK(c && ne == 4 && c[0] == 1 && c[1] == 2 && c[2] == 1 && c[3] == 1);
+    free(c);
+    c = cli_slice_counts(&t, 1, &ne); /* short mode: dense counter */
+    CHECK(c && ne == 3 && c[0] == 1 && c[1] == 3 && c[2] == 1);
+    free(c);
+    c = cli_slice_counts(&t, 2, &ne);
+    CHECK(c && ne == 2 && c[0] == 1 && c[1] == 4);
+    free(c);
+    /* both paths agree on a random mode */
+    tf_tensor_free(&t);
+    const uint64_t d2[2] = {1000, 7};
+    CHECK_OK(tf_tensor_alloc(&t, 2, d2, 3000));
+    uint64_t x = 99;
+    for (int k = 0; k < 3000; ++k) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t.ind[0][k] = (uint32_t)((x >> 33) % 1000);
+        t.ind[1][k] = (uint32_t)(k % 7);
+        t.vals[k] = 1;
+    }
+    uint64_t ne1 = 0, ne2 = 0;
+    uint64_t *dense = cli_slice_counts(&t, 0, &ne1);
+    t.dims[0] = 4000000000ULL;
+    uint64_t *sparse = cli_slice_counts(&t, 0, &ne2);
+    CHECK(dense && sparse && ne1 == ne2 && memcmp(dense, sparse, ne1 * sizeof *dense) == 0);
+    free(dense);
+    free(sparse);
+    tf_tensor_free(&t);
+}
+
+int main(void)
+{
+    mkdir(TF_TEST_TMP, 0777);
+    mkdir(TMP, 0777);
+    bounded_garbage(); /* first: it forks children that read (no OpenMP used before) */
+    index_base();
+    mtx_banner();
+    streamed_same();
+    streamed_errors();
+    slice_counts();
+    return tf_test_finish("test_io_stream");
+}
