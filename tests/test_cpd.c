@@ -1,4 +1,4 @@
-/* CP-ALS (src/algo/cpd.c + the CPU backend): planted low-rank recovery,
+/* CP-ALS (src/ops/cpd.c, src/algo/cp_als.c + the CPU backend): planted low-rank recovery,
  * determinism, driver fit vs the independent tf_ktensor_fit, empty slices,
  * the pseudo-inverse fallback, a plain-loop CP-ALS, real tensors, option errors. */
 #include <stdint.h>

@@ -23,7 +23,7 @@
 
 #include "check.h"
 #include "core/rng.h"
-#include "cuda/dense_check.h"
+#include "hooks/dense_check.h"
 #include "tenfold.h"
 
 #define R 32

@@ -269,7 +269,7 @@ static void timing_case(void)
     tf_tensor_free(&X);
 }
 
-/* The auto rule (src/cuda/auto_format.h) on three clear cases (BLCO, the
+/* The auto rule (src/fmt/auto_format.h) on three clear cases (BLCO, the
  * choice when F-COO does not fit, needs a nearly full device to show). */
 static void auto_choices(void)
 {

@@ -12,20 +12,14 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_paths.h"
 #include "core/rng.h"
 #include "io/bin_format.h"
 #include "tenfold.h"
 
 #define TMP TF_TEST_TMP "/io_rt"
 
-static char *path_of(const char *name)
-{
-    static char buf[8][512];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 512, "%s/%s", TMP, name);
-    return p;
-}
+static char *path_of(const char *name) { return tt_path(TMP, name); }
 
 static unsigned char *file_bytes(const char *path, size_t *len)
 {

@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_paths.h"
 #include "io/stream.h"
 #include "tenfold.h"
 
@@ -23,14 +24,7 @@
 
 #define TMP TF_TEST_TMP "/io_stream"
 
-static char *path_of(const char *name)
-{
-    static char buf[8][512];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 512, "%s/%s", TMP, name);
-    return p;
-}
+static char *path_of(const char *name) { return tt_path(TMP, name); }
 
 static void put_file(const char *path, const void *data, size_t len)
 {

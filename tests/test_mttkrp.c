@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "algo/plan_impl.h"
+#include "backend/plan.h"
 #include "check.h"
 #include "core/rng.h"
 #include "cpu/csf_kernel.h"

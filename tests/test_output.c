@@ -9,20 +9,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_paths.h"
 #include "io/output.h"
 #include "io/writer.h"
 #include "tenfold.h"
 
 #define TMP TF_TEST_TMP "/output"
 
-static char *path_of(const char *name)
-{
-    static char buf[8][512];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 512, "%s/%s", TMP, name);
-    return p;
-}
+static char *path_of(const char *name) { return tt_path(TMP, name); }
 
 static void put(const char *name, const char *text)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "cpu/sddmm_tiles.h"
 #include "fmt/csr.h"
+#include "fmt/sddmm_tiles.h"
 #include "realdata.h"
 #include "sddmm_test_util.h"
 

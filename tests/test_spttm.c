@@ -6,8 +6,8 @@
  * TF_SHARED_DATA on every mode. */
 #include <string.h>
 
+#include "backend/spttm_backends.h"
 #include "core/alloc.h"
-#include "cpu/spttm.h"
 #include "fmt/spttm_fcoo.h"
 #include "realdata.h"
 #include "spttm_test_util.h"
@@ -33,8 +33,8 @@ static void check_poisoned(const tf_tensor *X, uint32_t mode, const tf_matrix *U
     tf_fibres_free(&F);
 }
 
-/* Host replay of the GPU F-COO kernel's segmented reduction (src/cuda/
- * spttm.cu): per 32-non-zero chunk, flush at every start flag; a fibre
+/* Host replay of the GPU F-COO kernel's segmented reduction (src/gpu/
+ * spttm/spttm.cu): per 32-non-zero chunk, flush at every start flag; a fibre
  * wholly inside a chunk is stored, others are added. Checks the result and
  * that a stored fibre is touched by no other chunk (no race on the GPU). */
 static void check_fcoo_replay(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_semisparse *ref)

@@ -1,17 +1,18 @@
-/* CPU backend of CP-ALS (the vtable of src/algo/cpd_backend.h): an MTTKRP
+/* CPU backend of CP-ALS (the vtable of src/backend/cpd.h): an MTTKRP
  * plan for the tensor plus the factors, Grams and lambda in host memory; the
  * dense steps are the BLAS/LAPACK helpers of dense.c. */
 #include <stdio.h>
 #include <string.h>
 
-#include "algo/cpd_backend.h"
+#include "backend/cpd.h"
+#include "backend/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "cpu/dense.h"
 
 typedef struct cpu_cpd {
-    tf_plan *plan;
+    tf_plan *plan; /* borrowed from the front end */
     uint32_t order;
     uint64_t rank;
     uint64_t dims[TF_MAX_ORDER];
@@ -66,7 +67,7 @@ static tf_status cpu_mttkrp(void *ctx, uint32_t mode)
     TF_TRY(check_mode(c, mode));
     tf_matrix out = {c->dims[mode], c->rank, c->M};
     c->m_mode = c->order;
-    TF_TRY(tf_plan_mttkrp(c->plan, mode, c->A, &out));
+    TF_TRY(c->plan->ops->mttkrp(c->plan->impl, mode, c->A, &out)); /* shapes are the backend's own */
     c->m_mode = mode;
     return TF_OK;
 }
@@ -131,7 +132,6 @@ static void cpu_destroy(void *ctx)
     cpu_cpd *c = ctx;
     if (!c) return;
     tf_blas_threads_restore(c->blas_threads);
-    tf_plan_free(c->plan);
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
         tf_matrix_free(&c->A[m]);
         tf_free(c->G[m]);
@@ -153,13 +153,14 @@ static const tf_cpd_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
 };
 
-tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
+tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_plan *plan,
+                                    tf_cpd_backend *out)
 {
     memset(out, 0, sizeof *out);
-    if (!X || !o) return tf_fail(TF_ERR_ARG, "CPU CP-ALS backend: missing tensor or options");
-    if (o->rank == 0 || o->rank > TF_DENSE_MAX_RANK)
+    if (!X || !o || !plan) return tf_fail(TF_ERR_ARG, "CPU CP-ALS backend: missing tensor, options or plan");
+    if (o->rank == 0 || o->rank > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "CPU CP-ALS backend: rank %llu is outside 1..%u",
-                       (unsigned long long)o->rank, TF_DENSE_MAX_RANK);
+                       (unsigned long long)o->rank, TF_MAX_RANK);
     cpu_cpd *c = NULL;
     TF_TRY(TF_CALLOC(c, 1, "CP-ALS CPU backend"));
     c->order = X->order;
@@ -168,21 +169,9 @@ tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf
     c->threads = tf_resolve_threads(o->threads);
     c->m_mode = X->order;
     c->blas_threads = tf_blas_threads_pin_single(); /* restored by cpu_destroy */
-
-    tf_plan_opts po;
-    tf_plan_opts_default(&po);
-    po.backend = TF_BACKEND_CPU;
-    po.format = o->format;
-    po.precision = o->precision;
-    po.threads = c->threads;
-    po.rank_hint = o->rank;
-    tf_status s = tf_plan_build(X, &po, &c->plan);
-    if (s != TF_OK) {
-        cpu_destroy(c);
-        return s;
-    }
+    c->plan = plan;
     out->ops = &cpu_ops;
     out->ctx = c;
-    snprintf(out->plan_desc, sizeof out->plan_desc, "%s", tf_plan_describe(c->plan));
+    snprintf(out->plan_desc, sizeof out->plan_desc, "%s", plan->desc);
     return TF_OK;
 }

@@ -103,9 +103,9 @@ static void column_max_abs(const double *A, uint64_t I, uint64_t R, int threads,
 
 static tf_status check_rank(uint64_t R, const char *what)
 {
-    if (R == 0 || R > TF_DENSE_MAX_RANK)
+    if (R == 0 || R > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "%s: rank %llu is outside 1..%u", what, (unsigned long long)R,
-                       TF_DENSE_MAX_RANK);
+                       TF_MAX_RANK);
     return TF_OK;
 }
 

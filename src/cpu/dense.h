@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/cpd.h"
 #include "tenfold.h"
 
 /* ---- Fortran BLAS/LAPACK (LP64: INTEGER = int). The trailing size_t
@@ -31,12 +32,8 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
              double *work, const int *lwork, int *iwork, const int *liwork, int *info,
              size_t ljobz, size_t luplo);
 
-/* Largest rank the dense helpers accept (LAPACK workspaces are int-sized). */
-#define TF_DENSE_MAX_RANK 16384u
-/* Relative threshold below which the normal matrix counts as singular: the
- * Cholesky path needs reciprocal condition > it, and the pseudo-inverse drops
- * eigenvalues <= it * max|eigenvalue| (never less than R * eps). */
-#define TF_DENSE_PINV_RCOND 1e-12
+/* Ranks up to TF_MAX_RANK (LAPACK workspaces are int-sized); the singular
+ * threshold is TF_DENSE_PINV_RCOND of backend/cpd.h. */
 /* Rows per slab unit of a reduction and most rows per BLAS call. */
 #define TF_DENSE_BLOCK 2048u
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "algo/plan_impl.h"
+#include "backend/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"

@@ -2,9 +2,9 @@
  * no threads. The tests compare every kernel with it. */
 #include <string.h>
 
-#include "algo/mttkrp_check.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/mttkrp_args.h"
 
 tf_status tf_mttkrp_reference(const tf_tensor *X, uint32_t mode, const tf_matrix *factors,
                               tf_matrix *out)

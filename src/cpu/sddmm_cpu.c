@@ -4,10 +4,10 @@
  * product per non-zero. TF_SINGLE works on float copies of A and B. */
 #include <string.h>
 
+#include "backend/sddmm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
-#include "cpu/sddmm.h"
 
 /* Row holding non-zero k: the last i with rowptr[i] <= k. */
 static uint64_t row_of(const tf_csr *S, uint64_t k)

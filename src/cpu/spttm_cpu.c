@@ -2,10 +2,10 @@
  * of the other modes, consecutive in fibre order) produces one dense
  * output row, sum over its non-zeros of value * U(i_n, :), in one pass and
  * without atomics. Dynamic scheduling absorbs skewed fibre lengths. */
+#include "backend/spttm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
-#include "cpu/spttm.h"
 
 #define TF_DEFINE_SPTTM_KERNEL(T, NAME)                                                              \
     static void NAME(const tf_tensor *X, const tf_fibres *F, const T *U, uint64_t R, double *Y,        \

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/spttm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
-#include "cpu/spttm.h"
 
 /* qsort has no context argument; the reference is single-threaded, so a
  * thread-local pointer to the tensor and mode does. */

@@ -2,7 +2,7 @@
  * in fibre order keep only their product-mode index and value; bit k % 32
  * of flags[k / 32] is set where a fibre starts, and chunk_fibre[c] is the
  * fibre of the first non-zero of 32-non-zero chunk c. Built on the host
- * from tf_fibres; uploaded by src/cuda/spttm.cu. */
+ * from tf_fibres; uploaded by src/gpu/spttm/spttm.cu. */
 #ifndef TF_FMT_SPTTM_FCOO_H
 #define TF_FMT_SPTTM_FCOO_H
 #include "fmt/spttm_fibres.h"

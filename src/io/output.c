@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "io/writer.h"
 
 #define MAX_LINKS 40
 #define REG_SLOTS 64
@@ -346,12 +345,4 @@ tf_status tf_output_check(const char *path, int *to_stdout)
     }
     tf_out_target_free(&t);
     return s;
-}
-
-tf_status tf_write_file(const char *path, const void *data, size_t len)
-{
-    tf_writer w;
-    TF_TRY(tf_writer_open(&w, path));
-    tf_writer_put(&w, data, len);
-    return tf_writer_commit(&w);
 }

@@ -184,3 +184,11 @@ tf_status tf_writer_commit(tf_writer *w)
 }
 
 void tf_writer_abort(tf_writer *w) { release(w); }
+
+tf_status tf_write_file(const char *path, const void *data, size_t len)
+{
+    tf_writer w;
+    TF_TRY(tf_writer_open(&w, path));
+    tf_writer_put(&w, data, len);
+    return tf_writer_commit(&w);
+}

@@ -1,0 +1,18 @@
+/* CP-ALS on a backend (backend/cpd.h) that holds the tensor: the
+ * algorithm itself, apart from choosing and creating the backend (the
+ * front end, ops/cpd.c, does that). */
+#ifndef TF_ALGO_CP_ALS_H
+#define TF_ALGO_CP_ALS_H
+#include "backend/cpd.h"
+#include "tenfold.h"
+
+/* Allocates out, starts from factors uniform in [0,1) drawn from o->seed,
+ * iterates until |delta fit| < o->tol or o->max_iters (normx2 = ||X||^2 > 0),
+ * filling rep's iteration counts, fit and step times, and copies the
+ * backend's result into out (freed on failure). */
+tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_opts *o, double normx2,
+                     tf_ktensor *out, tf_cpd_report *rep);
+/* Tensor Toolbox `arrange`: unit-norm columns (norms into lambda), components
+ * sorted by lambda, largest first; fails on a non-finite entry. */
+tf_status tf_als_arrange(tf_ktensor *k);
+#endif

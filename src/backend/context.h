@@ -1,0 +1,27 @@
+/* The run context behind the public tf_context (see tenfold.h): options,
+ * the resolved backend, and the GPU's device context (streams, handles,
+ * properties), made on first use by the CUDA backend and kept. The front
+ * end (src/ops) creates contexts; backends only read them. */
+#ifndef TF_CORE_CONTEXT_H
+#define TF_CORE_CONTEXT_H
+#include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tf_context {
+    tf_context_opts opts;
+    tf_backend backend; /* TF_BACKEND_CPU or TF_BACKEND_GPU */
+    void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
+};
+
+/* CUDA backend hooks (src/gpu/runtime/context.cu; stubs in CPU-only builds):
+ * the device context's teardown, and the memory budget of the GPU. */
+void tf_cuda_context_release(void *gpu);
+tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

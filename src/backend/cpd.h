@@ -1,0 +1,57 @@
+/* The numeric steps of CP-ALS, done by a backend on its own memory. The
+ * algorithm (src/algo/cp_als.c) owns the iteration, the timers,
+ * convergence and the fit formula; a backend (CPU, GPU) owns the factors,
+ * the MTTKRP output M, the Gram matrices and lambda. Only scalars cross.
+ * The front end (src/ops/cpd.c) creates backends. */
+#ifndef TF_BACKEND_CPD_H
+#define TF_BACKEND_CPD_H
+#include "tenfold.h"
+
+/* Relative threshold below which the normal matrix counts as singular: the
+ * Cholesky path needs reciprocal condition > it, and the pseudo-inverse drops
+ * eigenvalues <= it * max|eigenvalue| (never less than R * eps). */
+#define TF_DENSE_PINV_RCOND 1e-12
+
+typedef struct tf_cpd_backend_ops {
+    /* Takes the initial factors (host, dims[m] x R); allocates M, Grams, lambda = 1. */
+    tf_status (*init)(void *ctx, const tf_ktensor *init);
+    /* M <- MTTKRP(X, factors, mode). */
+    tf_status (*mttkrp)(void *ctx, uint32_t mode);
+    /* A_mode <- M * pinv(V), V = Hadamard of G_k over k != mode: Cholesky,
+     * falling back to a pseudo-inverse when V is not positive definite.
+     * *used_pinv is set to 1 when the fallback ran. */
+    tf_status (*solve)(void *ctx, uint32_t mode, int *used_pinv);
+    /* Column norms of A_mode into lambda (2-norm if !max_norm, else
+     * max(max|a|, 1)); columns divided by them (zero columns left as is). */
+    tf_status (*normalize)(void *ctx, uint32_t mode, int max_norm);
+    /* G_mode <- A_mode^T A_mode. */
+    tf_status (*gram)(void *ctx, uint32_t mode);
+    /* inner = <X, K> = sum_r lambda_r sum_i M(i,r) A_mode(i,r) (M from the
+     * last mttkrp of this mode); model_norm2 = ||K||^2 = lambda^T (Hadamard of all G) lambda. */
+    tf_status (*fit_terms)(void *ctx, uint32_t mode, double *inner, double *model_norm2);
+    /* Copies factors and lambda into out (allocated by the driver). */
+    tf_status (*result)(void *ctx, tf_ktensor *out);
+    void (*destroy)(void *ctx);
+    /* Optional (NULL: the driver calls the steps above one by one): one
+     * whole iteration -- for every mode mttkrp, solve, normalize(max_norm),
+     * gram; then fit_terms of the last mode -- without waiting between
+     * steps. Adds each step's measured seconds to t_mttkrp[mode], *t_dense
+     * and *t_fit, and the pseudo-inverse fallbacks to *pinv. */
+    tf_status (*sweep)(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
+                       double *t_dense, double *t_fit, uint64_t *pinv);
+} tf_cpd_backend_ops;
+
+typedef struct tf_cpd_backend {
+    const tf_cpd_backend_ops *ops;
+    void *ctx;
+    char plan_desc[96];
+} tf_cpd_backend;
+
+/* CPU backend: MTTKRPs through `plan` (a CPU plan of X, borrowed: the
+ * caller frees it after the backend). */
+tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, struct tf_plan *plan,
+                                    tf_cpd_backend *out);
+/* CUDA backend (src/gpu/cpd): the whole iteration on the GPU of o->context
+ * (never NULL here). Returns TF_ERR_UNAVAILABLE in CPU-only builds. */
+tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);
+#endif

@@ -1,0 +1,37 @@
+/* The inside of a tf_plan: one vtable per (backend, format). Builders fill
+ * ops/impl/desc/bytes; plan.c validates arguments before calling ops. */
+#ifndef TF_ALGO_PLAN_IMPL_H
+#define TF_ALGO_PLAN_IMPL_H
+#include "tenfold.h"
+
+typedef struct tf_plan_ops {
+    /* out (dims[mode] x R) fully overwritten; factors already checked. */
+    tf_status (*mttkrp)(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out);
+    void (*destroy)(void *impl);
+    /* Optional: device-resident timing (see tf_plan_time_mttkrp); NULL ->
+     * the front end times ops->mttkrp with the wall clock. */
+    tf_status (*time_mttkrp)(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
+                             int warmup, int reps, double *times_ms);
+} tf_plan_ops;
+
+struct tf_plan {
+    const tf_plan_ops *ops;
+    void *impl;
+    uint32_t order;
+    uint64_t nnz;
+    uint64_t dims[TF_MAX_ORDER];
+    tf_backend backend;
+    tf_format format;
+    int threads;
+    uint64_t bytes;  /* memory held by the format */
+    char desc[96];
+    tf_context *own_context; /* made for this plan when its options named none */
+};
+
+/* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */
+tf_status tf_cpu_coo_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
+tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
+/* CUDA builder (src/gpu/mttkrp; returns TF_ERR_UNAVAILABLE in CPU-only builds).
+ * Handles every GPU format (coo, fcoo, blco, auto) for backend GPU. */
+tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
+#endif

@@ -1,0 +1,26 @@
+/* SpTTM internals shared by the front end (src/ops/spttm.c), the CPU kernel and
+ * the CUDA backend (src/gpu/spttm;
+ * CPU-only builds link src/gpu/none, which reports no GPU). */
+#ifndef TF_BACKEND_SPTTM_BACKENDS_H
+#define TF_BACKEND_SPTTM_BACKENDS_H
+#include "fmt/spttm_fibres.h"
+#include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Y (F->nfibers x U->cols, row-major) = one dense row per fibre; OpenMP over
+ * fibres; float arithmetic when o->precision is TF_SINGLE. */
+tf_status tf_cpu_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,
+                       double *Y);
+
+/* CUDA backend (F-COO): builds and uploads once, runs `warmup` untimed and
+ * max(reps, 1) timed runs (times_ms may be NULL), downloads Y. nnz > 0. */
+tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,
+                        double *Y, int warmup, int reps, double *times_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,752 @@
+/* GPU backend of CP-ALS (the vtable of src/backend/cpd.h): factors,
+ * MTTKRP output, Grams, lambda and all work on the device; the host sees
+ * only scalars (Cholesky info and a condition estimate in solve, the two
+ * fit terms, a non-finite flag).
+ *
+ * Same steps and order of operations as the CPU backend (src/cpu/cpd_cpu.c,
+ * dense.c): M = MTTKRP through the plan's engine; V = Hadamard of the other
+ * Grams; A = M V^-1 by Cholesky, falling back to the pseudo-inverse from
+ * syevd with eigenvalues <= rcond * max|w| dropped; normalisation;
+ * G = A^T A; fit terms as on the CPU. Positive definiteness: the CPU uses
+ * LAPACK's condition estimate (dpocon); the GPU takes the Cholesky info
+ * plus (min/max Cholesky diagonal)^2 > rcond, the same threshold on a lower
+ * bound of the condition number.
+ *
+ * R <= TF_GPU_SMALL_RANK (the common case) avoids cuSOLVER/cuBLAS calls
+ * beyond one gemm, and host round trips altogether:
+ *   normalisation is deferred: a factor stays as the solve wrote it, with
+ *     a column scale vector (see tf_gpu_small_solve), so no pass rescales
+ *     it; the next solves fold the scales into their R x R matrix, the fit
+ *     into its weights, and result() applies them once at the end;
+ *   solve:     one block forms V and V^-1 (Gauss-Jordan in shared memory,
+ *              double) or, when V is not positive definite enough, its
+ *              pseudo-inverse (Jacobi) — decided on the device; then
+ *              A_raw = M W by one gemm (no copy, no triangular solves);
+ *   normalize: one read of A_raw gives the Gram's slab partials and the
+ *              column maxima; lambda, the scales and G follow from them
+ *              (in the sweep, for long factors at rank 32, the apply's own
+ *              pass forms them: tf_gpu_apply_gram);
+ *   gram:      nothing more when normalize ran for the mode.
+ * Larger R: cuSOLVER potrf/potrs (the M -> A copy overlapped on the side
+ * stream), normalisation in place, and the Gram by cuBLAS gemm
+ * (tuning.cpd_gram_syrk: syrk, which is far slower for tall factors).
+ * tuning.cpd_cusolver forces the large-R path.
+ *
+ * sweep() queues a whole iteration with one synchronisation at its end
+ * (the fit scalars) and times its steps with CUDA events; the per-step
+ * entry points synchronise after each step instead (the driver's wall
+ * clock splits them). A non-finite value is
+ * flagged on the device and reported at the next synchronisation. */
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "gpu/cpd/dense.cuh"
+#include "gpu/mttkrp/engine.cuh"
+extern "C" {
+#include "backend/cpd.h"
+#include "core/alloc.h"
+}
+
+namespace {
+
+/* ---- typed cuBLAS / cuSOLVER entry points */
+template <typename T> struct blas;
+template <> struct blas<double> {
+    static constexpr cudaDataType type = CUDA_R_64F;
+    static constexpr double eps = DBL_EPSILON;
+    static cublasStatus_t syrk(cublasHandle_t h, int64_t n, int64_t k, const double *A, double *C)
+    {
+        const double one = 1.0, zero = 0.0;
+        return cublasDsyrk_64(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, n, k, &one, A, n, &zero, C, n);
+    }
+    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
+                               int64_t n, int64_t k, const double *A, const double *B, double *C)
+    {
+        const double one = 1.0, zero = 0.0;
+        return cublasDgemm_64(h, ta, tb, m, n, k, &one, A, ta == CUBLAS_OP_N ? m : k, B,
+                              tb == CUBLAS_OP_N ? k : n, &zero, C, m);
+    }
+};
+template <> struct blas<float> {
+    static constexpr cudaDataType type = CUDA_R_32F;
+    static constexpr double eps = FLT_EPSILON;
+    static cublasStatus_t syrk(cublasHandle_t h, int64_t n, int64_t k, const float *A, float *C)
+    {
+        const float one = 1.f, zero = 0.f;
+        return cublasSsyrk_64(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, n, k, &one, A, n, &zero, C, n);
+    }
+    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
+                               int64_t n, int64_t k, const float *A, const float *B, float *C)
+    {
+        const float one = 1.f, zero = 0.f;
+        return cublasSgemm_64(h, ta, tb, m, n, k, &one, A, ta == CUBLAS_OP_N ? m : k, B,
+                              tb == CUBLAS_OP_N ? k : n, &zero, C, m);
+    }
+};
+
+struct gpu_cpd_base {
+    virtual ~gpu_cpd_base() {}
+    virtual tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) = 0;
+    virtual tf_status init(const tf_ktensor *k) = 0;
+    virtual tf_status mttkrp(uint32_t mode) = 0;
+    virtual tf_status solve(uint32_t mode, int *used_pinv) = 0;
+    virtual tf_status normalize(uint32_t mode, int max_norm) = 0;
+    virtual tf_status gram(uint32_t mode) = 0;
+    virtual tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) = 0;
+    virtual tf_status result(tf_ktensor *out) = 0;
+    virtual tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
+                            double *t_fit, uint64_t *pinv) = 0;
+};
+
+template <typename T>
+struct gpu_cpd : gpu_cpd_base {
+    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
+    tf_gpu_engine *eng = nullptr;
+    uint32_t order = 0;
+    uint64_t R = 0, maxdim = 0;
+    uint64_t dims[TF_MAX_ORDER] = {0};
+    T *A[TF_MAX_ORDER] = {nullptr};     /* factors (small path: unscaled, A_raw)  */
+    T *scale[TF_MAX_ORDER] = {nullptr}; /* column scales: factor = A diag(scale) */
+    T *G[TF_MAX_ORDER] = {nullptr};     /* Grams of the scaled factors            */
+    T *M = nullptr, *V = nullptr, *L = nullptr, *Q = nullptr, *P = nullptr;
+    T *w = nullptr, *lambda = nullptr, *inv = nullptr;
+    double *partial = nullptr;
+    tf_gpu_scalars *d_sc = nullptr, *h_sc = nullptr;
+    cusolverDnParams_t params = nullptr;
+    void *d_work = nullptr, *h_work = nullptr;
+    size_t d_work_bytes = 0, h_work_bytes = 0;
+    uint32_t m_mode = 0;  /* mode whose MTTKRP M holds (order: none) */
+    bool gram_syrk = false; /* R > TF_GPU_SMALL_RANK: cuBLAS syrk instead of gemm */
+    bool small = false;   /* R <= TF_GPU_SMALL_RANK: one-block solve, deferred normalisation */
+    T *Winv = nullptr; /* diag(P) V^-1 (small path) */
+    double *gpart = nullptr, *graw = nullptr, *jq = nullptr; /* Gram partials, sum, Jacobi scratch */
+    unsigned *counter = nullptr; /* last-block counters: [0] Gram, [1] fit terms */
+    uint32_t gram_pending = TF_MAX_ORDER; /* mode whose G normalize already formed */
+    unsigned pinv_seen = 0; /* device pinv count already reported */
+    cudaEvent_t copied = nullptr, m_done = nullptr; /* side-stream M -> A copy; M is complete */
+    cudaEvent_t ev[2 * TF_MAX_ORDER + 2] = {nullptr}; /* sweep step boundaries */
+    cudaEvent_t fork_ev[TF_MAX_ORDER] = {nullptr}, join_ev[TF_MAX_ORDER] = {nullptr}; /* small sweep */
+    /* The small sweep records its step events on a stream of their own
+     * (see mark): in a graph each event record is a node, and eight of
+     * them on the work stream cost uber-apr14 ~20 us per iteration. */
+    cudaStream_t tstream = nullptr;
+    cudaEvent_t tick = nullptr; /* the edge between the two */
+    /* The small-rank sweep captured as a CUDA graph, per max_norm (0/1):
+     * one launch per iteration instead of ~6 per mode. tuning.cpd_graph = 0
+     * turns it off; a failed capture falls back to direct launches. */
+    cudaGraphExec_t graph[2] = {nullptr, nullptr};
+    bool use_graph = false;
+    /* small-rank apply A = M W by tf_gpu_small_apply (short factors) rather
+     * than cuBLAS: in single precision (measured faster there);
+     * tuning.cpd_apply forces one */
+    bool custom_apply = false;
+
+    ~gpu_cpd() override
+    {
+        if (ctx->device >= 0) cudaSetDevice(ctx->device);
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+            tf_cuda_free(A[m]);
+            tf_cuda_free(G[m]);
+            tf_cuda_free(scale[m]);
+        }
+        T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
+        for (T *b : bufs) tf_cuda_free(b);
+        tf_cuda_free(partial);
+        tf_cuda_free(Winv);
+        tf_cuda_free(gpart);
+        tf_cuda_free(graw);
+        tf_cuda_free(jq);
+        tf_cuda_free(counter);
+        tf_cuda_free(d_sc);
+        tf_cuda_free(d_work);
+        if (h_sc) cudaFreeHost(h_sc);
+        tf_free(h_work);
+        if (params) cusolverDnDestroyParams(params);
+        if (copied) cudaEventDestroy(copied);
+        if (m_done) cudaEventDestroy(m_done);
+        for (cudaGraphExec_t g : graph)
+            if (g) cudaGraphExecDestroy(g);
+        for (cudaEvent_t e : ev)
+            if (e) cudaEventDestroy(e);
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+            if (fork_ev[m]) cudaEventDestroy(fork_ev[m]);
+            if (join_ev[m]) cudaEventDestroy(join_ev[m]);
+        }
+        if (tick) cudaEventDestroy(tick);
+        if (tstream) cudaStreamDestroy(tstream);
+        delete eng;
+    }
+
+    tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
+    {
+        order = X->order;
+        R = o->rank;
+        for (uint32_t m = 0; m < order; ++m) {
+            dims[m] = X->dims[m];
+            if (dims[m] > maxdim) maxdim = dims[m];
+        }
+        m_mode = order;
+        TF_TRY(tf_cuda_ctx_of(o->context, &ctx));
+        const tf_tuning &tune = ctx->tune;
+        gram_syrk = tune.cpd_gram_syrk != 0;
+        apply_gram_env = tune.cpd_apply_gram < 0 ? -1 : tune.cpd_apply_gram != 0;
+        if (tune.cpd_gram_solve_rows >= 0) {
+            const int64_t rows = tune.cpd_gram_solve_rows;
+            gram_solve_rows = rows > (int64_t)TF_GPU_GRAM_SOLVE_MAX_ROWS ? TF_GPU_GRAM_SOLVE_MAX_ROWS : (uint64_t)rows;
+        }
+        char why[128];
+        TF_TRY(tf_gpu_engine_create(ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
+        tf_gpu_describe_engine(desc, len, eng, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, why);
+        return TF_OK;
+    }
+
+    tf_status check_mode(uint32_t mode) const
+    {
+        if (mode >= order)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u is outside 1..%u", mode + 1, order);
+        if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
+        return tf_cuda_ctx_use(ctx);
+    }
+
+    /* Copies the scalars to the host and waits; a flagged non-finite value fails. */
+    tf_status sync_scalars()
+    {
+        TF_CU(cudaMemcpyAsync(h_sc, d_sc, sizeof *h_sc, cudaMemcpyDeviceToHost, ctx->stream));
+        TF_CU(cudaStreamSynchronize(ctx->stream));
+        if (h_sc->nonfinite)
+            return tf_fail(TF_ERR_NUMERIC, "GPU CP-ALS: a factor, Gram matrix or fit term is not "
+                                           "finite; the factors diverged");
+        return TF_OK;
+    }
+
+    /* Pseudo-inverse solves the device counted since the last call (after sync_scalars). */
+    unsigned take_pinv()
+    {
+        const unsigned d = h_sc->pinv - pinv_seen;
+        pinv_seen = h_sc->pinv;
+        return d;
+    }
+
+    /* V positive definite enough for Cholesky (after sync_scalars). */
+    bool spd_ok() const
+    {
+        const double ratio = h_sc->diag_max > 0 ? h_sc->diag_min / h_sc->diag_max : 0.0;
+        return h_sc->info == 0 && ratio * ratio > singular_rcond();
+    }
+
+    double singular_rcond() const
+    {
+        const double e = (double)R * blas<T>::eps;
+        return e > TF_DENSE_PINV_RCOND ? e : TF_DENSE_PINV_RCOND;
+    }
+
+    tf_status workspace()
+    {
+        TF_CUSOLVER(cusolverDnCreateParams(&params));
+        size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
+        TF_CUSOLVER(cusolverDnXpotrf_bufferSize(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, (int64_t)R,
+                                                blas<T>::type, L, (int64_t)R, blas<T>::type, &d1, &h1));
+        TF_CUSOLVER(cusolverDnXsyevd_bufferSize(ctx->solver, params, CUSOLVER_EIG_MODE_VECTOR,
+                                                CUBLAS_FILL_MODE_UPPER, (int64_t)R, blas<T>::type, Q,
+                                                (int64_t)R, blas<T>::type, w, blas<T>::type, &d2, &h2));
+        d_work_bytes = d1 > d2 ? d1 : d2;
+        h_work_bytes = h1 > h2 ? h1 : h2;
+        TF_TRY(tf_cuda_alloc_bytes(&d_work, d_work_bytes, "cuSOLVER workspace"));
+        if (h_work_bytes) TF_TRY(tf_alloc(&h_work, h_work_bytes, 1, "cuSOLVER host workspace"));
+        return TF_OK;
+    }
+
+    tf_status init(const tf_ktensor *k) override
+    {
+        if (!k || k->order != order || k->rank != R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: initial ktensor does not match order %u rank %llu",
+                           order, (unsigned long long)R);
+        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_cuda_ctx_blas(ctx));
+        TF_TRY(tf_cuda_ctx_solver(ctx));
+        for (uint32_t m = 0; m < order; ++m) {
+            if (k->factors[m].rows != dims[m] || k->factors[m].cols != R)
+                return tf_fail(TF_ERR_ARG,
+                               "GPU CP-ALS backend: initial factor %u is %llu x %llu, expected %llu x %llu",
+                               m + 1, (unsigned long long)k->factors[m].rows,
+                               (unsigned long long)k->factors[m].cols, (unsigned long long)dims[m],
+                               (unsigned long long)R);
+            TF_TRY(tf_cuda_alloc(&A[m], dims[m] * R, "factor matrix"));
+            TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx->stream));
+            TF_TRY(tf_cuda_alloc(&G[m], R * R, "Gram matrix"));
+            TF_TRY(tf_cuda_alloc(&scale[m], R, "column scales"));
+            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
+        }
+        TF_TRY(tf_cuda_alloc(&M, maxdim * R, "MTTKRP output"));
+        T **square[] = {&V, &L, &Q, &P};
+        for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
+        small = R <= TF_GPU_SMALL_RANK && !ctx->tune.cpd_cusolver;
+        use_graph = small && ctx->tune.cpd_graph;
+        custom_apply = ctx->tune.cpd_apply ? ctx->tune.cpd_apply == 1 : sizeof(T) == 4;
+        if (small) {
+            TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
+            TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
+            TF_TRY(tf_cuda_alloc(&graw, R * R, "Gram sums"));
+            TF_TRY(tf_cuda_alloc(&jq, R * R, "eigenvectors"));
+            TF_TRY(tf_cuda_alloc(&counter, 2, "completion counters"));
+            TF_CU(cudaMemsetAsync(counter, 0, 2 * sizeof *counter, ctx->stream));
+        }
+        TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
+        TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
+        TF_TRY(tf_cuda_alloc(&inv, R, "column scales"));
+        TF_TRY(tf_cuda_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
+        TF_TRY(tf_cuda_alloc(&d_sc, 1, "CP-ALS scalars"));
+        TF_CU(cudaMallocHost((void **)&h_sc, sizeof *h_sc));
+        TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx->stream));
+        TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx->stream));
+        TF_TRY(workspace());
+        TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+        TF_CU(cudaEventCreateWithFlags(&m_done, cudaEventDisableTiming));
+        for (uint32_t e = 0; e < 2 * order + 2; ++e) TF_CU(cudaEventCreate(&ev[e]));
+        for (uint32_t m = 0; m < order; ++m) {
+            TF_CU(cudaEventCreateWithFlags(&fork_ev[m], cudaEventDisableTiming));
+            TF_CU(cudaEventCreateWithFlags(&join_ev[m], cudaEventDisableTiming));
+        }
+        TF_CU(cudaEventCreateWithFlags(&tick, cudaEventDisableTiming));
+        TF_CU(cudaStreamCreateWithFlags(&tstream, cudaStreamNonBlocking));
+        if (small) {
+            /* Load cuBLAS's gemm kernels for the solve's shapes now, outside
+             * the timed iterations (lazy loading made the first solve of
+             * each shape cost milliseconds): M is scratch until the first
+             * MTTKRP, which overwrites it. */
+            TF_CU(cudaMemsetAsync(Winv, 0, R * R * sizeof(T), ctx->stream));
+            for (uint32_t m = 0; m < order; ++m)
+                TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)dims[m],
+                                        (int64_t)R, Winv, A[m], M));
+        }
+        /* per-mode choices the engine times on first use, made now: the
+         * sweep's MTTKRPs run inside a graph capture (M is scratch) */
+        TF_TRY(eng->tune((const void *const *)A, M, (uint32_t)R));
+        m_mode = order;
+        TF_TRY(sync_scalars());
+        pinv_seen = h_sc->pinv;
+        return TF_OK;
+    }
+
+    /* ---- the steps, queued without waiting (the large-R solve excepted) */
+
+    tf_status mttkrp_async(uint32_t mode)
+    {
+        TF_TRY(check_mode(mode));
+        m_mode = order;
+        TF_TRY(eng->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
+        m_mode = mode;
+        return TF_OK;
+    }
+
+    /* *host_pinv = 1 when the large-R path fell back to the pseudo-inverse
+     * (the small path counts its fallbacks on the device). */
+    tf_status solve_async(uint32_t mode, int *host_pinv)
+    {
+        TF_TRY(check_mode(mode));
+        *host_pinv = 0;
+        gram_pending = TF_MAX_ORDER; /* A[mode] changes */
+        if (m_mode != mode)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
+        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        cudaStream_t st = ctx->stream;
+        if (small) {
+            TF_TRY(small_inverse(mode, st));
+            return small_apply(mode);
+        }
+        /* A <- M on the side stream, overlapped with the R x R work and the
+         * sync below, once the MTTKRP that writes M is done. */
+        TF_CU(cudaEventRecord(m_done, st));
+        TF_CU(cudaStreamWaitEvent(ctx->side, m_done, 0));
+        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx->side));
+        TF_CU(cudaEventRecord(copied, ctx->side));
+        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
+        TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
+        TF_CUSOLVER(cusolverDnXpotrf(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, blas<T>::type, L, n,
+                                     blas<T>::type, d_work, d_work_bytes, h_work, h_work_bytes, &d_sc->info));
+        TF_TRY(tf_gpu_diag_range(L, (uint32_t)R, d_sc, st));
+        TF_TRY(sync_scalars());
+        TF_CU(cudaStreamWaitEvent(st, copied, 0)); /* both paths write A */
+        if (spd_ok()) {
+            /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
+            TF_CUSOLVER(cusolverDnXpotrs(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type, L,
+                                         n, blas<T>::type, A[mode], n, &d_sc->info));
+            return TF_OK;
+        }
+        *host_pinv = 1;
+        TF_CU(cudaMemcpyAsync(Q, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
+        TF_CUSOLVER(cusolverDnXsyevd(ctx->solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
+                                     blas<T>::type, Q, n, blas<T>::type, w, blas<T>::type, d_work,
+                                     d_work_bytes, h_work, h_work_bytes, &d_sc->info));
+        TF_TRY(sync_scalars());
+        if (h_sc->info != 0)
+            return tf_fail(TF_ERR_NUMERIC, "pseudo-inverse: the eigendecomposition of the %llu x %llu "
+                                           "normal matrix failed (cuSOLVER syevd info %d)",
+                           (unsigned long long)R, (unsigned long long)R, h_sc->info);
+        /* P = Q diag(1/w) Q^T (dropped eigenvalues as zero); A = M P. */
+        TF_TRY(tf_gpu_pinv_scale(Q, w, (uint32_t)R, singular_rcond(), P, st));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, P, Q, L));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, L, M, A[mode]));
+        return TF_OK;
+    }
+
+    /* Small path, the two halves of a solve: W = diag(P) V^-1 (needs only
+     * the other modes' Grams and scales, so it can run beside this mode's
+     * MTTKRP) on stream st, then A_raw = M W on the work stream. */
+    tf_status small_inverse(uint32_t mode, cudaStream_t st)
+    {
+        return tf_gpu_small_solve((const T *const *)G, (const T *const *)scale, order, mode, (uint32_t)R,
+                                  singular_rcond(), V, Winv, jq, d_sc, st);
+    }
+
+    /* Sweep, side stream: the previous mode's Gram and this mode's inverse
+     * in one launch (tf_gpu_gram_solve) for a factor of at most
+     * gram_solve_rows rows (R <= 32); tuning.cpd_gram_solve_rows = 0 turns it
+     * off, N sets the row limit (measurements); read at setup. */
+    uint64_t gram_solve_rows = TF_GPU_GRAM_SOLVE_ROWS;
+    bool gram_solve(uint32_t prev) const { return R <= 32 && dims[prev] <= gram_solve_rows; }
+
+    tf_status small_apply(uint32_t mode)
+    {
+        if (custom_apply && dims[mode] <= TF_GPU_APPLY_ROWS)
+            return tf_gpu_small_apply((const T *)M, dims[mode], (uint32_t)R, (const T *)Winv, A[mode], ctx->stream);
+        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
+         * is column-major W^T */
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
+        return TF_OK;
+    }
+
+    /* Sweep: mode n's apply also forms its Gram (tf_gpu_apply_gram) for a
+     * long factor at rank 32: the separate Gram would read A again beside
+     * the next MTTKRP; for the last mode the same pass also forms the fit's
+     * dot products of M and A (tf_gpu_apply_gram_partials), so the fit step
+     * reads neither again (wordnet30's 117659-row last mode: a second pass
+     * over A and M before). tuning.cpd_apply_gram = 0 turns it off, 1 uses it
+     * whatever the length (tests, measurements); read at setup. */
+    int apply_gram_env = -1;
+    bool apply_gram(uint32_t n) const
+    {
+        if (apply_gram_env == 0 || R != TF_GPU_APPLY_GRAM_RANK) return false;
+        return apply_gram_env == 1 || dims[n] > TF_GPU_APPLY_GRAM_ROWS;
+    }
+
+    /* Small path: G of mode from one read of A_raw, on stream st; with norm
+     * (tf_gpu_gram's 1: 2-norm, 2: max-norm) also the normalisation's lambda
+     * and new scale, with 0 the scale is kept. */
+    tf_status small_gram(uint32_t mode, int norm, cudaStream_t st)
+    {
+        return tf_gpu_gram((const T *)A[mode], dims[mode], (uint32_t)R, norm, gpart, graw, counter, scale[mode],
+                           lambda, G[mode], d_sc, st);
+    }
+
+    tf_status gram_async(uint32_t mode)
+    {
+        TF_TRY(check_mode(mode));
+        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        if (small) {
+            if (gram_pending != mode) {
+                TF_TRY(small_gram(mode, 0, ctx->stream));
+            }
+            gram_pending = TF_MAX_ORDER;
+        } else if (!gram_syrk) {
+            TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, I, A[mode], A[mode], G[mode]));
+        } else {
+            TF_CUBLAS(blas<T>::syrk(ctx->blas, n, I, A[mode], G[mode]));
+            TF_TRY(tf_gpu_symmetrize(G[mode], (uint32_t)R, ctx->stream));
+        }
+        return TF_OK;
+    }
+
+    tf_status fit_async(uint32_t mode)
+    {
+        TF_TRY(check_mode(mode));
+        if (m_mode != mode)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
+        cudaStream_t st = ctx->stream;
+        /* <X, K> = sum_r lambda_r sum_i M(i,r) A(i,r) with M and A scaled:
+         * both scale vectors of every mode go into the weights */
+        if (small)
+            return tf_gpu_fit_terms(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale,
+                                    (const T *const *)G, order, partial, counter + 1, d_sc, st);
+        TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale, order,
+                                     partial, d_sc, st));
+        TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
+        return tf_gpu_quadratic(V, lambda, (uint32_t)R, d_sc, st);
+    }
+
+    /* ---- the driver's per-step entry points: each waits for its step */
+
+    tf_status mttkrp(uint32_t mode) override
+    {
+        TF_TRY(mttkrp_async(mode));
+        TF_CU(cudaStreamSynchronize(ctx->stream)); /* the driver times MTTKRP alone */
+        return TF_OK;
+    }
+
+    tf_status solve(uint32_t mode, int *used_pinv) override
+    {
+        int hp = 0;
+        TF_TRY(solve_async(mode, &hp));
+        TF_TRY(sync_scalars());
+        *used_pinv = hp + (int)take_pinv();
+        return TF_OK;
+    }
+
+    tf_status normalize(uint32_t mode, int max_norm) override
+    {
+        TF_TRY(check_mode(mode));
+        if (!small)
+            return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
+                                    ctx->stream);
+        /* one read of A_raw: Gram partials and column maxima; then lambda,
+         * the new scales and G */
+        TF_TRY(small_gram(mode, max_norm ? 2 : 1, ctx->stream));
+        gram_pending = mode;
+        return TF_OK;
+    }
+
+    tf_status gram(uint32_t mode) override
+    {
+        TF_TRY(gram_async(mode));
+        TF_CU(cudaStreamSynchronize(ctx->stream)); /* dense time ends here for the driver's timers */
+        return TF_OK;
+    }
+
+    tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) override
+    {
+        TF_TRY(fit_async(mode));
+        TF_TRY(sync_scalars());
+        *inner = h_sc->inner;
+        *knorm2 = h_sc->knorm2;
+        return TF_OK;
+    }
+
+    /* Queues one iteration on the work stream: every mode's steps, then the
+     * fit terms, with an event at each step boundary (`external`: recorded
+     * as graph nodes while capturing). *host_pinv: large-R fallbacks. */
+    tf_status enqueue_sweep(int max_norm, bool external, uint64_t *host_pinv)
+    {
+        cudaStream_t st = ctx->stream;
+        const unsigned fl = external ? cudaEventRecordExternal : cudaEventRecordDefault;
+        if (small) return enqueue_small_sweep(max_norm, fl);
+        TF_CU(cudaEventRecordWithFlags(ev[0], st, fl));
+        for (uint32_t n = 0; n < order; ++n) {
+            TF_TRY(mttkrp_async(n));
+            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 1], st, fl));
+            int hp = 0;
+            TF_TRY(solve_async(n, &hp));
+            *host_pinv += (uint64_t)hp;
+            TF_TRY(normalize(n, max_norm));
+            TF_TRY(gram_async(n));
+            TF_CU(cudaEventRecordWithFlags(ev[2 * n + 2], st, fl));
+        }
+        TF_TRY(fit_async(order - 1));
+        TF_CU(cudaEventRecordWithFlags(ev[2 * order + 1], st, fl));
+        return TF_OK;
+    }
+
+    /* Step boundary e of the small sweep: the timing stream waits for the
+     * work stream (an edge when capturing, not a node) and records ev[e]
+     * there, so no event record sits between two kernels of the work
+     * stream. Each event fires one node latency after its step ends, the
+     * same shift at every boundary. */
+    tf_status mark(uint32_t e, unsigned fl)
+    {
+        TF_CU(cudaEventRecord(tick, ctx->stream));
+        TF_CU(cudaStreamWaitEvent(tstream, tick, 0));
+        TF_CU(cudaEventRecordWithFlags(ev[e], tstream, fl));
+        return TF_OK;
+    }
+
+    /* The small-rank iteration with the R x R work off the critical path.
+     * Mode n's inverse W needs the other modes' Grams and scales, not its
+     * MTTKRP; mode n's Gram is needed by the next solve, not by the next
+     * MTTKRP (which reads A_raw). So the side stream (high priority) runs
+     * [Gram(n-1), inverse(n)] while the work stream runs MTTKRP(n) (one
+     * launch when factor n-1 is short, tf_gpu_gram_solve: as two launches
+     * they outlasted uber-apr14's MTTKRPs); the work stream then waits for
+     * W and applies it (A_raw = M W). A long factor
+     * at rank 32 (apply_gram) gets its Gram in the apply's pass instead, on
+     * the work stream, so no second read of it runs beside the next MTTKRP
+     * (the side stream then only inverts). The last mode's Gram stays on
+     * the work stream (the fit needs it). Same steps and the same order per
+     * buffer as the sequential steps. Note: the graph runs every node at
+     * the launch stream's priority (captured node priorities apply only
+     * with cudaGraphInstantiateFlagUseNodePriority, measured no faster). Step
+     * times: a mode's "dense" interval is the wait for W plus the apply;
+     * the overlapped Gram and inverse land inside the next MTTKRP's
+     * interval; the last mode's Gram is fused with the fit terms and
+     * counted as the fit step. */
+    tf_status enqueue_small_sweep(int max_norm, unsigned fl)
+    {
+        cudaStream_t st = ctx->stream, side = ctx->side;
+        TF_TRY(mark(0, fl));
+        for (uint32_t n = 0; n < order; ++n) {
+            TF_CU(cudaEventRecord(fork_ev[n], st)); /* A[n - 1] written (n > 0) */
+            TF_CU(cudaStreamWaitEvent(side, fork_ev[n], 0));
+            if (n > 0 && !apply_gram(n - 1) && gram_solve(n - 1)) {
+                TF_TRY(tf_gpu_gram_solve((const T *)A[n - 1], dims[n - 1], n - 1, max_norm ? 2 : 1, scale[n - 1],
+                                         lambda, (const T *const *)G, (const T *const *)scale, order, n,
+                                         (uint32_t)R, singular_rcond(), V, Winv, jq, d_sc, side));
+            } else {
+                if (n > 0 && !apply_gram(n - 1)) TF_TRY(small_gram(n - 1, max_norm ? 2 : 1, side));
+                TF_TRY(small_inverse(n, side));
+            }
+            TF_CU(cudaEventRecord(join_ev[n], side));
+            TF_TRY(check_mode(n));
+            TF_TRY(eng->mttkrp(n, (const void *const *)A, M, (uint32_t)R));
+            TF_TRY(mark(2 * n + 1, fl));
+            TF_CU(cudaStreamWaitEvent(st, join_ev[n], 0));
+            if (apply_gram(n) && n + 1 == order) /* the fit's finish below */
+                TF_TRY(tf_gpu_apply_gram_partials((const T *)M, dims[n], (uint32_t)R, (const T *)Winv, A[n],
+                                                  max_norm ? 2 : 1, 1, gpart, st));
+            else if (apply_gram(n))
+                TF_TRY(tf_gpu_apply_gram((const T *)M, dims[n], (uint32_t)R, (const T *)Winv, A[n], max_norm ? 2 : 1,
+                                         gpart, graw, scale[n], lambda, G[n], d_sc, st));
+            else
+                TF_TRY(small_apply(n));
+            TF_TRY(mark(2 * n + 2, fl));
+        }
+        m_mode = order - 1;
+        gram_pending = TF_MAX_ORDER;
+        /* the last mode's Gram and the fit terms (one launch when the
+         * Gram takes one): timed as the fit step */
+        const uint32_t n = order - 1;
+        if (apply_gram(n))
+            TF_TRY(tf_gpu_gram_fit_finish(gpart, tf_gpu_gram_slabs(dims[n]), (uint32_t)R, max_norm ? 2 : 1, graw,
+                                          scale[n], lambda, G[n], (const T *const *)scale, (const T *const *)G,
+                                          order, d_sc, st));
+        else
+            TF_TRY(tf_gpu_gram_fit((const T *)A[n], (const T *)M, dims[n], (uint32_t)R, max_norm ? 2 : 1, gpart,
+                                   graw, counter, scale[n], lambda, G[n], (const T *const *)scale,
+                                   (const T *const *)G, order, d_sc, st));
+        TF_TRY(mark(2 * order + 1, fl));
+        /* the timing stream rejoins the work stream (a capture needs it) */
+        TF_CU(cudaEventRecord(tick, tstream));
+        TF_CU(cudaStreamWaitEvent(st, tick, 0));
+        return TF_OK;
+    }
+
+    /* Captures the small-rank sweep for max_norm into graph[max_norm];
+     * on any failure leaves it empty (and direct launches are used). */
+    void capture(int max_norm)
+    {
+        cudaStream_t st = ctx->stream;
+        if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+            cudaGetLastError();
+            use_graph = false;
+            return;
+        }
+        uint64_t hp = 0;
+        const tf_status s = enqueue_sweep(max_norm, true, &hp);
+        cudaGraph_t g = nullptr;
+        const cudaError_t e = cudaStreamEndCapture(st, &g);
+        if (s == TF_OK && e == cudaSuccess && g &&
+            cudaGraphInstantiate(&graph[max_norm], g, 0) == cudaSuccess) {
+            cudaGraphDestroy(g);
+            return;
+        }
+        if (g) cudaGraphDestroy(g);
+        graph[max_norm] = nullptr;
+        cudaGetLastError();
+        tf_clear_error();
+        use_graph = false;
+    }
+
+    /* One iteration queued at once; one synchronisation (the fit scalars). */
+    tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
+                    double *t_fit, uint64_t *pinv) override
+    {
+        TF_TRY(check_mode(0));
+        const int g = max_norm ? 1 : 0;
+        uint64_t host_pinv = 0;
+        if (use_graph && !graph[g]) capture(g);
+        if (use_graph && graph[g]) {
+            TF_CU(cudaGraphLaunch(graph[g], ctx->stream));
+            m_mode = order - 1; /* as the captured steps leave it */
+            gram_pending = TF_MAX_ORDER;
+        } else {
+            TF_TRY(enqueue_sweep(max_norm, false, &host_pinv));
+        }
+        TF_TRY(sync_scalars());
+        auto secs = [&](uint32_t a, uint32_t b) -> double {
+            float ms = 0.f;
+            return cudaEventElapsedTime(&ms, ev[a], ev[b]) == cudaSuccess ? 1e-3 * ms : 0.0;
+        };
+        for (uint32_t n = 0; n < order; ++n) {
+            t_mttkrp[n] += secs(2 * n, 2 * n + 1);
+            *t_dense += secs(2 * n + 1, 2 * n + 2);
+        }
+        *t_fit += secs(2 * order, 2 * order + 1);
+        *inner = h_sc->inner;
+        *knorm2 = h_sc->knorm2;
+        *pinv += host_pinv + take_pinv();
+        return TF_OK;
+    }
+
+    tf_status result(tf_ktensor *out) override
+    {
+        if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
+        if (out->order != order || out->rank != R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result ktensor does not match order %u rank %llu",
+                           order, (unsigned long long)R);
+        TF_TRY(tf_cuda_ctx_use(ctx));
+        for (uint32_t m = 0; m < order; ++m) {
+            if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
+                return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
+            /* apply the deferred scales once (they become 1) */
+            TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx->stream));
+            TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
+            TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
+        }
+        return tf_cuda_get_values(out->lambda, lambda, R, ctx->stream);
+    }
+};
+
+gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
+tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
+tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
+tf_status op_solve(void *c, uint32_t mode, int *p) { return self(c)->solve(mode, p); }
+tf_status op_normalize(void *c, uint32_t mode, int mx) { return self(c)->normalize(mode, mx); }
+tf_status op_gram(void *c, uint32_t mode) { return self(c)->gram(mode); }
+tf_status op_fit(void *c, uint32_t mode, double *a, double *b) { return self(c)->fit_terms(mode, a, b); }
+tf_status op_result(void *c, tf_ktensor *out) { return self(c)->result(out); }
+void op_destroy(void *c) { delete self(c); }
+tf_status op_sweep(void *c, int mx, double *a, double *b, double *tm, double *td, double *tf, uint64_t *p)
+{
+    return self(c)->sweep(mx, a, b, tm, td, tf, p);
+}
+
+const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
+                                    op_fit,  op_result, op_destroy, op_sweep};
+
+} // namespace
+
+extern "C" tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o,
+                                                tf_cpd_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: missing tensor or options");
+    if (o->rank == 0 || o->rank > TF_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: rank %llu is outside 1..%u",
+                       (unsigned long long)o->rank, TF_MAX_RANK);
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: unknown precision %d", (int)o->precision);
+    gpu_cpd_base *c = o->precision == TF_SINGLE ? (gpu_cpd_base *)new (std::nothrow) gpu_cpd<float>()
+                                                : (gpu_cpd_base *)new (std::nothrow) gpu_cpd<double>();
+    if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
+    tf_status s = c->setup(X, o, out->plan_desc, sizeof out->plan_desc);
+    if (s != TF_OK) {
+        delete c;
+        memset(out, 0, sizeof *out);
+        return s;
+    }
+    out->ops = &gpu_ops;
+    out->ctx = c;
+    return TF_OK;
+}

@@ -1,0 +1,52 @@
+/* A GPU MTTKRP engine: one tensor format resident on one device, computing
+ * MTTKRP from device factors into a device output. The plan (plan.cu)
+ * and the CP-ALS backend (../cpd/backend.cu) drive engines; each format
+ * (coo.cu, fcoo.cu, blco.cu) provides a factory. */
+#ifndef TF_CUDA_ENGINE_CUH
+#define TF_CUDA_ENGINE_CUH
+#include "gpu/runtime/context.cuh"
+
+/* Orders the GPU kernels handle (index decoding, kernel parameters). */
+#define TF_GPU_MAX_ORDER 8
+
+struct tf_gpu_engine {
+    virtual ~tf_gpu_engine() {}
+    /* out (dims[mode] x R, row-major, the engine's value type) is fully
+     * overwritten; fac[m] (dims[m] x R) for m != mode; all on the device,
+     * all work queued on ctx->stream (no synchronisation). */
+    virtual tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) = 0;
+    /* Settles any per-mode choice an engine times on first use (F-COO's
+     * partition sizes and kernel occupancy) for rank R, with fac as mttkrp's and out as scratch;
+     * waits for the stream. mttkrp does it by itself when not inside a
+     * stream capture; callers that capture (CP-ALS's graphs) call this
+     * first. */
+    virtual tf_status tune(const void *const *fac, void *out, uint32_t R)
+    {
+        (void)fac, (void)out, (void)R;
+        return TF_OK;
+    }
+    /* Bytes of the format read by one MTTKRP of `mode` (for the byte model). */
+    virtual uint64_t tensor_bytes(uint32_t mode) const = 0;
+    tf_cuda_ctx *ctx = nullptr;   /* owned by the caller, outlives the engine */
+    tf_format format = TF_FORMAT_AUTO;
+    uint64_t bytes = 0;           /* device memory held                      */
+    char desc[64] = {0};          /* e.g. "blco, 3 blocks"                   */
+};
+
+/* Factories (X canonical or at least valid, order 2..TF_GPU_MAX_ORDER). */
+tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+                            tf_gpu_engine **out);
+tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+                             tf_gpu_engine **out);
+tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+                             tf_gpu_engine **out);
+
+/* Builds the engine of `fmt` (auto resolved with the rule of auto_format.h
+ * for rank R); *resolved gets the format used, why (may be NULL) the reason. */
+tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt,
+                               tf_precision prec, uint64_t R, tf_gpu_engine **out,
+                               char *why, size_t why_len);
+/* "gpu <engine desc>, fp64, <device> [auto <why>]", truncated to len. */
+void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec,
+                            const char *why);
+#endif

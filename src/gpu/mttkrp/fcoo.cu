@@ -1,0 +1,998 @@
+/* F-COO MTTKRP (Liu et al., Cluster'17, section IV): one copy per mode,
+ * sorted by the output index, computed in one shot (product and reduction
+ * fused). Two kernels read the same copy; the engine picks one per mode.
+ *
+ * Both: a 2-D grid, rank-wise parallel: blockIdx.y selects a slice of 32
+ * lane pieces of the rank (V columns per lane: 16-byte factor loads when R
+ * is a multiple of V = 16 / sizeof(T), else V = 1), blockIdx.x a group of
+ * partitions; blocks are 1-D with 256 threads whatever R is, each warp owns
+ * one partition (part_nnz non-zeros, a multiple of 32), and a warp is G
+ * groups of C lanes (C = R/V rounded up to a power of two, at most 32).
+ * The seg kernel also comes with half slices (SL = 16 pieces, 256 bytes of
+ * a factor row per grid row): block order runs the slices one after the
+ * other, so each pass over the copy gathers half as many bytes per row and
+ * the L2 holds twice the rows. Where a row is longer than 256 bytes and
+ * the product factors exceed the L2 they are timed on first use beside
+ * the chosen pair (measured on an H200: 3 % faster on the 20M-non-zero
+ * tensor at R = 64 and 128; a runtime slice had been slower on wordnet30,
+ * whose factors the L2 holds better; at 128 bytes or less random gathers
+ * lose more bandwidth than the hits save). A compile-time SL keeps the
+ * full-slice kernels exactly as they were.
+ *
+ * "scan": the warp loads 32 non-zeros at a time (one per lane,
+ * coalesced), its lane groups take them G at a time (shuffles), form the
+ * products for their columns, and combine them with a segmented inclusive
+ * scan across the groups (warp shuffles, head bits as segment flags); a
+ * running carry links consecutive steps. At a segment's last non-zero the
+ * sum is written: a plain store when the segment lies inside the
+ * partition, an atomicAdd only for the first and last segment where the
+ * start flags say they continue into a neighbouring partition. About 7-8
+ * shuffles per non-zero: good for short segments.
+ *
+ * "seg" (segment streaming, no per-non-zero shuffles): group g of the warp
+ * owns the contiguous range [beg + g*part_nnz/G, beg + (g+1)*part_nnz/G) of
+ * the partition and walks it in order, U = 2-4 non-zeros per step (their
+ * indices, values and head bits fetched one step ahead, all factor loads of
+ * a step issued before any is used). All lanes of a group read the same
+ * index/value (uniform loads, one L1 broadcast) and their own columns of
+ * the factor rows, and accumulate in registers while the head bits say the
+ * segment continues. A segment that starts and ends inside the range is
+ * written with a plain (16-byte) store; the range's leading segment (begun
+ * before it) and trailing one (still open at its end) are combined across
+ * the warp's groups with one segmented scan (log2 G shuffle steps per
+ * warp), then stored, with an atomicAdd only where the start flags say the
+ * segment continues into a neighbouring partition (as in "scan"). The
+ * group's first segment number is part_seg + the head bits in
+ * (beg, range start], counted by its lanes. Good for long segments. A
+ * pipelined variant (SEG_PIPE) requests step k + 1's rows before it sums
+ * step k.
+ *
+ * Selection (per mode, at engine creation): tuning.fcoo_kernel forces
+ * one; otherwise seg (measured faster everywhere, see choose_seg).
+ * Partitions are sized per mode: the copy of a seg mode is cut into
+ * partitions of FCOO_CUTS sizes around seg_partition_size (start flags,
+ * partition segments and rows to clear per size; the rest is shared) and
+ * the fastest for the rank in use is timed on first use, together with
+ * the kernel's occupancy variant (seg_partitions, SEG_*,
+ * fcoo_engine::tune_mode; the tuning policy's fcoo_seg_part: one size,
+ * fcoo_variant: one variant, fcoo_tune = 0: the defaults). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+#include <type_traits>
+
+#include "gpu/runtime/ld16.cuh"
+#include "gpu/runtime/timing.cuh"
+#include "gpu/runtime/warp.cuh"
+extern "C" {
+#include "core/alloc.h"
+#include "fmt/fcoo.h"
+}
+
+namespace {
+
+#define MAX_PMODES (TF_GPU_MAX_ORDER - 1)
+
+template <typename T>
+struct fcoo_args {
+    const uint32_t *pind[MAX_PMODES];
+    const T *vals;
+    const uint32_t *head, *start, *part_seg, *seg_row;
+    tf_factor_ptrs<T> fac; /* by product-mode position */
+    T *out;
+    uint64_t nnz, nparts, nseg;
+    uint32_t part_nnz, np, R;
+};
+
+__device__ __forceinline__ uint32_t bit_of(const uint32_t *words, uint64_t i)
+{
+    return (words[i >> 5] >> (i & 31)) & 1u;
+}
+
+/* V consecutive columns per lane: one 16-byte load per factor row piece
+ * (V = 16 / sizeof(T), used when R is a multiple of V) or V = 1. */
+template <typename T, int V>
+__device__ __forceinline__ void load_cols(const T *p, T (&x)[V])
+{
+    if constexpr (V == 1) {
+        x[0] = tf_ldg(p);
+    } else {
+        static_assert(V * sizeof(T) == 16, "16-byte pieces");
+        tf_ld16(p, x);
+    }
+}
+
+/* Segmented inclusive scan of v (V columns) over the G lane groups of a
+ * warp (C lanes each, lane layout L): a group adds the sums of the groups
+ * before it back to the nearest one whose flag f (a segment head at or
+ * before it) is set; f becomes "a head at or before me". Both kernels use
+ * it: scan per step, seg once per warp. */
+template <typename T, int V>
+__device__ __forceinline__ void group_segscan(T (&v)[V], uint32_t &f, const tf_lanes &L)
+{
+    for (uint32_t d = 1; d < L.G; d <<= 1) {
+        T y[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) y[k] = __shfl_up_sync(TF_FULL_MASK, v[k], d * L.C);
+        const uint32_t fy = __shfl_up_sync(TF_FULL_MASK, f, d * L.C);
+        if (L.g >= d) {
+            if (!f)
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[k] += y[k];
+            f |= fy;
+        }
+    }
+}
+
+template <typename T, int NP, int V>
+__global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_mttkrp_kernel(const fcoo_args<T> a)
+{
+    constexpr int MP = NP ? NP : MAX_PMODES;
+    constexpr int U = NP ? TF_UNROLL : TF_UNROLL / 2;
+    const int np = NP ? NP : (int)a.np;
+    const uint32_t lane = threadIdx.x & 31;
+    const uint64_t p = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (p >= a.nparts) return; /* the whole warp leaves together */
+    const tf_lanes L = tf_lanes_for(a.R / V); /* lanes over pieces of V columns */
+    const uint32_t col = (blockIdx.y * 32 + L.c) * V;
+    const bool colok = col < a.R;
+    const uint64_t beg = p * a.part_nnz;
+    const uint64_t end = min(beg + a.part_nnz, a.nnz);
+    const bool first_continues = !bit_of(a.start, p);
+    const bool last_continues = p + 1 < a.nparts && !bit_of(a.start, p + 1);
+    const uint32_t seg0 = a.part_seg[p];
+    T carry[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) carry[k] = T(0);
+    uint32_t prefix = 0; /* heads after the partition's first non-zero, before this chunk */
+    for (uint64_t cb = beg; cb < end; cb += 32) {
+        const uint64_t kk = cb + lane;
+        const bool valid = kk < end;
+        uint32_t idx[MP];
+#pragma unroll
+        for (int q = 0; q < MP; ++q) idx[q] = (valid && q < np) ? a.pind[q][kk] : 0u;
+        const T v = valid ? a.vals[kk] : T(0);
+        const uint32_t cnt = (uint32_t)min((uint64_t)32, end - cb);
+        const uint32_t hw = a.head[cb >> 5];
+        const uint32_t hnext = cb + 32 < end ? a.head[(cb >> 5) + 1] : 0u;
+        /* Heads that open a new segment relative to seg0. */
+        const uint32_t adv = cb == beg ? hw & ~1u : hw;
+        /* tails bit j: non-zero j is the last of its segment here. */
+        uint32_t tails = (hw >> 1) | (hnext << 31);
+        if (end - cb <= 32) tails |= 1u << (cnt - 1);
+        /* U steps of G non-zeros: all products (and their loads) first, then
+         * the scans, which chain through the carry. */
+        for (uint32_t s = 0; s < cnt; s += L.G * U) {
+            T x[U][V];
+            uint32_t f[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const uint32_t j = s + u * L.G + L.g;
+                const bool ok = j < cnt;
+                const T x0 = __shfl_sync(TF_FULL_MASK, v, j & 31);
+                uint32_t jj[MP];
+#pragma unroll
+                for (int q = 0; q < MP; ++q) jj[q] = __shfl_sync(TF_FULL_MASK, idx[q], j & 31);
+#pragma unroll
+                for (int k = 0; k < V; ++k) x[u][k] = T(0);
+                if (ok && colok) {
+#pragma unroll
+                    for (int k = 0; k < V; ++k) x[u][k] = x0;
+#pragma unroll
+                    for (int q = 0; q < MP; ++q)
+                        if (q < np) {
+                            T fv[V];
+                            load_cols<T, V>(a.fac.f[q] + (size_t)jj[q] * a.R + col, fv);
+#pragma unroll
+                            for (int k = 0; k < V; ++k) x[u][k] *= fv[k];
+                        }
+                }
+                f[u] = ok ? (hw >> j) & 1u : 0u; /* head flag: a segment starts here */
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const uint32_t j = s + u * L.G + L.g;
+                const bool ok = j < cnt;
+                T *y0 = x[u];
+                uint32_t fl = f[u];
+                group_segscan<T, V>(x[u], fl, L); /* fl: a head at or before me */
+                if (!fl)
+#pragma unroll
+                    for (int k = 0; k < V; ++k) y0[k] += carry[k];
+                if (ok && colok && ((tails >> j) & 1u)) {
+                    const uint32_t le = j == 31 ? TF_FULL_MASK : (2u << j) - 1u;
+                    const uint32_t seg = seg0 + prefix + __popc(adv & le);
+                    T *o = a.out + (size_t)a.seg_row[seg] * a.R + col;
+                    if ((seg == seg0 && first_continues) || (cb + j + 1 == end && last_continues)) {
+#pragma unroll
+                        for (int k = 0; k < V; ++k) atomicAdd(o + k, y0[k]);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < V; ++k) o[k] = y0[k];
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < V; ++k)
+                    carry[k] = __shfl_sync(TF_FULL_MASK, y0[k], (L.G - 1) * L.C + L.c);
+            }
+        }
+        prefix += __popc(adv & (cnt == 32 ? TF_FULL_MASK : (1u << cnt) - 1u));
+    }
+}
+
+/* Writes V columns of a sum: atomicAdd per column, or one (16-byte)
+ * store. */
+template <typename T, int V>
+__device__ __forceinline__ void put_cols(T *o, const T (&x)[V], bool atomic)
+{
+    if (atomic) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) atomicAdd(o + k, x[k]);
+    } else if constexpr (V == 1) {
+        o[0] = x[0];
+    } else {
+        static_assert(V * sizeof(T) == 16, "16-byte pieces");
+        using W = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+        W w;
+        T *t = reinterpret_cast<T *>(&w);
+#pragma unroll
+        for (int k = 0; k < V; ++k) t[k] = x[k];
+        *reinterpret_cast<W *>(o) = w;
+    }
+}
+
+/* The seg kernel's variants the tuner times (fcoo_engine::tune_mode),
+ * trading warps per SM against non-zeros in flight per warp: each is the
+ * blocks of 256 threads per SM it is compiled for (seg_blocks) and whether
+ * its loads are software-pipelined (seg_pipelined). SEG_WIDE (3 blocks, up
+ * to 80 registers) is the default; SEG_OCC (4, 64 registers, one non-zero
+ * less per step) and SEG_DEEP (2, up to 128 registers, 6 non-zeros per
+ * step for orders 3) are taken where they are clearly faster. SEG_PIPE
+ * (orders 3 and 4 only) is 2 blocks per SM with the loads software-
+ * pipelined: step k + 1's values and factor rows are requested before
+ * step k is summed, so a group never waits with nothing in flight.
+ * Measured on an H200 (R = 32, all modes, ms): the 20M-non-zero skewed
+ * tensor fp32 3.66 -> 3.26 at 4 blocks -> 2.82 pipelined, fp64 6.08 ->
+ * 5.46 at 2 (pipelined 5.56); wordnet30 fp64 0.141 -> 0.129 at 2, fp32
+ * mode 2 0.028 -> 0.023 pipelined; uber-apr14 within a few per cent
+ * either way, by mode (pipelined 30-40 % slower). */
+enum { SEG_WIDE, SEG_OCC, SEG_DEEP, SEG_PIPE, SEG_VARIANTS };
+constexpr int seg_blocks[SEG_VARIANTS] = {3, 4, 2, 2};
+constexpr bool seg_pipelined[SEG_VARIANTS] = {false, false, false, true};
+
+/* Orders with a pipelined seg kernel (SEG_PIPE): 3 and 4. */
+constexpr bool has_pipe(uint32_t order) { return order == 3 || order == 4; }
+
+/* Non-zeros per step of a seg group (their factor loads in flight per
+ * lane, plus the next step's indices): the most that compile without
+ * spills, or with a few bytes, under the launch bounds (ptxas, sm_90: 72-80
+ * registers at 3 blocks per SM, 64 at 4, 72-122 at 2 (8 non-zeros per step
+ * there measured slower), 72-128 pipelined (two steps' rows held); orders 2
+ * and 5-8 share the generic kernel, which has no pipelined variant: it
+ * spills even at 2 non-zeros per step). */
+template <int NP, int MINB, bool PIPE>
+__host__ __device__ constexpr int seg_unroll()
+{
+    if (PIPE) return NP <= 2 ? 4 : 3;
+    if (MINB == seg_blocks[SEG_DEEP]) return NP == 0 ? 3 : NP <= 2 ? 6 : 4;
+    if (MINB == seg_blocks[SEG_WIDE]) return NP == 0 ? 2 : NP <= 2 ? 4 : 3;
+    return NP == 0 ? 1 : NP <= 2 ? 3 : 2;
+}
+
+/* The pipelined seg kernel's loads for the step at k (U non-zeros from
+ * k, those before gend): values into pv, this lane's columns of each
+ * product mode's factor row into pf (zero where absent). MP = the order
+ * - 1: the generic kernel (NP = 0) is not pipelined. */
+template <typename T, int U, int MP, int V>
+__device__ __forceinline__ void seg_stage(const fcoo_args<T> &a, const uint32_t (&idx)[U][MP], uint64_t k,
+                                          uint64_t gend, bool colok, uint32_t col, T (&pv)[U],
+                                          T (&pf)[U][MP][V])
+{
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const bool ok = k + u < gend;
+        pv[u] = ok ? __ldg(a.vals + k + u) : T(0);
+#pragma unroll
+        for (int q = 0; q < MP; ++q) {
+#pragma unroll
+            for (int k2 = 0; k2 < V; ++k2) pf[u][q][k2] = T(0);
+            if (ok && colok) load_cols<T, V>(a.fac.f[q] + (size_t)idx[u][q] * a.R + col, pf[u][q]);
+        }
+    }
+}
+
+/* Segment-streaming kernel (file header): one partition per warp, one
+ * contiguous range of it per lane group, walked in order with register
+ * accumulation; no shuffles per non-zero. */
+template <typename T, int NP, int V, int MINB, bool PIPE, int SL>
+__global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const fcoo_args<T> a)
+{
+    static_assert(SL == 32 || SL == 16, "full or half slices of the rank");
+    static_assert(!PIPE || NP > 0, "the generic kernel is not pipelined");
+    constexpr int MP = NP ? NP : MAX_PMODES;
+    constexpr int U = seg_unroll<NP, MINB, PIPE>();
+    static_assert(U >= 1 && U < 32, "a step's head bits lie in two words");
+    const int np = NP ? NP : (int)a.np;
+    const uint64_t p = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (p >= a.nparts) return; /* the whole warp leaves together */
+    /* lanes over pieces of V columns, SL pieces per grid row */
+    const tf_lanes L = tf_lanes_for(SL == 32 ? a.R / V : min(a.R / V, (uint32_t)SL));
+    const uint32_t col = (blockIdx.y * SL + L.c) * V;
+    const bool colok = col < a.R;
+    const uint64_t beg = p * a.part_nnz;
+    const uint64_t end = min(beg + a.part_nnz, a.nnz);
+    const uint32_t rs = a.part_nnz / L.G; /* the group's range; part_nnz is a multiple of 32 */
+    const uint64_t gbeg = min(beg + (uint64_t)L.g * rs, end);
+    const uint64_t gend = min(gbeg + rs, end);
+    const bool live = gbeg < gend; /* ranges past the end of the last partition are empty */
+    const bool first_continues = !bit_of(a.start, p);
+    const bool last_continues = p + 1 < a.nparts && !bit_of(a.start, p + 1);
+    const uint32_t seg0 = a.part_seg[p];
+
+    /* Step k's indices, fetched a step ahead (the factor loads depend on
+     * them); values and head bits are loaded beside the factor rows. */
+    uint32_t idx[U][MP];
+    auto fetch = [&](uint64_t k) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int q = 0; q < MP; ++q)
+                idx[u][q] = k + u < gend && q < np ? __ldg(a.pind[q] + k + u) : 0u;
+    };
+    if (live) fetch(gbeg);
+
+    /* The group's first segment: seg0 + the heads in (beg, gbeg], the
+     * partition's head words split over the group's lanes. */
+    uint32_t nh = 0;
+    if (live) {
+        const uint64_t off = gbeg - beg;
+        for (uint64_t w = L.c; w * 32 <= off; w += L.C) {
+            uint32_t word = __ldg(a.head + (beg >> 5) + w);
+            if (w == 0) word &= ~1u; /* beg's own head is counted in seg0 */
+            const uint64_t hi = off - w * 32;
+            if (hi < 31) word &= (2u << hi) - 1u;
+            nh += __popc(word);
+        }
+    }
+    for (uint32_t d = 1; d < L.C; d <<= 1) nh += __shfl_xor_sync(TF_FULL_MASK, nh, d);
+    const uint32_t seg_first = seg0 + nh;
+    const uint32_t hg = live ? bit_of(a.head, gbeg) : 0u; /* the range starts a segment */
+    uint32_t seg = seg_first;
+    uint32_t row = live ? __ldg(a.seg_row + seg) : 0u; /* output row of segment seg */
+    uint32_t row_next = live && (uint64_t)seg + 1 < a.nseg ? __ldg(a.seg_row + seg + 1) : 0u;
+    /* Row of the leading segment: the one open at gbeg - 1 when gbeg is a head. */
+    const uint32_t row_lead = hg && L.g > 0 ? __ldg(a.seg_row + seg - 1) : row;
+
+    T acc[V], lead[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[k] = lead[k] = T(0);
+    bool open = hg; /* the segment being summed began inside the range */
+
+    /* PIPE: step k + U's values and factor rows are requested before step
+     * k is summed (two steps of loads in flight per group; its indices are
+     * fetched two steps ahead). pv / pf hold the step staged next. */
+    constexpr int PU = PIPE ? U : 1;
+    T pv[PU];
+    T pf[PU][MP][V];
+    if constexpr (PIPE) {
+        if (live) {
+            seg_stage<T, U, MP, V>(a, idx, gbeg, gend, colok, col, pv, pf);
+            if (gbeg + U < gend) fetch(gbeg + U);
+        }
+    }
+
+    for (uint64_t k = gbeg; k < gend; k += U) {
+        const uint32_t n = (uint32_t)min((uint64_t)U, gend - k);
+        uint32_t ci[U][MP]; /* this step's indices (not PIPE) */
+        T cv[U];            /* values */
+        T cf[PU][MP][V];    /* factor rows (PIPE) */
+        if constexpr (PIPE) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                cv[u] = pv[u];
+#pragma unroll
+                for (int q = 0; q < MP; ++q)
+#pragma unroll
+                    for (int k2 = 0; k2 < V; ++k2) cf[u][q][k2] = pf[u][q][k2];
+            }
+            if (k + U < gend) {
+                seg_stage<T, U, MP, V>(a, idx, k + U, gend, colok, col, pv, pf);
+                if (k + 2 * U < gend) fetch(k + 2 * U);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                cv[u] = (uint32_t)u < n ? __ldg(a.vals + k + u) : T(0);
+#pragma unroll
+                for (int q = 0; q < MP; ++q) ci[u][q] = idx[u][q];
+            }
+            if (k + U < gend) fetch(k + U); /* next step's indices in flight */
+        }
+        /* head bits of non-zeros k .. k + U - 1 (two words where they straddle) */
+        const uint64_t w = k >> 5;
+        const uint32_t sh = (uint32_t)(k & 31);
+        const uint32_t hhi = sh + n > 32 ? __ldg(a.head + w + 1) : 0u;
+        uint32_t hm = __funnelshift_r(__ldg(a.head + w), hhi, sh) & ((1u << n) - 1u);
+        if (k == gbeg) hm &= ~1u; /* gbeg's head is `open` already */
+        T x[U][V];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+#pragma unroll
+            for (int k2 = 0; k2 < V; ++k2) x[u][k2] = T(0);
+            if ((uint32_t)u < n && colok) {
+#pragma unroll
+                for (int k2 = 0; k2 < V; ++k2) x[u][k2] = cv[u];
+#pragma unroll
+                for (int q = 0; q < MP; ++q)
+                    if (q < np) {
+                        T fv[V];
+                        if constexpr (PIPE) {
+#pragma unroll
+                            for (int k2 = 0; k2 < V; ++k2) fv[k2] = cf[u][q][k2];
+                        } else {
+                            load_cols<T, V>(a.fac.f[q] + (size_t)ci[u][q] * a.R + col, fv);
+                        }
+#pragma unroll
+                        for (int k2 = 0; k2 < V; ++k2) x[u][k2] *= fv[k2];
+                    }
+            }
+        }
+        if (!hm) { /* all inside the open segment */
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int k2 = 0; k2 < V; ++k2) acc[k2] += x[u][k2];
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if ((hm >> u) & 1u) { /* non-zero k + u starts a segment: close seg */
+                    if (open) {
+                        if (colok) put_cols<T, V>(a.out + (size_t)row * a.R + col, acc, false);
+                    } else { /* the leading segment: combined below */
+#pragma unroll
+                        for (int k2 = 0; k2 < V; ++k2) lead[k2] = acc[k2];
+                        open = true;
+                    }
+#pragma unroll
+                    for (int k2 = 0; k2 < V; ++k2) acc[k2] = T(0);
+                    ++seg;
+                    row = row_next;
+                    row_next = (uint64_t)seg + 1 < a.nseg ? __ldg(a.seg_row + seg + 1) : 0u;
+                }
+#pragma unroll
+                for (int k2 = 0; k2 < V; ++k2) acc[k2] += x[u][k2];
+            }
+        }
+    }
+
+    /* Combine the groups: segmented inclusive scan of the trailing sums
+     * (flag: the range saw a head, so its trailing sum starts there);
+     * inc of group g is then the whole sum so far of the segment open at
+     * its range's end. */
+    uint32_t f = open;
+    T inc[V], prev[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        inc[k] = acc[k];
+        prev[k] = T(0);
+    }
+    if (L.G > 1) {
+        group_segscan<T, V>(inc, f, L);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const T y = __shfl_up_sync(TF_FULL_MASK, inc[k], L.C);
+            prev[k] = L.g > 0 ? y : T(0);
+        }
+    }
+    /* The leading segment ends inside this range: the previous groups'
+     * part plus `lead` (zero when the range starts with a head, which then
+     * closes the previous group's open segment). */
+    if (open && !(L.g == 0 && hg) && colok) {
+        T t[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) t[k] = prev[k] + lead[k];
+        const bool atomic = seg_first - hg == seg0 && first_continues;
+        put_cols<T, V>(a.out + (size_t)row_lead * a.R + col, t, atomic);
+    }
+    /* The segment open at the partition's end, by the group holding end - 1. */
+    if (L.g == (uint32_t)(end - 1 - beg) / rs && colok) {
+        const bool atomic = last_continues || (seg == seg0 && first_continues);
+        put_cols<T, V>(a.out + (size_t)row * a.R + col, inc, atomic);
+    }
+}
+
+/* Zeroes rows[0..n-1] of out (R columns each) before the MTTKRP kernel:
+ * the rows it does not store (tf_fcoo_zero_rows). */
+template <typename T>
+__global__ void clear_rows_kernel(T *out, const uint32_t *rows, uint64_t n, uint32_t R)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n * R;
+         e += (uint64_t)gridDim.x * blockDim.x)
+        out[(uint64_t)rows[e / R] * R + e % R] = T(0);
+}
+
+/* One partitioning of a mode's copy (start flags, partition segments and
+ * the rows to clear depend on the partition size; the rest does not). */
+struct fcoo_cut {
+    uint32_t part_nnz = 32; /* non-zeros per partition (one warp) */
+    uint64_t nparts = 0;
+    uint32_t *start = nullptr, *part_seg = nullptr;
+    /* Rows to clear before the kernel (empty rows and rows with boundary
+     * atomics), when they are at most a quarter of the mode; else the
+     * whole output is cleared (clear_all). On wordnet30 (3 non-zeros per
+     * row) this writes ~6 % of the 30 MB fp64 output instead of all of it. */
+    uint32_t *zrows = nullptr;
+    uint64_t nzero = 0;
+    bool clear_all = true;
+    uint64_t bytes = 0; /* of the arrays above, read by one MTTKRP */
+
+    void release()
+    {
+        tf_cuda_free(start);
+        tf_cuda_free(part_seg);
+        tf_cuda_free(zrows);
+        start = part_seg = zrows = nullptr;
+    }
+    /* f's current partitioning */
+    tf_status upload(const tf_fcoo *f)
+    {
+        part_nnz = f->part_nnz;
+        nparts = f->nparts;
+        TF_TRY(tf_cuda_upload_new(&start, f->start, (f->nparts + 31) / 32, "F-COO start flags"));
+        TF_TRY(tf_cuda_upload_new(&part_seg, f->part_seg, f->nparts, "F-COO partition segments"));
+        uint32_t *rows = nullptr;
+        TF_TRY(tf_fcoo_zero_rows(f, f->dims[f->mode] / 4, &rows, &nzero));
+        clear_all = nzero > f->dims[f->mode] / 4;
+        tf_status s = TF_OK;
+        if (!clear_all && nzero) s = tf_cuda_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
+        tf_free(rows);
+        bytes = ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
+        return s;
+    }
+};
+
+/* Non-zeros a long seg mode is tuned on (fcoo_engine::tune_mode): 2^18 per
+ * SM, 34.6 M on an H200 / H100, i.e. a few ms per timed launch; longer
+ * modes are timed on a prefix of that many. Not less: on an H200 a 17.3 M
+ * prefix of the 20M-non-zero skewed tensor picked a 3 % slower pair for its
+ * 200k-row mode in fp32 (1.132 vs 1.102 ms). tuning.fcoo_tune_nnz = N
+ * (N >= 1) sets it, for tests of the prefix path. */
+uint64_t tune_nnz(const tf_tuning &t, int sm_count)
+{
+    return t.fcoo_tune_nnz >= 1 ? t.fcoo_tune_nnz : (uint64_t)std::max(sm_count, 1) << 18;
+}
+
+/* Partition sizes a seg mode is timed with on first use (fcoo_engine::
+ * tune): d / 2, d, 3 d / 2, 2 d and 3 d for the default d (multiples of 32).
+ * Measured on an H200 (R = 32, ms per mode): the best size depends on the
+ * mode and the other modes' lengths, not on one rule: uber-apr14's 30- and
+ * 24-row modes 0.0255 / 0.0253 at 192 vs 0.0309 / 0.0331 at the rule's 128
+ * (fp32), wordnet30's 26-row mode best at 128 (0.0493 vs 0.0546 at 192,
+ * fp64), long modes of both at 64 or 96. */
+#define FCOO_CUTS 5
+
+/* One mode's F-COO copy on the device. */
+template <typename T>
+struct fcoo_dev {
+    uint32_t *pind[MAX_PMODES] = {nullptr};
+    T *vals = nullptr;
+    uint32_t *head = nullptr, *seg_row = nullptr;
+    fcoo_cut cut[FCOO_CUTS];
+    int ncut = 0, chosen = 0; /* cut[chosen] runs; cut[0] is the default */
+    int variant = SEG_WIDE;    /* the seg kernel's variant (SEG_*) */
+    int slice = 32;            /* rank pieces per grid row: 32, or 16 (half slices, seg only) */
+    bool tune_variant = false; /* time every variant (else variant as set) */
+    uint32_t tuned_R = 0;      /* rank the choice was timed at (0: not yet) */
+    uint32_t pmodes[MAX_PMODES] = {0};
+    bool seg = false; /* the "seg" kernel, else "scan" */
+    uint64_t nseg = 0;
+    uint64_t shared_bytes = 0; /* read by every MTTKRP whatever the cut */
+
+    /* more than one (cut, variant) to time, not yet at rank R (only seg
+     * modes get several cuts or tune_variant) */
+    bool needs_tune(uint32_t R) const { return (ncut > 1 || tune_variant) && tuned_R != R; }
+
+    /* device memory held (every cut) */
+    uint64_t held() const
+    {
+        uint64_t b = shared_bytes;
+        for (int k = 0; k < ncut; ++k) b += cut[k].bytes;
+        return b;
+    }
+
+    void release()
+    {
+        for (int q = 0; q < MAX_PMODES; ++q) tf_cuda_free(pind[q]);
+        tf_cuda_free(vals);
+        tf_cuda_free(head);
+        tf_cuda_free(seg_row);
+        for (int k = 0; k < FCOO_CUTS; ++k) cut[k].release();
+    }
+
+    /* The copy, cut into partitions of each of parts[0..nparts) non-zeros
+     * (f is re-cut in turn). */
+    tf_status upload(tf_fcoo *f, const uint32_t *parts, int np, cudaStream_t st)
+    {
+        const uint64_t n = f->nnz;
+        for (uint32_t q = 0; q + 1 < f->order; ++q) {
+            pmodes[q] = f->pmodes[q];
+            TF_TRY(tf_cuda_upload_new(&pind[q], f->pind[q], n, "F-COO indices"));
+        }
+        TF_TRY(tf_cuda_alloc(&vals, n, "F-COO values"));
+        TF_TRY(tf_cuda_put_values(vals, f->vals, n, st));
+        TF_TRY(tf_cuda_upload_new(&head, f->head, (n + 31) / 32, "F-COO head bits"));
+        TF_TRY(tf_cuda_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
+        nseg = f->nseg;
+        shared_bytes = tf_fcoo_bytes(f, sizeof(T)) - ((f->nparts + 31) / 32 + f->nparts) * sizeof(uint32_t);
+        for (int k = 0; k < np && k < FCOO_CUTS; ++k) {
+            if (parts[k] != f->part_nnz) TF_TRY(tf_fcoo_repartition(f, parts[k]));
+            TF_TRY(cut[k].upload(f));
+            ncut = k + 1;
+        }
+        return TF_OK;
+    }
+};
+
+template <typename T>
+struct fcoo_engine : tf_gpu_engine {
+    uint32_t order = 0;
+    bool no_vec = false; /* tuning.fcoo_vec = 0: one column per lane (for measurements) */
+    int slice_env = 0;    /* tuning.fcoo_slice = 16|32: every seg mode's slice (tests, measurements) */
+    uint64_t tune_prefix = 0; /* non-zeros a mode is tuned on (tune_nnz) */
+    uint64_t nnz = 0;
+    uint64_t dims[TF_MAX_ORDER] = {0};
+    fcoo_dev<T> copy[TF_GPU_MAX_ORDER];
+
+    ~fcoo_engine() override
+    {
+        for (int m = 0; m < TF_GPU_MAX_ORDER; ++m) copy[m].release();
+    }
+
+    tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
+    {
+        fcoo_dev<T> &c = copy[mode];
+        if (c.needs_tune(R)) {
+            cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+            TF_CU(cudaStreamIsCapturing(ctx->stream, &cs));
+            if (cs == cudaStreamCaptureStatusNone) TF_TRY(tune_mode(mode, fac, out, R));
+        }
+        return launch(mode, c.cut[c.chosen], c.variant, c.slice, fac, out, R);
+    }
+
+    tf_status tune(const void *const *fac, void *out, uint32_t R) override
+    {
+        for (uint32_t m = 0; m < order; ++m)
+            if (copy[m].needs_tune(R)) TF_TRY(tune_mode(m, fac, out, R));
+        return TF_OK;
+    }
+
+    /* Half slices are worth timing for mode: a seg mode with 16-byte
+     * pieces, rows longer than 256 bytes, and product factors the L2 does
+     * not hold (where it does, slices only add passes over the copy). */
+    bool slices_apply(uint32_t mode, uint32_t R) const
+    {
+        constexpr uint32_t VEC = 16 / sizeof(T);
+        const fcoo_dev<T> &c = copy[mode];
+        if (!c.seg || no_vec || R % VEC != 0 || R / VEC <= 16) return false;
+        uint64_t gathered = 0;
+        for (uint32_t q = 0; q + 1 < order; ++q) gathered += dims[c.pmodes[q]] * R * sizeof(T);
+        return gathered > ctx->l2_bytes;
+    }
+
+    /* Times every cut of `mode` with each occupancy variant (one warm-up
+     * and the best of three runs each, CUDA events; out is scratch) and
+     * keeps the fastest pair, the default variant unless the other is
+     * clearly faster; then, where slices_apply, the pair with half slices
+     * (kept if clearly faster). Waits for the stream: first use only. A
+     * mode of more than tune_prefix non-zeros is timed on the partitions
+     * that cover its first tune_prefix (with the whole output clear, as in
+     * use): 60 launches of the whole mode would cost ~17 s at a billion
+     * non-zeros. */
+    tf_status tune_mode(uint32_t mode, const void *const *fac, void *out, uint32_t R)
+    {
+        fcoo_dev<T> &c = copy[mode];
+        const int base = slice_env ? slice_env : 32;
+        auto time_of = [&](int k, int variant, int slice, float *t) -> tf_status {
+            fcoo_cut part = c.cut[k]; /* shallow: the same device arrays */
+            part.nparts = std::min<uint64_t>(part.nparts, (tune_prefix + part.part_nnz - 1) / part.part_nnz);
+            double ms[3];
+            TF_TRY(tf_cuda_time_runs(ctx->stream, 1, 3, ms,
+                                     [&]() { return launch(mode, part, variant, slice, fac, out, R); }));
+            *t = (float)std::min({ms[0], ms[1], ms[2]});
+            return TF_OK;
+        };
+        /* the fastest cut of each variant; c.variant (the default) first */
+        int variants[SEG_VARIANTS] = {c.variant};
+        int nv = 1;
+        for (int va = 0; va < SEG_VARIANTS; ++va)
+            if (c.tune_variant && va != c.variant && (va != SEG_PIPE || has_pipe(order))) variants[nv++] = va;
+        float best[SEG_VARIANTS] = {0.f};
+        int cut_of[SEG_VARIANTS] = {0};
+        for (int v = 0; v < nv; ++v)
+            for (int k = 0; k < c.ncut; ++k) {
+                float t;
+                TF_TRY(time_of(k, variants[v], base, &t));
+                if (k == 0 || t < best[v]) {
+                    best[v] = t;
+                    cut_of[v] = k;
+                }
+            }
+        /* another variant must beat the default by 3 %: on uber-apr14 the
+         * 4-block one won the tuning runs by less and then ran 3-5 % slower */
+        int v = 0;
+        for (int w = 1; w < nv; ++w)
+            if (best[w] < 0.97f * best[0] && best[w] < best[v]) v = w;
+        c.chosen = cut_of[v];
+        c.variant = variants[v];
+        c.slice = base;
+        if (!slice_env && slices_apply(mode, R)) { /* likewise 3 % */
+            float t;
+            TF_TRY(time_of(c.chosen, c.variant, 16, &t));
+            if (t < 0.97f * best[v]) c.slice = 16;
+        }
+        c.tuned_R = R;
+        describe(this);
+        return TF_OK;
+    }
+
+    tf_status launch(uint32_t mode, const fcoo_cut &k, int variant, int slice, const void *const *fac, void *out,
+                     uint32_t R)
+    {
+        const fcoo_dev<T> &c = copy[mode];
+        if (k.clear_all || nnz == 0) {
+            TF_CU(cudaMemsetAsync(out, 0, dims[mode] * R * sizeof(T), ctx->stream));
+        } else if (k.nzero) {
+            const uint64_t n = k.nzero * R;
+            const unsigned blocks = (unsigned)std::min<uint64_t>((n + 255) / 256, 4096);
+            clear_rows_kernel<T><<<blocks, 256, 0, ctx->stream>>>((T *)out, k.zrows, k.nzero, R);
+            TF_CU_LAUNCH("clear_rows_kernel");
+        }
+        if (nnz == 0) return TF_OK;
+        fcoo_args<T> a;
+        for (int q = 0; q < MAX_PMODES; ++q) {
+            const bool used = q + 1 < (int)order;
+            a.pind[q] = used ? c.pind[q] : nullptr;
+            a.fac.f[q] = used ? (const T *)fac[c.pmodes[q]] : nullptr;
+        }
+        a.fac.f[MAX_PMODES] = nullptr;
+        a.vals = c.vals;
+        a.head = c.head;
+        a.start = k.start;
+        a.part_seg = k.part_seg;
+        a.seg_row = c.seg_row;
+        a.out = (T *)out;
+        a.nnz = nnz;
+        a.nparts = k.nparts;
+        a.nseg = c.nseg;
+        a.part_nnz = k.part_nnz;
+        a.np = order - 1;
+        a.R = R;
+        /* 16-byte factor loads (a lane takes VEC columns, a warp several
+         * non-zeros per step) when R is a multiple of VEC = 16 / sizeof(T),
+         * unless the mode is short for its partitions (more than 16 per
+         * output row): boundary atomics then pile up on few rows, and
+         * vector pieces serialise VEC of them per lane (measured on an
+         * H200: 1.6-1.9x slower there, 1.1-1.4x faster elsewhere). The
+         * seg kernel has the same boundary atomics (its groups are
+         * combined first), but for it V columns per lane also mean V
+         * times more groups per warp, i.e. V times shorter sequential
+         * walks, so it takes 16-byte pieces whenever R allows
+         * (measured that way only; tuning.fcoo_vec = 0 to compare). */
+        constexpr uint32_t VEC = 16 / sizeof(T);
+        const bool vec = R % VEC == 0 && !no_vec && (c.seg || k.nparts <= 16 * dims[mode]);
+        const bool half = c.seg && vec && slice == 16; /* half slices: 16-byte pieces only */
+        const uint32_t cols_per_block = (half ? 16 : 32) * (vec ? VEC : 1);
+        const dim3 grid((unsigned)((k.nparts + TF_BLOCK_WARPS - 1) / TF_BLOCK_WARPS),
+                        (R + cols_per_block - 1) / cols_per_block);
+        cudaStream_t st = ctx->stream;
+        /* The kernel is templated on the number of product modes (order - 1). */
+        return tf_with_order(order, [&](auto ord) -> tf_status {
+            constexpr int NP = decltype(ord)::value ? decltype(ord)::value - 1 : 0;
+            if (c.seg) {
+                auto run = [&](auto va) {
+                    constexpr int VA = decltype(va)::value;
+                    constexpr int MB = seg_blocks[VA];
+                    constexpr bool P = seg_pipelined[VA];
+                    if (half) fcoo_seg_kernel<T, NP, VEC, MB, P, 16><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    else if (vec) fcoo_seg_kernel<T, NP, VEC, MB, P, 32><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                    else fcoo_seg_kernel<T, NP, 1, MB, P, 32><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                };
+                if (variant == SEG_OCC) run(std::integral_constant<int, SEG_OCC>{});
+                else if (variant == SEG_DEEP) run(std::integral_constant<int, SEG_DEEP>{});
+                else if (variant == SEG_PIPE) {
+                    /* never chosen for the generic kernel (has_pipe) */
+                    if constexpr (NP > 0) run(std::integral_constant<int, SEG_PIPE>{});
+                    else run(std::integral_constant<int, SEG_WIDE>{});
+                } else run(std::integral_constant<int, SEG_WIDE>{});
+                TF_CU_LAUNCH("fcoo_seg_kernel");
+            } else {
+                if (vec) fcoo_mttkrp_kernel<T, NP, VEC><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                else fcoo_mttkrp_kernel<T, NP, 1><<<grid, TF_BLOCK_THREADS, 0, st>>>(a);
+                TF_CU_LAUNCH("fcoo_mttkrp_kernel");
+            }
+            return TF_OK;
+        });
+    }
+
+    /* the shared arrays and the cut in use */
+    uint64_t tensor_bytes(uint32_t mode) const override
+    {
+        const fcoo_dev<T> &c = copy[mode];
+        return c.shared_bytes + c.cut[c.chosen].bytes;
+    }
+};
+
+/* Non-zeros per partition (one warp): enough partitions for about eight
+ * full waves of warps on the device (shorter warps balance better; measured
+ * on an H200 for 20M non-zeros, R=32: 256 per warp 6% faster than 1024,
+ * 4096 12-43% slower), between 32 and 1024. Kept per mode (fcoo_dev::
+ * part_nnz): seg modes are re-cut to seg_partition_size. */
+/* A partition size from the tuning policy: a multiple of 32 in 32..65536, else 0. */
+uint32_t part_forced(uint32_t v) { return v >= 32 && v % 32 == 0 && v <= 65536 ? v : 0; }
+
+uint32_t partition_size(const tf_tuning &t, uint64_t nnz, int sm_count)
+{
+    /* tuning.fcoo_part = N (a multiple of 32) overrides it for every mode, for measurements */
+    if (part_forced(t.fcoo_part)) return t.fcoo_part;
+    const uint64_t warps = (uint64_t)(sm_count > 0 ? sm_count : 1) * 64 * 8;
+    uint64_t p = nnz / warps / 32 * 32;
+    return (uint32_t)std::min<uint64_t>(std::max<uint64_t>(p, 32), 1024);
+}
+
+/* The kernel of one mode: tuning.fcoo_kernel (1 scan, 2 seg) forces one;
+ * otherwise seg. Measured on an H200 (R=32, per mode, seg with
+ * the partition sizes of seg_partition_size against scan): faster on every
+ * mode of uber-apr14 (fp64 0.164 vs 0.201 ms all modes), wordnet30 (0.148
+ * vs 0.194) and the 20M-non-zero skewed tensor (6.26 vs 6.94 ms; segments
+ * of 10 non-zeros on average there), equal or better in fp32. */
+enum { KERNEL_AUTO, KERNEL_SCAN, KERNEL_SEG };
+
+int kernel_forced(const tf_tuning &t)
+{
+    return t.fcoo_kernel == 1 ? KERNEL_SCAN : t.fcoo_kernel == 2 ? KERNEL_SEG : KERNEL_AUTO;
+}
+
+bool choose_seg(int forced, const tf_fcoo *f)
+{
+    if (forced != KERNEL_AUTO) return forced == KERNEL_SEG;
+    return f->nseg > 0;
+}
+
+/* Partition size of a mode that uses seg: tuning.fcoo_seg_part = N (a
+ * multiple of 32) for measurements; else at least 64 non-zeros (a group's walk must
+ * outlast the warp's setup), and at least 128 on a mode shorter than the
+ * SM count, where partitions pile their boundary atomics on few rows.
+ * Measured on an H200, R=32 (ms per mode, fp64): uber's 1086-row mode 0.039
+ * at 64 vs 0.046 at 128 and 0.046 at 32; its 24-row mode 0.043 at 128 vs 0.047
+ * at 64; wordnet's 26-row mode 0.047 at 128, 0.073 at 64, 0.060 at 256. */
+uint32_t seg_partition_size(const tf_tuning &t, uint32_t part_nnz, uint64_t mode_len, int sm_count)
+{
+    if (part_forced(t.fcoo_seg_part)) return t.fcoo_seg_part;
+    uint32_t p = std::max<uint32_t>(part_nnz, 64);
+    if (mode_len < (uint64_t)(sm_count > 0 ? sm_count : 1)) p = std::max<uint32_t>(p, 128);
+    return p;
+}
+
+/* tuning.fcoo_tune = 0 (for measurements): no timing on first use; seg
+ * modes run the default partition size and occupancy variant. */
+bool tune_off(const tf_tuning &t) { return !t.fcoo_tune; }
+
+/* The seg kernel's variant: tuning.fcoo_variant = 2|3|4 (the unpipelined
+ * variant of that many blocks per SM) or 5 (the pipelined one) fixes it,
+ * else -1 (timed on first use). */
+int variant_forced(const tf_tuning &t)
+{
+    if (t.fcoo_variant == 5) return SEG_PIPE;
+    for (int va = 0; va < SEG_VARIANTS; ++va)
+        if (!seg_pipelined[va] && seg_blocks[va] == t.fcoo_variant) return va;
+    return -1;
+}
+
+/* tuning.fcoo_slice = 16|32: rank pieces per grid row of every seg mode
+ * (tests and measurements), else 0 (timed where slices_apply). */
+int slice_forced(const tf_tuning &t) { return t.fcoo_slice == 16 || t.fcoo_slice == 32 ? (int)t.fcoo_slice : 0; }
+
+/* The partition sizes a seg mode is cut into: parts[0] the default
+ * (seg_partition_size), then the other FCOO_CUTS candidates, timed on first
+ * use; tuning.fcoo_seg_part or fcoo_tune = 0 (for measurements): only the
+ * first. Returns how many. */
+int seg_partitions(const tf_tuning &t, uint32_t part_nnz, uint64_t mode_len, int sm_count, uint32_t *parts)
+{
+    const uint32_t d = seg_partition_size(t, part_nnz, mode_len, sm_count);
+    parts[0] = d;
+    if (part_forced(t.fcoo_seg_part) || tune_off(t)) return 1;
+    const uint32_t mult2[] = {1, 3, 4, 6}; /* d/2, 3d/2, 2d, 3d in halves of d */
+    int n = 1;
+    for (uint32_t q : mult2) {
+        uint32_t p = (d * q / 2 + 16) / 32 * 32;
+        p = std::max<uint32_t>(32, std::min<uint32_t>(p, 65536));
+        if (n < FCOO_CUTS && std::find(parts, parts + n, p) == parts + n) parts[n++] = p;
+    }
+    return n;
+}
+
+/* "fcoo, 256 nnz per warp[, seg modes 1,3][, half slices 1]": the lists
+ * only where they fit the description buffer. */
+template <typename E>
+void describe(E *e)
+{
+    auto part = [&](uint32_t m) { return e->copy[m].cut[e->copy[m].chosen].part_nnz; };
+    uint32_t lo = part(0), hi = lo;
+    char segs[2 * TF_GPU_MAX_ORDER + 1] = "", halves[2 * TF_GPU_MAX_ORDER + 1] = "";
+    size_t n = 0, nh = 0;
+    for (uint32_t m = 0; m < e->order; ++m) {
+        lo = std::min(lo, part(m));
+        hi = std::max(hi, part(m));
+        if (e->copy[m].seg) n += (size_t)snprintf(segs + n, sizeof segs - n, "%s%u", n ? "," : "", m + 1);
+        if (e->copy[m].seg && e->copy[m].slice == 16)
+            nh += (size_t)snprintf(halves + nh, sizeof halves - nh, "%s%u", nh ? "," : "", m + 1);
+    }
+    char parts[24];
+    if (lo == hi) snprintf(parts, sizeof parts, "%u", lo);
+    else snprintf(parts, sizeof parts, "%u-%u", lo, hi);
+    int len = snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp, seg modes %s%s%s", parts, segs,
+                       nh ? ", half slices " : "", halves);
+    if (nh && (len < 0 || (size_t)len >= sizeof e->desc))
+        len = snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp, seg modes %s", parts, segs);
+    if (!n || len < 0 || (size_t)len >= sizeof e->desc)
+        snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp", parts);
+}
+
+template <typename T>
+tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
+{
+    fcoo_engine<T> *e = new (std::nothrow) fcoo_engine<T>();
+    if (!e) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU F-COO engine");
+    e->ctx = ctx;
+    e->format = TF_FORMAT_FCOO;
+    e->order = X->order;
+    e->nnz = X->nnz;
+    const tf_tuning &tune = ctx->tune;
+    const uint32_t part_nnz = partition_size(tune, X->nnz, ctx->sm_count);
+    const int forced = kernel_forced(tune);
+    const int variant = variant_forced(tune);
+    e->no_vec = !tune.fcoo_vec;
+    e->tune_prefix = tune_nnz(tune, ctx->sm_count);
+    e->slice_env = slice_forced(tune);
+    for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
+        /* built at the first seg size unless scan is forced (a mode is seg
+         * when it has segments, i.e. almost always), so upload's first cut
+         * needs no second partition pass */
+        uint32_t seg_parts[FCOO_CUTS];
+        const int seg_np = seg_partitions(tune, part_nnz, X->dims[m], ctx->sm_count, seg_parts);
+        tf_fcoo f; /* one mode at a time on the host */
+        s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
+        if (s != TF_OK) break;
+        fcoo_dev<T> &c = e->copy[m];
+        c.seg = choose_seg(forced, &f);
+        c.variant = variant >= 0 && (variant != SEG_PIPE || has_pipe(e->order)) ? variant : SEG_WIDE;
+        c.tune_variant = c.seg && variant < 0 && !tune_off(tune);
+        if (e->slice_env) c.slice = e->slice_env;
+        const uint32_t scan_parts[1] = {part_nnz};
+        s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
+                  : c.upload(&f, scan_parts, 1, ctx->stream);
+        e->bytes += c.held();
+        tf_fcoo_free(&f);
+    }
+    if (s != TF_OK) {
+        delete e;
+        return s;
+    }
+    describe(e);
+    *out = e;
+    return TF_OK;
+}
+
+} // namespace
+
+tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+                             tf_gpu_engine **out)
+{
+    *out = nullptr;
+    return prec == TF_SINGLE ? create<float>(ctx, X, out) : create<double>(ctx, X, out);
+}

@@ -1,0 +1,197 @@
+/* GPU MTTKRP plans (the CUDA side of src/backend/plan.h): a device
+ * context plus one format engine; the host API path uploads the factors,
+ * runs the engine and downloads the result (converting to and from float
+ * for single precision); the timing path keeps everything on the device
+ * and times each run with CUDA events. */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include "gpu/mttkrp/engine.cuh"
+#include "gpu/runtime/timing.cuh"
+extern "C" {
+#include "backend/plan.h"
+#include "fmt/auto_format.h"
+}
+
+tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt,
+                               tf_precision prec, uint64_t R, tf_gpu_engine **out, char *why,
+                               size_t why_len)
+{
+    *out = nullptr;
+    if (why && why_len) why[0] = 0;
+    if (X->order > TF_GPU_MAX_ORDER)
+        return tf_fail(TF_ERR_UNAVAILABLE, "GPU formats handle tensors of order 2..%d; this one has order %u",
+                       TF_GPU_MAX_ORDER, X->order);
+    if (fmt == TF_FORMAT_AUTO) {
+        uint64_t budget = 0;
+        TF_TRY(tf_cuda_budget(ctx, &budget));
+        TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, budget, ctx->sm_count, &fmt,
+                                  why, why_len));
+    }
+    tf_status s;
+    switch (fmt) {
+    case TF_FORMAT_COO: s = tf_gpu_coo_create(ctx, X, prec, out); break;
+    case TF_FORMAT_FCOO: s = tf_gpu_fcoo_create(ctx, X, prec, out); break;
+    case TF_FORMAT_BLCO: s = tf_gpu_blco_create(ctx, X, prec, out); break;
+    default:
+        return tf_fail(TF_ERR_UNAVAILABLE,
+                       "format '%s' is not available on the GPU backend (use coo, fcoo, blco or auto)",
+                       tf_format_name(fmt));
+    }
+    if (s != TF_OK) return s;
+    /* The uploads (cudaMemcpy from pageable memory, legacy stream) are not
+     * ordered with the context's non-blocking streams: wait for them here. */
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        delete *out;
+        *out = nullptr;
+        return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceSynchronize()", e);
+    }
+    return TF_OK;
+}
+
+void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec,
+                            const char *why)
+{
+    char full[512];
+    snprintf(full, sizeof full, "gpu %s, %s, %s%s%s%s", eng->desc, prec == TF_SINGLE ? "fp32" : "fp64",
+             eng->ctx->name, why && why[0] ? " [auto " : "", why ? why : "", why && why[0] ? "]" : "");
+    snprintf(dst, len, "%.*s", (int)(len ? len - 1 : 0), full);
+}
+
+namespace {
+
+struct cuda_plan {
+    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
+    tf_gpu_engine *eng = nullptr;
+    tf_precision prec = TF_DOUBLE;
+    size_t vbytes = 8;
+    uint32_t order = 0;
+    uint64_t dims[TF_MAX_ORDER] = {0};
+    uint64_t maxdim = 0;
+    void *d_fac[TF_MAX_ORDER] = {nullptr};
+    void *d_out = nullptr;
+    uint64_t R = 0; /* rank the buffers are sized for */
+
+    void free_buffers()
+    {
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_cuda_free(d_fac[m]);
+        tf_cuda_free(d_out);
+        memset(d_fac, 0, sizeof d_fac);
+        d_out = nullptr;
+        R = 0;
+    }
+    ~cuda_plan()
+    {
+        if (ctx) cudaSetDevice(ctx->device);
+        free_buffers();
+        delete eng;
+    }
+
+    tf_status buffers(uint64_t rank)
+    {
+        if (rank == R) return TF_OK;
+        free_buffers();
+        for (uint32_t m = 0; m < order; ++m)
+            TF_TRY(tf_cuda_alloc_bytes(&d_fac[m], dims[m] * rank * vbytes, "factor matrix"));
+        TF_TRY(tf_cuda_alloc_bytes(&d_out, maxdim * rank * vbytes, "MTTKRP output"));
+        R = rank;
+        return TF_OK;
+    }
+
+    tf_status put(uint32_t skip, const tf_matrix *factors)
+    {
+        for (uint32_t m = 0; m < order; ++m) {
+            if (m == skip) continue;
+            const uint64_t n = dims[m] * R;
+            if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)d_fac[m], factors[m].data, n, ctx->stream));
+            else TF_TRY(tf_cuda_put_values((double *)d_fac[m], factors[m].data, n, ctx->stream));
+        }
+        return TF_OK;
+    }
+
+    tf_status get(uint32_t mode, tf_matrix *out)
+    {
+        const uint64_t n = dims[mode] * R;
+        if (prec == TF_SINGLE) return tf_cuda_get_values(out->data, (const float *)d_out, n, ctx->stream);
+        return tf_cuda_get_values(out->data, (const double *)d_out, n, ctx->stream);
+    }
+
+    tf_status prepare(uint32_t mode, const tf_matrix *factors, const tf_matrix *out)
+    {
+        TF_TRY(tf_cuda_ctx_use(ctx));
+        if (out->cols > 0xffffffffu) return tf_fail(TF_ERR_RANGE, "GPU MTTKRP: rank %llu is too large",
+                                                    (unsigned long long)out->cols);
+        TF_TRY(buffers(out->cols));
+        return put(mode, factors);
+    }
+
+    tf_status run(uint32_t mode)
+    {
+        /* tuning.gpu_poison (tests): NaN in the whole output first, so a row
+         * the engine neither clears nor writes shows */
+        if (ctx->tune.gpu_poison) TF_CU(cudaMemsetAsync(d_out, 0xff, maxdim * R * vbytes, ctx->stream));
+        return eng->mttkrp(mode, (const void *const *)d_fac, d_out, (uint32_t)R);
+    }
+};
+
+tf_status plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
+{
+    cuda_plan *p = (cuda_plan *)impl;
+    TF_TRY(p->prepare(mode, factors, out));
+    TF_TRY(p->run(mode));
+    return p->get(mode, out);
+}
+
+tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out, int warmup,
+                    int reps, double *times_ms)
+{
+    cuda_plan *p = (cuda_plan *)impl;
+    TF_TRY(p->prepare(mode, factors, out));
+    TF_TRY(tf_cuda_time_runs(p->ctx->stream, warmup, reps, times_ms, [&]() { return p->run(mode); }));
+    return p->get(mode, out);
+}
+
+void plan_destroy(void *impl) { delete (cuda_plan *)impl; }
+
+const tf_plan_ops cuda_plan_ops = {plan_mttkrp, plan_destroy, plan_time};
+
+} // namespace
+
+extern "C" tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
+{
+    if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_COO && o->format != TF_FORMAT_FCOO &&
+        o->format != TF_FORMAT_BLCO)
+        return tf_fail(TF_ERR_UNAVAILABLE,
+                       "format '%s' is not available on the GPU backend (use coo, fcoo, blco or auto)",
+                       tf_format_name(o->format));
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "unknown precision %d", (int)o->precision);
+    cuda_plan *cp = new (std::nothrow) cuda_plan();
+    if (!cp) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU plan");
+    cp->prec = o->precision;
+    cp->vbytes = o->precision == TF_SINGLE ? sizeof(float) : sizeof(double);
+    cp->order = X->order;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        cp->dims[m] = X->dims[m];
+        if (X->dims[m] > cp->maxdim) cp->maxdim = X->dims[m];
+    }
+    char why[128];
+    tf_status s = tf_cuda_ctx_of(o->context, &cp->ctx);
+    if (s == TF_OK)
+        s = tf_gpu_engine_create(cp->ctx, X, o->format, o->precision, o->rank_hint, &cp->eng, why,
+                                 sizeof why);
+    if (s != TF_OK) {
+        delete cp;
+        return s;
+    }
+    p->ops = &cuda_plan_ops;
+    p->impl = cp;
+    p->format = cp->eng->format;
+    p->bytes = cp->eng->bytes;
+    tf_gpu_describe_engine(p->desc, sizeof p->desc, cp->eng, o->precision, why);
+    return TF_OK;
+}

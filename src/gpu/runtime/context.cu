@@ -1,0 +1,267 @@
+/* Device context, error messages, allocation and value transfers. */
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+
+#include "gpu/runtime/context.cuh"
+extern "C" {
+#include "core/alloc.h"
+}
+
+/* "path/to/file.cu" -> "file.cu"; "cudaMemcpy(a, b)" -> "cudaMemcpy". */
+static const char *base_name(const char *file)
+{
+    const char *s = strrchr(file, '/');
+    return s ? s + 1 : file;
+}
+static int call_name_len(const char *expr)
+{
+    const char *p = strchr(expr, '(');
+    return p ? (int)(p - expr) : (int)strlen(expr);
+}
+
+tf_status tf_cuda_fail(const char *file, int line, const char *expr, cudaError_t e)
+{
+    tf_status s = e == cudaErrorMemoryAllocation ? TF_ERR_NOMEM : TF_ERR_DEVICE;
+    return tf_fail(s, "%s:%d: %.*s: %s (%s)", base_name(file), line, call_name_len(expr), expr,
+                   cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+tf_status tf_cublas_fail(const char *file, int line, const char *expr, cublasStatus_t e)
+{
+    return tf_fail(TF_ERR_DEVICE, "%s:%d: %.*s: %s", base_name(file), line, call_name_len(expr),
+                   expr, cublasGetStatusString(e));
+}
+
+static const char *cusolver_name(cusolverStatus_t e)
+{
+    switch (e) {
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "not initialized";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "allocation failed";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "invalid value";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "execution failed";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "internal error";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "matrix type not supported";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "not supported";
+    default: return "error";
+    }
+}
+
+tf_status tf_cusolver_fail(const char *file, int line, const char *expr, cusolverStatus_t e)
+{
+    return tf_fail(TF_ERR_DEVICE, "%s:%d: %.*s: %s (cusolver status %d)", base_name(file), line,
+                   call_name_len(expr), expr, cusolver_name(e), (int)e);
+}
+
+tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present (%s)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    }
+    if (device < 0 || device >= n)
+        return tf_fail(TF_ERR_ARG, "CUDA device %d does not exist (devices 0..%d)", device, n - 1);
+    c->device = device;
+    TF_CU(cudaSetDevice(device));
+    cudaDeviceProp p;
+    TF_CU(cudaGetDeviceProperties(&p, device));
+    c->sm_count = p.multiProcessorCount;
+    c->smem_block = p.sharedMemPerBlock;
+    c->smem_optin = p.sharedMemPerBlockOptin;
+    c->l2_bytes = p.l2CacheSize > 0 ? (uint64_t)p.l2CacheSize : 0;
+    snprintf(c->name, sizeof c->name, "%s", p.name);
+    TF_CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    /* The side stream runs short work beside the main stream's kernels
+     * (CP-ALS: the Gram and the R x R solve beside the next MTTKRP): at the
+     * highest priority its blocks take the first SM that frees up. (Not
+     * inside a CUDA graph: an instantiated graph runs every node at the
+     * launch stream's priority; see enqueue_small_sweep in gpu/cpd/backend.cu.) */
+    int lo = 0, hi = 0;
+    TF_CU(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    TF_CU(cudaStreamCreateWithPriority(&c->side, cudaStreamNonBlocking, hi));
+    return TF_OK;
+}
+
+tf_status tf_cuda_ctx_use(const tf_cuda_ctx *c)
+{
+    TF_CU(cudaSetDevice(c->device));
+    return TF_OK;
+}
+
+tf_status tf_cuda_ctx_blas(tf_cuda_ctx *c)
+{
+    if (c->blas) return TF_OK;
+    TF_CUBLAS(cublasCreate(&c->blas));
+    TF_CUBLAS(cublasSetStream(c->blas, c->stream));
+    /* Scalars (alpha, beta) are host values; results we need come back via copies. */
+    TF_CUBLAS(cublasSetPointerMode(c->blas, CUBLAS_POINTER_MODE_HOST));
+    return TF_OK;
+}
+
+tf_status tf_cuda_ctx_solver(tf_cuda_ctx *c)
+{
+    if (c->solver) return TF_OK;
+    TF_CUSOLVER(cusolverDnCreate(&c->solver));
+    TF_CUSOLVER(cusolverDnSetStream(c->solver, c->stream));
+    return TF_OK;
+}
+
+void tf_cuda_ctx_destroy(tf_cuda_ctx *c)
+{
+    if (c->device < 0) return;
+    cudaSetDevice(c->device);
+    if (c->solver) cusolverDnDestroy(c->solver);
+    if (c->blas) cublasDestroy(c->blas);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    if (c->side) cudaStreamDestroy(c->side);
+    c->solver = nullptr;
+    c->blas = nullptr;
+    c->stream = c->side = nullptr;
+    c->device = -1;
+}
+
+tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out)
+{
+    *out = nullptr;
+    if (!c || c->backend != TF_BACKEND_GPU) {
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+            cudaGetLastError();
+            return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present");
+        }
+        return tf_fail(TF_ERR_UNAVAILABLE, "the context was made for the CPU: it has no GPU");
+    }
+    if (!c->gpu) {
+        tf_cuda_ctx *g = new (std::nothrow) tf_cuda_ctx();
+        if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU context");
+        tf_status s = tf_cuda_ctx_init(g, c->opts.device);
+        if (s != TF_OK) {
+            tf_cuda_ctx_destroy(g);
+            delete g;
+            return s;
+        }
+        g->tune = c->opts.tuning;
+        g->memory_limit = c->opts.memory_limit;
+        c->gpu = g;
+    }
+    *out = (tf_cuda_ctx *)c->gpu;
+    return tf_cuda_ctx_use(*out);
+}
+
+extern "C" void tf_cuda_context_release(void *gpu)
+{
+    tf_cuda_ctx *g = (tf_cuda_ctx *)gpu;
+    if (!g) return;
+    tf_cuda_ctx_destroy(g);
+    delete g;
+}
+
+tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes)
+{
+    size_t fr = 0, tot = 0;
+    TF_TRY(tf_cuda_mem_info(c, &fr, &tot));
+    uint64_t b = (uint64_t)(0.9 * (double)fr);
+    if (c->memory_limit && c->memory_limit < b) b = c->memory_limit;
+    *bytes = b;
+    return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)
+{
+    tf_cuda_ctx *g = nullptr;
+    TF_TRY(tf_cuda_ctx_of(c, &g));
+    return tf_cuda_budget(g, bytes);
+}
+
+tf_status tf_cuda_mem_info(const tf_cuda_ctx *c, size_t *free_bytes, size_t *total_bytes)
+{
+    TF_TRY(tf_cuda_ctx_use(c));
+    TF_CU(cudaMemGetInfo(free_bytes, total_bytes));
+    return TF_OK;
+}
+
+tf_status tf_cuda_alloc_bytes(void **p, size_t bytes, const char *what)
+{
+    *p = nullptr;
+    if (bytes == 0) return TF_OK;
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaSuccess) return TF_OK;
+    *p = nullptr;
+    cudaGetLastError(); /* out-of-memory is not sticky: clear it */
+    size_t fr = 0, tot = 0;
+    int dev = -1;
+    cudaGetDevice(&dev);
+    cudaMemGetInfo(&fr, &tot);
+    if (e == cudaErrorMemoryAllocation)
+        return tf_fail(TF_ERR_NOMEM,
+                       "out of device memory allocating %zu bytes (%.2f GiB) for %s; GPU %d has "
+                       "%.2f of %.2f GiB free",
+                       bytes, (double)bytes / (1 << 30), what, dev, (double)fr / (1 << 30),
+                       (double)tot / (1 << 30));
+    return tf_fail(TF_ERR_DEVICE, "cudaMalloc of %zu bytes for %s: %s", bytes, what,
+                   cudaGetErrorString(e));
+}
+
+void tf_cuda_free(void *p)
+{
+    if (p) cudaFree(p);
+}
+
+/* Conversion chunk: bounds the host buffer for float transfers. */
+static const uint64_t kChunk = 1u << 22;
+
+template <>
+tf_status tf_cuda_put_values<double>(double *d, const double *h, uint64_t n, cudaStream_t s)
+{
+    if (n) TF_CU(cudaMemcpyAsync(d, h, n * sizeof(double), cudaMemcpyHostToDevice, s));
+    TF_CU(cudaStreamSynchronize(s));
+    return TF_OK;
+}
+
+/* Host staging buffer of floats, freed on scope exit. */
+struct host_floats {
+    float *p = nullptr;
+    ~host_floats() { tf_free(p); }
+};
+
+template <>
+tf_status tf_cuda_put_values<float>(float *d, const double *h, uint64_t n, cudaStream_t s)
+{
+    host_floats buf;
+    TF_TRY(TF_ALLOC(buf.p, std::min<uint64_t>(n, kChunk), "float staging buffer"));
+    for (uint64_t at = 0; at < n; at += kChunk) {
+        uint64_t len = std::min<uint64_t>(kChunk, n - at);
+        for (uint64_t k = 0; k < len; ++k) buf.p[k] = (float)h[at + k];
+        TF_CU(cudaMemcpyAsync(d + at, buf.p, len * sizeof(float), cudaMemcpyHostToDevice, s));
+        TF_CU(cudaStreamSynchronize(s)); /* the buffer is reused */
+    }
+    return TF_OK;
+}
+
+template <>
+tf_status tf_cuda_get_values<double>(double *h, const double *d, uint64_t n, cudaStream_t s)
+{
+    if (n) TF_CU(cudaMemcpyAsync(h, d, n * sizeof(double), cudaMemcpyDeviceToHost, s));
+    TF_CU(cudaStreamSynchronize(s));
+    return TF_OK;
+}
+
+template <>
+tf_status tf_cuda_get_values<float>(double *h, const float *d, uint64_t n, cudaStream_t s)
+{
+    host_floats buf;
+    TF_TRY(TF_ALLOC(buf.p, std::min<uint64_t>(n, kChunk), "float staging buffer"));
+    for (uint64_t at = 0; at < n; at += kChunk) {
+        uint64_t len = std::min<uint64_t>(kChunk, n - at);
+        TF_CU(cudaMemcpyAsync(buf.p, d + at, len * sizeof(float), cudaMemcpyDeviceToHost, s));
+        TF_CU(cudaStreamSynchronize(s));
+        for (uint64_t k = 0; k < len; ++k) h[at + k] = (double)buf.p[k];
+    }
+    return TF_OK;
+}

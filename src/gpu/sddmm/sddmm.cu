@@ -1,0 +1,482 @@
+/* GPU SDDMM driver: the schemes' set-up (row arrays; SM-L2 / SM-SM tiles
+ * with Tj from the L2-capacity model and the device's L2 size, Ti from half
+ * an SM's shared memory), the choice by measurement (a few configurations
+ * of each allowed scheme, timed on S, the fastest kept), timed launches, and
+ * the result download. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <memory>
+#include <new>
+
+#include "gpu/sddmm/common.cuh"
+#include "gpu/sddmm/tile_kernel.cuh"
+#include "gpu/sddmm/row_kernel.cuh"
+extern "C" {
+#include "fmt/sddmm_tiles.h"
+}
+
+namespace {
+
+/* Device properties this driver needs beyond the context. */
+struct sddmm_device {
+    uint64_t l2_bytes = 0;
+    size_t smem_budget = 0;    /* dynamic shared memory per block: half an SM's */
+    uint64_t resident = 0;     /* threads resident on the whole device at once  */
+};
+
+tf_status query_device(const tf_cuda_ctx &ctx, sddmm_device *d)
+{
+    int smem_sm = 0, threads_sm = 0;
+    TF_CU(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ctx.device));
+    TF_CU(cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, ctx.device));
+    d->l2_bytes = ctx.l2_bytes ? ctx.l2_bytes : 4u << 20;
+    d->resident = (uint64_t)std::max(ctx.sm_count, 1) * (uint64_t)std::max(threads_sm, 1024);
+    /* Half an SM (two resident blocks of 512 threads), less 1 KB the runtime reserves per block. */
+    size_t half = smem_sm > 0 ? (size_t)smem_sm / 2 - 1024 : 48 * 1024;
+    d->smem_budget = std::min(half, std::max(ctx.smem_optin, ctx.smem_block));
+    return TF_OK;
+}
+
+/* One tiling uploaded to the device, with its launch parameters. */
+template <typename T>
+struct dev_tiles {
+    tf_sddmm_tiles host = {};
+    tf_dev_array<uint32_t> group_nnz, group_rows, group_col0, rows, col;
+    tf_dev_array<uint16_t> rloc;
+    tf_dev_array<T> sval, out;
+    uint32_t Tk = 0, V = 0, Ti = 0;
+    bool stage_b = false;
+    size_t smem = 0;
+    dev_tiles() = default;
+    dev_tiles(const dev_tiles &) = delete;
+    ~dev_tiles() { tf_sddmm_tiles_free(&host); }
+};
+
+uint32_t pow2_ceil(uint32_t x)
+{
+    uint32_t p = 1;
+    while (p < x) p <<= 1;
+    return p;
+}
+
+/* Tiles for slice width Tk under `scheme`; fails with TF_ERR_RANGE when the
+ * slice is too wide for the shared-memory budget. */
+template <typename T>
+tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device &dev, uint32_t Kp, uint32_t Tk,
+                     bool stage_b, dev_tiles<T> *t)
+{
+    const size_t row_bytes = (size_t)Tk * sizeof(T);
+    t->Tk = Tk;
+    t->V = std::min<uint32_t>(32, pow2_ceil(Tk / (16 / sizeof(T))));
+    t->stage_b = stage_b;
+    const uint32_t max_nnz = (TF_SDDMM_THREADS / t->V) * TF_SDDMM_NPER;
+    const uint64_t slots = dev.smem_budget / row_bytes; /* rows of A (+ B) that fit */
+    uint32_t Tj, Ti;
+    if (stage_b) {
+        Tj = o->tile_j ? o->tile_j : (uint32_t)std::min<uint64_t>(slots / 2, S->cols);
+        if (Tj < 1 || slots <= Tj)
+            return tf_fail(TF_ERR_RANGE, "SDDMM SM-SM: slice Tk %u with panel width %u does not fit %zu bytes of shared memory",
+                           Tk, Tj, dev.smem_budget);
+        Ti = (uint32_t)std::min<uint64_t>(slots - Tj, 65535);
+    } else {
+        Tj = o->tile_j ? o->tile_j : tf_sddmm_model_tile_j(S, Kp, sizeof(T), dev.l2_bytes);
+        Ti = (uint32_t)std::min<uint64_t>(slots, 65535);
+    }
+    Ti = std::min(Ti, max_nnz);
+    if (Ti < 1)
+        return tf_fail(TF_ERR_RANGE, "SDDMM: slice Tk %u does not fit %zu bytes of shared memory", Tk, dev.smem_budget);
+    t->Ti = Ti;
+    t->smem = ((size_t)Ti + (stage_b ? Tj : 0)) * row_bytes;
+    TF_TRY(tf_sddmm_tiles_build(S, Tj, Ti, max_nnz, &t->host));
+    const tf_sddmm_tiles &h = t->host;
+    if (h.ngroups > (uint64_t)INT32_MAX)
+        return tf_fail(TF_ERR_RANGE, "SDDMM: %llu thread blocks exceed the grid limit", (unsigned long long)h.ngroups);
+    TF_TRY(t->group_nnz.upload(h.group_nnz, h.ngroups + 1, "SDDMM group offsets"));
+    TF_TRY(t->group_rows.upload(h.group_rows, h.ngroups + 1, "SDDMM group rows"));
+    TF_TRY(t->group_col0.upload(h.group_col0, h.ngroups, "SDDMM group columns"));
+    TF_TRY(t->rows.upload(h.rows, h.nrows, "SDDMM active rows"));
+    TF_TRY(t->col.upload(h.col, h.nnz, "SDDMM columns"));
+    TF_TRY(t->rloc.upload(h.rloc, h.nnz, "SDDMM local rows"));
+    T *sv = nullptr;
+    TF_TRY(TF_ALLOC(sv, h.nnz, "SDDMM values in tile order"));
+    for (uint64_t e = 0; e < h.nnz; ++e) sv[e] = (T)S->vals[h.pos[e]];
+    tf_status s = t->sval.upload(sv, h.nnz, "SDDMM values");
+    tf_free(sv);
+    TF_TRY(s);
+    TF_TRY(t->out.alloc(h.nnz, "SDDMM output"));
+    auto kernel = stage_b ? tf_sddmm_kernel<T, true> : tf_sddmm_kernel<T, false>;
+    /* Raise the limit to the whole budget, never to this tiling's size: the
+     * Tk auto-tune builds several tilings and must not lower the limit an
+     * earlier, larger one launches with. */
+    if (t->smem > 48 * 1024)
+        TF_CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dev.smem_budget));
+    return TF_OK;
+}
+
+template <typename T>
+tf_status launch(const tf_cuda_ctx &ctx, const dev_tiles<T> &t, const T *A, const T *B, uint32_t Kp, uint32_t ncols,
+                 const tf_sddmm_opts *o)
+{
+    if (t.host.ngroups == 0) return TF_OK;
+    tf_sddmm_args<T> a;
+    a.group_nnz = t.group_nnz.p;
+    a.group_rows = t.group_rows.p;
+    a.group_col0 = t.group_col0.p;
+    a.rows = t.rows.p;
+    a.col = t.col.p;
+    a.rloc = t.rloc.p;
+    a.sval = t.sval.p;
+    a.A = A;
+    a.B = B;
+    a.out = t.out.p;
+    a.Kp = Kp;
+    a.Tk = t.Tk;
+    a.V = t.V;
+    a.tile_j = t.host.tile_j;
+    a.ncols = ncols;
+    a.scale = o->op == TF_SDDMM_SCALE;
+    a.alpha = (T)o->alpha;
+    a.beta = (T)o->beta;
+    const dim3 grid((unsigned)t.host.ngroups);
+    if (t.stage_b) tf_sddmm_kernel<T, true><<<grid, TF_SDDMM_THREADS, t.smem, ctx.stream>>>(a);
+    else tf_sddmm_kernel<T, false><<<grid, TF_SDDMM_THREADS, t.smem, ctx.stream>>>(a);
+    TF_CU_LAUNCH("tf_sddmm_kernel");
+    return TF_OK;
+}
+
+/* Slice widths to try: all of Kp, and 32-multiples below it down to 64
+ * (at most `max` <= 4), each no wider than the shared memory allows. */
+template <typename T>
+int tk_candidates(const tf_sddmm_opts *o, uint32_t Kp, const sddmm_device &dev, bool stage_b, int max, uint32_t *out)
+{
+    const uint32_t w = 16 / sizeof(T);
+    const uint64_t max_tk = dev.smem_budget / ((stage_b ? 64 : 16) * sizeof(T)) / w * w; /* >= 16 rows */
+    if (o->tile_k) {
+        uint32_t tk = (std::min<uint32_t>(o->tile_k, Kp) + w - 1) / w * w;
+        out[0] = (uint32_t)std::min<uint64_t>(tk, std::max<uint64_t>(max_tk, w));
+        return 1;
+    }
+    int n = 0;
+    uint32_t tk = (uint32_t)std::min<uint64_t>(Kp, std::max<uint64_t>(max_tk, w));
+    out[n++] = tk;
+    for (uint32_t c = tk / 2 / 32 * 32; c >= 64 && n < max; c = c / 2 / 32 * 32) out[n++] = c;
+    return n;
+}
+
+/* ------------------------------------------------------------ row scheme */
+
+/* The row scheme's device arrays, shared by all its configurations. */
+template <typename T>
+struct dev_rows {
+    tf_dev_array<uint32_t> row, col;
+    tf_dev_array<T> sval, out;
+};
+
+struct row_cfg {
+    uint32_t V, nper; /* lanes per non-zero, non-zeros per virtual warp (V = 0: none) */
+    bool a_regs;      /* A's row slice kept in registers                            */
+    uint32_t grid;    /* blocks (0: one virtual warp per chunk of nper non-zeros;
+                         else a resident-sized grid whose virtual warps loop)       */
+};
+
+template <typename T>
+tf_status upload_rows(const tf_csr *S, dev_rows<T> *d)
+{
+    if (S->rows >= UINT32_MAX)
+        return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: %llu rows exceed its 32-bit row indices",
+                       (unsigned long long)S->rows);
+    uint32_t *r = nullptr;
+    T *sv = nullptr;
+    TF_TRY(TF_ALLOC(r, S->nnz, "SDDMM rows of the non-zeros"));
+    tf_status s = TF_ALLOC(sv, S->nnz, "SDDMM values");
+    if (s == TF_OK) {
+        for (uint64_t i = 0; i < S->rows; ++i)
+            for (uint64_t e = S->rowptr[i]; e < S->rowptr[i + 1]; ++e) r[e] = (uint32_t)i;
+        for (uint64_t e = 0; e < S->nnz; ++e) sv[e] = (T)S->vals[e];
+        s = d->row.upload(r, S->nnz, "SDDMM rows");
+    }
+    if (s == TF_OK) s = d->col.upload(S->colind, S->nnz, "SDDMM columns");
+    if (s == TF_OK) s = d->sval.upload(sv, S->nnz, "SDDMM values");
+    if (s == TF_OK) s = d->out.alloc(S->nnz, "SDDMM output");
+    tf_free(r);
+    tf_free(sv);
+    return s;
+}
+
+/* 16-byte vectors per lane and pass, for V lanes over a row of kpv: 1, 2 or 4. */
+uint32_t row_vpl(uint32_t kpv, uint32_t V) { return std::min<uint32_t>(4, pow2_ceil((kpv + V - 1) / V)); }
+/* Fewest lanes (a power of two <= 32) that cover kpv vectors with at most vpl each. */
+uint32_t row_lanes(uint32_t kpv, uint32_t vpl) { return std::min<uint32_t>(32, pow2_ceil((kpv + vpl - 1) / vpl)); }
+
+/* Non-zeros per virtual warp of V lanes that give about one full wave of
+ * resident threads: a power of two in [4, 64] (small S: more, shorter
+ * virtual warps, as latency dominates; large S: fewer index loads and more
+ * reuse of A's row per virtual warp). */
+uint32_t row_nper(uint64_t nnz, uint32_t V, uint64_t resident)
+{
+    uint32_t n = 4;
+    while (n < 64 && (uint64_t)2 * n * resident <= nnz * V) n *= 2;
+    return n;
+}
+
+/* Most row configurations timed on one S (run() sizes its array by it). */
+constexpr int kRowCandidates = 32;
+
+/* Whether c[lo .. hi - 1] holds p's (V, nper, a_regs) already. */
+bool has_cfg(const row_cfg *c, int lo, int hi, const row_cfg &p)
+{
+    for (int i = lo; i < hi; ++i)
+        if (c[i].V == p.V && c[i].nper == p.nper && c[i].a_regs == p.a_regs) return true;
+    return false;
+}
+
+/* Configurations to time: lanes per non-zero V in {v4 / 2 and v4 / 4 (two
+ * or four passes over K with 4 vectors per lane), v4 (the fewest lanes that
+ * cover the row in one pass of 4 vectors), v2 (one pass of 2)}, each with
+ * nper 4, 16 and row_nper's one-wave value, the one-wave one also with A's
+ * row in registers where one pass covers K. (H200, fp32, document-term
+ * matrices: the best lies anywhere in this grid, e.g. 20news K = 128 at V 8
+ * nper 16 or V 4 nper 4, 1.16x the one-wave nper 64 that was the only one
+ * timed before; K = 512 at V 8 nper 4, 1.08x V 32 nper 16; ap-dtm K = 512
+ * V 8 nper 4-8 0.0744-0.0756 ms against V 16's best 0.0766.) Fields set in
+ * o override all of them; duplicates are dropped. */
+int row_candidates(const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident, row_cfg *out)
+{
+    const uint32_t v4 = row_lanes(kpv, 4), v2 = row_lanes(kpv, 2);
+    int n = 0;
+    /* nper 0: the one-wave value for the candidate's (possibly forced) V */
+    auto add = [&](uint32_t V, uint32_t nper, bool a_regs) {
+        row_cfg c = {o->vwarp ? o->vwarp : V, 0, o->a_regs ? o->a_regs > 0 : a_regs, 0};
+        c.nper = o->nper ? o->nper : nper ? nper : row_nper(nnz, c.V, resident);
+        c.a_regs = c.a_regs && kpv <= 4 * c.V; /* the registers hold one pass over K */
+        if (n < kRowCandidates && !has_cfg(out, 0, n, c)) out[n++] = c;
+    };
+    const uint32_t vs[4] = {v4, v4 > 1 ? v4 / 2 : v4, v4 > 4 ? v4 / 4 : v4, v2}; /* V 1: 2-4x slower */
+    for (uint32_t v : vs) {
+        add(v, 0, false);
+        add(v, 0, true);
+        add(v, 4, false);
+        add(v, 16, false);
+    }
+    return n;
+}
+
+uint64_t row_blocks(uint64_t nnz, const row_cfg &c)
+{
+    const uint64_t all = ((nnz + c.nper - 1) / c.nper * c.V + TF_SDDMM_ROW_THREADS - 1) / TF_SDDMM_ROW_THREADS;
+    return c.grid ? std::min<uint64_t>(c.grid, all) : all;
+}
+
+template <typename T, bool A_REGS, bool PERSIST>
+void (*row_kernel_p(uint32_t vpl))(tf_sddmm_row_args<T>)
+{
+    return vpl == 1 ? tf_sddmm_row_kernel<T, 1, A_REGS, PERSIST>
+                    : vpl == 2 ? tf_sddmm_row_kernel<T, 2, A_REGS, PERSIST> : tf_sddmm_row_kernel<T, 4, A_REGS, PERSIST>;
+}
+
+template <typename T>
+void (*row_kernel(uint32_t vpl, bool a_regs, bool persist))(tf_sddmm_row_args<T>)
+{
+    if (persist) return a_regs ? row_kernel_p<T, true, true>(vpl) : row_kernel_p<T, false, true>(vpl);
+    return a_regs ? row_kernel_p<T, true, false>(vpl) : row_kernel_p<T, false, false>(vpl);
+}
+
+template <typename T>
+tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg &c, const T *A, const T *B,
+                     uint32_t Kp, uint64_t nnz, const tf_sddmm_opts *o)
+{
+    tf_sddmm_row_args<T> a;
+    a.row = d.row.p;
+    a.col = d.col.p;
+    a.sval = d.sval.p;
+    a.A = A;
+    a.B = B;
+    a.out = d.out.p;
+    a.nnz = nnz;
+    a.Kp = Kp;
+    a.V = c.V;
+    a.nper = c.nper;
+    a.scale = o->op == TF_SDDMM_SCALE;
+    a.alpha = (T)o->alpha;
+    a.beta = (T)o->beta;
+    const uint32_t vpl = row_vpl(Kp / (16 / sizeof(T)), c.V);
+    auto kernel = row_kernel<T>(vpl, c.a_regs, c.grid != 0);
+    kernel<<<(unsigned)row_blocks(nnz, c), TF_SDDMM_ROW_THREADS, 0, ctx.stream>>>(a);
+    TF_CU_LAUNCH("tf_sddmm_row_kernel");
+    return TF_OK;
+}
+
+/* Adds resident-sized (persistent) versions of the candidates at the
+ * one-wave nper (A in L1 or registers), with half that many non-zeros per
+ * virtual warp and with 8 (their loop balances the work, and a grid of
+ * exactly the resident blocks leaves no partial last wave; 20news K = 32:
+ * V 4 nper 8 is the best of all). tuning.sddmm_row_grid = N instead gives
+ * every candidate a grid of N blocks (tests: many chunks per virtual warp).
+ * Returns the new count, or -1 if the kernel cannot be resident. */
+template <typename T>
+int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident,
+                    row_cfg *c, int n)
+{
+    if (ctx.tune.sddmm_row_grid > 0) {
+        for (int i = 0; i < n; ++i) c[i].grid = ctx.tune.sddmm_row_grid;
+        return n;
+    }
+    if (o->nper) return n; /* a forced nper: time it as given */
+    const int base = n;
+    for (int i = 0; i < base; ++i) {
+        if (c[i].nper != row_nper(nnz, c[i].V, resident)) continue;
+        int per_sm = 0;
+        auto kernel = row_kernel<T>(row_vpl(kpv, c[i].V), c[i].a_regs, true);
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TF_SDDMM_ROW_THREADS, 0) != cudaSuccess ||
+            per_sm < 1)
+            return -1;
+        const uint32_t npers[2] = {std::max<uint32_t>(4, c[i].nper / 2), 8};
+        for (uint32_t np : npers) {
+            row_cfg p = c[i];
+            p.nper = np;
+            p.grid = (uint32_t)per_sm * (uint32_t)std::max(ctx.sm_count, 1);
+            if (n >= kRowCandidates || has_cfg(c, base, n, p)) continue;
+            if (row_blocks(nnz, p) < p.grid) continue; /* S fits in one wave anyway */
+            c[n++] = p;
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ the choice */
+
+/* Best of four runs after one warm-up (0 when not timed). */
+template <typename Fn>
+tf_status quick_ms(const tf_cuda_ctx &ctx, bool timed, double *m, Fn &&fn)
+{
+    /* 4 runs: with 2, kernels of ~10 us were misranked often enough to
+     * pick a 20 % slower configuration (H200) */
+    double ms[4] = {0, 0, 0, 0};
+    if (timed) TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 4, ms, fn));
+    *m = *std::min_element(ms, ms + 4);
+    return TF_OK;
+}
+
+template <typename T>
+tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
+              double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+{
+    sddmm_device dev;
+    TF_TRY(query_device(ctx, &dev));
+    const uint32_t Kp = tf_sddmm_padded_k<T>(A->cols);
+    tf_dev_array<T> dA, dB;
+    TF_TRY(tf_sddmm_upload_padded(dA, A, Kp, "SDDMM A"));
+    TF_TRY(tf_sddmm_upload_padded(dB, B, Kp, "SDDMM B"));
+
+    /* Candidates: the row configurations, then SM-L2's slice widths and
+     * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). */
+    const bool any = o->algo == TF_SDDMM_ALGO_AUTO;
+    const uint32_t kpv = Kp / (16 / sizeof(T));
+    row_cfg rcand[kRowCandidates];
+    uint32_t tk[2][4];
+    int nrow = 0, ntk[2] = {0, 0};
+    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = with_persistent<T>(ctx, o, kpv, S->nnz, dev.resident, rcand,
+                                                                      row_candidates(o, kpv, S->nnz, dev.resident, rcand));
+    if (nrow < 0) return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: no resident blocks for its kernel");
+    if (any || o->algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(o, Kp, dev, false, 4, tk[0]);
+    if (any || o->algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(o, Kp, dev, true, any ? 1 : 4, tk[1]);
+    const bool timed = nrow + ntk[0] + ntk[1] > 1;
+
+    double best_ms = INFINITY;
+    row_cfg best_row = {0, 0, false, 0}; /* V != 0: the row scheme won */
+    std::unique_ptr<dev_rows<T>> rows;
+    std::unique_ptr<dev_tiles<T>> best, trial;
+    tf_status last = TF_OK;
+    if (nrow) {
+        rows.reset(new (std::nothrow) dev_rows<T>());
+        if (!rows) return tf_fail(TF_ERR_NOMEM, "out of memory for the SDDMM row arrays");
+        last = upload_rows<T>(S, rows.get());
+        if (last != TF_OK && !(any && last == TF_ERR_RANGE)) return last;
+        for (int i = 0; i < nrow && last == TF_OK; ++i) {
+            double m;
+            TF_TRY(quick_ms(ctx, timed, &m,
+                            [&] { return launch_row<T>(ctx, *rows, rcand[i], dA.p, dB.p, Kp, S->nnz, o); }));
+            if (m < best_ms) {
+                best_ms = m;
+                best_row = rcand[i];
+            }
+        }
+    }
+    for (int sb = 0; sb < 2; ++sb)
+        for (int i = 0; i < ntk[sb]; ++i) {
+            trial.reset(new (std::nothrow) dev_tiles<T>());
+            if (!trial) return tf_fail(TF_ERR_NOMEM, "out of memory for SDDMM tiles");
+            last = make_tiles<T>(S, o, dev, Kp, tk[sb][i], sb != 0, trial.get());
+            if (last == TF_ERR_RANGE) continue; /* too wide for shared memory: the next is narrower */
+            TF_TRY(last);
+            double m;
+            const dev_tiles<T> &t = *trial;
+            TF_TRY(quick_ms(ctx, timed, &m, [&] { return launch<T>(ctx, t, dA.p, dB.p, Kp, (uint32_t)S->cols, o); }));
+            if (m < best_ms) {
+                best_ms = m;
+                best = std::move(trial);
+                best_row.V = 0;
+                rows.reset(); /* frees the row arrays */
+            }
+        }
+    const bool row = best_row.V != 0;
+    if (!row && !best) return last;
+    auto run_best = [&] {
+        return row ? launch_row<T>(ctx, *rows, best_row, dA.p, dB.p, Kp, S->nnz, o)
+                   : launch<T>(ctx, *best, dA.p, dB.p, Kp, (uint32_t)S->cols, o);
+    };
+    TF_TRY(tf_cuda_time_runs(ctx.stream, warmup, reps, times_ms, run_best));
+    tf_status s = TF_OK;
+    if (row) {
+        s = tf_cuda_get_values<T>(P, rows->out.p, S->nnz, ctx.stream); /* CSR order already */
+    } else {
+        double *h = nullptr;
+        TF_TRY(TF_ALLOC(h, S->nnz, "SDDMM result in tile order"));
+        s = tf_cuda_get_values<T>(h, best->out.p, S->nnz, ctx.stream);
+        if (s == TF_OK)
+            for (uint64_t e = 0; e < S->nnz; ++e) P[best->host.pos[e]] = h[e];
+        tf_free(h);
+    }
+    if (s == TF_OK && info) {
+        memset(info, 0, sizeof *info);
+        info->backend = TF_BACKEND_GPU;
+        if (row) {
+            info->algo = TF_SDDMM_ALGO_ROW;
+            info->vwarp = best_row.V;
+            info->nper = best_row.nper;
+            info->a_regs = best_row.a_regs;
+            info->blocks = row_blocks(S->nnz, best_row);
+        } else {
+            const dev_tiles<T> &t = *best;
+            info->algo = t.stage_b ? TF_SDDMM_ALGO_SM_SM : TF_SDDMM_ALGO_SM_L2;
+            info->tile_i = t.Ti;
+            info->tile_j = t.host.tile_j;
+            info->tile_k = t.Tk;
+            info->vwarp = t.V;
+            info->blocks = t.host.ngroups;
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+extern "C" tf_status tf_cuda_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
+                                   double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+{
+    tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
+    TF_TRY(tf_cuda_ctx_of(o->context, &c));
+    if (o->algo == TF_SDDMM_ALGO_CUSPARSE) {
+        if (info) {
+            memset(info, 0, sizeof *info);
+            info->backend = TF_BACKEND_GPU;
+            info->algo = TF_SDDMM_ALGO_CUSPARSE;
+        }
+        return tf_cuda_sddmm_cusparse(c, S, A, B, o, P, warmup, reps, times_ms);
+    }
+    if (o->precision == TF_SINGLE) return run<float>(*c, S, A, B, o, P, warmup, reps, times_ms, info);
+    return run<double>(*c, S, A, B, o, P, warmup, reps, times_ms, info);
+}

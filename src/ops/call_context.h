@@ -1,0 +1,11 @@
+/* The context a front-end call runs in. */
+#ifndef TF_OPS_CALL_CONTEXT_H
+#define TF_OPS_CALL_CONTEXT_H
+#include "backend/context.h"
+
+/* `given` if non-NULL, else a new default context for `backend` on GPU
+ * `device`, returned in *own as well (the caller frees *own when done;
+ * NULL when nothing was made). */
+tf_status tf_context_for_call(tf_context *given, tf_backend backend, int device, int threads,
+                              tf_context **use, tf_context **own);
+#endif

@@ -1,0 +1,95 @@
+/* tf_context: creation, options and the per-call default context. */
+#include "ops/call_context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+void tf_context_opts_default(tf_context_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = TF_BACKEND_AUTO;
+    o->device = 0;
+    o->ndevices = 1;
+    o->memory_limit = 0;
+    o->threads = 0;
+    tf_tuning_default(&o->tuning);
+}
+
+tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
+{
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_context_create: no place for the context");
+    *out = NULL;
+    tf_context_opts d;
+    if (!o) {
+        tf_context_opts_default(&d);
+        o = &d;
+    }
+    if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "context: unknown backend %d", (int)o->backend);
+    if (o->ndevices < 1)
+        return tf_fail(TF_ERR_ARG, "context: %d GPUs asked for (at least 1)", o->ndevices);
+    if (o->ndevices > 1)
+        return tf_fail(TF_ERR_UNAVAILABLE,
+                       "context: %d GPUs asked for; this version of tenfold runs on one GPU",
+                       o->ndevices);
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "context: %d threads", o->threads);
+    tf_backend b = (tf_backend)o->backend;
+    const int gpus = tf_gpu_count();
+    if (b == TF_BACKEND_AUTO) b = gpus > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    if (b == TF_BACKEND_GPU) {
+        if (!tf_have_cuda())
+            return tf_fail(TF_ERR_UNAVAILABLE,
+                           "this build of tenfold has no CUDA backend (nvcc was not found at build time)");
+        if (gpus == 0) return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present");
+        if (o->device < 0 || o->device >= gpus)
+            return tf_fail(TF_ERR_ARG, "GPU %d does not exist (GPUs 0..%d)", o->device, gpus - 1);
+    }
+    tf_context *c = calloc(1, sizeof *c);
+    if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
+    c->opts = *o;
+    c->backend = b;
+    *out = c;
+    return TF_OK;
+}
+
+void tf_context_free(tf_context *c)
+{
+    if (!c) return;
+    if (c->gpu) tf_cuda_context_release(c->gpu);
+    free(c);
+}
+
+tf_backend tf_context_backend(const tf_context *c) { return c ? c->backend : TF_BACKEND_CPU; }
+
+tf_status tf_context_memory_budget(tf_context *c, uint64_t *bytes)
+{
+    if (!c || !bytes) return tf_fail(TF_ERR_ARG, "tf_context_memory_budget: NULL argument");
+    *bytes = 0;
+    if (c->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_UNAVAILABLE, "context: no GPU, so no device memory budget");
+    return tf_cuda_context_budget(c, bytes);
+}
+
+tf_status tf_context_for_call(tf_context *given, tf_backend backend, int device, int threads,
+                              tf_context **use, tf_context **own)
+{
+    *own = NULL;
+    if (given) {
+        *use = given;
+        return TF_OK;
+    }
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    o.backend = backend == TF_BACKEND_AUTO ? TF_BACKEND_AUTO : backend;
+    o.device = device;
+    o.threads = threads;
+    /* The call decides CPU or GPU itself; the private context only carries
+     * the device and the defaults, so it is made for the GPU only when one
+     * is asked for and exists. */
+    if (o.backend == TF_BACKEND_AUTO) o.backend = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    TF_TRY(tf_context_create(&o, own));
+    *use = *own;
+    return TF_OK;
+}

@@ -1,0 +1,202 @@
+/* tf_cpd, the front end of CP-ALS: checks the options, brings values of
+ * any magnitude into range (a power-of-two scaled view), picks and creates
+ * the backend (CPU, or the GPU of the run's context), then runs the
+ * algorithm (algo/cp_als.c) on it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/cp_als.h"
+#include "backend/plan.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "ops/call_context.h"
+
+void tf_cpd_opts_default(tf_cpd_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rank = 10;
+    o->max_iters = 50;
+    o->tol = 1e-5;
+    o->seed = TF_DEFAULT_SEED;
+    o->backend = TF_BACKEND_AUTO;
+    o->format = TF_FORMAT_AUTO;
+    o->precision = TF_DOUBLE;
+}
+
+static tf_status check_opts(const tf_cpd_opts *o)
+{
+    if (o->rank < 1 || o->rank > TF_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "cpd: rank %llu is outside 1..%u", (unsigned long long)o->rank,
+                       TF_MAX_RANK);
+    if (o->max_iters < 1) return tf_fail(TF_ERR_ARG, "cpd: max_iters is 0 (expected at least 1)");
+    if (!(o->tol >= 0.0) || isinf(o->tol))
+        return tf_fail(TF_ERR_ARG, "cpd: tolerance %g is not a finite number >= 0", o->tol);
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "cpd: threads %d is negative", o->threads);
+    if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "cpd: unknown backend %d", (int)o->backend);
+    if ((unsigned)o->format > TF_FORMAT_BLCO)
+        return tf_fail(TF_ERR_ARG, "cpd: unknown format %d", (int)o->format);
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "cpd: unknown precision %d", (int)o->precision);
+    return TF_OK;
+}
+
+/* What a backend borrows and the front end frees after it: a private
+ * context (GPU without one in the options) or the CPU's MTTKRP plan. */
+typedef struct backend_hold {
+    tf_context *own;
+    tf_plan *plan;
+} backend_hold;
+
+static void hold_free(backend_hold *h)
+{
+    tf_plan_free(h->plan);
+    tf_context_free(h->own); /* after everything on its device is gone */
+    h->plan = NULL;
+    h->own = NULL;
+}
+
+static tf_status create_gpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
+                                    backend_hold *h)
+{
+    tf_cpd_opts go = *o;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &h->own));
+    tf_status s = tf_cuda_cpd_backend_create(X, &go, be);
+    if (s != TF_OK) hold_free(h);
+    return s;
+}
+
+static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
+                                    backend_hold *h)
+{
+    tf_plan_opts po;
+    tf_plan_opts_default(&po);
+    po.backend = TF_BACKEND_CPU;
+    po.format = o->format;
+    po.precision = o->precision;
+    po.threads = o->threads;
+    po.rank_hint = o->rank;
+    TF_TRY(tf_plan_build(X, &po, &h->plan));
+    tf_status s = tf_cpu_cpd_backend_create(X, o, h->plan, be);
+    if (s != TF_OK) hold_free(h);
+    return s;
+}
+
+/* GPU when asked, or under auto when the context (or, without one, the
+ * machine) has a GPU and the format exists there (falling back to the CPU
+ * if the GPU backend is unavailable). */
+static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
+                                backend_hold *h)
+{
+    memset(h, 0, sizeof *h);
+    if (o->backend == TF_BACKEND_GPU) return create_gpu_backend(X, o, be, h);
+    const int gpu = o->context ? o->context->backend == TF_BACKEND_GPU : tf_gpu_count() > 0;
+    if (o->backend == TF_BACKEND_AUTO && gpu &&
+        (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
+         o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO)) {
+        tf_status s = create_gpu_backend(X, o, be, h);
+        if (s != TF_ERR_UNAVAILABLE) return s;
+        tf_clear_error();
+    }
+    return create_cpu_backend(X, o, be, h);
+}
+
+/* Values whose largest magnitude is 2^e with |e| <= SAFE_EXP are used as
+ * they are: squares and sums of up to 2^40 of them stay well inside the
+ * normal range of a float (2^-126..2^128), so the fp32 GPU path and the fit
+ * terms neither under- nor overflow. Others are scaled by 2^-e. */
+#define SAFE_EXP 40
+
+/* The exponent e of the largest |value| (0 when all are zero). */
+static int max_exponent(const tf_tensor *X, int threads)
+{
+    double amax = 0.0;
+#pragma omp parallel for num_threads(tf_resolve_threads(threads)) reduction(max : amax) schedule(static)
+    for (int64_t k = 0; k < (int64_t)X->nnz; ++k) amax = fmax(amax, fabs(X->vals[k]));
+    return amax > 0.0 ? ilogb(amax) : 0;
+}
+
+/* *view shares X's index arrays and gets a copy of the values times 2^-e
+ * (exact: a power of two; values far below the largest may round to zero). */
+static tf_status scaled_view(const tf_tensor *X, int e, int threads, tf_tensor *view, double **vals)
+{
+    *view = *X;
+    TF_TRY(TF_ALLOC(*vals, X->nnz ? X->nnz : 1, "scaled tensor values"));
+    double *v = *vals;
+#pragma omp parallel for num_threads(tf_resolve_threads(threads)) schedule(static)
+    for (int64_t k = 0; k < (int64_t)X->nnz; ++k) v[k] = ldexp(X->vals[k], -e);
+    view->vals = v;
+    return TF_OK;
+}
+
+/* lambda *= 2^e after the run on the scaled view. */
+static tf_status unscale_lambda(tf_ktensor *k, int e)
+{
+    for (uint64_t r = 0; r < k->rank; ++r) {
+        const double l = ldexp(k->lambda[r], e);
+        if (!isfinite(l))
+            return tf_fail(TF_ERR_RANGE, "cpd: component %llu's weight (%g x 2^%d) exceeds the double "
+                                         "range; rescale the values", (unsigned long long)r + 1,
+                           k->lambda[r], e);
+        k->lambda[r] = l;
+    }
+    return TF_OK;
+}
+
+static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                         double t_start);
+
+tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep)
+{
+    const double t_start = tf_wtime();
+    tf_cpd_opts defaults;
+    tf_cpd_report local;
+    if (!o) { tf_cpd_opts_default(&defaults); o = &defaults; }
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    if (out) memset(out, 0, sizeof *out);
+    if (!X || !out) return tf_fail(TF_ERR_ARG, "tf_cpd: missing tensor or output ktensor");
+    TF_TRY(check_opts(o));
+    TF_TRY(tf_tensor_validate(X));
+    const int e = max_exponent(X, o->threads);
+    if (e >= -SAFE_EXP && e <= SAFE_EXP) return run_in_range(X, o, out, rep, t_start);
+    /* CP-ALS is scale-equivariant: run on X 2^-e, then lambda *= 2^e. The
+     * GPU backend gets the same view, so fp32 never sees the raw values. */
+    tf_tensor view;
+    double *vals = NULL;
+    TF_TRY(scaled_view(X, e, o->threads, &view, &vals));
+    tf_status s = run_in_range(&view, o, out, rep, t_start);
+    tf_free(vals);
+    if (s == TF_OK) s = unscale_lambda(out, e);
+    if (s != TF_OK) tf_ktensor_free(out);
+    return s;
+}
+
+/* tf_cpd on values within the safe range. */
+static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                         double t_start)
+{
+    const double normx2 = tf_tensor_norm2(X); /* deterministic for any thread count */
+    if (!(normx2 > 0.0))
+        return tf_fail(TF_ERR_ARG, "cpd: the tensor has no non-zero values (||X|| = 0), so there is "
+                                   "nothing to decompose");
+    if (!isfinite(normx2)) /* not reached: the values are scaled into a safe range */
+        return tf_fail(TF_ERR_RANGE, "cpd: ||X||^2 overflows a double; rescale the values");
+
+    tf_cpd_backend be;
+    backend_hold hold;
+    double t = tf_wtime();
+    TF_TRY(create_backend(X, o, &be, &hold));
+    rep->t_build = tf_wtime() - t;
+    snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
+
+    tf_status s = tf_als_run(&be, X, o, normx2, out, rep);
+    be.ops->destroy(be.ctx);
+    hold_free(&hold);
+    if (s == TF_OK) s = tf_als_arrange(out);
+    if (s != TF_OK) tf_ktensor_free(out);
+    rep->t_total = tf_wtime() - t_start;
+    return s;
+}

@@ -1,0 +1,108 @@
+/* Plan front end: option defaults, backend/format choice, argument checks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/plan.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/mttkrp_args.h"
+#include "core/parallel.h"
+#include "ops/call_context.h"
+
+void tf_plan_opts_default(tf_plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = TF_BACKEND_AUTO;
+    o->format = TF_FORMAT_AUTO;
+    o->precision = TF_DOUBLE;
+}
+
+tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
+{
+    tf_plan_opts d;
+    if (!o) { tf_plan_opts_default(&d); o = &d; }
+    *out = NULL;
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: no tensor");
+    TF_TRY(tf_tensor_validate(X));
+    tf_backend be = o->backend;
+    if (be == TF_BACKEND_AUTO) {
+        /* GPU when one is present and the format exists there, else CPU. */
+        int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
+                         o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
+        const int gpu = o->context ? o->context->backend == TF_BACKEND_GPU : tf_gpu_count() > 0;
+        be = (gpu && gpu_format) ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    }
+    if (be == TF_BACKEND_CPU && o->precision == TF_SINGLE)
+        return tf_fail(TF_ERR_UNAVAILABLE, "the CPU backend computes in double precision only");
+    tf_format fmt = o->format;
+    if (be == TF_BACKEND_CPU && fmt == TF_FORMAT_AUTO) fmt = TF_FORMAT_CSF;
+
+    tf_plan *p = NULL;
+    TF_TRY(TF_CALLOC(p, 1, "plan"));
+    p->order = X->order;
+    p->nnz = X->nnz;
+    memcpy(p->dims, X->dims, sizeof p->dims);
+    p->backend = be;
+    p->format = fmt;
+    p->threads = tf_resolve_threads(o->threads);
+    tf_status s;
+    if (be == TF_BACKEND_GPU) {
+        /* The GPU plan borrows the context's device; without one, the plan
+         * owns a private context for its lifetime. */
+        tf_plan_opts go = *o;
+        s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context,
+                                &p->own_context);
+        if (s == TF_OK) s = tf_cuda_plan_build(X, &go, p);
+        if (s != TF_OK) { tf_plan_free(p); return s; }
+        *out = p;
+        return TF_OK;
+    }
+    switch (fmt) {
+    case TF_FORMAT_COO: s = tf_cpu_coo_plan_build(X, o, p); break;
+    case TF_FORMAT_CSF: s = tf_cpu_csf_plan_build(X, o, p); break;
+    default:
+        s = tf_fail(TF_ERR_UNAVAILABLE, "format '%s' is not available on the CPU backend (use coo or csf)",
+                    tf_format_name(fmt));
+    }
+    if (s != TF_OK) { tf_free(p); return s; }
+    *out = p;
+    return TF_OK;
+}
+
+tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
+{
+    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_mttkrp: no plan");
+    TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
+    return p->ops->mttkrp(p->impl, mode, factors, out);
+}
+
+tf_status tf_plan_time_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
+                              int warmup, int reps, double *times_ms)
+{
+    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: no plan");
+    if (warmup < 0 || reps < 1 || !times_ms)
+        return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: need warmup >= 0 and reps >= 1");
+    TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
+    if (p->ops->time_mttkrp)
+        return p->ops->time_mttkrp(p->impl, mode, factors, out, warmup, reps, times_ms);
+    for (int i = 0; i < warmup; ++i) TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
+    for (int i = 0; i < reps; ++i) {
+        double t0 = tf_wtime();
+        TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
+        times_ms[i] = 1e3 * (tf_wtime() - t0);
+    }
+    return TF_OK;
+}
+
+void tf_plan_free(tf_plan *p)
+{
+    if (!p) return;
+    if (p->ops && p->ops->destroy) p->ops->destroy(p->impl);
+    tf_context_free(p->own_context); /* after the plan's device memory is gone */
+    tf_free(p);
+}
+
+const char *tf_plan_describe(const tf_plan *p) { return p ? p->desc : ""; }
+uint64_t tf_plan_bytes(const tf_plan *p) { return p ? p->bytes : 0; }
+tf_backend tf_plan_backend(const tf_plan *p) { return p->backend; }
+tf_format tf_plan_format(const tf_plan *p) { return p->format; }
