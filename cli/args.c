@@ -160,6 +160,33 @@ int cli_double(const char *cmd, const char *opt, const char *s, double lo, doubl
     return CLI_OK;
 }
 
+int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+    if (!s) return CLI_OK;
+    char *end = NULL;
+    errno = 0;
+    const double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
+    double mult = 1.0;
+    if (end && end != s && *end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mult = 0x1p10; break;
+        case 'M': mult = 0x1p20; break;
+        case 'G': mult = 0x1p30; break;
+        case 'T': mult = 0x1p40; break;
+        default: mult = 0.0; break;
+        }
+        if (mult > 0 && (end[1] == 'i' || end[1] == 'I') && (end[2] == 'B' || end[2] == 'b')) end += 2;
+        else if (mult > 0 && (end[1] == 'B' || end[1] == 'b')) end += 1;
+        ++end;
+    }
+    const double bytes = v * mult;
+    if (!end || end == s || *end || errno == ERANGE || !(mult > 0) || !isfinite(bytes) || bytes < 0 ||
+        bytes >= 0x1p63)
+        return cli_usage(cmd, "%s: expected a size such as 8G, 512M, 64K or a number of bytes, got '%s'", opt, s);
+    *out = (uint64_t)bytes;
+    return CLI_OK;
+}
+
 int cli_split(const char *cmd, const char *opt, const char *s, char **buf, const char **out, int max,
               int *n)
 {

@@ -51,6 +51,9 @@ int cli_fail(void);
 int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
 int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
+/* A byte size: a number with an optional K, M, G or T (powers of 1024;
+ * "KB", "KiB" alike) suffix; "0" allowed. */
+int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
 /* Comma-separated lists: *n entries (1..max). */
 int cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
                  uint64_t *out, int max, int *n);

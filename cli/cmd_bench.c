@@ -40,6 +40,8 @@ static const char help[] =
     "                       GPU, csf on the CPU, coo and auto on the GPU when one is\n"
     "                       present, else on the CPU)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
+    "      --memory-limit SIZE  device memory the plans may use (8G, 512M, ...;\n"
+    "                       default: 90% of the GPU's free memory)\n"
     "  -r, --rank R         factor columns (default 16)\n"
     CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -107,6 +109,7 @@ typedef struct bench_opts {
     char gpu_name[256];
     double copy_bw; /* bytes/s; 0 when not measured */
     tf_context *ctx; /* the run's context: its GPU is set up before any plan is timed */
+    uint64_t memory_limit; /* --memory-limit, 0 = none */
 } bench_opts;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* tf_backend's order */
@@ -395,13 +398,13 @@ int cmd_bench(int argc, char **argv)
 
     const char *formats = NULL, *precisions = "double", *device = NULL, *gpu = NULL, *rank = NULL,
                *threads = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *json = NULL;
-    const char *base = NULL;
+    const char *base = NULL, *mem = NULL;
     const cli_opt opts[] = {{"format", 0, &formats, NULL},      {"precision", 0, &precisions, NULL},
                             {"device", 0, &device, NULL},       {"gpu", 0, &gpu, NULL},
                             {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
                             {"reps", 0, &reps, NULL},           {"warmup", 0, &warmup, NULL},
                             {"seed", 0, &seed, NULL},           {"json", 0, &json, NULL},
-                            {0}};
+                            {"memory-limit", 0, &mem, NULL},    {0}};
     cli_args a;
     int rc = cli_parse(&a, BENCH_CMD, help, argc - 1, argv + 1, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -416,7 +419,8 @@ int cmd_bench(int argc, char **argv)
         (rc = cli_u64(BENCH_CMD, "--seed", seed, 0, UINT64_MAX, &o.seed)) ||
         (rc = cli_choice(BENCH_CMD, "--device", device, device_names, 3, &dev)) ||
         (rc = cli_int(BENCH_CMD, "--gpu", gpu, 0, 1023, &o.gpu)) ||
-        (rc = parse_precisions(precisions, prec, &nprec)))
+        (rc = parse_precisions(precisions, prec, &nprec)) ||
+        (rc = cli_size(BENCH_CMD, "--memory-limit", mem, &o.memory_limit)))
         return rc;
     o.device = (tf_backend)dev;
     const int have_gpu = tf_gpu_count() > 0;
@@ -460,7 +464,8 @@ int cmd_bench(int argc, char **argv)
     }
     /* one context for every run; its GPU (streams, handles) is made here,
      * so no plan's build time includes setting up the device */
-    if ((rc = cli_run_context(o.any_gpu && have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU, o.gpu, o.threads, "--gpu", &o.ctx)))
+    if ((rc = cli_run_context(o.any_gpu && have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU, o.gpu, o.threads,
+                              o.memory_limit, "--gpu", &o.ctx)))
         goto done;
     uint64_t budget = 0;
     if (o.any_gpu && have_gpu && tf_context_memory_budget(o.ctx, &budget) != TF_OK) {

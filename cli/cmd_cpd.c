@@ -46,6 +46,7 @@ static const char help[] =
     "                       and supported, else the CPU)\n"
     "      --format F       auto|coo|csf|fcoo|blco (default auto)\n"
     "      --precision P    double|single (default double)\n"
+    CLI_MEMORY_LIMIT_HELP
     "  -h, --help           this help\n"
     "\n"
     "The factor files are one set: all are written to temporary names first,\n"
@@ -92,7 +93,7 @@ static void on_iteration(const tf_cpd_iter *it, void *user)
 static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
-               *json = NULL, *device = NULL, *format = NULL, *precision = NULL;
+               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL;
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -101,7 +102,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"nowrite", 0, NULL, &run->nowrite}, {"json", 0, &json, NULL},
         {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
-        {"precision", 0, &precision, NULL}, {0}};
+        {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL}, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     if (!rank) return cli_usage("cpd", "missing -r R (the rank)");
@@ -114,7 +115,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         (rc = cli_u64("cpd", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
         (rc = cli_threads("cpd", threads, &o->threads)) ||
         (rc = cli_choice("cpd", "--device", device, device_names, 3, &dev)) ||
-        (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)))
+        (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)) ||
+        (rc = cli_size("cpd", "--memory-limit", mem, &run->memory_limit)))
         return rc;
     if (format && (fmt = tf_format_parse(format)) < 0)
         return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco, got '%s'", format);
@@ -168,6 +170,7 @@ static void print_summary(const cpd_run *run)
         printf("note: %llu solve%s fell back to the pseudo-inverse (rank-deficient normal equations)\n",
                (unsigned long long)r->pinv_fallbacks, r->pinv_fallbacks == 1 ? "" : "s");
     printf("plan: %s\n", r->plan);
+    if (r->note[0]) printf("note: %s\n", r->note);
     double mtt = 0;
     for (uint32_t m = 0; m < N; ++m) mtt += r->t_mttkrp[m];
     printf("timing (s): read %.3f  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  write %.3f"
@@ -194,7 +197,7 @@ int cmd_cpd(int argc, char **argv)
     tf_cpd_opts *o = &run.opts;
     choose_device(o);
     tf_context *ctx = NULL;
-    if ((rc = cli_run_context(o->backend, o->device, o->threads, "--device", &ctx))) goto done;
+    if ((rc = cli_run_context(o->backend, o->device, o->threads, run.memory_limit, "--device", &ctx))) goto done;
     o->context = ctx;
     printf("cpd: rank %llu, max %u iterations, tol %g, seed %llu, threads %d, format %s, precision %s\n",
            (unsigned long long)o->rank, o->max_iters, o->tol, (unsigned long long)o->seed,

@@ -299,7 +299,7 @@ int cmd_sddmm(int argc, char **argv)
     }
     cli_print_problem(stdout, a.pos[0], &coo, &info);
     tf_context *ctx = NULL; /* one for the run: the kernel and cuSPARSE share the GPU's set-up */
-    rc = cli_run_context(c.o.backend, c.device, c.threads, "--device", &ctx);
+    rc = cli_run_context(c.o.backend, c.device, c.threads, 0, "--device", &ctx);
     c.o.context = ctx;
     if (rc == CLI_OK) rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
     tf_context_free(ctx);

@@ -199,7 +199,7 @@ int cmd_ttm(int argc, char **argv)
     } else {
         cli_print_problem(stdout, a.pos[0], &X, &info);
         tf_context *ctx = NULL; /* one for the run (every mode's SpTTM) */
-        rc = cli_run_context(c.o.backend, c.o.device, c.threads, "--device", &ctx);
+        rc = cli_run_context(c.o.backend, c.o.device, c.threads, 0, "--device", &ctx);
         c.o.context = ctx;
         if (rc == CLI_OK) rc = c.factor ? compute_one(&c, &X) : benchmark(&c, &X);
         tf_context_free(ctx);

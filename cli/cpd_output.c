@@ -104,6 +104,7 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_num(j, "tol", o->tol);
     json_u64(j, "seed", o->seed);
     json_u64(j, "threads", (uint64_t)(o->threads ? o->threads : tf_default_threads()));
+    json_u64(j, "memory_limit", r->memory_limit);
     json_str(j, "device", tf_backend_name(o->backend));
     json_str(j, "format", tf_format_name(o->format));
     json_str(j, "precision", o->precision == TF_SINGLE ? "single" : "double");
@@ -114,6 +115,7 @@ static void json_result(cli_json *j, const cpd_run *r)
 {
     const tf_cpd_report *p = &r->rep;
     json_str(j, "plan", p->plan);
+    if (p->note[0]) json_str(j, "note", p->note);
     json_array(j, "iterations");
     for (uint32_t i = 0; i < r->niters; ++i) {
         json_object(j, NULL);

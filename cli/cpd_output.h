@@ -12,6 +12,7 @@ typedef struct cpd_run {
     const char *json_path;  /* NULL: no report                     */
     const char *json_write_path; /* where it is written (cpd_check_outputs) */
     const char *base;       /* --base: NULL (auto), "0" or "1"     */
+    uint64_t memory_limit;  /* --memory-limit in bytes, 0 = none   */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

@@ -5,7 +5,15 @@
 #include "tenfold.h"
 
 /* Creates *out for `backend` (AUTO: the GPU when one is present) on GPU
- * `device`; on failure prints "tenfold: <opt>: <why>" and returns 1
- * (opt names the option that asked for the device, e.g. "--device gpu"). */
-int cli_run_context(tf_backend backend, int device, int threads, const char *opt, tf_context **out);
+ * `device` with a device memory limit (0: none; --memory-limit); on
+ * failure prints "tenfold: <opt>: <why>" and returns 1 (opt names the
+ * option that asked for the device, e.g. "--device"). */
+int cli_run_context(tf_backend backend, int device, int threads, uint64_t memory_limit, const char *opt,
+                    tf_context **out);
+
+/* The --memory-limit line of the --help texts. */
+#define CLI_MEMORY_LIMIT_HELP                                                                  \
+    "      --memory-limit SIZE  device memory tenfold may plan for (8G, 512M, ...;\n"          \
+    "                       default: 90% of the GPU's free memory); under --device\n"          \
+    "                       auto a problem that does not fit runs on the CPU\n"
 #endif

@@ -352,6 +352,9 @@ tf_status tf_plan_time_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factor
 void tf_plan_free(tf_plan *p);
 /* Human-readable description ("cpu csf, 2 threads") and memory in bytes. */
 const char *tf_plan_describe(const tf_plan *p);
+/* Why a TF_BACKEND_AUTO plan runs on the CPU although a GPU is present
+ * (the problem does not fit the GPU's memory budget), "" otherwise. */
+const char *tf_plan_note(const tf_plan *p);
 uint64_t tf_plan_bytes(const tf_plan *p);
 tf_backend tf_plan_backend(const tf_plan *p);
 tf_format tf_plan_format(const tf_plan *p);
@@ -413,6 +416,9 @@ typedef struct tf_cpd_report {
     double t_total;                     /* whole tf_cpd call               */
     uint64_t pinv_fallbacks;            /* solves that fell back to pinv   */
     char plan[96];                      /* tf_plan_describe of the plan    */
+    char note[256];                     /* why an auto run is not on the GPU it
+                                           would have used ("GPU 0 ... : running
+                                           on the CPU"), "" otherwise        */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

@@ -252,7 +252,9 @@ static void gpu_context(void)
     tf_ktensor_free(&k2);
     tf_context_free(c);
 
-    /* a memory limit of 64 KiB: the budget says so, no format fits */
+    /* a memory limit of 64 KiB: the budget says so, no format fits; on the
+     * GPU backend that is an error naming the budget, under auto the plan
+     * and CP-ALS run on the CPU and say why (fp32 asked: in double) */
     o.memory_limit = 64u << 10;
     CHECK_OK(tf_context_create(&o, &c));
     uint64_t b = 0;
@@ -260,9 +262,38 @@ static void gpu_context(void)
     CHECK(b == (64u << 10));
     po.context = c;
     po.format = TF_FORMAT_AUTO;
+    po.backend = TF_BACKEND_GPU;
     tf_plan *p = NULL;
     tf_status s = tf_plan_build(&X, &po, &p);
     CHECKF(s == TF_ERR_NOMEM && p == NULL && strstr(tf_last_error(), "budget"), "%s", tf_last_error());
+    po.backend = TF_BACKEND_AUTO;
+    po.precision = TF_SINGLE;
+    CHECK_OK(tf_plan_build(&X, &po, &p));
+    if (p) {
+        CHECKF(tf_plan_backend(p) == TF_BACKEND_CPU && strstr(tf_plan_note(p), "running on the CPU") &&
+                   strstr(tf_plan_note(p), "budget"),
+               "auto under 64 KiB: %s; note '%s'", tf_plan_describe(p), tf_plan_note(p));
+        for (uint64_t k = 0; k < out.rows * out.cols; ++k) out.data[k] = NAN;
+        CHECK_OK(tf_plan_mttkrp(p, 0, F, &out));
+        CHECK(tf_rel_err(out.data, ref.data, out.rows * out.cols) < 1e-12);
+    }
+    tf_plan_free(p);
+    po.precision = TF_DOUBLE;
+    co.backend = TF_BACKEND_AUTO;
+    co.context = c;
+    co.precision = TF_SINGLE;
+    tf_ktensor k3, k4;
+    tf_cpd_report r3, r4;
+    CHECK_OK(tf_cpd(&X, &co, &k3, &r3));
+    CHECKF(strstr(r3.plan, "cpu") && strstr(r3.note, "running on the CPU (in double precision)"),
+           "auto CP-ALS under 64 KiB: plan '%s', note '%s'", r3.plan, r3.note);
+    co.context = NULL;
+    co.backend = TF_BACKEND_CPU;
+    co.precision = TF_DOUBLE;
+    CHECK_OK(tf_cpd(&X, &co, &k4, &r4));
+    CHECKF(r3.fit == r4.fit && r4.note[0] == 0, "fits %.17g / %.17g", r3.fit, r4.fit);
+    tf_ktensor_free(&k3);
+    tf_ktensor_free(&k4);
     tf_context_free(c);
 
     /* a policy that forces a kernel reaches the engine: the scan kernel */

@@ -26,6 +26,7 @@ struct tf_plan {
     uint64_t bytes;  /* memory held by the format */
     char desc[96];
     tf_context *own_context; /* made for this plan when its options named none */
+    char note[256];          /* tf_plan_note */
 };
 
 /* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */

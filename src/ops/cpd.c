@@ -88,7 +88,7 @@ static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf
  * machine) has a GPU and the format exists there (falling back to the CPU
  * if the GPU backend is unavailable). */
 static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
-                                backend_hold *h)
+                                backend_hold *h, char *note, size_t note_len)
 {
     memset(h, 0, sizeof *h);
     if (o->backend == TF_BACKEND_GPU) return create_gpu_backend(X, o, be, h);
@@ -97,8 +97,21 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
         (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
          o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO)) {
         tf_status s = create_gpu_backend(X, o, be, h);
-        if (s != TF_ERR_UNAVAILABLE) return s;
+        if (s == TF_OK) return s;
+        /* a problem the GPU cannot hold runs on the CPU, which says why */
+        if (s == TF_ERR_NOMEM) snprintf(note, note_len, "%s: running on the CPU", tf_last_error());
+        else if (s != TF_ERR_UNAVAILABLE) return s;
         tf_clear_error();
+        if (s == TF_ERR_NOMEM) {
+            tf_cpd_opts co = *o; /* fcoo / blco and fp32 exist on the GPU only */
+            if (co.format != TF_FORMAT_COO) co.format = TF_FORMAT_AUTO;
+            if (co.precision == TF_SINGLE) {
+                co.precision = TF_DOUBLE;
+                const size_t n = strlen(note);
+                snprintf(note + n, note_len - n, " (in double precision)");
+            }
+            return create_cpu_backend(X, &co, be, h);
+        }
     }
     return create_cpu_backend(X, o, be, h);
 }
@@ -188,7 +201,7 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     tf_cpd_backend be;
     backend_hold hold;
     double t = tf_wtime();
-    TF_TRY(create_backend(X, o, &be, &hold));
+    TF_TRY(create_backend(X, o, &be, &hold, rep->note, sizeof rep->note));
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
 

@@ -53,8 +53,22 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
         s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context,
                                 &p->own_context);
         if (s == TF_OK) s = tf_cuda_plan_build(X, &go, p);
-        if (s != TF_OK) { tf_plan_free(p); return s; }
-        *out = p;
+        if (s == TF_OK) {
+            *out = p;
+            return TF_OK;
+        }
+        tf_plan_free(p);
+        /* auto: a problem the GPU cannot hold runs on the CPU, which says why */
+        if (s != TF_ERR_NOMEM || o->backend != TF_BACKEND_AUTO) return s;
+        char why[256];
+        snprintf(why, sizeof why, "%s: running on the CPU", tf_last_error());
+        tf_clear_error();
+        tf_plan_opts co = *o;
+        co.backend = TF_BACKEND_CPU;
+        co.format = TF_FORMAT_AUTO;
+        co.precision = TF_DOUBLE; /* the CPU computes in double */
+        TF_TRY(tf_plan_build(X, &co, out));
+        snprintf((*out)->note, sizeof (*out)->note, "%s", why);
         return TF_OK;
     }
     switch (fmt) {
@@ -103,6 +117,7 @@ void tf_plan_free(tf_plan *p)
 }
 
 const char *tf_plan_describe(const tf_plan *p) { return p ? p->desc : ""; }
+const char *tf_plan_note(const tf_plan *p) { return p ? p->note : ""; }
 uint64_t tf_plan_bytes(const tf_plan *p) { return p ? p->bytes : 0; }
 tf_backend tf_plan_backend(const tf_plan *p) { return p->backend; }
 tf_format tf_plan_format(const tf_plan *p) { return p->format; }

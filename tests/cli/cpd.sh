@@ -70,6 +70,25 @@ else
     bad "bundled data $REPO/uber-apr14.tns.xz is missing"
 fi
 
+# --memory-limit: a size; under --device auto a tensor the GPU budget cannot hold runs
+# on the CPU with a one-line note (on a machine without a GPU: the CPU anyway, no note)
+expect_usage cpd small.tns -r 2 --memory-limit 5X
+expect_usage cpd small.tns -r 2 --memory-limit -1G
+expect 0 "cpd --memory-limit 1G" cpd small.tns -r 2 -i 2 --nowrite --memory-limit 1G
+expect 0 "cpd --memory-limit 64K (auto)" cpd small.tns -r 2 -i 2 --tol 0 --nowrite --memory-limit 64K --json lim.json
+grep '^final fit' out.txt > fit_lim.txt
+if "$TF" info 2>/dev/null | grep -qE '^gpus: +[1-9]'; then
+    check "64K: a note says the CPU runs it" grep -qE '^note: .*budget.*running on the CPU' out.txt
+    check "64K: the plan is the CPU's" grep -qE '^plan: cpu' out.txt
+    check "64K: the note is in the report" python3 -c 'import json; d = json.load(open("lim.json")); assert "running on the CPU" in d["note"] and d["options"]["memory_limit"] == 65536'
+    expect 0 "cpd --device cpu" cpd small.tns -r 2 -i 2 --tol 0 --nowrite --device cpu
+    check "64K: the fit of the CPU run" cmp -s fit_lim.txt <(grep '^final fit' out.txt)
+    expect 1 "cpd --device gpu --memory-limit 64K fails" cpd small.tns -r 2 -i 2 --nowrite --device gpu --memory-limit 64K
+    check "the failure names the budget" grep -qE 'budget' err.txt
+else
+    check "no GPU: no note" bash -c '! grep -q "^note:" out.txt'
+fi
+
 # values near the ends of the double range decompose like values ~1, lambda scaled (issue 8)
 expect 0 "cpd at values ~1" cpd small.tns -r 3 -i 8 --tol 0 -o v1
 grep '^final fit' out.txt > fit1.txt
