@@ -75,15 +75,15 @@ fi
 expect_usage cpd small.tns -r 2 --memory-limit 5X
 expect_usage cpd small.tns -r 2 --memory-limit -1G
 expect 0 "cpd --memory-limit 1G" cpd small.tns -r 2 -i 2 --nowrite --memory-limit 1G
-expect 0 "cpd --memory-limit 64K (auto)" cpd small.tns -r 2 -i 2 --tol 0 --nowrite --memory-limit 64K --json lim.json
+expect 0 "cpd --memory-limit 1K (auto)" cpd small.tns -r 2 -i 2 --tol 0 --nowrite --memory-limit 1K --json lim.json
 grep '^final fit' out.txt > fit_lim.txt
 if "$TF" info 2>/dev/null | grep -qE '^gpus: +[1-9]'; then
-    check "64K: a note says the CPU runs it" grep -qE '^note: .*budget.*running on the CPU' out.txt
-    check "64K: the plan is the CPU's" grep -qE '^plan: cpu' out.txt
-    check "64K: the note is in the report" python3 -c 'import json; d = json.load(open("lim.json")); assert "running on the CPU" in d["note"] and d["options"]["memory_limit"] == 65536'
+    check "1K: a note says the CPU runs it" grep -qE '^note: .*budget.*running on the CPU' out.txt
+    check "1K: the plan is the CPU's" grep -qE '^plan: cpu' out.txt
+    check "1K: the note is in the report" python3 -c 'import json; d = json.load(open("lim.json")); assert "running on the CPU" in d["note"] and d["options"]["memory_limit"] == 1024'
     expect 0 "cpd --device cpu" cpd small.tns -r 2 -i 2 --tol 0 --nowrite --device cpu
-    check "64K: the fit of the CPU run" cmp -s fit_lim.txt <(grep '^final fit' out.txt)
-    expect 1 "cpd --device gpu --memory-limit 64K fails" cpd small.tns -r 2 -i 2 --nowrite --device gpu --memory-limit 64K
+    check "1K: the fit of the CPU run" cmp -s fit_lim.txt <(grep '^final fit' out.txt)
+    expect 1 "cpd --device gpu --memory-limit 1K fails" cpd small.tns -r 2 -i 2 --nowrite --device gpu --memory-limit 1K
     check "the failure names the budget" grep -qE 'budget' err.txt
 else
     check "no GPU: no note" bash -c '! grep -q "^note:" out.txt'
