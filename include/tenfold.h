@@ -294,8 +294,10 @@ typedef struct tf_context_opts {
                                  present, else the CPU                                   */
     int device;               /* GPU ordinal (default 0)                                 */
     int ndevices;             /* GPUs to use (default 1); several are not available yet */
-    uint64_t memory_limit;    /* device bytes tenfold may plan for; 0 (default) = 90 %
-                                 of the free memory; else the smaller of the two        */
+    uint64_t memory_limit;    /* device bytes tenfold may hold for this context: plans
+                                 are chosen to fit, and an allocation past it fails
+                                 with TF_ERR_NOMEM naming it; 0 (default) = no limit
+                                 beyond 90 % of the free memory                          */
     int threads;              /* CPU threads, 0 = default                                */
     tf_tuning tuning;
 } tf_context_opts;
@@ -305,8 +307,9 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out);
 void tf_context_free(tf_context *c);
 /* TF_BACKEND_CPU or TF_BACKEND_GPU: what the context resolved to. */
 tf_backend tf_context_backend(const tf_context *c);
-/* Device bytes a plan may use now on the context's GPU: the budget above
- * (memory_limit and the free memory). TF_ERR_UNAVAILABLE without a GPU. */
+/* Device bytes a plan may use now on the context's GPU: 90 % of the free
+ * memory, or what is left of memory_limit (less what the context's plans
+ * and runs hold) where smaller. TF_ERR_UNAVAILABLE without a GPU. */
 tf_status tf_context_memory_budget(tf_context *c, uint64_t *bytes);
 
 /* ------------------------------------------------------- MTTKRP plans */

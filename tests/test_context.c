@@ -296,6 +296,80 @@ static void gpu_context(void)
     tf_ktensor_free(&k4);
     tf_context_free(c);
 
+    /* the limit is enforced on every device allocation, and what a freed
+     * or failed plan held is given back (the budget returns to the limit) */
+    tf_context_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.memory_limit = 256u << 10;
+    CHECK_OK(tf_context_create(&o, &c));
+    po.context = c;
+    po.backend = TF_BACKEND_GPU;
+    po.format = TF_FORMAT_FCOO; /* explicit: no auto rule in front of the allocations */
+    p = NULL;
+    s = tf_plan_build(&X, &po, &p);
+    CHECKF(s == TF_ERR_NOMEM && p == NULL && strstr(tf_last_error(), "device memory limit"), "%s",
+           tf_last_error());
+    CHECK_OK(tf_context_memory_budget(c, &b));
+    CHECKF(b == (256u << 10), "budget after a failed build: %llu", (unsigned long long)b);
+    tf_context_free(c);
+    o.memory_limit = 64u << 20;
+    CHECK_OK(tf_context_create(&o, &c));
+    po.context = c;
+    CHECK_OK(tf_plan_build(&X, &po, &p));
+    uint64_t b_used = 0;
+    CHECK_OK(tf_context_memory_budget(c, &b_used));
+    CHECKF(p && b_used < (64u << 20) && (64u << 20) - b_used >= tf_plan_bytes(p),
+           "budget %llu with a plan of %llu bytes", (unsigned long long)b_used,
+           (unsigned long long)(p ? tf_plan_bytes(p) : 0));
+    tf_plan_free(p);
+    p = NULL;
+    CHECK_OK(tf_context_memory_budget(c, &b));
+    CHECKF(b == (64u << 20), "budget after the plan was freed: %llu", (unsigned long long)b);
+    tf_context_free(c);
+    po.backend = TF_BACKEND_AUTO;
+
+    /* SDDMM and SpTTM under a 64 KiB limit: one-line errors naming it */
+    o.memory_limit = 64u << 10;
+    CHECK_OK(tf_context_create(&o, &c));
+    {
+        tt_spec ss = tt_spec_make(2, (const uint64_t[]){300, 200}, 20000, 17);
+        tf_tensor S;
+        CHECK_OK(tt_random(&ss, &S));
+        tf_matrix A2, B2;
+        CHECK_OK(tf_matrix_alloc(&A2, 300, 64));
+        CHECK_OK(tf_matrix_alloc(&B2, 200, 64));
+        for (uint64_t i = 0; i < 300 * 64; ++i) A2.data[i] = 1.0 / (1.0 + (double)i);
+        for (uint64_t i = 0; i < 200 * 64; ++i) B2.data[i] = 1.0 / (2.0 + (double)i);
+        double *P2 = calloc(S.nnz, sizeof *P2);
+        tf_sddmm_opts so;
+        tf_sddmm_opts_default(&so);
+        so.context = c;
+        so.backend = TF_BACKEND_GPU;
+        tf_status e = P2 ? tf_sddmm_coo(&S, &A2, &B2, &so, P2, NULL) : TF_ERR_NOMEM;
+        CHECKF(e == TF_ERR_NOMEM && strstr(tf_last_error(), "device memory limit") &&
+                   !strchr(tf_last_error(), '\n'),
+               "SDDMM under 64 KiB: %s", tf_last_error());
+        tf_spttm_opts to;
+        tf_spttm_opts_default(&to);
+        to.context = c;
+        to.backend = TF_BACKEND_GPU;
+        tf_matrix U;
+        tf_semisparse Y;
+        CHECK_OK(tf_matrix_alloc(&U, X.dims[0], 64));
+        for (uint64_t i = 0; i < X.dims[0] * 64; ++i) U.data[i] = 0.5;
+        e = tf_spttm(&X, 0, &U, &to, &Y);
+        CHECKF(e == TF_ERR_NOMEM && strstr(tf_last_error(), "device memory limit"), "SpTTM under 64 KiB: %s",
+               tf_last_error());
+        CHECK_OK(tf_context_memory_budget(c, &b));
+        CHECKF(b == (64u << 10), "budget after the failed runs: %llu", (unsigned long long)b);
+        tf_matrix_free(&U);
+        free(P2);
+        tf_matrix_free(&A2);
+        tf_matrix_free(&B2);
+        tf_tensor_free(&S);
+    }
+    tf_context_free(c);
+
     /* a policy that forces a kernel reaches the engine: the scan kernel */
     tf_context_opts_default(&o);
     o.backend = TF_BACKEND_GPU;

@@ -3,7 +3,11 @@
 #include <string.h>
 
 #include <algorithm>
+#include <iterator>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <utility>
 
 #include "gpu/runtime/context.cuh"
 extern "C" {
@@ -88,10 +92,28 @@ tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device)
     return TF_OK;
 }
 
+/* The context this thread's device allocations count against (set by
+ * tf_cuda_ctx_use), and the ledger of tenfold's device allocations: which
+ * context each belongs to and its size, so a free gives the bytes back. */
+static thread_local const tf_cuda_ctx *tls_current = nullptr;
+static std::mutex ledger_mu;
+static std::unordered_map<void *, std::pair<const tf_cuda_ctx *, size_t>> ledger;
+
 tf_status tf_cuda_ctx_use(const tf_cuda_ctx *c)
 {
     TF_CU(cudaSetDevice(c->device));
+    tls_current = c;
     return TF_OK;
+}
+
+/* Forgets c: its ledger entries (leaks of a caller that freed the context
+ * first) and this thread's pointer to it. */
+static void ledger_forget(const tf_cuda_ctx *c)
+{
+    std::lock_guard<std::mutex> lock(ledger_mu);
+    for (auto it = ledger.begin(); it != ledger.end();)
+        it = it->second.first == c ? ledger.erase(it) : std::next(it);
+    if (tls_current == c) tls_current = nullptr;
 }
 
 tf_status tf_cuda_ctx_blas(tf_cuda_ctx *c)
@@ -114,6 +136,7 @@ tf_status tf_cuda_ctx_solver(tf_cuda_ctx *c)
 
 void tf_cuda_ctx_destroy(tf_cuda_ctx *c)
 {
+    ledger_forget(c);
     if (c->device < 0) return;
     cudaSetDevice(c->device);
     if (c->solver) cusolverDnDestroy(c->solver);
@@ -167,7 +190,10 @@ tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes)
     size_t fr = 0, tot = 0;
     TF_TRY(tf_cuda_mem_info(c, &fr, &tot));
     uint64_t b = (uint64_t)(0.9 * (double)fr);
-    if (c->memory_limit && c->memory_limit < b) b = c->memory_limit;
+    if (c->memory_limit) {
+        const uint64_t left = c->memory_limit > c->allocated ? c->memory_limit - c->allocated : 0;
+        if (left < b) b = left;
+    }
     *bytes = b;
     return TF_OK;
 }
@@ -190,8 +216,22 @@ tf_status tf_cuda_alloc_bytes(void **p, size_t bytes, const char *what)
 {
     *p = nullptr;
     if (bytes == 0) return TF_OK;
+    const tf_cuda_ctx *c = tls_current;
+    if (c && c->memory_limit && c->allocated + bytes > c->memory_limit)
+        return tf_fail(TF_ERR_NOMEM,
+                       "device memory limit: allocating %zu bytes (%.2f MiB) for %s would pass the "
+                       "limit of %.2f MiB (%.2f MiB in use)",
+                       bytes, (double)bytes / (1 << 20), what, (double)c->memory_limit / (1 << 20),
+                       (double)c->allocated / (1 << 20));
     cudaError_t e = cudaMalloc(p, bytes);
-    if (e == cudaSuccess) return TF_OK;
+    if (e == cudaSuccess) {
+        if (c) {
+            std::lock_guard<std::mutex> lock(ledger_mu);
+            ledger[*p] = {c, bytes};
+            c->allocated += bytes;
+        }
+        return TF_OK;
+    }
     *p = nullptr;
     cudaGetLastError(); /* out-of-memory is not sticky: clear it */
     size_t fr = 0, tot = 0;
@@ -210,7 +250,16 @@ tf_status tf_cuda_alloc_bytes(void **p, size_t bytes, const char *what)
 
 void tf_cuda_free(void *p)
 {
-    if (p) cudaFree(p);
+    if (!p) return;
+    {
+        std::lock_guard<std::mutex> lock(ledger_mu);
+        auto it = ledger.find(p);
+        if (it != ledger.end()) {
+            it->second.first->allocated -= it->second.second;
+            ledger.erase(it);
+        }
+    }
+    cudaFree(p);
 }
 
 /* Conversion chunk: bounds the host buffer for float transfers. */

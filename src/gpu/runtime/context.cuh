@@ -26,18 +26,21 @@ struct tf_cuda_ctx {
     cusolverDnHandle_t solver = nullptr;
     tf_tuning tune = {};          /* the context's tuning policy              */
     uint64_t memory_limit = 0;    /* the context's limit in bytes, 0 = none   */
+    mutable uint64_t allocated = 0; /* device bytes tenfold holds for it now */
 };
 
 /* The device context of c's GPU, made on first use (TF_ERR_UNAVAILABLE
  * when c runs on the CPU). */
 tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out);
-/* Device bytes a plan may use now: 90 % of the free memory, or the
- * context's memory limit where that is smaller. */
+/* Device bytes a plan may use now: 90 % of the free memory, or what is
+ * left of the context's memory limit where that is smaller. */
 tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes);
 
 /* Selects `device` (which must exist) and creates the streams. */
 tf_status tf_cuda_ctx_init(tf_cuda_ctx *c, int device);
-/* Makes `c->device` current for the calling thread. */
+/* Makes `c->device` current for the calling thread, and c the context
+ * that this thread's device allocations are counted against (its memory
+ * limit: tf_cuda_alloc_bytes refuses what would exceed it). */
 tf_status tf_cuda_ctx_use(const tf_cuda_ctx *c);
 /* Handles on first use. */
 tf_status tf_cuda_ctx_blas(tf_cuda_ctx *c);
@@ -47,7 +50,9 @@ void tf_cuda_ctx_destroy(tf_cuda_ctx *c);
 tf_status tf_cuda_mem_info(const tf_cuda_ctx *c, size_t *free_bytes, size_t *total_bytes);
 
 /* cudaMalloc with a message naming what and how many bytes on failure
- * (TF_ERR_NOMEM when the device is out of memory). bytes 0 -> *p = NULL. */
+ * (TF_ERR_NOMEM when the device is out of memory, or when the allocation
+ * would take the thread's current context past its memory limit; the
+ * message then names the limit and what is in use). bytes 0 -> *p = NULL. */
 tf_status tf_cuda_alloc_bytes(void **p, size_t bytes, const char *what);
 void tf_cuda_free(void *p);
 
