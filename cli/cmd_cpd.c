@@ -47,6 +47,7 @@ static const char help[] =
     "      --format F       auto|coo|csf|fcoo|blco (default auto)\n"
     "      --precision P    double|single (default double)\n"
     CLI_MEMORY_LIMIT_HELP
+    "                       (under --device auto: it runs on the CPU, with a note)\n"
     "  -h, --help           this help\n"
     "\n"
     "The factor files are one set: all are written to temporary names first,\n"

@@ -55,6 +55,7 @@ static const char help[] =
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
     CLI_BASE_HELP
+    CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -64,13 +65,15 @@ typedef struct sddmm_cli {
     tf_sddmm_opts o;
     const char *a_path, *b_path, *out_path;
     const char *base; /* --base */
+    uint64_t memory_limit; /* --memory-limit, 0 = none */
 } sddmm_cli;
 
 static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
 {
     const char *k = NULL, *A = NULL, *B = NULL, *out = NULL, *alpha = NULL, *beta = NULL, *device = NULL,
                *gpu = NULL, *precision = NULL, *algo = NULL, *tj = NULL, *tk = NULL, *reps = NULL, *warmup = NULL,
-               *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL, *base = NULL;
+               *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL, *base = NULL,
+               *mem = NULL;
     int scale = 0;
     const cli_opt opts[] = {{"k", 'k', &k, NULL},          {"A", 'A', &A, NULL},
                             {"B", 'B', &B, NULL},          {"output", 'o', &out, NULL},
@@ -82,7 +85,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"warmup", 0, &warmup, NULL},  {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
-                            {"base", 0, &base, NULL},      {0}};
+                            {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL}, {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
@@ -111,7 +114,8 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
         (rc = cli_int("sddmm", "--reps", reps, 1, 100000, &c->reps)) ||
         (rc = cli_int("sddmm", "--warmup", warmup, 0, 100000, &c->warmup)) ||
         (rc = cli_u64("sddmm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
-        (rc = cli_threads("sddmm", threads, &c->threads)))
+        (rc = cli_threads("sddmm", threads, &c->threads)) ||
+        (rc = cli_size("sddmm", "--memory-limit", mem, &c->memory_limit)))
         return rc;
     c->o.op = scale ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
     c->o.algo = algo_values[algo_i];
@@ -299,7 +303,7 @@ int cmd_sddmm(int argc, char **argv)
     }
     cli_print_problem(stdout, a.pos[0], &coo, &info);
     tf_context *ctx = NULL; /* one for the run: the kernel and cuSPARSE share the GPU's set-up */
-    rc = cli_run_context(c.o.backend, c.device, c.threads, 0, "--device", &ctx);
+    rc = cli_run_context(c.o.backend, c.device, c.threads, c.memory_limit, "--device", &ctx);
     c.o.context = ctx;
     if (rc == CLI_OK) rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
     tf_context_free(ctx);

@@ -39,6 +39,7 @@ static const char help[] =
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random U (default fixed)\n"
     CLI_BASE_HELP
+    CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -49,19 +50,21 @@ typedef struct ttm_cli {
     tf_spttm_opts o;
     const char *factor, *out_path;
     const char *base; /* --base */
+    uint64_t memory_limit; /* --memory-limit, 0 = none */
 } ttm_cli;
 
 static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
 {
     const char *mode = NULL, *rank = NULL, *factor = NULL, *out = NULL, *device = NULL, *gpu = NULL,
                *precision = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *threads = NULL,
-               *base = NULL;
+               *base = NULL, *mem = NULL;
     const cli_opt opts[] = {{"mode", 0, &mode, NULL},         {"rank", 'r', &rank, NULL},
                             {"factor", 0, &factor, NULL},     {"output", 'o', &out, NULL},
                             {"device", 0, &device, NULL},     {"gpu", 0, &gpu, NULL},
                             {"precision", 0, &precision, NULL}, {"reps", 0, &reps, NULL},
                             {"warmup", 0, &warmup, NULL},     {"seed", 0, &seed, NULL},
-                            {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+                            {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
+                            {"memory-limit", 0, &mem, NULL},  {0}};
     int rc = cli_parse(a, "ttm", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
@@ -77,7 +80,8 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
         (rc = cli_int("ttm", "--reps", reps, 1, 100000, &c->reps)) ||
         (rc = cli_int("ttm", "--warmup", warmup, 0, 100000, &c->warmup)) ||
         (rc = cli_u64("ttm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
-        (rc = cli_threads("ttm", threads, &c->threads)))
+        (rc = cli_threads("ttm", threads, &c->threads)) ||
+        (rc = cli_size("ttm", "--memory-limit", mem, &c->memory_limit)))
         return rc;
     c->o.threads = c->threads;
     c->factor = factor;
@@ -199,7 +203,7 @@ int cmd_ttm(int argc, char **argv)
     } else {
         cli_print_problem(stdout, a.pos[0], &X, &info);
         tf_context *ctx = NULL; /* one for the run (every mode's SpTTM) */
-        rc = cli_run_context(c.o.backend, c.o.device, c.threads, 0, "--device", &ctx);
+        rc = cli_run_context(c.o.backend, c.o.device, c.threads, c.memory_limit, "--device", &ctx);
         c.o.context = ctx;
         if (rc == CLI_OK) rc = c.factor ? compute_one(&c, &X) : benchmark(&c, &X);
         tf_context_free(ctx);

@@ -14,6 +14,6 @@ int cli_run_context(tf_backend backend, int device, int threads, uint64_t memory
 /* The --memory-limit line of the --help texts. */
 #define CLI_MEMORY_LIMIT_HELP                                                                  \
     "      --memory-limit SIZE  device memory tenfold may use (8G, 512M, ...;\n"              \
-    "                       default: 90% of the GPU's free memory); under --device\n"          \
-    "                       auto a problem that does not fit runs on the CPU\n"
+    "                       default: 90% of the GPU's free memory); past it a GPU\n"           \
+    "                       run stops with one line naming the limit\n"
 #endif

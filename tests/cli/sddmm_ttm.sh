@@ -72,4 +72,10 @@ fi
 if [ "$("$TF" info 2>/dev/null | grep -c 'CUDA.*no\|cuda.*off\|without CUDA')" -gt 0 ]; then
     expect_failure "sddmm --device gpu without CUDA" 'CUDA' sddmm s.mtx -k 4 --device gpu --reps 1
 fi
+# --memory-limit is a size on sddmm and ttm too
+run_tf sddmm s.mtx -k 4 --memory-limit 3Q
+check "sddmm --memory-limit 3Q is a usage error" test "$rc" -eq 2
+run_tf ttm s.mtx --mode 1 -r 2 --memory-limit x
+check "ttm --memory-limit x is a usage error" test "$rc" -eq 2
+check "sddmm --help documents --memory-limit" bash -c '"$0" sddmm --help | grep -q -- --memory-limit' "$TF"
 finish
