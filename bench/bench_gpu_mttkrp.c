@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU MTTKRP benchmark: per format, precision and mode, the median of
  * --reps device-timed runs (CUDA events, after --warmup untimed runs, the
  * factors resident on the device), GFLOP/s, bytes moved and that as a

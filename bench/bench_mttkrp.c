@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MTTKRP benchmark on a synthetic power-law tensor (the issue's target case):
  * generates the tensor with tf_generate, then for each CPU format reports
  * the plan build time, its memory, and the median time of each mode's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Read-speed benchmark of the .tns parser and the binary format.
  *
  *   bench_read [DIR] [--nnz N] [--threads T] [--unsorted] [--keep]

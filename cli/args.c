@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared option parsing and number conversion for the tenfold commands. */
 #include "args.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared command-line parsing for the tenfold commands: a table of
  * options, positional arguments, number and list parsing, and the
  * one-line usage / runtime error conventions:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold bench mttkrp: per-mode MTTKRP time, GFLOP/s and bytes moved of
  * each plan format and precision, on the CPU or the GPU, on a tensor file
  * and random factors. The models are in mttkrp_model.h. */
@@ -256,7 +257,8 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
     if (cli_out_open(&out, path)) return CLI_FAIL;
     cli_json j;
     json_open(&j, out.f);
-    json_str(&j, "tenfold", TF_VERSION_STRING);
+    json_str(&j, "tenfold", tf_version());
+    json_u64(&j, "schema", CLI_JSON_SCHEMA);
     json_str(&j, "command", BENCH_CMD);
     json_object(&j, "input");
     json_str(&j, "path", file);

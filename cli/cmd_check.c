@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold check: validate a tensor file and report what was fixed. */
 #include <stdio.h>
 #include <stdlib.h>

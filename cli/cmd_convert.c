@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold convert: tensor file format conversion. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold cpd: CP-ALS decomposition of a sparse tensor file. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold gen: synthetic sparse tensors. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold info: version, build options, threads and GPUs. */
 #include <stdio.h>
 
@@ -7,8 +8,18 @@
 static const char help[] =
     "usage: tenfold info\n"
     "\n"
-    "Prints the version, whether the CUDA backend is built in, the default\n"
-    "number of CPU threads (OMP_NUM_THREADS overrides it) and the GPUs found.\n";
+    "Prints the version, the git commit and compiler of the build, the\n"
+    "BLAS/LAPACK library in use, whether the CUDA backend is built in (with\n"
+    "the toolkit, runtime and driver versions), the default number of CPU\n"
+    "threads (OMP_NUM_THREADS overrides it) and the GPUs found.\n";
+
+/* 13000 -> "13.0" */
+static const char *cuda_version(int v, char *buf, size_t len)
+{
+    if (v <= 0) snprintf(buf, len, "none");
+    else snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+    return buf;
+}
 
 int cmd_info(int argc, char **argv)
 {
@@ -16,8 +27,18 @@ int cmd_info(int argc, char **argv)
     static const cli_opt opts[] = {{0}};
     int rc = cli_parse(&a, "info", help, argc, argv, opts, 0, 0, "");
     if (rc >= 0) return rc;
-    printf("tenfold %s\n", TF_VERSION_STRING);
-    printf("build:   CUDA backend %s\n", tf_have_cuda() ? "yes" : "no");
+    tf_build_info b;
+    tf_get_build_info(&b);
+    char rt[16], drv[16];
+    printf("tenfold %s\n", b.version);
+    printf("commit:  %s\n", b.commit);
+    printf("compiler: %s\n", b.compiler);
+    printf("blas:    %s\n", b.blas_lapack);
+    if (tf_have_cuda())
+        printf("build:   CUDA backend yes (toolkit %s, runtime %s, driver supports %s)\n", b.cuda_toolkit,
+               cuda_version(b.cuda_runtime, rt, sizeof rt), cuda_version(b.cuda_driver, drv, sizeof drv));
+    else
+        printf("build:   CUDA backend no\n");
     printf("threads: %d (CPU backend default)\n", tf_default_threads());
     int n = tf_gpu_count();
     printf("gpus:    %d found\n", n);

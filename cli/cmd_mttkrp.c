@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold mttkrp: one MTTKRP from factor files. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold sddmm: SDDMM benchmark (GFLOP/s, next to cuSPARSE on the GPU)
  * or one SDDMM from given dense matrices, written as Matrix Market. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold stats: shape, per-mode slice-size distribution and skew, and the
  * memory each format needs. */
 #include <stdio.h>

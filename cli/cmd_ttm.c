@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold ttm: sparse tensor times matrix on one mode (benchmark, or one
  * product from a factor file written as .tns). */
 #include <stdio.h>

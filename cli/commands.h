@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One entry point per `tenfold <command>`; each returns the process exit
  * code (0 ok, 1 failure, 2 usage error) and prints its own --help. */
 #ifndef TF_CLI_COMMANDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Outputs of `tenfold cpd`: factor files and the JSON report. */
 #include "cpd_output.h"
 
@@ -159,7 +160,8 @@ int cpd_write_json(const cpd_run *r)
     if (cli_out_open(&out, r->json_write_path ? r->json_write_path : r->json_path)) return CLI_FAIL;
     cli_json j;
     json_open(&j, out.f);
-    json_str(&j, "tenfold", TF_VERSION_STRING);
+    json_str(&j, "tenfold", tf_version());
+    json_u64(&j, "schema", CLI_JSON_SCHEMA);
     json_str(&j, "command", "cpd");
     json_input(&j, r);
     json_options(&j, r);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* State of one `tenfold cpd` run and its outputs: the factor files and
  * the --json report. */
 #ifndef TF_CLI_CPD_OUTPUT_H

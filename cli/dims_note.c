@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The note / warning about dims that plain FROSTT .tns cannot record. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain FROSTT .tns records no dims: the note / warning the commands that
  * write tensors print when a mode is longer than its largest index + 1. */
 #ifndef TF_CLI_DIMS_NOTE_H

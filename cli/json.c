@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal streaming JSON writer: commas, nesting and string escapes. */
 #include "json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal streaming JSON writer for the --json reports. */
 #ifndef TF_CLI_JSON_H
 #define TF_CLI_JSON_H
@@ -5,6 +6,9 @@
 #include <stdio.h>
 
 #define CLI_JSON_DEPTH 16
+/* Version of the reports' layout (docs/report-schema.md); raised when a
+ * member is removed or changes meaning, not when one is added. */
+#define CLI_JSON_SCHEMA 1
 
 typedef struct cli_json {
     FILE *f;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Median of benchmark times and the device / precision options. */
 #include <stdio.h>
 #include <stdlib.h>

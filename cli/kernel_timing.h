@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by `tenfold sddmm`, `tenfold ttm` and `tenfold bench`: the median of a run's
  * times, and the --device / --precision choices. */
 #ifndef TF_CLI_KERNEL_TIMING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold: command dispatch. Each command lives in cli/cmd_<name>.c. */
 #include <stdio.h>
 #include <string.h>

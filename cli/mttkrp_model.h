@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The flop and byte models of one MTTKRP, shared by `tenfold bench mttkrp`
  * (cli/cmd_bench.c) and bench/bench_gpu_mttkrp.c. Header-only: the bench
  * programs link only the library.

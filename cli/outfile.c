@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CLI outputs: checks before the work, text outputs, signal cleanup. */
 #include "outfile.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Outputs of the CLI. Every rule about where an output goes (standard
  * output for "-", symlinks, FIFOs and devices, temporary file + rename)
  * lives in the library (tenfold.h, "output files"); this is the CLI's side:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared human-readable output of the commands, and tensor loading. */
 #include "report.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the commands' human-readable output, and tensor loading. */
 #ifndef TF_CLI_REPORT_H
 #define TF_CLI_REPORT_H

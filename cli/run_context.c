@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One tf_context per command run. */
 #include "run_context.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The context of one command run: its device (per --device / --gpu) and
  * the tuning policy with the TF_* benchmark overrides of the environment. */
 #ifndef TF_CLI_RUN_CONTEXT_H

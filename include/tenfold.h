@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tenfold.h — the public C API of tenfold: sparse tensor decomposition and
  * sparse–dense kernels with a CPU backend (OpenMP) and a CUDA backend.
@@ -22,7 +23,10 @@
 extern "C" {
 #endif
 
-#define TF_VERSION_STRING "0.1.0"
+#define TF_VERSION_MAJOR 0
+#define TF_VERSION_MINOR 2
+#define TF_VERSION_PATCH 0
+#define TF_VERSION_STRING "0.2.0"
 #define TF_MIN_ORDER 2
 #define TF_MAX_ORDER 16
 
@@ -48,6 +52,23 @@ const char *tf_last_error(void);
 double tf_wtime(void);
 /* Number of threads the CPU backend uses when an option says 0. */
 int tf_default_threads(void);
+
+/* The library's version at run time ("0.2.0"); TF_VERSION_STRING is the
+ * header's, so a program can tell when the two differ. */
+const char *tf_version(void);
+
+/* What this build of the library is made of (strings are static). */
+typedef struct tf_build_info {
+    const char *version;      /* tf_version()                                        */
+    const char *commit;       /* git commit the build was configured at, or "unknown" */
+    const char *compiler;     /* C compiler id and version                            */
+    const char *blas_lapack;  /* the shared object that provides dgemm_ at run time   */
+    const char *cuda_toolkit; /* CUDA toolkit the backend was built with, "" if none  */
+    int cuda_runtime;         /* CUDA runtime version (e.g. 13000), 0 without CUDA    */
+    int cuda_driver;          /* highest CUDA version the driver supports, 0 if none  */
+} tf_build_info;
+
+void tf_get_build_info(tf_build_info *out);
 
 /* ------------------------------------------------------------ dense matrix */
 

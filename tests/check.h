@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal test harness: CHECK macros, a pass/fail count, and the closing
  * "N passed, N failed" line ctest logs show. Exit 0 iff nothing failed;
  * exit 77 (ctest SKIP) when a test says it cannot run here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Random test tensors for the GPU format tests (builders and kernels):
  * explicit seeds, optional skew (one output row takes a share of the
  * non-zeros) and optional empty slices (only even indices used in a mode). */

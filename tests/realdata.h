@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The walk over the real-data directory shared by the tests that run on
  * every real tensor or matrix: $TF_TEST_DATA when set (the GPU machine
  * points it at its own copy), else TF_SHARED_DATA. Files are visited in

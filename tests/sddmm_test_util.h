@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by test_sddmm.c and test_gpu_sddmm.c: random sparse matrices with
  * skewed and empty rows, random dense factors, and the element-wise check
  * of an SDDMM result against the float64 reference. */

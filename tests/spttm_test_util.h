@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by test_spttm.c and test_gpu_spttm.c: random tensors with one
  * long fibre per mode and empty slices, and the comparison of a semi-sparse
  * result with the float64 reference. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_context and the tuning policy: creation and its errors, defaults,
  * the environment overrides (read only when asked), the memory budget, a
  * NULL context against an explicit one (same fits), and — on a machine
@@ -393,8 +394,26 @@ static void gpu_context(void)
     tf_tensor_free(&X);
 }
 
+/* The version and the build description (issue 31): one version in the
+ * header, the library and CMake; the build's facts filled in. */
+static void build_info(void)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%d.%d.%d", TF_VERSION_MAJOR, TF_VERSION_MINOR, TF_VERSION_PATCH);
+    CHECKF(!strcmp(v, TF_VERSION_STRING) && !strcmp(tf_version(), TF_VERSION_STRING), "%s / %s / %s", v,
+           TF_VERSION_STRING, tf_version());
+    tf_build_info b;
+    memset(&b, 0x5a, sizeof b);
+    tf_get_build_info(&b);
+    CHECK(b.version && !strcmp(b.version, tf_version()));
+    CHECK(b.commit && *b.commit && b.compiler && *b.compiler && b.blas_lapack && *b.blas_lapack);
+    CHECK(b.cuda_toolkit && (tf_have_cuda() ? *b.cuda_toolkit != 0 : *b.cuda_toolkit == 0));
+    CHECK(tf_have_cuda() ? b.cuda_runtime >= 12000 : b.cuda_runtime == 0 && b.cuda_driver == 0);
+}
+
 int main(void)
 {
+    build_info();
     defaults();
     environment();
     creation_errors();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense CP-ALS helpers (src/cpu/dense.c) against plain float64 loops:
  * Gram, Hadamard, Cholesky solve, the pseudo-inverse fallback (rank-deficient
  * V, zero column), normalisation, fit terms; thread-count independence. */

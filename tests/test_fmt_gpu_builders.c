@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU tests of the host-side GPU format builders (src/fmt/blco.c, fcoo.c):
  * BLCO decodes back to exactly the original non-zeros, in ALTO order, with
  * consistent blocks (for line lengths below and above 64 bits); F-COO flags,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_generate: determinism, exact distinct sorted non-zeros, the skew
  * model, planted values, and errors. */
 #include <stdint.h>

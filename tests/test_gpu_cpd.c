@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU CP-ALS against CPU CP-ALS: for the same seed, the fit after every
  * iteration must agree to 1e-8 in fp64 (every GPU format), on random
  * tensors with a planted low-rank model (tf_generate) and on a real one

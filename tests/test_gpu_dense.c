@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU CP-ALS's dense kernels against float64 loops on the same inputs (in
  * fp32 the inputs are rounded to float first, so both sides see the same
  * values); device outputs are poisoned (NaN) before every run.

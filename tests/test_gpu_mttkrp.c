@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU MTTKRP against the float64 CPU reference: every format (coo, fcoo
  * with its per-mode kernel rule, fcoo forced to its "scan" and "seg"
  * kernels, seg also with partitions of 96 and 1056 non-zeros, the rule with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU SDDMM (row, SM-L2, SM-SM, automatic choice, cuSPARSE) against the
  * float64 reference: the random matrices of test_sddmm (hot row, empty rows,
  * a dense one), K = 1, 7, 33, 100, 512, forced narrow panels and slices

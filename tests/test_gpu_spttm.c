@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU SpTTM (F-COO) against the float64 reference: the random tensors of
  * test_spttm (orders 2..5, one long fibre, empty slices), every mode,
  * R = 1, 7, 33, 100, 512, fp64 (<= 1e-12) and fp32 (<= 1e-5); then every

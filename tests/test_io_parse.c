@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Text readers: every malformed input gives its status and a one-line
  * message naming file:line:field; header variants; 0-/1-based detection per
  * mode; duplicates, zeros, empty slices; comments, blank lines, CRLF;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every real tensor and matrix in the real-data directory ($TF_TEST_DATA,
  * else TF_SHARED_DATA) loads with the nnz and inferred shape given in its
  * README, and so does the bundled data/uber-apr14.tns.xz. The shared part is skipped (77) when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writers and readers together: tns -> bin -> tns byte-identical on random
  * tensors, binary corruption detected, sptensor / ParTI / Matrix Market
  * round trips, xz and gzip input, atomic writes that leave nothing behind

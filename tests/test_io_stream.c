@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Input edge cases: one index base per file and tf_read_opts.base; a .mtx
  * file without its banner; compressed and piped input parsed in windows
  * (the same tensor and info as the plain text, with lines crossing every

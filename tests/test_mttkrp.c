@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MTTKRP plans (cpu coo, cpu csf) against the float64 reference: random
  * tensors of orders 2..6, uniform and skewed (one row of one mode holds half
  * the non-zeros), with empty slices and modes of length 1, ranks that hit

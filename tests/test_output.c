@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Output targets (src/io/output.c): "-" and /dev/fd names, symlink chains,
  * dangling links, FIFOs, directories; writes through a symlink keep it;
  * permissions kept; sets of files all or nothing; tf_output_check; the

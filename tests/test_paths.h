@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scratch file paths of a test: "dir/name" in one of eight rotating
  * buffers, so a few can be live at once (dir under TF_TEST_TMP). */
 #ifndef TF_TESTS_TEST_PATHS_H

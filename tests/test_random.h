@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Random inputs shared by the test suites (deterministic for a seeded tf_rng). */
 #ifndef TF_TESTS_TEST_RANDOM_H
 #define TF_TESTS_TEST_RANDOM_H

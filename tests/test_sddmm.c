@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SDDMM on the CPU against the float64 reference: random matrices with a
  * hot row and empty rows, K = 1, 7, 33, 100, 512, both ops, alpha/beta,
  * fp64 (<= 1e-12 of each entry's rounding scale) and fp32 (<= 1e-5), 1..3

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SpTTM on the CPU against the float64 reference: random tensors of order
  * 2..5 with one long fibre and empty slices, every mode, R = 1, 7, 33, 100,
  * 512, 1..3 threads, fp64 (<= 1e-12) and fp32 (<= 1e-5); the kernel's

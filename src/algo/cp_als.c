@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CP-ALS (Tensor Toolbox cp_als conventions), written only against the
  * backend vtable of backend/cpd.h: the backend holds the factors, Grams and
  * MTTKRP output; this file owns the initialisation, the iteration, timers,

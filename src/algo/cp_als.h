@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CP-ALS on a backend (backend/cpd.h) that holds the tensor: the
  * algorithm itself, apart from choosing and creating the backend (the
  * front end, ops/cpd.c, does that). */

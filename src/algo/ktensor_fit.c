@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fit of a Kruskal tensor, computed directly from its definition:
  * ||X - K||^2 = ||X||^2 + ||K||^2 - 2<X,K>, with <X,K> summed over the
  * non-zeros of X and ||K||^2 from plain-loop Grams. Shares nothing with the

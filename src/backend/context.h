@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The run context behind the public tf_context (see tenfold.h): options,
  * the resolved backend, and the GPU's device context (streams, handles,
  * properties), made on first use by the CUDA backend and kept. The front
@@ -16,10 +17,13 @@ struct tf_context {
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
 };
 
-/* CUDA backend hooks (src/gpu/runtime/context.cu; stubs in CPU-only builds):
- * the device context's teardown, and the memory budget of the GPU. */
+/* CUDA backend hooks (src/gpu/runtime; stubs in CPU-only builds): the
+ * device context's teardown, the memory budget of the GPU, versions. */
 void tf_cuda_context_release(void *gpu);
 tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes);
+/* CUDA runtime version and the highest version the driver supports (0, 0
+ * without the CUDA backend or a driver); initialises no device. */
+void tf_cuda_versions(int *runtime, int *driver);
 
 #ifdef __cplusplus
 }

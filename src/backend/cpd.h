@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The numeric steps of CP-ALS, done by a backend on its own memory. The
  * algorithm (src/algo/cp_als.c) owns the iteration, the timers,
  * convergence and the fit formula; a backend (CPU, GPU) owns the factors,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The inside of a tf_plan: one vtable per (backend, format). Builders fill
  * ops/impl/desc/bytes; plan.c validates arguments before calling ops. */
 #ifndef TF_ALGO_PLAN_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SDDMM internals shared by the front end (src/ops/sddmm.c), the CPU kernels
  * and the CUDA backend (src/gpu/sddmm;
  * CPU-only builds link src/gpu/none, which reports no GPU). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SpTTM internals shared by the front end (src/ops/spttm.c), the CPU kernel and
  * the CUDA backend (src/gpu/spttm;
  * CPU-only builds link src/gpu/none, which reports no GPU). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checked allocation: failures and size overflows become TF_ERR_NOMEM with a message. */
 #ifndef TF_CORE_ALLOC_H
 #define TF_CORE_ALLOC_H

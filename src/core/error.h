@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal error reporting: a thread-local one-line message per failure. */
 #ifndef TF_CORE_ERROR_H
 #define TF_CORE_ERROR_H

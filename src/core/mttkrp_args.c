@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The argument check every MTTKRP entry point shares. */
 #include "core/mttkrp_args.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Validates MTTKRP arguments against a tensor shape: the check every
  * MTTKRP entry point (plans, the reference) shares. */
 #ifndef TF_CORE_MTTKRP_ARGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Names <-> enums of backends and formats (the tool's option values). */
 #include <string.h>
 

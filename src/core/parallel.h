@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Thread-count helpers for the OpenMP CPU backend (work without OpenMP too). */
 #ifndef TF_CORE_PARALLEL_H
 #define TF_CORE_PARALLEL_H

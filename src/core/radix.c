@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parallel stable LSD radix sort producing a permutation. Each pass is a
  * counting sort on one digit of one mode's index, carried with the
  * permutation; per-thread histograms keep it stable and parallel. */

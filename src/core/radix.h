@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parallel LSD radix sort of COO non-zeros by several modes. */
 #ifndef TF_CORE_RADIX_H
 #define TF_CORE_RADIX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Deterministic random numbers: splitmix64 seeding + xoshiro256** stream. */
 #ifndef TF_CORE_RNG_H
 #define TF_CORE_RNG_H

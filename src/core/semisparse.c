@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The semi-sparse result of SpTTM (tf_semisparse): freeing it and its
  * non-zero entries as a sparse tensor. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* COO tensor: allocation, validation, sorting, canonical form. */
 #include <math.h>
 #include <string.h>

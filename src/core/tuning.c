@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tuning policy's defaults, and the one place where the library reads
  * the TF_* benchmark overrides from the environment (only when a caller
  * asks, through tf_tuning_from_env). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend of CP-ALS (the vtable of src/backend/cpd.h): an MTTKRP
  * plan for the tensor plus the factors, Grams and lambda in host memory; the
  * dense steps are the BLAS/LAPACK helpers of dense.c. */

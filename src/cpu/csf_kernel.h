@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CSF MTTKRP traversal of one thread's share of the leaves. */
 #ifndef TF_CPU_CSF_KERNEL_H
 #define TF_CPU_CSF_KERNEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense helpers of CP-ALS on the CPU: Gram (dsyrk), Hadamard, Cholesky solve
  * with a pseudo-inverse fallback (dpotrf/dpocon/dpotri, dsyevd, dgemm), column
  * normalisation and the inner products of the fit. See dense.h. */

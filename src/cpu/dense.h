@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense helpers of CP-ALS on the CPU (BLAS/LAPACK + OpenMP).
  *
  * Matrices are row-major I x R (a factor or an MTTKRP output) or R x R

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU COO plan: the baseline. One pass over an unsorted copy of the COO
  * list, non-zeros split evenly over the threads. Two threads may hit the
  * same output row, so each thread either accumulates into its own copy of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU CSF plan: one tree per mode, rooted at that mode. The MTTKRP of a mode
  * splits the tree's non-zeros evenly over the threads (not its slices, so a
  * heavy slice cannot serialise the run); a thread that starts or ends inside

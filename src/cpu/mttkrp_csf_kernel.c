@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CSF MTTKRP for the root mode, over a range of non-zeros.
  *
  * Depth-first with one R-length accumulator per compressed level: a node of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain float64 reference MTTKRP: one pass over the COO list, no reordering,
  * no threads. The tests compare every kernel with it. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Length-R row operations of the MTTKRP kernels. They are always inlined, so
  * a caller that passes a constant R (8, 16, ...) gets fixed-length loops that
  * the compiler unrolls and vectorises, and a runtime R gets a generic loop. */

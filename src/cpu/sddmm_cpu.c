@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* OpenMP SDDMM over CSR: the non-zeros are cut into equal ranges (not equal
  * row ranges, so one heavy row cannot serialise the run); each range finds
  * its first row by binary search and walks its rows, one vectorised dot

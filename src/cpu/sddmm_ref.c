@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain float64 reference SDDMM: one dot product per non-zero, in order,
  * single-threaded. The yardstick the tests compare every kernel with. */
 #include "backend/sddmm_backends.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* OpenMP SpTTM over fibres: each fibre (non-zeros sharing the index tuple
  * of the other modes, consecutive in fibre order) produces one dense
  * output row, sum over its non-zeros of value * U(i_n, :), in one pass and

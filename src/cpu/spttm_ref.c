@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain float64 reference SpTTM, independent of the fast path's radix sort
  * and fibre builder: qsort of positions by the other modes' indices, then
  * one accumulation per non-zero. Single-threaded. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU `auto` format rule; see auto_format.h for the rule itself. */
 #include "fmt/auto_format.h"
 

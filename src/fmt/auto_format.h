@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rule behind `--format auto` on the GPU (plain C, no device calls).
  *
  * Inputs: the tensor's shape, the skew of its modes (share of the

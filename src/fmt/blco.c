@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BLCO builder: ALTO keys (up to 4 x 64 bits), a stable LSD sort over the
  * key words, blocking by the bits above 64, and the shift/mask re-encoding. */
 #include "fmt/blco.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BLCO (blocked linearised coordinates, Nguyen et al.; thesis ch. 4): one
  * mode-agnostic copy of the tensor.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CSF construction: radix-sort the non-zeros by the level order, then find
  * where each level's nodes start in three parallel passes over the sorted
  * list (gather, count node starts per thread, fill). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compressed sparse fibres (CSF): a COO tensor sorted by a chosen mode order
  * and stored as a tree. Level 0 holds the root slices (mode mode_order[0]),
  * level order-1 the non-zeros. Node n of a compressed level l < flat owns the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compressed sparse row matrices: allocation, validation, and the
  * conversion from order-2 COO tensors (counting sort by row, then columns
  * sorted within each row, keeping the COO position of every entry). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Order-2 COO tensor <-> CSR (tf_csr), for SDDMM. */
 #ifndef TF_FMT_CSR_H
 #define TF_FMT_CSR_H

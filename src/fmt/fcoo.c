@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* F-COO builder: sort by the output mode, keep product-mode indices, and
  * derive the head bits, segments and partition start flags. */
 #include "fmt/fcoo.h"

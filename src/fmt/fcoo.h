@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* F-COO (flagged coordinates, Liu et al., Cluster'17, section IV): one copy
  * of the tensor per output mode, sorted by that mode, that stores only the
  * product-mode indices; where the output index changes is kept in a bit

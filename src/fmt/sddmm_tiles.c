@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Column panels and thread-block groups for the GPU SDDMM (see the header). */
 #include <math.h>
 #include <string.h>

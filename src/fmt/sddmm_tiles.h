@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host-side tiling of a CSR matrix for the GPU SDDMM kernels (SM-L2 and
  * SM-SM, cuSDDMM paper section IV). The columns are cut into panels of
  * width tile_j; within a panel the non-zeros are taken row by row and cut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* F-COO builder for SpTTM (see the header). */
 #include <string.h>
 

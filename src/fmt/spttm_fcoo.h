@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* F-COO for SpTTM on the GPU (Liu et al. 2017, section IV): the non-zeros
  * in fibre order keep only their product-mode index and value; bit k % 32
  * of flags[k / 32] is set where a fibre starts, and chunk_fibre[c] is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fibre order for SpTTM: radix sort by the other modes, then one pass
  * marking where the index tuple changes. */
 #include <string.h>

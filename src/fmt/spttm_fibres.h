@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fibres of a tensor for SpTTM on mode n: the non-zeros ordered by the
  * other modes (lexicographically, ascending mode number), and where each
  * distinct index tuple of those modes (one output row of Y) starts. Built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sample-based slice statistics; see tensor_stats.h. */
 #include "fmt/tensor_stats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sample-based slice statistics the GPU side uses for its choices (plain
  * C, no device calls): how skewed a mode is, and which of its rows are
  * heavy enough that their atomics would serialise. Samples are evenly

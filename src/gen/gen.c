@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_generate: synthetic sparse tensors with per-mode power-law skew.
  *
  * Candidates are drawn in fixed-size chunks, chunk c from its own random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internals of the synthetic tensor generator (tf_generate): per-mode
  * permutations, random streams, and the planted model. */
 #ifndef TF_GEN_GEN_H

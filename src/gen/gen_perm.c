@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-mode random permutations for the generator, and stream seeding. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Values of generated tensors: a planted rank-R model with optional
  * Gaussian noise, or uniform values in (0,1]. Every random number comes
  * from a stream tied to a fixed block of positions, and sums are taken per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold binary tensor format, version 1 (all fields little-endian):
  *
  *   offset  size    field

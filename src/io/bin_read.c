@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold binary reader (format in bin_format.h). Files are read with
  * parallel pread straight into the tensor arrays, each 1 MiB block hashed
  * right after it arrives; decompressed or in-memory images are copied the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parallel coordinate-line parser.
  *
  * The body is cut at newline boundaries into chunks (several per thread for

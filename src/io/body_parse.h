@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parallel parser of the coordinate lines of a text file ("i j k value" or
  * "i j" for patterns), shared by the .tns variants and Matrix Market. */
 #ifndef TF_IO_BODY_PARSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fast 64-bit checksum of the binary format: four multiply-xorshift lanes
  * over 8-byte words (near memory speed), over 1 MiB blocks hashed in
  * parallel and folded in order, so the value does not depend on threads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whole-buffer decompression of xz (liblzma, multi-threaded decoder where
  * available) and gzip (zlib). Concatenated streams are read to the end. A
  * truncated or corrupt stream is an error naming the file. */

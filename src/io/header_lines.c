@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "io/header_lines.h"
 
 #include "core/error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Serial helpers for the short header lines of text formats (ParTI,
  * sptensor, Matrix Market): content lines and lines of integers. */
 #ifndef TF_IO_HEADER_LINES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whole-file input for the small text readers (dense matrices): read,
  * decompress (xz/gzip by content) and end with '\n' for the parsers. */
 #ifndef TF_IO_INPUT_H

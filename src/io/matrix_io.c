@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense matrix text files and Kruskal tensor output.
  *
  * SPLATT .mat layout (as SPLATT's mat_write / vec_write): one matrix row

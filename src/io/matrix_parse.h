@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dense matrix text parser behind tf_matrix_read, on text in memory
  * (for tf_matrix_read and the fuzz target). */
 #ifndef TF_IO_MATRIX_PARSE_H

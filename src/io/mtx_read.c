@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market coordinate reader into an order-2 tensor:
  *   %%MatrixMarket matrix coordinate <real|integer|pattern> <general|symmetric|skew-symmetric>
  *   % comments

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fast text formatting of indices and values for the writers. */
 #ifndef TF_IO_NUM_FORMAT_H
 #define TF_IO_NUM_FORMAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Slow path of tf_parse_value: long mantissas and large exponents go
  * through strtod, which rounds correctly. The token was already checked
  * against the decimal grammar, so strtod sees no hex floats or words. */

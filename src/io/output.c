@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Output targets, the registry of live temporary files, sets of files
  * renamed together, and the public tf_output_* / tf_write_file calls. */
 #include "io/output.h"

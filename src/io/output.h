@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where an output goes: the one place that turns an output path into a
  * target (used by the writer, tf_output_check and so by the CLI), and the
  * registry of live temporary files that tf_output_cleanup removes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_read_tensor / tf_parse_tensor: content detection (tenfold binary, xz,
  * gzip, Matrix Market, .tns), then the canonical form every reader
  * returns: sorted, duplicates summed, zeros dropped. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The format readers behind tf_read_tensor / tf_parse_tensor. Each fills
  * t (not yet canonical) and the format-specific parts of info; read.c
  * does detection, canonical form and the common parts of info. The text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Text input in windows of bounded size, so the text readers can parse a
  * decompressed (or piped) file without ever holding all of its text.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_write_tensor: FROSTT .tns, ParTI header, Tensor Toolbox sptensor,
  * Matrix Market and tenfold binary, all through the atomic writer. Text
  * lines are formatted in parallel with hand-written integer formatting. */

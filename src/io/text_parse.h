@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Number parsing for text input, built for speed.
  *
  * The parsers are sentinel-based: they stop at the first byte that cannot

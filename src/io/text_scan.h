@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bounded helpers for scanning text: newline counting, line cursors,
  * tokens of short header lines, and quoting a token in an error message. */
 #ifndef TF_IO_TEXT_SCAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* .tns text: header detection (FROSTT, ParTI, Tensor Toolbox sptensor),
  * the parallel body parse (window by window for streamed text), the index
  * base of the file and dims.

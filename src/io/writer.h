@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Output files. The target is resolved by io/output.h: a regular file (or
  * a new name, or the target of a symlink) is written to a temporary file in
  * its directory, which commit flushes, fsyncs and renames over it; any

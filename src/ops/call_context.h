@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The context a front-end call runs in. */
 #ifndef TF_OPS_CALL_CONTEXT_H
 #define TF_OPS_CALL_CONTEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_context: creation, options and the per-call default context. */
 #include "ops/call_context.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_cpd, the front end of CP-ALS: checks the options, brings values of
  * any magnitude into range (a power-of-two scaled view), picks and creates
  * the backend (CPU, or the GPU of the run's context), then runs the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plan front end: option defaults, backend/format choice, argument checks. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SDDMM front end: options, argument checks, the K = 0 / nnz = 0 cases,
  * backend choice, the COO entry point and the benchmark helper. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SpTTM front end: options, argument checks, backend choice and the
  * benchmark helper. */
 #include <string.h>

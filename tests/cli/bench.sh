@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tenfold bench mttkrp: help (models), usage errors, the format x precision
 # table and its --json report on the CPU, failures of one run that let the
 # others go on, and --device gpu with or without a GPU.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tenfold cpd: iteration lines, output files, same seed -> same fits,
 # --json report, no output after a failure, the bundled real tensor.
 source "$(dirname "$0")/lib/common.bash"
@@ -32,6 +33,7 @@ if command -v python3 >/dev/null; then
 import json, sys
 r = json.load(open("report.json"))
 assert r["command"] == "cpd" and r["tensor"]["nnz"] == 1500 and r["tensor"]["dims"] == [30, 20, 10]
+assert r["schema"] == 1 and r["tenfold"].count(".") == 2
 assert len(r["iterations"]) == 6 and r["result"]["iterations"] == 6
 assert abs(r["iterations"][-1]["fit"] - r["result"]["fit"]) < 1e-12
 assert len(r["timing_seconds"]["mttkrp_per_mode"]) == 3 and len(r["outputs"]) == 5'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tenfold gen / convert / check / stats / mttkrp on small files: determinism,
 # round trips, malformed input, no partial outputs, MTTKRP values.
 source "$(dirname "$0")/lib/common.bash"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Input edge cases: one index base per file and --base on every command that
 # reads a tensor, the notes and report fields that say the base, a .mtx
 # without its banner, compressed and piped input (streamed), garbage

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Where outputs go: '-' is standard output (progress then on stderr),
 # symlinks keep their link, FIFOs are written directly, directories are
 # refused; cpd's factor files are one set (all or nothing, also on SIGINT /

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tenfold sddmm / ttm: help, usage errors, benchmark lines, one product
 # from given files checked against hand-computed values, atomic outputs.
 source "$(dirname "$0")/lib/common.bash"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tenfold CLI conventions: --help/--version, usage errors (exit 2, one
 # message line + the 'try' line), unknown commands and flags.
 source "$(dirname "$0")/lib/common.bash"
@@ -53,6 +54,12 @@ expect_usage gen -o g.tns --dims 2,2
 expect_usage mttkrp t.tns --factors a,b,c -o o.mat
 expect_usage mttkrp t.tns --mode 1 -o o.mat
 expect_usage mttkrp t.tns --mode 1 --factors a,b,c
+
+# info: version, commit, compiler, BLAS/LAPACK, CUDA (issue 31)
+expect 0 "info" info
+check "info: version line" grep -qE '^tenfold [0-9]+\.[0-9]+\.[0-9]+$' out.txt
+check "info: commit, compiler and BLAS lines" bash -c 'grep -qE "^commit: +[0-9a-f]+|^commit: +unknown" out.txt && grep -qE "^compiler: +[A-Za-z]+ [0-9]" out.txt && grep -qE "^blas: +[^ ]" out.txt'
+check "--version agrees with info" bash -c '[ "$("$0" --version)" = "$(head -1 out.txt)" ]' "$TF"
 
 # distribution is not a format: amped is gone from --format (several GPUs
 # come from the context, not the format)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the tenfold binary (.bin) reader, on both of its code
  * paths -- from memory (tf_parse_tensor: decompressed or in-memory images)
  * and from a file (tf_read_tensor: parallel pread straight into the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the xz / gzip input path (liblzma, zlib, then the
  * reader of whatever comes out) through tf_parse_tensor. Input: one flag
  * byte (bit 0: gzip, else xz), then the stream; a stream without that

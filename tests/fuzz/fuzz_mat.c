@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the dense matrix (.mat) reader behind tf_matrix_read,
  * through its in-memory parser (the file is read whole, decompressed and
  * given a final '\n' before parsing; the harness adds the '\n'). A parsed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the Matrix Market reader. Inputs that do not start
  * with a banner get "%%MatrixMarket matrix coordinate " put in front, so
  * most inputs reach the field/symmetry words, size line and entries. */

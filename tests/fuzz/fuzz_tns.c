@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the .tns readers (FROSTT, ParTI, sptensor) and, by
  * content detection, the binary and Matrix Market readers, through
  * tf_parse_tensor on the raw bytes. Any status is fine; crashes, leaks,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpora of the fuzz targets fuzz_bin, fuzz_mat,
 fuzz_compressed and the header seeds of fuzz_tns (tests/fuzz/corpus/).
 Deterministic; run from the repository root: python3 tests/fuzz/make_seeds.py

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test entries to the dense kernels of GPU CP-ALS; see dense_check.h. */
 #include "hooks/dense_check.h"
 

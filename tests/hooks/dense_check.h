@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test entries to GPU CP-ALS's dense kernels (internal; tests only): host
  * doubles in, host doubles out, every device output poisoned (NaN) before
  * the kernel runs. Without the CUDA backend they fail with

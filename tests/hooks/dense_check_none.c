@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dense-kernel test entries when the library has no CUDA backend. */
 #include "core/error.h"
 #include "hooks/dense_check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A = M W and the Gram partials of A in one pass over M (rank 32), for the
  * long factors of GPU CP-ALS: there the separate Gram pass (a second read
  * of A, on the side stream beside the next MTTKRP) costs that MTTKRP about

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU backend of CP-ALS (the vtable of src/backend/cpd.h): factors,
  * MTTKRP output, Grams, lambda and all work on the device; the host sees
  * only scalars (Cholesky info and a condition estimate in solve, the two

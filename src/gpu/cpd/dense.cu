@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small dense kernels of GPU CP-ALS; see dense.cuh. */
 #include <algorithm>
 

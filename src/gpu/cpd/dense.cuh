@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small dense kernels of GPU CP-ALS (the cuBLAS / cuSOLVER calls are in
  * gpu/cpd/backend.cu). Matrices as on the CPU: factors row-major I x R, Grams and
  * their Hadamard products R x R symmetric (both triangles filled).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BLCO MTTKRP (thesis ch. 5) on one tensor copy for every mode.
  *
  * All blocks go in one launch: the non-zeros are cut into tiles of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* COO MTTKRP with atomics: the baseline every paper compares with.
  * Each warp loads 32 non-zeros at once (coalesced, one per lane), then its
  * lane groups take them in turn (shuffles), lanes over the columns; every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A GPU MTTKRP engine: one tensor format resident on one device, computing
  * MTTKRP from device factors into a device output. The plan (plan.cu)
  * and the CP-ALS backend (../cpd/backend.cu) drive engines; each format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* F-COO MTTKRP (Liu et al., Cluster'17, section IV): one copy per mode,
  * sorted by the output index, computed in one shot (product and reduction
  * fused). Two kernels read the same copy; the engine picks one per mode.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU MTTKRP plans (the CUDA side of src/backend/plan.h): a device
  * context plus one format engine; the host API path uploads the factors,
  * runs the engine and downloads the result (converting to and from float

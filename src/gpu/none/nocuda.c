@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device queries when the library is built without the CUDA backend. */
 #include <stdio.h>
 
@@ -38,4 +39,10 @@ tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)
     (void)c;
     if (bytes) *bytes = 0;
     return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend");
+}
+
+void tf_cuda_versions(int *runtime, int *driver)
+{
+    *runtime = 0;
+    *driver = 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SDDMM and SpTTM GPU entry points when the library is built without the
  * CUDA backend. */
 #include "backend/sddmm_backends.h"

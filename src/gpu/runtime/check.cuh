@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA / cuBLAS / cuSOLVER error checks: any failure becomes
  * tf_fail(TF_ERR_DEVICE, "file:line: cudaXxx: <message>") and is returned
  * from the calling function (which must return tf_status). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device context, error messages, allocation and value transfers. */
 #include <stdio.h>
 #include <string.h>

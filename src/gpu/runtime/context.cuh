@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA device context of a tf_context's GPU: the device, its
  * properties, a work stream and a second stream for overlap, the cuBLAS /
  * cuSOLVER handles (created on first use, bound to the work stream), the

@@ -1,12 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA device queries: how many devices, and what each one is. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 
 extern "C" {
+#include "backend/context.h"
 #include "core/error.h"
 }
 
 extern "C" int tf_have_cuda(void) { return 1; }
+
+extern "C" void tf_cuda_versions(int *runtime, int *driver)
+{
+    if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
+    if (cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0; /* 0 also when no driver is loaded */
+    cudaGetLastError();
+}
 
 extern "C" int tf_gpu_count(void)
 {

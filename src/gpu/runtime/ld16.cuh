@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One 16-byte read-only load (float4 / double2) of 16 / sizeof(T) values:
  * the factor-row pieces of the F-COO kernels and the M fragments of the
  * fused apply + Gram pass. */

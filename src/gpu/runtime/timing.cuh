@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA-event timing of a launch sequence, shared by the tuners and the
  * benchmark entry points. */
 #ifndef TF_CUDA_TIMING_CUH

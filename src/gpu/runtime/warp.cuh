@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device helpers shared by the MTTKRP kernels: the lane layout over the
  * rank, the compile-time/runtime order switch, and kernel argument pieces.
  *

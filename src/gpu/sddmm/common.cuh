@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pieces shared by the SDDMM schemes and the cuSPARSE comparison: the
  * padded upload of the dense operands and the entry points (event timing:
  * gpu/runtime/timing.cuh). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuSPARSE's SDDMM on the same inputs, for `tenfold sddmm`'s comparison
  * line: S in CSR (32-bit indices), A (M x K) row-major and B (N x K)
  * row-major used as op(B) = B^T, both with leading dimension Kp (the

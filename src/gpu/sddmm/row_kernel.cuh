@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The row scheme's SDDMM kernel: non-zero-parallel over S in CSR order, no
  * tiles and no shared memory, results written at their CSR position. For
  * small problems (A and B in L2) latency and parallelism matter more than

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU SDDMM driver: the schemes' set-up (row arrays; SM-L2 / SM-SM tiles
  * with Tj from the L2-capacity model and the device's L2 size, Ti from half
  * an SM's shared memory), the choice by measurement (a few configurations

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SDDMM kernel of both GPU schemes (cuSDDMM, section IV), one template
  * over the value type T and STAGE_B:
  *   SM-L2 (STAGE_B = false): a block stages the active rows of A of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU SpTTM with F-COO (Liu et al., "A unified optimization approach for
  * sparse tensor operations on GPUs", section IV): the non-zeros in fibre
  * order (sorted by the index modes, i.e. every mode but n) keep only their
