@@ -17,7 +17,7 @@ struct tf_context {
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
 };
 
-/* CUDA backend hooks (src/gpu/runtime; stubs in CPU-only builds): the
+/* CUDA backend hooks (src/gpu/runtime; src/gpu/none answers them in CPU-only builds): the
  * device context's teardown, the memory budget of the GPU, versions. */
 void tf_cuda_context_release(void *gpu);
 tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes);

@@ -8,8 +8,6 @@
 
 #include "tenfold.h"
 
-/* Reads fd to its end into a tf_alloc'ed buffer. */
-tf_status tf_slurp_fd(const char *name, int fd, char **out, size_t *len);
 /* Reads path (decompressing xz/gzip) into *out, which ends in '\n'. */
 tf_status tf_load_text(const char *path, int threads, char **out, size_t *len);
 #endif
