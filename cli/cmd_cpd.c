@@ -44,7 +44,9 @@ static const char help[] =
     "                       after the factors; '-' is standard output (progress\n"
     "                       then goes to stderr)\n"
     "      --device D       auto|cpu|gpu (default auto: the GPU when one is present\n"
-    "                       and supported, else the CPU)\n"
+    "                       and supported, except for problems so small that the\n"
+    "                       CPU finishes before the GPU has started (a note says\n"
+    "                       so); else the CPU)\n"
     "      --format F       auto|coo|csf|fcoo|blco (default auto)\n"
     "      --precision P    double|single (default double)\n"
     CLI_MEMORY_LIMIT_HELP
@@ -155,7 +157,8 @@ static void choose_device(tf_cpd_opts *o)
     if (gpus > 0) {
         char desc[160];
         if (tf_gpu_describe(0, desc, sizeof desc) != TF_OK) snprintf(desc, sizeof desc, "?");
-        printf("device: auto -> gpu 0: %s (%d GPU%s found)\n", desc, gpus, gpus == 1 ? "" : "s");
+        printf("device: auto -> gpu 0: %s (%d GPU%s found; a small problem runs on the CPU)\n", desc, gpus,
+               gpus == 1 ? "" : "s");
     } else {
         o->backend = TF_BACKEND_CPU;
         printf("device: cpu (%s)\n", tf_have_cuda() ? "no GPU found" : "built without CUDA");

@@ -265,6 +265,10 @@ typedef enum tf_backend {
  * on first use. tf_tuning_default lets the library choose everywhere;
  * benchmarks and tests set a field to force one choice. */
 typedef struct tf_tuning {
+    /* backend choice */
+    int auto_cost;            /* 1 (default): under the auto backend, CP-ALS of a small
+                                 problem runs on the CPU when that is estimated to finish
+                                 before the GPU's set-up does; 0: the GPU whenever present */
     /* GPU F-COO MTTKRP */
     int fcoo_tune;            /* 1 (default): time partition sizes, kernel variants and
                                  slices on a mode's first MTTKRP; 0: the defaults, untimed */
@@ -277,6 +281,9 @@ typedef struct tf_tuning {
     uint32_t fcoo_seg_part;   /* the same for seg modes only (then untimed); 0 = by rule */
     uint32_t fcoo_slice;      /* rank pieces per grid row: 0 timed, 16 or 32             */
     int fcoo_vec;             /* 1 (default): 16-byte factor loads where aligned; 0 off  */
+    int fcoo_build;           /* 0 (default): the copies are sorted on the GPU when the
+                                 COO and the sort's scratch fit its budget, else on the
+                                 host; 1 always on the host; 2 on the GPU if at all possible */
     /* GPU BLCO MTTKRP */
     int blco_resolution;      /* 0 auto, 1 register, 2 hierarchical conflict resolution  */
     int blco_hot;             /* 1 (default): stash for up to 16 heavy rows; 0 off       */

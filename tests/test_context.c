@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "gpu_test_tensors.h"
+#include "ops/auto_backend.h"
 #include "tenfold.h"
 
 static void defaults(void)
@@ -50,6 +51,8 @@ static void environment(void)
     setenv("TF_GPU_APPLY_GRAM", "1", 1);
     setenv("TF_SDDMM_ROW_GRID", "x3", 1); /* not a number: ignored */
     setenv("TF_GPU_POISON", "1", 1);
+    setenv("TF_FCOO_BUILD", "host", 1);
+    setenv("TF_AUTO_COST", "0", 1);
 
     tf_tuning d, t;
     tf_tuning_default(&d);
@@ -65,18 +68,44 @@ static void environment(void)
     CHECK(t.blco_resolution == 2 && t.blco_hot == 0);
     CHECK(t.cpd_graph == 0 && t.cpd_apply == 2 && t.cpd_gram_solve_rows == 0 && t.cpd_apply_gram == 1);
     CHECK(t.sddmm_row_grid == 0 && t.gpu_poison == 1);
+    CHECK(t.fcoo_build == 1 && t.auto_cost == 0 && d.fcoo_build == 0 && d.auto_cost == 1);
     CHECK(t.fcoo_tune == 1 && t.fcoo_vec == 1 && t.cpd_cusolver == 0); /* untouched */
 
     setenv("TF_FCOO_MINB", "4", 1);
     setenv("TF_FCOO_KERNEL", "seg", 1);
+    setenv("TF_FCOO_BUILD", "device", 1);
     tf_tuning_from_env(&t);
-    CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2);
+    CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2 && t.fcoo_build == 2);
 
     const char *vars[] = {"TF_FCOO_KERNEL", "TF_FCOO_MINB", "TF_FCOO_PART", "TF_FCOO_SEG_PART",
                           "TF_FCOO_TUNE_NNZ", "TF_FCOO_SLICE", "TF_BLCO_RESOLUTION", "TF_BLCO_HOT",
                           "TF_GPU_GRAPH", "TF_GPU_APPLY", "TF_GPU_GRAM_SOLVE", "TF_GPU_APPLY_GRAM",
-                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON"};
+                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON", "TF_FCOO_BUILD", "TF_AUTO_COST"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) unsetenv(vars[i]);
+}
+
+/* The auto backend's cost rule (ops/auto_backend.c): the shared tensors'
+ * sizes go to the CPU, the 20M-non-zero tensor to the GPU; a GPU already
+ * started moves the line down. */
+static void auto_cost_rule(void)
+{
+    tf_tensor X;
+    memset(&X, 0, sizeof X);
+    X.order = 4;
+    X.dims[0] = 30, X.dims[1] = 24, X.dims[2] = 659, X.dims[3] = 1086; /* uber-apr14 */
+    X.nnz = 416744;
+    char why[256] = "";
+    CHECK(tf_auto_prefers_cpu(&X, 16, 50, 16, 0, why, sizeof why));
+    CHECKF(strstr(why, "416744 non-zeros") && strstr(why, "16 threads") && strstr(why, "running on the CPU"), "%s", why);
+    CHECK(!tf_auto_prefers_cpu(&X, 16, 50, 1, 1, why, sizeof why)); /* GPU ready, one thread */
+    X.order = 3;
+    X.dims[0] = 2000000, X.dims[1] = 1000000, X.dims[2] = 200000;
+    X.nnz = 20000000;
+    CHECK(!tf_auto_prefers_cpu(&X, 32, 50, 16, 0, why, sizeof why));
+    X.nnz = 1000;
+    X.dims[0] = X.dims[1] = X.dims[2] = 100;
+    CHECK(tf_auto_prefers_cpu(&X, 8, 50, 1, 1, why, sizeof why)); /* tiny, even with the GPU up */
+    CHECK(strstr(why, "1 thread,") != NULL);
 }
 
 static void creation_errors(void)
@@ -255,8 +284,10 @@ static void gpu_context(void)
 
     /* a memory limit of 64 KiB: the budget says so, no format fits; on the
      * GPU backend that is an error naming the budget, under auto the plan
-     * and CP-ALS run on the CPU and say why (fp32 asked: in double) */
+     * and CP-ALS run on the CPU and say why (fp32 asked: in double); the
+     * cost rule is off, or this small problem would go to the CPU first */
     o.memory_limit = 64u << 10;
+    o.tuning.auto_cost = 0;
     CHECK_OK(tf_context_create(&o, &c));
     uint64_t b = 0;
     CHECK_OK(tf_context_memory_budget(c, &b));
@@ -296,6 +327,18 @@ static void gpu_context(void)
     tf_ktensor_free(&k3);
     tf_ktensor_free(&k4);
     tf_context_free(c);
+    o.tuning.auto_cost = 1;
+    /* with the cost rule (the default) the same small problem goes to the
+     * CPU before the GPU is tried, and the note says why */
+    co.backend = TF_BACKEND_AUTO;
+    co.precision = TF_SINGLE;
+    CHECK_OK(tf_cpd(&X, &co, &k3, &r3));
+    CHECKF(strstr(r3.plan, "cpu") && strstr(r3.note, "small problem") &&
+               strstr(r3.note, "running on the CPU (in double precision)"),
+           "auto CP-ALS of a small problem: plan '%s', note '%s'", r3.plan, r3.note);
+    CHECKF(r3.fit == r4.fit, "fits %.17g / %.17g", r3.fit, r4.fit);
+    tf_ktensor_free(&k3);
+    co.precision = TF_DOUBLE;
 
     /* the limit is enforced on every device allocation, and what a freed
      * or failed plan held is given back (the budget returns to the limit) */
@@ -416,6 +459,7 @@ int main(void)
     build_info();
     defaults();
     environment();
+    auto_cost_rule();
     creation_errors();
     cpu_context();
     if (tf_gpu_count() > 0) gpu_context();

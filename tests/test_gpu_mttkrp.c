@@ -38,41 +38,44 @@ typedef struct variant {
     int fcoo_variant;       /* tuning.fcoo_variant (the seg kernel's occupancy variant: 2, 3, 4, 5 = pipe) */
     uint64_t fcoo_tune_nnz; /* tuning.fcoo_tune_nnz (tuning on a prefix of the non-zeros) */
     uint32_t fcoo_slice;    /* tuning.fcoo_slice (rank pieces per grid row: 16 = half slices) */
+    int fcoo_build;         /* tuning.fcoo_build: 0 auto (the device when it fits), 1 host */
 } variant;
 
 enum { SCAN = 1, SEG = 2, REG = 1, HIER = 2, PIPE = 5 };
 
 static const variant variants[] = {
-    {TF_FORMAT_COO, 0, 0, 1, "coo", 0, 0, 0, 0, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo", 0, 0, 0, 0, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/scan", SCAN, 0, 0, 0, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=3", SEG, 0, 0, 3, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=4", SEG, 0, 0, 4, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=2", SEG, 0, 0, 2, 0, 0},
+    {TF_FORMAT_COO, 0, 0, 1, "coo", 0, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo", 0, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/scan", SCAN, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=3", SEG, 0, 0, 3, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=4", SEG, 0, 0, 4, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/minb=2", SEG, 0, 0, 2, 0, 0, 0},
     /* software-pipelined loads (orders 3 and 4; other orders run minb=3) */
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/pipe", SEG, 0, 0, PIPE, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/pipe", SEG, 0, 0, PIPE, 0, 0, 0},
     /* tuned on the first 1000 non-zeros (the timed launches cover a
      * prefix; the kept result must not depend on it) */
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/tune-prefix", SEG, 0, 0, 0, 1000, 0},
-    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo/seg/part=96", SEG, 96, 0, 0, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/seg-part=1056", SEG, 0, 1056, 0, 0, 0},
-    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo/seg-part=1056", 0, 0, 1056, 0, 0, 0},
-    {TF_FORMAT_BLCO, 0, 0, 0, "blco", 0, 0, 0, 0, 0, 0},
-    {TF_FORMAT_BLCO, REG, 0, 1, "blco/register", 0, 0, 0, 0, 0, 0},
-    {TF_FORMAT_BLCO, REG, 1, 0, "blco/register/no-heavy-rows", 0, 0, 0, 0, 0, 0},
-    {TF_FORMAT_BLCO, HIER, 0, 1, "blco/hierarchical", 0, 0, 0, 0, 0, 0},
-    {TF_FORMAT_AUTO, 0, 0, 0, "auto", 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/tune-prefix", SEG, 0, 0, 0, 1000, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo/seg/part=96", SEG, 96, 0, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/seg-part=1056", SEG, 0, 1056, 0, 0, 0, 0},
+    {TF_FORMAT_FCOO, 0, 0, 0, "fcoo/seg-part=1056", 0, 0, 1056, 0, 0, 0, 0},
+    /* the copies sorted on the host (the others: on the device) */
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/host-build", 0, 0, 0, 0, 0, 0, 1},
+    {TF_FORMAT_BLCO, 0, 0, 0, "blco", 0, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_BLCO, REG, 0, 1, "blco/register", 0, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_BLCO, REG, 1, 0, "blco/register/no-heavy-rows", 0, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_BLCO, HIER, 0, 1, "blco/hierarchical", 0, 0, 0, 0, 0, 0, 0},
+    {TF_FORMAT_AUTO, 0, 0, 0, "auto", 0, 0, 0, 0, 0, 0, 0},
 };
 #define NVARIANTS (sizeof variants / sizeof *variants)
 
 /* Half slices (16 rank pieces of 16 bytes per grid row), each seg variant
  * forced and the tuned choice (half_slice_case). */
 static const variant half_variants[] = {
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=3", SEG, 0, 0, 3, 0, 16},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=4", SEG, 0, 0, 4, 0, 16},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=2", SEG, 0, 0, 2, 0, 16},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/pipe", SEG, 0, 0, PIPE, 0, 16},
-    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/tuned", SEG, 0, 0, 0, 0, 16},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=3", SEG, 0, 0, 3, 0, 16, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=4", SEG, 0, 0, 4, 0, 16, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/minb=2", SEG, 0, 0, 2, 0, 16, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/pipe", SEG, 0, 0, PIPE, 0, 16, 0},
+    {TF_FORMAT_FCOO, 0, 0, 1, "fcoo/seg/half/tuned", SEG, 0, 0, 0, 0, 16, 0},
 };
 
 /* The context of the plan built last (one plan at a time here): its
@@ -94,6 +97,7 @@ static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision p
     t->fcoo_variant = v->fcoo_variant;
     t->fcoo_tune_nnz = v->fcoo_tune_nnz;
     t->fcoo_slice = v->fcoo_slice;
+    t->fcoo_build = v->fcoo_build;
     t->blco_resolution = v->resolution;
     t->blco_hot = !v->no_heavy;
     *p = NULL;
@@ -274,7 +278,7 @@ static void timing_case(void)
  * choice when F-COO does not fit, needs a nearly full device to show). */
 static void auto_choices(void)
 {
-    static const variant autov = {TF_FORMAT_AUTO, 0, 0, 0, "auto", 0, 0, 0, 0, 0, 0};
+    static const variant autov = {TF_FORMAT_AUTO, 0, 0, 0, "auto", 0, 0, 0, 0, 0, 0, 0};
     struct { tt_spec sp; tf_format want; const char *what; } cases[3];
     /* 8 modes of 2^10: an 80-bit index whose 16 block-key bits scatter 3000
      * non-zeros into ~1-element blocks, while the factors stay small. */

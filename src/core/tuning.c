@@ -10,6 +10,7 @@
 void tf_tuning_default(tf_tuning *t)
 {
     memset(t, 0, sizeof *t);
+    t->auto_cost = 1;
     t->fcoo_tune = 1;
     t->fcoo_vec = 1;
     t->blco_hot = 1;
@@ -41,6 +42,7 @@ void tf_tuning_from_env(tf_tuning *t)
 {
     long long v = 0;
     /* F-COO */
+    if (env_is("TF_AUTO_COST", "0")) t->auto_cost = 0;
     if (env_is("TF_FCOO_TUNE", "0")) t->fcoo_tune = 0;
     if (env_ll("TF_FCOO_TUNE_NNZ", &v) && v >= 1) t->fcoo_tune_nnz = (uint64_t)v;
     if (env_is("TF_FCOO_KERNEL", "scan")) t->fcoo_kernel = 1;
@@ -52,6 +54,8 @@ void tf_tuning_from_env(tf_tuning *t)
         t->fcoo_seg_part = (uint32_t)v;
     if (env_ll("TF_FCOO_SLICE", &v) && (v == 16 || v == 32)) t->fcoo_slice = (uint32_t)v;
     if (env_is("TF_FCOO_VEC", "0")) t->fcoo_vec = 0;
+    if (env_is("TF_FCOO_BUILD", "host")) t->fcoo_build = 1;
+    if (env_is("TF_FCOO_BUILD", "device")) t->fcoo_build = 2;
     /* BLCO */
     if (env_is("TF_BLCO_RESOLUTION", "register")) t->blco_resolution = 1;
     if (env_is("TF_BLCO_RESOLUTION", "hierarchical")) t->blco_resolution = 2;

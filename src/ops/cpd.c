@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "ops/auto_backend.h"
 #include "ops/call_context.h"
 
 void tf_cpd_opts_default(tf_cpd_opts *o)
@@ -85,9 +86,25 @@ static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf
     return s;
 }
 
+/* The CPU backend in place of the GPU under auto, with the note saying
+ * why (fcoo / blco and fp32 exist on the GPU only). */
+static tf_status create_cpu_instead(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
+                                    backend_hold *h, char *note, size_t note_len)
+{
+    tf_cpd_opts co = *o;
+    if (co.format != TF_FORMAT_COO) co.format = TF_FORMAT_AUTO;
+    if (co.precision == TF_SINGLE) {
+        co.precision = TF_DOUBLE;
+        const size_t n = strlen(note);
+        snprintf(note + n, note_len - n, " (in double precision)");
+    }
+    return create_cpu_backend(X, &co, be, h);
+}
+
 /* GPU when asked, or under auto when the context (or, without one, the
- * machine) has a GPU and the format exists there (falling back to the CPU
- * if the GPU backend is unavailable). */
+ * machine) has a GPU, the format exists there and the problem is not so
+ * small that the CPU finishes first (auto_backend.h); falling back to the
+ * CPU if the GPU backend is unavailable or cannot hold the problem. */
 static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
                                 backend_hold *h, char *note, size_t note_len)
 {
@@ -97,22 +114,18 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
     if (o->backend == TF_BACKEND_AUTO && gpu &&
         (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
          o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO)) {
+        const int cost = o->context ? o->context->opts.tuning.auto_cost : 1;
+        const int ready = o->context && o->context->gpu;
+        if (cost && (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO) &&
+            tf_auto_prefers_cpu(X, o->rank, o->max_iters, tf_resolve_threads(o->threads), ready, note, note_len))
+            return create_cpu_instead(X, o, be, h, note, note_len);
         tf_status s = create_gpu_backend(X, o, be, h);
         if (s == TF_OK) return s;
         /* a problem the GPU cannot hold runs on the CPU, which says why */
+        if (s != TF_ERR_NOMEM && s != TF_ERR_UNAVAILABLE) return s;
         if (s == TF_ERR_NOMEM) snprintf(note, note_len, "%s: running on the CPU", tf_last_error());
-        else if (s != TF_ERR_UNAVAILABLE) return s;
         tf_clear_error();
-        if (s == TF_ERR_NOMEM) {
-            tf_cpd_opts co = *o; /* fcoo / blco and fp32 exist on the GPU only */
-            if (co.format != TF_FORMAT_COO) co.format = TF_FORMAT_AUTO;
-            if (co.precision == TF_SINGLE) {
-                co.precision = TF_DOUBLE;
-                const size_t n = strlen(note);
-                snprintf(note + n, note_len - n, " (in double precision)");
-            }
-            return create_cpu_backend(X, &co, be, h);
-        }
+        if (s == TF_ERR_NOMEM) return create_cpu_instead(X, o, be, h, note, note_len);
     }
     return create_cpu_backend(X, o, be, h);
 }

@@ -65,11 +65,13 @@
 #include <new>
 #include <type_traits>
 
+#include "gpu/mttkrp/fcoo_build.cuh"
 #include "gpu/runtime/ld16.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "gpu/runtime/warp.cuh"
 extern "C" {
 #include "core/alloc.h"
+#include "fmt/auto_format.h"
 #include "fmt/fcoo.h"
 }
 
@@ -553,6 +555,18 @@ struct fcoo_cut {
         bytes = ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
         return s;
     }
+    /* a partitioning made on the device (fcoo_build.cu) */
+    void adopt(const tf_fcoo_dcut_out &o, uint32_t part)
+    {
+        part_nnz = part;
+        nparts = o.nparts;
+        start = o.start;
+        part_seg = o.part_seg;
+        zrows = o.zrows;
+        nzero = o.nzero;
+        clear_all = o.clear_all;
+        bytes = ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
+    }
 };
 
 /* Non-zeros a long seg mode is tuned on (fcoo_engine::tune_mode): 2^18 per
@@ -635,6 +649,24 @@ struct fcoo_dev {
         }
         return TF_OK;
     }
+
+    /* The same, sorted on the device from the COO in s (fcoo_build.cu). */
+    tf_status build(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode)
+    {
+        return tf_fcoo_dbuild_mode<T>(ctx, s, mode, pmodes, pind, &vals, &head, &seg_row, &nseg);
+    }
+    tf_status cut_on_device(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *parts, int np)
+    {
+        const uint64_t n = s->nnz;
+        shared_bytes = n * ((uint64_t)(s->order - 1) * sizeof(uint32_t) + sizeof(T)) + (n + 31) / 32 * 4 + nseg * 4;
+        for (int k = 0; k < np && k < FCOO_CUTS; ++k) {
+            tf_fcoo_dcut_out o;
+            TF_TRY(tf_fcoo_dcut(ctx, s, mode, head, seg_row, nseg, parts[k], &o));
+            cut[k].adopt(o, parts[k]);
+            ncut = k + 1;
+        }
+        return TF_OK;
+    }
 };
 
 template <typename T>
@@ -646,6 +678,7 @@ struct fcoo_engine : tf_gpu_engine {
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
     fcoo_dev<T> copy[TF_GPU_MAX_ORDER];
+    bool built_on_device = false; /* the copies were sorted on the GPU */
 
     ~fcoo_engine() override
     {
@@ -856,10 +889,30 @@ int kernel_forced(const tf_tuning &t)
     return t.fcoo_kernel == 1 ? KERNEL_SCAN : t.fcoo_kernel == 2 ? KERNEL_SEG : KERNEL_AUTO;
 }
 
-bool choose_seg(int forced, const tf_fcoo *f)
+bool choose_seg(int forced, uint64_t nseg)
 {
     if (forced != KERNEL_AUTO) return forced == KERNEL_SEG;
-    return f->nseg > 0;
+    return nseg > 0;
+}
+
+/* Where the copies are sorted: on the device (fcoo_build.cu; 20M non-zeros
+ * in milliseconds instead of seconds on the host) when the COO, the sort's
+ * scratch and the copies fit the budget together, else on the host
+ * (tuning.fcoo_build: 1 host, 2 device where possible). On the device,
+ * *src holds the uploaded COO (free it with tf_fcoo_dsrc_free either way). */
+bool build_on_device(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *src)
+{
+    *src = tf_fcoo_dsrc();
+    if (ctx->tune.fcoo_build == 1 || X->nnz == 0 || X->nnz >= (1ULL << 32)) return false;
+    if (ctx->tune.fcoo_build != 2) {
+        uint64_t budget = 0;
+        if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
+        const double need = (double)tf_fcoo_dsrc_bytes(X) +
+                            1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) + 64.0 * (1 << 20);
+        if (need > (double)budget) return false;
+    }
+    /* a failure here (memory) leaves the host build */
+    return tf_fcoo_dsrc_create(ctx, X, src) == TF_OK;
 }
 
 /* Partition size of a mode that uses seg: tuning.fcoo_seg_part = N (a
@@ -959,27 +1012,41 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     e->tune_prefix = tune_nnz(tune, ctx->sm_count);
     e->slice_env = slice_forced(tune);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
+    tf_fcoo_dsrc src;
+    const bool on_device = build_on_device(ctx, X, sizeof(T), &src);
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
-        /* built at the first seg size unless scan is forced (a mode is seg
-         * when it has segments, i.e. almost always), so upload's first cut
-         * needs no second partition pass */
         uint32_t seg_parts[FCOO_CUTS];
         const int seg_np = seg_partitions(tune, part_nnz, X->dims[m], ctx->sm_count, seg_parts);
-        tf_fcoo f; /* one mode at a time on the host */
-        s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
-        if (s != TF_OK) break;
-        fcoo_dev<T> &c = e->copy[m];
-        c.seg = choose_seg(forced, &f);
-        c.variant = variant >= 0 && (variant != SEG_PIPE || has_pipe(e->order)) ? variant : SEG_WIDE;
-        c.tune_variant = c.seg && variant < 0 && !tune_off(tune);
-        if (e->slice_env) c.slice = e->slice_env;
         const uint32_t scan_parts[1] = {part_nnz};
-        s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
-                  : c.upload(&f, scan_parts, 1, ctx->stream);
+        fcoo_dev<T> &c = e->copy[m];
+        const auto settle = [&](uint64_t nseg) { /* the kernel and its choices */
+            c.seg = choose_seg(forced, nseg);
+            c.variant = variant >= 0 && (variant != SEG_PIPE || has_pipe(e->order)) ? variant : SEG_WIDE;
+            c.tune_variant = c.seg && variant < 0 && !tune_off(tune);
+            if (e->slice_env) c.slice = e->slice_env;
+        };
+        if (on_device) {
+            s = c.build(ctx, &src, m);
+            if (s != TF_OK) break;
+            settle(c.nseg);
+            s = c.seg ? c.cut_on_device(ctx, &src, m, seg_parts, seg_np) : c.cut_on_device(ctx, &src, m, scan_parts, 1);
+        } else {
+            /* built at the first seg size unless scan is forced (a mode is seg
+             * when it has segments, i.e. almost always), so upload's first cut
+             * needs no second partition pass */
+            tf_fcoo f; /* one mode at a time on the host */
+            s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
+            if (s != TF_OK) break;
+            settle(f.nseg);
+            s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
+                      : c.upload(&f, scan_parts, 1, ctx->stream);
+            tf_fcoo_free(&f);
+        }
         e->bytes += c.held();
-        tf_fcoo_free(&f);
     }
+    tf_fcoo_dsrc_free(&src);
+    e->built_on_device = on_device;
     if (s != TF_OK) {
         delete e;
         return s;

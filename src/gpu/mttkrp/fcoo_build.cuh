@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* F-COO copies built on the device. The host builder (fmt/fcoo.c) sorts
+ * each mode on the CPU: 1-2.7 s for the 20M-non-zero skewed tensor, ~300
+ * MTTKRPs' worth on an H100. Here the COO is uploaded once; each mode is
+ * sorted by CUB's radix sort on (output index, product indices
+ * ascending), gathered, and its head bits, segments, partition starts and
+ * rows to clear come from kernels and scans. The arrays are those of
+ * tf_fcoo_build / tf_fcoo_repartition / tf_fcoo_zero_rows bit for bit
+ * (tests/hooks/fcoo_check.cu compares them). */
+#ifndef TF_GPU_MTTKRP_FCOO_BUILD_CUH
+#define TF_GPU_MTTKRP_FCOO_BUILD_CUH
+#include "gpu/runtime/context.cuh"
+
+/* The COO on the device and the sort's scratch, shared by every mode's
+ * build. Needs nnz < 2^32 (32-bit permutation). */
+struct tf_fcoo_dsrc {
+    uint32_t order = 0;
+    uint64_t nnz = 0;
+    uint64_t dims[TF_MAX_ORDER] = {0};
+    uint32_t *ind[TF_MAX_ORDER] = {nullptr};
+    double *vals = nullptr;
+    uint64_t *key[2] = {nullptr, nullptr};  /* sort keys (double buffer)  */
+    uint32_t *perm[2] = {nullptr, nullptr}; /* permutation (double buffer) */
+    uint32_t *wpre = nullptr;  /* head-bit word prefix of the last built mode (nwords + 1) */
+    uint32_t *wcnt = nullptr;  /* its per-word counts */
+    void *tmp = nullptr;       /* CUB scratch */
+    size_t tmp_bytes = 0;
+    uint64_t held = 0;         /* device bytes of all the above */
+};
+
+/* Device bytes tf_fcoo_dsrc_create would hold for X, without CUB's
+ * scratch (a few MiB; the caller keeps a margin). */
+uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X);
+/* Uploads X's indices and values and allocates the scratch. */
+tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_fcoo_dsrc *s);
+void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s);
+
+/* One mode's sorted copy (allocated here, the caller frees them with
+ * tf_cuda_free): pind[0..order-2] of the product modes pmodes (ascending),
+ * vals, head bits (ceil(nnz/32) words), seg_row (nseg). Leaves the head
+ * bits' word prefix in s for tf_fcoo_dcut. */
+template <typename T>
+tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
+                              uint32_t **pind, T **vals, uint32_t **head, uint32_t **seg_row,
+                              uint64_t *nseg);
+
+/* One partitioning of the mode last built in s, of part_nnz non-zeros
+ * per partition (a multiple of 32): start flags (ceil(nparts/32) words),
+ * partition segments (nparts), and the rows to clear before a run
+ * (zrows, increasing, when they are at most a quarter of the mode's
+ * length; otherwise *clear_all and no list). */
+struct tf_fcoo_dcut_out {
+    uint64_t nparts = 0;
+    uint32_t *start = nullptr, *part_seg = nullptr, *zrows = nullptr;
+    uint64_t nzero = 0;
+    bool clear_all = true;
+};
+tf_status tf_fcoo_dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
+                       const uint32_t *seg_row, uint64_t nseg, uint32_t part_nnz, tf_fcoo_dcut_out *out);
+#endif
