@@ -19,7 +19,12 @@
  * format and precision and prints, per iteration (the driver's timers):
  *   CPD name=.. format=.. prec=.. R=.. iter_ms=<median wall time of
  *   iterations 2..> mttkrp_ms=.. dense_ms=.. fit_ms=.. dense_pct=.. other_pct=<dense
- *   and fit> plan="..." */
+ *   and fit> plan="..."
+ * --fixed instead measures the fixed costs per format and precision, on a
+ * context of its own: FIXED .. ctx_s=<device context> build_s=<plan build>
+ * first_all_s=<first MTTKRP of every mode, wall, first-use tuning
+ * included> all_ms=<steady all-mode median> build_iters=<build / all_ms>
+ * first_iters=<first_all / all_ms>. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +141,65 @@ static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c
     tf_plan_free(p);
 }
 
+/* The fixed costs of a GPU run (issue 25 item 6): a fresh context's
+ * start (streams; the CUDA context itself is up already), the plan build,
+ * the first MTTKRP of every mode (wall clock: first-use tuning included)
+ * and the steady all-mode time (CUDA events, median), on a context of
+ * its own with the run's tuning. */
+static void bench_fixed(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c, tf_format fmt,
+                        tf_precision prec)
+{
+    const char *pname = prec == TF_SINGLE ? "single" : "double";
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.device = c->device;
+    tf_tuning_from_env(&co.tuning);
+    tf_context *ctx = NULL;
+    double t0 = tf_wtime();
+    tf_status st = tf_context_create(&co, &ctx);
+    uint64_t budget = 0;
+    if (st == TF_OK) st = tf_context_memory_budget(ctx, &budget); /* makes the device context */
+    const double t_ctx = tf_wtime() - t0;
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.format = fmt;
+    o.precision = prec;
+    o.rank_hint = c->rank;
+    o.context = ctx;
+    tf_plan *p = NULL;
+    t0 = tf_wtime();
+    if (st == TF_OK) st = tf_plan_build(X, &o, &p);
+    const double t_build = tf_wtime() - t0;
+    double first = 0.0, steady = 0.0;
+    double *times = calloc((size_t)c->reps, sizeof *times);
+    for (uint32_t n = 0; st == TF_OK && n < X->order; ++n) {
+        tf_matrix out;
+        st = tf_matrix_alloc(&out, X->dims[n], c->rank);
+        if (st != TF_OK) break;
+        t0 = tf_wtime();
+        st = tf_plan_mttkrp(p, n, F, &out); /* first use: tuning, copies in and out */
+        first += tf_wtime() - t0;
+        if (st == TF_OK && times) st = tf_plan_time_mttkrp(p, n, F, &out, 1, c->reps, times);
+        tf_matrix_free(&out);
+        if (st != TF_OK || !times) break;
+        qsort(times, (size_t)c->reps, sizeof *times, cmp_double);
+        steady += times[c->reps / 2];
+    }
+    if (st != TF_OK)
+        printf("FIXED name=%s format=%s prec=%s error=\"%s\"\n", c->name, tf_format_name(fmt), pname,
+               tf_last_error());
+    else
+        printf("FIXED name=%s format=%s prec=%s R=%llu nnz=%llu ctx_s=%.4f build_s=%.4f first_all_s=%.4f "
+               "all_ms=%.4f build_iters=%.1f first_iters=%.1f plan=\"%s\"\n",
+               c->name, tf_format_name(fmt), pname, (unsigned long long)c->rank, (unsigned long long)X->nnz,
+               t_ctx, t_build, first, steady, 1e3 * t_build / steady, 1e3 * first / steady, tf_plan_describe(p));
+    free(times);
+    tf_plan_free(p);
+    tf_context_free(ctx);
+}
+
 typedef struct iter_times {
     int n;
     double s[1024];
@@ -192,7 +256,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_gpu_mttkrp FILE|--gen D1,D2,..:NNZ[:ALPHA[:SEED]] [--format LIST] "
                     "[--rank R] [--precision LIST] [--reps N] [--warmup N] [--device D] [--name NAME] "
-                    "[--cpd ITERS]\n");
+                    "[--cpd ITERS] [--fixed]\n");
     return 2;
 }
 
@@ -200,6 +264,7 @@ int main(int argc, char **argv)
 {
     bench_cfg c = {"coo,fcoo,blco", "double,single", NULL, 32, 20, 3, 0, 0, NULL};
     const char *file = NULL, *gen = NULL;
+    int fixed = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--gen") && v) gen = argv[++i];
@@ -211,6 +276,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--device") && v) c.device = atoi(argv[++i]);
         else if (!strcmp(a, "--name") && v) c.name = argv[++i];
         else if (!strcmp(a, "--cpd") && v) c.cpd_iters = atoi(argv[++i]);
+        else if (!strcmp(a, "--fixed")) fixed = 1;
         else if (a[0] != '-' && !file) file = a;
         else return usage();
     }
@@ -273,7 +339,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_gpu_mttkrp: unknown format '%s'\n", f);
                 continue;
             }
-            if (c.cpd_iters > 0) bench_cpd(&X, &c, (tf_format)fmt, prec);
+            if (fixed) bench_fixed(&X, F, &c, (tf_format)fmt, prec);
+            else if (c.cpd_iters > 0) bench_cpd(&X, &c, (tf_format)fmt, prec);
             else bench_one(&X, F, &c, (tf_format)fmt, prec, bw);
         }
     }
