@@ -10,7 +10,7 @@
 
 namespace {
 
-/* ---- small-rank Gram (see tf_gpu_gram_partials in dense.cuh)
+/* ---- small-rank Gram (tf_gpu_gram in dense.cuh)
  *
  * Slab blockIdx.x of A is walked in tiles of NR rows: a tile is loaded
  * coalesced, converted to double and zero-padded to R8 = 8 NB columns in
