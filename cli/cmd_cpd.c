@@ -146,23 +146,22 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
     return -1;
 }
 
-/* auto: the GPU backend when present and available, else the CPU. */
+/* The device line before the run. Under auto it asks CUDA nothing: the
+ * library decides (a small problem runs on the CPU without starting CUDA)
+ * and the plan line says which it took. */
 static void choose_device(tf_cpd_opts *o)
 {
     if (o->backend != TF_BACKEND_AUTO) {
         printf("device: %s\n", tf_backend_name(o->backend));
         return;
     }
-    int gpus = tf_gpu_count();
-    if (gpus > 0) {
-        char desc[160];
-        if (tf_gpu_describe(0, desc, sizeof desc) != TF_OK) snprintf(desc, sizeof desc, "?");
-        printf("device: auto -> gpu 0: %s (%d GPU%s found; a small problem runs on the CPU)\n", desc, gpus,
-               gpus == 1 ? "" : "s");
-    } else {
+    if (!tf_have_cuda()) {
         o->backend = TF_BACKEND_CPU;
-        printf("device: cpu (%s)\n", tf_have_cuda() ? "no GPU found" : "built without CUDA");
+        printf("device: cpu (built without CUDA)\n");
+        return;
     }
+    printf("device: auto (a GPU when one is present, the CPU for a small problem or without one; "
+           "the plan line says which)\n");
 }
 
 static void print_summary(const cpd_run *run)

@@ -117,7 +117,10 @@ static int bench_row(const ttm_cli *c, const tf_tensor *X, uint32_t mode, const 
     o.backend = be;
     tf_semisparse Y;
     if (tf_spttm_time(X, mode, U, &o, c->warmup, c->reps, times, &Y) != TF_OK) {
+        /* the table row, and the one line on stderr the exit status goes with */
         printf("%-4s %4u   failed: %s\n", be == TF_BACKEND_GPU ? "gpu" : "cpu", mode + 1, tf_last_error());
+        fprintf(stderr, "tenfold: ttm mode %u on the %s: %s\n", mode + 1, be == TF_BACKEND_GPU ? "GPU" : "CPU",
+                tf_last_error());
         return CLI_FAIL;
     }
     const double med = cli_median_ms(times, c->reps), min = times[0];

@@ -270,8 +270,10 @@ typedef struct tf_tuning {
                                  problem runs on the CPU when that is estimated to finish
                                  before the GPU's set-up does; 0: the GPU whenever present */
     /* GPU F-COO MTTKRP */
-    int fcoo_tune;            /* 1 (default): time partition sizes, kernel variants and
-                                 slices on a mode's first MTTKRP; 0: the defaults, untimed */
+    int fcoo_tune;            /* 1 (default): on a mode's first MTTKRP time the partition
+                                 sizes, then the kernel variants at the best size, then
+                                 slices; 2: every size with every variant; 0: the
+                                 defaults, untimed                                       */
     uint64_t fcoo_tune_nnz;   /* non-zeros a long mode is timed on; 0 = 2^18 per SM      */
     int fcoo_kernel;          /* 0 auto (seg where a mode has segments), 1 scan, 2 seg   */
     int fcoo_variant;         /* seg kernel: 0 timed; 2, 3 or 4 blocks per SM; 5 the
@@ -333,7 +335,9 @@ typedef struct tf_context_opts {
 void tf_context_opts_default(tf_context_opts *o);
 tf_status tf_context_create(const tf_context_opts *o, tf_context **out);
 void tf_context_free(tf_context *c);
-/* TF_BACKEND_CPU or TF_BACKEND_GPU: what the context resolved to. */
+/* TF_BACKEND_CPU or TF_BACKEND_GPU: what the context resolved to (an AUTO
+ * context for GPU 0 resolves on the first call that needs to know, so a
+ * run that ends on the CPU never starts CUDA; this call resolves it). */
 tf_backend tf_context_backend(const tf_context *c);
 /* Device bytes a plan may use now on the context's GPU: 90 % of the free
  * memory, or what is left of memory_limit (less what the context's plans

@@ -74,13 +74,14 @@ static void environment(void)
     setenv("TF_FCOO_MINB", "4", 1);
     setenv("TF_FCOO_KERNEL", "seg", 1);
     setenv("TF_FCOO_BUILD", "device", 1);
+    setenv("TF_FCOO_TUNE", "full", 1);
     tf_tuning_from_env(&t);
-    CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2 && t.fcoo_build == 2);
+    CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2 && t.fcoo_build == 2 && t.fcoo_tune == 2);
 
     const char *vars[] = {"TF_FCOO_KERNEL", "TF_FCOO_MINB", "TF_FCOO_PART", "TF_FCOO_SEG_PART",
                           "TF_FCOO_TUNE_NNZ", "TF_FCOO_SLICE", "TF_BLCO_RESOLUTION", "TF_BLCO_HOT",
                           "TF_GPU_GRAPH", "TF_GPU_APPLY", "TF_GPU_GRAM_SOLVE", "TF_GPU_APPLY_GRAM",
-                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON", "TF_FCOO_BUILD", "TF_AUTO_COST"};
+                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON", "TF_FCOO_BUILD", "TF_AUTO_COST", "TF_FCOO_TUNE"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) unsetenv(vars[i]);
 }
 

@@ -13,7 +13,8 @@ extern "C" {
 
 struct tf_context {
     tf_context_opts opts;
-    tf_backend backend; /* TF_BACKEND_CPU or TF_BACKEND_GPU */
+    tf_backend backend; /* TF_BACKEND_CPU or TF_BACKEND_GPU; AUTO until resolved
+                           (tf_context_resolve in src/ops, before any backend runs) */
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
 };
 

@@ -44,6 +44,7 @@ void tf_tuning_from_env(tf_tuning *t)
     /* F-COO */
     if (env_is("TF_AUTO_COST", "0")) t->auto_cost = 0;
     if (env_is("TF_FCOO_TUNE", "0")) t->fcoo_tune = 0;
+    if (env_is("TF_FCOO_TUNE", "full")) t->fcoo_tune = 2;
     if (env_ll("TF_FCOO_TUNE_NNZ", &v) && v >= 1) t->fcoo_tune_nnz = (uint64_t)v;
     if (env_is("TF_FCOO_KERNEL", "scan")) t->fcoo_kernel = 1;
     if (env_is("TF_FCOO_KERNEL", "seg")) t->fcoo_kernel = 2;

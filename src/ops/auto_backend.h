@@ -14,6 +14,10 @@
  * to finish sooner on the CPU with `threads` threads than on the GPU
  * (gpu_ready: the GPU's device context already exists, so its start-up is
  * paid); `why` then gets a one-line reason with both estimates. */
+/* 1 when this machine may have an NVIDIA GPU (a CUDA build and the
+ * driver's device nodes exist); answered without starting CUDA. */
+int tf_gpu_maybe_present(void);
+
 int tf_auto_prefers_cpu(const tf_tensor *X, uint64_t R, uint32_t iters, int threads, int gpu_ready, char *why,
                         size_t why_len);
 #endif

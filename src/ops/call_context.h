@@ -4,7 +4,11 @@
 #define TF_OPS_CALL_CONTEXT_H
 #include "backend/context.h"
 
-/* `given` if non-NULL, else a new default context for `backend` on GPU
+/* What c runs on: an AUTO context (made for GPU 0) is resolved to GPU or
+ * CPU on the first call that needs to know, and stays so. */
+tf_backend tf_context_resolve(tf_context *c);
+
+/* `given` (resolved) if non-NULL, else a new default context for `backend` on GPU
  * `device`, returned in *own as well (the caller frees *own when done;
  * NULL when nothing was made). */
 tf_status tf_context_for_call(tf_context *given, tf_backend backend, int device, int threads,

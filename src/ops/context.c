@@ -37,9 +37,12 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
                        o->ndevices);
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "context: %d threads", o->threads);
     tf_backend b = (tf_backend)o->backend;
-    const int gpus = tf_gpu_count();
-    if (b == TF_BACKEND_AUTO) b = gpus > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    /* AUTO with GPU 0 is resolved on first need (tf_context_resolve): a run
+     * that ends up on the CPU never starts CUDA (issue 25: that alone made
+     * `cpd --device auto` 30-60 ms slower than `--device cpu`). */
+    if (b == TF_BACKEND_AUTO && o->device != 0) b = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     if (b == TF_BACKEND_GPU) {
+        const int gpus = tf_gpu_count();
         if (!tf_have_cuda())
             return tf_fail(TF_ERR_UNAVAILABLE,
                            "this build of tenfold has no CUDA backend (nvcc was not found at build time)");
@@ -62,13 +65,22 @@ void tf_context_free(tf_context *c)
     free(c);
 }
 
-tf_backend tf_context_backend(const tf_context *c) { return c ? c->backend : TF_BACKEND_CPU; }
+tf_backend tf_context_resolve(tf_context *c)
+{
+    if (c->backend == TF_BACKEND_AUTO) c->backend = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    return c->backend;
+}
+
+tf_backend tf_context_backend(const tf_context *c)
+{
+    return c ? tf_context_resolve((tf_context *)c) : TF_BACKEND_CPU; /* resolving only caches */
+}
 
 tf_status tf_context_memory_budget(tf_context *c, uint64_t *bytes)
 {
     if (!c || !bytes) return tf_fail(TF_ERR_ARG, "tf_context_memory_budget: NULL argument");
     *bytes = 0;
-    if (c->backend != TF_BACKEND_GPU)
+    if (tf_context_resolve(c) != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_UNAVAILABLE, "context: no GPU, so no device memory budget");
     return tf_cuda_context_budget(c, bytes);
 }
@@ -78,6 +90,7 @@ tf_status tf_context_for_call(tf_context *given, tf_backend backend, int device,
 {
     *own = NULL;
     if (given) {
+        tf_context_resolve(given);
         *use = given;
         return TF_OK;
     }

@@ -110,15 +110,19 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
 {
     memset(h, 0, sizeof *h);
     if (o->backend == TF_BACKEND_GPU) return create_gpu_backend(X, o, be, h);
-    const int gpu = o->context ? o->context->backend == TF_BACKEND_GPU : tf_gpu_count() > 0;
-    if (o->backend == TF_BACKEND_AUTO && gpu &&
-        (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
-         o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO)) {
-        const int cost = o->context ? o->context->opts.tuning.auto_cost : 1;
-        const int ready = o->context && o->context->gpu;
-        if (cost && (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO) &&
-            tf_auto_prefers_cpu(X, o->rank, o->max_iters, tf_resolve_threads(o->threads), ready, note, note_len))
-            return create_cpu_instead(X, o, be, h, note, note_len);
+    const int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
+                           o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
+    if (o->backend != TF_BACKEND_AUTO || !gpu_format) return create_cpu_backend(X, o, be, h);
+    /* The cost rule comes before anything asks CUDA whether a GPU is there
+     * (an unresolved context, or none): a small problem never starts it. */
+    const int cost = o->context ? o->context->opts.tuning.auto_cost : 1;
+    const int ready = o->context && o->context->gpu;
+    if (cost && (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO) && tf_gpu_maybe_present() &&
+        (!o->context || o->context->backend != TF_BACKEND_CPU) &&
+        tf_auto_prefers_cpu(X, o->rank, o->max_iters, tf_resolve_threads(o->threads), ready, note, note_len))
+        return create_cpu_instead(X, o, be, h, note, note_len);
+    const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
+    if (gpu) {
         tf_status s = create_gpu_backend(X, o, be, h);
         if (s == TF_OK) return s;
         /* a problem the GPU cannot hold runs on the CPU, which says why */

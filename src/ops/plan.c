@@ -30,7 +30,7 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
         /* GPU when one is present and the format exists there, else CPU. */
         int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
                          o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
-        const int gpu = o->context ? o->context->backend == TF_BACKEND_GPU : tf_gpu_count() > 0;
+        const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
         be = (gpu && gpu_format) ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     }
     if (be == TF_BACKEND_CPU && o->precision == TF_SINGLE)

@@ -58,7 +58,7 @@ static tf_backend pick_backend(const tf_sddmm_opts *o)
         o->algo == TF_SDDMM_ALGO_CUSPARSE)
         return TF_BACKEND_GPU;
     if (o->backend == TF_BACKEND_AUTO) {
-        const int gpu = o->context ? tf_context_backend(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
+        const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
         return gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     }
     return o->backend;

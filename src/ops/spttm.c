@@ -39,7 +39,7 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
 {
     if (out) memset(out, 0, sizeof *out);
     TF_TRY(check_args(X, mode, U, o, out));
-    const int gpu = o->context ? tf_context_backend(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
+    const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
     tf_backend be = o->backend == TF_BACKEND_AUTO ? (gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU) : o->backend;
     if (be != TF_BACKEND_CPU && be != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "tf_spttm: unknown backend %d", (int)o->backend);

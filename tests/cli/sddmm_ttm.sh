@@ -73,6 +73,12 @@ fi
 if [ "$("$TF" info 2>/dev/null | grep -c 'CUDA.*no\|cuda.*off\|without CUDA')" -gt 0 ]; then
     expect_failure "sddmm --device gpu without CUDA" 'CUDA' sddmm s.mtx -k 4 --device gpu --reps 1
 fi
+# on a GPU, a ttm benchmark past its memory limit exits 1 with one line on stderr
+# (it used to print its failure in the table only, issue 26)
+if "$TF" info 2>/dev/null | grep -qE '^gpus: +[1-9]'; then
+    expect 1 "ttm --device gpu under a 1K limit" ttm s.mtx --mode 1 -r 2 --device gpu --memory-limit 1K --reps 1
+    check "ttm under a 1K limit: one line on stderr" grep -qE '^tenfold: ttm mode 1 on the GPU: .*limit' err.txt
+fi
 # --memory-limit is a size on sddmm and ttm too
 run_tf sddmm s.mtx -k 4 --memory-limit 3Q
 check "sddmm --memory-limit 3Q is a usage error" test "$rc" -eq 2

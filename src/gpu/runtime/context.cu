@@ -117,10 +117,27 @@ static void ledger_forget(const tf_cuda_ctx *c)
     if (tls_current == c) tls_current = nullptr;
 }
 
+/* A library handle that could not be made: with little device memory
+ * free that is the cause (cuSOLVER reports it as an internal error), so
+ * it is an out-of-memory error naming the free memory (under --device
+ * auto the CPU then takes over); else the library's own status. */
+static tf_status handle_fail(const tf_cuda_ctx *c, const char *call, const char *status)
+{
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) cudaGetLastError();
+    const bool low = fr < ((size_t)512 << 20);
+    return tf_fail(low ? TF_ERR_NOMEM : TF_ERR_DEVICE, "%s could not start (%s)%s; GPU %d has %.2f of %.2f GiB free",
+                   call, status, low ? ", out of device memory" : "", c->device, fr / 1073741824.0, tot / 1073741824.0);
+}
+
 tf_status tf_cuda_ctx_blas(tf_cuda_ctx *c)
 {
     if (c->blas) return TF_OK;
-    TF_CUBLAS(cublasCreate(&c->blas));
+    const cublasStatus_t e = cublasCreate(&c->blas);
+    if (e != CUBLAS_STATUS_SUCCESS) {
+        c->blas = nullptr;
+        return handle_fail(c, "cuBLAS (cublasCreate)", cublasGetStatusString(e));
+    }
     TF_CUBLAS(cublasSetStream(c->blas, c->stream));
     /* Scalars (alpha, beta) are host values; results we need come back via copies. */
     TF_CUBLAS(cublasSetPointerMode(c->blas, CUBLAS_POINTER_MODE_HOST));
@@ -130,7 +147,11 @@ tf_status tf_cuda_ctx_blas(tf_cuda_ctx *c)
 tf_status tf_cuda_ctx_solver(tf_cuda_ctx *c)
 {
     if (c->solver) return TF_OK;
-    TF_CUSOLVER(cusolverDnCreate(&c->solver));
+    const cusolverStatus_t e = cusolverDnCreate(&c->solver);
+    if (e != CUSOLVER_STATUS_SUCCESS) {
+        c->solver = nullptr;
+        return handle_fail(c, "cuSOLVER (cusolverDnCreate)", cusolver_name(e));
+    }
     TF_CUSOLVER(cusolverDnSetStream(c->solver, c->stream));
     return TF_OK;
 }
