@@ -10,6 +10,7 @@
 #include "cpd_output.h"
 #include "report.h"
 #include "run_context.h"
+#include "verbosity.h"
 
 /* Set to 1 when the GPU CP-ALS backend lands: --device auto then hands the
  * choice to the library instead of falling back to the CPU here. */
@@ -49,9 +50,12 @@ static const char help[] =
     "      --precision P    double|single (default double)\n"
     CLI_MEMORY_LIMIT_HELP
     "                       (under --device auto: it runs on the CPU, with a note)\n"
+    CLI_VERBOSITY_HELP
+    "                       (-v: each iteration's MTTKRP / dense / fit seconds)\n"
     "  -h, --help           this help\n"
     "\n"
-    "The factor files are one set: all are written to temporary names first,\n"
+    "A rank above the shortest mode's length draws a warning (that mode's factor\n"
+    "cannot have independent columns). The factor files are one set: all are written to temporary names first,\n"
     "then renamed, so a failure or SIGINT / SIGTERM (exit 130 / 143) leaves the\n"
     "previous set as it was and no temporary behind. Output places are checked\n"
     "before the input is read. The timing line's write is the time writing the\n"
@@ -85,9 +89,26 @@ static void default_stem(const char *path, char *stem, size_t len)
 static void on_iteration(const tf_cpd_iter *it, void *user)
 {
     cpd_run *run = user;
-    printf("  its = %3u (%.3f s)  fit = %.6f  delta = %+.4e\n", it->iter, it->seconds, it->fit, it->dfit);
-    fflush(stdout);
     cpd_run_add_iter(run, it);
+    if (cli_quiet()) return;
+    printf("  its = %3u (%.3f s)  fit = %.6g  delta = %+.4e", it->iter, it->seconds, it->fit, it->dfit);
+    if (cli_verbose())
+        printf("  [mttkrp %.3f  dense %.3f  fit %.3f s]", it->t_mttkrp, it->t_dense, it->t_fit);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* A rank above the shortest mode's length: that factor's columns cannot
+ * be independent (the normal equations become rank-deficient). */
+static void warn_rank(const tf_tensor *t, uint64_t rank)
+{
+    uint32_t shortest = 0;
+    for (uint32_t m = 1; m < t->order; ++m)
+        if (t->dims[m] < t->dims[shortest]) shortest = m;
+    if (rank > t->dims[shortest])
+        cli_warn("rank %llu exceeds the length of mode %u (%llu), the shortest mode: its factor cannot "
+                 "have %llu independent columns", (unsigned long long)rank, shortest + 1,
+                 (unsigned long long)t->dims[shortest], (unsigned long long)rank);
 }
 
 
@@ -104,7 +125,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"nowrite", 0, NULL, &run->nowrite}, {"json", 0, &json, NULL},
         {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
-        {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL}, {0}};
+        {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
+        CLI_VERBOSITY_OPTS, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     if (!rank) return cli_usage("cpd", "missing -r R (the rank)");
@@ -148,17 +170,17 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 static void choose_device(tf_cpd_opts *o)
 {
     if (o->backend != TF_BACKEND_AUTO) {
-        printf("device: %s\n", tf_backend_name(o->backend));
+        if (!cli_quiet()) printf("device: %s\n", tf_backend_name(o->backend));
         return;
     }
     int gpus = tf_gpu_count();
     if (gpus > 0) {
         char desc[160];
         if (tf_gpu_describe(0, desc, sizeof desc) != TF_OK) snprintf(desc, sizeof desc, "?");
-        printf("device: auto -> gpu 0: %s (%d GPU%s found)\n", desc, gpus, gpus == 1 ? "" : "s");
+        if (!cli_quiet()) printf("device: auto -> gpu 0: %s (%d GPU%s found)\n", desc, gpus, cli_s((uint64_t)gpus));
     } else {
         o->backend = TF_BACKEND_CPU;
-        printf("device: cpu (%s)\n", tf_have_cuda() ? "no GPU found" : "built without CUDA");
+        if (!cli_quiet()) printf("device: cpu (%s)\n", tf_have_cuda() ? "no GPU found" : "built without CUDA");
     }
 }
 
@@ -166,11 +188,11 @@ static void print_summary(const cpd_run *run)
 {
     const tf_cpd_report *r = &run->rep;
     const uint32_t N = run->t.order;
-    printf("final fit: %.6f after %u iteration%s (%s)\n", r->fit, r->iters, r->iters == 1 ? "" : "s",
+    printf("final fit: %.6g after %u iteration%s (%s)\n", r->fit, r->iters, cli_s(r->iters),
            r->converged ? "converged: |delta fit| < tol" : "stopped at the iteration limit");
     if (r->pinv_fallbacks)
         printf("note: %llu solve%s fell back to the pseudo-inverse (rank-deficient normal equations)\n",
-               (unsigned long long)r->pinv_fallbacks, r->pinv_fallbacks == 1 ? "" : "s");
+               (unsigned long long)r->pinv_fallbacks, cli_s(r->pinv_fallbacks));
     printf("plan: %s\n", r->plan);
     if (r->note[0]) printf("note: %s\n", r->note);
     double mtt = 0;
@@ -194,17 +216,23 @@ int cmd_cpd(int argc, char **argv)
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
 
     if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) return rc;
-    cli_print_problem(stdout, run.path, &run.t, &run.info);
-    cli_print_fixes(stdout, &run.t, &run.info);
+    if (!cli_quiet()) {
+        cli_print_problem(stdout, run.path, &run.t, &run.info);
+        cli_print_fixes(stdout, &run.t, &run.info);
+    }
+    if (cli_verbose()) cli_print_read(stdout, &run.info);
     tf_cpd_opts *o = &run.opts;
+    warn_rank(&run.t, o->rank);
     choose_device(o);
     tf_context *ctx = NULL;
     if ((rc = cli_run_context(o->backend, o->device, o->threads, run.memory_limit, "--device", &ctx))) goto done;
     o->context = ctx;
-    printf("cpd: rank %llu, max %u iterations, tol %g, seed %llu, threads %d, format %s, precision %s\n",
-           (unsigned long long)o->rank, o->max_iters, o->tol, (unsigned long long)o->seed,
-           o->threads ? o->threads : tf_default_threads(), tf_format_name(o->format),
-           precision_names[o->precision == TF_SINGLE]);
+    const int nthreads = o->threads ? o->threads : tf_default_threads();
+    if (!cli_quiet())
+        printf("cpd: rank %llu, max %u iteration%s, tol %g, seed %llu, %d thread%s, format %s, precision %s\n",
+               (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, (unsigned long long)o->seed,
+               nthreads, cli_s((uint64_t)nthreads), tf_format_name(o->format),
+               precision_names[o->precision == TF_SINGLE]);
     fflush(stdout);
     o->callback = on_iteration;
     o->user = &run;
@@ -214,7 +242,7 @@ int cmd_cpd(int argc, char **argv)
     }
     if ((rc = cpd_write_factors(&run))) goto done;
     run.wall = tf_wtime() - t_start; /* the factor files included */
-    print_summary(&run);
+    if (!cli_quiet()) print_summary(&run);
     if ((rc = cpd_write_json(&run))) goto done;
 done:
     cpd_run_free(&run);

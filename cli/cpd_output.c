@@ -10,6 +10,7 @@
 #include "json.h"
 #include "outfile.h"
 #include "report.h"
+#include "verbosity.h"
 
 void cpd_run_init(cpd_run *r)
 {
@@ -63,7 +64,8 @@ int cpd_write_factors(cpd_run *r)
         snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.mode%u.mat", r->stem, m + 1);
     snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.lambda.mat", r->stem);
     if (!r->no_ktensor) snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.ktensor", r->stem);
-    printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s\n", r->stem, r->k.order, r->stem,
+    if (!cli_quiet())
+        printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s\n", r->stem, r->k.order, r->stem,
            r->no_ktensor ? "" : ", ", r->no_ktensor ? "" : r->stem, r->no_ktensor ? "" : ".ktensor");
     return CLI_OK;
 }
@@ -168,6 +170,6 @@ int cpd_write_json(const cpd_run *r)
     json_result(&j, r);
     json_close(&j);
     if (cli_out_commit(&out)) return CLI_FAIL;
-    printf("wrote: %s (report)\n", r->json_path);
+    if (!cli_quiet()) printf("wrote: %s (report)\n", r->json_path);
     return CLI_OK;
 }

@@ -127,6 +127,20 @@ void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info)
             cli_index_base(base, sizeof base, info));
 }
 
+void cli_print_read(FILE *f, const tf_read_info *info)
+{
+    if (info->format == TF_FILE_BIN) {
+        fprintf(f, "read:   tenfold binary, %llu entr%s, dims from its header\n",
+                (unsigned long long)info->entries, info->entries == 1 ? "y" : "ies");
+        return;
+    }
+    fprintf(f, "read:   %llu line%s, %llu entr%s before the fixes, dims %s%s%s\n",
+            (unsigned long long)info->lines, cli_s(info->lines), (unsigned long long)info->entries,
+            info->entries == 1 ? "y" : "ies",
+            info->declared_dims ? "declared by a header" : "inferred from the largest indices",
+            info->mtx_symmetric ? ", symmetric (expanded)" : "", info->mtx_pattern ? ", pattern (values 1)" : "");
+}
+
 /* Sorts a[0..n) with two 16-bit LSD radix passes; 0 if out of memory. */
 static int sort_u32(uint32_t *a, uint64_t n)
 {
@@ -174,8 +188,8 @@ uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m, uint64_t *nonempty)
     }
     if (!cnt) {
         fprintf(stderr, "tenfold: out of memory counting the non-zeros per slice of mode %u "
-                        "(length %llu, %llu non-zeros)\n",
-                m + 1, (unsigned long long)dim, (unsigned long long)n);
+                        "(length %llu, %llu non-zero%s)\n",
+                m + 1, (unsigned long long)dim, (unsigned long long)n, cli_s(n));
         return NULL;
     }
     *nonempty = ne;

@@ -19,6 +19,8 @@ const char *cli_base_source_name(tf_base_source s);
 const char *cli_file_format_name(tf_file_format f);
 /* "", "xz", "gzip". */
 const char *cli_compression_name(int compressed);
+/* "" for 1, else "s": "%llu thread%s". */
+static inline const char *cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
 /* nnz / product of dims (as double; 0 for an empty shape). */
 double cli_density(const tf_tensor *t);
 
@@ -41,6 +43,9 @@ int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info);
 /* One line listing duplicates summed, zeros dropped and the index base. */
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info);
+/* The read statistics of -v: lines, entries before the fixes, where the
+ * dims came from, Matrix Market symmetry / pattern. */
+void cli_print_read(FILE *f, const tf_read_info *info);
 
 /* Non-zeros of each non-empty slice of mode m, in index order (malloc'd,
  * *nonempty entries; free()); dims[m] - *nonempty slices are empty. Memory

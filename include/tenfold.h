@@ -401,6 +401,12 @@ typedef struct tf_cpd_iter {
     double fit;
     double dfit;       /* fit - previous fit               */
     double seconds;    /* wall time of this iteration     */
+    /* This iteration's share of the step times of tf_cpd_report (seconds,
+     * measured the same way): MTTKRP summed over the modes, the dense
+     * steps, the fit. */
+    double t_mttkrp;
+    double t_dense;
+    double t_fit;
 } tf_cpd_iter;
 
 typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);

@@ -111,12 +111,18 @@ static void random_sparse(uint32_t order, const uint64_t *dims, uint64_t nnz, ui
 typedef struct fit_log {
     uint32_t n;
     double fit[512];
+    double mttkrp;  /* the iterations' MTTKRP seconds, summed */
+    int steps_bad;  /* iterations whose step times do not add up */
 } fit_log;
 
 static void record_fit(const tf_cpd_iter *it, void *user)
 {
     fit_log *log = user;
     if (log->n < 512 && it->iter == log->n + 1) log->fit[log->n++] = it->fit;
+    log->mttkrp += it->t_mttkrp;
+    if (!(it->t_mttkrp >= 0 && it->t_dense >= 0 && it->t_fit >= 0 &&
+          it->t_mttkrp + it->t_dense + it->t_fit <= it->seconds + 1e-6))
+        log->steps_bad++;
 }
 
 static int ktensor_finite(const tf_ktensor *K)
@@ -147,7 +153,7 @@ static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_
 {
     fit_log local;
     if (!log) log = &local;
-    log->n = 0;
+    memset(log, 0, sizeof *log);
     o->callback = record_fit;
     o->user = log;
     tf_status s = tf_cpd(X, o, K, rep);
@@ -156,6 +162,11 @@ static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_
     CHECKF(log->n == rep->iters && rep->iters >= 1 && rep->iters <= o->max_iters,
            "%s: %u callbacks, %u iterations", what, log->n, rep->iters);
     CHECKF(rep->fit == log->fit[log->n - 1], "%s: report fit differs from the last callback", what);
+    double mtt = 0;
+    for (uint32_t m = 0; m < X->order; ++m) mtt += rep->t_mttkrp[m];
+    CHECKF(log->steps_bad == 0 && fabs(log->mttkrp - mtt) <= 1e-9 * (1 + mtt),
+           "%s: the iterations' step times (%d bad; MTTKRP %g s) do not add up to the report's (%g s)", what,
+           log->steps_bad, log->mttkrp, mtt);
     CHECKF(ktensor_finite(K), "%s: non-finite model", what);
     CHECKF(rep->fit >= 0.0 && rep->fit <= 1.0, "%s: fit %g outside [0,1]", what, rep->fit);
     CHECKF(rep->plan[0] != '\0' && rep->t_total >= rep->t_mttkrp[0], "%s: report incomplete", what);

@@ -22,6 +22,7 @@
 
 #include "../cli/args.c"
 #include "../cli/report.c"
+#include "../cli/verbosity.c"
 
 #define TMP TF_TEST_TMP "/io_stream"
 

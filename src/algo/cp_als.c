@@ -100,7 +100,9 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
     double fit_old = 0.0;
     for (uint32_t it = 1; it <= o->max_iters; ++it) {
         const double t_iter = tf_wtime();
-        double inner = 0.0, knorm2 = 0.0;
+        double inner = 0.0, knorm2 = 0.0, mtt0 = 0.0;
+        for (uint32_t n = 0; n < N; ++n) mtt0 += rep->t_mttkrp[n];
+        const double dense0 = rep->t_dense, fit0 = rep->t_fit;
         if (ops->sweep) {
             TF_TRY(ops->sweep(ctx, it > 1, &inner, &knorm2, rep->t_mttkrp, &rep->t_dense, &rep->t_fit,
                               &rep->pinv_fallbacks));
@@ -128,7 +130,10 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
                                            "(<X,K> = %g, ||K||^2 = %g)", it, inner, knorm2);
         rep->iters = it;
         rep->fit = fit;
-        tf_cpd_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter};
+        double mtt = 0.0;
+        for (uint32_t n = 0; n < N; ++n) mtt += rep->t_mttkrp[n];
+        tf_cpd_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter, mtt - mtt0, rep->t_dense - dense0,
+                            rep->t_fit - fit0};
         if (o->callback) o->callback(&info, o->user);
         if (it > 1 && fabs(fit - fit_old) < o->tol) {
             rep->converged = 1;

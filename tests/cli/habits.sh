@@ -1,6 +1,110 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# CLI habits (issue 31 item 5): the OpenMP wait policy the tool defaults to.
+# CLI habits (issue 31 item 5): -q / -v on every command, fits with their
+# significant digits, singular counts, the rank warning, the OpenMP wait
+# policy the tool defaults to.
 source "$(dirname "$0")/lib/common.bash"
+
+"$TF" gen -o g.tns --dims 40,30,20 --nnz 6000 --seed 5 >/dev/null 2>&1 || bad "gen g.tns"
+printf '1 2\n3 4\n5 6\n' > F1.mat
+printf '1 2\n3 4\n' > F2.mat
+printf '1 1 1.0\n2 2 2.0\n3 1 -1.0\n' > m.tns
+
+# ---- -q: errors and the requested outputs only; -v: more
+expect 0 "cpd -q" cpd g.tns -r 2 -i 3 -o q -q
+check "cpd -q: nothing on stdout" test ! -s out.txt
+check "cpd -q: nothing on stderr" test ! -s err.txt
+check "cpd -q: the factors are written" test -s q.mode3.mat -a -s q.lambda.mat
+expect 0 "cpd --quiet --json -" cpd g.tns -r 2 -i 3 --nowrite --quiet --json -
+check "cpd -q --json -: only the report on stdout" grep -q '^{' <(head -1 out.txt)
+check "cpd -q --json -: nothing on stderr" test ! -s err.txt
+expect 0 "cpd -v" cpd g.tns -r 2 -i 3 --nowrite -v
+check "cpd -v: read statistics" grep -qE '^read: +6000 lines, 6000 entries before the fixes' out.txt
+check "cpd -v: step times per iteration" grep -qE '^  its = +1 .*\[mttkrp [0-9.]+ +dense [0-9.]+ +fit [0-9.]+ s\]$' out.txt
+expect 0 "cpd --verbose" cpd g.tns -r 2 -i 1 --nowrite --verbose
+check "cpd --verbose is -v" grep -q '^read: ' out.txt
+expect 0 "cpd (normal)" cpd g.tns -r 2 -i 1 --nowrite
+check "normal: no read statistics" bash -c '! grep -q "^read:" out.txt'
+check "normal: no step times" bash -c '! grep -q "\[mttkrp" out.txt'
+expect_usage cpd g.tns -r 2 -q -v
+expect_usage check g.tns --quiet --verbose
+for c in cpd check stats convert gen mttkrp sddmm ttm "bench mttkrp"; do
+    check "$c --help lists -q and -v" bash -c "'$TF' $c --help | grep -q -- '-q, --quiet' && '$TF' $c --help | grep -q -- '-v, --verbose'"
+done
+expect 0 "check -q of a clean file" check g.tns -q
+check "check -q: silent" test ! -s out.txt -a ! -s err.txt
+printf '1 1 1 1.0\n1 1 1 2.0\n2 2 2 0\n' > dup.tns
+expect 0 "check -q of a file with warnings" check dup.tns -q
+check "check -q: the warning lines only" bash -c "[ \"\$(cut -c1-8 out.txt | sort -u)\" = 'warning:' ] && [ \$(wc -l <out.txt) -eq 2 ]"
+expect 0 "check -v" check g.tns -v
+check "check -v: read statistics" grep -q '^read: ' out.txt
+expect 0 "stats -q" stats g.tns -q
+check "stats -q: the table comes first" grep -qE '^mode +length' <(head -1 out.txt)
+check "stats -q: the memory table" grep -q '^memory:' out.txt
+check "stats -q: no header lines" bash -c '! grep -qE "^(input|tensor|fixes):" out.txt'
+expect 0 "stats -v" stats g.tns -v
+check "stats -v: read statistics" grep -q '^read: ' out.txt
+expect 0 "convert -q" convert g.tns g.bin -q
+check "convert -q: silent" test ! -s out.txt -a ! -s err.txt -a -s g.bin
+expect 0 "convert -v" convert g.bin g2.tns -v
+check "convert -v: read statistics of a .bin" grep -qE '^read: +tenfold binary, 6000 entries' out.txt
+expect 0 "convert -q --to tns (dims lost): no warning" convert g.tns lost.tns --to tns -q
+check "convert -q: the dims warning is suppressed" test ! -s err.txt
+expect 0 "gen -q" gen -o q.tns --dims 5,5 --nnz 5 -q
+check "gen -q: silent" test ! -s out.txt -a ! -s err.txt -a -s q.tns
+expect 0 "mttkrp -q" mttkrp m.tns --mode 1 --factors -,F2.mat -o M.mat -q
+check "mttkrp -q: silent" test ! -s out.txt -a ! -s err.txt -a -s M.mat
+expect 0 "mttkrp -v" mttkrp m.tns --mode 1 --factors -,F2.mat -o M.mat -v
+check "mttkrp -v: the plan's build time and memory" grep -qE '^plan: +cpu .*, built in [0-9.]+ s, [0-9.]+ [KMG]?B$' out.txt
+expect 0 "ttm -q (benchmark)" ttm g.tns -r 4 --mode 1 --reps 2 --warmup 0 -q
+check "ttm -q: the table only" bash -c "grep -qE '^dev +mode' <(head -1 out.txt) && [ \$(wc -l <out.txt) -eq 2 ]"
+expect 0 "ttm -q (one product)" ttm m.tns --mode 2 --factor F2.mat -o Y.tns -q
+check "ttm -q: silent" test ! -s out.txt -a ! -s err.txt -a -s Y.tns
+printf '%%%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1.0\n2 2 2.0\n3 1 -1.0\n' > S.mtx
+expect 0 "sddmm -q (benchmark)" sddmm S.mtx -k 4 --reps 2 --warmup 0 -q
+check "sddmm -q: the table only" bash -c "grep -qE '^impl +algo' <(head -1 out.txt) && [ \$(wc -l <out.txt) -eq 2 ]"
+expect 0 "sddmm -v (one product)" sddmm S.mtx -A F1.mat -B F2.mat -o P.mtx -v
+check "sddmm -v: read statistics" grep -qE '^read: +[0-9]+ lines' out.txt
+expect 0 "bench -q" bench mttkrp g.tns -r 4 --format coo --reps 1 --warmup 0 -q
+check "bench -q: the table only" bash -c "grep -qE '^format +prec' <(head -1 out.txt) && ! grep -qE '^(input|bench|cpu):' out.txt"
+
+# ---- fits keep 6 significant digits (a fit of 0.0033 is not printed as 0.003324)
+if command -v python3 >/dev/null; then
+awk 'BEGIN { srand(7) } { print $1, $2, $3, rand() - 0.5 }' g.tns > pm.tns
+expect 0 "cpd of random signs" cpd pm.tns -r 1 -i 3 --tol 0 --nowrite --json pm.json
+check "the final fit shows 6 significant digits" python3 -c '
+import json, re
+exact = json.load(open("pm.json"))["result"]["fit"]
+shown = float(re.search(r"^final fit: (\S+)", open("out.txt").read(), re.M).group(1))
+assert 0 < exact < 0.05 and abs(shown - exact) <= 1e-5 * exact, (shown, exact)'
+check "iteration fits show 6 significant digits" python3 -c '
+import json, re
+its = json.load(open("pm.json"))["iterations"]
+shown = [float(x) for x in re.findall(r"^  its = .* fit = (\S+)", open("out.txt").read(), re.M)]
+assert len(shown) == len(its) == 3
+for s, i in zip(shown, its): assert abs(s - i["fit"]) <= 1e-5 * abs(i["fit"]), (s, i["fit"])'
+fi
+
+# ---- singular counts
+expect 0 "cpd -t 1 -i 1" cpd g.tns -r 2 -i 1 -t 1 --nowrite
+check "cpd: '1 thread', 'max 1 iteration'" grep -qE '^cpd: rank 2, max 1 iteration, .* 1 thread, ' out.txt
+check "cpd: 'after 1 iteration'" grep -qE '^final fit: .* after 1 iteration \(' out.txt
+check "cpd: the plan says '1 thread'" grep -qE '^plan: cpu csf, 1 thread$' out.txt
+expect 0 "bench -t 1 --reps 1" bench mttkrp g.tns -r 2 --format coo -t 1 --reps 1 --warmup 0
+check "bench: '1 timed run per mode', '1 thread'" bash -c "grep -qE '^bench: .* 1 timed run per mode' out.txt && grep -qE '^cpu: +1 thread$' out.txt"
+expect 0 "ttm --reps 1 -t 1" ttm g.tns -r 2 --mode 1 --reps 1 --warmup 0 -t 1
+check "ttm: '1 timed run', '1 thread'" grep -qE '^ttm: .*cpu, 1 thread, 1 timed run after' out.txt
+printf '1 1 1 1.0\n' > one.tns
+expect 0 "check of a one-line file" check one.tns
+check "check: 'read from 1 line'" grep -qE '^entries: 1 read from 1 line,' out.txt
+
+# ---- a rank above the shortest mode's length: one warning line, not under -q
+expect 0 "cpd -r 25 on a 40 x 30 x 20 tensor" cpd g.tns -r 25 -i 1 --nowrite
+check "the rank warning names the mode" grep -qE '^tenfold: warning: rank 25 exceeds the length of mode 3 \(20\)' err.txt
+check "one line" test "$(wc -l <err.txt)" -eq 1
+expect 0 "cpd -r 20: no warning" cpd g.tns -r 20 -i 1 --nowrite
+check "rank = shortest length: no warning" test ! -s err.txt
+expect 0 "cpd -r 25 -q" cpd g.tns -r 25 -i 1 --nowrite -q
+check "-q: no warning" test ! -s err.txt
 
 # ---- OpenMP threads wait passively unless the user chose a policy (libgomp
 # shows its settings with OMP_DISPLAY_ENV; the last block is the one in force)
