@@ -79,7 +79,8 @@ static const char help[] =
     "  device copy bandwidth (bytes read + written per second by a large\n"
     "  device-to-device copy, measured once and printed in the header): 1.0\n"
     "  would move the compulsory bytes at copy speed. Formats that compress\n"
-    "  fibres (csf) read fewer factor rows than the CPU model counts.\n";
+    "  fibres (csf) read fewer factor rows than the CPU model counts.\n"
+    CLI_STDIN_HELP;
 
 typedef struct mode_result {
     double median_ms, min_ms;

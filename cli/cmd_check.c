@@ -29,7 +29,8 @@ static const char help[] =
     CLI_VERBOSITY_HELP
     "                       (-q: only the warning lines; the exit status says\n"
     "                       whether the file is valid)\n"
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP;
 
 /* Prints one note per mode with empty slices; 1 if out of memory. */
 static int report_empty_slices(const tf_tensor *t)

@@ -34,7 +34,8 @@ static const char help[] =
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
     "                       (SPLATT layout) and STEM.ktensor; default STEM: FILE's\n"
     "                       name without directory and extensions, in the current\n"
-    "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*);\n"
+    "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*;\n"
+    "                       FILE '-' -> ./stdin.*);\n"
     "                       a STEM ending in / or naming a directory puts the\n"
     "                       default stem there (-o out/ -> out/uber-apr14.*)\n"
     "      --no-ktensor     do not write STEM.ktensor: it holds the same numbers as\n"
@@ -59,7 +60,8 @@ static const char help[] =
     "then renamed, so a failure or SIGINT / SIGTERM (exit 130 / 143) leaves the\n"
     "previous set as it was and no temporary behind. Output places are checked\n"
     "before the input is read. The timing line's write is the time writing the\n"
-    "factors; wall includes it.\n";
+    "factors; wall includes it.\n"
+    CLI_STDIN_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const precision_names[] = {"double", "single"};
@@ -69,6 +71,10 @@ static void default_stem(const char *path, char *stem, size_t len)
 {
     static const char *const ext[] = {".xz", ".gz", ".bz2", ".tns", ".bin", ".tfb",
                                       ".mtx", ".txt", ".dat", ".tensor", ".sptensor"};
+    if (!strcmp(path, "-")) { /* standard input */
+        snprintf(stem, len, "stdin");
+        return;
+    }
     const char *base = strrchr(path, '/');
     snprintf(stem, len, "%s", base ? base + 1 : path);
     for (int stripped = 1; stripped;) {

@@ -19,8 +19,9 @@ static const char help[] =
     "      --mode N         the mode, 1-based\n"
     "      --factors LIST   one dense matrix file per mode (rows = mode length,\n"
     "                       R columns each; text, one row per line, as written by\n"
-    "                       tenfold cpd); the entry of mode N may be '-' (it is\n"
-    "                       read only to tell which file is wrong when the\n"
+    "                       tenfold cpd); the entry of mode N may be '-' (here\n"
+    "                       not standard input: mode N's factor is not needed; it\n"
+    "                       is read only to tell which file is wrong when the\n"
     "                       others disagree on the column count)\n"
     "  -o, --output OUT     output matrix file (written atomically; '-' is standard\n"
     "                       output, then the report goes to stderr)\n"
@@ -29,7 +30,8 @@ static const char help[] =
     CLI_BASE_HELP
     "  -t, --threads N      threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP;
 
 static void free_factors(tf_matrix *f, uint32_t n)
 {

@@ -61,7 +61,8 @@ static const char help[] =
     "  -t, --threads N      CPU threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "                       (-q: the benchmark's table only)\n"
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP;
 
 typedef struct sddmm_cli {
     uint64_t K, seed;
@@ -141,6 +142,8 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     if (compute && !(A && B && out)) return cli_usage("sddmm", "computing one SDDMM needs all of -A, -B and -o");
     if (compute && k) return cli_usage("sddmm", "-k is for the benchmark; with -A/-B K is their column count");
     if (!compute && !k) return cli_usage("sddmm", "missing -k K (benchmark) or -A, -B and -o (compute one)");
+    const char *const inputs[] = {a->pos[0], A, B}, *const names[] = {"MATRIX", "-A", "-B"};
+    if ((rc = cli_one_stdin("sddmm", inputs, names, 3))) return rc;
     return -1;
 }
 

@@ -25,7 +25,8 @@ static const char help[] =
     "  -t, --threads N      threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "                       (-q: the two tables only)\n"
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP;
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -45,7 +45,8 @@ static const char help[] =
     "  -t, --threads N      CPU threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "                       (-q: the benchmark's table only)\n"
-    "  -h, --help           this help\n";
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP;
 
 typedef struct ttm_cli {
     int mode1; /* 0 = all */
@@ -97,6 +98,8 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
     } else if (!rank) {
         return cli_usage("ttm", "missing --rank R (benchmark) or --factor F and -o OUT (compute one)");
     }
+    const char *const inputs[] = {a->pos[0], factor}, *const names[] = {"FILE", "--factor"};
+    if ((rc = cli_one_stdin("ttm", inputs, names, 2))) return rc;
     return -1;
 }
 

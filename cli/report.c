@@ -81,6 +81,24 @@ double cli_density(const tf_tensor *t)
     return cells > 0 ? (double)t->nnz / cells : 0.0;
 }
 
+const char *cli_input_name(const char *path)
+{
+    return strcmp(path, "-") ? path : "<stdin>";
+}
+
+int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *names, int n)
+{
+    int first = -1;
+    for (int i = 0; i < n; ++i) {
+        if (!paths[i] || strcmp(paths[i], "-")) continue;
+        if (first >= 0)
+            return cli_usage(cmd, "%s and %s are both '-': standard input can be read only once", names[first],
+                             names[i]);
+        first = i;
+    }
+    return CLI_OK;
+}
+
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info)
 {
@@ -108,7 +126,7 @@ void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_r
     char dims[TF_MAX_ORDER * 24], mem[32], in[32];
     const char *z = cli_compression_name(info->compressed);
     double rate = info->seconds > 0 ? (double)info->bytes / info->seconds : 0.0;
-    fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", path,
+    fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", cli_input_name(path),
             cli_file_format_name(info->format), *z ? ", " : "", z,
             cli_bytes(in, sizeof in, (double)info->bytes), info->seconds,
             cli_bytes(mem, sizeof mem, rate));

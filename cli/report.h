@@ -32,6 +32,18 @@ double cli_density(const tf_tensor *t);
     "                       index of any mode is 0, else 1-based; .mtx is always\n"          \
     "                       1-based, .bin needs none)\n"
 int cli_base(const char *cmd, const char *s, int *out);
+/* The closing paragraph of the --help of every command that reads files. */
+#define CLI_STDIN_HELP                                                                       \
+    "\n"                                                                                      \
+    "An input file named '-' is standard input (a pipe, or a redirected file);\n"            \
+    "its format is told by content as for any file: tenfold binary by its magic,\n"         \
+    "xz / gzip by theirs (then the same inside), Matrix Market by its\n"                    \
+    "%%MatrixMarket banner, anything else is .tns text.\n"
+/* How an input path is shown: "<stdin>" for "-". */
+const char *cli_input_name(const char *path);
+/* At most one of the n inputs (NULL entries skipped) may be "-"; else a
+ * usage error naming the options (names[i] describes paths[i]), 2. */
+int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *names, int n);
 /* Reads a tensor with --base `base` (may be NULL); on failure prints
  * "tenfold: <error>" and returns 1 (2 for a bad --base value). */
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,

@@ -167,9 +167,12 @@ typedef struct tf_read_opts {
 void tf_read_opts_default(tf_read_opts *o);
 
 /* Reads a tensor from .tns (any header variant), binary, or .mtx, detected
- * by content (a file named *.mtx[.xz|.gz] must start with the Matrix Market
- * banner); xz- and gzip-compressed files and pipes are decompressed and
- * parsed in windows, in memory bounded by the tensor, not the text.
+ * by content -- the binary magic, the xz / gzip magic (then the same inside),
+ * the %%MatrixMarket banner, else .tns text; a file named *.mtx[.xz|.gz]
+ * must start with the banner. path "-" is standard input (from where it
+ * stands; named "<stdin>" in messages). xz- and gzip-compressed files and
+ * pipes are decompressed and parsed in windows, in memory bounded by the
+ * tensor, not the text.
  * The result is canonical (sorted, duplicates summed, zeros dropped).
  * opts may be NULL (defaults). info may be NULL. */
 tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
@@ -193,7 +196,8 @@ tf_status tf_write_tensor(const char *path, const tf_tensor *t, tf_file_format f
 tf_file_format tf_write_format(const char *path, const tf_tensor *t, tf_file_format fmt);
 
 /* Dense matrix text files (SPLATT .mat style: one row per line, values
- * separated by spaces; '#' comment lines are allowed when reading). */
+ * separated by spaces; '#' comment lines are allowed when reading; xz /
+ * gzip read directly; path "-" is standard input). */
 tf_status tf_matrix_read(const char *path, tf_matrix *out);
 tf_status tf_matrix_write(const char *path, const tf_matrix *m);
 

@@ -4,7 +4,7 @@
  * (the same tensor and info as the plain text, with lines crossing every
  * window boundary; line numbers of errors in later windows; garbage without
  * newlines rejected in bounded memory); slice counts of modes near 2^32
- * (the CLI's counter, compiled in here). */
+ * (the CLI's counter, compiled in here); "-" as standard input. */
 #include <fcntl.h>
 #include <lzma.h>
 #include <stdarg.h>
@@ -545,6 +545,78 @@ static void slice_counts(void)
     tf_tensor_free(&t);
 }
 
+/* Makes text the process's standard input (a pipe a child fills); returns
+ * the saved descriptor of the old standard input, -1 on failure. */
+static int stdin_from(const char *text, pid_t *pid)
+{
+    int fd[2], saved = dup(0);
+    if (saved < 0 || pipe(fd) != 0) return -1;
+    *pid = fork();
+    if (*pid == 0) {
+        close(fd[0]);
+        const size_t len = strlen(text);
+        for (size_t off = 0; off < len;) {
+            ssize_t k = write(fd[1], text + off, len - off);
+            if (k <= 0) _exit(1);
+            off += (size_t)k;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    dup2(fd[0], 0);
+    close(fd[0]);
+    return saved;
+}
+
+static void stdin_restore(int saved, pid_t pid)
+{
+    dup2(saved, 0);
+    close(saved);
+    waitpid(pid, NULL, 0);
+}
+
+/* "-" is standard input for the tensor and matrix readers; messages name it. */
+static void standard_input(void)
+{
+    pid_t pid;
+    tf_tensor t;
+    tf_read_info info;
+    int saved = stdin_from("1 1 1 1.5\n2 3 1 2.5\n", &pid);
+    CHECK(saved >= 0);
+    if (saved < 0) return;
+    tf_status st = tf_read_tensor("-", 2, &t, &info);
+    CHECKF(st == TF_OK && t.order == 3 && t.nnz == 2 && t.dims[1] == 3 && info.format == TF_FILE_TNS,
+           "tensor from standard input: %s", tf_last_error());
+    tf_tensor_free(&t);
+    stdin_restore(saved, pid);
+
+    saved = stdin_from("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3\n", &pid);
+    st = tf_read_tensor("-", 2, &t, &info);
+    CHECKF(st == TF_OK && info.format == TF_FILE_MTX && t.nnz == 1, "Matrix Market from standard input: %s",
+           tf_last_error());
+    tf_tensor_free(&t);
+    stdin_restore(saved, pid);
+
+    saved = stdin_from("1 1 1.0\n1 y 2.0\n", &pid);
+    st = tf_read_tensor("-", 2, &t, &info);
+    CHECKF(st == TF_ERR_PARSE && strstr(tf_last_error(), "<stdin>:2: field 2") == tf_last_error(),
+           "a bad line from standard input: %s", tf_last_error());
+    stdin_restore(saved, pid);
+
+    tf_matrix m;
+    saved = stdin_from("1 2\n3 4\n5 6\n", &pid);
+    st = tf_matrix_read("-", &m);
+    CHECKF(st == TF_OK && m.rows == 3 && m.cols == 2 && m.data[5] == 6.0, "matrix from standard input: %s",
+           tf_last_error());
+    tf_matrix_free(&m);
+    stdin_restore(saved, pid);
+    saved = stdin_from("1 2\n3\n", &pid);
+    st = tf_matrix_read("-", &m);
+    CHECKF(st == TF_ERR_PARSE && strstr(tf_last_error(), "<stdin>:2:") == tf_last_error(),
+           "a bad matrix from standard input: %s", tf_last_error());
+    stdin_restore(saved, pid);
+}
+
 int main(void)
 {
     mkdir(TF_TEST_TMP, 0777);
@@ -555,5 +627,6 @@ int main(void)
     streamed_same();
     streamed_errors();
     slice_counts();
+    standard_input();
     return tf_test_finish("test_io_stream");
 }

@@ -16,6 +16,7 @@
 #include "core/parallel.h"
 #include "io/bin_format.h"
 #include "io/decompress.h"
+#include "io/input.h"
 #include "io/readers.h"
 #include "io/stream.h"
 #include "io/text_scan.h"
@@ -257,19 +258,20 @@ tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_ten
     memset(out, 0, sizeof *out);
     TF_TRY(check_opts(opts));
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1, is_stdin = 0;
+    const char *name = path;
+    TF_TRY(tf_open_input(path, &fd, &name, &is_stdin));
     struct stat st;
     tf_status s = TF_OK;
     int canonical = -1;
-    if (fstat(fd, &st) != 0) s = tf_fail(TF_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (S_ISDIR(st.st_mode)) s = tf_fail(TF_ERR_IO, "%s: is a directory", path);
-    else if (S_ISREG(st.st_mode))
-        s = read_regular(path, fd, (uint64_t)st.st_size, opts, out, info, &canonical);
-    else
-        s = parse_fd(path, fd, opts, out, info, &canonical);
+    if (fstat(fd, &st) != 0) s = tf_fail(TF_ERR_IO, "%s: cannot stat: %s", name, strerror(errno));
+    else if (S_ISDIR(st.st_mode)) s = tf_fail(TF_ERR_IO, "%s: is a directory", name);
+    else if (S_ISREG(st.st_mode) && (!is_stdin || lseek(fd, 0, SEEK_CUR) == 0))
+        s = read_regular(name, fd, (uint64_t)st.st_size, opts, out, info, &canonical);
+    else /* a pipe, a device, or standard input part-way through a file: from where it is */
+        s = parse_fd(name, fd, opts, out, info, &canonical);
     close(fd);
-    if (s == TF_OK) s = finish(path, out, opts->threads, canonical, info);
+    if (s == TF_OK) s = finish(name, out, opts->threads, canonical, info);
     info->seconds = tf_wtime() - t0;
     return s;
 }

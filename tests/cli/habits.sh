@@ -67,6 +67,45 @@ check "sddmm -v: read statistics" grep -qE '^read: +[0-9]+ lines' out.txt
 expect 0 "bench -q" bench mttkrp g.tns -r 4 --format coo --reps 1 --warmup 0 -q
 check "bench -q: the table only" bash -c "grep -qE '^format +prec' <(head -1 out.txt) && ! grep -qE '^(input|bench|cpu):' out.txt"
 
+# ---- '-' is standard input on every reading command; the format comes from the content
+expect 0 "check g.tns" check g.tns
+sed -n 2p out.txt > tensor_line.txt
+cat g.tns | "$TF" check - >out.txt 2>err.txt
+check "check - (a pipe): read" grep -qE '^input: +<stdin> \(tns, ' out.txt
+check "check - (a pipe): the same tensor" bash -c "sed -n 2p out.txt | cmp -s - tensor_line.txt"
+gzip -c g.tns | "$TF" stats - -q >out.txt 2>err.txt
+check "stats - of gzip through a pipe" grep -qE '^ +1 +40 +40 ' out.txt
+"$TF" convert g.tns - --to bin -q | "$TF" check - >out.txt 2>err.txt
+check "tenfold binary through a pipe: told by its magic" grep -qE '^input: +<stdin> \(bin, ' out.txt
+check "binary through a pipe: the same tensor" bash -c "sed -n 2p out.txt | cmp -s - tensor_line.txt"
+cat S.mtx | "$TF" check - >out.txt 2>err.txt
+check "Matrix Market through a pipe: told by its banner" grep -qE '^input: +<stdin> \(mtx, ' out.txt
+"$TF" convert g.tns plain_out.tns -q
+cat g.tns | "$TF" convert - - -q >piped_out.tns 2>err.txt
+check "convert - -: standard input to standard output" cmp -s piped_out.tns plain_out.tns
+"$TF" check - < g.tns >out.txt 2>err.txt
+check "a file redirected to standard input" bash -c "sed -n 2p out.txt | cmp -s - tensor_line.txt"
+(read -r line; "$TF" check -) < g.tns >out.txt 2>err.txt
+check "standard input part-way through a file: from where it stands" grep -q 'nnz 5999,' out.txt
+printf '1 1 1\n2 x 1\n' | "$TF" check - >out.txt 2>err.txt
+check "errors name <stdin>:line" grep -qx "tenfold: <stdin>:2: field 2: expected a non-negative integer index, found 'x'" err.txt
+cat g.tns | "$TF" cpd - -r 2 -i 1 -q
+check "cpd -: the default stem is ./stdin" test -s stdin.mode1.mat -a -s stdin.lambda.mat
+cat g.tns | "$TF" bench mttkrp - -r 2 --format coo --reps 1 --warmup 0 -q >out.txt 2>err.txt
+check "bench mttkrp -" grep -qE '^coo +double +all ' out.txt
+cat m.tns | "$TF" mttkrp - --mode 1 --factors -,F2.mat -o M2.mat -q
+check "mttkrp -: the same product" cmp -s M.mat M2.mat
+cat F2.mat | "$TF" ttm m.tns --mode 2 --factor - -o Y2.tns -q
+check "ttm --factor -: a matrix from standard input" cmp -s Y.tns Y2.tns
+cat F1.mat | "$TF" sddmm S.mtx -A - -B F2.mat -o P2.mtx -q
+check "sddmm -A -" cmp -s P.mtx P2.mtx
+expect_usage sddmm - -A - -B F2.mat -o x.mtx
+expect_usage ttm - --mode 1 --factor - -o x.tns
+expect_failure "empty standard input" "^tenfold: <stdin>: empty file" check - </dev/null
+for c in cpd check stats convert mttkrp sddmm ttm "bench mttkrp"; do
+    check "$c --help says '-' is standard input" bash -c "'$TF' $c --help | grep -q \"named '-' is standard input\""
+done
+
 # ---- fits keep 6 significant digits (a fit of 0.0033 is not printed as 0.003324)
 if command -v python3 >/dev/null; then
 awk 'BEGIN { srand(7) } { print $1, $2, $3, rand() - 0.5 }' g.tns > pm.tns
