@@ -13,6 +13,7 @@
 #include "kernel_timing.h"
 #include "mttkrp_model.h"
 #include "outfile.h"
+#include "progress.h"
 #include "report.h"
 #include "run_context.h"
 #include "verbosity.h"
@@ -80,7 +81,8 @@ static const char help[] =
     "  device-to-device copy, measured once and printed in the header): 1.0\n"
     "  would move the compulsory bytes at copy speed. Formats that compress\n"
     "  fibres (csf) read fewer factor rows than the CPU model counts.\n"
-    CLI_STDIN_HELP;
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 typedef struct mode_result {
     double median_ms, min_ms;
@@ -178,6 +180,8 @@ static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *
     po.device = o->gpu;
     po.rank_hint = o->rank;
     po.context = o->ctx;
+    po.progress = cli_progress_fn();
+    po.progress_user = (void *)BENCH_CMD;
     res->warmup = o->warmup >= 0 ? o->warmup : res->backend == TF_BACKEND_GPU ? GPU_WARMUP : CPU_WARMUP;
     tf_plan *p = NULL;
     tf_matrix out = {0};

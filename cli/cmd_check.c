@@ -30,7 +30,8 @@ static const char help[] =
     "                       (-q: only the warning lines; the exit status says\n"
     "                       whether the file is valid)\n"
     "  -h, --help           this help\n"
-    CLI_STDIN_HELP;
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 /* Prints one note per mode with empty slices; 1 if out of memory. */
 static int report_empty_slices(const tf_tensor *t)

@@ -35,7 +35,8 @@ static const char help[] =
     "  -t, --threads N      threads for reading (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "  -h, --help           this help\n"
-    CLI_STDIN_HELP;
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static const char *const format_names[] = {"tns", "tns-header", "sptensor", "bin", "mtx"};
 static const tf_file_format format_values[] = {TF_FILE_TNS, TF_FILE_TNS_HEADER, TF_FILE_SPTENSOR,

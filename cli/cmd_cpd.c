@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "cpd_output.h"
+#include "progress.h"
 #include "report.h"
 #include "run_context.h"
 #include "verbosity.h"
@@ -56,12 +57,13 @@ static const char help[] =
     "  -h, --help           this help\n"
     "\n"
     "A rank above the shortest mode's length draws a warning (that mode's factor\n"
-    "cannot have independent columns). The factor files are one set: all are written to temporary names first,\n"
-    "then renamed, so a failure or SIGINT / SIGTERM (exit 130 / 143) leaves the\n"
-    "previous set as it was and no temporary behind. Output places are checked\n"
-    "before the input is read. The timing line's write is the time writing the\n"
-    "factors; wall includes it.\n"
-    CLI_STDIN_HELP;
+    "cannot have independent columns). The factor files are one set: all are\n"
+    "written to temporary names first, then renamed, so a failure or SIGINT /\n"
+    "SIGTERM (exit 130 / 143) leaves the previous set as it was and no temporary\n"
+    "behind. Output places are checked before the input is read. The timing\n"
+    "line's write is the time writing the factors; wall includes it.\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const precision_names[] = {"double", "single"};
@@ -242,6 +244,8 @@ int cmd_cpd(int argc, char **argv)
     fflush(stdout);
     o->callback = on_iteration;
     o->user = &run;
+    o->progress = cli_progress_fn(); /* a progress line for a long plan build */
+    o->progress_user = (void *)"cpd";
     if (tf_cpd(&run.t, o, &run.k, &run.rep) != TF_OK) {
         rc = cli_fail();
         goto done;

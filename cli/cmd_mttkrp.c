@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "outfile.h"
+#include "progress.h"
 #include "report.h"
 #include "verbosity.h"
 
@@ -31,7 +32,8 @@ static const char help[] =
     "  -t, --threads N      threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "  -h, --help           this help\n"
-    CLI_STDIN_HELP;
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static void free_factors(tf_matrix *f, uint32_t n)
 {
@@ -125,6 +127,8 @@ static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *
     o.format = fmt;
     o.threads = threads;
     o.rank_hint = out->cols;
+    o.progress = cli_progress_fn();
+    o.progress_user = (void *)"mttkrp";
     tf_plan *p = NULL;
     tf_status s = tf_plan_build(t, &o, &p);
     r->build_secs = tf_wtime() - t0;

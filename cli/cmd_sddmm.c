@@ -62,7 +62,8 @@ static const char help[] =
     CLI_VERBOSITY_HELP
     "                       (-q: the benchmark's table only)\n"
     "  -h, --help           this help\n"
-    CLI_STDIN_HELP;
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 typedef struct sddmm_cli {
     uint64_t K, seed;

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "progress.h"
 #include "report.h"
 #include "verbosity.h"
 
@@ -26,7 +27,8 @@ static const char help[] =
     CLI_VERBOSITY_HELP
     "                       (-q: the two tables only)\n"
     "  -h, --help           this help\n"
-    CLI_STDIN_HELP;
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -67,6 +69,8 @@ static void print_plan_bytes(const tf_tensor *t, tf_format fmt, int threads)
     o.backend = TF_BACKEND_CPU;
     o.format = fmt;
     o.threads = threads;
+    o.progress = cli_progress_fn();
+    o.progress_user = (void *)"stats";
     tf_plan *p = NULL;
     char b[32];
     if (tf_plan_build(t, &o, &p) == TF_OK)

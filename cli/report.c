@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "progress.h"
 
 const char *cli_bytes(char *buf, size_t len, double bytes)
 {
@@ -109,6 +110,8 @@ int cli_load_base(const char *cmd, const char *path, int threads, const char *ba
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
     if (rc) return rc;
+    o.progress = cli_progress_fn(); /* a progress line for a long read */
+    o.progress_user = (void *)cli_input_name(path);
     if (tf_read_tensor_opts(path, &o, t, info) != TF_OK) {
         tf_tensor_free(t);
         return cli_fail();

@@ -21,8 +21,15 @@ extern int cli_quiet_flag, cli_verbose_flag;
 #define CLI_VERBOSITY_HELP                                                                    \
     "  -q, --quiet          only errors and the requested outputs: no header,\n"            \
     "                       progress, iteration or summary lines, no warnings\n"           \
-    "  -v, --verbose        more: read statistics, step times, plan details, and\n"        \
-    "                       the progress line also when stderr is not a terminal\n"
+    "  -v, --verbose        more: read statistics, step times, plan details; the\n"        \
+    "                       progress line also when stderr is not a terminal\n"
+/* The closing paragraph about the progress line (commands that read). */
+#define CLI_PROGRESS_HELP                                                                     \
+    "\n"                                                                                       \
+    "A read or plan build that takes over a second shows a progress line on\n"              \
+    "stderr (the percentage of the file where its size is known), redrawn in\n"             \
+    "place and erased when done -- when stderr is a terminal, or with -v (then\n"           \
+    "ended with a newline), never with -q.\n"
 
 /* Sets cli_verbosity from the flags; a usage error (returns 2) when both
  * were given, else -1. */

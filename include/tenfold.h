@@ -155,15 +155,35 @@ typedef struct tf_read_info {
 
 #define TF_BASE_AUTO (-1)
 
+/* Progress of a long operation (reading a tensor, building a plan), for a
+ * progress display: tf_read_opts, tf_plan_opts and tf_cpd_opts take an
+ * optional callback. It is called on the calling thread, never
+ * concurrently, as the work goes on -- possibly often, so it must return
+ * quickly and decide itself when to draw; once it was called, a last call
+ * with finished = 1 ends the operation (also on failure). It must not call
+ * tenfold. */
+typedef struct tf_progress {
+    const char *step;   /* "reading", "sorting", "building the plan"           */
+    uint64_t done;      /* reading: input bytes taken so far (compressed bytes
+                           for xz / gzip); else 0                              */
+    uint64_t total;     /* the input's size in bytes when known (a file; 0 for
+                           a pipe, and for steps without a size)              */
+    int finished;       /* 1 on the operation's last call                      */
+} tf_progress;
+
+typedef void (*tf_progress_fn)(const tf_progress *p, void *user);
+
 /* Options of the readers. */
 typedef struct tf_read_opts {
     int threads; /* 0 = default                                              */
     int base;    /* index base of .tns input: TF_BASE_AUTO (0-based iff any
                   * index of any mode is 0), 0 or 1. Matrix Market is always
                   * 1-based (its spec), tenfold binary 0-based.            */
+    tf_progress_fn progress; /* NULL (default): none                      */
+    void *progress_user;
 } tf_read_opts;
 
-/* threads 0, base TF_BASE_AUTO. */
+/* threads 0, base TF_BASE_AUTO, no progress callback. */
 void tf_read_opts_default(tf_read_opts *o);
 
 /* Reads a tensor from .tns (any header variant), binary, or .mtx, detected
@@ -357,6 +377,8 @@ typedef struct tf_plan_opts {
     int device;         /* GPU ordinal                                  */
     uint64_t rank_hint; /* expected rank (lets a backend size buffers)  */
     tf_context *context; /* devices, budget, tuning; NULL = a private default one */
+    tf_progress_fn progress; /* the build's progress (tf_progress); NULL = none */
+    void *progress_user;
 } tf_plan_opts;
 
 typedef struct tf_plan tf_plan;
@@ -433,6 +455,9 @@ typedef struct tf_cpd_opts {
     tf_cpd_callback callback; /* called after every iteration (may be NULL) */
     void *user;
     tf_context *context;      /* devices, budget, tuning; NULL = a private one */
+    tf_progress_fn progress;  /* progress of building the plan / backend
+                                 (tf_progress); NULL = none                     */
+    void *progress_user;
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "ops/call_context.h"
 
 void tf_cpd_opts_default(tf_cpd_opts *o)
@@ -202,7 +203,10 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     tf_cpd_backend be;
     backend_hold hold;
     double t = tf_wtime();
-    TF_TRY(create_backend(X, o, &be, &hold, rep->note, sizeof rep->note));
+    tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
+    tf_status sb = create_backend(X, o, &be, &hold, rep->note, sizeof rep->note);
+    tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 1);
+    TF_TRY(sb);
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
 

@@ -106,6 +106,27 @@ for c in cpd check stats convert mttkrp sddmm ttm "bench mttkrp"; do
     check "$c --help says '-' is standard input" bash -c "'$TF' $c --help | grep -q \"named '-' is standard input\""
 done
 
+# ---- a progress line for a read of more than a second: with -v, or on a terminal; never with -q
+slow() { head -n 3000 g.tns; sleep 1.6; tail -n +3001 g.tns; } # a pipe that stalls
+slow | "$TF" check - -v >out.txt 2>err.txt
+check "-v: the progress line on stderr" grep -q $'^\r<stdin>: reading' err.txt
+check "-v: it ends with the bytes read and a newline" bash -c "tail -c 40 err.txt | grep -qE 'reading 164\.3 KB, [0-9.]+ s$'"
+check "-v: one line" test "$(wc -l <err.txt)" -eq 1
+check "-v: the report is whole" grep -q 'nnz 6000,' out.txt
+slow | "$TF" check - >out.txt 2>err.txt
+check "stderr not a terminal, no -v: no progress line" test ! -s err.txt
+slow | "$TF" stats - -q >out.txt 2>err.txt
+check "-q: no progress line" test ! -s err.txt
+"$TF" check g.tns -v >out.txt 2>err.txt
+check "a read under a second: no progress line" test ! -s err.txt
+if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; then
+    script -qec "bash -c 'head -n 3000 g.tns; sleep 1.6; tail -n +3001 g.tns' | '$TF' check - >/dev/null" /dev/null > tty.txt 2>&1
+    check "a terminal: the line is drawn in place" grep -q $'\r<stdin>: reading, 1\.' tty.txt
+    check "a terminal: and erased at the end" bash -c "tail -c 2 tty.txt | od -c | grep -q '\\r'"
+    script -qec "bash -c 'head -n 3000 g.tns; sleep 1.6; tail -n +3001 g.tns' | '$TF' check - -q >/dev/null" /dev/null > tty.txt 2>&1
+    check "a terminal with -q: nothing" test ! -s tty.txt
+fi
+
 # ---- fits keep 6 significant digits (a fit of 0.0033 is not printed as 0.003324)
 if command -v python3 >/dev/null; then
 awk 'BEGIN { srand(7) } { print $1, $2, $3, rand() - 0.5 }' g.tns > pm.tns
