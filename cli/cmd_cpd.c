@@ -25,11 +25,17 @@ static const char help[] =
     "per iteration (fit, delta fit, seconds), the final fit and a timing\n"
     "breakdown, and writes the factors.\n"
     "\n"
-    "  -r, --rank R         rank of the decomposition, 1..16384 (required)\n"
+    "  -r, --rank R         rank of the decomposition, 1..16384 (required unless\n"
+    "                       --init gives it)\n"
     "  -i, --iters N        maximum number of iterations (default 50)\n"
     "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
     "      --seed S         seed of the random initial factors (default 20240601;\n"
     "                       the same seed prints the same fits)\n"
+    "      --init STEM      start from STEM.mode1.mat ... STEM.modeN.mat (one per\n"
+    "                       mode: its length x R, as -o writes them) and, if it is\n"
+    "                       there, STEM.lambda.mat (folded into the first factor)\n"
+    "                       instead of random factors: --init of a run's -o STEM\n"
+    "                       continues that run; R is the files' column count\n"
     CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
@@ -124,7 +130,7 @@ static void warn_rank(const tf_tensor *t, uint64_t rank)
 static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
-               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL;
+               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL;
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -134,10 +140,14 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
         {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
-        CLI_VERBOSITY_OPTS, {0}};
+        {"init", 0, &init, NULL}, CLI_VERBOSITY_OPTS, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
-    if (!rank) return cli_usage("cpd", "missing -r R (the rank)");
+    if (!rank && !init) return cli_usage("cpd", "missing -r R (the rank)");
+    if (init && (!*init || !strcmp(init, "-")))
+        return cli_usage("cpd", "--init: expected the stem of factor files (STEM.mode1.mat ...), got '%s'", init);
+    run->init.stem = init; /* read by cmd_cpd, after the outputs are checked */
+    run->opts.rank = 0;    /* 0 with --init and no -r: the files' column count */
     tf_cpd_opts *o = &run->opts;
     uint64_t max_iters = o->max_iters;
     int dev = 0, prec = 0, fmt = TF_FORMAT_AUTO;
@@ -218,12 +228,16 @@ int cmd_cpd(int argc, char **argv)
     double t_start = tf_wtime();
     cpd_run run;
     cpd_run_init(&run);
+    tf_context *ctx = NULL;
     cli_args a;
     int rc = parse(argc, argv, &run, &a);
     if (rc >= 0) return rc;
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
+    if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
-    if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) return rc;
+    if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) goto done;
+    if ((rc = cpd_init_check(&run.init, &run.t))) goto done;
+    if (run.init.stem) run.opts.init = &run.init.k;
     if (!cli_quiet()) {
         cli_print_problem(stdout, run.path, &run.t, &run.info);
         cli_print_fixes(stdout, &run.t, &run.info);
@@ -232,15 +246,19 @@ int cmd_cpd(int argc, char **argv)
     tf_cpd_opts *o = &run.opts;
     warn_rank(&run.t, o->rank);
     choose_device(o);
-    tf_context *ctx = NULL;
     if ((rc = cli_run_context(o->backend, o->device, o->threads, run.memory_limit, "--device", &ctx))) goto done;
     o->context = ctx;
     const int nthreads = o->threads ? o->threads : tf_default_threads();
+    char start[2200];
+    if (run.init.stem)
+        snprintf(start, sizeof start, "start %s.mode{1..%u}.mat%s", run.init.stem, run.t.order,
+                 run.init.lambda.data ? " + lambda" : "");
+    else
+        snprintf(start, sizeof start, "seed %llu", (unsigned long long)o->seed);
     if (!cli_quiet())
-        printf("cpd: rank %llu, max %u iteration%s, tol %g, seed %llu, %d thread%s, format %s, precision %s\n",
-               (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, (unsigned long long)o->seed,
-               nthreads, cli_s((uint64_t)nthreads), tf_format_name(o->format),
-               precision_names[o->precision == TF_SINGLE]);
+        printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
+               (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
+               cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
     fflush(stdout);
     o->callback = on_iteration;
     o->user = &run;

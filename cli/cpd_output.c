@@ -2,6 +2,7 @@
 /* Outputs of `tenfold cpd`: factor files and the JSON report. */
 #include "cpd_output.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ void cpd_run_free(cpd_run *r)
 {
     tf_tensor_free(&r->t);
     tf_ktensor_free(&r->k);
+    cpd_init_free(&r->init);
     free(r->iters);
     r->iters = NULL;
 }
@@ -106,6 +108,8 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_u64(j, "max_iters", o->max_iters);
     json_num(j, "tol", o->tol);
     json_u64(j, "seed", o->seed);
+    if (r->init.stem) json_str(j, "init", r->init.stem);
+    else json_num(j, "init", NAN); /* null: the random start from the seed */
     json_u64(j, "threads", (uint64_t)(o->threads ? o->threads : tf_default_threads()));
     json_u64(j, "memory_limit", r->memory_limit);
     json_str(j, "device", tf_backend_name(o->backend));

@@ -458,6 +458,13 @@ typedef struct tf_cpd_opts {
     tf_progress_fn progress;  /* progress of building the plan / backend
                                  (tf_progress); NULL = none                     */
     void *progress_user;
+    const tf_ktensor *init;   /* the start; NULL (default) = factors uniform in
+                                 [0,1) drawn from seed. Else order, dims and
+                                 rank as X and rank, factors[m] dims[m] x rank,
+                                 finite; lambda (NULL = all 1) is folded into
+                                 factors[0]. CP-ALS solves for factor 1 from the
+                                 others first, so factors[1..] steer the run; a
+                                 previous result continues it.                 */
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL

@@ -26,6 +26,21 @@ static void random_init(tf_ktensor *k, uint64_t seed)
     for (uint64_t r = 0; r < k->rank; ++r) k->lambda[r] = 1.0;
 }
 
+/* The given start (checked by the front end): the factors, lambda folded
+ * into the first (no lambda: ones); the model is the same, lambda is 1. */
+static void given_init(tf_ktensor *k, const tf_ktensor *init)
+{
+    const uint64_t R = k->rank;
+    for (uint32_t m = 0; m < k->order; ++m)
+        memcpy(k->factors[m].data, init->factors[m].data, k->dims[m] * R * sizeof(double));
+    if (init->lambda) {
+        double *a = k->factors[0].data;
+        for (uint64_t i = 0; i < k->dims[0]; ++i)
+            for (uint64_t r = 0; r < R; ++r) a[i * R + r] *= init->lambda[r];
+    }
+    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
+}
+
 /* row[r] <- row[perm[r]] through buf (R doubles). */
 static void permute_row(double *row, const uint64_t *perm, uint64_t R, double *buf)
 {
@@ -149,8 +164,9 @@ tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_
 {
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);
     if (s == TF_OK) {
-        random_init(out, o->seed);
-        s = be->ops->init(be->ctx, out);
+        if (o->init) given_init(out, o->init);
+        else random_init(out, o->seed);
+        s = be->ops->init(be->ctx, out); /* every backend starts from out */
     }
     if (s == TF_OK) s = iterate(be, X, o, normx2, rep);
     if (s == TF_OK) s = be->ops->result(be->ctx, out);
