@@ -246,7 +246,7 @@ static void bench_cpd(const tf_tensor *X, const bench_cfg *c, tf_format fmt, tf_
     const double it = rep.iters ? (double)rep.iters : 1.0;
     const double steps = mtt + rep.t_dense + rep.t_fit;
     printf("CPD name=%s format=%s prec=%s R=%llu iter_ms=%.3f mttkrp_ms=%.3f dense_ms=%.3f fit_ms=%.3f "
-           "dense_pct=%.0f other_pct=%.0f fit=%.6f plan=\"%s\"\n",
+           "dense_pct=%.0f other_pct=%.0f fit=%.6g plan=\"%s\"\n",
            c->name, tf_format_name(fmt), pname, (unsigned long long)c->rank, 1e3 * med, 1e3 * mtt / it,
            1e3 * rep.t_dense / it, 1e3 * rep.t_fit / it, 100.0 * rep.t_dense / steps,
            100.0 * (rep.t_dense + rep.t_fit) / steps, rep.fit, rep.plan);

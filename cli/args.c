@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verbosity.h"
+
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -106,7 +108,7 @@ int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **a
         if (rc >= 0) return rc;
     }
     if (a->npos < min_pos) return cli_usage(cmd, "missing argument (expected %s)", pos_names);
-    return -1;
+    return cli_verbosity_resolve(cmd);
 }
 
 /* Optional decimal multiplier suffix: k = 1e3, M = 1e6, G = 1e9. */

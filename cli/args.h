@@ -34,7 +34,8 @@ typedef struct cli_args {
  * (terminated by a zero entry). "--help"/"-h" prints help to stdout.
  * Returns -1 to go on, 0 after --help, 2 on a usage error. Positional
  * arguments must number min_pos..max_pos; pos_names describes them for
- * the "missing" message ("FILE", "IN OUT"). */
+ * the "missing" message ("FILE", "IN OUT"). Also sets the output level
+ * (-q / -v, when opts lists CLI_VERBOSITY_OPTS; verbosity.h). */
 int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **argv,
               const cli_opt *opts, int min_pos, int max_pos, const char *pos_names);
 

@@ -13,8 +13,10 @@
 #include "kernel_timing.h"
 #include "mttkrp_model.h"
 #include "outfile.h"
+#include "progress.h"
 #include "report.h"
 #include "run_context.h"
+#include "verbosity.h"
 
 #define BENCH_CMD "bench mttkrp"
 #define MAX_FORMATS 8
@@ -52,6 +54,8 @@ static const char help[] =
     "      --seed S         seed of the random factors (default 1)\n"
     "      --json OUT       also write the results as JSON to OUT ('-': standard\n"
     "                       output, then the table goes to stderr)\n"
+    CLI_VERBOSITY_HELP
+    "                       (-q: the table only)\n"
     "  -h, --help           this help\n"
     "\n"
     "A run that cannot be made (a GPU format without a GPU, single precision on\n"
@@ -76,7 +80,9 @@ static const char help[] =
     "  device copy bandwidth (bytes read + written per second by a large\n"
     "  device-to-device copy, measured once and printed in the header): 1.0\n"
     "  would move the compulsory bytes at copy speed. Formats that compress\n"
-    "  fibres (csf) read fewer factor rows than the CPU model counts.\n";
+    "  fibres (csf) read fewer factor rows than the CPU model counts.\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 typedef struct mode_result {
     double median_ms, min_ms;
@@ -174,6 +180,8 @@ static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *
     po.device = o->gpu;
     po.rank_hint = o->rank;
     po.context = o->ctx;
+    po.progress = cli_progress_fn();
+    po.progress_user = (void *)BENCH_CMD;
     res->warmup = o->warmup >= 0 ? o->warmup : res->backend == TF_BACKEND_GPU ? GPU_WARMUP : CPU_WARMUP;
     tf_plan *p = NULL;
     tf_matrix out = {0};
@@ -329,7 +337,7 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
     json_end(&j);
     json_close(&j);
     if (cli_out_commit(&out)) return CLI_FAIL;
-    printf("wrote: %s (report)\n", path);
+    if (!cli_quiet()) printf("wrote: %s (report)\n", path);
     return CLI_OK;
 }
 
@@ -371,21 +379,23 @@ static void print_setup(bench_opts *o)
     if (o->warmup >= 0) snprintf(warm, sizeof warm, "%d", o->warmup);
     else if (o->any_gpu && o->any_cpu) snprintf(warm, sizeof warm, "%d (gpu) / %d (cpu)", GPU_WARMUP, CPU_WARMUP);
     else snprintf(warm, sizeof warm, "%d", o->any_gpu ? GPU_WARMUP : CPU_WARMUP);
-    printf("bench:  rank %llu, %s warm-up + %d timed runs per mode, seed %llu\n", (unsigned long long)o->rank, warm,
-           o->reps, (unsigned long long)o->seed);
-    if (o->any_cpu) printf("cpu:    %d threads\n", o->threads ? o->threads : tf_default_threads());
+    const int say = !cli_quiet(), nthreads = o->threads ? o->threads : tf_default_threads();
+    if (say)
+        printf("bench:  rank %llu, %s warm-up + %d timed run%s per mode, seed %llu\n", (unsigned long long)o->rank,
+               warm, o->reps, cli_s((uint64_t)o->reps), (unsigned long long)o->seed);
+    if (say && o->any_cpu) printf("cpu:    %d thread%s\n", nthreads, cli_s((uint64_t)nthreads));
     if (!o->any_gpu) return;
     if (tf_gpu_describe(o->gpu, o->gpu_name, sizeof o->gpu_name) != TF_OK) {
         snprintf(o->gpu_name, sizeof o->gpu_name, "unavailable");
-        printf("gpu %d:  unavailable (%s)\n", o->gpu, tf_last_error());
+        if (say) printf("gpu %d:  unavailable (%s)\n", o->gpu, tf_last_error());
         return;
     }
     if (tf_gpu_copy_bandwidth(o->gpu, &o->copy_bw) != TF_OK) {
         o->copy_bw = 0;
-        printf("gpu %d:  %s; copy bandwidth unavailable (%s)\n", o->gpu, o->gpu_name, tf_last_error());
+        if (say) printf("gpu %d:  %s; copy bandwidth unavailable (%s)\n", o->gpu, o->gpu_name, tf_last_error());
         return;
     }
-    printf("gpu %d:  %s; copy bandwidth (read + write) %.1f GB/s\n", o->gpu, o->gpu_name, o->copy_bw / 1e9);
+    if (say) printf("gpu %d:  %s; copy bandwidth (read + write) %.1f GB/s\n", o->gpu, o->gpu_name, o->copy_bw / 1e9);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -406,7 +416,7 @@ int cmd_bench(int argc, char **argv)
                             {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
                             {"reps", 0, &reps, NULL},           {"warmup", 0, &warmup, NULL},
                             {"seed", 0, &seed, NULL},           {"json", 0, &json, NULL},
-                            {"memory-limit", 0, &mem, NULL},    {0}};
+                            {"memory-limit", 0, &mem, NULL},    CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, BENCH_CMD, help, argc - 1, argv + 1, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -459,7 +469,8 @@ int cmd_bench(int argc, char **argv)
     memset(f, 0, sizeof f);
     if ((rc = cli_outputs_check(&o.json_path, 1))) return rc; /* before reading */
     if ((rc = cli_load_base(BENCH_CMD, a.pos[0], o.threads, base, &t, &info))) return rc;
-    cli_print_problem(stdout, a.pos[0], &t, &info);
+    if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &t, &info);
+    if (cli_verbose()) cli_print_read(stdout, &info);
     if (random_factors(&t, o.rank, o.seed, f) != TF_OK) {
         rc = cli_fail();
         goto done;

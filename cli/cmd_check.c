@@ -8,9 +8,10 @@
 #include "outfile.h"
 #include "dims_note.h"
 #include "report.h"
+#include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold check FILE [--fix OUT] [--base auto|0|1] [-t THREADS]\n"
+    "usage: tenfold check FILE [--fix OUT] [--base auto|0|1] [-t THREADS] [-q|-v]\n"
     "\n"
     "Reads FILE and reports what tenfold had to fix or noticed: duplicate\n"
     "coordinates (summed), explicit zeros (dropped), the index base (one per\n"
@@ -25,7 +26,12 @@ static const char help[] =
     "                       standard output, then the report goes to stderr)\n"
     CLI_BASE_HELP
     "  -t, --threads N      threads for reading (default: all cores)\n"
-    "  -h, --help           this help\n";
+    CLI_VERBOSITY_HELP
+    "                       (-q: only the warning lines; the exit status says\n"
+    "                       whether the file is valid)\n"
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 /* Prints one note per mode with empty slices; 1 if out of memory. */
 static int report_empty_slices(const tf_tensor *t)
@@ -38,7 +44,7 @@ static int report_empty_slices(const tf_tensor *t)
         free(cnt);
         if (!empty) continue;
         printf("note:    mode %u has %llu empty slice%s of %llu (their factor rows will be zero)\n", m + 1,
-               (unsigned long long)empty, empty == 1 ? "" : "s", (unsigned long long)t->dims[m]);
+               (unsigned long long)empty, cli_s(empty), (unsigned long long)t->dims[m]);
     }
     return CLI_OK;
 }
@@ -47,7 +53,8 @@ int cmd_check(int argc, char **argv)
 {
     const char *fix = NULL, *threads = NULL;
     const char *base = NULL;
-    const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+    const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
+                          CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "check", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -58,43 +65,47 @@ int cmd_check(int argc, char **argv)
     tf_tensor t;
     tf_read_info info;
     if ((rc = cli_load_base("check", a.pos[0], nthreads, base, &t, &info))) return rc;
-    cli_print_problem(stdout, a.pos[0], &t, &info);
-    printf("entries: %llu read from %llu lines, %s\n", (unsigned long long)info.entries,
-           (unsigned long long)info.lines,
-           info.declared_dims ? "dims declared by a header" : "dims inferred from the largest indices");
+    const int say = !cli_quiet();
+    if (say) {
+        cli_print_problem(stdout, a.pos[0], &t, &info);
+        printf("entries: %llu read from %llu line%s, %s\n", (unsigned long long)info.entries,
+               (unsigned long long)info.lines, cli_s(info.lines),
+               info.declared_dims ? "dims declared by a header" : "dims inferred from the largest indices");
+    }
+    if (cli_verbose()) cli_print_read(stdout, &info);
     int warnings = 0;
     if (info.duplicates) {
         ++warnings;
         printf("warning: %llu duplicate coordinate%s (values summed)\n", (unsigned long long)info.duplicates,
-               info.duplicates == 1 ? "" : "s");
+               cli_s(info.duplicates));
     }
     if (info.zeros) {
         ++warnings;
         printf("warning: %llu explicit zero%s dropped (including sums of duplicates that cancel)\n",
-               (unsigned long long)info.zeros, info.zeros == 1 ? "" : "s");
+               (unsigned long long)info.zeros, cli_s(info.zeros));
     }
-    if (info.base_source == TF_BASE_DETECTED && info.index_base == 0)
+    if (say && info.base_source == TF_BASE_DETECTED && info.index_base == 0)
         printf("note:    the file is 0-based (an index is 0), every mode is read 0-based\n");
-    else if (info.base_source == TF_BASE_OPTION)
+    else if (say && info.base_source == TF_BASE_OPTION)
         printf("note:    the file is read %d-based (--base %d)\n", info.index_base, info.index_base);
-    if (info.mtx_symmetric) printf("note:    symmetric Matrix Market file expanded to both triangles\n");
-    if (info.mtx_pattern) printf("note:    pattern Matrix Market file: values set to 1\n");
+    if (say && info.mtx_symmetric) printf("note:    symmetric Matrix Market file expanded to both triangles\n");
+    if (say && info.mtx_pattern) printf("note:    pattern Matrix Market file: values set to 1\n");
     if (t.nnz == 0) {
         ++warnings;
         printf("warning: the tensor has no non-zeros\n");
     }
-    if (report_empty_slices(&t)) {
+    if (say && report_empty_slices(&t)) {
         tf_tensor_free(&t);
         return CLI_FAIL;
     }
-    printf("valid:   yes (%d warning%s)\n", warnings, warnings == 1 ? "" : "s");
+    if (say) printf("valid:   yes (%d warning%s)\n", warnings, cli_s((uint64_t)warnings));
     if (fix) {
         if (tf_write_tensor(fix, &t, TF_FILE_AUTO) != TF_OK) {
             tf_tensor_free(&t);
             return cli_fail();
         }
         cli_note_tns_dims(fix, &t, TF_FILE_AUTO);
-        printf("fixed:   wrote the canonical tensor to %s\n", fix);
+        if (say) printf("fixed:   wrote the canonical tensor to %s\n", fix);
     }
     tf_tensor_free(&t);
     return 0;

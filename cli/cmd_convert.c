@@ -7,9 +7,10 @@
 #include "outfile.h"
 #include "dims_note.h"
 #include "report.h"
+#include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold convert IN OUT [--to FORMAT] [--base auto|0|1] [-t THREADS]\n"
+    "usage: tenfold convert IN OUT [--to FORMAT] [--base auto|0|1] [-t THREADS] [-q|-v]\n"
     "\n"
     "Reads IN (any supported format, detected by content; .xz/.gz are read\n"
     "directly) and writes the canonical tensor (sorted, duplicates summed,\n"
@@ -32,7 +33,10 @@ static const char help[] =
     "                       when plain tns would shrink a mode; a note says so)\n"
     CLI_BASE_HELP
     "  -t, --threads N      threads for reading (default: all cores)\n"
-    "  -h, --help           this help\n";
+    CLI_VERBOSITY_HELP
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static const char *const format_names[] = {"tns", "tns-header", "sptensor", "bin", "mtx"};
 static const tf_file_format format_values[] = {TF_FILE_TNS, TF_FILE_TNS_HEADER, TF_FILE_SPTENSOR,
@@ -42,7 +46,8 @@ int cmd_convert(int argc, char **argv)
 {
     const char *to = NULL, *threads = NULL;
     const char *base = NULL;
-    const cli_opt opts[] = {{"to", 0, &to, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+    const cli_opt opts[] = {{"to", 0, &to, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
+                          CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "convert", help, argc, argv, opts, 2, 2, "IN OUT");
     if (rc >= 0) return rc;
@@ -61,11 +66,15 @@ int cmd_convert(int argc, char **argv)
         return cli_fail();
     }
     double t1 = tf_wtime();
-    cli_print_problem(stdout, a.pos[0], &t, &info);
-    cli_print_fixes(stdout, &t, &info);
+    if (!cli_quiet()) {
+        cli_print_problem(stdout, a.pos[0], &t, &info);
+        cli_print_fixes(stdout, &t, &info);
+    }
+    if (cli_verbose()) cli_print_read(stdout, &info);
     cli_note_tns_dims(a.pos[1], &t, out_fmt);
-    printf("wrote:  %s (%s) in %.3f s\n", a.pos[1],
-           fmt < 0 ? cli_file_format_name(tf_write_format(a.pos[1], &t, out_fmt)) : format_names[fmt], t1 - t0);
+    if (!cli_quiet())
+        printf("wrote:  %s (%s) in %.3f s\n", a.pos[1],
+               fmt < 0 ? cli_file_format_name(tf_write_format(a.pos[1], &t, out_fmt)) : format_names[fmt], t1 - t0);
     tf_tensor_free(&t);
     return 0;
 }

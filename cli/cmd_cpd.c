@@ -8,8 +8,10 @@
 #include "args.h"
 #include "commands.h"
 #include "cpd_output.h"
+#include "progress.h"
 #include "report.h"
 #include "run_context.h"
+#include "verbosity.h"
 
 /* Set to 1 when the GPU CP-ALS backend lands: --device auto then hands the
  * choice to the library instead of falling back to the CPU here. */
@@ -23,17 +25,24 @@ static const char help[] =
     "per iteration (fit, delta fit, seconds), the final fit and a timing\n"
     "breakdown, and writes the factors.\n"
     "\n"
-    "  -r, --rank R         rank of the decomposition, 1..16384 (required)\n"
+    "  -r, --rank R         rank of the decomposition, 1..16384 (required unless\n"
+    "                       --init gives it)\n"
     "  -i, --iters N        maximum number of iterations (default 50)\n"
     "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
     "      --seed S         seed of the random initial factors (default 20240601;\n"
     "                       the same seed prints the same fits)\n"
+    "      --init STEM      start from STEM.mode1.mat ... STEM.modeN.mat (one per\n"
+    "                       mode: its length x R, as -o writes them) and, if it is\n"
+    "                       there, STEM.lambda.mat (folded into the first factor)\n"
+    "                       instead of random factors: --init of a run's -o STEM\n"
+    "                       continues that run; R is the files' column count\n"
     CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
     "                       (SPLATT layout) and STEM.ktensor; default STEM: FILE's\n"
     "                       name without directory and extensions, in the current\n"
-    "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*);\n"
+    "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*;\n"
+    "                       FILE '-' -> ./stdin.*);\n"
     "                       a STEM ending in / or naming a directory puts the\n"
     "                       default stem there (-o out/ -> out/uber-apr14.*)\n"
     "      --no-ktensor     do not write STEM.ktensor: it holds the same numbers as\n"
@@ -51,13 +60,18 @@ static const char help[] =
     "      --precision P    double|single (default double)\n"
     CLI_MEMORY_LIMIT_HELP
     "                       (under --device auto: it runs on the CPU, with a note)\n"
+    CLI_VERBOSITY_HELP
+    "                       (-v: each iteration's MTTKRP / dense / fit seconds)\n"
     "  -h, --help           this help\n"
     "\n"
-    "The factor files are one set: all are written to temporary names first,\n"
-    "then renamed, so a failure or SIGINT / SIGTERM (exit 130 / 143) leaves the\n"
-    "previous set as it was and no temporary behind. Output places are checked\n"
-    "before the input is read. The timing line's write is the time writing the\n"
-    "factors; wall includes it.\n";
+    "A rank above the shortest mode's length draws a warning (that mode's factor\n"
+    "cannot have independent columns). The factor files are one set: all are\n"
+    "written to temporary names first, then renamed, so a failure or SIGINT /\n"
+    "SIGTERM (exit 130 / 143) leaves the previous set as it was and no temporary\n"
+    "behind. Output places are checked before the input is read. The timing\n"
+    "line's write is the time writing the factors; wall includes it.\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const precision_names[] = {"double", "single"};
@@ -67,6 +81,10 @@ static void default_stem(const char *path, char *stem, size_t len)
 {
     static const char *const ext[] = {".xz", ".gz", ".bz2", ".tns", ".bin", ".tfb",
                                       ".mtx", ".txt", ".dat", ".tensor", ".sptensor"};
+    if (!strcmp(path, "-")) { /* standard input */
+        snprintf(stem, len, "stdin");
+        return;
+    }
     const char *base = strrchr(path, '/');
     snprintf(stem, len, "%s", base ? base + 1 : path);
     for (int stripped = 1; stripped;) {
@@ -87,9 +105,26 @@ static void default_stem(const char *path, char *stem, size_t len)
 static void on_iteration(const tf_cpd_iter *it, void *user)
 {
     cpd_run *run = user;
-    printf("  its = %3u (%.3f s)  fit = %.6f  delta = %+.4e\n", it->iter, it->seconds, it->fit, it->dfit);
-    fflush(stdout);
     cpd_run_add_iter(run, it);
+    if (cli_quiet()) return;
+    printf("  its = %3u (%.3f s)  fit = %.6g  delta = %+.4e", it->iter, it->seconds, it->fit, it->dfit);
+    if (cli_verbose())
+        printf("  [mttkrp %.3f  dense %.3f  fit %.3f s]", it->t_mttkrp, it->t_dense, it->t_fit);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* A rank above the shortest mode's length: that factor's columns cannot
+ * be independent (the normal equations become rank-deficient). */
+static void warn_rank(const tf_tensor *t, uint64_t rank)
+{
+    uint32_t shortest = 0;
+    for (uint32_t m = 1; m < t->order; ++m)
+        if (t->dims[m] < t->dims[shortest]) shortest = m;
+    if (rank > t->dims[shortest])
+        cli_warn("rank %llu exceeds the length of mode %u (%llu), the shortest mode: its factor cannot "
+                 "have %llu independent columns", (unsigned long long)rank, shortest + 1,
+                 (unsigned long long)t->dims[shortest], (unsigned long long)rank);
 }
 
 
@@ -97,7 +132,7 @@ static void on_iteration(const tf_cpd_iter *it, void *user)
 static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
-               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL;
+               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL;
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -106,10 +141,15 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"nowrite", 0, NULL, &run->nowrite}, {"json", 0, &json, NULL},
         {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
-        {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL}, {0}};
+        {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
+        {"init", 0, &init, NULL}, CLI_VERBOSITY_OPTS, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
-    if (!rank) return cli_usage("cpd", "missing -r R (the rank)");
+    if (!rank && !init) return cli_usage("cpd", "missing -r R (the rank)");
+    if (init && (!*init || !strcmp(init, "-")))
+        return cli_usage("cpd", "--init: expected the stem of factor files (STEM.mode1.mat ...), got '%s'", init);
+    run->init.stem = init; /* read by cmd_cpd, after the outputs are checked */
+    run->opts.rank = 0;    /* 0 with --init and no -r: the files' column count */
     tf_cpd_opts *o = &run->opts;
     uint64_t max_iters = o->max_iters;
     int dev = 0, prec = 0, fmt = TF_FORMAT_AUTO;
@@ -152,27 +192,28 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 static void choose_device(tf_cpd_opts *o)
 {
     if (o->backend != TF_BACKEND_AUTO) {
-        printf("device: %s\n", tf_backend_name(o->backend));
+        if (!cli_quiet()) printf("device: %s\n", tf_backend_name(o->backend));
         return;
     }
     if (!tf_have_cuda()) {
         o->backend = TF_BACKEND_CPU;
-        printf("device: cpu (built without CUDA)\n");
+        if (!cli_quiet()) printf("device: cpu (built without CUDA)\n");
         return;
     }
-    printf("device: auto (a GPU when one is present, the CPU for a small problem or without one; "
-           "the plan line says which)\n");
+    if (!cli_quiet())
+        printf("device: auto (a GPU when one is present, the CPU for a small problem or without one; "
+               "the plan line says which)\n");
 }
 
 static void print_summary(const cpd_run *run)
 {
     const tf_cpd_report *r = &run->rep;
     const uint32_t N = run->t.order;
-    printf("final fit: %.6f after %u iteration%s (%s)\n", r->fit, r->iters, r->iters == 1 ? "" : "s",
+    printf("final fit: %.6g after %u iteration%s (%s)\n", r->fit, r->iters, cli_s(r->iters),
            r->converged ? "converged: |delta fit| < tol" : "stopped at the iteration limit");
     if (r->pinv_fallbacks)
         printf("note: %llu solve%s fell back to the pseudo-inverse (rank-deficient normal equations)\n",
-               (unsigned long long)r->pinv_fallbacks, r->pinv_fallbacks == 1 ? "" : "s");
+               (unsigned long long)r->pinv_fallbacks, cli_s(r->pinv_fallbacks));
     printf("plan: %s\n", r->plan);
     if (r->note[0]) printf("note: %s\n", r->note);
     double mtt = 0;
@@ -190,33 +231,49 @@ int cmd_cpd(int argc, char **argv)
     double t_start = tf_wtime();
     cpd_run run;
     cpd_run_init(&run);
+    tf_context *ctx = NULL;
     cli_args a;
     int rc = parse(argc, argv, &run, &a);
     if (rc >= 0) return rc;
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
+    if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
-    if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) return rc;
-    cli_print_problem(stdout, run.path, &run.t, &run.info);
-    cli_print_fixes(stdout, &run.t, &run.info);
+    if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) goto done;
+    if ((rc = cpd_init_check(&run.init, &run.t))) goto done;
+    if (run.init.stem) run.opts.init = &run.init.k;
+    if (!cli_quiet()) {
+        cli_print_problem(stdout, run.path, &run.t, &run.info);
+        cli_print_fixes(stdout, &run.t, &run.info);
+    }
+    if (cli_verbose()) cli_print_read(stdout, &run.info);
     tf_cpd_opts *o = &run.opts;
+    warn_rank(&run.t, o->rank);
     choose_device(o);
-    tf_context *ctx = NULL;
     if ((rc = cli_run_context(o->backend, o->device, o->threads, run.memory_limit, "--device", &ctx))) goto done;
     o->context = ctx;
-    printf("cpd: rank %llu, max %u iterations, tol %g, seed %llu, threads %d, format %s, precision %s\n",
-           (unsigned long long)o->rank, o->max_iters, o->tol, (unsigned long long)o->seed,
-           o->threads ? o->threads : tf_default_threads(), tf_format_name(o->format),
-           precision_names[o->precision == TF_SINGLE]);
+    const int nthreads = o->threads ? o->threads : tf_default_threads();
+    char start[2200];
+    if (run.init.stem)
+        snprintf(start, sizeof start, "start %s.mode{1..%u}.mat%s", run.init.stem, run.t.order,
+                 run.init.lambda.data ? " + lambda" : "");
+    else
+        snprintf(start, sizeof start, "seed %llu", (unsigned long long)o->seed);
+    if (!cli_quiet())
+        printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
+               (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
+               cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
     fflush(stdout);
     o->callback = on_iteration;
     o->user = &run;
+    o->progress = cli_progress_fn(); /* a progress line for a long plan build */
+    o->progress_user = (void *)"cpd";
     if (tf_cpd(&run.t, o, &run.k, &run.rep) != TF_OK) {
         rc = cli_fail();
         goto done;
     }
     if ((rc = cpd_write_factors(&run))) goto done;
     run.wall = tf_wtime() - t_start; /* the factor files included */
-    print_summary(&run);
+    if (!cli_quiet()) print_summary(&run);
     if ((rc = cpd_write_json(&run))) goto done;
 done:
     cpd_run_free(&run);

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "outfile.h"
 #include "report.h"
+#include "verbosity.h"
 
 static const char help[] =
     "usage: tenfold gen -o OUT --dims D1,D2,... --nnz N [options]\n"
@@ -28,6 +29,8 @@ static const char help[] =
     "                       [0,1), value = sum_r prod_n A_n(i_n,r); default 0 =\n"
     "                       values uniform in (0,1]\n"
     "      --noise E        add E * rms(values) * N(0,1) to the planted values\n"
+    "  -q, --quiet          print nothing but errors\n"
+    "  -v, --verbose        also the rates of generating and writing\n"
     "  -h, --help           this help\n"
     "\n"
     "example: tenfold gen -o skew.bin --dims 2000000,1000000,200000 --nnz 20M --alpha 0.7\n";
@@ -39,7 +42,7 @@ int cmd_gen(int argc, char **argv)
     const cli_opt opts[] = {
         {"output", 'o', &out, NULL}, {"dims", 0, &dims, NULL},   {"nnz", 0, &nnz, NULL},
         {"alpha", 0, &alpha, NULL},  {"seed", 0, &seed, NULL},   {"rank", 0, &rank, NULL},
-        {"noise", 0, &noise, NULL},  {0}};
+        {"noise", 0, &noise, NULL},  CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "gen", help, argc, argv, opts, 0, 0, "");
     if (rc >= 0) return rc;
@@ -80,15 +83,20 @@ int cmd_gen(int argc, char **argv)
     }
     double t2 = tf_wtime();
     char d[TF_MAX_ORDER * 24], mem[32];
-    printf("generated: order %u, dims %s, nnz %llu, density %.3e, seed %llu in %.3f s\n", t.order,
-           cli_dims(d, sizeof d, t.order, t.dims), (unsigned long long)t.nnz, cli_density(&t),
-           (unsigned long long)o.seed, t1 - t0);
-    printf("skew:      alpha");
-    for (int m = 0; m < order; ++m) printf("%s%g", m ? "," : " ", o.alpha[m]);
-    if (o.rank) printf("; planted rank %llu, noise %g", (unsigned long long)o.rank, o.noise);
-    else printf("; values uniform in (0,1]");
-    printf("\nwrote:     %s (COO %s in memory) in %.3f s\n", out,
-           cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(&t)), t2 - t1);
+    if (!cli_quiet()) {
+        printf("generated: order %u, dims %s, nnz %llu, density %.3e, seed %llu in %.3f s\n", t.order,
+               cli_dims(d, sizeof d, t.order, t.dims), (unsigned long long)t.nnz, cli_density(&t),
+               (unsigned long long)o.seed, t1 - t0);
+        printf("skew:      alpha");
+        for (int m = 0; m < order; ++m) printf("%s%g", m ? "," : " ", o.alpha[m]);
+        if (o.rank) printf("; planted rank %llu, noise %g", (unsigned long long)o.rank, o.noise);
+        else printf("; values uniform in (0,1]");
+        printf("\nwrote:     %s (COO %s in memory) in %.3f s\n", out,
+               cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(&t)), t2 - t1);
+    }
+    if (cli_verbose())
+        printf("rates:     %.3g non-zeros/s generated, %.3g non-zeros/s written\n",
+               t1 > t0 ? (double)t.nnz / (t1 - t0) : 0.0, t2 > t1 ? (double)t.nnz / (t2 - t1) : 0.0);
     tf_tensor_free(&t);
     return 0;
 }

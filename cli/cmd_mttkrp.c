@@ -7,7 +7,9 @@
 #include "args.h"
 #include "commands.h"
 #include "outfile.h"
+#include "progress.h"
 #include "report.h"
+#include "verbosity.h"
 
 static const char help[] =
     "usage: tenfold mttkrp FILE --mode N --factors F1,F2,... -o OUT [options]\n"
@@ -18,8 +20,9 @@ static const char help[] =
     "      --mode N         the mode, 1-based\n"
     "      --factors LIST   one dense matrix file per mode (rows = mode length,\n"
     "                       R columns each; text, one row per line, as written by\n"
-    "                       tenfold cpd); the entry of mode N may be '-' (it is\n"
-    "                       read only to tell which file is wrong when the\n"
+    "                       tenfold cpd); the entry of mode N may be '-' (here\n"
+    "                       not standard input: mode N's factor is not needed; it\n"
+    "                       is read only to tell which file is wrong when the\n"
     "                       others disagree on the column count)\n"
     "  -o, --output OUT     output matrix file (written atomically; '-' is standard\n"
     "                       output, then the report goes to stderr)\n"
@@ -27,7 +30,10 @@ static const char help[] =
     "                       single-threaded reference kernel (default auto)\n"
     CLI_BASE_HELP
     "  -t, --threads N      threads (default: all cores)\n"
-    "  -h, --help           this help\n";
+    CLI_VERBOSITY_HELP
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static void free_factors(tf_matrix *f, uint32_t n)
 {
@@ -96,16 +102,23 @@ static int read_factors(const tf_tensor *t, uint32_t mode, const char *const *fi
     return CLI_OK;
 }
 
-/* Runs the kernel; returns the status and the seconds it took. */
+/* What run_mttkrp did: the kernel's seconds, the plan (build seconds and
+ * bytes; 0 for the reference) and its description. */
+typedef struct mttkrp_run {
+    double secs, build_secs;
+    uint64_t plan_bytes;
+    char desc[128];
+} mttkrp_run;
+
+/* Runs the kernel into out and fills r; returns the status. */
 static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *f, tf_matrix *out,
-                            int reference, tf_format fmt, int threads, double *secs, char *desc,
-                            size_t desc_len)
+                            int reference, tf_format fmt, int threads, mttkrp_run *r)
 {
     double t0 = tf_wtime();
     if (reference) {
-        snprintf(desc, desc_len, "float64 reference");
+        snprintf(r->desc, sizeof r->desc, "float64 reference");
         tf_status s = tf_mttkrp_reference(t, mode, f, out);
-        *secs = tf_wtime() - t0;
+        r->secs = tf_wtime() - t0;
         return s;
     }
     tf_plan_opts o;
@@ -114,13 +127,17 @@ static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *
     o.format = fmt;
     o.threads = threads;
     o.rank_hint = out->cols;
+    o.progress = cli_progress_fn();
+    o.progress_user = (void *)"mttkrp";
     tf_plan *p = NULL;
     tf_status s = tf_plan_build(t, &o, &p);
+    r->build_secs = tf_wtime() - t0;
     if (s != TF_OK) return s;
-    snprintf(desc, desc_len, "%s", tf_plan_describe(p));
+    snprintf(r->desc, sizeof r->desc, "%s", tf_plan_describe(p));
+    r->plan_bytes = tf_plan_bytes(p);
     t0 = tf_wtime();
     s = tf_plan_mttkrp(p, mode, f, out);
-    *secs = tf_wtime() - t0;
+    r->secs = tf_wtime() - t0;
     tf_plan_free(p);
     return s;
 }
@@ -131,7 +148,8 @@ int cmd_mttkrp(int argc, char **argv)
     const char *base = NULL;
     const cli_opt opts[] = {{"mode", 0, &mode_s, NULL},     {"factors", 0, &factors, NULL},
                             {"output", 'o', &out_path, NULL}, {"format", 0, &format, NULL},
-                            {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+                            {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
+                            CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "mttkrp", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -170,16 +188,24 @@ int cmd_mttkrp(int argc, char **argv)
         rc = cli_fail();
         goto done;
     }
-    double secs = 0;
-    char desc[128];
-    if (run_mttkrp(&t, mode, f, &out, reference, (tf_format)fmt, nthreads, &secs, desc, sizeof desc) != TF_OK ||
+    mttkrp_run run = {0};
+    if (run_mttkrp(&t, mode, f, &out, reference, (tf_format)fmt, nthreads, &run) != TF_OK ||
         tf_matrix_write(out_path, &out) != TF_OK) {
         rc = cli_fail();
         goto done;
     }
-    cli_print_problem(stdout, a.pos[0], &t, &info);
-    printf("mttkrp: mode %d, rank %llu, %s, %.6f s\n", mode1, (unsigned long long)rank, desc, secs);
-    printf("wrote:  %s (%llu x %llu)\n", out_path, (unsigned long long)out.rows, (unsigned long long)out.cols);
+    if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &t, &info);
+    if (cli_verbose()) {
+        char mem[32];
+        cli_print_read(stdout, &info);
+        if (!reference)
+            printf("plan:   %s, built in %.3f s, %s\n", run.desc, run.build_secs,
+                   cli_bytes(mem, sizeof mem, (double)run.plan_bytes));
+    }
+    if (!cli_quiet()) {
+        printf("mttkrp: mode %d, rank %llu, %s, %.6f s\n", mode1, (unsigned long long)rank, run.desc, run.secs);
+        printf("wrote:  %s (%llu x %llu)\n", out_path, (unsigned long long)out.rows, (unsigned long long)out.cols);
+    }
 done:
     free_factors(f, TF_MAX_ORDER);
     tf_matrix_free(&out);

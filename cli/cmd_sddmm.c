@@ -12,6 +12,7 @@
 #include "kernel_timing.h"
 #include "report.h"
 #include "run_context.h"
+#include "verbosity.h"
 
 static const char help[] =
     "usage: tenfold sddmm MATRIX -k K [options]            (benchmark)\n"
@@ -58,7 +59,11 @@ static const char help[] =
     CLI_BASE_HELP
     CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
-    "  -h, --help           this help\n";
+    CLI_VERBOSITY_HELP
+    "                       (-q: the benchmark's table only)\n"
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 typedef struct sddmm_cli {
     uint64_t K, seed;
@@ -86,7 +91,8 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"warmup", 0, &warmup, NULL},  {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
-                            {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL}, {0}};
+                            {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL},
+                            CLI_VERBOSITY_OPTS, {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
@@ -137,6 +143,8 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     if (compute && !(A && B && out)) return cli_usage("sddmm", "computing one SDDMM needs all of -A, -B and -o");
     if (compute && k) return cli_usage("sddmm", "-k is for the benchmark; with -A/-B K is their column count");
     if (!compute && !k) return cli_usage("sddmm", "missing -k K (benchmark) or -A, -B and -o (compute one)");
+    const char *const inputs[] = {a->pos[0], A, B}, *const names[] = {"MATRIX", "-A", "-B"};
+    if ((rc = cli_one_stdin("sddmm", inputs, names, 3))) return rc;
     return -1;
 }
 
@@ -204,9 +212,11 @@ static int benchmark(const sddmm_cli *c, const tf_csr *S)
         goto done;
     }
     char dev[320];
-    printf("sddmm: K %llu, %s, %s, %s, %d timed runs after %d warm-up\n", (unsigned long long)c->K,
-           c->o.precision == TF_SINGLE ? "single" : "double", c->o.op == TF_SDDMM_SCALE ? "scale" : "sample",
-           cli_device_label(c->o.backend, c->device, c->threads, dev, sizeof dev), c->reps, c->warmup);
+    if (!cli_quiet())
+        printf("sddmm: K %llu, %s, %s, %s, %d timed run%s after %d warm-up\n", (unsigned long long)c->K,
+               c->o.precision == TF_SINGLE ? "single" : "double", c->o.op == TF_SDDMM_SCALE ? "scale" : "sample",
+               cli_device_label(c->o.backend, c->device, c->threads, dev, sizeof dev), c->reps,
+               cli_s((uint64_t)c->reps), c->warmup);
     printf("%-9s %-9s %12s %12s %10s\n", "impl", "algo", "median ms", "min ms", "GFLOP/s");
     double ms = 0, ms_ref = 0;
     if (time_one("tenfold", S, &A, &B, &c->o, c, P, &ms) != TF_OK) {
@@ -271,10 +281,12 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
         rc = cli_fail();
         goto done;
     }
-    printf("sddmm: K %llu, %s, %s, %.6f s\n", (unsigned long long)A.cols, info.backend == TF_BACKEND_GPU ? "gpu" : "cpu",
-           algo_name(info.algo), tf_wtime() - t0);
-    printf("wrote: %s (%llu x %llu, %llu entries)\n", c->out_path, (unsigned long long)S->rows,
-           (unsigned long long)S->cols, (unsigned long long)S->nnz);
+    if (!cli_quiet()) {
+        printf("sddmm: K %llu, %s, %s, %.6f s\n", (unsigned long long)A.cols,
+               info.backend == TF_BACKEND_GPU ? "gpu" : "cpu", algo_name(info.algo), tf_wtime() - t0);
+        printf("wrote: %s (%llu x %llu, %llu entr%s)\n", c->out_path, (unsigned long long)S->rows,
+               (unsigned long long)S->cols, (unsigned long long)S->nnz, S->nnz == 1 ? "y" : "ies");
+    }
 done:
     tf_matrix_free(&A);
     tf_matrix_free(&B);
@@ -302,7 +314,8 @@ int cmd_sddmm(int argc, char **argv)
         tf_tensor_free(&coo);
         return cli_fail();
     }
-    cli_print_problem(stdout, a.pos[0], &coo, &info);
+    if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &coo, &info);
+    if (cli_verbose()) cli_print_read(stdout, &info);
     tf_context *ctx = NULL; /* one for the run: the kernel and cuSPARSE share the GPU's set-up */
     rc = cli_run_context(c.o.backend, c.device, c.threads, c.memory_limit, "--device", &ctx);
     c.o.context = ctx;

@@ -7,10 +7,12 @@
 
 #include "args.h"
 #include "commands.h"
+#include "progress.h"
 #include "report.h"
+#include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold stats FILE [--base auto|0|1] [-t THREADS]\n"
+    "usage: tenfold stats FILE [--base auto|0|1] [-t THREADS] [-q|-v]\n"
     "\n"
     "Prints the dims, nnz and density of the tensor in FILE; per mode, the number\n"
     "of non-empty slices, the min/mean/max non-zeros per non-empty slice and\n"
@@ -22,7 +24,11 @@ static const char help[] =
     "\n"
     CLI_BASE_HELP
     "  -t, --threads N      threads (default: all cores)\n"
-    "  -h, --help           this help\n";
+    CLI_VERBOSITY_HELP
+    "                       (-q: the two tables only)\n"
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -32,7 +38,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static int print_mode_stats(const tf_tensor *t)
 {
-    printf("\n%4s %12s %12s %10s %12s %10s %9s %6s %7s\n", "mode", "length", "non-empty", "min", "mean",
+    printf("%s%4s %12s %12s %10s %12s %10s %9s %6s %7s\n", cli_quiet() ? "" : "\n", "mode", "length", "non-empty", "min", "mean",
            "max", "max/mean", "gini", "top1%");
     for (uint32_t m = 0; m < t->order; ++m) {
         uint64_t ne = 0;
@@ -63,6 +69,8 @@ static void print_plan_bytes(const tf_tensor *t, tf_format fmt, int threads)
     o.backend = TF_BACKEND_CPU;
     o.format = fmt;
     o.threads = threads;
+    o.progress = cli_progress_fn();
+    o.progress_user = (void *)"stats";
     tf_plan *p = NULL;
     char b[32];
     if (tf_plan_build(t, &o, &p) == TF_OK)
@@ -107,7 +115,7 @@ int cmd_stats(int argc, char **argv)
 {
     const char *threads = NULL;
     const char *base = NULL;
-    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "stats", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -117,8 +125,11 @@ int cmd_stats(int argc, char **argv)
     tf_tensor t;
     tf_read_info info;
     if ((rc = cli_load_base("stats", a.pos[0], nthreads, base, &t, &info))) return rc;
-    cli_print_problem(stdout, a.pos[0], &t, &info);
-    cli_print_fixes(stdout, &t, &info);
+    if (!cli_quiet()) {
+        cli_print_problem(stdout, a.pos[0], &t, &info);
+        cli_print_fixes(stdout, &t, &info);
+    }
+    if (cli_verbose()) cli_print_read(stdout, &info);
     if ((rc = print_mode_stats(&t))) goto done;
 
     char b[32];

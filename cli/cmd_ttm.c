@@ -11,6 +11,7 @@
 #include "kernel_timing.h"
 #include "report.h"
 #include "run_context.h"
+#include "verbosity.h"
 
 static const char help[] =
     "usage: tenfold ttm FILE --rank R [--mode N|all] [options]   (benchmark)\n"
@@ -42,7 +43,11 @@ static const char help[] =
     CLI_BASE_HELP
     CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
-    "  -h, --help           this help\n";
+    CLI_VERBOSITY_HELP
+    "                       (-q: the benchmark's table only)\n"
+    "  -h, --help           this help\n"
+    CLI_STDIN_HELP
+    CLI_PROGRESS_HELP;
 
 typedef struct ttm_cli {
     int mode1; /* 0 = all */
@@ -65,7 +70,7 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
                             {"precision", 0, &precision, NULL}, {"reps", 0, &reps, NULL},
                             {"warmup", 0, &warmup, NULL},     {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
-                            {"memory-limit", 0, &mem, NULL},  {0}};
+                            {"memory-limit", 0, &mem, NULL},  CLI_VERBOSITY_OPTS, {0}};
     int rc = cli_parse(a, "ttm", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);
@@ -94,6 +99,8 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
     } else if (!rank) {
         return cli_usage("ttm", "missing --rank R (benchmark) or --factor F and -o OUT (compute one)");
     }
+    const char *const inputs[] = {a->pos[0], factor}, *const names[] = {"FILE", "--factor"};
+    if ((rc = cli_one_stdin("ttm", inputs, names, 2))) return rc;
     return -1;
 }
 
@@ -137,9 +144,11 @@ static int benchmark(const ttm_cli *c, const tf_tensor *X)
     double *times = calloc((size_t)c->reps, sizeof *times);
     if (!times) return cli_fail();
     char dev[320];
-    printf("ttm: rank %llu, %s, %s, %d timed runs after %d warm-up\n", (unsigned long long)c->rank,
-           c->o.precision == TF_SINGLE ? "single" : "double",
-           cli_device_label(c->o.backend, c->o.device, c->threads, dev, sizeof dev), c->reps, c->warmup);
+    if (!cli_quiet())
+        printf("ttm: rank %llu, %s, %s, %d timed run%s after %d warm-up\n", (unsigned long long)c->rank,
+               c->o.precision == TF_SINGLE ? "single" : "double",
+               cli_device_label(c->o.backend, c->o.device, c->threads, dev, sizeof dev), c->reps,
+               cli_s((uint64_t)c->reps), c->warmup);
     printf("%-4s %4s %12s %12s %12s %9s\n", "dev", "mode", "fibres", "median ms", "min ms", "GB/s");
     int rc = CLI_OK;
     for (uint32_t m = 0; m < X->order; ++m) {
@@ -181,10 +190,12 @@ static int compute_one(const ttm_cli *c, const tf_tensor *X)
         goto done;
     }
     if (tf_write_tensor(c->out_path, &T, TF_FILE_AUTO) != TF_OK) { rc = cli_fail(); goto done; }
-    printf("ttm: mode %d, rank %llu, %s, %llu fibres, %.6f s\n", c->mode1, (unsigned long long)U.cols,
-           c->o.backend == TF_BACKEND_GPU ? "gpu" : "cpu", (unsigned long long)Y.nfibers, secs);
-    printf("wrote: %s (%llu non-zeros; mode %d has length %llu)\n", c->out_path, (unsigned long long)T.nnz, c->mode1,
-           (unsigned long long)U.cols);
+    if (!cli_quiet()) {
+        printf("ttm: mode %d, rank %llu, %s, %llu fibre%s, %.6f s\n", c->mode1, (unsigned long long)U.cols,
+               c->o.backend == TF_BACKEND_GPU ? "gpu" : "cpu", (unsigned long long)Y.nfibers, cli_s(Y.nfibers), secs);
+        printf("wrote: %s (%llu non-zero%s; mode %d has length %llu)\n", c->out_path, (unsigned long long)T.nnz,
+               cli_s(T.nnz), c->mode1, (unsigned long long)U.cols);
+    }
 done:
     tf_matrix_free(&U);
     tf_semisparse_free(&Y);
@@ -205,7 +216,8 @@ int cmd_ttm(int argc, char **argv)
     if (c.mode1 > (int)X.order) {
         rc = cli_usage("ttm", "--mode %d: the tensor has modes 1..%u", c.mode1, X.order);
     } else {
-        cli_print_problem(stdout, a.pos[0], &X, &info);
+        if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &X, &info);
+        if (cli_verbose()) cli_print_read(stdout, &info);
         tf_context *ctx = NULL; /* one for the run (every mode's SpTTM) */
         rc = cli_run_context(c.o.backend, c.o.device, c.threads, c.memory_limit, "--device", &ctx);
         c.o.context = ctx;

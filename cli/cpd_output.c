@@ -2,6 +2,7 @@
 /* Outputs of `tenfold cpd`: factor files and the JSON report. */
 #include "cpd_output.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "json.h"
 #include "outfile.h"
 #include "report.h"
+#include "verbosity.h"
 
 void cpd_run_init(cpd_run *r)
 {
@@ -21,6 +23,7 @@ void cpd_run_free(cpd_run *r)
 {
     tf_tensor_free(&r->t);
     tf_ktensor_free(&r->k);
+    cpd_init_free(&r->init);
     free(r->iters);
     r->iters = NULL;
 }
@@ -63,7 +66,8 @@ int cpd_write_factors(cpd_run *r)
         snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.mode%u.mat", r->stem, m + 1);
     snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.lambda.mat", r->stem);
     if (!r->no_ktensor) snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.ktensor", r->stem);
-    printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s\n", r->stem, r->k.order, r->stem,
+    if (!cli_quiet())
+        printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s\n", r->stem, r->k.order, r->stem,
            r->no_ktensor ? "" : ", ", r->no_ktensor ? "" : r->stem, r->no_ktensor ? "" : ".ktensor");
     return CLI_OK;
 }
@@ -104,6 +108,8 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_u64(j, "max_iters", o->max_iters);
     json_num(j, "tol", o->tol);
     json_u64(j, "seed", o->seed);
+    if (r->init.stem) json_str(j, "init", r->init.stem);
+    else json_num(j, "init", NAN); /* null: the random start from the seed */
     json_u64(j, "threads", (uint64_t)(o->threads ? o->threads : tf_default_threads()));
     json_u64(j, "memory_limit", r->memory_limit);
     json_str(j, "device", tf_backend_name(o->backend));
@@ -168,6 +174,6 @@ int cpd_write_json(const cpd_run *r)
     json_result(&j, r);
     json_close(&j);
     if (cli_out_commit(&out)) return CLI_FAIL;
-    printf("wrote: %s (report)\n", r->json_path);
+    if (!cli_quiet()) printf("wrote: %s (report)\n", r->json_path);
     return CLI_OK;
 }

@@ -3,6 +3,7 @@
  * the --json report. */
 #ifndef TF_CLI_CPD_OUTPUT_H
 #define TF_CLI_CPD_OUTPUT_H
+#include "cpd_init.h"
 #include "tenfold.h"
 
 typedef struct cpd_run {
@@ -13,6 +14,7 @@ typedef struct cpd_run {
     const char *json_path;  /* NULL: no report                     */
     const char *json_write_path; /* where it is written (cpd_check_outputs) */
     const char *base;       /* --base: NULL (auto), "0" or "1"     */
+    cpd_init init;          /* --init STEM: the start's files      */
     uint64_t memory_limit;  /* --memory-limit in bytes, 0 = none   */
     tf_cpd_opts opts;
     tf_tensor t;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dims_note.h"
+#include "verbosity.h"
 
 /* "mode 2: 1899 -> 1898, mode 3: 200 -> 193" into buf. */
 static const char *lost_dims(const tf_tensor *t, const uint64_t *implied, char *buf, size_t len)
@@ -24,7 +25,7 @@ void cli_note_tns_dims(const char *path, const tf_tensor *t, tf_file_format aske
 {
     uint64_t implied[TF_MAX_ORDER];
     const tf_file_format wrote = tf_write_format(path, t, asked);
-    if (asked == TF_FILE_AUTO && wrote == TF_FILE_TNS_HEADER) {
+    if (asked == TF_FILE_AUTO && wrote == TF_FILE_TNS_HEADER && !cli_quiet()) {
         char buf[TF_MAX_ORDER * 64];
         tf_tensor_implied_dims(t, implied);
         printf("note:   %s: plain .tns would shrink dims (%s), so it has the ParTI dims header "
@@ -32,8 +33,7 @@ void cli_note_tns_dims(const char *path, const tf_tensor *t, tf_file_format aske
                path, lost_dims(t, implied, buf, sizeof buf));
     } else if (asked == TF_FILE_TNS && tf_tensor_implied_dims(t, implied) > 0) {
         char buf[TF_MAX_ORDER * 64];
-        fprintf(stderr, "tenfold: warning: %s: plain FROSTT .tns records no dims; read back they shrink "
-                "(%s); tns-header, sptensor and bin keep them\n",
-                path, lost_dims(t, implied, buf, sizeof buf));
+        cli_warn("%s: plain FROSTT .tns records no dims; read back they shrink (%s); tns-header, "
+                 "sptensor and bin keep them", path, lost_dims(t, implied, buf, sizeof buf));
     }
 }

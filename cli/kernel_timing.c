@@ -36,7 +36,8 @@ int cli_device_precision(const char *cmd, const char *device, const char *precis
 const char *cli_device_label(tf_backend backend, int device, int threads, char *buf, size_t len)
 {
     if (backend != TF_BACKEND_GPU) {
-        snprintf(buf, len, "cpu, %d threads", threads > 0 ? threads : tf_default_threads());
+        const int n = threads > 0 ? threads : tf_default_threads();
+        snprintf(buf, len, "cpu, %d thread%s", n, n == 1 ? "" : "s");
         return buf;
     }
     char desc[256];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "progress.h"
 
 const char *cli_bytes(char *buf, size_t len, double bytes)
 {
@@ -81,6 +82,24 @@ double cli_density(const tf_tensor *t)
     return cells > 0 ? (double)t->nnz / cells : 0.0;
 }
 
+const char *cli_input_name(const char *path)
+{
+    return strcmp(path, "-") ? path : "<stdin>";
+}
+
+int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *names, int n)
+{
+    int first = -1;
+    for (int i = 0; i < n; ++i) {
+        if (!paths[i] || strcmp(paths[i], "-")) continue;
+        if (first >= 0)
+            return cli_usage(cmd, "%s and %s are both '-': standard input can be read only once", names[first],
+                             names[i]);
+        first = i;
+    }
+    return CLI_OK;
+}
+
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info)
 {
@@ -91,6 +110,8 @@ int cli_load_base(const char *cmd, const char *path, int threads, const char *ba
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
     if (rc) return rc;
+    o.progress = cli_progress_fn(); /* a progress line for a long read */
+    o.progress_user = (void *)cli_input_name(path);
     if (tf_read_tensor_opts(path, &o, t, info) != TF_OK) {
         tf_tensor_free(t);
         return cli_fail();
@@ -108,7 +129,7 @@ void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_r
     char dims[TF_MAX_ORDER * 24], mem[32], in[32];
     const char *z = cli_compression_name(info->compressed);
     double rate = info->seconds > 0 ? (double)info->bytes / info->seconds : 0.0;
-    fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", path,
+    fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", cli_input_name(path),
             cli_file_format_name(info->format), *z ? ", " : "", z,
             cli_bytes(in, sizeof in, (double)info->bytes), info->seconds,
             cli_bytes(mem, sizeof mem, rate));
@@ -125,6 +146,20 @@ void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info)
             (unsigned long long)info->duplicates, info->duplicates == 1 ? "" : "s",
             (unsigned long long)info->zeros, info->zeros == 1 ? "" : "s",
             cli_index_base(base, sizeof base, info));
+}
+
+void cli_print_read(FILE *f, const tf_read_info *info)
+{
+    if (info->format == TF_FILE_BIN) {
+        fprintf(f, "read:   tenfold binary, %llu entr%s, dims from its header\n",
+                (unsigned long long)info->entries, info->entries == 1 ? "y" : "ies");
+        return;
+    }
+    fprintf(f, "read:   %llu line%s, %llu entr%s before the fixes, dims %s%s%s\n",
+            (unsigned long long)info->lines, cli_s(info->lines), (unsigned long long)info->entries,
+            info->entries == 1 ? "y" : "ies",
+            info->declared_dims ? "declared by a header" : "inferred from the largest indices",
+            info->mtx_symmetric ? ", symmetric (expanded)" : "", info->mtx_pattern ? ", pattern (values 1)" : "");
 }
 
 /* Sorts a[0..n) with two 16-bit LSD radix passes; 0 if out of memory. */
@@ -174,8 +209,8 @@ uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m, uint64_t *nonempty)
     }
     if (!cnt) {
         fprintf(stderr, "tenfold: out of memory counting the non-zeros per slice of mode %u "
-                        "(length %llu, %llu non-zeros)\n",
-                m + 1, (unsigned long long)dim, (unsigned long long)n);
+                        "(length %llu, %llu non-zero%s)\n",
+                m + 1, (unsigned long long)dim, (unsigned long long)n, cli_s(n));
         return NULL;
     }
     *nonempty = ne;

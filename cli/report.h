@@ -19,6 +19,8 @@ const char *cli_base_source_name(tf_base_source s);
 const char *cli_file_format_name(tf_file_format f);
 /* "", "xz", "gzip". */
 const char *cli_compression_name(int compressed);
+/* "" for 1, else "s": "%llu thread%s". */
+static inline const char *cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
 /* nnz / product of dims (as double; 0 for an empty shape). */
 double cli_density(const tf_tensor *t);
 
@@ -30,6 +32,18 @@ double cli_density(const tf_tensor *t);
     "                       index of any mode is 0, else 1-based; .mtx is always\n"          \
     "                       1-based, .bin needs none)\n"
 int cli_base(const char *cmd, const char *s, int *out);
+/* The closing paragraph of the --help of every command that reads files. */
+#define CLI_STDIN_HELP                                                                       \
+    "\n"                                                                                      \
+    "An input file named '-' is standard input (a pipe, or a redirected file);\n"            \
+    "its format is told by content as for any file: tenfold binary by its magic,\n"         \
+    "xz / gzip by theirs (then the same inside), Matrix Market by its\n"                    \
+    "%%MatrixMarket banner, anything else is .tns text.\n"
+/* How an input path is shown: "<stdin>" for "-". */
+const char *cli_input_name(const char *path);
+/* At most one of the n inputs (NULL entries skipped) may be "-"; else a
+ * usage error naming the options (names[i] describes paths[i]), 2. */
+int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *names, int n);
 /* Reads a tensor with --base `base` (may be NULL); on failure prints
  * "tenfold: <error>" and returns 1 (2 for a bad --base value). */
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
@@ -41,6 +55,9 @@ int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info);
 /* One line listing duplicates summed, zeros dropped and the index base. */
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info);
+/* The read statistics of -v: lines, entries before the fixes, where the
+ * dims came from, Matrix Market symmetry / pattern. */
+void cli_print_read(FILE *f, const tf_read_info *info);
 
 /* Non-zeros of each non-empty slice of mode m, in index order (malloc'd,
  * *nonempty entries; free()); dims[m] - *nonempty slices are empty. Memory

@@ -30,7 +30,8 @@ int main(int argc, char **argv)
     if (s != TF_OK) {
         fprintf(stderr, "cpd_file: %s\n", tf_last_error());
     } else {
-        printf("tenfold %s: fit %.6f after %u iterations on %s\n", tf_version(), rep.fit, rep.iters, rep.plan);
+        printf("tenfold %s: fit %.6g after %u iteration%s on %s\n", tf_version(), rep.fit, rep.iters,
+               rep.iters == 1 ? "" : "s", rep.plan);
         for (uint64_t r = 0; r < K.rank && r < 3; ++r) printf("  lambda[%llu] = %g\n", (unsigned long long)r, K.lambda[r]);
         tf_ktensor_free(&K);
     }

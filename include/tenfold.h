@@ -155,21 +155,44 @@ typedef struct tf_read_info {
 
 #define TF_BASE_AUTO (-1)
 
+/* Progress of a long operation (reading a tensor, building a plan), for a
+ * progress display: tf_read_opts, tf_plan_opts and tf_cpd_opts take an
+ * optional callback. It is called on the calling thread, never
+ * concurrently, as the work goes on -- possibly often, so it must return
+ * quickly and decide itself when to draw; once it was called, a last call
+ * with finished = 1 ends the operation (also on failure). It must not call
+ * tenfold. */
+typedef struct tf_progress {
+    const char *step;   /* "reading", "sorting", "building the plan"           */
+    uint64_t done;      /* reading: input bytes taken so far (compressed bytes
+                           for xz / gzip); else 0                              */
+    uint64_t total;     /* the input's size in bytes when known (a file; 0 for
+                           a pipe, and for steps without a size)              */
+    int finished;       /* 1 on the operation's last call                      */
+} tf_progress;
+
+typedef void (*tf_progress_fn)(const tf_progress *p, void *user);
+
 /* Options of the readers. */
 typedef struct tf_read_opts {
     int threads; /* 0 = default                                              */
     int base;    /* index base of .tns input: TF_BASE_AUTO (0-based iff any
                   * index of any mode is 0), 0 or 1. Matrix Market is always
                   * 1-based (its spec), tenfold binary 0-based.            */
+    tf_progress_fn progress; /* NULL (default): none                      */
+    void *progress_user;
 } tf_read_opts;
 
-/* threads 0, base TF_BASE_AUTO. */
+/* threads 0, base TF_BASE_AUTO, no progress callback. */
 void tf_read_opts_default(tf_read_opts *o);
 
 /* Reads a tensor from .tns (any header variant), binary, or .mtx, detected
- * by content (a file named *.mtx[.xz|.gz] must start with the Matrix Market
- * banner); xz- and gzip-compressed files and pipes are decompressed and
- * parsed in windows, in memory bounded by the tensor, not the text.
+ * by content -- the binary magic, the xz / gzip magic (then the same inside),
+ * the %%MatrixMarket banner, else .tns text; a file named *.mtx[.xz|.gz]
+ * must start with the banner. path "-" is standard input (from where it
+ * stands; named "<stdin>" in messages). xz- and gzip-compressed files and
+ * pipes are decompressed and parsed in windows, in memory bounded by the
+ * tensor, not the text.
  * The result is canonical (sorted, duplicates summed, zeros dropped).
  * opts may be NULL (defaults). info may be NULL. */
 tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
@@ -193,7 +216,8 @@ tf_status tf_write_tensor(const char *path, const tf_tensor *t, tf_file_format f
 tf_file_format tf_write_format(const char *path, const tf_tensor *t, tf_file_format fmt);
 
 /* Dense matrix text files (SPLATT .mat style: one row per line, values
- * separated by spaces; '#' comment lines are allowed when reading). */
+ * separated by spaces; '#' comment lines are allowed when reading; xz /
+ * gzip read directly; path "-" is standard input). */
 tf_status tf_matrix_read(const char *path, tf_matrix *out);
 tf_status tf_matrix_write(const char *path, const tf_matrix *m);
 
@@ -364,6 +388,8 @@ typedef struct tf_plan_opts {
     int device;         /* GPU ordinal                                  */
     uint64_t rank_hint; /* expected rank (lets a backend size buffers)  */
     tf_context *context; /* devices, budget, tuning; NULL = a private default one */
+    tf_progress_fn progress; /* the build's progress (tf_progress); NULL = none */
+    void *progress_user;
 } tf_plan_opts;
 
 typedef struct tf_plan tf_plan;
@@ -412,6 +438,12 @@ typedef struct tf_cpd_iter {
     double fit;
     double dfit;       /* fit - previous fit               */
     double seconds;    /* wall time of this iteration     */
+    /* This iteration's share of the step times of tf_cpd_report (seconds,
+     * measured the same way): MTTKRP summed over the modes, the dense
+     * steps, the fit. */
+    double t_mttkrp;
+    double t_dense;
+    double t_fit;
 } tf_cpd_iter;
 
 typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
@@ -434,6 +466,16 @@ typedef struct tf_cpd_opts {
     tf_cpd_callback callback; /* called after every iteration (may be NULL) */
     void *user;
     tf_context *context;      /* devices, budget, tuning; NULL = a private one */
+    tf_progress_fn progress;  /* progress of building the plan / backend
+                                 (tf_progress); NULL = none                     */
+    void *progress_user;
+    const tf_ktensor *init;   /* the start; NULL (default) = factors uniform in
+                                 [0,1) drawn from seed. Else order, dims and
+                                 rank as X and rank, factors[m] dims[m] x rank,
+                                 finite; lambda (NULL = all 1) is folded into
+                                 factors[0]. CP-ALS solves for factor 1 from the
+                                 others first, so factors[1..] steer the run; a
+                                 previous result continues it.                 */
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CP-ALS (src/ops/cpd.c, src/algo/cp_als.c + the CPU backend): planted low-rank recovery,
  * determinism, driver fit vs the independent tf_ktensor_fit, empty slices,
- * the pseudo-inverse fallback, a plain-loop CP-ALS, real tensors, option errors. */
+ * the pseudo-inverse fallback, a plain-loop CP-ALS, real tensors, option errors,
+ * given starts (tf_cpd_opts.init). */
 #include <stdint.h>
 
 #include "check.h"
@@ -111,12 +112,18 @@ static void random_sparse(uint32_t order, const uint64_t *dims, uint64_t nnz, ui
 typedef struct fit_log {
     uint32_t n;
     double fit[512];
+    double mttkrp;  /* the iterations' MTTKRP seconds, summed */
+    int steps_bad;  /* iterations whose step times do not add up */
 } fit_log;
 
 static void record_fit(const tf_cpd_iter *it, void *user)
 {
     fit_log *log = user;
     if (log->n < 512 && it->iter == log->n + 1) log->fit[log->n++] = it->fit;
+    log->mttkrp += it->t_mttkrp;
+    if (!(it->t_mttkrp >= 0 && it->t_dense >= 0 && it->t_fit >= 0 &&
+          it->t_mttkrp + it->t_dense + it->t_fit <= it->seconds + 1e-6))
+        log->steps_bad++;
 }
 
 static int ktensor_finite(const tf_ktensor *K)
@@ -147,7 +154,7 @@ static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_
 {
     fit_log local;
     if (!log) log = &local;
-    log->n = 0;
+    memset(log, 0, sizeof *log);
     o->callback = record_fit;
     o->user = log;
     tf_status s = tf_cpd(X, o, K, rep);
@@ -156,6 +163,11 @@ static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_
     CHECKF(log->n == rep->iters && rep->iters >= 1 && rep->iters <= o->max_iters,
            "%s: %u callbacks, %u iterations", what, log->n, rep->iters);
     CHECKF(rep->fit == log->fit[log->n - 1], "%s: report fit differs from the last callback", what);
+    double mtt = 0;
+    for (uint32_t m = 0; m < X->order; ++m) mtt += rep->t_mttkrp[m];
+    CHECKF(log->steps_bad == 0 && fabs(log->mttkrp - mtt) <= 1e-9 * (1 + mtt),
+           "%s: the iterations' step times (%d bad; MTTKRP %g s) do not add up to the report's (%g s)", what,
+           log->steps_bad, log->mttkrp, mtt);
     CHECKF(ktensor_finite(K), "%s: non-finite model", what);
     CHECKF(rep->fit >= 0.0 && rep->fit <= 1.0, "%s: fit %g outside [0,1]", what, rep->fit);
     CHECKF(rep->plan[0] != '\0' && rep->t_total >= rep->t_mttkrp[0], "%s: report incomplete", what);
@@ -557,6 +569,111 @@ static void test_extreme_values(void)
     tf_tensor_free(&X);
 }
 
+/* ------------------------------------------------------- given starts */
+
+static void expect_failure(const tf_tensor *X, const tf_cpd_opts *o, tf_status want, const char *what);
+
+static int same_ktensor(const tf_ktensor *a, const tf_ktensor *b)
+{
+    if (a->order != b->order || a->rank != b->rank || memcmp(a->lambda, b->lambda, a->rank * sizeof(double)))
+        return 0;
+    for (uint32_t m = 0; m < a->order; ++m)
+        if (memcmp(a->factors[m].data, b->factors[m].data, a->dims[m] * a->rank * sizeof(double))) return 0;
+    return 1;
+}
+
+/* The random start, made here as the algorithm makes it: one stream from the
+ * seed in mode, row, column order, lambda 1. */
+static void random_start(const tf_tensor *X, uint64_t R, uint64_t seed, tf_ktensor *K)
+{
+    CHECK_OK(tf_ktensor_alloc(K, X->order, X->dims, R));
+    tf_rng rng;
+    tf_rng_seed(&rng, seed);
+    for (uint32_t m = 0; m < X->order; ++m)
+        for (uint64_t e = 0; e < X->dims[m] * R; ++e) K->factors[m].data[e] = tf_rng_uniform(&rng);
+    for (uint64_t r = 0; r < R; ++r) K->lambda[r] = 1.0;
+}
+
+/* tf_cpd_opts.init: the random start given explicitly gives the identical
+ * run (with and without lambda, also on values scaled far from 1); a
+ * previous result continues its run; a start that does not fit fails. */
+static void test_given_start(void)
+{
+    const uint64_t dims[3] = {40, 30, 20};
+    tf_tensor X, Xs;
+    random_sparse(3, dims, 3000, 71, &X);
+    CHECK_OK(tf_tensor_copy(&X, &Xs));
+    for (uint64_t k = 0; k < Xs.nnz; ++k) Xs.vals[k] *= 1e-200; /* the scaled path of the front end */
+    for (unsigned f = 0; f < NFORMATS; ++f)
+        for (int scaled = 0; scaled < 2; ++scaled)
+            for (int with_lambda = 0; with_lambda < 2; ++with_lambda) {
+                const tf_tensor *T = scaled ? &Xs : &X;
+                char what[96];
+                snprintf(what, sizeof what, "%s%s, start%s lambda", tf_format_name(formats[f]),
+                         scaled ? ", values x 1e-200" : "", with_lambda ? " with" : " without");
+                tf_cpd_opts o;
+                cpd_opts(&o, formats[f], 5, 6, 0.0);
+                o.threads = 2;
+                fit_log a, b;
+                tf_ktensor Ka, Kb, S;
+                tf_cpd_report rep;
+                run_cpd(T, &o, &Ka, &rep, &a, 1e-6, what);
+                random_start(T, 5, o.seed, &S);
+                double *lambda = S.lambda;
+                if (!with_lambda) S.lambda = NULL; /* NULL: ones */
+                o.init = &S;
+                o.seed = 12345; /* not used with a start */
+                run_cpd(T, &o, &Kb, &rep, &b, 1e-6, what);
+                S.lambda = lambda;
+                CHECKF(a.n == 6 && b.n == 6 && memcmp(a.fit, b.fit, sizeof a.fit[0] * 6) == 0 && same_ktensor(&Ka, &Kb),
+                       "%s: the random start given explicitly ran differently", what);
+                tf_ktensor_free(&Ka);
+                tf_ktensor_free(&Kb);
+                tf_ktensor_free(&S);
+            }
+
+    /* a result continues its run: the first fit is no worse than the last */
+    for (unsigned f = 0; f < NFORMATS; ++f) {
+        tf_cpd_opts o;
+        cpd_opts(&o, formats[f], 4, 5, 0.0);
+        fit_log a, b;
+        tf_ktensor K1, K2;
+        tf_cpd_report rep;
+        double f1 = run_cpd(&X, &o, &K1, &rep, &a, 1e-6, "first 5 iterations");
+        o.init = &K1;
+        o.max_iters = 3;
+        run_cpd(&X, &o, &K2, &rep, &b, 1e-6, "continued");
+        CHECKF(b.n == 3 && b.fit[0] >= f1 - 1e-12 && b.fit[2] >= b.fit[0] - 1e-12,
+               "%s: continued from fit %.17g, its fits %.17g %.17g", tf_format_name(formats[f]), f1, b.fit[0],
+               b.fit[2]);
+        tf_ktensor_free(&K2);
+        tf_ktensor_free(&K1);
+    }
+
+    /* starts that do not fit */
+    tf_cpd_opts o;
+    cpd_opts(&o, TF_FORMAT_CSF, 3, 2, 0.0);
+    tf_ktensor S;
+    random_start(&X, 3, 1, &S);
+    o.init = &S;
+    o.rank = 4; expect_failure(&X, &o, TF_ERR_ARG, "start of another rank");
+    o.rank = 3;
+    S.order = 2; expect_failure(&X, &o, TF_ERR_ARG, "start of another order");
+    S.order = 3;
+    S.factors[1].rows = 29; expect_failure(&X, &o, TF_ERR_ARG, "start factor of another shape");
+    CHECKF(strstr(tf_last_error(), "initial factor 2 is 29 x 3, expected 30 x 3") != NULL, "message: %s",
+           tf_last_error());
+    S.factors[1].rows = 30;
+    S.factors[2].data[7] = NAN; expect_failure(&X, &o, TF_ERR_ARG, "non-finite start");
+    CHECKF(strstr(tf_last_error(), "initial factor 3 has a non-finite value at row 3, column 2") != NULL,
+           "message: %s", tf_last_error());
+    S.factors[2].data[7] = 0.5;
+    S.lambda[1] = INFINITY; expect_failure(&X, &o, TF_ERR_ARG, "non-finite lambda");
+    tf_ktensor_free(&S);
+    tf_tensor_free(&Xs);
+    tf_tensor_free(&X);
+}
+
 static void expect_failure(const tf_tensor *X, const tf_cpd_opts *o, tf_status want, const char *what)
 {
     tf_ktensor K;
@@ -632,6 +749,7 @@ int main(void)
     test_pinv_fallback();
     test_against_reference();
     test_bad_options();
+    test_given_start();
     test_extreme_values();
     test_real_data();
     return tf_test_finish("test_cpd");

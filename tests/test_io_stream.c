@@ -4,7 +4,8 @@
  * (the same tensor and info as the plain text, with lines crossing every
  * window boundary; line numbers of errors in later windows; garbage without
  * newlines rejected in bounded memory); slice counts of modes near 2^32
- * (the CLI's counter, compiled in here). */
+ * (the CLI's counter, compiled in here); "-" as standard input; progress
+ * reports of the readers and builders. */
 #include <fcntl.h>
 #include <lzma.h>
 #include <stdarg.h>
@@ -22,6 +23,8 @@
 
 #include "../cli/args.c"
 #include "../cli/report.c"
+#include "../cli/verbosity.c"
+#include "../cli/progress.c"
 
 #define TMP TF_TEST_TMP "/io_stream"
 
@@ -544,6 +547,237 @@ static void slice_counts(void)
     tf_tensor_free(&t);
 }
 
+/* Makes text the process's standard input (a pipe a child fills); returns
+ * the saved descriptor of the old standard input, -1 on failure. */
+static int stdin_from(const char *text, pid_t *pid)
+{
+    int fd[2], saved = dup(0);
+    if (saved < 0 || pipe(fd) != 0) return -1;
+    *pid = fork();
+    if (*pid == 0) {
+        close(fd[0]);
+        const size_t len = strlen(text);
+        for (size_t off = 0; off < len;) {
+            ssize_t k = write(fd[1], text + off, len - off);
+            if (k <= 0) _exit(1);
+            off += (size_t)k;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    dup2(fd[0], 0);
+    close(fd[0]);
+    return saved;
+}
+
+static void stdin_restore(int saved, pid_t pid)
+{
+    dup2(saved, 0);
+    close(saved);
+    waitpid(pid, NULL, 0);
+}
+
+/* "-" is standard input for the tensor and matrix readers; messages name it. */
+static void standard_input(void)
+{
+    pid_t pid;
+    tf_tensor t;
+    tf_read_info info;
+    int saved = stdin_from("1 1 1 1.5\n2 3 1 2.5\n", &pid);
+    CHECK(saved >= 0);
+    if (saved < 0) return;
+    tf_status st = tf_read_tensor("-", 2, &t, &info);
+    CHECKF(st == TF_OK && t.order == 3 && t.nnz == 2 && t.dims[1] == 3 && info.format == TF_FILE_TNS,
+           "tensor from standard input: %s", tf_last_error());
+    tf_tensor_free(&t);
+    stdin_restore(saved, pid);
+
+    saved = stdin_from("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3\n", &pid);
+    st = tf_read_tensor("-", 2, &t, &info);
+    CHECKF(st == TF_OK && info.format == TF_FILE_MTX && t.nnz == 1, "Matrix Market from standard input: %s",
+           tf_last_error());
+    tf_tensor_free(&t);
+    stdin_restore(saved, pid);
+
+    saved = stdin_from("1 1 1.0\n1 y 2.0\n", &pid);
+    st = tf_read_tensor("-", 2, &t, &info);
+    CHECKF(st == TF_ERR_PARSE && strstr(tf_last_error(), "<stdin>:2: field 2") == tf_last_error(),
+           "a bad line from standard input: %s", tf_last_error());
+    stdin_restore(saved, pid);
+
+    tf_matrix m;
+    saved = stdin_from("1 2\n3 4\n5 6\n", &pid);
+    st = tf_matrix_read("-", &m);
+    CHECKF(st == TF_OK && m.rows == 3 && m.cols == 2 && m.data[5] == 6.0, "matrix from standard input: %s",
+           tf_last_error());
+    tf_matrix_free(&m);
+    stdin_restore(saved, pid);
+    saved = stdin_from("1 2\n3\n", &pid);
+    st = tf_matrix_read("-", &m);
+    CHECKF(st == TF_ERR_PARSE && strstr(tf_last_error(), "<stdin>:2:") == tf_last_error(),
+           "a bad matrix from standard input: %s", tf_last_error());
+    stdin_restore(saved, pid);
+}
+
+/* ------------------------------------------------------------ progress */
+
+typedef struct progress_log {
+    int calls, finished, after_finish, bad_order, bad_total;
+    uint64_t total, last_done;
+    char first_step[32], last_step[32];
+} progress_log;
+
+static void log_progress(const tf_progress *p, void *user)
+{
+    progress_log *g = user;
+    if (g->finished) g->after_finish++;
+    if (g->calls++ == 0) snprintf(g->first_step, sizeof g->first_step, "%s", p->step);
+    snprintf(g->last_step, sizeof g->last_step, "%s", p->step);
+    if (p->finished) { g->finished++; return; }
+    if (!strcmp(p->step, "reading")) {
+        if (p->done < g->last_done) g->bad_order++;
+        if (p->total != g->total || (p->total && p->done > p->total)) g->bad_total++;
+        g->last_done = p->done;
+    }
+}
+
+/* Reads path with a progress log; total: the size the calls should carry. */
+static void read_logged(const char *what, const char *path, uint64_t total, int min_calls)
+{
+    progress_log g;
+    memset(&g, 0, sizeof g);
+    g.total = total;
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.threads = 2;
+    o.progress = log_progress;
+    o.progress_user = &g;
+    tf_tensor t;
+    tf_status st = tf_read_tensor_opts(path, &o, &t, NULL);
+    CHECKF(st == TF_OK, "%s: %s", what, tf_last_error());
+    CHECKF(g.calls >= min_calls && g.finished == 1 && g.after_finish == 0 && !strcmp(g.first_step, "reading"),
+           "%s: %d calls (at least %d), %d finished, %d after it", what, g.calls, min_calls, g.finished,
+           g.after_finish);
+    CHECKF(g.bad_order == 0 && g.bad_total == 0 && (!total || g.last_done == total),
+           "%s: done went back %d times, %d calls with another total than %llu, last done %llu", what,
+           g.bad_order, g.bad_total, (unsigned long long)total, (unsigned long long)g.last_done);
+    tf_tensor_free(&t);
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The readers and builders report progress: bytes of the input where its
+ * size is known, in order, and one last call with finished = 1. */
+static void progress_reports(void)
+{
+    text a = {NULL, 0, 0, 0};
+    for (int i = 0; i < 40000; ++i) add_line(&a, "%d %d %d %d.5", 1 + i % 101, 1 + i % 37, 1 + i / 40, i);
+    const char *plain = path_of("progress.tns"), *gz = path_of("progress.tns.gz");
+    put_file(plain, a.s, a.len);
+    size_t zlen = 0;
+    unsigned char *z = gz_pack(a.s, a.len, &zlen);
+    put_file(gz, z, zlen);
+    free(z);
+    read_logged("mapped text (one chunk per thread or more)", plain, a.len, 2);
+    tf_io_set_window_bytes(1 << 16); /* several windows */
+    read_logged("gzip, streamed: compressed bytes", gz, file_size(gz), 4);
+    tf_io_set_window_bytes(0);
+    tf_tensor t;
+    CHECK_OK(tf_read_tensor(plain, 2, &t, NULL));
+    const char *bin = path_of("progress.bin");
+    CHECK_OK(tf_write_tensor(bin, &t, TF_FILE_BIN));
+    read_logged("binary, section by section", bin, file_size(bin), 5);
+    /* a pipe: no size */
+    pid_t pid;
+    int saved = stdin_from(a.s, &pid);
+    tf_io_set_window_bytes(1 << 16);
+    read_logged("a pipe: no total", "-", 0, 3);
+    tf_io_set_window_bytes(0);
+    stdin_restore(saved, pid);
+    /* a failed read ends with finished = 1 too */
+    progress_log g;
+    memset(&g, 0, sizeof g);
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.progress = log_progress;
+    o.progress_user = &g;
+    tf_tensor bad;
+    const char *badp = path_of("progress_bad.tns");
+    put_file(badp, "1 1 1 1\n2 2 x 2\n", 16);
+    CHECK(tf_read_tensor_opts(badp, &o, &bad, NULL) == TF_ERR_PARSE && g.finished == 1 && g.after_finish == 0);
+
+    /* plan builds and CP-ALS: the build is one step */
+    memset(&g, 0, sizeof g);
+    tf_plan_opts po;
+    tf_plan_opts_default(&po);
+    po.backend = TF_BACKEND_CPU;
+    po.progress = log_progress;
+    po.progress_user = &g;
+    tf_plan *p = NULL;
+    CHECK_OK(tf_plan_build(&t, &po, &p));
+    tf_plan_free(p);
+    CHECKF(g.calls == 2 && g.finished == 1 && !strcmp(g.first_step, "building the plan"),
+           "plan build: %d calls, %d finished, first step '%s'", g.calls, g.finished, g.first_step);
+    memset(&g, 0, sizeof g);
+    tf_cpd_opts co;
+    tf_cpd_opts_default(&co);
+    co.backend = TF_BACKEND_CPU;
+    co.rank = 2;
+    co.max_iters = 2;
+    co.progress = log_progress;
+    co.progress_user = &g;
+    tf_ktensor k;
+    CHECK_OK(tf_cpd(&t, &co, &k, NULL));
+    tf_ktensor_free(&k);
+    CHECKF(g.calls == 2 && g.finished == 1 && !strcmp(g.last_step, "building the plan"),
+           "cpd: %d calls, %d finished, step '%s'", g.calls, g.finished, g.last_step);
+    tf_tensor_free(&t);
+    free(a.s);
+}
+
+/* The tool's progress line (cli/progress.c, compiled in here): after a
+ * second, with the percentage; ended with a newline when stderr is a file;
+ * offered only as the output level and stderr allow. */
+static void progress_line(void)
+{
+    const char *path = path_of("progress_line.txt");
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (saved < 0 || fd < 0) { CHECK(!"cannot redirect stderr"); return; }
+    dup2(fd, 2);
+    close(fd);
+    tf_progress p = {"reading", 430, 1000, 0};
+    cli_progress(&p, (void *)"x.tns");
+    usleep(1400000);
+    p.finished = 1;
+    cli_progress(&p, (void *)"x.tns");
+    p = (tf_progress){"building the plan", 0, 0, 0}; /* a short one: never shown */
+    cli_progress(&p, (void *)"cpd");
+    p.finished = 1;
+    cli_progress(&p, (void *)"cpd");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[512] = "";
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    CHECKF(strstr(buf, "\rx.tns: reading 43% (430 B of 1000 B), 1.") == buf && n > 0 && buf[n - 1] == '\n' &&
+               !strstr(buf, "cpd"),
+           "progress line: '%s'", buf);
+    cli_verbosity = CLI_QUIET;
+    CHECK(cli_progress_fn() == NULL);
+    cli_verbosity = CLI_VERBOSE;
+    CHECK(cli_progress_fn() == cli_progress);
+    cli_verbosity = CLI_NORMAL;
+    CHECK(cli_progress_fn() == (isatty(2) ? cli_progress : NULL));
+}
+
 int main(void)
 {
     mkdir(TF_TEST_TMP, 0777);
@@ -554,5 +788,8 @@ int main(void)
     streamed_same();
     streamed_errors();
     slice_counts();
+    standard_input();
+    progress_reports();
+    progress_line();
     return tf_test_finish("test_io_stream");
 }

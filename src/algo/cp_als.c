@@ -26,6 +26,21 @@ static void random_init(tf_ktensor *k, uint64_t seed)
     for (uint64_t r = 0; r < k->rank; ++r) k->lambda[r] = 1.0;
 }
 
+/* The given start (checked by the front end): the factors, lambda folded
+ * into the first (no lambda: ones); the model is the same, lambda is 1. */
+static void given_init(tf_ktensor *k, const tf_ktensor *init)
+{
+    const uint64_t R = k->rank;
+    for (uint32_t m = 0; m < k->order; ++m)
+        memcpy(k->factors[m].data, init->factors[m].data, k->dims[m] * R * sizeof(double));
+    if (init->lambda) {
+        double *a = k->factors[0].data;
+        for (uint64_t i = 0; i < k->dims[0]; ++i)
+            for (uint64_t r = 0; r < R; ++r) a[i * R + r] *= init->lambda[r];
+    }
+    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
+}
+
 /* row[r] <- row[perm[r]] through buf (R doubles). */
 static void permute_row(double *row, const uint64_t *perm, uint64_t R, double *buf)
 {
@@ -100,7 +115,9 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
     double fit_old = 0.0;
     for (uint32_t it = 1; it <= o->max_iters; ++it) {
         const double t_iter = tf_wtime();
-        double inner = 0.0, knorm2 = 0.0;
+        double inner = 0.0, knorm2 = 0.0, mtt0 = 0.0;
+        for (uint32_t n = 0; n < N; ++n) mtt0 += rep->t_mttkrp[n];
+        const double dense0 = rep->t_dense, fit0 = rep->t_fit;
         if (ops->sweep) {
             TF_TRY(ops->sweep(ctx, it > 1, &inner, &knorm2, rep->t_mttkrp, &rep->t_dense, &rep->t_fit,
                               &rep->pinv_fallbacks));
@@ -128,7 +145,10 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
                                            "(<X,K> = %g, ||K||^2 = %g)", it, inner, knorm2);
         rep->iters = it;
         rep->fit = fit;
-        tf_cpd_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter};
+        double mtt = 0.0;
+        for (uint32_t n = 0; n < N; ++n) mtt += rep->t_mttkrp[n];
+        tf_cpd_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter, mtt - mtt0, rep->t_dense - dense0,
+                            rep->t_fit - fit0};
         if (o->callback) o->callback(&info, o->user);
         if (it > 1 && fabs(fit - fit_old) < o->tol) {
             rep->converged = 1;
@@ -144,8 +164,9 @@ tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_
 {
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);
     if (s == TF_OK) {
-        random_init(out, o->seed);
-        s = be->ops->init(be->ctx, out);
+        if (o->init) given_init(out, o->init);
+        else random_init(out, o->seed);
+        s = be->ops->init(be->ctx, out); /* every backend starts from out */
     }
     if (s == TF_OK) s = iterate(be, X, o, normx2, rep);
     if (s == TF_OK) s = be->ops->result(be->ctx, out);

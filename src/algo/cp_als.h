@@ -7,7 +7,8 @@
 #include "backend/cpd.h"
 #include "tenfold.h"
 
-/* Allocates out, starts from factors uniform in [0,1) drawn from o->seed,
+/* Allocates out, starts from o->init (lambda folded into factor 1; checked
+ * by the caller) or from factors uniform in [0,1) drawn from o->seed,
  * iterates until |delta fit| < o->tol or o->max_iters (normx2 = ||X||^2 > 0),
  * filling rep's iteration counts, fit and step times, and copies the
  * backend's result into out (freed on failure). */

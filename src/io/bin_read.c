@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "io/bin_format.h"
 #include "io/checksum.h"
 #include "io/readers.h"
@@ -20,6 +21,8 @@ typedef struct bin_src {
     int fd;           /* >= 0: read from the file */
     const char *mem;  /* else: copy from memory  */
     uint64_t size;
+    tf_progress_fn progress; /* reported after each section, or NULL */
+    void *progress_user;
 } bin_src;
 
 /* Reads n bytes at off; returns 0 or an errno value. */
@@ -135,9 +138,12 @@ static tf_status bin_read(const bin_src *s, int threads, tf_tensor *t)
     uint64_t off = tf_bin_header_bytes(shape.order);
     uint64_t h = tf_checksum(hdr, off - 8, 0, 1); /* as tf_bin_checksum, section by section */
     tf_status st = TF_OK;
-    for (uint32_t m = 0; m < t->order && st == TF_OK; ++m, off += t->nnz * 4)
+    for (uint32_t m = 0; m < t->order && st == TF_OK; ++m, off += t->nnz * 4) {
         st = read_section(s, off, t->ind[m], t->nnz * 4, T, &h);
+        tf_progress_report(s->progress, s->progress_user, TF_STEP_READ, off + t->nnz * 4, s->size, 0);
+    }
     if (st == TF_OK) st = read_section(s, off, t->vals, t->nnz * 8, T, &h);
+    tf_progress_report(s->progress, s->progress_user, TF_STEP_READ, off + t->nnz * 8, s->size, 0);
     if (st == TF_OK && h != sum)
         st = tf_fail(TF_ERR_PARSE, "%s: tenfold binary: checksum mismatch (the file is corrupt)",
                      s->name);
@@ -145,15 +151,16 @@ static tf_status bin_read(const bin_src *s, int threads, tf_tensor *t)
     return st;
 }
 
-tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_tensor *t)
+tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_progress_fn progress,
+                         void *progress_user, tf_tensor *t)
 {
-    bin_src s = {name, fd, NULL, size};
+    bin_src s = {name, fd, NULL, size, progress, progress_user};
     return bin_read(&s, threads, t);
 }
 
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,
                            tf_tensor *t)
 {
-    bin_src s = {name, -1, data, len};
+    bin_src s = {name, -1, data, len, NULL, NULL};
     return bin_read(&s, threads, t);
 }

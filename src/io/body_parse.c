@@ -357,8 +357,20 @@ static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_
     s = grow_arrays(t, o->nmodes, a, need, final && !a->allocated);
     if (s != TF_OK) goto done;
 
+    /* a whole text reports its progress as chunks finish (a stream does per window) */
+    const int report = src->progress && !src->dec;
+    uint64_t parsed = 0;
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1)
-    for (int64_t i = 0; i < (int64_t)n; ++i) parse_store(o, &ch[i], t->ind, t->vals);
+    for (int64_t i = 0; i < (int64_t)n; ++i) {
+        parse_store(o, &ch[i], t->ind, t->vals);
+        if (report) {
+            uint64_t done;
+#pragma omp atomic capture
+            done = parsed += (uint64_t)(ch[i].end - ch[i].begin);
+            if (tf_thread_id() == 0) tf_src_report(src, start + done); /* the calling thread */
+        }
+    }
+    if (report) tf_src_report(src, start + parsed); /* chunks the other threads finished last */
 
     s = report_first_error(src->name, text, src->line_base, ch, n);
     if (s != TF_OK) goto done;

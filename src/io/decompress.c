@@ -71,6 +71,7 @@ struct tf_decoder {
     lzma_stream xz;
     z_stream gz;
     int started;
+    uint64_t in_total;                /* input bytes brought in so far        */
 };
 
 /* Makes input available unless it is exhausted. */
@@ -85,6 +86,7 @@ static tf_status dec_refill(tf_decoder *d)
         if (k == 0) d->in_eof = 1;
         d->in_next = d->inbuf;
         d->in_avail = (size_t)k;
+        d->in_total += (uint64_t)k;
         return TF_OK;
     }
 }
@@ -99,6 +101,7 @@ static tf_status dec_start(tf_decoder *d, int threads, int *kind)
             if (k < 0) return tf_fail(TF_ERR_IO, "%s: read failed: %s", d->name, strerror(errno));
             if (k == 0) d->in_eof = 1;
             d->in_avail += (size_t)k;
+            d->in_total += (uint64_t)k;
         }
     }
     d->kind = tf_is_xz(d->in_next, d->in_avail) ? 1 : tf_is_gzip(d->in_next, d->in_avail) ? 2 : 0;
@@ -135,6 +138,7 @@ static tf_status dec_open(const char *name, int fd, const void *mem, size_t len,
     } else {
         d->in_next = mem;
         d->in_avail = len;
+        d->in_total = len;
         d->in_eof = 1;
     }
     tf_status s = dec_start(d, threads, kind);
@@ -171,6 +175,7 @@ static tf_status read_plain(tf_decoder *d, char *out, size_t cap, size_t *got)
         if (k < 0) return tf_fail(TF_ERR_IO, "%s: read failed: %s", d->name, strerror(errno));
         if (k == 0) { d->in_eof = 1; break; }
         *got += (size_t)k;
+        d->in_total += (uint64_t)k;
     }
     return TF_OK;
 }
@@ -233,6 +238,11 @@ tf_status tf_decoder_read(tf_decoder *d, char *out, size_t cap, size_t *got)
     if (d->kind == 1) return read_xz(d, out, cap, got);
     if (d->kind == 2) return read_gz(d, out, cap, got);
     return read_plain(d, out, cap, got);
+}
+
+uint64_t tf_decoder_in_bytes(const tf_decoder *d)
+{
+    return d->in_total - d->in_avail;
 }
 
 void tf_decoder_close(tf_decoder *d)

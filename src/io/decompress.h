@@ -6,6 +6,7 @@
 #define TF_IO_DECOMPRESS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tenfold.h"
 
@@ -23,5 +24,9 @@ tf_status tf_decoder_open_mem(const char *name, const void *mem, size_t len, int
                               tf_decoder **out, int *kind);
 /* Fills out[0..cap) as far as it can; *got == 0 only at the end of input. */
 tf_status tf_decoder_read(tf_decoder *d, char *out, size_t cap, size_t *got);
+/* Input bytes (compressed, for xz / gzip) taken from the fd or memory so
+ * far: how far through its source the decoder is. Not while another
+ * thread reads d. */
+uint64_t tf_decoder_in_bytes(const tf_decoder *d);
 void tf_decoder_close(tf_decoder *d);
 #endif

@@ -19,12 +19,23 @@ static tf_status end_with_newline(char **buf, size_t *len)
     return TF_OK;
 }
 
+tf_status tf_open_input(const char *path, int *fd, const char **name, int *is_stdin)
+{
+    const int in = !strcmp(path, "-");
+    if (is_stdin) *is_stdin = in;
+    *name = in ? TF_STDIN_NAME : path;
+    *fd = in ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd >= 0) return TF_OK;
+    if (in) return tf_fail(TF_ERR_IO, "standard input ('-'): cannot read it: %s", strerror(errno));
+    return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+}
+
 tf_status tf_load_text(const char *path, int threads, char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1;
+    TF_TRY(tf_open_input(path, &fd, &path, NULL));
     tf_decoder *dec = NULL;
     tf_status s = tf_decoder_open_fd(path, fd, threads, &dec, NULL);
     char *buf = NULL;

@@ -266,7 +266,7 @@ tf_status tf_matrix_read(const char *path, tf_matrix *out)
     char *text = NULL;
     size_t len = 0;
     TF_TRY(tf_load_text(path, 0, &text, &len));
-    tf_status s = tf_matrix_parse(path, text, len, out);
+    tf_status s = tf_matrix_parse(strcmp(path, "-") ? path : TF_STDIN_NAME, text, len, out);
     tf_free(text);
     return s;
 }

@@ -14,8 +14,10 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "io/bin_format.h"
 #include "io/decompress.h"
+#include "io/input.h"
 #include "io/readers.h"
 #include "io/stream.h"
 #include "io/text_scan.h"
@@ -63,13 +65,17 @@ static tf_status check_tensor(const char *name, const tf_tensor *t, int T, int *
 
 /* Brings t into canonical form and records duplicates/zeros. canonical:
  * 1 already canonical, 0 not, -1 unknown (binary: validate first). */
-static tf_status finish(const char *name, tf_tensor *t, int threads, int canonical,
+static tf_status finish(const char *name, tf_tensor *t, const tf_read_opts *o, int canonical,
                         tf_read_info *info)
 {
+    const int threads = o->threads;
     const uint64_t before = t->nnz;
     tf_status s = TF_OK;
     if (canonical < 0) s = check_tensor(name, t, tf_resolve_threads(threads), &canonical);
-    if (s == TF_OK && !canonical) s = tf_tensor_canonicalize(t, &info->duplicates, &info->zeros);
+    if (s == TF_OK && !canonical) {
+        tf_progress_report(o->progress, o->progress_user, TF_STEP_SORT, 0, 0, 0);
+        s = tf_tensor_canonicalize(t, &info->duplicates, &info->zeros);
+    }
     if (s == TF_OK && t->nnz == 0)
         s = tf_fail(TF_ERR_PARSE, "%s: no non-zeros (all %llu entries are zero or cancel out)",
                     name, (unsigned long long)before);
@@ -148,17 +154,20 @@ static tf_status parse_mem(const char *name, const char *data, size_t len, const
         int kind = 0;
         TF_TRY(tf_decoder_open_mem(name, data, len, o->threads, &dec, &kind));
         tf_status s = tf_src_init_stream(&src, name, dec);
+        tf_src_set_progress(&src, o->progress, o->progress_user, len);
         if (s == TF_OK) s = parse_src(&src, o, t, info, canonical);
         tf_src_free(&src);
         info->compressed = kind;
         return s;
     }
     tf_src_init_mem(&src, name, data, len);
+    tf_src_set_progress(&src, o->progress, o->progress_user, len);
     return parse_src(&src, o, t, info, canonical);
 }
 
-/* Streams an fd (a compressed file, a pipe) through the decoder. */
-static tf_status parse_fd(const char *name, int fd, const tf_read_opts *o, tf_tensor *t,
+/* Streams an fd (a compressed file, a pipe) through the decoder; total:
+ * the bytes it holds from where it stands, 0 if unknown (progress). */
+static tf_status parse_fd(const char *name, int fd, uint64_t total, const tf_read_opts *o, tf_tensor *t,
                           tf_read_info *info, int *canonical)
 {
     tf_decoder *dec = NULL;
@@ -167,6 +176,7 @@ static tf_status parse_fd(const char *name, int fd, const tf_read_opts *o, tf_te
     *canonical = -1;
     TF_TRY(tf_decoder_open_fd(name, fd, o->threads, &dec, &kind));
     tf_status s = tf_src_init_stream(&src, name, dec);
+    tf_src_set_progress(&src, o->progress, o->progress_user, total);
     if (s == TF_OK) s = parse_src(&src, o, t, info, canonical);
     tf_src_free(&src);
     info->compressed = kind;
@@ -201,8 +211,11 @@ tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
     TF_TRY(check_opts(opts));
     if (!text && len) return tf_fail(TF_ERR_ARG, "%s: no text given", name);
     int canonical = -1;
-    TF_TRY(parse_mem(name, text, len, opts, out, info, &canonical));
-    TF_TRY(finish(name, out, opts->threads, canonical, info));
+    tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, 0, len, 0);
+    tf_status s = parse_mem(name, text, len, opts, out, info, &canonical);
+    if (s == TF_OK) s = finish(name, out, opts, canonical, info);
+    tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, len, len, 1);
+    TF_TRY(s);
     info->seconds = tf_wtime() - t0;
     return TF_OK;
 }
@@ -229,17 +242,18 @@ static tf_status read_regular(const char *path, int fd, uint64_t size, const tf_
         info->format = TF_FILE_BIN;
         info->declared_dims = 1;
         info->bytes = size;
-        TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, t));
+        TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, o->progress, o->progress_user, t));
         info->entries = t->nnz;
         return TF_OK;
     }
-    if (tf_is_xz(head, n) || tf_is_gzip(head, n)) return parse_fd(path, fd, o, t, info, canonical);
+    if (tf_is_xz(head, n) || tf_is_gzip(head, n)) return parse_fd(path, fd, size, o, t, info, canonical);
     if (size > SIZE_MAX) return tf_fail(TF_ERR_NOMEM, "%s: file too large to map", path);
     void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED)
         return tf_fail(TF_ERR_IO, "%s: cannot map the file: %s", path, strerror(errno));
     tf_text_src src;
     tf_src_init_mem(&src, path, map, (size_t)size);
+    tf_src_set_progress(&src, o->progress, o->progress_user, size);
     tf_status s = parse_src(&src, o, t, info, canonical);
     munmap(map, (size_t)size);
     return s;
@@ -257,19 +271,27 @@ tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_ten
     memset(out, 0, sizeof *out);
     TF_TRY(check_opts(opts));
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1, is_stdin = 0;
+    const char *name = path;
+    TF_TRY(tf_open_input(path, &fd, &name, &is_stdin));
     struct stat st;
     tf_status s = TF_OK;
     int canonical = -1;
-    if (fstat(fd, &st) != 0) s = tf_fail(TF_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (S_ISDIR(st.st_mode)) s = tf_fail(TF_ERR_IO, "%s: is a directory", path);
-    else if (S_ISREG(st.st_mode))
-        s = read_regular(path, fd, (uint64_t)st.st_size, opts, out, info, &canonical);
-    else
-        s = parse_fd(path, fd, opts, out, info, &canonical);
+    const int stat_ok = fstat(fd, &st) == 0;
+    const uint64_t size = stat_ok && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0; /* for progress */
+    tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, 0, size, 0);
+    if (!stat_ok) s = tf_fail(TF_ERR_IO, "%s: cannot stat: %s", name, strerror(errno));
+    else if (S_ISDIR(st.st_mode)) s = tf_fail(TF_ERR_IO, "%s: is a directory", name);
+    else if (S_ISREG(st.st_mode) && (!is_stdin || lseek(fd, 0, SEEK_CUR) == 0))
+        s = read_regular(name, fd, (uint64_t)st.st_size, opts, out, info, &canonical);
+    else { /* a pipe, a device, or standard input part-way through a file: from where it is */
+        const off_t at = S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+        const uint64_t rest = at >= 0 && at <= st.st_size ? (uint64_t)(st.st_size - at) : 0;
+        s = parse_fd(name, fd, rest, opts, out, info, &canonical);
+    }
     close(fd);
-    if (s == TF_OK) s = finish(path, out, opts->threads, canonical, info);
+    if (s == TF_OK) s = finish(name, out, opts, canonical, info);
+    tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, size, size, 1);
     info->seconds = tf_wtime() - t0;
     return s;
 }

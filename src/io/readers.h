@@ -20,8 +20,10 @@ tf_status tf_tns_parse(tf_text_src *src, const tf_read_opts *ro, tf_tensor *t, t
 /* Matrix Market coordinate text (text starts with "%%MatrixMarket"). */
 tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info *info,
                        int *canonical);
-/* tenfold binary from an open file of `size` bytes, or from memory. */
-tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_tensor *t);
+/* tenfold binary from an open file of `size` bytes (progress, if not
+ * NULL, after each section), or from memory. */
+tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_progress_fn progress,
+                         void *progress_user, tf_tensor *t);
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,
                            tf_tensor *t);
 

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/text_parse.h"
 #include "io/text_scan.h"
 
@@ -31,16 +32,43 @@ void tf_src_init_mem(tf_text_src *s, const char *name, const char *text, size_t 
     s->eof = 1;
 }
 
+void tf_src_report(const tf_text_src *s, uint64_t done)
+{
+    if (s->progress_total && done > s->progress_total) done = s->progress_total; /* a copied last line */
+    tf_progress_report(s->progress, s->progress_user, TF_STEP_READ, done, s->progress_total, 0);
+}
+
+/* A stream's progress: how far the decoder is through its input (only
+ * while no read-ahead thread uses the decoder). */
+static void stream_report(const tf_text_src *s)
+{
+    if (s->progress && s->dec) tf_src_report(s, tf_decoder_in_bytes(s->dec));
+}
+
+void tf_src_set_progress(tf_text_src *s, tf_progress_fn fn, void *user, uint64_t total)
+{
+    s->progress = fn;
+    s->progress_user = user;
+    s->progress_total = total;
+    stream_report(s); /* called before any read-ahead starts */
+}
+
+/* With a progress callback, a window is read in pieces of this size, each
+ * reported (a slow pipe or decoder shows its bytes coming). */
+#define PROGRESS_PIECE ((size_t)4 << 20)
+
 /* Reads until the window holds `target` bytes or the input ends. */
 static tf_status fill(tf_text_src *s, size_t target)
 {
     if (target > s->cap) target = s->cap;
     while (!s->eof && s->len < target) {
-        size_t got = 0;
-        TF_TRY(tf_decoder_read(s->dec, s->buf + s->len, target - s->len, &got));
+        size_t got = 0, want = target - s->len;
+        if (s->progress && want > PROGRESS_PIECE) want = PROGRESS_PIECE;
+        TF_TRY(tf_decoder_read(s->dec, s->buf + s->len, want, &got));
         if (got == 0) s->eof = 1;
         s->len += got;
         s->bytes += got;
+        stream_report(s);
     }
     s->text = s->buf;
     return TF_OK;
@@ -128,6 +156,7 @@ static tf_status take_prefetched(tf_text_src *s)
     s->bytes += p->len;
     s->eof = p->eof;
     s->text = s->buf;
+    stream_report(s); /* before the helper takes the decoder again */
     tf_src_prefetch(s); /* the next window decodes while this one is parsed */
     return TF_OK;
 }

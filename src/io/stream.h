@@ -33,6 +33,11 @@ typedef struct tf_text_src {
     char *buf;
     size_t cap;
     struct tf_prefetch *pf; /* read-ahead thread and its buffer, or NULL */
+    /* progress (tf_src_set_progress): reported as windows arrive (streams)
+     * or chunks are parsed (whole texts, by the body parser) */
+    tf_progress_fn progress;
+    void *progress_user;
+    uint64_t progress_total; /* the input's size, 0 if unknown            */
 } tf_text_src;
 
 /* Window size of streamed sources (default 32 MiB); tests make it small. */
@@ -53,6 +58,13 @@ tf_status tf_src_need_lines(tf_text_src *s, char comment, uint32_t want);
  * caller parses this one (tf_src_advance takes it); a no-op for whole
  * texts, at the end of input, or when no thread can be started. */
 void tf_src_prefetch(tf_text_src *s);
+/* Reports progress to fn (may be NULL) from here on: step "reading", done =
+ * input bytes the decoder took (streams) or text parsed (whole texts),
+ * total = `total` (0 if unknown). Reports where the source stands now;
+ * call it before the body parse starts its read-ahead. */
+void tf_src_set_progress(tf_text_src *s, tf_progress_fn fn, void *user, uint64_t total);
+/* Reports done bytes of a whole text (the body parser, on the calling thread). */
+void tf_src_report(const tf_text_src *s, uint64_t done);
 /* Reads the rest of the input into the window (a compressed binary file). */
 tf_status tf_src_slurp(tf_text_src *s);
 void tf_src_free(tf_text_src *s);

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "ops/auto_backend.h"
 #include "ops/call_context.h"
 
@@ -42,6 +43,35 @@ static tf_status check_opts(const tf_cpd_opts *o)
         return tf_fail(TF_ERR_ARG, "cpd: unknown format %d", (int)o->format);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "cpd: unknown precision %d", (int)o->precision);
+    return TF_OK;
+}
+
+/* The given start fits X and the rank, and is finite. */
+static tf_status check_init(const tf_tensor *X, const tf_cpd_opts *o)
+{
+    const tf_ktensor *k = o->init;
+    if (!k) return TF_OK;
+    if (k->order != X->order)
+        return tf_fail(TF_ERR_ARG, "cpd: the initial Kruskal tensor has order %u, the tensor %u", k->order,
+                       X->order);
+    if (k->rank != o->rank)
+        return tf_fail(TF_ERR_ARG, "cpd: the initial Kruskal tensor has rank %llu, the run %llu",
+                       (unsigned long long)k->rank, (unsigned long long)o->rank);
+    for (uint32_t m = 0; m < X->order; ++m) {
+        const tf_matrix *f = &k->factors[m];
+        if (f->rows != X->dims[m] || f->cols != o->rank || !f->data || k->dims[m] != X->dims[m])
+            return tf_fail(TF_ERR_ARG, "cpd: initial factor %u is %llu x %llu, expected %llu x %llu (mode %u's "
+                           "length x the rank)", m + 1, (unsigned long long)f->rows,
+                           (unsigned long long)f->cols, (unsigned long long)X->dims[m],
+                           (unsigned long long)o->rank, m + 1);
+        for (uint64_t e = 0; e < f->rows * f->cols; ++e)
+            if (!isfinite(f->data[e]))
+                return tf_fail(TF_ERR_ARG, "cpd: initial factor %u has a non-finite value at row %llu, column %llu",
+                               m + 1, (unsigned long long)(e / f->cols + 1), (unsigned long long)(e % f->cols + 1));
+    }
+    for (uint64_t r = 0; k->lambda && r < k->rank; ++r)
+        if (!isfinite(k->lambda[r]))
+            return tf_fail(TF_ERR_ARG, "cpd: initial lambda %llu is not finite", (unsigned long long)r + 1);
     return TF_OK;
 }
 
@@ -191,15 +221,27 @@ tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_c
     if (!X || !out) return tf_fail(TF_ERR_ARG, "tf_cpd: missing tensor or output ktensor");
     TF_TRY(check_opts(o));
     TF_TRY(tf_tensor_validate(X));
+    TF_TRY(check_init(X, o));
     const int e = max_exponent(X, o->threads);
     if (e >= -SAFE_EXP && e <= SAFE_EXP) return run_in_range(X, o, out, rep, t_start);
     /* CP-ALS is scale-equivariant: run on X 2^-e, then lambda *= 2^e. The
-     * GPU backend gets the same view, so fp32 never sees the raw values. */
+     * GPU backend gets the same view, so fp32 never sees the raw values; a
+     * given start is the model of X, so its lambda is scaled the same way. */
     tf_tensor view;
-    double *vals = NULL;
-    TF_TRY(scaled_view(X, e, o->threads, &view, &vals));
-    tf_status s = run_in_range(&view, o, out, rep, t_start);
+    double *vals = NULL, *lambda = NULL;
+    tf_ktensor start;
+    tf_cpd_opts so = *o;
+    if (o->init) {
+        TF_TRY(TF_ALLOC(lambda, o->rank, "scaled initial lambda"));
+        for (uint64_t r = 0; r < o->rank; ++r) lambda[r] = ldexp(o->init->lambda ? o->init->lambda[r] : 1.0, -e);
+        start = *o->init;
+        start.lambda = lambda;
+        so.init = &start;
+    }
+    tf_status s = scaled_view(X, e, o->threads, &view, &vals);
+    if (s == TF_OK) s = run_in_range(&view, &so, out, rep, t_start);
     tf_free(vals);
+    tf_free(lambda);
     if (s == TF_OK) s = unscale_lambda(out, e);
     if (s != TF_OK) tf_ktensor_free(out);
     return s;
@@ -219,7 +261,10 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     tf_cpd_backend be;
     backend_hold hold;
     double t = tf_wtime();
-    TF_TRY(create_backend(X, o, &be, &hold, rep->note, sizeof rep->note));
+    tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
+    tf_status sb = create_backend(X, o, &be, &hold, rep->note, sizeof rep->note);
+    tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 1);
+    TF_TRY(sb);
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
 

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/mttkrp_args.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "ops/call_context.h"
 
 void tf_plan_opts_default(tf_plan_opts *o)
@@ -18,11 +19,21 @@ void tf_plan_opts_default(tf_plan_opts *o)
     o->precision = TF_DOUBLE;
 }
 
+static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out);
+
 tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
 {
     tf_plan_opts d;
     if (!o) { tf_plan_opts_default(&d); o = &d; }
     *out = NULL;
+    tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
+    tf_status s = plan_build(X, o, out);
+    tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 1);
+    return s;
+}
+
+static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
+{
     if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: no tensor");
     TF_TRY(tf_tensor_validate(X));
     tf_backend be = o->backend;
@@ -68,7 +79,7 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
         co.backend = TF_BACKEND_CPU;
         co.format = TF_FORMAT_AUTO;
         co.precision = TF_DOUBLE; /* the CPU computes in double */
-        TF_TRY(tf_plan_build(X, &co, out));
+        TF_TRY(plan_build(X, &co, out));
         snprintf((*out)->note, sizeof (*out)->note, "%s", why);
         return TF_OK;
     }

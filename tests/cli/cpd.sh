@@ -72,6 +72,55 @@ else
     bad "bundled data $REPO/uber-apr14.tns.xz is missing"
 fi
 
+# --init STEM: start from a previous run's factor files; that run goes on from where it stopped
+expect 0 "cpd 5 iterations" cpd small.tns -r 4 -i 5 --tol 0 -o first --json first.json
+final_fit() { sed -n 's/^final fit: \([^ ]*\) .*/\1/p' "$1"; }
+first_fit() { sed -n 's/^  its = *1 ([^)]*) *fit = \([^ ]*\) .*/\1/p' "$1"; }
+f5=$(final_fit out.txt)
+expect 0 "cpd --init first (rank from the files)" cpd small.tns --init first -i 3 --tol 0 -o second --json second.json
+check "--init: the header names the start" grep -qE '^cpd: rank 4, max 3 iterations, tol 0, start first\.mode\{1\.\.3\}\.mat \+ lambda,' out.txt
+check "--init: the continued run starts at least where the first ended ($f5 -> $(first_fit out.txt))" \
+    awk -v a="$f5" -v b="$(first_fit out.txt)" 'BEGIN { exit !(b >= a - 1e-6) }'
+if command -v python3 >/dev/null; then
+    check "--init: exactly (the reports' fits)" python3 -c '
+import json
+a = json.load(open("first.json")); b = json.load(open("second.json"))
+assert b["iterations"][0]["fit"] >= a["result"]["fit"] - 1e-12, (a["result"]["fit"], b["iterations"][0]["fit"])
+assert b["options"]["init"] == "first" and a["options"]["init"] is None'
+fi
+expect 0 "cpd --init first -r 4 -o first (in place)" cpd small.tns --init first -r 4 -i 2 --tol 0 -o first -q
+check "--init in place: the set was replaced" test -s first.mode1.mat -a -s first.ktensor
+rm -f first.lambda.mat
+expect 0 "cpd --init without STEM.lambda.mat" cpd small.tns --init first -i 1 --nowrite
+check "--init without lambda: the header says so" grep -qE 'start first\.mode\{1\.\.3\}\.mat, ' out.txt
+# a start that does not fit: one line naming the file and what was expected; nothing written
+expect_failure "--init of missing files" "^tenfold: --init nothing: nothing\.mode1\.mat: cannot open" \
+    cpd small.tns --init nothing -o none
+expect_failure "--init -r other than the files'" "first\.mode1\.mat has 4 columns, expected 3 \(-r 3\)" \
+    cpd small.tns --init first -r 3 -o none
+cp first.mode1.mat two.mode1.mat; cp first.mode2.mat two.mode2.mat
+expect_failure "--init with a file too few" "2 factor files \(two\.mode1\.mat \.\. two\.mode2\.mat\) for an order-3 tensor: two\.mode3\.mat is missing" \
+    cpd small.tns --init two -o none
+cp first.mode3.mat two.mode3.mat; cp first.mode3.mat two.mode4.mat
+expect_failure "--init with a file too many" "4 factor files .* for an order-3 tensor: expected two\.mode1\.mat \.\. two\.mode3\.mat" \
+    cpd small.tns --init two -o none
+rm two.mode4.mat; cp first.mode3.mat two.mode2.mat
+expect_failure "--init with a factor of the wrong length" "two\.mode2\.mat has 10 rows, expected 20 \(the length of mode 2\)" \
+    cpd small.tns --init two -o none
+awk 'NR == 2 { $3 = "inf" } { print }' first.mode2.mat > two.mode2.mat
+expect_failure "--init with a non-finite value" "^tenfold: --init two: two\.mode2\.mat:2: field 3: expected a finite value, found 'inf'" \
+    cpd small.tns --init two -o none
+cut -d' ' -f1-3 first.mode2.mat > two.mode2.mat
+expect_failure "--init with another column count" "two\.mode2\.mat has 3 columns, two\.mode1\.mat 4" \
+    cpd small.tns --init two -o none
+cp first.mode2.mat two.mode2.mat; printf '1\n2\n3\n' > two.lambda.mat
+expect_failure "--init with a lambda of the wrong length" "two\.lambda\.mat holds 3 x 1 values, expected 4" \
+    cpd small.tns --init two -o none
+no_files "a start that does not fit writes nothing" none.mode1.mat none.lambda.mat none.ktensor
+expect_usage cpd small.tns --init -
+expect_usage cpd small.tns --init=
+check "--help describes --init" bash -c "'$TF' cpd --help | grep -q -- '--init STEM'"
+
 # --memory-limit: a size; under --device auto a tensor the GPU budget cannot hold runs
 # on the CPU with a one-line note (on a machine without a GPU: the CPU anyway, no note)
 expect_usage cpd small.tns -r 2 --memory-limit 5X

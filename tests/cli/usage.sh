@@ -32,7 +32,7 @@ printf '1 1 1 1.5\n2 2 2 2.5\n' > t.tns
 
 # unknown flags
 expect_usage cpd t.tns -r 2 --bogus
-expect_usage cpd t.tns -r 2 -q
+expect_usage cpd t.tns -r 2 -Q
 expect_usage check t.tns --frob
 expect_usage stats t.tns --fix x.tns
 expect_usage convert t.tns o.tns --format tns

@@ -429,9 +429,9 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
         nstash += e->hierarchical(m);
         nheavy += (int)e->nhot[m];
     }
-    snprintf(e->desc, sizeof e->desc, "blco, %llu block%s, %d stash mode%s, %d heavy rows",
+    snprintf(e->desc, sizeof e->desc, "blco, %llu block%s, %d stash mode%s, %d heavy row%s",
              (unsigned long long)e->nblocks, e->nblocks == 1 ? "" : "s", nstash, nstash == 1 ? "" : "s",
-             nheavy);
+             nheavy, nheavy == 1 ? "" : "s");
     *out = e;
     return TF_OK;
 }
