@@ -55,12 +55,12 @@ expect 0 "mttkrp -q" mttkrp m.tns --mode 1 --factors -,F2.mat -o M.mat -q
 check "mttkrp -q: silent" test ! -s out.txt -a ! -s err.txt -a -s M.mat
 expect 0 "mttkrp -v" mttkrp m.tns --mode 1 --factors -,F2.mat -o M.mat -v
 check "mttkrp -v: the plan's build time and memory" grep -qE '^plan: +cpu .*, built in [0-9.]+ s, [0-9.]+ [KMG]?B$' out.txt
-expect 0 "ttm -q (benchmark)" ttm g.tns -r 4 --mode 1 --reps 2 --warmup 0 -q
+expect 0 "ttm -q (benchmark)" ttm g.tns -r 4 --mode 1 --reps 2 --warmup 0 -q --device cpu
 check "ttm -q: the table only" bash -c "grep -qE '^dev +mode' <(head -1 out.txt) && [ \$(wc -l <out.txt) -eq 2 ]"
 expect 0 "ttm -q (one product)" ttm m.tns --mode 2 --factor F2.mat -o Y.tns -q
 check "ttm -q: silent" test ! -s out.txt -a ! -s err.txt -a -s Y.tns
 printf '%%%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1.0\n2 2 2.0\n3 1 -1.0\n' > S.mtx
-expect 0 "sddmm -q (benchmark)" sddmm S.mtx -k 4 --reps 2 --warmup 0 -q
+expect 0 "sddmm -q (benchmark)" sddmm S.mtx -k 4 --reps 2 --warmup 0 -q --device cpu
 check "sddmm -q: the table only" bash -c "grep -qE '^impl +algo' <(head -1 out.txt) && [ \$(wc -l <out.txt) -eq 2 ]"
 expect 0 "sddmm -v (one product)" sddmm S.mtx -A F1.mat -B F2.mat -o P.mtx -v
 check "sddmm -v: read statistics" grep -qE '^read: +[0-9]+ lines' out.txt
@@ -149,9 +149,9 @@ expect 0 "cpd -t 1 -i 1" cpd g.tns -r 2 -i 1 -t 1 --nowrite
 check "cpd: '1 thread', 'max 1 iteration'" grep -qE '^cpd: rank 2, max 1 iteration, .* 1 thread, ' out.txt
 check "cpd: 'after 1 iteration'" grep -qE '^final fit: .* after 1 iteration \(' out.txt
 check "cpd: the plan says '1 thread'" grep -qE '^plan: cpu csf, 1 thread$' out.txt
-expect 0 "bench -t 1 --reps 1" bench mttkrp g.tns -r 2 --format coo -t 1 --reps 1 --warmup 0
+expect 0 "bench -t 1 --reps 1" bench mttkrp g.tns -r 2 --format coo -t 1 --reps 1 --warmup 0 --device cpu
 check "bench: '1 timed run per mode', '1 thread'" bash -c "grep -qE '^bench: .* 1 timed run per mode' out.txt && grep -qE '^cpu: +1 thread$' out.txt"
-expect 0 "ttm --reps 1 -t 1" ttm g.tns -r 2 --mode 1 --reps 1 --warmup 0 -t 1
+expect 0 "ttm --reps 1 -t 1" ttm g.tns -r 2 --mode 1 --reps 1 --warmup 0 -t 1 --device cpu
 check "ttm: '1 timed run', '1 thread'" grep -qE '^ttm: .*cpu, 1 thread, 1 timed run after' out.txt
 printf '1 1 1 1.0\n' > one.tns
 expect 0 "check of a one-line file" check one.tns

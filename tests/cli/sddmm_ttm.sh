@@ -76,7 +76,8 @@ fi
 # on a GPU, a ttm benchmark past its memory limit exits 1 with one line on stderr
 # (it used to print its failure in the table only, issue 26)
 if "$TF" info 2>/dev/null | grep -qE '^gpus: +[1-9]'; then
-    expect 1 "ttm --device gpu under a 1K limit" ttm s.mtx --mode 1 -r 2 --device gpu --memory-limit 1K --reps 1
+    awk 'BEGIN { for (i = 1; i <= 3000; ++i) printf "%d %d %d 1.5\n", i % 50 + 1, (7 * i) % 40 + 1, (13 * i) % 30 + 1 }' > big.tns
+    expect 1 "ttm --device gpu under a 1K limit" ttm big.tns --mode 1 -r 2 --device gpu --memory-limit 1K --reps 1
     check "ttm under a 1K limit: one line on stderr" grep -qE '^tenfold: ttm mode 1 on the GPU: .*limit' err.txt
 fi
 # --memory-limit is a size on sddmm and ttm too
