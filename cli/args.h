@@ -34,7 +34,9 @@ typedef struct cli_args {
  * (terminated by a zero entry). "--help"/"-h" prints help to stdout.
  * Returns -1 to go on, 0 after --help, 2 on a usage error. Positional
  * arguments must number min_pos..max_pos; pos_names describes them for
- * the "missing" message ("FILE", "IN OUT"). */
+ * the "missing" message ("FILE", "IN OUT"). The value of --gen (an option
+ * whose value goes to cli_gen_arg, gen_spec.h) becomes a->pos[0], the
+ * other positional arguments moving up. */
 int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **argv,
               const cli_opt *opts, int min_pos, int max_pos, const char *pos_names);
 

@@ -10,7 +10,7 @@
 #include "report.h"
 
 static const char help[] =
-    "usage: tenfold check FILE [--fix OUT] [--base auto|0|1] [-t THREADS]\n"
+    "usage: tenfold check FILE|--gen SPEC [--fix OUT] [--base auto|0|1] [-t THREADS]\n"
     "\n"
     "Reads FILE and reports what tenfold had to fix or noticed: duplicate\n"
     "coordinates (summed), explicit zeros (dropped), the index base (one per\n"
@@ -24,6 +24,7 @@ static const char help[] =
     "                       would shrink a mode; written atomically; '-' is\n"
     "                       standard output, then the report goes to stderr)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      threads for reading (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -47,7 +48,7 @@ int cmd_check(int argc, char **argv)
 {
     const char *fix = NULL, *threads = NULL;
     const char *base = NULL;
-    const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+    const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, "check", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -59,9 +60,10 @@ int cmd_check(int argc, char **argv)
     tf_read_info info;
     if ((rc = cli_load_base("check", a.pos[0], nthreads, base, &t, &info))) return rc;
     cli_print_problem(stdout, a.pos[0], &t, &info);
-    printf("entries: %llu read from %llu lines, %s\n", (unsigned long long)info.entries,
-           (unsigned long long)info.lines,
-           info.declared_dims ? "dims declared by a header" : "dims inferred from the largest indices");
+    if (!cli_generated(a.pos[0]))
+        printf("entries: %llu read from %llu lines, %s\n", (unsigned long long)info.entries,
+               (unsigned long long)info.lines,
+               info.declared_dims ? "dims declared by a header" : "dims inferred from the largest indices");
     int warnings = 0;
     if (info.duplicates) {
         ++warnings;

@@ -14,7 +14,7 @@
 #include "run_context.h"
 
 static const char help[] =
-    "usage: tenfold sddmm MATRIX -k K [options]            (benchmark)\n"
+    "usage: tenfold sddmm MATRIX|--gen SPEC -k K [options]            (benchmark)\n"
     "       tenfold sddmm MATRIX -A FILE -B FILE -o OUT.mtx (compute one)\n"
     "\n"
     "Sampled dense-dense matrix multiplication with S (M x N) from MATRIX\n"
@@ -56,6 +56,7 @@ static const char help[] =
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -h, --help           this help\n";
@@ -86,7 +87,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"warmup", 0, &warmup, NULL},  {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
-                            {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL}, {0}};
+                            {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL}, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);

@@ -10,7 +10,7 @@
 #include "report.h"
 
 static const char help[] =
-    "usage: tenfold stats FILE [--base auto|0|1] [-t THREADS]\n"
+    "usage: tenfold stats FILE|--gen SPEC [--base auto|0|1] [-t THREADS]\n"
     "\n"
     "Prints the dims, nnz and density of the tensor in FILE; per mode, the number\n"
     "of non-empty slices, the min/mean/max non-zeros per non-empty slice and\n"
@@ -21,6 +21,7 @@ static const char help[] =
     "the exact fibre counts, assuming 4-byte ids and 8-byte pointers per level).\n"
     "\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      threads (default: all cores)\n"
     "  -h, --help           this help\n";
 
@@ -107,7 +108,7 @@ int cmd_stats(int argc, char **argv)
 {
     const char *threads = NULL;
     const char *base = NULL;
-    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, {0}};
+    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, "stats", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;

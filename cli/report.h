@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gen_spec.h"
 #include "tenfold.h"
 
 /* "12.3 MB" (powers of 1024; B, KB, MB, GB, TB). Returns buf. */
@@ -30,16 +31,19 @@ double cli_density(const tf_tensor *t);
     "                       index of any mode is 0, else 1-based; .mtx is always\n"          \
     "                       1-based, .bin needs none)\n"
 int cli_base(const char *cmd, const char *s, int *out);
-/* Reads a tensor with --base `base` (may be NULL); on failure prints
- * "tenfold: <error>" and returns 1 (2 for a bad --base value). */
+/* Reads a tensor with --base `base` (may be NULL), or generates it when
+ * path is this run's --gen SPEC (gen_spec.h); on failure prints
+ * "tenfold: <error>" and returns 1 (2 for a bad --base value or SPEC). */
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info);
 /* The same with automatic base detection. */
 int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
-/* Two lines: the input file (format, compression, size, read time) and the
- * tensor (order, dims, nnz, density, COO memory). */
+/* Two lines: the input file (format, compression, size, read time), or
+ * the --gen SPEC (generation time and rate), and the tensor (order, dims,
+ * nnz, density, COO memory). */
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info);
-/* One line listing duplicates summed, zeros dropped and the index base. */
+/* One line listing duplicates summed, zeros dropped and the index base
+ * (none for a generated tensor). */
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info);
 
 /* Non-zeros of each non-empty slice of mode m, in index order (malloc'd,

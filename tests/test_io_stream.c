@@ -21,6 +21,7 @@
 #include "tenfold.h"
 
 #include "../cli/args.c"
+#include "../cli/gen_spec.c"
 #include "../cli/report.c"
 
 #define TMP TF_TEST_TMP "/io_stream"
