@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "verbosity.h"
+#include "gen_spec.h"
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -75,6 +76,13 @@ int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **a
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
     if (max_pos > CLI_MAX_POS) max_pos = CLI_MAX_POS;
+    const cli_opt *first = NULL; /* --gen, standing in for pos[0] */
+    for (const cli_opt *o = opts; o->name; ++o)
+        if (o->value == &cli_gen_arg) {
+            first = o;
+            *o->value = NULL;
+        }
+    const int cap = first && max_pos < CLI_MAX_POS ? max_pos + 1 : max_pos;
     for (int i = 1; i < argc; ++i) {
         const char *s = argv[i];
         int rc = -1;
@@ -83,17 +91,18 @@ int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **a
             return CLI_OK;
         }
         if (!strcmp(s, "--")) {
-            for (++i; i < argc && rc < 0; ++i) rc = add_positional(a, argv[i], max_pos);
+            for (++i; i < argc && rc < 0; ++i) rc = add_positional(a, argv[i], cap);
             if (rc >= 0) return rc;
             break;
         }
         if (s[0] != '-' || s[1] == '\0') {
-            rc = add_positional(a, s, max_pos);
+            rc = add_positional(a, s, cap);
         } else if (s[1] == '-') {
             const char *name = s + 2, *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             const cli_opt *o = find_long(opts, name, len);
             if (!o) return cli_usage(cmd, "unknown option '%.*s'", (int)(len + 2), s);
+            if (o == first && *o->value) return cli_usage(cmd, "--%s given twice", o->name);
             char shown[64];
             snprintf(shown, sizeof shown, "--%s", o->name);
             rc = take_option(a, o, shown, eq ? eq + 1 : NULL, argc, argv, &i);
@@ -106,6 +115,15 @@ int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **a
             rc = take_option(a, o, shown, s[2] ? s + 2 : NULL, argc, argv, &i);
         }
         if (rc >= 0) return rc;
+    }
+    if (first && *first->value) {
+        if (a->npos + 1 > max_pos)
+            return cli_usage(cmd, "--%s takes the place of the input file: give one, not both", first->name);
+        memmove(a->pos + 1, a->pos, (size_t)a->npos * sizeof *a->pos);
+        a->pos[0] = *first->value;
+        a->npos++;
+    } else if (a->npos > max_pos) {
+        return cli_usage(cmd, "unexpected argument '%s'", a->pos[max_pos]);
     }
     if (a->npos < min_pos) return cli_usage(cmd, "missing argument (expected %s)", pos_names);
     return cli_verbosity_resolve(cmd);

@@ -35,7 +35,9 @@ typedef struct cli_args {
  * Returns -1 to go on, 0 after --help, 2 on a usage error. Positional
  * arguments must number min_pos..max_pos; pos_names describes them for
  * the "missing" message ("FILE", "IN OUT"). Also sets the output level
- * (-q / -v, when opts lists CLI_VERBOSITY_OPTS; verbosity.h). */
+ * (-q / -v, when opts lists CLI_VERBOSITY_OPTS; verbosity.h). The value of
+ * --gen (an option whose value goes to cli_gen_arg, gen_spec.h) becomes
+ * a->pos[0], the other positional arguments moving up. */
 int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **argv,
               const cli_opt *opts, int min_pos, int max_pos, const char *pos_names);
 

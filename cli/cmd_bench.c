@@ -26,7 +26,7 @@
 #define CPU_WARMUP 1
 
 static const char help[] =
-    "usage: tenfold bench mttkrp FILE [options]\n"
+    "usage: tenfold bench mttkrp FILE|--gen SPEC [options]\n"
     "\n"
     "Times the MTTKRP of every mode with each plan format and precision, on the\n"
     "tensor in FILE and random factors: plan build time and memory, then per mode\n"
@@ -47,6 +47,7 @@ static const char help[] =
     "                       default: 90% of the GPU's free memory)\n"
     "  -r, --rank R         factor columns (default 16)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "      --reps N         timed runs per mode (default 20)\n"
     "      --warmup W       untimed runs per mode first (default 3 on the GPU,\n"
@@ -269,7 +270,13 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
     json_u64(&j, "schema", CLI_JSON_SCHEMA);
     json_str(&j, "command", BENCH_CMD);
     json_object(&j, "input");
-    json_str(&j, "path", file);
+    if (cli_generated(file)) { /* --gen: no file (null), the SPEC and the rate */
+        json_num(&j, "path", NAN);
+        json_str(&j, "generated", cli_generated(file));
+        json_num(&j, "nnz_per_second", read_s > 0 ? (double)t->nnz / read_s : NAN);
+    } else {
+        json_str(&j, "path", file);
+    }
     json_u64(&j, "order", t->order);
     json_array(&j, "dims");
     for (uint32_t m = 0; m < t->order; ++m) json_u64(&j, NULL, t->dims[m]);
@@ -416,7 +423,7 @@ int cmd_bench(int argc, char **argv)
                             {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
                             {"reps", 0, &reps, NULL},           {"warmup", 0, &warmup, NULL},
                             {"seed", 0, &seed, NULL},           {"json", 0, &json, NULL},
-                            {"memory-limit", 0, &mem, NULL},    CLI_VERBOSITY_OPTS, {0}};
+                            {"memory-limit", 0, &mem, NULL},    CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, BENCH_CMD, help, argc - 1, argv + 1, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;

@@ -11,7 +11,7 @@
 #include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold check FILE [--fix OUT] [--base auto|0|1] [-t THREADS] [-q|-v]\n"
+    "usage: tenfold check FILE|--gen SPEC [--fix OUT] [--base auto|0|1] [-t THREADS] [-q|-v]\n"
     "\n"
     "Reads FILE and reports what tenfold had to fix or noticed: duplicate\n"
     "coordinates (summed), explicit zeros (dropped), the index base (one per\n"
@@ -25,6 +25,7 @@ static const char help[] =
     "                       would shrink a mode; written atomically; '-' is\n"
     "                       standard output, then the report goes to stderr)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      threads for reading (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "                       (-q: only the warning lines; the exit status says\n"
@@ -54,7 +55,7 @@ int cmd_check(int argc, char **argv)
     const char *fix = NULL, *threads = NULL;
     const char *base = NULL;
     const cli_opt opts[] = {{"fix", 0, &fix, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
-                          CLI_VERBOSITY_OPTS, {0}};
+                          CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, "check", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -68,9 +69,10 @@ int cmd_check(int argc, char **argv)
     const int say = !cli_quiet();
     if (say) {
         cli_print_problem(stdout, a.pos[0], &t, &info);
-        printf("entries: %llu read from %llu line%s, %s\n", (unsigned long long)info.entries,
-               (unsigned long long)info.lines, cli_s(info.lines),
-               info.declared_dims ? "dims declared by a header" : "dims inferred from the largest indices");
+        if (!cli_generated(a.pos[0]))
+            printf("entries: %llu read from %llu line%s, %s\n", (unsigned long long)info.entries,
+                   (unsigned long long)info.lines, cli_s(info.lines),
+                   info.declared_dims ? "dims declared by a header" : "dims inferred from the largest indices");
     }
     if (cli_verbose()) cli_print_read(stdout, &info);
     int warnings = 0;

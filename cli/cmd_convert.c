@@ -10,7 +10,7 @@
 #include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold convert IN OUT [--to FORMAT] [--base auto|0|1] [-t THREADS] [-q|-v]\n"
+    "usage: tenfold convert IN|--gen SPEC OUT [--to FORMAT] [--base auto|0|1] [-t THREADS] [-q|-v]\n"
     "\n"
     "Reads IN (any supported format, detected by content; .xz/.gz are read\n"
     "directly) and writes the canonical tensor (sorted, duplicates summed,\n"
@@ -32,6 +32,7 @@ static const char help[] =
     "                       .mtx -> mtx, anything else -> tns, or tns-header\n"
     "                       when plain tns would shrink a mode; a note says so)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      threads for reading (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "  -h, --help           this help\n"
@@ -47,7 +48,7 @@ int cmd_convert(int argc, char **argv)
     const char *to = NULL, *threads = NULL;
     const char *base = NULL;
     const cli_opt opts[] = {{"to", 0, &to, NULL}, {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
-                          CLI_VERBOSITY_OPTS, {0}};
+                          CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, "convert", help, argc, argv, opts, 2, 2, "IN OUT");
     if (rc >= 0) return rc;

@@ -17,7 +17,7 @@
  * choice to the library instead of falling back to the CPU here. */
 
 static const char help[] =
-    "usage: tenfold cpd FILE -r R [options]\n"
+    "usage: tenfold cpd FILE|--gen SPEC -r R [options]\n"
     "\n"
     "CP-ALS decomposition of the sparse tensor in FILE (.tns FROSTT text with or\n"
     "without the ParTI header, Tensor Toolbox sptensor, tenfold .bin, Matrix\n"
@@ -37,12 +37,13 @@ static const char help[] =
     "                       instead of random factors: --init of a run's -o STEM\n"
     "                       continues that run; R is the files' column count\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
     "                       (SPLATT layout) and STEM.ktensor; default STEM: FILE's\n"
     "                       name without directory and extensions, in the current\n"
     "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*;\n"
-    "                       FILE '-' -> ./stdin.*);\n"
+    "                       FILE '-' -> ./stdin.*; --gen -> ./gen.*);\n"
     "                       a STEM ending in / or naming a directory puts the\n"
     "                       default stem there (-o out/ -> out/uber-apr14.*)\n"
     "      --no-ktensor     do not write STEM.ktensor: it holds the same numbers as\n"
@@ -76,7 +77,8 @@ static const char help[] =
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 static const char *const precision_names[] = {"double", "single"};
 
-/* basename of path without compression and tensor-format extensions. */
+/* basename of path without compression and tensor-format extensions
+ * ("gen" for --gen). */
 static void default_stem(const char *path, char *stem, size_t len)
 {
     static const char *const ext[] = {".xz", ".gz", ".bz2", ".tns", ".bin", ".tfb",
@@ -86,6 +88,7 @@ static void default_stem(const char *path, char *stem, size_t len)
         return;
     }
     const char *base = strrchr(path, '/');
+    if (cli_generated(path)) base = NULL, path = "gen";
     snprintf(stem, len, "%s", base ? base + 1 : path);
     for (int stripped = 1; stripped;) {
         stripped = 0;
@@ -142,7 +145,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
         {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
-        {"init", 0, &init, NULL}, CLI_VERBOSITY_OPTS, {0}};
+        {"init", 0, &init, NULL}, CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     if (!rank && !init) return cli_usage("cpd", "missing -r R (the rank)");

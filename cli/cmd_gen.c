@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "gen_spec.h"
 #include "outfile.h"
 #include "report.h"
 #include "verbosity.h"
@@ -15,7 +16,10 @@ static const char help[] =
     "mode d is perm_d[floor(d * u^(1/(1-alpha)))], u uniform in [0,1) and perm_d a\n"
     "fixed random permutation of 0..d-1, so alpha = 0 is uniform and alpha -> 1\n"
     "concentrates the non-zeros on few (scattered) slices. Duplicate coordinates\n"
-    "are rejected and drawn again. The same options and seed give the same file.\n"
+    "are rejected and drawn again. The same options and seed give the same file,\n"
+    "whatever the thread count. Prints the time, the rate (non-zeros/s) and the\n"
+    "equivalent --gen SPEC, which makes the same tensor in memory for cpd, bench\n"
+    "mttkrp, mttkrp, ttm, sddmm, stats, check and convert without a file.\n"
     "\n"
     "  -o, --output OUT     file to write: tenfold binary if OUT ends in .bin or\n"
     "                       .tfb (fast), Matrix Market if .mtx, else FROSTT .tns;\n"
@@ -29,6 +33,7 @@ static const char help[] =
     "                       [0,1), value = sum_r prod_n A_n(i_n,r); default 0 =\n"
     "                       values uniform in (0,1]\n"
     "      --noise E        add E * rms(values) * N(0,1) to the planted values\n"
+    "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -q, --quiet          print nothing but errors\n"
     "  -v, --verbose        also the rates of generating and writing\n"
     "  -h, --help           this help\n"
@@ -38,11 +43,11 @@ static const char help[] =
 int cmd_gen(int argc, char **argv)
 {
     const char *out = NULL, *dims = NULL, *nnz = NULL, *alpha = NULL, *seed = NULL, *rank = NULL,
-               *noise = NULL;
+               *noise = NULL, *threads = NULL;
     const cli_opt opts[] = {
         {"output", 'o', &out, NULL}, {"dims", 0, &dims, NULL},   {"nnz", 0, &nnz, NULL},
         {"alpha", 0, &alpha, NULL},  {"seed", 0, &seed, NULL},   {"rank", 0, &rank, NULL},
-        {"noise", 0, &noise, NULL},  CLI_VERBOSITY_OPTS, {0}};
+        {"noise", 0, &noise, NULL},  {"threads", 't', &threads, NULL}, CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "gen", help, argc, argv, opts, 0, 0, "");
     if (rc >= 0) return rc;
@@ -71,6 +76,7 @@ int cmd_gen(int argc, char **argv)
     if ((rc = cli_u64("gen", "--rank", rank, 0, 1000000, &o.rank))) return rc;
     if ((rc = cli_double("gen", "--noise", noise, 0.0, 1e6, &o.noise))) return rc;
     if (o.noise > 0 && o.rank == 0) return cli_usage("gen", "--noise needs a planted model (--rank R)");
+    if ((rc = cli_threads("gen", threads, &o.threads))) return rc;
 
     if ((rc = cli_outputs_check(&out, 1))) return rc; /* before generating */
     tf_tensor t = {0};
@@ -82,16 +88,17 @@ int cmd_gen(int argc, char **argv)
         return cli_fail();
     }
     double t2 = tf_wtime();
-    char d[TF_MAX_ORDER * 24], mem[32];
+    char d[TF_MAX_ORDER * 24], mem[32], spec[1024];
     if (!cli_quiet()) {
-        printf("generated: order %u, dims %s, nnz %llu, density %.3e, seed %llu in %.3f s\n", t.order,
-               cli_dims(d, sizeof d, t.order, t.dims), (unsigned long long)t.nnz, cli_density(&t),
-               (unsigned long long)o.seed, t1 - t0);
+        printf("generated: order %u, dims %s, nnz %llu, density %.3e, seed %llu in %.3f s (%.1f M non-zeros/s)\n",
+               t.order, cli_dims(d, sizeof d, t.order, t.dims), (unsigned long long)t.nnz, cli_density(&t),
+               (unsigned long long)o.seed, t1 - t0, t1 > t0 ? (double)t.nnz / (t1 - t0) / 1e6 : 0.0);
         printf("skew:      alpha");
         for (int m = 0; m < order; ++m) printf("%s%g", m ? "," : " ", o.alpha[m]);
         if (o.rank) printf("; planted rank %llu, noise %g", (unsigned long long)o.rank, o.noise);
         else printf("; values uniform in (0,1]");
-        printf("\nwrote:     %s (COO %s in memory) in %.3f s\n", out,
+        printf("\nas --gen:  %s\n", cli_gen_format(spec, sizeof spec, &o));
+        printf("wrote:     %s (COO %s in memory) in %.3f s\n", out,
                cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(&t)), t2 - t1);
     }
     if (cli_verbose())

@@ -12,7 +12,7 @@
 #include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold mttkrp FILE --mode N --factors F1,F2,... -o OUT [options]\n"
+    "usage: tenfold mttkrp FILE|--gen SPEC --mode N --factors F1,F2,... -o OUT [options]\n"
     "\n"
     "Computes M = X_(N) (F_order * ... * F_1 without F_N), the matricised tensor\n"
     "times Khatri-Rao product for mode N, and writes M (dims[N] x R) to OUT.\n"
@@ -29,6 +29,7 @@ static const char help[] =
     "      --format F       auto|coo|csf, or reference for the plain float64\n"
     "                       single-threaded reference kernel (default auto)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "  -h, --help           this help\n"
@@ -149,7 +150,7 @@ int cmd_mttkrp(int argc, char **argv)
     const cli_opt opts[] = {{"mode", 0, &mode_s, NULL},     {"factors", 0, &factors, NULL},
                             {"output", 'o', &out_path, NULL}, {"format", 0, &format, NULL},
                             {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
-                            CLI_VERBOSITY_OPTS, {0}};
+                            CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, "mttkrp", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;

@@ -15,7 +15,7 @@
 #include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold sddmm MATRIX -k K [options]            (benchmark)\n"
+    "usage: tenfold sddmm MATRIX|--gen SPEC -k K [options]            (benchmark)\n"
     "       tenfold sddmm MATRIX -A FILE -B FILE -o OUT.mtx (compute one)\n"
     "\n"
     "Sampled dense-dense matrix multiplication with S (M x N) from MATRIX\n"
@@ -57,6 +57,7 @@ static const char help[] =
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
@@ -92,7 +93,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
                             {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL},
-                            CLI_VERBOSITY_OPTS, {0}};
+                            CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);

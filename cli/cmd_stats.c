@@ -12,7 +12,7 @@
 #include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold stats FILE [--base auto|0|1] [-t THREADS] [-q|-v]\n"
+    "usage: tenfold stats FILE|--gen SPEC [--base auto|0|1] [-t THREADS] [-q|-v]\n"
     "\n"
     "Prints the dims, nnz and density of the tensor in FILE; per mode, the number\n"
     "of non-empty slices, the min/mean/max non-zeros per non-empty slice and\n"
@@ -23,6 +23,7 @@ static const char help[] =
     "the exact fibre counts, assuming 4-byte ids and 8-byte pointers per level).\n"
     "\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     "  -t, --threads N      threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
     "                       (-q: the two tables only)\n"
@@ -115,7 +116,7 @@ int cmd_stats(int argc, char **argv)
 {
     const char *threads = NULL;
     const char *base = NULL;
-    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, CLI_VERBOSITY_OPTS, {0}};
+    const cli_opt opts[] = {{"threads", 't', &threads, NULL}, {"base", 0, &base, NULL}, CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, "stats", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;

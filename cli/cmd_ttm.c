@@ -14,7 +14,7 @@
 #include "verbosity.h"
 
 static const char help[] =
-    "usage: tenfold ttm FILE --rank R [--mode N|all] [options]   (benchmark)\n"
+    "usage: tenfold ttm FILE|--gen SPEC --rank R [--mode N|all] [options]   (benchmark)\n"
     "       tenfold ttm FILE --mode N --factor F -o OUT.tns        (compute one)\n"
     "\n"
     "Y = X x_N U with U of size I_N x R (rows = length of mode N):\n"
@@ -41,6 +41,7 @@ static const char help[] =
     "      --warmup W       untimed runs first (default 3)\n"
     "      --seed S         seed of the random U (default fixed)\n"
     CLI_BASE_HELP
+    CLI_GEN_HELP
     CLI_MEMORY_LIMIT_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     CLI_VERBOSITY_HELP
@@ -70,7 +71,7 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
                             {"precision", 0, &precision, NULL}, {"reps", 0, &reps, NULL},
                             {"warmup", 0, &warmup, NULL},     {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
-                            {"memory-limit", 0, &mem, NULL},  CLI_VERBOSITY_OPTS, {0}};
+                            {"memory-limit", 0, &mem, NULL},  CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "ttm", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     memset(c, 0, sizeof *c);

@@ -75,9 +75,16 @@ int cpd_write_factors(cpd_run *r)
 static void json_input(cli_json *j, const cpd_run *r)
 {
     const tf_read_info *in = &r->info;
+    const char *spec = cli_generated(r->path);
     json_object(j, "input");
-    json_str(j, "file", r->path);
-    json_str(j, "format", cli_file_format_name(in->format));
+    if (spec) { /* --gen: no file (null), the SPEC and the rate */
+        json_num(j, "file", NAN);
+        json_str(j, "generated", spec);
+        json_num(j, "nnz_per_second", in->seconds > 0 ? (double)r->t.nnz / in->seconds : NAN);
+    } else {
+        json_str(j, "file", r->path);
+    }
+    json_str(j, "format", spec ? "generated" : cli_file_format_name(in->format));
     json_str(j, "compression", in->compressed ? cli_compression_name(in->compressed) : "none");
     json_u64(j, "bytes", in->bytes);
     json_u64(j, "lines", in->lines);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "gen_spec.h"
 #include "progress.h"
 
 const char *cli_bytes(char *buf, size_t len, double bytes)
@@ -110,6 +111,7 @@ int cli_load_base(const char *cmd, const char *path, int threads, const char *ba
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
     if (rc) return rc;
+    if (cli_generated(path)) return cli_gen_load(cmd, path, threads, t, info);
     o.progress = cli_progress_fn(); /* a progress line for a long read */
     o.progress_user = (void *)cli_input_name(path);
     if (tf_read_tensor_opts(path, &o, t, info) != TF_OK) {
@@ -127,12 +129,16 @@ int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info)
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info)
 {
     char dims[TF_MAX_ORDER * 24], mem[32], in[32];
-    const char *z = cli_compression_name(info->compressed);
+    const char *z = cli_compression_name(info->compressed), *spec = cli_generated(path);
     double rate = info->seconds > 0 ? (double)info->bytes / info->seconds : 0.0;
-    fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", cli_input_name(path),
-            cli_file_format_name(info->format), *z ? ", " : "", z,
-            cli_bytes(in, sizeof in, (double)info->bytes), info->seconds,
-            cli_bytes(mem, sizeof mem, rate));
+    if (spec)
+        fprintf(f, "input:  generated %s in %.3f s (%.1f M non-zeros/s)\n", spec, info->seconds,
+                info->seconds > 0 ? (double)t->nnz / info->seconds / 1e6 : 0.0);
+    else
+        fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", cli_input_name(path),
+                cli_file_format_name(info->format), *z ? ", " : "", z,
+                cli_bytes(in, sizeof in, (double)info->bytes), info->seconds,
+                cli_bytes(mem, sizeof mem, rate));
     fprintf(f, "tensor: order %u, dims %s, nnz %llu, density %.3e, COO memory %s\n", t->order,
             cli_dims(dims, sizeof dims, t->order, t->dims), (unsigned long long)t->nnz,
             cli_density(t), cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(t)));
@@ -142,6 +148,7 @@ void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info)
 {
     char base[64];
     (void)t;
+    if (info->format == TF_FILE_AUTO) return; /* generated (--gen): nothing was read */
     fprintf(f, "fixes:  %llu duplicate%s summed, %llu explicit zero%s dropped, indices %s\n",
             (unsigned long long)info->duplicates, info->duplicates == 1 ? "" : "s",
             (unsigned long long)info->zeros, info->zeros == 1 ? "" : "s",

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gen_spec.h"
 #include "tenfold.h"
 
 /* "12.3 MB" (powers of 1024; B, KB, MB, GB, TB). Returns buf. */
@@ -44,16 +45,19 @@ const char *cli_input_name(const char *path);
 /* At most one of the n inputs (NULL entries skipped) may be "-"; else a
  * usage error naming the options (names[i] describes paths[i]), 2. */
 int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *names, int n);
-/* Reads a tensor with --base `base` (may be NULL); on failure prints
- * "tenfold: <error>" and returns 1 (2 for a bad --base value). */
+/* Reads a tensor with --base `base` (may be NULL), or generates it when
+ * path is this run's --gen SPEC (gen_spec.h); on failure prints
+ * "tenfold: <error>" and returns 1 (2 for a bad --base value or SPEC). */
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info);
 /* The same with automatic base detection. */
 int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
-/* Two lines: the input file (format, compression, size, read time) and the
- * tensor (order, dims, nnz, density, COO memory). */
+/* Two lines: the input file (format, compression, size, read time), or
+ * the --gen SPEC (generation time and rate), and the tensor (order, dims,
+ * nnz, density, COO memory). */
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info);
-/* One line listing duplicates summed, zeros dropped and the index base. */
+/* One line listing duplicates summed, zeros dropped and the index base
+ * (none for a generated tensor). */
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info);
 /* The read statistics of -v: lines, entries before the fixes, where the
  * dims came from, Matrix Market symmetry / pattern. */

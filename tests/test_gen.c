@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_generate: determinism, exact distinct sorted non-zeros, the skew
- * model, planted values, and errors. */
+ * model, planted values, errors, and the output frozen in 0.2.0 (golden
+ * checksums, and a serial copy of that algorithm on random shapes). */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "core/rng.h"
 #include "gen/gen.h"
+#include "gen_golden.h"
 #include "tenfold.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -265,8 +268,121 @@ static void test_permutations(void)
         }
 }
 
+/* The golden cases with the default thread count, and the first ones
+ * with one and with three threads (tf_gen_opts.threads). */
+static void test_golden(void)
+{
+    const int ncases = (int)(sizeof gen_golden / sizeof *gen_golden);
+    const int threads[] = {0, 1, 3};
+    for (unsigned v = 0; v < sizeof threads / sizeof *threads; ++v)
+        for (int i = 0; i < (v == 0 ? ncases : 8); ++i) {
+            const gen_golden_case *c = &gen_golden[i];
+            tf_gen_opts o = gen_golden_opts(c);
+            o.threads = threads[v];
+            tf_tensor t = {0};
+            CHECK_OK(tf_generate(&o, &t));
+            uint64_t sum = gen_checksum(&t);
+            CHECKF(sum == c->sum, "%s, threads %d: checksum 0x%016llx, 0.2.0 made 0x%016llx", c->what,
+                   threads[v], (unsigned long long)sum, (unsigned long long)c->sum);
+            tf_tensor_free(&t);
+        }
+}
+
+/* ---- the 0.2.0 algorithm, serial: candidate j is number j % 16384 of the
+ * coordinate stream j / 16384; mode m's index is perm_m[floor(d *
+ * u^(1/(1-alpha)))]; the first nnz distinct candidates are kept, sorted. */
+static int ref_order;
+static int ref_cmp(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    for (int m = 0; m < ref_order; ++m)
+        if (x[m] != y[m]) return x[m] < y[m] ? -1 : 1;
+    return 0;
+}
+
+static uint64_t ref_hash(const uint32_t *c, uint32_t order)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (uint32_t m = 0; m < order; ++m) h = (h ^ c[m]) * 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 29);
+}
+
+static void reference_generate(const tf_gen_opts *o, tf_tensor *t)
+{
+    const uint32_t order = o->order;
+    const uint64_t nnz = o->nnz, cap = 4 * nnz + 64; /* hash of positions into kept[] */
+    tf_gen_perm perm[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < order; ++m)
+        CHECK_OK(tf_gen_perm_init(&perm[m], o->dims[m], o->seed, m, TF_GEN_PERM_TABLE_MAX));
+    uint32_t *kept = malloc(nnz * order * sizeof *kept);
+    uint64_t *slot = malloc(cap * sizeof *slot), count = 0;
+    for (uint64_t i = 0; i < cap; ++i) slot[i] = UINT64_MAX;
+    uint32_t c[TF_MAX_ORDER];
+    for (uint64_t chunk = 0; count < nnz; ++chunk) {
+        tf_rng r;
+        tf_rng_seed(&r, tf_gen_stream_seed(o->seed, TF_GEN_TAG_COORD, chunk));
+        for (int k = 0; k < 16384 && count < nnz; ++k) {
+            for (uint32_t m = 0; m < order; ++m) {
+                double u = tf_rng_uniform(&r), e = 1.0 / (1.0 - o->alpha[m]);
+                if (e != 1.0) u = pow(u, e);
+                uint64_t i = (uint64_t)((double)o->dims[m] * u);
+                if (i >= o->dims[m]) i = o->dims[m] - 1;
+                c[m] = tf_gen_perm_apply(&perm[m], i);
+            }
+            uint64_t h = ref_hash(c, order) % cap;
+            while (slot[h] != UINT64_MAX && memcmp(kept + slot[h] * order, c, order * sizeof *c)) h = (h + 1) % cap;
+            if (slot[h] != UINT64_MAX) continue;
+            slot[h] = count;
+            memcpy(kept + count++ * order, c, order * sizeof *c);
+        }
+    }
+    ref_order = (int)order;
+    qsort(kept, nnz, order * sizeof *kept, ref_cmp);
+    CHECK_OK(tf_tensor_alloc(t, order, o->dims, nnz));
+    for (uint64_t z = 0; z < nnz; ++z)
+        for (uint32_t m = 0; m < order; ++m) t->ind[m][z] = kept[z * order + m];
+    CHECK_OK(tf_gen_values(o, t));
+    for (uint32_t m = 0; m < order; ++m) tf_gen_perm_free(&perm[m]);
+    free(kept);
+    free(slot);
+}
+
+/* Random shapes of order 2..5, from tiny (many duplicates) through a
+ * third of them order 2 with 72 to 90 % of the cells (several rounds
+ * of candidates) to sparse. */
+static void test_reference(void)
+{
+    tf_rng r;
+    tf_rng_seed(&r, 2027);
+    for (int trial = 0; trial < 40; ++trial) {
+        tf_gen_opts o = {0};
+        o.order = trial % 3 == 1 ? 2 : 2 + (uint32_t)tf_rng_below(&r, 4);
+        double cells = 1.0;
+        for (uint32_t m = 0; m < o.order; ++m) {
+            const uint64_t top = trial % 3 == 0 ? 12 : trial % 3 == 1 ? 300 : 100000;
+            o.dims[m] = (trial % 3 == 1 ? 150 : 1) + tf_rng_below(&r, top);
+            o.alpha[m] = trial % 4 == 0 ? 0.0 : (trial % 3 == 1 ? 0.3 : 0.6) * tf_rng_uniform(&r);
+            cells *= (double)o.dims[m];
+        }
+        const double most = trial % 3 == 1 ? 0.9 * cells : cells / 4 < 60000 ? cells / 4 : 60000;
+        o.nnz = 1 + (uint64_t)(most * (trial % 3 == 1 ? 0.8 + 0.2 * tf_rng_uniform(&r) : tf_rng_uniform(&r)));
+        o.seed = tf_rng_next(&r);
+        if (trial % 5 == 0) o.rank = 1 + tf_rng_below(&r, 4);
+        tf_tensor a = {0}, b = {0};
+        CHECK_OK(tf_generate(&o, &a));
+        reference_generate(&o, &b);
+        CHECKF(same_tensor(&a, &b), "trial %d: order %u, dims %llu x %llu ..., nnz %llu differs from the 0.2.0 algorithm",
+               trial, o.order, (unsigned long long)o.dims[0], (unsigned long long)o.dims[1],
+               (unsigned long long)o.nnz);
+        tf_tensor_free(&a);
+        tf_tensor_free(&b);
+    }
+}
+
 int main(void)
 {
+    test_golden();
+    test_reference();
     test_permutations();
     test_determinism();
     test_skew();

@@ -22,6 +22,7 @@
 #include "tenfold.h"
 
 #include "../cli/args.c"
+#include "../cli/gen_spec.c"
 #include "../cli/report.c"
 #include "../cli/verbosity.c"
 #include "../cli/progress.c"

@@ -3,6 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "core/error.h"
 
@@ -16,6 +19,22 @@ static tf_status size_of(uint64_t n, uint64_t size, const char *what, size_t *by
     return TF_OK;
 }
 
+/* Large blocks ask for transparent huge pages where the kernel leaves it
+ * to the program (THP "madvise"): first touching a big array then takes
+ * 512 times fewer page faults, which otherwise cost threads filling
+ * gigabytes in parallel more than the writing itself. */
+static void advise_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t page = 4096, lo = ((uintptr_t)p + page - 1) & ~(page - 1),
+                    hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (bytes >= ((size_t)64 << 20) && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 tf_status tf_alloc(void **out, uint64_t n, uint64_t size, const char *what)
 {
     size_t bytes = 0;
@@ -25,6 +44,7 @@ tf_status tf_alloc(void **out, uint64_t n, uint64_t size, const char *what)
     size_t rounded = (bytes + 63) & ~(size_t)63;
     if (rounded < bytes || posix_memalign(&p, 64, rounded) != 0 || !p)
         return tf_fail(TF_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
+    advise_huge(p, rounded);
     *out = p;
     return TF_OK;
 }

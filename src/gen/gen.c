@@ -1,35 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_generate: synthetic sparse tensors with per-mode power-law skew.
  *
- * Candidates are drawn in fixed-size chunks, chunk c from its own random
- * stream, so any number of threads produces the same candidate sequence.
- * Chunks are generated in parallel, a batch at a time, and inserted in
- * sequence order into an open-addressing hash set of packed coordinates;
- * the first nnz distinct candidates are kept. The result is sorted. */
+ * The candidate coordinates form one sequence, drawn in fixed chunks,
+ * chunk c from its own random stream (gen_draw.c), so any number of
+ * threads draws the same candidates. The tensor holds the first nnz
+ * distinct coordinates of that sequence: the candidates are deduplicated
+ * by a parallel radix sort of (key, sequence number) (gen_set.c), enough
+ * of them being drawn up front for the expected duplicates and more in
+ * later rounds if that was short; the keys first drawn come out in
+ * canonical order. Values follow from the sorted coordinates (gen_values.c). */
 #include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/radix.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "gen/gen.h"
-
-#define CHUNK 16384ULL           /* candidates per random stream        */
-#define BATCH_CHUNKS 64ULL       /* chunks generated per parallel batch */
-#define EMPTY_FLAG (1ULL << 63)  /* set in the top word of a used slot  */
-
-typedef struct gen_ctx {
-    const tf_gen_opts *o;
-    tf_gen_perm perm[TF_MAX_ORDER];
-    double expo[TF_MAX_ORDER];   /* 1/(1-alpha)                          */
-    int bits[TF_MAX_ORDER];      /* bits of mode m in the packed key     */
-    int shift[TF_MAX_ORDER];     /* bit position of mode m               */
-    int words;                   /* 64-bit words per packed key          */
-    uint64_t *slots;             /* hash set: cap * words, 0 = empty     */
-    uint64_t cap_mask;
-    int cap_bits;
-} gen_ctx;
 
 static int bits_for(uint64_t n) /* bits to hold 0..n-1 */
 {
@@ -74,7 +61,7 @@ static tf_status check_opts(const tf_gen_opts *o)
     return TF_OK;
 }
 
-static tf_status ctx_init(gen_ctx *g, const tf_gen_opts *o)
+static tf_status ctx_init(tf_gen_ctx *g, const tf_gen_opts *o)
 {
     memset(g, 0, sizeof *g);
     g->o = o;
@@ -84,185 +71,113 @@ static tf_status ctx_init(gen_ctx *g, const tf_gen_opts *o)
         g->bits[m] = bits_for(o->dims[m]);
         g->shift[m] = total;
         total += g->bits[m];
-        TF_TRY(tf_gen_perm_init(&g->perm[m], o->dims[m], o->seed, (uint32_t)m, TF_GEN_PERM_TABLE_MAX));
     }
-    g->words = total / 64 + 1; /* always leaves bit 63 of the top word for the flag */
-    /* load factor <= 0.7 */
-    if (o->nnz > (1ULL << 40))
-        return tf_fail(TF_ERR_NOMEM, "generator: nnz %llu needs a hash set of more than %d TB",
-                       (unsigned long long)o->nnz, 12 * g->words);
-    uint64_t want = o->nnz + o->nnz / 7 * 3 + 16;
-    g->cap_bits = 4;
-    while ((1ULL << g->cap_bits) < want) ++g->cap_bits;
-    g->cap_mask = (1ULL << g->cap_bits) - 1;
-    return TF_CALLOC(g->slots, (1ULL << g->cap_bits) * (uint64_t)g->words, "generator hash set");
-}
-
-static void ctx_free(gen_ctx *g)
-{
-    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gen_perm_free(&g->perm[m]);
-    tf_free(g->slots);
-}
-
-static inline void put_bits(uint64_t *w, int pos, int bits, uint64_t v)
-{
-    if (bits == 0) return;
-    int word = pos >> 6, off = pos & 63;
-    w[word] |= v << off;
-    if (off + bits > 64) w[word + 1] |= v >> (64 - off);
-}
-
-static inline uint64_t get_bits(const uint64_t *w, int pos, int bits)
-{
-    if (bits == 0) return 0;
-    int word = pos >> 6, off = pos & 63;
-    uint64_t v = w[word] >> off;
-    if (off + bits > 64) v |= w[word + 1] << (64 - off);
-    return bits == 64 ? v : v & ((1ULL << bits) - 1);
-}
-
-/* Index of one mode: perm[floor(d * u^(1/(1-alpha)))]. */
-static inline uint64_t draw_index(const gen_ctx *g, uint32_t m, tf_rng *r)
-{
-    const double d = (double)g->o->dims[m];
-    double u = tf_rng_uniform(r);
-    if (g->expo[m] != 1.0) u = pow(u, g->expo[m]);
-    uint64_t i = (uint64_t)(d * u);
-    if (i >= g->o->dims[m]) i = g->o->dims[m] - 1;
-    return tf_gen_perm_apply(&g->perm[m], i);
-}
-
-/* Fills keys (CHUNK * words) with the packed candidates of chunk c. */
-static void gen_chunk(const gen_ctx *g, uint64_t c, uint64_t *keys)
-{
-    tf_rng r;
-    tf_rng_seed(&r, tf_gen_stream_seed(g->o->seed, TF_GEN_TAG_COORD, c));
-    const int W = g->words;
-    memset(keys, 0, CHUNK * (uint64_t)W * sizeof *keys);
-    for (uint64_t k = 0; k < CHUNK; ++k) {
-        uint64_t *w = keys + k * (uint64_t)W;
-        for (uint32_t m = 0; m < g->o->order; ++m) put_bits(w, g->shift[m], g->bits[m], draw_index(g, m, &r));
-        w[W - 1] |= EMPTY_FLAG;
-    }
-}
-
-/* Home slot: Fibonacci hashing (top bits of a multiplicative hash, which
- * depend on every key bit). */
-static inline uint64_t home_slot(const gen_ctx *g, const uint64_t *w)
-{
-    uint64_t h = w[0] * 0x9E3779B97F4A7C15ULL;
-    for (int i = 1; i < g->words; ++i) h = ((h ^ (h >> 32)) ^ w[i]) * 0x9E3779B97F4A7C15ULL;
-    return h >> (64 - g->cap_bits);
-}
-
-/* Inserts key if absent (linear probing); returns 1 if it was new. */
-static inline int set_insert(gen_ctx *g, const uint64_t *key)
-{
-    const int W = g->words;
-    for (uint64_t s = home_slot(g, key);; s = (s + 1) & g->cap_mask) {
-        uint64_t *slot = g->slots + s * (uint64_t)W;
-        if (slot[W - 1] == 0) {
-            memcpy(slot, key, (size_t)W * sizeof *slot);
-            return 1;
-        }
-        if (W == 1 ? slot[0] == key[0] : !memcmp(slot, key, (size_t)W * sizeof *slot)) return 0;
-    }
-}
-
-/* Inserts the candidates of one batch in sequence order until *count
- * reaches nnz. */
-static void insert_batch(gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t nnz, uint64_t *count)
-{
-    const int W = g->words;
-    const uint64_t PF = 16; /* prefetch distance: hides the cache miss per insert */
-    for (uint64_t k = 0; k < n && *count < nnz; ++k) {
-        if (k + PF < n)
-            __builtin_prefetch(g->slots + home_slot(g, keys + (k + PF) * (uint64_t)W) * (uint64_t)W, 1);
-        *count += (uint64_t)set_insert(g, keys + k * (uint64_t)W);
-    }
-}
-
-/* Draws candidates until the hash set holds nnz distinct coordinates. */
-static tf_status draw_coordinates(gen_ctx *g, uint64_t nnz)
-{
-    /* Rejection gets slow when the skewed distribution has little mass left
-     * on unused cells; give up with a clear message instead of spinning. */
-    const uint64_t max_draws = 32 * nnz + (1ULL << 22);
-    uint64_t *keys = NULL;
-    TF_TRY(TF_ALLOC(keys, CHUNK * BATCH_CHUNKS * (uint64_t)g->words, "generator candidates"));
-    uint64_t count = 0, draws = 0, projected = 0;
-    for (uint64_t first_chunk = 0, nchunks = 0; count < nnz; first_chunk += nchunks) {
-        if (draws + projected > max_draws) {
-            tf_free(keys);
-            return tf_fail(TF_ERR_RANGE,
-                           "generator: stopped with %llu of %llu distinct non-zeros after %llu draws: "
-                           "rejection of duplicates is too slow because nnz is too close to the "
-                           "number of cells the skew reaches (lower --nnz or --alpha)",
-                           (unsigned long long)count, (unsigned long long)nnz,
-                           (unsigned long long)draws);
-        }
-        /* Batch size only decides how far ahead we generate; the candidate
-         * sequence (chunk c from stream c) stays the same. */
-        uint64_t need = (nnz - count) + (nnz - count) / 4;
-        nchunks = need / CHUNK + 1 < BATCH_CHUNKS ? need / CHUNK + 1 : BATCH_CHUNKS;
-#pragma omp parallel for schedule(dynamic, 1) if (nchunks > 1)
-        for (int64_t c = 0; c < (int64_t)nchunks; ++c)
-            gen_chunk(g, first_chunk + (uint64_t)c, keys + (uint64_t)c * CHUNK * (uint64_t)g->words);
-        uint64_t before = count;
-        insert_batch(g, keys, nchunks * CHUNK, nnz, &count);
-        draws += nchunks * CHUNK;
-        /* The acceptance rate only falls, so remaining / rate underestimates
-         * the draws still needed: stop early when even that is too many. */
-        double rate = (double)(count > before ? count - before : 1) / (double)(nchunks * CHUNK);
-        projected = (uint64_t)fmin((double)(nnz - count) / rate, 1e19);
-    }
-    tf_free(keys);
+    g->key_bits = total;
+    g->words = total > 64 ? (total + 63) / 64 : 1;
+    g->threads = tf_resolve_threads(o->threads);
+    tf_status st[TF_MAX_ORDER];
+#pragma omp parallel for schedule(dynamic, 1) num_threads(g->threads)
+    for (int m = 0; m < (int)o->order; ++m)
+        st[m] = tf_gen_perm_init(&g->perm[m], o->dims[m], o->seed, (uint32_t)m, TF_GEN_PERM_TABLE_MAX);
+    for (uint32_t m = 0; m < o->order; ++m)
+        if (st[m] != TF_OK) return tf_fail(st[m], "generator: no memory for the permutation of mode %u "
+                                                  "(length %llu)", m + 1, (unsigned long long)o->dims[m]);
     return TF_OK;
 }
 
-/* Moves the used slots of the hash set to its front (nnz keys, flag cleared). */
-static void compact_set(gen_ctx *g)
+static void ctx_free(tf_gen_ctx *g)
 {
-    const int W = g->words;
-    const uint64_t cap = g->cap_mask + 1;
-    uint64_t w = 0;
-    for (uint64_t s = 0; s < cap; ++s) {
-        uint64_t *slot = g->slots + s * (uint64_t)W;
-        if (slot[W - 1] == 0) continue;
-        slot[W - 1] &= ~EMPTY_FLAG;
-        if (w != s) memcpy(g->slots + w * (uint64_t)W, slot, (size_t)W * sizeof *slot);
-        ++w;
-    }
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gen_perm_free(&g->perm[m]);
 }
 
-static void decode(const gen_ctx *g, const uint64_t *key, tf_tensor *t, uint64_t at)
+/* An upper bound on sum_i p_i^2, p_i the probability that mode index i is
+ * drawn (before the permutation): P(index < j) = (j/d)^(1-alpha). */
+static double mode_collision(uint64_t d, double alpha)
 {
-    for (uint32_t m = 0; m < t->order; ++m)
-        t->ind[m][at] = (uint32_t)get_bits(key, g->shift[m], g->bits[m]);
+    const double beta = 1.0 - alpha, dd = (double)d;
+    const uint64_t K = d < 4096 ? d : 4096;
+    double q = 0.0, prev = 0.0;
+    for (uint64_t i = 0; i < K; ++i) {
+        double f = pow((double)(i + 1) / dd, beta);
+        q += (f - prev) * (f - prev);
+        prev = f;
+    }
+    if (K < d) { /* concavity: p_i <= beta d^-beta i^(beta-1) for i >= 1 */
+        const double c = beta * beta * pow(dd, -2.0 * beta), a2 = 2.0 * alpha, k = (double)K;
+        const double tail = fabs(1.0 - a2) < 1e-9 ? log(dd / k) : (pow(dd, 1.0 - a2) - pow(k, 1.0 - a2)) / (1.0 - a2);
+        q += c * (pow(k, -a2) + tail);
+    }
+    return q;
 }
 
-/* Fills t's indices in canonical order from the nnz distinct keys. Mode 0
- * holds the most significant bits, so with one-word keys the numeric order
- * is the canonical one and sorting the keys is enough. */
-static tf_status sorted_coordinates(gen_ctx *g, tf_tensor *t)
+/* Candidates of the first round: nnz plus the expected duplicates. Two
+ * candidates coincide with probability Q = prod_m sum_i p_i^2, and n draws
+ * lose at most n^2 Q / 2 to duplicates, so n = nnz + n^2 Q / 2 is enough
+ * on average; a margin covers the spread, and at most 2 nnz are drawn
+ * before looking (later rounds draw what is still missing). */
+static uint64_t first_round(const tf_gen_opts *o)
 {
-    const int64_t n = (int64_t)t->nnz;
-    const int W = g->words;
-    compact_set(g);
-    if (W == 1) {
-        uint64_t *perm = NULL;
-        int key_bits = 0;
-        for (uint32_t m = 0; m < t->order; ++m) key_bits += g->bits[m];
-        TF_TRY(tf_radix_order_u64(g->slots, t->nnz, key_bits, &perm));
-#pragma omp parallel for schedule(static) if (n > 65536)
-        for (int64_t k = 0; k < n; ++k) decode(g, g->slots + perm[k], t, (uint64_t)k);
-        tf_free(perm);
-        return TF_OK;
+    double Q = 1.0, nnz = (double)o->nnz, n = nnz;
+    for (uint32_t m = 0; m < o->order; ++m) Q *= mode_collision(o->dims[m], o->alpha[m]);
+    for (int i = 0; i < 64; ++i) {
+        double next = nnz + n * n * Q / 2.0;
+        if (next > 2.0 * nnz) { n = 2.0 * nnz; break; }
+        if (next - n < 1.0) { n = next; break; }
+        n = next;
     }
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (int64_t k = 0; k < n; ++k) decode(g, g->slots + (uint64_t)k * (uint64_t)W, t, (uint64_t)k);
-    memset(t->vals, 0, t->nnz * sizeof *t->vals); /* permuted along with the indices */
-    return tf_tensor_sort(t, NULL);
+    const double dup = n - nnz;
+    n += 0.05 * dup + 4.0 * sqrt(dup) + nnz / 4096.0;
+    return (uint64_t)(n / (double)TF_GEN_CHUNK) + 1;
+}
+
+/* Draws candidates until their set holds at least nnz distinct keys. */
+static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
+{
+    const uint64_t nnz = g->o->nnz, W = (uint64_t)g->words;
+    /* Rejection gets slow when the skewed distribution has little mass left
+     * on unused cells; give up with a clear message instead of spinning. */
+    const uint64_t max_draws = 32 * nnz + (1ULL << 22);
+    const uint64_t max_round = 2 * (nnz > (1ULL << 23) ? nnz : (1ULL << 23)) / TF_GEN_CHUNK + 2;
+    uint64_t drawn = 0, chunks = first_round(g->o);
+    if (chunks > max_round) chunks = max_round;
+    const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK);
+    uint64_t *keys = NULL;
+    tf_status st = TF_ALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
+    memset(set, 0, sizeof *set);
+    while (st == TF_OK) {
+        const uint64_t first = drawn * TF_GEN_CHUNK, n = chunks * TF_GEN_CHUNK, before = set->distinct;
+        tf_gen_draw(g, drawn, chunks, keys);
+        drawn += chunks;
+        if (first == 0) {
+            st = tf_gen_set_build(g, keys, n, first, bucket_bits, set);
+        } else {
+            tf_gen_set more;
+            st = tf_gen_set_build(g, keys, n, first, bucket_bits, &more);
+            if (st == TF_OK) st = tf_gen_set_merge(g, set, &more);
+        }
+        if (st != TF_OK || set->distinct >= nnz) break;
+        /* The acceptance rate only falls, so what is missing over this
+         * round's rate underestimates the draws still needed: stop early
+         * when even that is too many. */
+        const double rate = (double)(set->distinct > before ? set->distinct - before : 1) / (double)n;
+        const double projected = (double)(nnz - set->distinct) / rate;
+        const uint64_t draws = drawn * TF_GEN_CHUNK;
+        if ((double)draws + projected > (double)max_draws) {
+            st = tf_fail(TF_ERR_RANGE,
+                         "generator: stopped with %llu of %llu distinct non-zeros after %llu draws: "
+                         "rejection of duplicates is too slow because nnz is too close to the "
+                         "number of cells the skew reaches (lower --nnz or --alpha)",
+                         (unsigned long long)set->distinct, (unsigned long long)nnz,
+                         (unsigned long long)draws);
+            break;
+        }
+        chunks = (uint64_t)(fmin(1.25 * projected, (double)(max_draws - draws)) / (double)TF_GEN_CHUNK) + 1;
+        if (chunks > max_round) chunks = max_round;
+        if (chunks * TF_GEN_CHUNK > n) st = TF_REALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
+    }
+    tf_free(keys);
+    if (st != TF_OK) tf_gen_set_free(set);
+    return st;
 }
 
 tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
@@ -270,11 +185,17 @@ tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
     memset(out, 0, sizeof *out);
     if (!o) return tf_fail(TF_ERR_ARG, "tf_generate: no options");
     TF_TRY(check_opts(o));
-    gen_ctx g;
+    tf_gen_ctx g;
+    tf_gen_set set;
+    memset(&set, 0, sizeof set);
     tf_status s = ctx_init(&g, o);
+    if (s == TF_OK && o->nnz > (1ULL << 40))
+        s = tf_fail(TF_ERR_NOMEM, "generator: nnz %llu needs more than 24 TB of candidates",
+                    (unsigned long long)o->nnz);
+    if (s == TF_OK) s = draw_distinct(&g, &set);
     if (s == TF_OK) s = tf_tensor_alloc(out, o->order, o->dims, o->nnz);
-    if (s == TF_OK) s = draw_coordinates(&g, o->nnz);
-    if (s == TF_OK) s = sorted_coordinates(&g, out);
+    if (s == TF_OK) s = tf_gen_set_take(&g, &set, out);
+    tf_gen_set_free(&set);
     ctx_free(&g);
     if (s == TF_OK) s = tf_gen_values(o, out);
     if (s != TF_OK) tf_tensor_free(out);

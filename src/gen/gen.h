@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internals of the synthetic tensor generator (tf_generate): per-mode
- * permutations, random streams, and the planted model. */
+ * permutations, random streams, candidate coordinates, their distinct
+ * set, and the planted model. */
 #ifndef TF_GEN_GEN_H
 #define TF_GEN_GEN_H
 #include <stdint.h>
@@ -37,6 +38,58 @@ static inline uint32_t tf_gen_perm_apply(const tf_gen_perm *p, uint64_t i)
 {
     return p->table ? p->table[i] : tf_gen_perm_feistel(p, i);
 }
+
+/* Candidates per random stream: candidate j of the sequence is number
+ * j % TF_GEN_CHUNK of stream j / TF_GEN_CHUNK (tag TF_GEN_TAG_COORD). */
+#define TF_GEN_CHUNK 16384ULL
+
+/* What drawing and deduplicating candidates need: the options, the
+ * permutations, and the packing of a coordinate into a key of `words`
+ * 64-bit words (word 0 least significant; mode 0 in the most significant
+ * bits, so key order is the canonical order of coordinates). */
+typedef struct tf_gen_ctx {
+    const tf_gen_opts *o;
+    tf_gen_perm perm[TF_MAX_ORDER];
+    double expo[TF_MAX_ORDER]; /* 1/(1-alpha)                */
+    int bits[TF_MAX_ORDER];    /* bits of mode m in the key  */
+    int shift[TF_MAX_ORDER];   /* bit position of mode m     */
+    int key_bits;              /* sum of bits                */
+    int words;                 /* 64-bit words per key (>= 1) */
+    int threads;               /* resolved o->threads        */
+} tf_gen_ctx;
+
+/* Keys of chunks first .. first+n-1 of the candidate sequence, in order
+ * (n * TF_GEN_CHUNK keys of ctx->words words), drawn in parallel. */
+void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys);
+
+/* The distinct candidates: for every distinct key, the smallest sequence
+ * number it was drawn at, in key order, held as records of words + 1
+ * 64-bit words (key, then sequence number) in buckets of the top key bits. */
+typedef struct tf_gen_set {
+    uint64_t *recs;     /* records; bucket b's are recs[start[b] .. + count[b]) */
+    uint64_t *start;    /* nbuckets record offsets                               */
+    uint64_t *count;    /* nbuckets distinct records                             */
+    uint64_t nbuckets;  /* 2^bucket_bits                                         */
+    int bucket_bits;
+    uint64_t distinct;  /* sum of count                                          */
+    uint64_t draws;     /* candidates the set was made from (sequence 0..draws-1) */
+} tf_gen_set;
+
+/* Bucket bits for sets made from about n candidates (sets merge only
+ * with sets of the same bucket bits). */
+int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n);
+/* Builds the set of candidates first_seq .. first_seq+n-1, whose keys are
+ * keys[0..n) in sequence order: a parallel stable radix sort of (key,
+ * sequence number), then the first record of every run of equal keys. */
+tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t first_seq,
+                           int bucket_bits, tf_gen_set *s);
+/* a = a + b where b holds later candidates than a (a's record wins on
+ * equal keys); frees b. */
+tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b);
+/* Writes the indices of the nnz distinct keys first drawn (smallest
+ * sequence numbers) to t, in canonical order; needs s->distinct >= t->nnz. */
+tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t);
+void tf_gen_set_free(tf_gen_set *s);
 
 /* The planted model of o (o->rank > 0): lambda = 1 and factors uniform in
  * [0,1), exactly the ones tf_generate uses for the values. */

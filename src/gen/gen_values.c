@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "gen/gen.h"
 
@@ -51,11 +52,12 @@ static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
     tf_ktensor k = {0};
     TF_TRY(tf_gen_model(o, &k));
     const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
+    const int T = tf_resolve_threads(o->threads);
     double *block_sq = NULL;
     tf_status s = TF_CALLOC(block_sq, nblocks ? nblocks : 1, "generator block sums");
     if (s != TF_OK) { tf_ktensor_free(&k); return s; }
 
-#pragma omp parallel for schedule(dynamic, 4) if (nblocks > 1)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
     for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
         uint64_t lo = (uint64_t)b * VALUE_BLOCK, hi = lo + VALUE_BLOCK < nnz ? lo + VALUE_BLOCK : nnz;
         double sq = 0.0;
@@ -70,7 +72,7 @@ static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
         double sq = 0.0;
         for (uint64_t b = 0; b < nblocks; ++b) sq += block_sq[b];
         const double scale = o->noise * sqrt(sq / (double)nnz);
-#pragma omp parallel for schedule(dynamic, 4) if (nblocks > 1)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
         for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
             tf_rng rng;
             tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_NOISE, (uint64_t)b));
@@ -79,7 +81,7 @@ static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
         }
     }
     const int64_t n = (int64_t)nnz;
-#pragma omp parallel for schedule(static) if (nblocks > 1)
+#pragma omp parallel for schedule(static) num_threads(T) if (nblocks > 1)
     for (int64_t z = 0; z < n; ++z) t->vals[z] = nonzero(t->vals[z]);
     tf_free(block_sq);
     tf_ktensor_free(&k);
@@ -89,7 +91,8 @@ static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
 static void uniform_values(const tf_gen_opts *o, tf_tensor *t)
 {
     const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
-#pragma omp parallel for schedule(static) if (nblocks > 1)
+    const int T = tf_resolve_threads(o->threads);
+#pragma omp parallel for schedule(static) num_threads(T) if (nblocks > 1)
     for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
         tf_rng rng;
         tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_VALUE, (uint64_t)b));

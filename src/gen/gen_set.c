@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The distinct candidates of the generator, in parallel.
+ *
+ * Candidates keys[0..n) are in sequence order. A stable parallel scatter
+ * on the top key bits (MSD) writes records (key, sequence number) into
+ * buckets; each bucket is then sorted by the remaining key bits with a
+ * stable LSD radix sort (buckets above a size by all threads together, the
+ * rest one per thread). Stability keeps equal keys in sequence order, so
+ * the first record of each run holds the smallest sequence number of its
+ * key: the run is reduced to it. Taking the nnz keys first drawn is then
+ * a count of first sequence numbers per chunk of the sequence, and the
+ * kept keys come out in key order, which is the canonical order. */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "gen/gen.h"
+
+#define MSD_MAX_BITS 12   /* at most 4096 buckets                       */
+#define BUCKET_LOG 15     /* aim for ~2^15 records per bucket            */
+#define DIGIT_BITS 11     /* LSD digit width inside a bucket             */
+#define SMALL_SORT 32     /* insertion sort below this many records      */
+
+typedef struct layout {
+    int W, rw;       /* key words; record words (key + sequence number) */
+    int key_bits;
+    int msd_bits;    /* top key bits that pick the bucket               */
+    int low_bits;    /* key bits sorted inside a bucket                  */
+    int threads;
+} layout;
+
+static inline uint64_t get_bits(const uint64_t *w, int pos, int bits)
+{
+    if (bits == 0) return 0;
+    int word = pos >> 6, off = pos & 63;
+    uint64_t v = w[word] >> off;
+    if (off + bits > 64) v |= w[word + 1] << (64 - off);
+    return bits == 64 ? v : v & ((1ULL << bits) - 1);
+}
+
+static inline void rec_copy(uint64_t *d, const uint64_t *s, int rw)
+{
+    for (int i = 0; i < rw; ++i) d[i] = s[i];
+}
+
+/* -1, 0, 1: key order (top word first). */
+static inline int key_cmp(const uint64_t *a, const uint64_t *b, int W)
+{
+    for (int i = W - 1; i >= 0; --i)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static inline uint64_t bucket_of(const layout *L, const uint64_t *key)
+{
+    return get_bits(key, L->key_bits - L->msd_bits, L->msd_bits);
+}
+
+/* Stable scatter of keys[0..n) into buckets of records; fills start and
+ * count (records per bucket, before deduplication). */
+static tf_status scatter(const layout *L, const uint64_t *keys, uint64_t n, uint64_t first_seq, uint64_t *recs,
+                         uint64_t *start, uint64_t *count, uint64_t nb)
+{
+    int T = L->threads;
+    if (n < 65536) T = 1;
+    uint64_t *hist = NULL;
+    TF_TRY(TF_CALLOC(hist, (uint64_t)T * nb, "generator bucket counts"));
+    const int W = L->W, rw = L->rw;
+#pragma omp parallel num_threads(T)
+    {
+        const int t = tf_thread_id(), nt = tf_thread_count();
+        const uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
+        uint64_t *h = hist + (uint64_t)t * nb;
+        for (uint64_t k = lo; k < hi; ++k) h[bucket_of(L, keys + k * (uint64_t)W)]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            uint64_t run = 0;
+            for (uint64_t b = 0; b < nb; ++b) {
+                start[b] = run;
+                for (int u = 0; u < nt; ++u) {
+                    uint64_t c = hist[(uint64_t)u * nb + b];
+                    hist[(uint64_t)u * nb + b] = run;
+                    run += c;
+                }
+                count[b] = run - start[b];
+            }
+        }
+        if (W == 1) {
+            for (uint64_t k = lo; k < hi; ++k) {
+                uint64_t *r = recs + 2 * h[bucket_of(L, keys + k)]++;
+                r[0] = keys[k];
+                r[1] = first_seq + k;
+            }
+        } else {
+            for (uint64_t k = lo; k < hi; ++k) {
+                const uint64_t *key = keys + k * (uint64_t)W;
+                uint64_t *r = recs + (uint64_t)rw * h[bucket_of(L, key)]++;
+                rec_copy(r, key, W);
+                r[W] = first_seq + k;
+            }
+        }
+    }
+    tf_free(hist);
+    return TF_OK;
+}
+
+/* Digit width and count for the low bits of a bucket. */
+static void digits(const layout *L, int *passes, int *dbits)
+{
+    *passes = (L->low_bits + DIGIT_BITS - 1) / DIGIT_BITS;
+    *dbits = *passes ? (L->low_bits + *passes - 1) / *passes : 0;
+}
+
+static inline uint64_t digit(const layout *L, const uint64_t *rec, int shift, int bits)
+{
+    if (L->W == 1) return (rec[0] >> shift) & ((1ULL << bits) - 1);
+    return get_bits(rec, shift, bits);
+}
+
+/* Stable insertion sort by key. */
+static void insertion_sort(const layout *L, uint64_t *a, uint64_t n)
+{
+    const int rw = L->rw;
+    uint64_t tmp[TF_MAX_ORDER + 1];
+    for (uint64_t i = 1; i < n; ++i) {
+        if (key_cmp(a + (i - 1) * rw, a + i * rw, L->W) <= 0) continue;
+        rec_copy(tmp, a + i * rw, rw);
+        uint64_t j = i;
+        while (j > 0 && key_cmp(a + (j - 1) * rw, tmp, L->W) > 0) {
+            rec_copy(a + j * rw, a + (j - 1) * rw, rw);
+            --j;
+        }
+        rec_copy(a + j * rw, tmp, rw);
+    }
+}
+
+/* Sorts one bucket's n records a[] by the low key bits (stable), using
+ * tmp (n records); returns where the sorted records are (a or tmp). */
+static uint64_t *sort_bucket(const layout *L, uint64_t *a, uint64_t *tmp, uint64_t n)
+{
+    if (n <= SMALL_SORT) {
+        insertion_sort(L, a, n);
+        return a;
+    }
+    const int rw = L->rw;
+    int passes, dbits;
+    digits(L, &passes, &dbits);
+    uint64_t hist[(1 << DIGIT_BITS) + 1];
+    uint64_t *src = a, *dst = tmp;
+    for (int p = 0; p < passes; ++p) {
+        const int shift = p * dbits, bits = L->low_bits - shift < dbits ? L->low_bits - shift : dbits;
+        const uint64_t nd = 1ULL << bits;
+        memset(hist, 0, nd * sizeof *hist);
+        for (uint64_t k = 0; k < n; ++k) hist[digit(L, src + k * rw, shift, bits)]++;
+        if (hist[digit(L, src, shift, bits)] == n) continue; /* one digit value: nothing moves */
+        uint64_t run = 0;
+        for (uint64_t d = 0; d < nd; ++d) {
+            uint64_t c = hist[d];
+            hist[d] = run;
+            run += c;
+        }
+        if (rw == 2) {
+            for (uint64_t k = 0; k < n; ++k) {
+                uint64_t *r = dst + 2 * hist[(src[2 * k] >> shift) & (nd - 1)]++;
+                r[0] = src[2 * k];
+                r[1] = src[2 * k + 1];
+            }
+        } else {
+            for (uint64_t k = 0; k < n; ++k)
+                rec_copy(dst + (uint64_t)rw * hist[digit(L, src + k * rw, shift, bits)]++, src + k * rw, rw);
+        }
+        uint64_t *x = src; src = dst; dst = x;
+    }
+    return src;
+}
+
+/* The same for a large bucket, every thread taking part in each pass. */
+static tf_status sort_bucket_parallel(const layout *L, uint64_t *a, uint64_t *tmp, uint64_t n,
+                                      uint64_t **sorted)
+{
+    const int rw = L->rw;
+    int passes, dbits;
+    digits(L, &passes, &dbits);
+    const int T = L->threads;
+    const uint64_t nd_max = 1ULL << DIGIT_BITS;
+    uint64_t *hist = NULL;
+    TF_TRY(TF_ALLOC(hist, (uint64_t)T * nd_max, "generator digit counts"));
+    uint64_t *src = a, *dst = tmp;
+    for (int p = 0; p < passes; ++p) {
+        const int shift = p * dbits, bits = L->low_bits - shift < dbits ? L->low_bits - shift : dbits;
+        const uint64_t nd = 1ULL << bits;
+        int skip = 0;
+#pragma omp parallel num_threads(T)
+        {
+            const int t = tf_thread_id(), nt = tf_thread_count();
+            const uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
+            uint64_t *h = hist + (uint64_t)t * nd;
+            memset(h, 0, nd * sizeof *h);
+            for (uint64_t k = lo; k < hi; ++k) h[digit(L, src + k * rw, shift, bits)]++;
+#pragma omp barrier
+#pragma omp single
+            {
+                uint64_t run = 0, d0 = digit(L, src, shift, bits), same = 0;
+                for (int u = 0; u < nt; ++u) same += hist[(uint64_t)u * nd + d0];
+                skip = same == n;
+                for (uint64_t d = 0; d < nd; ++d)
+                    for (int u = 0; u < nt; ++u) {
+                        uint64_t c = hist[(uint64_t)u * nd + d];
+                        hist[(uint64_t)u * nd + d] = run;
+                        run += c;
+                    }
+            }
+            if (!skip)
+                for (uint64_t k = lo; k < hi; ++k)
+                    rec_copy(dst + (uint64_t)rw * h[digit(L, src + k * rw, shift, bits)]++, src + k * rw, rw);
+        }
+        if (!skip) { uint64_t *x = src; src = dst; dst = x; }
+    }
+    tf_free(hist);
+    *sorted = src;
+    return TF_OK;
+}
+
+/* Keeps the first record of every run of equal keys of src[0..n), writing
+ * them to dst (which may be src); returns how many. */
+static uint64_t first_of_runs(const layout *L, const uint64_t *src, uint64_t *dst, uint64_t n)
+{
+    const int rw = L->rw;
+    uint64_t d = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+        if (k > 0 && key_cmp(src + k * rw, src + (k - 1) * rw, L->W) == 0) continue;
+        if (dst != src || d != k) rec_copy(dst + d * rw, src + k * rw, rw);
+        ++d;
+    }
+    return d;
+}
+
+int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n)
+{
+    int msd = 0;
+    while (msd < MSD_MAX_BITS && (n >> (BUCKET_LOG + msd)) > 0) ++msd;
+    return msd < g->key_bits ? msd : g->key_bits;
+}
+
+static layout make_layout(const tf_gen_ctx *g, int msd_bits)
+{
+    layout L;
+    L.W = g->words;
+    L.rw = g->words + 1;
+    L.key_bits = g->key_bits;
+    L.msd_bits = msd_bits;
+    L.low_bits = L.key_bits - L.msd_bits;
+    L.threads = g->threads;
+    return L;
+}
+
+tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t first_seq,
+                           int bucket_bits, tf_gen_set *s)
+{
+    memset(s, 0, sizeof *s);
+    const layout L = make_layout(g, bucket_bits);
+    const uint64_t nb = 1ULL << L.msd_bits, rw = (uint64_t)L.rw;
+    s->nbuckets = nb;
+    s->bucket_bits = bucket_bits;
+    s->draws = first_seq + n;
+    tf_status st = TF_ALLOC(s->recs, n * rw, "generator candidates (key, sequence)");
+    if (st == TF_OK) st = TF_ALLOC(s->start, nb, "generator buckets");
+    if (st == TF_OK) st = TF_ALLOC(s->count, nb, "generator buckets");
+    if (st == TF_OK) st = scatter(&L, keys, n, first_seq, s->recs, s->start, s->count, nb);
+    if (st != TF_OK) { tf_gen_set_free(s); return st; }
+
+    /* Buckets above big are sorted by all threads together, the others
+     * one per thread, each with its own scratch. */
+    const int T = L.threads;
+    uint64_t big = n / (8 * (uint64_t)T);
+    if (big < 65536) big = 65536;
+    uint64_t max_small = 0, max_big = 0;
+    for (uint64_t b = 0; b < nb; ++b) {
+        if (s->count[b] > big) max_big = s->count[b] > max_big ? s->count[b] : max_big;
+        else max_small = s->count[b] > max_small ? s->count[b] : max_small;
+    }
+    uint64_t scratch_recs = (uint64_t)T * max_small > max_big ? (uint64_t)T * max_small : max_big;
+    uint64_t *scratch = NULL;
+    st = TF_ALLOC(scratch, (scratch_recs ? scratch_recs : 1) * rw, "generator sort scratch");
+    for (uint64_t b = 0; st == TF_OK && b < nb; ++b) {
+        if (s->count[b] <= big) continue;
+        uint64_t *a = s->recs + s->start[b] * rw, *sorted = NULL;
+        st = sort_bucket_parallel(&L, a, scratch, s->count[b], &sorted);
+        if (st == TF_OK) s->count[b] = first_of_runs(&L, sorted, a, s->count[b]);
+    }
+    if (st != TF_OK) {
+        tf_free(scratch);
+        tf_gen_set_free(s);
+        return st;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        if (s->count[b] > big) continue;
+        uint64_t *a = s->recs + s->start[b] * rw;
+        uint64_t *sorted = sort_bucket(&L, a, scratch + (uint64_t)tf_thread_id() * max_small * rw, s->count[b]);
+        s->count[b] = first_of_runs(&L, sorted, a, s->count[b]);
+    }
+    tf_free(scratch);
+    for (uint64_t b = 0; b < nb; ++b) s->distinct += s->count[b];
+    return TF_OK;
+}
+
+tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t)
+{
+    const uint64_t nnz = t->nnz, nb = s->nbuckets;
+    const int W = g->words, rw = W + 1;
+    if (s->distinct < nnz) return tf_fail(TF_ERR_ARG, "generator: %llu distinct candidates for %llu non-zeros",
+                                          (unsigned long long)s->distinct, (unsigned long long)nnz);
+    /* First sequence numbers per chunk of the sequence, to find the chunk
+     * where the nnz-th distinct key was first drawn. */
+    const uint64_t nchunks = (s->draws + TF_GEN_CHUNK - 1) / TF_GEN_CHUNK;
+    const int T = g->threads;
+    uint32_t *cnt = NULL;
+    uint64_t *kept = NULL;
+    TF_TRY(TF_CALLOC(cnt, (uint64_t)T * nchunks, "generator chunk counts"));
+    tf_status st = TF_ALLOC(kept, nb + 1, "generator bucket offsets");
+    if (st != TF_OK) { tf_free(cnt); return st; }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        uint32_t *c = cnt + (uint64_t)tf_thread_id() * nchunks;
+        const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
+        for (uint64_t k = 0; k < s->count[b]; ++k) c[r[k * rw + W] / TF_GEN_CHUNK]++;
+    }
+    uint64_t cum = 0, chunk = 0;
+    for (; chunk + 1 < nchunks; ++chunk) {
+        uint64_t c = 0;
+        for (int u = 0; u < T; ++u) c += cnt[(uint64_t)u * nchunks + chunk];
+        if (cum + c >= nnz) break;
+        cum += c;
+    }
+    tf_free(cnt);
+    /* Within that chunk, the (nnz - cum)-th first sequence number is the last one kept. */
+    uint64_t bitmap[TF_GEN_CHUNK / 64] = {0};
+#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
+        for (uint64_t k = 0; k < s->count[b]; ++k) {
+            uint64_t q = r[k * rw + W];
+            if (q / TF_GEN_CHUNK != chunk) continue;
+            uint64_t bit = 1ULL << (q % 64), *w = &bitmap[(q % TF_GEN_CHUNK) / 64];
+#pragma omp atomic
+            *w |= bit;
+        }
+    }
+    uint64_t need = nnz - cum, last = 0;
+    for (uint64_t i = 0; i < TF_GEN_CHUNK; ++i)
+        if ((bitmap[i / 64] >> (i % 64)) & 1 && --need == 0) {
+            last = chunk * TF_GEN_CHUNK + i;
+            break;
+        }
+    /* Keys first drawn at or before `last`, bucket by bucket in key order. */
+#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
+        uint64_t c = 0;
+        for (uint64_t k = 0; k < s->count[b]; ++k) c += r[k * rw + W] <= last;
+        kept[b] = c;
+    }
+    uint64_t run = 0;
+    for (uint64_t b = 0; b < nb; ++b) {
+        uint64_t c = kept[b];
+        kept[b] = run;
+        run += c;
+    }
+    const uint32_t order = t->order;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
+        uint64_t at = kept[b];
+        for (uint64_t k = 0; k < s->count[b]; ++k) {
+            const uint64_t *rec = r + k * rw;
+            if (rec[W] > last) continue;
+            for (uint32_t m = 0; m < order; ++m) t->ind[m][at] = (uint32_t)get_bits(rec, g->shift[m], g->bits[m]);
+            ++at;
+        }
+    }
+    tf_free(kept);
+    return run == nnz ? TF_OK
+                      : tf_fail(TF_ERR_ARG, "generator: kept %llu of %llu non-zeros", (unsigned long long)run,
+                                (unsigned long long)nnz);
+}
+
+/* Merges the sorted distinct records x[0..nx) and y[0..ny) into out; on
+ * equal keys x's record (drawn first) is kept. Returns the count. */
+static uint64_t merge_runs(const layout *L, const uint64_t *x, uint64_t nx, const uint64_t *y, uint64_t ny,
+                           uint64_t *out)
+{
+    const int rw = L->rw;
+    uint64_t i = 0, j = 0, n = 0;
+    while (i < nx && j < ny) {
+        int c = key_cmp(x + i * rw, y + j * rw, L->W);
+        if (c <= 0) {
+            rec_copy(out + n++ * rw, x + i++ * rw, rw);
+            j += c == 0;
+        } else {
+            rec_copy(out + n++ * rw, y + j++ * rw, rw);
+        }
+    }
+    for (; i < nx; ++i) rec_copy(out + n++ * rw, x + i * rw, rw);
+    for (; j < ny; ++j) rec_copy(out + n++ * rw, y + j * rw, rw);
+    return n;
+}
+
+tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b)
+{
+    if (a->nbuckets != b->nbuckets || a->bucket_bits != b->bucket_bits)
+        return tf_fail(TF_ERR_ARG, "generator: merging sets with different buckets");
+    const layout L = make_layout(g, a->bucket_bits);
+    const uint64_t nb = a->nbuckets, rw = (uint64_t)L.rw;
+    uint64_t *recs = NULL, *start = NULL;
+    TF_TRY(TF_ALLOC(recs, (a->distinct + b->distinct) * rw + 1, "generator distinct candidates"));
+    tf_status st = TF_ALLOC(start, nb, "generator buckets");
+    if (st != TF_OK) { tf_free(recs); return st; }
+    uint64_t run = 0;
+    for (uint64_t k = 0; k < nb; ++k) {
+        start[k] = run;
+        run += a->count[k] + b->count[k];
+    }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L.threads) if (nb > 1)
+    for (int64_t k = 0; k < (int64_t)nb; ++k)
+        a->count[k] = merge_runs(&L, a->recs + a->start[k] * rw, a->count[k], b->recs + b->start[k] * rw,
+                                 b->count[k], recs + start[k] * rw);
+    tf_free(a->recs);
+    tf_free(a->start);
+    a->recs = recs;
+    a->start = start;
+    a->distinct = 0;
+    for (uint64_t k = 0; k < nb; ++k) a->distinct += a->count[k];
+    a->draws = b->draws;
+    tf_gen_set_free(b);
+    return TF_OK;
+}
+
+void tf_gen_set_free(tf_gen_set *s)
+{
+    if (!s) return;
+    tf_free(s->recs);
+    tf_free(s->start);
+    tf_free(s->count);
+    memset(s, 0, sizeof *s);
+}
