@@ -442,7 +442,7 @@ int cmd_bench(int argc, char **argv)
         (rc = cli_size(BENCH_CMD, "--memory-limit", mem, &o.memory_limit)))
         return rc;
     o.device = (tf_backend)dev;
-    const int have_gpu = tf_gpu_count() > 0;
+    const int have_gpu = o.device != TF_BACKEND_CPU && tf_gpu_count() > 0; /* --device cpu loads no CUDA */
     if (!formats)
         formats = o.device == TF_BACKEND_CPU || (o.device == TF_BACKEND_AUTO && !have_gpu) ? "coo,csf"
                                                                                           : "coo,fcoo,blco";
@@ -462,7 +462,15 @@ int cmd_bench(int argc, char **argv)
             else o.any_cpu = 1;
         }
     if (!o.any_cpu && !have_gpu) { /* nothing can run: say so before reading FILE */
-        const char *why = tf_have_cuda() ? "no CUDA device is present" : "this build of tenfold has no CUDA backend";
+        char why[1024];
+        const tf_cuda_module_state st = tf_cuda_module(1, why, sizeof why);
+        if (st == TF_CUDA_MODULE_LOADED) {
+            snprintf(why, sizeof why, "no CUDA device is present");
+        } else if (st != TF_CUDA_MODULE_NONE) {
+            char m[sizeof why];
+            snprintf(m, sizeof m, "%s", why);
+            snprintf(why, sizeof why, "no CUDA backend: its module %.900s", m);
+        }
         if (o.device == TF_BACKEND_GPU)
             fprintf(stderr, "tenfold: --device gpu: %s (coo and csf run on the CPU with --device cpu)\n", why);
         else

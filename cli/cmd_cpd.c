@@ -189,18 +189,22 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
     return -1;
 }
 
-/* The device line before the run. Under auto it asks CUDA nothing: the
- * library decides (a small problem runs on the CPU without starting CUDA)
- * and the plan line says which it took. */
+/* The device line before the run. Under auto it asks CUDA nothing and
+ * loads no CUDA module: the library decides (a small problem runs on the
+ * CPU without loading or starting CUDA) and the plan line says which it took. */
 static void choose_device(tf_cpd_opts *o)
 {
     if (o->backend != TF_BACKEND_AUTO) {
         if (!cli_quiet()) printf("device: %s\n", tf_backend_name(o->backend));
         return;
     }
-    if (!tf_have_cuda()) {
+    char why[1024]; /* looks for the CUDA module without loading it */
+    const tf_cuda_module_state st = tf_cuda_module(0, why, sizeof why);
+    if (st < TF_CUDA_MODULE_FOUND) {
         o->backend = TF_BACKEND_CPU;
-        if (!cli_quiet()) printf("device: cpu (built without CUDA)\n");
+        if (cli_quiet()) return;
+        if (st == TF_CUDA_MODULE_NONE) printf("device: cpu (built without CUDA)\n");
+        else printf("device: cpu (no CUDA backend: its module %s)\n", why);
         return;
     }
     if (!cli_quiet())

@@ -10,8 +10,10 @@ static const char help[] =
     "\n"
     "Prints the version, the git commit and compiler of the build, the\n"
     "BLAS/LAPACK library in use, whether the CUDA backend is built in (with\n"
-    "the toolkit, runtime and driver versions), the default number of CPU\n"
-    "threads (OMP_NUM_THREADS overrides it) and the GPUs found.\n";
+    "the toolkit, runtime and driver versions) and where its module\n"
+    "libtenfold_cuda.so was loaded from (or why it was not: TF_CUDA_MODULE\n"
+    "names the file to load), the default number of CPU threads\n"
+    "(OMP_NUM_THREADS overrides it) and the GPUs found.\n";
 
 /* 13000 -> "13.0" */
 static const char *cuda_version(int v, char *buf, size_t len)
@@ -34,11 +36,17 @@ int cmd_info(int argc, char **argv)
     printf("commit:  %s\n", b.commit);
     printf("compiler: %s\n", b.compiler);
     printf("blas:    %s\n", b.blas_lapack);
-    if (tf_have_cuda())
+    char where[1024]; /* the GPU part: loads the CUDA module */
+    const tf_cuda_module_state st = tf_cuda_module(1, where, sizeof where);
+    if (st == TF_CUDA_MODULE_LOADED)
         printf("build:   CUDA backend yes (toolkit %s, runtime %s, driver supports %s)\n", b.cuda_toolkit,
                cuda_version(b.cuda_runtime, rt, sizeof rt), cuda_version(b.cuda_driver, drv, sizeof drv));
-    else
+    else if (st == TF_CUDA_MODULE_NONE)
         printf("build:   CUDA backend no\n");
+    else
+        printf("build:   CUDA backend yes (toolkit %s), not available\n", b.cuda_toolkit);
+    if (st != TF_CUDA_MODULE_NONE)
+        printf("module:  %s%s\n", st == TF_CUDA_MODULE_LOADED ? "loaded " : "", where);
     printf("threads: %d (CPU backend default)\n", tf_default_threads());
     int n = tf_gpu_count();
     printf("gpus:    %d found\n", n);

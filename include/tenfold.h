@@ -68,6 +68,8 @@ typedef struct tf_build_info {
     int cuda_driver;          /* highest CUDA version the driver supports, 0 if none  */
 } tf_build_info;
 
+/* Fills `out`; in a CUDA build it loads the CUDA module (tf_cuda_module) to
+ * ask the runtime and the driver their versions. */
 void tf_get_build_info(tf_build_info *out);
 
 /* ------------------------------------------------------------ dense matrix */
@@ -662,7 +664,10 @@ tf_status tf_spttm_time(const tf_tensor *X, uint32_t mode, const tf_matrix *U,
 
 /* ------------------------------------------------------------ devices */
 
-/* Number of usable CUDA devices (0 when CUDA is not built in or none present). */
+/* Number of usable CUDA devices: 0 when CUDA is not built in, its module
+ * does not load (tf_cuda_module), no NVIDIA driver is visible (none of
+ * /dev/nvidiactl, /dev/nvidia0, /dev/dxg, /proc/driver/nvidia, nvidia-modprobe
+ * exists: then the answer loads nothing), or no device is present. */
 int tf_gpu_count(void);
 /* Describes a device: name, multiprocessors, memory. */
 tf_status tf_gpu_describe(int device, char *buf, size_t len);
@@ -670,8 +675,32 @@ tf_status tf_gpu_describe(int device, char *buf, size_t len);
  * second) of a large cudaMemcpy: the ceiling memory-bound kernels are
  * compared with. */
 tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s);
-/* 1 if the library was built with the CUDA backend. */
+/* 1 if the CUDA backend is available: the library was built with it and
+ * its module loads (the first call loads it; see tf_cuda_module). */
 int tf_have_cuda(void);
+
+/* A CUDA build keeps the CUDA backend in a module, libtenfold_cuda.so, that
+ * the library loads on the first GPU query or operation, once per process:
+ * a run on the CPU never loads CUDA's libraries (~260 MB). It is looked for
+ * at $TF_CUDA_MODULE when that is set (a file name; nowhere else then), else
+ * beside the library or program that holds libtenfold (the build tree), in
+ * its tenfold/ folder (an installed libtenfold.so), in ../lib/tenfold/ (an
+ * installed tool) and in the install prefix's lib/tenfold/. Without it the
+ * library works as a CPU-only build: no GPUs, and GPU operations fail with
+ * TF_ERR_UNAVAILABLE naming the reason. */
+typedef enum tf_cuda_module_state {
+    TF_CUDA_MODULE_NONE = 0,    /* built without CUDA                          */
+    TF_CUDA_MODULE_MISSING = 1, /* not found                                   */
+    TF_CUDA_MODULE_FAILED = 2,  /* found, but it did not load                  */
+    TF_CUDA_MODULE_FOUND = 3,   /* found, not loaded yet                       */
+    TF_CUDA_MODULE_LOADED = 4   /* loaded, or linked into the program          */
+} tf_cuda_module_state;
+/* Where the module stands, after loading it when `load` is non-zero (with 0
+ * it only looks for the file). `where` (may be NULL) gets the module's path
+ * when found or loaded ("linked into the program" for test programs), else
+ * one line saying why there is none (the places looked in, or the loader's
+ * error). Thread-safe. */
+tf_cuda_module_state tf_cuda_module(int load, char *where, size_t len);
 
 #ifdef __cplusplus
 }

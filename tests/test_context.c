@@ -455,9 +455,29 @@ static void build_info(void)
     CHECK(tf_have_cuda() ? b.cuda_runtime >= 12000 : b.cuda_runtime == 0 && b.cuda_driver == 0);
 }
 
+/* The CUDA module (issue 31 item 4): a test program links the CUDA objects
+ * itself, so the library uses them and loads no module (two copies of the
+ * backend's state in one process); a CPU-only build has none. */
+static void cuda_module(void)
+{
+    char where[1024] = "?";
+    const tf_cuda_module_state st = tf_cuda_module(0, where, sizeof where);
+    CHECKF(st == TF_CUDA_MODULE_NONE || (st >= TF_CUDA_MODULE_FOUND && !strcmp(where, "linked into the program")),
+           "state %d, %s", (int)st, where);
+    const tf_cuda_module_state loaded = tf_cuda_module(1, where, sizeof where);
+    if (st == TF_CUDA_MODULE_NONE) {
+        CHECK(loaded == TF_CUDA_MODULE_NONE && !tf_have_cuda() && strstr(where, "no CUDA backend"));
+    } else {
+        CHECKF(loaded == TF_CUDA_MODULE_LOADED && !strcmp(where, "linked into the program") && tf_have_cuda(),
+               "state %d, %s", (int)loaded, where);
+    }
+    CHECK(tf_cuda_module(1, NULL, 0) == loaded);
+}
+
 int main(void)
 {
     build_info();
+    cuda_module();
     defaults();
     environment();
     auto_cost_rule();

@@ -18,13 +18,19 @@ struct tf_context {
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
 };
 
-/* CUDA backend hooks (src/gpu/runtime; src/gpu/none answers them in CPU-only builds): the
- * device context's teardown, the memory budget of the GPU, versions. */
+/* CUDA backend hooks (src/gpu/runtime, called through the loader in
+ * src/gpu/loader; src/gpu/none answers them in CPU-only builds): the device
+ * context's teardown, the memory budget of the GPU, versions. */
 void tf_cuda_context_release(void *gpu);
 tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes);
 /* CUDA runtime version and the highest version the driver supports (0, 0
  * without the CUDA backend or a driver); initialises no device. */
 void tf_cuda_versions(int *runtime, int *driver);
+/* 1 when an NVIDIA driver may be there (a device node, /proc/driver/nvidia or
+ * nvidia-modprobe exists; src/gpu/loader, 0 in CPU-only builds): without
+ * one no GPU can be found, and the library answers so without loading the
+ * CUDA module. */
+int tf_cuda_driver_visible(void);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,8 @@
 #include "ops/auto_backend.h"
 
 #include <stdio.h>
-#include <unistd.h>
+
+#include "backend/context.h"
 
 #define CPU_UNIT_S 1.3e-10     /* s per non-zero x rank x mode, 2+ threads    */
 #define CPU_UNIT_1_S 2.5e-10   /* the same on one thread                      */
@@ -53,6 +54,5 @@ int tf_auto_prefers_cpu(const tf_tensor *X, uint64_t R, uint32_t iters, int thre
 
 int tf_gpu_maybe_present(void)
 {
-    return tf_have_cuda() && (access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0 ||
-                              access("/dev/dxg", F_OK) == 0 /* WSL */);
+    return tf_cuda_module(0, NULL, 0) >= TF_CUDA_MODULE_FOUND && tf_cuda_driver_visible();
 }

@@ -14,8 +14,9 @@
  * to finish sooner on the CPU with `threads` threads than on the GPU
  * (gpu_ready: the GPU's device context already exists, so its start-up is
  * paid); `why` then gets a one-line reason with both estimates. */
-/* 1 when this machine may have an NVIDIA GPU (a CUDA build and the
- * driver's device nodes exist); answered without starting CUDA. */
+/* 1 when this machine may have an NVIDIA GPU (a CUDA build whose module
+ * is there, and a trace of the driver: tf_cuda_driver_visible); answered
+ * without loading the module or starting CUDA. */
 int tf_gpu_maybe_present(void);
 
 int tf_auto_prefers_cpu(const tf_tensor *X, uint64_t R, uint32_t iters, int threads, int gpu_ready, char *why,

@@ -42,10 +42,11 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
      * `cpd --device auto` 30-60 ms slower than `--device cpu`). */
     if (b == TF_BACKEND_AUTO && o->device != 0) b = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     if (b == TF_BACKEND_GPU) {
+        char why[1024];
+        const tf_cuda_module_state st = tf_cuda_module(1, why, sizeof why);
+        if (st == TF_CUDA_MODULE_NONE) return tf_fail(TF_ERR_UNAVAILABLE, "%s", why);
+        if (st != TF_CUDA_MODULE_LOADED) return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why);
         const int gpus = tf_gpu_count();
-        if (!tf_have_cuda())
-            return tf_fail(TF_ERR_UNAVAILABLE,
-                           "this build of tenfold has no CUDA backend (nvcc was not found at build time)");
         if (gpus == 0) return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present");
         if (o->device < 0 || o->device >= gpus)
             return tf_fail(TF_ERR_ARG, "GPU %d does not exist (GPUs 0..%d)", o->device, gpus - 1);

@@ -47,6 +47,7 @@
 
 #include "gpu/cpd/dense.cuh"
 #include "gpu/mttkrp/engine.cuh"
+#include "backend/cuda_module.h"
 extern "C" {
 #include "backend/cpd.h"
 #include "core/alloc.h"
@@ -728,7 +729,7 @@ const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve,   op_normalize
 
 } // namespace
 
-extern "C" tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o,
+extern "C" tf_status tf_cuda_cpd_backend_create_impl(const tf_tensor *X, const tf_cpd_opts *o,
                                                 tf_cpd_backend *out)
 {
     memset(out, 0, sizeof *out);

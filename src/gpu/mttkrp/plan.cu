@@ -12,6 +12,7 @@
 
 #include "gpu/mttkrp/engine.cuh"
 #include "gpu/runtime/timing.cuh"
+#include "backend/cuda_module.h"
 extern "C" {
 #include "backend/plan.h"
 #include "fmt/auto_format.h"
@@ -162,7 +163,7 @@ const tf_plan_ops cuda_plan_ops = {plan_mttkrp, plan_destroy, plan_time};
 
 } // namespace
 
-extern "C" tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
+extern "C" tf_status tf_cuda_plan_build_impl(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
 {
     if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_COO && o->format != TF_FORMAT_FCOO &&
         o->format != TF_FORMAT_BLCO)

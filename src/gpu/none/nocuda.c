@@ -9,6 +9,14 @@
 
 int tf_have_cuda(void) { return 0; }
 int tf_gpu_count(void) { return 0; }
+int tf_cuda_driver_visible(void) { return 0; }
+
+tf_cuda_module_state tf_cuda_module(int load, char *where, size_t len)
+{
+    (void)load;
+    if (where && len) snprintf(where, len, "this build of tenfold has no CUDA backend (nvcc was not found at build time)");
+    return TF_CUDA_MODULE_NONE;
+}
 
 tf_status tf_gpu_describe(int device, char *buf, size_t len)
 {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gpu/runtime/context.cuh"
+#include "backend/cuda_module.h"
 extern "C" {
 #include "core/alloc.h"
 }
@@ -199,7 +200,7 @@ tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out)
     return tf_cuda_ctx_use(*out);
 }
 
-extern "C" void tf_cuda_context_release(void *gpu)
+extern "C" void tf_cuda_context_release_impl(void *gpu)
 {
     tf_cuda_ctx *g = (tf_cuda_ctx *)gpu;
     if (!g) return;
@@ -220,7 +221,7 @@ tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes)
     return TF_OK;
 }
 
-extern "C" tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)
+extern "C" tf_status tf_cuda_context_budget_impl(tf_context *c, uint64_t *bytes)
 {
     tf_cuda_ctx *g = nullptr;
     TF_TRY(tf_cuda_ctx_of(c, &g));

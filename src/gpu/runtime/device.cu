@@ -3,21 +3,19 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+#include "backend/cuda_module.h"
 extern "C" {
-#include "backend/context.h"
 #include "core/error.h"
 }
 
-extern "C" int tf_have_cuda(void) { return 1; }
-
-extern "C" void tf_cuda_versions(int *runtime, int *driver)
+extern "C" void tf_cuda_versions_impl(int *runtime, int *driver)
 {
     if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
     if (cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0; /* 0 also when no driver is loaded */
     cudaGetLastError();
 }
 
-extern "C" int tf_gpu_count(void)
+extern "C" int tf_gpu_count_impl(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -27,7 +25,7 @@ extern "C" int tf_gpu_count(void)
     return n;
 }
 
-extern "C" tf_status tf_gpu_describe(int device, char *buf, size_t len)
+extern "C" tf_status tf_gpu_describe_impl(int device, char *buf, size_t len)
 {
     cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, device);
@@ -45,7 +43,7 @@ extern "C" tf_status tf_gpu_describe(int device, char *buf, size_t len)
 /* Measured device-to-device copy bandwidth in bytes/s, counting read + write
  * (2 x size per copy): the median of 10 copies of min(1 GiB, free/4) bytes.
  * The yardstick for "bytes moved as a fraction of the copy bandwidth". */
-extern "C" tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
+extern "C" tf_status tf_gpu_copy_bandwidth_impl(int device, double *bytes_per_s)
 {
     *bytes_per_s = 0.0;
     cudaError_t e = cudaSetDevice(device);

@@ -15,6 +15,7 @@
 #include "gpu/sddmm/common.cuh"
 #include "gpu/sddmm/tile_kernel.cuh"
 #include "gpu/sddmm/row_kernel.cuh"
+#include "backend/cuda_module.h"
 extern "C" {
 #include "fmt/sddmm_tiles.h"
 }
@@ -465,7 +466,7 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
 
 } // namespace
 
-extern "C" tf_status tf_cuda_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
+extern "C" tf_status tf_cuda_sddmm_impl(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
                                    double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
 {
     tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */

@@ -17,6 +17,7 @@
 
 #include "gpu/runtime/context.cuh"
 #include "gpu/sddmm/common.cuh"
+#include "backend/cuda_module.h"
 extern "C" {
 #include "backend/spttm_backends.h"
 #include "core/alloc.h"
@@ -115,7 +116,7 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_fibres *F, const tf
 
 } // namespace
 
-extern "C" tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U,
+extern "C" tf_status tf_cuda_spttm_impl(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U,
                                    const tf_spttm_opts *o, double *Y, int warmup, int reps, double *times_ms)
 {
     tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
