@@ -73,10 +73,9 @@ static void find_module(void)
     }
     const char *env = getenv("TF_CUDA_MODULE");
     if (env && *env) {
-        snprintf(module_path, sizeof module_path, "%s", env);
-        found = access(env, F_OK) == 0;
-        if (!found)
-            snprintf(why_not, sizeof why_not, "TF_CUDA_MODULE=%s does not exist", env);
+        found = access(env, F_OK) == 0; /* dlopen gets the full path: no library search */
+        if (!found || !realpath(env, module_path)) snprintf(module_path, sizeof module_path, "%s", env);
+        if (!found) snprintf(why_not, sizeof why_not, "TF_CUDA_MODULE=%s does not exist", env);
         return;
     }
     /* build tree: beside; installed library: LIBDIR/tenfold; installed tool:
