@@ -598,6 +598,8 @@ typedef struct tf_sddmm_info {
     uint32_t nper;          /* GPU ROW: non-zeros per virtual warp (tiles are 0) */
     int a_regs;             /* GPU ROW: 1 if A's row was kept in registers       */
     uint64_t blocks;        /* GPU: thread blocks per launch                     */
+    char note[256];         /* why an auto run is on the CPU (the GPU could not
+                               hold it: "...: running on the CPU"), else ""      */
 } tf_sddmm_info;
 
 void tf_sddmm_opts_default(tf_sddmm_opts *o);

@@ -394,6 +394,20 @@ static void gpu_context(void)
         CHECKF(e == TF_ERR_NOMEM && strstr(tf_last_error(), "device memory limit") &&
                    !strchr(tf_last_error(), '\n'),
                "SDDMM under 64 KiB: %s", tf_last_error());
+        /* under auto it runs on the CPU and says why, with the CPU's result */
+        double *P3 = calloc(S.nnz, sizeof *P3);
+        tf_sddmm_info si;
+        so.backend = TF_BACKEND_AUTO;
+        CHECK_OK(P3 ? tf_sddmm_coo(&S, &A2, &B2, &so, P2, &si) : TF_ERR_NOMEM);
+        CHECKF(si.backend == TF_BACKEND_CPU && strstr(si.note, "device memory limit") &&
+                   strstr(si.note, "running on the CPU"),
+               "auto SDDMM under 64 KiB: backend %d, note '%s'", (int)si.backend, si.note);
+        so.context = NULL;
+        so.backend = TF_BACKEND_CPU;
+        CHECK_OK(P3 ? tf_sddmm_coo(&S, &A2, &B2, &so, P3, &si) : TF_ERR_NOMEM);
+        CHECK(P3 && !memcmp(P2, P3, S.nnz * sizeof *P3) && si.note[0] == 0);
+        free(P3);
+        so.context = c;
         tf_spttm_opts to;
         tf_spttm_opts_default(&to);
         to.context = c;
