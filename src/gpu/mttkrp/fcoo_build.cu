@@ -197,6 +197,8 @@ void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s)
     }
     tf_cuda_free(s->wpre);
     tf_cuda_free(s->wcnt);
+    tf_cuda_free(s->rows[0]);
+    tf_cuda_free(s->rows[1]);
     tf_cuda_free(s->tmp);
     *s = tf_fcoo_dsrc();
 }
@@ -368,30 +370,37 @@ static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const ui
     /* the rows to clear: no segment, or a segment continued across a cut */
     if (len - nseg > len / 4) return TF_OK; /* the empty rows alone: clear all */
     if (len >= 0xffffffffULL) return TF_OK;  /* positions would overflow 32 bits: clear all */
-    tf_dev_array<uint32_t> mark, flag;
-    TF_TRY(mark.alloc(len + 1, "F-COO row marks"));
-    TF_TRY(flag.alloc(len + 1, "F-COO row flags"));
-    TF_CU(cudaMemsetAsync(mark.p, 0, (len + 1) * sizeof(uint32_t), st));
+    if (s->rows_len < len + 1) { /* kept for the next cuts and modes: no cudaFree (a device sync) per cut */
+        for (int b = 0; b < 2; ++b) {
+            tf_cuda_free(s->rows[b]);
+            s->rows[b] = nullptr;
+        }
+        s->rows_len = 0;
+        TF_TRY(tf_cuda_alloc(&s->rows[0], len + 1, "F-COO row marks"));
+        TF_TRY(tf_cuda_alloc(&s->rows[1], len + 1, "F-COO row flags"));
+        s->rows_len = len + 1;
+    }
+    uint32_t *const mark = s->rows[0], *const flag = s->rows[1];
+    TF_CU(cudaMemsetAsync(mark, 0, (len + 1) * sizeof(uint32_t), st));
     if (nseg) {
-        mark_rows_kernel<<<blocks_for(nseg), BLOCK, 0, st>>>(seg_row, nseg, mark.p);
+        mark_rows_kernel<<<blocks_for(nseg), BLOCK, 0, st>>>(seg_row, nseg, mark);
         TF_CU_LAUNCH("mark_rows_kernel");
     }
     if (nparts > 1) {
-        mark_cross_kernel<<<blocks_for(nparts), BLOCK, 0, st>>>(out->start, out->part_seg, seg_row, nparts, mark.p);
+        mark_cross_kernel<<<blocks_for(nparts), BLOCK, 0, st>>>(out->start, out->part_seg, seg_row, nparts, mark);
         TF_CU_LAUNCH("mark_cross_kernel");
     }
-    clear_flag_kernel<<<blocks_for(len + 1), BLOCK, 0, st>>>(mark.p, len, flag.p);
+    clear_flag_kernel<<<blocks_for(len + 1), BLOCK, 0, st>>>(mark, len, flag);
     TF_CU_LAUNCH("clear_flag_kernel");
-    TF_TRY(exclusive_sum(s, flag.p, mark.p, len + 1, st)); /* mark now holds the positions */
+    TF_TRY(exclusive_sum(s, flag, mark, len + 1, st)); /* mark now holds the positions */
     uint32_t nz = 0;
-    TF_TRY(read_u32(mark.p + len, &nz, st));
+    TF_TRY(read_u32(mark + len, &nz, st));
     out->nzero = nz;
     out->clear_all = nz > len / 4;
     if (out->clear_all || nz == 0) return TF_OK;
     TF_TRY(tf_cuda_alloc(&out->zrows, nz, "F-COO rows to clear"));
-    scatter_rows_kernel<<<blocks_for(len), BLOCK, 0, st>>>(flag.p, mark.p, len, out->zrows);
+    scatter_rows_kernel<<<blocks_for(len), BLOCK, 0, st>>>(flag, mark, len, out->zrows);
     TF_CU_LAUNCH("scatter_rows_kernel");
-    /* mark and flag are freed on return: cudaFree waits for the device */
     return TF_OK;
 }
 

@@ -24,6 +24,8 @@ struct tf_fcoo_dsrc {
     uint32_t *perm[2] = {nullptr, nullptr}; /* permutation (double buffer) */
     uint32_t *wpre = nullptr;  /* head-bit word prefix of the last built mode (nwords + 1) */
     uint32_t *wcnt = nullptr;  /* its per-word counts */
+    uint32_t *rows[2] = {nullptr, nullptr}; /* row marks / flags of the cuts (rows_len each) */
+    uint64_t rows_len = 0;
     void *tmp = nullptr;       /* CUB scratch */
     size_t tmp_bytes = 0;
     uint64_t held = 0;         /* device bytes of all the above */
