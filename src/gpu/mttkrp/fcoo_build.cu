@@ -182,7 +182,10 @@ tf_status read_u32(const uint32_t *d, uint32_t *h, cudaStream_t st)
 uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes)
 {
     const uint64_t n = X->nnz;
-    return n * (X->order * sizeof(uint32_t) + value_bytes) +   /* the COO */
+    uint64_t maxdim = 0;
+    for (uint32_t m = 0; m < X->order; ++m) maxdim = X->dims[m] > maxdim ? X->dims[m] : maxdim;
+    return 2 * (maxdim + 1) * sizeof(uint32_t) +                 /* the cuts' row marks and flags */
+           n * (X->order * sizeof(uint32_t) + value_bytes) +   /* the COO */
            n * 2 * (sizeof(uint64_t) + sizeof(uint32_t)) +        /* keys, permutation */
            (words32(n) + 1) * 2 * sizeof(uint32_t);               /* word counts, prefix */
 }
