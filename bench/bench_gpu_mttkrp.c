@@ -79,10 +79,9 @@ static tf_status random_factors(const tf_tensor *X, uint64_t R, tf_matrix *F)
     return TF_OK;
 }
 
-static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c, tf_format fmt,
-                      tf_precision prec, double copy_bw)
+/* GPU plan options of one benchmark run on context ctx. */
+static tf_plan_opts gpu_plan_opts(const bench_cfg *c, tf_format fmt, tf_precision prec, tf_context *ctx)
 {
-    const char *pname = prec == TF_SINGLE ? "single" : "double";
     tf_plan_opts o;
     tf_plan_opts_default(&o);
     o.backend = TF_BACKEND_GPU;
@@ -90,7 +89,15 @@ static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c
     o.precision = prec;
     o.device = c->device;
     o.rank_hint = c->rank;
-    o.context = c->ctx;
+    o.context = ctx;
+    return o;
+}
+
+static void bench_one(const tf_tensor *X, const tf_matrix *F, const bench_cfg *c, tf_format fmt,
+                      tf_precision prec, double copy_bw)
+{
+    const char *pname = prec == TF_SINGLE ? "single" : "double";
+    tf_plan_opts o = gpu_plan_opts(c, fmt, prec, c->ctx);
     tf_plan *p = NULL;
     double t0 = tf_wtime();
     tf_status st = tf_plan_build(X, &o, &p);
@@ -161,13 +168,7 @@ static void bench_fixed(const tf_tensor *X, const tf_matrix *F, const bench_cfg 
     uint64_t budget = 0;
     if (st == TF_OK) st = tf_context_memory_budget(ctx, &budget); /* makes the device context */
     const double t_ctx = tf_wtime() - t0;
-    tf_plan_opts o;
-    tf_plan_opts_default(&o);
-    o.backend = TF_BACKEND_GPU;
-    o.format = fmt;
-    o.precision = prec;
-    o.rank_hint = c->rank;
-    o.context = ctx;
+    tf_plan_opts o = gpu_plan_opts(c, fmt, prec, ctx);
     tf_plan *p = NULL;
     t0 = tf_wtime();
     if (st == TF_OK) st = tf_plan_build(X, &o, &p);

@@ -73,6 +73,8 @@ typedef struct sddmm_cli {
     const char *a_path, *b_path, *out_path;
     const char *base; /* --base */
     uint64_t memory_limit; /* --memory-limit, 0 = none */
+    int device_auto;       /* --device auto (the default): computing one SDDMM lets
+                              the library fall back to the CPU when the GPU cannot hold it */
 } sddmm_cli;
 
 static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
@@ -111,6 +113,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     if ((rc = cli_u64("sddmm", "-k", k, 1, 65536, &c->K)) ||
         (rc = cli_double("sddmm", "--alpha", alpha, -INFINITY, INFINITY, &c->o.alpha)) ||
         (rc = cli_double("sddmm", "--beta", beta, -INFINITY, INFINITY, &c->o.beta)) ||
+        ((c->device_auto = !device || !strcmp(device, "auto")), 0) ||
         (rc = cli_device_precision("sddmm", device, precision, &c->o.backend, &c->o.precision)) ||
         (rc = cli_int("sddmm", "--gpu", gpu, 0, 1023, &c->device)) ||
         (rc = cli_choice("sddmm", "--algo", algo, algo_names, 4, &algo_i)) ||
@@ -277,12 +280,15 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
     /* Output in the input's (canonical, row-major) order: CSR order equals it. */
     tf_sddmm_info info;
     const double t0 = tf_wtime();
-    if (tf_tensor_copy(coo, &out) != TF_OK || tf_sddmm(S, &A, &B, &c->o, out.vals, &info) != TF_OK ||
+    tf_sddmm_opts o = c->o;
+    if (c->device_auto && o.algo == TF_SDDMM_ALGO_AUTO) o.backend = TF_BACKEND_AUTO;
+    if (tf_tensor_copy(coo, &out) != TF_OK || tf_sddmm(S, &A, &B, &o, out.vals, &info) != TF_OK ||
         tf_write_tensor(c->out_path, &out, TF_FILE_MTX) != TF_OK) {
         rc = cli_fail();
         goto done;
     }
     if (!cli_quiet()) {
+        if (info.note[0]) printf("note: %s\n", info.note);
         printf("sddmm: K %llu, %s, %s, %.6f s\n", (unsigned long long)A.cols,
                info.backend == TF_BACKEND_GPU ? "gpu" : "cpu", algo_name(info.algo), tf_wtime() - t0);
         printf("wrote: %s (%llu x %llu, %llu entr%s)\n", c->out_path, (unsigned long long)S->rows,

@@ -58,6 +58,7 @@ typedef struct ttm_cli {
     const char *factor, *out_path;
     const char *base; /* --base */
     uint64_t memory_limit; /* --memory-limit, 0 = none */
+    int device_auto;       /* --device auto (the default): one product may fall back to the CPU */
 } ttm_cli;
 
 static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
@@ -82,6 +83,7 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
     c->seed = TF_DEFAULT_SEED;
     if (mode && strcmp(mode, "all") && (rc = cli_int("ttm", "--mode", mode, 1, TF_MAX_ORDER, &c->mode1))) return rc;
     if ((rc = cli_u64("ttm", "--rank", rank, 1, 1u << 20, &c->rank)) ||
+        ((c->device_auto = !device || !strcmp(device, "auto")), 0) ||
         (rc = cli_device_precision("ttm", device, precision, &c->o.backend, &c->o.precision)) ||
         (rc = cli_int("ttm", "--gpu", gpu, 0, 1023, &c->o.device)) ||
         (rc = cli_int("ttm", "--reps", reps, 1, 100000, &c->reps)) ||
@@ -180,7 +182,11 @@ static int compute_one(const ttm_cli *c, const tf_tensor *X)
         goto done;
     }
     const double t0 = tf_wtime();
-    if (tf_spttm(X, mode, &U, &c->o, &Y) != TF_OK || tf_semisparse_to_tensor(&Y, &T) != TF_OK) {
+    tf_spttm_opts o = c->o;
+    tf_spttm_info info;
+    o.info = &info;
+    if (c->device_auto) o.backend = TF_BACKEND_AUTO; /* the library falls back to the CPU if the GPU cannot hold it */
+    if (tf_spttm(X, mode, &U, &o, &Y) != TF_OK || tf_semisparse_to_tensor(&Y, &T) != TF_OK) {
         rc = cli_fail();
         goto done;
     }
@@ -192,8 +198,9 @@ static int compute_one(const ttm_cli *c, const tf_tensor *X)
     }
     if (tf_write_tensor(c->out_path, &T, TF_FILE_AUTO) != TF_OK) { rc = cli_fail(); goto done; }
     if (!cli_quiet()) {
+        if (info.note[0]) printf("note: %s\n", info.note);
         printf("ttm: mode %d, rank %llu, %s, %llu fibre%s, %.6f s\n", c->mode1, (unsigned long long)U.cols,
-               c->o.backend == TF_BACKEND_GPU ? "gpu" : "cpu", (unsigned long long)Y.nfibers, cli_s(Y.nfibers), secs);
+               info.backend == TF_BACKEND_GPU ? "gpu" : "cpu", (unsigned long long)Y.nfibers, cli_s(Y.nfibers), secs);
         printf("wrote: %s (%llu non-zero%s; mode %d has length %llu)\n", c->out_path, (unsigned long long)T.nnz,
                cli_s(T.nnz), c->mode1, (unsigned long long)U.cols);
     }

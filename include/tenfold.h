@@ -600,6 +600,8 @@ typedef struct tf_sddmm_info {
     uint32_t nper;          /* GPU ROW: non-zeros per virtual warp (tiles are 0) */
     int a_regs;             /* GPU ROW: 1 if A's row was kept in registers       */
     uint64_t blocks;        /* GPU: thread blocks per launch                     */
+    char note[256];         /* why an auto run is on the CPU (the GPU could not
+                               hold it: "...: running on the CPU"), else ""      */
 } tf_sddmm_info;
 
 void tf_sddmm_opts_default(tf_sddmm_opts *o);
@@ -641,12 +643,20 @@ void tf_semisparse_free(tf_semisparse *y);
  * length R); exact zeros are left out. */
 tf_status tf_semisparse_to_tensor(const tf_semisparse *y, tf_tensor *out);
 
+/* Where an SpTTM ran (optional output of tf_spttm / tf_spttm_time). */
+typedef struct tf_spttm_info {
+    tf_backend backend;     /* TF_BACKEND_CPU or TF_BACKEND_GPU                 */
+    char note[256];         /* why an auto run is on the CPU (the GPU could not
+                               hold it: "...: running on the CPU"), else ""     */
+} tf_spttm_info;
+
 typedef struct tf_spttm_opts {
     tf_backend backend;     /* default TF_BACKEND_AUTO                          */
     tf_precision precision; /* default TF_DOUBLE                                */
     int threads;            /* CPU threads, 0 = default                         */
     int device;             /* GPU ordinal                                      */
     tf_context *context;    /* devices, tuning; NULL = a private default one      */
+    tf_spttm_info *info;    /* optional output (NULL: none)                      */
 } tf_spttm_opts;
 
 void tf_spttm_opts_default(tf_spttm_opts *o);

@@ -394,6 +394,20 @@ static void gpu_context(void)
         CHECKF(e == TF_ERR_NOMEM && strstr(tf_last_error(), "device memory limit") &&
                    !strchr(tf_last_error(), '\n'),
                "SDDMM under 64 KiB: %s", tf_last_error());
+        /* under auto it runs on the CPU and says why, with the CPU's result */
+        double *P3 = calloc(S.nnz, sizeof *P3);
+        tf_sddmm_info si;
+        so.backend = TF_BACKEND_AUTO;
+        CHECK_OK(P3 ? tf_sddmm_coo(&S, &A2, &B2, &so, P2, &si) : TF_ERR_NOMEM);
+        CHECKF(si.backend == TF_BACKEND_CPU && strstr(si.note, "device memory limit") &&
+                   strstr(si.note, "running on the CPU"),
+               "auto SDDMM under 64 KiB: backend %d, note '%s'", (int)si.backend, si.note);
+        so.context = NULL;
+        so.backend = TF_BACKEND_CPU;
+        CHECK_OK(P3 ? tf_sddmm_coo(&S, &A2, &B2, &so, P3, &si) : TF_ERR_NOMEM);
+        CHECK(P3 && !memcmp(P2, P3, S.nnz * sizeof *P3) && si.note[0] == 0);
+        free(P3);
+        so.context = c;
         tf_spttm_opts to;
         tf_spttm_opts_default(&to);
         to.context = c;
@@ -405,6 +419,24 @@ static void gpu_context(void)
         e = tf_spttm(&X, 0, &U, &to, &Y);
         CHECKF(e == TF_ERR_NOMEM && strstr(tf_last_error(), "device memory limit"), "SpTTM under 64 KiB: %s",
                tf_last_error());
+        /* under auto it runs on the CPU and says why, with the CPU's result */
+        tf_spttm_info ti;
+        tf_semisparse Y1, Y2;
+        to.backend = TF_BACKEND_AUTO;
+        to.info = &ti;
+        CHECK_OK(tf_spttm(&X, 0, &U, &to, &Y1));
+        CHECKF(ti.backend == TF_BACKEND_CPU && strstr(ti.note, "device memory limit") &&
+                   strstr(ti.note, "running on the CPU"),
+               "auto SpTTM under 64 KiB: backend %d, note '%s'", (int)ti.backend, ti.note);
+        to.context = NULL;
+        to.backend = TF_BACKEND_CPU;
+        CHECK_OK(tf_spttm(&X, 0, &U, &to, &Y2));
+        CHECK(ti.backend == TF_BACKEND_CPU && ti.note[0] == 0 && Y1.nfibers == Y2.nfibers &&
+              !memcmp(Y1.vals, Y2.vals, Y1.nfibers * 64 * sizeof *Y1.vals));
+        tf_semisparse_free(&Y1);
+        tf_semisparse_free(&Y2);
+        to.context = c;
+        to.info = NULL;
         CHECK_OK(tf_context_memory_budget(c, &b));
         CHECKF(b == (64u << 10), "budget after the failed runs: %llu", (unsigned long long)b);
         tf_matrix_free(&U);

@@ -32,6 +32,7 @@ extern "C" {
 #include "backend/sddmm_backends.h"
 #include "backend/spttm_backends.h"
 #include "core/alloc.h"
+#include "core/parallel.h"
 #include "fmt/auto_format.h"
 #include "fmt/blco.h"
 #include "fmt/fcoo.h"
@@ -97,13 +98,15 @@ extern "C" {
     X(uint32_t, tf_sddmm_model_tile_j, (const tf_csr *S, uint64_t K, size_t value_bytes, uint64_t l2_bytes),    \
       (S, K, value_bytes, l2_bytes))                                                                             \
     X(tf_status, tf_spttm_fcoo_build, (const tf_tensor *X, const tf_fibres *F, tf_spttm_fcoo *out), (X, F, out))
-#define TF_CUDA_CORE_VOID(X)                                    \
-    X(void, tf_free, (void *p), (p))                            \
-    X(void, tf_clear_error, (void), ())                         \
-    X(void, tf_fcoo_free, (tf_fcoo * f), (f))                   \
-    X(void, tf_blco_free, (tf_blco * b), (b))                   \
-    X(void, tf_sddmm_tiles_free, (tf_sddmm_tiles * t), (t))     \
-    X(void, tf_spttm_fcoo_free, (tf_spttm_fcoo * f), (f))
+#define TF_CUDA_CORE_VOID(X)                                                                  \
+    X(void, tf_free, (void *p), (p))                                                          \
+    X(void, tf_clear_error, (void), ())                                                       \
+    X(void, tf_fcoo_free, (tf_fcoo * f), (f))                                                 \
+    X(void, tf_blco_free, (tf_blco * b), (b))                                                 \
+    X(void, tf_sddmm_tiles_free, (tf_sddmm_tiles * t), (t))                                   \
+    X(void, tf_spttm_fcoo_free, (tf_spttm_fcoo * f), (f))                                     \
+    X(void, tf_doubles_to_floats, (const double *src, float *dst, uint64_t n), (src, dst, n)) \
+    X(void, tf_floats_to_doubles, (const float *src, double *dst, uint64_t n), (src, dst, n))
 
 #define TF_CUDA_FIELD_(ret, name, params, args) ret(*name) params;
 

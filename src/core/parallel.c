@@ -17,3 +17,17 @@ int tf_resolve_threads(int requested)
     if (requested <= 0) return tf_default_threads();
     return requested;
 }
+
+void tf_doubles_to_floats(const double *src, float *dst, uint64_t n)
+{
+    const int64_t nn = (int64_t)n;
+#pragma omp parallel for schedule(static) if (nn > 65536)
+    for (int64_t k = 0; k < nn; ++k) dst[k] = (float)src[k];
+}
+
+void tf_floats_to_doubles(const float *src, double *dst, uint64_t n)
+{
+    const int64_t nn = (int64_t)n;
+#pragma omp parallel for schedule(static) if (nn > 65536)
+    for (int64_t k = 0; k < nn; ++k) dst[k] = src[k];
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* SDDMM front end: options, argument checks, the K = 0 / nnz = 0 cases,
  * backend choice, the COO entry point and the benchmark helper. */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/sddmm_backends.h"
@@ -88,6 +89,7 @@ static void info_cpu(tf_sddmm_info *info, tf_sddmm_algo algo)
 static tf_status run(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o, double *P,
                      int warmup, int reps, double *times_ms, tf_sddmm_info *info)
 {
+    if (info) memset(info, 0, sizeof *info);
     TF_TRY(check_args(S, A, B, o, P));
     if (warmup < 0 || reps < 0 || (reps > 0 && !times_ms))
         return tf_fail(TF_ERR_ARG, "tf_sddmm_time: warmup and reps must be >= 0 and times_ms non-NULL");
@@ -105,9 +107,17 @@ static tf_status run(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, co
         for (int r = 0; r < reps; ++r) times_ms[r] = 0.0;
         return TF_OK;
     }
-    if (be == TF_BACKEND_GPU) return run_gpu(S, A, B, o, P, warmup, reps, times_ms, info);
+    char note[sizeof info->note] = "";
+    if (be == TF_BACKEND_GPU) {
+        const tf_status s = run_gpu(S, A, B, o, P, warmup, reps, times_ms, info);
+        /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
+        if (s != TF_ERR_NOMEM || o->backend != TF_BACKEND_AUTO || o->algo != TF_SDDMM_ALGO_AUTO) return s;
+        snprintf(note, sizeof note, "%s: running on the CPU", tf_last_error());
+        tf_clear_error();
+    }
     const int reference = o->algo == TF_SDDMM_ALGO_REFERENCE;
     info_cpu(info, reference ? TF_SDDMM_ALGO_REFERENCE : TF_SDDMM_ALGO_AUTO);
+    if (info) snprintf(info->note, sizeof info->note, "%s", note);
     const int total = warmup + (reps > 0 ? reps : 1);
     for (int r = 0; r < total; ++r) {
         const double t0 = tf_wtime();

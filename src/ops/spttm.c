@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* SpTTM front end: options, argument checks, backend choice and the
  * benchmark helper. */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/spttm_backends.h"
@@ -41,11 +42,13 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
     TF_TRY(check_args(X, mode, U, o, out));
     const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
     tf_backend be = o->backend == TF_BACKEND_AUTO ? (gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU) : o->backend;
+    if (o->info) memset(o->info, 0, sizeof *o->info);
     if (be != TF_BACKEND_CPU && be != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "tf_spttm: unknown backend %d", (int)o->backend);
     tf_fibres F;
     TF_TRY(tf_fibres_build(X, mode, &F));
     tf_status s = tf_fibres_output(X, &F, U->cols, out);
+    char note[sizeof o->info->note] = "";
     if (s == TF_OK && X->nnz == 0) {
         for (int r = 0; r < reps; ++r) times_ms[r] = 0.0;
     } else if (s == TF_OK && be == TF_BACKEND_GPU) {
@@ -55,13 +58,25 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
         s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &own);
         if (s == TF_OK) s = tf_cuda_spttm(X, &F, U, &go, out->vals, warmup, reps, times_ms);
         tf_context_free(own);
-    } else if (s == TF_OK) {
+        /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
+        if (s == TF_ERR_NOMEM && o->backend == TF_BACKEND_AUTO) {
+            snprintf(note, sizeof note, "%s: running on the CPU", tf_last_error());
+            tf_clear_error();
+            be = TF_BACKEND_CPU;
+            s = TF_OK;
+        }
+    }
+    if (s == TF_OK && X->nnz != 0 && be == TF_BACKEND_CPU) {
         const int total = warmup + (reps > 0 ? reps : 1);
         for (int r = 0; r < total && s == TF_OK; ++r) {
             const double t0 = tf_wtime();
             s = tf_cpu_spttm(X, &F, U, o, out->vals);
             if (r >= warmup && reps > 0) times_ms[r - warmup] = (tf_wtime() - t0) * 1e3;
         }
+    }
+    if (o->info) {
+        o->info->backend = be;
+        snprintf(o->info->note, sizeof o->info->note, "%s", note);
     }
     tf_fibres_free(&F);
     if (s != TF_OK) tf_semisparse_free(out);

@@ -79,6 +79,14 @@ if "$TF" info 2>/dev/null | grep -qE '^gpus: +[1-9]'; then
     awk 'BEGIN { for (i = 1; i <= 3000; ++i) printf "%d %d %d 1.5\n", i % 50 + 1, (7 * i) % 40 + 1, (13 * i) % 30 + 1 }' > big.tns
     expect 1 "ttm --device gpu under a 1K limit" ttm big.tns --mode 1 -r 2 --device gpu --memory-limit 1K --reps 1
     check "ttm under a 1K limit: one line on stderr" grep -qE '^tenfold: ttm mode 1 on the GPU: .*limit' err.txt
+    # computing one product under --device auto: past the limit it runs on the CPU and says so
+    expect 0 "sddmm -A -B -o under a 1-byte limit (auto)" sddmm s.mtx -A a.mat -B b.mat -o p_lim.mtx --memory-limit 1
+    check "sddmm under the limit: a note" grep -qE '^note: .*limit.*running on the CPU' out.txt
+    grep -v '^%' p_lim.mtx | tail -n +2 >p_lim.txt
+    same_numbers "sddmm result on the CPU fallback" p_lim.txt p_want.txt 1e-12
+    expect 0 "ttm --factor -o under a 1-byte limit (auto)" ttm s.mtx --mode 2 --factor b.mat -o y_lim.tns --memory-limit 1
+    check "ttm under the limit: a note" grep -qE '^note: .*limit.*running on the CPU' out.txt
+    same_numbers "ttm result on the CPU fallback" y_lim.tns y_want.txt 1e-12
 fi
 # --memory-limit is a size on sddmm and ttm too
 run_tf sddmm s.mtx -k 4 --memory-limit 3Q

@@ -143,7 +143,7 @@ tf_status tf_gpu_check_fcoo_build(const tf_tensor *X, uint32_t mode, tf_precisio
     tf_fcoo_dsrc src;
     if (s == TF_OK) s = tf_fcoo_build(X, mode, parts[0], &f);
     if (s == TF_OK) s = tf_fcoo_build(X, mode, parts[0], &hf); /* re-cut per size */
-    if (s == TF_OK) s = tf_fcoo_dsrc_create(&ctx, X, &src);
+    if (s == TF_OK) s = tf_fcoo_dsrc_create(&ctx, X, prec == TF_SINGLE ? 4 : 8, &src);
     if (s == TF_OK)
         s = prec == TF_SINGLE ? check<float>(&ctx, &src, &f, mode, parts, np, &hf, diff, len)
                               : check<double>(&ctx, &src, &f, mode, parts, np, &hf, diff, len);

@@ -922,12 +922,12 @@ bool build_on_device(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes,
     if (ctx->tune.fcoo_build != 2) {
         uint64_t budget = 0;
         if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
-        const double need = (double)tf_fcoo_dsrc_bytes(X) +
+        const double need = (double)tf_fcoo_dsrc_bytes(X, value_bytes) +
                             1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) + 64.0 * (1 << 20);
         if (need > (double)budget) return false;
     }
     /* a failure here (memory) leaves the host build */
-    return tf_fcoo_dsrc_create(ctx, X, src) == TF_OK;
+    return tf_fcoo_dsrc_create(ctx, X, value_bytes, src) == TF_OK;
 }
 
 /* Partition size of a mode that uses seg: tuning.fcoo_seg_part = N (a

@@ -58,7 +58,7 @@ struct gather_args {
     const uint32_t *src[TF_MAX_ORDER]; /* src[0]: output mode, then the product modes */
     uint32_t *dst[TF_MAX_ORDER];       /* dst[0]: output indices (scratch), then pind */
     int nsrc;
-    const double *vin;
+    const T *vin;
     T *vout;
     uint64_t n;
 };
@@ -70,7 +70,7 @@ __global__ void gather_kernel(gather_args<T> a)
          k += (uint64_t)gridDim.x * blockDim.x) {
         const uint32_t p = a.perm[k];
         for (int j = 0; j < a.nsrc; ++j) a.dst[j][k] = a.src[j][p];
-        a.vout[k] = (T)a.vin[p];
+        a.vout[k] = a.vin[p];
     }
 }
 
@@ -179,10 +179,13 @@ tf_status read_u32(const uint32_t *d, uint32_t *h, cudaStream_t st)
 
 } // namespace
 
-uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X)
+uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes)
 {
     const uint64_t n = X->nnz;
-    return n * (X->order * sizeof(uint32_t) + sizeof(double)) + /* the COO */
+    uint64_t maxdim = 0;
+    for (uint32_t m = 0; m < X->order; ++m) maxdim = X->dims[m] > maxdim ? X->dims[m] : maxdim;
+    return 2 * (maxdim + 1) * sizeof(uint32_t) +                 /* the cuts' row marks and flags */
+           n * (X->order * sizeof(uint32_t) + value_bytes) +   /* the COO */
            n * 2 * (sizeof(uint64_t) + sizeof(uint32_t)) +        /* keys, permutation */
            (words32(n) + 1) * 2 * sizeof(uint32_t);               /* word counts, prefix */
 }
@@ -197,11 +200,13 @@ void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s)
     }
     tf_cuda_free(s->wpre);
     tf_cuda_free(s->wcnt);
+    tf_cuda_free(s->rows[0]);
+    tf_cuda_free(s->rows[1]);
     tf_cuda_free(s->tmp);
     *s = tf_fcoo_dsrc();
 }
 
-tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_fcoo_dsrc *s)
+tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s)
 {
     *s = tf_fcoo_dsrc();
     const uint64_t n = X->nnz;
@@ -214,7 +219,10 @@ tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_fcoo_dsrc
     tf_status st = TF_OK;
     for (uint32_t m = 0; m < X->order && st == TF_OK; ++m)
         st = tf_cuda_upload_new(&s->ind[m], X->ind[m], n, "COO indices (F-COO build)");
-    if (st == TF_OK) st = tf_cuda_upload_new(&s->vals, X->vals, n, "COO values (F-COO build)");
+    s->value_bytes = value_bytes == 4 ? 4 : 8;
+    if (st == TF_OK) st = tf_cuda_alloc_bytes(&s->vals, n * s->value_bytes, "COO values (F-COO build)");
+    if (st == TF_OK && s->value_bytes == 4) st = tf_cuda_put_values((float *)s->vals, X->vals, n, ctx->stream);
+    else if (st == TF_OK) st = tf_cuda_put_values((double *)s->vals, X->vals, n, ctx->stream);
     for (int b = 0; b < 2 && st == TF_OK; ++b) {
         st = tf_cuda_alloc(&s->key[b], n, "F-COO sort keys");
         if (st == TF_OK) st = tf_cuda_alloc(&s->perm[b], n, "F-COO sort permutation");
@@ -237,7 +245,7 @@ tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_fcoo_dsrc
         tf_fcoo_dsrc_free(s);
         return st;
     }
-    s->held = tf_fcoo_dsrc_bytes(X) + s->tmp_bytes;
+    s->held = tf_fcoo_dsrc_bytes(X, s->value_bytes) + s->tmp_bytes;
     return TF_OK;
 }
 
@@ -289,6 +297,9 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
                               uint32_t **pind, T **vals, uint32_t **head, uint32_t **seg_row,
                               uint64_t *nseg)
 {
+    if (s->value_bytes != sizeof(T))
+        return tf_fail(TF_ERR_ARG, "F-COO device build: values uploaded as %u-byte, copies of %u-byte",
+                       s->value_bytes, (unsigned)sizeof(T));
     const uint32_t N = s->order;
     const uint64_t n = s->nnz, nwords = words32(n);
     cudaStream_t st = ctx->stream;
@@ -317,7 +328,7 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
         g.src[1 + j] = s->ind[pmodes[j]];
         g.dst[1 + j] = pind[j];
     }
-    g.vin = s->vals;
+    g.vin = (const T *)s->vals;
     g.vout = *vals;
     g.n = n;
     gather_kernel<T><<<blocks_for(n), BLOCK, 0, st>>>(g);
@@ -362,30 +373,37 @@ static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const ui
     /* the rows to clear: no segment, or a segment continued across a cut */
     if (len - nseg > len / 4) return TF_OK; /* the empty rows alone: clear all */
     if (len >= 0xffffffffULL) return TF_OK;  /* positions would overflow 32 bits: clear all */
-    tf_dev_array<uint32_t> mark, flag;
-    TF_TRY(mark.alloc(len + 1, "F-COO row marks"));
-    TF_TRY(flag.alloc(len + 1, "F-COO row flags"));
-    TF_CU(cudaMemsetAsync(mark.p, 0, (len + 1) * sizeof(uint32_t), st));
+    if (s->rows_len < len + 1) { /* kept for the next cuts and modes: no cudaFree (a device sync) per cut */
+        for (int b = 0; b < 2; ++b) {
+            tf_cuda_free(s->rows[b]);
+            s->rows[b] = nullptr;
+        }
+        s->rows_len = 0;
+        TF_TRY(tf_cuda_alloc(&s->rows[0], len + 1, "F-COO row marks"));
+        TF_TRY(tf_cuda_alloc(&s->rows[1], len + 1, "F-COO row flags"));
+        s->rows_len = len + 1;
+    }
+    uint32_t *const mark = s->rows[0], *const flag = s->rows[1];
+    TF_CU(cudaMemsetAsync(mark, 0, (len + 1) * sizeof(uint32_t), st));
     if (nseg) {
-        mark_rows_kernel<<<blocks_for(nseg), BLOCK, 0, st>>>(seg_row, nseg, mark.p);
+        mark_rows_kernel<<<blocks_for(nseg), BLOCK, 0, st>>>(seg_row, nseg, mark);
         TF_CU_LAUNCH("mark_rows_kernel");
     }
     if (nparts > 1) {
-        mark_cross_kernel<<<blocks_for(nparts), BLOCK, 0, st>>>(out->start, out->part_seg, seg_row, nparts, mark.p);
+        mark_cross_kernel<<<blocks_for(nparts), BLOCK, 0, st>>>(out->start, out->part_seg, seg_row, nparts, mark);
         TF_CU_LAUNCH("mark_cross_kernel");
     }
-    clear_flag_kernel<<<blocks_for(len + 1), BLOCK, 0, st>>>(mark.p, len, flag.p);
+    clear_flag_kernel<<<blocks_for(len + 1), BLOCK, 0, st>>>(mark, len, flag);
     TF_CU_LAUNCH("clear_flag_kernel");
-    TF_TRY(exclusive_sum(s, flag.p, mark.p, len + 1, st)); /* mark now holds the positions */
+    TF_TRY(exclusive_sum(s, flag, mark, len + 1, st)); /* mark now holds the positions */
     uint32_t nz = 0;
-    TF_TRY(read_u32(mark.p + len, &nz, st));
+    TF_TRY(read_u32(mark + len, &nz, st));
     out->nzero = nz;
     out->clear_all = nz > len / 4;
     if (out->clear_all || nz == 0) return TF_OK;
     TF_TRY(tf_cuda_alloc(&out->zrows, nz, "F-COO rows to clear"));
-    scatter_rows_kernel<<<blocks_for(len), BLOCK, 0, st>>>(flag.p, mark.p, len, out->zrows);
+    scatter_rows_kernel<<<blocks_for(len), BLOCK, 0, st>>>(flag, mark, len, out->zrows);
     TF_CU_LAUNCH("scatter_rows_kernel");
-    /* mark and flag are freed on return: cudaFree waits for the device */
     return TF_OK;
 }
 

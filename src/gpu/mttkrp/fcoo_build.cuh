@@ -18,11 +18,14 @@ struct tf_fcoo_dsrc {
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
     uint32_t *ind[TF_MAX_ORDER] = {nullptr};
-    double *vals = nullptr;
+    void *vals = nullptr;      /* value_bytes each: the copies' type (fp32 uploads half the bytes) */
+    uint32_t value_bytes = 8;
     uint64_t *key[2] = {nullptr, nullptr};  /* sort keys (double buffer)  */
     uint32_t *perm[2] = {nullptr, nullptr}; /* permutation (double buffer) */
     uint32_t *wpre = nullptr;  /* head-bit word prefix of the last built mode (nwords + 1) */
     uint32_t *wcnt = nullptr;  /* its per-word counts */
+    uint32_t *rows[2] = {nullptr, nullptr}; /* row marks / flags of the cuts (rows_len each) */
+    uint64_t rows_len = 0;
     void *tmp = nullptr;       /* CUB scratch */
     size_t tmp_bytes = 0;
     uint64_t held = 0;         /* device bytes of all the above */
@@ -30,12 +33,13 @@ struct tf_fcoo_dsrc {
 
 /* Device bytes tf_fcoo_dsrc_create would hold for X, without CUB's
  * scratch (a few MiB; the caller keeps a margin). */
-uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X);
-/* Uploads X's indices and values and allocates the scratch. */
-tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_fcoo_dsrc *s);
+uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes);
+/* Uploads X's indices and its values as value_bytes (4: float, 8: double)
+ * each, and allocates the scratch. */
+tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s);
 void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s);
 
-/* One mode's sorted copy (allocated here, the caller frees them with
+/* One mode's sorted copy (sizeof(T) must be s->value_bytes; allocated here, the caller frees them with
  * tf_cuda_free): pind[0..order-2] of the product modes pmodes (ascending),
  * vals, head bits (ceil(nnz/32) words), seg_row (nseg). Leaves the head
  * bits' word prefix in s for tf_fcoo_dcut. */

@@ -13,6 +13,7 @@
 #include "gpu/runtime/context.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
+#include "core/parallel.h"
 #include "core/alloc.h"
 }
 
@@ -309,7 +310,7 @@ tf_status tf_cuda_put_values<float>(float *d, const double *h, uint64_t n, cudaS
     TF_TRY(TF_ALLOC(buf.p, std::min<uint64_t>(n, kChunk), "float staging buffer"));
     for (uint64_t at = 0; at < n; at += kChunk) {
         uint64_t len = std::min<uint64_t>(kChunk, n - at);
-        for (uint64_t k = 0; k < len; ++k) buf.p[k] = (float)h[at + k];
+        tf_doubles_to_floats(h + at, buf.p, len);
         TF_CU(cudaMemcpyAsync(d + at, buf.p, len * sizeof(float), cudaMemcpyHostToDevice, s));
         TF_CU(cudaStreamSynchronize(s)); /* the buffer is reused */
     }
@@ -333,7 +334,7 @@ tf_status tf_cuda_get_values<float>(double *h, const float *d, uint64_t n, cudaS
         uint64_t len = std::min<uint64_t>(kChunk, n - at);
         TF_CU(cudaMemcpyAsync(buf.p, d + at, len * sizeof(float), cudaMemcpyDeviceToHost, s));
         TF_CU(cudaStreamSynchronize(s));
-        for (uint64_t k = 0; k < len; ++k) h[at + k] = (double)buf.p[k];
+        tf_floats_to_doubles(buf.p, h + at, len);
     }
     return TF_OK;
 }
