@@ -272,15 +272,15 @@ tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n
     if (st != TF_OK) { tf_gen_set_free(s); return st; }
 
     /* Buckets above big are sorted by all threads together, the others
-     * one per thread, each with its own scratch. */
+     * one per thread, each with its own scratch of max_small records. The
+     * small ones go first: a big bucket's count falls when its duplicates
+     * go, and sorted first it could then pass for small, be sorted again
+     * in a scratch slice shorter than it, and overrun the neighbouring
+     * thread's (with 4-16 threads that left unsorted buckets and duplicate
+     * keys; test_gen runs 8 and 16 threads for it). */
     const int T = L.threads;
-    /* The all-threads path is off: with 4-16 threads, buckets sorted by it
-     * (sizes around 65536) left duplicate keys in multi-round sets
-     * (test_gen's "order 3 several batches" with OMP_NUM_THREADS >= 4 and
-     * the threshold at 65536; a heap overflow in tf_gen_set_take followed).
-     * Every bucket is sorted by one thread until that is found and fixed
-     * (bench/NOTES-gpu.md, twentieth session). */
-    const uint64_t big = UINT64_MAX;
+    uint64_t big = n / (8 * (uint64_t)T);
+    if (big < 65536) big = 65536;
     uint64_t max_small = 0, max_big = 0;
     for (uint64_t b = 0; b < nb; ++b) {
         if (s->count[b] > big) max_big = s->count[b] > max_big ? s->count[b] : max_big;
@@ -289,6 +289,17 @@ tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n
     uint64_t scratch_recs = (uint64_t)T * max_small > max_big ? (uint64_t)T * max_small : max_big;
     uint64_t *scratch = NULL;
     st = TF_ALLOC(scratch, (scratch_recs ? scratch_recs : 1) * rw, "generator sort scratch");
+    if (st != TF_OK) {
+        tf_gen_set_free(s);
+        return st;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        if (s->count[b] > big) continue;
+        uint64_t *a = s->recs + s->start[b] * rw;
+        uint64_t *sorted = sort_bucket(&L, a, scratch + (uint64_t)tf_thread_id() * max_small * rw, s->count[b]);
+        s->count[b] = first_of_runs(&L, sorted, a, s->count[b]);
+    }
     for (uint64_t b = 0; st == TF_OK && b < nb; ++b) {
         if (s->count[b] <= big) continue;
         uint64_t *a = s->recs + s->start[b] * rw, *sorted = NULL;
@@ -299,13 +310,6 @@ tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n
         tf_free(scratch);
         tf_gen_set_free(s);
         return st;
-    }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (nb > 1)
-    for (int64_t b = 0; b < (int64_t)nb; ++b) {
-        if (s->count[b] > big) continue;
-        uint64_t *a = s->recs + s->start[b] * rw;
-        uint64_t *sorted = sort_bucket(&L, a, scratch + (uint64_t)tf_thread_id() * max_small * rw, s->count[b]);
-        s->count[b] = first_of_runs(&L, sorted, a, s->count[b]);
     }
     tf_free(scratch);
     for (uint64_t b = 0; b < nb; ++b) s->distinct += s->count[b];
