@@ -2,6 +2,7 @@
 /* tf_context: creation, options and the per-call default context. */
 #include "ops/call_context.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,12 @@ tf_backend tf_context_resolve(tf_context *c)
 {
     if (c->backend == TF_BACKEND_AUTO) c->backend = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     return c->backend;
+}
+
+void tf_cpu_fallback_note(char *note, size_t len)
+{
+    snprintf(note, len, "%s: running on the CPU", tf_last_error());
+    tf_clear_error();
 }
 
 tf_backend tf_context_backend(const tf_context *c)

@@ -166,9 +166,12 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
         if (s == TF_OK) return s;
         /* a problem the GPU cannot hold runs on the CPU, which says why */
         if (s != TF_ERR_NOMEM && s != TF_ERR_UNAVAILABLE) return s;
-        if (s == TF_ERR_NOMEM) snprintf(note, note_len, "%s: running on the CPU", tf_last_error());
-        tf_clear_error();
-        if (s == TF_ERR_NOMEM) return create_cpu_instead(X, o, be, h, note, note_len);
+        if (s == TF_ERR_UNAVAILABLE) {
+            tf_clear_error();
+            return create_cpu_backend(X, o, be, h);
+        }
+        tf_cpu_fallback_note(note, note_len);
+        return create_cpu_instead(X, o, be, h, note, note_len);
     }
     return create_cpu_backend(X, o, be, h);
 }

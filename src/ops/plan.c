@@ -73,8 +73,7 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
         /* auto: a problem the GPU cannot hold runs on the CPU, which says why */
         if (s != TF_ERR_NOMEM || o->backend != TF_BACKEND_AUTO) return s;
         char why[256];
-        snprintf(why, sizeof why, "%s: running on the CPU", tf_last_error());
-        tf_clear_error();
+        tf_cpu_fallback_note(why, sizeof why);
         tf_plan_opts co = *o;
         co.backend = TF_BACKEND_CPU;
         co.format = TF_FORMAT_AUTO;

@@ -112,8 +112,7 @@ static tf_status run(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, co
         const tf_status s = run_gpu(S, A, B, o, P, warmup, reps, times_ms, info);
         /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
         if (s != TF_ERR_NOMEM || o->backend != TF_BACKEND_AUTO || o->algo != TF_SDDMM_ALGO_AUTO) return s;
-        snprintf(note, sizeof note, "%s: running on the CPU", tf_last_error());
-        tf_clear_error();
+        tf_cpu_fallback_note(note, sizeof note);
     }
     const int reference = o->algo == TF_SDDMM_ALGO_REFERENCE;
     info_cpu(info, reference ? TF_SDDMM_ALGO_REFERENCE : TF_SDDMM_ALGO_AUTO);

@@ -60,8 +60,7 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
         tf_context_free(own);
         /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
         if (s == TF_ERR_NOMEM && o->backend == TF_BACKEND_AUTO) {
-            snprintf(note, sizeof note, "%s: running on the CPU", tf_last_error());
-            tf_clear_error();
+            tf_cpu_fallback_note(note, sizeof note);
             be = TF_BACKEND_CPU;
             s = TF_OK;
         }

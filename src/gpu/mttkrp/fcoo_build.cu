@@ -245,7 +245,6 @@ tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t val
         tf_fcoo_dsrc_free(s);
         return st;
     }
-    s->held = tf_fcoo_dsrc_bytes(X, s->value_bytes) + s->tmp_bytes;
     return TF_OK;
 }
 

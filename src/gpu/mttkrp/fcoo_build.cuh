@@ -28,7 +28,6 @@ struct tf_fcoo_dsrc {
     uint64_t rows_len = 0;
     void *tmp = nullptr;       /* CUB scratch */
     size_t tmp_bytes = 0;
-    uint64_t held = 0;         /* device bytes of all the above */
 };
 
 /* Device bytes tf_fcoo_dsrc_create would hold for X, without CUB's
