@@ -90,6 +90,8 @@ typedef struct mode_result {
     double gflop, gbytes; /* the models' amounts, in 1e9 */
     double gflops, gbps;  /* divided by the median time */
     double frac;          /* gbps over the copy bandwidth; NAN on the CPU */
+    double stream_gb;     /* copied from host memory (a streamed plan), 1e9 bytes */
+    double stream_gbps;   /* divided by the median time */
 } mode_result;
 
 /* One format in one precision. */
@@ -116,6 +118,7 @@ typedef struct bench_opts {
     int any_cpu, any_gpu;
     char gpu_name[256];
     double copy_bw; /* bytes/s; 0 when not measured */
+    double h2d_bw;  /* pinned host -> device bytes/s, measured for the first streamed plan; 0 = not */
     tf_context *ctx; /* the run's context: its GPU is set up before any plan is timed */
     uint64_t memory_limit; /* --memory-limit, 0 = none */
 } bench_opts;
@@ -165,12 +168,13 @@ static void rates(mode_result *r, double copy_bw, int gpu)
     const double secs = r->median_ms / 1e3;
     r->gflops = secs > 0 ? r->gflop / secs : 0;
     r->gbps = secs > 0 ? r->gbytes / secs : 0;
+    r->stream_gbps = secs > 0 ? r->stream_gb / secs : 0;
     r->frac = gpu && copy_bw > 0 ? r->gbps * 1e9 / copy_bw : NAN;
 }
 
 /* Builds the plan of one run and times every mode; a failure is recorded
  * in res (the other runs still go). */
-static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *o, run_result *res)
+static void bench_run(const tf_tensor *t, const tf_matrix *f, bench_opts *o, run_result *res)
 {
     tf_plan_opts po;
     tf_plan_opts_default(&po);
@@ -206,11 +210,16 @@ static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *
         r->min_ms = times[0];
         r->gflop = cli_mttkrp_flops(t, o->rank) / 1e9;
         r->gbytes = cli_mttkrp_bytes(t, p, m, o->rank, res->precision) / 1e9;
+        r->stream_gb = (double)tf_plan_streamed_bytes(p, m) / 1e9;
         rates(r, o->copy_bw, gpu);
         res->all.median_ms += r->median_ms;
         res->all.gflop += r->gflop;
         res->all.gbytes += r->gbytes;
+        res->all.stream_gb += r->stream_gb;
     }
+    /* the ceiling of a streamed plan: measured once, when one streams */
+    if (s == TF_OK && res->all.stream_gb > 0 && o->h2d_bw == 0 && tf_gpu_h2d_bandwidth(o->gpu, &o->h2d_bw) != TF_OK)
+        o->h2d_bw = -1;
     rates(&res->all, o->copy_bw, gpu);
     res->ok = s == TF_OK;
     if (!res->ok) snprintf(res->error, sizeof res->error, "%s", times ? tf_last_error() : "out of memory");
@@ -228,7 +237,7 @@ static void print_row(const char *name, const char *prec, const char *mode, cons
            x->gbytes, x->gbps, frac);
 }
 
-static void print_result(const tf_tensor *t, const run_result *r)
+static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
 {
     const char *name = tf_format_name(r->format), *prec = prec_name(r->precision);
     if (!r->ok) { /* a row in the table, and the error line on stderr */
@@ -246,6 +255,12 @@ static void print_result(const tf_tensor *t, const run_result *r)
         print_row(name, prec, mode, &r->mode[m], 1);
     }
     print_row(name, prec, "all", &r->all, 0);
+    if (r->all.stream_gb > 0) {
+        printf("%-6s %-6s streamed from host memory: %.3f GB per all-mode pass, %.2f GB/s", name, prec,
+               r->all.stream_gb, r->all.stream_gbps);
+        if (h2d_bw > 0) printf(" = %.2f of the pinned host-to-device %.2f GB/s", r->all.stream_gbps * 1e9 / h2d_bw, h2d_bw / 1e9);
+        printf("\n");
+    }
     fflush(stdout);
 }
 
@@ -257,6 +272,8 @@ static void json_mode(cli_json *j, const mode_result *x)
     json_num(j, "gbytes", x->gbytes);
     json_num(j, "gbytes_per_s", x->gbps);
     json_num(j, "frac", x->frac);
+    json_num(j, "streamed_gbytes", x->stream_gb);
+    json_num(j, "streamed_gbytes_per_s", x->stream_gbps);
 }
 
 static int write_json(const char *path, const char *file, const tf_tensor *t, double read_s,
@@ -298,6 +315,7 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
         json_u64(&j, "ordinal", (uint64_t)o->gpu);
         json_str(&j, "name", o->gpu_name);
         json_num(&j, "copy_bandwidth_bytes_per_s", o->copy_bw > 0 ? o->copy_bw : NAN);
+        json_num(&j, "h2d_bandwidth_bytes_per_s", o->h2d_bw > 0 ? o->h2d_bw : NAN);
         json_end(&j);
     } else {
         json_num(&j, "gpu", NAN);
@@ -507,7 +525,7 @@ int cmd_bench(int argc, char **argv)
     int failed = 0;
     for (int i = 0; i < nrun; ++i) {
         bench_run(&t, f, &o, &res[i]);
-        print_result(&t, &res[i]);
+        print_result(&t, &res[i], o.h2d_bw);
         failed |= !res[i].ok;
     }
     rc = failed ? CLI_FAIL : CLI_OK;

@@ -312,6 +312,18 @@ typedef struct tf_tuning {
     int fcoo_build;           /* 0 (default): the copies are sorted on the GPU when the
                                  COO and the sort's scratch fit its budget, else on the
                                  host; 1 always on the host; 2 on the GPU if at all possible */
+    /* GPU MTTKRP on tensors larger than the device (the streamed F-COO path) */
+    int stream;               /* 0 (default): the F-COO copies stay in pinned host memory
+                                 and stream through the GPU only when no format fits the
+                                 device budget (what fits stays resident); 1 always
+                                 (tests, benchmarks); 2 never (out of memory instead)    */
+    uint64_t stream_chunk;    /* non-zeros per streamed chunk (rounded to whole groups of
+                                 32 partitions); 0 = about 32 MiB of copy per chunk       */
+    int stream_resident;      /* -1 (default): as many chunks resident as the budget
+                                 allows; 0..100: that percentage of every mode's chunks  */
+    int stream_pack;          /* 1 (default): a non-zero's product-mode indices go as one
+                                 packed key where their bits fit 64 (fewer bytes on the
+                                 bus); 0: 4 bytes per index                              */
     /* GPU BLCO MTTKRP */
     int blco_resolution;      /* 0 auto, 1 register, 2 hierarchical conflict resolution  */
     int blco_hot;             /* 1 (default): stash for up to 16 heavy rows; 0 off       */
@@ -416,9 +428,15 @@ void tf_plan_free(tf_plan *p);
 /* Human-readable description ("cpu csf, 2 threads") and memory in bytes. */
 const char *tf_plan_describe(const tf_plan *p);
 /* Why a TF_BACKEND_AUTO plan runs on the CPU although a GPU is present
- * (the problem does not fit the GPU's memory budget), "" otherwise. */
+ * (the problem does not fit the GPU's memory budget), or a slower fallback
+ * a GPU plan took (host memory could not be pinned for streaming); ""
+ * otherwise. */
 const char *tf_plan_note(const tf_plan *p);
 uint64_t tf_plan_bytes(const tf_plan *p);
+/* Bytes copied from host to device memory by one MTTKRP of `mode`: 0 for
+ * a plan whose tensor is resident on its device, else what streams of it
+ * (the F-COO copies that do not fit the GPU's budget; tf_tuning.stream). */
+uint64_t tf_plan_streamed_bytes(const tf_plan *p, uint32_t mode);
 tf_backend tf_plan_backend(const tf_plan *p);
 tf_format tf_plan_format(const tf_plan *p);
 
@@ -685,6 +703,9 @@ tf_status tf_gpu_describe(int device, char *buf, size_t len);
  * second) of a large cudaMemcpy: the ceiling memory-bound kernels are
  * compared with. */
 tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s);
+/* Measured pinned host-to-device copy bandwidth (bytes per second) of a
+ * 256 MiB cudaMemcpy: the ceiling of a streamed plan (tf_plan_streamed_bytes). */
+tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s);
 /* 1 if the CUDA backend is available: the library was built with it and
  * its module loads (the first call loads it; see tf_cuda_module). */
 int tf_have_cuda(void);

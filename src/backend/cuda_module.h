@@ -36,6 +36,7 @@ extern "C" {
 #include "fmt/auto_format.h"
 #include "fmt/blco.h"
 #include "fmt/fcoo.h"
+#include "fmt/fcoo_chunks.h"
 #include "fmt/sddmm_tiles.h"
 #include "fmt/spttm_fcoo.h"
 #include "fmt/tensor_stats.h"
@@ -50,6 +51,7 @@ extern "C" {
     X(int, tf_gpu_count, (void), ())                                                                          \
     X(tf_status, tf_gpu_describe, (int device, char *buf, size_t len), (device, buf, len))                   \
     X(tf_status, tf_gpu_copy_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s))            \
+    X(tf_status, tf_gpu_h2d_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s))             \
     X(tf_status, tf_cuda_plan_build, (const tf_tensor *X, const tf_plan_opts *o, tf_plan *p), (X, o, p))     \
     X(tf_status, tf_cuda_cpd_backend_create, (const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out), \
       (X, o, out))                                                                                            \
@@ -76,6 +78,11 @@ extern "C" {
     X(tf_status, tf_fcoo_build, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out),           \
       (X, mode, part_nnz, out))                                                                                  \
     X(tf_status, tf_fcoo_repartition, (tf_fcoo * f, uint32_t part_nnz), (f, part_nnz))                          \
+    X(tf_status, tf_fcoo_chunks_pack, (const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,  \
+      tf_fcoo_chunks *out), (f, chunk_parts, value_bytes, pack, out))                                            \
+    X(uint64_t, tf_fcoo_chunk_plain,                                                                             \
+      (uint32_t order, uint32_t value_bytes, uint64_t nnz, uint64_t parts, tf_fcoo_chunk_layout *lay),         \
+      (order, value_bytes, nnz, parts, lay))                                                                     \
     X(tf_status, tf_fcoo_zero_rows, (const tf_fcoo *f, uint64_t max_rows, uint32_t **rows, uint64_t *n),        \
       (f, max_rows, rows, n))                                                                                    \
     X(uint64_t, tf_fcoo_bytes, (const tf_fcoo *f, uint32_t value_bytes), (f, value_bytes))                      \
@@ -84,9 +91,9 @@ extern "C" {
     X(tf_status, tf_blco_tiles, (const tf_blco *b, uint32_t tile_nnz, uint64_t *ntiles, uint64_t **tile_block), \
       (b, tile_nnz, ntiles, tile_block))                                                                         \
     X(tf_status, tf_gpu_auto_format,                                                                             \
-      (const tf_tensor *X, uint64_t rank, uint32_t value_bytes, uint64_t budget_bytes, int sm_count,            \
+      (const tf_tensor *X, uint64_t rank, uint32_t value_bytes, uint64_t budget_bytes, int allow_stream,        \
        tf_format *fmt, char *why, size_t why_len),                                                               \
-      (X, rank, value_bytes, budget_bytes, sm_count, fmt, why, why_len))                                         \
+      (X, rank, value_bytes, budget_bytes, allow_stream, fmt, why, why_len))                                     \
     X(uint64_t, tf_gpu_format_bytes, (const tf_tensor *X, tf_format fmt, uint32_t value_bytes),                 \
       (X, fmt, value_bytes))                                                                                     \
     X(uint32_t, tf_gpu_heavy_rows,                                                                               \
@@ -102,6 +109,9 @@ extern "C" {
     X(void, tf_free, (void *p), (p))                                                          \
     X(void, tf_clear_error, (void), ())                                                       \
     X(void, tf_fcoo_free, (tf_fcoo * f), (f))                                                 \
+    X(void, tf_fcoo_chunks_free, (tf_fcoo_chunks * k), (k))                                   \
+    X(void, tf_fcoo_chunk_layout_of, (const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_layout *lay),   \
+      (k, c, lay))                                                                             \
     X(void, tf_blco_free, (tf_blco * b), (b))                                                 \
     X(void, tf_sddmm_tiles_free, (tf_sddmm_tiles * t), (t))                                   \
     X(void, tf_spttm_fcoo_free, (tf_spttm_fcoo * f), (f))                                     \
@@ -117,8 +127,8 @@ extern "C" {
     {sizeof(tf_tensor), sizeof(tf_matrix), sizeof(tf_csr), sizeof(tf_plan), sizeof(tf_plan_opts),        \
      sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
-     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo)}
-#define TF_CUDA_ABI_NSIZES 17
+     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks)}
+#define TF_CUDA_ABI_NSIZES 18
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */

@@ -28,6 +28,7 @@ struct tf_plan {
     char desc[96];
     tf_context *own_context; /* made for this plan when its options named none */
     char note[256];          /* tf_plan_note */
+    uint64_t streamed[TF_MAX_ORDER]; /* tf_plan_streamed_bytes */
 };
 
 /* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */

@@ -17,6 +17,8 @@ void tf_tuning_default(tf_tuning *t)
     t->cpd_graph = 1;
     t->cpd_apply_gram = -1;
     t->cpd_gram_solve_rows = -1;
+    t->stream_resident = -1;
+    t->stream_pack = 1;
 }
 
 /* 1 if the variable is set to exactly `want`. */
@@ -57,6 +59,12 @@ void tf_tuning_from_env(tf_tuning *t)
     if (env_is("TF_FCOO_VEC", "0")) t->fcoo_vec = 0;
     if (env_is("TF_FCOO_BUILD", "host")) t->fcoo_build = 1;
     if (env_is("TF_FCOO_BUILD", "device")) t->fcoo_build = 2;
+    /* streamed F-COO */
+    if (env_is("TF_STREAM", "always")) t->stream = 1;
+    if (env_is("TF_STREAM", "never")) t->stream = 2;
+    if (env_ll("TF_STREAM_CHUNK", &v) && v >= 1) t->stream_chunk = (uint64_t)v;
+    if (env_ll("TF_STREAM_RESIDENT", &v) && v >= 0 && v <= 100) t->stream_resident = (int)v;
+    if (env_is("TF_STREAM_PACK", "0")) t->stream_pack = 0;
     /* BLCO */
     if (env_is("TF_BLCO_RESOLUTION", "register")) t->blco_resolution = 1;
     if (env_is("TF_BLCO_RESOLUTION", "hierarchical")) t->blco_resolution = 2;

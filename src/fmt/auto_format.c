@@ -24,11 +24,10 @@ uint64_t tf_gpu_format_bytes(const tf_tensor *X, tf_format fmt, uint32_t value_b
 }
 
 tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_bytes,
-                             uint64_t budget_bytes, int sm_count, tf_format *fmt, char *why,
+                             uint64_t budget_bytes, int allow_stream, tf_format *fmt, char *why,
                              size_t why_len)
 {
     char dummy[8];
-    (void)sm_count; /* kept in the signature: the rule no longer depends on it */
     if (!why || !why_len) { why = dummy; why_len = sizeof dummy; }
     uint64_t dense = 0, maxdim = 0;
     for (uint32_t m = 0; m < X->order; ++m) {
@@ -79,6 +78,13 @@ tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_b
                          (double)need[*fmt] / (1 << 20), (double)budget_bytes / (1 << 20));
             return TF_OK;
         }
+    if (allow_stream && X->nnz > 0) {
+        *fmt = TF_FORMAT_FCOO;
+        snprintf(why, why_len, "fcoo streamed from host memory: no format fits (BLCO needs %.1f MiB with the "
+                 "factors, the budget is %.1f MiB)", (double)need[TF_FORMAT_BLCO] / (1 << 20),
+                 (double)budget_bytes / (1 << 20));
+        return TF_OK;
+    }
     return tf_fail(TF_ERR_NOMEM,
                    "the tensor does not fit on the GPU in any format: BLCO needs %.1f MiB with the "
                    "rank-%llu factors and the budget is %.1f MiB (90%% of the free memory, or the "

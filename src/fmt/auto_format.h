@@ -22,7 +22,10 @@
  *  3. BLCO when F-COO does not fit (one mode-agnostic copy, 8 + value
  *     bytes per non-zero, the smallest format);
  *  4. else COO when it fits;
- *  5. else TF_ERR_NOMEM naming the bytes needed and the budget. */
+ *  5. else F-COO streamed from pinned host memory (allow_stream: the
+ *     tuning policy's stream is not 2; fcoo_stream.cu keeps what fits the
+ *     budget resident and streams the rest);
+ *  6. else TF_ERR_NOMEM naming the bytes needed and the budget. */
 #ifndef TF_CUDA_AUTO_FORMAT_H
 #define TF_CUDA_AUTO_FORMAT_H
 #include <stddef.h>
@@ -38,7 +41,7 @@ extern "C" {
 #define TF_AUTO_SAMPLE 65536u
 
 tf_status tf_gpu_auto_format(const tf_tensor *X, uint64_t rank, uint32_t value_bytes,
-                             uint64_t budget_bytes, int sm_count, tf_format *fmt, char *why,
+                             uint64_t budget_bytes, int allow_stream, tf_format *fmt, char *why,
                              size_t why_len);
 
 /* Device bytes of the format's arrays for X (estimate from the shape). */

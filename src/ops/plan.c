@@ -129,6 +129,10 @@ void tf_plan_free(tf_plan *p)
 
 const char *tf_plan_describe(const tf_plan *p) { return p ? p->desc : ""; }
 const char *tf_plan_note(const tf_plan *p) { return p ? p->note : ""; }
+uint64_t tf_plan_streamed_bytes(const tf_plan *p, uint32_t mode)
+{
+    return p && mode < p->order && mode < TF_MAX_ORDER ? p->streamed[mode] : 0;
+}
 uint64_t tf_plan_bytes(const tf_plan *p) { return p ? p->bytes : 0; }
 tf_backend tf_plan_backend(const tf_plan *p) { return p->backend; }
 tf_format tf_plan_format(const tf_plan *p) { return p->format; }

@@ -287,7 +287,7 @@ struct gpu_cpd : gpu_cpd_base {
         T **square[] = {&V, &L, &Q, &P};
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !ctx->tune.cpd_cusolver;
-        use_graph = small && ctx->tune.cpd_graph;
+        use_graph = small && ctx->tune.cpd_graph && eng->capturable;
         custom_apply = ctx->tune.cpd_apply ? ctx->tune.cpd_apply == 1 : sizeof(T) == 4;
         if (small) {
             TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));

@@ -189,6 +189,14 @@ tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
     return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why_not);
 }
 
+tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s)
+{
+    const tf_cuda_api *a = cuda();
+    if (a) return a->tf_gpu_h2d_bandwidth(device, bytes_per_s);
+    if (bytes_per_s) *bytes_per_s = 0.0;
+    return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why_not);
+}
+
 tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
 {
     const tf_cuda_api *a = cuda();

@@ -28,8 +28,20 @@ struct tf_gpu_engine {
     }
     /* Bytes of the format read by one MTTKRP of `mode` (for the byte model). */
     virtual uint64_t tensor_bytes(uint32_t mode) const = 0;
+    /* Bytes copied from host memory by one MTTKRP of `mode` (streamed engines). */
+    virtual uint64_t streamed_bytes(uint32_t mode) const
+    {
+        (void)mode;
+        return 0;
+    }
+    /* A note for the plan (a slower fallback taken), "" when none. */
+    virtual const char *note_text() const { return ""; }
     tf_cuda_ctx *ctx = nullptr;   /* owned by the caller, outlives the engine */
     tf_format format = TF_FORMAT_AUTO;
+    /* false: mttkrp must not run inside a stream capture (the streamed
+     * engine's copies and ring events span calls); CP-ALS then launches
+     * its steps directly instead of as a graph */
+    bool capturable = true;
     uint64_t bytes = 0;           /* device memory held                      */
     char desc[64] = {0};          /* e.g. "blco, 3 blocks"                   */
 };
@@ -37,7 +49,9 @@ struct tf_gpu_engine {
 /* Factories (X canonical or at least valid, order 2..TF_GPU_MAX_ORDER). */
 tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
                             tf_gpu_engine **out);
-tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+/* F-COO resident, or streamed from host memory (fcoo_stream.cu) when the
+ * copies and the rank-R factors do not fit the budget (tuning.stream). */
+tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                              tf_gpu_engine **out);
 tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
                              tf_gpu_engine **out);

@@ -30,13 +30,13 @@ tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format f
     if (fmt == TF_FORMAT_AUTO) {
         uint64_t budget = 0;
         TF_TRY(tf_cuda_budget(ctx, &budget));
-        TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, budget, ctx->sm_count, &fmt,
+        TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, budget, ctx->tune.stream != 2, &fmt,
                                   why, why_len));
     }
     tf_status s;
     switch (fmt) {
     case TF_FORMAT_COO: s = tf_gpu_coo_create(ctx, X, prec, out); break;
-    case TF_FORMAT_FCOO: s = tf_gpu_fcoo_create(ctx, X, prec, out); break;
+    case TF_FORMAT_FCOO: s = tf_gpu_fcoo_create(ctx, X, prec, R ? R : 32, out); break;
     case TF_FORMAT_BLCO: s = tf_gpu_blco_create(ctx, X, prec, out); break;
     default:
         return tf_fail(TF_ERR_UNAVAILABLE,
@@ -194,6 +194,8 @@ extern "C" tf_status tf_cuda_plan_build_impl(const tf_tensor *X, const tf_plan_o
     p->impl = cp;
     p->format = cp->eng->format;
     p->bytes = cp->eng->bytes;
+    for (uint32_t m = 0; m < X->order; ++m) p->streamed[m] = cp->eng->streamed_bytes(m);
+    if (cp->eng->note_text()[0]) snprintf(p->note, sizeof p->note, "%s", cp->eng->note_text());
     tf_gpu_describe_engine(p->desc, sizeof p->desc, cp->eng, o->precision, why);
     return TF_OK;
 }

@@ -30,6 +30,13 @@ tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
     return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend");
 }
 
+tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s)
+{
+    (void)device;
+    if (bytes_per_s) *bytes_per_s = 0.0;
+    return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend");
+}
+
 tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, which this build of tenfold does not have");

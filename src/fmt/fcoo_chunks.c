@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Chunked F-COO copies for streaming (fcoo_chunks.h). */
+#include "fmt/fcoo_chunks.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+
+static uint64_t align_up(uint64_t x) { return (x + TF_FCOO_CHUNK_ALIGN - 1) / TF_FCOO_CHUNK_ALIGN * TF_FCOO_CHUNK_ALIGN; }
+
+/* The arrays after the indices, from byte `at`. */
+static void tail(uint32_t vb, uint64_t at, tf_fcoo_chunk_layout *lay)
+{
+    lay->vals = at;
+    at = align_up(at + lay->nnz * vb);
+    lay->head = at;
+    at = align_up(at + (lay->nnz + 31) / 32 * sizeof(uint32_t));
+    lay->start = at;
+    at = align_up(at + (lay->parts + 31) / 32 * sizeof(uint32_t));
+    lay->part_seg = at;
+    lay->bytes = align_up(at + lay->parts * sizeof(uint32_t));
+}
+
+uint64_t tf_fcoo_chunk_plain(uint32_t order, uint32_t value_bytes, uint64_t nnz, uint64_t parts,
+                             tf_fcoo_chunk_layout *lay)
+{
+    memset(lay, 0, sizeof *lay);
+    lay->nnz = nnz;
+    lay->parts = parts;
+    uint64_t at = 0;
+    for (uint32_t j = 0; j + 1 < order; ++j) {
+        lay->pind[j] = at;
+        at = align_up(at + nnz * sizeof(uint32_t));
+    }
+    tail(value_bytes, at, lay);
+    return lay->bytes;
+}
+
+/* Words of nnz high parts of hi_bits each, and a spare one (0 without a high part). */
+static uint64_t hi_words(uint64_t nnz, uint32_t hi_bits) { return hi_bits ? (nnz * hi_bits + 31) / 32 + 1 : 0; }
+
+static void packed_layout(uint32_t vb, uint32_t hi_bits, uint64_t nnz, uint64_t parts, tf_fcoo_chunk_layout *lay)
+{
+    memset(lay, 0, sizeof *lay);
+    lay->nnz = nnz;
+    lay->parts = parts;
+    lay->lo = 0;
+    lay->hi = align_up(nnz * sizeof(uint32_t));
+    tail(vb, align_up(lay->hi + hi_words(nnz, hi_bits) * sizeof(uint32_t)), lay);
+}
+
+void tf_fcoo_chunk_layout_of(const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_layout *lay)
+{
+    const uint64_t p0 = k->part_off[c];
+    const uint64_t parts = k->part_off[c + 1] - p0;
+    const uint64_t n0 = p0 * k->part_nnz;
+    const uint64_t span = parts * k->part_nnz;
+    const uint64_t nnz = k->nnz - n0 < span ? k->nnz - n0 : span;
+    if (k->packed) packed_layout(k->value_bytes, k->hi_bits, nnz, parts, lay);
+    else tf_fcoo_chunk_plain(k->order, k->value_bytes, nnz, parts, lay);
+}
+
+static uint32_t bits_for(uint64_t n) /* bits to write 0..n-1 */
+{
+    uint32_t b = 0;
+    while (b < 64 && n > 1 && ((n - 1) >> b)) ++b;
+    return b;
+}
+
+/* The key layout of f's product modes: packed when the bits fit 64. */
+static void key_layout(const tf_fcoo *f, int pack, tf_fcoo_chunks *k)
+{
+    uint32_t total = 0;
+    for (uint32_t j = 0; j + 1 < f->order; ++j) total += k->bits[j] = bits_for(f->dims[f->pmodes[j]]);
+    k->packed = pack && total <= 64 && total < 32 * (f->order - 1); /* and it saves bytes */
+    if (!k->packed) return;
+    uint32_t at = 0;
+    for (uint32_t j = f->order - 1; j-- > 0;) {
+        k->shift[j] = at;
+        at += k->bits[j];
+    }
+    k->hi_bits = total > 32 ? total - 32 : 0;
+}
+
+/* Chunk c of f into b (laid out as lay). */
+static void fill(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c, const tf_fcoo_chunk_layout *lay,
+                 unsigned char *b)
+{
+    const uint64_t p0 = k->part_off[c], n0 = p0 * f->part_nnz;
+    const uint32_t np = f->order - 1;
+    if (k->packed) {
+        uint32_t *lo = (uint32_t *)(b + lay->lo), *hi = (uint32_t *)(b + lay->hi);
+        const uint32_t hb = k->hi_bits; /* the buffer is zeroed: bits are OR-ed in */
+        for (uint64_t q = 0; q < lay->nnz; ++q) {
+            uint64_t key = 0;
+            for (uint32_t j = 0; j < np; ++j) key |= (uint64_t)f->pind[j][n0 + q] << k->shift[j];
+            lo[q] = (uint32_t)key;
+            if (hb) {
+                const uint64_t h = key >> 32, at = q * hb;
+                const uint32_t sh = (uint32_t)(at & 31);
+                hi[at >> 5] |= (uint32_t)(h << sh);
+                if (sh + hb > 32) hi[(at >> 5) + 1] |= (uint32_t)(h >> (32 - sh));
+            }
+        }
+    } else {
+        for (uint32_t j = 0; j < np; ++j) memcpy(b + lay->pind[j], f->pind[j] + n0, lay->nnz * sizeof(uint32_t));
+    }
+    if (k->value_bytes == 8) {
+        memcpy(b + lay->vals, f->vals + n0, lay->nnz * sizeof(double));
+    } else {
+        float *v = (float *)(b + lay->vals);
+        for (uint64_t q = 0; q < lay->nnz; ++q) v[q] = (float)f->vals[n0 + q];
+    }
+    memcpy(b + lay->head, f->head + n0 / 32, (lay->nnz + 31) / 32 * sizeof(uint32_t));
+    memcpy(b + lay->start, f->start + p0 / 32, (lay->parts + 31) / 32 * sizeof(uint32_t));
+    memcpy(b + lay->part_seg, f->part_seg + p0, lay->parts * sizeof(uint32_t));
+}
+
+/* The chunks' partition ranges: cp each, the last 1-2 chunks' worth (all
+ * of it when shorter) halved again and again down to 32 partitions, so no
+ * piece is longer than cp. */
+/* The next tail piece of the r partitions left: half of them in whole
+ * groups of 32 (at most cp, at least one group), or all when one group or less. */
+static uint64_t piece_of(uint64_t r, uint64_t cp)
+{
+    if (r <= 32) return r;
+    uint64_t p = r / 2 / 32 * 32;
+    if (p < 32) p = 32;
+    return p < cp ? p : cp;
+}
+
+static tf_status cut(uint64_t nparts, uint64_t cp, tf_fcoo_chunks *k)
+{
+    const uint64_t full = nparts >= 2 * cp ? nparts / cp - 1 : 0;
+    const uint64_t tail = nparts - full * cp;
+    uint64_t n = full;
+    for (uint64_t r = tail; r > 0; ++n) r -= piece_of(r, cp); /* count the pieces */
+    tf_status s = TF_ALLOC(k->part_off, n + 1, "F-COO chunk ranges");
+    if (s != TF_OK) return s;
+    uint64_t at = 0, c = 0;
+    k->part_off[c++] = 0;
+    for (uint64_t i = 0; i < full; ++i) k->part_off[c++] = at += cp;
+    for (uint64_t r = tail; r > 0;) {
+        const uint64_t piece = piece_of(r, cp);
+        k->part_off[c++] = at += piece;
+        r -= piece;
+    }
+    k->nchunks = n;
+    return TF_OK;
+}
+
+tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,
+                              tf_fcoo_chunks *out)
+{
+    memset(out, 0, sizeof *out);
+    if (chunk_parts < 32 || chunk_parts % 32)
+        return tf_fail(TF_ERR_ARG, "F-COO chunks: %llu partitions per chunk (a multiple of 32 is needed)",
+                       (unsigned long long)chunk_parts);
+    if (value_bytes != 4 && value_bytes != 8)
+        return tf_fail(TF_ERR_ARG, "F-COO chunks: values of %u bytes", value_bytes);
+    out->order = f->order;
+    out->value_bytes = value_bytes;
+    out->part_nnz = f->part_nnz;
+    out->nnz = f->nnz;
+    out->nparts = f->nparts;
+    out->chunk_parts = chunk_parts;
+    key_layout(f, pack, out);
+    tf_status s = cut(f->nparts, chunk_parts, out);
+    if (s == TF_OK) s = TF_ALLOC(out->off, out->nchunks + 1, "F-COO chunk offsets");
+    if (s != TF_OK) {
+        tf_fcoo_chunks_free(out);
+        return s;
+    }
+    out->off[0] = 0;
+    for (uint64_t c = 0; c < out->nchunks; ++c) {
+        tf_fcoo_chunk_layout lay;
+        tf_fcoo_chunk_layout_of(out, c, &lay);
+        out->off[c + 1] = out->off[c] + lay.bytes;
+        if (lay.bytes > out->max_bytes) out->max_bytes = lay.bytes;
+    }
+    s = tf_calloc((void **)&out->data, out->off[out->nchunks] ? out->off[out->nchunks] : 1, 1,
+                  "streamed F-COO copy (host)");
+    if (s != TF_OK) {
+        tf_fcoo_chunks_free(out);
+        return s;
+    }
+    const int64_t nc = (int64_t)out->nchunks;
+#pragma omp parallel for schedule(dynamic, 1) if (nc > 1)
+    for (int64_t c = 0; c < nc; ++c) {
+        tf_fcoo_chunk_layout lay;
+        tf_fcoo_chunk_layout_of(out, (uint64_t)c, &lay);
+        fill(f, out, (uint64_t)c, &lay, out->data + out->off[c]);
+    }
+    return TF_OK;
+}
+
+void tf_fcoo_chunks_free(tf_fcoo_chunks *k)
+{
+    tf_free(k->off);
+    tf_free(k->part_off);
+    tf_free(k->data);
+    memset(k, 0, sizeof *k);
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Chunked F-COO copies for streaming (fmt/fcoo_chunks.h), on the CPU:
+ * every chunk's arrays equal the slices of the copy it was cut from
+ * (product indices decoded from their packed keys, values converted to
+ * float where asked), the arrays are aligned, chunks lie back to back, the
+ * last chunk holds the remainder, keys are packed exactly when the product
+ * modes' bits fit 64 (and packing is asked), with the high parts' bits
+ * packed back to back, and bad arguments are refused. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "fmt/fcoo_chunks.h"
+#include "gpu_test_tensors.h"
+
+/* Bits to write 0..n-1, and the key layout expected for f. */
+static uint32_t bits_of(uint64_t n)
+{
+    uint32_t b = 0;
+    while (n > 1 && b < 64 && ((n - 1) >> b)) ++b;
+    return b;
+}
+
+/* Index j of non-zero q of chunk b (layout lay) of k. */
+static uint32_t index_of(const tf_fcoo_chunks *k, const tf_fcoo_chunk_layout *lay, const unsigned char *b,
+                         uint32_t j, uint64_t q)
+{
+    if (!k->packed) return ((const uint32_t *)(b + lay->pind[j]))[q];
+    uint64_t key = ((const uint32_t *)(b + lay->lo))[q];
+    const unsigned char *hi = b + lay->hi; /* bit by bit, little-endian words */
+    for (uint32_t t = 0; t < k->hi_bits; ++t) {
+        const uint64_t bit = q * k->hi_bits + t;
+        key |= (uint64_t)((hi[bit / 8] >> (bit % 8)) & 1u) << (32 + t);
+    }
+    const uint64_t mask = k->bits[j] >= 64 ? ~0ull : (1ull << k->bits[j]) - 1;
+    return (uint32_t)((key >> k->shift[j]) & mask);
+}
+
+static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int pack, const char *what)
+{
+    tf_fcoo_chunks k;
+    tf_status s = tf_fcoo_chunks_pack(f, chunk_parts, vb, pack, &k);
+    CHECKF(s == TF_OK, "%s: pack: %s", what, tf_last_error());
+    if (s != TF_OK) return;
+    /* chunk_parts each, then the tail in halving pieces: none longer than
+     * chunk_parts, all but the last a multiple of 32, the tail's pieces
+     * non-increasing and its last one group of 32 partitions or less */
+    int cuts_ok = k.part_off[0] == 0 && k.part_off[k.nchunks] == f->nparts;
+    for (uint64_t c = 0; c < k.nchunks; ++c) {
+        const uint64_t len = k.part_off[c + 1] - k.part_off[c];
+        cuts_ok &= len > 0 && len <= chunk_parts && (c + 1 == k.nchunks || len % 32 == 0);
+        if (c > 0 && len != chunk_parts) cuts_ok &= len <= k.part_off[c] - k.part_off[c - 1];
+    }
+    cuts_ok &= k.part_off[k.nchunks] - k.part_off[k.nchunks - 1] <= 32;
+    CHECKF(cuts_ok, "%s: %llu chunks of nominally %llu partitions (of %llu) are cut wrong", what,
+           (unsigned long long)k.nchunks, (unsigned long long)chunk_parts, (unsigned long long)f->nparts);
+    uint32_t total = 0;
+    for (uint32_t j = 0; j + 1 < f->order; ++j) total += bits_of(f->dims[f->pmodes[j]]);
+    const uint32_t want_hi = total > 32 ? total - 32 : 0;
+    CHECKF(k.packed == (pack && total <= 64 && total < 32 * (f->order - 1)) && (!k.packed || k.hi_bits == want_hi),
+           "%s: %u key bits, pack %d: packed %d with %u high bits", what, total, pack, k.packed, k.hi_bits);
+    uint64_t nnz = 0, parts = 0, maxb = 0;
+    int bad = 0;
+    for (uint64_t c = 0; c < k.nchunks && !bad; ++c) {
+        tf_fcoo_chunk_layout lay;
+        tf_fcoo_chunk_layout_of(&k, c, &lay);
+        const unsigned char *b = k.data + k.off[c];
+        const uint64_t p0 = k.part_off[c], n0 = p0 * f->part_nnz;
+        bad |= n0 != nnz || p0 != parts || k.off[c + 1] - k.off[c] != lay.bytes;
+        bad |= (k.off[c] | lay.lo | lay.hi | lay.vals | lay.head | lay.start | lay.part_seg) % TF_FCOO_CHUNK_ALIGN != 0;
+        for (uint32_t j = 0; j + 1 < f->order; ++j) {
+            bad |= lay.pind[j] % TF_FCOO_CHUNK_ALIGN != 0;
+            for (uint64_t q = 0; q < lay.nnz; ++q) bad |= index_of(&k, &lay, b, j, q) != f->pind[j][n0 + q];
+        }
+        for (uint64_t q = 0; q < lay.nnz; ++q) {
+            const double want = vb == 8 ? f->vals[n0 + q] : (double)(float)f->vals[n0 + q];
+            const double got = vb == 8 ? ((const double *)(b + lay.vals))[q] : ((const float *)(b + lay.vals))[q];
+            bad |= got != want;
+        }
+        /* head bits of the chunk's non-zeros, start bits of its partitions */
+        const uint32_t *h = (const uint32_t *)(b + lay.head), *st = (const uint32_t *)(b + lay.start);
+        for (uint64_t q = 0; q < lay.nnz; ++q) bad |= (int)((h[q / 32] >> (q % 32)) & 1u) != tf_fcoo_head(f, n0 + q);
+        for (uint64_t q = 0; q < lay.parts; ++q) bad |= (int)((st[q / 32] >> (q % 32)) & 1u) != tf_fcoo_start(f, p0 + q);
+        bad |= memcmp(b + lay.part_seg, f->part_seg + p0, lay.parts * 4) != 0;
+        bad |= lay.parts != k.part_off[c + 1] - p0 ||
+               (c + 1 < k.nchunks && lay.nnz != lay.parts * f->part_nnz);
+        nnz += lay.nnz;
+        parts += lay.parts;
+        if (lay.bytes > maxb) maxb = lay.bytes;
+        CHECKF(!bad, "%s: chunk %llu of %llu (vb %u, %llu partitions per chunk) differs from the copy", what,
+               (unsigned long long)c, (unsigned long long)k.nchunks, vb, (unsigned long long)chunk_parts);
+    }
+    CHECKF(bad || (nnz == f->nnz && parts == f->nparts && maxb == k.max_bytes),
+           "%s: chunks cover %llu of %llu non-zeros, %llu of %llu partitions", what, (unsigned long long)nnz,
+           (unsigned long long)f->nnz, (unsigned long long)parts, (unsigned long long)f->nparts);
+    tf_fcoo_chunk_layout pl;
+    CHECK(tf_fcoo_chunk_plain(f->order, vb, chunk_parts * f->part_nnz, chunk_parts, &pl) >= k.max_bytes);
+    tf_fcoo_chunks_free(&k);
+}
+
+static void check_tensor(tt_spec sp, const char *what)
+{
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    const uint32_t parts[] = {32, 96, 256};
+    const uint64_t cps[] = {32, 64, 96, 1u << 20};
+    for (uint32_t m = 0; m < X.order; ++m)
+        for (unsigned pi = 0; pi < 3; ++pi) {
+            tf_fcoo f;
+            CHECK_OK(tf_fcoo_build(&X, m, parts[pi], &f));
+            for (unsigned ci = 0; ci < 4; ++ci)
+                for (int pack = 0; pack < 2; ++pack) {
+                    check_pack(&f, cps[ci], 8, pack, what);
+                    check_pack(&f, cps[ci], 4, pack, what);
+                }
+            tf_fcoo_free(&f);
+        }
+    tf_tensor_free(&X);
+}
+
+static void bad_arguments(void)
+{
+    const uint64_t dims[] = {10, 10, 10};
+    tt_spec sp = tt_spec_make(3, dims, 200, 9);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    tf_fcoo f;
+    CHECK_OK(tf_fcoo_build(&X, 0, 32, &f));
+    tf_fcoo_chunks k;
+    CHECK(tf_fcoo_chunks_pack(&f, 0, 8, 1, &k) == TF_ERR_ARG && strstr(tf_last_error(), "multiple of 32"));
+    CHECK(tf_fcoo_chunks_pack(&f, 33, 8, 1, &k) == TF_ERR_ARG);
+    CHECK(tf_fcoo_chunks_pack(&f, 32, 2, 1, &k) == TF_ERR_ARG && strstr(tf_last_error(), "values of 2 bytes"));
+    tf_fcoo_free(&f);
+    tf_tensor_free(&X);
+}
+
+int main(void)
+{
+    const uint64_t d3[] = {300, 200, 100};
+    check_tensor(tt_spec_make(3, d3, 40000, 1), "3-mode");
+    tt_spec hot = tt_spec_make(3, d3, 30000, 2);
+    hot.hot_mode = 0; hot.hot_row = 5; hot.hot_share = 0.6; hot.sparse_mode = 1;
+    check_tensor(hot, "skewed with empty slices");
+    const uint64_t d5[] = {9, 8, 7, 6, 5};
+    check_tensor(tt_spec_make(5, d5, 9000, 3), "5-mode");
+    const uint64_t d2[] = {500, 400};
+    check_tensor(tt_spec_make(2, d2, 5000, 4), "2-mode");
+    check_tensor(tt_spec_make(3, d3, 1, 5), "one non-zero");
+    /* key widths: 40 bits (8 high bits), 48 (16), 64 of two modes (plain: no saving), 64 of
+     * three (32), 66 (plain); 3-mode d3 has 17 */
+    const uint64_t w40[] = {1u << 20, 1u << 20, 5};
+    check_tensor(tt_spec_make(3, w40, 3000, 6), "40-bit keys");
+    const uint64_t w48[] = {1u << 24, 1u << 24, 3};
+    check_tensor(tt_spec_make(3, w48, 3000, 7), "48-bit keys");
+    const uint64_t w64[] = {7, 1ull << 32, 1ull << 32};
+    check_tensor(tt_spec_make(3, w64, 3000, 8), "64-bit keys");
+    const uint64_t w64b[] = {3, 1u << 21, 1u << 21, 1u << 22};
+    check_tensor(tt_spec_make(4, w64b, 3000, 10), "64-bit keys of three modes (32 high bits)");
+    const uint64_t w66[] = {5, 1u << 22, 1u << 22, 1u << 22};
+    check_tensor(tt_spec_make(4, w66, 3000, 9), "66-bit keys (plain)");
+    bad_arguments();
+    return tf_test_finish("test_fcoo_chunks");
+}
