@@ -320,7 +320,8 @@ typedef struct tf_tuning {
     uint64_t stream_chunk;    /* non-zeros per streamed chunk (rounded to whole groups of
                                  32 partitions); 0 = about 32 MiB of copy per chunk       */
     int stream_resident;      /* -1 (default): as many chunks resident as the budget
-                                 allows; 0..100: that percentage of every mode's chunks  */
+                                 allows; 0..100: the chunks holding up to that percentage
+                                 of every mode's non-zeros                               */
     int stream_pack;          /* 1 (default): a non-zero's product-mode indices go as one
                                  packed key where their bits fit 64 (fewer bytes on the
                                  bus); 0: 4 bytes per index                              */

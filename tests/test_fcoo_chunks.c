@@ -41,16 +41,10 @@ static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int 
     tf_status s = tf_fcoo_chunks_pack(f, chunk_parts, vb, pack, &k);
     CHECKF(s == TF_OK, "%s: pack: %s", what, tf_last_error());
     if (s != TF_OK) return;
-    /* chunk_parts each, then the tail in halving pieces: none longer than
-     * chunk_parts, all but the last a multiple of 32, the tail's pieces
-     * non-increasing and its last one group of 32 partitions or less */
-    int cuts_ok = k.part_off[0] == 0 && k.part_off[k.nchunks] == f->nparts;
-    for (uint64_t c = 0; c < k.nchunks; ++c) {
-        const uint64_t len = k.part_off[c + 1] - k.part_off[c];
-        cuts_ok &= len > 0 && len <= chunk_parts && (c + 1 == k.nchunks || len % 32 == 0);
-        if (c > 0 && len != chunk_parts) cuts_ok &= len <= k.part_off[c] - k.part_off[c - 1];
-    }
-    cuts_ok &= k.part_off[k.nchunks] - k.part_off[k.nchunks - 1] <= 32;
+    /* chunk_parts each, the last one the rest */
+    int cuts_ok = k.part_off[0] == 0 && k.nchunks == (f->nparts + chunk_parts - 1) / chunk_parts;
+    for (uint64_t c = 0; c < k.nchunks; ++c)
+        cuts_ok &= k.part_off[c + 1] - k.part_off[c] == (c + 1 < k.nchunks ? chunk_parts : f->nparts - c * chunk_parts);
     CHECKF(cuts_ok, "%s: %llu chunks of nominally %llu partitions (of %llu) are cut wrong", what,
            (unsigned long long)k.nchunks, (unsigned long long)chunk_parts, (unsigned long long)f->nparts);
     uint32_t total = 0;

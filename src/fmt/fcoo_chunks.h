@@ -3,10 +3,8 @@
  * GPU: a chunk is consecutive partitions (a multiple of 32, so its head and
  * start bits begin on a word; the last may hold the rest), and all its
  * arrays lie in one contiguous block of the buffer, so one copy moves it.
- * Chunks are chunk_parts partitions but for the last two chunks' worth,
- * which are cut into halves, quarters, ... down to 32 partitions: the work
- * left after the last byte arrives (the last piece's kernel, which nothing
- * overlaps) is then small.
+ * Chunks are chunk_parts partitions, the last one the rest (part_off keeps
+ * the ranges, so other cuts stay possible).
  *
  * Fewer bytes on the bus: where the product modes' index bits add up to at
  * most 64 (and less than 4 bytes each), a non-zero's product indices are packed into one key (mode
@@ -61,7 +59,7 @@ void tf_fcoo_chunk_layout_of(const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_
  * packed chunk is unpacked into); its bytes. */
 uint64_t tf_fcoo_chunk_plain(uint32_t order, uint32_t value_bytes, uint64_t nnz, uint64_t parts,
                              tf_fcoo_chunk_layout *lay);
-/* Packs f into chunks of chunk_parts partitions (a multiple of 32, >= 32; the tail as above),
+/* Packs f into chunks of chunk_parts partitions (a multiple of 32, >= 32),
  * values converted to value_bytes (4: float, 8: double), product indices
  * packed where they fit 64 bits and pack != 0; threads over the chunks. f
  * is not changed. */

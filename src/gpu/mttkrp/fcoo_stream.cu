@@ -345,9 +345,9 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     TF_TRY(tf_cuda_alloc_bytes((void **)&e->plain, plain_bytes, "unpacked chunk buffer"));
     e->bytes += plain_bytes;
     TF_TRY(tf_cuda_budget(ctx, &budget));
-    /* residency: the same share of every mode's plain bytes, from what the
-     * budget holds after the factors and the ring (tuning.stream_resident: a
-     * share of the chunks) */
+    /* residency: the same share of every mode's (plain) bytes in whole
+     * chunks, from what the budget holds after the factors and the ring, or
+     * tuning.stream_resident's */
     uint64_t plain_total = 0;
     for (uint32_t m = 0; m < N; ++m) {
         tf_fcoo_chunk_layout pl;
@@ -362,12 +362,8 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     for (uint32_t m = 0; m < N; ++m) {
         smode &sm = e->m_[m];
         tf_fcoo_chunk_layout pl;
-        if (tune.stream_resident >= 0) {
-            sm.nres = (uint64_t)(share * (double)sm.k.nchunks + 1e-9);
-        } else {
-            const double cap = share * (double)sm.plain_of(sm.k.nchunks, vb, &pl);
-            while (sm.nres < sm.k.nchunks && (double)sm.plain_of(sm.nres + 1, vb, &pl) <= cap + 0.5) ++sm.nres;
-        }
+        const double cap = share * (double)sm.plain_of(sm.k.nchunks, vb, &pl);
+        while (sm.nres < sm.k.nchunks && (double)sm.plain_of(sm.nres + 1, vb, &pl) <= cap + 0.5) ++sm.nres;
         streams |= sm.nres < sm.k.nchunks;
     }
     if (streams) {
