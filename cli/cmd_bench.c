@@ -103,7 +103,7 @@ typedef struct run_result {
     char plan[96];
     char error[256];
     double build_s;
-    uint64_t bytes;
+    uint64_t bytes, build_peak;
     mode_result mode[TF_MAX_ORDER];
     mode_result all; /* sums over the modes (median_ms: sum of medians) */
 } run_result;
@@ -193,6 +193,7 @@ static void bench_run(const tf_tensor *t, const tf_matrix *f, const bench_opts *
     if (s == TF_OK) {
         snprintf(res->plan, sizeof res->plan, "%s", tf_plan_describe(p));
         res->bytes = tf_plan_bytes(p);
+        res->build_peak = tf_plan_build_peak(p);
         res->used = tf_plan_format(p);
     }
     const int gpu = res->backend == TF_BACKEND_GPU;
@@ -237,9 +238,11 @@ static void print_result(const tf_tensor *t, const run_result *r)
         fprintf(stderr, "tenfold: %s %s: %s\n", name, prec, r->error);
         return;
     }
-    char mem[32];
-    printf("%-6s %-6s build %.3f s, %s (%s)\n", name, prec, r->build_s,
-           cli_bytes(mem, sizeof mem, (double)r->bytes), r->plan);
+    char mem[32], peak[32];
+    printf("%-6s %-6s build %.3f s (%.1f M nnz/s, peak host %s), %s (%s)\n", name, prec, r->build_s,
+           r->build_s > 0 ? (double)t->nnz / r->build_s / 1e6 : 0.0,
+           cli_bytes(peak, sizeof peak, (double)r->build_peak), cli_bytes(mem, sizeof mem, (double)r->bytes),
+           r->plan);
     for (uint32_t m = 0; m < t->order; ++m) {
         char mode[16];
         snprintf(mode, sizeof mode, "%u", m + 1);
@@ -326,6 +329,8 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
         json_str(&j, "plan", r->plan);
         json_u64(&j, "warmup", (uint64_t)r->warmup);
         json_num(&j, "build_seconds", r->build_s);
+        json_num(&j, "build_nnz_per_second", r->build_s > 0 ? (double)t->nnz / r->build_s : 0.0);
+        json_u64(&j, "build_peak_host_bytes", r->build_peak);
         json_u64(&j, "bytes", r->bytes);
         json_array(&j, "modes");
         for (uint32_t m = 0; m < t->order; ++m) {
