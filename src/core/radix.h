@@ -11,4 +11,14 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
 tf_status tf_apply_permutation(tf_tensor *t, const uint64_t *perm);
 /* Stable sort of a uint64 key array, returning the permutation (for builders). */
 tf_status tf_radix_order_u64(const uint64_t *keys, uint64_t n, int key_bits, uint64_t **perm);
+/* The non-zeros of t in the stable lexicographic order of modes
+ * mo[0..nkey-1], written as columns: dst[j][k] = t->ind[mo[j]][perm[k]]
+ * and, when vals is not NULL, vals[k] = t->vals[perm[k]] (perm as
+ * tf_radix_order's). The same output for every thread count (0: the
+ * default). Needs no permutation array: a scatter by the top key bits
+ * into dst, then each bucket sorted in cache; scratch is a few buckets'
+ * worth per thread (a bucket holding a large share of the non-zeros, a
+ * heavy slice, takes that many 40-byte records once). */
+tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nkey, uint32_t **dst,
+                             double *vals, int threads);
 #endif

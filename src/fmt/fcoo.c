@@ -72,30 +72,22 @@ static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f)
 {
     const uint32_t N = X->order;
     const uint64_t n = X->nnz;
-    uint32_t mo[TF_MAX_ORDER];
+    uint32_t mo[TF_MAX_ORDER], *cols[TF_MAX_ORDER];
     mo[0] = mode;
     for (uint32_t m = 0, j = 0; m < N; ++m)
         if (m != mode) { f->pmodes[j] = m; mo[1 + j] = m; ++j; }
-    uint64_t *perm = NULL;
-    TF_TRY(tf_radix_order(X, mo, N, &perm));
     tf_status s = TF_OK;
-    uint32_t *oi = NULL;
+    uint32_t *oi = NULL; /* the sorted output indices, for the flags */
     for (uint32_t j = 0; j + 1 < N && s == TF_OK; ++j) s = TF_ALLOC(f->pind[j], n, "F-COO indices");
     if (s == TF_OK) s = TF_ALLOC(f->vals, n, "F-COO values");
     if (s == TF_OK) s = TF_ALLOC(oi, n, "F-COO output indices");
     if (s == TF_OK) {
-        const int64_t nn = (int64_t)n;
-#pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < nn; ++k) {
-            uint64_t p = perm[k];
-            oi[k] = X->ind[mode][p];
-            f->vals[k] = X->vals[p];
-            for (uint32_t j = 0; j + 1 < N; ++j) f->pind[j][k] = X->ind[f->pmodes[j]][p];
-        }
-        s = build_flags(f, oi);
+        cols[0] = oi;
+        for (uint32_t j = 0; j + 1 < N; ++j) cols[1 + j] = f->pind[j];
+        s = tf_radix_sort_into(X, mo, N, cols, f->vals, 0);
     }
+    if (s == TF_OK) s = build_flags(f, oi);
     tf_free(oi);
-    tf_free(perm);
     return s;
 }
 
