@@ -111,9 +111,8 @@ static int lsd_sort(uint64_t **key, uint64_t **pos, uint64_t **kbuf, uint64_t **
 
 static uint64_t low_mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
 
-/* Sorts (keys, perm) over their low key_bits bits (perm set by the caller). */
-static tf_status sort_pairs(uint64_t **keys, uint64_t **perm, uint64_t **kbuf, uint64_t **pbuf,
-                            uint64_t n, int key_bits)
+tf_status tf_radix_sort_pairs(uint64_t **keys, uint64_t **perm, uint64_t **kbuf, uint64_t **pbuf, uint64_t n,
+                              int key_bits)
 {
     const int T = tf_default_threads();
     uint64_t *hist = NULL;
@@ -122,24 +121,6 @@ static tf_status sort_pairs(uint64_t **keys, uint64_t **perm, uint64_t **kbuf, u
     tf_free(hist);
     return TF_OK;
 }
-tf_status tf_radix_order_u64(const uint64_t *keys_in, uint64_t n, int key_bits, uint64_t **perm_out)
-{
-    uint64_t *keys = NULL, *perm = NULL, *kbuf = NULL, *pbuf = NULL;
-    tf_status s = TF_ALLOC(keys, n, "sort keys");
-    if (s == TF_OK) s = TF_ALLOC(perm, n, "sort permutation");
-    if (s == TF_OK) s = TF_ALLOC(kbuf, n, "sort keys");
-    if (s == TF_OK) s = TF_ALLOC(pbuf, n, "sort permutation");
-    if (s == TF_OK) {
-        memcpy(keys, keys_in, n * sizeof *keys);
-        for (uint64_t k = 0; k < n; ++k) perm[k] = k;
-        s = sort_pairs(&keys, &perm, &kbuf, &pbuf, n, key_bits);
-    }
-    tf_free(keys); tf_free(kbuf); tf_free(pbuf);
-    if (s != TF_OK) { tf_free(perm); perm = NULL; }
-    *perm_out = perm;
-    return s;
-}
-
 tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes, uint64_t **perm_out)
 {
     const uint64_t n = t->nnz;
@@ -150,7 +131,8 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
     if (s == TF_OK) s = TF_ALLOC(kbuf, n, "sort keys");
     if (s == TF_OK) s = TF_ALLOC(pbuf, n, "sort permutation");
     if (s != TF_OK) goto done;
-    for (uint64_t k = 0; k < n; ++k) perm[k] = k;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < (int64_t)n; ++k) perm[k] = (uint64_t)k;
     /* Group consecutive least-significant modes into one 64-bit key when
      * their bits fit, to save passes. */
     for (int l = (int)nmodes - 1; l >= 0;) {
@@ -175,7 +157,7 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
                 key = (width[j] ? key << width[j] : key) | src[j][p];
             keys[k] = key;
         }
-        s = sort_pairs(&keys, &perm, &kbuf, &pbuf, n, used);
+        s = tf_radix_sort_pairs(&keys, &perm, &kbuf, &pbuf, n, used);
         if (s != TF_OK) goto done;
     }
 done:
