@@ -345,9 +345,11 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
     }
     if (e.nwords == 0) goto done; /* the bucket bits were the whole key */
 
-    /* Buckets above a quarter of a thread's share (heavy slices) are sorted
-     * one at a time by all threads; the others each by one thread. */
-    const uint64_t big = n / (4 * (uint64_t)T) > PAR_MIN ? n / (4 * (uint64_t)T) : PAR_MIN;
+    /* Buckets above 8 times the mean or a quarter of a thread's share
+     * (heavy slices) are sorted one at a time by all threads, the others
+     * each by one thread: a thread's scratch stays at 8 mean buckets. */
+    uint64_t big = n / (4 * (uint64_t)T) < 8 * (n >> d) ? n / (4 * (uint64_t)T) : 8 * (n >> d);
+    big = big > PAR_MIN ? big : PAR_MIN;
     uint64_t max_small = 0, max_big = 0;
     for (uint64_t b = 0; b < nb; ++b) {
         const uint64_t c = start[b + 1] - start[b];
