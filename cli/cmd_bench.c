@@ -29,7 +29,9 @@ static const char help[] =
     "usage: tenfold bench mttkrp FILE|--gen SPEC [options]\n"
     "\n"
     "Times the MTTKRP of every mode with each plan format and precision, on the\n"
-    "tensor in FILE and random factors: plan build time and memory, then per mode\n"
+    "tensor in FILE and random factors: plan build time, rate (M non-zeros/s),\n"
+    "memory and peak host memory of the build (tenfold's allocations above what\n"
+    "was held before it, the plan's arrays and the builders' scratch), then per mode\n"
     "W untimed and N timed runs, of which the median is reported. GPU runs keep\n"
     "the factors on the device and time each run with CUDA events; CPU runs use\n"
     "the wall clock.\n"
@@ -105,7 +107,7 @@ typedef struct run_result {
     char plan[96];
     char error[256];
     double build_s;
-    uint64_t bytes;
+    uint64_t bytes, build_peak;
     mode_result mode[TF_MAX_ORDER];
     mode_result all; /* sums over the modes (median_ms: sum of medians) */
 } run_result;
@@ -197,6 +199,7 @@ static void bench_run(const tf_tensor *t, const tf_matrix *f, bench_opts *o, run
     if (s == TF_OK) {
         snprintf(res->plan, sizeof res->plan, "%s", tf_plan_describe(p));
         res->bytes = tf_plan_bytes(p);
+        res->build_peak = tf_plan_build_peak(p);
         res->used = tf_plan_format(p);
     }
     const int gpu = res->backend == TF_BACKEND_GPU;
@@ -246,9 +249,11 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
         fprintf(stderr, "tenfold: %s %s: %s\n", name, prec, r->error);
         return;
     }
-    char mem[32];
-    printf("%-6s %-6s build %.3f s, %s (%s)\n", name, prec, r->build_s,
-           cli_bytes(mem, sizeof mem, (double)r->bytes), r->plan);
+    char mem[32], peak[32];
+    printf("%-6s %-6s build %.3f s (%.1f M nnz/s, peak host %s), %s (%s)\n", name, prec, r->build_s,
+           r->build_s > 0 ? (double)t->nnz / r->build_s / 1e6 : 0.0,
+           cli_bytes(peak, sizeof peak, (double)r->build_peak), cli_bytes(mem, sizeof mem, (double)r->bytes),
+           r->plan);
     for (uint32_t m = 0; m < t->order; ++m) {
         char mode[16];
         snprintf(mode, sizeof mode, "%u", m + 1);
@@ -344,6 +349,8 @@ static int write_json(const char *path, const char *file, const tf_tensor *t, do
         json_str(&j, "plan", r->plan);
         json_u64(&j, "warmup", (uint64_t)r->warmup);
         json_num(&j, "build_seconds", r->build_s);
+        json_num(&j, "build_nnz_per_second", r->build_s > 0 ? (double)t->nnz / r->build_s : 0.0);
+        json_u64(&j, "build_peak_host_bytes", r->build_peak);
         json_u64(&j, "bytes", r->bytes);
         json_array(&j, "modes");
         for (uint32_t m = 0; m < t->order; ++m) {

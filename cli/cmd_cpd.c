@@ -228,6 +228,13 @@ static void print_summary(const cpd_run *run)
     printf("timing (s): read %.3f  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  write %.3f"
            "  wall %.3f\n",
            run->info.seconds, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->t_write, run->wall);
+    if (cli_verbose()) {
+        char peak[32], coo[32];
+        printf("build: %.1f M non-zeros/s, peak host memory %s above the input (COO %s)\n",
+               r->t_build > 0 ? (double)run->t.nnz / r->t_build / 1e6 : 0.0,
+               cli_bytes(peak, sizeof peak, (double)r->build_peak_bytes),
+               cli_bytes(coo, sizeof coo, (double)tf_tensor_bytes(&run->t)));
+    }
     printf("mttkrp per mode (s):");
     for (uint32_t m = 0; m < N; ++m) printf(" %u: %.3f", m + 1, r->t_mttkrp[m]);
     printf("\n");

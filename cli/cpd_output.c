@@ -130,6 +130,10 @@ static void json_result(cli_json *j, const cpd_run *r)
     const tf_cpd_report *p = &r->rep;
     json_str(j, "plan", p->plan);
     if (p->note[0]) json_str(j, "note", p->note);
+    json_object(j, "build");
+    json_num(j, "nnz_per_second", p->t_build > 0 ? (double)r->t.nnz / p->t_build : 0.0);
+    json_u64(j, "peak_host_bytes", p->build_peak_bytes);
+    json_end(j);
     json_array(j, "iterations");
     for (uint32_t i = 0; i < r->niters; ++i) {
         json_object(j, NULL);

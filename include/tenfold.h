@@ -438,6 +438,11 @@ uint64_t tf_plan_bytes(const tf_plan *p);
  * a plan whose tensor is resident on its device, else what streams of it
  * (the F-COO copies that do not fit the GPU's budget; tf_tuning.stream). */
 uint64_t tf_plan_streamed_bytes(const tf_plan *p, uint32_t mode);
+/* The most host memory the build held at once above what was held before
+ * it: the plan's own arrays and the builders' scratch, counted over
+ * tenfold's allocations (not pinned or device memory; allocations made by
+ * other threads during the build count too). */
+uint64_t tf_plan_build_peak(const tf_plan *p);
 tf_backend tf_plan_backend(const tf_plan *p);
 tf_format tf_plan_format(const tf_plan *p);
 
@@ -517,6 +522,9 @@ typedef struct tf_cpd_report {
     char note[256];                     /* why an auto run is not on the GPU it
                                            would have used ("GPU 0 ... : running
                                            on the CPU"), "" otherwise        */
+    uint64_t build_peak_bytes;          /* host memory the build held at most
+                                           above what was held before it, as
+                                           tf_plan_build_peak counts it     */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

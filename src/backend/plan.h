@@ -25,6 +25,7 @@ struct tf_plan {
     tf_format format;
     int threads;
     uint64_t bytes;  /* memory held by the format */
+    uint64_t build_peak; /* tf_plan_build_peak */
     char desc[96];
     tf_context *own_context; /* made for this plan when its options named none */
     char note[256];          /* tf_plan_note */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Parallel stable LSD radix sort producing a permutation. Each pass is a
- * counting sort on one digit of one mode's index, carried with the
- * permutation; per-thread histograms keep it stable and parallel. */
+/* Parallel stable LSD radix sorts. A pass is a counting sort on one digit
+ * of a 64-bit key, carried with a permutation; per-thread histograms keep
+ * it stable and parallel. tf_radix_sort_into sorts the COO itself without
+ * a global permutation: one scatter by the top key bits, then every bucket
+ * sorted in cache by the rest. */
 #include "core/radix.h"
 
 #include <string.h>
@@ -10,7 +12,11 @@
 #include "core/error.h"
 #include "core/parallel.h"
 
-#define MAX_DIGIT_BITS 16
+#define MAX_DIGIT_BITS 16   /* tf_radix_order*: few passes over the whole array */
+#define LOCAL_DIGIT_BITS 11 /* buckets in cache: 2048 bins stay in L1 */
+#define PAR_MIN 65536       /* below this a pass runs on one thread */
+#define BUCKET_LOG2 14      /* aim: 2^14 non-zeros per bucket ...      */
+#define MAX_BUCKET_BITS 12  /* ... with at most 4096 scatter streams  */
 
 static int bits_for(uint64_t n) /* bits to represent 0..n-1 */
 {
@@ -19,79 +25,102 @@ static int bits_for(uint64_t n) /* bits to represent 0..n-1 */
     return b;
 }
 
-/* One stable counting-sort pass of (key, perm) by digit (key >> shift) & mask. */
-static tf_status pass_u64(const uint64_t *kin, const uint64_t *pin, uint64_t *kout, uint64_t *pout,
-                          uint64_t n, int shift, int bits)
+static void hist_phase(const uint64_t *k, uint64_t lo, uint64_t hi, int shift, uint64_t mask, uint64_t *h)
+{
+    for (uint64_t i = lo; i < hi; ++i) h[(k[i] >> shift) & mask]++;
+}
+
+/* Histograms -> exclusive offsets, bin-major then thread (stable).
+ * Returns 1 when one bin holds all n keys (the pass would move nothing). */
+static int prefix_phase(uint64_t *hist, int nt, uint64_t nb, uint64_t n)
+{
+    uint64_t run = 0;
+    int single = 0;
+    for (uint64_t b = 0; b < nb; ++b) {
+        uint64_t tot = 0;
+        for (int u = 0; u < nt; ++u) {
+            uint64_t c = hist[(uint64_t)u * nb + b];
+            hist[(uint64_t)u * nb + b] = run;
+            run += c;
+            tot += c;
+        }
+        if (tot == n) single = 1;
+    }
+    return single;
+}
+
+static void scatter_phase(const uint64_t *kin, const uint64_t *pin, uint64_t *kout, uint64_t *pout,
+                          uint64_t lo, uint64_t hi, int shift, uint64_t mask, uint64_t *h)
+{
+    for (uint64_t i = lo; i < hi; ++i) {
+        const uint64_t at = h[(kin[i] >> shift) & mask]++;
+        kout[at] = kin[i];
+        pout[at] = pin[i];
+    }
+}
+
+/* One stable pass of (key, pos) by digit (key >> shift) & (2^bits - 1) on T
+ * threads; hist holds T << bits entries. Returns 0 when nothing moved (the
+ * outputs are then untouched). */
+static int pass(const uint64_t *kin, const uint64_t *pin, uint64_t *kout, uint64_t *pout, uint64_t n,
+                int shift, int bits, int T, uint64_t *hist)
 {
     const uint64_t nb = 1ULL << bits, mask = nb - 1;
-    int T = tf_default_threads();
-    if (n < 65536) T = 1;
-    uint64_t *hist = NULL;
-    TF_TRY(TF_CALLOC(hist, (uint64_t)T * nb, "radix histogram"));
+    if (T <= 1 || n < PAR_MIN) {
+        memset(hist, 0, nb * sizeof *hist);
+        hist_phase(kin, 0, n, shift, mask, hist);
+        if (prefix_phase(hist, 1, nb, n)) return 0;
+        scatter_phase(kin, pin, kout, pout, 0, n, shift, mask, hist);
+        return 1;
+    }
+    int skip = 0;
+    memset(hist, 0, (uint64_t)T * nb * sizeof *hist);
 #pragma omp parallel num_threads(T)
     {
-        int t = tf_thread_id(), nt = tf_thread_count();
-        uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
+        const int t = tf_thread_id(), nt = tf_thread_count();
+        const uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
         uint64_t *h = hist + (uint64_t)t * nb;
-        for (uint64_t k = lo; k < hi; ++k) h[(kin[k] >> shift) & mask]++;
+        hist_phase(kin, lo, hi, shift, mask, h);
 #pragma omp barrier
 #pragma omp single
-        {
-            uint64_t run = 0;
-            for (uint64_t b = 0; b < nb; ++b)
-                for (int u = 0; u < nt; ++u) {
-                    uint64_t c = hist[(uint64_t)u * nb + b];
-                    hist[(uint64_t)u * nb + b] = run;
-                    run += c;
-                }
-        }
-        for (uint64_t k = lo; k < hi; ++k) {
-            uint64_t d = (kin[k] >> shift) & mask;
-            uint64_t at = h[d]++;
-            kout[at] = kin[k];
-            pout[at] = pin ? pin[k] : k;
-        }
+        skip = prefix_phase(hist, nt, nb, n);
+        if (!skip) scatter_phase(kin, pin, kout, pout, lo, hi, shift, mask, h);
     }
+    return !skip;
+}
+
+/* Stable sort of (*key, *pos) by the bits set in `varying` (the others are
+ * equal in every key), through the buffers; the pointers are swapped so
+ * that *key, *pos hold the result. Returns 1 if anything moved. */
+static int lsd_sort(uint64_t **key, uint64_t **pos, uint64_t **kbuf, uint64_t **pbuf, uint64_t n,
+                    uint64_t varying, int max_bits, int T, uint64_t *hist)
+{
+    if (!varying || n < 2) return 0;
+    const int lo = __builtin_ctzll(varying), hi = 64 - __builtin_clzll(varying);
+    const int passes = (hi - lo + max_bits - 1) / max_bits, dbits = (hi - lo + passes - 1) / passes;
+    int moved = 0;
+    for (int shift = lo; shift < hi; shift += dbits) {
+        if (!pass(*key, *pos, *kbuf, *pbuf, n, shift, hi - shift < dbits ? hi - shift : dbits, T, hist))
+            continue;
+        uint64_t *t = *key; *key = *kbuf; *kbuf = t;
+        t = *pos; *pos = *pbuf; *pbuf = t;
+        moved = 1;
+    }
+    return moved;
+}
+
+static uint64_t low_mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
+
+tf_status tf_radix_sort_pairs(uint64_t **keys, uint64_t **perm, uint64_t **kbuf, uint64_t **pbuf, uint64_t n,
+                              int key_bits)
+{
+    const int T = tf_default_threads();
+    uint64_t *hist = NULL;
+    TF_TRY(TF_ALLOC(hist, (uint64_t)T << MAX_DIGIT_BITS, "radix histogram"));
+    lsd_sort(keys, perm, kbuf, pbuf, n, low_mask(key_bits), MAX_DIGIT_BITS, T, hist);
     tf_free(hist);
     return TF_OK;
 }
-
-/* Sorts (keys, perm) in place through scratch buffers over key_bits bits. */
-static tf_status sort_pairs(uint64_t **keys, uint64_t **perm, uint64_t **kbuf, uint64_t **pbuf,
-                            uint64_t n, int key_bits, int first_has_perm)
-{
-    int passes = (key_bits + MAX_DIGIT_BITS - 1) / MAX_DIGIT_BITS;
-    if (passes == 0) return TF_OK;
-    int dbits = (key_bits + passes - 1) / passes;
-    for (int p = 0; p < passes; ++p) {
-        int shift = p * dbits;
-        int bits = key_bits - shift < dbits ? key_bits - shift : dbits;
-        TF_TRY(pass_u64(*keys, (p == 0 && !first_has_perm) ? NULL : *perm, *kbuf, *pbuf, n, shift,
-                        bits));
-        uint64_t *t = *keys; *keys = *kbuf; *kbuf = t;
-        t = *perm; *perm = *pbuf; *pbuf = t;
-    }
-    return TF_OK;
-}
-
-tf_status tf_radix_order_u64(const uint64_t *keys_in, uint64_t n, int key_bits, uint64_t **perm_out)
-{
-    uint64_t *keys = NULL, *perm = NULL, *kbuf = NULL, *pbuf = NULL;
-    tf_status s = TF_ALLOC(keys, n, "sort keys");
-    if (s == TF_OK) s = TF_ALLOC(perm, n, "sort permutation");
-    if (s == TF_OK) s = TF_ALLOC(kbuf, n, "sort keys");
-    if (s == TF_OK) s = TF_ALLOC(pbuf, n, "sort permutation");
-    if (s == TF_OK) {
-        memcpy(keys, keys_in, n * sizeof *keys);
-        for (uint64_t k = 0; k < n; ++k) perm[k] = k;
-        s = sort_pairs(&keys, &perm, &kbuf, &pbuf, n, key_bits, 1);
-    }
-    tf_free(keys); tf_free(kbuf); tf_free(pbuf);
-    if (s != TF_OK) { tf_free(perm); perm = NULL; }
-    *perm_out = perm;
-    return s;
-}
-
 tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes, uint64_t **perm_out)
 {
     const uint64_t n = t->nnz;
@@ -102,7 +131,8 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
     if (s == TF_OK) s = TF_ALLOC(kbuf, n, "sort keys");
     if (s == TF_OK) s = TF_ALLOC(pbuf, n, "sort permutation");
     if (s != TF_OK) goto done;
-    for (uint64_t k = 0; k < n; ++k) perm[k] = k;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < (int64_t)n; ++k) perm[k] = (uint64_t)k;
     /* Group consecutive least-significant modes into one 64-bit key when
      * their bits fit, to save passes. */
     for (int l = (int)nmodes - 1; l >= 0;) {
@@ -127,7 +157,7 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
                 key = (width[j] ? key << width[j] : key) | src[j][p];
             keys[k] = key;
         }
-        s = sort_pairs(&keys, &perm, &kbuf, &pbuf, n, used, 1);
+        s = tf_radix_sort_pairs(&keys, &perm, &kbuf, &pbuf, n, used);
         if (s != TF_OK) goto done;
     }
 done:
@@ -160,4 +190,193 @@ tf_status tf_apply_permutation(tf_tensor *t, const uint64_t *perm)
     t->vals = vbuf;
     tf_free(ibuf);
     return TF_OK;
+}
+
+/* ---- tf_radix_sort_into ---------------------------------------------------
+ * The key is the concatenation of the modes' indices, mo[0] on top, each
+ * over bits_for(its length) bits. A window is 64 (or fewer) consecutive key
+ * bits, read from the index columns with a shift per overlapping mode. */
+typedef struct window {
+    int n;
+    int col[TF_MAX_ORDER], shl[TF_MAX_ORDER], shr[TF_MAX_ORDER];
+    uint64_t mask;
+} window;
+
+typedef struct engine {
+    uint32_t nkey;
+    uint32_t **dst;
+    double *vals;
+    int nwords;                          /* windows below the bucket bits */
+    window word[TF_MAX_ORDER * 32 / 64]; /* word[0]: the least significant */
+} engine;
+
+static void window_init(window *w, const int *off, const int *bits, uint32_t nkey, int lo, int width)
+{
+    w->n = 0;
+    w->mask = low_mask(width);
+    for (uint32_t j = 0; j < nkey; ++j) {
+        if (!bits[j] || off[j] >= lo + width || off[j] + bits[j] <= lo) continue;
+        w->col[w->n] = (int)j;
+        w->shl[w->n] = off[j] >= lo ? off[j] - lo : 0;
+        w->shr[w->n] = off[j] < lo ? lo - off[j] : 0;
+        w->n++;
+    }
+}
+
+static inline uint64_t window_at(const window *w, const uint32_t *const *cols, uint64_t k)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < w->n; ++i) v |= ((uint64_t)cols[w->col[i]][k] >> w->shr[i]) << w->shl[i];
+    return v & w->mask;
+}
+
+/* Sorts dst[*][lo, lo+n) and vals[lo, lo+n) by the key bits below the
+ * bucket bits, on T threads. s: 5n words of scratch; hist: T << 11. */
+static void sort_bucket(const engine *e, uint64_t lo, uint64_t n, uint64_t *s, int T, uint64_t *hist)
+{
+    uint64_t *key = s, *pos = s + n, *kb = s + 2 * n, *pb = s + 3 * n, *tmp = s + 4 * n;
+    const uint32_t *cols[TF_MAX_ORDER];
+    for (uint32_t j = 0; j < e->nkey; ++j) cols[j] = e->dst[j] + lo;
+    const int64_t nn = (int64_t)n;
+    T = n < PAR_MIN ? 1 : T;
+#pragma omp parallel for num_threads(T) if (T > 1) schedule(static)
+    for (int64_t i = 0; i < nn; ++i) pos[i] = (uint64_t)i;
+    int moved = 0;
+    for (int w = 0; w < e->nwords; ++w) { /* LSD over the words, least significant first */
+        const window *win = &e->word[w];
+        uint64_t any = 0, all = ~0ULL;
+#pragma omp parallel for num_threads(T) if (T > 1) schedule(static) reduction(| : any) reduction(& : all)
+        for (int64_t i = 0; i < nn; ++i) {
+            const uint64_t k = window_at(win, cols, pos[i]);
+            key[i] = k;
+            any |= k;
+            all &= k;
+        }
+        moved |= lsd_sort(&key, &pos, &kb, &pb, n, any ^ all, LOCAL_DIGIT_BITS, T, hist);
+    }
+    if (!moved) return;
+    for (uint32_t j = 0; j < e->nkey; ++j) {
+        uint32_t *c = e->dst[j] + lo, *t32 = (uint32_t *)tmp;
+#pragma omp parallel for num_threads(T) if (T > 1) schedule(static)
+        for (int64_t i = 0; i < nn; ++i) t32[i] = c[pos[i]];
+        memcpy(c, t32, n * sizeof *c);
+    }
+    if (e->vals) {
+        double *v = e->vals + lo, *td = (double *)tmp;
+#pragma omp parallel for num_threads(T) if (T > 1) schedule(static)
+        for (int64_t i = 0; i < nn; ++i) td[i] = v[pos[i]];
+        memcpy(v, td, n * sizeof *v);
+    }
+}
+
+tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nkey, uint32_t **dst,
+                             double *vals, int threads)
+{
+    const uint64_t n = t->nnz;
+    const int64_t nn = (int64_t)n;
+    int T = threads > 0 ? threads : tf_default_threads();
+    if (n < PAR_MIN) T = 1;
+    const uint32_t *src[TF_MAX_ORDER];
+    int off[TF_MAX_ORDER], bits[TF_MAX_ORDER];
+    for (int j = (int)nkey - 1, o = 0; j >= 0; --j) {
+        src[j] = t->ind[mo[j]];
+        bits[j] = bits_for(t->dims[mo[j]]);
+        off[j] = o;
+        o += bits[j];
+    }
+    /* the highest key bit that varies: the bits above are the same everywhere */
+    uint32_t any[TF_MAX_ORDER] = {0}, all[TF_MAX_ORDER];
+    for (uint32_t j = 0; j < nkey; ++j) all[j] = ~0u;
+    for (uint32_t j = 0; j < nkey; ++j) {
+        uint32_t a = 0, b = ~0u;
+        const uint32_t *c = src[j];
+#pragma omp parallel for num_threads(T) schedule(static) reduction(| : a) reduction(& : b)
+        for (int64_t k = 0; k < nn; ++k) { a |= c[k]; b &= c[k]; }
+        any[j] = a;
+        all[j] = b;
+    }
+    int top = 0; /* bits 0..top-1 matter */
+    for (uint32_t j = 0; j < nkey; ++j)
+        if (any[j] ^ all[j]) {
+            const int h = off[j] + 32 - __builtin_clz(any[j] ^ all[j]);
+            if (h > top) top = h;
+        }
+    int d = bits_for(n) - BUCKET_LOG2;
+    d = d < 0 ? 0 : d > MAX_BUCKET_BITS ? MAX_BUCKET_BITS : d;
+    if (d > top) d = top;
+    const int dlo = top - d;
+    window wd;
+    window_init(&wd, off, bits, nkey, dlo, d);
+    engine e = {.nkey = nkey, .dst = dst, .vals = vals, .nwords = (dlo + 63) / 64};
+    for (int w = 0; w < e.nwords; ++w)
+        window_init(&e.word[w], off, bits, nkey, 64 * w, dlo - 64 * w < 64 ? dlo - 64 * w : 64);
+
+    /* scatter by the bucket bits (stable: threads take consecutive ranges) */
+    const uint64_t nb = 1ULL << d;
+    uint64_t *hist = NULL, *start = NULL, *scratch = NULL;
+    tf_status s = TF_CALLOC(hist, (uint64_t)T * nb, "radix bucket counts");
+    if (s == TF_OK) s = TF_ALLOC(start, nb + 1, "radix buckets");
+    if (s != TF_OK) goto done;
+#pragma omp parallel num_threads(T)
+    {
+        const int tid = tf_thread_id(), nt = tf_thread_count();
+        const uint64_t lo = n * (uint64_t)tid / (uint64_t)nt, hi = n * (uint64_t)(tid + 1) / (uint64_t)nt;
+        uint64_t *h = hist + (uint64_t)tid * nb;
+        for (uint64_t k = lo; k < hi; ++k) h[window_at(&wd, src, k)]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            uint64_t run = 0;
+            for (uint64_t b = 0; b < nb; ++b) {
+                start[b] = run;
+                for (int u = 0; u < nt; ++u) {
+                    const uint64_t c = hist[(uint64_t)u * nb + b];
+                    hist[(uint64_t)u * nb + b] = run;
+                    run += c;
+                }
+            }
+            start[nb] = run;
+        }
+        for (uint64_t k = lo; k < hi; ++k) {
+            const uint64_t at = h[window_at(&wd, src, k)]++;
+            for (uint32_t j = 0; j < nkey; ++j) dst[j][at] = src[j][k];
+            if (vals) vals[at] = t->vals[k];
+        }
+    }
+    if (e.nwords == 0) goto done; /* the bucket bits were the whole key */
+
+    /* Buckets above 8 times the mean or a quarter of a thread's share
+     * (heavy slices) are sorted one at a time by all threads, the others
+     * each by one thread: a thread's scratch stays at 8 mean buckets. */
+    uint64_t big = n / (4 * (uint64_t)T) < 8 * (n >> d) ? n / (4 * (uint64_t)T) : 8 * (n >> d);
+    big = big > PAR_MIN ? big : PAR_MIN;
+    uint64_t max_small = 0, max_big = 0;
+    for (uint64_t b = 0; b < nb; ++b) {
+        const uint64_t c = start[b + 1] - start[b];
+        if (c <= big && c > max_small) max_small = c;
+        if (c > big && c > max_big) max_big = c;
+    }
+    const uint64_t hsz = 1ULL << LOCAL_DIGIT_BITS, per = 5 * max_small + hsz;
+    const uint64_t words = (uint64_t)T * per > 5 * max_big + (uint64_t)T * hsz ? (uint64_t)T * per
+                                                                                : 5 * max_big + (uint64_t)T * hsz;
+    if ((s = TF_ALLOC(scratch, words, "radix bucket scratch")) != TF_OK) goto done;
+    const int64_t nbi = (int64_t)nb;
+#pragma omp parallel num_threads(T)
+    {
+        uint64_t *mine = scratch + (uint64_t)tf_thread_id() * per;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t b = 0; b < nbi; ++b) {
+            const uint64_t c = start[b + 1] - start[b];
+            if (c > 1 && c <= big) sort_bucket(&e, start[b], c, mine + hsz, 1, mine);
+        }
+    }
+    for (uint64_t b = 0; b < nb; ++b) {
+        const uint64_t c = start[b + 1] - start[b];
+        if (c > big) sort_bucket(&e, start[b], c, scratch + (uint64_t)T * hsz, T, scratch);
+    }
+done:
+    tf_free(hist);
+    tf_free(start);
+    tf_free(scratch);
+    return s;
 }

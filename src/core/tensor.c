@@ -161,10 +161,24 @@ tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order)
     uint32_t mo[TF_MAX_ORDER];
     for (uint32_t l = 0; l < t->order; ++l) mo[l] = mode_order ? mode_order[l] : l;
     if (t->nnz < 2 || is_sorted(t, mo)) return TF_OK;
-    uint64_t *perm = NULL;
-    TF_TRY(tf_radix_order(t, mo, t->order, &perm));
-    tf_status s = tf_apply_permutation(t, perm);
-    tf_free(perm);
+    /* sorted into new arrays, then swapped in: one copy of the COO more */
+    uint32_t *cols[TF_MAX_ORDER] = {0};
+    double *vals = NULL;
+    tf_status s = TF_ALLOC(vals, t->nnz, "sorted values");
+    for (uint32_t l = 0; s == TF_OK && l < t->order; ++l) s = TF_ALLOC(cols[l], t->nnz, "sorted indices");
+    if (s == TF_OK) s = tf_radix_sort_into(t, mo, t->order, cols, vals, 0);
+    if (s == TF_OK) {
+        for (uint32_t l = 0; l < t->order; ++l) {
+            uint32_t *old = t->ind[mo[l]];
+            t->ind[mo[l]] = cols[l];
+            cols[l] = old;
+        }
+        double *old = t->vals;
+        t->vals = vals;
+        vals = old;
+    }
+    for (uint32_t l = 0; l < t->order; ++l) tf_free(cols[l]);
+    tf_free(vals);
     return s;
 }
 

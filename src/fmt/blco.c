@@ -89,20 +89,24 @@ static void fill_spread(const tf_blco_layout *lay, uint32_t w, spread_table tab)
             }
 }
 
-/* *perm: the non-zeros of X in ALTO order (stable). */
+/* *perm: the non-zeros of X in ALTO order (stable): LSD over the key's
+ * 64-bit words, each sorted with the permutation so far (32 bytes per
+ * non-zero of scratch). */
 static tf_status alto_order(const tf_tensor *X, const tf_blco_layout *lay, uint64_t **perm_out)
 {
     const uint64_t n = X->nnz;
     const int64_t nn = (int64_t)n;
-    uint64_t *perm = NULL, *keys = NULL, *next = NULL, *pw = NULL;
+    uint64_t *perm = NULL, *keys = NULL, *kbuf = NULL, *pbuf = NULL;
     spread_table *tab = NULL;
     *perm_out = NULL;
     tf_status s = TF_ALLOC(perm, n, "BLCO permutation");
     if (s == TF_OK) s = TF_ALLOC(keys, n, "BLCO sort keys");
-    if (s == TF_OK) s = TF_ALLOC(next, n, "BLCO permutation");
+    if (s == TF_OK) s = TF_ALLOC(kbuf, n, "BLCO sort keys");
+    if (s == TF_OK) s = TF_ALLOC(pbuf, n, "BLCO permutation");
     if (s == TF_OK) s = TF_ALLOC(tab, 1, "BLCO spread table");
     if (s != TF_OK) goto done;
-    for (uint64_t k = 0; k < n; ++k) perm[k] = k;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < nn; ++k) perm[k] = (uint64_t)k;
     const uint32_t nwords = (lay->alto_bits + 63) / 64;
     for (uint32_t w = 0; w < nwords; ++w) { /* least significant word first */
         uint32_t wbits = lay->alto_bits - 64 * w < 64 ? lay->alto_bits - 64 * w : 64;
@@ -117,16 +121,10 @@ static tf_status alto_order(const tf_tensor *X, const tf_blco_layout *lay, uint6
             }
             keys[k] = key;
         }
-        s = tf_radix_order_u64(keys, n, (int)wbits, &pw);
-        if (s != TF_OK) goto done;
-#pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < nn; ++k) next[k] = perm[pw[k]];
-        uint64_t *t = perm; perm = next; next = t;
-        tf_free(pw);
-        pw = NULL;
+        if ((s = tf_radix_sort_pairs(&keys, &perm, &kbuf, &pbuf, n, (int)wbits)) != TF_OK) goto done;
     }
 done:
-    tf_free(keys); tf_free(next); tf_free(tab); tf_free(pw);
+    tf_free(keys); tf_free(kbuf); tf_free(pbuf); tf_free(tab);
     if (s != TF_OK) { tf_free(perm); perm = NULL; }
     *perm_out = perm;
     return s;

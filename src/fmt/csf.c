@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CSF construction: radix-sort the non-zeros by the level order, then find
- * where each level's nodes start in three parallel passes over the sorted
- * list (gather, count node starts per thread, fill). */
+/* CSF construction: radix-sort the non-zeros by the level order straight
+ * into the per-level index arrays, then find where each level's nodes
+ * start in two parallel passes over them (count node starts per thread,
+ * fill). */
 #include "fmt/csf.h"
 
 #include <string.h>
@@ -9,15 +10,6 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/radix.h"
-
-/* Non-zeros ahead whose COO entries are prefetched while gathering. */
-#define GATHER_AHEAD 16
-
-#if defined(__GNUC__)
-#define tf_prefetch(p) __builtin_prefetch(p)
-#else
-#define tf_prefetch(p) ((void)(p))
-#endif
 
 void tf_csf_default_order(const tf_tensor *X, uint32_t root, uint32_t *mo)
 {
@@ -99,33 +91,20 @@ tf_status tf_csf_build(const tf_tensor *X, const uint32_t *mode_order, double fl
         c->dims[l] = X->dims[mode_order[l]];
     }
     const int T = nnz < 4096 ? 1 : (threads > 0 ? threads : 1);
-    uint64_t *perm = NULL, *counts = NULL;
+    uint64_t *counts = NULL;
     uint32_t *sidx[TF_MAX_ORDER] = {0};
     uint8_t *diff = NULL;
-    tf_status s = tf_radix_order(X, mode_order, N, &perm);
-    if (s == TF_OK) s = TF_ALLOC(c->vals, nnz, "CSF values");
+    tf_status s = TF_ALLOC(c->vals, nnz, "CSF values");
     for (uint32_t l = 0; s == TF_OK && l < N; ++l) s = TF_ALLOC(sidx[l], nnz, "CSF sorted indices");
     if (s == TF_OK) s = TF_ALLOC(diff, nnz, "CSF node starts");
     if (s == TF_OK) s = TF_CALLOC(counts, (uint64_t)(T + 1) * N, "CSF node counts");
     if (s != TF_OK) goto fail;
 
+    s = tf_radix_sort_into(X, mode_order, N, sidx, c->vals, T);
+    if (s != TF_OK) goto fail;
     /* The passes split the non-zeros into T fixed chunks (whatever team
-     * size OpenMP gives), so that the per-chunk counts of the second pass
-     * match the chunks the third pass fills. */
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-    for (int t = 0; t < T; ++t) {
-        const uint64_t lo = chunk_start(nnz, t, T), hi = chunk_start(nnz, t + 1, T);
-        for (uint64_t k = lo; k < hi; ++k) {
-            if (k + GATHER_AHEAD < hi) { /* random reads: start them early */
-                const uint64_t q = perm[k + GATHER_AHEAD];
-                for (uint32_t l = 0; l < N; ++l) tf_prefetch(&X->ind[mode_order[l]][q]);
-                tf_prefetch(&X->vals[q]);
-            }
-            const uint64_t p = perm[k];
-            for (uint32_t l = 0; l < N; ++l) sidx[l][k] = X->ind[mode_order[l]][p];
-            c->vals[k] = X->vals[p];
-        }
-    }
+     * size OpenMP gives), so that the per-chunk counts of the first pass
+     * match the chunks the second pass fills. */
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
         const uint64_t lo = chunk_start(nnz, t, T), hi = chunk_start(nnz, t + 1, T);
@@ -173,7 +152,6 @@ tf_status tf_csf_build(const tf_tensor *X, const uint32_t *mode_order, double fl
 
 fail:
     for (uint32_t l = 0; l < N; ++l) tf_free(sidx[l]);
-    tf_free(perm);
     tf_free(diff);
     tf_free(counts);
     if (s != TF_OK) tf_csf_free(c);

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/radix.h"
 
 void tf_fcoo_free(tf_fcoo *f)
@@ -38,64 +39,120 @@ uint64_t tf_fcoo_bytes_estimate(const tf_tensor *X, uint32_t mode, uint32_t part
            words32(X->nnz) * 4 + words32(nparts) * 4 + nparts * 4 + nseg * 4;
 }
 
-/* Fills head bits, segment rows, start bits and partition segments from
- * the sorted output indices `oi`. */
-static tf_status build_flags(tf_fcoo *f, const uint32_t *oi)
+/* Heads before each of C chunks of the head words (chunk c: words
+ * nw*c/C .. nw*(c+1)/C - 1); base has C + 1 entries, base[C] = all heads.
+ * The passes over the flags split the words this way, so each walks its
+ * chunk in parallel knowing the segment it starts in. */
+static void chunk_heads(const uint32_t *head, uint64_t nw, int C, uint64_t *base)
 {
-    const uint64_t n = f->nnz;
-    TF_TRY(TF_CALLOC(f->head, words32(n), "F-COO head bits"));
-    uint64_t nseg = 0;
-    for (uint64_t k = 0; k < n; ++k)
-        if (k == 0 || oi[k] != oi[k - 1]) {
-            f->head[k >> 5] |= 1u << (k & 31);
-            ++nseg;
-        }
-    f->nseg = nseg;
-    TF_TRY(TF_ALLOC(f->seg_row, nseg, "F-COO segment rows"));
-    f->nparts = (n + f->part_nnz - 1) / f->part_nnz;
-    TF_TRY(TF_CALLOC(f->start, words32(f->nparts), "F-COO start flags"));
-    TF_TRY(TF_ALLOC(f->part_seg, f->nparts, "F-COO partition segments"));
-    uint64_t s = 0; /* segments seen so far */
-    for (uint64_t k = 0; k < n; ++k) {
-        int head = tf_fcoo_head(f, k);
-        if (head) f->seg_row[s++] = oi[k];
-        if (k % f->part_nnz == 0) {
-            uint64_t p = k / f->part_nnz;
-            if (head) f->start[p >> 5] |= 1u << (p & 31);
-            f->part_seg[p] = (uint32_t)(s - 1);
+#pragma omp parallel for num_threads(C) schedule(static, 1)
+    for (int c = 0; c < C; ++c) {
+        uint64_t h = 0;
+        for (uint64_t w = nw * (uint64_t)c / (uint64_t)C; w < nw * (uint64_t)(c + 1) / (uint64_t)C; ++w)
+            h += (uint64_t)__builtin_popcount(head[w]);
+        base[c + 1] = h;
+    }
+    base[0] = 0;
+    for (int c = 0; c < C; ++c) base[c + 1] += base[c];
+}
+
+static int flag_chunks(uint64_t nw) { return nw < 4096 ? 1 : tf_default_threads(); }
+
+/* Start flags and partition segments for partitions of part_nnz
+ * non-zeros (they begin at word boundaries: the heads before a partition
+ * are those of the words before it). */
+static tf_status cut_partitions(const tf_fcoo *f, uint32_t part_nnz, uint64_t nparts, uint32_t **start_out,
+                                uint32_t **part_seg_out)
+{
+    const uint64_t nw = words32(f->nnz), wpp = part_nnz / 32;
+    const int C = flag_chunks(nw);
+    uint32_t *start = NULL, *part_seg = NULL;
+    uint64_t *base = NULL;
+    tf_status s = TF_ALLOC(start, words32(nparts), "F-COO start flags");
+    if (s == TF_OK) s = TF_ALLOC(part_seg, nparts, "F-COO partition segments");
+    if (s == TF_OK) s = TF_ALLOC(base, (uint64_t)C + 1, "F-COO head counts");
+    if (s != TF_OK) {
+        tf_free(start);
+        tf_free(part_seg);
+        return s;
+    }
+    chunk_heads(f->head, nw, C, base);
+#pragma omp parallel for num_threads(C) schedule(static, 1)
+    for (int c = 0; c < C; ++c) {
+        uint64_t heads = base[c];
+        for (uint64_t w = nw * (uint64_t)c / (uint64_t)C; w < nw * (uint64_t)(c + 1) / (uint64_t)C; ++w) {
+            if (w % wpp == 0) part_seg[w / wpp] = (uint32_t)(heads + (f->head[w] & 1u) - 1);
+            heads += (uint64_t)__builtin_popcount(f->head[w]);
         }
     }
+    const int64_t nsw = (int64_t)words32(nparts);
+#pragma omp parallel for num_threads(C) schedule(static)
+    for (int64_t sw = 0; sw < nsw; ++sw) {
+        uint32_t bits = 0;
+        for (uint64_t p = (uint64_t)sw * 32; p < nparts && p < (uint64_t)sw * 32 + 32; ++p)
+            bits |= (f->head[p * wpp] & 1u) << (p & 31);
+        start[sw] = bits;
+    }
+    tf_free(base);
+    *start_out = start;
+    *part_seg_out = part_seg;
     return TF_OK;
+}
+
+/* Head bits, segment rows, start bits and partition segments from the
+ * sorted output indices `oi`. */
+static tf_status build_flags(tf_fcoo *f, const uint32_t *oi)
+{
+    const uint64_t n = f->nnz, nw = words32(n);
+    const int64_t nwi = (int64_t)nw;
+    const int C = flag_chunks(nw);
+    TF_TRY(TF_ALLOC(f->head, nw, "F-COO head bits"));
+    uint64_t nseg = 0;
+#pragma omp parallel for num_threads(C) schedule(static) reduction(+ : nseg)
+    for (int64_t w = 0; w < nwi; ++w) {
+        const uint64_t k0 = (uint64_t)w * 32, k1 = k0 + 32 < n ? k0 + 32 : n;
+        uint32_t bits = 0;
+        for (uint64_t k = k0; k < k1; ++k) bits |= (uint32_t)(k == 0 || oi[k] != oi[k - 1]) << (k - k0);
+        f->head[w] = bits;
+        nseg += (uint64_t)__builtin_popcount(bits);
+    }
+    f->nseg = nseg;
+    uint64_t *base = NULL;
+    TF_TRY(TF_ALLOC(f->seg_row, nseg, "F-COO segment rows"));
+    TF_TRY(TF_ALLOC(base, (uint64_t)C + 1, "F-COO head counts"));
+    chunk_heads(f->head, nw, C, base);
+#pragma omp parallel for num_threads(C) schedule(static, 1)
+    for (int c = 0; c < C; ++c) {
+        uint64_t sg = base[c];
+        for (uint64_t w = nw * (uint64_t)c / (uint64_t)C; w < nw * (uint64_t)(c + 1) / (uint64_t)C; ++w)
+            for (uint32_t b = f->head[w]; b; b &= b - 1)
+                f->seg_row[sg++] = oi[w * 32 + (uint64_t)__builtin_ctz(b)];
+    }
+    tf_free(base);
+    f->nparts = (n + f->part_nnz - 1) / f->part_nnz;
+    return cut_partitions(f, f->part_nnz, f->nparts, &f->start, &f->part_seg);
 }
 
 static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f)
 {
     const uint32_t N = X->order;
     const uint64_t n = X->nnz;
-    uint32_t mo[TF_MAX_ORDER];
+    uint32_t mo[TF_MAX_ORDER], *cols[TF_MAX_ORDER];
     mo[0] = mode;
     for (uint32_t m = 0, j = 0; m < N; ++m)
         if (m != mode) { f->pmodes[j] = m; mo[1 + j] = m; ++j; }
-    uint64_t *perm = NULL;
-    TF_TRY(tf_radix_order(X, mo, N, &perm));
     tf_status s = TF_OK;
-    uint32_t *oi = NULL;
+    uint32_t *oi = NULL; /* the sorted output indices, for the flags */
     for (uint32_t j = 0; j + 1 < N && s == TF_OK; ++j) s = TF_ALLOC(f->pind[j], n, "F-COO indices");
     if (s == TF_OK) s = TF_ALLOC(f->vals, n, "F-COO values");
     if (s == TF_OK) s = TF_ALLOC(oi, n, "F-COO output indices");
     if (s == TF_OK) {
-        const int64_t nn = (int64_t)n;
-#pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < nn; ++k) {
-            uint64_t p = perm[k];
-            oi[k] = X->ind[mode][p];
-            f->vals[k] = X->vals[p];
-            for (uint32_t j = 0; j + 1 < N; ++j) f->pind[j][k] = X->ind[f->pmodes[j]][p];
-        }
-        s = build_flags(f, oi);
+        cols[0] = oi;
+        for (uint32_t j = 0; j + 1 < N; ++j) cols[1 + j] = f->pind[j];
+        s = tf_radix_sort_into(X, mo, N, cols, f->vals, 0);
     }
+    if (s == TF_OK) s = build_flags(f, oi);
     tf_free(oi);
-    tf_free(perm);
     return s;
 }
 
@@ -107,24 +164,7 @@ tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz)
     if (part_nnz == f->part_nnz) return TF_OK;
     const uint64_t nparts = (f->nnz + part_nnz - 1) / part_nnz;
     uint32_t *start = NULL, *part_seg = NULL;
-    TF_TRY(TF_CALLOC(start, words32(nparts), "F-COO start flags"));
-    tf_status s = TF_ALLOC(part_seg, nparts, "F-COO partition segments");
-    if (s != TF_OK) {
-        tf_free(start);
-        return s;
-    }
-    /* partitions begin at word boundaries: heads before word w by popcount */
-    uint64_t heads = 0;
-    const uint32_t wpp = part_nnz / 32;
-    for (uint64_t w = 0; w < words32(f->nnz); ++w) {
-        if (w % wpp == 0) {
-            const uint64_t p = w / wpp;
-            const uint32_t h = f->head[w] & 1u;
-            if (h) start[p >> 5] |= 1u << (p & 31);
-            part_seg[p] = (uint32_t)(heads + h - 1);
-        }
-        heads += (uint64_t)__builtin_popcount(f->head[w]);
-    }
+    TF_TRY(cut_partitions(f, part_nnz, nparts, &start, &part_seg));
     tf_free(f->start);
     tf_free(f->part_seg);
     f->start = start;

@@ -273,8 +273,10 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     tf_cpd_backend be;
     backend_hold hold;
     double t = tf_wtime();
+    const uint64_t held = tf_alloc_peak_reset();
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
     tf_status sb = create_backend(X, o, &be, &hold, rep->note, sizeof rep->note);
+    rep->build_peak_bytes = tf_alloc_peak() - held;
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 1);
     TF_TRY(sb);
     rep->t_build = tf_wtime() - t;

@@ -27,7 +27,9 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
     if (!o) { tf_plan_opts_default(&d); o = &d; }
     *out = NULL;
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
+    const uint64_t held = tf_alloc_peak_reset();
     tf_status s = plan_build(X, o, out);
+    if (s == TF_OK) (*out)->build_peak = tf_alloc_peak() - held;
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 1);
     return s;
 }
@@ -134,5 +136,6 @@ uint64_t tf_plan_streamed_bytes(const tf_plan *p, uint32_t mode)
     return p && mode < p->order && mode < TF_MAX_ORDER ? p->streamed[mode] : 0;
 }
 uint64_t tf_plan_bytes(const tf_plan *p) { return p ? p->bytes : 0; }
+uint64_t tf_plan_build_peak(const tf_plan *p) { return p ? p->build_peak : 0; }
 tf_backend tf_plan_backend(const tf_plan *p) { return p->backend; }
 tf_format tf_plan_format(const tf_plan *p) { return p->format; }

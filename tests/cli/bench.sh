@@ -56,7 +56,7 @@ check "table header has a precision and a frac column" grep -qE '^format +prec +
 for f in coo csf; do
     check "$f double: one row per mode" test "$(grep -cE "^$f +double +[123] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +-$" out.txt)" -eq 3
     check "$f double: the all row" grep -qE "^$f +double +all +[0-9.]+ " out.txt
-    check "$f double: build line" grep -qE "^$f +double build [0-9.]+ s, .*\(cpu $f" out.txt
+    check "$f double: build line" grep -qE "^$f +double build [0-9.]+ s \([0-9.]+ M nnz/s, peak host [0-9.]+ [KMGT]?B\), .*\(cpu $f" out.txt
     check "$f single: a failed row in the table" grep -qE "^$f +single failed: .*double precision only" out.txt
     check "$f single: one error line" grep -qxE "tenfold: $f single: .*double precision only" err.txt
 done
@@ -80,7 +80,7 @@ for x in res:
     if x["precision"] == "single":
         assert not x["ok"] and "double precision only" in x["error"]
         continue
-    assert x["ok"] and x["used_format"] == x["format"] and x["warmup"] == 1 and x["build_seconds"] >= 0
+    assert x["ok"] and x["used_format"] == x["format"] and x["warmup"] == 1 and x["build_seconds"] >= 0 and x["build_nnz_per_second"] > 0 and x["build_peak_host_bytes"] > 0
     assert len(x["modes"]) == 3 and [m["mode"] for m in x["modes"]] == [1, 2, 3]
     for m in x["modes"] + [x["all_modes"]]:
         assert m["median_ms"] > 0 and m["frac"] is None and m["gbytes_per_s"] > 0

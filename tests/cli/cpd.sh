@@ -36,8 +36,11 @@ assert r["command"] == "cpd" and r["tensor"]["nnz"] == 1500 and r["tensor"]["dim
 assert r["schema"] == 1 and r["tenfold"].count(".") == 2
 assert len(r["iterations"]) == 6 and r["result"]["iterations"] == 6
 assert abs(r["iterations"][-1]["fit"] - r["result"]["fit"]) < 1e-12
-assert len(r["timing_seconds"]["mttkrp_per_mode"]) == 3 and len(r["outputs"]) == 5'
+assert len(r["timing_seconds"]["mttkrp_per_mode"]) == 3 and len(r["outputs"]) == 5
+assert r["build"]["nnz_per_second"] > 0 and r["build"]["peak_host_bytes"] > 0'
 fi
+expect 0 "cpd -v" cpd small.tns -r 4 -i 2 --nowrite --device cpu -v
+check "cpd -v: build rate and peak" grep -qE '^build: [0-9.]+ M non-zeros/s, peak host memory [0-9.]+ [KMGT]?B above the input \(COO [0-9.]+ [KMGT]?B\)$' out.txt
 
 # the same seed prints the same fits; another seed other fits; threads do not matter for the stem
 expect 0 "cpd small again" cpd small.tns -r 4 -i 6 --tol 0 --nowrite

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Host plan-build benchmark: times the format builders one by one on a
+ * tensor file -- F-COO (every mode, as a GPU plan builds it on the host),
+ * CSF (every mode, the CPU plan), BLCO -- and prints each one's rate and
+ * the most host memory it held above the input (tenfold's allocations
+ * counted, tf_alloc_peak), next to the COO's size.
+ *
+ *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--only LIST: fcoo,csf,blco]
+ *
+ * --gen makes the tensor in memory (tf_generate, default seed) instead. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/parallel.h"
+#include "fmt/blco.h"
+#include "fmt/csf.h"
+#include "fmt/fcoo.h"
+#include "tenfold.h"
+
+static void report(const char *what, const tf_tensor *X, double secs, uint64_t peak)
+{
+    printf("%-5s %8.3f s  %8.1f M nnz/s  peak %8.1f MB (%.2f x COO, %.1f B/nnz)\n", what, secs,
+           (double)X->nnz / secs / 1e6, (double)peak / 1e6, (double)peak / (double)tf_tensor_bytes(X),
+           (double)peak / (double)X->nnz);
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL, *only = NULL, *gen = NULL;
+    int threads = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen = argv[++i];
+        else path = argv[i];
+    }
+    if (!path && !gen) {
+        fprintf(stderr, "usage: bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--only LIST: fcoo,csf,blco]\n");
+        return 2;
+    }
+#ifdef _OPENMP
+    if (threads > 0) omp_set_num_threads(threads);
+#endif
+    tf_tensor X;
+    double t0 = tf_wtime();
+    tf_status st;
+    if (gen) { /* D1,..,Dn,NNZ,ALPHA */
+        double v[TF_MAX_ORDER + 2];
+        int n = 0;
+        for (char *e = (char *)gen; n < TF_MAX_ORDER + 2 && *e; ++e) {
+            v[n++] = strtod(e, &e);
+            if (*e != ',') break;
+        }
+        tf_gen_opts g = {.order = (uint32_t)(n - 2), .nnz = (uint64_t)v[n - 2], .seed = TF_DEFAULT_SEED};
+        for (int m = 0; m < n - 2; ++m) g.dims[m] = (uint64_t)v[m], g.alpha[m] = v[n - 1];
+        st = n >= 4 ? tf_generate(&g, &X) : TF_ERR_ARG;
+    } else {
+        st = tf_read_tensor(path, threads, &X, NULL);
+    }
+    if (st != TF_OK) {
+        fprintf(stderr, "bench_build: %s\n", tf_last_error());
+        return 1;
+    }
+    printf("tensor: order %u, nnz %llu, COO %.1f MB, %d threads, %s in %.2f s\n", X.order,
+           (unsigned long long)X.nnz, (double)tf_tensor_bytes(&X) / 1e6, tf_default_threads(),
+           gen ? "generated" : "read", tf_wtime() - t0);
+    int rc = 0;
+    if (!only || strstr(only, "fcoo")) { /* one mode at a time: a GPU plan uploads and frees each */
+        uint64_t held = tf_alloc_peak_reset();
+        double t0 = tf_wtime();
+        for (uint32_t m = 0; rc == 0 && m < X.order; ++m) {
+            tf_fcoo f;
+            if (tf_fcoo_build(&X, m, 128, &f) != TF_OK) rc = 1;
+            tf_fcoo_free(&f);
+        }
+        report("fcoo", &X, tf_wtime() - t0, tf_alloc_peak() - held);
+    }
+    if (!rc && (!only || strstr(only, "csf"))) { /* all modes kept, as the CPU plan does */
+        tf_csf c[TF_MAX_ORDER];
+        memset(c, 0, sizeof c);
+        uint64_t held = tf_alloc_peak_reset();
+        double t0 = tf_wtime();
+        for (uint32_t m = 0; rc == 0 && m < X.order; ++m) {
+            uint32_t mo[TF_MAX_ORDER];
+            tf_csf_default_order(&X, m, mo);
+            if (tf_csf_build(&X, mo, 0.5, tf_default_threads(), &c[m]) != TF_OK) rc = 1;
+        }
+        report("csf", &X, tf_wtime() - t0, tf_alloc_peak() - held);
+        for (uint32_t m = 0; m < X.order; ++m) tf_csf_free(&c[m]);
+    }
+    if (!rc && (!only || strstr(only, "blco")) && X.order <= 8) {
+        tf_blco b;
+        uint64_t held = tf_alloc_peak_reset();
+        double t0 = tf_wtime();
+        if (tf_blco_build(&X, 0, &b) != TF_OK) rc = 1;
+        report("blco", &X, tf_wtime() - t0, tf_alloc_peak() - held);
+        tf_blco_free(&b);
+    }
+    if (rc) fprintf(stderr, "bench_build: %s\n", tf_last_error());
+    tf_tensor_free(&X);
+    return rc;
+}
