@@ -36,7 +36,7 @@ void tf_floats_to_doubles(const float *src, double *dst, uint64_t n)
 
 void tf_copy_bytes(void *dst, const void *src, uint64_t n)
 {
-    enum { PIECE = 1 << 18 }; /* 256 KiB a piece; small copies stay on one thread */
+    enum { PIECE = 1 << 17 }; /* 128 KiB a piece: a 2 MiB staging buffer keeps 16 threads busy */
     const int64_t np = (int64_t)((n + PIECE - 1) / PIECE);
 #pragma omp parallel for schedule(static) if (np > 2)
     for (int64_t k = 0; k < np; ++k) {

@@ -158,6 +158,21 @@ tf_status tf_cuda_ctx_solver(tf_cuda_ctx *c)
     return TF_OK;
 }
 
+/* The staging ring's block and events, once its copies are done. */
+static void stage_free(tf_cuda_ctx *c)
+{
+    for (int k = 0; k < TF_STAGE_SLOTS; ++k) {
+        if (c->stage_done[k]) {
+            cudaEventSynchronize(c->stage_done[k]); /* its DMA may still read the buffer */
+            cudaEventDestroy(c->stage_done[k]);
+        }
+        c->stage[k] = nullptr;
+        c->stage_done[k] = nullptr;
+    }
+    if (c->stage_mem) cudaFreeHost(c->stage_mem);
+    c->stage_mem = nullptr;
+}
+
 void tf_cuda_ctx_destroy(tf_cuda_ctx *c)
 {
     ledger_forget(c);
@@ -165,15 +180,7 @@ void tf_cuda_ctx_destroy(tf_cuda_ctx *c)
     cudaSetDevice(c->device);
     if (c->solver) cusolverDnDestroy(c->solver);
     if (c->blas) cublasDestroy(c->blas);
-    for (int k = 0; k < TF_STAGE_SLOTS; ++k) {
-        if (c->stage_done[k]) {
-            cudaEventSynchronize(c->stage_done[k]); /* its DMA may still read the buffer */
-            cudaEventDestroy(c->stage_done[k]);
-        }
-        if (c->stage[k]) cudaFreeHost(c->stage[k]);
-        c->stage[k] = nullptr;
-        c->stage_done[k] = nullptr;
-    }
+    stage_free(c);
     c->stage_state = 0;
     if (c->stream) cudaStreamDestroy(c->stream);
     if (c->side) cudaStreamDestroy(c->side);
@@ -342,18 +349,21 @@ bool tf_cuda_stage_ready(tf_cuda_ctx *c)
     if (c->stage_state) return c->stage_state > 0;
     if (!c->stage_bytes) c->stage_bytes = TF_STAGE_BYTES;
     c->stage_state = 1;
-    for (int k = 0; k < TF_STAGE_SLOTS && c->stage_state > 0; ++k)
-        if (cudaHostAlloc(&c->stage[k], c->stage_bytes, cudaHostAllocDefault) != cudaSuccess ||
-            cudaEventCreateWithFlags(&c->stage_done[k], cudaEventDisableTiming) != cudaSuccess)
+    if (c->stage_bytes > SIZE_MAX / TF_STAGE_SLOTS ||
+        cudaHostAlloc(&c->stage_mem, c->stage_bytes * TF_STAGE_SLOTS, cudaHostAllocDefault) != cudaSuccess) {
+        c->stage_mem = nullptr;
+        c->stage_state = -1;
+    }
+    for (int k = 0; k < TF_STAGE_SLOTS && c->stage_state > 0; ++k) {
+        c->stage[k] = (char *)c->stage_mem + k * c->stage_bytes;
+        if (cudaEventCreateWithFlags(&c->stage_done[k], cudaEventDisableTiming) != cudaSuccess) {
+            c->stage_done[k] = nullptr;
             c->stage_state = -1;
+        }
+    }
     if (c->stage_state > 0) return true;
     cudaGetLastError();
-    for (int k = 0; k < TF_STAGE_SLOTS; ++k) {
-        if (c->stage[k]) cudaFreeHost(c->stage[k]);
-        if (c->stage_done[k]) cudaEventDestroy(c->stage_done[k]);
-        c->stage[k] = nullptr;
-        c->stage_done[k] = nullptr;
-    }
+    stage_free(c);
     static std::once_flag warned;
     std::call_once(warned, [&] {
         fprintf(stderr, "tenfold: warning: could not pin %d x %zu bytes of host memory for GPU uploads; "

@@ -14,12 +14,15 @@
 #include "backend/context.h"
 #include "gpu/runtime/check.cuh"
 
-/* Pinned staging ring: 4 x 4 MiB. Pinning costs ~0.35 ms per MiB
- * (cudaHostAlloc, once per context), so the ring stays small; 4 MiB
- * pieces keep the per-piece overhead (a thread fork, a copy call) under a
- * tenth of the piece's copy time. */
+/* Pinned staging ring: 4 x 2 MiB in one cudaHostAlloc, once per context.
+ * Pinning is slow (4 x 4 MiB in four calls: 8.8 ms on the H200 host, 5.0
+ * ms on the H100 one; one 8 MiB call 2.4-2.6 ms there; malloc + touch +
+ * cudaHostRegister no cheaper), so the ring stays small; 2 MiB pieces
+ * still keep the per-piece overhead (a thread fork, a copy call, an
+ * event) small beside the piece's copy (the 20M tensor's 240 MB of
+ * indices in 9 ms on the H100 host, as with 4 MiB pieces on the H200). */
 #define TF_STAGE_SLOTS 4
-#define TF_STAGE_BYTES ((size_t)4 << 20)
+#define TF_STAGE_BYTES ((size_t)2 << 20)
 
 struct tf_cuda_ctx {
     int device = -1;
@@ -38,6 +41,7 @@ struct tf_cuda_ctx {
     /* Pinned host staging of tf_cuda_h2d_staged: a ring of TF_STAGE_SLOTS
      * buffers, made on first use, each with an event that marks its DMA
      * done (so the host refills it only then). */
+    void *stage_mem = nullptr;    /* the ring's one pinned block */
     void *stage[TF_STAGE_SLOTS] = {nullptr};
     cudaEvent_t stage_done[TF_STAGE_SLOTS] = {nullptr};
     size_t stage_bytes = 0;       /* per buffer; 0 = TF_STAGE_BYTES (set before first use: tests) */
