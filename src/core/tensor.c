@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* COO tensor: allocation, validation, sorting, canonical form. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -61,16 +62,28 @@ tf_status tf_tensor_copy(const tf_tensor *src, tf_tensor *dst)
 
 /* The first non-zero whose mode-m index is out of range (m < order) or
  * whose value is not finite (m == order), or UINT64_MAX. Every plan build
- * scans the whole tensor (400 MB for 20M non-zeros of order 3), so the
- * threads split it and keep the smallest. */
+ * scans the whole tensor (400 MB for 20M non-zeros of order 3): the
+ * threads split it into blocks, a block is tested with a branch-free
+ * (vectorised) loop, and only a block with a bad entry is searched. */
 static uint64_t first_bad(const tf_tensor *t, uint32_t m)
 {
-    const int64_t n = (int64_t)t->nnz;
+    enum { BLOCK = 4096 };
+    const uint64_t n = t->nnz, dim = m < t->order ? t->dims[m] : 0;
+    const int64_t nb = (int64_t)((n + BLOCK - 1) / BLOCK);
+    const uint32_t *ix = m < t->order ? t->ind[m] : NULL;
+    const double *v = t->vals;
     uint64_t bad = UINT64_MAX;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (n > 65536)
-    for (int64_t k = 0; k < n; ++k) {
-        const int ok = m < t->order ? (uint64_t)t->ind[m][k] < t->dims[m] : isfinite(t->vals[k]);
-        if (!ok && (uint64_t)k < bad) bad = (uint64_t)k;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > 16)
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint64_t lo = (uint64_t)b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+        int any = 0;
+        if (ix) for (uint64_t k = lo; k < hi; ++k) any |= (uint64_t)ix[k] >= dim;
+        else for (uint64_t k = lo; k < hi; ++k) any |= !(fabs(v[k]) <= DBL_MAX); /* NaN too */
+        for (uint64_t k = lo; any && k < hi; ++k)
+            if (ix ? (uint64_t)ix[k] >= dim : !isfinite(v[k])) {
+                if (k < bad) bad = k;
+                break;
+            }
     }
     return bad;
 }
