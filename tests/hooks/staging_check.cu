@@ -72,8 +72,8 @@ tf_status run(tf_cuda_ctx *ctx, uint64_t n, int floats, int calls, char *diff, s
 
 } // namespace
 
-tf_status tf_gpu_check_staged_copy(uint64_t n, size_t slot_bytes, int staging, int floats, int calls, int *ring,
-                                   char *diff, size_t len)
+tf_status tf_gpu_check_staged_copy(uint64_t n, size_t slot_bytes, int staging, int premake, int floats, int calls,
+                                   int *ring, char *diff, size_t len)
 {
     if (len) diff[0] = 0;
     *ring = 0;
@@ -83,6 +83,7 @@ tf_status tf_gpu_check_staged_copy(uint64_t n, size_t slot_bytes, int staging, i
     ctx.tune.gpu_staging = staging;
     ctx.stage_bytes = slot_bytes;
     if (s == TF_OK) s = tf_cuda_ctx_use(&ctx);
+    if (s == TF_OK && premake) tf_cuda_stage_ready(&ctx);
     if (s == TF_OK) s = run(&ctx, n, floats, calls, diff, len);
     *ring = ctx.stage_state;
     tf_cuda_ctx_destroy(&ctx);

@@ -107,9 +107,10 @@ static inline tf_status tf_cuda_upload_new(T **d, const T *h, uint64_t n, const 
  * The copies are queued on s, in order after the work queued there
  * before; on return `src` may be reused and `dst` is complete once s
  * reaches this point (order other streams on an event of s). The ring is
- * made on first use; where it cannot be (or c->tune.gpu_staging is 0),
- * a plain cudaMemcpy does the copy (one warning on stderr per process
- * when pinning failed). For the plan uploads now and the streamed
+ * made by the first copy of at least 4 rings' bytes (or tf_cuda_stage_ready);
+ * until then, where it cannot be made, or with c->tune.gpu_staging 0, a
+ * plain cudaMemcpy does the copy (one warning on stderr per process when
+ * pinning failed). For the plan uploads now and the streamed
  * (out-of-memory) path later. */
 tf_status tf_cuda_h2d_staged(tf_cuda_ctx *c, void *dst, const void *src, size_t bytes, cudaStream_t s);
 /* The same for n doubles stored as floats on the device: converted into
