@@ -378,10 +378,11 @@ static tf_status h2d(tf_cuda_ctx *c, void *dst, const void *src, uint64_t n, siz
                      stage_fill fill, cudaStream_t s)
 {
     if (!n) return TF_OK;
-    /* Pinning the ring costs about what a plain copy of 3 rings' bytes
-     * does (8 MiB: 2.4-2.6 ms, at 7-10 GB/s pageable): a smaller copy
-     * does not make it (a small tensor's plan builds faster without). */
-    const bool worth = c->stage_state > 0 || n * out_size >= 4 * TF_STAGE_SLOTS * (uint64_t)(c->stage_bytes ? c->stage_bytes : TF_STAGE_BYTES);
+    /* Pinning the ring costs about what a plain copy of 2-3 rings' bytes
+     * does (8 MiB: 2.4-2.6 ms; pageable copies run at 7-10 GB/s): a copy
+     * under 4 rings' bytes does not make it (small tensors build faster). */
+    const uint64_t ring = TF_STAGE_SLOTS * (uint64_t)(c->stage_bytes ? c->stage_bytes : TF_STAGE_BYTES);
+    const bool worth = c->stage_state > 0 || n * out_size >= 4 * ring;
     if (!worth || !tf_cuda_stage_ready(c)) return h2d_unstaged(dst, src, n, in_size, out_size, fill, s);
     const uint64_t per = c->stage_bytes / out_size;
     if (!per) return tf_fail(TF_ERR_ARG, "staging buffers of %zu bytes hold no element", c->stage_bytes);
