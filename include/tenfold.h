@@ -340,8 +340,14 @@ typedef struct tf_tuning {
                                  solve in one launch for factors of up to N rows (<= 256) */
     /* GPU SDDMM */
     uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
-    /* tests */
+    /* GPU uploads */
+    int gpu_staging;          /* 1 (default): large host -> device copies go through the
+                                 context's pinned staging buffers (host copy on the
+                                 default threads, overlapped with the DMA); 0: plain
+                                 cudaMemcpy from pageable memory (slower; tests)          */
+    /* tests and measurements */
     int gpu_poison;           /* 1: GPU MTTKRP outputs are filled with NaN before a run  */
+    int build_report;         /* 1: GPU plan builds print their phases' times to stderr  */
 } tf_tuning;
 
 void tf_tuning_default(tf_tuning *t);

@@ -24,6 +24,7 @@ static void defaults(void)
     CHECK(t.cpd_cusolver == 0 && t.cpd_graph == 1 && t.cpd_apply == 0 && t.cpd_gram_syrk == 0);
     CHECK(t.cpd_apply_gram == -1 && t.cpd_gram_solve_rows == -1);
     CHECK(t.sddmm_row_grid == 0 && t.gpu_poison == 0);
+    CHECK(t.gpu_staging == 1 && t.build_report == 0);
 
     tf_context_opts o;
     memset(&o, 0x5a, sizeof o);
@@ -53,6 +54,8 @@ static void environment(void)
     setenv("TF_GPU_POISON", "1", 1);
     setenv("TF_FCOO_BUILD", "host", 1);
     setenv("TF_AUTO_COST", "0", 1);
+    setenv("TF_GPU_STAGING", "0", 1);
+    setenv("TF_BUILD_REPORT", "1", 1);
 
     tf_tuning d, t;
     tf_tuning_default(&d);
@@ -69,6 +72,7 @@ static void environment(void)
     CHECK(t.cpd_graph == 0 && t.cpd_apply == 2 && t.cpd_gram_solve_rows == 0 && t.cpd_apply_gram == 1);
     CHECK(t.sddmm_row_grid == 0 && t.gpu_poison == 1);
     CHECK(t.fcoo_build == 1 && t.auto_cost == 0 && d.fcoo_build == 0 && d.auto_cost == 1);
+    CHECK(t.gpu_staging == 0 && t.build_report == 1 && d.gpu_staging == 1 && d.build_report == 0);
     CHECK(t.fcoo_tune == 1 && t.fcoo_vec == 1 && t.cpd_cusolver == 0); /* untouched */
 
     setenv("TF_FCOO_MINB", "4", 1);
@@ -81,7 +85,8 @@ static void environment(void)
     const char *vars[] = {"TF_FCOO_KERNEL", "TF_FCOO_MINB", "TF_FCOO_PART", "TF_FCOO_SEG_PART",
                           "TF_FCOO_TUNE_NNZ", "TF_FCOO_SLICE", "TF_BLCO_RESOLUTION", "TF_BLCO_HOT",
                           "TF_GPU_GRAPH", "TF_GPU_APPLY", "TF_GPU_GRAM_SOLVE", "TF_GPU_APPLY_GRAM",
-                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON", "TF_FCOO_BUILD", "TF_AUTO_COST", "TF_FCOO_TUNE"};
+                          "TF_SDDMM_ROW_GRID", "TF_GPU_POISON", "TF_FCOO_BUILD", "TF_AUTO_COST", "TF_FCOO_TUNE",
+                          "TF_GPU_STAGING", "TF_BUILD_REPORT"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) unsetenv(vars[i]);
 }
 

@@ -261,11 +261,44 @@ static void real_tensors(void)
     tf_for_each_data_file("test_mttkrp", tns, mttkrp_real_tensor, &rng);
 }
 
+/* tf_tensor_validate (every plan build's first step, split over threads)
+ * names the first bad non-zero, wherever the bad ones lie. */
+static void validation(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 9);
+    const uint64_t dims[3] = {300, 200, 100};
+    const uint64_t n = 200003; /* many blocks, the last one partial */
+    tf_tensor X = make_tensor(&rng, 3, dims, n, -1, 0);
+    CHECK_OK(tf_tensor_validate(&X));
+    const uint64_t at[][2] = {{150000, 70001}, {n - 1, n - 1}, {0, 199999}, {4096, 4095}};
+    char want[64];
+    for (size_t i = 0; i < COUNT(at); ++i) {
+        const uint64_t first = at[i][0] < at[i][1] ? at[i][0] : at[i][1];
+        X.ind[1][at[i][0]] = 200; /* one past the end */
+        X.ind[1][at[i][1]] = 4000000000u;
+        CHECK(tf_tensor_validate(&X) == TF_ERR_RANGE);
+        snprintf(want, sizeof want, "non-zero %llu: mode 2 index", (unsigned long long)first);
+        CHECKF(strstr(tf_last_error(), want) != NULL, "%s (wanted \"%s\")", tf_last_error(), want);
+        X.ind[1][at[i][0]] = X.ind[1][at[i][1]] = 7;
+        const double saved = X.vals[at[i][1]];
+        X.vals[at[i][0]] = NAN;
+        X.vals[at[i][1]] = -INFINITY;
+        CHECK(tf_tensor_validate(&X) == TF_ERR_RANGE);
+        snprintf(want, sizeof want, "non-zero %llu: value is not finite", (unsigned long long)first);
+        CHECKF(strstr(tf_last_error(), want) != NULL, "%s (wanted \"%s\")", tf_last_error(), want);
+        X.vals[at[i][0]] = X.vals[at[i][1]] = saved;
+    }
+    CHECK_OK(tf_tensor_validate(&X));
+    tf_tensor_free(&X);
+}
+
 int main(void)
 {
     random_tensors();
     corner_tensors();
     bad_arguments();
+    validation();
     real_tensors();
     return tf_test_finish("test_mttkrp");
 }

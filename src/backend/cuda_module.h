@@ -116,7 +116,8 @@ extern "C" {
     X(void, tf_sddmm_tiles_free, (tf_sddmm_tiles * t), (t))                                   \
     X(void, tf_spttm_fcoo_free, (tf_spttm_fcoo * f), (f))                                     \
     X(void, tf_doubles_to_floats, (const double *src, float *dst, uint64_t n), (src, dst, n)) \
-    X(void, tf_floats_to_doubles, (const float *src, double *dst, uint64_t n), (src, dst, n))
+    X(void, tf_floats_to_doubles, (const float *src, double *dst, uint64_t n), (src, dst, n)) \
+    X(void, tf_copy_bytes, (void *dst, const void *src, uint64_t n), (dst, src, n))
 
 #define TF_CUDA_FIELD_(ret, name, params, args) ret(*name) params;
 

@@ -18,4 +18,7 @@ int tf_resolve_threads(int requested);
 void tf_doubles_to_floats(const double *src, float *dst, uint64_t n);
 /* dst[k] = src[k], k < n, likewise (fp32 downloads). */
 void tf_floats_to_doubles(const float *src, double *dst, uint64_t n);
+/* memcpy of n bytes on the default threads (the GPU's pinned staging:
+ * one thread copies pageable memory at a fraction of the DMA's rate). */
+void tf_copy_bytes(void *dst, const void *src, uint64_t n);
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* COO tensor: allocation, validation, sorting, canonical form. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -59,6 +60,34 @@ tf_status tf_tensor_copy(const tf_tensor *src, tf_tensor *dst)
     return TF_OK;
 }
 
+/* The first non-zero whose mode-m index is out of range (m < order) or
+ * whose value is not finite (m == order), or UINT64_MAX. Every plan build
+ * scans the whole tensor (400 MB for 20M non-zeros of order 3): the
+ * threads split it into blocks, a block is tested with a branch-free
+ * (vectorised) loop, and only a block with a bad entry is searched. */
+static uint64_t first_bad(const tf_tensor *t, uint32_t m)
+{
+    enum { BLOCK = 4096 };
+    const uint64_t n = t->nnz, dim = m < t->order ? t->dims[m] : 0;
+    const int64_t nb = (int64_t)((n + BLOCK - 1) / BLOCK);
+    const uint32_t *ix = m < t->order ? t->ind[m] : NULL;
+    const double *v = t->vals;
+    uint64_t bad = UINT64_MAX;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > 16)
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint64_t lo = (uint64_t)b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+        int any = 0;
+        if (ix) for (uint64_t k = lo; k < hi; ++k) any |= (uint64_t)ix[k] >= dim;
+        else for (uint64_t k = lo; k < hi; ++k) any |= !(fabs(v[k]) <= DBL_MAX); /* NaN too */
+        for (uint64_t k = lo; any && k < hi; ++k)
+            if (ix ? (uint64_t)ix[k] >= dim : !isfinite(v[k])) {
+                if (k < bad) bad = k;
+                break;
+            }
+    }
+    return bad;
+}
+
 tf_status tf_tensor_validate(const tf_tensor *t)
 {
     TF_TRY(check_shape(t->order, t->dims));
@@ -67,18 +96,14 @@ tf_status tf_tensor_validate(const tf_tensor *t)
     for (uint32_t m = 0; m < t->order; ++m) {
         if (t->nnz && !t->ind[m])
             return tf_fail(TF_ERR_ARG, "tensor mode %u has no index array", m + 1);
-        const uint32_t *ix = t->ind[m];
-        uint64_t dim = t->dims[m], bad = UINT64_MAX;
-        for (uint64_t k = 0; k < t->nnz; ++k)
-            if ((uint64_t)ix[k] >= dim) { bad = k; break; }
+        const uint64_t bad = first_bad(t, m);
         if (bad != UINT64_MAX)
             return tf_fail(TF_ERR_RANGE, "non-zero %llu: mode %u index %u is outside 0..%llu",
-                           (unsigned long long)bad, m + 1, ix[bad], (unsigned long long)(dim - 1));
+                           (unsigned long long)bad, m + 1, t->ind[m][bad], (unsigned long long)(t->dims[m] - 1));
     }
-    for (uint64_t k = 0; k < t->nnz; ++k)
-        if (!isfinite(t->vals[k]))
-            return tf_fail(TF_ERR_RANGE, "non-zero %llu: value is not finite",
-                           (unsigned long long)k);
+    const uint64_t bad = first_bad(t, t->order);
+    if (bad != UINT64_MAX)
+        return tf_fail(TF_ERR_RANGE, "non-zero %llu: value is not finite", (unsigned long long)bad);
     return TF_OK;
 }
 

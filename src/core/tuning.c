@@ -14,6 +14,7 @@ void tf_tuning_default(tf_tuning *t)
     t->fcoo_tune = 1;
     t->fcoo_vec = 1;
     t->blco_hot = 1;
+    t->gpu_staging = 1;
     t->cpd_graph = 1;
     t->cpd_apply_gram = -1;
     t->cpd_gram_solve_rows = -1;
@@ -80,6 +81,8 @@ void tf_tuning_from_env(tf_tuning *t)
     if (env_ll("TF_GPU_GRAM_SOLVE", &v)) t->cpd_gram_solve_rows = v < 0 ? 0 : v;
     /* SDDMM */
     if (env_ll("TF_SDDMM_ROW_GRID", &v) && v > 0 && v <= 0x7fffffff) t->sddmm_row_grid = (uint32_t)v;
-    /* tests */
+    /* uploads, tests, measurements */
+    if (env_is("TF_GPU_STAGING", "0")) t->gpu_staging = 0;
     if (env_is("TF_GPU_POISON", "1")) t->gpu_poison = 1;
+    if (env_is("TF_BUILD_REPORT", "1")) t->build_report = 1;
 }

@@ -136,6 +136,7 @@ tf_status tf_gpu_check_fcoo_build(const tf_tensor *X, uint32_t mode, tf_precisio
     if (np < 1) return tf_fail(TF_ERR_ARG, "fcoo check: no partition size");
     tf_cuda_ctx ctx;
     tf_status s = tf_cuda_ctx_init(&ctx, 0);
+    tf_tuning_default(&ctx.tune); /* the uploads through the pinned staging, as in a plan */
     if (s == TF_OK) s = tf_cuda_ctx_use(&ctx);
     tf_fcoo f, hf;
     memset(&f, 0, sizeof f);

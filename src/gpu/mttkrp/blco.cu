@@ -374,9 +374,9 @@ tf_status upload(blco_engine<T> *e, const tf_blco *b)
     tf_status s = tf_cuda_upload_new(&e->tile_block, tiles, e->ntiles, "BLCO tile map");
     tf_free(tiles);
     TF_TRY(s);
-    TF_TRY(tf_cuda_upload_new(&e->lin, b->lin, b->nnz, "BLCO indices"));
+    TF_TRY(tf_cuda_upload_staged(e->ctx, &e->lin, b->lin, b->nnz, "BLCO indices", e->ctx->stream));
     TF_TRY(tf_cuda_alloc(&e->vals, b->nnz, "BLCO values"));
-    TF_TRY(tf_cuda_put_values(e->vals, b->vals, b->nnz, e->ctx->stream));
+    TF_TRY(tf_cuda_h2d_values(e->ctx, e->vals, b->vals, b->nnz, e->ctx->stream));
     TF_TRY(tf_cuda_upload_new(&e->block_start, b->block_start, b->nblocks + 1, "BLCO block offsets"));
     TF_TRY(tf_cuda_upload_new(&e->block_base, b->block_base, b->nblocks * b->lay.order,
                               "BLCO block bases"));

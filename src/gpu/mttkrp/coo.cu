@@ -132,9 +132,9 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m)
-        s = tf_cuda_upload_new(&e->ind[m], X->ind[m], X->nnz, "COO indices");
+        s = tf_cuda_upload_staged(ctx, &e->ind[m], X->ind[m], X->nnz, "COO indices", ctx->stream);
     if (s == TF_OK) s = tf_cuda_alloc(&e->vals, X->nnz, "COO values");
-    if (s == TF_OK) s = tf_cuda_put_values(e->vals, X->vals, X->nnz, ctx->stream);
+    if (s == TF_OK) s = tf_cuda_h2d_values(ctx, e->vals, X->vals, X->nnz, ctx->stream);
     if (s != TF_OK) {
         delete e;
         return s;

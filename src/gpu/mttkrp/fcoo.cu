@@ -143,16 +143,16 @@ struct fcoo_dev {
 
     /* The copy, cut into partitions of each of parts[0..nparts) non-zeros
      * (f is re-cut in turn). */
-    tf_status upload(tf_fcoo *f, const uint32_t *parts, int np, cudaStream_t st)
+    tf_status upload(tf_cuda_ctx *ctx, tf_fcoo *f, const uint32_t *parts, int np)
     {
         const uint64_t n = f->nnz;
         for (uint32_t q = 0; q + 1 < f->order; ++q) {
             pmodes[q] = f->pmodes[q];
-            TF_TRY(tf_cuda_upload_new(&pind[q], f->pind[q], n, "F-COO indices"));
+            TF_TRY(tf_cuda_upload_staged(ctx, &pind[q], f->pind[q], n, "F-COO indices", ctx->stream));
         }
         TF_TRY(tf_cuda_alloc(&vals, n, "F-COO values"));
-        TF_TRY(tf_cuda_put_values(vals, f->vals, n, st));
-        TF_TRY(tf_cuda_upload_new(&head, f->head, (n + 31) / 32, "F-COO head bits"));
+        TF_TRY(tf_cuda_h2d_values(ctx, vals, f->vals, n, ctx->stream));
+        TF_TRY(tf_cuda_upload_staged(ctx, &head, f->head, (n + 31) / 32, "F-COO head bits", ctx->stream));
         TF_TRY(tf_cuda_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
         nseg = f->nseg;
         shared_bytes = tf_fcoo_bytes(f, sizeof(T)) - ((f->nparts + 31) / 32 + f->nparts) * sizeof(uint32_t);
@@ -165,9 +165,9 @@ struct fcoo_dev {
     }
 
     /* The same, sorted on the device from the COO in s (fcoo_build.cu). */
-    tf_status build(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode)
+    tf_status build(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, tf_phase_clock *clock)
     {
-        return tf_fcoo_dbuild_mode<T>(ctx, s, mode, pmodes, pind, &vals, &head, &seg_row, &nseg);
+        return tf_fcoo_dbuild_mode<T>(ctx, s, mode, pmodes, pind, &vals, &head, &seg_row, &nseg, clock);
     }
     tf_status cut_on_device(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *parts, int np)
     {
@@ -524,8 +524,14 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, tf_gpu_engine
     e->tune_prefix = tune_nnz(tune, ctx->sm_count);
     e->slice_env = slice_forced(tune);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
+    tf_phase_clock clock(tune.build_report, ctx->stream);
+    if (clock.on) { /* the ring's first-use cost apart */
+        tf_cuda_stage_ready(ctx);
+        clock.mark("pin");
+    }
     tf_fcoo_dsrc src;
     const bool on_device = build_on_device(ctx, X, sizeof(T), &src);
+    clock.mark("upload");
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         uint32_t seg_parts[FCOO_CUTS];
@@ -539,10 +545,11 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, tf_gpu_engine
             if (e->slice_env) c.slice = e->slice_env;
         };
         if (on_device) {
-            s = c.build(ctx, &src, m);
+            s = c.build(ctx, &src, m, &clock);
             if (s != TF_OK) break;
             settle(c.nseg);
             s = c.seg ? c.cut_on_device(ctx, &src, m, seg_parts, seg_np) : c.cut_on_device(ctx, &src, m, scan_parts, 1);
+            clock.mark("cuts");
         } else {
             /* built at the first seg size unless scan is forced (a mode is seg
              * when it has segments, i.e. almost always), so upload's first cut
@@ -551,13 +558,16 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, tf_gpu_engine
             s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
             if (s != TF_OK) break;
             settle(f.nseg);
-            s = c.seg ? c.upload(&f, seg_parts, seg_np, ctx->stream) /* re-cuts f to each size */
-                      : c.upload(&f, scan_parts, 1, ctx->stream);
+            s = c.seg ? c.upload(ctx, &f, seg_parts, seg_np) /* re-cuts f to each size */
+                      : c.upload(ctx, &f, scan_parts, 1);
             tf_fcoo_free(&f);
+            clock.mark("host_modes");
         }
         e->bytes += c.held();
     }
     tf_fcoo_dsrc_free(&src);
+    clock.mark("free");
+    clock.report(on_device ? "fcoo-device" : "fcoo-host");
     e->built_on_device = on_device;
     if (s != TF_OK) {
         delete e;

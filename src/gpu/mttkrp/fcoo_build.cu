@@ -10,6 +10,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "gpu/mttkrp/fcoo_build.cuh"
+#include "gpu/runtime/timing.cuh"
 
 namespace {
 
@@ -203,6 +204,7 @@ void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s)
     tf_cuda_free(s->rows[0]);
     tf_cuda_free(s->rows[1]);
     tf_cuda_free(s->tmp);
+    if (s->vals_ready) cudaEventDestroy(s->vals_ready);
     *s = tf_fcoo_dsrc();
 }
 
@@ -218,11 +220,14 @@ tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t val
     for (uint32_t m = 0; m < X->order; ++m) s->dims[m] = X->dims[m];
     tf_status st = TF_OK;
     for (uint32_t m = 0; m < X->order && st == TF_OK; ++m)
-        st = tf_cuda_upload_new(&s->ind[m], X->ind[m], n, "COO indices (F-COO build)");
+        st = tf_cuda_upload_staged(ctx, &s->ind[m], X->ind[m], n, "COO indices (F-COO build)", ctx->stream);
     s->value_bytes = value_bytes == 4 ? 4 : 8;
+    s->host_vals = X->vals;
     if (st == TF_OK) st = tf_cuda_alloc_bytes(&s->vals, n * s->value_bytes, "COO values (F-COO build)");
-    if (st == TF_OK && s->value_bytes == 4) st = tf_cuda_put_values((float *)s->vals, X->vals, n, ctx->stream);
-    else if (st == TF_OK) st = tf_cuda_put_values((double *)s->vals, X->vals, n, ctx->stream);
+    if (st == TF_OK && cudaEventCreateWithFlags(&s->vals_ready, cudaEventDisableTiming) != cudaSuccess) {
+        s->vals_ready = nullptr;
+        st = tf_cuda_fail(__FILE__, __LINE__, "cudaEventCreateWithFlags", cudaGetLastError());
+    }
     for (int b = 0; b < 2 && st == TF_OK; ++b) {
         st = tf_cuda_alloc(&s->key[b], n, "F-COO sort keys");
         if (st == TF_OK) st = tf_cuda_alloc(&s->perm[b], n, "F-COO sort permutation");
@@ -291,10 +296,23 @@ static tf_status sort_modes(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, const uint32_t *m
     return TF_OK;
 }
 
+/* The values' upload (see tf_fcoo_dsrc), after the first mode's sort is
+ * queued: on the side stream, so its DMA runs beside the sort. */
+static tf_status put_values(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s)
+{
+    if (!s->host_vals) return TF_OK;
+    if (s->value_bytes == 4) TF_TRY(tf_cuda_h2d_values(ctx, (float *)s->vals, s->host_vals, s->nnz, ctx->side));
+    else TF_TRY(tf_cuda_h2d_values(ctx, (double *)s->vals, s->host_vals, s->nnz, ctx->side));
+    TF_CU(cudaEventRecord(s->vals_ready, ctx->side));
+    TF_CU(cudaStreamWaitEvent(ctx->stream, s->vals_ready, 0));
+    s->host_vals = nullptr;
+    return TF_OK;
+}
+
 template <typename T>
 tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
                               uint32_t **pind, T **vals, uint32_t **head, uint32_t **seg_row,
-                              uint64_t *nseg)
+                              uint64_t *nseg, tf_phase_clock *clock)
 {
     if (s->value_bytes != sizeof(T))
         return tf_fail(TF_ERR_ARG, "F-COO device build: values uploaded as %u-byte, copies of %u-byte",
@@ -312,6 +330,9 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
         }
     const uint32_t *perm = nullptr;
     TF_TRY(sort_modes(ctx, s, mo, &perm));
+    const bool first = s->host_vals != nullptr;
+    TF_TRY(put_values(ctx, s));
+    if (clock) clock->mark(first ? "sort_and_values" : "sort");
 
     for (uint32_t j = 0; j + 1 < N; ++j) TF_TRY(tf_cuda_alloc(&pind[j], n, "F-COO indices"));
     TF_TRY(tf_cuda_alloc(vals, n, "F-COO values"));
@@ -345,13 +366,14 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
         seg_row_kernel<<<blocks_for(n), BLOCK, 0, st>>>(oi, *head, s->wpre, n, *seg_row);
         TF_CU_LAUNCH("seg_row_kernel");
     }
+    if (clock) clock->mark("gather");
     return TF_OK;
 }
 
 template tf_status tf_fcoo_dbuild_mode<float>(tf_cuda_ctx *, tf_fcoo_dsrc *, uint32_t, uint32_t *, uint32_t **,
-                                              float **, uint32_t **, uint32_t **, uint64_t *);
+                                              float **, uint32_t **, uint32_t **, uint64_t *, tf_phase_clock *);
 template tf_status tf_fcoo_dbuild_mode<double>(tf_cuda_ctx *, tf_fcoo_dsrc *, uint32_t, uint32_t *, uint32_t **,
-                                               double **, uint32_t **, uint32_t **, uint64_t *);
+                                               double **, uint32_t **, uint32_t **, uint64_t *, tf_phase_clock *);
 
 static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
                      const uint32_t *seg_row, uint64_t nseg, uint32_t part_nnz, tf_fcoo_dcut_out *out)

@@ -20,6 +20,11 @@ struct tf_fcoo_dsrc {
     uint32_t *ind[TF_MAX_ORDER] = {nullptr};
     void *vals = nullptr;      /* value_bytes each: the copies' type (fp32 uploads half the bytes) */
     uint32_t value_bytes = 8;
+    /* The values are uploaded by the first tf_fcoo_dbuild_mode, on the
+     * side stream while that mode's sort runs (vals_ready orders them
+     * before its gather): until then host_vals is X's. */
+    const double *host_vals = nullptr;
+    cudaEvent_t vals_ready = nullptr;
     uint64_t *key[2] = {nullptr, nullptr};  /* sort keys (double buffer)  */
     uint32_t *perm[2] = {nullptr, nullptr}; /* permutation (double buffer) */
     uint32_t *wpre = nullptr;  /* head-bit word prefix of the last built mode (nwords + 1) */
@@ -33,8 +38,10 @@ struct tf_fcoo_dsrc {
 /* Device bytes tf_fcoo_dsrc_create would hold for X, without CUB's
  * scratch (a few MiB; the caller keeps a margin). */
 uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes);
-/* Uploads X's indices and its values as value_bytes (4: float, 8: double)
- * each, and allocates the scratch. */
+/* Uploads X's indices (through ctx's pinned staging) and allocates the
+ * values (value_bytes each: 4 float, 8 double) and the scratch. X's
+ * values must stay until the first tf_fcoo_dbuild_mode has returned,
+ * which uploads them. */
 tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s);
 void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s);
 
@@ -42,10 +49,11 @@ void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s);
  * tf_cuda_free): pind[0..order-2] of the product modes pmodes (ascending),
  * vals, head bits (ceil(nnz/32) words), seg_row (nseg). Leaves the head
  * bits' word prefix in s for tf_fcoo_dcut. */
+struct tf_phase_clock;
 template <typename T>
 tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
                               uint32_t **pind, T **vals, uint32_t **head, uint32_t **seg_row,
-                              uint64_t *nseg);
+                              uint64_t *nseg, tf_phase_clock *clock = nullptr);
 
 /* One partitioning of the mode last built in s, of part_nnz non-zeros
  * per partition (a multiple of 32): start flags (ceil(nparts/32) words),

@@ -33,6 +33,7 @@ tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format f
         TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, budget, ctx->tune.stream != 2, &fmt,
                                   why, why_len));
     }
+    tf_phase_clock clock(ctx->tune.build_report, ctx->stream);
     tf_status s;
     switch (fmt) {
     case TF_FORMAT_COO: s = tf_gpu_coo_create(ctx, X, prec, out); break;
@@ -44,9 +45,12 @@ tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format f
                        tf_format_name(fmt));
     }
     if (s != TF_OK) return s;
+    clock.mark("create");
     /* The uploads (cudaMemcpy from pageable memory, legacy stream) are not
      * ordered with the context's non-blocking streams: wait for them here. */
     cudaError_t e = cudaDeviceSynchronize();
+    clock.mark("device_sync");
+    clock.report("engine");
     if (e != cudaSuccess) {
         delete *out;
         *out = nullptr;

@@ -14,6 +14,16 @@
 #include "backend/context.h"
 #include "gpu/runtime/check.cuh"
 
+/* Pinned staging ring: 4 x 2 MiB in one cudaHostAlloc, once per context.
+ * Pinning is slow (4 x 4 MiB in four calls: 8.8 ms on the H200 host, 5.0
+ * ms on the H100 one; one 8 MiB call 2.4-2.6 ms there; malloc + touch +
+ * cudaHostRegister no cheaper), so the ring stays small; 2 MiB pieces
+ * still keep the per-piece overhead (a thread fork, a copy call, an
+ * event) small beside the piece's copy (the 20M tensor's 240 MB of
+ * indices in 9 ms on the H100 host, as with 4 MiB pieces on the H200). */
+#define TF_STAGE_SLOTS 4
+#define TF_STAGE_BYTES ((size_t)2 << 20)
+
 struct tf_cuda_ctx {
     int device = -1;
     int sm_count = 0;
@@ -28,6 +38,15 @@ struct tf_cuda_ctx {
     tf_tuning tune = {};          /* the context's tuning policy              */
     uint64_t memory_limit = 0;    /* the context's limit in bytes, 0 = none   */
     mutable uint64_t allocated = 0; /* device bytes tenfold holds for it now */
+    /* Pinned host staging of tf_cuda_h2d_staged: a ring of TF_STAGE_SLOTS
+     * buffers, made on first use, each with an event that marks its DMA
+     * done (so the host refills it only then). */
+    void *stage_mem = nullptr;    /* the ring's one pinned block */
+    void *stage[TF_STAGE_SLOTS] = {nullptr};
+    cudaEvent_t stage_done[TF_STAGE_SLOTS] = {nullptr};
+    size_t stage_bytes = 0;       /* per buffer; 0 = TF_STAGE_BYTES (set before first use: tests) */
+    int stage_state = 0;          /* 0 not made yet, 1 made, -1 could not be made: plain copies */
+    unsigned stage_next = 0;      /* the ring's next buffer */
 };
 
 /* The device context of c's GPU, made on first use (TF_ERR_UNAVAILABLE
@@ -80,6 +99,44 @@ static inline tf_status tf_cuda_upload_new(T **d, const T *h, uint64_t n, const 
         TF_CU(cudaStreamSynchronize(cudaStreamLegacy));
     }
     return TF_OK;
+}
+
+/* Host -> device copy of `bytes` from pageable memory through c's pinned
+ * staging ring: the host copies a piece into a free staging buffer (on
+ * the default OpenMP threads) while the DMA of the previous piece runs.
+ * The copies are queued on s, in order after the work queued there
+ * before; on return `src` may be reused and `dst` is complete once s
+ * reaches this point (order other streams on an event of s). The ring is
+ * made by the first copy of at least 4 rings' bytes (or tf_cuda_stage_ready);
+ * until then, where it cannot be made, or with c->tune.gpu_staging 0, a
+ * plain cudaMemcpy does the copy (one warning on stderr per process when
+ * pinning failed). For the plan uploads now and the streamed
+ * (out-of-memory) path later. */
+tf_status tf_cuda_h2d_staged(tf_cuda_ctx *c, void *dst, const void *src, size_t bytes, cudaStream_t s);
+/* The same for n doubles stored as floats on the device: converted into
+ * the staging buffers, so half the bytes cross. */
+tf_status tf_cuda_h2d_staged_floats(tf_cuda_ctx *c, float *dst, const double *src, uint64_t n, cudaStream_t s);
+/* Makes c's staging ring now rather than on the first staged copy; true
+ * when the copies will use it (c->tune.gpu_staging on and pinning worked). */
+bool tf_cuda_stage_ready(tf_cuda_ctx *c);
+
+/* Allocates n elements on the device and queues their copy from h on s
+ * through c's staging (h may be reused on return). */
+template <typename T>
+static inline tf_status tf_cuda_upload_staged(tf_cuda_ctx *c, T **d, const T *h, uint64_t n, const char *what,
+                                              cudaStream_t s)
+{
+    TF_TRY(tf_cuda_alloc(d, n, what));
+    return tf_cuda_h2d_staged(c, *d, h, (size_t)n * sizeof(T), s);
+}
+/* Host doubles -> device values of the plan's type, through c's staging. */
+static inline tf_status tf_cuda_h2d_values(tf_cuda_ctx *c, double *d, const double *h, uint64_t n, cudaStream_t s)
+{
+    return tf_cuda_h2d_staged(c, d, h, (size_t)n * sizeof(double), s);
+}
+static inline tf_status tf_cuda_h2d_values(tf_cuda_ctx *c, float *d, const double *h, uint64_t n, cudaStream_t s)
+{
+    return tf_cuda_h2d_staged_floats(c, d, h, n, s);
 }
 
 /* Host doubles -> device T (converted through a bounded host buffer when T is float). */

@@ -3,6 +3,11 @@
  * benchmark entry points. */
 #ifndef TF_CUDA_TIMING_CUH
 #define TF_CUDA_TIMING_CUH
+#include <stdio.h>
+#include <string.h>
+
+#include <chrono>
+
 #include "gpu/runtime/check.cuh"
 
 /* Two events, destroyed with the guard. */
@@ -39,4 +44,47 @@ static tf_status tf_cuda_time_runs(cudaStream_t stream, int warmup, int reps, do
     }
     return TF_OK;
 }
+/* Wall-clock phases of a plan build, for tuning.build_report (a
+ * measurement aid; off, it does nothing): mark(name) waits for `stream`
+ * so the GPU work queued so far counts in its phase (which removes the
+ * overlap between phases: the total is then a little longer than
+ * unmeasured), and report() prints one line "BUILD-PHASES what total_ms=..
+ * name=ms ..." to stderr. A name marked again adds to its time. */
+struct tf_phase_clock {
+    bool on = false;
+    cudaStream_t stream = nullptr;
+    double t0 = 0, last = 0;
+    int n = 0;
+    const char *name[24] = {nullptr};
+    double ms[24] = {0};
+
+    static double now()
+    {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    }
+    tf_phase_clock(bool enabled, cudaStream_t s) : on(enabled), stream(s)
+    {
+        if (on) t0 = last = now();
+    }
+    void mark(const char *what)
+    {
+        if (!on) return;
+        cudaStreamSynchronize(stream);
+        const double t = now();
+        int k = 0;
+        while (k < n && strcmp(name[k], what)) ++k;
+        if (k == n && n < 24) name[n++] = what;
+        if (k < n) ms[k] += t - last;
+        last = t;
+    }
+    void report(const char *what) const
+    {
+        if (!on) return;
+        char line[1024];
+        int len = snprintf(line, sizeof line, "BUILD-PHASES %s total_ms=%.2f", what, last - t0);
+        for (int k = 0; k < n && len > 0 && (size_t)len < sizeof line; ++k)
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s=%.2f", name[k], ms[k]);
+        fprintf(stderr, "%s\n", line);
+    }
+};
 #endif
