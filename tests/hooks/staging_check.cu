@@ -27,6 +27,9 @@ tf_status run(tf_cuda_ctx *ctx, uint64_t n, int floats, int calls, char *diff, s
     dev_buf d;
     TF_TRY(tf_cuda_alloc_bytes((void **)&d.p, total, "staging check"));
     TF_CU(cudaMemset(d.p, POISON, total));
+    /* the legacy stream's memset does not order with the context's
+     * non-blocking streams: finish it before the copies start */
+    TF_CU(cudaDeviceSynchronize());
     std::vector<unsigned char> src(n * in + 1), want(n * out);
     uint64_t x = 0x9e3779b97f4a7c15ULL ^ n;
     for (uint64_t k = 0; k < n; ++k) {

@@ -296,12 +296,10 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     }
     if ((RING + 1) * min_chunk + reserve + fixed > budget)
         return tf_fail(TF_ERR_NOMEM,
-                       "the GPU memory budget (the device memory limit, or 90%% of the free memory) of "
-                       "%.1f MiB is too small even to stream the tensor: %d chunk "
-                       "buffers of %.2f MiB, the rank-%llu factors with the dense work (%.1f MiB) and the "
-                       "segment rows (%.1f MiB) need %.1f MiB",
-                       mib(budget), RING + 1, mib(min_chunk), (unsigned long long)R, mib(reserve), mib(fixed),
-                       mib((RING + 1) * min_chunk + reserve + fixed));
+                       "GPU budget of %.1f MiB (device memory limit or 90%% of free) too small to stream: "
+                       "%.1f MiB needed (rank-%llu factors and dense work %.1f, %d chunk buffers of %.2f)",
+                       mib(budget), mib((RING + 1) * min_chunk + reserve + fixed), (unsigned long long)R,
+                       mib(reserve), RING + 1, mib(min_chunk));
     /* the copies on the host, chunked and pinned */
     for (uint32_t m = 0; m < N; ++m) {
         smode &sm = e->m_[m];
