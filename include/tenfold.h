@@ -478,6 +478,12 @@ typedef struct tf_cpd_opts {
                                  factors[0]. CP-ALS solves for factor 1 from the
                                  others first, so factors[1..] steer the run; a
                                  previous result continues it.                 */
+    const volatile int *stop; /* NULL (default) or a flag read after every
+                                 iteration (after the callback): non-zero ends
+                                 the run there with the factors so far, as a
+                                 success with rep->stopped = 1. The callback or
+                                 a signal handler may set it (bindings: a
+                                 Python callback, Ctrl-C).                     */
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL
@@ -498,6 +504,7 @@ typedef struct tf_cpd_report {
     char note[256];                     /* why an auto run is not on the GPU it
                                            would have used ("GPU 0 ... : running
                                            on the CPU"), "" otherwise        */
+    int stopped;                        /* 1 if tf_cpd_opts.stop ended the run */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);
