@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""tenfold: sparse tensor decomposition (CP-ALS) and sparse-dense kernels
+(MTTKRP, SDDMM, SpTTM) on the CPU and CUDA GPUs, over the C library libtenfold.
+
+>>> import tenfold
+>>> res = tenfold.cp_als(tenfold.read("data/uber-apr14.tns.xz"), rank=16)
+"""
+from ._errors import (ArgumentError, DeviceError, Error, FileError, NumericError, OutOfMemoryError,
+                      ParseError, RangeError, UnavailableError)
+from ._ops import CPResult, IterInfo, cp_als, mttkrp, read, sddmm, ttm, write
+from ._tensor import Tensor, as_tensor
+from ._tenfold_cffi import ffi as _ffi, lib as _lib
+
+__version__ = _ffi.string(_lib.tf_version()).decode()
+
+
+def gpu_count():
+    """Number of usable CUDA devices (0 in a CPU-only build or without a GPU)."""
+    return int(_lib.tf_gpu_count())
+
+
+def build_info():
+    """What this build is made of: version, commit, compiler, BLAS/LAPACK, CUDA."""
+    b = _ffi.new("tf_build_info *")
+    _lib.tf_get_build_info(b)
+    s = lambda p: _ffi.string(p).decode() if p else ""  # noqa: E731
+    return {"version": s(b.version), "commit": s(b.commit), "compiler": s(b.compiler),
+            "blas_lapack": s(b.blas_lapack), "cuda_toolkit": s(b.cuda_toolkit),
+            "cuda_runtime": b.cuda_runtime, "cuda_driver": b.cuda_driver}
+
+
+__all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "CPResult", "IterInfo", "mttkrp", "ttm", "sddmm",
+           "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
+           "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
