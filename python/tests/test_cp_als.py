@@ -183,3 +183,23 @@ def test_to_pyttb(small3):
     np.testing.assert_allclose(K.full().data, np.einsum("r,ir,jr,kr->ijk", res.weights, *res.factors))
     more = tenfold.cp_als(small3, 3, n_iter_max=2, tol=0.0, init=K)
     assert more.fit_history[0] >= res.fit - 1e-12
+
+
+def test_cuda_module_beside_the_library():
+    # a CUDA build of the wheel carries libtenfold_cuda.so next to libtenfold.so
+    if not tenfold.build_info()["cuda_toolkit"]:
+        pytest.skip("a CPU-only build")
+    from tenfold import _ffi, _lib
+
+    where = _ffi.new("char[4096]")
+    state = _lib.tf_cuda_module(0, where, 4096)
+    assert state in (_lib.TF_CUDA_MODULE_FOUND, _lib.TF_CUDA_MODULE_LOADED), _ffi.string(where).decode()
+
+
+def test_gpu_fits_match_cpu():
+    if tenfold.gpu_count() == 0:
+        pytest.skip("no GPU")
+    X = tenfold.read(UBER)
+    cpu = tenfold.cp_als(X, 8, n_iter_max=10, tol=0.0, random_state=5, device="cpu")
+    gpu = tenfold.cp_als(X, 8, n_iter_max=10, tol=0.0, random_state=5, device="gpu")
+    np.testing.assert_allclose(gpu.fit_history, cpu.fit_history, rtol=1e-8)
