@@ -7,6 +7,7 @@
 """
 from ._errors import (ArgumentError, DeviceError, Error, FileError, NumericError, OutOfMemoryError,
                       ParseError, RangeError, UnavailableError)
+from ._plot import plot
 from ._ops import CPResult, IterInfo, cp_als, mttkrp, read, sddmm, ttm, write
 from ._tensor import Tensor, as_tensor
 from ._tenfold_cffi import ffi as _ffi, lib as _lib
@@ -30,5 +31,5 @@ def build_info():
 
 
 __all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "CPResult", "IterInfo", "mttkrp", "ttm", "sddmm",
-           "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
+           "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
            "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
