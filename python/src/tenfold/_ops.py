@@ -1,14 +1,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM."""
+from __future__ import annotations
+
 import os
 import re
 import threading
+from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 
 from ._errors import ArgumentError, check
 from ._tenfold_cffi import ffi, lib
-from ._tensor import Tensor, _coo_parts, as_tensor
+from ._tensor import Tensor, TensorLike, _coo_parts, as_tensor
+
+PathLike = Union[str, "os.PathLike[str]"]
+Device = Literal["auto", "cpu", "gpu"]
 
 _FORMATS = {
     "auto": lib.TF_FILE_AUTO, "tns": lib.TF_FILE_TNS, "tns-header": lib.TF_FILE_TNS_HEADER,
@@ -98,7 +104,7 @@ class _Context:
 
 # ---------------------------------------------------------------- files
 
-def read(path, base="auto", threads=None):
+def read(path: PathLike, base: Literal["auto", 0, 1] = "auto", threads: Optional[int] = None) -> Tensor:
     """Reads a tensor file: FROSTT .tns (any header form), tenfold .bin or
     Matrix Market .mtx, plain or xz / gzip compressed, told by content.
 
@@ -118,7 +124,7 @@ def read(path, base="auto", threads=None):
         lib.tf_tensor_free(t)
 
 
-def write(path, X, format="auto"):
+def write(path: PathLike, X: TensorLike, format: str = "auto") -> None:
     """Writes X atomically (temporary file + rename). format: 'auto' (by the
     extension: .bin, .mtx, else .tns), 'tns', 'tns-header', 'sptensor', 'bin', 'mtx'.
 
@@ -153,7 +159,7 @@ class CPResult:
         self.note = ffi.string(report.note).decode()
 
     @property
-    def rank(self):
+    def rank(self) -> int:
         return int(self.weights.shape[0])
 
     def __iter__(self):
@@ -163,13 +169,13 @@ class CPResult:
         return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}, n_iter={self.n_iter}, "
                 f"converged={self.converged})")
 
-    def to_tensorly(self):
+    def to_tensorly(self) -> Any:
         """A ``tensorly.cp_tensor.CPTensor``."""
         from tensorly.cp_tensor import CPTensor
 
         return CPTensor((self.weights, self.factors))
 
-    def to_pyttb(self):
+    def to_pyttb(self) -> Any:
         """A ``pyttb.ktensor``."""
         import pyttb
 
@@ -266,8 +272,12 @@ def _init_ktensor(init, T, rank, keep):
     return k
 
 
-def cp_als(X, rank, n_iter_max=50, tol=1e-5, init="random", random_state=None, device="auto", gpus=1,
-           precision="double", memory_limit=None, verbose=False, callback=None, threads=None):
+def cp_als(X: TensorLike, rank: int, n_iter_max: int = 50, tol: float = 1e-5, init: Any = "random",
+           random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
+           device: Device = "auto", gpus: int = 1, precision: Literal["double", "single"] = "double",
+           memory_limit: Union[None, int, str] = None, verbose: bool = False,
+           callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
+           threads: Optional[int] = None) -> CPResult:
     """CP decomposition by alternating least squares (Tensor Toolbox cp_als rules).
 
     X: a Tensor or anything ``Tensor`` takes. init: 'random' (uniform factors from
@@ -340,7 +350,8 @@ def cp_als(X, rank, n_iter_max=50, tol=1e-5, init="random", random_state=None, d
 
 # ---------------------------------------------------------------- kernels
 
-def mttkrp(X, factors, mode, device="auto", threads=None):
+def mttkrp(X: TensorLike, factors: Sequence[np.ndarray], mode: int, device: Device = "auto",
+           threads: Optional[int] = None) -> np.ndarray:
     """Matricized tensor times Khatri-Rao product of mode `mode`:
     out (shape[mode] x R) = X_(mode) (kr of the other factors). factors: one
     shape[m] x R array per mode (factors[mode] is not read).
@@ -382,7 +393,7 @@ def _mode(mode, N):
     return int(mode) % N
 
 
-def ttm(X, U, mode, device="auto", threads=None):
+def ttm(X: TensorLike, U: np.ndarray, mode: int, device: Device = "auto", threads: Optional[int] = None) -> Tensor:
     """Sparse tensor times matrix, Y = X x_mode U with U of shape
     (X.shape[mode], R), the C library's and the CLI's convention (pyttb's and
     tensorly's matrix is U.T): Y(.., r, ..) = sum_i X(.., i, ..) U(i, r).
@@ -410,7 +421,8 @@ def ttm(X, U, mode, device="auto", threads=None):
         lib.tf_tensor_free(t)
 
 
-def sddmm(S, A, B, alpha=1.0, beta=0.0, scale=False, device="auto", threads=None):
+def sddmm(S: TensorLike, A: np.ndarray, B: np.ndarray, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
+          device: Device = "auto", threads: Optional[int] = None) -> Any:
     """Sampled dense-dense matrix product, as ``tenfold sddmm``: with S (M x N)
     sparse, A (M x K), B (N x K):  P = alpha (A B^T) o spy(S) + beta S, or with
     scale=True  P = alpha (A B^T) o S + beta S. Returns P as S's type (scipy

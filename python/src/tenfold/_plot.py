@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """tenfold.plot and `python -m tenfold plot`: the fit per iteration and the time breakdown."""
+from __future__ import annotations
+
 import json
 import os
+from typing import Any, Optional
 
 from ._errors import ArgumentError
 
@@ -33,7 +36,7 @@ def _series(run):
     return fits, title, [(k, v) for k, v in parts if v is not None]
 
 
-def plot(run, path=None):
+def plot(run: Any, path: Optional[str] = None) -> Any:
     """Draws the fit per iteration and where the time went, for a cp_als result
     or a `tenfold cpd --json` report (a dict or a file name); saves it to path
     (format by extension) when given. Returns the matplotlib Figure. Needs

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Tensor: a sparse COO tensor, and the conversions from what Python users hold."""
+from __future__ import annotations
+
+from typing import Any, Tuple, Union
+
 import numpy as np
 
 from ._errors import ArgumentError
@@ -7,6 +11,10 @@ from ._tenfold_cffi import ffi, lib
 
 MAX_ORDER = lib.TF_MAX_ORDER
 MIN_ORDER = lib.TF_MIN_ORDER
+
+# What every function takes as a tensor: a Tensor, a (coords, values, shape)
+# tuple, a scipy.sparse matrix, a sparse.COO, a pyttb.sptensor or a numpy array.
+TensorLike = Union["Tensor", Tuple[Any, Any, Any], np.ndarray, Any]
 
 
 class Tensor:
@@ -25,7 +33,7 @@ class Tensor:
 
     __slots__ = ("_ind", "values", "shape")
 
-    def __init__(self, data, values=None, shape=None, *, canonical=True):
+    def __init__(self, data: Any, values: Any = None, shape: Any = None, *, canonical: bool = True):
         if values is not None or shape is not None:
             data = (data, values, shape)
         if isinstance(data, Tensor):
@@ -39,32 +47,32 @@ class Tensor:
         self.shape = shp
 
     @property
-    def coords(self):
+    def coords(self) -> np.ndarray:
         """nnz x N array of 0-based indices (a view of the per-mode arrays)."""
         return self._ind.T
 
     @property
-    def nnz(self):
+    def nnz(self) -> int:
         return int(self.values.shape[0])
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
     def __repr__(self):
         return f"tenfold.Tensor(shape={self.shape}, nnz={self.nnz})"
 
-    def norm(self):
+    def norm(self) -> float:
         """Frobenius norm."""
         return float(np.linalg.norm(self.values))
 
-    def to_dense(self):
+    def to_dense(self) -> np.ndarray:
         """The dense numpy array (mind the size)."""
         out = np.zeros(self.shape)
         np.add.at(out, tuple(self._ind.astype(np.intp)), self.values)
         return out
 
-    def to_scipy(self):
+    def to_scipy(self) -> Any:
         """A ``scipy.sparse.coo_matrix`` (order 2 only)."""
         import scipy.sparse
 
@@ -72,13 +80,13 @@ class Tensor:
             raise ArgumentError(f"to_scipy: the tensor has {self.ndim} modes (a matrix has 2)")
         return scipy.sparse.coo_matrix((self.values, (self._ind[0], self._ind[1])), shape=self.shape)
 
-    def to_sparse(self):
+    def to_sparse(self) -> Any:
         """A ``sparse.COO`` (pydata sparse)."""
         import sparse
 
         return sparse.COO(self._ind.astype(np.int64), self.values, shape=self.shape)
 
-    def to_pyttb(self):
+    def to_pyttb(self) -> Any:
         """A ``pyttb.sptensor``."""
         import pyttb
 
@@ -211,7 +219,7 @@ def _canonical(ind, vals):
     return ind, vals
 
 
-def as_tensor(X, canonical=True):
+def as_tensor(X: TensorLike, canonical: bool = True) -> Tensor:
     """X as a Tensor (X itself when it is one already)."""
     if isinstance(X, Tensor):
         return X
