@@ -116,3 +116,35 @@ def test_sddmm_bad_inputs():
         tenfold.sddmm(random_coo((4, 4, 4), 5), np.ones((4, 1)), np.ones((4, 1)))
     with pytest.raises(tenfold.ArgumentError, match="device"):
         tenfold.sddmm(S, np.ones((10, 3)), np.ones((8, 3)), device="tpu")
+
+
+class _DeviceArray:
+    """Stands in for a CUDA array (PyTorch / CuPy) as DLPack describes it."""
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+
+def test_device_arrays_refused_clearly(small3):
+    X = tenfold.Tensor(small3)
+    F = [np.ones((d, 2)) for d in X.shape]
+    with pytest.raises(tenfold.UnavailableError, match="factor 1: a device array"):
+        tenfold.mttkrp(X, [F[0], _DeviceArray(), F[2]], 0)
+
+
+def test_host_dlpack_arrays(small3):
+    X = tenfold.Tensor(small3)
+    F = [np.random.default_rng(m).random((d, 2)) for m, d in enumerate(X.shape)]
+
+    class Host:  # only the DLPack protocol, like a CPU torch tensor
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    got = tenfold.mttkrp(X, [Host(f) for f in F], 1)
+    np.testing.assert_array_equal(got, tenfold.mttkrp(X, F, 1))

@@ -9,7 +9,7 @@ from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 
-from ._errors import ArgumentError, check
+from ._errors import ArgumentError, UnavailableError, check
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike, _coo_parts, as_tensor
 
@@ -59,6 +59,12 @@ def _size(limit):
 
 def _matrix(a, what, rows=None):
     """A float64 C-contiguous 2-D array (the input itself when it is one)."""
+    if hasattr(a, "__dlpack_device__") and not isinstance(a, np.ndarray):
+        dev = a.__dlpack_device__()[0]
+        if dev not in (1, 3):  # kDLCPU, kDLCUDAHost: host memory numpy can view
+            raise UnavailableError(f"{what}: a device array (DLPack device type {int(dev)}); GPU arrays are not "
+                                   "taken yet (issue 29): pass a host array")
+        a = np.from_dlpack(a)
     arr = np.asarray(a)
     if arr.dtype.kind not in "biuf":
         raise ArgumentError(f"{what}: expected real numbers, got dtype {arr.dtype}")
