@@ -124,3 +124,15 @@ def test_bad_options(tmp_path):
         tenfold.write(tmp_path / "x.tns", X, format="csv")
     with pytest.raises(tenfold.ArgumentError, match="base"):
         tenfold.read(tmp_path / "x.tns", base=2)
+
+
+def test_import_leaves_the_environment_alone():
+    # __init__ sets OMP_WAIT_POLICY only while libgomp loads
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    out = subprocess.run([sys.executable, "-c", "import os, tenfold; print(os.environ.get('OMP_WAIT_POLICY'))"],
+                         capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "None"
