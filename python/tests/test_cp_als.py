@@ -116,26 +116,36 @@ except KeyboardInterrupt:
 
 
 def test_gil_released():
+    # A pure-Python spinner beside cp_als (1 OpenMP thread, so a core is free):
+    # between the first and last iteration callbacks the library runs, and the
+    # spinner keeps its pace only if tf_cpd released the GIL. Held, it would get
+    # a switch interval (1 ms here) per callback of ~20+ ms iterations.
     X = tenfold.read(UBER)
     ticks = [0]
-    done = threading.Event()
+    stop = threading.Event()
 
-    def count():
-        while not done.is_set():
+    def spin():
+        while not stop.is_set():
             ticks[0] += 1
-            time.sleep(0.001)
 
-    t = threading.Thread(target=count)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.001)
+    t = threading.Thread(target=spin)
     t.start()
-    t0 = time.perf_counter()
+    marks = []
     try:
-        tenfold.cp_als(X, 16, n_iter_max=15, tol=0.0, device="cpu")
+        t0, k0 = time.perf_counter(), ticks[0]
+        time.sleep(0.2)
+        rate = (ticks[0] - k0) / (time.perf_counter() - t0)  # alone, main thread asleep
+        tenfold.cp_als(X, 32, n_iter_max=12, tol=0.0, device="cpu", threads=1,
+                       callback=lambda it: marks.append((time.perf_counter(), ticks[0])))
     finally:
-        done.set()
+        stop.set()
         t.join()
-    elapsed = time.perf_counter() - t0
-    # with the GIL held through tf_cpd the counter would advance only in the callbacks
-    assert elapsed < 0.05 or ticks[0] > 10 * 15, (ticks[0], elapsed)
+        sys.setswitchinterval(old)
+    (ta, ka), (tb, kb) = marks[0], marks[-1]
+    share = (kb - ka) / (tb - ta) / rate
+    assert share > 0.4, f"the spinner ran at {share:.0%} of its pace while tf_cpd ran ({(tb - ta) / 11 * 1e3:.1f} ms/iteration)"
 
 
 def test_several_gpus_not_yet(small3):
