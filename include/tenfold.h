@@ -508,6 +508,12 @@ typedef struct tf_cpd_opts {
                                  factors[0]. CP-ALS solves for factor 1 from the
                                  others first, so factors[1..] steer the run; a
                                  previous result continues it.                 */
+    const volatile int *stop; /* NULL (default) or a flag read after every
+                                 iteration (after the callback): non-zero ends
+                                 the run there with the factors so far, as a
+                                 success with rep->stopped = 1. The callback or
+                                 a signal handler may set it (bindings: a
+                                 Python callback, Ctrl-C).                     */
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL
@@ -531,6 +537,7 @@ typedef struct tf_cpd_report {
     uint64_t build_peak_bytes;          /* host memory the build held at most
                                            above what was held before it, as
                                            tf_plan_build_peak counts it     */
+    int stopped;                        /* 1 if tf_cpd_opts.stop ended the run */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

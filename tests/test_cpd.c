@@ -740,6 +740,48 @@ static void test_bad_options(void)
     tf_tensor_free(&X);
 }
 
+/* tf_cpd_opts.stop: a flag set by the callback ends the run after that
+ * iteration, a success with the factors so far and rep->stopped = 1. */
+typedef struct {
+    volatile int flag;
+    uint32_t at;
+} stop_at;
+
+static void stop_after(const tf_cpd_iter *it, void *user)
+{
+    stop_at *s = user;
+    if (it->iter == s->at) s->flag = 1;
+}
+
+static void test_stop_flag(void)
+{
+    const uint64_t dims[3] = {30, 20, 10};
+    tf_tensor X;
+    random_sparse(3, dims, 600, 7, &X);
+    tf_cpd_opts o;
+    tf_cpd_report full, rep;
+    tf_ktensor K, K3;
+    fit_log log;
+    cpd_opts(&o, TF_FORMAT_AUTO, 4, 10, 0.0);
+    run_cpd(&X, &o, &K, &full, &log, 1e-9, "stop: unstopped run");
+    CHECK(full.iters == 10 && full.stopped == 0);
+    stop_at st = {0, 3};
+    cpd_opts(&o, TF_FORMAT_AUTO, 4, 10, 0.0);
+    o.callback = stop_after;
+    o.user = &st;
+    o.stop = &st.flag;
+    CHECK_OK(tf_cpd(&X, &o, &K3, &rep));
+    CHECKF(rep.iters == 3 && rep.stopped == 1 && rep.converged == 0, "stop: %u iterations, stopped %d",
+           rep.iters, rep.stopped);
+    CHECKF(rep.fit == log.fit[2], "stop: fit %.15g, the unstopped run's third %.15g", rep.fit, log.fit[2]);
+    double direct = NAN;
+    CHECK_OK(tf_ktensor_fit(&X, &K3, &direct));
+    CHECKF(fabs(direct - rep.fit) <= 1e-9, "stop: driver fit %.15g, direct %.15g", rep.fit, direct);
+    tf_ktensor_free(&K);
+    tf_ktensor_free(&K3);
+    tf_tensor_free(&X);
+}
+
 int main(void)
 {
     test_recovery();
@@ -750,6 +792,7 @@ int main(void)
     test_against_reference();
     test_bad_options();
     test_given_start();
+    test_stop_flag();
     test_extreme_values();
     test_real_data();
     return tf_test_finish("test_cpd");

@@ -150,6 +150,10 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
         tf_cpd_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter, mtt - mtt0, rep->t_dense - dense0,
                             rep->t_fit - fit0};
         if (o->callback) o->callback(&info, o->user);
+        if (o->stop && *o->stop) {
+            rep->stopped = 1;
+            break;
+        }
         if (it > 1 && fabs(fit - fit_old) < o->tol) {
             rep->converged = 1;
             break;

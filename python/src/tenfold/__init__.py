@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""tenfold: sparse tensor decomposition (CP-ALS) and sparse-dense kernels
+(MTTKRP, SDDMM, SpTTM) on the CPU and CUDA GPUs, over the C library libtenfold.
+
+>>> import tenfold
+>>> res = tenfold.cp_als(tenfold.read("data/uber-apr14.tns.xz"), rank=16)
+"""
+import os as _os
+
+# OpenMP threads wait passively unless the user chose a policy, as in the
+# tool (cli/main.c): spinning threads made CP-ALS 5-6x slower on 2 cores.
+# libgomp reads the variable once, when it is loaded -- by the import below
+# (unless another module loaded it first) -- so it is set for that moment only.
+_passive = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
+if _passive:
+    _os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+try:
+    from ._tenfold_cffi import ffi as _ffi, lib as _lib
+finally:
+    if _passive:
+        del _os.environ["OMP_WAIT_POLICY"]
+
+from ._errors import (ArgumentError, DeviceError, Error, FileError, NumericError, OutOfMemoryError,
+                      ParseError, RangeError, UnavailableError)
+from ._plot import plot
+from ._ops import CPResult, IterInfo, cp_als, mttkrp, read, sddmm, ttm, write
+from ._tensor import Tensor, as_tensor
+__version__ = _ffi.string(_lib.tf_version()).decode()
+
+
+def gpu_count():
+    """Number of usable CUDA devices (0 in a CPU-only build or without a GPU)."""
+    return int(_lib.tf_gpu_count())
+
+
+def build_info():
+    """What this build is made of: version, commit, compiler, BLAS/LAPACK, CUDA."""
+    b = _ffi.new("tf_build_info *")
+    _lib.tf_get_build_info(b)
+    s = lambda p: _ffi.string(p).decode() if p else ""  # noqa: E731
+    return {"version": s(b.version), "commit": s(b.commit), "compiler": s(b.compiler),
+            "blas_lapack": s(b.blas_lapack), "cuda_toolkit": s(b.cuda_toolkit),
+            "cuda_runtime": b.cuda_runtime, "cuda_driver": b.cuda_driver}
+
+
+__all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "CPResult", "IterInfo", "mttkrp", "ttm", "sddmm",
+           "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
+           "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]

@@ -1,0 +1,491 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM."""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Callable, Literal, Optional, Sequence, Union
+
+import numpy as np
+
+from ._errors import ArgumentError, UnavailableError, check
+from ._tenfold_cffi import ffi, lib
+from ._tensor import Tensor, TensorLike, _coo_parts, as_tensor
+
+PathLike = Union[str, "os.PathLike[str]"]
+Device = Literal["auto", "cpu", "gpu"]
+
+_FORMATS = {
+    "auto": lib.TF_FILE_AUTO, "tns": lib.TF_FILE_TNS, "tns-header": lib.TF_FILE_TNS_HEADER,
+    "sptensor": lib.TF_FILE_SPTENSOR, "bin": lib.TF_FILE_BIN, "mtx": lib.TF_FILE_MTX,
+}
+
+
+def _path(path):
+    return os.fsencode(os.fspath(path))
+
+
+def _choice(value, options, what):
+    if value not in options:
+        raise ArgumentError(f"{what}: {value!r} is not one of {', '.join(map(repr, options))}")
+    return options[value]
+
+
+def _backend(device):
+    return _choice(device, {"auto": lib.TF_BACKEND_AUTO, "cpu": lib.TF_BACKEND_CPU, "gpu": lib.TF_BACKEND_GPU},
+                   "device")
+
+
+def _threads(threads):
+    if threads is None:
+        return 0
+    if not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise ArgumentError(f"threads: expected an integer >= 0 (0 or None: all cores), got {threads!r}")
+    return int(threads)
+
+
+def _size(limit):
+    """Bytes from None, an int, or a size such as '8G' (powers of 1024, as the CLI)."""
+    if limit is None:
+        return 0
+    if isinstance(limit, (int, np.integer)) and limit >= 0:
+        return int(limit)
+    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(limit))
+    if not m:
+        raise ArgumentError(f"memory_limit: expected bytes or a size such as 8G, 512M, got {limit!r}")
+    return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
+
+
+def _matrix(a, what, rows=None):
+    """A float64 C-contiguous 2-D array (the input itself when it is one)."""
+    if hasattr(a, "__dlpack_device__") and not isinstance(a, np.ndarray):
+        dev = a.__dlpack_device__()[0]
+        if dev not in (1, 3):  # kDLCPU, kDLCUDAHost: host memory numpy can view
+            raise UnavailableError(f"{what}: a device array (DLPack device type {int(dev)}); GPU arrays are not "
+                                   "taken yet (issue 29): pass a host array")
+        a = np.from_dlpack(a)
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "biuf":
+        raise ArgumentError(f"{what}: expected real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ArgumentError(f"{what}: expected a 2-D array, got shape {arr.shape}")
+    if rows is not None and arr.shape[0] != rows:
+        raise ArgumentError(f"{what}: {arr.shape[0]} rows, expected {rows}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        i = np.argwhere(~np.isfinite(arr))[0]
+        raise ArgumentError(f"{what}: entry ({i[0]}, {i[1]}) is {arr[tuple(i)]} (expected finite values)")
+    return arr
+
+
+def _c_matrix(arr, out=None):
+    m = out if out is not None else ffi.new("tf_matrix *")
+    m.rows, m.cols = arr.shape
+    m.data = ffi.cast("double *", ffi.from_buffer(arr)) if arr.size else ffi.NULL
+    return m
+
+
+class _Context:
+    """A tf_context for one call (device, memory limit, GPUs)."""
+
+    def __init__(self, device="auto", gpus=1, memory_limit=None, threads=None):
+        if not isinstance(gpus, (int, np.integer)) or isinstance(gpus, bool):
+            raise ArgumentError(f"gpus: expected an integer, got {gpus!r}")
+        o = ffi.new("tf_context_opts *")
+        lib.tf_context_opts_default(o)
+        o.backend = _backend(device)
+        o.ndevices = int(gpus)  # several GPUs: the C library says it cannot yet
+        o.memory_limit = _size(memory_limit)
+        o.threads = _threads(threads)
+        self.ptr = ffi.new("tf_context **")
+        check(lib.tf_context_create(o, self.ptr))
+
+    def __enter__(self):
+        return self.ptr[0]
+
+    def __exit__(self, *exc):
+        lib.tf_context_free(self.ptr[0])
+
+
+# ---------------------------------------------------------------- files
+
+def read(path: PathLike, base: Literal["auto", 0, 1] = "auto", threads: Optional[int] = None) -> Tensor:
+    """Reads a tensor file: FROSTT .tns (any header form), tenfold .bin or
+    Matrix Market .mtx, plain or xz / gzip compressed, told by content.
+
+    base: index base of .tns input, 'auto' (0-based iff an index is 0), 0 or 1.
+
+    >>> X = tenfold.read("data/uber-apr14.tns.xz")
+    """
+    o = ffi.new("tf_read_opts *")
+    lib.tf_read_opts_default(o)
+    o.threads = _threads(threads)
+    o.base = _choice(base, {"auto": lib.TF_BASE_AUTO, 0: 0, 1: 1}, "base")
+    t = ffi.new("tf_tensor *")
+    check(lib.tf_read_tensor_opts(_path(path), o, t, ffi.NULL))
+    try:
+        return Tensor._from_c(t)
+    finally:
+        lib.tf_tensor_free(t)
+
+
+def write(path: PathLike, X: TensorLike, format: str = "auto") -> None:
+    """Writes X atomically (temporary file + rename). format: 'auto' (by the
+    extension: .bin, .mtx, else .tns), 'tns', 'tns-header', 'sptensor', 'bin', 'mtx'.
+
+    >>> tenfold.write("x.tns", (coords, values, shape))
+    """
+    T = as_tensor(X)
+    check(lib.tf_write_tensor(_path(path), T._c(), _choice(format, _FORMATS, "format")))
+
+
+# ---------------------------------------------------------------- CP-ALS
+
+class CPResult:
+    """What cp_als returns: the Kruskal tensor (weights, factors) and the run.
+
+    Iterates as (weights, factors), like tensorly's CPTensor.
+    """
+
+    def __init__(self, weights, factors, report, history, stopped):
+        self.weights = weights
+        self.factors = factors
+        self.fit = float(report.fit)
+        self.n_iter = int(report.iters)
+        self.converged = bool(report.converged)
+        self.stopped = stopped  # the callback or Ctrl-C ended the run
+        self.fit_history = history
+        N = len(factors)
+        self.timings = {
+            "build": report.t_build, "mttkrp": [report.t_mttkrp[m] for m in range(N)],
+            "dense": report.t_dense, "fit": report.t_fit, "total": report.t_total,
+        }
+        self.plan = ffi.string(report.plan).decode()
+        self.note = ffi.string(report.note).decode()
+
+    @property
+    def rank(self) -> int:
+        return int(self.weights.shape[0])
+
+    def __iter__(self):
+        return iter((self.weights, self.factors))
+
+    def __repr__(self):
+        return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}, n_iter={self.n_iter}, "
+                f"converged={self.converged})")
+
+    def to_tensorly(self) -> Any:
+        """A ``tensorly.cp_tensor.CPTensor``."""
+        from tensorly.cp_tensor import CPTensor
+
+        return CPTensor((self.weights, self.factors))
+
+    def to_pyttb(self) -> Any:
+        """A ``pyttb.ktensor``."""
+        import pyttb
+
+        return pyttb.ktensor([np.asfortranarray(f) for f in self.factors], self.weights.copy())
+
+
+class IterInfo:
+    """One CP-ALS iteration, as passed to the callback."""
+
+    __slots__ = ("iter", "fit", "dfit", "seconds", "t_mttkrp", "t_dense", "t_fit")
+
+    def __init__(self, it):
+        for k in self.__slots__:
+            setattr(self, k, getattr(it, k))
+
+    def __repr__(self):
+        return f"IterInfo(iter={self.iter}, fit={self.fit:.6g}, dfit={self.dfit:.3g}, seconds={self.seconds:.3g})"
+
+
+class _RunState:
+    def __init__(self, callback, verbose, stop):
+        self.callback, self.verbose, self.stop = callback, verbose, stop
+        self.history = []
+        self.error = None
+
+
+@ffi.def_extern(onerror=lambda et, ev, tb: _on_callback_error(ev))
+def _tf_py_cpd_iter(it, user):
+    st = ffi.from_handle(user)
+    info = IterInfo(it)
+    st.history.append(info.fit)
+    if st.verbose:
+        print(f"  iter {info.iter:3d}  fit {info.fit:.6g}  delta {info.dfit:+.3e}  {info.seconds:.3f} s",
+              flush=True)
+    if st.callback is not None and st.callback(info):
+        st.stop[0] = 1
+
+
+_runs = {}  # thread id -> the cp_als run on it (the callback runs on the calling thread)
+
+
+def _on_callback_error(exc):
+    # An exception in the callback (KeyboardInterrupt from Ctrl-C too): the
+    # run stops after this iteration and cp_als raises it once C returned.
+    st = _runs.get(threading.get_ident())
+    if st is not None:
+        if st.error is None:
+            st.error = exc
+        st.stop[0] = 1
+
+
+def _seed(random_state):
+    if random_state is None:
+        return lib.TF_DEFAULT_SEED  # the CLI's default: same fits as `tenfold cpd`
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31))
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and \
+            0 <= random_state < 2**64:
+        return int(random_state)
+    raise ArgumentError(f"random_state: expected None, an integer 0..2^64-1 or a numpy Generator, "
+                        f"got {random_state!r}")
+
+
+def _init_ktensor(init, T, rank, keep):
+    """tf_ktensor over the arrays of a given start (factors, (weights, factors), CPTensor, ktensor)."""
+    weights, factors = None, init
+    if hasattr(init, "factor_matrices") and hasattr(init, "weights"):  # pyttb.ktensor
+        weights, factors = init.weights, init.factor_matrices
+    elif hasattr(init, "factors") and hasattr(init, "weights"):  # tensorly CPTensor, CPResult
+        weights, factors = init.weights, init.factors
+    elif isinstance(init, tuple) and len(init) == 2 and not isinstance(init[1], np.ndarray):
+        weights, factors = init
+    factors = list(factors)
+    if len(factors) != T.ndim:
+        raise ArgumentError(f"init: {len(factors)} factors for a tensor of {T.ndim} modes")
+    mats = [_matrix(f, f"init factor {m}", rows=T.shape[m]) for m, f in enumerate(factors)]
+    for m, a in enumerate(mats):
+        if a.shape[1] != rank:
+            raise ArgumentError(f"init factor {m}: {a.shape[1]} columns, expected the rank {rank}")
+    k = ffi.new("tf_ktensor *")
+    k.order, k.rank = T.ndim, rank
+    for m, a in enumerate(mats):
+        k.dims[m] = T.shape[m]
+        _c_matrix(a, k.factors[m])
+    if weights is not None:
+        w = np.ascontiguousarray(np.asarray(weights, dtype=np.float64).reshape(-1))
+        if w.shape[0] != rank or not np.all(np.isfinite(w)):
+            raise ArgumentError(f"init weights: expected {rank} finite values, got {w.shape[0]}")
+        keep.append(w)
+        setattr(k, "lambda", ffi.cast("double *", ffi.from_buffer(w)))  # a Python keyword
+    keep.extend(mats)
+    return k
+
+
+def cp_als(X: TensorLike, rank: int, n_iter_max: int = 50, tol: float = 1e-5, init: Any = "random",
+           random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
+           device: Device = "auto", gpus: int = 1, precision: Literal["double", "single"] = "double",
+           memory_limit: Union[None, int, str] = None, verbose: bool = False,
+           callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
+           threads: Optional[int] = None) -> CPResult:
+    """CP decomposition by alternating least squares (Tensor Toolbox cp_als rules).
+
+    X: a Tensor or anything ``Tensor`` takes. init: 'random' (uniform factors from
+    random_state; None is the CLI's default seed, so ``random_state=S`` gives the
+    fits of ``tenfold cpd --seed S``), or a start: a list of factors, a
+    (weights, factors) pair, a tensorly CPTensor or a pyttb ktensor. device:
+    'auto', 'cpu' or 'gpu'; precision 'double' or 'single' (GPU); memory_limit:
+    device bytes (int or '8G'). callback(info) runs after every iteration with
+    an IterInfo; returning True stops the run there (Ctrl-C does too, then
+    KeyboardInterrupt is raised). The GIL is released while C runs.
+
+    >>> res = tenfold.cp_als(X, 16, n_iter_max=30, random_state=1)
+    >>> res.fit, res.weights, res.factors[0].shape
+    """
+    T = as_tensor(X)
+    if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or not 1 <= rank <= lib.TF_MAX_RANK:
+        raise ArgumentError(f"rank: expected an integer 1..{lib.TF_MAX_RANK}, got {rank!r}")
+    if not isinstance(n_iter_max, (int, np.integer)) or not 1 <= n_iter_max < 2**32:
+        raise ArgumentError(f"n_iter_max: expected an integer >= 1, got {n_iter_max!r}")
+    o = ffi.new("tf_cpd_opts *")
+    lib.tf_cpd_opts_default(o)
+    o.rank, o.max_iters = int(rank), int(n_iter_max)
+    try:
+        o.tol = float(tol)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"tol: expected a number, got {tol!r}") from None
+    o.threads = _threads(threads)
+    o.backend = _backend(device)
+    o.precision = _choice(precision, {"double": lib.TF_DOUBLE, "single": lib.TF_SINGLE}, "precision")
+    o.seed = _seed(random_state)
+    keep = []
+    if isinstance(init, str):
+        _choice(init, {"random": None}, "init")
+    else:
+        k = _init_ktensor(init, T, int(rank), keep)
+        keep.append(k)  # owns the struct o.init points to
+        o.init = k
+    if callback is not None and not callable(callback):
+        raise ArgumentError("callback: expected a callable taking an IterInfo")
+    stop = ffi.new("int *")
+    state = _RunState(callback, verbose, stop)
+    handle = ffi.new_handle(state)
+    o.callback, o.user, o.stop = lib._tf_py_cpd_iter, handle, stop
+    Xc = T._c()
+    out = ffi.new("tf_ktensor *")
+    rep = ffi.new("tf_cpd_report *")
+    tid = threading.get_ident()
+    _runs[tid] = state
+    try:
+        with _Context(device, gpus, memory_limit, threads) as ctx:
+            o.context = ctx
+            status = lib.tf_cpd(Xc, o, out, rep)
+        if state.error is not None:
+            raise state.error
+        check(status)
+        R = int(out.rank)
+        weights = np.frombuffer(ffi.buffer(getattr(out, "lambda"), 8 * R), dtype=np.float64).copy()
+        factors = []
+        for m in range(T.ndim):
+            f = out.factors[m]
+            a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
+            factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
+    finally:
+        _runs.pop(tid, None)
+        lib.tf_ktensor_free(out)  # zeroed by tf_cpd on failure: safe
+    if verbose:
+        print(f"cp_als: fit {rep.fit:.6g} after {rep.iters} iterations, {rep.t_total:.3f} s ({ffi.string(rep.plan).decode()})")
+    return CPResult(weights, factors, rep, state.history, bool(rep.stopped))
+
+
+# ---------------------------------------------------------------- kernels
+
+def mttkrp(X: TensorLike, factors: Sequence[np.ndarray], mode: int, device: Device = "auto",
+           threads: Optional[int] = None) -> np.ndarray:
+    """Matricized tensor times Khatri-Rao product of mode `mode`:
+    out (shape[mode] x R) = X_(mode) (kr of the other factors). factors: one
+    shape[m] x R array per mode (factors[mode] is not read).
+
+    >>> M = tenfold.mttkrp(X, [A, B, C], mode=0)
+    """
+    T = as_tensor(X)
+    mode = _mode(mode, T.ndim)
+    factors = list(factors)
+    if len(factors) != T.ndim:
+        raise ArgumentError(f"factors: {len(factors)} matrices for a tensor of {T.ndim} modes")
+    mats = [_matrix(f, f"factor {m}", rows=T.shape[m]) for m, f in enumerate(factors)]
+    R = mats[0].shape[1]
+    for m, a in enumerate(mats):
+        if a.shape[1] != R:
+            raise ArgumentError(f"factor {m}: {a.shape[1]} columns, factor 0 has {R}")
+    cf = ffi.new("tf_matrix[]", T.ndim)
+    for m, a in enumerate(mats):
+        _c_matrix(a, cf[m])
+    out = np.empty((T.shape[mode], R))
+    po = ffi.new("tf_plan_opts *")
+    lib.tf_plan_opts_default(po)
+    po.backend, po.threads, po.rank_hint = _backend(device), _threads(threads), R
+    plan = ffi.new("tf_plan **")
+    Xc = T._c()
+    with _Context(device, 1, None, threads) as ctx:
+        po.context = ctx
+        check(lib.tf_plan_build(Xc, po, plan))
+        try:
+            check(lib.tf_plan_mttkrp(plan[0], mode, cf, _c_matrix(out)))
+        finally:
+            lib.tf_plan_free(plan[0])
+    return out
+
+
+def _mode(mode, N):
+    if not isinstance(mode, (int, np.integer)) or isinstance(mode, bool) or not -N <= mode < N:
+        raise ArgumentError(f"mode: expected an integer 0..{N - 1}, got {mode!r}")
+    return int(mode) % N
+
+
+def ttm(X: TensorLike, U: np.ndarray, mode: int, device: Device = "auto", threads: Optional[int] = None) -> Tensor:
+    """Sparse tensor times matrix, Y = X x_mode U with U of shape
+    (X.shape[mode], R), the C library's and the CLI's convention (pyttb's and
+    tensorly's matrix is U.T): Y(.., r, ..) = sum_i X(.., i, ..) U(i, r).
+    Returns a Tensor whose mode `mode` has length R (exact zeros left out).
+
+    >>> Y = tenfold.ttm(X, U, mode=1)
+    """
+    T = as_tensor(X)
+    mode = _mode(mode, T.ndim)
+    Ua = _matrix(U, "U", rows=T.shape[mode])
+    o = ffi.new("tf_spttm_opts *")
+    lib.tf_spttm_opts_default(o)
+    o.backend, o.threads = _backend(device), _threads(threads)
+    y = ffi.new("tf_semisparse *")
+    t = ffi.new("tf_tensor *")
+    Xc = T._c()
+    with _Context(device, 1, None, threads) as ctx:
+        o.context = ctx
+        check(lib.tf_spttm(Xc, mode, _c_matrix(Ua), o, y))
+    try:
+        check(lib.tf_semisparse_to_tensor(y, t))
+        return Tensor._from_c(t)
+    finally:
+        lib.tf_semisparse_free(y)
+        lib.tf_tensor_free(t)
+
+
+def sddmm(S: TensorLike, A: np.ndarray, B: np.ndarray, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
+          device: Device = "auto", threads: Optional[int] = None) -> Any:
+    """Sampled dense-dense matrix product, as ``tenfold sddmm``: with S (M x N)
+    sparse, A (M x K), B (N x K):  P = alpha (A B^T) o spy(S) + beta S, or with
+    scale=True  P = alpha (A B^T) o S + beta S. Returns P as S's type (scipy
+    format, sparse.COO, pyttb.sptensor, Tensor, tuple or dense array), with S's
+    non-zeros in S's order.
+
+    >>> P = tenfold.sddmm(S, A, B)   # S a scipy.sparse matrix -> the same format
+    """
+    ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
+    if len(shape) != 2:
+        raise ArgumentError(f"sddmm: S has {len(shape)} modes (expected a matrix)")
+    T = Tensor.__new__(Tensor)
+    T._ind = np.ascontiguousarray(ind, dtype=np.uint32)
+    T.values = np.ascontiguousarray(vals, dtype=np.float64)
+    T.shape = shape
+    Aa = _matrix(A, "A", rows=shape[0])
+    Ba = _matrix(B, "B", rows=shape[1])
+    if Aa.shape[1] != Ba.shape[1]:
+        raise ArgumentError(f"A has {Aa.shape[1]} columns, B {Ba.shape[1]} (expected the same K)")
+    o = ffi.new("tf_sddmm_opts *")
+    lib.tf_sddmm_opts_default(o)
+    o.op = lib.TF_SDDMM_SCALE if scale else lib.TF_SDDMM_SAMPLE
+    o.alpha, o.beta = float(alpha), float(beta)
+    o.backend, o.threads = _backend(device), _threads(threads)
+    P = np.empty(T.nnz)
+    Sc = T._c()
+    with _Context(device, 1, None, threads) as ctx:
+        o.context = ctx
+        check(lib.tf_sddmm_coo(Sc, _c_matrix(Aa), _c_matrix(Ba), o,
+                               ffi.cast("double *", ffi.from_buffer(P)) if P.size else ffi.NULL, ffi.NULL))
+    return _like(S, T, P)
+
+
+def _like(S, T, P):
+    """The values P on S's pattern, as S's type."""
+    mod = type(S).__module__ or ""
+    if isinstance(S, Tensor):
+        out = Tensor.__new__(Tensor)
+        out._ind, out.values, out.shape = T._ind, P, T.shape
+        return out
+    if isinstance(S, tuple):
+        return (np.asarray(S[0]), P, T.shape)
+    if mod.startswith("scipy.sparse"):
+        import scipy.sparse
+
+        coo_cls = scipy.sparse.coo_matrix
+        if hasattr(scipy.sparse, "sparray") and isinstance(S, scipy.sparse.sparray):
+            coo_cls = scipy.sparse.coo_array
+        return coo_cls((P, (T._ind[0].astype(np.int64), T._ind[1].astype(np.int64))), shape=T.shape).asformat(S.format)
+    if mod.startswith("sparse"):
+        import sparse
+
+        return sparse.COO(T._ind.astype(np.int64), P, shape=T.shape)
+    if mod.startswith("pyttb"):
+        import pyttb
+
+        return pyttb.sptensor(T.coords.astype(np.int64), P.reshape(-1, 1), T.shape)
+    out = np.zeros(T.shape)
+    out[tuple(T._ind.astype(np.intp))] = P
+    return out

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""MTTKRP, SpTTM and SDDMM against float64 numpy references."""
+import numpy as np
+import pytest
+
+import tenfold
+from conftest import random_coo
+
+LETTERS = "abcdefghij"
+
+
+def mttkrp_ref(D, factors, mode):
+    N = D.ndim
+    others = [m for m in range(N) if m != mode]
+    spec = LETTERS[:N] + "," + ",".join(LETTERS[m] + "z" for m in others) + "->" + LETTERS[mode] + "z"
+    return np.einsum(spec, D, *[factors[m] for m in others])
+
+
+@pytest.mark.parametrize("shape, nnz", [((12, 9, 7), 150), ((5, 4, 3, 6), 100), ((40, 30), 200)])
+def test_mttkrp(shape, nnz):
+    X = tenfold.Tensor(random_coo(shape, nnz, seed=2))
+    rng = np.random.default_rng(3)
+    F = [rng.standard_normal((d, 5)) for d in shape]
+    D = X.to_dense()
+    for mode in range(len(shape)):
+        got = tenfold.mttkrp(X, F, mode)
+        np.testing.assert_allclose(got, mttkrp_ref(D, F, mode), rtol=1e-12, atol=1e-12)
+    # any input form, and a negative mode
+    np.testing.assert_allclose(tenfold.mttkrp(D, F, -1), mttkrp_ref(D, F, len(shape) - 1), rtol=1e-12)
+
+
+def test_mttkrp_bad_inputs(small3):
+    X = tenfold.Tensor(small3)
+    F = [np.ones((d, 4)) for d in X.shape]
+    with pytest.raises(tenfold.ArgumentError, match="factor 1: 8 rows, expected 9"):
+        tenfold.mttkrp(X, [F[0], np.ones((8, 4)), F[2]], 0)
+    with pytest.raises(tenfold.ArgumentError, match="factor 2: 3 columns"):
+        tenfold.mttkrp(X, [F[0], F[1], np.ones((7, 3))], 0)
+    with pytest.raises(tenfold.ArgumentError, match="2 matrices for a tensor of 3 modes"):
+        tenfold.mttkrp(X, F[:2], 0)
+    with pytest.raises(tenfold.ArgumentError, match="mode"):
+        tenfold.mttkrp(X, F, 3)
+    bad = np.ones((9, 4))
+    bad[2, 1] = np.nan
+    with pytest.raises(tenfold.ArgumentError, match=r"factor 1: entry \(2, 1\) is nan"):
+        tenfold.mttkrp(X, [F[0], bad, F[2]], 0)
+    with pytest.raises(tenfold.ArgumentError, match="dtype"):
+        tenfold.mttkrp(X, [F[0], F[1].astype(str), F[2]], 0)
+    with pytest.raises(tenfold.ArgumentError, match="2-D"):
+        tenfold.mttkrp(X, [F[0], np.ones(9), F[2]], 0)
+
+
+def test_ttm(small3):
+    X = tenfold.Tensor(small3)
+    D = X.to_dense()
+    rng = np.random.default_rng(4)
+    for mode in range(3):
+        U = rng.standard_normal((X.shape[mode], 6))
+        Y = tenfold.ttm(X, U, mode)
+        assert isinstance(Y, tenfold.Tensor) and Y.shape[mode] == 6
+        ref = np.moveaxis(np.tensordot(D, U, axes=([mode], [0])), -1, mode)
+        np.testing.assert_allclose(Y.to_dense(), ref, rtol=1e-12, atol=1e-12)
+    with pytest.raises(tenfold.ArgumentError, match="U: 5 rows, expected 12"):
+        tenfold.ttm(X, np.ones((5, 2)), 0)
+
+
+def sddmm_ref(rows, cols, vals, A, B, alpha, beta, scale):
+    dots = np.einsum("ij,ij->i", A[rows], B[cols])
+    return alpha * dots * (vals if scale else 1.0) + beta * vals
+
+
+@pytest.mark.parametrize("alpha, beta, scale", [(1.0, 0.0, False), (2.0, 0.5, False), (-1.0, 1.0, True)])
+def test_sddmm_tuple_and_tensor(alpha, beta, scale):
+    coords, vals, shape = random_coo((30, 25), 120, seed=5)
+    rng = np.random.default_rng(6)
+    A, B = rng.standard_normal((30, 7)), rng.standard_normal((25, 7))
+    ref = sddmm_ref(coords[:, 0], coords[:, 1], vals, A, B, alpha, beta, scale)
+    c, P, s = tenfold.sddmm((coords, vals, shape), A, B, alpha=alpha, beta=beta, scale=scale)
+    assert s == shape and np.array_equal(c, coords)
+    np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-12)  # in S's own order
+    T = tenfold.Tensor((coords, vals, shape))
+    PT = tenfold.sddmm(T, A, B, alpha=alpha, beta=beta, scale=scale)
+    assert isinstance(PT, tenfold.Tensor)
+    refT = sddmm_ref(T.coords[:, 0], T.coords[:, 1], T.values, A, B, alpha, beta, scale)
+    np.testing.assert_allclose(PT.values, refT, rtol=1e-12, atol=1e-12)
+
+
+def test_sddmm_dense():
+    rng = np.random.default_rng(7)
+    S = np.where(rng.random((10, 8)) < 0.3, rng.random((10, 8)), 0.0)
+    A, B = rng.standard_normal((10, 3)), rng.standard_normal((8, 3))
+    P = tenfold.sddmm(S, A, B, scale=True)
+    assert isinstance(P, np.ndarray)
+    np.testing.assert_allclose(P, (A @ B.T) * S, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "csc"])
+def test_sddmm_scipy(fmt):
+    sp = pytest.importorskip("scipy.sparse")
+    S = sp.random(40, 30, density=0.1, format=fmt, random_state=8)
+    rng = np.random.default_rng(9)
+    A, B = rng.standard_normal((40, 4)), rng.standard_normal((30, 4))
+    P = tenfold.sddmm(S, A, B, alpha=3.0, beta=1.0)
+    assert type(P) is type(S) and P.format == fmt
+    ref = 3.0 * (A @ B.T) * (S.toarray() != 0) + S.toarray()
+    np.testing.assert_allclose(P.toarray(), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_sddmm_bad_inputs():
+    S = random_coo((10, 8), 20)
+    with pytest.raises(tenfold.ArgumentError, match="A: 9 rows, expected 10"):
+        tenfold.sddmm(S, np.ones((9, 3)), np.ones((8, 3)))
+    with pytest.raises(tenfold.ArgumentError, match="A has 3 columns, B 2"):
+        tenfold.sddmm(S, np.ones((10, 3)), np.ones((8, 2)))
+    with pytest.raises(tenfold.ArgumentError, match="expected a matrix"):
+        tenfold.sddmm(random_coo((4, 4, 4), 5), np.ones((4, 1)), np.ones((4, 1)))
+    with pytest.raises(tenfold.ArgumentError, match="device"):
+        tenfold.sddmm(S, np.ones((10, 3)), np.ones((8, 3)), device="tpu")
+
+
+class _DeviceArray:
+    """Stands in for a CUDA array (PyTorch / CuPy) as DLPack describes it."""
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+
+def test_device_arrays_refused_clearly(small3):
+    X = tenfold.Tensor(small3)
+    F = [np.ones((d, 2)) for d in X.shape]
+    with pytest.raises(tenfold.UnavailableError, match="factor 1: a device array"):
+        tenfold.mttkrp(X, [F[0], _DeviceArray(), F[2]], 0)
+
+
+def test_host_dlpack_arrays(small3):
+    X = tenfold.Tensor(small3)
+    F = [np.random.default_rng(m).random((d, 2)) for m, d in enumerate(X.shape)]
+
+    class Host:  # only the DLPack protocol, like a CPU torch tensor
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    got = tenfold.mttkrp(X, [Host(f) for f in F], 1)
+    np.testing.assert_array_equal(got, tenfold.mttkrp(X, F, 1))
