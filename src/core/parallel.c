@@ -44,3 +44,17 @@ void tf_copy_bytes(void *dst, const void *src, uint64_t n)
         memcpy((char *)dst + at, (const char *)src + at, len);
     }
 }
+
+uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt)
+{
+    uint64_t run = 0;
+    for (uint64_t b = 0; b < nb; ++b) {
+        start[b] = run;
+        for (int u = 0; u < nt; ++u) {
+            const uint64_t c = hist[(uint64_t)u * nb + b];
+            hist[(uint64_t)u * nb + b] = run;
+            run += c;
+        }
+    }
+    return run;
+}

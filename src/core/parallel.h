@@ -21,4 +21,9 @@ void tf_floats_to_doubles(const float *src, double *dst, uint64_t n);
 /* memcpy of n bytes on the default threads (the GPU's pinned staging:
  * one thread copies pageable memory at a fraction of the DMA's rate). */
 void tf_copy_bytes(void *dst, const void *src, uint64_t n);
+/* A parallel bucket scatter's offsets: hist[t*nb + b] (thread t's count of
+ * bucket b) becomes thread t's first slot in bucket b (buckets in order,
+ * threads in order within one, so the scatter is stable); start[b] gets
+ * bucket b's first slot. Returns the total. Called by one thread. */
+uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt);
 #endif

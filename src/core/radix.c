@@ -325,18 +325,7 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
         for (uint64_t k = lo; k < hi; ++k) h[window_at(&wd, src, k)]++;
 #pragma omp barrier
 #pragma omp single
-        {
-            uint64_t run = 0;
-            for (uint64_t b = 0; b < nb; ++b) {
-                start[b] = run;
-                for (int u = 0; u < nt; ++u) {
-                    const uint64_t c = hist[(uint64_t)u * nb + b];
-                    hist[(uint64_t)u * nb + b] = run;
-                    run += c;
-                }
-            }
-            start[nb] = run;
-        }
+        start[nb] = tf_bucket_offsets(hist, start, nb, nt);
         for (uint64_t k = lo; k < hi; ++k) {
             const uint64_t at = h[window_at(&wd, src, k)]++;
             for (uint32_t j = 0; j < nkey; ++j) dst[j][at] = src[j][k];

@@ -76,16 +76,8 @@ static tf_status scatter(const layout *L, const uint64_t *keys, uint64_t n, uint
 #pragma omp barrier
 #pragma omp single
         {
-            uint64_t run = 0;
-            for (uint64_t b = 0; b < nb; ++b) {
-                start[b] = run;
-                for (int u = 0; u < nt; ++u) {
-                    uint64_t c = hist[(uint64_t)u * nb + b];
-                    hist[(uint64_t)u * nb + b] = run;
-                    run += c;
-                }
-                count[b] = run - start[b];
-            }
+            const uint64_t total = tf_bucket_offsets(hist, start, nb, nt);
+            for (uint64_t b = 0; b < nb; ++b) count[b] = (b + 1 < nb ? start[b + 1] : total) - start[b];
         }
         if (W == 1) {
             for (uint64_t k = lo; k < hi; ++k) {
