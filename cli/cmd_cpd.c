@@ -71,6 +71,13 @@ static const char help[] =
     "SIGTERM (exit 130 / 143) leaves the previous set as it was and no temporary\n"
     "behind. Output places are checked before the input is read. The timing\n"
     "line's write is the time writing the factors; wall includes it.\n"
+    "\n"
+    "Several processes (a build with MPI, `tenfold info` says): `mpirun -np P\n"
+    "tenfold cpd FILE ...` splits every mode's non-zeros over the P ranks by\n"
+    "ranges of its index, balanced by non-zeros, and exchanges the new factor\n"
+    "rows after each mode (MPI_Allgatherv); every rank reads FILE, rank 0 alone\n"
+    "prints and writes; the fits and factors are the single process's. The ranks\n"
+    "run the CPU backend in double precision (GPU ranks are not built yet).\n"
     CLI_STDIN_HELP
     CLI_PROGRESS_HELP;
 
@@ -240,15 +247,61 @@ static void print_summary(const cpd_run *run)
     printf("\n");
 }
 
+static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);
+
+/* Under mpirun with several ranks: every rank reads the input and runs
+ * its shards; rank 0 alone prints and writes. A failure on one rank ends
+ * them all (the others would wait in a collective). */
+static int ranks_start(int *argc, char ***argv, int *rank, int *size)
+{
+    if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();
+    return CLI_OK;
+}
+
+static int ranks_fail(int rc, int size)
+{
+    if (size > 1 && rc != CLI_OK) {
+        fflush(stdout);
+        fflush(stderr);
+        tf_mpi_abort(rc);
+    }
+    return rc;
+}
+
 int cmd_cpd(int argc, char **argv)
 {
     double t_start = tf_wtime();
+    int rank = 0, size = 1;
+    int rc = ranks_start(&argc, &argv, &rank, &size);
+    if (rc) return rc;
+    rc = cmd_cpd_ranks(argc, argv, rank, size, t_start);
+    rc = ranks_fail(rc, size);
+    tf_mpi_stop();
+    return rc;
+}
+
+static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start)
+{
     cpd_run run;
     cpd_run_init(&run);
     tf_context *ctx = NULL;
     cli_args a;
     int rc = parse(argc, argv, &run, &a);
     if (rc >= 0) return rc;
+    if (size > 1) {
+        if (run.opts.backend == TF_BACKEND_GPU || run.opts.precision == TF_SINGLE) {
+            fprintf(stderr, "tenfold: cpd: a run on %d MPI ranks uses the CPU backend in double precision "
+                            "(GPU ranks are not built yet)\n", size);
+            cpd_run_free(&run);
+            return CLI_FAIL;
+        }
+        run.opts.backend = TF_BACKEND_CPU;
+        if (rank != 0) { /* rank 0 alone prints and writes */
+            cli_verbosity = CLI_QUIET;
+            run.nowrite = 1;
+            run.json_path = NULL;
+        }
+    }
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
     if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
@@ -263,7 +316,9 @@ int cmd_cpd(int argc, char **argv)
     tf_cpd_opts *o = &run.opts;
     warn_rank(&run.t, o->rank);
     choose_device(o);
-    if ((rc = cli_run_context(o->backend, o->device, o->threads, run.memory_limit, "--device", &ctx))) goto done;
+    if ((rc = cli_run_context_ranks(o->backend, o->device, o->threads, run.memory_limit, size > 1, "--device", &ctx)))
+        goto done;
+    if (size > 1 && !cli_quiet()) printf("ranks: %d (MPI), the CPU backend on each\n", size);
     o->context = ctx;
     const int nthreads = o->threads ? o->threads : tf_default_threads();
     char start[2200];

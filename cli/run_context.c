@@ -9,8 +9,15 @@
 int cli_run_context(tf_backend backend, int device, int threads, uint64_t memory_limit, const char *opt,
                     tf_context **out)
 {
+    return cli_run_context_ranks(backend, device, threads, memory_limit, 0, opt, out);
+}
+
+int cli_run_context_ranks(tf_backend backend, int device, int threads, uint64_t memory_limit, int distributed,
+                          const char *opt, tf_context **out)
+{
     tf_context_opts o;
     tf_context_opts_default(&o);
+    o.distributed = distributed;
     o.backend = backend;
     o.device = device;
     o.threads = threads;

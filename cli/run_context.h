@@ -11,6 +11,9 @@
  * option that asked for the device, e.g. "--device"). */
 int cli_run_context(tf_backend backend, int device, int threads, uint64_t memory_limit, const char *opt,
                     tf_context **out);
+/* The same, spanning the ranks of MPI_COMM_WORLD when distributed (cpd under mpirun). */
+int cli_run_context_ranks(tf_backend backend, int device, int threads, uint64_t memory_limit, int distributed,
+                          const char *opt, tf_context **out);
 
 /* The --memory-limit line of the --help texts. */
 #define CLI_MEMORY_LIMIT_HELP                                                                  \

@@ -375,6 +375,11 @@ typedef struct tf_context_opts {
                                  beyond 90 % of the free memory                          */
     int threads;              /* CPU threads, 0 = default                                */
     tf_tuning tuning;
+    int distributed;          /* 1: the context spans the ranks of MPI_COMM_WORLD (MPI
+                                 started by tf_mpi_start): tf_cpd splits every mode's
+                                 non-zeros over the ranks by ranges of its index and
+                                 exchanges factor rows (CPU ranks for now); 0 (default):
+                                 this process alone                                       */
 } tf_context_opts;
 
 void tf_context_opts_default(tf_context_opts *o);
@@ -731,6 +736,18 @@ tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s);
 /* 1 if the CUDA backend is available: the library was built with it and
  * its module loads (the first call loads it; see tf_cuda_module). */
 int tf_have_cuda(void);
+/* 1 if this build has MPI (several processes: `mpirun -np P tenfold cpd ...`). */
+int tf_have_mpi(void);
+/* Starts MPI when mpirun / mpiexec / srun started this process as one of
+ * several ranks (else nothing: *rank = 0, *size = 1). A build without MPI
+ * started as one of several ranks fails (TF_ERR_UNAVAILABLE), so no rank
+ * runs the whole job alone. */
+tf_status tf_mpi_start(int *argc, char ***argv, int *rank, int *size);
+/* Ends MPI if tf_mpi_start started it. */
+void tf_mpi_stop(void);
+/* Ends every rank with `code` (MPI_Abort) after a failure on this one, so no
+ * rank waits in a collective for it; exit(code) without MPI. */
+void tf_mpi_abort(int code);
 
 /* A CUDA build keeps the CUDA backend in a module, libtenfold_cuda.so, that
  * the library loads on the first GPU query or operation, once per process:

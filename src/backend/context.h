@@ -16,6 +16,7 @@ struct tf_context {
     tf_backend backend; /* TF_BACKEND_CPU or TF_BACKEND_GPU; AUTO until resolved
                            (tf_context_resolve in src/ops, before any backend runs) */
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
+    struct tf_dist *dist; /* the ranks of a distributed context (opts.distributed), else NULL */
 };
 
 /* CUDA backend hooks (src/gpu/runtime, called through the loader in

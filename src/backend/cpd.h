@@ -52,6 +52,13 @@ typedef struct tf_cpd_backend {
  * caller frees it after the backend). */
 tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, struct tf_plan *plan,
                                     tf_cpd_backend *out);
+/* The CPU backend of one rank of a distributed run (dist): shard[m], a CPU
+ * plan of the non-zeros whose mode-m index lies in this rank's rows
+ * [row_lo[m][rank], row_lo[m][rank+1]); all borrowed (freed after the backend). */
+struct tf_dist;
+tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *o, struct tf_plan *const *shard,
+                                         const uint64_t *const *row_lo, const struct tf_dist *dist,
+                                         tf_cpd_backend *out);
 /* CUDA backend (src/gpu/cpd): the whole iteration on the GPU of o->context
  * (never NULL here). Returns TF_ERR_UNAVAILABLE in CPU-only builds. */
 tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);

@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend of CP-ALS (the vtable of src/backend/cpd.h): an MTTKRP
  * plan for the tensor plus the factors, Grams and lambda in host memory; the
- * dense steps are the BLAS/LAPACK helpers of dense.c. */
+ * dense steps are the BLAS/LAPACK helpers of dense.c.
+ *
+ * Distributed (several ranks, backend/dist.h; AMPED's layout on CPU ranks):
+ * rank r holds, for each mode, a plan of the non-zeros whose index lies in
+ * its rows [row_lo[r], row_lo[r+1]), so its MTTKRP is exact on those rows;
+ * it solves them, and the new rows are all-gathered so every rank holds the
+ * whole factor. Normalisation and Grams then run on the whole factor on
+ * every rank (the same numbers everywhere, as in one process: no reduction
+ * of partial Grams to reorder), and the fit's inner product is summed over
+ * the ranks' rows. */
 #include <stdio.h>
 #include <string.h>
 
 #include "backend/cpd.h"
+#include "backend/dist.h"
 #include "backend/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -25,7 +35,17 @@ typedef struct cpu_cpd {
     double *V;                   /* Hadamard product of Grams, R x R       */
     double *lambda;              /* R                                      */
     int blas_threads;       /* OpenBLAS thread count before this run, restored at the end */
+    const tf_dist *dist;           /* NULL: one process                      */
+    tf_plan *shard[TF_MAX_ORDER];  /* distributed: this rank's plan per mode (borrowed) */
+    const uint64_t *row_lo[TF_MAX_ORDER]; /* distributed: rank r's rows [row_lo[r], row_lo[r+1]) */
 } cpu_cpd;
+
+/* This process's rows of mode m: all of them, or its rank's range. */
+static void my_rows(const cpu_cpd *c, uint32_t m, uint64_t *lo, uint64_t *hi)
+{
+    *lo = c->dist ? c->row_lo[m][c->dist->rank] : 0;
+    *hi = c->dist ? c->row_lo[m][c->dist->rank + 1] : c->dims[m];
+}
 
 static tf_status check_mode(const cpu_cpd *c, uint32_t mode)
 {
@@ -68,7 +88,8 @@ static tf_status cpu_mttkrp(void *ctx, uint32_t mode)
     TF_TRY(check_mode(c, mode));
     tf_matrix out = {c->dims[mode], c->rank, c->M};
     c->m_mode = c->order;
-    TF_TRY(c->plan->ops->mttkrp(c->plan->impl, mode, c->A, &out)); /* shapes are the backend's own */
+    tf_plan *p = c->dist ? c->shard[mode] : c->plan;
+    TF_TRY(p->ops->mttkrp(p->impl, mode, c->A, &out)); /* shapes are the backend's own */
     c->m_mode = mode;
     return TF_OK;
 }
@@ -79,9 +100,13 @@ static tf_status cpu_solve(void *ctx, uint32_t mode, int *used_pinv)
     TF_TRY(check_mode(c, mode));
     if (c->m_mode != mode)
         return tf_fail(TF_ERR_ARG, "CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
-    const uint64_t I = c->dims[mode], R = c->rank;
+    const uint64_t R = c->rank;
+    uint64_t lo, hi;
+    my_rows(c, mode, &lo, &hi);
     tf_dense_hadamard((const double *const *)c->G, c->order, mode, R, c->V);
-    return tf_dense_solve(c->M, c->A[mode].data, I, R, c->V, c->threads, used_pinv);
+    /* row by row: a rank's rows come out as in one process */
+    TF_TRY(tf_dense_solve(c->M + lo * R, c->A[mode].data + lo * R, hi - lo, R, c->V, c->threads, used_pinv));
+    return c->dist ? c->dist->allgather_rows(c->A[mode].data, c->row_lo[mode], R) : TF_OK;
 }
 
 static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
@@ -105,8 +130,11 @@ static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *
     TF_TRY(check_mode(c, mode));
     if (c->m_mode != mode)
         return tf_fail(TF_ERR_ARG, "CP-ALS backend: fit of mode %u without its MTTKRP", mode + 1);
-    TF_TRY(tf_dense_weighted_inner(c->M, c->A[mode].data, c->dims[mode], c->rank, c->lambda,
-                                   c->threads, inner));
+    uint64_t lo, hi;
+    my_rows(c, mode, &lo, &hi);
+    TF_TRY(tf_dense_weighted_inner(c->M + lo * c->rank, c->A[mode].data + lo * c->rank, hi - lo, c->rank,
+                                   c->lambda, c->threads, inner));
+    if (c->dist) TF_TRY(c->dist->allreduce_sum(inner, 1));
     tf_dense_hadamard((const double *const *)c->G, c->order, c->order, c->rank, c->V);
     *model_norm2 = tf_dense_quadratic(c->V, c->lambda, c->rank);
     return TF_OK;
@@ -174,5 +202,20 @@ tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf
     out->ops = &cpu_ops;
     out->ctx = c;
     snprintf(out->plan_desc, sizeof out->plan_desc, "%s", plan->desc);
+    return TF_OK;
+}
+
+tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *o, struct tf_plan *const *shard,
+                                         const uint64_t *const *row_lo, const tf_dist *dist,
+                                         tf_cpd_backend *out)
+{
+    TF_TRY(tf_cpu_cpd_backend_create(X, o, shard[0], out));
+    cpu_cpd *c = out->ctx;
+    c->dist = dist;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        c->shard[m] = shard[m];
+        c->row_lo[m] = row_lo[m];
+    }
+    snprintf(out->plan_desc, sizeof out->plan_desc, "%.80s, %d ranks", shard[0]->desc, dist->size);
     return TF_OK;
 }

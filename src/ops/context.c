@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/dist.h"
 #include "core/error.h"
 
 void tf_context_opts_default(tf_context_opts *o)
@@ -38,6 +39,15 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
                        o->ndevices);
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "context: %d threads", o->threads);
     tf_backend b = (tf_backend)o->backend;
+    tf_dist dist = {0};
+    if (o->distributed) {
+        /* ranks run on the CPU for now: GPU ranks (NCCL) are issue 28's next part */
+        if (b == TF_BACKEND_GPU)
+            return tf_fail(TF_ERR_UNAVAILABLE, "context: a distributed run uses the CPU backend on every rank "
+                                               "(GPU ranks are not built yet)");
+        TF_TRY(tf_dist_world(&dist));
+        b = TF_BACKEND_CPU;
+    }
     /* AUTO with GPU 0 is resolved on first need (tf_context_resolve): a run
      * that ends up on the CPU never starts CUDA (issue 25: that alone made
      * `cpd --device auto` 30-60 ms slower than `--device cpu`). */
@@ -56,6 +66,14 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
     c->opts = *o;
     c->backend = b;
+    if (o->distributed) {
+        c->dist = malloc(sizeof *c->dist);
+        if (!c->dist) {
+            free(c);
+            return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
+        }
+        *c->dist = dist;
+    }
     *out = c;
     return TF_OK;
 }
@@ -64,6 +82,7 @@ void tf_context_free(tf_context *c)
 {
     if (!c) return;
     if (c->gpu) tf_cuda_context_release(c->gpu);
+    free(c->dist);
     free(c);
 }
 

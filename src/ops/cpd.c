@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo/cp_als.h"
+#include "backend/dist.h"
 #include "backend/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -15,6 +16,7 @@
 #include "core/progress.h"
 #include "ops/auto_backend.h"
 #include "ops/call_context.h"
+#include "ops/shard.h"
 
 void tf_cpd_opts_default(tf_cpd_opts *o)
 {
@@ -80,10 +82,18 @@ static tf_status check_init(const tf_tensor *X, const tf_cpd_opts *o)
 typedef struct backend_hold {
     tf_context *own;
     tf_plan *plan;
+    tf_plan *shard[TF_MAX_ORDER];     /* distributed: this rank's plan per mode */
+    uint64_t *row_lo[TF_MAX_ORDER];   /* distributed: the ranks' rows per mode  */
 } backend_hold;
 
 static void hold_free(backend_hold *h)
 {
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        tf_plan_free(h->shard[m]);
+        tf_free(h->row_lo[m]);
+        h->shard[m] = NULL;
+        h->row_lo[m] = NULL;
+    }
     tf_plan_free(h->plan);
     tf_context_free(h->own); /* after everything on its device is gone */
     h->plan = NULL;
@@ -112,6 +122,34 @@ static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf
     po.rank_hint = o->rank;
     TF_TRY(tf_plan_build(X, &po, &h->plan));
     tf_status s = tf_cpu_cpd_backend_create(X, o, h->plan, be);
+    if (s != TF_OK) hold_free(h);
+    return s;
+}
+
+/* One rank of a distributed run: for every mode, the ranks' rows balanced
+ * by non-zeros and a CPU plan of this rank's shard. */
+static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
+                                     backend_hold *h)
+{
+    const tf_dist *d = o->context->dist;
+    tf_plan_opts po;
+    tf_plan_opts_default(&po);
+    po.backend = TF_BACKEND_CPU;
+    po.format = o->format == TF_FORMAT_COO ? TF_FORMAT_COO : TF_FORMAT_AUTO;
+    po.threads = o->threads;
+    po.rank_hint = o->rank;
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
+        s = TF_ALLOC(h->row_lo[m], (uint64_t)d->size + 1, "rank rows");
+        if (s == TF_OK) s = tf_shard_rows(X, m, d->size, h->row_lo[m]);
+        tf_tensor part;
+        memset(&part, 0, sizeof part);
+        if (s == TF_OK) s = tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
+        if (s == TF_OK) s = tf_plan_build(&part, &po, &h->shard[m]);
+        tf_tensor_free(&part);
+    }
+    if (s == TF_OK)
+        s = tf_cpu_cpd_backend_create_dist(X, o, h->shard, (const uint64_t *const *)h->row_lo, d, be);
     if (s != TF_OK) hold_free(h);
     return s;
 }
@@ -148,6 +186,13 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
                                 backend_hold *h, char *note, size_t note_len)
 {
     memset(h, 0, sizeof *h);
+    if (o->context && o->context->dist) {
+        if (o->backend == TF_BACKEND_GPU || o->precision == TF_SINGLE ||
+            o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO)
+            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: a distributed run uses the CPU backend in double precision "
+                                               "(GPU ranks are not built yet)");
+        return create_dist_backend(X, o, be, h);
+    }
     if (o->backend == TF_BACKEND_GPU) return create_gpu_backend(X, o, be, h);
     const int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
                            o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;

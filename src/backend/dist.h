@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The collectives of a run over several processes (src/dist/mpi.c with MPI,
+ * src/dist/nompi.c without): the front end hands them to the CPU backend,
+ * which never calls MPI itself. Results are the same on every rank. */
+#ifndef TF_BACKEND_DIST_H
+#define TF_BACKEND_DIST_H
+#include "tenfold.h"
+
+typedef struct tf_dist {
+    int rank, size;
+    /* Every rank's rows [row_lo[r], row_lo[r+1]) of the row-major matrix a
+     * (cols columns) to every rank, in place. */
+    tf_status (*allgather_rows)(double *a, const uint64_t *row_lo, uint64_t cols);
+    /* x[0..n) summed over the ranks, the same on every rank. */
+    tf_status (*allreduce_sum)(double *x, uint64_t n);
+} tf_dist;
+
+/* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
+ * TF_ERR_UNAVAILABLE in a build without MPI. */
+tf_status tf_dist_world(tf_dist *d);
+#endif

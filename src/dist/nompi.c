@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Without MPI (CMake did not find it): one process. */
+#include <stdlib.h>
+
+#include "backend/dist.h"
+#include "core/error.h"
+#include "dist/launch.h"
+
+int tf_have_mpi(void) { return 0; }
+
+tf_status tf_mpi_start(int *argc, char ***argv, int *rank, int *size)
+{
+    (void)argc;
+    (void)argv;
+    *rank = 0;
+    *size = 1;
+    if (tf_launched_with_ranks()) /* each rank would run the whole job and write the same files */
+        return tf_fail(TF_ERR_UNAVAILABLE, "started as one of several MPI ranks, but this build of tenfold "
+                                           "has no MPI (install OpenMPI and rebuild)");
+    return TF_OK;
+}
+
+void tf_mpi_stop(void) {}
+
+void tf_mpi_abort(int code) { exit(code); }
+
+tf_status tf_dist_world(tf_dist *d)
+{
+    (void)d;
+    return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no MPI (install OpenMPI and rebuild)");
+}

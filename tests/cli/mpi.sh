@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# tenfold cpd on several MPI ranks (issue 28, CPU ranks): 2 and 3 ranks give
+# the single process's fits (every iteration) and factors to 1e-9, with a
+# heavy slice at a rank boundary; rank 0 alone prints and writes; a GPU or
+# fp32 run on several ranks fails with one line, and no rank hangs. Skipped
+# (77) without MPI in the build or without mpirun.
+source "$(dirname "$0")/lib/common.bash"
+
+if ! "$TF" info 2>/dev/null | grep -q '^mpi: *yes' || ! command -v mpirun >/dev/null; then
+    echo "$NAME: skipped (no MPI in this build, or no mpirun)"
+    exit 77
+fi
+# OpenMPI's own allocations are not ours to check (a sanitizer build)
+export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export OMP_NUM_THREADS=1
+ranks() { # N ARGS...: tenfold on N ranks, stdout -> out.txt, stderr -> err.txt, exit code -> $rc
+    local n=$1; shift
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$n" "$TF" "$@" >out.txt 2>err.txt
+    rc=$?
+}
+
+"$TF" gen -o small.tns --dims 300,200,100 --nnz 20000 --alpha 0.6 --rank 3 --seed 2 >/dev/null 2>&1 || bad "gen small.tns"
+# heavy slices: mode 1 skewed hard (alpha 0.95 over 50 rows), so a rank boundary falls next to a heavy row
+"$TF" gen -o heavy.tns --dims 50,400,300 --nnz 20000 --alpha 0.95,0.3,0.3 --rank 3 --seed 5 >/dev/null 2>&1 ||
+    bad "gen heavy.tns"
+
+# compare ONE TWO: fits of every iteration and the factor files agree to 1e-9
+compare() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = sys.argv[1], sys.argv[2]
+ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
+fa = [i["fit"] for i in ra["iterations"]]
+fb = [i["fit"] for i in rb["iterations"]]
+assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for f in ["mode1", "mode2", "mode3", "lambda"]:
+    x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
+    scale = max(abs(v) for r in x for v in r) or 1.0
+    d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
+    assert len(x) == len(y) and d <= 1e-9 * scale, (f, d, scale)
+PY
+}
+
+for t in small heavy; do
+    expect 0 "$t: one process" cpd $t.tns -r 5 -i 8 --tol 0 -t 1 --device cpu -o one_$t --json one_$t.json
+    for n in 2 3; do
+        ranks $n cpd $t.tns -r 5 -i 8 --tol 0 -t 1 -o r${n}_$t --json r${n}_$t.json
+        if [ "$rc" -ne 0 ]; then bad "$t on $n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+        check "$t on $n ranks: the run says how many ranks" grep -q "^ranks: $n (MPI)" out.txt
+        check "$t on $n ranks: printed once" test "$(grep -c '^final fit' out.txt)" -eq 1
+        check "$t on $n ranks: written once" test "$(grep -c '^wrote: r' out.txt)" -eq 2
+        check "$t on $n ranks: the plan names the ranks" grep -q "^plan: .*$n ranks" out.txt
+        check "$t on $n ranks: nothing on stderr" test ! -s err.txt
+        check "$t on $n ranks: fits and factors equal one process's to 1e-9" compare one_$t r${n}_$t
+    done
+done
+
+# several ranks run on the CPU in double precision: a GPU or fp32 run fails at once
+ranks 2 cpd small.tns -r 3 -i 2 --device gpu --nowrite
+check "2 ranks with --device gpu fail" test "$rc" -ne 0 -a "$rc" -ne 124
+check "2 ranks with --device gpu: the reason" grep -q "CPU backend in double precision" err.txt
+ranks 2 cpd small.tns -r 3 -i 2 --precision single --nowrite
+check "2 ranks in fp32 fail" test "$rc" -ne 0 -a "$rc" -ne 124
+# a missing input on every rank: a failure, not a hang
+ranks 2 cpd missing.tns -r 3 -i 2 --nowrite
+check "2 ranks, missing input: fails" test "$rc" -ne 0 -a "$rc" -ne 124
+check "2 ranks, missing input: names the file" grep -q "missing.tns" err.txt
+finish
