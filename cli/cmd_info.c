@@ -47,7 +47,10 @@ int cmd_info(int argc, char **argv)
         printf("build:   CUDA backend yes (toolkit %s), not available\n", b.cuda_toolkit);
     if (st != TF_CUDA_MODULE_NONE)
         printf("module:  %s%s\n", st == TF_CUDA_MODULE_LOADED ? "loaded " : "", where);
-    printf("mpi:     %s\n", tf_have_mpi() ? "yes (mpirun -np P tenfold cpd ...: CPU ranks)" : "no");
+    char mpi[256];
+    tf_mpi_describe(mpi, sizeof mpi);
+    if (tf_have_mpi()) printf("mpi:     yes, %s (mpirun -np P tenfold cpd ...: CPU ranks)\n", mpi);
+    else printf("mpi:     no\n");
     printf("threads: %d (CPU backend default)\n", tf_default_threads());
     int n = tf_gpu_count();
     printf("gpus:    %d found\n", n);

@@ -738,6 +738,8 @@ tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s);
 int tf_have_cuda(void);
 /* 1 if this build has MPI (several processes: `mpirun -np P tenfold cpd ...`). */
 int tf_have_mpi(void);
+/* The MPI library's name and version ("Open MPI v4.1.4, ..."; "none" without MPI). */
+void tf_mpi_describe(char *buf, size_t len);
 /* Starts MPI when mpirun / mpiexec / srun started this process as one of
  * several ranks (else nothing: *rank = 0, *size = 1). A build without MPI
  * started as one of several ranks fails (TF_ERR_UNAVAILABLE), so no rank

@@ -3,7 +3,9 @@
  * and stop, and the collectives of backend/dist.h over MPI_COMM_WORLD. */
 #include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/dist.h"
 #include "core/alloc.h"
@@ -13,6 +15,16 @@
 static int started; /* 1 when tf_mpi_start called MPI_Init */
 
 int tf_have_mpi(void) { return 1; }
+
+void tf_mpi_describe(char *buf, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS) n = 0;
+    v[n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1] = 0;
+    const size_t line = strcspn(v, ",\n"); /* up to the first comma or line end */
+    if (len) snprintf(buf, len, "%.*s", (int)line, v);
+}
 
 tf_status tf_mpi_start(int *argc, char ***argv, int *rank, int *size)
 {

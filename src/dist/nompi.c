@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Without MPI (CMake did not find it): one process. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend/dist.h"
@@ -7,6 +8,11 @@
 #include "dist/launch.h"
 
 int tf_have_mpi(void) { return 0; }
+
+void tf_mpi_describe(char *buf, size_t len)
+{
+    if (len) snprintf(buf, len, "none");
+}
 
 tf_status tf_mpi_start(int *argc, char ***argv, int *rank, int *size)
 {
