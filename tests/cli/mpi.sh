@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tenfold cpd on several MPI ranks (issue 28, CPU ranks): 2 and 3 ranks give
 # the single process's fits (every iteration) and factors to 1e-9, with a
-# heavy slice at a rank boundary; rank 0 alone prints and writes; a GPU or
+# heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; rank 0 alone prints and writes; a GPU or
 # fp32 run on several ranks fails with one line, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
 source "$(dirname "$0")/lib/common.bash"
@@ -56,6 +56,13 @@ for t in small heavy; do
         check "$t on $n ranks: fits and factors equal one process's to 1e-9" compare one_$t r${n}_$t
     done
 done
+
+# more ranks than a mode has rows: some ranks own no rows of it (empty shards)
+"$TF" gen -o tiny.tns --dims 40,30,3 --nnz 500 --seed 3 >/dev/null 2>&1 || bad "gen tiny.tns"
+expect 0 "tiny: one process" cpd tiny.tns -r 2 -i 5 --tol 0 -t 1 --device cpu -o one_tiny --json one_tiny.json
+ranks 5 cpd tiny.tns -r 2 -i 5 --tol 0 -t 1 -o r5_tiny --json r5_tiny.json
+check "tiny on 5 ranks (empty shards): runs" test "$rc" -eq 0
+check "tiny on 5 ranks: fits and factors equal one process's to 1e-9" compare one_tiny r5_tiny
 
 # several ranks run on the CPU in double precision: a GPU or fp32 run fails at once
 ranks 2 cpd small.tns -r 3 -i 2 --device gpu --nowrite
