@@ -17,6 +17,10 @@ printf 'leak:MPI_Init_thread\nleak:MPI_Finalize\nleak:libmpi.so\nleak:libopen-pa
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/lsan.supp:print_suppressions=0"
 export OMP_NUM_THREADS=1
+# OpenMPI on one machine: no remote launcher needed (a CI box may have no ssh), and no
+# cross-process memory attach (containers forbid it and OpenMPI would say so on stderr)
+export OMPI_MCA_plm=${OMPI_MCA_plm:-isolated}
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 ranks() { # N ARGS...: tenfold on N ranks, stdout -> out.txt, stderr -> err.txt, exit code -> $rc
     local n=$1; shift
     timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$n" "$TF" "$@" >out.txt 2>err.txt
