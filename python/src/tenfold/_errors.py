@@ -46,8 +46,9 @@ class NumericError(Error, ArithmeticError):
 
 
 class UnavailableError(Error, NotImplementedError):
-    """A capability not built in, no device present, or not implemented yet
-    (several GPUs) (TF_ERR_UNAVAILABLE)."""
+    """What this build or machine cannot do (TF_ERR_UNAVAILABLE): no CUDA
+    backend, no GPU, or several GPUs in one process, which the C library
+    refuses with its own message."""
 
     status = "unavailable"
 
