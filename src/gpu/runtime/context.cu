@@ -218,6 +218,29 @@ tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out)
     return tf_cuda_ctx_use(*out);
 }
 
+tf_status tf_cuda_ctx_at(tf_context *c, int i, tf_cuda_ctx **out)
+{
+    *out = nullptr;
+    if (i == 0) return tf_cuda_ctx_of(c, out);
+    if (!c || c->backend != TF_BACKEND_GPU || i < 0 || i >= c->opts.ndevices || i >= TF_MAX_GPUS)
+        return tf_fail(TF_ERR_ARG, "the context has no GPU number %d", i);
+    if (!c->peer[i]) {
+        tf_cuda_ctx *g = new (std::nothrow) tf_cuda_ctx();
+        if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU context");
+        tf_status s = tf_cuda_ctx_init(g, c->opts.devices[i]);
+        if (s != TF_OK) {
+            tf_cuda_ctx_destroy(g);
+            delete g;
+            return s;
+        }
+        g->tune = c->opts.tuning;
+        g->memory_limit = c->opts.memory_limit;
+        c->peer[i] = g;
+    }
+    *out = (tf_cuda_ctx *)c->peer[i];
+    return tf_cuda_ctx_use(*out);
+}
+
 extern "C" void tf_cuda_context_release_impl(void *gpu)
 {
     tf_cuda_ctx *g = (tf_cuda_ctx *)gpu;
