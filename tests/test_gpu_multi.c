@@ -121,20 +121,6 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
     }
 }
 
-static tf_status planted(uint32_t order, const uint64_t *dims, uint64_t nnz, uint64_t rank, uint64_t seed,
-                         tf_tensor *X)
-{
-    tf_gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.order = order;
-    for (uint32_t m = 0; m < order; ++m) g.dims[m] = dims[m];
-    g.nnz = nnz;
-    g.seed = seed;
-    g.rank = rank;
-    g.noise = 0.01;
-    memset(X, 0, sizeof *X);
-    return tf_generate(&g, X);
-}
 
 static void bad_lists(void)
 {
@@ -165,7 +151,7 @@ int main(int argc, char **argv)
     const setup two = {2, 0, 0, 0}, two_rev = {2, 1, 0, 0}, two_stream = {2, 0, 1, 0}, two_cus = {2, 0, 0, 1};
     tf_tensor X;
 
-    CHECK_OK(planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
+    CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
     compare(&X, "planted 3-mode R8", 8, quick ? 4 : 12, two);
     if (!quick) {
         compare(&X, "planted 3-mode R8, GPUs 1,0", 8, 8, two_rev);
@@ -174,17 +160,17 @@ int main(int argc, char **argv)
     }
     tf_tensor_free(&X);
 
-    CHECK_OK(planted(3, (const uint64_t[]){400, 300, 301}, quick ? 8000 : 60000, 32, 12, &X));
+    CHECK_OK(tt_planted(3, (const uint64_t[]){400, 300, 301}, quick ? 8000 : 60000, 32, 12, &X));
     compare(&X, "planted 3-mode R32", 32, quick ? 3 : 10, two);
     if (!quick) compare(&X, "planted 3-mode R32, streamed shards", 32, 6, two_stream);
     tf_tensor_free(&X);
 
     if (!quick) {
-        CHECK_OK(planted(4, (const uint64_t[]){60, 50, 40, 30}, 30000, 6, 13, &X));
+        CHECK_OK(tt_planted(4, (const uint64_t[]){60, 50, 40, 30}, 30000, 6, 13, &X));
         compare(&X, "planted 4-mode R6", 6, 10, two);
         compare(&X, "planted 4-mode R6, streamed shards", 6, 6, two_stream);
         tf_tensor_free(&X);
-        CHECK_OK(planted(5, (const uint64_t[]){30, 25, 20, 15, 12}, 30000, 5, 14, &X));
+        CHECK_OK(tt_planted(5, (const uint64_t[]){30, 25, 20, 15, 12}, 30000, 5, 14, &X));
         compare(&X, "planted 5-mode R5", 5, 10, two);
         tf_tensor_free(&X);
     }
