@@ -339,6 +339,9 @@ typedef struct tf_tuning {
                                  and Gram in one pass                                    */
     int64_t cpd_gram_solve_rows; /* -1 (default) the built-in limit; 0 off; N: Gram +
                                  solve in one launch for factors of up to N rows (<= 256) */
+    int cpd_overlap;          /* several GPUs, R <= 32: 1 (default) the factor-row
+                                 exchange of a mode runs beside the next mode's MTTKRP
+                                 of the non-zeros that need no other GPU's rows; 0 not */
     /* GPU SDDMM */
     uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
     /* GPU uploads */

@@ -4,6 +4,7 @@
  * heaviest row of the balanced share (rows are never split), the shards
  * partition the non-zeros exactly; more ranks than rows leave ranges
  * empty; and a distributed context needs MPI started (one process here). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -38,6 +39,56 @@ static void check_mode(const tf_tensor *X, uint32_t m, int size, const char *wha
     free(count);
 }
 
+/* tf_shard_split of parts first..first+count-1 (of size), with and without
+ * the split by the previous mode: every non-zero of those parts lands in
+ * exactly one output, in X's order, its mode index shifted by the part's
+ * first row, in the local half exactly when its previous index is one of
+ * the part's rows of that mode; dims as promised; the imbalance reported
+ * is the largest part over the mean. */
+static void check_split(const tf_tensor *X, uint32_t m, int size, int first, int count, const char *what)
+{
+    uint64_t lo[70], plo[70];
+    double imb = -1.0;
+    const uint32_t prev = (m + X->order - 1) % X->order;
+    CHECK_OK(tf_shard_rows(X, m, size, lo, &imb));
+    CHECK_OK(tf_shard_rows(X, prev, size, plo, NULL));
+    uint64_t most = 0;
+    for (int r = 0; r < size; ++r) {
+        uint64_t n = 0;
+        for (uint64_t k = 0; k < X->nnz; ++k) n += X->ind[m][k] >= lo[r] && X->ind[m][k] < lo[r + 1];
+        most = n > most ? n : most;
+    }
+    CHECKF(X->nnz == 0 ? imb == 0.0 : fabs(imb - ((double)most * size / X->nnz - 1.0)) < 1e-12,
+           "%s: mode %u over %d: imbalance %g", what, m + 1, size, imb);
+    for (int pairs = 0; pairs < 2; ++pairs) {
+        tf_tensor out[128];
+        CHECK_OK(tf_shard_split(X, m, lo, prev, pairs ? plo : NULL, first, count, out));
+        int ok = 1;
+        for (int p = 0; p < count; ++p) {
+            const int r = first + p;
+            const uint64_t rows = lo[r + 1] - lo[r];
+            uint64_t at[2] = {0, 0};
+            for (uint64_t k = 0; k < X->nnz; ++k) {
+                if (X->ind[m][k] < lo[r] || X->ind[m][k] >= lo[r + 1]) continue;
+                const int half = pairs ? !(X->ind[prev][k] >= plo[r] && X->ind[prev][k] < plo[r + 1]) : 0;
+                const tf_tensor *o = &out[pairs ? 2 * p + half : p];
+                const uint64_t j = at[half]++;
+                ok &= j < o->nnz && o->vals[j] == X->vals[k];
+                for (uint32_t q = 0; ok && q < X->order; ++q)
+                    ok &= o->ind[q][j] == (q == m ? X->ind[q][k] - lo[r] : X->ind[q][k]);
+            }
+            for (int h = 0; h < (pairs ? 2 : 1); ++h) {
+                const tf_tensor *o = &out[pairs ? 2 * p + h : p];
+                ok &= o->nnz == at[h] && o->dims[m] == (rows ? rows : 1);
+                for (uint32_t q = 0; q < X->order; ++q) ok &= q == m || o->dims[q] == X->dims[q];
+            }
+        }
+        CHECKF(ok, "%s: split of mode %u, parts %d..%d of %d%s", what, m + 1, first, first + count - 1, size,
+               pairs ? ", by the previous mode" : "");
+        for (int q = 0; q < (pairs ? 2 : 1) * count; ++q) tf_tensor_free(&out[q]);
+    }
+}
+
 static void check_tensor(tt_spec sp, const char *what)
 {
     tf_tensor X;
@@ -45,6 +96,11 @@ static void check_tensor(tt_spec sp, const char *what)
     const int sizes[] = {1, 2, 3, 7, 64};
     for (uint32_t m = 0; m < X.order; ++m)
         for (unsigned i = 0; i < 5; ++i) check_mode(&X, m, sizes[i], what);
+    for (uint32_t m = 0; m < X.order; ++m) {
+        check_split(&X, m, 2, 0, 2, what);
+        check_split(&X, m, 7, 2, 3, what);
+        check_split(&X, m, 64, 0, 16, what);
+    }
     tf_tensor_free(&X);
 }
 

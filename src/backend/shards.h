@@ -16,9 +16,13 @@ typedef struct tf_shards {
     const uint64_t *row_lo[TF_MAX_ORDER]; /* per mode parts + 1 entries: part p
                                              owns rows [row_lo[p], row_lo[p+1]) */
     /* out[0..count): part first+i's non-zeros of `mode`, that index shifted
-     * down by its row_lo (dims[mode] = its rows, at least 1). They stay
-     * valid until the next call (the front end owns them). */
+     * down by its row_lo (dims[mode] = its rows, at least 1); with pairs,
+     * out[0..2 count): for part first+i, out[2i] the non-zeros whose
+     * previous mode's index (mode - 1, cyclically) lies in that part's rows
+     * of that mode and out[2i+1] the others. They stay valid until the next
+     * call (the front end owns them). */
     tf_status (*split)(void *user, uint32_t mode, tf_tensor *out);
+    int pairs;
     void *user;
     const struct tf_dist *dist; /* MPI ranks of one GPU each (count 1), else NULL */
 } tf_shards;

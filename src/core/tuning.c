@@ -16,6 +16,7 @@ void tf_tuning_default(tf_tuning *t)
     t->blco_hot = 1;
     t->gpu_staging = 1;
     t->cpd_graph = 1;
+    t->cpd_overlap = 1;
     t->cpd_apply_gram = -1;
     t->cpd_gram_solve_rows = -1;
     t->stream_resident = -1;
@@ -73,6 +74,7 @@ void tf_tuning_from_env(tf_tuning *t)
     /* CP-ALS */
     if (getenv("TF_GPU_CUSOLVER")) t->cpd_cusolver = 1;
     if (env_is("TF_GPU_GRAPH", "0")) t->cpd_graph = 0;
+    if (env_is("TF_GPU_OVERLAP", "0")) t->cpd_overlap = 0;
     if (env_is("TF_GPU_APPLY", "custom")) t->cpd_apply = 1;
     if (env_is("TF_GPU_APPLY", "cublas")) t->cpd_apply = 2;
     if (env_is("TF_GPU_GRAM", "syrk")) t->cpd_gram_syrk = 1;

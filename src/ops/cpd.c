@@ -170,8 +170,11 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
                        tf_format_name(o->format));
     tf_shard_set set;
     tf_shards sh;
-    tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, d, &sh)
-                    : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, NULL, &sh);
+    /* split in two per mode where the exchange overlaps the next MTTKRP
+     * (multi.cu: R <= 32 on the one-block solve path) */
+    const int pairs = c->opts.tuning.cpd_overlap && o->rank <= 32 && !c->opts.tuning.cpd_cusolver;
+    tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, pairs, d, &sh)
+                    : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, pairs, NULL, &sh);
     if (s != TF_OK) return s;
     h->imbalance = set.imbalance;
     s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);

@@ -80,54 +80,66 @@ static inline int owner(const uint64_t *row_lo, int first, int count, uint64_t i
     return a - first;
 }
 
-tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, int first, int count,
-                         tf_tensor *out)
+/* Which of the out tensors of tf_shard_split non-zero k goes to, or -1. */
+static inline int target(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, uint32_t prev,
+                         const uint64_t *prev_lo, int first, int count, uint64_t k)
 {
-    memset(out, 0, (size_t)count * sizeof *out);
+    const int p = owner(row_lo, first, count, X->ind[mode][k]);
+    if (p < 0 || !prev_lo) return p;
+    const uint64_t j = X->ind[prev][k];
+    return 2 * p + !(j >= prev_lo[first + p] && j < prev_lo[first + p + 1]);
+}
+
+tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, uint32_t prev,
+                         const uint64_t *prev_lo, int first, int count, tf_tensor *out)
+{
+    const int nout = prev_lo ? 2 * count : count;
+    memset(out, 0, (size_t)nout * sizeof *out);
     const int T = tf_resolve_threads(0);
     const uint64_t nnz = X->nnz;
-    uint64_t *at = NULL; /* [thread][part]: counts, then where each thread writes */
-    TF_TRY(TF_CALLOC(at, (uint64_t)T * count, "shard offsets"));
-    const uint32_t *ind = X->ind[mode];
+    uint64_t *at = NULL; /* [thread][out]: counts, then where each thread writes */
+    TF_TRY(TF_CALLOC(at, (uint64_t)T * nout, "shard offsets"));
     /* T fixed blocks of the non-zeros, the same in both passes whatever
      * threads OpenMP gives */
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
         const uint64_t k0 = nnz * (uint64_t)t / (uint64_t)T, k1 = nnz * (uint64_t)(t + 1) / (uint64_t)T;
-        uint64_t *c = at + (uint64_t)t * count;
+        uint64_t *c = at + (uint64_t)t * nout;
         for (uint64_t k = k0; k < k1; ++k) {
-            const int p = owner(row_lo, first, count, ind[k]);
-            if (p >= 0) c[p]++;
+            const int q = target(X, mode, row_lo, prev, prev_lo, first, count, k);
+            if (q >= 0) c[q]++;
         }
     }
     tf_status s = TF_OK;
-    for (int p = 0; p < count && s == TF_OK; ++p) {
+    for (int q = 0; q < nout && s == TF_OK; ++q) {
         uint64_t n = 0;
         for (int t = 0; t < T; ++t) {
-            const uint64_t c = at[(uint64_t)t * count + p];
-            at[(uint64_t)t * count + p] = n;
+            const uint64_t c = at[(uint64_t)t * nout + q];
+            at[(uint64_t)t * nout + q] = n;
             n += c;
         }
+        const int p = prev_lo ? q / 2 : q;
         uint64_t dims[TF_MAX_ORDER];
         memcpy(dims, X->dims, X->order * sizeof *dims);
         const uint64_t rows = row_lo[first + p + 1] - row_lo[first + p];
         dims[mode] = rows ? rows : 1;
-        s = tf_tensor_alloc(&out[p], X->order, dims, n);
+        s = tf_tensor_alloc(&out[q], X->order, dims, n);
     }
     if (s != TF_OK) {
-        for (int p = 0; p < count; ++p) tf_tensor_free(&out[p]);
+        for (int q = 0; q < nout; ++q) tf_tensor_free(&out[q]);
         tf_free(at);
         return s;
     }
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
         const uint64_t k0 = nnz * (uint64_t)t / (uint64_t)T, k1 = nnz * (uint64_t)(t + 1) / (uint64_t)T;
-        uint64_t *w = at + (uint64_t)t * count;
+        uint64_t *w = at + (uint64_t)t * nout;
         for (uint64_t k = k0; k < k1; ++k) {
-            const int p = owner(row_lo, first, count, ind[k]);
-            if (p < 0) continue;
-            tf_tensor *o = &out[p];
-            const uint64_t j = w[p]++;
+            const int q = target(X, mode, row_lo, prev, prev_lo, first, count, k);
+            if (q < 0) continue;
+            const int p = prev_lo ? q / 2 : q;
+            tf_tensor *o = &out[q];
+            const uint64_t j = w[q]++;
             for (uint32_t m = 0; m < X->order; ++m) o->ind[m][j] = X->ind[m][k];
             o->ind[mode][j] -= (uint32_t)row_lo[first + p];
             o->vals[j] = X->vals[k];
@@ -139,19 +151,21 @@ tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_
 
 static void set_parts_free(tf_shard_set *set)
 {
-    for (int i = 0; i < set->count; ++i) tf_tensor_free(&set->part[i]);
+    for (int i = 0; i < (set->pairs ? 2 : 1) * set->count; ++i) tf_tensor_free(&set->part[i]);
 }
 
 static tf_status set_split(void *user, uint32_t mode, tf_tensor *out)
 {
     tf_shard_set *set = user;
     set_parts_free(set);
-    TF_TRY(tf_shard_split(set->X, mode, set->row_lo[mode], set->first, set->count, set->part));
-    memcpy(out, set->part, (size_t)set->count * sizeof *out);
+    const uint32_t prev = (mode + set->X->order - 1) % set->X->order;
+    TF_TRY(tf_shard_split(set->X, mode, set->row_lo[mode], prev, set->pairs ? set->row_lo[prev] : NULL, set->first,
+                          set->count, set->part));
+    memcpy(out, set->part, (size_t)(set->pairs ? 2 : 1) * set->count * sizeof *out);
     return TF_OK;
 }
 
-tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count,
+tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count, int pairs,
                             const struct tf_dist *dist, tf_shards *sh)
 {
     memset(set, 0, sizeof *set);
@@ -161,6 +175,7 @@ tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, in
     set->X = X;
     set->first = first;
     set->count = count;
+    set->pairs = pairs != 0;
     for (uint32_t m = 0; m < X->order; ++m) {
         tf_status s = TF_ALLOC(set->row_lo[m], (uint64_t)parts + 1, "shard rows");
         double imb = 0.0;
@@ -176,6 +191,7 @@ tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, in
     sh->first = first;
     sh->count = count;
     sh->split = set_split;
+    sh->pairs = set->pairs;
     sh->user = set;
     sh->dist = dist;
     return TF_OK;

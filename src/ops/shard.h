@@ -20,9 +20,12 @@ tf_status tf_shard_rows(const tf_tensor *X, uint32_t mode, int size, uint64_t *r
 tf_status tf_shard_tensor(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, tf_tensor *out);
 /* Parts first..first+count-1 of `mode` at once (one parallel pass): out[i]
  * holds part first+i's non-zeros in X's order, the mode index shifted down
- * by its row_lo and dims[mode] its number of rows (at least 1). */
-tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, int first, int count,
-                         tf_tensor *out);
+ * by its row_lo and dims[mode] its number of rows (at least 1). With
+ * prev_lo (the parts' rows of mode `prev`), each part comes in two:
+ * out[2i] the non-zeros whose prev index lies in part first+i's rows of
+ * prev, out[2i+1] the others. */
+tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, uint32_t prev,
+                         const uint64_t *prev_lo, int first, int count, tf_tensor *out);
 
 /* The front end's side of tf_shards (backend/shards.h): the row ranges of
  * every mode over `parts` GPUs and the parts of this process's GPUs
@@ -33,13 +36,14 @@ tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_
 typedef struct tf_shard_set {
     const tf_tensor *X;
     uint64_t *row_lo[TF_MAX_ORDER];
-    int first, count;
-    tf_tensor part[TF_MAX_GPUS];
+    int first, count, pairs;
+    tf_tensor part[2 * TF_MAX_GPUS];
     double imbalance; /* the worst mode's (tf_shard_rows) */
 } tf_shard_set;
 
-/* Fills set and sh (which points into set: keep set in place while sh is used). */
-tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count,
+/* Fills set and sh (which points into set: keep set in place while sh is
+ * used); pairs: every part split in two by the previous mode (tf_shards). */
+tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count, int pairs,
                             const struct tf_dist *dist, tf_shards *sh);
 void tf_shard_set_free(tf_shard_set *set);
 #endif

@@ -105,6 +105,10 @@ struct gpu_cpd : gpu_cpd_base {
     bool sharded = false;
     bool has_shard[TF_MAX_ORDER] = {false};
     tf_gpu_engine *part_eng[TF_MAX_ORDER] = {nullptr}; /* NULL where the GPU has no rows */
+    /* the shard's second part where it is split (multi.cu's overlap): the
+     * non-zeros that need other GPUs' rows of the previous mode; it adds
+     * into M after part_eng has written it */
+    tf_gpu_engine *part_eng2[TF_MAX_ORDER] = {nullptr};
     uint64_t lo[TF_MAX_ORDER] = {0}, rows[TF_MAX_ORDER] = {0}, maxrows = 0;
     tf_gpu_engine *engine(uint32_t mode) const { return sharded ? part_eng[mode] : eng; }
     T *own(uint32_t mode) const { return A[mode] + lo[mode] * R; }
@@ -179,6 +183,7 @@ struct gpu_cpd : gpu_cpd_base {
         if (tstream) cudaStreamDestroy(tstream);
         delete eng;
         for (tf_gpu_engine *e : part_eng) delete e;
+        for (tf_gpu_engine *e : part_eng2) delete e;
     }
 
     tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
@@ -200,8 +205,8 @@ struct gpu_cpd : gpu_cpd_base {
         return tf_cuda_ctx_use(ctx);
     }
 
-    tf_status add_shard(uint32_t mode, const tf_tensor *part, uint64_t first, uint64_t n, const tf_cpd_opts *o,
-                        char *desc, size_t len) override
+    tf_status add_shard(uint32_t mode, const tf_tensor *part, const tf_tensor *remote, uint64_t first, uint64_t n,
+                        const tf_cpd_opts *o, char *desc, size_t len) override
     {
         if (!sharded || mode >= order || first + n > dims[mode] || (n && (part->order != order || part->dims[mode] != n)))
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: shard of mode %u does not fit the tensor", mode + 1);
@@ -214,6 +219,10 @@ struct gpu_cpd : gpu_cpd_base {
         if (!n) return TF_OK; /* no rows here (a mode shorter than the GPUs): nothing to compute */
         TF_TRY(tf_gpu_engine_create_shard(ctx, part, mode, o->precision, R, &part_eng[mode]));
         tf_gpu_describe_engine(desc, len, part_eng[mode], sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, "");
+        if (remote && remote->nnz) {
+            TF_TRY(tf_gpu_engine_create_shard(ctx, remote, mode, o->precision, R, &part_eng2[mode]));
+            part_eng2[mode]->accumulate = true;
+        }
         return TF_OK;
     }
 
@@ -231,6 +240,7 @@ struct gpu_cpd : gpu_cpd_base {
         maxrows = maxdim;
         m_mode = order;
         const tf_tuning &tune = ctx->tune;
+        small = R <= TF_GPU_SMALL_RANK && !tune.cpd_cusolver;
         gram_syrk = tune.cpd_gram_syrk != 0;
         apply_gram_env = tune.cpd_apply_gram < 0 ? -1 : tune.cpd_apply_gram != 0;
         if (tune.cpd_gram_solve_rows >= 0) {
@@ -366,8 +376,10 @@ struct gpu_cpd : gpu_cpd_base {
         /* per-mode choices the engine times on first use, made now: the
          * sweep's MTTKRPs run inside a graph capture (M is scratch) */
         if (!sharded) TF_TRY(eng->tune((const void *const *)A, M, (uint32_t)R));
-        for (uint32_t m = 0; sharded && m < order; ++m)
+        for (uint32_t m = 0; sharded && m < order; ++m) {
             if (part_eng[m]) TF_TRY(part_eng[m]->tune((const void *const *)A, M, (uint32_t)R));
+            if (part_eng2[m]) TF_TRY(part_eng2[m]->tune((const void *const *)A, M, (uint32_t)R));
+        }
         m_mode = order;
         TF_TRY(sync_scalars());
         pinv_seen = h_sc->pinv;
@@ -378,12 +390,26 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status mttkrp_async(uint32_t mode) override
     {
+        TF_TRY(mttkrp_local_async(mode));
+        return mttkrp_remote_async(mode);
+    }
+    /* The shard's first part (writes this GPU's rows of M), then its
+     * second (adds into them); M holds the MTTKRP after both. */
+    tf_status mttkrp_local_async(uint32_t mode) override
+    {
         TF_TRY(check_mode(mode));
         m_mode = order;
         if (engine(mode)) TF_TRY(engine(mode)->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
+        return TF_OK;
+    }
+    tf_status mttkrp_remote_async(uint32_t mode) override
+    {
+        TF_TRY(check_mode(mode));
+        if (sharded && part_eng2[mode]) TF_TRY(part_eng2[mode]->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
         m_mode = mode;
         return TF_OK;
     }
+    bool small_rank() const override { return small; }
 
     /* *host_pinv = 1 when the large-R path fell back to the pseudo-inverse
      * (the small path counts its fallbacks on the device). */

@@ -19,9 +19,11 @@ struct gpu_cpd_base {
     virtual tf_status setup_sharded(tf_cuda_ctx *ctx, const tf_tensor *X, const tf_cpd_opts *o) = 0;
     /* the shard of `mode`: this GPU's rows [lo, lo + rows) of it and part,
      * their non-zeros with that index shifted down by lo (dims[mode] = rows;
-     * unused when rows is 0); desc gets the engine's description */
-    virtual tf_status add_shard(uint32_t mode, const tf_tensor *part, uint64_t lo, uint64_t rows,
-                                const tf_cpd_opts *o, char *desc, size_t len) = 0;
+     * unused when rows is 0); split in two where remote is not NULL: part
+     * then holds the non-zeros whose previous mode's index is one of this
+     * GPU's rows of that mode, remote the others (desc: the engine's description) */
+    virtual tf_status add_shard(uint32_t mode, const tf_tensor *part, const tf_tensor *remote, uint64_t lo,
+                                uint64_t rows, const tf_cpd_opts *o, char *desc, size_t len) = 0;
     virtual tf_status init(const tf_ktensor *k) = 0;
     virtual tf_status mttkrp(uint32_t mode) = 0;
     virtual tf_status solve(uint32_t mode, int *used_pinv) = 0;
@@ -35,6 +37,14 @@ struct gpu_cpd_base {
      * large-rank path excepted: it waits for its own R x R checks);
      * normalize() is queued too. solve writes the GPU's own rows only. */
     virtual tf_status mttkrp_async(uint32_t mode) = 0;
+    /* mttkrp_async in its two halves (a split shard): the first part, which
+     * reads only this GPU's rows of the previous mode's factor, then the
+     * rest, which needs the others' (added into M) */
+    virtual tf_status mttkrp_local_async(uint32_t mode) = 0;
+    virtual tf_status mttkrp_remote_async(uint32_t mode) = 0;
+    /* the one-block solve with deferred normalisation (R small; known from
+     * setup on): the MTTKRP reads factors as solved, never rescaled */
+    virtual bool small_rank() const = 0;
     virtual tf_status solve_async(uint32_t mode, int *host_pinv) = 0;
     virtual tf_status gram_async(uint32_t mode) = 0;
     virtual tf_status fit_async(uint32_t mode) = 0;

@@ -48,10 +48,31 @@ struct multi_cpd {
     uint64_t *row_lo[TF_MAX_ORDER] = {nullptr}; /* per mode, grp.nranks + 1 */
     const tf_dist *dist = nullptr;
     double t_exchange = 0.0;
+    /* The overlapped sweep (sweep()): per GPU a stream for the exchange and
+     * events; on GPU 0 the step boundaries for the timers. */
+    bool overlap = false;
+    cudaStream_t comm[TF_MAX_GPUS] = {nullptr};
+    cudaEvent_t solved[TF_MAX_GPUS] = {nullptr}, shared[TF_MAX_GPUS] = {nullptr};
+    cudaEvent_t ev[4 * TF_MAX_ORDER + 2] = {nullptr}, xs[TF_MAX_ORDER] = {nullptr}, xe[TF_MAX_ORDER] = {nullptr};
 
     ~multi_cpd()
     {
         if (grp.n) tf_nccl_group_free(&grp, failed);
+        for (int g = 0; g < n; ++g) {
+            if (part[g] && part[g]->gpu()) cudaSetDevice(part[g]->gpu()->device);
+            if (comm[g]) cudaStreamSynchronize(comm[g]);
+            if (comm[g]) cudaStreamDestroy(comm[g]);
+            if (solved[g]) cudaEventDestroy(solved[g]);
+            if (shared[g]) cudaEventDestroy(shared[g]);
+            if (g == 0) {
+                for (cudaEvent_t e : ev)
+                    if (e) cudaEventDestroy(e);
+                for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+                    if (xs[m]) cudaEventDestroy(xs[m]);
+                    if (xe[m]) cudaEventDestroy(xe[m]);
+                }
+            }
+        }
         for (int g = 0; g < n; ++g) delete part[g];
         for (uint64_t *r : row_lo) tf_free(r);
     }
@@ -100,7 +121,7 @@ tf_status op_solve(void *c, uint32_t mode, int *used_pinv)
     const double t = wall();
     void *a[TF_MAX_GPUS];
     for (int g = 0; g < m->n; ++g) a[g] = m->part[g]->factor(mode);
-    TF_TRY(m->check(tf_nccl_share_rows(&m->grp, a, m->row_lo[mode], m->R, m->part[0]->value_bytes())));
+    TF_TRY(m->check(tf_nccl_share_rows(&m->grp, a, m->row_lo[mode], m->R, m->part[0]->value_bytes(), nullptr)));
     TF_TRY(m->wait());
     m->t_exchange += wall() - t;
     double inner = 0.0, knorm2 = 0.0;
@@ -147,6 +168,119 @@ tf_status op_fit(void *c, uint32_t mode, double *inner, double *knorm2)
     return TF_OK;
 }
 
+/* Seconds between two events of GPU 0 (0 if either did not fire). */
+double secs(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0.f;
+    return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? 1e-3 * ms : 0.0;
+}
+
+/* Queues the exchange of mode's rows on the comm streams, after each GPU's
+ * solve. */
+tf_status share_async(multi_cpd *m, uint32_t mode)
+{
+    void *a[TF_MAX_GPUS];
+    for (int g = 0; g < m->n; ++g) {
+        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_CU(cudaEventRecord(m->solved[g], m->part[g]->gpu()->stream));
+        TF_CU(cudaStreamWaitEvent(m->comm[g], m->solved[g], 0));
+        if (g == 0) TF_CU(cudaEventRecord(m->xs[mode], m->comm[0]));
+        a[g] = m->part[g]->factor(mode);
+    }
+    TF_TRY(tf_nccl_share_rows(&m->grp, a, m->row_lo[mode], m->R, m->part[0]->value_bytes(), m->comm));
+    for (int g = 0; g < m->n; ++g) {
+        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_CU(cudaEventRecord(m->shared[g], m->comm[g]));
+        if (g == 0) TF_CU(cudaEventRecord(m->xe[mode], m->comm[0]));
+    }
+    return TF_OK;
+}
+
+/* Every GPU's work stream waits for its exchange, then normalises mode
+ * (lambda, scales and Gram from the whole factor). */
+tf_status normalize_shared(multi_cpd *m, uint32_t mode, int max_norm)
+{
+    for (int g = 0; g < m->n; ++g) {
+        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_CU(cudaStreamWaitEvent(m->part[g]->gpu()->stream, m->shared[g], 0));
+        TF_TRY(m->part[g]->normalize(mode, max_norm));
+    }
+    return TF_OK;
+}
+
+tf_status mark(multi_cpd *m, uint32_t e)
+{
+    TF_TRY(tf_cuda_ctx_use(m->part[0]->gpu()));
+    TF_CU(cudaEventRecord(m->ev[e], m->part[0]->gpu()->stream));
+    return TF_OK;
+}
+
+/* One iteration with each mode's exchange beside the next mode's MTTKRP of
+ * the non-zeros that read only this GPU's rows of the exchanged factor
+ * (the shards come split: tf_shards.pairs). Mode n on every GPU: the first
+ * part of MTTKRP(n) (it reads factor n-1 as this GPU solved it: the small
+ * path's MTTKRP reads factors unscaled); then wait for factor n-1's rows
+ * and normalise it; the second part of MTTKRP(n); the solve of its rows;
+ * the exchange queued on the comm stream. The last mode's exchange is
+ * waited for at the end (its normalisation and the fit terms need it).
+ * Timers from GPU 0's events: MTTKRP = both parts, dense = the wait for the
+ * exchange, the normalisation and the solve; t_exchange = the exchanges'
+ * own durations on the comm stream (mostly hidden). */
+tf_status sweep_step(multi_cpd *m, int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
+                     double *t_fit, uint64_t *pinv)
+{
+    const uint32_t N = m->order;
+    TF_TRY(mark(m, 0));
+    for (uint32_t n = 0; n < N; ++n) {
+        for (int g = 0; g < m->n; ++g) TF_TRY(m->part[g]->mttkrp_local_async(n));
+        TF_TRY(mark(m, 4 * n + 1));
+        if (n > 0) TF_TRY(normalize_shared(m, n - 1, max_norm));
+        TF_TRY(mark(m, 4 * n + 2));
+        for (int g = 0; g < m->n; ++g) TF_TRY(m->part[g]->mttkrp_remote_async(n));
+        TF_TRY(mark(m, 4 * n + 3));
+        for (int g = 0; g < m->n; ++g) {
+            int hp = 0;
+            TF_TRY(m->part[g]->solve_async(n, &hp)); /* the small path: never a host fallback */
+        }
+        TF_TRY(mark(m, 4 * n + 4));
+        TF_TRY(share_async(m, n));
+    }
+    TF_TRY(normalize_shared(m, N - 1, max_norm));
+    for (int g = 0; g < m->n; ++g) TF_TRY(m->part[g]->fit_async(N - 1));
+    TF_TRY(mark(m, 4 * N + 1));
+    TF_TRY(m->wait());
+    double sum = 0.0;
+    unsigned p0 = 0;
+    for (int g = 0; g < m->n; ++g) {
+        double in = 0.0, kn = 0.0;
+        unsigned p = 0;
+        TF_TRY(m->part[g]->scalars(&in, &kn, &p));
+        sum += in;
+        if (g == 0) {
+            *knorm2 = kn;
+            p0 = p;
+        }
+    }
+    if (m->dist) TF_TRY(m->dist->allreduce_sum(&sum, 1));
+    *inner = sum;
+    *pinv += p0;
+    for (uint32_t n = 0; n < N; ++n) {
+        t_mttkrp[n] += secs(m->ev[4 * n], m->ev[4 * n + 1]) + secs(m->ev[4 * n + 2], m->ev[4 * n + 3]);
+        *t_dense += secs(m->ev[4 * n + 1], m->ev[4 * n + 2]) + secs(m->ev[4 * n + 3], m->ev[4 * n + 4]);
+        m->t_exchange += secs(m->xs[n], m->xe[n]);
+    }
+    *t_fit += secs(m->ev[4 * N], m->ev[4 * N + 1]);
+    return TF_OK;
+}
+
+tf_status op_sweep(void *c, int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
+                   double *t_fit, uint64_t *pinv)
+{
+    multi_cpd *m = self(c);
+    /* a sweep that failed half-way leaves peers inside a collective: abort */
+    return m->check(sweep_step(m, max_norm, inner, knorm2, t_mttkrp, t_dense, t_fit, pinv));
+}
+
 tf_status op_result(void *c, tf_ktensor *out) { return self(c)->part[0]->result(out); }
 
 void op_destroy(void *c) { delete self(c); }
@@ -158,6 +292,27 @@ void op_report(void *c, tf_cpd_report *rep)
 
 const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
                                       op_fit,  op_result, op_destroy, nullptr,      op_report};
+/* the same with the overlapped sweep */
+const tf_cpd_backend_ops multi_overlap_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
+                                              op_fit,  op_result, op_destroy, op_sweep,     op_report};
+
+/* Streams and events of the overlapped sweep. */
+tf_status overlap_setup(multi_cpd *m)
+{
+    for (int g = 0; g < m->n; ++g) {
+        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_CU(cudaStreamCreateWithFlags(&m->comm[g], cudaStreamNonBlocking));
+        TF_CU(cudaEventCreateWithFlags(&m->solved[g], cudaEventDisableTiming));
+        TF_CU(cudaEventCreateWithFlags(&m->shared[g], cudaEventDisableTiming));
+    }
+    TF_TRY(tf_cuda_ctx_use(m->part[0]->gpu()));
+    for (uint32_t e = 0; e < 4 * m->order + 2; ++e) TF_CU(cudaEventCreate(&m->ev[e]));
+    for (uint32_t n = 0; n < m->order; ++n) {
+        TF_CU(cudaEventCreate(&m->xs[n]));
+        TF_CU(cudaEventCreate(&m->xe[n]));
+    }
+    return TF_OK;
+}
 
 /* This process's GPUs, the states on them, their shards (one mode at a
  * time, each part freed by the front end before the next mode's), then the
@@ -180,17 +335,20 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
         TF_TRY(TF_ALLOC(m->row_lo[mode], (uint64_t)sh->parts + 1, "shard rows"));
         memcpy(m->row_lo[mode], sh->row_lo[mode], ((size_t)sh->parts + 1) * sizeof(uint64_t));
     }
-    tf_tensor parts[TF_MAX_GPUS];
+    tf_tensor parts[2 * TF_MAX_GPUS];
     char first[96] = "";
     for (uint32_t mode = 0; mode < X->order; ++mode) {
         TF_TRY(sh->split(sh->user, mode, parts));
         for (int g = 0; g < m->n; ++g) {
             char d[96];
             const uint64_t *lo = m->row_lo[mode] + sh->first + g;
-            TF_TRY(m->part[g]->add_shard(mode, &parts[g], lo[0], lo[1] - lo[0], o, d, sizeof d));
+            const tf_tensor *local = sh->pairs ? &parts[2 * g] : &parts[g];
+            const tf_tensor *remote = sh->pairs ? &parts[2 * g + 1] : nullptr;
+            TF_TRY(m->part[g]->add_shard(mode, local, remote, lo[0], lo[1] - lo[0], o, d, sizeof d));
             if (!first[0]) snprintf(first, sizeof first, "%s", d);
         }
     }
+    m->overlap = sh->pairs && m->part[0]->small_rank();
     if (sh->dist) {
         unsigned char id[TF_NCCL_ID_BYTES] = {0};
         if (sh->dist->rank == 0) TF_TRY(tf_nccl_unique_id(id));
@@ -199,7 +357,9 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
     } else {
         TF_TRY(tf_nccl_group_init_all(&m->grp, gpu, m->n));
     }
-    snprintf(desc, len, "%d GPUs%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "", first);
+    if (m->overlap) TF_TRY(overlap_setup(m));
+    snprintf(desc, len, "%d GPUs%s%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "", m->overlap ? ", overlapped" : "",
+             first);
     return TF_OK;
 }
 
@@ -224,7 +384,7 @@ extern "C" tf_status tf_cuda_cpd_backend_create_multi_impl(const tf_tensor *X, c
         memset(out, 0, sizeof *out);
         return s;
     }
-    out->ops = &multi_ops;
+    out->ops = m->overlap ? &multi_overlap_ops : &multi_ops;
     out->ctx = m;
     return TF_OK;
 }

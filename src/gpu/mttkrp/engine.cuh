@@ -38,6 +38,9 @@ struct tf_gpu_engine {
     virtual const char *note_text() const { return ""; }
     tf_cuda_ctx *ctx = nullptr;   /* owned by the caller, outlives the engine */
     tf_format format = TF_FORMAT_AUTO;
+    /* true: mttkrp adds into out instead of overwriting it (F-COO shards:
+     * the second part of a GPU's shard of a mode); set before the first run */
+    bool accumulate = false;
     /* false: mttkrp must not run inside a stream capture (the streamed
      * engine's copies and ring events span calls); CP-ALS then launches
      * its steps directly instead of as a graph */

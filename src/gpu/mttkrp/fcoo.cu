@@ -308,9 +308,11 @@ struct fcoo_engine : tf_gpu_engine {
                      uint32_t R)
     {
         const fcoo_dev<T> &c = copy[mode];
-        TF_TRY(fcoo_clear((T *)out, dims[mode], k.clear_all || nnz == 0, k.zrows, k.nzero, R, ctx->stream));
+        if (!accumulate)
+            TF_TRY(fcoo_clear((T *)out, dims[mode], k.clear_all || nnz == 0, k.zrows, k.nzero, R, ctx->stream));
         if (nnz == 0) return TF_OK;
         fcoo_args<T> a;
+        a.accum = accumulate;
         for (int q = 0; q < MAX_PMODES; ++q) {
             const bool used = q + 1 < (int)order;
             a.pind[q] = used ? c.pind[q] : nullptr;

@@ -80,6 +80,7 @@ struct fcoo_args {
     T *out;
     uint64_t nnz, nparts, nseg;
     uint32_t part_nnz, np, R;
+    uint32_t accum; /* 1: every row's sum is added to out (atomically), nothing cleared */
 };
 
 __device__ __forceinline__ uint32_t bit_of(const uint32_t *words, uint64_t i)
@@ -201,7 +202,7 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, 3) fcoo_mttkrp_kernel(const 
                     const uint32_t le = j == 31 ? TF_FULL_MASK : (2u << j) - 1u;
                     const uint32_t seg = seg0 + prefix + __popc(adv & le);
                     T *o = a.out + (size_t)a.seg_row[seg] * a.R + col;
-                    if ((seg == seg0 && first_continues) || (cb + j + 1 == end && last_continues)) {
+                    if (a.accum || (seg == seg0 && first_continues) || (cb + j + 1 == end && last_continues)) {
 #pragma unroll
                         for (int k = 0; k < V; ++k) atomicAdd(o + k, y0[k]);
                     } else {
@@ -445,7 +446,7 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const 
             for (int u = 0; u < U; ++u) {
                 if ((hm >> u) & 1u) { /* non-zero k + u starts a segment: close seg */
                     if (open) {
-                        if (colok) put_cols<T, V>(a.out + (size_t)row * a.R + col, acc, false);
+                        if (colok) put_cols<T, V>(a.out + (size_t)row * a.R + col, acc, a.accum != 0);
                     } else { /* the leading segment: combined below */
 #pragma unroll
                         for (int k2 = 0; k2 < V; ++k2) lead[k2] = acc[k2];
@@ -490,12 +491,12 @@ __global__ void __launch_bounds__(TF_BLOCK_THREADS, MINB) fcoo_seg_kernel(const 
 #pragma unroll
         for (int k = 0; k < V; ++k) t[k] = prev[k] + lead[k];
         const bool atomic = seg_first - hg == seg0 && first_continues;
-        put_cols<T, V>(a.out + (size_t)row_lead * a.R + col, t, atomic);
+        put_cols<T, V>(a.out + (size_t)row_lead * a.R + col, t, atomic || a.accum);
     }
     /* The segment open at the partition's end, by the group holding end - 1. */
     if (L.g == (uint32_t)(end - 1 - beg) / rs && colok) {
         const bool atomic = last_continues || (seg == seg0 && first_continues);
-        put_cols<T, V>(a.out + (size_t)row * a.R + col, inc, atomic);
+        put_cols<T, V>(a.out + (size_t)row * a.R + col, inc, atomic || a.accum);
     }
 }
 

@@ -175,10 +175,11 @@ struct stream_engine : tf_gpu_engine {
             return tf_fail(TF_ERR_ARG, "streamed F-COO engine: mode %u was not built", mode + 1);
         const smode &sm = m_[mode];
         cudaStream_t st = ctx->stream;
-        TF_TRY(fcoo_clear((T *)out, dims[mode], sm.clear_all || nnz == 0, sm.zrows, sm.nzero, R, st));
+        if (!accumulate) TF_TRY(fcoo_clear((T *)out, dims[mode], sm.clear_all || nnz == 0, sm.zrows, sm.nzero, R, st));
         if (nnz == 0) return TF_OK;
         fcoo_args<T> a;
         memset(&a, 0, sizeof a);
+        a.accum = accumulate;
         for (uint32_t q = 0; q + 1 < order; ++q) a.fac.f[q] = (const T *)fac[sm.pmodes[q]];
         a.seg_row = sm.seg_row;
         a.nseg = sm.nseg;

@@ -180,7 +180,7 @@ void tf_nccl_group_free(tf_nccl_group *g, bool abort)
 }
 
 tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
-                             uint32_t value_bytes)
+                             uint32_t value_bytes, const cudaStream_t *streams)
 {
     TF_TRY(need_api());
     const ncclDataType_t type = value_bytes == 4 ? ncclFloat32 : ncclFloat64;
@@ -194,7 +194,7 @@ tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *r
             if (!rows) continue;
             char *p = (char *)a[i] + row_lo[r] * cols * value_bytes;
             const ncclResult_t e = api.Broadcast(p, p, (size_t)(rows * cols), type, r, (ncclComm_t)g->comm[i],
-                                                 g->gpu[i]->stream);
+                                                 streams ? streams[i] : g->gpu[i]->stream);
             if (e != ncclSuccess) {
                 s = nccl_fail("ncclBroadcast", e);
                 break;
@@ -263,6 +263,9 @@ tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
 tf_status tf_nccl_group_init_all(tf_nccl_group *, tf_cuda_ctx *const *, int) { return no_nccl(); }
 tf_status tf_nccl_group_init_rank(tf_nccl_group *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
 void tf_nccl_group_free(tf_nccl_group *g, bool) { g->n = 0; }
-tf_status tf_nccl_share_rows(tf_nccl_group *, void *const *, const uint64_t *, uint64_t, uint32_t) { return no_nccl(); }
+tf_status tf_nccl_share_rows(tf_nccl_group *, void *const *, const uint64_t *, uint64_t, uint32_t, const cudaStream_t *)
+{
+    return no_nccl();
+}
 tf_status tf_nccl_wait(tf_nccl_group *) { return no_nccl(); }
 #endif

@@ -40,9 +40,10 @@ void tf_nccl_group_free(tf_nccl_group *g, bool abort);
 /* Rows of a row-major matrix, the same on every GPU: group rank r owns rows
  * [row_lo[r], row_lo[r+1]) and sends them to all others (in place: a[g] is
  * this process's g-th GPU's copy, cols columns of value_bytes 4 or 8).
- * Queued on each GPU's work stream after the work already there. */
+ * Queued on streams[g] (NULL: each GPU's work stream) after the work
+ * already there. */
 tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
-                             uint32_t value_bytes);
+                             uint32_t value_bytes, const cudaStream_t *streams);
 /* Waits until every GPU's work stream is idle, at most g->timeout_s; a
  * communicator's asynchronous error or the timeout aborts the group and
  * fails naming the GPU. */
