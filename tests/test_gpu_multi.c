@@ -46,6 +46,7 @@ static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R
     co.ndevices = su.ngpus;
     for (int i = 0; i < su.ngpus; ++i) co.devices[i] = su.reverse ? su.ngpus - 1 - i : i;
     co.tuning.stream = su.stream ? 1 : 0;
+    co.tuning.stream_resident = su.stream ? 0 : -1; /* every chunk streams */
     co.tuning.cpd_cusolver = su.cusolver;
     co.tuning.cpd_overlap = !su.no_overlap;
     tf_context *ctx = NULL;
@@ -149,6 +150,7 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R)
             co.ndevices = 2;
             co.tuning.gpu_poison = 1;
             co.tuning.stream = stream ? 1 : 0;
+            co.tuning.stream_resident = stream ? 0 : -1;
             tf_context *ctx = NULL;
             CHECK_OK(tf_context_create(&co, &ctx));
             tf_plan_opts o;
