@@ -154,6 +154,8 @@ typedef struct tf_read_info {
     /* Matrix Market only: */
     int mtx_symmetric;              /* 1 if symmetric/skew and expanded      */
     int mtx_pattern;                /* 1 if pattern (values set to 1)        */
+    uint64_t total_nnz;             /* the whole tensor's non-zeros (those read,
+                                       unless tf_read_opts asked for a part) */
 } tf_read_info;
 
 #define TF_BASE_AUTO (-1)
@@ -184,10 +186,21 @@ typedef struct tf_read_opts {
                   * 1-based (its spec), tenfold binary 0-based.            */
     tf_progress_fn progress; /* NULL (default): none                      */
     void *progress_user;
+    /* parts >= 2: only part `part` (0..parts-1) of the non-zeros, those
+     * [nnz part / parts, nnz (part + 1) / parts) of the canonical tensor (the
+     * ranks of a distributed run: together the parts are the tensor). A
+     * tenfold binary file is read at those offsets only (the whole file's
+     * checksum is then not checked; a part must come out sorted and
+     * distinct); other formats are read whole, then cut. 0 or 1: all. */
+    uint64_t part, parts;
 } tf_read_opts;
 
-/* threads 0, base TF_BASE_AUTO, no progress callback. */
+/* threads 0, base TF_BASE_AUTO, no progress callback, the whole tensor. */
 void tf_read_opts_default(tf_read_opts *o);
+/* Keeps part `part` of `parts` of t's non-zeros, [nnz part / parts,
+ * nnz (part + 1) / parts), in place (the ranks' parts of a tensor every
+ * rank made, e.g. generated). */
+tf_status tf_tensor_keep_part(tf_tensor *t, uint64_t part, uint64_t parts);
 
 /* Reads a tensor from .tns (any header variant), binary, or .mtx, detected
  * by content -- the binary magic, the xz / gzip magic (then the same inside),

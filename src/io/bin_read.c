@@ -158,6 +158,31 @@ tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, t
     return bin_read(&s, threads, t);
 }
 
+tf_status tf_bin_read_part_fd(const char *name, int fd, uint64_t size, int threads, uint64_t part, uint64_t parts,
+                              tf_tensor *t, uint64_t *total)
+{
+    bin_src s = {name, fd, NULL, size, NULL, NULL};
+    unsigned char hdr[TF_BIN_HEADER_MAX];
+    tf_tensor shape;
+    uint64_t sum = 0;
+    memset(t, 0, sizeof *t);
+    memset(&shape, 0, sizeof shape);
+    TF_TRY(read_header(&s, hdr, &shape, &sum));
+    *total = shape.nnz;
+    const uint64_t k0 = (uint64_t)((unsigned __int128)shape.nnz * part / parts);
+    const uint64_t k1 = (uint64_t)((unsigned __int128)shape.nnz * (part + 1) / parts);
+    TF_TRY(tf_tensor_alloc(t, shape.order, shape.dims, k1 - k0));
+    const int T = tf_resolve_threads(threads);
+    const uint64_t base = tf_bin_header_bytes(shape.order);
+    uint64_t h = 0; /* the whole file's checksum cannot be checked from a part */
+    tf_status st = TF_OK;
+    for (uint32_t m = 0; m < t->order && st == TF_OK; ++m)
+        st = read_section(&s, base + (m * shape.nnz + k0) * 4, t->ind[m], t->nnz * 4, T, &h);
+    if (st == TF_OK) st = read_section(&s, base + shape.order * shape.nnz * 4 + k0 * 8, t->vals, t->nnz * 8, T, &h);
+    if (st != TF_OK) tf_tensor_free(t);
+    return st;
+}
+
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,
                            tf_tensor *t)
 {

@@ -71,6 +71,15 @@ static tf_status finish(const char *name, tf_tensor *t, const tf_read_opts *o, i
     const int threads = o->threads;
     const uint64_t before = t->nnz;
     tf_status s = TF_OK;
+    if (canonical == -2) { /* a part of a binary file: it must be canonical as it stands */
+        s = check_tensor(name, t, tf_resolve_threads(threads), &canonical);
+        if (s == TF_OK && !canonical)
+            s = tf_fail(TF_ERR_PARSE, "%s: part %llu of %llu: the non-zeros are not sorted and distinct, so the "
+                                      "file cannot be read in parts (tenfold convert rewrites it canonical)",
+                        name, (unsigned long long)o->part + 1, (unsigned long long)o->parts);
+        if (s != TF_OK) tf_tensor_free(t);
+        return s;
+    }
     if (canonical < 0) s = check_tensor(name, t, tf_resolve_threads(threads), &canonical);
     if (s == TF_OK && !canonical) {
         tf_progress_report(o->progress, o->progress_user, TF_STEP_SORT, 0, 0, 0);
@@ -194,6 +203,25 @@ static tf_status check_opts(const tf_read_opts *o)
 {
     if (o->base != TF_BASE_AUTO && o->base != 0 && o->base != 1)
         return tf_fail(TF_ERR_ARG, "read options: base must be -1 (auto), 0 or 1, got %d", o->base);
+    if (o->parts > 1 && o->part >= o->parts)
+        return tf_fail(TF_ERR_ARG, "read options: part %llu of %llu (parts are 0..%llu)", (unsigned long long)o->part,
+                       (unsigned long long)o->parts, (unsigned long long)o->parts - 1);
+    return TF_OK;
+}
+
+tf_status tf_tensor_keep_part(tf_tensor *t, uint64_t part, uint64_t parts)
+{
+    if (parts < 1 || part >= parts)
+        return tf_fail(TF_ERR_ARG, "tf_tensor_keep_part: part %llu of %llu", (unsigned long long)part,
+                       (unsigned long long)parts);
+    const uint64_t k0 = (uint64_t)((unsigned __int128)t->nnz * part / parts);
+    const uint64_t k1 = (uint64_t)((unsigned __int128)t->nnz * (part + 1) / parts);
+    tf_tensor p;
+    TF_TRY(tf_tensor_alloc(&p, t->order, t->dims, k1 - k0));
+    for (uint32_t m = 0; m < t->order; ++m) memcpy(p.ind[m], t->ind[m] + k0, (k1 - k0) * sizeof(uint32_t));
+    memcpy(p.vals, t->vals + k0, (k1 - k0) * sizeof(double));
+    tf_tensor_free(t);
+    *t = p;
     return TF_OK;
 }
 
@@ -242,7 +270,12 @@ static tf_status read_regular(const char *path, int fd, uint64_t size, const tf_
         info->format = TF_FILE_BIN;
         info->declared_dims = 1;
         info->bytes = size;
-        TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, o->progress, o->progress_user, t));
+        if (o->parts > 1) {
+            TF_TRY(tf_bin_read_part_fd(path, fd, size, o->threads, o->part, o->parts, t, &info->total_nnz));
+            *canonical = -2; /* a part: checked, never re-sorted (finish) */
+        } else {
+            TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, o->progress, o->progress_user, t));
+        }
         info->entries = t->nnz;
         return TF_OK;
     }
@@ -291,6 +324,12 @@ tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_ten
     }
     close(fd);
     if (s == TF_OK) s = finish(name, out, opts, canonical, info);
+    if (s == TF_OK && canonical != -2) {
+        info->total_nnz = out->nnz;
+        /* a part of a format that cannot be read in parts: the whole, then cut */
+        if (opts->parts > 1) s = tf_tensor_keep_part(out, opts->part, opts->parts);
+        if (s != TF_OK) tf_tensor_free(out);
+    }
     tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, size, size, 1);
     info->seconds = tf_wtime() - t0;
     return s;

@@ -24,6 +24,12 @@ tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info
  * NULL, after each section), or from memory. */
 tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_progress_fn progress,
                          void *progress_user, tf_tensor *t);
+/* Part `part` of `parts` of a tenfold binary file: the non-zeros
+ * [nnz part / parts, nnz (part + 1) / parts), read at their offsets (the
+ * header and the file's length are checked; the whole file's checksum
+ * cannot be from a part). *total: the file's non-zeros. */
+tf_status tf_bin_read_part_fd(const char *name, int fd, uint64_t size, int threads, uint64_t part, uint64_t parts,
+                              tf_tensor *t, uint64_t *total);
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,
                            tf_tensor *t);
 
