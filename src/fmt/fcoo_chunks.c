@@ -135,6 +135,7 @@ static int64_t scaled(double x, int lo)
     uint64_t m;
     int e, neg;
     split(x, &m, &e, &neg);
+    if (!m) return 0;
     const int sh = e - lo; /* >= -(m's trailing zeros) */
     const int64_t q = (int64_t)(sh >= 0 ? m << sh : m >> -sh);
     return neg ? -q : q;
