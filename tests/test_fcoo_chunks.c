@@ -185,12 +185,18 @@ static const value_case value_cases[] = {
     {"3 values 2^-60 apart above 2^-40", {2, 2}, -60, 1 << 20},
 };
 
+/* A random 3-mode tensor (tt_random). */
+static void random3(uint64_t d0, uint64_t d1, uint64_t d2, uint64_t nnz, uint64_t seed, tf_tensor *X)
+{
+    const uint64_t dims[] = {d0, d1, d2};
+    tt_spec sp = tt_spec_make(3, dims, nnz, seed);
+    CHECK_OK(tt_random(&sp, X));
+}
+
 static void check_values(void)
 {
-    const uint64_t d3[] = {300, 200, 100};
-    tt_spec sp = tt_spec_make(3, d3, 5000, 12);
     tf_tensor X;
-    CHECK_OK(tt_random(&sp, &X));
+    random3(300, 200, 100, 5000, 12, &X);
     /* tt_random's values, uniform in [-1, 1): multiples of 2^-52, 53 bits in
      * fp64; as floats of every scale: unpacked */
     tf_fcoo_value_code vc;
@@ -228,10 +234,8 @@ static void check_values(void)
 
 static void bad_arguments(void)
 {
-    const uint64_t dims[] = {10, 10, 10};
-    tt_spec sp = tt_spec_make(3, dims, 200, 9);
     tf_tensor X;
-    CHECK_OK(tt_random(&sp, &X));
+    random3(10, 10, 10, 200, 9, &X);
     tf_fcoo f;
     CHECK_OK(tf_fcoo_build(&X, 0, 32, &f));
     tf_fcoo_chunks k;
