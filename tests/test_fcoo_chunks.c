@@ -2,10 +2,16 @@
 /* Chunked F-COO copies for streaming (fmt/fcoo_chunks.h), on the CPU:
  * every chunk's arrays equal the slices of the copy it was cut from
  * (product indices decoded from their packed keys, values converted to
- * float where asked), the arrays are aligned, chunks lie back to back, the
- * last chunk holds the remainder, keys are packed exactly when the product
- * modes' bits fit 64 (and packing is asked), with the high parts' bits
- * packed back to back, and bad arguments are refused. */
+ * float where asked and decoded from their packed fields), the arrays are
+ * aligned, chunks lie back to back, the last chunk holds the remainder,
+ * keys are packed exactly when the product modes' bits fit 64 (and packing
+ * is asked), with the high parts' bits packed back to back; values are
+ * packed in the bits expected for counts, quarters, one repeated value and
+ * uniform doubles, and stay as they are for -0, NaN, infinities, tiny
+ * scales and magnitudes too far apart (and in fp32 for uniform values);
+ * the fields are read back bit by bit and with tf_fcoo_field (the device's
+ * decoder); bad arguments are refused. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -35,6 +41,28 @@ static uint32_t index_of(const tf_fcoo_chunks *k, const tf_fcoo_chunk_layout *la
     return (uint32_t)((key >> k->shift[j]) & mask);
 }
 
+/* Field q (`bits` wide) of words w, bit by bit. */
+static uint64_t field_of(const unsigned char *w, uint64_t q, uint32_t bits)
+{
+    uint64_t x = 0;
+    for (uint32_t t = 0; t < bits; ++t) {
+        const uint64_t bit = q * bits + t;
+        x |= (uint64_t)((w[bit / 8] >> (bit % 8)) & 1u) << t;
+    }
+    return x;
+}
+
+/* Value q of chunk b (layout lay) of k, widened to double. */
+static double value_of(const tf_fcoo_chunks *k, const tf_fcoo_chunk_layout *lay, const unsigned char *b, uint64_t q,
+                       int *field_ok)
+{
+    if (!k->vcode.vbits)
+        return k->value_bytes == 8 ? ((const double *)(b + lay->vals))[q] : ((const float *)(b + lay->vals))[q];
+    const uint64_t x = field_of(b + lay->vals, q, k->vcode.vbits);
+    *field_ok &= tf_fcoo_field((const uint32_t *)(b + lay->vals), q, k->vcode.vbits) == x;
+    return ldexp((double)((int64_t)x + k->vcode.min), k->vcode.exp);
+}
+
 static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int pack, const char *what)
 {
     tf_fcoo_chunks k;
@@ -50,8 +78,15 @@ static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int 
     uint32_t total = 0;
     for (uint32_t j = 0; j + 1 < f->order; ++j) total += bits_of(f->dims[f->pmodes[j]]);
     const uint32_t want_hi = total > 32 ? total - 32 : 0;
-    CHECKF(k.packed == (pack && total <= 64 && total < 32 * (f->order - 1)) && (!k.packed || k.hi_bits == want_hi),
+    CHECKF(k.packed == ((pack & TF_FCOO_PACK_KEYS) && total <= 64 && total < 32 * (f->order - 1)) &&
+               (!k.packed || k.hi_bits == want_hi),
            "%s: %u key bits, pack %d: packed %d with %u high bits", what, total, pack, k.packed, k.hi_bits);
+    tf_fcoo_value_code vc;
+    tf_fcoo_value_code_of(f->vals, f->nnz, vb, &vc);
+    CHECKF((pack & TF_FCOO_PACK_VALUES ? !memcmp(&vc, &k.vcode, sizeof vc) : k.vcode.vbits == 0) &&
+               k.vcode.vbits < 8 * vb,
+           "%s: pack %d, values of %u bytes: %u bits (code of the values: %u)", what, pack, vb, k.vcode.vbits,
+           vc.vbits);
     uint64_t nnz = 0, parts = 0, maxb = 0;
     int bad = 0;
     for (uint64_t c = 0; c < k.nchunks && !bad; ++c) {
@@ -65,11 +100,13 @@ static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int 
             bad |= lay.pind[j] % TF_FCOO_CHUNK_ALIGN != 0;
             for (uint64_t q = 0; q < lay.nnz; ++q) bad |= index_of(&k, &lay, b, j, q) != f->pind[j][n0 + q];
         }
+        int field_ok = 1;
         for (uint64_t q = 0; q < lay.nnz; ++q) {
             const double want = vb == 8 ? f->vals[n0 + q] : (double)(float)f->vals[n0 + q];
-            const double got = vb == 8 ? ((const double *)(b + lay.vals))[q] : ((const float *)(b + lay.vals))[q];
-            bad |= got != want;
+            const double got = value_of(&k, &lay, b, q, &field_ok);
+            bad |= !(got == want && !signbit(got) == !signbit(want)) && !(isnan(got) && isnan(want));
         }
+        bad |= !field_ok;
         /* head bits of the chunk's non-zeros, start bits of its partitions */
         const uint32_t *h = (const uint32_t *)(b + lay.head), *st = (const uint32_t *)(b + lay.start);
         for (uint64_t q = 0; q < lay.nnz; ++q) bad |= (int)((h[q / 32] >> (q % 32)) & 1u) != tf_fcoo_head(f, n0 + q);
@@ -102,7 +139,7 @@ static void check_tensor(tt_spec sp, const char *what)
             tf_fcoo f;
             CHECK_OK(tf_fcoo_build(&X, m, parts[pi], &f));
             for (unsigned ci = 0; ci < 4; ++ci)
-                for (int pack = 0; pack < 2; ++pack) {
+                for (int pack = 0; pack < 4; ++pack) {
                     check_pack(&f, cps[ci], 8, pack, what);
                     check_pack(&f, cps[ci], 4, pack, what);
                 }
@@ -111,12 +148,94 @@ static void check_tensor(tt_spec sp, const char *what)
     tf_tensor_free(&X);
 }
 
+/* Value sets: the code expected in fp64 and fp32 (vbits 0: values as
+ * they are; vbits -1: packed, in fewer bits than the type) */
+typedef struct value_case {
+    const char *name;
+    int vbits[2], exp;  /* [fp64, fp32]; exp and min where both are packed */
+    int64_t min;
+} value_case;
+
+static double value_for(int c, uint64_t z)
+{
+    switch (c) {
+    case 0: return (double)(1 + (z * 7919) % 1000);              /* counts 1..1000 */
+    case 1: return 0.25 * (double)((int64_t)(z % 41) - 20);      /* quarters -5..5, zero included */
+    case 2: return 3.5;                                          /* one value */
+    case 3: return z == 17 ? -0.0 : (double)(1 + z % 9);         /* a negative zero */
+    case 4: return z == 5 ? NAN : 1.0;
+    case 5: return z == 5 ? INFINITY : 1.0;
+    case 6: return z % 2 ? 1e-310 : 1.0;                         /* a scale below the normal numbers */
+    case 7: return z % 2 ? 1e-30 : 1e30;                         /* magnitudes 2^199 apart */
+    case 8: return z % 2 ? 0x1p-126 : 1.0;                       /* fp64: 127 bits apart; fp32 too */
+    default: return (double)(z % 3) * 0x1p-60 + 0x1p-40;         /* 3 values: 2 bits above the smallest */
+    }
+}
+
+static const value_case value_cases[] = {
+    {"counts 1..1000", {10, 10}, 0, 1},
+    {"quarters -5..5", {6, 6}, -2, -20},
+    {"one value", {1, 1}, -1, 7},
+    {"a negative zero", {0, 0}, 0, 0},
+    {"a NaN", {0, 0}, 0, 0},
+    {"an infinity", {0, 0}, 0, 0},
+    {"subnormal values (zeros as floats)", {0, 1}, 0, 0},
+    {"1e-30 and 1e30", {0, 0}, 0, 0},
+    {"2^-126 and 1", {0, 0}, 0, 0},
+    {"3 values 2^-60 apart above 2^-40", {2, 2}, -60, 1 << 20},
+};
+
+/* A random 3-mode tensor (tt_random). */
+static void random3(uint64_t d0, uint64_t d1, uint64_t d2, uint64_t nnz, uint64_t seed, tf_tensor *X)
+{
+    const uint64_t dims[] = {d0, d1, d2};
+    tt_spec sp = tt_spec_make(3, dims, nnz, seed);
+    CHECK_OK(tt_random(&sp, X));
+}
+
+static void check_values(void)
+{
+    tf_tensor X;
+    random3(300, 200, 100, 5000, 12, &X);
+    /* tt_random's values, uniform in [-1, 1): multiples of 2^-52, 53 bits in
+     * fp64; as floats of every scale: unpacked */
+    tf_fcoo_value_code vc;
+    tf_fcoo_value_code_of(X.vals, X.nnz, 8, &vc);
+    CHECKF(vc.vbits == 53 && vc.exp == -52, "uniform [-1, 1) in fp64: %u bits, exp %d", vc.vbits, vc.exp);
+    tf_fcoo_value_code_of(X.vals, X.nnz, 4, &vc);
+    CHECKF(vc.vbits == 0, "uniform [-1, 1) in fp32: %u bits", vc.vbits);
+    tf_fcoo_value_code_of(X.vals, 0, 8, &vc);
+    CHECKF(vc.vbits == 0, "no values: %u bits", vc.vbits);
+    for (unsigned c = 0; c < sizeof value_cases / sizeof value_cases[0]; ++c) {
+        const value_case *vcase = &value_cases[c];
+        for (uint64_t z = 0; z < X.nnz; ++z) X.vals[z] = value_for((int)c, z);
+        for (int t = 0; t < 2; ++t) {
+            const uint32_t vb = t ? 4 : 8;
+            tf_fcoo_value_code_of(X.vals, X.nnz, vb, &vc);
+            const int want = vcase->vbits[t];
+            int ok = want < 0 ? vc.vbits > 0 && vc.vbits < 8 * vb : (int)vc.vbits == want;
+            if (want > 0 && c != 2) ok &= vc.exp == vcase->exp && vc.min == vcase->min;
+            if (c == 2) ok &= ldexp((double)vc.min, vc.exp) == 3.5; /* one value: any exact code */
+            CHECKF(ok, "values %s in fp%d: %u bits, exp %d, min %lld (want %d bits)", vcase->name, t ? 32 : 64,
+                   vc.vbits, vc.exp, (long long)vc.min, want);
+        }
+        tf_fcoo f;
+        CHECK_OK(tf_fcoo_build(&X, 1, 32, &f));
+        const uint64_t cps[] = {32, 1u << 20};
+        for (unsigned ci = 0; ci < 2; ++ci)
+            for (int pack = 2; pack < 4; ++pack) {
+                check_pack(&f, cps[ci], 8, pack, vcase->name);
+                check_pack(&f, cps[ci], 4, pack, vcase->name);
+            }
+        tf_fcoo_free(&f);
+    }
+    tf_tensor_free(&X);
+}
+
 static void bad_arguments(void)
 {
-    const uint64_t dims[] = {10, 10, 10};
-    tt_spec sp = tt_spec_make(3, dims, 200, 9);
     tf_tensor X;
-    CHECK_OK(tt_random(&sp, &X));
+    random3(10, 10, 10, 200, 9, &X);
     tf_fcoo f;
     CHECK_OK(tf_fcoo_build(&X, 0, 32, &f));
     tf_fcoo_chunks k;
@@ -151,6 +270,7 @@ int main(void)
     check_tensor(tt_spec_make(4, w64b, 3000, 10), "64-bit keys of three modes (32 high bits)");
     const uint64_t w66[] = {5, 1u << 22, 1u << 22, 1u << 22};
     check_tensor(tt_spec_make(4, w66, 3000, 9), "66-bit keys (plain)");
+    check_values();
     bad_arguments();
     return tf_test_finish("test_fcoo_chunks");
 }

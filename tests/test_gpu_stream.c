@@ -5,8 +5,10 @@
  * chunk for the whole copy; none, half and all of the chunks resident;
  * orders 2-5, fp64 and fp32, ranks that do and do not take 16-byte
  * pieces, a skewed tensor with empty slices, product indices too wide
- * for one packed key, a power-law tensor and the real tensors. Outputs are poisoned on the host and on the device before
- * every run. Also: a memory limit that forces the auto rule to stream
+ * for one packed key, a power-law tensor and the real tensors; values
+ * packed (the random tensors' in fp64, counts in both precisions) and not
+ * (magnitudes too far apart; keys only or nothing packed, by tuning).
+ * Outputs are poisoned on the host and on the device before every run. Also: a memory limit that forces the auto rule to stream
  * (and keep part resident), tf_plan_streamed_bytes, CP-ALS streamed vs
  * resident (same seed: fits within 1e-10 in fp64), a limit too small to
  * stream at all (an error naming the sizes), tuning.stream = 2 (never).
@@ -29,19 +31,22 @@ typedef struct config {
     const char *name;
     uint64_t chunk;   /* tuning.stream_chunk (non-zeros; 1: one group of 32 partitions) */
     int resident;     /* tuning.stream_resident */
+    int pack;         /* tuning.stream_pack: 1 keys and values, 2 keys only, 0 neither */
     int in_quick;
 } config;
 
 static const config configs[] = {
-    {"1 group per chunk, none resident", 1, 0, 1},
-    {"1 group per chunk, half resident", 1, 50, 1},
-    {"3 groups per chunk, none resident", 3 * 32 * 64, 0, 0},
-    {"one chunk, none resident", 1ull << 40, 0, 1},
-    {"1 group per chunk, all resident", 1, 100, 0},
+    {"1 group per chunk, none resident", 1, 0, 1, 1},
+    {"1 group per chunk, half resident", 1, 50, 1, 1},
+    {"3 groups per chunk, none resident", 3 * 32 * 64, 0, 1, 0},
+    {"one chunk, none resident", 1ull << 40, 0, 1, 1},
+    {"1 group per chunk, all resident", 1, 100, 1, 0},
+    {"1 group per chunk, none resident, keys only", 1, 0, 2, 0},
+    {"1 group per chunk, none resident, nothing packed", 1, 0, 0, 0},
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
-static tf_status make_ctx(int stream, uint64_t chunk, int resident, uint64_t limit, tf_context **ctx)
+static tf_status make_ctx_pack(int stream, uint64_t chunk, int resident, int pack, uint64_t limit, tf_context **ctx)
 {
     tf_context_opts co;
     tf_context_opts_default(&co);
@@ -51,9 +56,15 @@ static tf_status make_ctx(int stream, uint64_t chunk, int resident, uint64_t lim
     co.tuning.stream = stream;
     co.tuning.stream_chunk = chunk;
     co.tuning.stream_resident = resident;
+    co.tuning.stream_pack = pack;
     /* fixed partitions (64 non-zeros, not tuned) so small tensors have many */
     co.tuning.fcoo_seg_part = 64;
     return tf_context_create(&co, ctx);
+}
+
+static tf_status make_ctx(int stream, uint64_t chunk, int resident, uint64_t limit, tf_context **ctx)
+{
+    return make_ctx_pack(stream, chunk, resident, 1, limit, ctx);
 }
 
 static tf_status build(const tf_tensor *X, tf_context *ctx, tf_format fmt, tf_precision prec, uint64_t R,
@@ -114,7 +125,7 @@ static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *r
                 if (quick && !configs[c].in_quick) continue;
                 tf_context *ctx = NULL;
                 tf_plan *p = NULL;
-                CHECK_OK(make_ctx(1, configs[c].chunk, configs[c].resident, 0, &ctx));
+                CHECK_OK(make_ctx_pack(1, configs[c].chunk, configs[c].resident, configs[c].pack, 0, &ctx));
                 tf_status s = build(X, ctx, TF_FORMAT_FCOO, (tf_precision)prec, R, &p);
                 CHECKF(s == TF_OK, "%s %s %s: build: %s", what, configs[c].name, prec ? "fp32" : "fp64",
                        tf_last_error());
@@ -133,12 +144,62 @@ static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *r
     }
 }
 
-static void random_case(tt_spec sp, const char *what, const uint64_t *ranks, int nr)
+/* The random tensors' values (uniform in [-1, 1)), or counts 1..1000
+ * (packed in 10 bits in fp64 and fp32), or the uniform values scaled by
+ * 2^+-70 by turns (too far apart to pack: stored as they are). */
+enum { VALS_UNIFORM, VALS_COUNTS, VALS_APART };
+
+static void set_values(tf_tensor *X, int kind)
+{
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        if (kind == VALS_COUNTS) X->vals[k] = (double)(1 + (k * 7919) % 1000);
+        if (kind == VALS_APART) X->vals[k] = ldexp(X->vals[k], k % 2 ? 70 : -70);
+    }
+}
+
+static void random_case_values(tt_spec sp, int vals, const char *what, const uint64_t *ranks, int nr)
 {
     tf_tensor X;
     printf("  case: %s\n", what);
     CHECK_OK(tt_random(&sp, &X));
+    set_values(&X, vals);
     check_tensor(&X, what, ranks, nr);
+    tf_tensor_free(&X);
+}
+
+static void random_case(tt_spec sp, const char *what, const uint64_t *ranks, int nr)
+{
+    random_case_values(sp, VALS_UNIFORM, what, ranks, nr);
+}
+
+/* Counts stream in fewer bytes with their values packed than with keys
+ * only, in both precisions. */
+static void packed_values_shrink(void)
+{
+    const uint64_t d3[] = {300, 200, 100};
+    tt_spec sp = tt_spec_make(3, d3, 20000, 21);
+    tf_tensor X;
+    CHECK_OK(tt_random(&sp, &X));
+    set_values(&X, VALS_COUNTS);
+    for (int prec = 0; prec < 2; ++prec) {
+        uint64_t bytes[2] = {0, 0};
+        for (int v = 0; v < 2; ++v) {
+            tf_context *ctx = NULL;
+            tf_plan *p = NULL;
+            CHECK_OK(make_ctx_pack(1, 1, 0, v ? 1 : 2, 0, &ctx));
+            tf_status s = build(&X, ctx, TF_FORMAT_FCOO, (tf_precision)prec, 16, &p);
+            CHECKF(s == TF_OK, "counts, pack %d: %s", v ? 1 : 2, tf_last_error());
+            for (uint32_t m = 0; s == TF_OK && m < X.order; ++m) bytes[v] += tf_plan_streamed_bytes(p, m);
+            tf_plan_free(p);
+            tf_context_free(ctx);
+        }
+        /* 4 or 8 bytes per value down to 10 bits */
+        const double saved = ((double)bytes[0] - (double)bytes[1]) / ((double)X.nnz * X.order);
+        printf("  counts %s: %.2f bytes per non-zero and mode saved by packing the values\n", prec ? "fp32" : "fp64",
+               saved);
+        CHECKF(saved > (prec ? 2.0 : 6.0), "counts %s: %llu bytes streamed with values packed, %llu keys only",
+               prec ? "fp32" : "fp64", (unsigned long long)bytes[1], (unsigned long long)bytes[0]);
+    }
     tf_tensor_free(&X);
 }
 
@@ -284,6 +345,11 @@ int main(int argc, char **argv)
     const int nr = quick ? 2 : 3;
     const uint64_t d3[] = {300, 200, 100};
     random_case(tt_spec_make(3, d3, quick ? 8000 : 30000, 1), "3-mode", ranks, nr);
+    random_case_values(tt_spec_make(3, d3, quick ? 8000 : 30000, 1), VALS_COUNTS, "3-mode, counts (values packed)",
+                       ranks, nr);
+    random_case_values(tt_spec_make(3, d3, quick ? 8000 : 30000, 1), VALS_APART,
+                       "3-mode, values 2^140 apart (not packed)", ranks, 1);
+    packed_values_shrink();
     tt_spec hot = tt_spec_make(3, d3, quick ? 8000 : 30000, 2);
     hot.hot_mode = 1; hot.hot_row = 7; hot.hot_share = 0.5; hot.sparse_mode = 2;
     random_case(hot, "half the non-zeros in one row, empty slices", ranks, nr);

@@ -67,6 +67,7 @@ void tf_tuning_from_env(tf_tuning *t)
     if (env_ll("TF_STREAM_CHUNK", &v) && v >= 1) t->stream_chunk = (uint64_t)v;
     if (env_ll("TF_STREAM_RESIDENT", &v) && v >= 0 && v <= 100) t->stream_resident = (int)v;
     if (env_is("TF_STREAM_PACK", "0")) t->stream_pack = 0;
+    if (env_is("TF_STREAM_PACK", "keys")) t->stream_pack = 2; /* keys only, values as T */
     /* BLCO */
     if (env_is("TF_BLCO_RESOLUTION", "register")) t->blco_resolution = 1;
     if (env_is("TF_BLCO_RESOLUTION", "hierarchical")) t->blco_resolution = 2;

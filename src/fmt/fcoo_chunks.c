@@ -2,6 +2,8 @@
 /* Chunked F-COO copies for streaming (fcoo_chunks.h). */
 #include "fmt/fcoo_chunks.h"
 
+#include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -9,11 +11,26 @@
 
 static uint64_t align_up(uint64_t x) { return (x + TF_FCOO_CHUNK_ALIGN - 1) / TF_FCOO_CHUNK_ALIGN * TF_FCOO_CHUNK_ALIGN; }
 
-/* The arrays after the indices, from byte `at`. */
-static void tail(uint32_t vb, uint64_t at, tf_fcoo_chunk_layout *lay)
+/* Words of nnz fields of `bits` bits each, and a spare one (0 without fields). */
+static uint64_t field_words(uint64_t nnz, uint32_t bits) { return bits ? (nnz * bits + 31) / 32 + 1 : 0; }
+
+/* Field q (`bits` bits, value v < 2^bits) into words w, which are zeroed
+ * where it goes: bits are OR-ed in (tf_fcoo_field reads it back). */
+static void put_field(uint32_t *w, uint64_t q, uint32_t bits, uint64_t v)
+{
+    const uint64_t at = q * bits, i = at >> 5;
+    const uint32_t sh = (uint32_t)(at & 31);
+    w[i] |= (uint32_t)(v << sh);
+    if (sh + bits > 32) w[i + 1] |= (uint32_t)(v >> (32 - sh));
+    if (sh + bits > 64) w[i + 2] |= (uint32_t)(v >> (64 - sh));
+}
+
+/* The arrays after the indices, from byte `at`: values of vb bytes, or
+ * fields of vbits bits where vbits > 0. */
+static void tail(uint32_t vb, uint32_t vbits, uint64_t at, tf_fcoo_chunk_layout *lay)
 {
     lay->vals = at;
-    at = align_up(at + lay->nnz * vb);
+    at = align_up(at + (vbits ? field_words(lay->nnz, vbits) * sizeof(uint32_t) : lay->nnz * vb));
     lay->head = at;
     at = align_up(at + (lay->nnz + 31) / 32 * sizeof(uint32_t));
     lay->start = at;
@@ -33,21 +50,29 @@ uint64_t tf_fcoo_chunk_plain(uint32_t order, uint32_t value_bytes, uint64_t nnz,
         lay->pind[j] = at;
         at = align_up(at + nnz * sizeof(uint32_t));
     }
-    tail(value_bytes, at, lay);
+    tail(value_bytes, 0, at, lay);
     return lay->bytes;
 }
 
-/* Words of nnz high parts of hi_bits each, and a spare one (0 without a high part). */
-static uint64_t hi_words(uint64_t nnz, uint32_t hi_bits) { return hi_bits ? (nnz * hi_bits + 31) / 32 + 1 : 0; }
-
-static void packed_layout(uint32_t vb, uint32_t hi_bits, uint64_t nnz, uint64_t parts, tf_fcoo_chunk_layout *lay)
+/* The layout of a chunk as stored (packed keys or plain indices, values
+ * as T or packed). */
+static void stored_layout(const tf_fcoo_chunks *k, uint64_t nnz, uint64_t parts, tf_fcoo_chunk_layout *lay)
 {
     memset(lay, 0, sizeof *lay);
     lay->nnz = nnz;
     lay->parts = parts;
-    lay->lo = 0;
-    lay->hi = align_up(nnz * sizeof(uint32_t));
-    tail(vb, align_up(lay->hi + hi_words(nnz, hi_bits) * sizeof(uint32_t)), lay);
+    uint64_t at = 0;
+    if (k->packed) {
+        lay->lo = 0;
+        lay->hi = align_up(nnz * sizeof(uint32_t));
+        at = align_up(lay->hi + field_words(nnz, k->hi_bits) * sizeof(uint32_t));
+    } else {
+        for (uint32_t j = 0; j + 1 < k->order; ++j) {
+            lay->pind[j] = at;
+            at = align_up(at + nnz * sizeof(uint32_t));
+        }
+    }
+    tail(k->value_bytes, k->vcode.vbits, at, lay);
 }
 
 void tf_fcoo_chunk_layout_of(const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_layout *lay)
@@ -57,8 +82,7 @@ void tf_fcoo_chunk_layout_of(const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_
     const uint64_t n0 = p0 * k->part_nnz;
     const uint64_t span = parts * k->part_nnz;
     const uint64_t nnz = k->nnz - n0 < span ? k->nnz - n0 : span;
-    if (k->packed) packed_layout(k->value_bytes, k->hi_bits, nnz, parts, lay);
-    else tf_fcoo_chunk_plain(k->order, k->value_bytes, nnz, parts, lay);
+    stored_layout(k, nnz, parts, lay);
 }
 
 static uint32_t bits_for(uint64_t n) /* bits to write 0..n-1 */
@@ -73,7 +97,7 @@ static void key_layout(const tf_fcoo *f, int pack, tf_fcoo_chunks *k)
 {
     uint32_t total = 0;
     for (uint32_t j = 0; j + 1 < f->order; ++j) total += k->bits[j] = bits_for(f->dims[f->pmodes[j]]);
-    k->packed = pack && total <= 64 && total < 32 * (f->order - 1); /* and it saves bytes */
+    k->packed = (pack & TF_FCOO_PACK_KEYS) && total <= 64 && total < 32 * (f->order - 1); /* and it saves bytes */
     if (!k->packed) return;
     uint32_t at = 0;
     for (uint32_t j = f->order - 1; j-- > 0;) {
@@ -81,6 +105,85 @@ static void key_layout(const tf_fcoo *f, int pack, tf_fcoo_chunks *k)
         at += k->bits[j];
     }
     k->hi_bits = total > 32 ? total - 32 : 0;
+}
+
+/* Value z of f as the device's value type (4: float), widened to double. */
+static double value_as(const double *vals, uint64_t z, uint32_t vb)
+{
+    return vb == 8 ? vals[z] : (double)(float)vals[z];
+}
+
+/* x = sign * m * 2^e with m < 2^53 (*m = 0 for +0): 1, or 0 for what no
+ * code holds (-0, subnormal numbers, infinities, NaN). */
+static int split(double x, uint64_t *m, int *e, int *neg)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    const int E = (int)((b >> 52) & 0x7ff);
+    *neg = (int)(b >> 63);
+    *m = b & ((1ull << 52) - 1);
+    *e = E - 1075;
+    if (E == 0) return *m == 0 && !*neg; /* +0 (m = 0); -0 and subnormals: no */
+    *m |= 1ull << 52;
+    return E != 0x7ff;
+}
+
+/* x / 2^lo, an integer of at most 62 bits where lo and x came through the
+ * checks of tf_fcoo_value_code_of. */
+static int64_t scaled(double x, int lo)
+{
+    uint64_t m;
+    int e, neg;
+    split(x, &m, &e, &neg);
+    if (!m) return 0;
+    const int sh = e - lo; /* >= -(m's trailing zeros) */
+    const int64_t q = (int64_t)(sh >= 0 ? m << sh : m >> -sh);
+    return neg ? -q : q;
+}
+
+void tf_fcoo_value_code_of(const double *vals, uint64_t n, uint32_t vb, tf_fcoo_value_code *vc)
+{
+    memset(vc, 0, sizeof *vc);
+    const int64_t nn = (int64_t)n;
+    /* the lowest set bit's exponent (lo) and the top one (|x| < 2^top) of
+     * the non-zero values; anything without a code (bad) */
+    int lo = INT_MAX, top = INT_MIN, bad = 0;
+#pragma omp parallel for reduction(min : lo) reduction(max : top) reduction(| : bad) if (nn > 65536)
+    for (int64_t z = 0; z < nn; ++z) {
+        uint64_t m;
+        int e, neg;
+        if (!split(value_as(vals, (uint64_t)z, vb), &m, &e, &neg)) {
+            bad = 1;
+        } else if (m) {
+            const int l = e + __builtin_ctzll(m);
+            if (l < lo) lo = l;
+            if (e + 53 > top) top = e + 53;
+        }
+    }
+    if (bad || n == 0) return;
+    if (lo == INT_MAX) lo = top = 0; /* all zeros */
+    /* the scale a normal number; the integers x / 2^lo within 62 bits */
+    if (lo < (vb == 8 ? -1022 : -126) || top - lo > 62) return;
+    /* their range, and every value back from its integer bit for bit (as
+     * the device decodes it: TF_FCOO_VALUE of field q - min and min gives q) */
+    const double scale = ldexp(1.0, lo);
+    int64_t nmin = INT64_MAX, nmax = INT64_MIN;
+#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) reduction(| : bad) if (nn > 65536)
+    for (int64_t z = 0; z < nn; ++z) {
+        const double x = value_as(vals, (uint64_t)z, vb);
+        const int64_t q = scaled(x, lo);
+        if (q < nmin) nmin = q;
+        if (q > nmax) nmax = q;
+        const double y = vb == 8 ? TF_FCOO_VALUE(double, (uint64_t)q, 0, scale)
+                                 : (double)TF_FCOO_VALUE(float, (uint64_t)q, 0, scale);
+        bad |= memcmp(&x, &y, sizeof x) != 0;
+    }
+    const uint64_t range = (uint64_t)nmax - (uint64_t)nmin;
+    const uint32_t vbits = range ? 64u - (uint32_t)__builtin_clzll(range) : 1u;
+    if (bad || vbits >= 8 * vb) return; /* not exact, or saves nothing */
+    vc->vbits = vbits;
+    vc->exp = lo;
+    vc->min = nmin;
 }
 
 /* Chunk c of f into b (laid out as lay). */
@@ -96,17 +199,18 @@ static void fill(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c, const tf
             uint64_t key = 0;
             for (uint32_t j = 0; j < np; ++j) key |= (uint64_t)f->pind[j][n0 + q] << k->shift[j];
             lo[q] = (uint32_t)key;
-            if (hb) {
-                const uint64_t h = key >> 32, at = q * hb;
-                const uint32_t sh = (uint32_t)(at & 31);
-                hi[at >> 5] |= (uint32_t)(h << sh);
-                if (sh + hb > 32) hi[(at >> 5) + 1] |= (uint32_t)(h >> (32 - sh));
-            }
+            if (hb) put_field(hi, q, hb, key >> 32);
         }
     } else {
         for (uint32_t j = 0; j < np; ++j) memcpy(b + lay->pind[j], f->pind[j] + n0, lay->nnz * sizeof(uint32_t));
     }
-    if (k->value_bytes == 8) {
+    if (k->vcode.vbits) {
+        uint32_t *w = (uint32_t *)(b + lay->vals);
+        for (uint64_t q = 0; q < lay->nnz; ++q) {
+            const int64_t n = scaled(value_as(f->vals, n0 + q, k->value_bytes), k->vcode.exp);
+            put_field(w, q, k->vcode.vbits, (uint64_t)(n - k->vcode.min));
+        }
+    } else if (k->value_bytes == 8) {
         memcpy(b + lay->vals, f->vals + n0, lay->nnz * sizeof(double));
     } else {
         float *v = (float *)(b + lay->vals);
@@ -152,6 +256,7 @@ tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t v
     out->nparts = f->nparts;
     out->chunk_parts = chunk_parts;
     key_layout(f, pack, out);
+    if (pack & TF_FCOO_PACK_VALUES) tf_fcoo_value_code_of(f->vals, f->nnz, value_bytes, &out->vcode);
     tf_status s = cut(f->nparts, chunk_parts, out);
     if (s == TF_OK) s = TF_ALLOC(out->off, out->nchunks + 1, "F-COO chunk offsets");
     if (s != TF_OK) {

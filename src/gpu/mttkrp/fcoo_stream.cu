@@ -7,7 +7,8 @@
  *
  * Host: each mode's copy (the host builder, fmt/fcoo.h) packed into chunks
  * of whole groups of 32 partitions, one contiguous block each, product
- * indices packed into keys of the bits they need (fmt/fcoo_chunks.h),
+ * indices packed into keys of the bits they need and values into fewer
+ * bits where that is exact (fmt/fcoo_chunks.h),
  * pinned with cudaHostRegister so that a chunk moves in one copy at the
  * bus's speed (if pinning fails the copies go from pageable memory:
  * slower, same results, and the plan's note says so).
@@ -24,6 +25,7 @@
  * added to by the next). The host never waits, so the next mode's copies
  * start as soon as slots free up, under this mode's last kernels and the
  * dense steps. Events span calls, so the engine is not capturable. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,8 +55,9 @@ constexpr uint64_t CHUNK_BYTES = 16ull << 20;
 double mib(uint64_t b) { return (double)b / (1 << 20); }
 
 /* A chunk as stored (src, layout s) into the plain layout d at dst: the
- * product indices decoded from their keys (or copied), the values, head
- * and start words and partition segments copied; grid-stride loops. */
+ * product indices decoded from their keys (or copied), the values decoded
+ * from their fields (or copied), head and start words and partition
+ * segments copied; grid-stride loops. */
 struct unpack_args {
     const unsigned char *src;
     unsigned char *dst;
@@ -62,10 +65,13 @@ struct unpack_args {
     uint64_t s_lo, s_hi, s_pind[MAX_PMODES], s_vals, s_head, s_start, s_part_seg;
     uint64_t d_pind[MAX_PMODES], d_vals, d_head, d_start, d_part_seg;
     uint32_t shift[MAX_PMODES], mask[MAX_PMODES];
-    uint32_t np, hi_bits, value_bytes;
+    uint32_t np, hi_bits;
     int packed;
+    tf_fcoo_value_code vcode; /* vbits 0: values as T */
+    double vscale;            /* 2^vcode.exp */
 };
 
+template <typename T>
 __global__ void unpack_kernel(const unpack_args a)
 {
     const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
@@ -73,22 +79,19 @@ __global__ void unpack_kernel(const unpack_args a)
     for (uint64_t k = t0; k < a.nnz; k += step) {
         if (a.packed) {
             uint64_t key = ((const uint32_t *)(a.src + a.s_lo))[k];
-            if (a.hi_bits) { /* bits [k*hi_bits, (k+1)*hi_bits) of the high words (a spare word ends them) */
-                const uint32_t *hi = (const uint32_t *)(a.src + a.s_hi);
-                const uint64_t at = k * a.hi_bits;
-                const uint64_t two = (uint64_t)hi[at >> 5] | (uint64_t)hi[(at >> 5) + 1] << 32;
-                const uint64_t h = (two >> (at & 31)) & (a.hi_bits >= 32 ? 0xffffffffull : (1ull << a.hi_bits) - 1);
-                key |= h << 32;
-            }
+            if (a.hi_bits) key |= tf_fcoo_field((const uint32_t *)(a.src + a.s_hi), k, a.hi_bits) << 32;
             for (uint32_t q = 0; q < a.np; ++q)
                 ((uint32_t *)(a.dst + a.d_pind[q]))[k] = (uint32_t)(key >> a.shift[q]) & a.mask[q];
         } else {
             for (uint32_t q = 0; q < a.np; ++q)
                 ((uint32_t *)(a.dst + a.d_pind[q]))[k] = ((const uint32_t *)(a.src + a.s_pind[q]))[k];
         }
+        if (a.vcode.vbits)
+            ((T *)(a.dst + a.d_vals))[k] = TF_FCOO_VALUE(
+                T, tf_fcoo_field((const uint32_t *)(a.src + a.s_vals), k, a.vcode.vbits), a.vcode.min, a.vscale);
     }
-    /* values as 4-byte words (a double is two) */
-    const uint64_t vwords = a.nnz * a.value_bytes / 4;
+    /* plain values as 4-byte words (a double is two) */
+    const uint64_t vwords = a.vcode.vbits ? 0 : a.nnz * sizeof(T) / 4;
     for (uint64_t k = t0; k < vwords; k += step)
         ((uint32_t *)(a.dst + a.d_vals))[k] = ((const uint32_t *)(a.src + a.s_vals))[k];
     for (uint64_t k = t0; k < a.head_words; k += step)
@@ -251,11 +254,12 @@ struct stream_engine : tf_gpu_engine {
             u.mask[q] = k.bits[q] >= 32 ? 0xffffffffu : (1u << k.bits[q]) - 1u;
         }
         u.hi_bits = k.hi_bits;
-        u.value_bytes = sizeof(T);
         u.packed = k.packed;
+        u.vcode = k.vcode;
+        u.vscale = ldexp(1.0, k.vcode.exp);
         const unsigned blocks = (unsigned)std::max<uint64_t>(
             1, std::min<uint64_t>((lay.nnz + 255) / 256, (uint64_t)sm_count * 8));
-        unpack_kernel<<<blocks, 256, 0, st>>>(u);
+        unpack_kernel<T><<<blocks, 256, 0, st>>>(u);
         TF_CU_LAUNCH("unpack_kernel");
         return TF_OK;
     }
@@ -307,7 +311,11 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
                        "%.1f MiB needed (rank-%llu factors and dense work %.1f, %d chunk buffers of %.2f)",
                        mib(budget), mib((RING + 1) * min_chunk + reserve + fixed), (unsigned long long)R,
                        mib(reserve), RING + 1, mib(min_chunk));
-    /* the copies on the host, chunked and pinned */
+    /* the copies on the host, chunked and pinned; tuning.stream_pack 1:
+     * keys and values packed where that saves bytes, 2 keys only, 0 neither */
+    const int pack = tune.stream_pack == 1   ? TF_FCOO_PACK_KEYS | TF_FCOO_PACK_VALUES
+                     : tune.stream_pack == 2 ? TF_FCOO_PACK_KEYS
+                                             : 0;
     for (uint32_t m = 0; m < N; ++m) {
         if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
@@ -323,7 +331,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         }
         tf_free(rows);
         if (s == TF_OK) s = tf_cuda_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
-        if (s == TF_OK) s = tf_fcoo_chunks_pack(&f, cp[m], vb, tune.stream_pack, &sm.k);
+        if (s == TF_OK) s = tf_fcoo_chunks_pack(&f, cp[m], vb, pack, &sm.k);
         tf_fcoo_free(&f);
         if (s != TF_OK) return s;
         const cudaError_t pe = cudaHostRegister(sm.k.data, sm.total(), cudaHostRegisterPortable);
