@@ -337,8 +337,10 @@ typedef struct tf_tuning {
                                  allows; 0..100: the chunks holding up to that percentage
                                  of every mode's non-zeros                               */
     int stream_pack;          /* 1 (default): a non-zero's product-mode indices go as one
-                                 packed key where their bits fit 64 (fewer bytes on the
-                                 bus); 0: 4 bytes per index                              */
+                                 packed key where their bits fit 64, and the values in
+                                 fewer bits where that is exact (one power-of-two scale,
+                                 an integer range); 2: keys only; 0: neither (4 bytes
+                                 per index, the value as stored)                         */
     /* GPU BLCO MTTKRP */
     int blco_resolution;      /* 0 auto, 1 register, 2 hierarchical conflict resolution  */
     int blco_hot;             /* 1 (default): stash for up to 16 heavy rows; 0 off       */
