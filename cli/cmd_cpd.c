@@ -80,11 +80,14 @@ static const char help[] =
     "\n"
     "Several processes (a build with MPI, `tenfold info` says): `mpirun -np P\n"
     "tenfold cpd FILE ...` splits every mode's non-zeros over the P ranks in the\n"
-    "same way and exchanges the new factor rows after each mode; every rank\n"
-    "reads FILE, rank 0 alone prints and writes; the fits and factors are the\n"
+    "same way and exchanges the new factor rows after each mode; rank 0 alone\n"
+    "prints and writes; the fits and factors are the\n"
     "single process's. The ranks run the CPU backend in double precision\n"
     "(MPI_Allgatherv) or, with --device gpu, one GPU each (a node's ranks take\n"
-    "its GPUs in order; NCCL shares the rows).\n"
+    "its GPUs in order; NCCL shares the rows). Each rank holds only its part of\n"
+    "the non-zeros: a tenfold .bin file is read at the part's offsets (other\n"
+    "inputs are read whole, then cut), and the ranks send each other every\n"
+    "mode's rows (MPI_Alltoallv).\n"
     CLI_STDIN_HELP
     CLI_PROGRESS_HELP;
 
@@ -263,8 +266,8 @@ static void print_summary(const cpd_run *run)
 
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);
 
-/* Under mpirun with several ranks: every rank reads the input and runs
- * its shards; rank 0 alone prints and writes. A failure on one rank ends
+/* Under mpirun with several ranks: every rank reads its part of the input
+ * and runs its shards; rank 0 alone prints and writes. A failure on one rank ends
  * them all (the others would wait in a collective). */
 static int ranks_start(int *argc, char ***argv, int *rank, int *size)
 {
@@ -325,7 +328,12 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
     if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
-    if ((rc = cli_load_base("cpd", run.path, run.opts.threads, run.base, &run.t, &run.info))) goto done;
+    /* several ranks: each reads its part of the non-zeros, and the ranks
+     * send each other every mode's rows (tf_cpd_opts.distributed_input) */
+    if ((rc = cli_load_part("cpd", run.path, run.opts.threads, run.base, (uint64_t)rank, (uint64_t)size, &run.t,
+                            &run.info)))
+        goto done;
+    run.opts.distributed_input = size > 1;
     if ((rc = cpd_init_check(&run.init, &run.t))) goto done;
     if (run.init.stem) run.opts.init = &run.init.k;
     if (!cli_quiet()) {

@@ -104,14 +104,30 @@ int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info)
 {
+    return cli_load_part(cmd, path, threads, base, 0, 1, t, info);
+}
+
+int cli_load_part(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
+                  tf_tensor *t, tf_read_info *info)
+{
     tf_read_opts o;
     tf_read_opts_default(&o);
     o.threads = threads;
+    o.part = part;
+    o.parts = parts;
     memset(t, 0, sizeof *t);
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
     if (rc) return rc;
-    if (cli_generated(path)) return cli_gen_load(cmd, path, threads, t, info);
+    if (cli_generated(path)) { /* every rank generates the whole, then keeps its part */
+        if ((rc = cli_gen_load(cmd, path, threads, t, info))) return rc;
+        info->total_nnz = t->nnz;
+        if (parts > 1 && tf_tensor_keep_part(t, part, parts) != TF_OK) {
+            tf_tensor_free(t);
+            return cli_fail();
+        }
+        return CLI_OK;
+    }
     o.progress = cli_progress_fn(); /* a progress line for a long read */
     o.progress_user = (void *)cli_input_name(path);
     if (tf_read_tensor_opts(path, &o, t, info) != TF_OK) {
@@ -139,6 +155,14 @@ void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_r
                 cli_file_format_name(info->format), *z ? ", " : "", z,
                 cli_bytes(in, sizeof in, (double)info->bytes), info->seconds,
                 cli_bytes(mem, sizeof mem, rate));
+    if (info->total_nnz > t->nnz) { /* this process holds a part (MPI ranks) */
+        tf_tensor whole = *t;
+        whole.nnz = info->total_nnz;
+        fprintf(f, "tensor: order %u, dims %s, nnz %llu, density %.3e (this rank holds %llu: COO memory %s)\n",
+                t->order, cli_dims(dims, sizeof dims, t->order, t->dims), (unsigned long long)whole.nnz,
+                cli_density(&whole), (unsigned long long)t->nnz, cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(t)));
+        return;
+    }
     fprintf(f, "tensor: order %u, dims %s, nnz %llu, density %.3e, COO memory %s\n", t->order,
             cli_dims(dims, sizeof dims, t->order, t->dims), (unsigned long long)t->nnz,
             cli_density(t), cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(t)));

@@ -540,6 +540,12 @@ typedef struct tf_cpd_opts {
                                  factors[0]. CP-ALS solves for factor 1 from the
                                  others first, so factors[1..] steer the run; a
                                  previous result continues it.                 */
+    int distributed_input;    /* a distributed context (tf_context_opts.distributed): 1
+                                 when X holds only this rank's part of the non-zeros
+                                 (tf_read_opts.part / parts, tf_tensor_keep_part; dims
+                                 are the whole tensor's): the ranks send each other the
+                                 non-zeros of every mode's rows, so no rank holds the
+                                 whole tensor; 0 (default): every rank holds all of X */
     const volatile int *stop; /* NULL (default) or a flag read after every
                                  iteration (after the callback): non-zero ends
                                  the run there with the factors so far, as a

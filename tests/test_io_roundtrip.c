@@ -550,6 +550,74 @@ static void dense_files(void)
     tf_matrix_free(&a);
 }
 
+/* Parts of a tensor (tf_read_opts.part / parts): from a .bin (read at
+ * offsets) and from a .tns (read whole, then cut) they are the same
+ * consecutive ranges of the canonical tensor, their union is the tensor,
+ * total_nnz is the whole's; more parts than non-zeros give empty parts; a
+ * part number out of range is an argument error; a .bin whose part is not
+ * canonical is refused naming the file. */
+static void parts(void)
+{
+    tf_rng r;
+    tf_rng_seed(&r, 99);
+    tf_tensor x = random_tensor(&r, 3, 5000, 0);
+    CHECK_OK(tf_write_tensor(path_of("p.bin"), &x, TF_FILE_AUTO));
+    CHECK_OK(tf_write_tensor(path_of("p.tns"), &x, TF_FILE_AUTO));
+    const uint64_t counts[] = {1, 2, 3, 7, x.nnz + 3};
+    for (unsigned c = 0; c < sizeof counts / sizeof *counts; ++c) {
+        const uint64_t P = counts[c];
+        for (int f = 0; f < 2; ++f) {
+            uint64_t at = 0;
+            int ok = 1;
+            for (uint64_t p = 0; p < P; ++p) {
+                tf_read_opts o;
+                tf_read_opts_default(&o);
+                o.part = p;
+                o.parts = P;
+                tf_tensor y;
+                tf_read_info info;
+                tf_status s = tf_read_tensor_opts(path_of(f ? "p.tns" : "p.bin"), &o, &y, &info);
+                if (s != TF_OK) {
+                    CHECKF(0, "part %llu of %llu (%s): %s", (unsigned long long)p, (unsigned long long)P,
+                           f ? "tns" : "bin", tf_last_error());
+                    ok = 0;
+                    break;
+                }
+                ok &= info.total_nnz == x.nnz && y.order == x.order && at + y.nnz <= x.nnz;
+                for (uint32_t m = 0; ok && m < x.order; ++m)
+                    ok &= y.dims[m] == x.dims[m] && !memcmp(y.ind[m], x.ind[m] + at, y.nnz * 4);
+                ok &= !memcmp(y.vals, x.vals + at, y.nnz * 8);
+                at += y.nnz;
+                tf_tensor_free(&y);
+            }
+            CHECKF(ok && at == x.nnz, "%llu parts of a %s file: %llu of %llu non-zeros in order", (unsigned long long)P,
+                   f ? "tns" : "bin", (unsigned long long)at, (unsigned long long)x.nnz);
+        }
+    }
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.part = 3;
+    o.parts = 3;
+    tf_tensor y;
+    CHECK(tf_read_tensor_opts(path_of("p.bin"), &o, &y, NULL) == TF_ERR_ARG);
+    /* a binary file whose non-zeros are not in order: its part is refused */
+    tf_tensor w;
+    CHECK_OK(tf_tensor_alloc(&w, 2, (const uint64_t[]){4, 4}, 4));
+    const uint32_t i0[] = {3, 0, 2, 1}, i1[] = {0, 1, 2, 3};
+    const double v[] = {1, 2, 3, 4};
+    memcpy(w.ind[0], i0, sizeof i0);
+    memcpy(w.ind[1], i1, sizeof i1);
+    memcpy(w.vals, v, sizeof v);
+    CHECK_OK(tf_bin_write(path_of("unsorted.bin"), &w));
+    o.part = 0;
+    o.parts = 2;
+    CHECKF(tf_read_tensor_opts(path_of("unsorted.bin"), &o, &y, NULL) == TF_ERR_PARSE &&
+               strstr(tf_last_error(), "unsorted.bin") && strstr(tf_last_error(), "not sorted"),
+           "unsorted .bin part: %s", tf_last_error());
+    tf_tensor_free(&w);
+    tf_tensor_free(&x);
+}
+
 int main(void)
 {
     mkdir(TF_TEST_TMP, 0777);
@@ -561,5 +629,6 @@ int main(void)
     compressed_input();
     atomic_writes();
     dense_files();
+    parts();
     return tf_test_finish("test_io_roundtrip");
 }

@@ -16,6 +16,14 @@ typedef struct tf_dist {
     tf_status (*allreduce_sum)(double *x, uint64_t n);
     /* n bytes of rank 0's buf to every rank (the NCCL id of GPU ranks). */
     tf_status (*bcast_bytes)(void *buf, uint64_t n);
+    /* x[0..n) the largest over the ranks, the same on every rank. */
+    tf_status (*allreduce_max)(double *x, uint64_t n);
+    /* Records of rec bytes: send[rank r's block] (blocks in rank order,
+     * send_n[r] records to rank r) to their ranks; *recv (allocated with
+     * tf_alloc, freed by the caller) gets every rank's block for this one
+     * in rank order, *recv_total records in all. */
+    tf_status (*alltoall_records)(const void *send, const uint64_t *send_n, uint32_t rec, void **recv,
+                                  uint64_t *recv_total);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

@@ -104,6 +104,66 @@ static tf_status allreduce_sum(double *x, uint64_t n)
     return rc == MPI_SUCCESS ? TF_OK : mpi_fail("MPI_Allreduce", rc);
 }
 
+static tf_status allreduce_max(double *x, uint64_t n)
+{
+    if (n > INT_MAX) return tf_fail(TF_ERR_RANGE, "MPI all-reduce of %llu values", (unsigned long long)n);
+    const int rc = MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? TF_OK : mpi_fail("MPI_Allreduce", rc);
+}
+
+static tf_status alltoall_records(const void *send, const uint64_t *send_n, uint32_t rec, void **recv,
+                                  uint64_t *recv_total)
+{
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    *recv = NULL;
+    *recv_total = 0;
+    int *sc = NULL, *sd = NULL, *rc_ = NULL, *rd = NULL;
+    uint64_t *rn = NULL;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    tf_status s = TF_ALLOC(sc, (uint64_t)size, "MPI counts");
+    if (s == TF_OK) s = TF_ALLOC(sd, (uint64_t)size, "MPI displacements");
+    if (s == TF_OK) s = TF_ALLOC(rc_, (uint64_t)size, "MPI counts");
+    if (s == TF_OK) s = TF_ALLOC(rd, (uint64_t)size, "MPI displacements");
+    if (s == TF_OK) s = TF_ALLOC(rn, (uint64_t)size, "MPI counts");
+    int e = MPI_SUCCESS;
+    if (s == TF_OK) {
+        e = MPI_Alltoall((void *)send_n, 1, MPI_UINT64_T, rn, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+        if (e != MPI_SUCCESS) s = mpi_fail("MPI_Alltoall of record counts", e);
+    }
+    uint64_t at = 0, rat = 0;
+    for (int r = 0; s == TF_OK && r < size; ++r) {
+        /* counts and displacements in records (one datatype of rec bytes) */
+        if (send_n[r] > INT_MAX || at > INT_MAX || rn[r] > INT_MAX || rat > INT_MAX)
+            s = tf_fail(TF_ERR_RANGE, "MPI exchange: more than 2^31 non-zeros between two ranks (use more ranks)");
+        sc[r] = (int)send_n[r];
+        sd[r] = (int)at;
+        rc_[r] = (int)rn[r];
+        rd[r] = (int)rat;
+        at += send_n[r];
+        rat += rn[r];
+    }
+    if (s == TF_OK) s = tf_alloc(recv, rat ? rat : 1, rec, "received non-zeros");
+    if (s == TF_OK) {
+        e = MPI_Type_contiguous((int)rec, MPI_BYTE, &type);
+        if (e == MPI_SUCCESS) e = MPI_Type_commit(&type);
+        if (e == MPI_SUCCESS) e = MPI_Alltoallv((void *)send, sc, sd, type, *recv, rc_, rd, type, MPI_COMM_WORLD);
+        if (e != MPI_SUCCESS) s = mpi_fail("MPI_Alltoallv of non-zeros", e);
+    }
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+    if (s == TF_OK) *recv_total = rat;
+    else {
+        tf_free(*recv);
+        *recv = NULL;
+    }
+    tf_free(sc);
+    tf_free(sd);
+    tf_free(rc_);
+    tf_free(rd);
+    tf_free(rn);
+    return s;
+}
+
 static tf_status bcast_bytes(void *buf, uint64_t n)
 {
     if (n > INT_MAX) return tf_fail(TF_ERR_ARG, "MPI broadcast of %llu bytes", (unsigned long long)n);
@@ -132,6 +192,8 @@ tf_status tf_dist_world(tf_dist *d)
     d->allgather_rows = allgather_rows;
     d->allreduce_sum = allreduce_sum;
     d->bcast_bytes = bcast_bytes;
+    d->allreduce_max = allreduce_max;
+    d->alltoall_records = alltoall_records;
     d->local_rank = node_rank();
     return TF_OK;
 }

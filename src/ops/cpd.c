@@ -144,11 +144,18 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         double imb = 0.0;
         s = TF_ALLOC(h->row_lo[m], (uint64_t)d->size + 1, "rank rows");
-        if (s == TF_OK) s = tf_shard_rows(X, m, d->size, h->row_lo[m], &imb);
+        if (s == TF_OK)
+            s = o->distributed_input ? tf_shard_rows_dist(X, m, d, h->row_lo[m], &imb)
+                                     : tf_shard_rows(X, m, d->size, h->row_lo[m], &imb);
         if (imb > h->imbalance) h->imbalance = imb;
+    }
+    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         tf_tensor part;
         memset(&part, 0, sizeof part);
-        if (s == TF_OK) s = tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
+        /* this rank's rows of mode m: from its copy of X, or gathered from
+         * the ranks' parts */
+        s = o->distributed_input ? tf_shard_exchange(X, m, h->row_lo[m], d, &part)
+                                 : tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
         if (s == TF_OK) s = tf_plan_build(&part, &po, &h->shard[m]);
         tf_tensor_free(&part);
     }
@@ -173,8 +180,8 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
     /* split in two per mode where the exchange overlaps the next MTTKRP
      * (multi.cu: R <= 32 on the one-block solve path) */
     const int pairs = c->opts.tuning.cpd_overlap && o->rank <= 32 && !c->opts.tuning.cpd_cusolver;
-    tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, pairs, d, &sh)
-                    : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, pairs, NULL, &sh);
+    tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, pairs, d, o->distributed_input, &sh)
+                    : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, pairs, NULL, 0, &sh);
     if (s != TF_OK) return s;
     h->imbalance = set.imbalance;
     s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
@@ -301,6 +308,12 @@ static tf_status unscale_lambda(tf_ktensor *k, int e)
 static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
                          double t_start);
 
+/* The ranks when X is this rank's part of the non-zeros, else NULL. */
+static const tf_dist *input_parts(const tf_cpd_opts *o)
+{
+    return o->distributed_input && o->context ? o->context->dist : NULL;
+}
+
 tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep)
 {
     const double t_start = tf_wtime();
@@ -314,7 +327,15 @@ tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_c
     TF_TRY(check_opts(o));
     TF_TRY(tf_tensor_validate(X));
     TF_TRY(check_init(X, o));
-    const int e = max_exponent(X, o->threads);
+    const tf_dist *parts = input_parts(o);
+    if (o->distributed_input && !parts)
+        return tf_fail(TF_ERR_ARG, "cpd: distributed_input needs a distributed context (MPI ranks)");
+    int e = max_exponent(X, o->threads);
+    if (parts) { /* the same scale on every rank: the largest exponent of any part */
+        double v = X->nnz ? (double)e : -1e9;
+        TF_TRY(parts->allreduce_max(&v, 1));
+        e = v > -1e8 ? (int)v : 0;
+    }
     if (e >= -SAFE_EXP && e <= SAFE_EXP) return run_in_range(X, o, out, rep, t_start);
     /* CP-ALS is scale-equivariant: run on X 2^-e, then lambda *= 2^e. The
      * GPU backend gets the same view, so fp32 never sees the raw values; a
@@ -343,7 +364,8 @@ tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_c
 static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
                          double t_start)
 {
-    const double normx2 = tf_tensor_norm2(X); /* deterministic for any thread count */
+    double normx2 = tf_tensor_norm2(X); /* deterministic for any thread count */
+    if (input_parts(o)) TF_TRY(input_parts(o)->allreduce_sum(&normx2, 1)); /* summed over the parts */
     if (!(normx2 > 0.0))
         return tf_fail(TF_ERR_ARG, "cpd: the tensor has no non-zero values (||X|| = 0), so there is "
                                    "nothing to decompose");

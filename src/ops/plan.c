@@ -71,7 +71,8 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
             /* several GPUs: F-COO shards per GPU and mode */
             tf_shard_set set;
             tf_shards sh;
-            s = tf_shard_set_make(&set, X, go.context->opts.ndevices, 0, go.context->opts.ndevices, 0, NULL, &sh);
+            s = tf_shard_set_make(&set, X, go.context->opts.ndevices, 0, go.context->opts.ndevices, 0, NULL, 0,
+                                  &sh);
             if (s == TF_OK) {
                 s = tf_cuda_plan_build_multi(X, &go, &sh, p);
                 tf_shard_set_free(&set);

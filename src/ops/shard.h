@@ -15,6 +15,18 @@
  * allow (a row is never split: no two parts update one factor row).
  * *imbalance (may be NULL): the largest part's non-zeros over the mean, less 1. */
 tf_status tf_shard_rows(const tf_tensor *X, uint32_t mode, int size, uint64_t *row_lo, double *imbalance);
+/* The same when every rank holds a part of the non-zeros (part; dims are
+ * the whole tensor's): the row counts summed over the ranks (MPI), then cut
+ * for d->size ranks; the same on every rank. */
+struct tf_dist;
+tf_status tf_shard_rows_dist(const tf_tensor *part, uint32_t mode, const struct tf_dist *d, uint64_t *row_lo,
+                             double *imbalance);
+/* This rank's non-zeros of `mode` (index in [row_lo[rank], row_lo[rank+1]))
+ * gathered from every rank's part (MPI all-to-all): in rank order, each
+ * part in its order -- where the parts are consecutive ranges of a tensor,
+ * in the tensor's order, as tf_shard_tensor would give. */
+tf_status tf_shard_exchange(const tf_tensor *part, uint32_t mode, const uint64_t *row_lo, const struct tf_dist *d,
+                            tf_tensor *out);
 /* The non-zeros of X whose mode index lies in [lo, hi), in X's order, with
  * X's dims (out is allocated; free with tf_tensor_free). */
 tf_status tf_shard_tensor(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, tf_tensor *out);
@@ -37,13 +49,17 @@ typedef struct tf_shard_set {
     const tf_tensor *X;
     uint64_t *row_lo[TF_MAX_ORDER];
     int first, count, pairs;
+    const struct tf_dist *dist;
+    int input_part; /* X is this rank's part (tf_cpd_opts.distributed_input) */
     tf_tensor part[2 * TF_MAX_GPUS];
     double imbalance; /* the worst mode's (tf_shard_rows) */
 } tf_shard_set;
 
 /* Fills set and sh (which points into set: keep set in place while sh is
- * used); pairs: every part split in two by the previous mode (tf_shards). */
+ * used); pairs: every part split in two by the previous mode (tf_shards);
+ * input_part (with dist): X is this rank's part of the non-zeros, and each
+ * mode's shard is gathered from the ranks (tf_shard_exchange). */
 tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count, int pairs,
-                            const struct tf_dist *dist, tf_shards *sh);
+                            const struct tf_dist *dist, int input_part, tf_shards *sh);
 void tf_shard_set_free(tf_shard_set *set);
 #endif

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tenfold cpd on several MPI ranks (issue 28): CPU ranks, 2 and 3 of them, give
 # the single process's fits (every iteration) and factors to 1e-9, with a
-# heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; rank 0 alone
-# prints and writes; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
+# heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; every rank
+# holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
+# ranks: the same result); rank 0 alone prints and writes; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
 # GPU to 1e-9; without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
@@ -66,6 +67,14 @@ for t in small heavy; do
         check "$t on $n ranks: fits and factors equal one process's to 1e-9" compare one_$t r${n}_$t
     done
 done
+
+# a tenfold .bin: each rank reads only its part (at its offsets) and holds only it
+"$TF" convert heavy.tns heavy.bin >/dev/null 2>&1 || bad "convert heavy.bin"
+ranks 3 cpd heavy.bin -r 5 -i 8 --tol 0 -t 1 -o r3_bin --json r3_bin.json
+if [ "$rc" -ne 0 ]; then bad "heavy.bin on 3 ranks: exit $rc; $(head -c 300 err.txt)"; else
+    check "heavy.bin on 3 ranks: a rank holds a third" grep -q "^tensor: .*(this rank holds " out.txt
+    check "heavy.bin on 3 ranks: fits and factors equal one process's to 1e-9" compare one_heavy r3_bin
+fi
 
 # more ranks than a mode has rows: some ranks own no rows of it (empty shards)
 "$TF" gen -o tiny.tns --dims 40,30,3 --nnz 500 --seed 3 >/dev/null 2>&1 || bad "gen tiny.tns"
