@@ -9,6 +9,7 @@
 #include "outfile.h"
 #include "progress.h"
 #include "report.h"
+#include "run_context.h"
 #include "verbosity.h"
 
 static const char help[] =
@@ -26,8 +27,12 @@ static const char help[] =
     "                       others disagree on the column count)\n"
     "  -o, --output OUT     output matrix file (written atomically; '-' is standard\n"
     "                       output, then the report goes to stderr)\n"
-    "      --format F       auto|coo|csf, or reference for the plain float64\n"
-    "                       single-threaded reference kernel (default auto)\n"
+    "      --format F       auto|coo|csf|fcoo|blco, or reference for the plain\n"
+    "                       float64 single-threaded reference kernel (default auto)\n"
+    "      --device D       cpu|gpu|auto (default cpu; auto: the GPU when one is\n"
+    "                       present)\n"
+    "      --precision P    double|single (single on the GPU only; default double)\n"
+    CLI_GPUS_HELP
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      threads (default: all cores)\n"
@@ -113,7 +118,8 @@ typedef struct mttkrp_run {
 
 /* Runs the kernel into out and fills r; returns the status. */
 static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *f, tf_matrix *out,
-                            int reference, tf_format fmt, int threads, mttkrp_run *r)
+                            int reference, tf_format fmt, int threads, tf_backend backend, tf_precision prec,
+                            tf_context *ctx, mttkrp_run *r)
 {
     double t0 = tf_wtime();
     if (reference) {
@@ -124,8 +130,10 @@ static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *
     }
     tf_plan_opts o;
     tf_plan_opts_default(&o);
-    o.backend = TF_BACKEND_CPU;
+    o.backend = backend;
     o.format = fmt;
+    o.precision = prec;
+    o.context = ctx;
     o.threads = threads;
     o.rank_hint = out->cols;
     o.progress = cli_progress_fn();
@@ -146,11 +154,14 @@ static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *
 int cmd_mttkrp(int argc, char **argv)
 {
     const char *mode_s = NULL, *factors = NULL, *out_path = NULL, *format = NULL, *threads = NULL;
-    const char *base = NULL;
+    const char *base = NULL, *device = NULL, *precision = NULL, *gpus_spec = NULL;
     const cli_opt opts[] = {{"mode", 0, &mode_s, NULL},     {"factors", 0, &factors, NULL},
                             {"output", 'o', &out_path, NULL}, {"format", 0, &format, NULL},
                             {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
-                            CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
+                            {"device", 0, &device, NULL},   {"precision", 0, &precision, NULL},
+                            {"gpus", 0, &gpus_spec, NULL},  CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
+    static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* tf_backend's order */
+    static const char *const precision_names[] = {"double", "single"};
     cli_args a;
     int rc = cli_parse(&a, "mttkrp", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -162,13 +173,27 @@ int cmd_mttkrp(int argc, char **argv)
     if ((rc = cli_int("mttkrp", "--mode", mode_s, 1, TF_MAX_ORDER, &mode1))) return rc;
     if ((rc = cli_threads("mttkrp", threads, &nthreads))) return rc;
     if (format && !reference && ((fmt = tf_format_parse(format)) < 0))
-        return cli_usage("mttkrp", "--format: expected auto, coo, csf or reference, got '%s'", format);
+        return cli_usage("mttkrp", "--format: expected auto, coo, csf, fcoo, blco or reference, got '%s'", format);
+    int dev = TF_BACKEND_CPU, prec = 0;
+    cli_gpus gpus;
+    if ((rc = cli_choice("mttkrp", "--device", device, device_names, 3, &dev)) ||
+        (rc = cli_choice("mttkrp", "--precision", precision, precision_names, 2, &prec)) ||
+        (rc = cli_parse_gpus("mttkrp", gpus_spec, &gpus)))
+        return rc;
+    if (gpus_spec) {
+        if (device && dev == TF_BACKEND_CPU) return cli_usage("mttkrp", "--gpus: not with --device cpu");
+        dev = TF_BACKEND_GPU;
+    }
+    if (reference && (dev == TF_BACKEND_GPU || prec))
+        return cli_usage("mttkrp", "--format reference: the float64 kernel on the CPU (no --device gpu, --gpus or "
+                                   "--precision single)");
     char *buf = NULL;
     const char *files[TF_MAX_ORDER];
     if ((rc = cli_split("mttkrp", "--factors", factors, &buf, files, TF_MAX_ORDER, &nfiles))) return rc;
 
     tf_tensor t;
     tf_read_info info;
+    tf_context *ctx = NULL;
     tf_matrix f[TF_MAX_ORDER], out = {0};
     memset(f, 0, sizeof f);
     if ((rc = cli_outputs_check(&out_path, 1))) goto done_buf; /* before reading */
@@ -190,7 +215,11 @@ int cmd_mttkrp(int argc, char **argv)
         goto done;
     }
     mttkrp_run run = {0};
-    if (run_mttkrp(&t, mode, f, &out, reference, (tf_format)fmt, nthreads, &run) != TF_OK ||
+    if (dev != TF_BACKEND_CPU && !reference &&
+        (rc = cli_run_context_ranks((tf_backend)dev, 0, &gpus, nthreads, 0, 0, "--device", &ctx)))
+        goto done;
+    if (run_mttkrp(&t, mode, f, &out, reference, (tf_format)fmt, nthreads, (tf_backend)dev,
+                   prec ? TF_SINGLE : TF_DOUBLE, ctx, &run) != TF_OK ||
         tf_matrix_write(out_path, &out) != TF_OK) {
         rc = cli_fail();
         goto done;
@@ -208,6 +237,7 @@ int cmd_mttkrp(int argc, char **argv)
         printf("wrote:  %s (%llu x %llu)\n", out_path, (unsigned long long)out.rows, (unsigned long long)out.cols);
     }
 done:
+    tf_context_free(ctx);
     free_factors(f, TF_MAX_ORDER);
     tf_matrix_free(&out);
     tf_tensor_free(&t);

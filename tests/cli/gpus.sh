@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# tenfold cpd / bench mttkrp --gpus (issue 28): bad specs are usage errors; more GPUs than
+# tenfold cpd / bench mttkrp / mttkrp --gpus (issue 28): bad specs are usage errors; more GPUs than
 # the machine has fail with one line naming the option; on a machine with two
 # GPUs or more, --gpus 2 runs, says so (plan, parts line, JSON) and its fits
-# equal one GPU's to 1e-9.
+# equal one GPU's to 1e-9, and mttkrp --gpus 2 gives the float64 reference's numbers.
 source "$(dirname "$0")/lib/common.bash"
 
 "$TF" gen -o small.tns --dims 300,200,100 --nnz 20000 --alpha 0.6 --rank 3 --seed 2 >/dev/null 2>&1 || bad "gen small.tns"
@@ -14,6 +14,11 @@ expect_usage cpd small.tns -r 3 --gpus 2 --device cpu
 expect 2 "bench mttkrp --gpus 0" bench mttkrp small.tns --gpus 0
 check "bench mttkrp --gpus 0: says what is expected" grep -q "^tenfold bench mttkrp: --gpus: expected a count" err.txt
 expect 2 "bench mttkrp --gpus 2 --device cpu" bench mttkrp small.tns --gpus 2 --device cpu
+
+# mttkrp on the GPUs: the factor files of a small run first
+"$TF" cpd small.tns -r 4 -i 2 --device cpu -o f >/dev/null 2>&1 || bad "cpd -o f (factor files)"
+expect_usage mttkrp small.tns --mode 1 --factors -,f.mode2.mat,f.mode3.mat -o M.mat --gpus 2 --device cpu
+expect_usage mttkrp small.tns --mode 1 --factors -,f.mode2.mat,f.mode3.mat -o M.mat --format reference --device gpu
 
 gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
 n=$(( ${gpus:-0} + 1 ))
@@ -35,6 +40,19 @@ fb = [i["fit"] for i in b["iterations"]]
 assert b["parts"]["count"] == 2 and b["parts"]["exchange_seconds"] > 0
 assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
 PY
+    for m in 1 2 3; do
+        fl="f.mode1.mat,f.mode2.mat,f.mode3.mat"
+        expect 0 "mttkrp mode $m, reference" mttkrp small.tns --mode $m --factors $fl -o R$m.mat --format reference
+        expect 0 "mttkrp mode $m, --gpus 2" mttkrp small.tns --mode $m --factors $fl -o G$m.mat --gpus 2
+        check "mttkrp mode $m on 2 GPUs: the reference's numbers to 1e-12" python3 - R$m.mat G$m.mat <<'PY'
+import sys
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+a, b = load(sys.argv[1]), load(sys.argv[2])
+scale = max(abs(v) for r in a for v in r) or 1.0
+assert len(a) == len(b) and max(abs(u - v) for r, s in zip(a, b) for u, v in zip(r, s)) <= 1e-12 * scale
+PY
+    done
     expect 0 "bench mttkrp --gpus 2" bench mttkrp small.tns --gpus 2 -r 8 --reps 3
     check "bench mttkrp --gpus 2: the plan names the GPUs" grep -q "2 GPUs: gpu fcoo" out.txt
 fi
