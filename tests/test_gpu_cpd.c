@@ -10,20 +10,9 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "cpd_trace.h"
 #include "gpu_test_tensors.h"
 
-#define MAX_IT 64
-
-typedef struct trace {
-    uint32_t n;
-    double fit[MAX_IT];
-} trace;
-
-static void record(const tf_cpd_iter *it, void *user)
-{
-    trace *t = user;
-    if (t->n < MAX_IT) t->fit[t->n++] = it->fit;
-}
 
 /* The tuning policy of the next GPU runs (tests force paths through it). */
 static tf_tuning tuning;

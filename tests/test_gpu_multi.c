@@ -14,20 +14,9 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "cpd_trace.h"
 #include "gpu_test_tensors.h"
 
-#define MAX_IT 32
-
-typedef struct trace {
-    uint32_t n;
-    double fit[MAX_IT];
-} trace;
-
-static void record(const tf_cpd_iter *it, void *user)
-{
-    trace *t = user;
-    if (t->n < MAX_IT) t->fit[t->n++] = it->fit;
-}
 
 typedef struct setup {
     int ngpus;

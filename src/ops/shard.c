@@ -22,6 +22,13 @@ static inline int owner(const uint64_t *row_lo, int first, int count, uint64_t i
     return a - first;
 }
 
+/* Block t of T of n items starts here (the blocks of both passes of a
+ * count-then-scatter must be the same whatever threads OpenMP gives). */
+static inline uint64_t block_lo(uint64_t n, int t, int T)
+{
+    return (uint64_t)((unsigned __int128)n * (unsigned)t / (unsigned)T);
+}
+
 /* Non-zeros per row of `mode` (atomic counts: a per-thread histogram of a
  * 20M-row mode would cost more than the pass). */
 static tf_status row_counts(const tf_tensor *X, uint32_t mode, uint64_t **out)
@@ -107,7 +114,7 @@ tf_status tf_shard_exchange(const tf_tensor *part, uint32_t mode, const uint64_t
     /* T fixed blocks, counted then scattered by destination rank */
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
-        const uint64_t k0 = nnz * (uint64_t)t / (uint64_t)T, k1 = nnz * (uint64_t)(t + 1) / (uint64_t)T;
+        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
         for (uint64_t k = k0; k < k1; ++k) at[(uint64_t)t * P + owner(row_lo, 0, P, part->ind[mode][k])]++;
     }
     uint64_t total = 0;
@@ -120,7 +127,7 @@ tf_status tf_shard_exchange(const tf_tensor *part, uint32_t mode, const uint64_t
         }
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
-        const uint64_t k0 = nnz * (uint64_t)t / (uint64_t)T, k1 = nnz * (uint64_t)(t + 1) / (uint64_t)T;
+        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
         for (uint64_t k = k0; k < k1; ++k) {
             const int r = owner(row_lo, 0, P, part->ind[mode][k]);
             unsigned char *o = buf + at[(uint64_t)t * P + r]++ * rec;
@@ -190,7 +197,7 @@ tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_
      * threads OpenMP gives */
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
-        const uint64_t k0 = nnz * (uint64_t)t / (uint64_t)T, k1 = nnz * (uint64_t)(t + 1) / (uint64_t)T;
+        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
         uint64_t *c = at + (uint64_t)t * nout;
         for (uint64_t k = k0; k < k1; ++k) {
             const int q = target(X, mode, row_lo, prev, prev_lo, first, count, k);
@@ -219,7 +226,7 @@ tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_
     }
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
-        const uint64_t k0 = nnz * (uint64_t)t / (uint64_t)T, k1 = nnz * (uint64_t)(t + 1) / (uint64_t)T;
+        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
         uint64_t *w = at + (uint64_t)t * nout;
         for (uint64_t k = k0; k < k1; ++k) {
             const int q = target(X, mode, row_lo, prev, prev_lo, first, count, k);

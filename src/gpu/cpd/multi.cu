@@ -22,6 +22,7 @@
 
 #include "gpu/cpd/backend.cuh"
 #include "gpu/runtime/nccl.cuh"
+#include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "backend/cpd.h"
@@ -30,13 +31,6 @@ extern "C" {
 }
 
 namespace {
-
-double wall()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 struct multi_cpd {
     int n = 0;                                    /* GPUs of this process */
@@ -118,12 +112,12 @@ tf_status op_solve(void *c, uint32_t mode, int *used_pinv)
         if (g == 0) host = hp; /* the same R x R system on every GPU */
     }
     TF_TRY(m->wait());
-    const double t = wall();
+    const double t = tf_cuda_wall();
     void *a[TF_MAX_GPUS];
     for (int g = 0; g < m->n; ++g) a[g] = m->part[g]->factor(mode);
     TF_TRY(m->check(tf_nccl_share_rows(&m->grp, a, m->row_lo[mode], m->R, m->part[0]->value_bytes(), nullptr)));
     TF_TRY(m->wait());
-    m->t_exchange += wall() - t;
+    m->t_exchange += tf_cuda_wall() - t;
     double inner = 0.0, knorm2 = 0.0;
     unsigned dev_pinv = 0;
     TF_TRY(m->check(m->part[0]->scalars(&inner, &knorm2, &dev_pinv)));

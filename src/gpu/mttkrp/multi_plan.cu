@@ -14,19 +14,13 @@
 #include <new>
 
 #include "gpu/mttkrp/engine.cuh"
+#include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "backend/plan.h"
 }
 
 namespace {
-
-double wall()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 struct part_gpu {
     tf_cuda_ctx *ctx = nullptr;                     /* borrowed */
@@ -142,9 +136,9 @@ tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matr
     TF_TRY(p->prepare(mode, factors, out));
     for (int i = 0; i < warmup; ++i) TF_TRY(p->run(mode));
     for (int i = 0; i < reps; ++i) {
-        const double t = wall();
+        const double t = tf_cuda_wall();
         TF_TRY(p->run(mode));
-        times_ms[i] = 1e3 * (wall() - t);
+        times_ms[i] = 1e3 * (tf_cuda_wall() - t);
     }
     return p->get(mode, out);
 }

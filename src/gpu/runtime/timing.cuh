@@ -10,6 +10,13 @@
 
 #include "gpu/runtime/check.cuh"
 
+/* Wall-clock seconds (steady clock) for host-side timing of work spread
+ * over several GPUs. */
+static inline double tf_cuda_wall()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 /* Two events, destroyed with the guard. */
 struct tf_event_pair {
     cudaEvent_t start = nullptr, stop = nullptr;
