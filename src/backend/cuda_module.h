@@ -56,10 +56,16 @@ extern "C" {
     X(tf_status, tf_cuda_cpd_backend_create, (const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out), \
       (X, o, out))                                                                                            \
     X(tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes))                       \
-    X(tf_status, tf_cuda_sddmm,                                                                               \
-      (const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o, double *P, int warmup, \
-       int reps, double *times_ms, tf_sddmm_info *info),                                                      \
-      (S, A, B, o, P, warmup, reps, times_ms, info))                                                          \
+    X(tf_status, tf_cuda_sddmm_plan_build,                                                                    \
+      (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out, tf_sddmm_info *info),          \
+      (S, K, o, out, info))                                                                                   \
+    X(tf_status, tf_cuda_sddmm_plan_run,                                                                      \
+      (tf_sddmm_gpu * g, const tf_dense *A, const tf_dense *B, const tf_dense *P, const tf_sddmm_run_opts *ro), \
+      (g, A, B, P, ro))                                                                                       \
+    X(tf_status, tf_cuda_sddmm_plan_time,                                                                     \
+      (tf_sddmm_gpu * g, const tf_dense *A, const tf_dense *B, int warmup, int reps, double *times_ms),       \
+      (g, A, B, warmup, reps, times_ms))                                                                      \
+    X(int, tf_cuda_memory_of, (const void *p, int *device), (p, device))                                      \
     X(tf_status, tf_cuda_spttm,                                                                               \
       (const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o, double *Y,         \
        int warmup, int reps, double *times_ms),                                                               \
@@ -67,6 +73,7 @@ extern "C" {
 /* ... and those returning nothing. */
 #define TF_CUDA_API_VOID(X)                                                    \
     X(void, tf_cuda_context_release, (void *gpu), (gpu))                      \
+    X(void, tf_cuda_sddmm_plan_free, (tf_sddmm_gpu * g), (g))                  \
     X(void, tf_cuda_versions, (int *runtime, int *driver), (runtime, driver))
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
@@ -128,8 +135,9 @@ extern "C" {
     {sizeof(tf_tensor), sizeof(tf_matrix), sizeof(tf_csr), sizeof(tf_plan), sizeof(tf_plan_opts),        \
      sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
-     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks)}
-#define TF_CUDA_ABI_NSIZES 18
+     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks), \
+     sizeof(tf_dense), sizeof(tf_sddmm_run_opts)}
+#define TF_CUDA_ABI_NSIZES 20
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */
