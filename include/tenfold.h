@@ -676,7 +676,8 @@ tf_status tf_sddmm_time(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
  * (A, B in; P out) and launches the kernel chosen. tf_sddmm is build + run
  * + free. A plan keeps what it needs of S (S may be freed after the build),
  * borrows the options' context (which must outlive it; NULL: the plan owns
- * a private one), and is used by one thread at a time. */
+ * a private one), and is used by one thread, and one stream, at a time
+ * (runs share the plan's device buffers). */
 typedef struct tf_sddmm_plan tf_sddmm_plan;
 
 /* Where the array of a tf_dense is. */

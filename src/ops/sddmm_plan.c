@@ -269,6 +269,7 @@ tf_status tf_sddmm_plan_run(tf_sddmm_plan *p, const tf_dense *A, const tf_dense 
 {
     static const char who[] = "tf_sddmm_plan_run";
     TF_TRY(check_plan(p, who));
+    if (!P) return tf_fail(TF_ERR_ARG, "%s: P is NULL", who);
     TF_TRY(check_operands(p, A, B, P, who));
     if (p->gpu) return tf_cuda_sddmm_plan_run(p->gpu, A, B, P, ro);
     if (p->cpu) return tf_cpu_sddmm_plan_run(p->cpu, A, B, P);

@@ -546,6 +546,7 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
         if (!rows) return tf_fail(TF_ERR_NOMEM, "out of memory for the SDDMM row arrays");
         last = upload_rows<T>(S, rows.get());
         if (last != TF_OK && !(any && last == TF_ERR_RANGE)) return last;
+        if (last != TF_OK) rows.reset(); /* too many rows for the scheme: the tiles may do */
         for (int i = 0; i < nrow && last == TF_OK; ++i) {
             double m;
             TF_TRY(quick_ms(c, timed, &m, [&] {
