@@ -69,17 +69,8 @@ static int same_kernel(const tf_sddmm_info *a, const tf_sddmm_info *b)
 
 static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_rng *rng, int runs)
 {
-    tf_tensor coo;
-    tf_csr copy;
-    CHECK_OK(tf_csr_to_coo(S, &coo));
-    CHECK_OK(tf_csr_from_coo(&coo, &copy));
-    tf_sddmm_plan *plan = NULL;
-    const tf_status bs = tf_sddmm_plan_build(&copy, K, o, &plan);
-    tf_csr_free(&copy);
-    tf_tensor_free(&coo);
-    CHECKF(bs == TF_OK, "%s: build K=%llu algo=%d prec=%d: %s", what, (unsigned long long)K, (int)o->algo,
-           (int)o->precision, tf_last_error());
-    if (bs != TF_OK) return;
+    tf_sddmm_plan *plan = st_plan_from_copy(what, S, K, o);
+    if (!plan) return;
     tf_sddmm_info info;
     CHECK_OK(tf_sddmm_plan_info(plan, &info));
     CHECK(info.backend == TF_BACKEND_GPU);
@@ -185,55 +176,38 @@ static void random_cases(int quick)
     const struct { uint64_t M, N, nnz; int hot; } shapes[] = {
         {1, 1, 1, 0}, {7, 3, 12, 0}, {300, 200, 4000, 1}, {1000, 37, 6000, 1}, {50, 2000, 9000, 0}};
     const uint64_t Ks[] = {1, 7, 32, 33, 100, 128};
-    const tf_sddmm_algo algos[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_ROW, TF_SDDMM_ALGO_SM_L2, TF_SDDMM_ALGO_SM_SM,
-                                   TF_SDDMM_ALGO_CUSPARSE};
     for (size_t si = 0; si < COUNT(shapes); ++si) {
         if (quick && shapes[si].nnz > 4000) continue;
-        tf_tensor coo = st_random_coo(&rng, shapes[si].M, shapes[si].N, shapes[si].nnz, shapes[si].hot);
-        tf_csr S;
-        CHECK_OK(tf_csr_from_coo(&coo, &S));
+        tf_csr S = st_random_csr(&rng, shapes[si].M, shapes[si].N, shapes[si].nnz, shapes[si].hot);
         for (size_t ki = 0; ki < COUNT(Ks); ++ki) {
             if (quick && Ks[ki] > 33) continue;
-            for (size_t ai = 0; ai < COUNT(algos); ++ai)
+            for (size_t ai = 0; ai < ST_GPU_ALGOS; ++ai)
                 for (int prec = 0; prec < 2; ++prec) {
-                    tf_sddmm_opts o;
-                    tf_sddmm_opts_default(&o);
-                    o.backend = TF_BACKEND_GPU;
-                    o.algo = algos[ai];
-                    o.precision = prec ? TF_SINGLE : TF_DOUBLE;
-                    if (algos[ai] != TF_SDDMM_ALGO_CUSPARSE && (ki + ai) % 2) { /* cuSPARSE: sampling only */
+                    const tf_sddmm_algo algo = st_gpu_algos[ai];
+                    tf_sddmm_opts o = st_gpu_opts(algo, prec);
+                    if (algo != TF_SDDMM_ALGO_CUSPARSE && (ki + ai) % 2) { /* cuSPARSE: sampling only */
                         o.op = TF_SDDMM_SCALE;
                         o.alpha = -1.5;
                         o.beta = 0.75;
                     }
-                    if (algos[ai] == TF_SDDMM_ALGO_ROW && ki % 3 == 1) { /* one fixed configuration */
+                    if (algo == TF_SDDMM_ALGO_ROW && ki % 3 == 1) { /* one fixed configuration */
                         o.vwarp = 4;
                         o.nper = 5;
                         o.a_regs = -1;
                     }
-                    check_plan("random", &S, Ks[ki], &o, &rng, algos[ai] == TF_SDDMM_ALGO_AUTO ? 3 : 2);
+                    check_plan("random", &S, Ks[ki], &o, &rng, algo == TF_SDDMM_ALGO_AUTO ? 3 : 2);
                 }
         }
         tf_csr_free(&S);
-        tf_tensor_free(&coo);
     }
 }
 
-#define CHECK_FAILS(call, want, part)                                                                          \
-    do {                                                                                                       \
-        const tf_status st_ = (call);                                                                          \
-        const char *msg_ = tf_last_error();                                                                    \
-        CHECKF(st_ == (want) && strstr(msg_, (part)) && !strchr(msg_, '\n'), "%s -> %s \"%s\" (expected %s, \"%s\")", \
-               #call, tf_status_name(st_), msg_, tf_status_name(want), (part));                                \
-    } while (0)
 
 static void bad_inputs(void)
 {
     tf_rng rng;
     tf_rng_seed(&rng, 6702);
-    tf_tensor coo = st_random_coo(&rng, 60, 40, 500, 1);
-    tf_csr S;
-    CHECK_OK(tf_csr_from_coo(&coo, &S));
+    tf_csr S = st_random_csr(&rng, 60, 40, 500, 1);
     const uint64_t K = 8, M = S.rows, N = S.cols, nnz = S.nnz;
     tf_sddmm_opts o;
     tf_sddmm_opts_default(&o);
@@ -290,7 +264,6 @@ static void bad_inputs(void)
     tf_matrix_free(&A);
     tf_matrix_free(&B);
     tf_csr_free(&S);
-    tf_tensor_free(&coo);
 }
 
 int main(int argc, char **argv)
