@@ -61,6 +61,7 @@ static const char help[] =
     "      --precision P    double|single (default double)\n"
     CLI_MEMORY_LIMIT_HELP
     "                       (under --device auto: it runs on the CPU, with a note)\n"
+    CLI_GPUS_HELP
     CLI_VERBOSITY_HELP
     "                       (-v: each iteration's MTTKRP / dense / fit seconds)\n"
     "  -h, --help           this help\n"
@@ -72,12 +73,18 @@ static const char help[] =
     "behind. Output places are checked before the input is read. The timing\n"
     "line's write is the time writing the factors; wall includes it.\n"
     "\n"
+    "Several GPUs (--gpus): each GPU computes the MTTKRP and the new factor rows\n"
+    "of its part of every mode, NCCL shares the rows, and the fits equal one\n"
+    "GPU's (to rounding); the plan line says how many GPUs, -v the exchange time\n"
+    "and the load imbalance.\n"
+    "\n"
     "Several processes (a build with MPI, `tenfold info` says): `mpirun -np P\n"
-    "tenfold cpd FILE ...` splits every mode's non-zeros over the P ranks by\n"
-    "ranges of its index, balanced by non-zeros, and exchanges the new factor\n"
-    "rows after each mode (MPI_Allgatherv); every rank reads FILE, rank 0 alone\n"
-    "prints and writes; the fits and factors are the single process's. The ranks\n"
-    "run the CPU backend in double precision (GPU ranks are not built yet).\n"
+    "tenfold cpd FILE ...` splits every mode's non-zeros over the P ranks in the\n"
+    "same way and exchanges the new factor rows after each mode; every rank\n"
+    "reads FILE, rank 0 alone prints and writes; the fits and factors are the\n"
+    "single process's. The ranks run the CPU backend in double precision\n"
+    "(MPI_Allgatherv) or, with --device gpu, one GPU each (a node's ranks take\n"
+    "its GPUs in order; NCCL shares the rows).\n"
     CLI_STDIN_HELP
     CLI_PROGRESS_HELP;
 
@@ -142,7 +149,8 @@ static void warn_rank(const tf_tensor *t, uint64_t rank)
 static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
-               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL;
+               *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL,
+               *gpus = NULL;
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -152,7 +160,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"no-ktensor", 0, NULL, &run->no_ktensor},
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
         {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
-        {"init", 0, &init, NULL}, CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
+        {"init", 0, &init, NULL},        {"gpus", 0, &gpus, NULL},
+        CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     if (!rank && !init) return cli_usage("cpd", "missing -r R (the rank)");
@@ -170,8 +179,10 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         (rc = cli_threads("cpd", threads, &o->threads)) ||
         (rc = cli_choice("cpd", "--device", device, device_names, 3, &dev)) ||
         (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)) ||
-        (rc = cli_size("cpd", "--memory-limit", mem, &run->memory_limit)))
+        (rc = cli_size("cpd", "--memory-limit", mem, &run->memory_limit)) ||
+        (rc = cli_parse_gpus("cpd", gpus, &run->gpus)))
         return rc;
+    if (gpus && dev == TF_BACKEND_CPU) return cli_usage("cpd", "--gpus: not with --device cpu");
     if (format && (fmt = tf_format_parse(format)) < 0)
         return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco, got '%s'", format);
     o->max_iters = (uint32_t)max_iters;
@@ -242,6 +253,9 @@ static void print_summary(const cpd_run *run)
                cli_bytes(peak, sizeof peak, (double)r->build_peak_bytes),
                cli_bytes(coo, sizeof coo, (double)tf_tensor_bytes(&run->t)));
     }
+    if (r->parts > 1)
+        printf("parts: %d, shard imbalance %.2f%% (largest part's non-zeros over the mean), factor exchange %.3f s\n",
+               r->parts, 100.0 * r->imbalance, r->t_exchange);
     printf("mttkrp per mode (s):");
     for (uint32_t m = 0; m < N; ++m) printf(" %u: %.3f", m + 1, r->t_mttkrp[m]);
     printf("\n");
@@ -289,13 +303,19 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     int rc = parse(argc, argv, &run, &a);
     if (rc >= 0) return rc;
     if (size > 1) {
-        if (run.opts.backend == TF_BACKEND_GPU || run.opts.precision == TF_SINGLE) {
-            fprintf(stderr, "tenfold: cpd: a run on %d MPI ranks uses the CPU backend in double precision "
-                            "(GPU ranks are not built yet)\n", size);
+        if (run.gpus.n > 1 || run.gpus.all) {
+            fprintf(stderr, "tenfold: cpd: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)\n",
+                    size);
             cpd_run_free(&run);
             return CLI_FAIL;
         }
-        run.opts.backend = TF_BACKEND_CPU;
+        if (run.opts.backend != TF_BACKEND_GPU && run.opts.precision == TF_SINGLE) {
+            fprintf(stderr, "tenfold: cpd: --precision single on %d MPI ranks needs --device gpu (CPU ranks run "
+                            "in double precision)\n", size);
+            cpd_run_free(&run);
+            return CLI_FAIL;
+        }
+        if (run.opts.backend != TF_BACKEND_GPU) run.opts.backend = TF_BACKEND_CPU;
         if (rank != 0) { /* rank 0 alone prints and writes */
             cli_verbosity = CLI_QUIET;
             run.nowrite = 1;
@@ -315,10 +335,13 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if (cli_verbose()) cli_print_read(stdout, &run.info);
     tf_cpd_opts *o = &run.opts;
     warn_rank(&run.t, o->rank);
+    if (run.gpus.n || run.gpus.all) o->backend = TF_BACKEND_GPU;
     choose_device(o);
-    if ((rc = cli_run_context_ranks(o->backend, o->device, o->threads, run.memory_limit, size > 1, "--device", &ctx)))
+    if ((rc = cli_run_context_ranks(o->backend, o->device, &run.gpus, o->threads, run.memory_limit, size > 1,
+                                    "--device", &ctx)))
         goto done;
-    if (size > 1 && !cli_quiet()) printf("ranks: %d (MPI), the CPU backend on each\n", size);
+    if (size > 1 && !cli_quiet())
+        printf("ranks: %d (MPI), %s\n", size, o->backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU backend on each");
     o->context = ctx;
     const int nthreads = o->threads ? o->threads : tf_default_threads();
     char start[2200];

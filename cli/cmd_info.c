@@ -13,7 +13,8 @@ static const char help[] =
     "the toolkit, runtime and driver versions) and where its module\n"
     "libtenfold_cuda.so was loaded from (or why it was not: TF_CUDA_MODULE\n"
     "names the file to load), the default number of CPU threads\n"
-    "(OMP_NUM_THREADS overrides it) and the GPUs found.\n";
+    "(OMP_NUM_THREADS overrides it), the GPUs found, and for several GPUs\n"
+    "NCCL's version and which GPUs reach each other directly (peer access).\n";
 
 /* 13000 -> "13.0" */
 static const char *cuda_version(int v, char *buf, size_t len)
@@ -49,7 +50,7 @@ int cmd_info(int argc, char **argv)
         printf("module:  %s%s\n", st == TF_CUDA_MODULE_LOADED ? "loaded " : "", where);
     char mpi[256];
     tf_mpi_describe(mpi, sizeof mpi);
-    if (tf_have_mpi()) printf("mpi:     yes, %s (mpirun -np P tenfold cpd ...: CPU ranks)\n", mpi);
+    if (tf_have_mpi()) printf("mpi:     yes, %s (mpirun -np P tenfold cpd ...: CPU or GPU ranks)\n", mpi);
     else printf("mpi:     no\n");
     printf("threads: %d (CPU backend default)\n", tf_default_threads());
     int n = tf_gpu_count();
@@ -58,6 +59,11 @@ int cmd_info(int argc, char **argv)
         char desc[256];
         if (tf_gpu_describe(d, desc, sizeof desc) == TF_OK) printf("  gpu %d: %s\n", d, desc);
         else printf("  gpu %d: (%s)\n", d, tf_last_error());
+    }
+    if (n > 0) {
+        char links[512];
+        tf_gpu_links(links, sizeof links);
+        printf("links:   %s\n", links);
     }
     return 0;
 }

@@ -134,6 +134,13 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_num(j, "nnz_per_second", p->t_build > 0 ? (double)r->t.nnz / p->t_build : 0.0);
     json_u64(j, "peak_host_bytes", p->build_peak_bytes);
     json_end(j);
+    if (p->parts > 1) {
+        json_object(j, "parts");
+        json_u64(j, "count", (uint64_t)p->parts);
+        json_num(j, "imbalance", p->imbalance);
+        json_num(j, "exchange_seconds", p->t_exchange);
+        json_end(j);
+    }
     json_array(j, "iterations");
     for (uint32_t i = 0; i < r->niters; ++i) {
         json_object(j, NULL);

@@ -4,6 +4,7 @@
 #ifndef TF_CLI_CPD_OUTPUT_H
 #define TF_CLI_CPD_OUTPUT_H
 #include "cpd_init.h"
+#include "run_context.h"
 #include "tenfold.h"
 
 typedef struct cpd_run {
@@ -16,6 +17,7 @@ typedef struct cpd_run {
     const char *base;       /* --base: NULL (auto), "0" or "1"     */
     cpd_init init;          /* --init STEM: the start's files      */
     uint64_t memory_limit;  /* --memory-limit in bytes, 0 = none   */
+    cli_gpus gpus;          /* --gpus                              */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

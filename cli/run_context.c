@@ -3,17 +3,47 @@
 #include "run_context.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
+
+int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!s) return CLI_OK;
+    if (!strcmp(s, "all")) {
+        g->all = 1;
+        return CLI_OK;
+    }
+    uint64_t v[TF_MAX_GPUS];
+    int n = 0;
+    int rc = cli_u64_list(cmd, "--gpus", s, 0, 1023, v, TF_MAX_GPUS, &n);
+    if (rc) return rc;
+    if (!strchr(s, ',')) { /* a count: GPUs 0..N-1 */
+        if (v[0] < 1 || v[0] > TF_MAX_GPUS)
+            return cli_usage(cmd, "--gpus: expected a count 1..%d, all, or a list of GPU numbers (0,1), got '%s'",
+                             TF_MAX_GPUS, s);
+        g->n = (int)v[0];
+        for (int i = 0; i < g->n; ++i) g->dev[i] = i;
+        return CLI_OK;
+    }
+    g->n = n;
+    for (int i = 0; i < n; ++i) {
+        g->dev[i] = (int)v[i];
+        for (int j = 0; j < i; ++j)
+            if (g->dev[j] == g->dev[i]) return cli_usage(cmd, "--gpus: GPU %d is listed twice", g->dev[i]);
+    }
+    return CLI_OK;
+}
 
 int cli_run_context(tf_backend backend, int device, int threads, uint64_t memory_limit, const char *opt,
                     tf_context **out)
 {
-    return cli_run_context_ranks(backend, device, threads, memory_limit, 0, opt, out);
+    return cli_run_context_ranks(backend, device, NULL, threads, memory_limit, 0, opt, out);
 }
 
-int cli_run_context_ranks(tf_backend backend, int device, int threads, uint64_t memory_limit, int distributed,
-                          const char *opt, tf_context **out)
+int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, int threads, uint64_t memory_limit,
+                          int distributed, const char *opt, tf_context **out)
 {
     tf_context_opts o;
     tf_context_opts_default(&o);
@@ -22,6 +52,18 @@ int cli_run_context_ranks(tf_backend backend, int device, int threads, uint64_t 
     o.device = device;
     o.threads = threads;
     o.memory_limit = memory_limit;
+    if (gpus && (gpus->all || gpus->n)) {
+        o.ndevices = gpus->all ? tf_gpu_count() : gpus->n;
+        if (gpus->all && o.ndevices == 0) {
+            fprintf(stderr, "tenfold: --gpus all: no CUDA device is present\n");
+            return CLI_FAIL;
+        }
+        if (o.ndevices > TF_MAX_GPUS) o.ndevices = TF_MAX_GPUS;
+        for (int i = 0; i < o.ndevices; ++i) o.devices[i] = gpus->all ? i : gpus->dev[i];
+        if (o.ndevices == 1) o.device = o.devices[0];
+        if (o.backend == TF_BACKEND_AUTO) o.backend = TF_BACKEND_GPU;
+        opt = "--gpus";
+    }
     tf_tuning_from_env(&o.tuning); /* TF_FCOO_MINB=4 etc. stay usable for measurements */
     if (tf_context_create(&o, out) == TF_OK) return CLI_OK;
     fprintf(stderr, "tenfold: %s: %s\n", opt, tf_last_error());

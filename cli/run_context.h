@@ -11,9 +11,27 @@
  * option that asked for the device, e.g. "--device"). */
 int cli_run_context(tf_backend backend, int device, int threads, uint64_t memory_limit, const char *opt,
                     tf_context **out);
-/* The same, spanning the ranks of MPI_COMM_WORLD when distributed (cpd under mpirun). */
-int cli_run_context_ranks(tf_backend backend, int device, int threads, uint64_t memory_limit, int distributed,
-                          const char *opt, tf_context **out);
+/* --gpus N|all|LIST: a count (GPUs 0..N-1), every GPU, or GPU numbers
+ * (a comma makes a list: "2," is GPU 2 alone). n = 0 and all = 0: not given. */
+typedef struct cli_gpus {
+    int n, all;
+    int dev[TF_MAX_GPUS];
+} cli_gpus;
+/* Parses s (NULL: not given); a usage error (exit 2) on a bad spec. */
+int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g);
+/* The same as cli_run_context on the GPUs of `gpus` (NULL or not given:
+ * `device`; given, an auto backend becomes the GPU), spanning the ranks of
+ * MPI_COMM_WORLD when distributed (cpd under mpirun). */
+int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, int threads, uint64_t memory_limit,
+                          int distributed, const char *opt, tf_context **out);
+
+/* The --gpus lines of the --help texts. */
+#define CLI_GPUS_HELP                                                                          \
+    "      --gpus G         several GPUs in this process: a count N (GPUs 0..N-1),\n"          \
+    "                       all, or a list of GPU numbers (0,2; '3,' is GPU 3\n"           \
+    "                       alone); every mode's non-zeros are split over them by\n"        \
+    "                       ranges of its index, balanced by non-zeros (F-COO\n"            \
+    "                       shards; --memory-limit applies to each GPU)\n"
 
 /* The --memory-limit line of the --help texts. */
 #define CLI_MEMORY_LIMIT_HELP                                                                  \

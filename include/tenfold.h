@@ -29,6 +29,7 @@ extern "C" {
 #define TF_VERSION_STRING "0.2.0"
 #define TF_MIN_ORDER 2
 #define TF_MAX_ORDER 16
+#define TF_MAX_GPUS 16 /* GPUs one process drives (tf_context_opts.ndevices) */
 
 /* ------------------------------------------------------------------ status */
 
@@ -368,7 +369,13 @@ typedef struct tf_context_opts {
     tf_backend backend;       /* AUTO (default) takes a GPU when one is
                                  present, else the CPU                                   */
     int device;               /* GPU ordinal (default 0)                                 */
-    int ndevices;             /* GPUs to use (default 1); several are not available yet */
+    int ndevices;             /* GPUs to use (default 1). With several, devices[0..ndevices)
+                                 are their ordinals (default 0, 1, 2, ...; distinct) and
+                                 `device` is ignored: tf_cpd splits every mode's non-zeros
+                                 over them by ranges of its index (balanced by non-zeros),
+                                 each GPU updates its own factor rows and NCCL shares
+                                 them; memory_limit applies to each GPU                  */
+    int devices[TF_MAX_GPUS];
     uint64_t memory_limit;    /* device bytes tenfold may hold for this context: plans
                                  are chosen to fit, and an allocation past it fails
                                  with TF_ERR_NOMEM naming it; 0 (default) = no limit
@@ -378,8 +385,10 @@ typedef struct tf_context_opts {
     int distributed;          /* 1: the context spans the ranks of MPI_COMM_WORLD (MPI
                                  started by tf_mpi_start): tf_cpd splits every mode's
                                  non-zeros over the ranks by ranges of its index and
-                                 exchanges factor rows (CPU ranks for now); 0 (default):
-                                 this process alone                                       */
+                                 exchanges factor rows: CPU ranks through MPI, or with
+                                 backend GPU one GPU per rank (a node's ranks take its
+                                 GPUs in order) through NCCL; 0 (default): this process
+                                 alone                                                    */
 } tf_context_opts;
 
 void tf_context_opts_default(tf_context_opts *o);
@@ -543,6 +552,13 @@ typedef struct tf_cpd_report {
                                            above what was held before it, as
                                            tf_plan_build_peak counts it     */
     int stopped;                        /* 1 if tf_cpd_opts.stop ended the run */
+    /* Several GPUs or ranks (else 0): how many took part, the factor-row
+     * exchange time (seconds, summed over iterations; part of t_dense) and
+     * the load imbalance of the shards: max over modes of the largest
+     * part's non-zeros over the mean, minus 1 (0.01 = 1 %). */
+    int parts;
+    double t_exchange;
+    double imbalance;
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);
@@ -714,7 +730,8 @@ typedef struct tf_sddmm_run_opts {
 /* Builds a plan for S (validated as tf_csr_validate) and inner dimension K
  * (>= 1) with the options o (NULL: defaults); *out is NULL on failure. Under
  * TF_BACKEND_AUTO a problem the GPU cannot hold is planned on the CPU, and
- * the plan's info says why (note). */
+ * the plan's info says why (note). On a context of several GPUs the plan
+ * runs on its first. */
 tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
 /* P = the SDDMM of the plan's S with A (S->rows x K) and B (S->cols x K),
  * as tf_sddmm; P (S->nnz x 1) is written in S's order. Host arrays are
@@ -797,6 +814,10 @@ tf_status tf_spttm_time(const tf_tensor *X, uint32_t mode, const tf_matrix *U,
 int tf_gpu_count(void);
 /* Describes a device: name, multiprocessors, memory. */
 tf_status tf_gpu_describe(int device, char *buf, size_t len);
+/* NCCL's version (or why several GPUs cannot be used: no libnccl.so.2) and
+ * which pairs of GPUs reach each other directly (peer access), one line,
+ * e.g. "NCCL 2.28.9; peer access 0-1 yes"; "" without the CUDA backend. */
+void tf_gpu_links(char *buf, size_t len);
 /* Measured device-to-device copy bandwidth (bytes read + written per
  * second) of a large cudaMemcpy: the ceiling memory-bound kernels are
  * compared with. */

@@ -54,6 +54,22 @@ static inline tf_status tt_random(const tt_spec *sp, tf_tensor *X)
     return tf_tensor_canonicalize(X, NULL, NULL);
 }
 
+/* A tensor from a planted rank-`rank` model with 1 % noise (tf_generate). */
+static inline tf_status tt_planted(uint32_t order, const uint64_t *dims, uint64_t nnz, uint64_t rank, uint64_t seed,
+                                   tf_tensor *X)
+{
+    tf_gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.order = order;
+    for (uint32_t m = 0; m < order; ++m) g.dims[m] = dims[m];
+    g.nnz = nnz;
+    g.seed = seed;
+    g.rank = rank;
+    g.noise = 0.01;
+    memset(X, 0, sizeof *X);
+    return tf_generate(&g, X);
+}
+
 /* Random factor matrices dims[m] x R, entries uniform in [-1, 1). */
 static inline tf_status tt_factors(const tf_tensor *X, uint64_t R, uint64_t seed, tf_matrix *F)
 {

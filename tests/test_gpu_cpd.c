@@ -118,21 +118,6 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
     tf_ktensor_free(&Kc);
 }
 
-/* A tensor from a planted rank-`rank` model with 1 % noise. */
-static tf_status planted(uint32_t order, const uint64_t *dims, uint64_t nnz, uint64_t rank, uint64_t seed,
-                         tf_tensor *X)
-{
-    tf_gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.order = order;
-    for (uint32_t m = 0; m < order; ++m) g.dims[m] = dims[m];
-    g.nnz = nnz;
-    g.seed = seed;
-    g.rank = rank;
-    g.noise = 0.01;
-    memset(X, 0, sizeof *X);
-    return tf_generate(&g, X);
-}
 
 /* A rank-deficient problem (rank 12 on a 3 x 4 x 3 tensor: every normal
  * matrix is singular) must take the pseudo-inverse: on the small-rank path
@@ -183,7 +168,7 @@ int main(int argc, char **argv)
     tf_tuning_default(&tuning);
 
     tf_tensor X;
-    tf_status s = planted(3, (const uint64_t[]){60, 50, 40}, quick ? 3000 : 20000, 8, 31, &X);
+    tf_status s = tt_planted(3, (const uint64_t[]){60, 50, 40}, quick ? 3000 : 20000, 8, 31, &X);
     CHECKF(s == TF_OK, "planted 3-mode: %s", tf_last_error());
     if (s == TF_OK) compare(&X, "planted rank-8 3-mode", 8, quick ? 3 : 30);
     tf_tensor_free(&X);
@@ -192,8 +177,8 @@ int main(int argc, char **argv)
      * last (it is used by itself only for factors longer than 65536 rows);
      * the first iteration's max-norm variant included
      * (--quick: small enough for racecheck's time limit in scripts/gpu-check) */
-    if (quick) s = planted(3, (const uint64_t[]){120, 100, 81}, 4000, 32, 35, &X);
-    else s = planted(3, (const uint64_t[]){300, 250, 201}, 40000, 32, 35, &X);
+    if (quick) s = tt_planted(3, (const uint64_t[]){120, 100, 81}, 4000, 32, 35, &X);
+    else s = tt_planted(3, (const uint64_t[]){300, 250, 201}, 40000, 32, 35, &X);
     CHECKF(s == TF_OK, "planted 3-mode (rank 32): %s", tf_last_error());
     tuning.cpd_apply_gram = 1;
     if (s == TF_OK) compare(&X, "planted rank-32 3-mode, fused apply+Gram", 32, quick ? 2 : 10);
@@ -202,12 +187,12 @@ int main(int argc, char **argv)
 
     if (!quick) {
         /* rank 40: the block-wide Gauss-Jordan (R > 32) and 5 Gram column blocks */
-        s = planted(3, (const uint64_t[]){200, 150, 100}, 30000, 8, 33, &X);
+        s = tt_planted(3, (const uint64_t[]){200, 150, 100}, 30000, 8, 33, &X);
         CHECKF(s == TF_OK, "planted 3-mode (rank 40): %s", tf_last_error());
         if (s == TF_OK) compare(&X, "planted rank-8 3-mode, R=40", 40, 5);
         tf_tensor_free(&X);
 
-        s = planted(4, (const uint64_t[]){30, 20, 40, 25}, 8000, 5, 32, &X);
+        s = tt_planted(4, (const uint64_t[]){30, 20, 40, 25}, 8000, 5, 32, &X);
         CHECKF(s == TF_OK, "planted 4-mode: %s", tf_last_error());
         if (s == TF_OK) compare(&X, "planted rank-5 4-mode", 5, 20);
         tf_tensor_free(&X);

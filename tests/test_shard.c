@@ -13,7 +13,7 @@
 static void check_mode(const tf_tensor *X, uint32_t m, int size, const char *what)
 {
     uint64_t lo[70];
-    CHECK_OK(tf_shard_rows(X, m, size, lo));
+    CHECK_OK(tf_shard_rows(X, m, size, lo, NULL));
     uint64_t *count = calloc(X->dims[m], sizeof *count), heaviest = 0;
     for (uint64_t k = 0; k < X->nnz; ++k) count[X->ind[m][k]]++;
     for (uint64_t i = 0; i < X->dims[m]; ++i) heaviest = count[i] > heaviest ? count[i] : heaviest;

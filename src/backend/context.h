@@ -16,6 +16,8 @@ struct tf_context {
     tf_backend backend; /* TF_BACKEND_CPU or TF_BACKEND_GPU; AUTO until resolved
                            (tf_context_resolve in src/ops, before any backend runs) */
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */
+    void *peer[TF_MAX_GPUS]; /* several GPUs: the device contexts of devices[i], i >= 1,
+                                made on first use ([0] unused: that one is gpu) */
     struct tf_dist *dist; /* the ranks of a distributed context (opts.distributed), else NULL */
 };
 
@@ -27,6 +29,7 @@ tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes);
 /* CUDA runtime version and the highest version the driver supports (0, 0
  * without the CUDA backend or a driver); initialises no device. */
 void tf_cuda_versions(int *runtime, int *driver);
+
 /* 1 when an NVIDIA driver may be there (a device node, /proc/driver/nvidia or
  * nvidia-modprobe exists; src/gpu/loader, 0 in CPU-only builds): without
  * one no GPU can be found, and the library answers so without loading the

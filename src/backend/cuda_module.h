@@ -55,6 +55,8 @@ extern "C" {
     X(tf_status, tf_cuda_plan_build, (const tf_tensor *X, const tf_plan_opts *o, tf_plan *p), (X, o, p))     \
     X(tf_status, tf_cuda_cpd_backend_create, (const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out), \
       (X, o, out))                                                                                            \
+    X(tf_status, tf_cuda_cpd_backend_create_multi,                                                            \
+      (const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh, tf_cpd_backend *out), (X, o, sh, out)) \
     X(tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes))                       \
     X(tf_status, tf_cuda_sddmm_plan_build,                                                                    \
       (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out, tf_sddmm_info *info),          \
@@ -74,7 +76,8 @@ extern "C" {
 #define TF_CUDA_API_VOID(X)                                                    \
     X(void, tf_cuda_context_release, (void *gpu), (gpu))                      \
     X(void, tf_cuda_sddmm_plan_free, (tf_sddmm_gpu * g), (g))                  \
-    X(void, tf_cuda_versions, (int *runtime, int *driver), (runtime, driver))
+    X(void, tf_cuda_versions, (int *runtime, int *driver), (runtime, driver))  \
+    X(void, tf_gpu_links, (char *buf, size_t len), (buf, len))
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
  * apart). Any other call into libtenfold fails the module's link
@@ -135,9 +138,10 @@ extern "C" {
     {sizeof(tf_tensor), sizeof(tf_matrix), sizeof(tf_csr), sizeof(tf_plan), sizeof(tf_plan_opts),        \
      sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
-     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks), \
-     sizeof(tf_dense), sizeof(tf_sddmm_run_opts)}
-#define TF_CUDA_ABI_NSIZES 20
+     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
+     sizeof(tf_cpd_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                   \
+     sizeof(tf_sddmm_run_opts)}
+#define TF_CUDA_ABI_NSIZES 23
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */

@@ -8,11 +8,14 @@
 
 typedef struct tf_dist {
     int rank, size;
+    int local_rank; /* rank among the ranks of this node (its GPU: local_rank % GPUs) */
     /* Every rank's rows [row_lo[r], row_lo[r+1]) of the row-major matrix a
      * (cols columns) to every rank, in place. */
     tf_status (*allgather_rows)(double *a, const uint64_t *row_lo, uint64_t cols);
     /* x[0..n) summed over the ranks, the same on every rank. */
     tf_status (*allreduce_sum)(double *x, uint64_t n);
+    /* n bytes of rank 0's buf to every rank (the NCCL id of GPU ranks). */
+    tf_status (*bcast_bytes)(void *buf, uint64_t n);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

@@ -104,6 +104,24 @@ static tf_status allreduce_sum(double *x, uint64_t n)
     return rc == MPI_SUCCESS ? TF_OK : mpi_fail("MPI_Allreduce", rc);
 }
 
+static tf_status bcast_bytes(void *buf, uint64_t n)
+{
+    if (n > INT_MAX) return tf_fail(TF_ERR_ARG, "MPI broadcast of %llu bytes", (unsigned long long)n);
+    const int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? TF_OK : mpi_fail("MPI_Bcast", rc);
+}
+
+/* This rank's place among the ranks that share its node. */
+static int node_rank(void)
+{
+    MPI_Comm node;
+    int r = 0;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return 0;
+    MPI_Comm_rank(node, &r);
+    MPI_Comm_free(&node);
+    return r;
+}
+
 tf_status tf_dist_world(tf_dist *d)
 {
     int init = 0;
@@ -113,5 +131,7 @@ tf_status tf_dist_world(tf_dist *d)
     MPI_Comm_size(MPI_COMM_WORLD, &d->size);
     d->allgather_rows = allgather_rows;
     d->allreduce_sum = allreduce_sum;
+    d->bcast_bytes = bcast_bytes;
+    d->local_rank = node_rank();
     return TF_OK;
 }

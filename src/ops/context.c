@@ -15,9 +15,31 @@ void tf_context_opts_default(tf_context_opts *o)
     o->backend = TF_BACKEND_AUTO;
     o->device = 0;
     o->ndevices = 1;
+    for (int i = 0; i < TF_MAX_GPUS; ++i) o->devices[i] = i;
     o->memory_limit = 0;
     o->threads = 0;
     tf_tuning_default(&o->tuning);
+}
+
+/* Several GPUs: the backend is the GPU (auto included), the devices exist
+ * and are distinct; o->device becomes the first. */
+static tf_status check_devices(tf_context_opts *o, tf_backend *b)
+{
+    if (*b == TF_BACKEND_CPU)
+        return tf_fail(TF_ERR_ARG, "context: %d GPUs asked for on the CPU backend", o->ndevices);
+    const int gpus = tf_gpu_count();
+    if (o->ndevices > gpus)
+        return tf_fail(TF_ERR_ARG, "%d GPUs asked for; this machine has %d", o->ndevices, gpus);
+    for (int i = 0; i < o->ndevices; ++i) {
+        if (o->devices[i] < 0 || o->devices[i] >= gpus)
+            return tf_fail(TF_ERR_ARG, "GPU %d does not exist (GPUs 0..%d)", o->devices[i], gpus - 1);
+        for (int j = 0; j < i; ++j)
+            if (o->devices[j] == o->devices[i])
+                return tf_fail(TF_ERR_ARG, "GPU %d is listed twice", o->devices[i]);
+    }
+    o->device = o->devices[0];
+    *b = TF_BACKEND_GPU;
+    return TF_OK;
 }
 
 tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
@@ -33,25 +55,36 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
         return tf_fail(TF_ERR_ARG, "context: unknown backend %d", (int)o->backend);
     if (o->ndevices < 1)
         return tf_fail(TF_ERR_ARG, "context: %d GPUs asked for (at least 1)", o->ndevices);
-    if (o->ndevices > 1)
-        return tf_fail(TF_ERR_UNAVAILABLE,
-                       "context: %d GPUs asked for; this version of tenfold runs on one GPU",
-                       o->ndevices);
+    if (o->ndevices > TF_MAX_GPUS)
+        return tf_fail(TF_ERR_ARG, "context: %d GPUs asked for (at most %d)", o->ndevices, TF_MAX_GPUS);
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "context: %d threads", o->threads);
     tf_backend b = (tf_backend)o->backend;
+    tf_context_opts use = *o;
+    if (o->ndevices > 1) TF_TRY(check_devices(&use, &b));
     tf_dist dist = {0};
     if (o->distributed) {
-        /* ranks run on the CPU for now: GPU ranks (NCCL) are issue 28's next part */
-        if (b == TF_BACKEND_GPU)
-            return tf_fail(TF_ERR_UNAVAILABLE, "context: a distributed run uses the CPU backend on every rank "
-                                               "(GPU ranks are not built yet)");
+        if (o->ndevices > 1)
+            return tf_fail(TF_ERR_UNAVAILABLE, "context: a distributed run takes one GPU per rank (start one "
+                                               "rank per GPU instead of %d GPUs per rank)", o->ndevices);
         TF_TRY(tf_dist_world(&dist));
-        b = TF_BACKEND_CPU;
+        /* each rank on one GPU when asked for: a node's ranks take its GPUs in
+         * order; else (and under auto) the CPU */
+        if (b == TF_BACKEND_GPU) {
+            const int gpus = tf_gpu_count();
+            if (gpus == 0)
+                return tf_fail(TF_ERR_UNAVAILABLE, "rank %d: no CUDA device is present for --device gpu", dist.rank);
+            if (dist.local_rank >= gpus)
+                return tf_fail(TF_ERR_ARG, "rank %d: its node has %d GPU%s for more ranks (start one rank per GPU)",
+                               dist.rank, gpus, gpus == 1 ? "" : "s");
+            use.device = dist.local_rank;
+        } else {
+            b = TF_BACKEND_CPU;
+        }
     }
     /* AUTO with GPU 0 is resolved on first need (tf_context_resolve): a run
      * that ends up on the CPU never starts CUDA (issue 25: that alone made
      * `cpd --device auto` 30-60 ms slower than `--device cpu`). */
-    if (b == TF_BACKEND_AUTO && o->device != 0) b = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+    if (b == TF_BACKEND_AUTO && use.device != 0) b = tf_gpu_count() > 0 ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     if (b == TF_BACKEND_GPU) {
         char why[1024];
         const tf_cuda_module_state st = tf_cuda_module(1, why, sizeof why);
@@ -59,12 +92,12 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
         if (st != TF_CUDA_MODULE_LOADED) return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why);
         const int gpus = tf_gpu_count();
         if (gpus == 0) return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present");
-        if (o->device < 0 || o->device >= gpus)
-            return tf_fail(TF_ERR_ARG, "GPU %d does not exist (GPUs 0..%d)", o->device, gpus - 1);
+        if (use.device < 0 || use.device >= gpus)
+            return tf_fail(TF_ERR_ARG, "GPU %d does not exist (GPUs 0..%d)", use.device, gpus - 1);
     }
     tf_context *c = calloc(1, sizeof *c);
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
-    c->opts = *o;
+    c->opts = use;
     c->backend = b;
     if (o->distributed) {
         c->dist = malloc(sizeof *c->dist);
@@ -81,6 +114,8 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
 void tf_context_free(tf_context *c)
 {
     if (!c) return;
+    for (int i = 1; i < TF_MAX_GPUS; ++i)
+        if (c->peer[i]) tf_cuda_context_release(c->peer[i]);
     if (c->gpu) tf_cuda_context_release(c->gpu);
     free(c->dist);
     free(c);

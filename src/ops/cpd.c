@@ -84,6 +84,7 @@ typedef struct backend_hold {
     tf_plan *plan;
     tf_plan *shard[TF_MAX_ORDER];     /* distributed: this rank's plan per mode */
     uint64_t *row_lo[TF_MAX_ORDER];   /* distributed: the ranks' rows per mode  */
+    double imbalance;                 /* distributed: shard_imbalance           */
 } backend_hold;
 
 static void hold_free(backend_hold *h)
@@ -126,6 +127,20 @@ static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf
     return s;
 }
 
+/* The rows of `parts` GPUs per mode, balanced by non-zeros, and the
+ * imbalance that leaves (shard.h). */
+static tf_status shard_rows_all(const tf_tensor *X, int parts, backend_hold *h)
+{
+    h->imbalance = 0.0;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        TF_TRY(TF_ALLOC(h->row_lo[m], (uint64_t)parts + 1, "shard rows"));
+        double imb = 0.0;
+        TF_TRY(tf_shard_rows(X, m, parts, h->row_lo[m], &imb));
+        if (imb > h->imbalance) h->imbalance = imb;
+    }
+    return TF_OK;
+}
+
 /* One rank of a distributed run: for every mode, the ranks' rows balanced
  * by non-zeros and a CPU plan of this rank's shard. */
 static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
@@ -138,18 +153,72 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     po.format = o->format == TF_FORMAT_COO ? TF_FORMAT_COO : TF_FORMAT_AUTO;
     po.threads = o->threads;
     po.rank_hint = o->rank;
-    tf_status s = TF_OK;
+    tf_status s = shard_rows_all(X, d->size, h);
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
-        s = TF_ALLOC(h->row_lo[m], (uint64_t)d->size + 1, "rank rows");
-        if (s == TF_OK) s = tf_shard_rows(X, m, d->size, h->row_lo[m]);
         tf_tensor part;
         memset(&part, 0, sizeof part);
-        if (s == TF_OK) s = tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
+        s = tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
         if (s == TF_OK) s = tf_plan_build(&part, &po, &h->shard[m]);
         tf_tensor_free(&part);
     }
     if (s == TF_OK)
         s = tf_cpu_cpd_backend_create_dist(X, o, h->shard, (const uint64_t *const *)h->row_lo, d, be);
+    if (s != TF_OK) hold_free(h);
+    return s;
+}
+
+/* Several GPUs: the front end's side of tf_cpd_shards (the module asks
+ * for one mode's parts at a time; the previous mode's are freed first). */
+typedef struct gpu_split {
+    const tf_tensor *X;
+    const uint64_t *const *row_lo;
+    int first, count;
+    tf_tensor part[TF_MAX_GPUS];
+} gpu_split;
+
+static void split_free(gpu_split *g)
+{
+    for (int i = 0; i < g->count; ++i) tf_tensor_free(&g->part[i]);
+}
+
+static tf_status split_mode(void *user, uint32_t mode, tf_tensor *out)
+{
+    gpu_split *g = user;
+    split_free(g);
+    TF_TRY(tf_shard_split(g->X, mode, g->row_lo[mode], g->first, g->count, g->part));
+    memcpy(out, g->part, (size_t)g->count * sizeof *out);
+    return TF_OK;
+}
+
+/* Several GPUs of this process (the context's devices), or this rank's GPU
+ * of a distributed run: shards per mode built on the GPUs by the module. */
+static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
+                                          backend_hold *h)
+{
+    const tf_context *c = o->context;
+    const tf_dist *d = c->dist;
+    if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_FCOO)
+        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: several GPUs run F-COO shards (format fcoo or auto, not %s)",
+                       tf_format_name(o->format));
+    const int parts = d ? d->size : c->opts.ndevices;
+    tf_status s = shard_rows_all(X, parts, h);
+    gpu_split g;
+    memset(&g, 0, sizeof g);
+    g.X = X;
+    g.row_lo = (const uint64_t *const *)h->row_lo;
+    g.first = d ? d->rank : 0;
+    g.count = d ? 1 : parts;
+    tf_cpd_shards sh;
+    memset(&sh, 0, sizeof sh);
+    sh.parts = parts;
+    sh.first = g.first;
+    sh.count = g.count;
+    for (uint32_t m = 0; m < X->order; ++m) sh.row_lo[m] = h->row_lo[m];
+    sh.split = split_mode;
+    sh.user = &g;
+    sh.dist = d;
+    if (s == TF_OK) s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
+    split_free(&g);
     if (s != TF_OK) hold_free(h);
     return s;
 }
@@ -186,11 +255,17 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
                                 backend_hold *h, char *note, size_t note_len)
 {
     memset(h, 0, sizeof *h);
-    if (o->context && o->context->dist) {
+    const tf_context *c = o->context;
+    if (c && (c->dist || c->opts.ndevices > 1)) {
+        const int gpu = tf_context_resolve(o->context) == TF_BACKEND_GPU;
+        if (gpu && o->backend == TF_BACKEND_CPU)
+            return tf_fail(TF_ERR_ARG, "cpd: the run's context is on %s GPUs; the CPU backend was asked for",
+                           c->dist ? "its ranks'" : "several");
+        if (gpu) return create_multi_gpu_backend(X, o, be, h);
         if (o->backend == TF_BACKEND_GPU || o->precision == TF_SINGLE ||
             o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO)
-            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: a distributed run uses the CPU backend in double precision "
-                                               "(GPU ranks are not built yet)");
+            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: this distributed run is on the CPU, in double precision "
+                                               "(its context has no GPU: --device gpu puts one rank on each GPU)");
         return create_dist_backend(X, o, be, h);
     }
     if (o->backend == TF_BACKEND_GPU) return create_gpu_backend(X, o, be, h);
@@ -327,7 +402,12 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
 
+    if (o->context && (o->context->dist || o->context->opts.ndevices > 1)) {
+        rep->parts = o->context->dist ? o->context->dist->size : o->context->opts.ndevices;
+        rep->imbalance = hold.imbalance;
+    }
     tf_status s = tf_als_run(&be, X, o, normx2, out, rep);
+    if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
     hold_free(&hold);
     if (s == TF_OK) s = tf_als_arrange(out);

@@ -1,16 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shards of a distributed run (AMPED, sec. 4): per output mode, the index
- * range cut into one contiguous range of rows per rank, balanced by
- * non-zeros, and the non-zeros whose index falls in a rank's range. */
+ * range cut into one contiguous range of rows per part (rank or GPU),
+ * balanced by non-zeros, and the non-zeros whose index falls in a part's
+ * range. Contiguous ranges from the prefix sum of the row counts are
+ * within half the heaviest row of the ideal share (AMPED assigns shards to
+ * GPUs longest-first, within 4/3 of the optimum), and each part's rows stay
+ * one block, so sharing them is one message per part. */
 #ifndef TF_OPS_SHARD_H
 #define TF_OPS_SHARD_H
 #include "tenfold.h"
 
-/* row_lo[0..size]: rank r's rows of `mode` are [row_lo[r], row_lo[r+1]),
- * each rank's share of the non-zeros as close to nnz / size as whole rows
- * allow (a row is never split: no two ranks update one factor row). */
-tf_status tf_shard_rows(const tf_tensor *X, uint32_t mode, int size, uint64_t *row_lo);
+/* row_lo[0..size]: part r's rows of `mode` are [row_lo[r], row_lo[r+1]),
+ * each part's share of the non-zeros as close to nnz / size as whole rows
+ * allow (a row is never split: no two parts update one factor row).
+ * *imbalance (may be NULL): the largest part's non-zeros over the mean, less 1. */
+tf_status tf_shard_rows(const tf_tensor *X, uint32_t mode, int size, uint64_t *row_lo, double *imbalance);
 /* The non-zeros of X whose mode index lies in [lo, hi), in X's order, with
  * X's dims (out is allocated; free with tf_tensor_free). */
 tf_status tf_shard_tensor(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, tf_tensor *out);
+/* Parts first..first+count-1 of `mode` at once (one parallel pass): out[i]
+ * holds part first+i's non-zeros in X's order, the mode index shifted down
+ * by its row_lo and dims[mode] its number of rows (at least 1). */
+tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, int first, int count,
+                         tf_tensor *out);
 #endif

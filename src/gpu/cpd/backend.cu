@@ -45,6 +45,7 @@
 
 #include <new>
 
+#include "gpu/cpd/backend.cuh"
 #include "gpu/cpd/dense.cuh"
 #include "gpu/mttkrp/engine.cuh"
 #include "backend/cuda_module.h"
@@ -90,20 +91,6 @@ template <> struct blas<float> {
     }
 };
 
-struct gpu_cpd_base {
-    virtual ~gpu_cpd_base() {}
-    virtual tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) = 0;
-    virtual tf_status init(const tf_ktensor *k) = 0;
-    virtual tf_status mttkrp(uint32_t mode) = 0;
-    virtual tf_status solve(uint32_t mode, int *used_pinv) = 0;
-    virtual tf_status normalize(uint32_t mode, int max_norm) = 0;
-    virtual tf_status gram(uint32_t mode) = 0;
-    virtual tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) = 0;
-    virtual tf_status result(tf_ktensor *out) = 0;
-    virtual tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
-                            double *t_fit, uint64_t *pinv) = 0;
-};
-
 template <typename T>
 struct gpu_cpd : gpu_cpd_base {
     tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
@@ -111,6 +98,16 @@ struct gpu_cpd : gpu_cpd_base {
     uint32_t order = 0;
     uint64_t R = 0, maxdim = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
+    /* One GPU of several (setup_sharded): mode m's MTTKRP runs on the
+     * shard engine part_eng[m] and gives this GPU's rows [lo[m], lo[m] +
+     * rows[m]) of M (M holds those rows only); the solve writes them into
+     * A[m]. One GPU: lo 0, rows = dims, eng for every mode. */
+    bool sharded = false;
+    bool has_shard[TF_MAX_ORDER] = {false};
+    tf_gpu_engine *part_eng[TF_MAX_ORDER] = {nullptr}; /* NULL where the GPU has no rows */
+    uint64_t lo[TF_MAX_ORDER] = {0}, rows[TF_MAX_ORDER] = {0}, maxrows = 0;
+    tf_gpu_engine *engine(uint32_t mode) const { return sharded ? part_eng[mode] : eng; }
+    T *own(uint32_t mode) const { return A[mode] + lo[mode] * R; }
     T *A[TF_MAX_ORDER] = {nullptr};     /* factors (small path: unscaled, A_raw)  */
     T *scale[TF_MAX_ORDER] = {nullptr}; /* column scales: factor = A diag(scale) */
     T *G[TF_MAX_ORDER] = {nullptr};     /* Grams of the scaled factors            */
@@ -181,29 +178,65 @@ struct gpu_cpd : gpu_cpd_base {
         if (tick) cudaEventDestroy(tick);
         if (tstream) cudaStreamDestroy(tstream);
         delete eng;
+        for (tf_gpu_engine *e : part_eng) delete e;
     }
 
     tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
+    {
+        TF_TRY(tf_cuda_ctx_of(o->context, &ctx));
+        shape(X, o);
+        char why[128];
+        TF_TRY(tf_gpu_engine_create(ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
+        tf_gpu_describe_engine(desc, len, eng, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, why);
+        return TF_OK;
+    }
+
+    tf_status setup_sharded(tf_cuda_ctx *c, const tf_tensor *X, const tf_cpd_opts *o) override
+    {
+        ctx = c;
+        sharded = true;
+        shape(X, o);
+        maxrows = 0;
+        return tf_cuda_ctx_use(ctx);
+    }
+
+    tf_status add_shard(uint32_t mode, const tf_tensor *part, uint64_t first, uint64_t n, const tf_cpd_opts *o,
+                        char *desc, size_t len) override
+    {
+        if (!sharded || mode >= order || first + n > dims[mode] || (n && (part->order != order || part->dims[mode] != n)))
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: shard of mode %u does not fit the tensor", mode + 1);
+        TF_TRY(tf_cuda_ctx_use(ctx));
+        lo[mode] = first;
+        rows[mode] = n;
+        has_shard[mode] = true;
+        if (n > maxrows) maxrows = n;
+        if (len) desc[0] = 0;
+        if (!n) return TF_OK; /* no rows here (a mode shorter than the GPUs): nothing to compute */
+        TF_TRY(tf_gpu_engine_create_shard(ctx, part, mode, o->precision, R, &part_eng[mode]));
+        tf_gpu_describe_engine(desc, len, part_eng[mode], sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, "");
+        return TF_OK;
+    }
+
+    /* order, rank, dims and the tuning choices read at setup */
+    void shape(const tf_tensor *X, const tf_cpd_opts *o)
     {
         order = X->order;
         R = o->rank;
         for (uint32_t m = 0; m < order; ++m) {
             dims[m] = X->dims[m];
+            rows[m] = dims[m];
+            lo[m] = 0;
             if (dims[m] > maxdim) maxdim = dims[m];
         }
+        maxrows = maxdim;
         m_mode = order;
-        TF_TRY(tf_cuda_ctx_of(o->context, &ctx));
         const tf_tuning &tune = ctx->tune;
         gram_syrk = tune.cpd_gram_syrk != 0;
         apply_gram_env = tune.cpd_apply_gram < 0 ? -1 : tune.cpd_apply_gram != 0;
         if (tune.cpd_gram_solve_rows >= 0) {
-            const int64_t rows = tune.cpd_gram_solve_rows;
-            gram_solve_rows = rows > (int64_t)TF_GPU_GRAM_SOLVE_MAX_ROWS ? TF_GPU_GRAM_SOLVE_MAX_ROWS : (uint64_t)rows;
+            const int64_t n = tune.cpd_gram_solve_rows;
+            gram_solve_rows = n > (int64_t)TF_GPU_GRAM_SOLVE_MAX_ROWS ? TF_GPU_GRAM_SOLVE_MAX_ROWS : (uint64_t)n;
         }
-        char why[128];
-        TF_TRY(tf_gpu_engine_create(ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
-        tf_gpu_describe_engine(desc, len, eng, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, why);
-        return TF_OK;
     }
 
     tf_status check_mode(uint32_t mode) const
@@ -211,6 +244,8 @@ struct gpu_cpd : gpu_cpd_base {
         if (mode >= order)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u is outside 1..%u", mode + 1, order);
         if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
+        if (sharded && !has_shard[mode])
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u has no shard", mode + 1);
         return tf_cuda_ctx_use(ctx);
     }
 
@@ -283,11 +318,14 @@ struct gpu_cpd : gpu_cpd_base {
             TF_TRY(tf_cuda_alloc(&scale[m], R, "column scales"));
             TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
         }
-        TF_TRY(tf_cuda_alloc(&M, maxdim * R, "MTTKRP output"));
+        if (sharded)
+            for (uint32_t m = 0; m < order; ++m)
+                if (!has_shard[m]) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u has no shard", m + 1);
+        TF_TRY(tf_cuda_alloc(&M, (maxrows ? maxrows : 1) * R, "MTTKRP output"));
         T **square[] = {&V, &L, &Q, &P};
         for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !ctx->tune.cpd_cusolver;
-        use_graph = small && ctx->tune.cpd_graph && eng->capturable;
+        use_graph = small && ctx->tune.cpd_graph && !sharded && eng->capturable;
         custom_apply = ctx->tune.cpd_apply ? ctx->tune.cpd_apply == 1 : sizeof(T) == 4;
         if (small) {
             TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
@@ -322,12 +360,14 @@ struct gpu_cpd : gpu_cpd_base {
              * MTTKRP, which overwrites it. */
             TF_CU(cudaMemsetAsync(Winv, 0, R * R * sizeof(T), ctx->stream));
             for (uint32_t m = 0; m < order; ++m)
-                TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)dims[m],
-                                        (int64_t)R, Winv, A[m], M));
+                TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)R, (int64_t)rows[m],
+                                        (int64_t)R, Winv, own(m), M));
         }
         /* per-mode choices the engine times on first use, made now: the
          * sweep's MTTKRPs run inside a graph capture (M is scratch) */
-        TF_TRY(eng->tune((const void *const *)A, M, (uint32_t)R));
+        if (!sharded) TF_TRY(eng->tune((const void *const *)A, M, (uint32_t)R));
+        for (uint32_t m = 0; sharded && m < order; ++m)
+            if (part_eng[m]) TF_TRY(part_eng[m]->tune((const void *const *)A, M, (uint32_t)R));
         m_mode = order;
         TF_TRY(sync_scalars());
         pinv_seen = h_sc->pinv;
@@ -336,25 +376,25 @@ struct gpu_cpd : gpu_cpd_base {
 
     /* ---- the steps, queued without waiting (the large-R solve excepted) */
 
-    tf_status mttkrp_async(uint32_t mode)
+    tf_status mttkrp_async(uint32_t mode) override
     {
         TF_TRY(check_mode(mode));
         m_mode = order;
-        TF_TRY(eng->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
+        if (engine(mode)) TF_TRY(engine(mode)->mttkrp(mode, (const void *const *)A, M, (uint32_t)R));
         m_mode = mode;
         return TF_OK;
     }
 
     /* *host_pinv = 1 when the large-R path fell back to the pseudo-inverse
      * (the small path counts its fallbacks on the device). */
-    tf_status solve_async(uint32_t mode, int *host_pinv)
+    tf_status solve_async(uint32_t mode, int *host_pinv) override
     {
         TF_TRY(check_mode(mode));
         *host_pinv = 0;
         gram_pending = TF_MAX_ORDER; /* A[mode] changes */
         if (m_mode != mode)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
-        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        const int64_t n = (int64_t)R, I = (int64_t)rows[mode];
         cudaStream_t st = ctx->stream;
         if (small) {
             TF_TRY(small_inverse(mode, st));
@@ -364,7 +404,7 @@ struct gpu_cpd : gpu_cpd_base {
          * sync below, once the MTTKRP that writes M is done. */
         TF_CU(cudaEventRecord(m_done, st));
         TF_CU(cudaStreamWaitEvent(ctx->side, m_done, 0));
-        TF_CU(cudaMemcpyAsync(A[mode], M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx->side));
+        TF_CU(cudaMemcpyAsync(own(mode), M, (size_t)I * R * sizeof(T), cudaMemcpyDeviceToDevice, ctx->side));
         TF_CU(cudaEventRecord(copied, ctx->side));
         TF_TRY(tf_gpu_hadamard((const T *const *)G, order, mode, (uint32_t)R, V, d_sc, st));
         TF_CU(cudaMemcpyAsync(L, V, R * R * sizeof(T), cudaMemcpyDeviceToDevice, st));
@@ -376,7 +416,7 @@ struct gpu_cpd : gpu_cpd_base {
         if (spd_ok()) {
             /* column-major A^T (R x I): solve V X = A^T, i.e. A <- M V^-1 */
             TF_CUSOLVER(cusolverDnXpotrs(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, I, blas<T>::type, L,
-                                         n, blas<T>::type, A[mode], n, &d_sc->info));
+                                         n, blas<T>::type, own(mode), n, &d_sc->info));
             return TF_OK;
         }
         *host_pinv = 1;
@@ -392,7 +432,7 @@ struct gpu_cpd : gpu_cpd_base {
         /* P = Q diag(1/w) Q^T (dropped eigenvalues as zero); A = M P. */
         TF_TRY(tf_gpu_pinv_scale(Q, w, (uint32_t)R, singular_rcond(), P, st));
         TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, P, Q, L));
-        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, L, M, A[mode]));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, L, M, own(mode)));
         return TF_OK;
     }
 
@@ -414,12 +454,12 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status small_apply(uint32_t mode)
     {
-        if (custom_apply && dims[mode] <= TF_GPU_APPLY_ROWS)
-            return tf_gpu_small_apply((const T *)M, dims[mode], (uint32_t)R, (const T *)Winv, A[mode], ctx->stream);
-        const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
+        if (custom_apply && rows[mode] <= TF_GPU_APPLY_ROWS)
+            return tf_gpu_small_apply((const T *)M, rows[mode], (uint32_t)R, (const T *)Winv, own(mode), ctx->stream);
+        const int64_t n = (int64_t)R, I = (int64_t)rows[mode];
         /* row-major A = M W is column-major A^T = W^T M^T; W (row-major)
          * is column-major W^T */
-        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, A[mode]));
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, I, n, Winv, M, own(mode)));
         return TF_OK;
     }
 
@@ -446,7 +486,7 @@ struct gpu_cpd : gpu_cpd_base {
                            lambda, G[mode], d_sc, st);
     }
 
-    tf_status gram_async(uint32_t mode)
+    tf_status gram_async(uint32_t mode) override
     {
         TF_TRY(check_mode(mode));
         const int64_t n = (int64_t)R, I = (int64_t)dims[mode];
@@ -464,7 +504,7 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
-    tf_status fit_async(uint32_t mode)
+    tf_status fit_async(uint32_t mode) override
     {
         TF_TRY(check_mode(mode));
         if (m_mode != mode)
@@ -472,10 +512,11 @@ struct gpu_cpd : gpu_cpd_base {
         cudaStream_t st = ctx->stream;
         /* <X, K> = sum_r lambda_r sum_i M(i,r) A(i,r) with M and A scaled:
          * both scale vectors of every mode go into the weights */
+        /* M holds this GPU's rows: the inner product over them */
         if (small)
-            return tf_gpu_fit_terms(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale,
+            return tf_gpu_fit_terms(M, own(mode), rows[mode], (uint32_t)R, lambda, (const T *const *)scale,
                                     (const T *const *)G, order, partial, counter + 1, d_sc, st);
-        TF_TRY(tf_gpu_weighted_inner(M, A[mode], dims[mode], (uint32_t)R, lambda, (const T *const *)scale, order,
+        TF_TRY(tf_gpu_weighted_inner(M, own(mode), rows[mode], (uint32_t)R, lambda, (const T *const *)scale, order,
                                      partial, d_sc, st));
         TF_TRY(tf_gpu_hadamard((const T *const *)G, order, order, (uint32_t)R, V, d_sc, st));
         return tf_gpu_quadratic(V, lambda, (uint32_t)R, d_sc, st);
@@ -691,6 +732,19 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
+    tf_status scalars(double *inner, double *knorm2, unsigned *pinv) override
+    {
+        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(sync_scalars());
+        *inner = h_sc->inner;
+        *knorm2 = h_sc->knorm2;
+        *pinv = take_pinv();
+        return TF_OK;
+    }
+    void *factor(uint32_t mode) override { return mode < order ? A[mode] : nullptr; }
+    uint32_t value_bytes() const override { return sizeof(T); }
+    tf_cuda_ctx *gpu() override { return ctx; }
+
     tf_status result(tf_ktensor *out) override
     {
         if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
@@ -710,6 +764,16 @@ struct gpu_cpd : gpu_cpd_base {
     }
 };
 
+} // namespace
+
+gpu_cpd_base *tf_gpu_cpd_new(tf_precision prec)
+{
+    return prec == TF_SINGLE ? (gpu_cpd_base *)new (std::nothrow) gpu_cpd<float>()
+                             : (gpu_cpd_base *)new (std::nothrow) gpu_cpd<double>();
+}
+
+namespace {
+
 gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
 tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
 tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
@@ -725,7 +789,7 @@ tf_status op_sweep(void *c, int mx, double *a, double *b, double *tm, double *td
 }
 
 const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
-                                    op_fit,  op_result, op_destroy, op_sweep};
+                                    op_fit,  op_result, op_destroy, op_sweep, nullptr};
 
 } // namespace
 
@@ -739,8 +803,7 @@ extern "C" tf_status tf_cuda_cpd_backend_create_impl(const tf_tensor *X, const t
                        (unsigned long long)o->rank, TF_MAX_RANK);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: unknown precision %d", (int)o->precision);
-    gpu_cpd_base *c = o->precision == TF_SINGLE ? (gpu_cpd_base *)new (std::nothrow) gpu_cpd<float>()
-                                                : (gpu_cpd_base *)new (std::nothrow) gpu_cpd<double>();
+    gpu_cpd_base *c = tf_gpu_cpd_new(o->precision);
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
     tf_status s = c->setup(X, o, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {

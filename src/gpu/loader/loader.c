@@ -211,6 +211,21 @@ tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, t
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, whose module %s", why_not);
 }
 
+tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh,
+                                           tf_cpd_backend *out)
+{
+    const tf_cuda_api *a = cuda();
+    if (a) return a->tf_cuda_cpd_backend_create_multi(X, o, sh, out);
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, whose module %s", why_not);
+}
+
+void tf_gpu_links(char *buf, size_t len)
+{
+    const tf_cuda_api *a = tf_cuda_driver_visible() ? cuda() : NULL;
+    if (a) a->tf_gpu_links(buf, len);
+    else if (len) buf[0] = 0;
+}
+
 void tf_cuda_context_release(void *gpu)
 {
     if (gpu) cuda()->tf_cuda_context_release(gpu); /* made by the module, so it is loaded */

@@ -46,6 +46,11 @@ struct tf_gpu_engine {
     char desc[64] = {0};          /* e.g. "blco, 3 blocks"                   */
 };
 
+/* Every mode of an order-N tensor, as a mode set (bit m: mode m). */
+static inline uint32_t tf_all_modes(uint32_t order) { return order >= 32 ? ~0u : (1u << order) - 1u; }
+static inline bool tf_mode_in(uint32_t modes, uint32_t m) { return m < 32 && (modes >> m & 1u); }
+static inline uint32_t tf_mode_count(uint32_t modes) { return (uint32_t)__builtin_popcount(modes); }
+
 /* Factories (X canonical or at least valid, order 2..TF_GPU_MAX_ORDER). */
 tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
                             tf_gpu_engine **out);
@@ -53,6 +58,10 @@ tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision p
  * copies and the rank-R factors do not fit the budget (tuning.stream). */
 tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                              tf_gpu_engine **out);
+/* The same with the copies of the modes in `modes` only (a shard of a
+ * run over several GPUs serves one mode); mttkrp of another mode fails. */
+tf_status tf_gpu_fcoo_create_modes(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
+                                   uint32_t modes, tf_gpu_engine **out);
 tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
                              tf_gpu_engine **out);
 
@@ -61,6 +70,10 @@ tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision 
 tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt,
                                tf_precision prec, uint64_t R, tf_gpu_engine **out,
                                char *why, size_t why_len);
+/* The engine of one shard of a run over several GPUs: F-COO (resident, or
+ * streamed when it does not fit) with mode's copy only. */
+tf_status tf_gpu_engine_create_shard(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
+                                     uint64_t R, tf_gpu_engine **out);
 /* "gpu <engine desc>, fp64, <device> [auto <why>]", truncated to len. */
 void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec,
                             const char *why);

@@ -186,6 +186,7 @@ struct fcoo_dev {
 template <typename T>
 struct fcoo_engine : tf_gpu_engine {
     uint32_t order = 0;
+    uint32_t modes = ~0u; /* the modes whose copies were built */
     bool no_vec = false; /* tuning.fcoo_vec = 0: one column per lane (for measurements) */
     int slice_env = 0;    /* tuning.fcoo_slice = 16|32: every seg mode's slice (tests, measurements) */
     uint64_t tune_prefix = 0; /* non-zeros a mode is tuned on (tune_nnz) */
@@ -201,6 +202,8 @@ struct fcoo_engine : tf_gpu_engine {
 
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
     {
+        if (!tf_mode_in(modes, mode))
+            return tf_fail(TF_ERR_ARG, "F-COO engine: mode %u was not built", mode + 1);
         fcoo_dev<T> &c = copy[mode];
         if (c.needs_tune(R)) {
             cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -391,7 +394,7 @@ bool choose_seg(int forced, uint64_t nseg)
  * scratch and the copies fit the budget together, else on the host
  * (tuning.fcoo_build: 1 host, 2 device where possible). On the device,
  * *src holds the uploaded COO (free it with tf_fcoo_dsrc_free either way). */
-bool build_on_device(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *src)
+bool build_on_device(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, uint32_t modes, tf_fcoo_dsrc *src)
 {
     *src = tf_fcoo_dsrc();
     if (ctx->tune.fcoo_build == 1 || X->nnz == 0 || X->nnz >= (1ULL << 32)) return false;
@@ -399,7 +402,8 @@ bool build_on_device(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes,
         uint64_t budget = 0;
         if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
         const double need = (double)tf_fcoo_dsrc_bytes(X, value_bytes) +
-                            1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) + 64.0 * (1 << 20);
+                            1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) / X->order +
+            64.0 * (1 << 20);
         if (need > (double)budget) return false;
     }
     /* a failure here (memory) leaves the host build */
@@ -465,10 +469,13 @@ template <typename E>
 void describe(E *e)
 {
     auto part = [&](uint32_t m) { return e->copy[m].cut[e->copy[m].chosen].part_nnz; };
-    uint32_t lo = part(0), hi = lo;
+    uint32_t first = 0;
+    while (first + 1 < e->order && !tf_mode_in(e->modes, first)) ++first;
+    uint32_t lo = part(first), hi = lo;
     char segs[2 * TF_GPU_MAX_ORDER + 1] = "", halves[2 * TF_GPU_MAX_ORDER + 1] = "";
     size_t n = 0, nh = 0;
     for (uint32_t m = 0; m < e->order; ++m) {
+        if (!tf_mode_in(e->modes, m)) continue;
         lo = std::min(lo, part(m));
         hi = std::max(hi, part(m));
         if (e->copy[m].seg) n += (size_t)snprintf(segs + n, sizeof segs - n, "%s%u", n ? "," : "", m + 1);
@@ -489,32 +496,34 @@ void describe(E *e)
 /* The copies stream from host memory (fcoo_stream.cu): tuning.stream 1
  * always, 2 never, else when they and the rank-R factors with CP-ALS's
  * dense work do not fit the budget. */
-bool streams(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, uint64_t R)
+bool streams(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, uint64_t R, uint32_t modes)
 {
     if (X->nnz == 0 || ctx->tune.stream == 2) return false;
     if (ctx->tune.stream == 1) return true;
     uint64_t budget = 0;
     if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
-    const double need = (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) +
+    /* the copies of the modes built (about the same size each) */
+    const double need = (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) / X->order +
                         (double)tf_gpu_stream_reserve(X, R, value_bytes);
     return need > (double)budget;
 }
 
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, tf_gpu_engine **out)
+tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t modes, tf_gpu_engine **out)
 {
-    if (streams(ctx, X, sizeof(T), R)) {
+    if (streams(ctx, X, sizeof(T), R, modes)) {
         const uint32_t part_nnz = partition_size(ctx->tune, X->nnz, ctx->sm_count);
         uint32_t parts[TF_MAX_ORDER];
         for (uint32_t m = 0; m < X->order; ++m)
             parts[m] = seg_partition_size(ctx->tune, part_nnz, X->dims[m], ctx->sm_count);
-        return tf_gpu_fcoo_stream_create(ctx, X, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, R, parts, out);
+        return tf_gpu_fcoo_stream_create(ctx, X, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, R, parts, modes, out);
     }
     fcoo_engine<T> *e = new (std::nothrow) fcoo_engine<T>();
     if (!e) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU F-COO engine");
     e->ctx = ctx;
     e->format = TF_FORMAT_FCOO;
     e->order = X->order;
+    e->modes = modes;
     e->nnz = X->nnz;
     const tf_tuning &tune = ctx->tune;
     const uint32_t part_nnz = partition_size(tune, X->nnz, ctx->sm_count);
@@ -530,10 +539,11 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, tf_gpu_engine
         clock.mark("pin");
     }
     tf_fcoo_dsrc src;
-    const bool on_device = build_on_device(ctx, X, sizeof(T), &src);
+    const bool on_device = build_on_device(ctx, X, sizeof(T), modes, &src);
     clock.mark("upload");
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         uint32_t seg_parts[FCOO_CUTS];
         const int seg_np = seg_partitions(tune, part_nnz, X->dims[m], ctx->sm_count, seg_parts);
         const uint32_t scan_parts[1] = {part_nnz};
@@ -583,6 +593,12 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, tf_gpu_engine
 tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                              tf_gpu_engine **out)
 {
+    return tf_gpu_fcoo_create_modes(ctx, X, prec, R, tf_all_modes(X->order), out);
+}
+
+tf_status tf_gpu_fcoo_create_modes(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
+                                   uint32_t modes, tf_gpu_engine **out)
+{
     *out = nullptr;
-    return prec == TF_SINGLE ? create<float>(ctx, X, R, out) : create<double>(ctx, X, R, out);
+    return prec == TF_SINGLE ? create<float>(ctx, X, R, modes, out) : create<double>(ctx, X, R, modes, out);
 }

@@ -140,6 +140,7 @@ struct stream_engine : tf_gpu_engine {
     uint32_t order = 0;
     uint64_t nnz = 0;
     uint64_t dims[TF_MAX_ORDER] = {0};
+    uint32_t modes = ~0u; /* the modes built */
     bool no_vec = false;
     smode m_[TF_GPU_MAX_ORDER];
     cudaStream_t copy = nullptr;
@@ -170,6 +171,8 @@ struct stream_engine : tf_gpu_engine {
 
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
     {
+        if (!tf_mode_in(modes, mode))
+            return tf_fail(TF_ERR_ARG, "streamed F-COO engine: mode %u was not built", mode + 1);
         const smode &sm = m_[mode];
         cudaStream_t st = ctx->stream;
         TF_TRY(fcoo_clear((T *)out, dims[mode], sm.clear_all || nnz == 0, sm.zrows, sm.nzero, R, st));
@@ -275,7 +278,7 @@ uint64_t chunk_parts(const tf_tuning &t, uint32_t order, uint32_t vb, uint32_t p
 }
 
 template <typename T>
-tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint32_t *part)
+tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes)
 {
     tf_cuda_ctx *ctx = e->ctx;
     const tf_tuning &tune = ctx->tune;
@@ -284,13 +287,15 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     TF_TRY(tf_cuda_budget(ctx, &budget));
     const uint64_t reserve = tf_gpu_stream_reserve(X, R, vb);
     uint64_t fixed = 0; /* at most: segment rows and rows to clear */
-    for (uint32_t m = 0; m < N; ++m) fixed += 2 * std::min<uint64_t>(X->nnz, X->dims[m]) * sizeof(uint32_t);
+    for (uint32_t m = 0; m < N; ++m)
+        if (tf_mode_in(modes, m)) fixed += 2 * std::min<uint64_t>(X->nnz, X->dims[m]) * sizeof(uint32_t);
     /* the chunk: CHUNK_BYTES, less where the budget is short (a ring of
      * RING and as much again for residency) */
     const uint64_t room = budget > reserve + fixed ? budget - reserve - fixed : 0;
     const uint64_t chunk_bytes = std::min<uint64_t>(CHUNK_BYTES, room / (2 * RING));
     uint64_t cp[TF_MAX_ORDER], min_chunk = 0;
     for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         cp[m] = chunk_parts(tune, N, vb, part[m], chunk_bytes);
         tf_fcoo_chunk_layout pl;
         min_chunk = std::max(min_chunk, tf_fcoo_chunk_plain(N, vb, 32ull * part[m], 32, &pl));
@@ -303,6 +308,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
                        mib(reserve), RING + 1, mib(min_chunk));
     /* the copies on the host, chunked and pinned */
     for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
         tf_fcoo f;
         TF_TRY(tf_fcoo_build(X, m, part[m], &f));
@@ -333,6 +339,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
      * after the factors and the ring (tuning.stream_resident: a share) */
     uint64_t slot_bytes = 0, total = 0, plain_bytes = 0;
     for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         const tf_fcoo_chunks &k = e->m_[m].k;
         slot_bytes = std::max(slot_bytes, k.max_bytes);
         total += e->m_[m].total();
@@ -349,6 +356,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
      * tuning.stream_resident's */
     uint64_t plain_total = 0;
     for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         tf_fcoo_chunk_layout pl;
         plain_total += e->m_[m].plain_of(e->m_[m].k.nchunks, vb, &pl);
     }
@@ -359,6 +367,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
                              : std::min(1.0, (double)(budget - keep) / (double)plain_total);
     bool streams = false;
     for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
         tf_fcoo_chunk_layout pl;
         const double cap = share * (double)sm.plain_of(sm.k.nchunks, vb, &pl);
@@ -378,6 +387,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     uint64_t streamed = 0;
     tf_dev_array<unsigned char> scratch;
     for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
         streamed += sm.streamed();
         e->bytes += (sm.nseg + (sm.zrows ? sm.nzero : 0)) * sizeof(uint32_t);
@@ -395,7 +405,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         }
     }
     TF_CU(cudaStreamSynchronize(ctx->stream)); /* before the scratch goes */
-    const double per_nnz = X->nnz ? (double)total / ((double)X->nnz * N) : 0.0;
+    const double per_nnz = X->nnz ? (double)total / ((double)X->nnz * tf_mode_count(modes)) : 0.0;
     /* where pinning failed the description says so (CP-ALS reports it, not the plan's note) */
     snprintf(e->desc, sizeof e->desc, "fcoo streamed %.0f%% of %.0f MiB, %.1f MiB chunks, %s",
              total ? 100.0 * (double)streamed / (double)total : 0.0, mib(total), mib(slot_bytes),
@@ -408,7 +418,8 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
 }
 
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, const uint32_t *part, tf_gpu_engine **out)
+tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes,
+                 tf_gpu_engine **out)
 {
     stream_engine<T> *e = new (std::nothrow) stream_engine<T>();
     if (!e) return tf_fail(TF_ERR_NOMEM, "out of memory creating the streamed F-COO engine");
@@ -420,7 +431,8 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, const uint32_
     e->no_vec = !ctx->tune.fcoo_vec;
     e->sm_count = std::max(ctx->sm_count, 1);
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
-    const tf_status s = build(e, X, R, part);
+    e->modes = modes;
+    const tf_status s = build(e, X, R, part, modes);
     if (s != TF_OK) {
         delete e;
         return s;
@@ -445,8 +457,9 @@ uint64_t tf_gpu_stream_reserve(const tf_tensor *X, uint64_t R, uint32_t value_by
 }
 
 tf_status tf_gpu_fcoo_stream_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
-                                    const uint32_t *part_nnz, tf_gpu_engine **out)
+                                    const uint32_t *part_nnz, uint32_t modes, tf_gpu_engine **out)
 {
     *out = nullptr;
-    return prec == TF_SINGLE ? create<float>(ctx, X, R, part_nnz, out) : create<double>(ctx, X, R, part_nnz, out);
+    return prec == TF_SINGLE ? create<float>(ctx, X, R, part_nnz, modes, out)
+                             : create<double>(ctx, X, R, part_nnz, modes, out);
 }

@@ -18,6 +18,18 @@ extern "C" {
 #include "fmt/auto_format.h"
 }
 
+/* The uploads (cudaMemcpy from pageable memory, legacy stream) are not
+ * ordered with the context's non-blocking streams: a new engine waits for
+ * them (and is deleted if they failed). */
+static tf_status settle(tf_gpu_engine **out)
+{
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) return TF_OK;
+    delete *out;
+    *out = nullptr;
+    return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceSynchronize()", e);
+}
+
 tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt,
                                tf_precision prec, uint64_t R, tf_gpu_engine **out, char *why,
                                size_t why_len)
@@ -46,17 +58,21 @@ tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format f
     }
     if (s != TF_OK) return s;
     clock.mark("create");
-    /* The uploads (cudaMemcpy from pageable memory, legacy stream) are not
-     * ordered with the context's non-blocking streams: wait for them here. */
-    cudaError_t e = cudaDeviceSynchronize();
+    s = settle(out);
     clock.mark("device_sync");
     clock.report("engine");
-    if (e != cudaSuccess) {
-        delete *out;
-        *out = nullptr;
-        return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceSynchronize()", e);
-    }
-    return TF_OK;
+    return s;
+}
+
+tf_status tf_gpu_engine_create_shard(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
+                                     uint64_t R, tf_gpu_engine **out)
+{
+    *out = nullptr;
+    if (X->order > TF_GPU_MAX_ORDER || mode >= X->order)
+        return tf_fail(TF_ERR_UNAVAILABLE, "GPU formats handle tensors of order 2..%d; this one has order %u",
+                       TF_GPU_MAX_ORDER, X->order);
+    TF_TRY(tf_gpu_fcoo_create_modes(ctx, X, prec, R ? R : 32, 1u << mode, out));
+    return settle(out);
 }
 
 void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec,

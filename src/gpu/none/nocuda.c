@@ -47,6 +47,18 @@ tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, t
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, which this build of tenfold does not have");
 }
 
+tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh,
+                                           tf_cpd_backend *out)
+{
+    (void)X, (void)o, (void)sh, (void)out;
+    return tf_fail(TF_ERR_UNAVAILABLE, "several GPUs need the CUDA backend, which this build of tenfold does not have");
+}
+
+void tf_gpu_links(char *buf, size_t len)
+{
+    if (len) buf[0] = 0;
+}
+
 void tf_cuda_context_release(void *gpu) { (void)gpu; }
 
 tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)

@@ -190,6 +190,23 @@ void tf_cuda_ctx_destroy(tf_cuda_ctx *c)
     c->device = -1;
 }
 
+/* A device context for `device` with c's tuning and memory limit. */
+static tf_status make_ctx(const tf_context *c, int device, void **out)
+{
+    tf_cuda_ctx *g = new (std::nothrow) tf_cuda_ctx();
+    if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU context");
+    tf_status s = tf_cuda_ctx_init(g, device);
+    if (s != TF_OK) {
+        tf_cuda_ctx_destroy(g);
+        delete g;
+        return s;
+    }
+    g->tune = c->opts.tuning;
+    g->memory_limit = c->opts.memory_limit;
+    *out = g;
+    return TF_OK;
+}
+
 tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out)
 {
     *out = nullptr;
@@ -201,20 +218,19 @@ tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out)
         }
         return tf_fail(TF_ERR_UNAVAILABLE, "the context was made for the CPU: it has no GPU");
     }
-    if (!c->gpu) {
-        tf_cuda_ctx *g = new (std::nothrow) tf_cuda_ctx();
-        if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU context");
-        tf_status s = tf_cuda_ctx_init(g, c->opts.device);
-        if (s != TF_OK) {
-            tf_cuda_ctx_destroy(g);
-            delete g;
-            return s;
-        }
-        g->tune = c->opts.tuning;
-        g->memory_limit = c->opts.memory_limit;
-        c->gpu = g;
-    }
+    if (!c->gpu) TF_TRY(make_ctx(c, c->opts.device, &c->gpu));
     *out = (tf_cuda_ctx *)c->gpu;
+    return tf_cuda_ctx_use(*out);
+}
+
+tf_status tf_cuda_ctx_at(tf_context *c, int i, tf_cuda_ctx **out)
+{
+    *out = nullptr;
+    if (i == 0) return tf_cuda_ctx_of(c, out);
+    if (!c || c->backend != TF_BACKEND_GPU || i < 0 || i >= c->opts.ndevices || i >= TF_MAX_GPUS)
+        return tf_fail(TF_ERR_ARG, "the context has no GPU number %d", i);
+    if (!c->peer[i]) TF_TRY(make_ctx(c, c->opts.devices[i], &c->peer[i]));
+    *out = (tf_cuda_ctx *)c->peer[i];
     return tf_cuda_ctx_use(*out);
 }
 

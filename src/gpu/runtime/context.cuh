@@ -52,6 +52,9 @@ struct tf_cuda_ctx {
 /* The device context of c's GPU, made on first use (TF_ERR_UNAVAILABLE
  * when c runs on the CPU). */
 tf_status tf_cuda_ctx_of(tf_context *c, tf_cuda_ctx **out);
+/* The device context of the context's i-th GPU (opts.devices[i]; 0 is
+ * tf_cuda_ctx_of's), made on first use; it becomes the current one. */
+tf_status tf_cuda_ctx_at(tf_context *c, int i, tf_cuda_ctx **out);
 /* Device bytes a plan may use now: 90 % of the free memory, or what is
  * left of the context's memory limit where that is smaller. */
 tf_status tf_cuda_budget(const tf_cuda_ctx *c, uint64_t *bytes);

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* NCCL, opened on first use (nccl.cuh). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/runtime/nccl.cuh"
+
+#ifdef TF_HAVE_NCCL
+#include <nccl.h>
+
+namespace {
+
+/* The calls tenfold makes, resolved from libnccl.so.2. */
+struct nccl_api {
+    ncclResult_t (*GetVersion)(int *);
+    const char *(*GetErrorString)(ncclResult_t);
+    ncclResult_t (*GetUniqueId)(ncclUniqueId *);
+    ncclResult_t (*CommInitAll)(ncclComm_t *, int, const int *);
+    ncclResult_t (*CommInitRank)(ncclComm_t *, int, ncclUniqueId, int);
+    ncclResult_t (*CommDestroy)(ncclComm_t);
+    ncclResult_t (*CommAbort)(ncclComm_t);
+    ncclResult_t (*CommGetAsyncError)(ncclComm_t, ncclResult_t *);
+    ncclResult_t (*GroupStart)(void);
+    ncclResult_t (*GroupEnd)(void);
+    ncclResult_t (*Broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+};
+
+nccl_api api;
+bool api_ok = false;
+char api_why[512];
+pthread_once_t api_once = PTHREAD_ONCE_INIT;
+
+void open_nccl()
+{
+    void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(api_why, sizeof api_why, "NCCL is not installed (libnccl.so.2: %s)", dlerror());
+        return;
+    }
+#define TF_NCCL_SYM(field, name)                                                            \
+    do {                                                                                    \
+        *(void **)&api.field = dlsym(h, name);                                              \
+        if (!api.field) {                                                                   \
+            snprintf(api_why, sizeof api_why, "libnccl.so.2 has no %s (NCCL too old?)", name); \
+            return;                                                                         \
+        }                                                                                   \
+    } while (0)
+    TF_NCCL_SYM(GetVersion, "ncclGetVersion");
+    TF_NCCL_SYM(GetErrorString, "ncclGetErrorString");
+    TF_NCCL_SYM(GetUniqueId, "ncclGetUniqueId");
+    TF_NCCL_SYM(CommInitAll, "ncclCommInitAll");
+    TF_NCCL_SYM(CommInitRank, "ncclCommInitRank");
+    TF_NCCL_SYM(CommDestroy, "ncclCommDestroy");
+    TF_NCCL_SYM(CommAbort, "ncclCommAbort");
+    TF_NCCL_SYM(CommGetAsyncError, "ncclCommGetAsyncError");
+    TF_NCCL_SYM(GroupStart, "ncclGroupStart");
+    TF_NCCL_SYM(GroupEnd, "ncclGroupEnd");
+    TF_NCCL_SYM(Broadcast, "ncclBroadcast");
+#undef TF_NCCL_SYM
+    api_ok = true; /* the handle stays open for the process */
+}
+
+tf_status need_api()
+{
+    pthread_once(&api_once, open_nccl);
+    return api_ok ? TF_OK : tf_fail(TF_ERR_UNAVAILABLE, "several GPUs need NCCL: %s", api_why);
+}
+
+tf_status nccl_fail(const char *what, ncclResult_t r)
+{
+    return tf_fail(TF_ERR_DEVICE, "NCCL %s failed: %s", what, api.GetErrorString(r));
+}
+
+#define TF_NCCL(what, call)                                 \
+    do {                                                    \
+        ncclResult_t tf_nc_r_ = (call);                     \
+        if (tf_nc_r_ != ncclSuccess) return nccl_fail(what, tf_nc_r_); \
+    } while (0)
+
+double now()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bool in_progress(ncclResult_t r)
+{
+#if NCCL_VERSION_CODE >= 21400
+    return r == ncclInProgress;
+#else
+    (void)r;
+    return false;
+#endif
+}
+
+double timeout_of_env()
+{
+    const char *e = getenv("TF_NCCL_TIMEOUT");
+    const double t = e && *e ? atof(e) : 0.0;
+    return t > 0.0 ? t : 600.0;
+}
+
+} // namespace
+
+void tf_nccl_describe(char *buf, size_t len)
+{
+    if (need_api() != TF_OK) {
+        tf_clear_error();
+        snprintf(buf, len, "not available (%s)", api_why);
+        return;
+    }
+    int v = 0;
+    api.GetVersion(&v);
+    /* 2.9 and later: major * 10000 + minor * 100 + patch */
+    snprintf(buf, len, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
+tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES])
+{
+    static_assert(sizeof(ncclUniqueId) == TF_NCCL_ID_BYTES, "NCCL unique id size");
+    TF_TRY(need_api());
+    ncclUniqueId u;
+    TF_NCCL("ncclGetUniqueId", api.GetUniqueId(&u));
+    memcpy(id, &u, sizeof u);
+    return TF_OK;
+}
+
+tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+{
+    TF_TRY(need_api());
+    if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "NCCL group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
+    g->n = g->nranks = n;
+    g->first = 0;
+    g->timeout_s = timeout_of_env();
+    int dev[TF_MAX_GPUS];
+    for (int i = 0; i < n; ++i) {
+        g->gpu[i] = gpu[i];
+        dev[i] = gpu[i]->device;
+    }
+    ncclComm_t c[TF_MAX_GPUS] = {nullptr};
+    TF_NCCL("ncclCommInitAll", api.CommInitAll(c, n, dev));
+    for (int i = 0; i < n; ++i) g->comm[i] = c[i];
+    return TF_OK;
+}
+
+tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks, int rank,
+                                  const unsigned char id[TF_NCCL_ID_BYTES])
+{
+    TF_TRY(need_api());
+    g->n = 1;
+    g->nranks = nranks;
+    g->first = rank;
+    g->gpu[0] = gpu;
+    g->timeout_s = timeout_of_env();
+    TF_TRY(tf_cuda_ctx_use(gpu));
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    ncclComm_t c = nullptr;
+    TF_NCCL("ncclCommInitRank", api.CommInitRank(&c, nranks, u, rank));
+    g->comm[0] = c;
+    return TF_OK;
+}
+
+void tf_nccl_group_free(tf_nccl_group *g, bool abort)
+{
+    for (int i = 0; i < g->n; ++i) {
+        if (!g->comm[i]) continue;
+        cudaSetDevice(g->gpu[i]->device);
+        if (abort) api.CommAbort((ncclComm_t)g->comm[i]);
+        else api.CommDestroy((ncclComm_t)g->comm[i]);
+        g->comm[i] = nullptr;
+    }
+    g->n = 0;
+}
+
+tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                             uint32_t value_bytes)
+{
+    TF_TRY(need_api());
+    const ncclDataType_t type = value_bytes == 4 ? ncclFloat32 : ncclFloat64;
+    /* one broadcast per owner, all in one group: NCCL runs them together;
+     * in place (the owner's send buffer is its receive buffer) */
+    TF_NCCL("ncclGroupStart", api.GroupStart());
+    tf_status s = TF_OK;
+    for (int i = 0; i < g->n && s == TF_OK; ++i) {
+        for (int r = 0; r < g->nranks; ++r) {
+            const uint64_t rows = row_lo[r + 1] - row_lo[r];
+            if (!rows) continue;
+            char *p = (char *)a[i] + row_lo[r] * cols * value_bytes;
+            const ncclResult_t e = api.Broadcast(p, p, (size_t)(rows * cols), type, r, (ncclComm_t)g->comm[i],
+                                                 g->gpu[i]->stream);
+            if (e != ncclSuccess) {
+                s = nccl_fail("ncclBroadcast", e);
+                break;
+            }
+        }
+    }
+    const ncclResult_t e = api.GroupEnd();
+    if (s == TF_OK && e != ncclSuccess) s = nccl_fail("ncclGroupEnd", e);
+    return s;
+}
+
+tf_status tf_nccl_wait(tf_nccl_group *g)
+{
+    TF_TRY(need_api());
+    const double t0 = now();
+    bool idle[TF_MAX_GPUS] = {false};
+    for (unsigned spin = 0;; ++spin) {
+        bool all = true;
+        for (int i = 0; i < g->n; ++i) {
+            if (idle[i]) continue;
+            const cudaError_t e = cudaStreamQuery(g->gpu[i]->stream);
+            if (e == cudaSuccess) {
+                idle[i] = true;
+                continue;
+            }
+            all = false;
+            if (e != cudaErrorNotReady) {
+                tf_nccl_group_free(g, true);
+                return tf_cuda_fail(__FILE__, __LINE__, "cudaStreamQuery", e);
+            }
+            ncclResult_t ae = ncclSuccess;
+            if (api.CommGetAsyncError((ncclComm_t)g->comm[i], &ae) == ncclSuccess && ae != ncclSuccess &&
+                !in_progress(ae)) {
+                const tf_status s = tf_fail(TF_ERR_DEVICE, "GPU %d: NCCL reports %s; the run is stopped",
+                                            g->gpu[i]->device, api.GetErrorString(ae));
+                tf_nccl_group_free(g, true);
+                return s;
+            }
+        }
+        if (all) return TF_OK;
+        if (now() - t0 > g->timeout_s) {
+            int dev = -1;
+            for (int i = 0; i < g->n && dev < 0; ++i)
+                if (!idle[i]) dev = g->gpu[i]->device;
+            tf_nccl_group_free(g, true);
+            return tf_fail(TF_ERR_DEVICE, "GPU %d did not finish its step within %.0f s (a peer GPU or rank "
+                                          "stopped answering?); the run is stopped (TF_NCCL_TIMEOUT sets the bound)",
+                           dev, g->timeout_s);
+        }
+        if (spin > 64) { /* past the first tens of microseconds, give the core back */
+            timespec ts = {0, 20000};
+            nanosleep(&ts, nullptr);
+        }
+    }
+}
+
+#else /* built without nccl.h */
+
+static tf_status no_nccl()
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "several GPUs need NCCL, and this build of tenfold was made without it "
+                                       "(nccl.h was not found)");
+}
+void tf_nccl_describe(char *buf, size_t len) { snprintf(buf, len, "not built (nccl.h was not found)"); }
+tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
+tf_status tf_nccl_group_init_all(tf_nccl_group *, tf_cuda_ctx *const *, int) { return no_nccl(); }
+tf_status tf_nccl_group_init_rank(tf_nccl_group *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
+void tf_nccl_group_free(tf_nccl_group *g, bool) { g->n = 0; }
+tf_status tf_nccl_share_rows(tf_nccl_group *, void *const *, const uint64_t *, uint64_t, uint32_t) { return no_nccl(); }
+tf_status tf_nccl_wait(tf_nccl_group *) { return no_nccl(); }
+#endif

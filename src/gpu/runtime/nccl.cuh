@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* NCCL for runs over several GPUs (nccl.cu): the library is opened on first
+ * use (dlopen of libnccl.so.2), so a single-GPU run, or a machine without
+ * NCCL, never needs it; without it, or in a build made without nccl.h,
+ * every call fails with TF_ERR_UNAVAILABLE naming the reason.
+ *
+ * A group is one communicator per GPU of this process, over `nranks` GPUs
+ * in all (one process driving them all: ncclCommInitAll; one GPU per MPI
+ * rank: ncclCommInitRank with an id that rank 0 makes and MPI hands out).
+ * Every wait on another GPU is bounded (tf_nccl_wait): a peer that stops
+ * answering aborts the communicators and fails the run, never hangs it. */
+#ifndef TF_GPU_NCCL_CUH
+#define TF_GPU_NCCL_CUH
+#include "gpu/runtime/context.cuh"
+
+#define TF_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
+
+struct tf_nccl_group {
+    int n = 0;                         /* GPUs of this process in the group */
+    int nranks = 0;                    /* GPUs of the whole group (all processes) */
+    int first = 0;                     /* group rank of this process's first GPU */
+    tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr}; /* borrowed */
+    void *comm[TF_MAX_GPUS] = {nullptr};       /* ncclComm_t */
+    double timeout_s = 600.0;          /* bound on every wait (TF_NCCL_TIMEOUT seconds) */
+};
+
+/* NCCL's version ("2.28.9") or why it is not there; never fails. */
+void tf_nccl_describe(char *buf, size_t len);
+/* An id for tf_nccl_group_init_rank (made by one rank, sent to all). */
+tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES]);
+/* One process, n GPUs: communicators over gpu[0..n). */
+tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n);
+/* One GPU of a group of nranks spread over processes: this one is `rank`. */
+tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks, int rank,
+                                  const unsigned char id[TF_NCCL_ID_BYTES]);
+/* Communicators destroyed (aborted when `abort`: after a failure, so no
+ * call waits on a peer). */
+void tf_nccl_group_free(tf_nccl_group *g, bool abort);
+
+/* Rows of a row-major matrix, the same on every GPU: group rank r owns rows
+ * [row_lo[r], row_lo[r+1]) and sends them to all others (in place: a[g] is
+ * this process's g-th GPU's copy, cols columns of value_bytes 4 or 8).
+ * Queued on each GPU's work stream after the work already there. */
+tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                             uint32_t value_bytes);
+/* Waits until every GPU's work stream is idle, at most g->timeout_s; a
+ * communicator's asynchronous error or the timeout aborts the group and
+ * fails naming the GPU. */
+tf_status tf_nccl_wait(tf_nccl_group *g);
+#endif

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# tenfold cpd --gpus (issue 28): bad specs are usage errors; more GPUs than
+# the machine has fail with one line naming the option; on a machine with two
+# GPUs or more, --gpus 2 runs, says so (plan, parts line, JSON) and its fits
+# equal one GPU's to 1e-9.
+source "$(dirname "$0")/lib/common.bash"
+
+"$TF" gen -o small.tns --dims 300,200,100 --nnz 20000 --alpha 0.6 --rank 3 --seed 2 >/dev/null 2>&1 || bad "gen small.tns"
+expect_usage cpd small.tns -r 3 --gpus 0
+expect_usage cpd small.tns -r 3 --gpus x
+expect_usage cpd small.tns -r 3 --gpus 1,1
+expect_usage cpd small.tns -r 3 --gpus 17
+expect_usage cpd small.tns -r 3 --gpus 2 --device cpu
+
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+n=$(( ${gpus:-0} + 1 ))
+expect 1 "--gpus beyond the machine" cpd small.tns -r 3 -i 2 --nowrite --gpus $n
+check "--gpus beyond the machine: one line naming the option" grep -q "^tenfold: --gpus: " err.txt
+check "--gpus beyond the machine: says how many there are" grep -q "this machine has ${gpus:-0}\|no CUDA" err.txt
+
+if [ "${gpus:-0}" -ge 2 ]; then
+    export NCCL_NVLS_ENABLE=0
+    expect 0 "one GPU" cpd small.tns -r 5 -i 8 --tol 0 --device gpu --nowrite --json one.json
+    expect 0 "two GPUs" cpd small.tns -r 5 -i 8 --tol 0 --gpus 2 -v --nowrite --json two.json
+    check "two GPUs: the plan says so" grep -q "^plan: 2 GPUs: " out.txt
+    check "two GPUs: the parts line" grep -q "^parts: 2, shard imbalance" out.txt
+    check "two GPUs: fits equal one GPU's to 1e-9" python3 - <<'PY'
+import json
+a, b = json.load(open("one.json")), json.load(open("two.json"))
+fa = [i["fit"] for i in a["iterations"]]
+fb = [i["fit"] for i in b["iterations"]]
+assert b["parts"]["count"] == 2 and b["parts"]["exchange_seconds"] > 0
+assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
+PY
+fi
+finish

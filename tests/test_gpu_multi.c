@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CP-ALS over several GPUs in one process (src/gpu/cpd/multi.cu) against
+ * one GPU, same seed: the fit after every iteration within 1e-10 (fp64) /
+ * 1e-4 (fp32) and the final factors and weights within 1e-8 / 1e-3 (relative
+ * to each column's largest entry), for orders 3-5, ranks 8 and 32, resident and streamed shards
+ * (tuning.stream), the large-rank solve (tuning.cpd_cusolver), a slice
+ * holding 45 % of the non-zeros next to the parts' boundary, a mode shorter
+ * than the GPUs (a part with no rows) and the GPUs listed in reverse.
+ * Bad device lists fail with a message. Skipped (exit 77) with fewer than two
+ * GPUs; `--quick` (or TF_TEST_QUICK=1) runs a subset. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "gpu_test_tensors.h"
+
+#define MAX_IT 32
+
+typedef struct trace {
+    uint32_t n;
+    double fit[MAX_IT];
+} trace;
+
+static void record(const tf_cpd_iter *it, void *user)
+{
+    trace *t = user;
+    if (t->n < MAX_IT) t->fit[t->n++] = it->fit;
+}
+
+typedef struct setup {
+    int ngpus;
+    int reverse;      /* devices listed 1, 0 */
+    int stream;       /* tuning.stream = 1: every shard streams */
+    int cusolver;     /* tuning.cpd_cusolver = 1 */
+} setup;
+
+static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R, uint32_t iters, trace *t,
+                     tf_cpd_report *rep, tf_ktensor *K)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = su.ngpus;
+    for (int i = 0; i < su.ngpus; ++i) co.devices[i] = su.reverse ? su.ngpus - 1 - i : i;
+    co.tuning.stream = su.stream ? 1 : 0;
+    co.tuning.cpd_cusolver = su.cusolver;
+    tf_context *ctx = NULL;
+    tf_status s = tf_context_create(&co, &ctx);
+    if (s != TF_OK) return s;
+    tf_cpd_opts o;
+    tf_cpd_opts_default(&o);
+    o.rank = R;
+    o.max_iters = iters;
+    o.tol = 0.0;
+    o.seed = 777;
+    o.backend = TF_BACKEND_GPU;
+    o.precision = prec;
+    o.callback = record;
+    o.user = t;
+    o.context = ctx;
+    memset(t, 0, sizeof *t);
+    s = tf_cpd(X, &o, K, rep);
+    tf_context_free(ctx);
+    return s;
+}
+
+/* Largest difference of the factors relative to each column's largest
+ * entry, and of lambda relative to itself. */
+static double factor_diff(const tf_ktensor *a, const tf_ktensor *b)
+{
+    double worst = 0.0;
+    for (uint64_t r = 0; r < a->rank; ++r) {
+        const double d = fabs(a->lambda[r] - b->lambda[r]) / (fabs(b->lambda[r]) + 1e-300);
+        if (d > worst) worst = d;
+    }
+    for (uint32_t m = 0; m < a->order; ++m)
+        for (uint64_t r = 0; r < a->rank; ++r) {
+            double big = 0.0, d = 0.0;
+            for (uint64_t i = 0; i < a->dims[m]; ++i) {
+                const double x = b->factors[m].data[i * a->rank + r];
+                if (fabs(x) > big) big = fabs(x);
+                const double e = fabs(a->factors[m].data[i * a->rank + r] - x);
+                if (e > d) d = e;
+            }
+            if (big > 0 && d / big > worst) worst = d / big;
+        }
+    return worst;
+}
+
+static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t iters, setup su)
+{
+    for (int prec = 0; prec < 2; ++prec) {
+        trace one, many;
+        tf_cpd_report r1, rn;
+        tf_ktensor K1, Kn;
+        setup single = {1, 0, 0, su.cusolver};
+        tf_status s = run(X, single, (tf_precision)prec, R, iters, &one, &r1, &K1);
+        CHECKF(s == TF_OK, "%s: one GPU: %s", what, tf_last_error());
+        if (s != TF_OK) continue;
+        s = run(X, su, (tf_precision)prec, R, iters, &many, &rn, &Kn);
+        CHECKF(s == TF_OK, "%s: %d GPUs: %s", what, su.ngpus, tf_last_error());
+        if (s != TF_OK) {
+            tf_ktensor_free(&K1);
+            continue;
+        }
+        double worst = 0.0;
+        for (uint32_t i = 0; i < one.n && i < many.n; ++i)
+            if (fabs(one.fit[i] - many.fit[i]) > worst) worst = fabs(one.fit[i] - many.fit[i]);
+        const double fd = factor_diff(&Kn, &K1);
+        const double ftol = prec ? 1e-4 : 1e-10, ktol = prec ? 1e-3 : 1e-8;
+        CHECKF(many.n == one.n && worst <= ftol, "%s %s [%s]: %u vs %u iterations, fits differ by %.3g", what,
+               prec ? "fp32" : "fp64", rn.plan, many.n, one.n, worst);
+        CHECKF(fd <= ktol, "%s %s [%s]: factors differ by %.3g (relative)", what, prec ? "fp32" : "fp64", rn.plan,
+               fd);
+        CHECKF(rn.parts == su.ngpus && rn.imbalance >= 0.0 && rn.t_exchange > 0.0,
+               "%s: report says %d parts, imbalance %g, exchange %g s", what, rn.parts, rn.imbalance, rn.t_exchange);
+        printf("  %-52s %s [%.70s] fit %.12f, max |dfit| %.2e, factors %.2e, imbalance %.1f%%, exchange %.2f ms\n",
+               what, prec ? "fp32" : "fp64", rn.plan, rn.fit, worst, fd, 100.0 * rn.imbalance, 1e3 * rn.t_exchange);
+        tf_ktensor_free(&K1);
+        tf_ktensor_free(&Kn);
+    }
+}
+
+
+static void bad_lists(void)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = 2;
+    co.devices[1] = 0;
+    tf_context *c = NULL;
+    CHECKF(tf_context_create(&co, &c) == TF_ERR_ARG && strstr(tf_last_error(), "twice"),
+           "a GPU listed twice: %s", tf_last_error());
+    co.ndevices = tf_gpu_count() + 1;
+    for (int i = 0; i < co.ndevices && i < TF_MAX_GPUS; ++i) co.devices[i] = i;
+    CHECKF(tf_context_create(&co, &c) == TF_ERR_ARG && strstr(tf_last_error(), "this machine has"),
+           "more GPUs than the machine: %s", tf_last_error());
+    co.ndevices = 2;
+    co.devices[1] = 1;
+    co.backend = TF_BACKEND_CPU;
+    CHECKF(tf_context_create(&co, &c) == TF_ERR_ARG, "two GPUs on the CPU backend: %s", tf_last_error());
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
+                      (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_multi", "fewer than two CUDA devices");
+    bad_lists();
+    const setup two = {2, 0, 0, 0}, two_rev = {2, 1, 0, 0}, two_stream = {2, 0, 1, 0}, two_cus = {2, 0, 0, 1};
+    tf_tensor X;
+
+    CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
+    compare(&X, "planted 3-mode R8", 8, quick ? 4 : 12, two);
+    if (!quick) {
+        compare(&X, "planted 3-mode R8, GPUs 1,0", 8, 8, two_rev);
+        compare(&X, "planted 3-mode R8, streamed shards", 8, 8, two_stream);
+        compare(&X, "planted 3-mode R40, cuSOLVER path", 40, 6, two_cus);
+    }
+    tf_tensor_free(&X);
+
+    CHECK_OK(tt_planted(3, (const uint64_t[]){400, 300, 301}, quick ? 8000 : 60000, 32, 12, &X));
+    compare(&X, "planted 3-mode R32", 32, quick ? 3 : 10, two);
+    if (!quick) compare(&X, "planted 3-mode R32, streamed shards", 32, 6, two_stream);
+    tf_tensor_free(&X);
+
+    if (!quick) {
+        CHECK_OK(tt_planted(4, (const uint64_t[]){60, 50, 40, 30}, 30000, 6, 13, &X));
+        compare(&X, "planted 4-mode R6", 6, 10, two);
+        compare(&X, "planted 4-mode R6, streamed shards", 6, 6, two_stream);
+        tf_tensor_free(&X);
+        CHECK_OK(tt_planted(5, (const uint64_t[]){30, 25, 20, 15, 12}, 30000, 5, 14, &X));
+        compare(&X, "planted 5-mode R5", 5, 10, two);
+        tf_tensor_free(&X);
+    }
+
+    /* a slice with 45 % of the non-zeros just below the middle of mode 0
+     * (the parts' boundary falls right next to it), and a mode of one row
+     * (one GPU gets no rows of it) */
+    tt_spec hot = tt_spec_make(4, (const uint64_t[]){200, 1, 90, 70}, quick ? 6000 : 30000, 15);
+    hot.hot_mode = 0;
+    hot.hot_row = 99;
+    hot.hot_share = 0.45;
+    CHECK_OK(tt_random(&hot, &X));
+    compare(&X, "heavy slice at the boundary, a 1-row mode", 4, quick ? 3 : 8, two);
+    if (!quick) compare(&X, "heavy slice, a 1-row mode, streamed shards", 4, 5, two_stream);
+    tf_tensor_free(&X);
+    return tf_test_finish("test_gpu_multi");
+}
