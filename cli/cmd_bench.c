@@ -45,6 +45,9 @@ static const char help[] =
     "                       GPU, csf on the CPU, coo and auto on the GPU when one is\n"
     "                       present, else on the CPU)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
+    "      --gpus G         several GPUs (a count N, all, or a list 0,2): each\n"
+    "                       times its F-COO shards of a mode, the run ends when the\n"
+    "                       last GPU's does (default format fcoo)\n"
     "      --memory-limit SIZE  device memory the plans may use (8G, 512M, ...;\n"
     "                       default: 90% of the GPU's free memory)\n"
     "  -r, --rank R         factor columns (default 16)\n"
@@ -123,6 +126,7 @@ typedef struct bench_opts {
     double h2d_bw;  /* pinned host -> device bytes/s, measured for the first streamed plan; 0 = not */
     tf_context *ctx; /* the run's context: its GPU is set up before any plan is timed */
     uint64_t memory_limit; /* --memory-limit, 0 = none */
+    cli_gpus gpus;         /* --gpus */
 } bench_opts;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* tf_backend's order */
@@ -442,13 +446,14 @@ int cmd_bench(int argc, char **argv)
 
     const char *formats = NULL, *precisions = "double", *device = NULL, *gpu = NULL, *rank = NULL,
                *threads = NULL, *reps = NULL, *warmup = NULL, *seed = NULL, *json = NULL;
-    const char *base = NULL, *mem = NULL;
+    const char *base = NULL, *mem = NULL, *gpus_spec = NULL;
     const cli_opt opts[] = {{"format", 0, &formats, NULL},      {"precision", 0, &precisions, NULL},
                             {"device", 0, &device, NULL},       {"gpu", 0, &gpu, NULL},
                             {"rank", 'r', &rank, NULL},         {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
                             {"reps", 0, &reps, NULL},           {"warmup", 0, &warmup, NULL},
                             {"seed", 0, &seed, NULL},           {"json", 0, &json, NULL},
-                            {"memory-limit", 0, &mem, NULL},    CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
+                            {"memory-limit", 0, &mem, NULL},    {"gpus", 0, &gpus_spec, NULL},
+                            CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     cli_args a;
     int rc = cli_parse(&a, BENCH_CMD, help, argc - 1, argv + 1, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -464,8 +469,14 @@ int cmd_bench(int argc, char **argv)
         (rc = cli_choice(BENCH_CMD, "--device", device, device_names, 3, &dev)) ||
         (rc = cli_int(BENCH_CMD, "--gpu", gpu, 0, 1023, &o.gpu)) ||
         (rc = parse_precisions(precisions, prec, &nprec)) ||
-        (rc = cli_size(BENCH_CMD, "--memory-limit", mem, &o.memory_limit)))
+        (rc = cli_size(BENCH_CMD, "--memory-limit", mem, &o.memory_limit)) ||
+        (rc = cli_parse_gpus(BENCH_CMD, gpus_spec, &o.gpus)))
         return rc;
+    if (gpus_spec) {
+        if (dev == TF_BACKEND_CPU) return cli_usage(BENCH_CMD, "--gpus: not with --device cpu");
+        dev = TF_BACKEND_GPU;
+        if (!formats) formats = "fcoo";
+    }
     o.device = (tf_backend)dev;
     const int have_gpu = o.device != TF_BACKEND_CPU && tf_gpu_count() > 0; /* --device cpu loads no CUDA */
     if (!formats)
@@ -517,8 +528,8 @@ int cmd_bench(int argc, char **argv)
     }
     /* one context for every run; its GPU (streams, handles) is made here,
      * so no plan's build time includes setting up the device */
-    if ((rc = cli_run_context(o.any_gpu && have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU, o.gpu, o.threads,
-                              o.memory_limit, "--gpu", &o.ctx)))
+    if ((rc = cli_run_context_ranks(o.any_gpu && have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU, o.gpu, &o.gpus,
+                                    o.threads, o.memory_limit, 0, "--gpu", &o.ctx)))
         goto done;
     uint64_t budget = 0;
     if (o.any_gpu && have_gpu && tf_context_memory_budget(o.ctx, &budget) != TF_OK) {

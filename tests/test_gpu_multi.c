@@ -6,6 +6,7 @@
  * (tuning.stream), the large-rank solve (tuning.cpd_cusolver), a slice
  * holding 45 % of the non-zeros next to the parts' boundary, a mode shorter
  * than the GPUs (a part with no rows) and the GPUs listed in reverse.
+ * MTTKRP plans over two GPUs match the float64 reference on every mode.
  * Bad device lists fail with a message. Skipped (exit 77) with fewer than two
  * GPUs; `--quick` (or TF_TEST_QUICK=1) runs a subset. */
 #include <math.h>
@@ -122,6 +123,67 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
 }
 
 
+/* MTTKRP plans over two GPUs (src/gpu/mttkrp/multi_plan.cu) against the
+ * float64 reference, every mode, fp64 and fp32, resident and streamed
+ * shards, output poisoned (NaN) before each run and the device buffers too
+ * (tuning.gpu_poison), twice per mode. */
+static void plan_case(const tf_tensor *X, const char *what, uint64_t R)
+{
+    tf_matrix F[TF_MAX_ORDER], ref[TF_MAX_ORDER];
+    CHECK_OK(tt_factors(X, R, 91, F));
+    for (uint32_t m = 0; m < X->order; ++m) {
+        CHECK_OK(tf_matrix_alloc(&ref[m], X->dims[m], R));
+        CHECK_OK(tf_mttkrp_reference(X, m, F, &ref[m]));
+    }
+    for (int stream = 0; stream < 2; ++stream)
+        for (int prec = 0; prec < 2; ++prec) {
+            tf_context_opts co;
+            tf_context_opts_default(&co);
+            co.backend = TF_BACKEND_GPU;
+            co.ndevices = 2;
+            co.tuning.gpu_poison = 1;
+            co.tuning.stream = stream ? 1 : 0;
+            tf_context *ctx = NULL;
+            CHECK_OK(tf_context_create(&co, &ctx));
+            tf_plan_opts o;
+            tf_plan_opts_default(&o);
+            o.backend = TF_BACKEND_GPU;
+            o.precision = (tf_precision)prec;
+            o.rank_hint = R;
+            o.context = ctx;
+            tf_plan *p = NULL;
+            tf_status s = tf_plan_build(X, &o, &p);
+            CHECKF(s == TF_OK, "%s: plan over 2 GPUs: %s", what, tf_last_error());
+            uint64_t streamed = 0;
+            for (uint32_t m = 0; s == TF_OK && m < X->order; ++m) {
+                tf_matrix out;
+                CHECK_OK(tf_matrix_alloc(&out, X->dims[m], R));
+                double err = INFINITY;
+                int finite = 1;
+                for (int rep = 0; rep < 2; ++rep) {
+                    for (uint64_t i = 0; i < out.rows * out.cols; ++i) out.data[i] = NAN;
+                    s = tf_plan_mttkrp(p, m, F, &out);
+                    if (s != TF_OK) break;
+                    for (uint64_t i = 0; i < out.rows * out.cols; ++i) finite &= isfinite(out.data[i]) != 0;
+                    err = tf_rel_err(out.data, ref[m].data, X->dims[m] * R);
+                }
+                CHECKF(s == TF_OK && finite && err <= (prec ? 1e-4 : 1e-12), "%s [%s] mode %u: %s, rel err %.3g",
+                       what, tf_plan_describe(p), m + 1, s == TF_OK ? (finite ? "written" : "NOT all written")
+                                                                  : tf_last_error(), err);
+                streamed += tf_plan_streamed_bytes(p, m);
+                tf_matrix_free(&out);
+            }
+            CHECKF(s != TF_OK || (stream ? streamed > 0 : streamed == 0) , "%s [%s]: %llu bytes streamed",
+                   what, p ? tf_plan_describe(p) : "", (unsigned long long)streamed);
+            if (s == TF_OK) printf("  MTTKRP plan %-40s %s %s: every mode within tolerance\n", what,
+                                   prec ? "fp32" : "fp64", tf_plan_describe(p));
+            tf_plan_free(p);
+            tf_context_free(ctx);
+        }
+    for (uint32_t m = 0; m < X->order; ++m) tf_matrix_free(&ref[m]);
+    tt_free_factors(F, X->order);
+}
+
 static void bad_lists(void)
 {
     tf_context_opts co;
@@ -153,6 +215,7 @@ int main(int argc, char **argv)
 
     CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
     compare(&X, "planted 3-mode R8", 8, quick ? 4 : 12, two);
+    plan_case(&X, "planted 3-mode", 32);
     if (!quick) {
         compare(&X, "planted 3-mode R8, GPUs 1,0", 8, 8, two_rev);
         compare(&X, "planted 3-mode R8, streamed shards", 8, 8, two_stream);
@@ -184,6 +247,7 @@ int main(int argc, char **argv)
     hot.hot_share = 0.45;
     CHECK_OK(tt_random(&hot, &X));
     compare(&X, "heavy slice at the boundary, a 1-row mode", 4, quick ? 3 : 8, two);
+    plan_case(&X, "heavy slice, a 1-row mode", 16);
     if (!quick) compare(&X, "heavy slice, a 1-row mode, streamed shards", 4, 5, two_stream);
     tf_tensor_free(&X);
     return tf_test_finish("test_gpu_multi");

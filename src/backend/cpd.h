@@ -6,6 +6,7 @@
  * The front end (src/ops/cpd.c) creates backends. */
 #ifndef TF_BACKEND_CPD_H
 #define TF_BACKEND_CPD_H
+#include "backend/shards.h"
 #include "tenfold.h"
 
 /* Relative threshold below which the normal matrix counts as singular: the
@@ -66,25 +67,10 @@ tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *
  * (never NULL here). Returns TF_ERR_UNAVAILABLE in CPU-only builds. */
 tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);
 
-/* The shards of a run over several GPUs (AMPED): per mode, the rows of the
- * `parts` GPUs of the run (all processes), and the non-zeros of this
- * process's GPUs, made one mode at a time by the front end. */
-typedef struct tf_cpd_shards {
-    int parts;                            /* GPUs of the run, all processes      */
-    int first, count;                     /* this process's: parts first..+count */
-    const uint64_t *row_lo[TF_MAX_ORDER]; /* per mode parts + 1 entries: part p
-                                             owns rows [row_lo[p], row_lo[p+1]) */
-    /* out[0..count): part first+i's non-zeros of `mode`, that index shifted
-     * down by its row_lo (dims[mode] = its rows). They stay valid until the
-     * next call (the front end owns them). */
-    tf_status (*split)(void *user, uint32_t mode, tf_tensor *out);
-    void *user;
-    const struct tf_dist *dist; /* MPI ranks of one GPU each (count 1), else NULL */
-} tf_cpd_shards;
 
 /* CUDA backend over several GPUs (src/gpu/cpd/multi.cu): this process's
  * GPUs are o->context's devices (sh->count of them) or, with sh->dist, its
  * one GPU; factor rows shared through NCCL. */
-tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh,
+tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh,
                                            tf_cpd_backend *out);
 #endif

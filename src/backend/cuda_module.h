@@ -53,10 +53,12 @@ extern "C" {
     X(tf_status, tf_gpu_copy_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s))            \
     X(tf_status, tf_gpu_h2d_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s))             \
     X(tf_status, tf_cuda_plan_build, (const tf_tensor *X, const tf_plan_opts *o, tf_plan *p), (X, o, p))     \
+    X(tf_status, tf_cuda_plan_build_multi, (const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh,   \
+      tf_plan *p), (X, o, sh, p))                                                                             \
     X(tf_status, tf_cuda_cpd_backend_create, (const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out), \
       (X, o, out))                                                                                            \
     X(tf_status, tf_cuda_cpd_backend_create_multi,                                                            \
-      (const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh, tf_cpd_backend *out), (X, o, sh, out)) \
+      (const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, tf_cpd_backend *out), (X, o, sh, out)) \
     X(tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes))                       \
     X(tf_status, tf_cuda_sddmm_plan_build,                                                                    \
       (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out, tf_sddmm_info *info),          \
@@ -139,7 +141,7 @@ extern "C" {
      sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
      sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
-     sizeof(tf_cpd_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                   \
+     sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                       \
      sizeof(tf_sddmm_run_opts)}
 #define TF_CUDA_ABI_NSIZES 23
 

@@ -3,6 +3,7 @@
  * ops/impl/desc/bytes; plan.c validates arguments before calling ops. */
 #ifndef TF_ALGO_PLAN_IMPL_H
 #define TF_ALGO_PLAN_IMPL_H
+#include "backend/shards.h"
 #include "tenfold.h"
 
 typedef struct tf_plan_ops {
@@ -38,4 +39,7 @@ tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_pl
 /* CUDA builder (src/gpu/mttkrp; returns TF_ERR_UNAVAILABLE in CPU-only builds).
  * Handles every GPU format (coo, fcoo, blco, auto) for backend GPU. */
 tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
+/* The same over the several GPUs of o->context (src/gpu/mttkrp/multi_plan.cu):
+ * F-COO shards per GPU and mode (backend/shards.h). */
+tf_status tf_cuda_plan_build_multi(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p);
 #endif

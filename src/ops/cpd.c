@@ -127,20 +127,6 @@ static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf
     return s;
 }
 
-/* The rows of `parts` GPUs per mode, balanced by non-zeros, and the
- * imbalance that leaves (shard.h). */
-static tf_status shard_rows_all(const tf_tensor *X, int parts, backend_hold *h)
-{
-    h->imbalance = 0.0;
-    for (uint32_t m = 0; m < X->order; ++m) {
-        TF_TRY(TF_ALLOC(h->row_lo[m], (uint64_t)parts + 1, "shard rows"));
-        double imb = 0.0;
-        TF_TRY(tf_shard_rows(X, m, parts, h->row_lo[m], &imb));
-        if (imb > h->imbalance) h->imbalance = imb;
-    }
-    return TF_OK;
-}
-
 /* One rank of a distributed run: for every mode, the ranks' rows balanced
  * by non-zeros and a CPU plan of this rank's shard. */
 static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
@@ -153,11 +139,16 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     po.format = o->format == TF_FORMAT_COO ? TF_FORMAT_COO : TF_FORMAT_AUTO;
     po.threads = o->threads;
     po.rank_hint = o->rank;
-    tf_status s = shard_rows_all(X, d->size, h);
+    tf_status s = TF_OK;
+    h->imbalance = 0.0;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
+        double imb = 0.0;
+        s = TF_ALLOC(h->row_lo[m], (uint64_t)d->size + 1, "rank rows");
+        if (s == TF_OK) s = tf_shard_rows(X, m, d->size, h->row_lo[m], &imb);
+        if (imb > h->imbalance) h->imbalance = imb;
         tf_tensor part;
         memset(&part, 0, sizeof part);
-        s = tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
+        if (s == TF_OK) s = tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
         if (s == TF_OK) s = tf_plan_build(&part, &po, &h->shard[m]);
         tf_tensor_free(&part);
     }
@@ -165,29 +156,6 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
         s = tf_cpu_cpd_backend_create_dist(X, o, h->shard, (const uint64_t *const *)h->row_lo, d, be);
     if (s != TF_OK) hold_free(h);
     return s;
-}
-
-/* Several GPUs: the front end's side of tf_cpd_shards (the module asks
- * for one mode's parts at a time; the previous mode's are freed first). */
-typedef struct gpu_split {
-    const tf_tensor *X;
-    const uint64_t *const *row_lo;
-    int first, count;
-    tf_tensor part[TF_MAX_GPUS];
-} gpu_split;
-
-static void split_free(gpu_split *g)
-{
-    for (int i = 0; i < g->count; ++i) tf_tensor_free(&g->part[i]);
-}
-
-static tf_status split_mode(void *user, uint32_t mode, tf_tensor *out)
-{
-    gpu_split *g = user;
-    split_free(g);
-    TF_TRY(tf_shard_split(g->X, mode, g->row_lo[mode], g->first, g->count, g->part));
-    memcpy(out, g->part, (size_t)g->count * sizeof *out);
-    return TF_OK;
 }
 
 /* Several GPUs of this process (the context's devices), or this rank's GPU
@@ -200,25 +168,14 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
     if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_FCOO)
         return tf_fail(TF_ERR_UNAVAILABLE, "cpd: several GPUs run F-COO shards (format fcoo or auto, not %s)",
                        tf_format_name(o->format));
-    const int parts = d ? d->size : c->opts.ndevices;
-    tf_status s = shard_rows_all(X, parts, h);
-    gpu_split g;
-    memset(&g, 0, sizeof g);
-    g.X = X;
-    g.row_lo = (const uint64_t *const *)h->row_lo;
-    g.first = d ? d->rank : 0;
-    g.count = d ? 1 : parts;
-    tf_cpd_shards sh;
-    memset(&sh, 0, sizeof sh);
-    sh.parts = parts;
-    sh.first = g.first;
-    sh.count = g.count;
-    for (uint32_t m = 0; m < X->order; ++m) sh.row_lo[m] = h->row_lo[m];
-    sh.split = split_mode;
-    sh.user = &g;
-    sh.dist = d;
-    if (s == TF_OK) s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
-    split_free(&g);
+    tf_shard_set set;
+    tf_shards sh;
+    tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, d, &sh)
+                    : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, NULL, &sh);
+    if (s != TF_OK) return s;
+    h->imbalance = set.imbalance;
+    s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
+    tf_shard_set_free(&set);
     if (s != TF_OK) hold_free(h);
     return s;
 }

@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "core/progress.h"
 #include "ops/call_context.h"
+#include "ops/shard.h"
 
 void tf_plan_opts_default(tf_plan_opts *o)
 {
@@ -66,7 +67,18 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
         tf_plan_opts go = *o;
         s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context,
                                 &p->own_context);
-        if (s == TF_OK) s = tf_cuda_plan_build(X, &go, p);
+        if (s == TF_OK && go.context->opts.ndevices > 1) {
+            /* several GPUs: F-COO shards per GPU and mode */
+            tf_shard_set set;
+            tf_shards sh;
+            s = tf_shard_set_make(&set, X, go.context->opts.ndevices, 0, go.context->opts.ndevices, NULL, &sh);
+            if (s == TF_OK) {
+                s = tf_cuda_plan_build_multi(X, &go, &sh, p);
+                tf_shard_set_free(&set);
+            }
+        } else if (s == TF_OK) {
+            s = tf_cuda_plan_build(X, &go, p);
+        }
         if (s == TF_OK) {
             *out = p;
             return TF_OK;

@@ -136,3 +136,57 @@ tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_
     tf_free(at);
     return TF_OK;
 }
+
+static void set_parts_free(tf_shard_set *set)
+{
+    for (int i = 0; i < set->count; ++i) tf_tensor_free(&set->part[i]);
+}
+
+static tf_status set_split(void *user, uint32_t mode, tf_tensor *out)
+{
+    tf_shard_set *set = user;
+    set_parts_free(set);
+    TF_TRY(tf_shard_split(set->X, mode, set->row_lo[mode], set->first, set->count, set->part));
+    memcpy(out, set->part, (size_t)set->count * sizeof *out);
+    return TF_OK;
+}
+
+tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count,
+                            const struct tf_dist *dist, tf_shards *sh)
+{
+    memset(set, 0, sizeof *set);
+    memset(sh, 0, sizeof *sh);
+    if (count < 1 || count > TF_MAX_GPUS || first < 0 || first + count > parts)
+        return tf_fail(TF_ERR_ARG, "shards: parts %d..%d of %d", first, first + count - 1, parts);
+    set->X = X;
+    set->first = first;
+    set->count = count;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        tf_status s = TF_ALLOC(set->row_lo[m], (uint64_t)parts + 1, "shard rows");
+        double imb = 0.0;
+        if (s == TF_OK) s = tf_shard_rows(X, m, parts, set->row_lo[m], &imb);
+        if (s != TF_OK) {
+            tf_shard_set_free(set);
+            return s;
+        }
+        if (imb > set->imbalance) set->imbalance = imb;
+        sh->row_lo[m] = set->row_lo[m];
+    }
+    sh->parts = parts;
+    sh->first = first;
+    sh->count = count;
+    sh->split = set_split;
+    sh->user = set;
+    sh->dist = dist;
+    return TF_OK;
+}
+
+void tf_shard_set_free(tf_shard_set *set)
+{
+    set_parts_free(set);
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        tf_free(set->row_lo[m]);
+        set->row_lo[m] = NULL;
+    }
+    set->count = 0;
+}

@@ -23,4 +23,23 @@ tf_status tf_shard_tensor(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64
  * by its row_lo and dims[mode] its number of rows (at least 1). */
 tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, int first, int count,
                          tf_tensor *out);
+
+/* The front end's side of tf_shards (backend/shards.h): the row ranges of
+ * every mode over `parts` GPUs and the parts of this process's GPUs
+ * first..first+count-1, made one mode at a time when the module asks (the
+ * previous mode's are freed first, so the host holds one extra copy of the
+ * COO at most). */
+#include "backend/shards.h"
+typedef struct tf_shard_set {
+    const tf_tensor *X;
+    uint64_t *row_lo[TF_MAX_ORDER];
+    int first, count;
+    tf_tensor part[TF_MAX_GPUS];
+    double imbalance; /* the worst mode's (tf_shard_rows) */
+} tf_shard_set;
+
+/* Fills set and sh (which points into set: keep set in place while sh is used). */
+tf_status tf_shard_set_make(tf_shard_set *set, const tf_tensor *X, int parts, int first, int count,
+                            const struct tf_dist *dist, tf_shards *sh);
+void tf_shard_set_free(tf_shard_set *set);
 #endif

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# tenfold cpd --gpus (issue 28): bad specs are usage errors; more GPUs than
+# tenfold cpd / bench mttkrp --gpus (issue 28): bad specs are usage errors; more GPUs than
 # the machine has fail with one line naming the option; on a machine with two
 # GPUs or more, --gpus 2 runs, says so (plan, parts line, JSON) and its fits
 # equal one GPU's to 1e-9.
@@ -11,6 +11,9 @@ expect_usage cpd small.tns -r 3 --gpus x
 expect_usage cpd small.tns -r 3 --gpus 1,1
 expect_usage cpd small.tns -r 3 --gpus 17
 expect_usage cpd small.tns -r 3 --gpus 2 --device cpu
+expect 2 "bench mttkrp --gpus 0" bench mttkrp small.tns --gpus 0
+check "bench mttkrp --gpus 0: says what is expected" grep -q "^tenfold bench mttkrp: --gpus: expected a count" err.txt
+expect 2 "bench mttkrp --gpus 2 --device cpu" bench mttkrp small.tns --gpus 2 --device cpu
 
 gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
 n=$(( ${gpus:-0} + 1 ))
@@ -32,5 +35,7 @@ fb = [i["fit"] for i in b["iterations"]]
 assert b["parts"]["count"] == 2 and b["parts"]["exchange_seconds"] > 0
 assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
 PY
+    expect 0 "bench mttkrp --gpus 2" bench mttkrp small.tns --gpus 2 -r 8 --reps 3
+    check "bench mttkrp --gpus 2: the plan names the GPUs" grep -q "2 GPUs: gpu fcoo" out.txt
 fi
 finish

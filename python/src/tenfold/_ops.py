@@ -95,7 +95,7 @@ class _Context:
         o = ffi.new("tf_context_opts *")
         lib.tf_context_opts_default(o)
         o.backend = _backend(device)
-        o.ndevices = int(gpus)  # several GPUs: the C library says it cannot yet
+        o.ndevices = int(gpus)  # several GPUs: GPUs 0..gpus-1 (tf_context_opts_default)
         o.memory_limit = _size(memory_limit)
         o.threads = _threads(threads)
         self.ptr = ffi.new("tf_context **")

@@ -162,7 +162,7 @@ const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_solve,   op_normali
 /* This process's GPUs, the states on them, their shards (one mode at a
  * time, each part freed by the front end before the next mode's), then the
  * NCCL group. desc: "2 GPUs: <GPU 0's first shard> ...". */
-tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh, char *desc,
+tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, char *desc,
                 size_t len)
 {
     m->n = sh->count;
@@ -206,7 +206,7 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
 } // namespace
 
 extern "C" tf_status tf_cuda_cpd_backend_create_multi_impl(const tf_tensor *X, const tf_cpd_opts *o,
-                                                           const tf_cpd_shards *sh, tf_cpd_backend *out)
+                                                           const tf_shards *sh, tf_cpd_backend *out)
 {
     memset(out, 0, sizeof *out);
     if (!X || !o || !sh || !o->context || sh->count < 1 || sh->count > TF_MAX_GPUS || sh->parts < sh->count ||

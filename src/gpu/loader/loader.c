@@ -204,6 +204,13 @@ tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan 
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, whose module %s", why_not);
 }
 
+tf_status tf_cuda_plan_build_multi(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p)
+{
+    const tf_cuda_api *a = cuda();
+    if (a) return a->tf_cuda_plan_build_multi(X, o, sh, p);
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, whose module %s", why_not);
+}
+
 tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
 {
     const tf_cuda_api *a = cuda();
@@ -211,7 +218,7 @@ tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, t
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, whose module %s", why_not);
 }
 
-tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh,
+tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh,
                                            tf_cpd_backend *out)
 {
     const tf_cuda_api *a = cuda();

@@ -42,12 +42,18 @@ tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan 
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, which this build of tenfold does not have");
 }
 
+tf_status tf_cuda_plan_build_multi(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p)
+{
+    (void)X, (void)o, (void)sh, (void)p;
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, which this build of tenfold does not have");
+}
+
 tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, which this build of tenfold does not have");
 }
 
-tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_cpd_shards *sh,
+tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh,
                                            tf_cpd_backend *out)
 {
     (void)X, (void)o, (void)sh, (void)out;

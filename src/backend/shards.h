@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The shards of a run over several GPUs (AMPED), as the front end hands
+ * them to the CUDA module: per mode, the rows of the `parts` GPUs of the
+ * run (all processes), and the non-zeros of this process's GPUs, made one
+ * mode at a time (src/ops/shard.c builds them; CP-ALS and MTTKRP plans over
+ * several GPUs take them). */
+#ifndef TF_BACKEND_SHARDS_H
+#define TF_BACKEND_SHARDS_H
+#include "tenfold.h"
+
+struct tf_dist;
+
+typedef struct tf_shards {
+    int parts;                            /* GPUs of the run, all processes      */
+    int first, count;                     /* this process's: parts first..+count */
+    const uint64_t *row_lo[TF_MAX_ORDER]; /* per mode parts + 1 entries: part p
+                                             owns rows [row_lo[p], row_lo[p+1]) */
+    /* out[0..count): part first+i's non-zeros of `mode`, that index shifted
+     * down by its row_lo (dims[mode] = its rows, at least 1). They stay
+     * valid until the next call (the front end owns them). */
+    tf_status (*split)(void *user, uint32_t mode, tf_tensor *out);
+    void *user;
+    const struct tf_dist *dist; /* MPI ranks of one GPU each (count 1), else NULL */
+} tf_shards;
+#endif

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* An MTTKRP plan over several GPUs of one process (the CUDA side of
+ * tf_plan_build with a context of several devices): per GPU and mode, the
+ * F-COO engine of that GPU's shard (backend/shards.h: the non-zeros of its
+ * rows of the mode), every factor on every GPU. A run queues each GPU's
+ * shard, then waits for them all; each GPU's rows of the output come back
+ * into their place. No GPU waits on another (no collective), so plain
+ * stream waits suffice. Timed runs: the wall clock from the first launch to
+ * the last GPU's end, after warm-up. */
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+
+#include "gpu/mttkrp/engine.cuh"
+#include "backend/cuda_module.h"
+extern "C" {
+#include "backend/plan.h"
+}
+
+namespace {
+
+double wall()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+struct part_gpu {
+    tf_cuda_ctx *ctx = nullptr;                     /* borrowed */
+    tf_gpu_engine *eng[TF_MAX_ORDER] = {nullptr};   /* NULL where it owns no rows */
+    uint64_t lo[TF_MAX_ORDER] = {0}, rows[TF_MAX_ORDER] = {0}, maxrows = 0;
+    void *fac[TF_MAX_ORDER] = {nullptr};
+    void *out = nullptr;
+};
+
+struct multi_plan {
+    int n = 0;
+    part_gpu g[TF_MAX_GPUS];
+    tf_precision prec = TF_DOUBLE;
+    size_t vbytes = 8;
+    uint32_t order = 0;
+    uint64_t dims[TF_MAX_ORDER] = {0};
+    uint64_t R = 0;
+
+    void free_buffers()
+    {
+        for (int i = 0; i < n; ++i) {
+            if (g[i].ctx) cudaSetDevice(g[i].ctx->device);
+            for (void *&f : g[i].fac) {
+                tf_cuda_free(f);
+                f = nullptr;
+            }
+            tf_cuda_free(g[i].out);
+            g[i].out = nullptr;
+        }
+        R = 0;
+    }
+    ~multi_plan()
+    {
+        free_buffers();
+        for (int i = 0; i < n; ++i) {
+            if (g[i].ctx) cudaSetDevice(g[i].ctx->device);
+            for (tf_gpu_engine *e : g[i].eng) delete e;
+        }
+    }
+
+    tf_status prepare(uint32_t mode, const tf_matrix *factors, const tf_matrix *out)
+    {
+        if (out->cols > 0xffffffffu)
+            return tf_fail(TF_ERR_RANGE, "GPU MTTKRP: rank %llu is too large", (unsigned long long)out->cols);
+        if (out->cols != R) {
+            free_buffers();
+            for (int i = 0; i < n; ++i) {
+                TF_TRY(tf_cuda_ctx_use(g[i].ctx));
+                for (uint32_t m = 0; m < order; ++m)
+                    TF_TRY(tf_cuda_alloc_bytes(&g[i].fac[m], dims[m] * out->cols * vbytes, "factor matrix"));
+                TF_TRY(tf_cuda_alloc_bytes(&g[i].out, std::max<uint64_t>(g[i].maxrows, 1) * out->cols * vbytes,
+                                           "MTTKRP output"));
+            }
+            R = out->cols;
+        }
+        for (int i = 0; i < n; ++i) {
+            TF_TRY(tf_cuda_ctx_use(g[i].ctx));
+            for (uint32_t m = 0; m < order; ++m) {
+                if (m == mode) continue;
+                const uint64_t k = dims[m] * R;
+                if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)g[i].fac[m], factors[m].data, k, g[i].ctx->stream));
+                else TF_TRY(tf_cuda_put_values((double *)g[i].fac[m], factors[m].data, k, g[i].ctx->stream));
+            }
+        }
+        return TF_OK;
+    }
+
+    /* every GPU's shard of mode queued, then all waited for */
+    tf_status run(uint32_t mode)
+    {
+        for (int i = 0; i < n; ++i) {
+            part_gpu &p = g[i];
+            if (!p.eng[mode]) continue;
+            TF_TRY(tf_cuda_ctx_use(p.ctx));
+            if (p.ctx->tune.gpu_poison)
+                TF_CU(cudaMemsetAsync(p.out, 0xff, p.rows[mode] * R * vbytes, p.ctx->stream));
+            TF_TRY(p.eng[mode]->mttkrp(mode, (const void *const *)p.fac, p.out, (uint32_t)R));
+        }
+        for (int i = 0; i < n; ++i) {
+            TF_TRY(tf_cuda_ctx_use(g[i].ctx));
+            TF_CU(cudaStreamSynchronize(g[i].ctx->stream));
+        }
+        return TF_OK;
+    }
+
+    tf_status get(uint32_t mode, tf_matrix *out)
+    {
+        for (int i = 0; i < n; ++i) {
+            part_gpu &p = g[i];
+            if (!p.rows[mode]) continue;
+            TF_TRY(tf_cuda_ctx_use(p.ctx));
+            double *dst = out->data + p.lo[mode] * R;
+            const uint64_t k = p.rows[mode] * R;
+            if (prec == TF_SINGLE) TF_TRY(tf_cuda_get_values(dst, (const float *)p.out, k, p.ctx->stream));
+            else TF_TRY(tf_cuda_get_values(dst, (const double *)p.out, k, p.ctx->stream));
+        }
+        return TF_OK;
+    }
+};
+
+tf_status plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
+{
+    multi_plan *p = (multi_plan *)impl;
+    TF_TRY(p->prepare(mode, factors, out));
+    TF_TRY(p->run(mode));
+    return p->get(mode, out);
+}
+
+tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out, int warmup, int reps,
+                    double *times_ms)
+{
+    multi_plan *p = (multi_plan *)impl;
+    TF_TRY(p->prepare(mode, factors, out));
+    for (int i = 0; i < warmup; ++i) TF_TRY(p->run(mode));
+    for (int i = 0; i < reps; ++i) {
+        const double t = wall();
+        TF_TRY(p->run(mode));
+        times_ms[i] = 1e3 * (wall() - t);
+    }
+    return p->get(mode, out);
+}
+
+void plan_destroy(void *impl) { delete (multi_plan *)impl; }
+
+const tf_plan_ops multi_plan_ops = {plan_mttkrp, plan_destroy, plan_time};
+
+tf_status build(multi_plan *mp, const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p)
+{
+    mp->n = sh->count;
+    mp->prec = o->precision;
+    mp->vbytes = o->precision == TF_SINGLE ? sizeof(float) : sizeof(double);
+    mp->order = X->order;
+    for (uint32_t m = 0; m < X->order; ++m) mp->dims[m] = X->dims[m];
+    for (int i = 0; i < mp->n; ++i) TF_TRY(tf_cuda_ctx_at(o->context, i, &mp->g[i].ctx));
+    tf_tensor parts[TF_MAX_GPUS];
+    char first[64] = "";
+    for (uint32_t m = 0; m < X->order; ++m) {
+        TF_TRY(sh->split(sh->user, m, parts));
+        for (int i = 0; i < mp->n; ++i) {
+            part_gpu &q = mp->g[i];
+            const uint64_t *lo = sh->row_lo[m] + sh->first + i;
+            q.lo[m] = lo[0];
+            q.rows[m] = lo[1] - lo[0];
+            q.maxrows = std::max(q.maxrows, q.rows[m]);
+            if (!q.rows[m]) continue;
+            TF_TRY(tf_cuda_ctx_use(q.ctx));
+            TF_TRY(tf_gpu_engine_create_shard(q.ctx, &parts[i], m, o->precision, o->rank_hint, &q.eng[m]));
+            p->bytes += q.eng[m]->bytes;
+            p->streamed[m] += q.eng[m]->streamed_bytes(m);
+            if (!first[0]) snprintf(first, sizeof first, "%s", q.eng[m]->desc);
+        }
+    }
+    char full[512];
+    snprintf(full, sizeof full, "%d GPUs: gpu %s, %s, %s", mp->n, first, o->precision == TF_SINGLE ? "fp32" : "fp64",
+             mp->g[0].ctx->name);
+    snprintf(p->desc, sizeof p->desc, "%.*s", (int)sizeof p->desc - 1, full);
+    return TF_OK;
+}
+
+} // namespace
+
+extern "C" tf_status tf_cuda_plan_build_multi_impl(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh,
+                                                   tf_plan *p)
+{
+    if (!X || !o || !sh || !o->context || sh->count < 1 || sh->count > TF_MAX_GPUS || sh->dist)
+        return tf_fail(TF_ERR_ARG, "GPU MTTKRP plan over several GPUs: bad shard description");
+    if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_FCOO)
+        return tf_fail(TF_ERR_UNAVAILABLE, "several GPUs run F-COO shards (format fcoo or auto, not %s)",
+                       tf_format_name(o->format));
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "unknown precision %d", (int)o->precision);
+    multi_plan *mp = new (std::nothrow) multi_plan();
+    if (!mp) return tf_fail(TF_ERR_NOMEM, "out of memory creating a GPU plan");
+    const tf_status s = build(mp, X, o, sh, p);
+    if (s != TF_OK) {
+        delete mp;
+        p->bytes = 0;
+        memset(p->streamed, 0, sizeof p->streamed);
+        return s;
+    }
+    p->ops = &multi_plan_ops;
+    p->impl = mp;
+    p->format = TF_FORMAT_FCOO;
+    return TF_OK;
+}
