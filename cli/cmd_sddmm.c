@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tenfold sddmm: SDDMM benchmark (GFLOP/s, next to cuSPARSE on the GPU)
- * or one SDDMM from given dense matrices, written as Matrix Market. */
+/* tenfold sddmm: SDDMM benchmark (GFLOP/s, next to cuSPARSE on the GPU;
+ * --repeat: one-shot calls against a plan's runs) or one SDDMM from given
+ * dense matrices, written as Matrix Market. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,13 @@ static const char help[] =
     "      --a-regs X       row: auto|on|off: keep A's row in registers (default auto)\n"
     "      --reps N         timed runs (default 20)\n"
     "      --warmup W       untimed runs first (default 3)\n"
+    "      --repeat N       benchmark: also N one-shot SDDMM calls (each validates\n"
+    "                       S, tiles and uploads it and, on the GPU, times the\n"
+    "                       candidate kernels) against a plan built once and run\n"
+    "                       N times (tf_sddmm_plan_*: each run only moves A, B\n"
+    "                       and P and launches the kernel chosen), A, B and P\n"
+    "                       on the host; prints the wall time per call of each,\n"
+    "                       the build, and the saving per call\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
@@ -69,6 +77,7 @@ static const char help[] =
 typedef struct sddmm_cli {
     uint64_t K, seed;
     int reps, warmup, threads, device;
+    int repeat; /* --repeat N: N one-shot calls against N plan runs (0: not) */
     tf_sddmm_opts o;
     const char *a_path, *b_path, *out_path;
     const char *base; /* --base */
@@ -82,7 +91,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     const char *k = NULL, *A = NULL, *B = NULL, *out = NULL, *alpha = NULL, *beta = NULL, *device = NULL,
                *gpu = NULL, *precision = NULL, *algo = NULL, *tj = NULL, *tk = NULL, *reps = NULL, *warmup = NULL,
                *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL, *base = NULL,
-               *mem = NULL;
+               *mem = NULL, *repeat = NULL;
     int scale = 0;
     const cli_opt opts[] = {{"k", 'k', &k, NULL},          {"A", 'A', &A, NULL},
                             {"B", 'B', &B, NULL},          {"output", 'o', &out, NULL},
@@ -95,6 +104,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
                             {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL},
+                            {"repeat", 0, &repeat, NULL},
                             CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
@@ -124,6 +134,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
         (rc = cli_choice("sddmm", "--a-regs", a_regs, regs_names, 3, &regs_i)) ||
         (rc = cli_int("sddmm", "--reps", reps, 1, 100000, &c->reps)) ||
         (rc = cli_int("sddmm", "--warmup", warmup, 0, 100000, &c->warmup)) ||
+        (rc = cli_int("sddmm", "--repeat", repeat, 1, 1000000, &c->repeat)) ||
         (rc = cli_u64("sddmm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
         (rc = cli_threads("sddmm", threads, &c->threads)) ||
         (rc = cli_size("sddmm", "--memory-limit", mem, &c->memory_limit)))
@@ -146,6 +157,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     const int compute = A || B || out;
     if (compute && !(A && B && out)) return cli_usage("sddmm", "computing one SDDMM needs all of -A, -B and -o");
     if (compute && k) return cli_usage("sddmm", "-k is for the benchmark; with -A/-B K is their column count");
+    if (compute && repeat) return cli_usage("sddmm", "--repeat is for the benchmark (-k K)");
     if (!compute && !k) return cli_usage("sddmm", "missing -k K (benchmark) or -A, -B and -o (compute one)");
     const char *const inputs[] = {a->pos[0], A, B}, *const names[] = {"MATRIX", "-A", "-B"};
     if ((rc = cli_one_stdin("sddmm", inputs, names, 3))) return rc;
@@ -204,6 +216,34 @@ static tf_status time_one(const char *label, const tf_csr *S, const tf_matrix *A
     return s;
 }
 
+/* --repeat N: N one-shot calls, then a plan built once and run N times;
+ * wall time of each (A, B and P on the host), one line each and the saving. */
+static tf_status repeat_calls(const sddmm_cli *c, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, double *P)
+{
+    const int n = c->repeat;
+    tf_status s = TF_OK;
+    double t0 = tf_wtime();
+    for (int i = 0; i < n && s == TF_OK; ++i) s = tf_sddmm(S, A, B, &c->o, P, NULL);
+    const double shot = (tf_wtime() - t0) * 1e3;
+    tf_sddmm_plan *plan = NULL;
+    t0 = tf_wtime();
+    if (s == TF_OK) s = tf_sddmm_plan_build(S, c->K, &c->o, &plan);
+    const double build = (tf_wtime() - t0) * 1e3;
+    if (s != TF_OK) return s;
+    const tf_dense a = tf_dense_host(A), b = tf_dense_host(B);
+    const tf_dense p = {P, S->nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST};
+    t0 = tf_wtime();
+    for (int i = 0; i < n && s == TF_OK; ++i) s = tf_sddmm_plan_run(plan, &a, &b, &p, NULL);
+    const double runs = (tf_wtime() - t0) * 1e3;
+    tf_sddmm_plan_free(plan);
+    if (s != TF_OK) return s;
+    printf("repeat %d: one-shot %.4f ms per call (%.3f ms in all)\n", n, shot / n, shot);
+    printf("repeat %d: plan    %.4f ms per run (%.3f ms in all) + build %.3f ms once\n", n, runs / n, runs, build);
+    printf("repeat %d: saving  %.4f ms per call (%.2fx); with the build, %.2fx over %d calls\n", n, (shot - runs) / n,
+           runs > 0 ? shot / runs : 0.0, shot / (runs + build), n);
+    return TF_OK;
+}
+
 static int benchmark(const sddmm_cli *c, const tf_csr *S)
 {
     tf_status s1, s2;
@@ -224,6 +264,10 @@ static int benchmark(const sddmm_cli *c, const tf_csr *S)
     printf("%-9s %-9s %12s %12s %10s\n", "impl", "algo", "median ms", "min ms", "GFLOP/s");
     double ms = 0, ms_ref = 0;
     if (time_one("tenfold", S, &A, &B, &c->o, c, P, &ms) != TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    if (c->repeat && repeat_calls(c, S, &A, &B, P) != TF_OK) {
         rc = cli_fail();
         goto done;
     }

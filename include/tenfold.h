@@ -707,6 +707,78 @@ tf_status tf_sddmm_time(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
                         const tf_sddmm_opts *o, double *P, int warmup, int reps, double *times_ms,
                         tf_sddmm_info *info);
 
+/* SDDMM plans: build once for a pattern S and an inner dimension K, run
+ * many times with new A and B (ALS, LDA, attention), in the manner of
+ * cuSPARSE's cusparseSDDMM_bufferSize / _preprocess / cusparseSDDMM. The
+ * build validates S and the options, chooses the backend (as tf_sddmm), and
+ * on the GPU tiles S, uploads it and, under TF_SDDMM_ALGO_AUTO, times the
+ * candidate kernels on S once; a run then moves only what is on the host
+ * (A, B in; P out) and launches the kernel chosen. tf_sddmm is build + run
+ * + free. A plan keeps what it needs of S (S may be freed after the build),
+ * borrows the options' context (which must outlive it; NULL: the plan owns
+ * a private one), and is used by one thread, and one stream, at a time
+ * (runs share the plan's device buffers). */
+typedef struct tf_sddmm_plan tf_sddmm_plan;
+
+/* Where the array of a tf_dense is. */
+typedef enum tf_memory {
+    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of the plan's GPU (device
+                           or managed memory, cudaPointerGetAttributes) or host  */
+    TF_MEMORY_HOST,     /* host memory (pageable or pinned)                       */
+    TF_MEMORY_DEVICE    /* GPU memory of the plan's device (a CUDA allocation)    */
+} tf_memory;
+
+/* A dense operand of a plan run, in host or GPU memory: rows x cols,
+ * row-major, ld elements from one row's start to the next (0 = cols), each
+ * a double (TF_DOUBLE) or a float (TF_SINGLE). A GPU plan checks `memory`
+ * against the pointer (a GPU array called host, or a host array called
+ * device, is an error, not a crash). */
+typedef struct tf_dense {
+    void *data;
+    uint64_t rows, cols, ld;
+    tf_precision precision;
+    tf_memory memory;
+} tf_dense;
+
+/* A host tf_matrix as a tf_dense (double, ld = cols, TF_MEMORY_HOST). */
+tf_dense tf_dense_host(const tf_matrix *m);
+
+typedef struct tf_sddmm_run_opts {
+    void *stream; /* GPU: a cudaStream_t to queue the run on, after the work already
+                     there; when P is in GPU memory the call then returns at once
+                     (P is written when the stream reaches that point). NULL
+                     (default): the legacy default stream, and the call returns
+                     when P is written. Ignored on the CPU.                    */
+} tf_sddmm_run_opts;
+
+/* Builds a plan for S (validated as tf_csr_validate) and inner dimension K
+ * (>= 1) with the options o (NULL: defaults); *out is NULL on failure. Under
+ * TF_BACKEND_AUTO a problem the GPU cannot hold is planned on the CPU, and
+ * the plan's info says why (note). On a context of several GPUs the plan
+ * runs on its first. */
+tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
+/* P = the SDDMM of the plan's S with A (S->rows x K) and B (S->cols x K),
+ * as tf_sddmm; P (S->nnz x 1) is written in S's order. Host arrays are
+ * double, or float on a TF_SINGLE plan; GPU arrays are of the plan's
+ * precision and are read and written in place (no copies) when A and B
+ * have ld = K, K is a multiple of 16 bytes of values (2 doubles, 4 floats)
+ * and the data 16-byte aligned -- else they are copied on the device into
+ * a padded buffer first. A CPU plan takes host arrays only. ro may be NULL
+ * (defaults). A wrong shape, precision or memory is TF_ERR_ARG naming the
+ * array; a plan after tf_sddmm_plan_free is TF_ERR_ARG (always caught in
+ * debug builds, which keep freed plans' headers). */
+tf_status tf_sddmm_plan_run(tf_sddmm_plan *plan, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+                            const tf_sddmm_run_opts *ro);
+/* Benchmark helper: places A and B as a run does, then `warmup` untimed and
+ * `reps` timed runs of the kernel alone (CUDA events on the GPU, wall clock
+ * on the CPU), times_ms[0..reps-1] getting each; P is not written. */
+tf_status tf_sddmm_plan_time(tf_sddmm_plan *plan, const tf_dense *A, const tf_dense *B, int warmup, int reps,
+                             double *times_ms);
+/* What the build chose (backend, algorithm, tiles, note). */
+tf_status tf_sddmm_plan_info(const tf_sddmm_plan *plan, tf_sddmm_info *info);
+/* Frees the plan and its device memory; NULL is ignored. */
+void tf_sddmm_plan_free(tf_sddmm_plan *plan);
+
 /* SpTTM: Y = X x_n U with U of size I_n x R (dims[n] rows, R columns):
  *   Y(i_1, .., r, .., i_N) = sum_i X(i_1, .., i, .., i_N) * U(i, r).
  * NOTE: the Tensor Toolbox's ttm(X, V, n) multiplies by V of size R x I_n

@@ -33,6 +33,16 @@ static int tf_t_pass, tf_t_fail;
                                     tf_status_name(s_), tf_last_error()); }            \
     } while (0)
 
+/* Asserts a tenfold call fails with status `want` and a one-line message
+ * (tf_last_error) that contains `part`. */
+#define CHECK_FAILS(call, want, part)                                                                          \
+    do {                                                                                                       \
+        const tf_status st_ = (call);                                                                          \
+        const char *msg_ = tf_last_error();                                                                    \
+        CHECKF(st_ == (want) && strstr(msg_, (part)) && !strchr(msg_, '\n'), "%s -> %s \"%s\" (expected %s, \"%s\")", \
+               #call, tf_status_name(st_), msg_, tf_status_name(want), (part));                                \
+    } while (0)
+
 static inline int tf_test_finish(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, tf_t_pass, tf_t_fail);

@@ -32,6 +32,51 @@ static inline tf_tensor st_random_coo(tf_rng *rng, uint64_t M, uint64_t N, uint6
     return S;
 }
 
+/* The GPU schemes the tests run, each in fp64 and fp32 (st_gpu_opts). */
+static const tf_sddmm_algo st_gpu_algos[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_ROW, TF_SDDMM_ALGO_SM_L2,
+                                             TF_SDDMM_ALGO_SM_SM, TF_SDDMM_ALGO_CUSPARSE};
+#define ST_GPU_ALGOS (sizeof st_gpu_algos / sizeof *st_gpu_algos)
+
+/* The default options on the GPU with `algo`, in fp32 when single. */
+static inline tf_sddmm_opts st_gpu_opts(tf_sddmm_algo algo, int single)
+{
+    tf_sddmm_opts o;
+    tf_sddmm_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.algo = algo;
+    o.precision = single ? TF_SINGLE : TF_DOUBLE;
+    return o;
+}
+
+/* st_random_coo as CSR. */
+static inline tf_csr st_random_csr(tf_rng *rng, uint64_t M, uint64_t N, uint64_t nnz, int hot)
+{
+    tf_tensor coo = st_random_coo(rng, M, N, nnz, hot);
+    tf_csr S;
+    CHECK_OK(tf_csr_from_coo(&coo, &S));
+    tf_tensor_free(&coo);
+    return S;
+}
+
+/* A plan for S and K built from a copy of S that is overwritten and freed
+ * before the plan is returned (a plan that kept pointers into it would
+ * show); NULL when the build failed (a failed check). */
+static inline tf_sddmm_plan *st_plan_from_copy(const char *what, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o)
+{
+    tf_tensor coo;
+    tf_csr copy;
+    CHECK_OK(tf_csr_to_coo(S, &coo));
+    CHECK_OK(tf_csr_from_coo(&coo, &copy));
+    tf_tensor_free(&coo);
+    tf_sddmm_plan *plan = NULL;
+    const tf_status s = tf_sddmm_plan_build(&copy, K, o, &plan);
+    CHECKF(s == TF_OK, "%s: build K=%llu algo=%d prec=%d: %s", what, (unsigned long long)K, (int)o->algo,
+           (int)o->precision, tf_last_error());
+    for (uint64_t k = 0; k < copy.nnz; ++k) copy.vals[k] = NAN, copy.colind[k] = 0;
+    tf_csr_free(&copy);
+    return plan;
+}
+
 static inline void st_poison(double *p, uint64_t n)
 {
     for (uint64_t k = 0; k < n; ++k) p[k] = NAN;
@@ -58,6 +103,45 @@ static inline double st_max_err(const tf_csr *S, const tf_matrix *A, const tf_ma
             if (e > worst) worst = e;
         }
     return worst;
+}
+
+/* m's values as `prec` (double or float) in a new host array (tf_alloc)
+ * whose rows are ld >= m->cols apart; the extra columns hold NaN, so a
+ * kernel that read them would show. */
+static inline void *st_host_values(const tf_matrix *m, uint64_t ld, tf_precision prec)
+{
+    const size_t w = prec == TF_SINGLE ? sizeof(float) : sizeof(double);
+    unsigned char *p = NULL;
+    CHECK_OK(tf_alloc((void **)&p, m->rows * ld + 1, w, "test operand"));
+    for (uint64_t i = 0; i < m->rows; ++i)
+        for (uint64_t k = 0; k < ld; ++k) {
+            const double v = k < m->cols ? m->data[i * m->cols + k] : NAN;
+            if (prec == TF_SINGLE) ((float *)p)[i * ld + k] = (float)v;
+            else ((double *)p)[i * ld + k] = v;
+        }
+    return p;
+}
+
+static inline tf_dense st_dense(void *data, uint64_t rows, uint64_t cols, uint64_t ld, tf_precision prec,
+                                tf_memory memory)
+{
+    tf_dense d = {data, rows, cols, ld, prec, memory};
+    return d;
+}
+
+/* n values of precision prec at p, as doubles in out. */
+static inline void st_doubles(const void *p, tf_precision prec, uint64_t n, double *out)
+{
+    for (uint64_t k = 0; k < n; ++k) out[k] = prec == TF_SINGLE ? (double)((const float *)p)[k] : ((const double *)p)[k];
+}
+
+/* n NaNs of precision prec at p (host memory). */
+static inline void st_poison_as(void *p, tf_precision prec, uint64_t n)
+{
+    for (uint64_t k = 0; k < n; ++k) {
+        if (prec == TF_SINGLE) ((float *)p)[k] = NAN;
+        else ((double *)p)[k] = NAN;
+    }
 }
 
 /* One SDDMM with options o into a poisoned output, checked against the

@@ -41,22 +41,17 @@ static const struct { uint32_t vwarp, nper; int a_regs; } row_cfgs[] = {
 /* Every algorithm and precision on one matrix and K. */
 static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, int quick)
 {
-    const tf_sddmm_algo algos[] = {TF_SDDMM_ALGO_AUTO, TF_SDDMM_ALGO_ROW, TF_SDDMM_ALGO_SM_L2, TF_SDDMM_ALGO_SM_SM,
-                                   TF_SDDMM_ALGO_CUSPARSE};
-    for (size_t ai = 0; ai < COUNT(algos); ++ai)
+    for (size_t ai = 0; ai < ST_GPU_ALGOS; ++ai)
         for (int prec = 0; prec < 2; ++prec) {
-            tf_sddmm_opts o;
-            tf_sddmm_opts_default(&o);
-            o.backend = TF_BACKEND_GPU;
-            o.algo = algos[ai];
-            o.precision = prec ? TF_SINGLE : TF_DOUBLE;
+            const tf_sddmm_algo algo = st_gpu_algos[ai];
+            tf_sddmm_opts o = st_gpu_opts(algo, prec);
             check_one(what, S, A, B, &o);
-            if (algos[ai] == TF_SDDMM_ALGO_CUSPARSE) continue; /* cuSPARSE: sampling form only */
+            if (algo == TF_SDDMM_ALGO_CUSPARSE) continue; /* cuSPARSE: sampling form only */
             o.op = TF_SDDMM_SCALE;
             o.alpha = -1.5;
             o.beta = 0.75;
             check_one(what, S, A, B, &o);
-            if (algos[ai] == TF_SDDMM_ALGO_ROW) {
+            if (algo == TF_SDDMM_ALGO_ROW) {
                 for (size_t ci = 0; ci < COUNT(row_cfgs); ++ci) {
                     o.vwarp = row_cfgs[ci].vwarp;
                     o.nper = row_cfgs[ci].nper;
@@ -77,7 +72,7 @@ static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, con
                 }
                 continue;
             }
-            if (quick || algos[ai] == TF_SDDMM_ALGO_AUTO) continue;
+            if (quick || algo == TF_SDDMM_ALGO_AUTO) continue;
             /* narrow panels and slices: several panels, several K-slices */
             o.tile_j = 32;
             o.tile_k = 32;

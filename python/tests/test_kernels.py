@@ -148,3 +148,85 @@ def test_host_dlpack_arrays(small3):
 
     got = tenfold.mttkrp(X, [Host(f) for f in F], 1)
     np.testing.assert_array_equal(got, tenfold.mttkrp(X, F, 1))
+
+
+def _plan_ref(coords, vals, A, B, alpha=1.0, beta=0.0, scale=False):
+    return sddmm_ref(coords[:, 0], coords[:, 1], vals, A, B, alpha, beta, scale)
+
+
+@pytest.mark.parametrize("alpha, beta, scale", [(1.0, 0.0, False), (-1.5, 0.75, True)])
+def test_sddmm_plan_many_runs(alpha, beta, scale):
+    coords, vals, shape = random_coo((40, 30), 200, seed=11)
+    order = np.random.default_rng(12).permutation(len(vals))  # not in CSR order: P comes back in S's
+    coords, vals = coords[order], vals[order]
+    rng = np.random.default_rng(13)
+    with tenfold.SDDMMPlan((coords, vals, shape), 5, alpha=alpha, beta=beta, scale=scale, device="cpu") as plan:
+        assert plan.nnz == 200 and plan.K == 5 and plan.device == "cpu"
+        out = np.full(200, np.nan)
+        for _ in range(4):  # new A and B every run
+            A, B = rng.standard_normal((40, 5)), rng.standard_normal((30, 5))
+            ref = _plan_ref(coords, vals, A, B, alpha, beta, scale)
+            P = plan.run(A, B)
+            np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-12)
+            _, one, _ = tenfold.sddmm((coords, vals, shape), A, B, alpha=alpha, beta=beta, scale=scale, device="cpu")
+            np.testing.assert_array_equal(P, one)  # the one-shot call runs the same kernel
+            out[:] = np.nan
+            assert plan.run(A, B, out=out) is out
+            np.testing.assert_array_equal(out, P)
+
+
+def test_sddmm_plan_types_and_precision():
+    sp = pytest.importorskip("scipy.sparse")
+    S = sp.random(50, 20, density=0.2, format="csc", random_state=14)  # CSC: not row-major
+    rng = np.random.default_rng(15)
+    plan = tenfold.SDDMMPlan(S, 8, precision="single", device="cpu")
+    for _ in range(3):
+        A, B = rng.standard_normal((50, 8)), rng.standard_normal((20, 8))
+        ref = 1.0 * (A @ B.T) * (S.toarray() != 0)
+        P = plan.like(plan.run(A, B))
+        assert type(P) is type(S) and P.format == "csc"
+        np.testing.assert_allclose(P.toarray(), ref, rtol=1e-5, atol=1e-5)
+        # float32 arrays are taken as they are
+        P32 = plan.run(A.astype(np.float32), B.astype(np.float32))
+        np.testing.assert_allclose(plan.like(P32).toarray(), ref, rtol=1e-5, atol=1e-5)
+    plan.close()
+    assert "closed" in repr(plan)
+
+
+def test_sddmm_plan_bad_inputs():
+    coords, vals, shape = random_coo((10, 8), 20, seed=16)
+    S = (coords, vals, shape)
+    with pytest.raises(tenfold.ArgumentError, match="K: expected an integer >= 1"):
+        tenfold.SDDMMPlan(S, 0)
+    with pytest.raises(tenfold.ArgumentError, match="expected a matrix"):
+        tenfold.SDDMMPlan(random_coo((4, 4, 4), 5), 2)
+    plan = tenfold.SDDMMPlan(S, 3, device="cpu")
+    with pytest.raises(tenfold.ArgumentError, match="A: 9 rows, expected 10"):
+        plan.run(np.ones((9, 3)), np.ones((8, 3)))
+    with pytest.raises(tenfold.ArgumentError, match="B: 4 columns, expected 3 .the plan's K."):
+        plan.run(np.ones((10, 3)), np.ones((8, 4)))
+    with pytest.raises(tenfold.ArgumentError, match="out: expected"):
+        plan.run(np.ones((10, 3)), np.ones((8, 3)), out=np.empty(19))
+    with pytest.raises(tenfold.ArgumentError, match="not finite|finite"):
+        plan.run(np.full((10, 3), np.nan), np.ones((8, 3)))
+    with pytest.raises(tenfold.ArgumentError, match="holds floats; this plan computes in double"):
+        # a float32 array on a double plan reaches C as float only through the C API: check its message
+        d = tenfold._ops.ffi.new("tf_dense *")
+        a32 = np.ones((10, 3), dtype=np.float32)
+        d.data = tenfold._ops.ffi.cast("float *", tenfold._ops.ffi.from_buffer(a32))
+        d.rows, d.cols, d.ld, d.precision = 10, 3, 3, tenfold._ops.lib.TF_SINGLE
+        b = np.ones((8, 3))
+        db = tenfold._ops.ffi.new("tf_dense *")
+        db.data = tenfold._ops.ffi.cast("double *", tenfold._ops.ffi.from_buffer(b))
+        db.rows, db.cols, db.ld = 8, 3, 3
+        p = np.empty(plan.nnz)
+        dp = tenfold._ops.ffi.new("tf_dense *")
+        dp.data = tenfold._ops.ffi.cast("double *", tenfold._ops.ffi.from_buffer(p))
+        dp.rows, dp.cols = plan.nnz, 1
+        tenfold._ops.check(tenfold._ops.lib.tf_sddmm_plan_run(plan._plan, d, db, dp, tenfold._ops.ffi.NULL))
+    with pytest.raises(tenfold.UnavailableError, match="A: a device array"):
+        plan.run(_DeviceArray(), np.ones((8, 3)))
+    plan.close()
+    plan.close()  # twice is fine
+    with pytest.raises(tenfold.ArgumentError, match="the plan is closed"):
+        plan.run(np.ones((10, 3)), np.ones((8, 3)))

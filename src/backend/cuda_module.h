@@ -60,10 +60,16 @@ extern "C" {
     X(tf_status, tf_cuda_cpd_backend_create_multi,                                                            \
       (const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, tf_cpd_backend *out), (X, o, sh, out)) \
     X(tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes))                       \
-    X(tf_status, tf_cuda_sddmm,                                                                               \
-      (const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o, double *P, int warmup, \
-       int reps, double *times_ms, tf_sddmm_info *info),                                                      \
-      (S, A, B, o, P, warmup, reps, times_ms, info))                                                          \
+    X(tf_status, tf_cuda_sddmm_plan_build,                                                                    \
+      (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out, tf_sddmm_info *info),          \
+      (S, K, o, out, info))                                                                                   \
+    X(tf_status, tf_cuda_sddmm_plan_run,                                                                      \
+      (tf_sddmm_gpu * g, const tf_dense *A, const tf_dense *B, const tf_dense *P, const tf_sddmm_run_opts *ro), \
+      (g, A, B, P, ro))                                                                                       \
+    X(tf_status, tf_cuda_sddmm_plan_time,                                                                     \
+      (tf_sddmm_gpu * g, const tf_dense *A, const tf_dense *B, int warmup, int reps, double *times_ms),       \
+      (g, A, B, warmup, reps, times_ms))                                                                      \
+    X(int, tf_cuda_memory_of, (const void *p, int *device), (p, device))                                      \
     X(tf_status, tf_cuda_spttm,                                                                               \
       (const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o, double *Y,         \
        int warmup, int reps, double *times_ms),                                                               \
@@ -71,6 +77,7 @@ extern "C" {
 /* ... and those returning nothing. */
 #define TF_CUDA_API_VOID(X)                                                    \
     X(void, tf_cuda_context_release, (void *gpu), (gpu))                      \
+    X(void, tf_cuda_sddmm_plan_free, (tf_sddmm_gpu * g), (g))                  \
     X(void, tf_cuda_versions, (int *runtime, int *driver), (runtime, driver))  \
     X(void, tf_gpu_links, (char *buf, size_t len), (buf, len))
 
@@ -134,8 +141,9 @@ extern "C" {
      sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
      sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
-     sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts)}
-#define TF_CUDA_ABI_NSIZES 21
+     sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                       \
+     sizeof(tf_sddmm_run_opts)}
+#define TF_CUDA_ABI_NSIZES 23
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* SDDMM internals shared by the front end (src/ops/sddmm.c), the CPU kernels
- * and the CUDA backend (src/gpu/sddmm;
- * CPU-only builds link src/gpu/none, which reports no GPU). */
+/* SDDMM internals shared by the front end (src/ops/sddmm*.c), the CPU
+ * backend (src/cpu/sddmm_cpu.c) and the CUDA backend (src/gpu/sddmm;
+ * CPU-only builds link src/gpu/none, which reports no GPU). Each backend
+ * has a plan of its own behind an opaque pointer: build (S, K and the
+ * options checked by the front end, K >= 1 and nnz >= 1), run (operand
+ * shapes and precisions checked by the front end), time, free. */
 #ifndef TF_BACKEND_SDDMM_BACKENDS_H
 #define TF_BACKEND_SDDMM_BACKENDS_H
 #include "tenfold.h"
@@ -17,16 +20,37 @@ static inline double tf_sddmm_combine(tf_sddmm_op op, double alpha, double beta,
     return beta == 0.0 ? alpha * sampled : alpha * sampled + beta * s;
 }
 
-/* OpenMP kernel (nnz-balanced over CSR rows, vectorised dot products); float
- * arithmetic when o->precision is TF_SINGLE. Shapes are checked by the caller. */
-tf_status tf_cpu_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
-                       double *P);
+/* ---- CPU: an OpenMP kernel (nnz-balanced over CSR rows, vectorised dot
+ * products; float arithmetic on TF_SINGLE plans) or the reference. */
+typedef struct tf_sddmm_cpu tf_sddmm_cpu;
+/* borrow: keep a pointer to S (the caller keeps it alive and unchanged for
+ * the plan's life: the one-shot tf_sddmm) instead of a copy. */
+tf_status tf_cpu_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow,
+                                  tf_sddmm_cpu **out);
+/* A, B and P in host memory (the front end has resolved and checked that). */
+tf_status tf_cpu_sddmm_plan_run(tf_sddmm_cpu *c, const tf_dense *A, const tf_dense *B, const tf_dense *P);
+void tf_cpu_sddmm_plan_free(tf_sddmm_cpu *c);
 
-/* CUDA backend: prepares S (tiles), uploads A, B, runs `warmup` untimed and
- * max(reps, 1) timed runs (times_ms may be NULL), downloads P of the last
- * run. Shapes are checked and K, nnz > 0. */
-tf_status tf_cuda_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
-                        double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info);
+/* ---- CUDA. The backend's plan holds one device part per GPU it uses
+ * (one today; a plan over several GPUs will hold one per device, each over
+ * its panel of S). Build: tiles, uploads and (algo AUTO) the timed choice
+ * on the context's GPU (o->context is set); info (may be NULL) gets the
+ * choice. Run: each array is placed by its memory (TF_MEMORY_AUTO resolved
+ * from the pointer, HOST / DEVICE checked against it) and precision. */
+typedef struct tf_sddmm_gpu tf_sddmm_gpu;
+tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out,
+                                   tf_sddmm_info *info);
+tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+                                 const tf_sddmm_run_opts *ro);
+tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup, int reps,
+                                  double *times_ms);
+void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g);
+/* What p points to, as CUDA sees it: TF_CUDA_PTR_DEVICE (device memory,
+ * *device its GPU), TF_CUDA_PTR_MANAGED (managed memory, readable by host
+ * and GPUs) or TF_CUDA_PTR_HOST (anything else: pageable or pinned host
+ * memory; always without the CUDA backend). */
+enum { TF_CUDA_PTR_HOST = 0, TF_CUDA_PTR_DEVICE = 1, TF_CUDA_PTR_MANAGED = 2 };
+int tf_cuda_memory_of(const void *p, int *device);
 
 #ifdef __cplusplus
 }

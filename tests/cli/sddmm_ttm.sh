@@ -28,6 +28,8 @@ expect_usage sddmm s.mtx -A a.mat -o p.mtx
 expect_usage sddmm s.mtx -k 4 --precision half
 expect_usage sddmm s.mtx -k 4 --device tpu
 expect_usage sddmm s.mtx -k 4 --algo sm-l2 --device cpu
+expect_usage sddmm s.mtx -k 4 --repeat 0
+expect_usage sddmm s.mtx -A a.mat -B b.mat -o p.mtx --repeat 3
 expect_usage ttm
 expect_usage ttm s.mtx
 expect_usage ttm s.mtx --factor a.mat -o y.tns
@@ -37,6 +39,10 @@ expect_usage ttm s.mtx --mode x --rank 3
 # benchmark lines
 expect 0 "sddmm benchmark" sddmm s.mtx -k 8 --reps 3 --device cpu
 check "sddmm prints a GFLOP/s row" grep -qE '^tenfold +openmp +[0-9.]+ +[0-9.]+ +[0-9.]+$' out.txt
+expect 0 "sddmm --repeat" sddmm s.mtx -k 8 --reps 3 --device cpu --repeat 5
+check "sddmm --repeat: one-shot calls" grep -qE '^repeat 5: one-shot [0-9.]+ ms per call' out.txt
+check "sddmm --repeat: plan runs and the build" grep -qE '^repeat 5: plan +[0-9.]+ ms per run .* \+ build [0-9.]+ ms once$' out.txt
+check "sddmm --repeat: the saving" grep -qE '^repeat 5: saving +-?[0-9.]+ ms per call' out.txt
 expect 0 "ttm benchmark, all modes" ttm s.mtx -r 5 --reps 3 --device cpu
 check "ttm prints one row per mode" test "$(grep -cE '^cpu +[12] +[0-9]+ ' out.txt)" -eq 2
 

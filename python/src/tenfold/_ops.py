@@ -462,6 +462,146 @@ def sddmm(S: TensorLike, A: np.ndarray, B: np.ndarray, alpha: float = 1.0, beta:
     return _like(S, T, P)
 
 
+class SDDMMPlan:
+    """An SDDMM plan: built once for a pattern S and an inner dimension K,
+    run many times with new A and B (ALS, LDA, attention) -- the C library's
+    tf_sddmm_plan. The build checks S, chooses the device and, on a GPU,
+    tiles S, uploads it and times the candidate kernels; each run then only
+    moves A, B and P and launches the kernel chosen.
+
+    S: as for ``tenfold.sddmm`` (any sparse type tenfold takes; its non-zeros
+    in its own order, duplicates kept). alpha, beta, scale: as ``sddmm``.
+    device 'auto' | 'cpu' | 'gpu'; precision 'double' | 'single' (float
+    arithmetic; then A and B may be float32 arrays, taken as they are).
+
+    >>> plan = tenfold.SDDMMPlan(S, 32)
+    >>> for it in range(10):
+    ...     P = plan.run(A, B)          # values in S's order (float64)
+    >>> plan.like(P)                    # on S's pattern, as S's type
+    >>> plan.close()                    # or: with tenfold.SDDMMPlan(...) as plan:
+
+    Arrays in GPU memory are not taken yet (UnavailableError); the C API's
+    tf_sddmm_plan_run reads and writes them in place.
+    """
+
+    def __init__(self, S: TensorLike, K: int, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
+                 device: Device = "auto", precision: Literal["double", "single"] = "double",
+                 memory_limit: Union[None, int, str] = None, threads: Optional[int] = None):
+        self._plan = None
+        self._ctx = None
+        ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
+        if len(shape) != 2:
+            raise ArgumentError(f"SDDMMPlan: S has {len(shape)} modes (expected a matrix)")
+        if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
+            raise ArgumentError(f"K: expected an integer >= 1, got {K!r}")
+        self._S, self.shape, self.K = S, tuple(shape), int(K)
+        self._ind = np.ascontiguousarray(ind, dtype=np.uint32)
+        self.nnz = int(self._ind.shape[1])
+        self._single = _choice(precision, {"double": False, "single": True}, "precision")
+        # CSR order (rows, then columns; stable) for the C plan; P comes back in it
+        order = np.lexsort((self._ind[1], self._ind[0]))
+        self._perm = None if np.array_equal(order, np.arange(self.nnz)) else order
+        rows, cols = self._ind[0][order], self._ind[1][order]
+        rowptr = np.zeros(shape[0] + 1, dtype=np.uint64)
+        np.cumsum(np.bincount(rows, minlength=shape[0]), out=rowptr[1:])
+        colind = np.ascontiguousarray(cols, dtype=np.uint32)
+        cvals = np.ascontiguousarray(np.asarray(vals, dtype=np.float64)[order])
+        c = ffi.new("tf_csr *")
+        c.rows, c.cols, c.nnz = shape[0], shape[1], self.nnz
+        c.rowptr = ffi.cast("uint64_t *", ffi.from_buffer(rowptr))
+        c.colind = ffi.cast("uint32_t *", ffi.from_buffer(colind)) if self.nnz else ffi.NULL
+        c.vals = ffi.cast("double *", ffi.from_buffer(cvals)) if self.nnz else ffi.NULL
+        o = ffi.new("tf_sddmm_opts *")
+        lib.tf_sddmm_opts_default(o)
+        o.op = lib.TF_SDDMM_SCALE if scale else lib.TF_SDDMM_SAMPLE
+        o.alpha, o.beta = float(alpha), float(beta)
+        o.backend, o.threads = _backend(device), _threads(threads)
+        o.precision = lib.TF_SINGLE if self._single else lib.TF_DOUBLE
+        self._ctx = _Context(device, 1, memory_limit, threads)
+        o.context = self._ctx.ptr[0]
+        plan = ffi.new("tf_sddmm_plan **")
+        try:
+            check(lib.tf_sddmm_plan_build(c, self.K, o, plan))  # keeps its own copy of S
+        except BaseException:
+            self.close()
+            raise
+        self._plan = plan[0]
+        info = ffi.new("tf_sddmm_info *")
+        check(lib.tf_sddmm_plan_info(self._plan, info))
+        self.device = "gpu" if info.backend == lib.TF_BACKEND_GPU else "cpu"
+        self.note = ffi.string(info.note).decode()
+        self._p = np.empty(self.nnz) if self._perm is not None else None  # P in CSR order
+
+    def _operand(self, a, what, rows):
+        """(array, tf_dense): float32 arrays as they are on a single-precision plan, else float64."""
+        if self._single and isinstance(a, np.ndarray) and a.dtype == np.float32 and a.ndim == 2 \
+                and a.flags.c_contiguous:
+            if a.shape[0] != rows:
+                raise ArgumentError(f"{what}: {a.shape[0]} rows, expected {rows}")
+            if not np.all(np.isfinite(a)):
+                raise ArgumentError(f"{what}: has non-finite entries (expected finite values)")
+            prec, ctype = lib.TF_SINGLE, "float *"
+        else:
+            a = _matrix(a, what, rows=rows)
+            prec, ctype = lib.TF_DOUBLE, "double *"
+        if a.shape[1] != self.K:
+            raise ArgumentError(f"{what}: {a.shape[1]} columns, expected {self.K} (the plan's K)")
+        d = ffi.new("tf_dense *")
+        d.data = ffi.cast(ctype, ffi.from_buffer(a)) if a.size else ffi.NULL
+        d.rows, d.cols, d.ld, d.precision, d.memory = a.shape[0], a.shape[1], a.shape[1], prec, lib.TF_MEMORY_HOST
+        return a, d
+
+    def run(self, A: np.ndarray, B: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """P's values (float64, S's non-zeros in S's order) for A (M x K) and B
+        (N x K); into `out` (a float64 array of nnz values) when given."""
+        if self._plan is None:
+            raise ArgumentError("SDDMMPlan.run: the plan is closed")
+        Aa, da = self._operand(A, "A", self.shape[0])
+        Ba, db = self._operand(B, "B", self.shape[1])
+        if out is None:
+            out = np.empty(self.nnz)
+        elif not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (self.nnz,)
+                  and out.flags.c_contiguous and out.flags.writeable):
+            raise ArgumentError(f"out: expected a writable contiguous float64 array of shape ({self.nnz},)")
+        target = out if self._perm is None else self._p
+        dp = ffi.new("tf_dense *")
+        dp.data = ffi.cast("double *", ffi.from_buffer(target)) if self.nnz else ffi.NULL
+        dp.rows, dp.cols, dp.ld, dp.precision, dp.memory = self.nnz, 1, 1, lib.TF_DOUBLE, lib.TF_MEMORY_HOST
+        check(lib.tf_sddmm_plan_run(self._plan, da, db, dp, ffi.NULL))
+        if self._perm is not None:
+            out[self._perm] = self._p
+        return out
+
+    def like(self, P: np.ndarray) -> Any:
+        """The values P (as run returns them) on S's pattern, as S's type:
+        what ``tenfold.sddmm`` returns."""
+        T = Tensor.__new__(Tensor)
+        T._ind, T.values, T.shape = self._ind, np.asarray(P, dtype=np.float64), self.shape
+        return _like(self._S, T, T.values)
+
+    def close(self) -> None:
+        """Frees the plan (and its device memory) now; run then raises."""
+        if self._plan is not None:
+            lib.tf_sddmm_plan_free(self._plan)
+            self._plan = None
+        if self._ctx is not None:
+            self._ctx.__exit__(None, None, None)
+            self._ctx = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self._plan is None else self.device
+        return f"SDDMMPlan(shape={self.shape}, nnz={self.nnz}, K={self.K}, {state})"
+
+
 def _like(S, T, P):
     """The values P on S's pattern, as S's type."""
     mod = type(S).__module__ or ""

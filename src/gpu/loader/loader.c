@@ -257,12 +257,41 @@ void tf_cuda_versions(int *runtime, int *driver)
     }
 }
 
-tf_status tf_cuda_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o, double *P,
-                        int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out,
+                                   tf_sddmm_info *info)
 {
     const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_sddmm(S, A, B, o, P, warmup, reps, times_ms, info);
+    *out = NULL;
+    if (a) return a->tf_cuda_sddmm_plan_build(S, K, o, out, info);
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU SDDMM needs the CUDA backend, whose module %s", why_not);
+}
+
+/* A plan exists only when the module made it, so it is loaded. */
+tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+                                 const tf_sddmm_run_opts *ro)
+{
+    return api->tf_cuda_sddmm_plan_run(g, A, B, P, ro);
+}
+
+tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup, int reps,
+                                  double *times_ms)
+{
+    return api->tf_cuda_sddmm_plan_time(g, A, B, warmup, reps, times_ms);
+}
+
+void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g)
+{
+    if (g) api->tf_cuda_sddmm_plan_free(g);
+}
+
+/* Never loads the module: without it there is no tenfold GPU memory to ask about. */
+int tf_cuda_memory_of(const void *p, int *device)
+{
+    if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) || !api) {
+        if (device) *device = -1;
+        return TF_CUDA_PTR_HOST;
+    }
+    return api->tf_cuda_memory_of(p, device);
 }
 
 tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,

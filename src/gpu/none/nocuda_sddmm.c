@@ -5,10 +5,34 @@
 #include "backend/spttm_backends.h"
 #include "core/error.h"
 
-tf_status tf_cuda_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
-                        double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+static const char no_cuda[] = "GPU SDDMM needs the CUDA backend, which this build of tenfold does not have";
+
+tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out,
+                                   tf_sddmm_info *info)
 {
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU SDDMM needs the CUDA backend, which this build of tenfold does not have");
+    *out = NULL;
+    return tf_fail(TF_ERR_UNAVAILABLE, "%s", no_cuda);
+}
+
+tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+                                 const tf_sddmm_run_opts *ro)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "%s", no_cuda);
+}
+
+tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup, int reps,
+                                  double *times_ms)
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "%s", no_cuda);
+}
+
+void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g) { (void)g; }
+
+int tf_cuda_memory_of(const void *p, int *device)
+{
+    (void)p;
+    if (device) *device = -1;
+    return TF_CUDA_PTR_HOST;
 }
 
 tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Pieces shared by the SDDMM schemes and the cuSPARSE comparison: the
- * padded upload of the dense operands and the entry points (event timing:
- * gpu/runtime/timing.cuh). */
+ * padded row length of the dense operands and the cuSPARSE scheme (event
+ * timing: gpu/runtime/timing.cuh). */
 #ifndef TF_CUDA_SDDMM_COMMON_CUH
 #define TF_CUDA_SDDMM_COMMON_CUH
 #include <stdint.h>
@@ -21,21 +21,17 @@ static inline uint32_t tf_sddmm_padded_k(uint64_t K)
     return (uint32_t)((K + w - 1) / w * w);
 }
 
-/* rows x Kp device copy of m (rows x K), converted to T, zero-padded. */
-template <typename T>
-static tf_status tf_sddmm_upload_padded(tf_dev_array<T> &d, const tf_matrix *m, uint32_t Kp, const char *what)
-{
-    const uint64_t n = m->rows * (uint64_t)Kp;
-    T *h = nullptr;
-    TF_TRY(TF_ALLOC(h, n ? n : 1, "padded dense operand"));
-    for (uint64_t i = 0; i < m->rows; ++i)
-        for (uint64_t k = 0; k < Kp; ++k) h[i * Kp + k] = k < m->cols ? (T)m->data[i * m->cols + k] : T(0);
-    tf_status s = d.upload(h, n, what);
-    tf_free(h);
-    return s;
-}
-
-/* The cuSPARSE comparison (cusparseSDDMM, CSR, in-place output). */
-tf_status tf_cuda_sddmm_cusparse(tf_cuda_ctx *ctx, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
-                                 const tf_sddmm_opts *o, double *P, int warmup, int reps, double *times_ms);
+/* cuSPARSE's SDDMM as a scheme of a plan (for comparison): S in CSR
+ * (32-bit indices) with its values kept on the device, A and B read from
+ * dA / dB (rows x Kp, the padded buffers the plan fills before each run;
+ * they must stay where they are for the scheme's life). */
+struct tf_cusparse_sddmm;
+tf_status tf_cusparse_sddmm_create(tf_cuda_ctx *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single,
+                                   const void *dA, const void *dB, const tf_sddmm_opts *o, tf_cusparse_sddmm **out);
+/* out non-NULL: a whole run on s (S's values into cuSPARSE's output array,
+ * cusparseSDDMM in place there, the result copied to out: nnz values);
+ * NULL: the cusparseSDDMM call alone (timing: with beta != 0 its values
+ * drift from run to run). */
+tf_status tf_cusparse_sddmm_launch(tf_cusparse_sddmm *c, cudaStream_t s, void *out);
+void tf_cusparse_sddmm_free(tf_cusparse_sddmm *c);
 #endif

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU SDDMM driver: the schemes' set-up (row arrays; SM-L2 / SM-SM tiles
+/* GPU SDDMM plans: the schemes' set-up (row arrays; SM-L2 / SM-SM tiles
  * with Tj from the L2-capacity model and the device's L2 size, Ti from half
- * an SM's shared memory), the choice by measurement (a few configurations
- * of each allowed scheme, timed on S, the fastest kept), timed launches, and
- * the result download. */
+ * an SM's shared memory; cuSPARSE for comparison), the choice by
+ * measurement at build (a few configurations of each allowed scheme, timed
+ * on S, the fastest kept), and the runs: each operand placed by where it
+ * is (GPU arrays read and written in place when their layout is the
+ * kernels', else copied on the device into padded buffers; host arrays
+ * through the context's pinned staging), one launch, P downloaded when it
+ * is on the host. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <memory>
 #include <new>
+#include <vector>
 
 #include "gpu/sddmm/common.cuh"
 #include "gpu/sddmm/tile_kernel.cuh"
@@ -45,16 +50,22 @@ tf_status query_device(const tf_cuda_ctx &ctx, sddmm_device *d)
 /* One tiling uploaded to the device, with its launch parameters. */
 template <typename T>
 struct dev_tiles {
-    tf_sddmm_tiles host = {};
-    tf_dev_array<uint32_t> group_nnz, group_rows, group_col0, rows, col;
+    tf_dev_array<uint32_t> group_nnz, group_rows, group_col0, rows, col, pos;
     tf_dev_array<uint16_t> rloc;
-    tf_dev_array<T> sval, out;
-    uint32_t Tk = 0, V = 0, Ti = 0;
+    tf_dev_array<T> sval;
+    uint64_t ngroups = 0;
+    uint32_t tile_j = 0, Tk = 0, V = 0, Ti = 0;
     bool stage_b = false;
     size_t smem = 0;
-    dev_tiles() = default;
-    dev_tiles(const dev_tiles &) = delete;
-    ~dev_tiles() { tf_sddmm_tiles_free(&host); }
+};
+
+/* The host tiling, freed on scope exit. */
+struct host_tiles {
+    tf_sddmm_tiles t = {};
+    host_tiles() = default;
+    host_tiles(const host_tiles &) = delete;
+    host_tiles &operator=(const host_tiles &) = delete;
+    ~host_tiles() { tf_sddmm_tiles_free(&t); }
 };
 
 uint32_t pow2_ceil(uint32_t x)
@@ -92,10 +103,13 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
         return tf_fail(TF_ERR_RANGE, "SDDMM: slice Tk %u does not fit %zu bytes of shared memory", Tk, dev.smem_budget);
     t->Ti = Ti;
     t->smem = ((size_t)Ti + (stage_b ? Tj : 0)) * row_bytes;
-    TF_TRY(tf_sddmm_tiles_build(S, Tj, Ti, max_nnz, &t->host));
-    const tf_sddmm_tiles &h = t->host;
+    host_tiles ht;
+    TF_TRY(tf_sddmm_tiles_build(S, Tj, Ti, max_nnz, &ht.t));
+    const tf_sddmm_tiles &h = ht.t;
     if (h.ngroups > (uint64_t)INT32_MAX)
         return tf_fail(TF_ERR_RANGE, "SDDMM: %llu thread blocks exceed the grid limit", (unsigned long long)h.ngroups);
+    t->ngroups = h.ngroups;
+    t->tile_j = h.tile_j;
     TF_TRY(t->group_nnz.upload(h.group_nnz, h.ngroups + 1, "SDDMM group offsets"));
     TF_TRY(t->group_rows.upload(h.group_rows, h.ngroups + 1, "SDDMM group rows"));
     TF_TRY(t->group_col0.upload(h.group_col0, h.ngroups, "SDDMM group columns"));
@@ -103,12 +117,20 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
     TF_TRY(t->col.upload(h.col, h.nnz, "SDDMM columns"));
     TF_TRY(t->rloc.upload(h.rloc, h.nnz, "SDDMM local rows"));
     T *sv = nullptr;
+    uint32_t *pos = nullptr; /* tiles hold < 2^32 non-zeros */
     TF_TRY(TF_ALLOC(sv, h.nnz, "SDDMM values in tile order"));
-    for (uint64_t e = 0; e < h.nnz; ++e) sv[e] = (T)S->vals[h.pos[e]];
-    tf_status s = t->sval.upload(sv, h.nnz, "SDDMM values");
+    tf_status s = TF_ALLOC(pos, h.nnz, "SDDMM CSR positions");
+    if (s == TF_OK) {
+        for (uint64_t e = 0; e < h.nnz; ++e) {
+            sv[e] = (T)S->vals[h.pos[e]];
+            pos[e] = (uint32_t)h.pos[e];
+        }
+        s = t->sval.upload(sv, h.nnz, "SDDMM values");
+    }
+    if (s == TF_OK) s = t->pos.upload(pos, h.nnz, "SDDMM CSR positions");
     tf_free(sv);
+    tf_free(pos);
     TF_TRY(s);
-    TF_TRY(t->out.alloc(h.nnz, "SDDMM output"));
     auto kernel = stage_b ? tf_sddmm_kernel<T, true> : tf_sddmm_kernel<T, false>;
     /* Raise the limit to the whole budget, never to this tiling's size: the
      * Tk auto-tune builds several tilings and must not lower the limit an
@@ -118,33 +140,35 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
     return TF_OK;
 }
 
+/* One launch of a tiled scheme on stream st: out (nnz, CSR order) from A and B. */
 template <typename T>
-tf_status launch(const tf_cuda_ctx &ctx, const dev_tiles<T> &t, const T *A, const T *B, uint32_t Kp, uint32_t ncols,
-                 const tf_sddmm_opts *o)
+tf_status launch(const dev_tiles<T> &t, const T *A, const T *B, T *out, uint32_t Kp, uint32_t ncols,
+                 const tf_sddmm_opts *o, cudaStream_t st)
 {
-    if (t.host.ngroups == 0) return TF_OK;
+    if (t.ngroups == 0) return TF_OK;
     tf_sddmm_args<T> a;
     a.group_nnz = t.group_nnz.p;
     a.group_rows = t.group_rows.p;
     a.group_col0 = t.group_col0.p;
     a.rows = t.rows.p;
     a.col = t.col.p;
+    a.pos = t.pos.p;
     a.rloc = t.rloc.p;
     a.sval = t.sval.p;
     a.A = A;
     a.B = B;
-    a.out = t.out.p;
+    a.out = out;
     a.Kp = Kp;
     a.Tk = t.Tk;
     a.V = t.V;
-    a.tile_j = t.host.tile_j;
+    a.tile_j = t.tile_j;
     a.ncols = ncols;
     a.scale = o->op == TF_SDDMM_SCALE;
     a.alpha = (T)o->alpha;
     a.beta = (T)o->beta;
-    const dim3 grid((unsigned)t.host.ngroups);
-    if (t.stage_b) tf_sddmm_kernel<T, true><<<grid, TF_SDDMM_THREADS, t.smem, ctx.stream>>>(a);
-    else tf_sddmm_kernel<T, false><<<grid, TF_SDDMM_THREADS, t.smem, ctx.stream>>>(a);
+    const dim3 grid((unsigned)t.ngroups);
+    if (t.stage_b) tf_sddmm_kernel<T, true><<<grid, TF_SDDMM_THREADS, t.smem, st>>>(a);
+    else tf_sddmm_kernel<T, false><<<grid, TF_SDDMM_THREADS, t.smem, st>>>(a);
     TF_CU_LAUNCH("tf_sddmm_kernel");
     return TF_OK;
 }
@@ -174,7 +198,7 @@ int tk_candidates(const tf_sddmm_opts *o, uint32_t Kp, const sddmm_device &dev, 
 template <typename T>
 struct dev_rows {
     tf_dev_array<uint32_t> row, col;
-    tf_dev_array<T> sval, out;
+    tf_dev_array<T> sval;
 };
 
 struct row_cfg {
@@ -202,7 +226,6 @@ tf_status upload_rows(const tf_csr *S, dev_rows<T> *d)
     }
     if (s == TF_OK) s = d->col.upload(S->colind, S->nnz, "SDDMM columns");
     if (s == TF_OK) s = d->sval.upload(sv, S->nnz, "SDDMM values");
-    if (s == TF_OK) s = d->out.alloc(S->nnz, "SDDMM output");
     tf_free(r);
     tf_free(sv);
     return s;
@@ -286,9 +309,10 @@ void (*row_kernel(uint32_t vpl, bool a_regs, bool persist))(tf_sddmm_row_args<T>
     return a_regs ? row_kernel_p<T, true, false>(vpl) : row_kernel_p<T, false, false>(vpl);
 }
 
+/* One launch of the row scheme on stream st: out (nnz, CSR order) from A and B. */
 template <typename T>
-tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg &c, const T *A, const T *B,
-                     uint32_t Kp, uint64_t nnz, const tf_sddmm_opts *o)
+tf_status launch_row(const dev_rows<T> &d, const row_cfg &c, const T *A, const T *B, T *out, uint32_t Kp,
+                     uint64_t nnz, const tf_sddmm_opts *o, cudaStream_t st)
 {
     tf_sddmm_row_args<T> a;
     a.row = d.row.p;
@@ -296,7 +320,7 @@ tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg
     a.sval = d.sval.p;
     a.A = A;
     a.B = B;
-    a.out = d.out.p;
+    a.out = out;
     a.nnz = nnz;
     a.Kp = Kp;
     a.V = c.V;
@@ -306,7 +330,7 @@ tf_status launch_row(const tf_cuda_ctx &ctx, const dev_rows<T> &d, const row_cfg
     a.beta = (T)o->beta;
     const uint32_t vpl = row_vpl(Kp / (16 / sizeof(T)), c.V);
     auto kernel = row_kernel<T>(vpl, c.a_regs, c.grid != 0);
-    kernel<<<(unsigned)row_blocks(nnz, c), TF_SDDMM_ROW_THREADS, 0, ctx.stream>>>(a);
+    kernel<<<(unsigned)row_blocks(nnz, c), TF_SDDMM_ROW_THREADS, 0, st>>>(a);
     TF_CU_LAUNCH("tf_sddmm_row_kernel");
     return TF_OK;
 }
@@ -362,34 +386,159 @@ tf_status quick_ms(const tf_cuda_ctx &ctx, bool timed, double *m, Fn &&fn)
     return TF_OK;
 }
 
+
+/* ------------------------------------------------------------ operands */
+
+/* dst (rows x Kp) = src (rows x K, rows ld apart), zero-padded. */
 template <typename T>
-tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
-              double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+__global__ void tf_sddmm_pad_kernel(const T *src, uint64_t ld, uint64_t rows, uint32_t K, T *dst, uint32_t Kp)
 {
+    const uint64_t n = rows * Kp, step = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; x < n; x += step) {
+        const uint64_t i = x / Kp;
+        const uint32_t k = (uint32_t)(x - i * Kp);
+        dst[x] = k < K ? src[i * ld + k] : T(0);
+    }
+}
+
+/* A device buffer kept between runs, grown to what a run asks. */
+template <typename T>
+struct dev_buf {
+    tf_dev_array<T> a;
+    uint64_t n = 0;
+    tf_status ensure(uint64_t want, const char *what)
+    {
+        if (a.p && n >= want) return TF_OK;
+        n = 0;
+        TF_TRY(a.alloc(want ? want : 1, what));
+        n = want;
+        return TF_OK;
+    }
+    void release()
+    {
+        tf_cuda_free(a.p);
+        a.p = nullptr;
+        n = 0;
+    }
+};
+
+/* Where X is (*gpu: GPU memory the kernels can read, device or managed),
+ * checked against what X says (memory), the plan's GPU and precision. */
+tf_status locate(const tf_dense &X, const char *name, const char *who, int device, tf_precision prec, bool *gpu)
+{
+    int dev = -1;
+    const int kind = tf_cuda_memory_of_impl(X.data, &dev);
+    *gpu = kind != TF_CUDA_PTR_HOST;
+    if (X.memory == TF_MEMORY_HOST && *gpu)
+        return tf_fail(TF_ERR_ARG, "%s: %s is GPU memory, but its memory says TF_MEMORY_HOST", who, name);
+    if (X.memory == TF_MEMORY_DEVICE && !*gpu)
+        return tf_fail(TF_ERR_ARG, "%s: %s is not GPU memory (CUDA does not know the pointer), but its memory says "
+                                   "TF_MEMORY_DEVICE", who, name);
+    if (kind == TF_CUDA_PTR_DEVICE && dev != device)
+        return tf_fail(TF_ERR_ARG, "%s: %s is memory of GPU %d; the plan runs on GPU %d", who, name, dev, device);
+    if (*gpu && X.precision != prec)
+        return tf_fail(TF_ERR_ARG, "%s: %s is GPU memory of %ss; this plan computes in %s and reads GPU arrays of %ss",
+                       who, name, X.precision == TF_SINGLE ? "float" : "double",
+                       prec == TF_SINGLE ? "float" : "double", prec == TF_SINGLE ? "float" : "double");
+    return TF_OK;
+}
+
+/* ------------------------------------------------------------ the plan */
+
+enum scheme_kind { SCHEME_ROW, SCHEME_TILES, SCHEME_CUSPARSE };
+
+/* One device's share of a plan: S's arrays for the scheme chosen, the
+ * operand buffers (made when a run needs them), runs. A plan over several
+ * GPUs will hold one per device, each over its panel of S. */
+struct sddmm_part {
+    tf_cuda_ctx *ctx = nullptr; /* borrowed from the plan's context */
+    virtual ~sddmm_part() = default;
+    /* P from A and B on stream st (P in GPU memory: waited for iff wait) */
+    virtual tf_status run(const tf_dense &A, const tf_dense &B, const tf_dense &P, cudaStream_t st, bool wait) = 0;
+    virtual tf_status time(const tf_dense &A, const tf_dense &B, int warmup, int reps, double *times_ms) = 0;
+};
+
+template <typename T>
+struct typed_part : sddmm_part {
+    tf_sddmm_opts o = {};
+    uint64_t M = 0, N = 0, nnz = 0, K = 0;
+    uint32_t Kp = 0;
+    scheme_kind scheme = SCHEME_ROW;
+    row_cfg rcfg = {0, 0, false, 0};
+    std::unique_ptr<dev_rows<T>> rows;
+    std::unique_ptr<dev_tiles<T>> tiles;
+    tf_cusparse_sddmm *sp = nullptr;
+    dev_buf<T> dA, dB, out, rawA, rawB; /* padded operands, P for the host, host rows before padding */
+
+    typed_part() = default;
+    typed_part(const typed_part &) = delete;
+    typed_part &operator=(const typed_part &) = delete;
+    ~typed_part() override { tf_cusparse_sddmm_free(sp); }
+
+    static constexpr tf_precision prec = sizeof(T) == sizeof(float) ? TF_SINGLE : TF_DOUBLE;
+
+    tf_status launch_any(const T *A, const T *B, T *outp, cudaStream_t st)
+    {
+        if (scheme == SCHEME_ROW) return launch_row<T>(*rows, rcfg, A, B, outp, Kp, nnz, &o, st);
+        if (scheme == SCHEME_TILES) return launch<T>(*tiles, A, B, outp, Kp, (uint32_t)N, &o, st);
+        return tf_cusparse_sddmm_launch(sp, st, outp);
+    }
+
+    tf_status build(const tf_csr *S, tf_sddmm_info *info);
+    tf_status place(const tf_dense &X, bool gpu, dev_buf<T> &pad, dev_buf<T> &raw, const char *what, cudaStream_t st,
+                    const T **use);
+    tf_status place_both(const tf_dense &A, const tf_dense &B, const char *who, cudaStream_t st, const T **a,
+                         const T **b);
+    tf_status run(const tf_dense &A, const tf_dense &B, const tf_dense &P, cudaStream_t st, bool wait) override;
+    tf_status time(const tf_dense &A, const tf_dense &B, int warmup, int reps, double *times_ms) override;
+};
+
+/* Tiles, uploads and the timed choice, on zero-filled operands (the
+ * kernels' speed does not depend on the values); the operand buffers are
+ * released afterwards (cuSPARSE keeps them: its descriptors hold them). */
+template <typename T>
+tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
+{
+    tf_cuda_ctx &c = *ctx;
     sddmm_device dev;
-    TF_TRY(query_device(ctx, &dev));
-    const uint32_t Kp = tf_sddmm_padded_k<T>(A->cols);
-    tf_dev_array<T> dA, dB;
-    TF_TRY(tf_sddmm_upload_padded(dA, A, Kp, "SDDMM A"));
-    TF_TRY(tf_sddmm_upload_padded(dB, B, Kp, "SDDMM B"));
+    TF_TRY(query_device(c, &dev));
+    M = S->rows;
+    N = S->cols;
+    nnz = S->nnz;
+    Kp = tf_sddmm_padded_k<T>(K);
+    TF_TRY(dA.ensure(M * Kp, "SDDMM A (padded)"));
+    TF_TRY(dB.ensure(N * Kp, "SDDMM B (padded)"));
+    TF_TRY(out.ensure(nnz, "SDDMM output"));
+    TF_CU(cudaMemsetAsync(dA.a.p, 0, M * Kp * sizeof(T), c.stream));
+    TF_CU(cudaMemsetAsync(dB.a.p, 0, N * Kp * sizeof(T), c.stream));
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->backend = TF_BACKEND_GPU;
+    }
+    if (o.algo == TF_SDDMM_ALGO_CUSPARSE) {
+        TF_TRY(tf_cusparse_sddmm_create(ctx, S, K, Kp, prec == TF_SINGLE, dA.a.p, dB.a.p, &o, &sp));
+        scheme = SCHEME_CUSPARSE;
+        if (info) info->algo = TF_SDDMM_ALGO_CUSPARSE;
+        return TF_OK;
+    }
 
     /* Candidates: the row configurations, then SM-L2's slice widths and
      * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). */
-    const bool any = o->algo == TF_SDDMM_ALGO_AUTO;
+    const tf_sddmm_opts *op = &o;
+    const bool any = o.algo == TF_SDDMM_ALGO_AUTO;
     const uint32_t kpv = Kp / (16 / sizeof(T));
     row_cfg rcand[kRowCandidates];
     uint32_t tk[2][4];
     int nrow = 0, ntk[2] = {0, 0};
-    if (any || o->algo == TF_SDDMM_ALGO_ROW) nrow = with_persistent<T>(ctx, o, kpv, S->nnz, dev.resident, rcand,
-                                                                      row_candidates(o, kpv, S->nnz, dev.resident, rcand));
+    if (any || o.algo == TF_SDDMM_ALGO_ROW)
+        nrow = with_persistent<T>(c, op, kpv, nnz, dev.resident, rcand, row_candidates(op, kpv, nnz, dev.resident, rcand));
     if (nrow < 0) return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: no resident blocks for its kernel");
-    if (any || o->algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(o, Kp, dev, false, 4, tk[0]);
-    if (any || o->algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(o, Kp, dev, true, any ? 1 : 4, tk[1]);
+    if (any || o.algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(op, Kp, dev, false, 4, tk[0]);
+    if (any || o.algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(op, Kp, dev, true, any ? 1 : 4, tk[1]);
     const bool timed = nrow + ntk[0] + ntk[1] > 1;
 
     double best_ms = INFINITY;
     row_cfg best_row = {0, 0, false, 0}; /* V != 0: the row scheme won */
-    std::unique_ptr<dev_rows<T>> rows;
     std::unique_ptr<dev_tiles<T>> best, trial;
     tf_status last = TF_OK;
     if (nrow) {
@@ -397,10 +546,12 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
         if (!rows) return tf_fail(TF_ERR_NOMEM, "out of memory for the SDDMM row arrays");
         last = upload_rows<T>(S, rows.get());
         if (last != TF_OK && !(any && last == TF_ERR_RANGE)) return last;
+        if (last != TF_OK) rows.reset(); /* too many rows for the scheme: the tiles may do */
         for (int i = 0; i < nrow && last == TF_OK; ++i) {
             double m;
-            TF_TRY(quick_ms(ctx, timed, &m,
-                            [&] { return launch_row<T>(ctx, *rows, rcand[i], dA.p, dB.p, Kp, S->nnz, o); }));
+            TF_TRY(quick_ms(c, timed, &m, [&] {
+                return launch_row<T>(*rows, rcand[i], dA.a.p, dB.a.p, out.a.p, Kp, nnz, op, c.stream);
+            }));
             if (m < best_ms) {
                 best_ms = m;
                 best_row = rcand[i];
@@ -411,12 +562,13 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
         for (int i = 0; i < ntk[sb]; ++i) {
             trial.reset(new (std::nothrow) dev_tiles<T>());
             if (!trial) return tf_fail(TF_ERR_NOMEM, "out of memory for SDDMM tiles");
-            last = make_tiles<T>(S, o, dev, Kp, tk[sb][i], sb != 0, trial.get());
+            last = make_tiles<T>(S, op, dev, Kp, tk[sb][i], sb != 0, trial.get());
             if (last == TF_ERR_RANGE) continue; /* too wide for shared memory: the next is narrower */
             TF_TRY(last);
             double m;
             const dev_tiles<T> &t = *trial;
-            TF_TRY(quick_ms(ctx, timed, &m, [&] { return launch<T>(ctx, t, dA.p, dB.p, Kp, (uint32_t)S->cols, o); }));
+            TF_TRY(quick_ms(c, timed, &m,
+                            [&] { return launch<T>(t, dA.a.p, dB.a.p, out.a.p, Kp, (uint32_t)N, op, c.stream); }));
             if (m < best_ms) {
                 best_ms = m;
                 best = std::move(trial);
@@ -424,61 +576,217 @@ tf_status run(tf_cuda_ctx &ctx, const tf_csr *S, const tf_matrix *A, const tf_ma
                 rows.reset(); /* frees the row arrays */
             }
         }
-    const bool row = best_row.V != 0;
-    if (!row && !best) return last;
-    auto run_best = [&] {
-        return row ? launch_row<T>(ctx, *rows, best_row, dA.p, dB.p, Kp, S->nnz, o)
-                   : launch<T>(ctx, *best, dA.p, dB.p, Kp, (uint32_t)S->cols, o);
-    };
-    TF_TRY(tf_cuda_time_runs(ctx.stream, warmup, reps, times_ms, run_best));
-    tf_status s = TF_OK;
-    if (row) {
-        s = tf_cuda_get_values<T>(P, rows->out.p, S->nnz, ctx.stream); /* CSR order already */
+    if (best_row.V == 0 && !best)
+        return last != TF_OK ? last : tf_fail(TF_ERR_RANGE, "SDDMM: no scheme fits this problem");
+    if (best_row.V != 0) {
+        scheme = SCHEME_ROW;
+        rcfg = best_row;
     } else {
-        double *h = nullptr;
-        TF_TRY(TF_ALLOC(h, S->nnz, "SDDMM result in tile order"));
-        s = tf_cuda_get_values<T>(h, best->out.p, S->nnz, ctx.stream);
-        if (s == TF_OK)
-            for (uint64_t e = 0; e < S->nnz; ++e) P[best->host.pos[e]] = h[e];
-        tf_free(h);
+        scheme = SCHEME_TILES;
+        tiles = std::move(best);
     }
-    if (s == TF_OK && info) {
-        memset(info, 0, sizeof *info);
-        info->backend = TF_BACKEND_GPU;
-        if (row) {
+    if (info) {
+        if (scheme == SCHEME_ROW) {
             info->algo = TF_SDDMM_ALGO_ROW;
-            info->vwarp = best_row.V;
-            info->nper = best_row.nper;
-            info->a_regs = best_row.a_regs;
-            info->blocks = row_blocks(S->nnz, best_row);
+            info->vwarp = rcfg.V;
+            info->nper = rcfg.nper;
+            info->a_regs = rcfg.a_regs;
+            info->blocks = row_blocks(nnz, rcfg);
         } else {
-            const dev_tiles<T> &t = *best;
+            const dev_tiles<T> &t = *tiles;
             info->algo = t.stage_b ? TF_SDDMM_ALGO_SM_SM : TF_SDDMM_ALGO_SM_L2;
             info->tile_i = t.Ti;
-            info->tile_j = t.host.tile_j;
+            info->tile_j = t.tile_j;
             info->tile_k = t.Tk;
             info->vwarp = t.V;
-            info->blocks = t.host.ngroups;
+            info->blocks = t.ngroups;
         }
     }
-    return s;
+    dA.release();
+    dB.release();
+    out.release();
+    return TF_OK;
+}
+
+/* The array the kernels read for operand X (rows x K): X itself when it is
+ * GPU memory laid out as they read it (ld = K = Kp, 16-byte aligned; not
+ * for cuSPARSE, whose descriptors hold the padded buffers), else `pad`
+ * (rows x Kp) filled from X on st -- on the device from GPU memory,
+ * through the context's pinned staging from host memory (via `raw` when
+ * X's rows are not Kp apart already). */
+template <typename T>
+tf_status typed_part<T>::place(const tf_dense &X, bool gpu, dev_buf<T> &pad, dev_buf<T> &raw, const char *what,
+                               cudaStream_t st, const T **use)
+{
+    const uint64_t rows = X.rows, ld = X.ld ? X.ld : X.cols;
+    const bool kernel_layout = K == Kp && ld == Kp;
+    if (gpu && kernel_layout && scheme != SCHEME_CUSPARSE && (uintptr_t)X.data % 16 == 0) {
+        *use = (const T *)X.data;
+        return TF_OK;
+    }
+    TF_TRY(pad.ensure(rows * Kp, what));
+    *use = pad.a.p;
+    const T *src = (const T *)X.data;
+    if (!gpu) {
+        const uint64_t n = (rows - 1) * ld + K; /* the values X spans (rows >= 1) */
+        T *dst = pad.a.p;
+        if (!kernel_layout) {
+            TF_TRY(raw.ensure(n, what));
+            dst = raw.a.p;
+        }
+        if constexpr (sizeof(T) == sizeof(float)) {
+            if (X.precision == TF_DOUBLE) TF_TRY(tf_cuda_h2d_staged_floats(ctx, dst, (const double *)X.data, n, st));
+            else TF_TRY(tf_cuda_h2d_staged(ctx, dst, X.data, n * sizeof(T), st));
+        } else {
+            TF_TRY(tf_cuda_h2d_staged(ctx, dst, X.data, n * sizeof(T), st)); /* doubles only (front end) */
+        }
+        if (kernel_layout) return TF_OK;
+        src = dst;
+    }
+    const uint64_t n = rows * Kp;
+    const unsigned blocks = (unsigned)std::min<uint64_t>((n + 255) / 256, (uint64_t)std::max(ctx->sm_count, 1) * 16);
+    tf_sddmm_pad_kernel<T><<<blocks, 256, 0, st>>>(src, ld, rows, (uint32_t)K, pad.a.p, Kp);
+    TF_CU_LAUNCH("tf_sddmm_pad_kernel");
+    return TF_OK;
+}
+
+template <typename T>
+tf_status typed_part<T>::place_both(const tf_dense &A, const tf_dense &B, const char *who, cudaStream_t st,
+                                    const T **a, const T **b)
+{
+    bool ga, gb;
+    TF_TRY(locate(A, "A", who, ctx->device, prec, &ga));
+    TF_TRY(locate(B, "B", who, ctx->device, prec, &gb));
+    TF_TRY(place(A, ga, dA, rawA, "SDDMM A (padded)", st, a));
+    return place(B, gb, dB, rawB, "SDDMM B (padded)", st, b);
+}
+
+template <typename T>
+tf_status typed_part<T>::run(const tf_dense &A, const tf_dense &B, const tf_dense &P, cudaStream_t st, bool wait)
+{
+    static const char who[] = "tf_sddmm_plan_run";
+    TF_TRY(tf_cuda_ctx_use(ctx));
+    bool gp;
+    TF_TRY(locate(P, "P", who, ctx->device, prec, &gp));
+    if (gp && (uintptr_t)P.data % sizeof(T))
+        return tf_fail(TF_ERR_ARG, "%s: P (GPU memory) is not aligned to its %zu-byte values", who, sizeof(T));
+    const T *a, *b;
+    TF_TRY(place_both(A, B, who, st, &a, &b));
+    T *outp = (T *)P.data;
+    if (!gp) {
+        TF_TRY(out.ensure(nnz, "SDDMM output"));
+        outp = out.a.p;
+    }
+    TF_TRY(launch_any(a, b, outp, st));
+    if (gp) {
+        if (wait) TF_CU(cudaStreamSynchronize(st));
+        return TF_OK;
+    }
+    if (sizeof(T) == sizeof(double) || P.precision == TF_SINGLE) { /* P holds T (front end) */
+        TF_CU(cudaMemcpyAsync(P.data, outp, nnz * sizeof(T), cudaMemcpyDeviceToHost, st));
+        TF_CU(cudaStreamSynchronize(st));
+        return TF_OK;
+    }
+    return tf_cuda_get_values<T>((double *)P.data, outp, nnz, st);
+}
+
+template <typename T>
+tf_status typed_part<T>::time(const tf_dense &A, const tf_dense &B, int warmup, int reps, double *times_ms)
+{
+    TF_TRY(tf_cuda_ctx_use(ctx));
+    const cudaStream_t st = ctx->stream;
+    const T *a, *b;
+    TF_TRY(place_both(A, B, "tf_sddmm_plan_time", st, &a, &b));
+    TF_TRY(out.ensure(nnz, "SDDMM output"));
+    T *outp = scheme == SCHEME_CUSPARSE ? nullptr : out.a.p; /* cuSPARSE: its call alone */
+    return tf_cuda_time_runs(st, warmup, reps, times_ms, [&] { return launch_any(a, b, outp, st); });
+}
+
+template <typename T>
+tf_status make_part(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
+                    std::unique_ptr<sddmm_part> *out)
+{
+    std::unique_ptr<typed_part<T>> p(new (std::nothrow) typed_part<T>());
+    if (!p) return tf_fail(TF_ERR_NOMEM, "out of memory for a GPU SDDMM plan");
+    p->ctx = c;
+    p->o = *o;
+    p->o.context = nullptr; /* the plan's, held by the front end */
+    p->K = K;
+    TF_TRY(p->build(S, info));
+    *out = std::move(p);
+    return TF_OK;
 }
 
 } // namespace
 
-extern "C" tf_status tf_cuda_sddmm_impl(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
-                                   double *P, int warmup, int reps, double *times_ms, tf_sddmm_info *info)
+/* The CUDA backend's plan: one part per GPU. Today one, over all of S; a
+ * plan on several GPUs (the context's device set) will cut S into panels
+ * of about nnz / P non-zeros, build one part per device on its panel, and
+ * run them all (each writing its own slice of P) before waiting. */
+struct tf_sddmm_gpu {
+    std::vector<std::unique_ptr<sddmm_part>> parts;
+};
+
+extern "C" tf_status tf_cuda_sddmm_plan_build_impl(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o,
+                                                   tf_sddmm_gpu **out, tf_sddmm_info *info)
 {
+    *out = nullptr;
+    if (K > (uint64_t)INT32_MAX)
+        return tf_fail(TF_ERR_RANGE, "GPU SDDMM: K = %llu is larger than 2^31 - 1", (unsigned long long)K);
     tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
     TF_TRY(tf_cuda_ctx_of(o->context, &c));
-    if (o->algo == TF_SDDMM_ALGO_CUSPARSE) {
-        if (info) {
-            memset(info, 0, sizeof *info);
-            info->backend = TF_BACKEND_GPU;
-            info->algo = TF_SDDMM_ALGO_CUSPARSE;
-        }
-        return tf_cuda_sddmm_cusparse(c, S, A, B, o, P, warmup, reps, times_ms);
+    std::unique_ptr<tf_sddmm_gpu> g(new (std::nothrow) tf_sddmm_gpu());
+    std::unique_ptr<sddmm_part> part;
+    if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory for a GPU SDDMM plan");
+    if (o->precision == TF_SINGLE) TF_TRY(make_part<float>(c, S, K, o, info, &part));
+    else TF_TRY(make_part<double>(c, S, K, o, info, &part));
+    try {
+        g->parts.push_back(std::move(part));
+    } catch (const std::bad_alloc &) {
+        return tf_fail(TF_ERR_NOMEM, "out of memory for a GPU SDDMM plan");
     }
-    if (o->precision == TF_SINGLE) return run<float>(*c, S, A, B, o, P, warmup, reps, times_ms, info);
-    return run<double>(*c, S, A, B, o, P, warmup, reps, times_ms, info);
+    *out = g.release();
+    return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_sddmm_plan_run_impl(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B,
+                                                 const tf_dense *P, const tf_sddmm_run_opts *ro)
+{
+    const bool given = ro && ro->stream;
+    const cudaStream_t st = given ? (cudaStream_t)ro->stream : cudaStreamLegacy;
+    for (auto &p : g->parts) TF_TRY(p->run(*A, *B, *P, st, !given));
+    return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_sddmm_plan_time_impl(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup,
+                                                  int reps, double *times_ms)
+{
+    for (auto &p : g->parts) TF_TRY(p->time(*A, *B, warmup, reps, times_ms));
+    return TF_OK;
+}
+
+extern "C" void tf_cuda_sddmm_plan_free_impl(tf_sddmm_gpu *g)
+{
+    if (!g) return;
+    for (auto &p : g->parts) {
+        if (tf_cuda_ctx_use(p->ctx) != TF_OK) tf_clear_error(); /* frees on the part's device */
+        p.reset();
+    }
+    delete g;
+}
+
+extern "C" int tf_cuda_memory_of_impl(const void *p, int *device)
+{
+    cudaPointerAttributes at;
+    memset(&at, 0, sizeof at);
+    if (device) *device = -1;
+    if (!p || cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        cudaGetLastError(); /* an unknown pointer is host memory; leave no error behind */
+        return TF_CUDA_PTR_HOST;
+    }
+    if (at.type == cudaMemoryTypeDevice) {
+        if (device) *device = at.device;
+        return TF_CUDA_PTR_DEVICE;
+    }
+    return at.type == cudaMemoryTypeManaged ? TF_CUDA_PTR_MANAGED : TF_CUDA_PTR_HOST;
 }

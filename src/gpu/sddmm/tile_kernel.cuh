@@ -9,7 +9,8 @@
  * the slice with 16-byte vector loads (float4 / double2), keep per-lane
  * partial sums in registers across the slices (each virtual warp owns at
  * most NPER non-zeros of the group), and one shuffle reduction at the end
- * gives the dot product. Rows of A and B are padded to Kp (a multiple of the
+ * gives the dot product, written at the entry's CSR position (so P needs
+ * no reordering, in host or GPU memory). Rows of A and B are padded to Kp (a multiple of the
  * vector width) with zeros on upload, so every vector load is aligned. */
 #ifndef TF_CUDA_SDDMM_KERNEL_CUH
 #define TF_CUDA_SDDMM_KERNEL_CUH
@@ -44,10 +45,11 @@ __device__ inline T tf_sddmm_result(T dot, const T *sval, uint64_t e, int scale,
 template <typename T>
 struct tf_sddmm_args {
     const uint32_t *group_nnz, *group_rows, *group_col0, *rows, *col;
+    const uint32_t *pos; /* CSR position of each entry (tile order)                  */
     const uint16_t *rloc;
     const T *sval;   /* S's values in tile order (read when beta != 0 or op is SCALE) */
     const T *A, *B;  /* M x Kp and N x Kp, row-major, zero-padded                   */
-    T *out;          /* results in tile order                                        */
+    T *out;          /* results in CSR order (entry e at pos[e])                     */
     uint32_t Kp, Tk, V, tile_j, ncols;
     int scale;       /* TF_SDDMM_SCALE                                               */
     T alpha, beta;
@@ -114,7 +116,7 @@ __global__ void __launch_bounds__(TF_SDDMM_THREADS) tf_sddmm_kernel(tf_sddmm_arg
         T v = acc[j];
         for (uint32_t off = V / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off, V);
         const uint32_t e = e0 + vw + j * nvw;
-        if (lane == 0 && e < e1) a.out[e] = tf_sddmm_result(v, a.sval, e, a.scale, a.alpha, a.beta);
+        if (lane == 0 && e < e1) a.out[a.pos[e]] = tf_sddmm_result(v, a.sval, e, a.scale, a.alpha, a.beta);
     }
 }
 #endif
