@@ -5,7 +5,11 @@
  * non-zero at a time. Random tensors of order 2-5 with repeated
  * coordinates, empty and length-1 modes, heavy slices (one bucket holding
  * most non-zeros), 0 and 1 non-zero; thread counts 1, 2 and 8 must give
- * the same arrays. */
+ * the same arrays. Then the same on inputs in the canonical order (sorted
+ * by modes 0, 1, ..., ties kept), where the sort needs only a prefix of
+ * the key: every mode order and key length of orders 2-5, big enough for
+ * the buffered scatter and the one-pass buckets, inputs sorted but for one
+ * pair (at a thread's boundary), dims of 1, 0 and 1 non-zero. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -111,6 +115,105 @@ static void check_fcoo(const tf_tensor *X, uint32_t mode, uint32_t part)
     free(perm);
 }
 
+/* Every order of the modes (Heap's algorithm would do; orders <= 5 are few). */
+static int next_perm(uint32_t *a, uint32_t n)
+{
+    int i = (int)n - 2;
+    while (i >= 0 && a[i] >= a[i + 1]) --i;
+    if (i < 0) return 0;
+    int j = (int)n - 1;
+    while (a[j] <= a[i]) --j;
+    uint32_t t = a[i]; a[i] = a[j]; a[j] = t;
+    for (uint32_t l = (uint32_t)i + 1, r = n - 1; l < r; ++l, --r) { t = a[l]; a[l] = a[r]; a[r] = t; }
+    return 1;
+}
+
+/* F-COO of every mode; with `keys` > 0 also the sort of every mode order
+ * (every 13th beyond order 4) by keys of 1 and all modes (keys 2: of every
+ * length) and CSF of every root. */
+static void check_all_orders(const tf_tensor *X, int keys, const char *what)
+{
+    uint32_t mo[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < X->order; ++m) mo[m] = m;
+    const int fails = tf_t_fail;
+    uint32_t count = 0;
+    do {
+        if (!keys || (X->order > 4 && count++ % 13)) continue;
+        for (uint32_t nkey = 1; nkey <= X->order; ++nkey) {
+            if (keys < 2 && nkey > 1 && nkey < X->order) continue;
+            uint64_t *perm = ref_order(X, mo, nkey);
+            check_sort(X, mo, nkey, perm);
+            free(perm);
+        }
+    } while (next_perm(mo, X->order));
+    for (uint32_t m = 0; m < X->order; ++m) {
+        check_fcoo(X, m, 32);
+        if (!keys) continue;
+        tf_csf_default_order(X, m, mo);
+        uint64_t *perm = ref_order(X, mo, X->order);
+        tf_csf t;
+        CHECK_OK(tf_csf_build(X, mo, 1.0, 2, &t));
+        int same = t.nnz == X->nnz;
+        for (uint64_t k = 0; same && k < X->nnz; ++k)
+            same &= t.vals[k] == X->vals[perm[k]] && t.fids[X->order - 1][k] == X->ind[mo[X->order - 1]][perm[k]];
+        CHECKF(same, "CSF leaves, root %u", m);
+        tf_csf_free(&t);
+        free(perm);
+    }
+    CHECKF(tf_t_fail == fails, "%s (order %u, %llu non-zeros)", what, X->order, (unsigned long long)X->nnz);
+}
+
+/* Swaps non-zeros k and k+1 (all modes and the value). */
+static void swap_nonzeros(tf_tensor *X, uint64_t k)
+{
+    for (uint32_t m = 0; m < X->order; ++m) {
+        uint32_t t = X->ind[m][k]; X->ind[m][k] = X->ind[m][k + 1]; X->ind[m][k + 1] = t;
+    }
+    double v = X->vals[k]; X->vals[k] = X->vals[k + 1]; X->vals[k + 1] = v;
+}
+
+static void sorted_cases(tf_rng *r)
+{
+    static const struct {
+        uint32_t order;
+        uint64_t dims[5];
+        uint64_t nnz;
+        int heavy, keys;
+    } cases[] = {
+        {3, {4, 1, 9}, 0, 0, 2},                        /* empty */
+        {3, {4, 1, 9}, 1, 0, 2},                        /* one non-zero */
+        {2, {1, 1}, 5, 0, 2},                           /* all dims 1: one coordinate, repeated */
+        {3, {1, 300, 1}, 2000, 0, 2},                   /* two modes of length 1 */
+        {3, {3000, 2000, 500}, 530000, 0, 1},           /* buffered scatter, one-pass buckets */
+        {3, {1u << 20, 1, 1u << 24}, 530000, 1, 1},     /* a heavy slice, a mode of 1 */
+        {4, {50, 3000, 7, 200}, 100000, 0, 2},
+        {5, {9, 7, 5, 3, 11}, 70000, 0, 2},             /* repeats everywhere */
+        {5, {1u << 20, 3000, 1u << 25, 17, 1u << 31}, 70000, 1, 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        tf_tensor X;
+        random_tensor(r, cases[c].order, cases[c].dims, cases[c].nnz, cases[c].heavy, &X);
+        CHECK_OK(tf_tensor_sort(&X, NULL)); /* canonical order, repeated coordinates kept */
+        for (uint64_t k = 0; k < X.nnz; ++k) X.vals[k] = (double)k + 0.25; /* ties told apart */
+        check_all_orders(&X, cases[c].keys, "canonical input");
+        /* sorted but for one pair where a thread's range begins (2 and 8 threads) */
+        for (uint64_t at = X.nnz / 2, tries = 0; X.nnz >= 4 && tries < 2; at = X.nnz / 8, ++tries) {
+            uint64_t k = at ? at - 1 : 0;
+            while (k + 1 < X.nnz) { /* a pair that differs, so the swap unsorts */
+                int differ = 0;
+                for (uint32_t m = 0; m < X.order; ++m) differ |= X.ind[m][k] != X.ind[m][k + 1];
+                if (differ) break;
+                ++k;
+            }
+            if (k + 1 >= X.nnz) continue;
+            swap_nonzeros(&X, k);
+            check_all_orders(&X, cases[c].keys - 1, "canonical input but one pair");
+            swap_nonzeros(&X, k);
+        }
+        tf_tensor_free(&X);
+    }
+}
+
 int main(void)
 {
     tf_rng r;
@@ -155,5 +258,6 @@ int main(void)
         free(perm);
         tf_tensor_free(&X);
     }
+    sorted_cases(&r);
     return tf_test_finish("test_fmt_sort");
 }

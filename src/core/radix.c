@@ -12,6 +12,32 @@
 #include "core/error.h"
 #include "core/parallel.h"
 
+#ifdef TF_RADIX_TIMING
+/* A measuring aid (-DTF_RADIX_TIMING): seconds per phase of
+ * tf_radix_sort_into (and the F-COO flags), summed over the process and
+ * printed to stderr at exit. */
+#include <stdio.h>
+#include <stdlib.h>
+double tf_radix_t[8];
+static void tf_radix_print(void)
+{
+    static const char *name[8] = {"scan", "hist", "scatter", "buckets", "copy", "flags", "alloc", "other"};
+    for (int i = 0; i < 8; ++i) fprintf(stderr, "radix %-8s %.3f s\n", name[i], tf_radix_t[i]);
+}
+static void tf_radix_mark(int i, double *last)
+{
+    static int registered;
+    if (!__atomic_exchange_n(&registered, 1, __ATOMIC_RELAXED)) atexit(tf_radix_print);
+    const double now = tf_wtime();
+    tf_radix_t[i] += now - *last;
+    *last = now;
+}
+#define TSTART double tmark_ = tf_wtime()
+#define TMARK(i) tf_radix_mark(i, &tmark_)
+#else
+#define TSTART do { } while (0)
+#define TMARK(i) do { } while (0)
+#endif
 #define MAX_DIGIT_BITS 16   /* tf_radix_order*: few passes over the whole array */
 #define LOCAL_DIGIT_BITS 11 /* buckets in cache: 2048 bins stay in L1 */
 #define PAR_MIN 65536       /* below this a pass runs on one thread */
@@ -269,34 +295,199 @@ static void sort_bucket(const engine *e, uint64_t lo, uint64_t n, uint64_t *s, i
     }
 }
 
+/* A bucket sorted by key bits below the bucket bits that fit one pass
+ * (all in word 0, at most DIRECT_BITS): one stable counting pass that
+ * moves the columns themselves through a buffer, instead of sorting
+ * (key, position) pairs and gathering. One thread. s: 2n words (a
+ * destination per non-zero, then one column); hist: 2^DIRECT_BITS. */
+#define DIRECT_BITS 14
+
+static void sort_bucket_direct(const engine *e, uint64_t lo, uint64_t n, uint64_t *s, uint32_t *hist)
+{
+    const window *win = &e->word[0];
+    const uint64_t nbins = 1ULL << DIRECT_BITS;
+    uint32_t *dest = (uint32_t *)s;
+    void *tmp = s + (n + 1) / 2;
+    const uint32_t *cols[TF_MAX_ORDER];
+    for (uint32_t j = 0; j < e->nkey; ++j) cols[j] = e->dst[j] + lo;
+    memset(hist, 0, nbins * sizeof *hist);
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint32_t dg = (uint32_t)window_at(win, cols, i);
+        dest[i] = dg;
+        hist[dg]++;
+    }
+    uint32_t run = 0;
+    for (uint64_t b = 0; b < nbins; ++b) {
+        const uint32_t c = hist[b];
+        if (c == n) return; /* one digit: already in order */
+        hist[b] = run;
+        run += c;
+    }
+    for (uint64_t i = 0; i < n; ++i) dest[i] = hist[dest[i]]++;
+    for (uint32_t j = 0; j < e->nkey; ++j) {
+        uint32_t *c = e->dst[j] + lo, *t32 = (uint32_t *)tmp;
+        for (uint64_t i = 0; i < n; ++i) t32[dest[i]] = c[i];
+        memcpy(c, t32, n * sizeof *c);
+    }
+    if (e->vals) {
+        double *v = e->vals + lo, *td = (double *)tmp;
+        for (uint64_t i = 0; i < n; ++i) td[dest[i]] = v[i];
+        memcpy(v, td, n * sizeof *v);
+    }
+}
+
+/* The bucket scatter through write-combining buffers: each bucket gathers
+ * WC non-zeros per column in a small buffer (in cache) before they go to
+ * their place together, so the thousands of buckets' streams cost a TLB
+ * miss and a line per WC non-zeros rather than per non-zero. Same order as
+ * the plain scatter: a bucket's non-zeros leave in the order they came. */
+#define WC 16             /* non-zeros per buffered line of 4-byte indices */
+#ifndef WC_MIN_BUCKETS
+#define WC_MIN_BUCKETS 64 /* fewer streams need no buffers */
+#endif
+
+static uint64_t wc_bucket_bytes(uint32_t nkey) { return (uint64_t)nkey * WC * sizeof(uint32_t) + WC * sizeof(double); }
+
+static void scatter_wc(const window *wd, const uint32_t *const *src, uint32_t nkey, const double *sv, uint32_t **dst,
+                       double *dv, uint64_t lo, uint64_t hi, uint64_t nb, uint64_t *h, unsigned char *buf)
+{
+    const uint64_t per = wc_bucket_bytes(nkey);
+    unsigned char *fill = buf + nb * per;
+    memset(fill, 0, nb);
+    for (uint64_t k = lo; k < hi; ++k) {
+        const uint64_t b = window_at(wd, src, k);
+        unsigned char *line = buf + b * per;
+        uint32_t *ib = (uint32_t *)line;
+        double *vb = (double *)(line + (uint64_t)nkey * WC * sizeof(uint32_t));
+        const unsigned f = fill[b];
+        for (uint32_t j = 0; j < nkey; ++j) ib[j * WC + f] = src[j][k];
+        if (dv) vb[f] = sv[k];
+        if (f + 1 < WC) {
+            fill[b] = (unsigned char)(f + 1);
+            continue;
+        }
+        const uint64_t at = h[b];
+        h[b] = at + WC;
+        fill[b] = 0;
+        for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + at, ib + j * WC, WC * sizeof(uint32_t));
+        if (dv) memcpy(dv + at, vb, WC * sizeof(double));
+    }
+    for (uint64_t b = 0; b < nb; ++b) { /* what is left, in order */
+        const unsigned f = fill[b];
+        if (!f) continue;
+        const unsigned char *line = buf + b * per;
+        const uint32_t *ib = (const uint32_t *)line;
+        const double *vb = (const double *)(line + (uint64_t)nkey * WC * sizeof(uint32_t));
+        const uint64_t at = h[b];
+        h[b] = at + f;
+        for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + at, ib + j * WC, f * sizeof(uint32_t));
+        if (dv) memcpy(dv + at, vb, f * sizeof(double));
+    }
+}
+
+/* Which key modes need sorting. When the input is in the canonical order
+ * (sorted by modes 0, 1, ..., order-1, ties allowed), a stable sort by a
+ * prefix mo[0..p-1] of the key already puts the non-zeros in the order of
+ * the whole key if the modes left out of the prefix, taken in ascending
+ * order, begin with mo[p..nkey-1]: ties of the prefix keep the input's
+ * order, which is ascending in those modes (and the stable order past
+ * them). The shortest such prefix; nkey when the input is not sorted. */
+static uint32_t sort_prefix(uint32_t order, const uint32_t *mo, uint32_t nkey, int sorted)
+{
+    if (!sorted) return nkey;
+    for (uint32_t p = 0; p < nkey; ++p) {
+        int in[TF_MAX_ORDER] = {0}, ok = 1;
+        for (uint32_t j = 0; j < p; ++j) in[mo[j]] = 1;
+        uint32_t at = p; /* the next key mode the ascending rest must match */
+        for (uint32_t m = 0; m < order && at < nkey && ok; ++m)
+            if (!in[m]) ok = mo[at++] == m;
+        if (ok) return p;
+    }
+    return nkey;
+}
+
+/* One pass over the input: for every key column the OR and the AND of
+ * its indices (the bits that vary), and whether the non-zeros are in the
+ * canonical order (lexicographic by modes 0..order-1, ties allowed). */
+static int scan_input(const tf_tensor *t, const uint32_t *const *src, uint32_t nkey, int T, uint32_t *any,
+                      uint32_t *all)
+{
+    const uint64_t n = t->nnz;
+    const uint32_t N = t->order;
+    int sorted = 1;
+    for (uint32_t j = 0; j < nkey; ++j) any[j] = 0, all[j] = ~0u;
+#pragma omp parallel num_threads(T)
+    {
+        const int tid = tf_thread_id(), nt = tf_thread_count();
+        const uint64_t lo = n * (uint64_t)tid / (uint64_t)nt, hi = n * (uint64_t)(tid + 1) / (uint64_t)nt;
+        uint32_t a[TF_MAX_ORDER], b[TF_MAX_ORDER];
+        for (uint32_t j = 0; j < nkey; ++j) a[j] = 0, b[j] = ~0u;
+        for (uint32_t j = 0; j < nkey; ++j) {
+            const uint32_t *c = src[j];
+            uint32_t x = 0, y = ~0u;
+            for (uint64_t k = lo; k < hi; ++k) x |= c[k], y &= c[k];
+            a[j] = x, b[j] = y;
+        }
+        int ok = 1; /* pairs (k-1, k) for k in [max(lo,1), hi) */
+        for (uint64_t k = lo ? lo : 1; ok && k < hi; ++k) {
+            for (uint32_t m = 0; m < N; ++m) {
+                const uint32_t p = t->ind[m][k - 1], q = t->ind[m][k];
+                if (p != q) {
+                    ok = p < q;
+                    break;
+                }
+            }
+        }
+#pragma omp critical(tf_radix_scan)
+        {
+            for (uint32_t j = 0; j < nkey; ++j) any[j] |= a[j], all[j] &= b[j];
+            sorted &= ok;
+        }
+    }
+    return sorted;
+}
+
+static void copy_columns(const tf_tensor *t, const uint32_t *const *src, uint32_t nkey, uint32_t **dst,
+                         double *vals, int T)
+{
+    const int64_t nn = (int64_t)t->nnz;
+#pragma omp parallel num_threads(T)
+    {
+        const int tid = tf_thread_id(), nt = tf_thread_count();
+        const uint64_t lo = (uint64_t)nn * (uint64_t)tid / (uint64_t)nt, hi = (uint64_t)nn * (uint64_t)(tid + 1) / (uint64_t)nt;
+        for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + lo, src[j] + lo, (hi - lo) * sizeof(uint32_t));
+        if (vals) memcpy(vals + lo, t->vals + lo, (hi - lo) * sizeof(double));
+    }
+}
+
 tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nkey, uint32_t **dst,
                              double *vals, int threads)
 {
+    TSTART;
     const uint64_t n = t->nnz;
-    const int64_t nn = (int64_t)n;
     int T = threads > 0 ? threads : tf_default_threads();
     if (n < PAR_MIN) T = 1;
     const uint32_t *src[TF_MAX_ORDER];
-    int off[TF_MAX_ORDER], bits[TF_MAX_ORDER];
-    for (int j = (int)nkey - 1, o = 0; j >= 0; --j) {
-        src[j] = t->ind[mo[j]];
+    for (uint32_t j = 0; j < nkey; ++j) src[j] = t->ind[mo[j]];
+    uint32_t any[TF_MAX_ORDER], all[TF_MAX_ORDER];
+    const int sorted = scan_input(t, src, nkey, T, any, all);
+    /* the sort key: the first nsort key modes (the rest follow from the input order) */
+    const uint32_t nsort = sort_prefix(t->order, mo, nkey, sorted);
+    TMARK(0);
+    if (nsort == 0) {
+        copy_columns(t, src, nkey, dst, vals, T);
+        TMARK(4);
+        return TF_OK;
+    }
+    int off[TF_MAX_ORDER] = {0}, bits[TF_MAX_ORDER] = {0};
+    for (int j = (int)nsort - 1, o = 0; j >= 0; --j) {
         bits[j] = bits_for(t->dims[mo[j]]);
         off[j] = o;
         o += bits[j];
     }
     /* the highest key bit that varies: the bits above are the same everywhere */
-    uint32_t any[TF_MAX_ORDER] = {0}, all[TF_MAX_ORDER];
-    for (uint32_t j = 0; j < nkey; ++j) all[j] = ~0u;
-    for (uint32_t j = 0; j < nkey; ++j) {
-        uint32_t a = 0, b = ~0u;
-        const uint32_t *c = src[j];
-#pragma omp parallel for num_threads(T) schedule(static) reduction(| : a) reduction(& : b)
-        for (int64_t k = 0; k < nn; ++k) { a |= c[k]; b &= c[k]; }
-        any[j] = a;
-        all[j] = b;
-    }
     int top = 0; /* bits 0..top-1 matter */
-    for (uint32_t j = 0; j < nkey; ++j)
+    for (uint32_t j = 0; j < nsort; ++j)
         if (any[j] ^ all[j]) {
             const int h = off[j] + 32 - __builtin_clz(any[j] ^ all[j]);
             if (h > top) top = h;
@@ -306,16 +497,19 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
     if (d > top) d = top;
     const int dlo = top - d;
     window wd;
-    window_init(&wd, off, bits, nkey, dlo, d);
+    window_init(&wd, off, bits, nsort, dlo, d);
     engine e = {.nkey = nkey, .dst = dst, .vals = vals, .nwords = (dlo + 63) / 64};
     for (int w = 0; w < e.nwords; ++w)
-        window_init(&e.word[w], off, bits, nkey, 64 * w, dlo - 64 * w < 64 ? dlo - 64 * w : 64);
+        window_init(&e.word[w], off, bits, nsort, 64 * w, dlo - 64 * w < 64 ? dlo - 64 * w : 64);
 
     /* scatter by the bucket bits (stable: threads take consecutive ranges) */
     const uint64_t nb = 1ULL << d;
     uint64_t *hist = NULL, *start = NULL, *scratch = NULL;
+    unsigned char *wc = NULL;
+    const uint64_t wc_bytes = nb >= WC_MIN_BUCKETS ? wc_bucket_bytes(nkey) * nb + nb : 0;
     tf_status s = TF_CALLOC(hist, (uint64_t)T * nb, "radix bucket counts");
     if (s == TF_OK) s = TF_ALLOC(start, nb + 1, "radix buckets");
+    if (s == TF_OK && wc_bytes) s = TF_ALLOC(wc, (uint64_t)T * wc_bytes, "radix scatter buffers");
     if (s != TF_OK) goto done;
 #pragma omp parallel num_threads(T)
     {
@@ -325,13 +519,20 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
         for (uint64_t k = lo; k < hi; ++k) h[window_at(&wd, src, k)]++;
 #pragma omp barrier
 #pragma omp single
+        {
         start[nb] = tf_bucket_offsets(hist, start, nb, nt);
-        for (uint64_t k = lo; k < hi; ++k) {
-            const uint64_t at = h[window_at(&wd, src, k)]++;
-            for (uint32_t j = 0; j < nkey; ++j) dst[j][at] = src[j][k];
-            if (vals) vals[at] = t->vals[k];
+        TMARK(1);
         }
+        if (wc)
+            scatter_wc(&wd, src, nkey, t->vals, dst, vals, lo, hi, nb, h, wc + (uint64_t)tid * wc_bytes);
+        else
+            for (uint64_t k = lo; k < hi; ++k) {
+                const uint64_t at = h[window_at(&wd, src, k)]++;
+                for (uint32_t j = 0; j < nkey; ++j) dst[j][at] = src[j][k];
+                if (vals) vals[at] = t->vals[k];
+            }
     }
+    TMARK(2);
     if (e.nwords == 0) goto done; /* the bucket bits were the whole key */
 
     /* Buckets above 8 times the mean or a quarter of a thread's share
@@ -345,10 +546,14 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
         if (c <= big && c > max_small) max_small = c;
         if (c > big && c > max_big) max_big = c;
     }
-    const uint64_t hsz = 1ULL << LOCAL_DIGIT_BITS, per = 5 * max_small + hsz;
+    /* one counting pass per bucket when the bits below the bucket bits are few */
+    const int direct = e.nwords == 1 && dlo <= DIRECT_BITS && big < (1ULL << 32);
+    const uint64_t hsz = 1ULL << (direct ? DIRECT_BITS : LOCAL_DIGIT_BITS),
+                   per = (direct ? 2 : 5) * max_small + hsz;
     const uint64_t words = (uint64_t)T * per > 5 * max_big + (uint64_t)T * hsz ? (uint64_t)T * per
                                                                                 : 5 * max_big + (uint64_t)T * hsz;
     if ((s = TF_ALLOC(scratch, words, "radix bucket scratch")) != TF_OK) goto done;
+    TMARK(6);
     const int64_t nbi = (int64_t)nb;
 #pragma omp parallel num_threads(T)
     {
@@ -356,14 +561,18 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
 #pragma omp for schedule(dynamic, 1)
         for (int64_t b = 0; b < nbi; ++b) {
             const uint64_t c = start[b + 1] - start[b];
-            if (c > 1 && c <= big) sort_bucket(&e, start[b], c, mine + hsz, 1, mine);
+            if (c < 2 || c > big) continue;
+            if (direct) sort_bucket_direct(&e, start[b], c, mine + hsz, (uint32_t *)mine);
+            else sort_bucket(&e, start[b], c, mine + hsz, 1, mine);
         }
     }
     for (uint64_t b = 0; b < nb; ++b) {
         const uint64_t c = start[b + 1] - start[b];
         if (c > big) sort_bucket(&e, start[b], c, scratch + (uint64_t)T * hsz, T, scratch);
     }
+    TMARK(3);
 done:
+    tf_free(wc);
     tf_free(hist);
     tf_free(start);
     tf_free(scratch);
