@@ -7,6 +7,9 @@
 #include "core/radix.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -336,53 +339,72 @@ static void sort_bucket_direct(const engine *e, uint64_t lo, uint64_t n, uint64_
     }
 }
 
-/* The bucket scatter through write-combining buffers: each bucket gathers
- * WC non-zeros per column in a small buffer (in cache) before they go to
- * their place together, so the thousands of buckets' streams cost a TLB
- * miss and a line per WC non-zeros rather than per non-zero. Same order as
- * the plain scatter: a bucket's non-zeros leave in the order they came. */
-#define WC 16             /* non-zeros per buffered line of 4-byte indices */
+/* The bucket scatter through write-combining buffers: each bucket keeps
+ * the line of WC non-zeros it is filling, per column, in a small buffer (in
+ * cache), placed as in the destination (slot = position mod WC); a full
+ * line leaves at once, with non-temporal stores where the thread owns all
+ * of it (no read of the destination line first, no cache pollution), so
+ * the thousands of buckets' streams cost a TLB miss and a line per WC
+ * non-zeros rather than per non-zero. A thread's first and last line in a
+ * bucket may be shared with its neighbours: only its own slots are
+ * written there, with plain stores. Same order as the plain scatter. */
+#define WC 16             /* non-zeros per line of 4-byte indices (64 bytes) */
 #ifndef WC_MIN_BUCKETS
 #define WC_MIN_BUCKETS 64 /* fewer streams need no buffers */
 #endif
 
+/* bytes of one bucket's lines: nkey index lines and two of values (a multiple of 64) */
 static uint64_t wc_bucket_bytes(uint32_t nkey) { return (uint64_t)nkey * WC * sizeof(uint32_t) + WC * sizeof(double); }
+
+#if defined(__SSE2__)
+static inline void stream_bytes(void *dst, const void *src, unsigned bytes) /* both 16-byte aligned */
+{
+    for (unsigned i = 0; i < bytes / 16; ++i)
+        _mm_stream_si128((__m128i *)dst + i, _mm_load_si128((const __m128i *)src + i));
+}
+#define STREAM_FENCE() _mm_sfence()
+#else
+static inline void stream_bytes(void *dst, const void *src, unsigned bytes) { memcpy(dst, src, bytes); }
+#define STREAM_FENCE() do { } while (0)
+#endif
 
 static void scatter_wc(const window *wd, const uint32_t *const *src, uint32_t nkey, const double *sv, uint32_t **dst,
                        double *dv, uint64_t lo, uint64_t hi, uint64_t nb, uint64_t *h, unsigned char *buf)
 {
-    const uint64_t per = wc_bucket_bytes(nkey);
-    unsigned char *fill = buf + nb * per;
-    memset(fill, 0, nb);
+    const uint64_t per = wc_bucket_bytes(nkey), ibytes = (uint64_t)nkey * WC * sizeof(uint32_t);
+    unsigned char *first = buf + nb * per; /* the first slot of the open line that is ours */
+    int aligned = !dv || ((uintptr_t)dv & 15) == 0;
+    for (uint32_t j = 0; j < nkey; ++j) aligned &= ((uintptr_t)dst[j] & 15) == 0;
+    for (uint64_t b = 0; b < nb; ++b) first[b] = (unsigned char)(h[b] & (WC - 1));
     for (uint64_t k = lo; k < hi; ++k) {
-        const uint64_t b = window_at(wd, src, k);
-        unsigned char *line = buf + b * per;
-        uint32_t *ib = (uint32_t *)line;
-        double *vb = (double *)(line + (uint64_t)nkey * WC * sizeof(uint32_t));
-        const unsigned f = fill[b];
-        for (uint32_t j = 0; j < nkey; ++j) ib[j * WC + f] = src[j][k];
-        if (dv) vb[f] = sv[k];
-        if (f + 1 < WC) {
-            fill[b] = (unsigned char)(f + 1);
-            continue;
+        const uint64_t b = window_at(wd, src, k), at = h[b]++;
+        const unsigned slot = (unsigned)(at & (WC - 1));
+        uint32_t *ib = (uint32_t *)(buf + b * per);
+        double *vb = (double *)(buf + b * per + ibytes);
+        for (uint32_t j = 0; j < nkey; ++j) ib[j * WC + slot] = src[j][k];
+        if (dv) vb[slot] = sv[k];
+        if (slot != WC - 1) continue;
+        const uint64_t line = at - (WC - 1);
+        const unsigned f = first[b];
+        first[b] = 0;
+        if (f == 0 && aligned) {
+            for (uint32_t j = 0; j < nkey; ++j) stream_bytes(dst[j] + line, ib + j * WC, WC * sizeof(uint32_t));
+            if (dv) stream_bytes(dv + line, vb, WC * sizeof(double));
+        } else {
+            for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + line + f, ib + j * WC + f, (WC - f) * sizeof(uint32_t));
+            if (dv) memcpy(dv + line + f, vb + f, (WC - f) * sizeof(double));
         }
-        const uint64_t at = h[b];
-        h[b] = at + WC;
-        fill[b] = 0;
-        for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + at, ib + j * WC, WC * sizeof(uint32_t));
-        if (dv) memcpy(dv + at, vb, WC * sizeof(double));
     }
-    for (uint64_t b = 0; b < nb; ++b) { /* what is left, in order */
-        const unsigned f = fill[b];
-        if (!f) continue;
-        const unsigned char *line = buf + b * per;
-        const uint32_t *ib = (const uint32_t *)line;
-        const double *vb = (const double *)(line + (uint64_t)nkey * WC * sizeof(uint32_t));
-        const uint64_t at = h[b];
-        h[b] = at + f;
-        for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + at, ib + j * WC, f * sizeof(uint32_t));
-        if (dv) memcpy(dv + at, vb, f * sizeof(double));
+    for (uint64_t b = 0; b < nb; ++b) { /* the open lines: slots [first, next) */
+        const unsigned f = first[b], end = (unsigned)(h[b] & (WC - 1));
+        if (end <= f) continue; /* nothing open (a line just left, or none of ours) */
+        const uint32_t *ib = (const uint32_t *)(buf + b * per);
+        const double *vb = (const double *)(buf + b * per + ibytes);
+        const uint64_t line = h[b] - end;
+        for (uint32_t j = 0; j < nkey; ++j) memcpy(dst[j] + line + f, ib + j * WC + f, (end - f) * sizeof(uint32_t));
+        if (dv) memcpy(dv + line + f, vb + f, (end - f) * sizeof(double));
     }
+    STREAM_FENCE();
 }
 
 /* Which key modes need sorting. When the input is in the canonical order
@@ -408,42 +430,55 @@ static uint32_t sort_prefix(uint32_t order, const uint32_t *mo, uint32_t nkey, i
 
 /* One pass over the input: for every key column the OR and the AND of
  * its indices (the bits that vary), and whether the non-zeros are in the
- * canonical order (lexicographic by modes 0..order-1, ties allowed). */
-static int scan_input(const tf_tensor *t, const uint32_t *const *src, uint32_t nkey, int T, uint32_t *any,
+ * canonical order (lexicographic by modes 0..order-1, ties allowed). In
+ * blocks of SCAN_BLOCK non-zeros, mode by mode, so the loops vectorise and
+ * each index is read once. */
+#define SCAN_BLOCK 2048
+
+static int scan_input(const tf_tensor *t, const uint32_t *mo, uint32_t nkey, int T, uint32_t *any,
                       uint32_t *all)
 {
     const uint64_t n = t->nnz;
     const uint32_t N = t->order;
+    uint32_t mode_any[TF_MAX_ORDER], mode_all[TF_MAX_ORDER];
     int sorted = 1;
-    for (uint32_t j = 0; j < nkey; ++j) any[j] = 0, all[j] = ~0u;
+    for (uint32_t m = 0; m < N; ++m) mode_any[m] = 0, mode_all[m] = ~0u;
 #pragma omp parallel num_threads(T)
     {
         const int tid = tf_thread_id(), nt = tf_thread_count();
         const uint64_t lo = n * (uint64_t)tid / (uint64_t)nt, hi = n * (uint64_t)(tid + 1) / (uint64_t)nt;
         uint32_t a[TF_MAX_ORDER], b[TF_MAX_ORDER];
-        for (uint32_t j = 0; j < nkey; ++j) a[j] = 0, b[j] = ~0u;
-        for (uint32_t j = 0; j < nkey; ++j) {
-            const uint32_t *c = src[j];
-            uint32_t x = 0, y = ~0u;
-            for (uint64_t k = lo; k < hi; ++k) x |= c[k], y &= c[k];
-            a[j] = x, b[j] = y;
-        }
-        int ok = 1; /* pairs (k-1, k) for k in [max(lo,1), hi) */
-        for (uint64_t k = lo ? lo : 1; ok && k < hi; ++k) {
+        for (uint32_t m = 0; m < N; ++m) a[m] = 0, b[m] = ~0u;
+        unsigned char lt[SCAN_BLOCK], eq[SCAN_BLOCK]; /* k-1 < k, k-1 == k in the modes so far */
+        int ok = 1;
+        for (uint64_t k0 = lo; k0 < hi; k0 += SCAN_BLOCK) {
+            const uint64_t len = hi - k0 < SCAN_BLOCK ? hi - k0 : SCAN_BLOCK;
+            const uint64_t i0 = k0 == 0; /* pairs (k-1, k) from k = max(k0, 1) */
+            memset(lt, 0, len);
+            memset(eq, 1, len);
             for (uint32_t m = 0; m < N; ++m) {
-                const uint32_t p = t->ind[m][k - 1], q = t->ind[m][k];
-                if (p != q) {
-                    ok = p < q;
-                    break;
+                const uint32_t *c = t->ind[m] + k0;
+                uint32_t x = a[m], y = b[m];
+                for (uint64_t i = 0; i < len; ++i) x |= c[i], y &= c[i];
+                a[m] = x, b[m] = y;
+                if (!ok) continue;
+                for (uint64_t i = i0; i < len; ++i) {
+                    const uint32_t p = c[(int64_t)i - 1], q = c[i];
+                    lt[i] |= (unsigned char)(eq[i] & (p < q));
+                    eq[i] &= (unsigned char)(p == q);
                 }
             }
+            unsigned char fine = 1;
+            for (uint64_t i = i0; i < len; ++i) fine &= lt[i] | eq[i];
+            ok &= fine;
         }
 #pragma omp critical(tf_radix_scan)
         {
-            for (uint32_t j = 0; j < nkey; ++j) any[j] |= a[j], all[j] &= b[j];
+            for (uint32_t m = 0; m < N; ++m) mode_any[m] |= a[m], mode_all[m] &= b[m];
             sorted &= ok;
         }
     }
+    for (uint32_t j = 0; j < nkey; ++j) any[j] = mode_any[mo[j]], all[j] = mode_all[mo[j]];
     return sorted;
 }
 
@@ -470,7 +505,7 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
     const uint32_t *src[TF_MAX_ORDER];
     for (uint32_t j = 0; j < nkey; ++j) src[j] = t->ind[mo[j]];
     uint32_t any[TF_MAX_ORDER], all[TF_MAX_ORDER];
-    const int sorted = scan_input(t, src, nkey, T, any, all);
+    const int sorted = scan_input(t, mo, nkey, T, any, all);
     /* the sort key: the first nsort key modes (the rest follow from the input order) */
     const uint32_t nsort = sort_prefix(t->order, mo, nkey, sorted);
     TMARK(0);
