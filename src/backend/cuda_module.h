@@ -89,6 +89,8 @@ extern "C" {
     X(const char *, tf_format_name, (tf_format f), (f))                                                          \
     X(tf_status, tf_fcoo_build, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out),           \
       (X, mode, part_nnz, out))                                                                                  \
+    X(tf_status, tf_fcoo_rebuild, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *f),           \
+      (X, mode, part_nnz, f))                                                                                    \
     X(tf_status, tf_fcoo_repartition, (tf_fcoo * f, uint32_t part_nnz), (f, part_nnz))                          \
     X(tf_status, tf_fcoo_chunks_pack, (const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,  \
       tf_fcoo_chunks *out), (f, chunk_parts, value_bytes, pack, out))                                            \

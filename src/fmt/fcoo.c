@@ -19,6 +19,7 @@ void tf_fcoo_free(tf_fcoo *f)
     tf_free(f->start);
     tf_free(f->part_seg);
     tf_free(f->seg_row);
+    tf_free(f->spare);
     memset(f, 0, sizeof *f);
 }
 
@@ -106,7 +107,7 @@ static tf_status build_flags(tf_fcoo *f, const uint32_t *oi)
     const uint64_t n = f->nnz, nw = words32(n);
     const int64_t nwi = (int64_t)nw;
     const int C = flag_chunks(nw);
-    TF_TRY(TF_ALLOC(f->head, nw, "F-COO head bits"));
+    if (!f->head) TF_TRY(TF_ALLOC(f->head, nw, "F-COO head bits"));
     uint64_t nseg = 0;
 #pragma omp parallel for num_threads(C) schedule(static) reduction(+ : nseg)
     for (int64_t w = 0; w < nwi; ++w) {
@@ -133,7 +134,9 @@ static tf_status build_flags(tf_fcoo *f, const uint32_t *oi)
     return cut_partitions(f, f->part_nnz, f->nparts, &f->start, &f->part_seg);
 }
 
-static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f)
+/* Arrays f already holds (a rebuild) are reused; keep: the sorted output
+ * indices stay in f->spare. */
+static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f, int keep)
 {
     const uint32_t N = X->order;
     const uint64_t n = X->nnz;
@@ -142,17 +145,27 @@ static tf_status build(const tf_tensor *X, uint32_t mode, tf_fcoo *f)
     for (uint32_t m = 0, j = 0; m < N; ++m)
         if (m != mode) { f->pmodes[j] = m; mo[1 + j] = m; ++j; }
     tf_status s = TF_OK;
-    uint32_t *oi = NULL; /* the sorted output indices, for the flags */
-    for (uint32_t j = 0; j + 1 < N && s == TF_OK; ++j) s = TF_ALLOC(f->pind[j], n, "F-COO indices");
-    if (s == TF_OK) s = TF_ALLOC(f->vals, n, "F-COO values");
-    if (s == TF_OK) s = TF_ALLOC(oi, n, "F-COO output indices");
+    uint32_t *oi = f->spare; /* the sorted output indices, for the flags */
+    f->spare = NULL;
+    for (uint32_t j = 0; j + 1 < N && s == TF_OK; ++j)
+        if (!f->pind[j]) s = TF_ALLOC(f->pind[j], n, "F-COO indices");
+    if (s == TF_OK && !f->vals) s = TF_ALLOC(f->vals, n, "F-COO values");
+    if (s == TF_OK && !oi) s = TF_ALLOC(oi, n, "F-COO output indices");
     if (s == TF_OK) {
         cols[0] = oi;
         for (uint32_t j = 0; j + 1 < N; ++j) cols[1 + j] = f->pind[j];
         s = tf_radix_sort_into(X, mo, N, cols, f->vals, 0);
     }
+#ifdef TF_RADIX_TIMING
+    extern double tf_radix_t[8];
+    double t0 = tf_wtime();
+#endif
     if (s == TF_OK) s = build_flags(f, oi);
-    tf_free(oi);
+#ifdef TF_RADIX_TIMING
+    tf_radix_t[5] += tf_wtime() - t0;
+#endif
+    if (keep) f->spare = oi;
+    else tf_free(oi);
     return s;
 }
 
@@ -213,20 +226,53 @@ tf_status tf_fcoo_zero_rows(const tf_fcoo *f, uint64_t max_rows, uint32_t **rows
     return TF_OK;
 }
 
-tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out)
+static tf_status check_args(const tf_tensor *X, uint32_t mode, uint32_t part_nnz)
 {
-    memset(out, 0, sizeof *out);
     if (mode >= X->order)
         return tf_fail(TF_ERR_ARG, "F-COO: mode %u is outside 1..%u", mode + 1, X->order);
     if (part_nnz < 32 || part_nnz % 32)
         return tf_fail(TF_ERR_ARG, "F-COO: partition size %u is not a positive multiple of 32",
                        part_nnz);
-    out->order = X->order;
-    out->mode = mode;
-    out->nnz = X->nnz;
-    out->part_nnz = part_nnz;
-    memcpy(out->dims, X->dims, sizeof out->dims);
-    tf_status s = build(X, mode, out);
+    return TF_OK;
+}
+
+static void set_shape(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *f)
+{
+    f->order = X->order;
+    f->mode = mode;
+    f->nnz = X->nnz;
+    f->part_nnz = part_nnz;
+    memcpy(f->dims, X->dims, sizeof f->dims);
+}
+
+tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out)
+{
+    memset(out, 0, sizeof *out);
+    TF_TRY(check_args(X, mode, part_nnz));
+    set_shape(X, mode, part_nnz, out);
+    tf_status s = build(X, mode, out, 0);
     if (s != TF_OK) tf_fcoo_free(out);
+    return s;
+}
+
+tf_status tf_fcoo_rebuild(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *f)
+{
+    tf_status s = check_args(X, mode, part_nnz);
+    if (s != TF_OK) {
+        tf_fcoo_free(f);
+        return s;
+    }
+    if (f->order != X->order || f->nnz != X->nnz) { /* nothing to reuse */
+        tf_fcoo_free(f);
+    } else { /* the per-non-zero arrays stay; what depends on the mode goes */
+        tf_free(f->start);
+        tf_free(f->part_seg);
+        tf_free(f->seg_row);
+        f->start = f->part_seg = f->seg_row = NULL;
+        f->nseg = f->nparts = 0;
+    }
+    set_shape(X, mode, part_nnz, f);
+    s = build(X, mode, f, 1);
+    if (s != TF_OK) tf_fcoo_free(f);
     return s;
 }

@@ -35,11 +35,19 @@ typedef struct tf_fcoo {
     uint32_t *part_seg;                   /* nparts: segment of the partition's first non-zero */
     uint64_t nseg;
     uint32_t *seg_row;                    /* nseg: output index of each segment, increasing */
+    uint32_t *spare;                      /* tf_fcoo_rebuild: nnz of scratch kept for the next build */
 } tf_fcoo;
 
 /* Builds the F-COO copy of X for output `mode`: non-zeros sorted by mode,
  * then by the other modes ascending (stable). part_nnz: multiple of 32, >= 32. */
 tf_status tf_fcoo_build(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out);
+/* The same into f, reusing the arrays of what f holds (zeroed, or an
+ * earlier build of a tensor of the same order and non-zero count: another
+ * mode of X) and keeping the sort's scratch in it for the next call: a
+ * plan that builds and hands off one mode after another touches fresh
+ * memory once instead of once per mode (page faults: ~20 bytes per
+ * non-zero and mode). Free with tf_fcoo_free after the last. */
+tf_status tf_fcoo_rebuild(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *f);
 /* Cuts f into partitions of part_nnz non-zeros instead (a multiple of 32,
  * >= 32): new start flags and partition segments, the rest unchanged. */
 tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz);

@@ -544,6 +544,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t mode
     const bool on_device = build_on_device(ctx, X, sizeof(T), modes, &src);
     clock.mark("upload");
     tf_status s = TF_OK;
+    tf_fcoo f = {}; /* the host build's copy: one mode at a time, its arrays reused */
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         if (!tf_mode_in(modes, m)) continue;
         uint32_t seg_parts[FCOO_CUTS];
@@ -566,17 +567,16 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t mode
             /* built at the first seg size unless scan is forced (a mode is seg
              * when it has segments, i.e. almost always), so upload's first cut
              * needs no second partition pass */
-            tf_fcoo f; /* one mode at a time on the host */
-            s = tf_fcoo_build(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
+            s = tf_fcoo_rebuild(X, m, forced == KERNEL_SCAN ? part_nnz : seg_parts[0], &f);
             if (s != TF_OK) break;
             settle(f.nseg);
             s = c.seg ? c.upload(ctx, &f, seg_parts, seg_np) /* re-cuts f to each size */
                       : c.upload(ctx, &f, scan_parts, 1);
-            tf_fcoo_free(&f);
             clock.mark("host_modes");
         }
         e->bytes += c.held();
     }
+    tf_fcoo_free(&f);
     tf_fcoo_dsrc_free(&src);
     clock.mark("free");
     clock.report(on_device ? "fcoo-device" : "fcoo-host");
