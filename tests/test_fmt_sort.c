@@ -11,6 +11,7 @@
  * the buffered scatter and the one-pass buckets, inputs sorted but for one
  * pair (at a thread's boundary), dims of 1, 0 and 1 non-zero. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "core/alloc.h"
@@ -115,6 +116,43 @@ static void check_fcoo(const tf_tensor *X, uint32_t mode, uint32_t part)
     free(perm);
 }
 
+/* 1 if two F-COO copies hold the same arrays. */
+static int same_fcoo(const tf_fcoo *a, const tf_fcoo *b)
+{
+    if (a->order != b->order || a->mode != b->mode || a->nnz != b->nnz || a->nparts != b->nparts ||
+        a->nseg != b->nseg || a->part_nnz != b->part_nnz)
+        return 0;
+    const uint64_t n = a->nnz;
+    int same = !memcmp(a->vals, b->vals, n * sizeof(double)) &&
+               !memcmp(a->head, b->head, (n + 31) / 32 * sizeof(uint32_t)) &&
+               !memcmp(a->start, b->start, (a->nparts + 31) / 32 * sizeof(uint32_t)) &&
+               !memcmp(a->part_seg, b->part_seg, a->nparts * sizeof(uint32_t)) &&
+               !memcmp(a->seg_row, b->seg_row, a->nseg * sizeof(uint32_t));
+    for (uint32_t j = 0; j + 1 < a->order; ++j)
+        same &= a->pmodes[j] == b->pmodes[j] && !memcmp(a->pind[j], b->pind[j], n * sizeof(uint32_t));
+    return same;
+}
+
+/* tf_fcoo_rebuild through the modes (and back to the first with another
+ * partition size, then a tensor of other sizes: nothing reused) equals
+ * tf_fcoo_build of each. */
+static void check_rebuild(const tf_tensor *X, const tf_tensor *other)
+{
+    tf_fcoo f, g;
+    memset(&f, 0, sizeof f);
+    for (uint32_t step = 0; step <= X->order + 1; ++step) {
+        const tf_tensor *Y = step <= X->order ? X : other;
+        const uint32_t mode = step < X->order ? step : 0, part = step == X->order ? 64 : 32;
+        CHECK_OK(tf_fcoo_rebuild(Y, mode, part, &f));
+        CHECK_OK(tf_fcoo_build(Y, mode, part, &g));
+        CHECKF(same_fcoo(&f, &g), "rebuild step %u, order %u, nnz %llu", step, Y->order,
+               (unsigned long long)Y->nnz);
+        tf_fcoo_free(&g);
+    }
+    CHECK(tf_fcoo_rebuild(X, X->order, 32, &f) == TF_ERR_ARG && f.vals == NULL); /* freed on failure */
+    tf_fcoo_free(&f);
+}
+
 /* Every order of the modes (Heap's algorithm would do; orders <= 5 are few). */
 static int next_perm(uint32_t *a, uint32_t n)
 {
@@ -190,12 +228,15 @@ static void sorted_cases(tf_rng *r)
         {5, {9, 7, 5, 3, 11}, 70000, 0, 2},             /* repeats everywhere */
         {5, {1u << 20, 3000, 1u << 25, 17, 1u << 31}, 70000, 1, 2},
     };
+    tf_tensor prev;
+    memset(&prev, 0, sizeof prev);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         tf_tensor X;
         random_tensor(r, cases[c].order, cases[c].dims, cases[c].nnz, cases[c].heavy, &X);
         CHECK_OK(tf_tensor_sort(&X, NULL)); /* canonical order, repeated coordinates kept */
         for (uint64_t k = 0; k < X.nnz; ++k) X.vals[k] = (double)k + 0.25; /* ties told apart */
         check_all_orders(&X, cases[c].keys, "canonical input");
+        if (c > 0) check_rebuild(&X, &prev);
         /* sorted but for one pair where a thread's range begins (2 and 8 threads) */
         for (uint64_t at = X.nnz / 2, tries = 0; X.nnz >= 4 && tries < 2; at = X.nnz / 8, ++tries) {
             uint64_t k = at ? at - 1 : 0;
@@ -210,8 +251,10 @@ static void sorted_cases(tf_rng *r)
             check_all_orders(&X, cases[c].keys - 1, "canonical input but one pair");
             swap_nonzeros(&X, k);
         }
-        tf_tensor_free(&X);
+        tf_tensor_free(&prev);
+        prev = X;
     }
+    tf_tensor_free(&prev);
 }
 
 int main(void)
