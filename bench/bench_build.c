@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Host plan-build benchmark: times the format builders one by one on a
- * tensor file -- F-COO (every mode, as a GPU plan builds it on the host),
+ * tensor file -- F-COO (every mode one after the other in the same arrays,
+ * tf_fcoo_rebuild, as a GPU plan builds it on the host),
  * CSF (every mode, the CPU plan), BLCO -- and prints each one's rate and
  * the most host memory it held above the input (tenfold's allocations
  * counted, tf_alloc_peak), next to the COO's size.
  *
- *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--only LIST: fcoo,csf,blco]
+ *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N] [--only LIST: fcoo,csf,blco]
  *
- * --gen makes the tensor in memory (tf_generate, default seed) instead. */
+ * --gen makes the tensor in memory (tf_generate, default seed) instead.
+ * --reps N times each builder N times (each line its own). The CPU
+ * seconds beside each line (user, system) tell the work apart from the
+ * page faults of fresh allocations, and stay meaningful on a loaded
+ * machine where the wall clock does not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "core/alloc.h"
 #include "core/parallel.h"
@@ -19,25 +25,41 @@
 #include "fmt/fcoo.h"
 #include "tenfold.h"
 
+/* CPU seconds of the process so far: user, system (page faults land there) */
+static void cpu_times(double *user, double *sys)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    *user = (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec;
+    *sys = (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+static double cpu_u0, cpu_s0;
+static void cpu_mark(void) { cpu_times(&cpu_u0, &cpu_s0); }
+
 static void report(const char *what, const tf_tensor *X, double secs, uint64_t peak)
 {
-    printf("%-5s %8.3f s  %8.1f M nnz/s  peak %8.1f MB (%.2f x COO, %.1f B/nnz)\n", what, secs,
-           (double)X->nnz / secs / 1e6, (double)peak / 1e6, (double)peak / (double)tf_tensor_bytes(X),
-           (double)peak / (double)X->nnz);
+    double u, s;
+    cpu_times(&u, &s);
+    printf("%-5s %8.3f s  %8.1f M nnz/s  peak %8.1f MB (%.2f x COO, %.1f B/nnz)  cpu user %.2f s sys %.2f s\n",
+           what, secs, (double)X->nnz / secs / 1e6, (double)peak / 1e6, (double)peak / (double)tf_tensor_bytes(X),
+           (double)peak / (double)X->nnz, u - cpu_u0, s - cpu_s0);
 }
 
 int main(int argc, char **argv)
 {
     const char *path = NULL, *only = NULL, *gen = NULL;
-    int threads = 0;
+    int threads = 0, reps = 1;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen = argv[++i];
         else path = argv[i];
     }
     if (!path && !gen) {
-        fprintf(stderr, "usage: bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--only LIST: fcoo,csf,blco]\n");
+        fprintf(stderr, "usage: bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N]\n"
+                        "       [--only LIST: fcoo,csf,blco]\n");
         return 2;
     }
 #ifdef _OPENMP
@@ -67,36 +89,41 @@ int main(int argc, char **argv)
            (unsigned long long)X.nnz, (double)tf_tensor_bytes(&X) / 1e6, tf_default_threads(),
            gen ? "generated" : "read", tf_wtime() - t0);
     int rc = 0;
-    if (!only || strstr(only, "fcoo")) { /* one mode at a time: a GPU plan uploads and frees each */
-        uint64_t held = tf_alloc_peak_reset();
-        double t0 = tf_wtime();
-        for (uint32_t m = 0; rc == 0 && m < X.order; ++m) {
+    for (int rep = 0; rep < reps && !rc; ++rep) {
+        if (!only || strstr(only, "fcoo")) { /* one mode at a time, as a GPU plan that builds on the host */
+            uint64_t held = tf_alloc_peak_reset();
+            cpu_mark();
+            double t0 = tf_wtime();
             tf_fcoo f;
-            if (tf_fcoo_build(&X, m, 128, &f) != TF_OK) rc = 1;
+            memset(&f, 0, sizeof f);
+            for (uint32_t m = 0; rc == 0 && m < X.order; ++m)
+                if (tf_fcoo_rebuild(&X, m, 128, &f) != TF_OK) rc = 1;
             tf_fcoo_free(&f);
+            report("fcoo", &X, tf_wtime() - t0, tf_alloc_peak() - held);
         }
-        report("fcoo", &X, tf_wtime() - t0, tf_alloc_peak() - held);
-    }
-    if (!rc && (!only || strstr(only, "csf"))) { /* all modes kept, as the CPU plan does */
-        tf_csf c[TF_MAX_ORDER];
-        memset(c, 0, sizeof c);
-        uint64_t held = tf_alloc_peak_reset();
-        double t0 = tf_wtime();
-        for (uint32_t m = 0; rc == 0 && m < X.order; ++m) {
-            uint32_t mo[TF_MAX_ORDER];
-            tf_csf_default_order(&X, m, mo);
-            if (tf_csf_build(&X, mo, 0.5, tf_default_threads(), &c[m]) != TF_OK) rc = 1;
+        if (!rc && (!only || strstr(only, "csf"))) { /* all modes kept, as the CPU plan does */
+            tf_csf c[TF_MAX_ORDER];
+            memset(c, 0, sizeof c);
+            uint64_t held = tf_alloc_peak_reset();
+            cpu_mark();
+            double t0 = tf_wtime();
+            for (uint32_t m = 0; rc == 0 && m < X.order; ++m) {
+                uint32_t mo[TF_MAX_ORDER];
+                tf_csf_default_order(&X, m, mo);
+                if (tf_csf_build(&X, mo, 0.5, tf_default_threads(), &c[m]) != TF_OK) rc = 1;
+            }
+            report("csf", &X, tf_wtime() - t0, tf_alloc_peak() - held);
+            for (uint32_t m = 0; m < X.order; ++m) tf_csf_free(&c[m]);
         }
-        report("csf", &X, tf_wtime() - t0, tf_alloc_peak() - held);
-        for (uint32_t m = 0; m < X.order; ++m) tf_csf_free(&c[m]);
-    }
-    if (!rc && (!only || strstr(only, "blco")) && X.order <= 8) {
-        tf_blco b;
-        uint64_t held = tf_alloc_peak_reset();
-        double t0 = tf_wtime();
-        if (tf_blco_build(&X, 0, &b) != TF_OK) rc = 1;
-        report("blco", &X, tf_wtime() - t0, tf_alloc_peak() - held);
-        tf_blco_free(&b);
+        if (!rc && (!only || strstr(only, "blco")) && X.order <= 8) {
+            tf_blco b;
+            uint64_t held = tf_alloc_peak_reset();
+            cpu_mark();
+            double t0 = tf_wtime();
+            if (tf_blco_build(&X, 0, &b) != TF_OK) rc = 1;
+            report("blco", &X, tf_wtime() - t0, tf_alloc_peak() - held);
+            tf_blco_free(&b);
+        }
     }
     if (rc) fprintf(stderr, "bench_build: %s\n", tf_last_error());
     tf_tensor_free(&X);
