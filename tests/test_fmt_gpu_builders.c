@@ -268,6 +268,15 @@ int main(void)
     tt_spec none = tt_spec_make(3, small, 0, 11);
     run_case(none, 0, "no non-zeros");
 
+    /* enough segments and partitions for the rows to clear to be found by
+     * several threads: long modes, a hot row (a segment across many
+     * partitions), empty slices */
+    const uint64_t longer[] = {150000, 3000, 90000};
+    tt_spec many = tt_spec_make(3, longer, 200000, 12);
+    many.hot_mode = 0; many.hot_row = 77777; many.hot_share = 0.2;
+    many.sparse_mode = 2;
+    run_case(many, 0, "long modes, a hot row, empty slices");
+
     /* Argument checks. */
     tf_tensor X;
     CHECK_OK(tt_random(&hot, &X));

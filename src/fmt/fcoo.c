@@ -187,6 +187,41 @@ tf_status tf_fcoo_repartition(tf_fcoo *f, uint32_t part_nnz)
     return TF_OK;
 }
 
+/* Rows to clear among segments [s0, s1) -- the empty rows before each,
+ * from `next`, the row of each that a partition boundary without a head
+ * cuts, and the empty rows after the last up to `end` -- written to r
+ * when r is not NULL; returns how many. Partitions are walked from the
+ * first whose segment is s0 or later (p >= 1). */
+static uint64_t rows_to_clear(const tf_fcoo *f, uint64_t s0, uint64_t s1, uint64_t next, uint64_t end, uint32_t *r)
+{
+    uint64_t k = 0, lo = 1, hi = f->nparts; /* p: first partition >= 1 with part_seg[p] >= s0 */
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (f->part_seg[mid] < s0) lo = mid + 1;
+        else hi = mid;
+    }
+    uint64_t p = lo;
+    for (uint64_t sg = s0; sg < s1; ++sg) {
+        const uint64_t row = f->seg_row[sg];
+        if (r) while (next < row) r[k++] = (uint32_t)next++; /* empty rows before it */
+        else k += row - next;
+        /* partitions starting inside this segment without a head: it continues */
+        int crosses = 0;
+        while (p < f->nparts && f->part_seg[p] <= sg) {
+            if (f->part_seg[p] == sg && !((f->start[p >> 5] >> (p & 31)) & 1u)) crosses = 1;
+            ++p;
+        }
+        if (crosses) {
+            if (r) r[k] = (uint32_t)row;
+            ++k;
+        }
+        next = row + 1;
+    }
+    if (r) while (next < end) r[k++] = (uint32_t)next++;
+    else k += end > next ? end - next : 0;
+    return k;
+}
+
 tf_status tf_fcoo_zero_rows(const tf_fcoo *f, uint64_t max_rows, uint32_t **rows, uint64_t *n)
 {
     *rows = NULL;
@@ -199,31 +234,34 @@ tf_status tf_fcoo_zero_rows(const tf_fcoo *f, uint64_t max_rows, uint32_t **rows
     /* at most: the empty rows plus one row per partition boundary */
     const uint64_t cap = len - f->nseg + f->nparts;
     if (cap == 0) return TF_OK;
+    /* C chunks of the segments, counted then filled in parallel; chunk c
+     * starts at its first segment's row (chunk 0 at row 0) and ends where
+     * the next one starts (the last at len) */
+    int C = f->nseg + f->nparts < (1u << 16) ? 1 : tf_default_threads();
+    if ((uint64_t)C > f->nseg) C = f->nseg ? (int)f->nseg : 1;
+    uint64_t *cnt = NULL;
+    TF_TRY(TF_ALLOC(cnt, (uint64_t)C + 1, "F-COO rows to clear (counts)"));
+#define CHUNK_SEG(c) (f->nseg * (uint64_t)(c) / (uint64_t)C)
+#define CHUNK_ROW(c) ((c) == 0 ? 0 : (c) == C ? len : (uint64_t)f->seg_row[CHUNK_SEG(c)])
+#pragma omp parallel for num_threads(C) schedule(static, 1)
+    for (int c = 0; c < C; ++c)
+        cnt[c + 1] = rows_to_clear(f, CHUNK_SEG(c), CHUNK_SEG(c + 1), CHUNK_ROW(c), CHUNK_ROW(c + 1), NULL);
+    cnt[0] = 0;
+    for (int c = 0; c < C; ++c) cnt[c + 1] += cnt[c];
+    const uint64_t k = cnt[C];
     uint32_t *r = NULL;
-    TF_TRY(TF_ALLOC(r, cap, "F-COO rows to clear"));
-    uint64_t k = 0, next = 0; /* next: first row not yet decided */
-    uint64_t p = 1;           /* next partition boundary to look at */
-    for (uint64_t sg = 0; sg < f->nseg; ++sg) {
-        const uint64_t row = f->seg_row[sg];
-        while (next < row) r[k++] = (uint32_t)next++; /* empty rows before it */
-        /* partitions starting inside this segment without a head: it continues */
-        int crosses = 0;
-        while (p < f->nparts && f->part_seg[p] <= sg) {
-            if (f->part_seg[p] == sg && !((f->start[p >> 5] >> (p & 31)) & 1u)) crosses = 1;
-            ++p;
-        }
-        if (crosses) r[k++] = (uint32_t)row;
-        next = row + 1;
+    tf_status s = TF_OK;
+    if (k > 0 && k <= max_rows && (s = TF_ALLOC(r, k, "F-COO rows to clear")) == TF_OK) {
+#pragma omp parallel for num_threads(C) schedule(static, 1)
+        for (int c = 0; c < C; ++c)
+            rows_to_clear(f, CHUNK_SEG(c), CHUNK_SEG(c + 1), CHUNK_ROW(c), CHUNK_ROW(c + 1), r + cnt[c]);
     }
-    while (next < len) r[k++] = (uint32_t)next++;
-    if (k == 0 || k > max_rows) {
-        *n = k;
-        tf_free(r);
-        return TF_OK;
-    }
+#undef CHUNK_SEG
+#undef CHUNK_ROW
+    tf_free(cnt);
     *rows = r;
     *n = k;
-    return TF_OK;
+    return s;
 }
 
 static tf_status check_args(const tf_tensor *X, uint32_t mode, uint32_t part_nnz)
