@@ -6,19 +6,24 @@
  * the most host memory it held above the input (tenfold's allocations
  * counted, tf_alloc_peak), next to the COO's size.
  *
- *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N] [--only LIST: fcoo,csf,blco]
+ *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N] [--shuffle]
+ *               [--only LIST: fcoo,csf,blco]
  *
  * --gen makes the tensor in memory (tf_generate, default seed) instead.
  * --reps N times each builder N times (each line its own). The CPU
  * seconds beside each line (user, system) tell the work apart from the
  * page faults of fresh allocations, and stay meaningful on a loaded
- * machine where the wall clock does not. */
+ * machine where the wall clock does not. --shuffle puts the non-zeros in
+ * a scrambled order first (k <- a k + b mod nnz), as a caller of the C API
+ * may hand them: every reader and the generator leave them in the
+ * canonical order, which the builders exploit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "core/parallel.h"
 #include "fmt/blco.h"
 #include "fmt/csf.h"
@@ -46,14 +51,50 @@ static void report(const char *what, const tf_tensor *X, double secs, uint64_t p
            (double)peak / (double)X->nnz, u - cpu_u0, s - cpu_s0);
 }
 
+/* Non-zero k takes the place of non-zero (a k + b) mod nnz, a coprime to
+ * nnz: a fixed scrambled order, gathered column by column in parallel. */
+static uint64_t scrambled(uint64_t k, uint64_t a, uint64_t b, uint64_t n)
+{
+    const uint64_t p = (uint64_t)((unsigned __int128)a * k % n);
+    return p + b < n ? p + b : p + b - n;
+}
+
+static tf_status scramble(tf_tensor *X)
+{
+    const uint64_t n = X->nnz, b = n / 3;
+    uint64_t a = (uint64_t)(0.618033988749895 * (double)n) | 1;
+    for (;; ++a) { /* gcd(a, n) == 1 */
+        uint64_t x = a, y = n;
+        while (y) { const uint64_t r = x % y; x = y; y = r; }
+        if (x == 1) break;
+    }
+    const int64_t nn = (int64_t)n;
+    double *v = NULL;
+    TF_TRY(TF_ALLOC(v, n, "scrambled values"));
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < nn; ++k) v[k] = X->vals[scrambled((uint64_t)k, a, b, n)];
+    tf_free(X->vals);
+    X->vals = v;
+    for (uint32_t m = 0; m < X->order; ++m) {
+        uint32_t *c = NULL;
+        TF_TRY(TF_ALLOC(c, n, "scrambled indices"));
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < nn; ++k) c[k] = X->ind[m][scrambled((uint64_t)k, a, b, n)];
+        tf_free(X->ind[m]);
+        X->ind[m] = c;
+    }
+    return TF_OK;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = NULL, *only = NULL, *gen = NULL;
-    int threads = 0, reps = 1;
+    int threads = 0, reps = 1, shuffle = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--shuffle")) shuffle = 1;
         else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen = argv[++i];
         else path = argv[i];
     }
@@ -85,9 +126,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_build: %s\n", tf_last_error());
         return 1;
     }
+    if (shuffle && X.nnz > 1 && scramble(&X) != TF_OK) {
+        fprintf(stderr, "bench_build: %s\n", tf_last_error());
+        return 1;
+    }
     printf("tensor: order %u, nnz %llu, COO %.1f MB, %d threads, %s in %.2f s\n", X.order,
            (unsigned long long)X.nnz, (double)tf_tensor_bytes(&X) / 1e6, tf_default_threads(),
-           gen ? "generated" : "read", tf_wtime() - t0);
+           gen ? (shuffle ? "generated, scrambled," : "generated") : (shuffle ? "read, scrambled," : "read"),
+           tf_wtime() - t0);
     int rc = 0;
     for (int rep = 0; rep < reps && !rc; ++rep) {
         if (!only || strstr(only, "fcoo")) { /* one mode at a time, as a GPU plan that builds on the host */
