@@ -7,7 +7,7 @@
  * counted, tf_alloc_peak), next to the COO's size.
  *
  *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N] [--shuffle]
- *               [--only LIST: fcoo,csf,blco]
+ *               [--bucket-bits B] [--only LIST: fcoo,csf,blco]
  *
  * --gen makes the tensor in memory (tf_generate, default seed) instead.
  * --reps N times each builder N times (each line its own). The CPU
@@ -16,7 +16,8 @@
  * machine where the wall clock does not. --shuffle puts the non-zeros in
  * a scrambled order first (k <- a k + b mod nnz), as a caller of the C API
  * may hand them: every reader and the generator leave them in the
- * canonical order, which the builders exploit. */
+ * canonical order, which the builders exploit. --bucket-bits B caps the
+ * radix sort's first scatter at 2^B buckets (default 12). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/radix.h"
 #include "fmt/blco.h"
 #include "fmt/csf.h"
 #include "fmt/fcoo.h"
@@ -95,6 +97,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--shuffle")) shuffle = 1;
+        else if (!strcmp(argv[i], "--bucket-bits") && i + 1 < argc) tf_radix_set_bucket_bits(atoi(argv[++i]));
         else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen = argv[++i];
         else path = argv[i];
     }

@@ -46,6 +46,9 @@ static void tf_radix_mark(int i, double *last)
 #define PAR_MIN 65536       /* below this a pass runs on one thread */
 #define BUCKET_LOG2 14      /* aim: 2^14 non-zeros per bucket ...      */
 #define MAX_BUCKET_BITS 12  /* ... with at most 4096 scatter streams  */
+static int max_bucket_bits = MAX_BUCKET_BITS;
+
+void tf_radix_set_bucket_bits(int bits) { max_bucket_bits = bits >= 1 && bits <= 16 ? bits : MAX_BUCKET_BITS; }
 
 static int bits_for(uint64_t n) /* bits to represent 0..n-1 */
 {
@@ -528,7 +531,7 @@ tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nk
             if (h > top) top = h;
         }
     int d = bits_for(n) - BUCKET_LOG2;
-    d = d < 0 ? 0 : d > MAX_BUCKET_BITS ? MAX_BUCKET_BITS : d;
+    d = d < 0 ? 0 : d > max_bucket_bits ? max_bucket_bits : d;
     if (d > top) d = top;
     const int dlo = top - d;
     window wd;

@@ -24,4 +24,8 @@ tf_status tf_radix_sort_pairs(uint64_t **keys, uint64_t **vals, uint64_t **kbuf,
  * heavy slice, takes that many 40-byte records once). */
 tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nkey, uint32_t **dst,
                              double *vals, int threads);
+/* For measurements (bench_build --bucket-bits): tf_radix_sort_into's
+ * scatter into at most 2^bits buckets (1..16; anything else: the default,
+ * 12). Not thread-safe: set it before sorting. */
+void tf_radix_set_bucket_bits(int bits);
 #endif
