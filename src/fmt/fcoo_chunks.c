@@ -270,8 +270,11 @@ tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t v
         out->off[c + 1] = out->off[c] + lay.bytes;
         if (lay.bytes > out->max_bytes) out->max_bytes = lay.bytes;
     }
-    s = tf_calloc((void **)&out->data, out->off[out->nchunks] ? out->off[out->nchunks] : 1, 1,
-                  "streamed F-COO copy (host)");
+    /* not zeroed here: each chunk is zeroed by the thread that fills it (a
+     * calloc cleared the whole copy, gigabytes of fresh memory with their
+     * page faults, on one thread) */
+    s = tf_alloc((void **)&out->data, out->off[out->nchunks] ? out->off[out->nchunks] : 1, 1,
+                 "streamed F-COO copy (host)");
     if (s != TF_OK) {
         tf_fcoo_chunks_free(out);
         return s;
@@ -281,6 +284,7 @@ tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t v
     for (int64_t c = 0; c < nc; ++c) {
         tf_fcoo_chunk_layout lay;
         tf_fcoo_chunk_layout_of(out, (uint64_t)c, &lay);
+        memset(out->data + out->off[c], 0, out->off[c + 1] - out->off[c]);
         fill(f, out, (uint64_t)c, &lay, out->data + out->off[c]);
     }
     return TF_OK;
