@@ -2,8 +2,10 @@
 /* Parallel stable LSD radix sorts. A pass is a counting sort on one digit
  * of a 64-bit key, carried with a permutation; per-thread histograms keep
  * it stable and parallel. tf_radix_sort_into sorts the COO itself without
- * a global permutation: one scatter by the top key bits, then every bucket
- * sorted in cache by the rest. */
+ * a global permutation: one scatter by the top key bits (through
+ * write-combining buffers), then every bucket sorted in cache by the rest;
+ * on an input in the canonical order only a prefix of the key is sorted
+ * (sort_prefix), which for F-COO is the output mode alone. */
 #include "core/radix.h"
 
 #include <string.h>

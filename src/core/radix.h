@@ -21,7 +21,11 @@ tf_status tf_radix_sort_pairs(uint64_t **keys, uint64_t **vals, uint64_t **kbuf,
  * default). Needs no permutation array: a scatter by the top key bits
  * into dst, then each bucket sorted in cache; scratch is a few buckets'
  * worth per thread (a bucket holding a large share of the non-zeros, a
- * heavy slice, takes that many 40-byte records once). */
+ * heavy slice, takes that many 40-byte records once). When t is in the
+ * canonical order (sorted by modes 0..order-1, as the readers and the
+ * generator leave it; one pass finds out), only the shortest prefix of
+ * the key that decides the order is sorted: the output mode alone for an
+ * F-COO key (mode, the others ascending), nothing for the key 0..order-1. */
 tf_status tf_radix_sort_into(const tf_tensor *t, const uint32_t *mo, uint32_t nkey, uint32_t **dst,
                              double *vals, int threads);
 /* For measurements (bench_build --bucket-bits): tf_radix_sort_into's
