@@ -32,6 +32,7 @@ static const char help[] =
     "      --device D       cpu|gpu|auto (default cpu; auto: the GPU when one is\n"
     "                       present)\n"
     "      --precision P    double|single (single on the GPU only; default double)\n"
+    CLI_MEMORY_LIMIT_HELP
     CLI_GPUS_HELP
     CLI_BASE_HELP
     CLI_GEN_HELP
@@ -154,12 +155,13 @@ static tf_status run_mttkrp(const tf_tensor *t, uint32_t mode, const tf_matrix *
 int cmd_mttkrp(int argc, char **argv)
 {
     const char *mode_s = NULL, *factors = NULL, *out_path = NULL, *format = NULL, *threads = NULL;
-    const char *base = NULL, *device = NULL, *precision = NULL, *gpus_spec = NULL;
+    const char *base = NULL, *device = NULL, *precision = NULL, *gpus_spec = NULL, *mem = NULL;
     const cli_opt opts[] = {{"mode", 0, &mode_s, NULL},     {"factors", 0, &factors, NULL},
                             {"output", 'o', &out_path, NULL}, {"format", 0, &format, NULL},
                             {"threads", 't', &threads, NULL}, {"base", 0, &base, NULL},
                             {"device", 0, &device, NULL},   {"precision", 0, &precision, NULL},
-                            {"gpus", 0, &gpus_spec, NULL},  CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
+                            {"gpus", 0, &gpus_spec, NULL},  {"memory-limit", 0, &mem, NULL},
+                            CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* tf_backend's order */
     static const char *const precision_names[] = {"double", "single"};
     cli_args a;
@@ -176,7 +178,9 @@ int cmd_mttkrp(int argc, char **argv)
         return cli_usage("mttkrp", "--format: expected auto, coo, csf, fcoo, blco or reference, got '%s'", format);
     int dev = TF_BACKEND_CPU, prec = 0;
     cli_gpus gpus;
-    if ((rc = cli_choice("mttkrp", "--device", device, device_names, 3, &dev)) ||
+    uint64_t memory_limit = 0;
+    if ((rc = cli_size("mttkrp", "--memory-limit", mem, &memory_limit)) ||
+        (rc = cli_choice("mttkrp", "--device", device, device_names, 3, &dev)) ||
         (rc = cli_choice("mttkrp", "--precision", precision, precision_names, 2, &prec)) ||
         (rc = cli_parse_gpus("mttkrp", gpus_spec, &gpus)))
         return rc;
@@ -216,7 +220,7 @@ int cmd_mttkrp(int argc, char **argv)
     }
     mttkrp_run run = {0};
     if (dev != TF_BACKEND_CPU && !reference &&
-        (rc = cli_run_context_ranks((tf_backend)dev, 0, &gpus, nthreads, 0, 0, "--device", &ctx)))
+        (rc = cli_run_context_ranks((tf_backend)dev, 0, &gpus, nthreads, memory_limit, 0, "--device", &ctx)))
         goto done;
     if (run_mttkrp(&t, mode, f, &out, reference, (tf_format)fmt, nthreads, (tf_backend)dev,
                    prec ? TF_SINGLE : TF_DOUBLE, ctx, &run) != TF_OK ||

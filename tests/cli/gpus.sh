@@ -19,6 +19,7 @@ expect 2 "bench mttkrp --gpus 2 --device cpu" bench mttkrp small.tns --gpus 2 --
 "$TF" cpd small.tns -r 4 -i 2 --device cpu -o f >/dev/null 2>&1 || bad "cpd -o f (factor files)"
 expect_usage mttkrp small.tns --mode 1 --factors -,f.mode2.mat,f.mode3.mat -o M.mat --gpus 2 --device cpu
 expect_usage mttkrp small.tns --mode 1 --factors -,f.mode2.mat,f.mode3.mat -o M.mat --format reference --device gpu
+expect_usage mttkrp small.tns --mode 1 --factors -,f.mode2.mat,f.mode3.mat -o M.mat --device gpu --memory-limit x
 
 gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
 n=$(( ${gpus:-0} + 1 ))
@@ -53,6 +54,18 @@ scale = max(abs(v) for r in a for v in r) or 1.0
 assert len(a) == len(b) and max(abs(u - v) for r, s in zip(a, b) for u, v in zip(r, s)) <= 1e-12 * scale
 PY
     done
+    # one GPU under a memory limit that makes the F-COO copies stream: the same numbers
+    expect 0 "mttkrp streamed under --memory-limit" mttkrp small.tns --mode 1 --factors f.mode1.mat,f.mode2.mat,f.mode3.mat \
+        -o S1.mat --device gpu --format fcoo --memory-limit 3M -v
+    check "mttkrp under --memory-limit: the plan streams" grep -q "^plan: .*streamed" out.txt
+    check "mttkrp streamed: the reference's numbers to 1e-12" python3 - R1.mat S1.mat <<'PY'
+import sys
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+a, b = load(sys.argv[1]), load(sys.argv[2])
+scale = max(abs(v) for r in a for v in r) or 1.0
+assert len(a) == len(b) and max(abs(u - v) for r, s in zip(a, b) for u, v in zip(r, s)) <= 1e-12 * scale
+PY
     expect 0 "bench mttkrp --gpus 2" bench mttkrp small.tns --gpus 2 -r 8 --reps 3
     check "bench mttkrp --gpus 2: the plan names the GPUs" grep -q "2 GPUs: gpu fcoo" out.txt
 fi
