@@ -14,7 +14,10 @@
  * Grams. All GPUs are driven from this thread: each step is queued on all of
  * them before any wait, and every wait is bounded (tf_nccl_wait).
  * With MPI (sh->dist) the process drives its one GPU and the group spans
- * the ranks; rank 0 makes NCCL's id and MPI hands it out. */
+ * the ranks; rank 0 makes NCCL's id and MPI hands it out. At small rank
+ * with the shards split by the previous mode (tf_shards.pairs), a whole
+ * iteration is queued at once with each exchange beside the next mode's
+ * MTTKRP (sweep_step); otherwise the driver runs the steps one by one. */
 #include <stdio.h>
 #include <string.h>
 
