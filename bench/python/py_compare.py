@@ -8,7 +8,7 @@ build/pyvenv, which has them all):
 
     python bench/python/py_compare.py FILE... [--rank 16] [--iters 30] [--reps 3]
         [--tenfold-reps 11] [--libs tenfold,pyttb,tensorly-sparse,tensorly-dense]
-        [--dense-iters N] [--max-dense-gb 6] [--seed 0] [--json OUT]
+        [--dense-iters N] [--dense-reps N] [--max-dense-gb 6] [--max-others 0.05] [--seed 0] [--json OUT]
 
 The libraries, each in a fresh subprocess (so its peak memory is its own):
   tenfold          tenfold.cp_als(X, R, n_iter_max, tol=0, init=start, device='cpu')
@@ -26,11 +26,16 @@ to the library's type before. --dense-iters caps tensorly-dense's iterations (th
 is not comparable: compare seconds per iteration). Memory: the worker's peak resident set
 (ru_maxrss) less its resident set once the input is read and converted (before the first
 call: code that a library loads on its first call counts).
+The host may be shared: each timed run waits for a quiet 3 s (other processes using at most
+--max-others of the CPUs, /proc/stat less this process's CPU time), and a run during which
+others took more does not count (up to 3 x --reps runs; "not quiet" when too few were); the
+"others" column is the most they took during a counted run, "CPU s" this process's CPU time.
 Fit: 1 - ||X - M|| / ||X|| of each result, recomputed here in one way over the non-zeros
 (same start and same ALS updates: the three should agree to many digits).
 """
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -45,6 +50,36 @@ def rss_mb():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def busy_s():
+    """Seconds of CPU time the whole host has spent (all processes, all CPUs)."""
+    with open("/proc/stat") as f:
+        t = [int(x) for x in f.readline().split()[1:]]
+    return (sum(t[:8]) - t[3] - t[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+
+
+class Others:
+    """The share of the host's CPUs that other processes took while this block ran."""
+
+    def __enter__(self):
+        self.b, self.c, self.t = busy_s(), time.process_time(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.t
+        self.cpu = time.process_time() - self.c
+        self.share = max(0.0, busy_s() - self.b - self.cpu) / (self.wall * os.cpu_count())
+
+
+def wait_quiet(limit, most_s=900):
+    """Waits (at most most_s) for a 3-second stretch in which others take <= limit of the CPUs."""
+    t0 = time.perf_counter()
+    while True:
+        with Others() as o:
+            time.sleep(3)
+        if o.share <= limit or time.perf_counter() - t0 > most_s:
+            return o.share
 
 
 def fit_of(X, weights, factors):
@@ -116,13 +151,18 @@ def worker(a):
         t0 = time.perf_counter()
         run(1)
         out["first_call_1_iter_s"] = time.perf_counter() - t0
-    times = []
-    for _ in range(a.reps):
-        t0 = time.perf_counter()
-        weights, factors, own = run(a.iters)
-        times.append(time.perf_counter() - t0)
+    runs = []  # (wall s, CPU s of this process, others' share of the CPUs)
+    while sum(r[2] <= a.max_others for r in runs) < a.reps and len(runs) < 3 * a.reps:
+        wait_quiet(a.max_others)
+        with Others() as o:
+            weights, factors, own = run(a.iters)
+        runs.append((o.wall, o.cpu, o.share))
     out["peak_above_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - out["rss_before_mb"]
-    out["times"] = times
+    out["runs"] = runs
+    quiet = [r for r in runs if r[2] <= a.max_others]
+    out["times"] = [r[0] for r in (quiet or runs)]
+    out["cpu_times"] = [r[1] for r in (quiet or runs)]
+    out["quiet"] = len(quiet) >= a.reps
     out["fit"] = fit_of(X, weights, factors)
     out["own_fit"] = own
     print(json.dumps(out))
@@ -140,6 +180,8 @@ def main():
     p.add_argument("--max-dense-gb", type=float, default=6.0)
     p.add_argument("--libs", default="tenfold,pyttb,tensorly-sparse,tensorly-dense")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-others", type=float, default=0.05,
+                   help="a timed run counts when other processes took at most this share of the CPUs")
     p.add_argument("--json", help="also write every worker's record here")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--file", help=argparse.SUPPRESS)
@@ -150,25 +192,26 @@ def main():
     records = []
     for path in a.files:
         print(f"\n{path}: rank {a.rank}, {a.iters} iterations, tol 0, seed {a.seed}", flush=True)
-        print("| library | s (median) | runs | s / iteration | x tenfold | fit | own fit | memory MB | first call |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+        print("| library | s (median) | CPU s | runs | s / iteration | x tenfold | fit | own fit | memory MB | first call |"
+              " others |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
         base = None
         for lib in a.libs.split(","):
             iters, reps = a.iters, {"tenfold": a.tenfold_reps}.get(lib, a.reps)
             if lib == "tensorly-dense":
                 iters, reps = a.dense_iters or a.iters, a.dense_reps or a.reps
             cmd = [sys.executable, __file__, "x", "--worker", lib, "--file", path, "--rank", str(a.rank),
-                   "--iters", str(iters), "--reps", str(reps), "--seed", str(a.seed)]
+                   "--iters", str(iters), "--reps", str(reps), "--seed", str(a.seed), "--max-others", str(a.max_others)]
             if lib == "tensorly-dense":
                 import tenfold
 
                 gb = np.prod(tenfold.read(path).shape, dtype=np.float64) * 8 / 1e9
                 if gb > a.max_dense_gb:
-                    print(f"| {lib} | skipped: {gb:.1f} GB dense > --max-dense-gb {a.max_dense_gb} | | | | | | | |")
+                    print(f"| {lib} | skipped: {gb:.1f} GB dense > --max-dense-gb {a.max_dense_gb} | | | | | | | | | |")
                     continue
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
-                print(f"| {lib} | failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]} | | | | | | | |",
+                print(f"| {lib} | failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]} | | | | | | | | | |",
                       flush=True)
                 continue
             rec = json.loads(r.stdout.strip().splitlines()[-1])
@@ -181,8 +224,11 @@ def main():
             ratio = f"{per_iter / base:.0f}x" if base and lib != "tenfold" else ""
             own = "" if rec["own_fit"] is None else f"{rec['own_fit']:.6f}"
             first = f"{rec['first_call_1_iter_s']:.2f} s" if "first_call_1_iter_s" in rec else ""
-            print(f"| {lib} ({rec['version']}) | {med:.3f} | {len(rec['times'])} x {rec['iters']} it | {per_iter:.4f} "
-                  f"| {ratio} | {rec['fit']:.6f} | {own} | {rec['peak_above_mb']:.0f} | {first} |", flush=True)
+            others = max(r[2] for r in rec["runs"] if r[0] in rec["times"])
+            flag = "" if rec["quiet"] else " (not quiet)"
+            print(f"| {lib} ({rec['version']}) | {med:.3f} | {np.median(rec['cpu_times']):.3f} | {len(rec['times'])} x "
+                  f"{rec['iters']} it{flag} | {per_iter:.4f} | {ratio} | {rec['fit']:.6f} | {own} "
+                  f"| {rec['peak_above_mb']:.0f} | {first} | {100 * others:.0f} % |", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(records, f, indent=1)
