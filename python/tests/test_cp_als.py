@@ -181,15 +181,53 @@ def test_bad_arguments(small3, kw, match):
         tenfold.cp_als(small3, **kw)
 
 
-def test_to_tensorly(small3):
-    pytest.importorskip("tensorly")
-    res = tenfold.cp_als(small3, 3, n_iter_max=5)
-    cp = res.to_tensorly()
-    import tensorly as tl
+@pytest.mark.parametrize("shape", [(12, 9, 7), (6, 5, 4, 3)])
+def test_to_tensorly(shape):
+    # a tensorly CPTensor of tenfold's model: the same weights and factors, which
+    # tensorly's cp_to_tensor reconstructs to the model's values and whose error,
+    # measured by tensorly, is tenfold's fit
+    tl = pytest.importorskip("tensorly")
+    from tensorly.cp_tensor import CPTensor
 
-    np.testing.assert_allclose(tl.cp_to_tensor(cp), np.einsum("r,ir,jr,kr->ijk", res.weights, *res.factors))
-    more = tenfold.cp_als(small3, 3, n_iter_max=2, tol=0.0, init=cp)
+    X = tenfold.Tensor(random_coo(shape, 100, seed=2))
+    res = tenfold.cp_als(X, 3, n_iter_max=5, tol=0.0)
+    cp = res.to_tensorly()
+    assert isinstance(cp, CPTensor) and cp.rank == 3 and cp.shape == shape
+    assert cp.weights is res.weights
+    assert len(cp.factors) == len(shape) and cp.factors is not res.factors
+    for a, b in zip(cp.factors, res.factors):
+        assert a is b  # no copies
+    letters = "ijkl"[:len(shape)]
+    model = np.einsum(f"r,{','.join(c + 'r' for c in letters)}->{letters}", res.weights, *res.factors)
+    full = tl.cp_to_tensor(cp)
+    assert full.shape == shape
+    np.testing.assert_allclose(full, model, rtol=1e-13, atol=1e-14)
+    D = X.to_dense()
+    np.testing.assert_allclose(1 - tl.norm(D - full) / tl.norm(D), res.fit, rtol=1e-10)
+    np.testing.assert_allclose(tl.cp_norm(cp), np.linalg.norm(model), rtol=1e-12)
+    # and back in: a start for tenfold
+    more = tenfold.cp_als(X, 3, n_iter_max=2, tol=0.0, init=cp)
     assert more.fit_history[0] >= res.fit - 1e-12
+
+
+def test_same_als_as_tensorly_parafac(small3):
+    # the same start, the same ALS updates: tensorly's parafac (numpy backend, on the
+    # dense tensor) reaches tenfold's model and fits iteration by iteration
+    tl = pytest.importorskip("tensorly")
+    from tensorly.cp_tensor import CPTensor
+    from tensorly.decomposition import parafac
+
+    X = tenfold.Tensor(small3)
+    rng = np.random.default_rng(4)
+    start = [rng.random((n, 3)) for n in X.shape]
+    res = tenfold.cp_als(X, 3, n_iter_max=8, tol=0.0, init=[f.copy() for f in start])
+    cp, errors = parafac(X.to_dense(), 3, n_iter_max=8, tol=0, init=CPTensor((np.ones(3), [f.copy() for f in start])),
+                         return_errors=True)
+    np.testing.assert_allclose(1 - np.asarray(errors), res.fit_history, rtol=1e-9)
+    np.testing.assert_allclose(tl.cp_to_tensor(res.to_tensorly()), tl.cp_to_tensor(cp), rtol=1e-8, atol=1e-10)
+    # and tensorly's result is a start for tenfold
+    more = tenfold.cp_als(X, 3, n_iter_max=1, tol=0.0, init=cp)
+    assert more.fit_history[0] >= res.fit - 1e-9
 
 
 def test_to_pyttb(small3):

@@ -176,10 +176,15 @@ class CPResult:
                 f"converged={self.converged})")
 
     def to_tensorly(self) -> Any:
-        """A ``tensorly.cp_tensor.CPTensor``."""
+        """A ``tensorly.cp_tensor.CPTensor`` of this result's weights and factors
+        (numpy arrays, tensorly's numpy backend; the arrays themselves, not copies,
+        in a list of its own).
+
+        >>> tl.cp_to_tensor(res.to_tensorly())  # the dense model
+        """
         from tensorly.cp_tensor import CPTensor
 
-        return CPTensor((self.weights, self.factors))
+        return CPTensor((self.weights, list(self.factors)))
 
     def to_pyttb(self) -> Any:
         """A ``pyttb.ktensor``."""
