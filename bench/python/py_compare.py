@@ -17,6 +17,8 @@ The libraries, each in a fresh subprocess (so its peak memory is its own):
                    init=CPTensor(start), tol=0): tensorly's sparse backend (pydata sparse COO)
   tensorly-dense   tensorly.decomposition.parafac(X.to_dense(), ...): the numpy backend on the
                    densified tensor (skipped above --max-dense-gb of dense values)
+  tensorly-coo     (not in the default --libs) tensorly.decomposition.parafac(X.to_sparse(), ...):
+                   the numpy backend given the sparse.COO (numpy functions dispatch to sparse)
 All get the same start (uniform [0, 1) factors from numpy's default_rng(seed), weights 1), rank
 and number of iterations, no convergence test, the default tenalg backend, every core of the
 host (OpenMP / OpenBLAS threads). Timed: the decomposition call only, after one untimed
@@ -122,13 +124,19 @@ def worker(a):
             K0 = pyttb.ktensor([np.asfortranarray(f) for f in start], np.ones(a.rank))
             M, _, info = pyttb.cp_als(S, a.rank, maxiters=iters, stoptol=0.0, init=K0, printitn=0)
             return M.weights, M.factor_matrices, float(info["fit"])
-    elif a.worker in ("tensorly-sparse", "tensorly-dense"):
+    elif a.worker in ("tensorly-sparse", "tensorly-dense", "tensorly-coo"):
         import tensorly
         from tensorly.cp_tensor import CPTensor
 
         if a.worker == "tensorly-sparse":
             import sparse
             from tensorly.contrib.sparse.decomposition import parafac
+
+            out["version"] = f"tensorly {tensorly.__version__}, sparse {sparse.__version__}"
+            S = X.to_sparse()
+        elif a.worker == "tensorly-coo":
+            import sparse
+            from tensorly.decomposition import parafac
 
             out["version"] = f"tensorly {tensorly.__version__}, sparse {sparse.__version__}"
             S = X.to_sparse()
