@@ -255,6 +255,15 @@ static void print_summary(const cpd_run *run)
                r->t_build > 0 ? (double)run->t.nnz / r->t_build / 1e6 : 0.0,
                cli_bytes(peak, sizeof peak, (double)r->build_peak_bytes),
                cli_bytes(coo, sizeof coo, (double)tf_tensor_bytes(&run->t)));
+        if (r->device_bytes) {
+            char dev[32];
+            const double nnz = run->t.nnz ? (double)run->t.nnz : 1.0;
+            printf("memory: GPU %s held%s (%.1f B per non-zero), host peak %.1f B per non-zero above the input "
+                   "(%.1f B per non-zero)\n",
+                   cli_bytes(dev, sizeof dev, (double)r->device_bytes), r->parts > 1 ? " by this process's GPUs" : "",
+                   (double)r->device_bytes / nnz, (double)r->build_peak_bytes / nnz,
+                   (double)tf_tensor_bytes(&run->t) / nnz);
+        }
     }
     if (r->parts > 1)
         printf("parts: %d, shard imbalance %.2f%% (largest part's non-zeros over the mean), factor exchange %.3f s\n",

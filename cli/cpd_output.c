@@ -133,6 +133,7 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_object(j, "build");
     json_num(j, "nnz_per_second", p->t_build > 0 ? (double)r->t.nnz / p->t_build : 0.0);
     json_u64(j, "peak_host_bytes", p->build_peak_bytes);
+    if (p->device_bytes) json_u64(j, "device_bytes", p->device_bytes);
     json_end(j);
     if (p->parts > 1) {
         json_object(j, "parts");

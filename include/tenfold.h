@@ -357,6 +357,10 @@ typedef struct tf_tuning {
     int cpd_overlap;          /* several GPUs, R <= 32: 1 (default) the factor-row
                                  exchange of a mode runs beside the next mode's MTTKRP
                                  of the non-zeros that need no other GPU's rows; 0 not */
+    int gpu_exchange;         /* several GPUs in one process: 0 (default) the factor rows
+                                 go GPU to GPU on the copy engines where every pair has
+                                 peer access, else through NCCL; 1 NCCL always (MPI
+                                 ranks always use NCCL)                                  */
     /* GPU SDDMM */
     uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
     /* GPU uploads */
@@ -583,6 +587,8 @@ typedef struct tf_cpd_report {
     int parts;
     double t_exchange;
     double imbalance;
+    uint64_t device_bytes;              /* GPU memory the run held after its build,
+                                           all GPUs of this process (0 on the CPU) */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

@@ -3,7 +3,8 @@
  * one GPU, same seed: the fit after every iteration within 1e-10 (fp64) /
  * 1e-4 (fp32) and the final factors and weights within 1e-8 / 1e-3 (relative
  * to each column's largest entry), for orders 3-5, ranks 8 and 32, resident and streamed shards
- * (tuning.stream), the exchange overlapped with the next MTTKRP (R <= 32,
+ * (tuning.stream), the rows exchanged by peer copies or NCCL
+ * (tuning.gpu_exchange), the exchange overlapped with the next MTTKRP (R <= 32,
  * the default) and not (tuning.cpd_overlap = 0), the large-rank solve (tuning.cpd_cusolver), a slice
  * holding 45 % of the non-zeros next to the parts' boundary, a mode shorter
  * than the GPUs (a part with no rows) and the GPUs listed in reverse.
@@ -24,6 +25,7 @@ typedef struct setup {
     int stream;       /* tuning.stream = 1: every shard streams */
     int cusolver;     /* tuning.cpd_cusolver = 1 */
     int no_overlap;   /* tuning.cpd_overlap = 0: the exchange waited for in each step */
+    int nccl;         /* tuning.gpu_exchange = 1: NCCL, not peer copies */
 } setup;
 
 static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R, uint32_t iters, trace *t,
@@ -38,6 +40,7 @@ static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R
     co.tuning.stream_resident = su.stream ? 0 : -1; /* every chunk streams */
     co.tuning.cpd_cusolver = su.cusolver;
     co.tuning.cpd_overlap = !su.no_overlap;
+    co.tuning.gpu_exchange = su.nccl;
     tf_context *ctx = NULL;
     tf_status s = tf_context_create(&co, &ctx);
     if (s != TF_OK) return s;
@@ -87,7 +90,7 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
         trace one, many;
         tf_cpd_report r1, rn;
         tf_ktensor K1, Kn;
-        setup single = {1, 0, 0, su.cusolver, 0};
+        setup single = {1, 0, 0, su.cusolver, 0, 0};
         tf_status s = run(X, single, (tf_precision)prec, R, iters, &one, &r1, &K1);
         CHECKF(s == TF_OK, "%s: one GPU: %s", what, tf_last_error());
         if (s != TF_OK) continue;
@@ -108,6 +111,9 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
                fd);
         CHECKF(rn.parts == su.ngpus && rn.imbalance >= 0.0 && rn.t_exchange > 0.0,
                "%s: report says %d parts, imbalance %g, exchange %g s", what, rn.parts, rn.imbalance, rn.t_exchange);
+        CHECKF(!su.nccl || strstr(rn.plan, ", NCCL"), "%s: plan '%s' (NCCL asked for)", what, rn.plan);
+        CHECKF(su.nccl || strstr(rn.plan, ", peer copies") || strstr(rn.plan, ", NCCL"),
+               "%s: plan '%s' names no transport", what, rn.plan);
         const int overlapped = strstr(rn.plan, "overlapped") != NULL;
         CHECKF(overlapped == (R <= 32 && !su.cusolver && !su.no_overlap), "%s: plan '%s' (overlap expected: %d)", what,
                rn.plan, R <= 32 && !su.cusolver && !su.no_overlap);
@@ -207,8 +213,9 @@ int main(int argc, char **argv)
                       (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_multi", "fewer than two CUDA devices");
     bad_lists();
-    const setup two = {2, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0},
-                two_cus = {2, 0, 0, 1, 0}, two_plain = {2, 0, 0, 0, 1};
+    const setup two = {2, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0},
+                two_cus = {2, 0, 0, 1, 0, 0}, two_plain = {2, 0, 0, 0, 1, 0}, two_nccl = {2, 0, 0, 0, 0, 1},
+                two_plain_nccl = {2, 0, 0, 0, 1, 1};
     tf_tensor X;
 
     CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
@@ -224,6 +231,8 @@ int main(int argc, char **argv)
     CHECK_OK(tt_planted(3, (const uint64_t[]){400, 300, 301}, quick ? 8000 : 60000, 32, 12, &X));
     compare(&X, "planted 3-mode R32", 32, quick ? 3 : 10, two);
     compare(&X, "planted 3-mode R32, exchange not overlapped", 32, quick ? 2 : 6, two_plain);
+    compare(&X, "planted 3-mode R32, through NCCL", 32, quick ? 2 : 6, two_nccl);
+    if (!quick) compare(&X, "planted 3-mode R32, not overlapped, NCCL", 32, 4, two_plain_nccl);
     if (!quick) compare(&X, "planted 3-mode R32, streamed shards", 32, 6, two_stream);
     tf_tensor_free(&X);
 

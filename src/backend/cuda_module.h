@@ -87,6 +87,7 @@ extern "C" {
 #define TF_CUDA_CORE(X)                                                                                          \
     X(tf_status, tf_alloc, (void **out, uint64_t n, uint64_t size, const char *what), (out, n, size, what))     \
     X(const char *, tf_format_name, (tf_format f), (f))                                                          \
+    X(const char *, tf_last_error, (void), ())                                                                   \
     X(tf_status, tf_fcoo_build, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out),           \
       (X, mode, part_nnz, out))                                                                                  \
     X(tf_status, tf_fcoo_rebuild, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *f),           \

@@ -814,8 +814,10 @@ tf_status op_sweep(void *c, int mx, double *a, double *b, double *tm, double *td
     return self(c)->sweep(mx, a, b, tm, td, tf, p);
 }
 
+void op_report(void *c, tf_cpd_report *rep) { rep->device_bytes = self(c)->gpu()->allocated; }
+
 const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
-                                    op_fit,  op_result, op_destroy, op_sweep, nullptr};
+                                    op_fit,  op_result, op_destroy, op_sweep, op_report};
 
 } // namespace
 

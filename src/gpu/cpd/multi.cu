@@ -6,8 +6,9 @@
  *   MTTKRP of its shard -> its rows of M (no two GPUs write one row);
  *   solve: its rows of the new factor (the R x R inverse from the Grams,
  *     which every GPU holds alike);
- *   exchange: every GPU broadcasts its rows to the others (NCCL, one
- *     group of in-place broadcasts: the ranges are unequal);
+ *   exchange: every GPU sends its rows to the others (in one process
+ *     with peer access, copies on the copy engines; else NCCL, one group
+ *     of in-place broadcasts: the ranges are unequal);
  *   normalisation and Gram on the whole factor, the same on every GPU.
  * The fit's inner product is summed over the GPUs in a fixed order (GPU 0
  * first; across MPI ranks by MPI_Allreduce), the model norm comes from the
@@ -25,6 +26,7 @@
 
 #include "gpu/cpd/backend.cuh"
 #include "gpu/runtime/nccl.cuh"
+#include "gpu/runtime/per_gpu.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
@@ -284,7 +286,10 @@ void op_destroy(void *c) { delete self(c); }
 
 void op_report(void *c, tf_cpd_report *rep)
 {
-    rep->t_exchange = self(c)->t_exchange;
+    const multi_cpd *m = self(c);
+    rep->t_exchange = m->t_exchange;
+    rep->device_bytes = 0;
+    for (int g = 0; g < m->n; ++g) rep->device_bytes += m->part[g]->gpu()->allocated;
 }
 
 const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
@@ -336,14 +341,15 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
     char first[96] = "";
     for (uint32_t mode = 0; mode < X->order; ++mode) {
         TF_TRY(sh->split(sh->user, mode, parts));
-        for (int g = 0; g < m->n; ++g) {
-            char d[96];
+        char d[TF_MAX_GPUS][96] = {};
+        /* every GPU sorts and lays out its shard at once */
+        TF_TRY(tf_per_gpu(m->n, [&](int g) {
             const uint64_t *lo = m->row_lo[mode] + sh->first + g;
             const tf_tensor *local = sh->pairs ? &parts[2 * g] : &parts[g];
             const tf_tensor *remote = sh->pairs ? &parts[2 * g + 1] : nullptr;
-            TF_TRY(m->part[g]->add_shard(mode, local, remote, lo[0], lo[1] - lo[0], o, d, sizeof d));
-            if (!first[0]) snprintf(first, sizeof first, "%s", d);
-        }
+            return m->part[g]->add_shard(mode, local, remote, lo[0], lo[1] - lo[0], o, d[g], sizeof d[g]);
+        }));
+        for (int g = 0; g < m->n && !first[0]; ++g) snprintf(first, sizeof first, "%.95s", d[g]);
     }
     m->overlap = sh->pairs && m->part[0]->small_rank();
     if (sh->dist) {
@@ -355,8 +361,8 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
         TF_TRY(tf_nccl_group_init_all(&m->grp, gpu, m->n));
     }
     if (m->overlap) TF_TRY(overlap_setup(m));
-    snprintf(desc, len, "%d GPUs%s%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "", m->overlap ? ", overlapped" : "",
-             first);
+    snprintf(desc, len, "%d GPUs%s%s%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "",
+             m->grp.peer ? ", peer copies" : ", NCCL", m->overlap ? ", overlapped" : "", first);
     return TF_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <new>
 
 #include "gpu/mttkrp/engine.cuh"
+#include "gpu/runtime/per_gpu.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
@@ -159,18 +160,23 @@ tf_status build(multi_plan *mp, const tf_tensor *X, const tf_plan_opts *o, const
     char first[64] = "";
     for (uint32_t m = 0; m < X->order; ++m) {
         TF_TRY(sh->split(sh->user, m, parts));
-        for (int i = 0; i < mp->n; ++i) {
+        /* every GPU sorts and lays out its shard at once */
+        TF_TRY(tf_per_gpu(mp->n, [&](int i) {
             part_gpu &q = mp->g[i];
             const uint64_t *lo = sh->row_lo[m] + sh->first + i;
             q.lo[m] = lo[0];
             q.rows[m] = lo[1] - lo[0];
             q.maxrows = std::max(q.maxrows, q.rows[m]);
-            if (!q.rows[m]) continue;
+            if (!q.rows[m]) return TF_OK;
             TF_TRY(tf_cuda_ctx_use(q.ctx));
-            TF_TRY(tf_gpu_engine_create_shard(q.ctx, &parts[i], m, o->precision, o->rank_hint, &q.eng[m]));
-            p->bytes += q.eng[m]->bytes;
-            p->streamed[m] += q.eng[m]->streamed_bytes(m);
-            if (!first[0]) snprintf(first, sizeof first, "%s", q.eng[m]->desc);
+            return tf_gpu_engine_create_shard(q.ctx, &parts[i], m, o->precision, o->rank_hint, &q.eng[m]);
+        }));
+        for (int i = 0; i < mp->n; ++i) {
+            const tf_gpu_engine *e = mp->g[i].eng[m];
+            if (!e) continue;
+            p->bytes += e->bytes;
+            p->streamed[m] += e->streamed_bytes(m);
+            if (!first[0]) snprintf(first, sizeof first, "%s", e->desc);
         }
     }
     char full[512];

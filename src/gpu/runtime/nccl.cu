@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* NCCL, opened on first use (nccl.cuh). */
+/* The exchange group (nccl.cuh): NCCL, opened on first use, and the
+ * transport-independent calls. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -82,13 +83,6 @@ tf_status nccl_fail(const char *what, ncclResult_t r)
         if (tf_nc_r_ != ncclSuccess) return nccl_fail(what, tf_nc_r_); \
     } while (0)
 
-double now()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 bool in_progress(ncclResult_t r)
 {
 #if NCCL_VERSION_CODE >= 21400
@@ -97,13 +91,6 @@ bool in_progress(ncclResult_t r)
     (void)r;
     return false;
 #endif
-}
-
-double timeout_of_env()
-{
-    const char *e = getenv("TF_NCCL_TIMEOUT");
-    const double t = e && *e ? atof(e) : 0.0;
-    return t > 0.0 ? t : 600.0;
 }
 
 } // namespace
@@ -131,13 +118,15 @@ tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES])
     return TF_OK;
 }
 
-tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+namespace {
+
+tf_status nccl_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
 {
     TF_TRY(need_api());
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "NCCL group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
     g->n = g->nranks = n;
     g->first = 0;
-    g->timeout_s = timeout_of_env();
+    g->timeout_s = tf_group_timeout();
     int dev[TF_MAX_GPUS];
     for (int i = 0; i < n; ++i) {
         g->gpu[i] = gpu[i];
@@ -149,6 +138,8 @@ tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int 
     return TF_OK;
 }
 
+} // namespace
+
 tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks, int rank,
                                   const unsigned char id[TF_NCCL_ID_BYTES])
 {
@@ -157,7 +148,7 @@ tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks
     g->nranks = nranks;
     g->first = rank;
     g->gpu[0] = gpu;
-    g->timeout_s = timeout_of_env();
+    g->timeout_s = tf_group_timeout();
     TF_TRY(tf_cuda_ctx_use(gpu));
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);
@@ -167,7 +158,9 @@ tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks
     return TF_OK;
 }
 
-void tf_nccl_group_free(tf_nccl_group *g, bool abort)
+namespace {
+
+void nccl_free(tf_nccl_group *g, bool abort)
 {
     for (int i = 0; i < g->n; ++i) {
         if (!g->comm[i]) continue;
@@ -176,11 +169,10 @@ void tf_nccl_group_free(tf_nccl_group *g, bool abort)
         else api.CommDestroy((ncclComm_t)g->comm[i]);
         g->comm[i] = nullptr;
     }
-    g->n = 0;
 }
 
-tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
-                             uint32_t value_bytes, const cudaStream_t *streams)
+tf_status nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                          uint32_t value_bytes, const cudaStream_t *streams)
 {
     TF_TRY(need_api());
     const ncclDataType_t type = value_bytes == 4 ? ncclFloat32 : ncclFloat64;
@@ -206,10 +198,81 @@ tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *r
     return s;
 }
 
+/* GPU i's communicator reports an asynchronous error: the failure (the
+ * caller aborts the group). */
+tf_status nccl_async_error(tf_nccl_group *g, int i)
+{
+    if (!g->comm[i]) return TF_OK;
+    ncclResult_t ae = ncclSuccess;
+    if (api.CommGetAsyncError((ncclComm_t)g->comm[i], &ae) == ncclSuccess && ae != ncclSuccess && !in_progress(ae))
+        return tf_fail(TF_ERR_DEVICE, "GPU %d: NCCL reports %s; the run is stopped", g->gpu[i]->device,
+                       api.GetErrorString(ae));
+    return TF_OK;
+}
+
+} // namespace
+
+#else /* built without nccl.h */
+
+static tf_status no_nccl()
+{
+    return tf_fail(TF_ERR_UNAVAILABLE, "several GPUs need NCCL here, and this build of tenfold was made without it "
+                                       "(nccl.h was not found)");
+}
+void tf_nccl_describe(char *buf, size_t len) { snprintf(buf, len, "not built (nccl.h was not found)"); }
+tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
+tf_status tf_nccl_group_init_rank(tf_nccl_group *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
+namespace {
+tf_status nccl_init_all(tf_nccl_group *, tf_cuda_ctx *const *, int) { return no_nccl(); }
+void nccl_free(tf_nccl_group *, bool) {}
+tf_status nccl_share_rows(tf_nccl_group *, void *const *, const uint64_t *, uint64_t, uint32_t, const cudaStream_t *)
+{
+    return no_nccl();
+}
+tf_status nccl_async_error(tf_nccl_group *, int) { return TF_OK; }
+} // namespace
+#endif
+
+/* ---- the group, whichever transport it has */
+
+double tf_group_now()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double tf_group_timeout()
+{
+    const char *e = getenv("TF_NCCL_TIMEOUT");
+    const double t = e && *e ? atof(e) : 0.0;
+    return t > 0.0 ? t : 600.0;
+}
+
+tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+{
+    if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPU group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
+    if (tf_peer_usable(gpu, n)) return tf_peer_group_init(g, gpu, n);
+    return nccl_init_all(g, gpu, n);
+}
+
+void tf_nccl_group_free(tf_nccl_group *g, bool abort)
+{
+    if (g->peer) tf_peer_group_free(g);
+    else nccl_free(g, abort);
+    g->n = 0;
+}
+
+tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                             uint32_t value_bytes, const cudaStream_t *streams)
+{
+    if (g->peer) return tf_peer_share_rows(g, a, row_lo, cols, value_bytes, streams);
+    return nccl_share_rows(g, a, row_lo, cols, value_bytes, streams);
+}
+
 tf_status tf_nccl_wait(tf_nccl_group *g)
 {
-    TF_TRY(need_api());
-    const double t0 = now();
+    const double t0 = tf_group_now();
     bool idle[TF_MAX_GPUS] = {false};
     for (unsigned spin = 0;; ++spin) {
         bool all = true;
@@ -222,20 +285,20 @@ tf_status tf_nccl_wait(tf_nccl_group *g)
             }
             all = false;
             if (e != cudaErrorNotReady) {
-                tf_nccl_group_free(g, true);
-                return tf_cuda_fail(__FILE__, __LINE__, "cudaStreamQuery", e);
-            }
-            ncclResult_t ae = ncclSuccess;
-            if (api.CommGetAsyncError((ncclComm_t)g->comm[i], &ae) == ncclSuccess && ae != ncclSuccess &&
-                !in_progress(ae)) {
-                const tf_status s = tf_fail(TF_ERR_DEVICE, "GPU %d: NCCL reports %s; the run is stopped",
-                                            g->gpu[i]->device, api.GetErrorString(ae));
+                const tf_status s = tf_cuda_fail(__FILE__, __LINE__, "cudaStreamQuery", e);
                 tf_nccl_group_free(g, true);
                 return s;
             }
+            if (!g->peer) {
+                const tf_status s = nccl_async_error(g, i);
+                if (s != TF_OK) {
+                    tf_nccl_group_free(g, true);
+                    return s;
+                }
+            }
         }
         if (all) return TF_OK;
-        if (now() - t0 > g->timeout_s) {
+        if (tf_group_now() - t0 > g->timeout_s) {
             int dev = -1;
             for (int i = 0; i < g->n && dev < 0; ++i)
                 if (!idle[i]) dev = g->gpu[i]->device;
@@ -250,22 +313,3 @@ tf_status tf_nccl_wait(tf_nccl_group *g)
         }
     }
 }
-
-#else /* built without nccl.h */
-
-static tf_status no_nccl()
-{
-    return tf_fail(TF_ERR_UNAVAILABLE, "several GPUs need NCCL, and this build of tenfold was made without it "
-                                       "(nccl.h was not found)");
-}
-void tf_nccl_describe(char *buf, size_t len) { snprintf(buf, len, "not built (nccl.h was not found)"); }
-tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
-tf_status tf_nccl_group_init_all(tf_nccl_group *, tf_cuda_ctx *const *, int) { return no_nccl(); }
-tf_status tf_nccl_group_init_rank(tf_nccl_group *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
-void tf_nccl_group_free(tf_nccl_group *g, bool) { g->n = 0; }
-tf_status tf_nccl_share_rows(tf_nccl_group *, void *const *, const uint64_t *, uint64_t, uint32_t, const cudaStream_t *)
-{
-    return no_nccl();
-}
-tf_status tf_nccl_wait(tf_nccl_group *) { return no_nccl(); }
-#endif

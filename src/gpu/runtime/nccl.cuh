@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* NCCL for runs over several GPUs (nccl.cu): the library is opened on first
- * use (dlopen of libnccl.so.2), so a single-GPU run, or a machine without
- * NCCL, never needs it; without it, or in a build made without nccl.h,
- * every call fails with TF_ERR_UNAVAILABLE naming the reason.
+/* The group that exchanges factor rows among the GPUs of a run. In one
+ * process whose GPUs all reach each other (peer access) the rows go GPU to
+ * GPU on the copy engines (peer.cu: cudaMemcpyPeerAsync, no SMs taken from
+ * the kernels beside it, no NCCL needed); otherwise, and across MPI ranks,
+ * through NCCL (nccl.cu), opened on first use (dlopen of libnccl.so.2), so
+ * a single-GPU run, or a machine without NCCL, never needs it; without it,
+ * or in a build made without nccl.h, the NCCL calls fail with
+ * TF_ERR_UNAVAILABLE naming the reason.
  *
- * A group is one communicator per GPU of this process, over `nranks` GPUs
- * in all (one process driving them all: ncclCommInitAll; one GPU per MPI
- * rank: ncclCommInitRank with an id that rank 0 makes and MPI hands out).
- * Every wait on another GPU is bounded (tf_nccl_wait): a peer that stops
- * answering aborts the communicators and fails the run, never hangs it. */
+ * An NCCL group is one communicator per GPU of this process, over `nranks`
+ * GPUs in all (one process driving them all: ncclCommInitAll; one GPU per
+ * MPI rank: ncclCommInitRank with an id that rank 0 makes and MPI hands
+ * out). Every wait on another GPU is bounded (tf_nccl_wait): a peer that
+ * stops answering aborts the group and fails the run, never hangs it. */
 #ifndef TF_GPU_NCCL_CUH
 #define TF_GPU_NCCL_CUH
 #include "gpu/runtime/context.cuh"
@@ -22,13 +26,20 @@ struct tf_nccl_group {
     tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr}; /* borrowed */
     void *comm[TF_MAX_GPUS] = {nullptr};       /* ncclComm_t */
     double timeout_s = 600.0;          /* bound on every wait (TF_NCCL_TIMEOUT seconds) */
+    /* the copy-engine transport (one process): no communicators; per GPU
+     * an event marking its stream ready for the others' rows and one
+     * marking its own rows sent */
+    bool peer = false;
+    cudaEvent_t ready[TF_MAX_GPUS] = {nullptr}, sent[TF_MAX_GPUS] = {nullptr};
 };
 
 /* NCCL's version ("2.28.9") or why it is not there; never fails. */
 void tf_nccl_describe(char *buf, size_t len);
 /* An id for tf_nccl_group_init_rank (made by one rank, sent to all). */
 tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES]);
-/* One process, n GPUs: communicators over gpu[0..n). */
+/* One process, n GPUs: peer copies where every pair of gpu[0..n) has peer
+ * access (and gpu[0]'s tuning does not ask for NCCL), else communicators
+ * over them. */
 tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n);
 /* One GPU of a group of nranks spread over processes: this one is `rank`. */
 tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks, int rank,
@@ -44,6 +55,16 @@ void tf_nccl_group_free(tf_nccl_group *g, bool abort);
  * already there. */
 tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
+/* The copy-engine transport (peer.cu), behind the calls above. */
+bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n);
+tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n);
+tf_status tf_peer_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                             uint32_t value_bytes, const cudaStream_t *streams);
+void tf_peer_group_free(tf_nccl_group *g);
+/* Monotonic seconds and the bound on waits (TF_NCCL_TIMEOUT, default 600). */
+double tf_group_now();
+double tf_group_timeout();
+
 /* Waits until every GPU's work stream is idle, at most g->timeout_s; a
  * communicator's asynchronous error or the timeout aborts the group and
  * fails naming the GPU. */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The copy-engine transport of a GPU group in one process (nccl.cuh): each
+ * GPU's rows go to every other GPU by cudaMemcpyPeerAsync over NVLink /
+ * PCIe. Unlike NCCL's broadcasts, which are kernels, the copies take no SM
+ * time from the MTTKRP they overlap (issue 28: NCCL's kernels slowed the
+ * fp64 MTTKRP beside them by 3-6 %), and need no library. */
+#include "gpu/runtime/nccl.cuh"
+
+bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n)
+{
+    if (n < 2 || gpu[0]->tune.gpu_exchange == 1) return false;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            if (i == j) continue;
+            if (gpu[i]->device == gpu[j]->device) return false; /* one GPU twice: nothing to copy across */
+            int ok = 0;
+            if (cudaDeviceCanAccessPeer(&ok, gpu[i]->device, gpu[j]->device) != cudaSuccess) {
+                cudaGetLastError();
+                return false;
+            }
+            if (!ok) return false;
+        }
+    return true;
+}
+
+tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+{
+    g->n = g->nranks = n;
+    g->first = 0;
+    g->peer = true;
+    g->timeout_s = tf_group_timeout();
+    for (int i = 0; i < n; ++i) {
+        g->gpu[i] = gpu[i];
+        TF_TRY(tf_cuda_ctx_use(gpu[i]));
+        for (int j = 0; j < n; ++j) {
+            if (j == i) continue;
+            const cudaError_t e = cudaDeviceEnablePeerAccess(gpu[j]->device, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); /* another run enabled it: fine */
+            else if (e != cudaSuccess) return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
+        }
+        TF_CU(cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming));
+        TF_CU(cudaEventCreateWithFlags(&g->sent[i], cudaEventDisableTiming));
+    }
+    return TF_OK;
+}
+
+void tf_peer_group_free(tf_nccl_group *g)
+{
+    for (int i = 0; i < g->n; ++i) {
+        if (g->gpu[i]) cudaSetDevice(g->gpu[i]->device);
+        if (g->ready[i]) cudaEventDestroy(g->ready[i]);
+        if (g->sent[i]) cudaEventDestroy(g->sent[i]);
+        g->ready[i] = g->sent[i] = nullptr;
+    }
+    /* peer access stays enabled: it belongs to the devices, not the run */
+    g->peer = false;
+}
+
+/* As tf_nccl_share_rows: GPU i's rows [row_lo[i], row_lo[i+1]) to every
+ * other GPU's copy, in place. Order: a GPU's rows land on GPU j only after
+ * the work already queued on j's stream (which may still read the old
+ * rows), and j's stream goes on only once every other GPU's rows are in. */
+tf_status tf_peer_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                             uint32_t value_bytes, const cudaStream_t *streams)
+{
+    cudaStream_t st[TF_MAX_GPUS];
+    for (int i = 0; i < g->n; ++i) {
+        st[i] = streams ? streams[i] : g->gpu[i]->stream;
+        TF_TRY(tf_cuda_ctx_use(g->gpu[i]));
+        TF_CU(cudaEventRecord(g->ready[i], st[i]));
+    }
+    for (int i = 0; i < g->n; ++i) {
+        TF_TRY(tf_cuda_ctx_use(g->gpu[i]));
+        for (int j = 0; j < g->n; ++j)
+            if (j != i) TF_CU(cudaStreamWaitEvent(st[i], g->ready[j], 0));
+        const uint64_t rows = row_lo[i + 1] - row_lo[i];
+        const size_t off = (size_t)(row_lo[i] * cols * value_bytes), bytes = (size_t)(rows * cols * value_bytes);
+        for (int j = 0; j < g->n && bytes; ++j) {
+            if (j == i) continue;
+            TF_CU(cudaMemcpyPeerAsync((char *)a[j] + off, g->gpu[j]->device, (const char *)a[i] + off,
+                                      g->gpu[i]->device, bytes, st[i]));
+        }
+        TF_CU(cudaEventRecord(g->sent[i], st[i]));
+    }
+    for (int j = 0; j < g->n; ++j) {
+        TF_TRY(tf_cuda_ctx_use(g->gpu[j]));
+        for (int i = 0; i < g->n; ++i)
+            if (i != j) TF_CU(cudaStreamWaitEvent(st[j], g->sent[i], 0));
+    }
+    return TF_OK;
+}
