@@ -33,15 +33,8 @@ static tf_plan *gpu_plan(const tf_tensor *X, tf_format fmt, tf_precision prec, u
     tf_context_free(ctx);
     ctx = NULL;
     CHECK_OK(tf_context_create(&co, &ctx));
-    tf_plan_opts o;
-    tf_plan_opts_default(&o);
-    o.backend = TF_BACKEND_GPU;
-    o.format = fmt;
-    o.precision = prec;
-    o.rank_hint = R;
-    o.context = ctx;
     tf_plan *p = NULL;
-    CHECK_OK(tf_plan_build(X, &o, &p));
+    CHECK_OK(tt_gpu_plan(X, ctx, fmt, prec, R, &p));
     return p;
 }
 
@@ -171,14 +164,10 @@ static void random_cases(int quick)
 
 static void bad_inputs(void)
 {
-    const uint64_t dims[3] = {60, 40, 9};
-    tt_spec sp = tt_spec_make(3, dims, 800, 7600);
+    const uint64_t dims[3] = {60, 40, 9}, R = 8;
     tf_tensor X;
-    CHECK_OK(tt_random(&sp, &X));
-    const uint64_t R = 8;
     tf_matrix F[TF_MAX_ORDER], ref, hout;
-    memset(F, 0, sizeof F);
-    CHECK_OK(tt_factors(&X, R, 7601, F));
+    CHECK_OK(tt_case3(dims, 800, 7600, R, &X, F));
     CHECK_OK(tf_matrix_alloc(&ref, 60, R));
     CHECK_OK(tf_matrix_alloc(&hout, 60, R));
     CHECK_OK(tf_mttkrp_reference(&X, 0, F, &ref));

@@ -119,14 +119,10 @@ static void host_cases(void)
 
 static void bad_inputs(void)
 {
-    const uint64_t dims[3] = {12, 9, 7};
-    tt_spec sp = tt_spec_make(3, dims, 150, 7300);
+    const uint64_t dims[3] = {12, 9, 7}, R = 5;
     tf_tensor X;
-    CHECK_OK(tt_random(&sp, &X));
-    const uint64_t R = 5;
     tf_matrix F[TF_MAX_ORDER], out, ref;
-    memset(F, 0, sizeof F);
-    CHECK_OK(tt_factors(&X, R, 7301, F));
+    CHECK_OK(tt_case3(dims, 150, 7300, R, &X, F));
     CHECK_OK(tf_matrix_alloc(&out, 12, R));
     CHECK_OK(tf_matrix_alloc(&ref, 12, R));
     tf_plan *p = cpu_plan(&X, TF_FORMAT_CSF);
