@@ -437,6 +437,29 @@ typedef enum tf_format {
 
 typedef enum tf_precision { TF_DOUBLE = 0, TF_SINGLE } tf_precision;
 
+/* Where the array of a tf_dense is. */
+typedef enum tf_memory {
+    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of the plan's GPU (device
+                           or managed memory, cudaPointerGetAttributes) or host  */
+    TF_MEMORY_HOST,     /* host memory (pageable or pinned)                       */
+    TF_MEMORY_DEVICE    /* GPU memory of the plan's device (a CUDA allocation)    */
+} tf_memory;
+
+/* A dense operand of a plan run (SDDMM, MTTKRP), in host or GPU memory:
+ * rows x cols, row-major, ld elements from one row's start to the next
+ * (0 = cols), each a double (TF_DOUBLE) or a float (TF_SINGLE). A GPU plan checks `memory`
+ * against the pointer (a GPU array called host, or a host array called
+ * device, is an error, not a crash). */
+typedef struct tf_dense {
+    void *data;
+    uint64_t rows, cols, ld;
+    tf_precision precision;
+    tf_memory memory;
+} tf_dense;
+
+/* A host tf_matrix as a tf_dense (double, ld = cols, TF_MEMORY_HOST). */
+tf_dense tf_dense_host(const tf_matrix *m);
+
 typedef struct tf_plan_opts {
     tf_backend backend;
     tf_format format;
@@ -461,6 +484,29 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
  * format's partition sizes and kernel variants and keeps the fastest, so
  * it takes longer. */
 tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out);
+
+typedef struct tf_mttkrp_run_opts {
+    void *stream; /* GPU: a cudaStream_t to queue the run on, after the work already
+                     there; when out is in GPU memory the call then returns at
+                     once (out is written when the stream reaches that point).
+                     NULL (default): the legacy default stream, and the call
+                     returns when out is written. Ignored on the CPU.        */
+} tf_mttkrp_run_opts;
+
+/* tf_plan_mttkrp with dense operands in host or GPU memory: out (dims[mode]
+ * x R, R = out->cols >= 1) = MTTKRP of the plan's tensor with factors[m]
+ * (dims[m] x R) for m != mode (factors[mode] is not read; factors holds
+ * order entries). Host arrays hold doubles or floats (any ld; what is not
+ * doubles with ld = cols is converted on the host). A GPU plan (one GPU)
+ * reads GPU arrays of its precision on its device in place (no host copy)
+ * when ld = R and the data are 16-byte aligned, else copies them on the
+ * device first, and writes a GPU out in place likewise; host and GPU arrays
+ * may be mixed. A CPU plan, or one over several GPUs, takes host arrays
+ * only. ro may be NULL (defaults). A wrong shape, precision or memory is
+ * TF_ERR_ARG naming the array ("factor 2", "out"). tf_plan_mttkrp is this
+ * with host doubles. */
+tf_status tf_plan_mttkrp_dense(tf_plan *p, uint32_t mode, const tf_dense *factors, const tf_dense *out,
+                               const tf_mttkrp_run_opts *ro);
 /* Benchmark helper: `warmup` untimed then `reps` timed MTTKRPs of `mode`;
  * times_ms[0..reps-1] receives each run's milliseconds. GPU plans keep the
  * factors on the device and time with CUDA events; CPU plans use the wall
@@ -725,29 +771,6 @@ tf_status tf_sddmm_time(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
  * a private one), and is used by one thread, and one stream, at a time
  * (runs share the plan's device buffers). */
 typedef struct tf_sddmm_plan tf_sddmm_plan;
-
-/* Where the array of a tf_dense is. */
-typedef enum tf_memory {
-    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of the plan's GPU (device
-                           or managed memory, cudaPointerGetAttributes) or host  */
-    TF_MEMORY_HOST,     /* host memory (pageable or pinned)                       */
-    TF_MEMORY_DEVICE    /* GPU memory of the plan's device (a CUDA allocation)    */
-} tf_memory;
-
-/* A dense operand of a plan run, in host or GPU memory: rows x cols,
- * row-major, ld elements from one row's start to the next (0 = cols), each
- * a double (TF_DOUBLE) or a float (TF_SINGLE). A GPU plan checks `memory`
- * against the pointer (a GPU array called host, or a host array called
- * device, is an error, not a crash). */
-typedef struct tf_dense {
-    void *data;
-    uint64_t rows, cols, ld;
-    tf_precision precision;
-    tf_memory memory;
-} tf_dense;
-
-/* A host tf_matrix as a tf_dense (double, ld = cols, TF_MEMORY_HOST). */
-tf_dense tf_dense_host(const tf_matrix *m);
 
 typedef struct tf_sddmm_run_opts {
     void *stream; /* GPU: a cudaStream_t to queue the run on, after the work already

@@ -28,13 +28,46 @@ def cdef_from_header(cc, header):
     return "\n".join(macros) + "\n" + out.stdout
 
 
+# The DLPack structures (DLPack 1.x, dlpack.h; ABI-stable since 0.x) that
+# tenfold/_dlpack.py reads from the capsules of GPU arrays. One text, both
+# declared to cffi and compiled into the module, so the compiler checks the
+# layout cffi uses.
+DLPACK = """
+typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+typedef struct DLManagedTensorVersioned {
+    DLPackVersion version;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensorVersioned *self);
+    uint64_t flags;
+    DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+"""
+
+
 def main():
     cc, header, out = sys.argv[1:4]
     ffi = cffi.FFI()
     ffi.cdef(cdef_from_header(cc, header))
+    ffi.cdef(DLPACK)
     # Trampolines for the C callbacks (tenfold/_ops.py defines them).
     ffi.cdef('extern "Python" void _tf_py_cpd_iter(const tf_cpd_iter *, void *);')
-    ffi.set_source("tenfold._tenfold_cffi", '#include "tenfold.h"')
+    ffi.set_source("tenfold._tenfold_cffi", '#include <stdint.h>\n#include "tenfold.h"\n' + DLPACK)
     ffi.emit_c_code(out)
 
 

@@ -87,4 +87,29 @@ static inline void tt_free_factors(tf_matrix *F, uint32_t order)
 {
     for (uint32_t m = 0; m < order; ++m) tf_matrix_free(&F[m]);
 }
+
+/* A random order-3 tensor (dims, nnz, seed; tt_random) and its rank-R
+ * factors (seed + 1; tt_factors): the small case of the bad-input tests. */
+static inline tf_status tt_case3(const uint64_t *dims, uint64_t nnz, uint64_t seed, uint64_t R, tf_tensor *X,
+                                 tf_matrix *F)
+{
+    tt_spec sp = tt_spec_make(3, dims, nnz, seed);
+    memset(F, 0, TF_MAX_ORDER * sizeof *F);
+    tf_status s = tt_random(&sp, X);
+    return s == TF_OK ? tt_factors(X, R, seed + 1, F) : s;
+}
+
+/* A GPU MTTKRP plan of X in context ctx: format, precision, rank hint R. */
+static inline tf_status tt_gpu_plan(const tf_tensor *X, tf_context *ctx, tf_format fmt, tf_precision prec,
+                                    uint64_t R, tf_plan **p)
+{
+    tf_plan_opts o;
+    tf_plan_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    o.format = fmt;
+    o.precision = prec;
+    o.rank_hint = R;
+    o.context = ctx;
+    return tf_plan_build(X, &o, p);
+}
 #endif

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/rng.h"
 #include "tenfold.h"
+#include "dense_test_util.h"
 #include "test_random.h"
 
 /* Random M x N matrix as a canonical COO tensor; hot != 0 puts about half
@@ -103,45 +104,6 @@ static inline double st_max_err(const tf_csr *S, const tf_matrix *A, const tf_ma
             if (e > worst) worst = e;
         }
     return worst;
-}
-
-/* m's values as `prec` (double or float) in a new host array (tf_alloc)
- * whose rows are ld >= m->cols apart; the extra columns hold NaN, so a
- * kernel that read them would show. */
-static inline void *st_host_values(const tf_matrix *m, uint64_t ld, tf_precision prec)
-{
-    const size_t w = prec == TF_SINGLE ? sizeof(float) : sizeof(double);
-    unsigned char *p = NULL;
-    CHECK_OK(tf_alloc((void **)&p, m->rows * ld + 1, w, "test operand"));
-    for (uint64_t i = 0; i < m->rows; ++i)
-        for (uint64_t k = 0; k < ld; ++k) {
-            const double v = k < m->cols ? m->data[i * m->cols + k] : NAN;
-            if (prec == TF_SINGLE) ((float *)p)[i * ld + k] = (float)v;
-            else ((double *)p)[i * ld + k] = v;
-        }
-    return p;
-}
-
-static inline tf_dense st_dense(void *data, uint64_t rows, uint64_t cols, uint64_t ld, tf_precision prec,
-                                tf_memory memory)
-{
-    tf_dense d = {data, rows, cols, ld, prec, memory};
-    return d;
-}
-
-/* n values of precision prec at p, as doubles in out. */
-static inline void st_doubles(const void *p, tf_precision prec, uint64_t n, double *out)
-{
-    for (uint64_t k = 0; k < n; ++k) out[k] = prec == TF_SINGLE ? (double)((const float *)p)[k] : ((const double *)p)[k];
-}
-
-/* n NaNs of precision prec at p (host memory). */
-static inline void st_poison_as(void *p, tf_precision prec, uint64_t n)
-{
-    for (uint64_t k = 0; k < n; ++k) {
-        if (prec == TF_SINGLE) ((float *)p)[k] = NAN;
-        else ((double *)p)[k] = NAN;
-    }
 }
 
 /* One SDDMM with options o into a poisoned output, checked against the

@@ -18,43 +18,15 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "hooks/device_memory.h"
 #include "sddmm_test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
-
-/* One array in GPU memory (or pinned / managed), with its host image. */
-typedef struct gpu_arr {
-    unsigned char *base; /* allocation                        */
-    void *data;          /* base, or base + one element (misaligned) */
-    tf_test_mem kind;
-} gpu_arr;
-
-static gpu_arr gpu_new(size_t bytes, tf_test_mem kind)
-{
-    gpu_arr g = {NULL, NULL, kind};
-    CHECK_OK(tf_test_gpu_alloc((void **)&g.base, bytes + 16, kind));
-    g.data = g.base;
-    return g;
-}
-
-static void gpu_del(gpu_arr *g) { tf_test_gpu_free(g->base, g->kind); }
-
-/* m as `prec` values with rows ld apart (NaN padding) into g at `offset` bytes. */
-static void gpu_put(gpu_arr *g, const tf_matrix *m, uint64_t ld, tf_precision prec, size_t offset)
-{
-    const size_t w = prec == TF_SINGLE ? 4 : 8;
-    void *h = st_host_values(m, ld, prec);
-    g->data = g->base + offset;
-    CHECK_OK(tf_test_gpu_put(g->data, h, m->rows * ld * w));
-    tf_free(h);
-}
 
 /* Compares n values of prec at host p with the reference. */
 static void check_p(const char *what, const char *how, const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
                     const tf_sddmm_opts *o, const void *p, tf_precision prec, const double *ref, double *tmp)
 {
-    st_doubles(p, prec, S->nnz, tmp);
+    dt_doubles(p, prec, S->nnz, tmp);
     const double tol = o->precision == TF_DOUBLE ? 1e-12 : 1e-5;
     const double err = st_max_err(S, A, B, o, tmp, ref);
     CHECKF(err <= tol, "%s (%s): K=%llu algo=%d prec=%d op=%d beta=%g: error %.3g > %.1g", what, how,
@@ -85,9 +57,9 @@ static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_s
     CHECK_OK(TF_ALLOC(P, nnz, "P"));
     CHECK_OK(TF_ALLOC(one, nnz, "one-shot P"));
     CHECK_OK(TF_ALLOC(hp, nnz * 8, "P from the GPU"));
-    gpu_arr dA = gpu_new(M * ldp * w, TF_TEST_DEVICE), dB = gpu_new(N * ldp * w, TF_TEST_DEVICE);
-    gpu_arr dP = gpu_new(nnz * w, TF_TEST_DEVICE), mA = gpu_new(M * K * w, TF_TEST_MANAGED);
-    gpu_arr pinned = gpu_new(nnz * 8, TF_TEST_PINNED);
+    dt_gpu_arr dA = dt_gpu_new(M * ldp * w, TF_TEST_DEVICE), dB = dt_gpu_new(N * ldp * w, TF_TEST_DEVICE);
+    dt_gpu_arr dP = dt_gpu_new(nnz * w, TF_TEST_DEVICE), mA = dt_gpu_new(M * K * w, TF_TEST_MANAGED);
+    dt_gpu_arr pinned = dt_gpu_new(nnz * 8, TF_TEST_PINNED);
     void *stream = NULL;
     CHECK_OK(tf_test_gpu_stream(&stream));
     for (int r = 0; r < runs; ++r) {
@@ -95,7 +67,7 @@ static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_s
         CHECK_OK(tf_sddmm_reference(S, &A, &B, o->op, o->alpha, o->beta, ref));
         /* host arrays */
         const tf_dense ha = tf_dense_host(&A), hb = tf_dense_host(&B);
-        const tf_dense hP = st_dense(P, nnz, 1, 0, TF_DOUBLE, TF_MEMORY_AUTO);
+        const tf_dense hP = dt_dense(P, nnz, 1, 0, TF_DOUBLE, TF_MEMORY_AUTO);
         st_poison(P, nnz);
         CHECK_OK(tf_sddmm_plan_run(plan, &ha, &hb, &hP, NULL));
         check_p(what, "host arrays", S, &A, &B, o, P, TF_DOUBLE, ref, tmp);
@@ -105,20 +77,20 @@ static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_s
         check_p(what, "one-shot", S, &A, &B, o, one, TF_DOUBLE, ref, tmp);
         if (same_kernel(&info, &oinfo)) CHECKF(!memcmp(one, P, nnz * 8), "%s: plan and one-shot differ", what);
         /* GPU arrays in the kernels' layout (read in place when K fills 16 bytes), memory told by the pointer */
-        gpu_put(&dA, &A, K, pr, 0);
-        gpu_put(&dB, &B, K, pr, 0);
+        dt_gpu_put(&dA, &A, K, pr, 0);
+        dt_gpu_put(&dB, &B, K, pr, 0);
         CHECK_OK(tf_test_gpu_fill(dP.data, 0xff, nnz * w)); /* NaN */
-        tf_dense da = st_dense(dA.data, M, K, 0, pr, TF_MEMORY_AUTO), db = st_dense(dB.data, N, K, K, pr, TF_MEMORY_AUTO);
-        tf_dense dp = st_dense(dP.data, nnz, 1, 1, pr, TF_MEMORY_AUTO);
+        tf_dense da = dt_dense(dA.data, M, K, 0, pr, TF_MEMORY_AUTO), db = dt_dense(dB.data, N, K, K, pr, TF_MEMORY_AUTO);
+        tf_dense dp = dt_dense(dP.data, nnz, 1, 1, pr, TF_MEMORY_AUTO);
         CHECK_OK(tf_sddmm_plan_run(plan, &da, &db, &dp, NULL));
         CHECK_OK(tf_test_gpu_get(hp, dP.data, nnz * w));
         check_p(what, "GPU arrays", S, &A, &B, o, hp, pr, ref, tmp);
         /* rows padded with NaN, said to be GPU memory, on the caller's stream */
-        gpu_put(&dA, &A, ldp, pr, 0);
-        gpu_put(&dB, &B, ldp, pr, 0);
+        dt_gpu_put(&dA, &A, ldp, pr, 0);
+        dt_gpu_put(&dB, &B, ldp, pr, 0);
         CHECK_OK(tf_test_gpu_fill(dP.data, 0xff, nnz * w));
-        da = st_dense(dA.data, M, K, ldp, pr, TF_MEMORY_DEVICE);
-        db = st_dense(dB.data, N, K, ldp, pr, TF_MEMORY_DEVICE);
+        da = dt_dense(dA.data, M, K, ldp, pr, TF_MEMORY_DEVICE);
+        db = dt_dense(dB.data, N, K, ldp, pr, TF_MEMORY_DEVICE);
         dp.memory = TF_MEMORY_DEVICE;
         const tf_sddmm_run_opts ro = {stream};
         CHECK_OK(tf_sddmm_plan_run(plan, &da, &db, &dp, &ro));
@@ -126,19 +98,19 @@ static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_s
         CHECK_OK(tf_test_gpu_get(hp, dP.data, nnz * w));
         check_p(what, "padded GPU arrays, own stream", S, &A, &B, o, hp, pr, ref, tmp);
         /* one element off 16-byte alignment; P in pinned host memory */
-        gpu_put(&dA, &A, K, pr, w);
-        gpu_put(&dB, &B, K, pr, w);
-        da = st_dense(dA.data, M, K, K, pr, TF_MEMORY_AUTO);
-        db = st_dense(dB.data, N, K, K, pr, TF_MEMORY_AUTO);
-        st_poison_as(pinned.data, pr, nnz);
-        const tf_dense pp = st_dense(pinned.data, nnz, 1, 1, pr, TF_MEMORY_AUTO);
+        dt_gpu_put(&dA, &A, K, pr, w);
+        dt_gpu_put(&dB, &B, K, pr, w);
+        da = dt_dense(dA.data, M, K, K, pr, TF_MEMORY_AUTO);
+        db = dt_dense(dB.data, N, K, K, pr, TF_MEMORY_AUTO);
+        dt_poison_as(pinned.data, pr, nnz);
+        const tf_dense pp = dt_dense(pinned.data, nnz, 1, 1, pr, TF_MEMORY_AUTO);
         CHECK_OK(tf_sddmm_plan_run(plan, &da, &db, &pp, NULL));
         check_p(what, "misaligned GPU arrays, pinned P", S, &A, &B, o, pinned.data, pr, ref, tmp);
         /* managed A, host B (of the plan's precision), GPU P */
-        gpu_put(&mA, &A, K, pr, 0);
-        void *hb2 = st_host_values(&B, K, pr);
-        const tf_dense ma = st_dense(mA.data, M, K, K, pr, TF_MEMORY_AUTO);
-        const tf_dense hb_ = st_dense(hb2, N, K, K, pr, TF_MEMORY_HOST);
+        dt_gpu_put(&mA, &A, K, pr, 0);
+        void *hb2 = dt_host_values(&B, K, pr);
+        const tf_dense ma = dt_dense(mA.data, M, K, K, pr, TF_MEMORY_AUTO);
+        const tf_dense hb_ = dt_dense(hb2, N, K, K, pr, TF_MEMORY_HOST);
         CHECK_OK(tf_test_gpu_fill(dP.data, 0xff, nnz * w));
         dp.memory = TF_MEMORY_AUTO;
         CHECK_OK(tf_sddmm_plan_run(plan, &ma, &hb_, &dp, NULL));
@@ -156,11 +128,11 @@ static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_s
     tf_matrix_free(&A);
     tf_matrix_free(&B);
     tf_test_gpu_stream_free(stream);
-    gpu_del(&dA);
-    gpu_del(&dB);
-    gpu_del(&dP);
-    gpu_del(&mA);
-    gpu_del(&pinned);
+    dt_gpu_del(&dA);
+    dt_gpu_del(&dB);
+    dt_gpu_del(&dP);
+    dt_gpu_del(&mA);
+    dt_gpu_del(&pinned);
     tf_free(ref);
     tf_free(tmp);
     tf_free(P);
@@ -216,14 +188,14 @@ static void bad_inputs(void)
     tf_sddmm_plan *plan = NULL;
     CHECK_OK(tf_sddmm_plan_build(&S, K, &o, &plan));
     tf_matrix A = tt_random_dense(&rng, M, K), B = tt_random_dense(&rng, N, K);
-    gpu_arr fA = gpu_new(M * K * 4, TF_TEST_DEVICE), dA = gpu_new(M * K * 8, TF_TEST_DEVICE);
-    gpu_arr fB = gpu_new(N * K * 4, TF_TEST_DEVICE), fP = gpu_new(nnz * 8, TF_TEST_DEVICE);
-    gpu_put(&fA, &A, K, TF_SINGLE, 0);
-    gpu_put(&dA, &A, K, TF_DOUBLE, 0);
-    gpu_put(&fB, &B, K, TF_SINGLE, 0);
-    const tf_dense a = st_dense(fA.data, M, K, K, TF_SINGLE, TF_MEMORY_AUTO);
-    const tf_dense b = st_dense(fB.data, N, K, K, TF_SINGLE, TF_MEMORY_AUTO);
-    const tf_dense p = st_dense(fP.data, nnz, 1, 1, TF_SINGLE, TF_MEMORY_AUTO);
+    dt_gpu_arr fA = dt_gpu_new(M * K * 4, TF_TEST_DEVICE), dA = dt_gpu_new(M * K * 8, TF_TEST_DEVICE);
+    dt_gpu_arr fB = dt_gpu_new(N * K * 4, TF_TEST_DEVICE), fP = dt_gpu_new(nnz * 8, TF_TEST_DEVICE);
+    dt_gpu_put(&fA, &A, K, TF_SINGLE, 0);
+    dt_gpu_put(&dA, &A, K, TF_DOUBLE, 0);
+    dt_gpu_put(&fB, &B, K, TF_SINGLE, 0);
+    const tf_dense a = dt_dense(fA.data, M, K, K, TF_SINGLE, TF_MEMORY_AUTO);
+    const tf_dense b = dt_dense(fB.data, N, K, K, TF_SINGLE, TF_MEMORY_AUTO);
+    const tf_dense p = dt_dense(fP.data, nnz, 1, 1, TF_SINGLE, TF_MEMORY_AUTO);
     double *P = NULL, *ref = NULL;
     CHECK_OK(TF_ALLOC(P, nnz, "P"));
     CHECK_OK(TF_ALLOC(ref, nnz, "ref"));
@@ -235,7 +207,7 @@ static void bad_inputs(void)
     x = a;
     x.memory = TF_MEMORY_HOST;
     CHECK_FAILS(tf_sddmm_plan_run(plan, &x, &b, &p, NULL), TF_ERR_ARG, "A is GPU memory, but its memory says TF_MEMORY_HOST");
-    tf_dense hP = st_dense(P, nnz, 1, 1, TF_DOUBLE, TF_MEMORY_DEVICE);
+    tf_dense hP = dt_dense(P, nnz, 1, 1, TF_DOUBLE, TF_MEMORY_DEVICE);
     CHECK_FAILS(tf_sddmm_plan_run(plan, &a, &b, &hP, NULL), TF_ERR_ARG, "P is not GPU memory");
     x = p;
     x.data = (unsigned char *)fP.data + 2;
@@ -255,10 +227,10 @@ static void bad_inputs(void)
     CHECK_OK(tf_sddmm_plan_build(&S, K, &o, &plan));
     CHECK_FAILS(tf_sddmm_plan_run(plan, &a, &b, &hP, NULL), TF_ERR_ARG, "A points to memory of GPU 0");
     tf_sddmm_plan_free(plan);
-    gpu_del(&fA);
-    gpu_del(&dA);
-    gpu_del(&fB);
-    gpu_del(&fP);
+    dt_gpu_del(&fA);
+    dt_gpu_del(&dA);
+    dt_gpu_del(&fB);
+    dt_gpu_del(&fP);
     tf_free(P);
     tf_free(ref);
     tf_matrix_free(&A);

@@ -67,19 +67,6 @@ static tf_status make_ctx(int stream, uint64_t chunk, int resident, uint64_t lim
     return make_ctx_pack(stream, chunk, resident, 1, limit, ctx);
 }
 
-static tf_status build(const tf_tensor *X, tf_context *ctx, tf_format fmt, tf_precision prec, uint64_t R,
-                       tf_plan **p)
-{
-    tf_plan_opts o;
-    tf_plan_opts_default(&o);
-    o.backend = TF_BACKEND_GPU;
-    o.format = fmt;
-    o.precision = prec;
-    o.rank_hint = R;
-    o.context = ctx;
-    return tf_plan_build(X, &o, p);
-}
-
 static int all_finite(const tf_matrix *M)
 {
     for (uint64_t i = 0; i < M->rows * M->cols; ++i)
@@ -126,7 +113,7 @@ static void check_tensor(const tf_tensor *X, const char *what, const uint64_t *r
                 tf_context *ctx = NULL;
                 tf_plan *p = NULL;
                 CHECK_OK(make_ctx_pack(1, configs[c].chunk, configs[c].resident, configs[c].pack, 0, &ctx));
-                tf_status s = build(X, ctx, TF_FORMAT_FCOO, (tf_precision)prec, R, &p);
+                tf_status s = tt_gpu_plan(X, ctx, TF_FORMAT_FCOO, (tf_precision)prec, R, &p);
                 CHECKF(s == TF_OK, "%s %s %s: build: %s", what, configs[c].name, prec ? "fp32" : "fp64",
                        tf_last_error());
                 if (s == TF_OK) {
@@ -187,7 +174,7 @@ static void packed_values_shrink(void)
             tf_context *ctx = NULL;
             tf_plan *p = NULL;
             CHECK_OK(make_ctx_pack(1, 1, 0, v ? 1 : 2, 0, &ctx));
-            tf_status s = build(&X, ctx, TF_FORMAT_FCOO, (tf_precision)prec, 16, &p);
+            tf_status s = tt_gpu_plan(&X, ctx, TF_FORMAT_FCOO, (tf_precision)prec, 16, &p);
             CHECKF(s == TF_OK, "counts, pack %d: %s", v ? 1 : 2, tf_last_error());
             for (uint32_t m = 0; s == TF_OK && m < X.order; ++m) bytes[v] += tf_plan_streamed_bytes(p, m);
             tf_plan_free(p);
@@ -241,7 +228,7 @@ static void auto_under_limit(const tf_tensor *X)
     tf_context *ctx = NULL;
     CHECK_OK(make_ctx(0, 0, -1, limit, &ctx));
     tf_plan *p = NULL;
-    tf_status s = build(X, ctx, TF_FORMAT_AUTO, TF_DOUBLE, R, &p);
+    tf_status s = tt_gpu_plan(X, ctx, TF_FORMAT_AUTO, TF_DOUBLE, R, &p);
     CHECKF(s == TF_OK, "auto under a %.1f MiB limit: %s", limit / 1048576.0, tf_last_error());
     if (s == TF_OK) {
         printf("  auto under %.1f MiB: %s\n", limit / 1048576.0, tf_plan_describe(p));
@@ -256,12 +243,12 @@ static void auto_under_limit(const tf_tensor *X)
     tf_context_free(ctx);
     /* never: the same limit fails instead, naming the budget */
     CHECK_OK(make_ctx(2, 0, -1, limit, &ctx));
-    s = build(X, ctx, TF_FORMAT_AUTO, TF_DOUBLE, R, &p);
+    s = tt_gpu_plan(X, ctx, TF_FORMAT_AUTO, TF_DOUBLE, R, &p);
     CHECKF(s == TF_ERR_NOMEM, "stream = never under a limit: %d %s", (int)s, tf_last_error());
     tf_context_free(ctx);
     /* too small to stream at all: an error naming the sizes */
     CHECK_OK(make_ctx(0, 0, -1, 1u << 20, &ctx));
-    s = build(X, ctx, TF_FORMAT_FCOO, TF_DOUBLE, R, &p);
+    s = tt_gpu_plan(X, ctx, TF_FORMAT_FCOO, TF_DOUBLE, R, &p);
     CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "too small") && strstr(tf_last_error(), "MiB"),
            "a 1 MiB limit: %d %s", (int)s, tf_last_error());
     tf_context_free(ctx);

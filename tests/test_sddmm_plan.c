@@ -38,14 +38,14 @@ static void check_runs(const char *what, const tf_csr *S, uint64_t K, const tf_s
     CHECK_OK(TF_ALLOC(Praw, S->nnz + 1, "P as arrays"));
     for (int r = 0; r < runs; ++r) {
         tf_matrix A = tt_random_dense(rng, S->rows, K), B = tt_random_dense(rng, S->cols, K);
-        void *a = st_host_values(&A, K + pad, arr_prec), *b = st_host_values(&B, S->cols ? K + pad : K, arr_prec);
-        const tf_dense da = st_dense(a, S->rows, K, K + pad, arr_prec, TF_MEMORY_AUTO);
-        const tf_dense db = st_dense(b, S->cols, K, K + pad, arr_prec, TF_MEMORY_HOST);
-        const tf_dense dp = st_dense(Praw, S->nnz, 1, 0, arr_prec, TF_MEMORY_AUTO);
-        st_poison_as(Praw, arr_prec, S->nnz);
+        void *a = dt_host_values(&A, K + pad, arr_prec), *b = dt_host_values(&B, S->cols ? K + pad : K, arr_prec);
+        const tf_dense da = dt_dense(a, S->rows, K, K + pad, arr_prec, TF_MEMORY_AUTO);
+        const tf_dense db = dt_dense(b, S->cols, K, K + pad, arr_prec, TF_MEMORY_HOST);
+        const tf_dense dp = dt_dense(Praw, S->nnz, 1, 0, arr_prec, TF_MEMORY_AUTO);
+        dt_poison_as(Praw, arr_prec, S->nnz);
         s = tf_sddmm_plan_run(plan, &da, &db, &dp, NULL);
         CHECKF(s == TF_OK, "%s run %d: %s", what, r, tf_last_error());
-        st_doubles(Praw, arr_prec, S->nnz, P);
+        dt_doubles(Praw, arr_prec, S->nnz, P);
         CHECK_OK(tf_sddmm_reference(S, &A, &B, o->op, o->alpha, o->beta, ref));
         const double err = st_max_err(S, &A, &B, o, P, ref);
         CHECKF(err <= tol, "%s run %d: K=%llu prec=%d arrays=%d pad=%llu op=%d alpha=%g beta=%g: error %.3g > %.1g",
@@ -141,7 +141,7 @@ static void bad_inputs(void)
     tf_matrix A4 = tt_random_dense(&rng, S.rows, K + 1), A9 = tt_random_dense(&rng, S.rows - 1, K);
     double P[64];
     float Pf[64], Af[64];
-    tf_dense a = tf_dense_host(&A), b = tf_dense_host(&B), p = st_dense(P, S.nnz, 1, 0, TF_DOUBLE, TF_MEMORY_AUTO);
+    tf_dense a = tf_dense_host(&A), b = tf_dense_host(&B), p = dt_dense(P, S.nnz, 1, 0, TF_DOUBLE, TF_MEMORY_AUTO);
     const tf_dense a4 = tf_dense_host(&A4), a9 = tf_dense_host(&A9);
     CHECK_FAILS(tf_sddmm_plan_run(NULL, &a, &b, &p, NULL), TF_ERR_ARG, "the plan is NULL");
     CHECK_FAILS(tf_sddmm_plan_run(plan, &a9, &b, &p, NULL), TF_ERR_ARG, "A has 9 rows, expected 10 (the rows of S)");

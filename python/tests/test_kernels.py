@@ -125,11 +125,19 @@ class _DeviceArray:
         return (2, 0)  # kDLCUDA, device 0
 
 
-def test_device_arrays_refused_clearly(small3):
+def test_mixed_host_and_device_arrays_refused_clearly(small3):
     X = tenfold.Tensor(small3)
     F = [np.ones((d, 2)) for d in X.shape]
-    with pytest.raises(tenfold.UnavailableError, match="factor 1: a device array"):
+    with pytest.raises(tenfold.ArgumentError, match="factor 0 is a host array but factor 1 is on cuda:0"):
         tenfold.mttkrp(X, [F[0], _DeviceArray(), F[2]], 0)
+    S = random_coo((10, 8), 20)
+    with pytest.raises(tenfold.ArgumentError, match="B is a host array but A is on cuda:0"):
+        tenfold.sddmm(S, _DeviceArray(), np.ones((8, 3)))
+    with pytest.raises(tenfold.ArgumentError, match="out is a host array but A is on cuda:0"):
+        tenfold.sddmm(S, _DeviceArray(), _DeviceArray(), out=np.empty(20))
+    # GPU arrays elsewhere (cp_als starts, ttm) are refused as such
+    with pytest.raises(tenfold.UnavailableError, match="U: a device array"):
+        tenfold.ttm(X, _DeviceArray(), 0)
 
 
 def test_host_dlpack_arrays(small3):
@@ -224,8 +232,10 @@ def test_sddmm_plan_bad_inputs():
         dp.data = tenfold._ops.ffi.cast("double *", tenfold._ops.ffi.from_buffer(p))
         dp.rows, dp.cols = plan.nnz, 1
         tenfold._ops.check(tenfold._ops.lib.tf_sddmm_plan_run(plan._plan, d, db, dp, tenfold._ops.ffi.NULL))
-    with pytest.raises(tenfold.UnavailableError, match="A: a device array"):
+    with pytest.raises(tenfold.ArgumentError, match="B is a host array but A is on cuda:0"):
         plan.run(_DeviceArray(), np.ones((8, 3)))
+    with pytest.raises(tenfold.ArgumentError, match="like: P is in GPU memory"):
+        plan.like(_DeviceArray())
     plan.close()
     plan.close()  # twice is fine
     with pytest.raises(tenfold.ArgumentError, match="the plan is closed"):

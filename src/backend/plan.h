@@ -14,6 +14,14 @@ typedef struct tf_plan_ops {
      * the front end times ops->mttkrp with the wall clock. */
     tf_status (*time_mttkrp)(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
                              int warmup, int reps, double *times_ms);
+    /* Optional (GPU plans on one GPU): tf_plan_mttkrp_dense with shapes
+     * checked and each host operand packed by the front end into doubles
+     * with ld = cols (its memory TF_MEMORY_HOST); the other operands are as
+     * the caller gave them (GPU memory, or TF_MEMORY_AUTO of the GPU).
+     * stream: the caller's cudaStream_t, NULL for the legacy default one.
+     * NULL op: the plan takes host arrays only, through mttkrp. */
+    tf_status (*mttkrp_dense)(void *impl, uint32_t mode, const tf_dense *factors, const tf_dense *out,
+                              void *stream);
 } tf_plan_ops;
 
 struct tf_plan {

@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "ops/call_context.h"
+#include "ops/dense_args.h"
 
 #define PLAN_MAGIC 0x504d4444u /* "DDMP" */
 #define PLAN_FREED 0x45455246u /* "FREE" */
@@ -205,44 +206,17 @@ tf_status tf_sddmm_plan_info(const tf_sddmm_plan *p, tf_sddmm_info *info)
 static tf_status check_dense(const tf_sddmm_plan *p, const tf_dense *X, const char *name, uint64_t rows,
                              const char *rows_are, uint64_t cols, const char *cols_are, const char *who)
 {
-    if (!X) return tf_fail(TF_ERR_ARG, "%s: %s is NULL", who, name);
-    if (X->precision != TF_DOUBLE && X->precision != TF_SINGLE)
-        return tf_fail(TF_ERR_ARG, "%s: %s has unknown precision %d", who, name, (int)X->precision);
-    if ((int)X->memory < TF_MEMORY_AUTO || X->memory > TF_MEMORY_DEVICE)
-        return tf_fail(TF_ERR_ARG, "%s: %s has unknown memory %d", who, name, (int)X->memory);
-    if (X->rows != rows)
-        return tf_fail(TF_ERR_ARG, "%s: %s has %llu rows, expected %llu (%s)", who, name,
-                       (unsigned long long)X->rows, (unsigned long long)rows, rows_are);
-    if (X->cols != cols)
-        return tf_fail(TF_ERR_ARG, "%s: %s has %llu columns, expected %llu (%s)", who, name,
-                       (unsigned long long)X->cols, (unsigned long long)cols, cols_are);
-    const uint64_t ld = X->ld ? X->ld : X->cols;
-    if (ld < X->cols)
-        return tf_fail(TF_ERR_ARG, "%s: %s has ld %llu < its %llu columns", who, name, (unsigned long long)ld,
-                       (unsigned long long)X->cols);
-    if (rows > 1 && ld > (UINT64_MAX - cols) / (rows - 1))
-        return tf_fail(TF_ERR_RANGE, "%s: %s: ld %llu x %llu rows overflows", who, name, (unsigned long long)ld,
-                       (unsigned long long)rows);
-    if (!X->data && rows && cols) return tf_fail(TF_ERR_ARG, "%s: %s has no data (NULL)", who, name);
+    TF_TRY(tf_dense_check(X, name, rows, rows_are, cols, cols_are, who));
     if (X->precision == TF_SINGLE && p->precision == TF_DOUBLE)
         return tf_fail(TF_ERR_ARG, "%s: %s holds floats; this plan computes in double and takes doubles", who,
                        name);
     return TF_OK;
 }
 
-/* A CPU plan reads and writes host memory only: a GPU array is an error.
- * Pointers are asked about when the CUDA backend is loaded already (a
- * process without it holds no tenfold GPU memory; loading it for the
- * question would cost a CPU run ~260 MB). */
+/* A CPU plan reads and writes host memory only: a GPU array is an error. */
 static tf_status check_host(const tf_dense *X, const char *name, const char *who)
 {
-    const char *fix = "this plan runs on the CPU: pass host arrays, or build the plan for the GPU";
-    if (X->memory == TF_MEMORY_DEVICE) return tf_fail(TF_ERR_ARG, "%s: %s is GPU memory; %s", who, name, fix);
-    int dev = -1;
-    if (X->data && tf_cuda_module(0, NULL, 0) == TF_CUDA_MODULE_LOADED &&
-        tf_cuda_memory_of(X->data, &dev) == TF_CUDA_PTR_DEVICE)
-        return tf_fail(TF_ERR_ARG, "%s: %s points to memory of GPU %d; %s", who, name, dev, fix);
-    return TF_OK;
+    return tf_dense_check_host(X, name, who, "this plan runs on the CPU: pass host arrays, or build the plan for the GPU");
 }
 
 static tf_status check_operands(const tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, const tf_dense *P,

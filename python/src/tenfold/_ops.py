@@ -9,6 +9,7 @@ from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 
+from ._dlpack import GpuArray, common_device, empty_like, gpu_device, scatter
 from ._errors import ArgumentError, UnavailableError, check
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike, _coo_parts, as_tensor
@@ -62,8 +63,8 @@ def _matrix(a, what, rows=None):
     if hasattr(a, "__dlpack_device__") and not isinstance(a, np.ndarray):
         dev = a.__dlpack_device__()[0]
         if dev not in (1, 3):  # kDLCPU, kDLCUDAHost: host memory numpy can view
-            raise UnavailableError(f"{what}: a device array (DLPack device type {int(dev)}); GPU arrays are not "
-                                   "taken yet (issue 29): pass a host array")
+            raise UnavailableError(f"{what}: a device array (DLPack device type {int(dev)}); GPU arrays are taken "
+                                   "by tenfold.sddmm, SDDMMPlan.run and tenfold.mttkrp: pass a host array here")
         a = np.from_dlpack(a)
     arr = np.asarray(a)
     if arr.dtype.kind not in "biuf":
@@ -89,12 +90,15 @@ def _c_matrix(arr, out=None):
 class _Context:
     """A tf_context for one call (device, memory limit, GPUs)."""
 
-    def __init__(self, device="auto", gpus=1, memory_limit=None, threads=None):
+    def __init__(self, device="auto", gpus=1, memory_limit=None, threads=None, gpu=0):
         if not isinstance(gpus, (int, np.integer)) or isinstance(gpus, bool):
             raise ArgumentError(f"gpus: expected an integer, got {gpus!r}")
+        if not isinstance(gpu, (int, np.integer)) or isinstance(gpu, bool) or gpu < 0:
+            raise ArgumentError(f"gpu: expected a GPU ordinal >= 0, got {gpu!r}")
         o = ffi.new("tf_context_opts *")
         lib.tf_context_opts_default(o)
         o.backend = _backend(device)
+        o.device = int(gpu)
         o.ndevices = int(gpus)  # several GPUs: GPUs 0..gpus-1 (tf_context_opts_default)
         o.memory_limit = _size(memory_limit)
         o.threads = _threads(threads)
@@ -361,19 +365,34 @@ def cp_als(X: TensorLike, rank: int, n_iter_max: int = 50, tol: float = 1e-5, in
 
 # ---------------------------------------------------------------- kernels
 
-def mttkrp(X: TensorLike, factors: Sequence[np.ndarray], mode: int, device: Device = "auto",
-           threads: Optional[int] = None) -> np.ndarray:
+def mttkrp(X: TensorLike, factors: Sequence[Any], mode: int, device: Device = "auto",
+           threads: Optional[int] = None, out: Any = None) -> Any:
     """Matricized tensor times Khatri-Rao product of mode `mode`:
     out (shape[mode] x R) = X_(mode) (kr of the other factors). factors: one
-    shape[m] x R array per mode (factors[mode] is not read).
+    shape[m] x R array per mode (factors[mode] is not read, only its shape).
+
+    Host arrays (numpy, or anything numpy takes) give a float64 numpy array.
+    GPU arrays (PyTorch / CuPy through DLPack: every factor on one CUDA
+    device, all float64 or all float32, row-major) are read in place on the
+    device, no host copy; the plan computes in their precision on their GPU,
+    and the result comes back on it as an array of the factors' library (or
+    in `out`, a GPU array of shape (shape[mode], R) and their dtype). The
+    call returns once the result is written (see tenfold._dlpack on
+    streams). X itself is a host tensor (copied to the GPU by the plan).
+    Mixing host and GPU arrays is an ArgumentError.
 
     >>> M = tenfold.mttkrp(X, [A, B, C], mode=0)
+    >>> Mt = tenfold.mttkrp(X, [torch.from_numpy(F).cuda() for F in (A, B, C)], mode=0)  # a CUDA tensor
     """
     T = as_tensor(X)
     mode = _mode(mode, T.ndim)
     factors = list(factors)
     if len(factors) != T.ndim:
         raise ArgumentError(f"factors: {len(factors)} matrices for a tensor of {T.ndim} modes")
+    named = [(f"factor {m}", f) for m, f in enumerate(factors)] + [("out", out)]
+    gpu = common_device(named)
+    if gpu is not None:
+        return _mttkrp_gpu(T, factors, mode, gpu, device, threads, out)
     mats = [_matrix(f, f"factor {m}", rows=T.shape[m]) for m, f in enumerate(factors)]
     R = mats[0].shape[1]
     for m, a in enumerate(mats):
@@ -382,20 +401,82 @@ def mttkrp(X: TensorLike, factors: Sequence[np.ndarray], mode: int, device: Devi
     cf = ffi.new("tf_matrix[]", T.ndim)
     for m, a in enumerate(mats):
         _c_matrix(a, cf[m])
-    out = np.empty((T.shape[mode], R))
+    res = _host_out(out, (T.shape[mode], R))
+    po = _mttkrp_plan_opts(device, threads, R)
+    with _Context(device, 1, None, threads) as ctx:
+        po.context = ctx
+        _with_plan(T, po, lambda plan: lib.tf_plan_mttkrp(plan, mode, cf, _c_matrix(res)))
+    return res
+
+
+def _host_out(out, shape):
+    """out (a writable C-contiguous float64 array of `shape`), or a new one."""
+    if out is None:
+        return np.empty(shape)
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == shape
+            and out.flags.c_contiguous and out.flags.writeable):
+        raise ArgumentError(f"out: expected a writable C-contiguous float64 array of shape {shape}")
+    return out
+
+
+def _mttkrp_plan_opts(device, threads, R, single=False):
     po = ffi.new("tf_plan_opts *")
     lib.tf_plan_opts_default(po)
     po.backend, po.threads, po.rank_hint = _backend(device), _threads(threads), R
+    po.precision = lib.TF_SINGLE if single else lib.TF_DOUBLE
+    return po
+
+
+def _with_plan(T, po, run):
+    """Builds an MTTKRP plan of T with options po, checks run(plan)'s status, frees the plan."""
     plan = ffi.new("tf_plan **")
-    Xc = T._c()
-    with _Context(device, 1, None, threads) as ctx:
-        po.context = ctx
-        check(lib.tf_plan_build(Xc, po, plan))
-        try:
-            check(lib.tf_plan_mttkrp(plan[0], mode, cf, _c_matrix(out)))
-        finally:
-            lib.tf_plan_free(plan[0])
-    return out
+    check(lib.tf_plan_build(T._c(), po, plan))
+    try:
+        check(run(plan[0]))
+    finally:
+        lib.tf_plan_free(plan[0])
+
+
+def _gpu_only(device, what):
+    _backend(device)
+    if device == "cpu":
+        raise ArgumentError(f"{what}: device='cpu' with GPU arrays: pass host arrays, or device='gpu' / 'auto'")
+
+
+def _check_gpu(v, rows, cols, dtype=None):
+    """A GpuArray v of rows x cols (cols None: any), of dtype when given."""
+    if v.shape[0] != rows:
+        raise ArgumentError(f"{v.what}: {v.shape[0]} rows, expected {rows}")
+    if cols is not None and (v.shape[1] if len(v.shape) == 2 else 1) != cols:
+        raise ArgumentError(f"{v.what}: {v.shape[1]} columns, expected {cols}")
+    if dtype is not None and v.dtype != dtype:
+        raise ArgumentError(f"{v.what}: {v.dtype} values, expected {dtype} (one precision for all arrays)")
+
+
+def _mttkrp_gpu(T, factors, mode, gpu, device, threads, out):
+    _gpu_only(device, "mttkrp")
+    views = []
+    try:
+        for m, f in enumerate(factors):
+            views.append(GpuArray(f, f"factor {m}", 2))
+        R, dtype = views[0].shape[1], views[0].dtype
+        for m, v in enumerate(views):
+            _check_gpu(v, T.shape[m], R, dtype)
+        res = out if out is not None else empty_like(views[(mode + 1) % T.ndim], (T.shape[mode], R))
+        ov = GpuArray(res, "out", 2, writable=True)
+        views.append(ov)
+        _check_gpu(ov, T.shape[mode], R, dtype)
+        cf = ffi.new("tf_dense[]", T.ndim)
+        for m in range(T.ndim):
+            views[m].dense(cf[m])
+        po = _mttkrp_plan_opts("gpu", threads, R, single=views[0].single)
+        with _Context("gpu", 1, None, threads, gpu=gpu[1]) as ctx:
+            po.context = ctx
+            _with_plan(T, po, lambda plan: lib.tf_plan_mttkrp_dense(plan, mode, cf, ov.dense(), ffi.NULL))
+    finally:
+        for v in views:
+            v.release()
+    return res
 
 
 def _mode(mode, N):
@@ -432,16 +513,37 @@ def ttm(X: TensorLike, U: np.ndarray, mode: int, device: Device = "auto", thread
         lib.tf_tensor_free(t)
 
 
-def sddmm(S: TensorLike, A: np.ndarray, B: np.ndarray, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
-          device: Device = "auto", threads: Optional[int] = None) -> Any:
+def sddmm(S: TensorLike, A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
+          device: Device = "auto", threads: Optional[int] = None, out: Any = None) -> Any:
     """Sampled dense-dense matrix product, as ``tenfold sddmm``: with S (M x N)
     sparse, A (M x K), B (N x K):  P = alpha (A B^T) o spy(S) + beta S, or with
     scale=True  P = alpha (A B^T) o S + beta S. Returns P as S's type (scipy
     format, sparse.COO, pyttb.sptensor, Tensor, tuple or dense array), with S's
     non-zeros in S's order.
 
+    A and B in GPU memory (PyTorch / CuPy through DLPack, both on one CUDA
+    device, both float64 or both float32, row-major): the SDDMM runs on that
+    GPU in their precision, reading them in place (no host round trip), and
+    returns P's values (nnz,) in S's non-zero order on the device, as an
+    array of A's library -- or in `out`, a GPU array of nnz values of their
+    dtype. S stays a host object (it is planned and uploaded once per call;
+    for repeated runs use SDDMMPlan). Returns once P is written. Mixing host
+    and GPU arrays is an ArgumentError.
+
     >>> P = tenfold.sddmm(S, A, B)   # S a scipy.sparse matrix -> the same format
+    >>> Pt = tenfold.sddmm(S, torch.from_numpy(A).cuda(), torch.from_numpy(B).cuda())  # a CUDA tensor
     """
+    gpu = common_device([("A", A), ("B", B), ("out", out)])
+    if gpu is not None:
+        _gpu_only(device, "sddmm")
+        a = GpuArray(A, "A", 2)
+        K, single = a.shape[1], a.single
+        a.release()
+        with SDDMMPlan(S, K, alpha=alpha, beta=beta, scale=scale, device="gpu",
+                       precision="single" if single else "double", threads=threads, gpu=gpu[1]) as plan:
+            return plan.run(A, B, out=out)
+    if out is not None:
+        raise ArgumentError("out: sddmm with host arrays returns S's type; out= is for GPU arrays")
     ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
     if len(shape) != 2:
         raise ArgumentError(f"sddmm: S has {len(shape)} modes (expected a matrix)")
@@ -477,7 +579,8 @@ class SDDMMPlan:
     S: as for ``tenfold.sddmm`` (any sparse type tenfold takes; its non-zeros
     in its own order, duplicates kept). alpha, beta, scale: as ``sddmm``.
     device 'auto' | 'cpu' | 'gpu'; precision 'double' | 'single' (float
-    arithmetic; then A and B may be float32 arrays, taken as they are).
+    arithmetic; then A and B may be float32 arrays, taken as they are); gpu:
+    the ordinal of the GPU a GPU plan runs on.
 
     >>> plan = tenfold.SDDMMPlan(S, 32)
     >>> for it in range(10):
@@ -485,13 +588,16 @@ class SDDMMPlan:
     >>> plan.like(P)                    # on S's pattern, as S's type
     >>> plan.close()                    # or: with tenfold.SDDMMPlan(...) as plan:
 
-    Arrays in GPU memory are not taken yet (UnavailableError); the C API's
-    tf_sddmm_plan_run reads and writes them in place.
+    GPU arrays (PyTorch / CuPy through DLPack) on a GPU plan: run reads A
+    and B in place on the device and returns P there (see run).
+
+    >>> plan = tenfold.SDDMMPlan(S, 32, device="gpu")
+    >>> P = plan.run(A_cuda, B_cuda)    # a CUDA tensor of nnz values, S's order
     """
 
     def __init__(self, S: TensorLike, K: int, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
                  device: Device = "auto", precision: Literal["double", "single"] = "double",
-                 memory_limit: Union[None, int, str] = None, threads: Optional[int] = None):
+                 memory_limit: Union[None, int, str] = None, threads: Optional[int] = None, gpu: int = 0):
         self._plan = None
         self._ctx = None
         ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
@@ -522,7 +628,7 @@ class SDDMMPlan:
         o.alpha, o.beta = float(alpha), float(beta)
         o.backend, o.threads = _backend(device), _threads(threads)
         o.precision = lib.TF_SINGLE if self._single else lib.TF_DOUBLE
-        self._ctx = _Context(device, 1, memory_limit, threads)
+        self._ctx = _Context(device, 1, memory_limit, threads, gpu=gpu)
         o.context = self._ctx.ptr[0]
         plan = ffi.new("tf_sddmm_plan **")
         try:
@@ -556,11 +662,21 @@ class SDDMMPlan:
         d.rows, d.cols, d.ld, d.precision, d.memory = a.shape[0], a.shape[1], a.shape[1], prec, lib.TF_MEMORY_HOST
         return a, d
 
-    def run(self, A: np.ndarray, B: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+    def run(self, A: Any, B: Any, out: Any = None) -> Any:
         """P's values (float64, S's non-zeros in S's order) for A (M x K) and B
-        (N x K); into `out` (a float64 array of nnz values) when given."""
+        (N x K); into `out` (a float64 array of nnz values) when given.
+
+        With A and B in GPU memory (PyTorch / CuPy through DLPack, on the
+        plan's GPU, of its precision: float32 on a 'single' plan, else
+        float64; row-major) they are read in place and P comes back on the
+        device: a new array of A's library, or `out` (a GPU array of nnz
+        values of that dtype). Returns once P is written. Mixing host and
+        GPU arrays is an ArgumentError; GPU arrays are not checked for NaN.
+        """
         if self._plan is None:
             raise ArgumentError("SDDMMPlan.run: the plan is closed")
+        if common_device([("A", A), ("B", B), ("out", out)]) is not None:
+            return self._run_gpu(A, B, out)
         Aa, da = self._operand(A, "A", self.shape[0])
         Ba, db = self._operand(B, "B", self.shape[1])
         if out is None:
@@ -577,9 +693,42 @@ class SDDMMPlan:
             out[self._perm] = self._p
         return out
 
+    def _run_gpu(self, A, B, out):
+        if self.device != "gpu" and self.nnz:
+            raise ArgumentError("SDDMMPlan.run: GPU arrays need a plan on the GPU; this one runs on the CPU"
+                                + (f" ({self.note})" if self.note else " (build it with device='gpu')"))
+        dtype = np.dtype(np.float32 if self._single else np.float64)
+        views = []
+        try:
+            a = GpuArray(A, "A", 2)
+            views.append(a)
+            b = GpuArray(B, "B", 2)
+            views.append(b)
+            _check_gpu(a, self.shape[0], self.K, dtype)
+            _check_gpu(b, self.shape[1], self.K, dtype)
+            res = out if out is not None else empty_like(a, (self.nnz,))
+            o = GpuArray(res, "out", 1, writable=True)
+            views.append(o)
+            _check_gpu(o, self.nnz, None, dtype)
+            # P comes in CSR order: S's order by a scatter on the device when they differ
+            if not self.nnz:  # nothing to compute (no plan on a device)
+                return res
+            p = o if self._perm is None else GpuArray(empty_like(o, (self.nnz,)), "P", 1, writable=True)
+            views.append(p)
+            check(lib.tf_sddmm_plan_run(self._plan, a.dense(), b.dense(), p.dense(), ffi.NULL))
+            if self._perm is not None:
+                scatter(res, self._perm, p.obj)
+        finally:
+            for v in views:
+                v.release()
+        return res
+
     def like(self, P: np.ndarray) -> Any:
         """The values P (as run returns them) on S's pattern, as S's type:
-        what ``tenfold.sddmm`` returns."""
+        what ``tenfold.sddmm`` returns. P must be a host array."""
+        if gpu_device(P) is not None:
+            raise ArgumentError("like: P is in GPU memory, and S's type holds host arrays: pass P copied to the "
+                                "host (torch: P.cpu().numpy(); cupy: P.get())")
         T = Tensor.__new__(Tensor)
         T._ind, T.values, T.shape = self._ind, np.asarray(P, dtype=np.float64), self.shape
         return _like(self._S, T, T.values)

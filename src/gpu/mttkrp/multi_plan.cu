@@ -146,7 +146,7 @@ tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matr
 
 void plan_destroy(void *impl) { delete (multi_plan *)impl; }
 
-const tf_plan_ops multi_plan_ops = {plan_mttkrp, plan_destroy, plan_time};
+const tf_plan_ops multi_plan_ops = {plan_mttkrp, plan_destroy, plan_time, nullptr}; /* host arrays only */
 
 tf_status build(multi_plan *mp, const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p)
 {

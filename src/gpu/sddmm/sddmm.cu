@@ -20,6 +20,7 @@
 #include "gpu/sddmm/common.cuh"
 #include "gpu/sddmm/tile_kernel.cuh"
 #include "gpu/sddmm/row_kernel.cuh"
+#include "gpu/runtime/dense.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "fmt/sddmm_tiles.h"
@@ -422,27 +423,6 @@ struct dev_buf {
     }
 };
 
-/* Where X is (*gpu: GPU memory the kernels can read, device or managed),
- * checked against what X says (memory), the plan's GPU and precision. */
-tf_status locate(const tf_dense &X, const char *name, const char *who, int device, tf_precision prec, bool *gpu)
-{
-    int dev = -1;
-    const int kind = tf_cuda_memory_of_impl(X.data, &dev);
-    *gpu = kind != TF_CUDA_PTR_HOST;
-    if (X.memory == TF_MEMORY_HOST && *gpu)
-        return tf_fail(TF_ERR_ARG, "%s: %s is GPU memory, but its memory says TF_MEMORY_HOST", who, name);
-    if (X.memory == TF_MEMORY_DEVICE && !*gpu)
-        return tf_fail(TF_ERR_ARG, "%s: %s is not GPU memory (CUDA does not know the pointer), but its memory says "
-                                   "TF_MEMORY_DEVICE", who, name);
-    if (kind == TF_CUDA_PTR_DEVICE && dev != device)
-        return tf_fail(TF_ERR_ARG, "%s: %s is memory of GPU %d; the plan runs on GPU %d", who, name, dev, device);
-    if (*gpu && X.precision != prec)
-        return tf_fail(TF_ERR_ARG, "%s: %s is GPU memory of %ss; this plan computes in %s and reads GPU arrays of %ss",
-                       who, name, X.precision == TF_SINGLE ? "float" : "double",
-                       prec == TF_SINGLE ? "float" : "double", prec == TF_SINGLE ? "float" : "double");
-    return TF_OK;
-}
-
 /* ------------------------------------------------------------ the plan */
 
 enum scheme_kind { SCHEME_ROW, SCHEME_TILES, SCHEME_CUSPARSE };
@@ -655,8 +635,8 @@ tf_status typed_part<T>::place_both(const tf_dense &A, const tf_dense &B, const 
                                     const T **a, const T **b)
 {
     bool ga, gb;
-    TF_TRY(locate(A, "A", who, ctx->device, prec, &ga));
-    TF_TRY(locate(B, "B", who, ctx->device, prec, &gb));
+    TF_TRY(tf_cuda_dense_locate(A, "A", who, ctx->device, prec, &ga));
+    TF_TRY(tf_cuda_dense_locate(B, "B", who, ctx->device, prec, &gb));
     TF_TRY(place(A, ga, dA, rawA, "SDDMM A (padded)", st, a));
     return place(B, gb, dB, rawB, "SDDMM B (padded)", st, b);
 }
@@ -667,7 +647,7 @@ tf_status typed_part<T>::run(const tf_dense &A, const tf_dense &B, const tf_dens
     static const char who[] = "tf_sddmm_plan_run";
     TF_TRY(tf_cuda_ctx_use(ctx));
     bool gp;
-    TF_TRY(locate(P, "P", who, ctx->device, prec, &gp));
+    TF_TRY(tf_cuda_dense_locate(P, "P", who, ctx->device, prec, &gp));
     if (gp && (uintptr_t)P.data % sizeof(T))
         return tf_fail(TF_ERR_ARG, "%s: P (GPU memory) is not aligned to its %zu-byte values", who, sizeof(T));
     const T *a, *b;
@@ -773,20 +753,4 @@ extern "C" void tf_cuda_sddmm_plan_free_impl(tf_sddmm_gpu *g)
         p.reset();
     }
     delete g;
-}
-
-extern "C" int tf_cuda_memory_of_impl(const void *p, int *device)
-{
-    cudaPointerAttributes at;
-    memset(&at, 0, sizeof at);
-    if (device) *device = -1;
-    if (!p || cudaPointerGetAttributes(&at, p) != cudaSuccess) {
-        cudaGetLastError(); /* an unknown pointer is host memory; leave no error behind */
-        return TF_CUDA_PTR_HOST;
-    }
-    if (at.type == cudaMemoryTypeDevice) {
-        if (device) *device = at.device;
-        return TF_CUDA_PTR_DEVICE;
-    }
-    return at.type == cudaMemoryTypeManaged ? TF_CUDA_PTR_MANAGED : TF_CUDA_PTR_HOST;
 }

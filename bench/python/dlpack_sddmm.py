@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""SDDMM from Python with host (numpy) and GPU (PyTorch CUDA) operands, issue 29:
+shows that GPU arrays go through DLPack with no host round trip.
+
+    python bench/python/dlpack_sddmm.py [--nnz 20000000] [--rows 1000000] [--K 32] [--reps 10]
+
+On a random rows x rows pattern of --nnz non-zeros (CSR order), K columns:
+  plan numpy   SDDMMPlan.run(A, B) with numpy A, B: uploads A and B, downloads P each call
+  plan torch   SDDMMPlan.run(A, B) with CUDA tensors: reads them in place, P stays on the GPU
+  plan torch via host   the same through the host: A.cpu().numpy() ... torch.from_numpy(P).cuda()
+  sddmm numpy / sddmm torch   the one-shot tenfold.sddmm (plans, uploads S, runs, frees)
+Each the median of --reps calls after one warm-up, wall clock around a call that returns
+once P is written (torch.cuda.synchronize() before and after). Needs tenfold with CUDA, torch.
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+
+import tenfold
+
+
+def timed(fn, reps):
+    fn()
+    ts = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--nnz", type=int, default=20_000_000)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--K", type=int, default=32)
+    ap.add_argument("--reps", type=int, default=10)
+    a = ap.parse_args()
+    rng = np.random.default_rng(1)
+    flat = np.unique(rng.integers(0, a.rows * a.rows, size=a.nnz, dtype=np.int64))  # sorted: CSR order
+    coords = np.stack(np.divmod(flat, a.rows), axis=1)
+    S = (coords, np.ones(len(flat)), (a.rows, a.rows))
+    A, B = rng.standard_normal((a.rows, a.K)), rng.standard_normal((a.rows, a.K))
+    At, Bt = torch.from_numpy(A).cuda(), torch.from_numpy(B).cuda()
+    print(f"tenfold {tenfold.__version__} ({tenfold.build_info()['cuda_toolkit'] or 'no CUDA'}), torch "
+          f"{torch.__version__}, {torch.cuda.get_device_name(0)}")
+    print(f"S {a.rows} x {a.rows}, {len(flat)} non-zeros, K = {a.K}, fp64; median of {a.reps} calls")
+    rows = []
+    with tenfold.SDDMMPlan(S, a.K, device="gpu") as plan:
+        print(f"plan: {plan!r} {plan.note}")
+        Pn = plan.run(A, B)
+        Pt = plan.run(At, Bt)
+        err = float(np.abs(Pt.cpu().numpy() - Pn).max() / np.abs(Pn).max())
+        rows.append(("plan numpy", timed(lambda: plan.run(A, B), a.reps)))
+        rows.append(("plan torch", timed(lambda: plan.run(At, Bt), a.reps)))
+        rows.append(("plan torch via host", timed(
+            lambda: torch.from_numpy(plan.run(At.cpu().numpy(), Bt.cpu().numpy())).cuda(), a.reps)))
+    reps1 = max(2, a.reps // 4)
+    rows.append(("sddmm numpy", timed(lambda: tenfold.sddmm(S, A, B), reps1)))
+    rows.append(("sddmm torch", timed(lambda: tenfold.sddmm(S, At, Bt), reps1)))
+    moved = (A.nbytes + B.nbytes + 8 * len(flat)) / 1e9
+    print(f"{'call':22s} {'ms':>9s}")
+    for name, t in rows:
+        print(f"{name:22s} {1e3 * t:9.2f}")
+    print(f"max |P(torch) - P(numpy)| / max |P| = {err:.2e}; a host round trip moves {moved:.2f} GB per call "
+          f"(A, B up, P down)")
+    print(f"RESULT dlpack_sddmm nnz={len(flat)} K={a.K} " + " ".join(
+        f"{name.replace(' ', '_')}_ms={1e3 * t:.2f}" for name, t in rows))
+
+
+if __name__ == "__main__":
+    main()
