@@ -21,9 +21,13 @@ typedef struct tf_dist {
     /* Records of rec bytes: send[rank r's block] (blocks in rank order,
      * send_n[r] records to rank r) to their ranks; *recv (allocated with
      * tf_alloc, freed by the caller) gets every rank's block for this one
-     * in rank order, *recv_total records in all. */
-    tf_status (*alltoall_records)(const void *send, const uint64_t *send_n, uint32_t rec, void **recv,
-                                  uint64_t *recv_total);
+     * in rank order, *recv_total records in all. At most round_bytes (0:
+     * 256 MiB) go between two ranks per round: messages of several GB in
+     * one piece stall some MPI transports (a billion non-zeros over two
+     * ranks is 5 GB a pair). */
+    tf_status (*alltoall_records)(const void *send, const uint64_t *send_n, uint32_t rec, uint64_t round_bytes,
+                                  void **recv, uint64_t *recv_total);
+    uint64_t round_bytes; /* for alltoall_records: the context's tuning.mpi_round_bytes */
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

@@ -83,6 +83,8 @@ void tf_tuning_from_env(tf_tuning *t)
     if (env_is("TF_GPU_APPLY_GRAM", "0")) t->cpd_apply_gram = 0;
     if (env_is("TF_GPU_APPLY_GRAM", "1")) t->cpd_apply_gram = 1;
     if (env_ll("TF_GPU_GRAM_SOLVE", &v)) t->cpd_gram_solve_rows = v < 0 ? 0 : v;
+    /* MPI ranks */
+    if (env_ll("TF_MPI_ROUND", &v) && v >= 1) t->mpi_round_bytes = (uint64_t)v;
     /* SDDMM */
     if (env_ll("TF_SDDMM_ROW_GRID", &v) && v > 0 && v <= 0x7fffffff) t->sddmm_row_grid = (uint32_t)v;
     /* uploads, tests, measurements */

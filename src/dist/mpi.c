@@ -111,56 +111,108 @@ static tf_status allreduce_max(double *x, uint64_t n)
     return rc == MPI_SUCCESS ? TF_OK : mpi_fail("MPI_Allreduce", rc);
 }
 
-static tf_status alltoall_records(const void *send, const uint64_t *send_n, uint32_t rec, void **recv,
-                                  uint64_t *recv_total)
+/* Records of rec bytes to their ranks (tf_dist.alltoall_records), in rounds
+ * of at most round_records records a pair: every rank takes part in every
+ * round (the count is agreed by an all-reduce), each round's block for a
+ * pair being the next piece of that pair's records. */
+static tf_status alltoall_rounds(const unsigned char *send, const uint64_t *send_n, const uint64_t *sd64,
+                                 const uint64_t *rn, const uint64_t *rd64, uint32_t rec, uint64_t round_records,
+                                 unsigned char *recv, int size)
 {
-    int size = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    *recv = NULL;
-    *recv_total = 0;
+    uint64_t most = 0;
+    for (int r = 0; r < size; ++r) {
+        if (send_n[r] > most) most = send_n[r];
+        if (rn[r] > most) most = rn[r];
+    }
+    unsigned long long rounds = (unsigned long long)((most + round_records - 1) / round_records), all = 0;
+    int e = MPI_Allreduce(&rounds, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (e != MPI_SUCCESS) return mpi_fail("MPI_Allreduce of the exchange's rounds", e);
     int *sc = NULL, *sd = NULL, *rc_ = NULL, *rd = NULL;
-    uint64_t *rn = NULL;
     MPI_Datatype type = MPI_DATATYPE_NULL;
     tf_status s = TF_ALLOC(sc, (uint64_t)size, "MPI counts");
     if (s == TF_OK) s = TF_ALLOC(sd, (uint64_t)size, "MPI displacements");
     if (s == TF_OK) s = TF_ALLOC(rc_, (uint64_t)size, "MPI counts");
     if (s == TF_OK) s = TF_ALLOC(rd, (uint64_t)size, "MPI displacements");
-    if (s == TF_OK) s = TF_ALLOC(rn, (uint64_t)size, "MPI counts");
-    int e = MPI_SUCCESS;
     if (s == TF_OK) {
-        e = MPI_Alltoall((void *)send_n, 1, MPI_UINT64_T, rn, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+        e = MPI_Type_contiguous((int)rec, MPI_BYTE, &type);
+        if (e == MPI_SUCCESS) e = MPI_Type_commit(&type);
+        if (e != MPI_SUCCESS) s = mpi_fail("MPI_Type_contiguous", e);
+    }
+    for (unsigned long long k = 0; s == TF_OK && k < all; ++k) {
+        /* this round's piece of every pair, packed: displacements from the
+         * round's first piece, each below round_records * size */
+        const uint64_t lo = k * round_records;
+        uint64_t base_s = UINT64_MAX, base_r = UINT64_MAX;
+        for (int r = 0; r < size; ++r) {
+            const uint64_t ns = send_n[r] > lo ? (send_n[r] - lo < round_records ? send_n[r] - lo : round_records) : 0;
+            const uint64_t nr = rn[r] > lo ? (rn[r] - lo < round_records ? rn[r] - lo : round_records) : 0;
+            sc[r] = (int)ns;
+            rc_[r] = (int)nr;
+            if (ns && sd64[r] + lo < base_s) base_s = sd64[r] + lo;
+            if (nr && rd64[r] + lo < base_r) base_r = rd64[r] + lo;
+        }
+        for (int r = 0; r < size; ++r) {
+            const uint64_t ds = sc[r] ? sd64[r] + lo - base_s : 0, dr = rc_[r] ? rd64[r] + lo - base_r : 0;
+            if (ds > INT_MAX || dr > INT_MAX) {
+                s = tf_fail(TF_ERR_RANGE, "MPI exchange: more than 2^31 non-zeros between ranks (use more ranks)");
+                break;
+            }
+            sd[r] = (int)ds;
+            rd[r] = (int)dr;
+        }
+        if (s != TF_OK) break;
+        if (base_s == UINT64_MAX) base_s = 0; /* nothing to send (or receive) this round */
+        if (base_r == UINT64_MAX) base_r = 0;
+        e = MPI_Alltoallv((void *)(send + base_s * rec), sc, sd, type, recv + base_r * rec, rc_, rd, type,
+                          MPI_COMM_WORLD);
+        if (e != MPI_SUCCESS) s = mpi_fail("MPI_Alltoallv of non-zeros", e);
+    }
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+    tf_free(sc);
+    tf_free(sd);
+    tf_free(rc_);
+    tf_free(rd);
+    return s;
+}
+
+static tf_status alltoall_records(const void *send, const uint64_t *send_n, uint32_t rec, uint64_t round_bytes,
+                                  void **recv, uint64_t *recv_total)
+{
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    *recv = NULL;
+    *recv_total = 0;
+    uint64_t *rn = NULL, *sd = NULL, *rd = NULL;
+    tf_status s = TF_ALLOC(rn, (uint64_t)size, "MPI counts");
+    if (s == TF_OK) s = TF_ALLOC(sd, (uint64_t)size, "MPI displacements");
+    if (s == TF_OK) s = TF_ALLOC(rd, (uint64_t)size, "MPI displacements");
+    if (s == TF_OK) {
+        const int e = MPI_Alltoall((void *)send_n, 1, MPI_UINT64_T, rn, 1, MPI_UINT64_T, MPI_COMM_WORLD);
         if (e != MPI_SUCCESS) s = mpi_fail("MPI_Alltoall of record counts", e);
     }
     uint64_t at = 0, rat = 0;
     for (int r = 0; s == TF_OK && r < size; ++r) {
-        /* counts and displacements in records (one datatype of rec bytes) */
-        if (send_n[r] > INT_MAX || at > INT_MAX || rn[r] > INT_MAX || rat > INT_MAX)
-            s = tf_fail(TF_ERR_RANGE, "MPI exchange: more than 2^31 non-zeros between two ranks (use more ranks)");
-        sc[r] = (int)send_n[r];
-        sd[r] = (int)at;
-        rc_[r] = (int)rn[r];
-        rd[r] = (int)rat;
+        sd[r] = at;
+        rd[r] = rat;
         at += send_n[r];
         rat += rn[r];
     }
     if (s == TF_OK) s = tf_alloc(recv, rat ? rat : 1, rec, "received non-zeros");
     if (s == TF_OK) {
-        e = MPI_Type_contiguous((int)rec, MPI_BYTE, &type);
-        if (e == MPI_SUCCESS) e = MPI_Type_commit(&type);
-        if (e == MPI_SUCCESS) e = MPI_Alltoallv((void *)send, sc, sd, type, *recv, rc_, rd, type, MPI_COMM_WORLD);
-        if (e != MPI_SUCCESS) s = mpi_fail("MPI_Alltoallv of non-zeros", e);
+        const uint64_t bytes = round_bytes ? round_bytes : (uint64_t)256 << 20;
+        uint64_t per = bytes / rec;
+        if (per < 1) per = 1;
+        if (per > INT_MAX / 2) per = INT_MAX / 2;
+        s = alltoall_rounds((const unsigned char *)send, send_n, sd, rn, rd, rec, per, (unsigned char *)*recv, size);
     }
-    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
     if (s == TF_OK) *recv_total = rat;
     else {
         tf_free(*recv);
         *recv = NULL;
     }
-    tf_free(sc);
-    tf_free(sd);
-    tf_free(rc_);
-    tf_free(rd);
     tf_free(rn);
+    tf_free(sd);
+    tf_free(rd);
     return s;
 }
 

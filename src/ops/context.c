@@ -106,6 +106,7 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
             return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
         }
         *c->dist = dist;
+        c->dist->round_bytes = o->tuning.mpi_round_bytes;
     }
     *out = c;
     return TF_OK;

@@ -137,7 +137,7 @@ tf_status tf_shard_exchange(const tf_tensor *part, uint32_t mode, const uint64_t
     }
     void *got = NULL;
     uint64_t n = 0;
-    s = d->alltoall_records(buf, send_n, rec, &got, &n);
+    s = d->alltoall_records(buf, send_n, rec, d->round_bytes, &got, &n);
     tf_free(buf);
     buf = NULL;
     if (s == TF_OK) s = tf_tensor_alloc(out, N, part->dims, n);

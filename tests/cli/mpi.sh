@@ -75,6 +75,11 @@ if [ "$rc" -ne 0 ]; then bad "heavy.bin on 3 ranks: exit $rc; $(head -c 300 err.
     check "heavy.bin on 3 ranks: a rank holds a third" grep -q "^tensor: .*(this rank holds " out.txt
     check "heavy.bin on 3 ranks: fits and factors equal one process's to 1e-9" compare one_heavy r3_bin
 fi
+# the parts' all-to-all in many small rounds (TF_MPI_ROUND bytes a pair per round)
+TF_MPI_ROUND=1000 ranks 3 cpd heavy.bin -r 5 -i 8 --tol 0 -t 1 -o r3_round --json r3_round.json
+if [ "$rc" -ne 0 ]; then bad "heavy.bin on 3 ranks, small rounds: exit $rc; $(head -c 300 err.txt)"; else
+    check "heavy.bin on 3 ranks, small rounds: equal to one process's to 1e-9" compare one_heavy r3_round
+fi
 
 # more ranks than a mode has rows: some ranks own no rows of it (empty shards)
 "$TF" gen -o tiny.tns --dims 40,30,3 --nnz 500 --seed 3 >/dev/null 2>&1 || bad "gen tiny.tns"

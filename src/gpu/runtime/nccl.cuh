@@ -55,6 +55,10 @@ void tf_nccl_group_free(tf_nccl_group *g, bool abort);
  * already there. */
 tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
+/* GPU `from` (the current device) may read and write GPU `to`'s memory:
+ * cudaDeviceEnablePeerAccess once per ordered pair for the process's life
+ * (enabling it again is an API error, which compute-sanitizer reports). */
+tf_status tf_peer_enable(int from, int to);
 /* The copy-engine transport (peer.cu), behind the calls above. */
 bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n);
 tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n);

@@ -4,7 +4,29 @@
  * PCIe. Unlike NCCL's broadcasts, which are kernels, the copies take no SM
  * time from the MTTKRP they overlap (issue 28: NCCL's kernels slowed the
  * fp64 MTTKRP beside them by 3-6 %), and need no library. */
+#include <mutex>
+
 #include "gpu/runtime/nccl.cuh"
+
+namespace {
+
+/* which ordered pairs tf_peer_enable has enabled */
+std::mutex peer_mu;
+bool peer_on[TF_MAX_GPUS * 4][TF_MAX_GPUS * 4];
+
+} // namespace
+
+tf_status tf_peer_enable(int from, int to)
+{
+    std::lock_guard<std::mutex> lock(peer_mu);
+    const bool tracked = from < TF_MAX_GPUS * 4 && to < TF_MAX_GPUS * 4;
+    if (tracked && peer_on[from][to]) return TF_OK;
+    const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0); /* from is the current device */
+    if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); /* enabled outside tenfold: fine */
+    else if (e != cudaSuccess) return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
+    if (tracked) peer_on[from][to] = true;
+    return TF_OK;
+}
 
 bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n)
 {
@@ -32,12 +54,8 @@ tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
     for (int i = 0; i < n; ++i) {
         g->gpu[i] = gpu[i];
         TF_TRY(tf_cuda_ctx_use(gpu[i]));
-        for (int j = 0; j < n; ++j) {
-            if (j == i) continue;
-            const cudaError_t e = cudaDeviceEnablePeerAccess(gpu[j]->device, 0);
-            if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); /* another run enabled it: fine */
-            else if (e != cudaSuccess) return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
-        }
+        for (int j = 0; j < n; ++j)
+            if (j != i) TF_TRY(tf_peer_enable(gpu[i]->device, gpu[j]->device));
         TF_CU(cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&g->sent[i], cudaEventDisableTiming));
     }
