@@ -162,17 +162,6 @@ static int place_operands(tf_sddmm_plan *plan, const config *c, operands *x)
     return 0;
 }
 
-static const char *algo_name(tf_sddmm_algo a)
-{
-    switch (a) {
-    case TF_SDDMM_ALGO_SM_L2: return "sm-l2";
-    case TF_SDDMM_ALGO_SM_SM: return "sm-sm";
-    case TF_SDDMM_ALGO_ROW: return "row";
-    case TF_SDDMM_ALGO_CUSPARSE: return "cusparse";
-    default: return "-";
-    }
-}
-
 /* The timed runs on placed operands; prints the RESULT and PANEL lines. */
 static int measure(tf_sddmm_plan *plan, const config *c, operands *x, outcome *out)
 {
@@ -206,7 +195,7 @@ static int measure(tf_sddmm_plan *plan, const config *c, operands *x, outcome *o
                    "build_ms=%.1f kernel_ms=%.4f\n",
                    (unsigned long long)c->K, pn, c->gpus, g, q->device, (unsigned long long)q->row_lo,
                    (unsigned long long)q->row_hi, (unsigned long long)(q->nnz_hi - q->nnz_lo),
-                   nnz > 0 ? 100.0 * (double)(q->nnz_hi - q->nnz_lo) / nnz : 0.0, algo_name(q->info.algo),
+                   nnz > 0 ? 100.0 * (double)(q->nnz_hi - q->nnz_lo) / nnz : 0.0, q->nnz_hi > q->nnz_lo ? tf_sddmm_algo_name(q->info.algo) : "-",
                    q->build_ms, median(col, R));
         }
     }

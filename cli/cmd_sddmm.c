@@ -197,16 +197,10 @@ static tf_matrix random_dense(uint64_t rows, uint64_t cols, uint64_t seed, tf_st
     return m;
 }
 
+/* What ran, by name (the CPU's OpenMP kernel says auto in its info). */
 static const char *algo_name(tf_sddmm_algo a)
 {
-    switch (a) {
-    case TF_SDDMM_ALGO_SM_L2: return "sm-l2";
-    case TF_SDDMM_ALGO_SM_SM: return "sm-sm";
-    case TF_SDDMM_ALGO_ROW: return "row";
-    case TF_SDDMM_ALGO_CUSPARSE: return "cusparse";
-    case TF_SDDMM_ALGO_REFERENCE: return "reference";
-    default: return "openmp";
-    }
+    return a == TF_SDDMM_ALGO_AUTO ? "openmp" : tf_sddmm_algo_name(a);
 }
 
 /* Times one algorithm; prints its line; *median_ms gets the median. */

@@ -694,6 +694,10 @@ typedef struct tf_sddmm_info {
 } tf_sddmm_info;
 
 void tf_sddmm_opts_default(tf_sddmm_opts *o);
+/* An algorithm's name as the tool spells it: "auto", "sm-l2", "sm-sm", "row",
+ * "cusparse", "reference" ("unknown" otherwise). A CPU run's info says auto
+ * for its OpenMP kernel. */
+const char *tf_sddmm_algo_name(tf_sddmm_algo a);
 /* P (S->nnz values, in S's order; may alias S->vals) as above. */
 tf_status tf_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
                    double *P, tf_sddmm_info *info);
