@@ -730,10 +730,10 @@ typedef struct tf_sddmm_plan tf_sddmm_plan;
 
 /* Where the array of a tf_dense is. */
 typedef enum tf_memory {
-    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of the plan's GPU (device
+    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of a GPU of the plan (device
                            or managed memory, cudaPointerGetAttributes) or host  */
     TF_MEMORY_HOST,     /* host memory (pageable or pinned)                       */
-    TF_MEMORY_DEVICE    /* GPU memory of the plan's device (a CUDA allocation)    */
+    TF_MEMORY_DEVICE    /* GPU memory of a GPU of the plan (a CUDA allocation)    */
 } tf_memory;
 
 /* A dense operand of a plan run, in host or GPU memory: rows x cols,
@@ -812,13 +812,7 @@ typedef struct tf_sddmm_panel {
  * runs the panels at the same time, each writing its slice of P. */
 tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
 /* P = the SDDMM of the plan's S with A (S->rows x K) and B (S->cols x K),
- * as tf_sddmm; P (S->nnz x 1) is written in S's order. On several GPUs each
- * GPU takes its panel's rows of A, all of B and writes its slice of P: host
- * arrays are copied to (and P from) every GPU by one host thread each; GPU
- * arrays on one of the plan's GPUs are read in place by that GPU's panel and
- * copied peer-to-peer (cudaMemcpyPeerAsync) to the others, whose slices of P
- * come back the same way; ro->parts gives each GPU its own operands (no
- * copies at all). Host arrays are
+ * as tf_sddmm; P (S->nnz x 1) is written in S's order. Host arrays are
  * double, or float on a TF_SINGLE plan; GPU arrays are of the plan's
  * precision and are read and written in place (no copies) when A and B
  * have ld = K, K is a multiple of 16 bytes of values (2 doubles, 4 floats)
@@ -826,7 +820,13 @@ tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *
  * a padded buffer first. A CPU plan takes host arrays only. ro may be NULL
  * (defaults). A wrong shape, precision or memory is TF_ERR_ARG naming the
  * array; a plan after tf_sddmm_plan_free is TF_ERR_ARG (always caught in
- * debug builds, which keep freed plans' headers). */
+ * debug builds, which keep freed plans' headers). On several GPUs each GPU
+ * takes its panel's rows of A and all of B and writes its slice of P: host
+ * arrays are copied to (and P from) every GPU by one host thread each; GPU
+ * arrays on one of the plan's GPUs are read in place by that GPU's panel and
+ * copied peer-to-peer (cudaMemcpyPeerAsync) to the others, whose slices of P
+ * go back the same way; ro->parts gives each GPU its own operands (no
+ * copies between GPUs at all). */
 tf_status tf_sddmm_plan_run(tf_sddmm_plan *plan, const tf_dense *A, const tf_dense *B, const tf_dense *P,
                             const tf_sddmm_run_opts *ro);
 /* Benchmark helper: places A and B as a run does, then `warmup` untimed and
