@@ -310,8 +310,13 @@ int main(int argc, char **argv)
     }
     tf_tensor coo;
     tf_csr S;
+    memset(&coo, 0, sizeof coo);
     double t0 = tf_wtime();
-    if (tf_read_tensor(path, 0, &coo, NULL) != TF_OK || coo.order != 2 || tf_csr_from_coo(&coo, &S) != TF_OK) {
+    if (tf_read_tensor(path, 0, &coo, NULL) != TF_OK) {
+        fprintf(stderr, "bench_sddmm_multi: %s\n", tf_last_error());
+        return 1;
+    }
+    if (coo.order != 2 || tf_csr_from_coo(&coo, &S) != TF_OK) {
         fprintf(stderr, "bench_sddmm_multi: %s: %s\n", path, coo.order != 2 ? "not a matrix" : tf_last_error());
         return 1;
     }
