@@ -93,7 +93,7 @@ static int gpu_arrays(tf_sddmm_plan *plan, const tf_csr *S, const tf_matrix *A, 
     const tf_dense p = {dP, S->nnz, 1, 1, pr, TF_MEMORY_DEVICE};
     cudaStream_t stream;
     CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const tf_sddmm_run_opts ro = {stream};
+    const tf_sddmm_run_opts ro = {stream, NULL, 0};
     double *t = calloc((size_t)reps, sizeof *t);
     if (!t) return 1;
     for (int i = 0; i < 20; ++i) TRY(tf_sddmm_plan_run(plan, &a, &b, &p, NULL)); /* warm-up */

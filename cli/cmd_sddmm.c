@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold sddmm: SDDMM benchmark (GFLOP/s, next to cuSPARSE on the GPU;
- * --repeat: one-shot calls against a plan's runs) or one SDDMM from given
- * dense matrices, written as Matrix Market. */
+ * --repeat: one-shot calls against a plan's runs; --gpus: a plan over
+ * several GPUs, per-GPU non-zeros and times) or one SDDMM from given dense
+ * matrices, written as Matrix Market. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,14 @@ static const char help[] =
     "      --scale          multiply by the values of S instead of its pattern\n"
     "      --device D       auto|cpu|gpu (default auto: the GPU when present)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
+    "      --gpus G         several GPUs: a count N (GPUs 0..N-1), all, or a list of\n"
+    "                       GPU numbers (0,2; '3,' is GPU 3 alone); S is cut into one\n"
+    "                       row panel per GPU with about nnz / N non-zeros each (a\n"
+    "                       row is never split); each GPU builds and tunes its own\n"
+    "                       panel and writes its slice of P. The benchmark prints\n"
+    "                       the build (the one-time distribution) apart, then each\n"
+    "                       GPU's rows, non-zeros and kernel time (CUDA events on\n"
+    "                       each GPU, median) and the whole run's (no cuSPARSE)\n"
     "      --precision P    double|single (default double)\n"
     "      --algo A         auto|row|sm-l2|sm-sm (GPU scheme). row: non-zero-\n"
     "                       parallel in CSR order, A and B read through L1/L2;\n"
@@ -78,6 +87,7 @@ typedef struct sddmm_cli {
     uint64_t K, seed;
     int reps, warmup, threads, device;
     int repeat; /* --repeat N: N one-shot calls against N plan runs (0: not) */
+    cli_gpus gpus; /* --gpus (n = 0, all = 0: not given) */
     tf_sddmm_opts o;
     const char *a_path, *b_path, *out_path;
     const char *base; /* --base */
@@ -91,7 +101,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
     const char *k = NULL, *A = NULL, *B = NULL, *out = NULL, *alpha = NULL, *beta = NULL, *device = NULL,
                *gpu = NULL, *precision = NULL, *algo = NULL, *tj = NULL, *tk = NULL, *reps = NULL, *warmup = NULL,
                *seed = NULL, *threads = NULL, *vwarp = NULL, *nper = NULL, *a_regs = NULL, *base = NULL,
-               *mem = NULL, *repeat = NULL;
+               *mem = NULL, *repeat = NULL, *gpus = NULL;
     int scale = 0;
     const cli_opt opts[] = {{"k", 'k', &k, NULL},          {"A", 'A', &A, NULL},
                             {"B", 'B', &B, NULL},          {"output", 'o', &out, NULL},
@@ -104,7 +114,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
                             {"threads", 't', &threads, NULL}, {"vwarp", 0, &vwarp, NULL},
                             {"nper", 0, &nper, NULL},      {"a-regs", 0, &a_regs, NULL},
                             {"base", 0, &base, NULL},      {"memory-limit", 0, &mem, NULL},
-                            {"repeat", 0, &repeat, NULL},
+                            {"repeat", 0, &repeat, NULL},  {"gpus", 0, &gpus, NULL},
                             CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "sddmm", help, argc, argv, opts, 1, 1, "MATRIX");
     if (rc >= 0) return rc;
@@ -137,8 +147,15 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
         (rc = cli_int("sddmm", "--repeat", repeat, 1, 1000000, &c->repeat)) ||
         (rc = cli_u64("sddmm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
         (rc = cli_threads("sddmm", threads, &c->threads)) ||
-        (rc = cli_size("sddmm", "--memory-limit", mem, &c->memory_limit)))
+        (rc = cli_size("sddmm", "--memory-limit", mem, &c->memory_limit)) ||
+        (rc = cli_parse_gpus("sddmm", gpus, &c->gpus)))
         return rc;
+    if (gpus) {
+        if (device && c->o.backend == TF_BACKEND_CPU) return cli_usage("sddmm", "--gpus: not with --device cpu");
+        if (gpu) return cli_usage("sddmm", "--gpus and --gpu: name the GPUs in --gpus alone");
+        c->o.backend = TF_BACKEND_GPU;
+        c->device_auto = 0;
+    }
     c->o.op = scale ? TF_SDDMM_SCALE : TF_SDDMM_SAMPLE;
     c->o.algo = algo_values[algo_i];
     c->o.tile_j = (uint32_t)tile_j;
@@ -180,16 +197,10 @@ static tf_matrix random_dense(uint64_t rows, uint64_t cols, uint64_t seed, tf_st
     return m;
 }
 
+/* What ran, by name (the CPU's OpenMP kernel says auto in its info). */
 static const char *algo_name(tf_sddmm_algo a)
 {
-    switch (a) {
-    case TF_SDDMM_ALGO_SM_L2: return "sm-l2";
-    case TF_SDDMM_ALGO_SM_SM: return "sm-sm";
-    case TF_SDDMM_ALGO_ROW: return "row";
-    case TF_SDDMM_ALGO_CUSPARSE: return "cusparse";
-    case TF_SDDMM_ALGO_REFERENCE: return "reference";
-    default: return "openmp";
-    }
+    return a == TF_SDDMM_ALGO_AUTO ? "openmp" : tf_sddmm_algo_name(a);
 }
 
 /* Times one algorithm; prints its line; *median_ms gets the median. */
@@ -244,6 +255,78 @@ static tf_status repeat_calls(const sddmm_cli *c, const tf_csr *S, const tf_matr
     return TF_OK;
 }
 
+/* The rows of a panel as "lo..hi" (empty: "-"). */
+static const char *rows_text(const tf_sddmm_panel *q, char *buf, size_t len)
+{
+    if (q->row_hi == q->row_lo) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%llu..%llu", (unsigned long long)q->row_lo, (unsigned long long)(q->row_hi - 1));
+    return buf;
+}
+
+/* --gpus: a plan over several GPUs; the build (the one-time distribution)
+ * apart, then per GPU its rows, non-zeros, choice, build and median kernel
+ * time (CUDA events on each GPU), and the whole run's median. */
+static int benchmark_panels(const sddmm_cli *c, const tf_csr *S, const tf_matrix *A, const tf_matrix *B)
+{
+    tf_sddmm_plan *plan = NULL;
+    const double t0 = tf_wtime();
+    if (tf_sddmm_plan_build(S, c->K, &c->o, &plan) != TF_OK) return cli_fail();
+    const double build_ms = (tf_wtime() - t0) * 1e3;
+    tf_sddmm_info info;
+    tf_sddmm_plan_info(plan, &info);
+    const uint32_t n = info.panels;
+    double *t = calloc((size_t)c->reps, sizeof *t), *part = calloc((size_t)c->reps * n, sizeof *part);
+    double *col = calloc((size_t)c->reps, sizeof *col);
+    const tf_dense a = tf_dense_host(A), b = tf_dense_host(B);
+    int rc = CLI_OK;
+    if (!t || !part || !col) {
+        fprintf(stderr, "tenfold: out of memory for the timings\n");
+        rc = CLI_FAIL;
+    } else if (tf_sddmm_plan_time_panels(plan, &a, &b, NULL, c->warmup, c->reps, t, part) != TF_OK) {
+        rc = cli_fail();
+    }
+    if (rc == CLI_OK) {
+        char devs[160] = "", *at = devs;
+        for (uint32_t g = 0; g < n; ++g) {
+            tf_sddmm_panel q;
+            tf_sddmm_plan_panel(plan, g, &q);
+            at += snprintf(at, sizeof devs - (size_t)(at - devs), "%s%d", g ? "," : "", q.device);
+        }
+        if (!cli_quiet())
+            printf("sddmm: K %llu, %s, %s, %u GPU%s (%s), %d timed run%s after %d warm-up\n", (unsigned long long)c->K,
+                   c->o.precision == TF_SINGLE ? "single" : "double", c->o.op == TF_SDDMM_SCALE ? "scale" : "sample", n,
+                   n == 1 ? "" : "s", devs, c->reps, cli_s((uint64_t)c->reps), c->warmup);
+        printf("build: %.1f ms once (S cut into %u row panels by non-zeros; each GPU tiles, uploads and tunes its own, "
+               "all at once)\n", build_ms, n);
+        printf("%-4s %-6s %-21s %-22s %-6s %9s %10s %10s\n", "gpu", "device", "rows", "non-zeros", "algo", "build ms",
+               "median ms", "GFLOP/s");
+        double slowest = 0.0;
+        for (uint32_t g = 0; g < n; ++g) {
+            tf_sddmm_panel q;
+            tf_sddmm_plan_panel(plan, g, &q);
+            for (int r = 0; r < c->reps; ++r) col[r] = part[(size_t)r * n + g];
+            const double med = cli_median_ms(col, c->reps), nz = (double)(q.nnz_hi - q.nnz_lo);
+            char rows[48], share[48];
+            snprintf(share, sizeof share, "%llu (%.1f%%)", (unsigned long long)(q.nnz_hi - q.nnz_lo),
+                     S->nnz ? 100.0 * nz / (double)S->nnz : 0.0);
+            printf("%-4u %-6d %-21s %-22s %-6s %9.1f %10.4f %10.2f\n", g, q.device, rows_text(&q, rows, sizeof rows),
+                   share, nz > 0 ? algo_name(q.info.algo) : "-", q.build_ms, med,
+                   med > 0 ? 2.0 * (double)c->K * nz / (med * 1e-3) / 1e9 : 0.0);
+            if (med > slowest) slowest = med;
+        }
+        const double whole = cli_median_ms(t, c->reps);
+        printf("%-4s %-6s %-21s %-22llu %-6s %9.1f %10.4f %10.2f\n", "all", "-", "-", (unsigned long long)S->nnz, "-",
+               build_ms, whole, whole > 0 ? 2.0 * (double)c->K * (double)S->nnz / (whole * 1e-3) / 1e9 : 0.0);
+        if (!cli_quiet())
+            printf("the whole run: first GPU's start to the last one's end; the slowest GPU alone %.4f ms\n", slowest);
+    }
+    free(t);
+    free(part);
+    free(col);
+    tf_sddmm_plan_free(plan);
+    return rc;
+}
+
 static int benchmark(const sddmm_cli *c, const tf_csr *S)
 {
     tf_status s1, s2;
@@ -253,6 +336,11 @@ static int benchmark(const sddmm_cli *c, const tf_csr *S)
     if (s1 != TF_OK || s2 != TF_OK || !P || !Q) {
         fprintf(stderr, "tenfold: out of memory for A, B and the results (K = %llu)\n", (unsigned long long)c->K);
         rc = CLI_FAIL;
+        goto done;
+    }
+    if (c->gpus.all || c->gpus.n > 1) {
+        rc = benchmark_panels(c, S, &A, &B);
+        if (rc == CLI_OK && c->repeat && repeat_calls(c, S, &A, &B, P) != TF_OK) rc = cli_fail();
         goto done;
     }
     char dev[320];
@@ -335,6 +423,7 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
         if (info.note[0]) printf("note: %s\n", info.note);
         printf("sddmm: K %llu, %s, %s, %.6f s\n", (unsigned long long)A.cols,
                info.backend == TF_BACKEND_GPU ? "gpu" : "cpu", algo_name(info.algo), tf_wtime() - t0);
+        if (info.panels > 1) printf("panels: %u GPUs, one row panel each\n", info.panels);
         printf("wrote: %s (%llu x %llu, %llu entr%s)\n", c->out_path, (unsigned long long)S->rows,
                (unsigned long long)S->cols, (unsigned long long)S->nnz, S->nnz == 1 ? "y" : "ies");
     }
@@ -352,25 +441,33 @@ int cmd_sddmm(int argc, char **argv)
     int rc = parse(argc, argv, &a, &c);
     if (rc >= 0) return rc;
     if ((rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
+    /* one context for the run (the kernel and cuSPARSE share the GPU's set-up),
+     * before reading: --gpus beyond the machine fails at once */
+    tf_context *ctx = NULL;
+    if ((rc = cli_run_context_ranks(c.o.backend, c.device, &c.gpus, c.threads, c.memory_limit, 0, "--device", &ctx)))
+        return rc;
     tf_tensor coo;
     tf_read_info info;
-    if ((rc = cli_load_base("sddmm", a.pos[0], c.threads, c.base, &coo, &info))) return rc;
+    if ((rc = cli_load_base("sddmm", a.pos[0], c.threads, c.base, &coo, &info))) {
+        tf_context_free(ctx);
+        return rc;
+    }
     tf_csr S;
     if (coo.order != 2) {
         fprintf(stderr, "tenfold: %s is an order-%u tensor; sddmm needs a matrix (order 2)\n", a.pos[0], coo.order);
         tf_tensor_free(&coo);
+        tf_context_free(ctx);
         return CLI_FAIL;
     }
     if (tf_csr_from_coo(&coo, &S) != TF_OK) {
         tf_tensor_free(&coo);
+        tf_context_free(ctx);
         return cli_fail();
     }
     if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &coo, &info);
     if (cli_verbose()) cli_print_read(stdout, &info);
-    tf_context *ctx = NULL; /* one for the run: the kernel and cuSPARSE share the GPU's set-up */
-    rc = cli_run_context(c.o.backend, c.device, c.threads, c.memory_limit, "--device", &ctx);
     c.o.context = ctx;
-    if (rc == CLI_OK) rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
+    rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
     tf_context_free(ctx);
     tf_csr_free(&S);
     tf_tensor_free(&coo);

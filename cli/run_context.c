@@ -53,6 +53,13 @@ int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, 
     o.threads = threads;
     o.memory_limit = memory_limit;
     if (gpus && (gpus->all || gpus->n)) {
+        char why[512];
+        const tf_cuda_module_state st = tf_cuda_module(1, why, sizeof why);
+        if (st != TF_CUDA_MODULE_LOADED) { /* no CUDA backend: GPUs are not available, whatever the count */
+            fprintf(stderr, "tenfold: --gpus: not available: %s%s\n",
+                    st == TF_CUDA_MODULE_NONE ? "" : "no CUDA backend: its module ", why);
+            return CLI_FAIL;
+        }
         o.ndevices = gpus->all ? tf_gpu_count() : gpus->n;
         if (gpus->all && o.ndevices == 0) {
             fprintf(stderr, "tenfold: --gpus all: no CUDA device is present\n");

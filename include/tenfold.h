@@ -442,10 +442,10 @@ typedef enum tf_precision { TF_DOUBLE = 0, TF_SINGLE } tf_precision;
 
 /* Where the array of a tf_dense is. */
 typedef enum tf_memory {
-    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of the plan's GPU (device
+    TF_MEMORY_AUTO = 0, /* told from the pointer: memory of a GPU of the plan (device
                            or managed memory, cudaPointerGetAttributes) or host  */
     TF_MEMORY_HOST,     /* host memory (pageable or pinned)                       */
-    TF_MEMORY_DEVICE    /* GPU memory of the plan's device (a CUDA allocation)    */
+    TF_MEMORY_DEVICE    /* GPU memory of a GPU of the plan (a CUDA allocation)    */
 } tf_memory;
 
 /* A dense operand of a plan run (SDDMM, MTTKRP), in host or GPU memory:
@@ -740,11 +740,19 @@ typedef struct tf_sddmm_info {
     uint32_t nper;          /* GPU ROW: non-zeros per virtual warp (tiles are 0) */
     int a_regs;             /* GPU ROW: 1 if A's row was kept in registers       */
     uint64_t blocks;        /* GPU: thread blocks per launch                     */
+    uint32_t panels;        /* row panels of S the plan runs (tf_sddmm_plan_panel):
+                               one per GPU of a context of several GPUs, else 1;
+                               with several, the fields above are those of the
+                               first panel with non-zeros                        */
     char note[256];         /* why an auto run is on the CPU (the GPU could not
                                hold it: "...: running on the CPU"), else ""      */
 } tf_sddmm_info;
 
 void tf_sddmm_opts_default(tf_sddmm_opts *o);
+/* An algorithm's name as the tool spells it: "auto", "sm-l2", "sm-sm", "row",
+ * "cusparse", "reference" ("unknown" otherwise). A CPU run's info says auto
+ * for its OpenMP kernel. */
+const char *tf_sddmm_algo_name(tf_sddmm_algo a);
 /* P (S->nnz values, in S's order; may alias S->vals) as above. */
 tf_status tf_sddmm(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
                    double *P, tf_sddmm_info *info);
@@ -775,19 +783,65 @@ tf_status tf_sddmm_time(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,
  * (runs share the plan's device buffers). */
 typedef struct tf_sddmm_plan tf_sddmm_plan;
 
+/* One GPU's operands of a run of a plan over several GPUs (see
+ * tf_sddmm_run_opts.parts), for panel g (tf_sddmm_plan_panel):
+ *   A  the panel's rows of A (row_hi - row_lo rows), or all of A (S's rows:
+ *      its rows row_lo .. row_hi - 1 are read), K columns
+ *   B  all of B (S's columns x K)
+ *   P  the panel's slice of P (nnz_hi - nnz_lo values), or all of P (S's
+ *      non-zeros: values nnz_lo .. nnz_hi - 1 are written); ignored by
+ *      tf_sddmm_plan_time_panels
+ * each in GPU memory of the panel's GPU (read and written there, no copies),
+ * managed memory, or host memory (copied as in a run of one GPU). */
+typedef struct tf_sddmm_part_operands {
+    tf_dense A, B, P;
+} tf_sddmm_part_operands;
+
 typedef struct tf_sddmm_run_opts {
     void *stream; /* GPU: a cudaStream_t to queue the run on, after the work already
                      there; when P is in GPU memory the call then returns at once
                      (P is written when the stream reaches that point). NULL
                      (default): the legacy default stream, and the call returns
-                     when P is written. Ignored on the CPU.                    */
+                     when P is written. Ignored on the CPU. A plan over several
+                     GPUs: a stream of the plan's first GPU (panel 0's); every
+                     panel starts after the work queued there before the call,
+                     the panels on the other GPUs run on their own streams, and
+                     the stream waits for all of them; work of the other GPUs
+                     that writes operands a panel reads must be complete before
+                     the call. NULL: each panel on the legacy default stream of
+                     its GPU, after the work queued on the legacy streams of all
+                     the plan's GPUs, and the call returns when P is written.    */
+    /* Per-GPU operands instead of A, B and P (which must then be NULL): one
+     * tf_sddmm_part_operands per panel, nparts = tf_sddmm_info.panels, each
+     * GPU array in memory of its panel's GPU (a GPU array elsewhere is
+     * TF_ERR_ARG: nothing is copied between GPUs). NULL (default): A, B and P
+     * are given whole. On one GPU or the CPU, one part: A, B and P whole. */
+    const tf_sddmm_part_operands *parts;
+    uint32_t nparts;
 } tf_sddmm_run_opts;
+
+/* One row panel of a plan (tf_sddmm_plan_panel). */
+typedef struct tf_sddmm_panel {
+    int device;              /* its GPU's ordinal; -1 for a plan on the CPU          */
+    uint64_t row_lo, row_hi; /* its rows of S, [row_lo, row_hi)                      */
+    uint64_t nnz_lo, nnz_hi; /* its non-zeros in S's (CSR) order, [nnz_lo, nnz_hi):
+                                the slice of P it writes                            */
+    double build_ms;         /* wall time of its part of the build (panel, tiles,
+                                upload, tuning; the GPUs build at the same time)    */
+    tf_sddmm_info info;      /* what its build chose (zeros: a panel without
+                                non-zeros, which launches nothing)                  */
+} tf_sddmm_panel;
 
 /* Builds a plan for S (validated as tf_csr_validate) and inner dimension K
  * (>= 1) with the options o (NULL: defaults); *out is NULL on failure. Under
  * TF_BACKEND_AUTO a problem the GPU cannot hold is planned on the CPU, and
- * the plan's info says why (note). On a context of several GPUs the plan
- * runs on its first. */
+ * the plan's info says why (note). On a context of several GPUs
+ * (tf_context_opts.ndevices > 1) S is cut into one contiguous row panel per
+ * GPU with about nnz / GPUs non-zeros each (by the prefix sums of the rows'
+ * counts; a row is never split, so a heavy row makes its panel heavier), and
+ * each GPU builds (and, under TF_SDDMM_ALGO_AUTO, tunes) its own part of the
+ * plan on its panel, all at the same time on one host thread each; a run
+ * runs the panels at the same time, each writing its slice of P. */
 tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
 /* P = the SDDMM of the plan's S with A (S->rows x K) and B (S->cols x K),
  * as tf_sddmm; P (S->nnz x 1) is written in S's order. Host arrays are
@@ -798,7 +852,13 @@ tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *
  * a padded buffer first. A CPU plan takes host arrays only. ro may be NULL
  * (defaults). A wrong shape, precision or memory is TF_ERR_ARG naming the
  * array; a plan after tf_sddmm_plan_free is TF_ERR_ARG (always caught in
- * debug builds, which keep freed plans' headers). */
+ * debug builds, which keep freed plans' headers). On several GPUs each GPU
+ * takes its panel's rows of A and all of B and writes its slice of P: host
+ * arrays are copied to (and P from) every GPU by one host thread each; GPU
+ * arrays on one of the plan's GPUs are read in place by that GPU's panel and
+ * copied peer-to-peer (cudaMemcpyPeerAsync) to the others, whose slices of P
+ * go back the same way; ro->parts gives each GPU its own operands (no
+ * copies between GPUs at all). */
 tf_status tf_sddmm_plan_run(tf_sddmm_plan *plan, const tf_dense *A, const tf_dense *B, const tf_dense *P,
                             const tf_sddmm_run_opts *ro);
 /* Benchmark helper: places A and B as a run does, then `warmup` untimed and
@@ -806,8 +866,22 @@ tf_status tf_sddmm_plan_run(tf_sddmm_plan *plan, const tf_dense *A, const tf_den
  * on the CPU), times_ms[0..reps-1] getting each; P is not written. */
 tf_status tf_sddmm_plan_time(tf_sddmm_plan *plan, const tf_dense *A, const tf_dense *B, int warmup, int reps,
                              double *times_ms);
-/* What the build chose (backend, algorithm, tiles, note). */
+/* The same per panel: A and B as tf_sddmm_plan_run takes them (or NULL with
+ * ro->parts; ro may be NULL; its stream is not used), placed once; then each
+ * run launches every panel's kernel at once, CUDA events on each GPU around
+ * its kernel, and on the first GPU around all of them (the other GPUs start
+ * after an event of the first and the first waits for theirs). times_ms[r]
+ * gets run r's whole time (first start to last end), part_ms (NULL: not
+ * wanted; else reps x panels values) part_ms[r * panels + g] panel g's kernel
+ * in run r (0 for a panel without non-zeros). */
+tf_status tf_sddmm_plan_time_panels(tf_sddmm_plan *plan, const tf_dense *A, const tf_dense *B,
+                                    const tf_sddmm_run_opts *ro, int warmup, int reps, double *times_ms,
+                                    double *part_ms);
+/* What the build chose (backend, algorithm, tiles, note; panels). */
 tf_status tf_sddmm_plan_info(const tf_sddmm_plan *plan, tf_sddmm_info *info);
+/* Panel g (0 .. panels - 1) of the plan: its GPU, rows, non-zeros, build time
+ * and choice. A plan on one GPU or on the CPU has one panel, all of S. */
+tf_status tf_sddmm_plan_panel(const tf_sddmm_plan *plan, uint32_t g, tf_sddmm_panel *panel);
 /* Frees the plan and its device memory; NULL is ignored. */
 void tf_sddmm_plan_free(tf_sddmm_plan *plan);
 

@@ -92,7 +92,7 @@ static void check_plan(const char *what, const tf_csr *S, uint64_t K, const tf_s
         da = dt_dense(dA.data, M, K, ldp, pr, TF_MEMORY_DEVICE);
         db = dt_dense(dB.data, N, K, ldp, pr, TF_MEMORY_DEVICE);
         dp.memory = TF_MEMORY_DEVICE;
-        const tf_sddmm_run_opts ro = {stream};
+        const tf_sddmm_run_opts ro = {stream, NULL, 0};
         CHECK_OK(tf_sddmm_plan_run(plan, &da, &db, &dp, &ro));
         CHECK_OK(tf_test_gpu_stream_wait(stream));
         CHECK_OK(tf_test_gpu_get(hp, dP.data, nnz * w));

@@ -9,7 +9,8 @@
  * plans, and rows padded to ld > K with NaN in the padding. Then the bad
  * inputs: every wrong shape, precision, memory and NULL, K = 0, a NULL plan,
  * a plan after free (debug builds), each a one-line TF_ERR_ARG naming what
- * was wrong, with the plan still usable afterwards. */
+ * was wrong, with the plan still usable afterwards. A CPU plan is one panel
+ * (tf_sddmm_plan_panel), and runs from ro->parts with one part. */
 #include <stdio.h>
 #include <string.h>
 
@@ -248,9 +249,63 @@ static void bad_inputs(void)
     tf_csr_free(&S);
 }
 
+/* A plan on the CPU is one panel, all of S: tf_sddmm_plan_panel says so,
+ * ro->parts with one part (A and P the panel's, which are all of them)
+ * runs as A, B and P do, tf_sddmm_plan_time_panels gives the panel's time;
+ * a wrong nparts, parts beside A, or a panel past the last are errors. */
+static void one_panel(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 4711);
+    tf_csr S = st_random_csr(&rng, 70, 40, 600, 1);
+    const uint64_t K = 5;
+    tf_sddmm_opts o;
+    tf_sddmm_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    tf_sddmm_plan *plan = NULL;
+    CHECK_OK(tf_sddmm_plan_build(&S, K, &o, &plan));
+    tf_sddmm_info info;
+    CHECK_OK(tf_sddmm_plan_info(plan, &info));
+    CHECK(info.panels == 1);
+    tf_sddmm_panel q;
+    CHECK_OK(tf_sddmm_plan_panel(plan, 0, &q));
+    CHECK(q.device == -1 && q.row_lo == 0 && q.row_hi == S.rows && q.nnz_lo == 0 && q.nnz_hi == S.nnz &&
+          q.build_ms >= 0.0);
+    CHECK_FAILS(tf_sddmm_plan_panel(plan, 1, &q), TF_ERR_ARG, "panel 1 of a plan of 1 panel");
+    tf_matrix A = tt_random_dense(&rng, S.rows, K), B = tt_random_dense(&rng, S.cols, K);
+    double *P = NULL, *ref = NULL;
+    CHECK_OK(TF_ALLOC(P, S.nnz, "P"));
+    CHECK_OK(TF_ALLOC(ref, S.nnz, "ref"));
+    CHECK_OK(tf_sddmm_reference(&S, &A, &B, o.op, o.alpha, o.beta, ref));
+    tf_sddmm_part_operands part = {tf_dense_host(&A), tf_dense_host(&B),
+                                   dt_dense(P, S.nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST)};
+    tf_sddmm_run_opts ro = {NULL, &part, 1};
+    st_poison(P, S.nnz);
+    CHECK_OK(tf_sddmm_plan_run(plan, NULL, NULL, NULL, &ro));
+    CHECK(st_max_err(&S, &A, &B, &o, P, ref) <= 1e-12);
+    double t[2], pt[2];
+    CHECK_OK(tf_sddmm_plan_time_panels(plan, NULL, NULL, &ro, 0, 2, t, pt));
+    CHECK(t[0] >= 0 && pt[0] == t[0] && pt[1] == t[1]);
+    ro.nparts = 2;
+    CHECK_FAILS(tf_sddmm_plan_run(plan, NULL, NULL, NULL, &ro), TF_ERR_ARG, "ro->nparts is 2; the plan has 1 panel");
+    ro.nparts = 1;
+    CHECK_FAILS(tf_sddmm_plan_run(plan, &part.A, NULL, NULL, &ro), TF_ERR_ARG, "not both");
+    part.A.rows = 3;
+    CHECK_FAILS(tf_sddmm_plan_run(plan, NULL, NULL, NULL, &ro), TF_ERR_ARG, "parts[0].A has 3 rows, expected 70");
+    CHECK(!strcmp(tf_sddmm_algo_name(TF_SDDMM_ALGO_SM_L2), "sm-l2") &&
+          !strcmp(tf_sddmm_algo_name((tf_sddmm_algo)99), "unknown"));
+    tf_free(P);
+    tf_free(ref);
+    tf_matrix_free(&A);
+    tf_matrix_free(&B);
+    tf_sddmm_plan_free(plan);
+    tf_csr_free(&S);
+}
+
 int main(void)
 {
     random_cases();
     bad_inputs();
+    one_panel();
     return tf_test_finish("test_sddmm_plan");
 }

@@ -36,7 +36,47 @@ static void check_mode(const tf_tensor *X, uint32_t m, int size, const char *wha
     }
     ok &= total == X->nnz;
     CHECKF(ok, "%s: mode %u over %d ranks", what, m + 1, size);
+    /* the CSR cut (SDDMM panels) from the prefix sums of the same counts: the same rows */
+    uint64_t *rowptr = calloc(X->dims[m] + 1, sizeof *rowptr), plo[70];
+    for (uint64_t i = 0; i < X->dims[m]; ++i) rowptr[i + 1] = rowptr[i] + count[i];
+    double imb_rows = -1, imb_ptr = -2;
+    CHECK_OK(tf_shard_rows(X, m, size, lo, &imb_rows));
+    tf_shard_rowptr(rowptr, X->dims[m], size, plo, &imb_ptr);
+    ok = imb_rows == imb_ptr;
+    for (int r = 0; r <= size; ++r) ok &= plo[r] == lo[r];
+    CHECKF(ok, "%s: mode %u over %d: tf_shard_rowptr differs from tf_shard_rows", what, m + 1, size);
+    free(rowptr);
     free(count);
+}
+
+/* tf_shard_rowptr on small CSR patterns written out: a heavy row at the
+ * would-be boundary stays whole (in the part it is closer to), empty rows,
+ * more parts than rows, no non-zeros. */
+static void check_rowptr_cases(void)
+{
+    static const struct {
+        uint64_t rows;
+        uint64_t ptr[8];
+        int size;
+        uint64_t want[5];
+    } cases[] = {
+        {5, {0, 1, 2, 12, 13, 14}, 2, {0, 2, 5}},            /* heavy row 2 (10 of 14) at the middle: after it */
+        {5, {0, 3, 4, 14, 15, 16}, 2, {0, 2, 5}},            /* 4 before, 10 in it: 8 is closer to 4 */
+        {5, {0, 1, 2, 5, 7, 8}, 2, {0, 3, 5}},               /* 4 lies nearer 5 (after row 2) than 2 */
+        {4, {0, 0, 0, 9, 9}, 3, {0, 2, 3, 4}},               /* empty rows around one row of all */
+        {2, {0, 5, 10}, 4, {0, 0, 1, 1, 2}},                 /* more parts than rows: two empty */
+        {3, {0, 0, 0, 0}, 2, {0, 3, 3}},                     /* no non-zeros */
+        {6, {0, 2, 4, 6, 8, 10, 12}, 3, {0, 2, 4, 6}},       /* even */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        uint64_t lo[8];
+        double imb = -1;
+        tf_shard_rowptr(cases[c].ptr, cases[c].rows, cases[c].size, lo, &imb);
+        int ok = 1;
+        for (int r = 0; r <= cases[c].size; ++r) ok &= lo[r] == cases[c].want[r];
+        CHECKF(ok, "tf_shard_rowptr case %zu: got %llu %llu %llu", c, (unsigned long long)lo[0],
+               (unsigned long long)lo[1], (unsigned long long)lo[2]);
+    }
 }
 
 /* tf_shard_split of parts first..first+count-1 (of size), with and without
@@ -112,6 +152,7 @@ int main(void)
     hot.hot_mode = 0; hot.hot_row = 150; hot.hot_share = 0.6; hot.sparse_mode = 1;
     check_tensor(hot, "a row with 60 % of the non-zeros, empty rows");
     check_tensor(tt_spec_make(3, d3, 0, 3), "no non-zeros");
+    check_rowptr_cases();
 
     /* a distributed context needs MPI running: one process here */
     tf_context_opts o;

@@ -61,14 +61,16 @@ extern "C" {
       (const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, tf_cpd_backend *out), (X, o, sh, out)) \
     X(tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes))                       \
     X(tf_status, tf_cuda_sddmm_plan_build,                                                                    \
-      (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out, tf_sddmm_info *info),          \
-      (S, K, o, out, info))                                                                                   \
+      (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels, tf_sddmm_panel *panels,         \
+       tf_sddmm_gpu **out),                                                                                   \
+      (S, K, o, npanels, panels, out))                                                                        \
     X(tf_status, tf_cuda_sddmm_plan_run,                                                                      \
-      (tf_sddmm_gpu * g, const tf_dense *A, const tf_dense *B, const tf_dense *P, const tf_sddmm_run_opts *ro), \
-      (g, A, B, P, ro))                                                                                       \
+      (tf_sddmm_gpu * g, const tf_sddmm_part_operands *ops, int given_parts, const tf_sddmm_run_opts *ro),    \
+      (g, ops, given_parts, ro))                                                                              \
     X(tf_status, tf_cuda_sddmm_plan_time,                                                                     \
-      (tf_sddmm_gpu * g, const tf_dense *A, const tf_dense *B, int warmup, int reps, double *times_ms),       \
-      (g, A, B, warmup, reps, times_ms))                                                                      \
+      (tf_sddmm_gpu * g, const tf_sddmm_part_operands *ops, int given_parts, int warmup, int reps,             \
+       double *times_ms, double *part_ms),                                                                    \
+      (g, ops, given_parts, warmup, reps, times_ms, part_ms))                                                 \
     X(int, tf_cuda_memory_of, (const void *p, int *device), (p, device))                                      \
     X(tf_status, tf_cuda_spttm,                                                                               \
       (const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o, double *Y,         \
@@ -145,8 +147,8 @@ extern "C" {
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
      sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
      sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                       \
-     sizeof(tf_sddmm_run_opts)}
-#define TF_CUDA_ABI_NSIZES 23
+     sizeof(tf_sddmm_run_opts), sizeof(tf_sddmm_part_operands), sizeof(tf_sddmm_panel)}
+#define TF_CUDA_ABI_NSIZES 25
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */

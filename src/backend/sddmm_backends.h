@@ -31,19 +31,26 @@ tf_status tf_cpu_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_op
 tf_status tf_cpu_sddmm_plan_run(tf_sddmm_cpu *c, const tf_dense *A, const tf_dense *B, const tf_dense *P);
 void tf_cpu_sddmm_plan_free(tf_sddmm_cpu *c);
 
-/* ---- CUDA. The backend's plan holds one device part per GPU it uses
- * (one today; a plan over several GPUs will hold one per device, each over
- * its panel of S). Build: tiles, uploads and (algo AUTO) the timed choice
- * on the context's GPU (o->context is set); info (may be NULL) gets the
- * choice. Run: each array is placed by its memory (TF_MEMORY_AUTO resolved
- * from the pointer, HOST / DEVICE checked against it) and precision. */
+/* ---- CUDA. The backend's plan holds one part per row panel of S, each on
+ * its GPU (src/gpu/sddmm/plan.cu): panels[0..npanels) come with their rows
+ * and non-zeros (the front end's cut: one panel, all of S, on the context's
+ * GPU; or one per GPU of a context of several, panel g on its g-th GPU);
+ * the build fills in each one's device, build time and choice (info), each
+ * GPU building and tuning its own panel (o->context is set). Runs take one
+ * tf_sddmm_part_operands per panel, already cut to the panel by the front
+ * end (A its rows, B whole, P its slice; shapes and precisions checked
+ * there): each array is placed by its memory (TF_MEMORY_AUTO resolved from
+ * the pointer, HOST / DEVICE checked against it) and precision; a GPU array
+ * on another of the plan's GPUs is copied peer-to-peer, unless given_parts
+ * (the caller's per-GPU operands: then it is an error). */
 typedef struct tf_sddmm_gpu tf_sddmm_gpu;
-tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out,
-                                   tf_sddmm_info *info);
-tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels,
+                                   tf_sddmm_panel *panels, tf_sddmm_gpu **out);
+tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts,
                                  const tf_sddmm_run_opts *ro);
-tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup, int reps,
-                                  double *times_ms);
+/* times_ms[r]: run r, all panels; part_ms (NULL: not wanted): reps x npanels. */
+tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts, int warmup,
+                                  int reps, double *times_ms, double *part_ms);
 void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g);
 /* What p points to, as CUDA sees it: TF_CUDA_PTR_DEVICE (device memory,
  * *device its GPU), TF_CUDA_PTR_MANAGED (managed memory, readable by host

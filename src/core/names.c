@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Names <-> enums of backends and formats (the tool's option values). */
+/* Names <-> enums of backends, formats and SDDMM algorithms (the tool's option values). */
 #include <string.h>
 
 #include "tenfold.h"
 
 static const char *backend_names[] = {"auto", "cpu", "gpu"};
 static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco"};
+static const char *sddmm_algo_names[] = {"auto", "sm-l2", "sm-sm", "row", "cusparse", "reference"};
 
 const char *tf_backend_name(tf_backend b)
 {
@@ -14,6 +15,10 @@ const char *tf_backend_name(tf_backend b)
 const char *tf_format_name(tf_format f)
 {
     return (unsigned)f < sizeof format_names / sizeof *format_names ? format_names[f] : "?";
+}
+const char *tf_sddmm_algo_name(tf_sddmm_algo a)
+{
+    return (unsigned)a < sizeof sddmm_algo_names / sizeof *sddmm_algo_names ? sddmm_algo_names[a] : "unknown";
 }
 int tf_backend_parse(const char *s)
 {

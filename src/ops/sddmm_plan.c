@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "ops/call_context.h"
 #include "ops/dense_args.h"
+#include "ops/shard.h"
 
 #define PLAN_MAGIC 0x504d4444u /* "DDMP" */
 #define PLAN_FREED 0x45455246u /* "FREE" */
@@ -29,6 +30,8 @@ struct tf_sddmm_plan {
     tf_sddmm_cpu *cpu;        /* the backend's plan (neither when nnz = 0) */
     tf_sddmm_gpu *gpu;
     tf_sddmm_info info;
+    uint32_t npanels;         /* row panels: one per GPU of the plan, else 1 */
+    tf_sddmm_panel panels[TF_MAX_GPUS];
 };
 
 tf_dense tf_dense_host(const tf_matrix *m)
@@ -121,6 +124,37 @@ static tf_status check_plan(const tf_sddmm_plan *p, const char *who)
     return TF_OK;
 }
 
+/* One panel, all of S, on the CPU (the GPU build fills in its device). */
+static void whole_panel(tf_sddmm_plan *p)
+{
+    memset(p->panels, 0, sizeof p->panels);
+    p->npanels = 1;
+    p->panels[0].device = -1;
+    p->panels[0].row_hi = p->rows;
+    p->panels[0].nnz_hi = p->nnz;
+    p->info.panels = 1;
+}
+
+/* On a context of several GPUs, one row panel per GPU with about nnz / GPUs
+ * non-zeros each (cuSDDMM sec. V-D: by the prefix sums of the row counts,
+ * S's row offsets; a plain cut by rows put 91 % of NYTimes on one GPU). */
+static void cut_panels(tf_sddmm_plan *p, const tf_csr *S, int gpus)
+{
+    if (gpus <= 1) return;
+    uint64_t lo[TF_MAX_GPUS + 1];
+    tf_shard_rowptr(S->rowptr, S->rows, gpus, lo, NULL);
+    p->npanels = (uint32_t)gpus;
+    for (int g = 0; g < gpus; ++g) {
+        tf_sddmm_panel *q = &p->panels[g];
+        memset(q, 0, sizeof *q);
+        q->device = -1;
+        q->row_lo = lo[g];
+        q->row_hi = lo[g + 1];
+        q->nnz_lo = S->rowptr[lo[g]];
+        q->nnz_hi = S->rowptr[lo[g + 1]];
+    }
+}
+
 static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow, tf_sddmm_plan **out)
 {
     tf_backend be;
@@ -136,6 +170,7 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
     p->backend = TF_BACKEND_CPU;
     p->info.backend = TF_BACKEND_CPU;
     p->info.algo = o->algo == TF_SDDMM_ALGO_REFERENCE ? TF_SDDMM_ALGO_REFERENCE : TF_SDDMM_ALGO_AUTO;
+    whole_panel(p);
     if (S->nnz == 0) { /* nothing to compute: no backend */
         *out = p;
         return TF_OK;
@@ -144,9 +179,16 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
     if (be == TF_BACKEND_GPU) {
         tf_sddmm_opts go = *o;
         s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &p->own_context);
-        if (s == TF_OK) s = tf_cuda_sddmm_plan_build(S, K, &go, &p->gpu, &p->info);
+        if (s == TF_OK) {
+            cut_panels(p, S, go.context->opts.ndevices);
+            s = tf_cuda_sddmm_plan_build(S, K, &go, p->npanels, p->panels, &p->gpu);
+        }
         if (s == TF_OK) {
             p->backend = TF_BACKEND_GPU;
+            uint32_t first = 0; /* the first panel with non-zeros speaks for the plan */
+            while (first + 1 < p->npanels && p->panels[first].nnz_hi == p->panels[first].nnz_lo) ++first;
+            p->info = p->panels[first].info;
+            p->info.panels = p->npanels;
             *out = p;
             return TF_OK;
         }
@@ -160,12 +202,16 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
         memset(&p->info, 0, sizeof p->info);
         p->info.backend = TF_BACKEND_CPU;
         tf_cpu_fallback_note(p->info.note, sizeof p->info.note);
+        whole_panel(p);
     }
+    const double t0 = tf_wtime();
     s = tf_cpu_sddmm_plan_build(S, K, o, borrow, &p->cpu);
     if (s != TF_OK) {
         release_header(p);
         return s;
     }
+    p->panels[0].build_ms = (tf_wtime() - t0) * 1e3;
+    p->panels[0].info = p->info;
     *out = p;
     return TF_OK;
 }
@@ -197,6 +243,17 @@ tf_status tf_sddmm_plan_info(const tf_sddmm_plan *p, tf_sddmm_info *info)
     TF_TRY(check_plan(p, "tf_sddmm_plan_info"));
     if (!info) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_info: info is NULL");
     *info = p->info;
+    return TF_OK;
+}
+
+tf_status tf_sddmm_plan_panel(const tf_sddmm_plan *p, uint32_t g, tf_sddmm_panel *panel)
+{
+    TF_TRY(check_plan(p, "tf_sddmm_plan_panel"));
+    if (!panel) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_panel: panel is NULL");
+    if (g >= p->npanels)
+        return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_panel: panel %u of a plan of %u panel%s", g, p->npanels,
+                       p->npanels == 1 ? "" : "s");
+    *panel = p->panels[g];
     return TF_OK;
 }
 
@@ -238,40 +295,126 @@ static tf_status check_operands(const tf_sddmm_plan *p, const tf_dense *A, const
     return TF_OK;
 }
 
+/* Rows lo .. lo + rows - 1 of X (rows ld apart; P: one value each) as a tf_dense of their own. */
+static tf_dense rows_of(const tf_dense *X, uint64_t lo, uint64_t rows)
+{
+    tf_dense v = *X;
+    const uint64_t ld = X->ld ? X->ld : X->cols, w = X->precision == TF_SINGLE ? sizeof(float) : sizeof(double);
+    if (v.data && lo) v.data = (char *)v.data + lo * ld * w;
+    v.rows = rows;
+    return v;
+}
+
+/* Part g of ro->parts checked for panel q: A the panel's rows or all of A,
+ * B all of B, P (with_p) the panel's slice or all of P; whole arrays are cut
+ * to the panel in *v. */
+static tf_status check_part(const tf_sddmm_plan *p, uint32_t g, const tf_sddmm_part_operands *x, int with_p,
+                            tf_sddmm_part_operands *v, const char *who)
+{
+    const tf_sddmm_panel *q = &p->panels[g];
+    const uint64_t rows = q->row_hi - q->row_lo, nnz = q->nnz_hi - q->nnz_lo;
+    char name[3][32], rows_are[64], nnz_are[64];
+    for (int k = 0; k < 3; ++k) snprintf(name[k], sizeof name[k], "parts[%u].%c", g, "ABP"[k]);
+    snprintf(rows_are, sizeof rows_are, "panel %u's rows %llu..%llu of S", g, (unsigned long long)q->row_lo,
+             (unsigned long long)q->row_hi);
+    snprintf(nnz_are, sizeof nnz_are, "panel %u's non-zeros, tf_sddmm_plan_panel", g);
+    const int whole_a = x->A.rows == p->rows && rows != p->rows;
+    TF_TRY(check_dense(p, &x->A, name[0], whole_a ? p->rows : rows, rows_are, p->K, "the plan's K", who));
+    TF_TRY(check_dense(p, &x->B, name[1], p->cols, "the columns of S", p->K, "the plan's K", who));
+    v->A = whole_a ? rows_of(&x->A, q->row_lo, rows) : x->A;
+    v->B = x->B;
+    memset(&v->P, 0, sizeof v->P);
+    if (with_p) {
+        const int whole_p = x->P.rows == p->nnz && nnz != p->nnz;
+        TF_TRY(check_dense(p, &x->P, name[2], whole_p ? p->nnz : nnz, nnz_are, 1, "one value per non-zero", who));
+        if (x->P.ld > 1)
+            return tf_fail(TF_ERR_ARG, "%s: %s has ld %llu; its values must be contiguous (ld 0 or 1)", who, name[2],
+                           (unsigned long long)x->P.ld);
+        v->P = whole_p ? rows_of(&x->P, q->nnz_lo, nnz) : x->P;
+    }
+    if (p->backend == TF_BACKEND_CPU) {
+        TF_TRY(check_host(&x->A, name[0], who));
+        TF_TRY(check_host(&x->B, name[1], who));
+        if (with_p) TF_TRY(check_host(&x->P, name[2], who));
+    }
+    return TF_OK;
+}
+
+/* The operands of a run or a timing, checked, one per panel in v (A its
+ * rows, B whole, P its slice): from A, B and P, or from ro->parts. */
+static tf_status panel_operands(const tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+                                int with_p, const tf_sddmm_run_opts *ro, tf_sddmm_part_operands *v, const char *who)
+{
+    if (ro && ro->parts) {
+        if (A || B || P)
+            return tf_fail(TF_ERR_ARG, "%s: A, B and P come either as arguments or in ro->parts, not both (pass NULL "
+                                       "for them with parts)", who);
+        if (ro->nparts != p->npanels)
+            return tf_fail(TF_ERR_ARG, "%s: ro->nparts is %u; the plan has %u panel%s (one per GPU: "
+                                       "tf_sddmm_info.panels)", who, ro->nparts, p->npanels, p->npanels == 1 ? "" : "s");
+        for (uint32_t g = 0; g < p->npanels; ++g) TF_TRY(check_part(p, g, &ro->parts[g], with_p, &v[g], who));
+        return TF_OK;
+    }
+    if (ro && ro->nparts)
+        return tf_fail(TF_ERR_ARG, "%s: ro->nparts is %u but ro->parts is NULL", who, ro->nparts);
+    if (with_p && !P) return tf_fail(TF_ERR_ARG, "%s: P is NULL", who);
+    TF_TRY(check_operands(p, A, B, with_p ? P : NULL, who));
+    for (uint32_t g = 0; g < p->npanels; ++g) {
+        const tf_sddmm_panel *q = &p->panels[g];
+        v[g].A = rows_of(A, q->row_lo, q->row_hi - q->row_lo);
+        v[g].B = *B;
+        if (with_p) v[g].P = rows_of(P, q->nnz_lo, q->nnz_hi - q->nnz_lo);
+        else memset(&v[g].P, 0, sizeof v[g].P);
+    }
+    return TF_OK;
+}
+
 tf_status tf_sddmm_plan_run(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, const tf_dense *P,
                             const tf_sddmm_run_opts *ro)
 {
     static const char who[] = "tf_sddmm_plan_run";
     TF_TRY(check_plan(p, who));
-    if (!P) return tf_fail(TF_ERR_ARG, "%s: P is NULL", who);
-    TF_TRY(check_operands(p, A, B, P, who));
-    if (p->gpu) return tf_cuda_sddmm_plan_run(p->gpu, A, B, P, ro);
-    if (p->cpu) return tf_cpu_sddmm_plan_run(p->cpu, A, B, P);
+    tf_sddmm_part_operands v[TF_MAX_GPUS];
+    TF_TRY(panel_operands(p, A, B, P, 1, ro, v, who));
+    const int given = ro && ro->parts;
+    if (p->gpu) return tf_cuda_sddmm_plan_run(p->gpu, v, given, ro);
+    if (p->cpu) return tf_cpu_sddmm_plan_run(p->cpu, &v[0].A, &v[0].B, &v[0].P);
     return TF_OK; /* nnz = 0 */
 }
 
-tf_status tf_sddmm_plan_time(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, int warmup, int reps,
-                             double *times_ms)
+tf_status tf_sddmm_plan_time_panels(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B,
+                                    const tf_sddmm_run_opts *ro, int warmup, int reps, double *times_ms,
+                                    double *part_ms)
 {
     static const char who[] = "tf_sddmm_plan_time";
     TF_TRY(check_plan(p, who));
     if (warmup < 0 || reps < 1 || !times_ms)
         return tf_fail(TF_ERR_ARG, "%s: need warmup >= 0, reps >= 1 and times_ms", who);
-    TF_TRY(check_operands(p, A, B, NULL, who));
-    if (p->gpu) return tf_cuda_sddmm_plan_time(p->gpu, A, B, warmup, reps, times_ms);
+    tf_sddmm_part_operands v[TF_MAX_GPUS];
+    TF_TRY(panel_operands(p, A, B, NULL, 0, ro, v, who));
+    if (p->gpu) return tf_cuda_sddmm_plan_time(p->gpu, v, ro && ro->parts, warmup, reps, times_ms, part_ms);
     if (!p->cpu) { /* nnz = 0 */
         for (int r = 0; r < reps; ++r) times_ms[r] = 0.0;
+        if (part_ms)
+            for (int r = 0; r < reps; ++r) part_ms[r] = 0.0;
         return TF_OK;
     }
     double *scratch = NULL;
     TF_TRY(TF_ALLOC(scratch, p->nnz, "SDDMM timing output"));
-    const tf_dense P = {scratch, p->nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST};
+    const tf_dense Pd = {scratch, p->nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST};
     tf_status s = TF_OK;
     for (int r = 0; r < warmup + reps && s == TF_OK; ++r) {
         const double t0 = tf_wtime();
-        s = tf_cpu_sddmm_plan_run(p->cpu, A, B, &P);
+        s = tf_cpu_sddmm_plan_run(p->cpu, &v[0].A, &v[0].B, &Pd);
         if (r >= warmup) times_ms[r - warmup] = (tf_wtime() - t0) * 1e3;
+        if (r >= warmup && part_ms) part_ms[r - warmup] = times_ms[r - warmup];
     }
     tf_free(scratch);
     return s;
+}
+
+tf_status tf_sddmm_plan_time(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, int warmup, int reps,
+                             double *times_ms)
+{
+    return tf_sddmm_plan_time_panels(p, A, B, NULL, warmup, reps, times_ms, NULL);
 }

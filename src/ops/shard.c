@@ -69,6 +69,38 @@ static void cut_rows(const uint64_t *count, uint64_t I, uint64_t nnz, int size, 
     if (imbalance) imbalance[0] = nnz ? (double)most * size / (double)nnz - 1.0 : 0.0;
 }
 
+/* The last row boundary b in [lo, rows] with rowptr[b] <= target (rowptr[lo] <= target). */
+static uint64_t last_at_or_below(const uint64_t *rowptr, uint64_t lo, uint64_t rows, uint64_t target)
+{
+    uint64_t a = lo, b = rows;
+    while (a < b) {
+        const uint64_t c = a + (b - a + 1) / 2;
+        if (rowptr[c] <= target) a = c;
+        else b = c - 1;
+    }
+    return a;
+}
+
+void tf_shard_rowptr(const uint64_t *rowptr, uint64_t rows, int size, uint64_t *row_lo, double *imbalance)
+{
+    const uint64_t nnz = rowptr[rows];
+    uint64_t most = 0;
+    row_lo[0] = 0;
+    for (int r = 0; r < size; ++r) {
+        uint64_t row = rows;
+        if (r + 1 < size) {
+            const uint64_t target = (uint64_t)((unsigned __int128)nnz * (unsigned)(r + 1) / (unsigned)size);
+            row = last_at_or_below(rowptr, row_lo[r], rows, target);
+            if (row < rows && rowptr[row] < target && 2 * (target - rowptr[row]) > rowptr[row + 1] - rowptr[row])
+                ++row; /* the next boundary is closer */
+        }
+        row_lo[r + 1] = row;
+        const uint64_t share = rowptr[row] - rowptr[row_lo[r]];
+        if (share > most) most = share;
+    }
+    if (imbalance) imbalance[0] = nnz ? (double)most * size / (double)nnz - 1.0 : 0.0;
+}
+
 tf_status tf_shard_rows(const tf_tensor *X, uint32_t mode, int size, uint64_t *row_lo, double *imbalance)
 {
     uint64_t *count = NULL;

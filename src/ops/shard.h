@@ -15,6 +15,14 @@
  * allow (a row is never split: no two parts update one factor row).
  * *imbalance (may be NULL): the largest part's non-zeros over the mean, less 1. */
 tf_status tf_shard_rows(const tf_tensor *X, uint32_t mode, int size, uint64_t *row_lo, double *imbalance);
+/* The same cut of the rows of a CSR matrix from its row offsets (rows + 1
+ * entries, rowptr[rows] the non-zeros): part r ends at the row boundary
+ * nearest to the running target (r+1) nnz / size -- the last boundary at or
+ * below it, or the next where that lands closer -- found by binary search,
+ * so the cost is size log(rows), not a pass over the rows (SDDMM panels over
+ * several GPUs, cuSDDMM sec. V-D). A part may be empty (a heavy row took its
+ * share). */
+void tf_shard_rowptr(const uint64_t *rowptr, uint64_t rows, int size, uint64_t *row_lo, double *imbalance);
 /* The same when every rank holds a part of the non-zeros (part; dims are
  * the whole tensor's): the row counts summed over the ranks (MPI), then cut
  * for d->size ranks; the same on every rank. */

@@ -4,6 +4,12 @@
 
 #include "gpu/runtime/check.cuh"
 
+tf_status tf_test_gpu_set_device(int device)
+{
+    TF_CU(cudaSetDevice(device));
+    return TF_OK;
+}
+
 tf_status tf_test_gpu_alloc(void **p, size_t bytes, tf_test_mem kind)
 {
     *p = nullptr;

@@ -15,6 +15,10 @@ extern "C" {
 
 typedef enum tf_test_mem { TF_TEST_DEVICE = 0, TF_TEST_MANAGED, TF_TEST_PINNED } tf_test_mem;
 
+/* Makes `device` the calling thread's current GPU (cudaSetDevice): where
+ * tf_test_gpu_alloc allocates and streams are made (tests of several GPUs;
+ * tenfold's own calls change it too, so set it before each use). */
+tf_status tf_test_gpu_set_device(int device);
 /* bytes of `kind` memory on the current GPU (device 0 unless set). */
 tf_status tf_test_gpu_alloc(void **p, size_t bytes, tf_test_mem kind);
 void tf_test_gpu_free(void *p, tf_test_mem kind);

@@ -8,6 +8,12 @@ static tf_status none(void)
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU memory needs the CUDA backend, which this build lacks");
 }
 
+tf_status tf_test_gpu_set_device(int device)
+{
+    (void)device;
+    return none();
+}
+
 tf_status tf_test_gpu_alloc(void **p, size_t bytes, tf_test_mem kind)
 {
     (void)bytes, (void)kind;

@@ -257,26 +257,26 @@ void tf_cuda_versions(int *runtime, int *driver)
     }
 }
 
-tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out,
-                                   tf_sddmm_info *info)
+tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels,
+                                   tf_sddmm_panel *panels, tf_sddmm_gpu **out)
 {
     const tf_cuda_api *a = cuda();
     *out = NULL;
-    if (a) return a->tf_cuda_sddmm_plan_build(S, K, o, out, info);
+    if (a) return a->tf_cuda_sddmm_plan_build(S, K, o, npanels, panels, out);
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU SDDMM needs the CUDA backend, whose module %s", why_not);
 }
 
 /* A plan exists only when the module made it, so it is loaded. */
-tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts,
                                  const tf_sddmm_run_opts *ro)
 {
-    return api->tf_cuda_sddmm_plan_run(g, A, B, P, ro);
+    return api->tf_cuda_sddmm_plan_run(g, ops, given_parts, ro);
 }
 
-tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup, int reps,
-                                  double *times_ms)
+tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts, int warmup,
+                                  int reps, double *times_ms, double *part_ms)
 {
-    return api->tf_cuda_sddmm_plan_time(g, A, B, warmup, reps, times_ms);
+    return api->tf_cuda_sddmm_plan_time(g, ops, given_parts, warmup, reps, times_ms, part_ms);
 }
 
 void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g)

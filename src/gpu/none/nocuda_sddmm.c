@@ -7,21 +7,21 @@
 
 static const char no_cuda[] = "GPU SDDMM needs the CUDA backend, which this build of tenfold does not have";
 
-tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_gpu **out,
-                                   tf_sddmm_info *info)
+tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels,
+                                   tf_sddmm_panel *panels, tf_sddmm_gpu **out)
 {
     *out = NULL;
     return tf_fail(TF_ERR_UNAVAILABLE, "%s", no_cuda);
 }
 
-tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts,
                                  const tf_sddmm_run_opts *ro)
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "%s", no_cuda);
 }
 
-tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup, int reps,
-                                  double *times_ms)
+tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts, int warmup,
+                                  int reps, double *times_ms, double *part_ms)
 {
     return tf_fail(TF_ERR_UNAVAILABLE, "%s", no_cuda);
 }

@@ -6,10 +6,14 @@
 #include "gpu/runtime/check.cuh"
 #include "tenfold.h"
 
-/* Where X is (*gpu: GPU memory the kernels can read, device or managed),
- * checked against what X says (memory), the plan's GPU (device) and its
- * precision (GPU arrays hold the plan's values); `who` and `name` start
- * the messages. */
+/* Where X is, checked against what X says (memory) and the plan's
+ * precision (GPU arrays hold the plan's values); `who` and `name` start the
+ * messages. *kind: TF_CUDA_PTR_HOST, _DEVICE (*dev its GPU) or _MANAGED. */
+tf_status tf_cuda_dense_where(const tf_dense &X, const char *name, const char *who, tf_precision prec, int *kind,
+                              int *dev);
+/* The same for a plan on one GPU (device): *gpu for GPU memory its kernels
+ * can read (device memory of that GPU, or managed); another GPU's memory is
+ * an error. */
 tf_status tf_cuda_dense_locate(const tf_dense &X, const char *name, const char *who, int device, tf_precision prec,
                                bool *gpu);
 #endif

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU SDDMM plans: the schemes' set-up (row arrays; SM-L2 / SM-SM tiles
- * with Tj from the L2-capacity model and the device's L2 size, Ti from half
- * an SM's shared memory; cuSPARSE for comparison), the choice by
- * measurement at build (a few configurations of each allowed scheme, timed
- * on S, the fastest kept), and the runs: each operand placed by where it
- * is (GPU arrays read and written in place when their layout is the
- * kernels', else copied on the device into padded buffers; host arrays
- * through the context's pinned staging), one launch, P downloaded when it
- * is on the host. */
+/* GPU SDDMM plan parts (part.cuh): the schemes' set-up (row arrays; SM-L2 /
+ * SM-SM tiles with Tj from the L2-capacity model and the device's L2 size,
+ * Ti from half an SM's shared memory; cuSPARSE for comparison), the choice
+ * by measurement at build (a few configurations of each allowed scheme,
+ * timed on S, the fastest kept), and a part's runs: each operand placed by
+ * where it is (GPU arrays read and written in place when their layout is
+ * the kernels', else copied on the device into padded buffers; another
+ * GPU's arrays by a peer copy; host arrays through the context's pinned
+ * staging), one launch, P downloaded when it is on the host. plan.cu holds
+ * the parts of a plan and runs them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,12 @@
 #include <algorithm>
 #include <memory>
 #include <new>
-#include <vector>
 
 #include "gpu/sddmm/common.cuh"
+#include "gpu/sddmm/part.cuh"
+#include "gpu/runtime/dense.cuh"
 #include "gpu/sddmm/tile_kernel.cuh"
 #include "gpu/sddmm/row_kernel.cuh"
-#include "gpu/runtime/dense.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "fmt/sddmm_tiles.h"
@@ -143,8 +144,8 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
 
 /* One launch of a tiled scheme on stream st: out (nnz, CSR order) from A and B. */
 template <typename T>
-tf_status launch(const dev_tiles<T> &t, const T *A, const T *B, T *out, uint32_t Kp, uint32_t ncols,
-                 const tf_sddmm_opts *o, cudaStream_t st)
+tf_status launch_tiles(const dev_tiles<T> &t, const T *A, const T *B, T *out, uint32_t Kp, uint32_t ncols,
+                       const tf_sddmm_opts *o, cudaStream_t st)
 {
     if (t.ngroups == 0) return TF_OK;
     tf_sddmm_args<T> a;
@@ -423,32 +424,22 @@ struct dev_buf {
     }
 };
 
-/* ------------------------------------------------------------ the plan */
+/* ------------------------------------------------------------ a part */
 
 enum scheme_kind { SCHEME_ROW, SCHEME_TILES, SCHEME_CUSPARSE };
-
-/* One device's share of a plan: S's arrays for the scheme chosen, the
- * operand buffers (made when a run needs them), runs. A plan over several
- * GPUs will hold one per device, each over its panel of S. */
-struct sddmm_part {
-    tf_cuda_ctx *ctx = nullptr; /* borrowed from the plan's context */
-    virtual ~sddmm_part() = default;
-    /* P from A and B on stream st (P in GPU memory: waited for iff wait) */
-    virtual tf_status run(const tf_dense &A, const tf_dense &B, const tf_dense &P, cudaStream_t st, bool wait) = 0;
-    virtual tf_status time(const tf_dense &A, const tf_dense &B, int warmup, int reps, double *times_ms) = 0;
-};
 
 template <typename T>
 struct typed_part : sddmm_part {
     tf_sddmm_opts o = {};
-    uint64_t M = 0, N = 0, nnz = 0, K = 0;
+    uint64_t M = 0, N = 0, K = 0;
     uint32_t Kp = 0;
     scheme_kind scheme = SCHEME_ROW;
     row_cfg rcfg = {0, 0, false, 0};
     std::unique_ptr<dev_rows<T>> rows;
     std::unique_ptr<dev_tiles<T>> tiles;
     tf_cusparse_sddmm *sp = nullptr;
-    dev_buf<T> dA, dB, out, rawA, rawB; /* padded operands, P for the host, host rows before padding */
+    dev_buf<T> dA, dB, out, rawA, rawB; /* padded operands, P's buffer, rows before padding */
+    const T *staged_a = nullptr, *staged_b = nullptr; /* stage(): what launch() reads */
 
     typed_part() = default;
     typed_part(const typed_part &) = delete;
@@ -460,17 +451,17 @@ struct typed_part : sddmm_part {
     tf_status launch_any(const T *A, const T *B, T *outp, cudaStream_t st)
     {
         if (scheme == SCHEME_ROW) return launch_row<T>(*rows, rcfg, A, B, outp, Kp, nnz, &o, st);
-        if (scheme == SCHEME_TILES) return launch<T>(*tiles, A, B, outp, Kp, (uint32_t)N, &o, st);
+        if (scheme == SCHEME_TILES) return launch_tiles<T>(*tiles, A, B, outp, Kp, (uint32_t)N, &o, st);
         return tf_cusparse_sddmm_launch(sp, st, outp);
     }
 
     tf_status build(const tf_csr *S, tf_sddmm_info *info);
-    tf_status place(const tf_dense &X, bool gpu, dev_buf<T> &pad, dev_buf<T> &raw, const char *what, cudaStream_t st,
+    tf_status place(const sddmm_operand &X, dev_buf<T> &pad, dev_buf<T> &raw, const char *what, cudaStream_t st,
                     const T **use);
-    tf_status place_both(const tf_dense &A, const tf_dense &B, const char *who, cudaStream_t st, const T **a,
-                         const T **b);
-    tf_status run(const tf_dense &A, const tf_dense &B, const tf_dense &P, cudaStream_t st, bool wait) override;
-    tf_status time(const tf_dense &A, const tf_dense &B, int warmup, int reps, double *times_ms) override;
+    tf_status run(const sddmm_operand &A, const sddmm_operand &B, const sddmm_operand &P, cudaStream_t st,
+                  bool wait) override;
+    tf_status stage(const sddmm_operand &A, const sddmm_operand &B, cudaStream_t st) override;
+    tf_status launch(cudaStream_t st) override;
 };
 
 /* Tiles, uploads and the timed choice, on zero-filled operands (the
@@ -547,8 +538,9 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
             TF_TRY(last);
             double m;
             const dev_tiles<T> &t = *trial;
-            TF_TRY(quick_ms(c, timed, &m,
-                            [&] { return launch<T>(t, dA.a.p, dB.a.p, out.a.p, Kp, (uint32_t)N, op, c.stream); }));
+            TF_TRY(quick_ms(c, timed, &m, [&] {
+                return launch_tiles<T>(t, dA.a.p, dB.a.p, out.a.p, Kp, (uint32_t)N, op, c.stream);
+            }));
             if (m < best_ms) {
                 best_ms = m;
                 best = std::move(trial);
@@ -589,32 +581,36 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
 }
 
 /* The array the kernels read for operand X (rows x K): X itself when it is
- * GPU memory laid out as they read it (ld = K = Kp, 16-byte aligned; not
- * for cuSPARSE, whose descriptors hold the padded buffers), else `pad`
- * (rows x Kp) filled from X on st -- on the device from GPU memory,
- * through the context's pinned staging from host memory (via `raw` when
- * X's rows are not Kp apart already). */
+ * GPU memory they reach, laid out as they read it (ld = K = Kp, 16-byte
+ * aligned; not for cuSPARSE, whose descriptors hold the padded buffers),
+ * else `pad` (rows x Kp) filled from X on st -- on the device from GPU
+ * memory, by a peer copy from another GPU's, through the context's pinned
+ * staging from host memory (via `raw` when X's rows are not Kp apart
+ * already). */
 template <typename T>
-tf_status typed_part<T>::place(const tf_dense &X, bool gpu, dev_buf<T> &pad, dev_buf<T> &raw, const char *what,
+tf_status typed_part<T>::place(const sddmm_operand &op, dev_buf<T> &pad, dev_buf<T> &raw, const char *what,
                                cudaStream_t st, const T **use)
 {
+    const tf_dense &X = *op.X;
     const uint64_t rows = X.rows, ld = X.ld ? X.ld : X.cols;
     const bool kernel_layout = K == Kp && ld == Kp;
-    if (gpu && kernel_layout && scheme != SCHEME_CUSPARSE && (uintptr_t)X.data % 16 == 0) {
+    if (op.loc == SDDMM_HERE && kernel_layout && scheme != SCHEME_CUSPARSE && (uintptr_t)X.data % 16 == 0) {
         *use = (const T *)X.data;
         return TF_OK;
     }
     TF_TRY(pad.ensure(rows * Kp, what));
     *use = pad.a.p;
     const T *src = (const T *)X.data;
-    if (!gpu) {
+    if (op.loc != SDDMM_HERE) {
         const uint64_t n = (rows - 1) * ld + K; /* the values X spans (rows >= 1) */
         T *dst = pad.a.p;
         if (!kernel_layout) {
             TF_TRY(raw.ensure(n, what));
             dst = raw.a.p;
         }
-        if constexpr (sizeof(T) == sizeof(float)) {
+        if (op.loc == SDDMM_PEER) {
+            TF_CU(cudaMemcpyPeerAsync(dst, ctx->device, X.data, op.device, n * sizeof(T), st));
+        } else if constexpr (sizeof(T) == sizeof(float)) {
             if (X.precision == TF_DOUBLE) TF_TRY(tf_cuda_h2d_staged_floats(ctx, dst, (const double *)X.data, n, st));
             else TF_TRY(tf_cuda_h2d_staged(ctx, dst, X.data, n * sizeof(T), st));
         } else {
@@ -631,55 +627,43 @@ tf_status typed_part<T>::place(const tf_dense &X, bool gpu, dev_buf<T> &pad, dev
 }
 
 template <typename T>
-tf_status typed_part<T>::place_both(const tf_dense &A, const tf_dense &B, const char *who, cudaStream_t st,
-                                    const T **a, const T **b)
+tf_status typed_part<T>::stage(const sddmm_operand &A, const sddmm_operand &B, cudaStream_t st)
 {
-    bool ga, gb;
-    TF_TRY(tf_cuda_dense_locate(A, "A", who, ctx->device, prec, &ga));
-    TF_TRY(tf_cuda_dense_locate(B, "B", who, ctx->device, prec, &gb));
-    TF_TRY(place(A, ga, dA, rawA, "SDDMM A (padded)", st, a));
-    return place(B, gb, dB, rawB, "SDDMM B (padded)", st, b);
+    TF_TRY(place(A, dA, rawA, "SDDMM A (padded)", st, &staged_a));
+    return place(B, dB, rawB, "SDDMM B (padded)", st, &staged_b);
 }
 
 template <typename T>
-tf_status typed_part<T>::run(const tf_dense &A, const tf_dense &B, const tf_dense &P, cudaStream_t st, bool wait)
+tf_status typed_part<T>::launch(cudaStream_t st)
 {
-    static const char who[] = "tf_sddmm_plan_run";
-    TF_TRY(tf_cuda_ctx_use(ctx));
-    bool gp;
-    TF_TRY(tf_cuda_dense_locate(P, "P", who, ctx->device, prec, &gp));
-    if (gp && (uintptr_t)P.data % sizeof(T))
-        return tf_fail(TF_ERR_ARG, "%s: P (GPU memory) is not aligned to its %zu-byte values", who, sizeof(T));
-    const T *a, *b;
-    TF_TRY(place_both(A, B, who, st, &a, &b));
-    T *outp = (T *)P.data;
-    if (!gp) {
+    TF_TRY(out.ensure(nnz, "SDDMM output"));
+    T *outp = scheme == SCHEME_CUSPARSE ? nullptr : out.a.p; /* cuSPARSE: its call alone */
+    return launch_any(staged_a, staged_b, outp, st);
+}
+
+template <typename T>
+tf_status typed_part<T>::run(const sddmm_operand &A, const sddmm_operand &B, const sddmm_operand &P, cudaStream_t st,
+                             bool wait)
+{
+    const tf_dense &Pd = *P.X;
+    TF_TRY(stage(A, B, st));
+    T *outp = (T *)Pd.data;
+    if (P.loc != SDDMM_HERE) {
         TF_TRY(out.ensure(nnz, "SDDMM output"));
         outp = out.a.p;
     }
-    TF_TRY(launch_any(a, b, outp, st));
-    if (gp) {
+    TF_TRY(launch_any(staged_a, staged_b, outp, st));
+    if (P.loc == SDDMM_PEER) TF_CU(cudaMemcpyPeerAsync(Pd.data, P.device, outp, ctx->device, nnz * sizeof(T), st));
+    if (P.loc != SDDMM_HOST) {
         if (wait) TF_CU(cudaStreamSynchronize(st));
         return TF_OK;
     }
-    if (sizeof(T) == sizeof(double) || P.precision == TF_SINGLE) { /* P holds T (front end) */
-        TF_CU(cudaMemcpyAsync(P.data, outp, nnz * sizeof(T), cudaMemcpyDeviceToHost, st));
+    if (sizeof(T) == sizeof(double) || Pd.precision == TF_SINGLE) { /* P holds T (front end) */
+        TF_CU(cudaMemcpyAsync(Pd.data, outp, nnz * sizeof(T), cudaMemcpyDeviceToHost, st));
         TF_CU(cudaStreamSynchronize(st));
         return TF_OK;
     }
-    return tf_cuda_get_values<T>((double *)P.data, outp, nnz, st);
-}
-
-template <typename T>
-tf_status typed_part<T>::time(const tf_dense &A, const tf_dense &B, int warmup, int reps, double *times_ms)
-{
-    TF_TRY(tf_cuda_ctx_use(ctx));
-    const cudaStream_t st = ctx->stream;
-    const T *a, *b;
-    TF_TRY(place_both(A, B, "tf_sddmm_plan_time", st, &a, &b));
-    TF_TRY(out.ensure(nnz, "SDDMM output"));
-    T *outp = scheme == SCHEME_CUSPARSE ? nullptr : out.a.p; /* cuSPARSE: its call alone */
-    return tf_cuda_time_runs(st, warmup, reps, times_ms, [&] { return launch_any(a, b, outp, st); });
+    return tf_cuda_get_values<T>((double *)Pd.data, outp, nnz, st);
 }
 
 template <typename T>
@@ -699,58 +683,25 @@ tf_status make_part(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_
 
 } // namespace
 
-/* The CUDA backend's plan: one part per GPU. Today one, over all of S; a
- * plan on several GPUs (the context's device set) will cut S into panels
- * of about nnz / P non-zeros, build one part per device on its panel, and
- * run them all (each writing its own slice of P) before waiting. */
-struct tf_sddmm_gpu {
-    std::vector<std::unique_ptr<sddmm_part>> parts;
-};
-
-extern "C" tf_status tf_cuda_sddmm_plan_build_impl(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o,
-                                                   tf_sddmm_gpu **out, tf_sddmm_info *info)
+tf_status tf_sddmm_part_new(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
+                            std::unique_ptr<sddmm_part> *out)
 {
-    *out = nullptr;
     if (K > (uint64_t)INT32_MAX)
         return tf_fail(TF_ERR_RANGE, "GPU SDDMM: K = %llu is larger than 2^31 - 1", (unsigned long long)K);
-    tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
-    TF_TRY(tf_cuda_ctx_of(o->context, &c));
-    std::unique_ptr<tf_sddmm_gpu> g(new (std::nothrow) tf_sddmm_gpu());
-    std::unique_ptr<sddmm_part> part;
-    if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory for a GPU SDDMM plan");
-    if (o->precision == TF_SINGLE) TF_TRY(make_part<float>(c, S, K, o, info, &part));
-    else TF_TRY(make_part<double>(c, S, K, o, info, &part));
-    try {
-        g->parts.push_back(std::move(part));
-    } catch (const std::bad_alloc &) {
-        return tf_fail(TF_ERR_NOMEM, "out of memory for a GPU SDDMM plan");
-    }
-    *out = g.release();
-    return TF_OK;
+    if (o->precision == TF_SINGLE) return make_part<float>(c, S, K, o, info, out);
+    return make_part<double>(c, S, K, o, info, out);
 }
 
-extern "C" tf_status tf_cuda_sddmm_plan_run_impl(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B,
-                                                 const tf_dense *P, const tf_sddmm_run_opts *ro)
+tf_status tf_sddmm_locate(const tf_dense &X, const char *name, const char *who, int device, tf_precision prec,
+                          sddmm_operand *out)
 {
-    const bool given = ro && ro->stream;
-    const cudaStream_t st = given ? (cudaStream_t)ro->stream : cudaStreamLegacy;
-    for (auto &p : g->parts) TF_TRY(p->run(*A, *B, *P, st, !given));
+    int kind = TF_CUDA_PTR_HOST, dev = -1;
+    out->X = &X;
+    TF_TRY(tf_cuda_dense_where(X, name, who, prec, &kind, &dev));
+    out->loc = kind == TF_CUDA_PTR_HOST ? SDDMM_HOST : kind == TF_CUDA_PTR_DEVICE && dev != device ? SDDMM_PEER : SDDMM_HERE;
+    out->device = dev;
+    if (out->loc != SDDMM_HOST && (uintptr_t)X.data % (prec == TF_SINGLE ? sizeof(float) : sizeof(double)))
+        return tf_fail(TF_ERR_ARG, "%s: %s (GPU memory) is not aligned to its %zu-byte values", who, name,
+                       prec == TF_SINGLE ? sizeof(float) : sizeof(double));
     return TF_OK;
-}
-
-extern "C" tf_status tf_cuda_sddmm_plan_time_impl(tf_sddmm_gpu *g, const tf_dense *A, const tf_dense *B, int warmup,
-                                                  int reps, double *times_ms)
-{
-    for (auto &p : g->parts) TF_TRY(p->time(*A, *B, warmup, reps, times_ms));
-    return TF_OK;
-}
-
-extern "C" void tf_cuda_sddmm_plan_free_impl(tf_sddmm_gpu *g)
-{
-    if (!g) return;
-    for (auto &p : g->parts) {
-        if (tf_cuda_ctx_use(p->ctx) != TF_OK) tf_clear_error(); /* frees on the part's device */
-        p.reset();
-    }
-    delete g;
 }
