@@ -38,10 +38,12 @@ static tf_plan *gpu_plan(const tf_tensor *X, tf_format fmt, tf_precision prec, u
     return p;
 }
 
-/* The result at p (GPU memory when gpu; rows ld apart) checked against
- * ref; the `tail` values after it (poisoned too) must still be NaN. */
+/* The result at p (GPU memory when gpu; rows ld apart, values of prec)
+ * checked against ref to the tolerance of the plan's precision (a host
+ * out of doubles from an fp32 plan holds fp32 results); the `tail` values
+ * after it (poisoned too) must still be NaN. */
 static void check_out(const char *what, tf_plan *p, uint32_t mode, const void *p_out, int gpu, uint64_t ld,
-                      tf_precision prec, const tf_matrix *ref, uint64_t tail)
+                      tf_precision prec, tf_precision plan_prec, const tf_matrix *ref, uint64_t tail)
 {
     const uint64_t rows = ref->rows, R = ref->cols, n = rows * ld + tail;
     const size_t w = prec == TF_SINGLE ? 4 : 8;
@@ -57,7 +59,7 @@ static void check_out(const char *what, tf_plan *p, uint32_t mode, const void *p
     for (uint64_t k = 0; k < tail; ++k) pad_ok &= isnan(after[k]) != 0;
     tf_free(after);
     const double err = tf_rel_err(got, ref->data, rows * R);
-    const double tol = prec == TF_SINGLE ? 1e-5 : 1e-12;
+    const double tol = plan_prec == TF_SINGLE ? 1e-5 : 1e-12;
     CHECKF(pad_ok && err <= tol, "%s [%s] mode %u R=%llu: rel err %.3g (tol %.0e)%s", what, tf_plan_describe(p),
            mode + 1, (unsigned long long)R, err, tol, pad_ok ? "" : ", padding or what follows written");
     tf_free(h);
@@ -92,7 +94,7 @@ static void check_plan(tf_plan *p, const tf_tensor *X, const tf_matrix *F, uint6
         CHECK_OK(tf_test_gpu_fill(dO.data, 0xff, rows * ld * w));
         tf_dense out = dt_dense(dO.data, rows, R, R, pr, TF_MEMORY_DEVICE);
         CHECK_OK(tf_plan_mttkrp_dense(p, mode, D, &out, NULL));
-        check_out("GPU arrays in place", p, mode, dO.data, 1, R, pr, &ref, rows * 3); /* nothing past rows x R */
+        check_out("GPU arrays in place", p, mode, dO.data, 1, R, pr, pr, &ref, rows * 3); /* nothing past rows x R */
         /* (2) padded rows (NaN), out misaligned, the caller's stream */
         for (uint32_t m = 0; m < N; ++m) {
             if (m == mode) continue;
@@ -105,7 +107,7 @@ static void check_plan(tf_plan *p, const tf_tensor *X, const tf_matrix *F, uint6
         const tf_mttkrp_run_opts ro = {stream};
         CHECK_OK(tf_plan_mttkrp_dense(p, mode, D, &out, &ro));
         CHECK_OK(tf_test_gpu_stream_wait(stream));
-        check_out("padded GPU arrays, misaligned out, own stream", p, mode, dO.data, 1, ld, pr, &ref, 0);
+        check_out("padded GPU arrays, misaligned out, own stream", p, mode, dO.data, 1, ld, pr, pr, &ref, 0);
         /* (3) the first factor read managed, the others host (plan's precision), out on the host */
         void *host[TF_MAX_ORDER] = {NULL};
         int managed_done = 0;
@@ -124,7 +126,7 @@ static void check_plan(tf_plan *p, const tf_tensor *X, const tf_matrix *F, uint6
         dt_poison_as(ho, TF_DOUBLE, rows * ld);
         out = dt_dense(ho, rows, R, ld, TF_DOUBLE, TF_MEMORY_AUTO);
         CHECK_OK(tf_plan_mttkrp_dense(p, mode, D, &out, NULL));
-        check_out("managed + host factors, host out", p, mode, ho, 0, ld, TF_DOUBLE, &ref, 0);
+        check_out("managed + host factors, host out", p, mode, ho, 0, ld, TF_DOUBLE, pr, &ref, 0);
         tf_free(ho);
         for (uint32_t m = 0; m < N; ++m) tf_free(host[m]);
         tf_matrix_free(&ref);
@@ -202,7 +204,7 @@ static void bad_inputs(void)
     /* the plan is still right, and no CUDA error was left behind */
     CHECK_OK(tf_test_gpu_fill(o.data, 0xff, 60 * R * 4));
     CHECK_OK(tf_plan_mttkrp_dense(p, 0, D, &out, NULL));
-    check_out("after the errors", p, 0, o.data, 1, R, TF_SINGLE, &ref, 0);
+    check_out("after the errors", p, 0, o.data, 1, R, TF_SINGLE, TF_SINGLE, &ref, 0);
     tf_plan_free(p);
     /* GPU arrays on a CPU plan */
     tf_plan_opts co;
