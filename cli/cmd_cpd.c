@@ -278,32 +278,13 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
 /* Under mpirun with several ranks: every rank reads its part of the input
  * and runs its shards; rank 0 alone prints and writes. A failure on one rank ends
  * them all (the others would wait in a collective). */
-static int ranks_start(int *argc, char ***argv, int *rank, int *size)
-{
-    if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();
-    return CLI_OK;
-}
-
-static int ranks_fail(int rc, int size)
-{
-    if (size > 1 && rc != CLI_OK) {
-        fflush(stdout);
-        fflush(stderr);
-        tf_mpi_abort(rc);
-    }
-    return rc;
-}
-
 int cmd_cpd(int argc, char **argv)
 {
     double t_start = tf_wtime();
     int rank = 0, size = 1;
-    int rc = ranks_start(&argc, &argv, &rank, &size);
+    int rc = cli_ranks_start(&argc, &argv, &rank, &size);
     if (rc) return rc;
-    rc = cmd_cpd_ranks(argc, argv, rank, size, t_start);
-    rc = ranks_fail(rc, size);
-    tf_mpi_stop();
-    return rc;
+    return cli_ranks_end(cmd_cpd_ranks(argc, argv, rank, size, t_start), size);
 }
 
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start)

@@ -73,6 +73,14 @@ static const char help[] =
     "                       on the host; prints the wall time per call of each,\n"
     "                       the build, and the saving per call\n"
     "      --seed S         seed of the random A and B (default fixed)\n"
+    "\n"
+    "Several processes (a build with MPI): `mpirun -np P tenfold sddmm ...` cuts\n"
+    "S into one row panel per rank with about nnz / P non-zeros each; every rank\n"
+    "reads S, computes its panel's slice of P on the CPU (or, with --device gpu,\n"
+    "on its GPU: a node's ranks take its GPUs in order) and the slices are\n"
+    "all-gathered; rank 0 alone prints and writes. The benchmark times whole\n"
+    "runs (every rank's panel, then the all-gather) and prints each rank's share.\n"
+    "\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     CLI_MEMORY_LIMIT_HELP
@@ -327,7 +335,71 @@ static int benchmark_panels(const sddmm_cli *c, const tf_csr *S, const tf_matrix
     return rc;
 }
 
-static int benchmark(const sddmm_cli *c, const tf_csr *S)
+/* Under mpirun: a plan over the ranks (one row panel each), whole runs
+ * timed on the wall clock (every rank's panel, then P all-gathered); each
+ * rank's rows, non-zeros and panel time come to rank 0 with the run. */
+static int benchmark_ranks(const sddmm_cli *c, const tf_csr *S, const tf_matrix *A, const tf_matrix *B, double *P,
+                           int rank, int size)
+{
+    tf_sddmm_plan *plan = NULL;
+    double t0 = tf_wtime();
+    if (tf_sddmm_plan_build(S, c->K, &c->o, &plan) != TF_OK) return cli_fail();
+    const double build_ms = (tf_wtime() - t0) * 1e3;
+    const tf_dense a = tf_dense_host(A), b = tf_dense_host(B);
+    const tf_dense p = {P, S->nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST};
+    const int runs = c->warmup + c->reps;
+    double *t = calloc((size_t)c->reps, sizeof *t), *mine = calloc((size_t)c->reps, sizeof *mine);
+    double *share = calloc((size_t)size * 3 + 1, sizeof *share);
+    int rc = CLI_OK;
+    if (!t || !mine || !share) {
+        fprintf(stderr, "tenfold: out of memory for the timings\n");
+        rc = CLI_FAIL;
+    }
+    for (int i = 0; i < runs && rc == CLI_OK; ++i) {
+        t0 = tf_wtime();
+        if (tf_sddmm_plan_run(plan, &a, &b, &p, NULL) != TF_OK) rc = cli_fail();
+        if (i >= c->warmup) t[i - c->warmup] = (tf_wtime() - t0) * 1e3;
+    }
+    if (rc == CLI_OK && tf_sddmm_plan_time(plan, &a, &b, 0, c->reps, mine) != TF_OK) rc = cli_fail();
+    tf_sddmm_panel q;
+    memset(&q, 0, sizeof q);
+    if (rc == CLI_OK) tf_sddmm_plan_panel(plan, 0, &q);
+    /* every rank's rows, non-zeros and median panel time, to all (a sum of
+     * vectors that are zero but for each rank's own entries) */
+    if (rc == CLI_OK) {
+        share[3 * rank] = (double)(q.row_hi - q.row_lo);
+        share[3 * rank + 1] = (double)(q.nnz_hi - q.nnz_lo);
+        share[3 * rank + 2] = cli_median_ms(mine, c->reps);
+        if (tf_mpi_allreduce_sum(share, (uint64_t)size * 3) != TF_OK) rc = cli_fail();
+    }
+    if (rc == CLI_OK && rank == 0) {
+        const double whole = cli_median_ms(t, c->reps);
+        printf("sddmm: K %llu, %s, %s, %d MPI ranks (%s), %d timed run%s after %d warm-up\n",
+               (unsigned long long)c->K, c->o.precision == TF_SINGLE ? "single" : "double",
+               c->o.op == TF_SDDMM_SCALE ? "scale" : "sample", size,
+               c->o.backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU on each", c->reps, cli_s((uint64_t)c->reps),
+               c->warmup);
+        printf("build: %.1f ms (S cut into %d row panels by non-zeros; each rank plans its own)\n", build_ms, size);
+        printf("%-5s %12s %-22s %10s %10s\n", "rank", "rows", "non-zeros", "median ms", "GFLOP/s");
+        for (int r = 0; r < size; ++r) {
+            const double nz = share[3 * r + 1], ms = share[3 * r + 2];
+            char nzs[48];
+            snprintf(nzs, sizeof nzs, "%.0f (%.1f%%)", nz, S->nnz ? 100.0 * nz / (double)S->nnz : 0.0);
+            printf("%-5d %12.0f %-22s %10.4f %10.2f\n", r, share[3 * r], nzs, ms,
+                   ms > 0 ? 2.0 * (double)c->K * nz / (ms * 1e-3) / 1e9 : 0.0);
+        }
+        printf("%-5s %12llu %-22llu %10.4f %10.2f   (whole runs: panels + all-gather of P)\n", "all",
+               (unsigned long long)S->rows, (unsigned long long)S->nnz, whole,
+               whole > 0 ? 2.0 * (double)c->K * (double)S->nnz / (whole * 1e-3) / 1e9 : 0.0);
+    }
+    free(t);
+    free(mine);
+    free(share);
+    tf_sddmm_plan_free(plan);
+    return rc;
+}
+
+static int benchmark(const sddmm_cli *c, const tf_csr *S, int rank, int size)
 {
     tf_status s1, s2;
     tf_matrix A = random_dense(S->rows, c->K, c->seed, &s1), B = random_dense(S->cols, c->K, c->seed + 1, &s2);
@@ -336,6 +408,10 @@ static int benchmark(const sddmm_cli *c, const tf_csr *S)
     if (s1 != TF_OK || s2 != TF_OK || !P || !Q) {
         fprintf(stderr, "tenfold: out of memory for A, B and the results (K = %llu)\n", (unsigned long long)c->K);
         rc = CLI_FAIL;
+        goto done;
+    }
+    if (size > 1) {
+        rc = benchmark_ranks(c, S, &A, &B, P, rank, size);
         goto done;
     }
     if (c->gpus.all || c->gpus.n > 1) {
@@ -382,7 +458,7 @@ done:
     return rc;
 }
 
-static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S)
+static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S, int rank, int size)
 {
     tf_matrix A = {0}, B = {0};
     tf_tensor out = {0};
@@ -413,9 +489,10 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
     tf_sddmm_info info;
     const double t0 = tf_wtime();
     tf_sddmm_opts o = c->o;
-    if (c->device_auto && o.algo == TF_SDDMM_ALGO_AUTO) o.backend = TF_BACKEND_AUTO;
+    if (c->device_auto && o.algo == TF_SDDMM_ALGO_AUTO && size == 1) o.backend = TF_BACKEND_AUTO;
+    /* over ranks every rank ends with all of P; rank 0 writes it */
     if (tf_tensor_copy(coo, &out) != TF_OK || tf_sddmm(S, &A, &B, &o, out.vals, &info) != TF_OK ||
-        tf_write_tensor(c->out_path, &out, TF_FILE_MTX) != TF_OK) {
+        (rank == 0 && tf_write_tensor(c->out_path, &out, TF_FILE_MTX) != TF_OK)) {
         rc = cli_fail();
         goto done;
     }
@@ -424,6 +501,7 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
         printf("sddmm: K %llu, %s, %s, %.6f s\n", (unsigned long long)A.cols,
                info.backend == TF_BACKEND_GPU ? "gpu" : "cpu", algo_name(info.algo), tf_wtime() - t0);
         if (info.panels > 1) printf("panels: %u GPUs, one row panel each\n", info.panels);
+        if (size > 1) printf("ranks: %d (MPI), one row panel each, P all-gathered\n", size);
         printf("wrote: %s (%llu x %llu, %llu entr%s)\n", c->out_path, (unsigned long long)S->rows,
                (unsigned long long)S->cols, (unsigned long long)S->nnz, S->nnz == 1 ? "y" : "ies");
     }
@@ -434,17 +512,44 @@ done:
     return rc;
 }
 
+static int sddmm_ranks(int argc, char **argv, int rank, int size);
+
+/* Under mpirun with several ranks: each rank its row panel, P all-gathered;
+ * rank 0 alone prints and writes (a failure on one rank ends them all). */
 int cmd_sddmm(int argc, char **argv)
+{
+    int rank = 0, size = 1;
+    int rc = cli_ranks_start(&argc, &argv, &rank, &size);
+    if (rc) return rc;
+    return cli_ranks_end(sddmm_ranks(argc, argv, rank, size), size);
+}
+
+static int sddmm_ranks(int argc, char **argv, int rank, int size)
 {
     cli_args a;
     sddmm_cli c;
     int rc = parse(argc, argv, &a, &c);
     if (rc >= 0) return rc;
-    if ((rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
+    if (size > 1) {
+        if (c.gpus.n > 1 || c.gpus.all) {
+            fprintf(stderr, "tenfold: sddmm: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)\n",
+                    size);
+            return CLI_FAIL;
+        }
+        if (c.o.backend != TF_BACKEND_GPU) c.o.backend = TF_BACKEND_CPU;
+        if (c.o.backend == TF_BACKEND_CPU && c.o.algo == TF_SDDMM_ALGO_CUSPARSE) c.o.algo = TF_SDDMM_ALGO_AUTO;
+        /* rank 0 alone prints and writes: the others' standard output goes nowhere */
+        if (rank != 0 && !freopen("/dev/null", "w", stdout)) {
+            fprintf(stderr, "tenfold: sddmm: rank %d cannot silence its output\n", rank);
+            return CLI_FAIL;
+        }
+    }
+    if (rank == 0 && (rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
     /* one context for the run (the kernel and cuSPARSE share the GPU's set-up),
      * before reading: --gpus beyond the machine fails at once */
     tf_context *ctx = NULL;
-    if ((rc = cli_run_context_ranks(c.o.backend, c.device, &c.gpus, c.threads, c.memory_limit, 0, "--device", &ctx)))
+    if ((rc = cli_run_context_ranks(c.o.backend, c.device, &c.gpus, c.threads, c.memory_limit, size > 1, "--device",
+                                    &ctx)))
         return rc;
     tf_tensor coo;
     tf_read_info info;
@@ -467,7 +572,7 @@ int cmd_sddmm(int argc, char **argv)
     if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &coo, &info);
     if (cli_verbose()) cli_print_read(stdout, &info);
     c.o.context = ctx;
-    rc = c.out_path ? compute_one(&c, &coo, &S) : benchmark(&c, &S);
+    rc = c.out_path ? compute_one(&c, &coo, &S, rank, size) : benchmark(&c, &S, rank, size);
     tf_context_free(ctx);
     tf_csr_free(&S);
     tf_tensor_free(&coo);

@@ -76,3 +76,20 @@ int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, 
     fprintf(stderr, "tenfold: %s: %s\n", opt, tf_last_error());
     return CLI_FAIL;
 }
+
+int cli_ranks_start(int *argc, char ***argv, int *rank, int *size)
+{
+    if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();
+    return CLI_OK;
+}
+
+int cli_ranks_end(int rc, int size)
+{
+    if (size > 1 && rc != CLI_OK) {
+        fflush(stdout);
+        fflush(stderr);
+        tf_mpi_abort(rc);
+    }
+    tf_mpi_stop();
+    return rc;
+}

@@ -25,6 +25,13 @@ int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g);
 int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, int threads, uint64_t memory_limit,
                           int distributed, const char *opt, tf_context **out);
 
+/* Under mpirun (a build with MPI): MPI started, this process's rank and
+ * the number of ranks (1, 0 without mpirun or MPI); a failure is reported. */
+int cli_ranks_start(int *argc, char ***argv, int *rank, int *size);
+/* The end of a command over ranks: a failure on one rank ends them all
+ * (the others would wait in a collective), then MPI is stopped; rc back. */
+int cli_ranks_end(int rc, int size);
+
 /* The --gpus lines of the --help texts. */
 #define CLI_GPUS_HELP                                                                          \
     "      --gpus G         several GPUs in this process: a count N (GPUs 0..N-1),\n"          \

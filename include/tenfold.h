@@ -972,6 +972,9 @@ void tf_mpi_stop(void);
 /* Ends every rank with `code` (MPI_Abort) after a failure on this one, so no
  * rank waits in a collective for it; exit(code) without MPI. */
 void tf_mpi_abort(int code);
+/* x[0..n) summed over the ranks, the same on every rank (reports that
+ * gather each rank's figures); x as it is when MPI was not started. */
+tf_status tf_mpi_allreduce_sum(double *x, uint64_t n);
 
 /* A CUDA build keeps the CUDA backend in a module, libtenfold_cuda.so, that
  * the library loads on the first GPU query or operation, once per process:

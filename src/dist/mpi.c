@@ -53,6 +53,17 @@ void tf_mpi_stop(void)
     started = 0;
 }
 
+static tf_status allreduce_sum(double *x, uint64_t n);
+
+tf_status tf_mpi_allreduce_sum(double *x, uint64_t n)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin) return TF_OK; /* one process: the sum is x */
+    return allreduce_sum(x, n);
+}
+
 void tf_mpi_abort(int code)
 {
     int init = 0, fin = 0;

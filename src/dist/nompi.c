@@ -30,6 +30,13 @@ void tf_mpi_stop(void) {}
 
 void tf_mpi_abort(int code) { exit(code); }
 
+tf_status tf_mpi_allreduce_sum(double *x, uint64_t n)
+{
+    (void)x;
+    (void)n;
+    return TF_OK; /* one process: the sum is x */
+}
+
 tf_status tf_dist_world(tf_dist *d)
 {
     (void)d;

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/context.h"
+#include "backend/dist.h"
 #include "backend/sddmm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -32,6 +34,12 @@ struct tf_sddmm_plan {
     tf_sddmm_info info;
     uint32_t npanels;         /* row panels: one per GPU of the plan, else 1 */
     tf_sddmm_panel panels[TF_MAX_GPUS];
+    /* Over MPI ranks (the context's dist): this rank's panel (panels[0], in
+     * S's rows and non-zeros) planned alone in `inner`; rank r's non-zeros
+     * start at rank_nnz_lo[r] (dist->size + 1 entries). */
+    const tf_dist *dist;
+    tf_sddmm_plan *inner;
+    uint64_t *rank_nnz_lo;
 };
 
 tf_dense tf_dense_host(const tf_matrix *m)
@@ -110,6 +118,8 @@ static void release_header(tf_sddmm_plan *p)
 void tf_sddmm_plan_free(tf_sddmm_plan *p)
 {
     if (!p || p->magic != PLAN_MAGIC) return; /* NULL, or freed already */
+    tf_sddmm_plan_free(p->inner);
+    tf_free(p->rank_nnz_lo);
     tf_cpu_sddmm_plan_free(p->cpu);
     tf_cuda_sddmm_plan_free(p->gpu);
     tf_context_free(p->own_context); /* after the plan's device memory is gone */
@@ -155,8 +165,15 @@ static void cut_panels(tf_sddmm_plan *p, const tf_csr *S, int gpus)
     }
 }
 
-static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow, tf_sddmm_plan **out)
+static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d,
+                             tf_sddmm_plan **out);
+
+/* local: plan S here even on a context of several MPI ranks (a rank's own panel). */
+static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow, int local,
+                       tf_sddmm_plan **out)
 {
+    const tf_dist *d = o->context ? o->context->dist : NULL;
+    if (d && d->size > 1 && !local) return build_ranks(S, K, o, d, out);
     tf_backend be;
     TF_TRY(tf_sddmm_pick_backend(o, &be));
     tf_sddmm_plan *p = NULL;
@@ -216,6 +233,64 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
     return TF_OK;
 }
 
+/* Over the MPI ranks of d (cuSDDMM sec. V-C: 1-D panels of about nnz / ranks
+ * non-zeros, the row offsets' prefix sums; a row is never split): every rank
+ * plans its own panel on its device (the CPU, or its GPU) and a run
+ * all-gathers P, so every rank ends with all of it, as one process would. */
+static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d,
+                             tf_sddmm_plan **out)
+{
+    tf_sddmm_plan *p = NULL;
+    uint64_t *lo = NULL, *rp = NULL;
+    TF_TRY(TF_CALLOC(p, 1, "SDDMM plan"));
+    p->magic = PLAN_MAGIC;
+    p->rows = S->rows;
+    p->cols = S->cols;
+    p->nnz = S->nnz;
+    p->K = K;
+    p->precision = o->precision;
+    p->dist = d;
+    tf_status s = TF_ALLOC(lo, (uint64_t)d->size + 1, "rank rows");
+    if (s == TF_OK) s = TF_ALLOC(p->rank_nnz_lo, (uint64_t)d->size + 1, "rank non-zeros");
+    uint64_t r0 = 0, r1 = 0, z0 = 0;
+    if (s == TF_OK) {
+        tf_shard_rowptr(S->rowptr, S->rows, d->size, lo, NULL);
+        for (int r = 0; r <= d->size; ++r) p->rank_nnz_lo[r] = S->rowptr[lo[r]];
+        r0 = lo[d->rank];
+        r1 = lo[d->rank + 1];
+        z0 = S->rowptr[r0];
+        s = TF_ALLOC(rp, r1 - r0 + 1, "panel row offsets");
+    }
+    if (s == TF_OK) {
+        tf_csr sub = *S; /* this rank's rows, columns and values in place */
+        sub.rows = r1 - r0;
+        sub.nnz = S->rowptr[r1] - z0;
+        sub.colind = S->colind + z0;
+        sub.vals = S->vals + z0;
+        for (uint64_t i = 0; i <= sub.rows; ++i) rp[i] = S->rowptr[r0 + i] - z0;
+        sub.rowptr = rp;
+        s = build(&sub, K, o, 0, 1, &p->inner); /* copies what it keeps of sub */
+    }
+    tf_free(lo);
+    tf_free(rp);
+    if (s != TF_OK) {
+        tf_free(p->rank_nnz_lo);
+        release_header(p);
+        return s;
+    }
+    p->backend = p->inner->backend;
+    p->info = p->inner->info;
+    whole_panel(p);
+    p->panels[0] = p->inner->panels[0];
+    p->panels[0].row_lo = r0;
+    p->panels[0].row_hi = r1;
+    p->panels[0].nnz_lo = z0;
+    p->panels[0].nnz_hi = z0 + p->inner->nnz;
+    p->info.panels = 1;
+    *out = p;
+    return TF_OK;
+}
+
 tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
 {
     if (!out) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_build: no place for the plan (out is NULL)");
@@ -229,13 +304,13 @@ tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *
     if (K == 0) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_build: K = 0 (A and B need at least one column)");
     TF_TRY(tf_csr_validate(S));
     TF_TRY(tf_sddmm_check_opts(o, "tf_sddmm_plan_build"));
-    return build(S, K, o, 0, out);
+    return build(S, K, o, 0, 0, out);
 }
 
 tf_status tf_sddmm_plan_build_borrowed(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
 {
     *out = NULL;
-    return build(S, K, o, 1, out);
+    return build(S, K, o, 1, 0, out);
 }
 
 tf_status tf_sddmm_plan_info(const tf_sddmm_plan *p, tf_sddmm_info *info)
@@ -369,11 +444,33 @@ static tf_status panel_operands(const tf_sddmm_plan *p, const tf_dense *A, const
     return TF_OK;
 }
 
+/* A run of a plan over MPI ranks: this rank's panel, then P all-gathered
+ * (host doubles: the collective's). */
+static tf_status run_ranks(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, const tf_dense *P,
+                           const tf_sddmm_run_opts *ro, const char *who)
+{
+    if (ro && (ro->parts || ro->nparts))
+        return tf_fail(TF_ERR_ARG, "%s: per-GPU operands (ro->parts) are for a plan over the GPUs of one process, "
+                                   "not over MPI ranks", who);
+    if (!P) return tf_fail(TF_ERR_ARG, "%s: P is NULL", who);
+    TF_TRY(check_operands(p, A, B, P, who));
+    if (P->precision != TF_DOUBLE || P->memory == TF_MEMORY_DEVICE || tf_cuda_memory_of(P->data, NULL) != TF_CUDA_PTR_HOST)
+        return tf_fail(TF_ERR_ARG, "%s: on a plan over MPI ranks P is all-gathered on the host: it must be host "
+                                   "memory of doubles", who);
+    const tf_sddmm_panel *q = &p->panels[0];
+    if (q->nnz_hi > q->nnz_lo) {
+        const tf_dense a = rows_of(A, q->row_lo, q->row_hi - q->row_lo), pp = rows_of(P, q->nnz_lo, q->nnz_hi - q->nnz_lo);
+        TF_TRY(tf_sddmm_plan_run(p->inner, &a, B, &pp, ro));
+    }
+    return p->dist->allgather_rows((double *)P->data, p->rank_nnz_lo, 1);
+}
+
 tf_status tf_sddmm_plan_run(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, const tf_dense *P,
                             const tf_sddmm_run_opts *ro)
 {
     static const char who[] = "tf_sddmm_plan_run";
     TF_TRY(check_plan(p, who));
+    if (p->dist) return run_ranks(p, A, B, P, ro, who);
     tf_sddmm_part_operands v[TF_MAX_GPUS];
     TF_TRY(panel_operands(p, A, B, P, 1, ro, v, who));
     const int given = ro && ro->parts;
@@ -390,6 +487,14 @@ tf_status tf_sddmm_plan_time_panels(tf_sddmm_plan *p, const tf_dense *A, const t
     TF_TRY(check_plan(p, who));
     if (warmup < 0 || reps < 1 || !times_ms)
         return tf_fail(TF_ERR_ARG, "%s: need warmup >= 0, reps >= 1 and times_ms", who);
+    if (p->dist) { /* this rank's panel alone */
+        if (ro && (ro->parts || ro->nparts))
+            return tf_fail(TF_ERR_ARG, "%s: per-GPU operands are not for a plan over MPI ranks", who);
+        TF_TRY(check_operands(p, A, B, NULL, who));
+        const tf_sddmm_panel *q = &p->panels[0];
+        const tf_dense a = rows_of(A, q->row_lo, q->row_hi - q->row_lo);
+        return tf_sddmm_plan_time_panels(p->inner, &a, B, NULL, warmup, reps, times_ms, part_ms);
+    }
     tf_sddmm_part_operands v[TF_MAX_GPUS];
     TF_TRY(panel_operands(p, A, B, NULL, 0, ro, v, who));
     if (p->gpu) return tf_cuda_sddmm_plan_time(p->gpu, v, ro && ro->parts, warmup, reps, times_ms, part_ms);

@@ -88,6 +88,15 @@ ranks 5 cpd tiny.tns -r 2 -i 5 --tol 0 -t 1 -o r5_tiny --json r5_tiny.json
 check "tiny on 5 ranks (empty shards): runs" test "$rc" -eq 0
 check "tiny on 5 ranks: fits and factors equal one process's to 1e-9" compare one_tiny r5_tiny
 
+# a matrix with heavy rows and dense A, B for SDDMM over ranks (below)
+"$TF" gen -o m.mtx --dims 300,200 --nnz 5000 --alpha 0.95,0.3 --seed 4 >/dev/null 2>&1 || bad "gen m.mtx"
+python3 - <<'PY'
+import random
+random.seed(1)
+for f, n in (("a.txt", 300), ("b.txt", 200)):
+    open(f, "w").write("".join(" ".join("%.17g" % random.uniform(-1, 1) for _ in range(6)) + "\n" for _ in range(n)))
+PY
+
 # GPU ranks (--device gpu): one GPU each, NCCL shares the rows; without GPUs a
 # clear failure on every rank, not a hang
 gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
@@ -106,7 +115,35 @@ elif [ "$gpus" -ge 2 ]; then
         check "$t on 2 GPU ranks: printed once" test "$(grep -c '^final fit' out.txt)" -eq 1
         check "$t on 2 GPU ranks: fits and factors equal one GPU's to 1e-9" compare g1_$t g2_$t
     done
+    expect 0 "sddmm: one GPU" sddmm m.mtx -A a.txt -B b.txt -o pg1.mtx --device gpu
+    ranks 2 sddmm m.mtx -A a.txt -B b.txt -o pg2.mtx --device gpu
+    if [ "$rc" -ne 0 ]; then bad "sddmm on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; else
+        check "sddmm on 2 GPU ranks: P equals one GPU's to 1e-12" python3 - <<'PY'
+def vals(f):
+    return [float(l.split()[2]) for l in open(f) if not l.startswith("%")][1:]
+a, b = vals("pg1.mtx"), vals("pg2.mtx")
+assert len(a) == len(b) == 5000
+assert max(abs(x - y) / (abs(x) + 1e-300) for x, y in zip(a, b)) <= 1e-12
+PY
+    fi
 fi
+# SDDMM over ranks: one row panel each (a heavy row at the cut), P all-gathered;
+# the file rank 0 writes equals one process's
+expect 0 "sddmm: one process" sddmm m.mtx -A a.txt -B b.txt -o p1.mtx --device cpu -t 1
+for n in 2 3 7; do
+    ranks $n sddmm m.mtx -A a.txt -B b.txt -o p$n.mtx -t 1
+    if [ "$rc" -ne 0 ]; then bad "sddmm on $n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+    check "sddmm on $n ranks: says so once" test "$(grep -c '^ranks: '$n' (MPI)' out.txt)" -eq 1
+    check "sddmm on $n ranks: P equals one process's" cmp -s p1.mtx p$n.mtx
+done
+ranks 3 sddmm m.mtx -k 8 --reps 3 --warmup 1 -t 1
+check "sddmm benchmark on 3 ranks: runs" test "$rc" -eq 0
+check "sddmm benchmark on 3 ranks: a line per rank" test "$(grep -cE '^[0-2] +[0-9]+ [0-9]+ \(' out.txt)" -eq 3
+check "sddmm benchmark on 3 ranks: the whole run" grep -q "^all .*all-gather of P" out.txt
+ranks 2 sddmm m.mtx -k 8 --gpus 2
+check "sddmm on 2 ranks with --gpus 2: fails" test "$rc" -ne 0 -a "$rc" -ne 124
+check "sddmm on 2 ranks with --gpus 2: says why" grep -q "takes one GPU per rank" err.txt
+
 # CPU ranks run in double precision: fp32 without --device gpu fails at once
 ranks 2 cpd small.tns -r 3 -i 2 --precision single --nowrite
 check "2 CPU ranks in fp32 fail" test "$rc" -ne 0 -a "$rc" -ne 124
