@@ -362,8 +362,9 @@ typedef struct tf_tuning {
                                  peer access, else through NCCL; 1 NCCL always (MPI
                                  ranks always use NCCL)                                  */
     /* MPI ranks */
-    uint64_t mpi_round_bytes; /* the non-zeros' all-to-all between ranks moves at most
-                                 this many bytes a pair per round; 0 (default) 256 MiB */
+    uint64_t mpi_round_bytes; /* collectives between ranks (the non-zeros' all-to-all,
+                                 the rows' all-gather) move at most this many bytes from
+                                 a rank per round; 0 (default) 256 MiB                   */
     /* GPU SDDMM */
     uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
     /* GPU uploads */

@@ -10,8 +10,9 @@ typedef struct tf_dist {
     int rank, size;
     int local_rank; /* rank among the ranks of this node (its GPU: local_rank % GPUs) */
     /* Every rank's rows [row_lo[r], row_lo[r+1]) of the row-major matrix a
-     * (cols columns) to every rank, in place. */
-    tf_status (*allgather_rows)(double *a, const uint64_t *row_lo, uint64_t cols);
+     * (cols columns) to every rank, in place; at most round_bytes (0: 256
+     * MiB) from each rank per round, as alltoall_records. */
+    tf_status (*allgather_rows)(double *a, const uint64_t *row_lo, uint64_t cols, uint64_t round_bytes);
     /* x[0..n) summed over the ranks, the same on every rank. */
     tf_status (*allreduce_sum)(double *x, uint64_t n);
     /* n bytes of rank 0's buf to every rank (the NCCL id of GPU ranks). */
@@ -27,7 +28,7 @@ typedef struct tf_dist {
      * ranks is 5 GB a pair). */
     tf_status (*alltoall_records)(const void *send, const uint64_t *send_n, uint32_t rec, uint64_t round_bytes,
                                   void **recv, uint64_t *recv_total);
-    uint64_t round_bytes; /* for alltoall_records: the context's tuning.mpi_round_bytes */
+    uint64_t round_bytes; /* for the two above: the context's tuning.mpi_round_bytes */
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

@@ -106,7 +106,7 @@ static tf_status cpu_solve(void *ctx, uint32_t mode, int *used_pinv)
     tf_dense_hadamard((const double *const *)c->G, c->order, mode, R, c->V);
     /* row by row: a rank's rows come out as in one process */
     TF_TRY(tf_dense_solve(c->M + lo * R, c->A[mode].data + lo * R, hi - lo, R, c->V, c->threads, used_pinv));
-    return c->dist ? c->dist->allgather_rows(c->A[mode].data, c->row_lo[mode], R) : TF_OK;
+    return c->dist ? c->dist->allgather_rows(c->A[mode].data, c->row_lo[mode], R, c->dist->round_bytes) : TF_OK;
 }
 
 static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)

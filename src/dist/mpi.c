@@ -82,26 +82,40 @@ static tf_status mpi_fail(const char *what, int rc)
     return tf_fail(TF_ERR_IO, "%s failed: %s", what, msg);
 }
 
-static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols)
+/* In rounds of at most round_bytes (0: 256 MiB) from each rank: every rank
+ * knows every rank's count (row_lo is the same everywhere), so all take
+ * part in the same rounds; each round gathers the next piece of every
+ * rank's rows in place, displacements from the round's first piece. */
+static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols, uint64_t round_bytes)
 {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    uint64_t per = (round_bytes ? round_bytes : (uint64_t)256 << 20) / sizeof(double), most = 0;
+    if (per < 1) per = 1;
+    if (per > INT_MAX) per = INT_MAX;
+    for (int r = 0; r < size; ++r)
+        if ((row_lo[r + 1] - row_lo[r]) * cols > most) most = (row_lo[r + 1] - row_lo[r]) * cols;
     int *cnt = NULL, *disp = NULL;
     tf_status s = TF_ALLOC(cnt, (uint64_t)size, "MPI counts");
     if (s == TF_OK) s = TF_ALLOC(disp, (uint64_t)size, "MPI displacements");
-    for (int r = 0; s == TF_OK && r < size; ++r) {
-        const uint64_t n = (row_lo[r + 1] - row_lo[r]) * cols, at = row_lo[r] * cols;
-        if (n > INT_MAX || at > INT_MAX)
-            s = tf_fail(TF_ERR_RANGE, "MPI all-gather: %llu values from rank %d exceed an int's count",
-                        (unsigned long long)n, r);
-        else {
-            cnt[r] = (int)n;
+    for (uint64_t lo = 0; s == TF_OK && lo < most; lo += per) {
+        uint64_t base = UINT64_MAX;
+        for (int r = 0; r < size; ++r) {
+            const uint64_t n = (row_lo[r + 1] - row_lo[r]) * cols;
+            cnt[r] = n > lo ? (int)(n - lo < per ? n - lo : per) : 0;
+            if (cnt[r] && row_lo[r] * cols + lo < base) base = row_lo[r] * cols + lo;
+        }
+        for (int r = 0; r < size && s == TF_OK; ++r) {
+            const uint64_t at = cnt[r] ? row_lo[r] * cols + lo - base : 0;
+            if (at > INT_MAX)
+                s = tf_fail(TF_ERR_RANGE, "MPI all-gather: rank %d's rows start %llu values after the first; more "
+                                          "than an int's count (use more ranks)", r, (unsigned long long)at);
             disp[r] = (int)at;
         }
-    }
-    if (s == TF_OK) {
-        const int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, cnt, disp, MPI_DOUBLE, MPI_COMM_WORLD);
-        if (rc != MPI_SUCCESS) s = mpi_fail("MPI_Allgatherv of factor rows", rc);
+        if (s != TF_OK) break;
+        const int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a + base, cnt, disp, MPI_DOUBLE,
+                                      MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) s = mpi_fail("MPI_Allgatherv of rows", rc);
     }
     tf_free(cnt);
     tf_free(disp);

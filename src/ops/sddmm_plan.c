@@ -462,7 +462,7 @@ static tf_status run_ranks(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *
         const tf_dense a = rows_of(A, q->row_lo, q->row_hi - q->row_lo), pp = rows_of(P, q->nnz_lo, q->nnz_hi - q->nnz_lo);
         TF_TRY(tf_sddmm_plan_run(p->inner, &a, B, &pp, ro));
     }
-    return p->dist->allgather_rows((double *)P->data, p->rank_nnz_lo, 1);
+    return p->dist->allgather_rows((double *)P->data, p->rank_nnz_lo, 1, p->dist->round_bytes);
 }
 
 tf_status tf_sddmm_plan_run(tf_sddmm_plan *p, const tf_dense *A, const tf_dense *B, const tf_dense *P,

@@ -75,7 +75,7 @@ if [ "$rc" -ne 0 ]; then bad "heavy.bin on 3 ranks: exit $rc; $(head -c 300 err.
     check "heavy.bin on 3 ranks: a rank holds a third" grep -q "^tensor: .*(this rank holds " out.txt
     check "heavy.bin on 3 ranks: fits and factors equal one process's to 1e-9" compare one_heavy r3_bin
 fi
-# the parts' all-to-all in many small rounds (TF_MPI_ROUND bytes a pair per round)
+# the parts' all-to-all and the rows' all-gather in many small rounds (TF_MPI_ROUND bytes)
 TF_MPI_ROUND=1000 ranks 3 cpd heavy.bin -r 5 -i 8 --tol 0 -t 1 -o r3_round --json r3_round.json
 if [ "$rc" -ne 0 ]; then bad "heavy.bin on 3 ranks, small rounds: exit $rc; $(head -c 300 err.txt)"; else
     check "heavy.bin on 3 ranks, small rounds: equal to one process's to 1e-9" compare one_heavy r3_round
@@ -136,6 +136,9 @@ for n in 2 3 7; do
     check "sddmm on $n ranks: says so once" test "$(grep -c '^ranks: '$n' (MPI)' out.txt)" -eq 1
     check "sddmm on $n ranks: P equals one process's" cmp -s p1.mtx p$n.mtx
 done
+# P all-gathered in rounds of 64 bytes from each rank
+TF_MPI_ROUND=64 ranks 3 sddmm m.mtx -A a.txt -B b.txt -o p3r.mtx -t 1
+check "sddmm on 3 ranks, 64-byte rounds: P equals one process's" cmp -s p1.mtx p3r.mtx
 ranks 3 sddmm m.mtx -k 8 --reps 3 --warmup 1 -t 1
 check "sddmm benchmark on 3 ranks: runs" test "$rc" -eq 0
 check "sddmm benchmark on 3 ranks: a line per rank" test "$(grep -cE '^[0-2] +[0-9]+ [0-9]+ \(' out.txt)" -eq 3
