@@ -168,6 +168,21 @@ static void cut_panels(tf_sddmm_plan *p, const tf_csr *S, int gpus)
 static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d,
                              tf_sddmm_plan **out);
 
+/* A plan's header for S, K and o: the shapes and precision a run checks against. */
+static tf_status new_header(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
+{
+    tf_sddmm_plan *p = NULL;
+    TF_TRY(TF_CALLOC(p, 1, "SDDMM plan"));
+    p->magic = PLAN_MAGIC;
+    p->rows = S->rows;
+    p->cols = S->cols;
+    p->nnz = S->nnz;
+    p->K = K;
+    p->precision = o->precision;
+    *out = p;
+    return TF_OK;
+}
+
 /* local: plan S here even on a context of several MPI ranks (a rank's own panel). */
 static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow, int local,
                        tf_sddmm_plan **out)
@@ -177,13 +192,7 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
     tf_backend be;
     TF_TRY(tf_sddmm_pick_backend(o, &be));
     tf_sddmm_plan *p = NULL;
-    TF_TRY(TF_CALLOC(p, 1, "SDDMM plan"));
-    p->magic = PLAN_MAGIC;
-    p->rows = S->rows;
-    p->cols = S->cols;
-    p->nnz = S->nnz;
-    p->K = K;
-    p->precision = o->precision;
+    TF_TRY(new_header(S, K, o, &p));
     p->backend = TF_BACKEND_CPU;
     p->info.backend = TF_BACKEND_CPU;
     p->info.algo = o->algo == TF_SDDMM_ALGO_REFERENCE ? TF_SDDMM_ALGO_REFERENCE : TF_SDDMM_ALGO_AUTO;
@@ -242,13 +251,7 @@ static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o
 {
     tf_sddmm_plan *p = NULL;
     uint64_t *lo = NULL, *rp = NULL;
-    TF_TRY(TF_CALLOC(p, 1, "SDDMM plan"));
-    p->magic = PLAN_MAGIC;
-    p->rows = S->rows;
-    p->cols = S->cols;
-    p->nnz = S->nnz;
-    p->K = K;
-    p->precision = o->precision;
+    TF_TRY(new_header(S, K, o, &p));
     p->dist = d;
     tf_status s = TF_ALLOC(lo, (uint64_t)d->size + 1, "rank rows");
     if (s == TF_OK) s = TF_ALLOC(p->rank_nnz_lo, (uint64_t)d->size + 1, "rank non-zeros");
