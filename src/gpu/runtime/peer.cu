@@ -93,8 +93,10 @@ tf_status tf_peer_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *r
             if (j != i) TF_CU(cudaStreamWaitEvent(st[i], g->ready[j], 0));
         const uint64_t rows = row_lo[i + 1] - row_lo[i];
         const size_t off = (size_t)(row_lo[i] * cols * value_bytes), bytes = (size_t)(rows * cols * value_bytes);
-        for (int j = 0; j < g->n && bytes; ++j) {
-            if (j == i) continue;
+        /* GPU i sends to i+1, i+2, ... (mod n) in turn: at every step each GPU
+         * receives from one sender, rather than all senders starting on GPU 0 */
+        for (int k = 1; k < g->n && bytes; ++k) {
+            const int j = (i + k) % g->n;
             TF_CU(cudaMemcpyPeerAsync((char *)a[j] + off, g->gpu[j]->device, (const char *)a[i] + off,
                                       g->gpu[i]->device, bytes, st[i]));
         }
