@@ -13,6 +13,12 @@
 static inline int owner(const uint64_t *row_lo, int first, int count, uint64_t i)
 {
     if (i < row_lo[first] || i >= row_lo[first + count]) return -1;
+    if (count <= 8) { /* a few GPUs: count the boundaries at or below i, without branches
+                         (the index of an unsorted mode makes a search's branches a coin toss) */
+        int a = 0;
+        for (int c = 1; c < count; ++c) a += i >= row_lo[first + c];
+        return a;
+    }
     int a = first, b = first + count - 1; /* the last part whose row_lo <= i */
     while (a < b) {
         const int c = (a + b + 1) / 2;
@@ -213,7 +219,7 @@ static inline int target(const tf_tensor *X, uint32_t mode, const uint64_t *row_
     const int p = owner(row_lo, first, count, X->ind[mode][k]);
     if (p < 0 || !prev_lo) return p;
     const uint64_t j = X->ind[prev][k];
-    return 2 * p + !(j >= prev_lo[first + p] && j < prev_lo[first + p + 1]);
+    return 2 * p + !((j >= prev_lo[first + p]) & (j < prev_lo[first + p + 1]));
 }
 
 tf_status tf_shard_split(const tf_tensor *X, uint32_t mode, const uint64_t *row_lo, uint32_t prev,
