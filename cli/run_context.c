@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One tf_context per command run. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include "run_context.h"
 
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 
@@ -77,9 +83,28 @@ int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, 
     return CLI_FAIL;
 }
 
+/* A rank held to one CPU where the machine has CPUs to spare (at least two
+ * per rank; OpenMPI binds each rank to a core when it starts two or fewer):
+ * its OpenMP threads share that core, and reading or generating a large
+ * input takes many times as long. Said once, by rank 0, on stderr; not when
+ * OMP_NUM_THREADS asks for one thread anyway. */
+static void warn_one_cpu(int rank, int size)
+{
+    cpu_set_t set;
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *omp = getenv("OMP_NUM_THREADS");
+    if (rank != 0 || online < 2L * size || (omp && atoi(omp) == 1) || sched_getaffinity(0, sizeof set, &set) != 0 ||
+        CPU_COUNT(&set) != 1)
+        return;
+    fprintf(stderr, "tenfold: note: this rank may use 1 of the %ld CPUs (its CPU affinity: OpenMPI binds each of "
+                    "2 or fewer ranks to one core); to give the ranks more, start them with `mpirun --bind-to none` "
+                    "or `--map-by slot:PE=N`\n", online);
+}
+
 int cli_ranks_start(int *argc, char ***argv, int *rank, int *size)
 {
     if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();
+    if (*size > 1) warn_one_cpu(*rank, *size);
     return CLI_OK;
 }
 
