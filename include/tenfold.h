@@ -842,7 +842,13 @@ typedef struct tf_sddmm_panel {
  * counts; a row is never split, so a heavy row makes its panel heavier), and
  * each GPU builds (and, under TF_SDDMM_ALGO_AUTO, tunes) its own part of the
  * plan on its panel, all at the same time on one host thread each; a run
- * runs the panels at the same time, each writing its slice of P. */
+ * runs the panels at the same time, each writing its slice of P. On a
+ * context over MPI ranks (tf_context_opts.distributed), every rank passes
+ * the same S; S is cut the same way into one panel per rank, each rank
+ * plans its own panel (on the CPU or its GPU; tf_sddmm_plan_panel(plan, 0)
+ * describes it), and a run computes that panel's slice and all-gathers P,
+ * which must then be host memory of doubles: every rank ends with all of P.
+ * Every rank must build, run and free the plan together (collectives). */
 tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
 /* P = the SDDMM of the plan's S with A (S->rows x K) and B (S->cols x K),
  * as tf_sddmm; P (S->nnz x 1) is written in S's order. Host arrays are
