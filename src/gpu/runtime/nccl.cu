@@ -252,7 +252,13 @@ double tf_group_timeout()
 tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
 {
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPU group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
-    if (tf_peer_usable(gpu, n)) return tf_peer_group_init(g, gpu, n);
+    if (tf_peer_usable(gpu, n)) {
+        if (tf_peer_group_init(g, gpu, n) == TF_OK) return TF_OK;
+        /* peer access refused after all (e.g. too many peers for a GPU): NCCL instead */
+        tf_peer_group_free(g);
+        g->n = 0;
+        tf_clear_error();
+    }
     return nccl_init_all(g, gpu, n);
 }
 
