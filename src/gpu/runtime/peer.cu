@@ -23,7 +23,10 @@ tf_status tf_peer_enable(int from, int to)
     if (tracked && peer_on[from][to]) return TF_OK;
     const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0); /* from is the current device */
     if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); /* enabled outside tenfold: fine */
-    else if (e != cudaSuccess) return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
+    else if (e != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: leave nothing behind for the NCCL fallback */
+        return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
+    }
     if (tracked) peer_on[from][to] = true;
     return TF_OK;
 }
