@@ -5,7 +5,8 @@
  * to each column's largest entry), for orders 3-5, ranks 8 and 32, resident and streamed shards
  * (tuning.stream), the rows exchanged by peer copies or NCCL
  * (tuning.gpu_exchange), the exchange overlapped with the next MTTKRP (R <= 32,
- * the default) and not (tuning.cpd_overlap = 0), the large-rank solve (tuning.cpd_cusolver), a slice
+ * the default) and not (tuning.cpd_overlap = 0), 3 or 4 GPUs where the machine has them, the
+ * large-rank solve (tuning.cpd_cusolver), a slice
  * holding 45 % of the non-zeros next to the parts' boundary, a mode shorter
  * than the GPUs (a part with no rows) and the GPUs listed in reverse.
  * MTTKRP plans over two GPUs match the float64 reference on every mode.
@@ -233,6 +234,13 @@ int main(int argc, char **argv)
     compare(&X, "planted 3-mode R32, exchange not overlapped", 32, quick ? 2 : 6, two_plain);
     compare(&X, "planted 3-mode R32, through NCCL", 32, quick ? 2 : 6, two_nccl);
     if (!quick) compare(&X, "planted 3-mode R32, not overlapped, NCCL", 32, 4, two_plain_nccl);
+    if (tf_gpu_count() >= 3) { /* the peer copies' rotation and NCCL over more than two GPUs */
+        const int n = tf_gpu_count() >= 4 ? 4 : 3;
+        const setup many = {n, 0, 0, 0, 0, 0}, many_nccl = {n, 0, 0, 0, 0, 1};
+        compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs" : "planted 3-mode R32, 3 GPUs", 32, quick ? 2 : 6, many);
+        compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs, NCCL" : "planted 3-mode R32, 3 GPUs, NCCL", 32,
+                quick ? 2 : 4, many_nccl);
+    }
     if (!quick) compare(&X, "planted 3-mode R32, streamed shards", 32, 6, two_stream);
     tf_tensor_free(&X);
 
