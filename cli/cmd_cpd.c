@@ -74,9 +74,10 @@ static const char help[] =
     "line's write is the time writing the factors; wall includes it.\n"
     "\n"
     "Several GPUs (--gpus): each GPU computes the MTTKRP and the new factor rows\n"
-    "of its part of every mode, NCCL shares the rows, and the fits equal one\n"
-    "GPU's (to rounding); the plan line says how many GPUs, -v the exchange time\n"
-    "and the load imbalance.\n"
+    "of its part of every mode, the rows go to the other GPUs (GPU to GPU where\n"
+    "they reach each other, else through NCCL), and the fits equal one GPU's (to\n"
+    "rounding); the plan line says how many GPUs and how the rows go, -v the\n"
+    "exchange time, the load imbalance and the memory per non-zero.\n"
     "\n"
     "Several processes (a build with MPI, `tenfold info` says): `mpirun -np P\n"
     "tenfold cpd FILE ...` splits every mode's non-zeros over the P ranks in the\n"
@@ -87,7 +88,8 @@ static const char help[] =
     "its GPUs in order; NCCL shares the rows). Each rank holds only its part of\n"
     "the non-zeros: a tenfold .bin file is read at the part's offsets (other\n"
     "inputs are read whole, then cut), and the ranks send each other every\n"
-    "mode's rows (MPI_Alltoallv).\n"
+    "mode's rows (MPI_Alltoallv). OpenMPI binds each of 2 or fewer ranks to one\n"
+    "core unless started with --bind-to none (tenfold notes it on stderr).\n"
     CLI_STDIN_HELP
     CLI_PROGRESS_HELP;
 
