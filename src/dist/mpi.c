@@ -82,36 +82,59 @@ static tf_status mpi_fail(const char *what, int rc)
     return tf_fail(TF_ERR_IO, "%s failed: %s", what, msg);
 }
 
-/* In rounds of at most round_bytes (0: 256 MiB) from each rank: every rank
- * knows every rank's count (row_lo is the same everywhere), so all take
- * part in the same rounds; each round gathers the next piece of every
- * rank's rows in place, displacements from the round's first piece. */
+/* Items of item_bytes a rank sends a peer per round: round_bytes (0: 256
+ * MiB) worth, at least one, at most `cap`. */
+static uint64_t round_items(uint64_t round_bytes, uint64_t item_bytes, uint64_t cap)
+{
+    const uint64_t per = (round_bytes ? round_bytes : (uint64_t)256 << 20) / item_bytes;
+    return per < 1 ? 1 : per > cap ? cap : per;
+}
+
+/* The round starting at item `lo` of every rank's block (block r: n[r]
+ * items from item at[r] of one buffer), at most per items of each: cnt[r],
+ * and disp[r] from *base, the round's first item (0 when the round is
+ * empty). A displacement past an int is TF_ERR_RANGE. */
+static tf_status round_piece(int size, const uint64_t *n, const uint64_t *at, uint64_t lo, uint64_t per, int *cnt,
+                             int *disp, uint64_t *base)
+{
+    *base = UINT64_MAX;
+    for (int r = 0; r < size; ++r) {
+        cnt[r] = n[r] > lo ? (int)(n[r] - lo < per ? n[r] - lo : per) : 0;
+        if (cnt[r] && at[r] + lo < *base) *base = at[r] + lo;
+    }
+    if (*base == UINT64_MAX) *base = 0; /* nothing this round */
+    for (int r = 0; r < size; ++r) {
+        const uint64_t d = cnt[r] ? at[r] + lo - *base : 0;
+        if (d > INT_MAX)
+            return tf_fail(TF_ERR_RANGE, "MPI: rank %d's block starts %llu items after the round's first, more than "
+                                         "an int's count (use more ranks)", r, (unsigned long long)d);
+        disp[r] = (int)d;
+    }
+    return TF_OK;
+}
+
+/* In rounds (round_piece): every rank knows every rank's count (row_lo is
+ * the same everywhere), so all take part in the same rounds; each round
+ * gathers the next piece of every rank's rows in place. */
 static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols, uint64_t round_bytes)
 {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    uint64_t per = (round_bytes ? round_bytes : (uint64_t)256 << 20) / sizeof(double), most = 0;
-    if (per < 1) per = 1;
-    if (per > INT_MAX) per = INT_MAX;
-    for (int r = 0; r < size; ++r)
-        if ((row_lo[r + 1] - row_lo[r]) * cols > most) most = (row_lo[r + 1] - row_lo[r]) * cols;
+    const uint64_t per = round_items(round_bytes, sizeof(double), INT_MAX);
+    uint64_t most = 0, *n = NULL, *at = NULL;
     int *cnt = NULL, *disp = NULL;
     tf_status s = TF_ALLOC(cnt, (uint64_t)size, "MPI counts");
     if (s == TF_OK) s = TF_ALLOC(disp, (uint64_t)size, "MPI displacements");
+    if (s == TF_OK) s = TF_ALLOC(n, (uint64_t)size, "MPI counts");
+    if (s == TF_OK) s = TF_ALLOC(at, (uint64_t)size, "MPI displacements");
+    for (int r = 0; s == TF_OK && r < size; ++r) {
+        n[r] = (row_lo[r + 1] - row_lo[r]) * cols;
+        at[r] = row_lo[r] * cols;
+        if (n[r] > most) most = n[r];
+    }
     for (uint64_t lo = 0; s == TF_OK && lo < most; lo += per) {
-        uint64_t base = UINT64_MAX;
-        for (int r = 0; r < size; ++r) {
-            const uint64_t n = (row_lo[r + 1] - row_lo[r]) * cols;
-            cnt[r] = n > lo ? (int)(n - lo < per ? n - lo : per) : 0;
-            if (cnt[r] && row_lo[r] * cols + lo < base) base = row_lo[r] * cols + lo;
-        }
-        for (int r = 0; r < size && s == TF_OK; ++r) {
-            const uint64_t at = cnt[r] ? row_lo[r] * cols + lo - base : 0;
-            if (at > INT_MAX)
-                s = tf_fail(TF_ERR_RANGE, "MPI all-gather: rank %d's rows start %llu values after the first; more "
-                                          "than an int's count (use more ranks)", r, (unsigned long long)at);
-            disp[r] = (int)at;
-        }
+        uint64_t base = 0;
+        s = round_piece(size, n, at, lo, per, cnt, disp, &base);
         if (s != TF_OK) break;
         const int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a + base, cnt, disp, MPI_DOUBLE,
                                       MPI_COMM_WORLD);
@@ -119,6 +142,8 @@ static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols
     }
     tf_free(cnt);
     tf_free(disp);
+    tf_free(n);
+    tf_free(at);
     return s;
 }
 
@@ -137,9 +162,8 @@ static tf_status allreduce_max(double *x, uint64_t n)
 }
 
 /* Records of rec bytes to their ranks (tf_dist.alltoall_records), in rounds
- * of at most round_records records a pair: every rank takes part in every
- * round (the count is agreed by an all-reduce), each round's block for a
- * pair being the next piece of that pair's records. */
+ * of at most round_records records a pair (round_piece): every rank takes
+ * part in every round (the count is agreed by an all-reduce). */
 static tf_status alltoall_rounds(const unsigned char *send, const uint64_t *send_n, const uint64_t *sd64,
                                  const uint64_t *rn, const uint64_t *rd64, uint32_t rec, uint64_t round_records,
                                  unsigned char *recv, int size)
@@ -164,30 +188,11 @@ static tf_status alltoall_rounds(const unsigned char *send, const uint64_t *send
         if (e != MPI_SUCCESS) s = mpi_fail("MPI_Type_contiguous", e);
     }
     for (unsigned long long k = 0; s == TF_OK && k < all; ++k) {
-        /* this round's piece of every pair, packed: displacements from the
-         * round's first piece, each below round_records * size */
-        const uint64_t lo = k * round_records;
-        uint64_t base_s = UINT64_MAX, base_r = UINT64_MAX;
-        for (int r = 0; r < size; ++r) {
-            const uint64_t ns = send_n[r] > lo ? (send_n[r] - lo < round_records ? send_n[r] - lo : round_records) : 0;
-            const uint64_t nr = rn[r] > lo ? (rn[r] - lo < round_records ? rn[r] - lo : round_records) : 0;
-            sc[r] = (int)ns;
-            rc_[r] = (int)nr;
-            if (ns && sd64[r] + lo < base_s) base_s = sd64[r] + lo;
-            if (nr && rd64[r] + lo < base_r) base_r = rd64[r] + lo;
-        }
-        for (int r = 0; r < size; ++r) {
-            const uint64_t ds = sc[r] ? sd64[r] + lo - base_s : 0, dr = rc_[r] ? rd64[r] + lo - base_r : 0;
-            if (ds > INT_MAX || dr > INT_MAX) {
-                s = tf_fail(TF_ERR_RANGE, "MPI exchange: more than 2^31 non-zeros between ranks (use more ranks)");
-                break;
-            }
-            sd[r] = (int)ds;
-            rd[r] = (int)dr;
-        }
+        /* this round's piece of every pair, packed */
+        uint64_t base_s = 0, base_r = 0;
+        s = round_piece(size, send_n, sd64, k * round_records, round_records, sc, sd, &base_s);
+        if (s == TF_OK) s = round_piece(size, rn, rd64, k * round_records, round_records, rc_, rd, &base_r);
         if (s != TF_OK) break;
-        if (base_s == UINT64_MAX) base_s = 0; /* nothing to send (or receive) this round */
-        if (base_r == UINT64_MAX) base_r = 0;
         e = MPI_Alltoallv((void *)(send + base_s * rec), sc, sd, type, recv + base_r * rec, rc_, rd, type,
                           MPI_COMM_WORLD);
         if (e != MPI_SUCCESS) s = mpi_fail("MPI_Alltoallv of non-zeros", e);
@@ -224,11 +229,8 @@ static tf_status alltoall_records(const void *send, const uint64_t *send_n, uint
     }
     if (s == TF_OK) s = tf_alloc(recv, rat ? rat : 1, rec, "received non-zeros");
     if (s == TF_OK) {
-        const uint64_t bytes = round_bytes ? round_bytes : (uint64_t)256 << 20;
-        uint64_t per = bytes / rec;
-        if (per < 1) per = 1;
-        if (per > INT_MAX / 2) per = INT_MAX / 2;
-        s = alltoall_rounds((const unsigned char *)send, send_n, sd, rn, rd, rec, per, (unsigned char *)*recv, size);
+        s = alltoall_rounds((const unsigned char *)send, send_n, sd, rn, rd, rec, round_items(round_bytes, rec, INT_MAX),
+                            (unsigned char *)*recv, size);
     }
     if (s == TF_OK) *recv_total = rat;
     else {
