@@ -143,3 +143,19 @@ tf_status tf_csr_to_coo(const tf_csr *S, tf_tensor *out)
         }
     return TF_OK;
 }
+
+tf_status tf_csr_rows(const tf_csr *S, uint64_t lo, uint64_t hi, tf_csr *view, uint64_t **rowptr)
+{
+    *rowptr = NULL;
+    *view = *S;
+    const uint64_t z0 = S->rowptr[lo];
+    view->rows = hi - lo;
+    view->nnz = S->rowptr[hi] - z0;
+    view->colind = S->colind + z0;
+    view->vals = S->vals + z0;
+    if (lo == 0 && hi == S->rows) return TF_OK;
+    TF_TRY(TF_ALLOC(*rowptr, hi - lo + 1, "row panel offsets"));
+    for (uint64_t i = 0; i <= hi - lo; ++i) (*rowptr)[i] = S->rowptr[lo + i] - z0;
+    view->rowptr = *rowptr;
+    return TF_OK;
+}

@@ -16,6 +16,7 @@
 #include "backend/sddmm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "fmt/csr.h"
 #include "ops/call_context.h"
 #include "ops/dense_args.h"
 #include "ops/shard.h"
@@ -255,25 +256,16 @@ static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o
     p->dist = d;
     tf_status s = TF_ALLOC(lo, (uint64_t)d->size + 1, "rank rows");
     if (s == TF_OK) s = TF_ALLOC(p->rank_nnz_lo, (uint64_t)d->size + 1, "rank non-zeros");
-    uint64_t r0 = 0, r1 = 0, z0 = 0;
+    uint64_t r0 = 0, r1 = 0;
+    tf_csr sub; /* this rank's rows */
     if (s == TF_OK) {
         tf_shard_rowptr(S->rowptr, S->rows, d->size, lo, NULL);
         for (int r = 0; r <= d->size; ++r) p->rank_nnz_lo[r] = S->rowptr[lo[r]];
         r0 = lo[d->rank];
         r1 = lo[d->rank + 1];
-        z0 = S->rowptr[r0];
-        s = TF_ALLOC(rp, r1 - r0 + 1, "panel row offsets");
+        s = tf_csr_rows(S, r0, r1, &sub, &rp);
     }
-    if (s == TF_OK) {
-        tf_csr sub = *S; /* this rank's rows, columns and values in place */
-        sub.rows = r1 - r0;
-        sub.nnz = S->rowptr[r1] - z0;
-        sub.colind = S->colind + z0;
-        sub.vals = S->vals + z0;
-        for (uint64_t i = 0; i <= sub.rows; ++i) rp[i] = S->rowptr[r0 + i] - z0;
-        sub.rowptr = rp;
-        s = build(&sub, K, o, 0, 1, &p->inner); /* copies what it keeps of sub */
-    }
+    if (s == TF_OK) s = build(&sub, K, o, 0, 1, &p->inner); /* copies what it keeps of sub */
     tf_free(lo);
     tf_free(rp);
     if (s != TF_OK) {
@@ -287,8 +279,8 @@ static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o
     p->panels[0] = p->inner->panels[0];
     p->panels[0].row_lo = r0;
     p->panels[0].row_hi = r1;
-    p->panels[0].nnz_lo = z0;
-    p->panels[0].nnz_hi = z0 + p->inner->nnz;
+    p->panels[0].nnz_lo = S->rowptr[r0];
+    p->panels[0].nnz_hi = S->rowptr[r1];
     p->info.panels = 1;
     *out = p;
     return TF_OK;

@@ -142,17 +142,9 @@ tf_status build_panel(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sd
 {
     const double t0 = tf_cuda_wall();
     TF_TRY(tf_cuda_ctx_use(pg->ctx));
-    tf_csr v = *S;
-    v.rows = q->row_hi - q->row_lo;
-    v.nnz = q->nnz_hi - q->nnz_lo;
-    v.colind = S->colind + q->nnz_lo;
-    v.vals = S->vals + q->nnz_lo;
+    tf_csr v;
     uint64_t *rp = nullptr;
-    if (q->row_lo || q->row_hi != S->rows) {
-        TF_TRY(TF_ALLOC(rp, v.rows + 1, "SDDMM panel row offsets"));
-        for (uint64_t i = 0; i <= v.rows; ++i) rp[i] = S->rowptr[q->row_lo + i] - q->nnz_lo;
-        v.rowptr = rp;
-    }
+    TF_TRY(tf_csr_rows(S, q->row_lo, q->row_hi, &v, &rp));
     const tf_status s = tf_sddmm_part_new(pg->ctx, &v, K, o, &q->info, &pg->part);
     tf_free(rp);
     q->build_ms = 1e3 * (tf_cuda_wall() - t0);
