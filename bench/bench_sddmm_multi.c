@@ -2,10 +2,10 @@
 /* SDDMM plans over several GPUs against one GPU (issue 30 item 2):
  *
  *   bench_sddmm_multi MATRIX [-k K[,K..]] [--precision double,single]
- *                     [--gpus G] [--algo auto|row|sm-l2] [--reps R] [--warmup W]
+ *                     [--gpus G[,G..]] [--algo auto|row|sm-l2] [--reps R] [--warmup W]
  *
- * For every K and precision, a plan on GPU 0 alone, then on GPUs 0..G-1
- * (default 2), each with A, B and P on the devices (per-GPU operands,
+ * For every K and precision, a plan on GPU 0 alone, then on GPUs 0..G-1 for
+ * every G of the list (default 2; e.g. 2,4 for a scaling table), each with A, B and P on the devices (per-GPU operands,
  * tf_sddmm_run_opts.parts: GPU g holds its panel's rows of A, all of B and
  * its slice of P, cudaMalloc'd as a caller's own):
  *   build     the plan's build: the one-time distribution (S cut into
@@ -285,11 +285,12 @@ static int run_config(const config *c, outcome *out)
 int main(int argc, char **argv)
 {
     const char *path = NULL, *ks = "32,128,512", *precs = "double,single", *algo = "auto";
-    int gpus = 2, reps = 20, warmup = 3;
+    const char *gpu_list = "2";
+    int gpus = 0, reps = 20, warmup = 3; /* gpus: the largest of the list */
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-k") && i + 1 < argc) ks = argv[++i];
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) precs = argv[++i];
-        else if (!strcmp(argv[i], "--gpus") && i + 1 < argc) gpus = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--gpus") && i + 1 < argc) gpu_list = argv[++i];
         else if (!strcmp(argv[i], "--algo") && i + 1 < argc) algo = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
@@ -298,6 +299,20 @@ int main(int argc, char **argv)
     const tf_sddmm_algo al = !strcmp(algo, "row")     ? TF_SDDMM_ALGO_ROW
                              : !strcmp(algo, "sm-l2") ? TF_SDDMM_ALGO_SM_L2
                                                       : TF_SDDMM_ALGO_AUTO;
+    int counts[TF_MAX_GPUS], ncounts = 0;
+    {
+        char gbuf[128];
+        snprintf(gbuf, sizeof gbuf, "%s", gpu_list);
+        for (char *t = strtok(gbuf, ","); t; t = strtok(NULL, ",")) {
+            const int g = atoi(t);
+            if (g < 1 || g > TF_MAX_GPUS || ncounts == TF_MAX_GPUS) {
+                gpus = -1;
+                break;
+            }
+            counts[ncounts++] = g;
+            if (g > gpus) gpus = g;
+        }
+    }
     if (!path || gpus < 1 || gpus > TF_MAX_GPUS || reps < 1 || warmup < 0) {
         fprintf(stderr, "usage: bench_sddmm_multi MATRIX [-k K[,K..]] [--precision double,single] [--gpus G] "
                         "[--algo auto|row|sm-l2] [--reps R] [--warmup W]\n");
@@ -336,32 +351,32 @@ int main(int argc, char **argv)
             const char *pn = pi ? "single" : "double";
             if (!strstr(precs, pn) || K == 0) continue;
             config c = {&S, K, pi ? TF_SINGLE : TF_DOUBLE, al, 1, reps, warmup};
-            outcome one, many;
+            outcome one;
             rc |= run_config(&c, &one);
-            if (gpus == 1) {
-                free(one.P);
-                continue;
-            }
-            c.gpus = gpus;
-            rc |= run_config(&c, &many);
-            if (one.ran && many.ran) {
-                double diff = 0, scale = 0;
-                int nan = 0;
-                for (uint64_t k = 0; k < S.nnz; ++k) {
-                    const double d = fabs(one.P[k] - many.P[k]), a = fabs(one.P[k]);
-                    if (d != d) nan = 1;
-                    else if (d > diff) diff = d;
-                    if (a > scale) scale = a;
+            for (int gi = 0; gi < ncounts; ++gi) {
+                if (counts[gi] == 1) continue;
+                outcome many;
+                c.gpus = counts[gi];
+                rc |= run_config(&c, &many);
+                if (one.ran && many.ran) {
+                    double diff = 0, scale = 0;
+                    int nan = 0;
+                    for (uint64_t k = 0; k < S.nnz; ++k) {
+                        const double d = fabs(one.P[k] - many.P[k]), a = fabs(one.P[k]);
+                        if (d != d) nan = 1;
+                        else if (d > diff) diff = d;
+                        if (a > scale) scale = a;
+                    }
+                    if (nan) diff = NAN;
+                    printf("SPEEDUP k=%llu prec=%s gpus=%d run=%.2fx kernel=%.2fx build_ms_1=%.1f build_ms_%d=%.1f "
+                           "maxreldiff=%.3g\n",
+                           (unsigned long long)K, pn, c.gpus, one.run_ms / many.run_ms, one.kernel_ms / many.kernel_ms,
+                           one.build_ms, c.gpus, many.build_ms, scale > 0 ? diff / scale : diff);
+                    fflush(stdout);
                 }
-                if (nan) diff = NAN;
-                printf("SPEEDUP k=%llu prec=%s gpus=%d run=%.2fx kernel=%.2fx build_ms_1=%.1f build_ms_%d=%.1f "
-                       "maxreldiff=%.3g\n",
-                       (unsigned long long)K, pn, gpus, one.run_ms / many.run_ms, one.kernel_ms / many.kernel_ms,
-                       one.build_ms, gpus, many.build_ms, scale > 0 ? diff / scale : diff);
-                fflush(stdout);
+                free(many.P);
             }
             free(one.P);
-            free(many.P);
         }
     }
     cudaFreeHost(pool_f);
