@@ -7,7 +7,8 @@
  * K, virtual warps cut short at the end of S), both ops, alpha/beta, fp64
  * (<= 1e-12 of each entry's rounding scale) and fp32 (<= 1e-5), outputs
  * poisoned with NaN; then every real .mtx in TF_SHARED_DATA. --quick: small
- * cases only (for compute-sanitizer). Exits 77 without a GPU. */
+ * cases only (for compute-sanitizer; or TF_TEST_QUICK=1). Exits 77 without a GPU. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -141,7 +142,8 @@ static void real_data(void)
 
 int main(int argc, char **argv)
 {
-    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
+                      (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_sddmm", "no GPU");
     random_cases(quick);
     if (!quick) real_data();

@@ -22,8 +22,10 @@ import torch
 import tenfold
 
 
-def timed(fn, reps):
+def timed(name, fn, reps):
+    t0 = time.perf_counter()
     fn()
+    print(f"  {name}: first call {1e3 * (time.perf_counter() - t0):.1f} ms", flush=True)
     ts = []
     for _ in range(reps):
         torch.cuda.synchronize()
@@ -31,7 +33,7 @@ def timed(fn, reps):
         fn()
         torch.cuda.synchronize()
         ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+    return name, statistics.median(ts)
 
 
 def main():
@@ -52,17 +54,19 @@ def main():
     print(f"S {a.rows} x {a.rows}, {len(flat)} non-zeros, K = {a.K}, fp64; median of {a.reps} calls")
     rows = []
     with tenfold.SDDMMPlan(S, a.K, device="gpu") as plan:
-        print(f"plan: {plan!r} {plan.note}")
+        print(f"plan: {plan!r} {plan.note}", flush=True)
         Pn = plan.run(A, B)
+        print("  first run with numpy operands: done", flush=True)
         Pt = plan.run(At, Bt)
+        print("  first run with torch operands: done", flush=True)
         err = float(np.abs(Pt.cpu().numpy() - Pn).max() / np.abs(Pn).max())
-        rows.append(("plan numpy", timed(lambda: plan.run(A, B), a.reps)))
-        rows.append(("plan torch", timed(lambda: plan.run(At, Bt), a.reps)))
-        rows.append(("plan torch via host", timed(
-            lambda: torch.from_numpy(plan.run(At.cpu().numpy(), Bt.cpu().numpy())).cuda(), a.reps)))
+        rows.append(timed("plan numpy", lambda: plan.run(A, B), a.reps))
+        rows.append(timed("plan torch", lambda: plan.run(At, Bt), a.reps))
+        rows.append(timed("plan torch via host",
+                          lambda: torch.from_numpy(plan.run(At.cpu().numpy(), Bt.cpu().numpy())).cuda(), a.reps))
     reps1 = max(2, a.reps // 4)
-    rows.append(("sddmm numpy", timed(lambda: tenfold.sddmm(S, A, B), reps1)))
-    rows.append(("sddmm torch", timed(lambda: tenfold.sddmm(S, At, Bt), reps1)))
+    rows.append(timed("sddmm numpy", lambda: tenfold.sddmm(S, A, B), reps1))
+    rows.append(timed("sddmm torch", lambda: tenfold.sddmm(S, At, Bt), reps1))
     moved = (A.nbytes + B.nbytes + 8 * len(flat)) / 1e9
     print(f"{'call':22s} {'ms':>9s}")
     for name, t in rows:

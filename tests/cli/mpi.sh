@@ -123,7 +123,9 @@ def vals(f):
     return [float(l.split()[2]) for l in open(f) if not l.startswith("%")][1:]
 a, b = vals("pg1.mtx"), vals("pg2.mtx")
 assert len(a) == len(b) == 5000
-assert max(abs(x - y) / (abs(x) + 1e-300) for x, y in zip(a, b)) <= 1e-12
+# relative to the largest |P|: the ranks' panels may tune to other kernels (another
+# summation order), and a value near zero by cancellation has no relative accuracy
+assert max(abs(x - y) for x, y in zip(a, b)) <= 1e-12 * max(abs(x) for x in a)
 PY
     fi
 fi
