@@ -284,6 +284,7 @@ static int run_config(const config *c, outcome *out)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a line at a time: a run cut by a time limit keeps what it printed */
     const char *path = NULL, *ks = "32,128,512", *precs = "double,single", *algo = "auto";
     const char *gpu_list = "2";
     int gpus = 0, reps = 20, warmup = 3; /* gpus: the largest of the list */

@@ -536,7 +536,9 @@ static int sddmm_ranks(int argc, char **argv, int rank, int size)
                     size);
             return CLI_FAIL;
         }
-        if (c.o.backend != TF_BACKEND_GPU) c.o.backend = TF_BACKEND_CPU;
+        /* ranks run on the CPU unless --device gpu (as cpd's): auto was resolved to
+         * the GPU when one is present, which would put more ranks than GPUs on them */
+        if (c.device_auto || c.o.backend != TF_BACKEND_GPU) c.o.backend = TF_BACKEND_CPU;
         if (c.o.backend == TF_BACKEND_CPU && c.o.algo == TF_SDDMM_ALGO_CUSPARSE) c.o.algo = TF_SDDMM_ALGO_AUTO;
         /* rank 0 alone prints and writes: the others' standard output goes nowhere */
         if (rank != 0 && !freopen("/dev/null", "w", stdout)) {

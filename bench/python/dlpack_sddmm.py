@@ -8,7 +8,8 @@ On a random rows x rows pattern of --nnz non-zeros (CSR order), K columns:
   plan numpy   SDDMMPlan.run(A, B) with numpy A, B: uploads A and B, downloads P each call
   plan torch   SDDMMPlan.run(A, B) with CUDA tensors: reads them in place, P stays on the GPU
   plan torch via host   the same through the host: A.cpu().numpy() ... torch.from_numpy(P).cuda()
-  sddmm numpy / sddmm torch   the one-shot tenfold.sddmm (plans, uploads S, runs, frees)
+  sddmm numpy [gpu] / sddmm torch   the one-shot tenfold.sddmm (plans, uploads S, runs, frees;
+                numpy operands with device='gpu', then 'auto')
 Each the median of --reps calls after one warm-up, wall clock around a call that returns
 once P is written (torch.cuda.synchronize() before and after). Needs tenfold with CUDA, torch.
 """
@@ -65,6 +66,7 @@ def main():
         rows.append(timed("plan torch via host",
                           lambda: torch.from_numpy(plan.run(At.cpu().numpy(), Bt.cpu().numpy())).cuda(), a.reps))
     reps1 = max(2, a.reps // 4)
+    rows.append(timed("sddmm numpy gpu", lambda: tenfold.sddmm(S, A, B, device="gpu"), reps1))
     rows.append(timed("sddmm numpy", lambda: tenfold.sddmm(S, A, B), reps1))
     rows.append(timed("sddmm torch", lambda: tenfold.sddmm(S, At, Bt), reps1))
     moved = (A.nbytes + B.nbytes + 8 * len(flat)) / 1e9
