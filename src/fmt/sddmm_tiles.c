@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "fmt/sddmm_tiles.h"
 
 void tf_sddmm_tiles_free(tf_sddmm_tiles *t)
@@ -72,12 +73,26 @@ static tf_status add_row(builder *b, uint32_t row)
     return TF_OK;
 }
 
+/* First row of chunk t of T (chunks of about nnz / T non-zeros, whole rows). */
+static uint64_t chunk_row(const tf_csr *S, int t, int T)
+{
+    const uint64_t want = (uint64_t)((double)S->nnz * t / T);
+    uint64_t lo = 0, hi = S->rows; /* the first row i with rowptr[i] >= want */
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (S->rowptr[mid] < want) lo = mid + 1;
+        else hi = mid;
+    }
+    return t == T ? S->rows : lo;
+}
+
 /* Two passes over the non-zeros, O(nnz + panels): a counting sort by panel
- * (stable, so each panel holds its non-zeros row by row, in column order
- * within a row) writes every entry's CSR position to pos and its row to col
- * for the while; then one walk cuts the groups and puts the columns in
- * place. (Scanning every row once per panel instead cost panels x rows: an
- * 8M x 8M matrix in SM-SM's 450-column panels took hours.) */
+ * (stable: chunks of whole rows in order, so each panel holds its non-zeros
+ * row by row, in column order within a row; the chunks count and scatter on
+ * threads) writes every entry's CSR position, column and row; then one walk
+ * over the rows in that order cuts the groups.
+ * (Scanning every row once per panel instead cost panels x rows: an 8M x 8M
+ * matrix in SM-SM's 450-column panels took hours.) */
 tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_rows, uint32_t max_nnz,
                                tf_sddmm_tiles *t)
 {
@@ -95,28 +110,55 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
     t->max_nnz = max_nnz;
     t->nnz = S->nnz;
     const uint64_t npanels = S->cols ? (S->cols + tile_j - 1) / tile_j : 1;
-    uint32_t *start = NULL; /* per panel: its first entry in tile order (nnz < 2^32) */
-    tf_status s = TF_CALLOC(start, npanels + 1, "SDDMM panel offsets");
+    /* threads: one per ~1M non-zeros, and their counts within 8M words */
+    int T = tf_resolve_threads(0);
+    if ((uint64_t)T > S->nnz / (1u << 20) + 1) T = (int)(S->nnz / (1u << 20) + 1);
+    if ((uint64_t)T * npanels > (1u << 23)) T = (int)((1u << 23) / npanels > 1 ? (1u << 23) / npanels : 1);
+    const uint64_t stride = (npanels + 7) / 8 * 8; /* a chunk's counters on cache lines of their own */
+    uint64_t *hist = NULL, *start = NULL, *rlo = NULL; /* counts, then slots; panel starts; chunk rows */
+    uint32_t *erow = NULL;                             /* each entry's row, in tile order */
+    tf_status s = TF_CALLOC(hist, (uint64_t)T * stride, "SDDMM panel counts");
+    if (s == TF_OK) s = TF_ALLOC(start, npanels + 1, "SDDMM panel offsets");
+    if (s == TF_OK) s = TF_ALLOC(rlo, (uint64_t)T + 1, "SDDMM row chunks");
     if (s == TF_OK) s = TF_ALLOC(t->rloc, S->nnz + 1, "SDDMM local rows");
     if (s == TF_OK) s = TF_ALLOC(t->col, S->nnz + 1, "SDDMM columns");
     if (s == TF_OK) s = TF_ALLOC(t->pos, S->nnz + 1, "SDDMM positions");
+    if (s == TF_OK) s = TF_ALLOC(erow, S->nnz + 1, "SDDMM rows of the entries");
     if (s != TF_OK) goto done;
-    for (uint64_t k = 0; k < S->nnz; ++k) ++start[S->colind[k] / tile_j + 1];
-    for (uint64_t p = 0; p < npanels; ++p) start[p + 1] += start[p];
-    for (uint64_t i = 0; i < S->rows; ++i)
-        for (uint64_t k = S->rowptr[i]; k < S->rowptr[i + 1]; ++k) {
-            const uint32_t e = start[S->colind[k] / tile_j]++;
-            t->pos[e] = k;
-            t->col[e] = (uint32_t)i; /* the row, until the walk below */
+    for (int c = 0; c <= T; ++c) rlo[c] = chunk_row(S, c, T);
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+    for (int c = 0; c < T; ++c) {
+        uint64_t *h = hist + (uint64_t)c * stride;
+        for (uint64_t k = S->rowptr[rlo[c]]; k < S->rowptr[rlo[c + 1]]; ++k) ++h[S->colind[k] / tile_j];
+    }
+    uint64_t run = 0; /* panels in order, chunks in order within one: a stable scatter */
+    for (uint64_t p = 0; p < npanels; ++p) {
+        start[p] = run;
+        for (int c = 0; c < T; ++c) {
+            const uint64_t n = hist[(uint64_t)c * stride + p];
+            hist[(uint64_t)c * stride + p] = run;
+            run += n;
         }
-    /* start[p] now holds the end of panel p, i.e. the start of panel p + 1 */
+    }
+    start[npanels] = run;
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+    for (int c = 0; c < T; ++c) {
+        uint64_t *next = hist + (uint64_t)c * stride;
+        for (uint64_t i = rlo[c]; i < rlo[c + 1]; ++i)
+            for (uint64_t k = S->rowptr[i]; k < S->rowptr[i + 1]; ++k) {
+                const uint64_t e = next[S->colind[k] / tile_j]++;
+                t->pos[e] = k;
+                t->col[e] = S->colind[k];
+                erow[e] = (uint32_t)i;
+            }
+    }
     builder b = {.t = t}; /* b.ne: the entry being placed (open_group reads it) */
     for (uint64_t p = 0; p < npanels && s == TF_OK; ++p) {
         int open = 0;
         uint64_t prev_row = UINT64_MAX;
-        for (const uint64_t end = start[p]; b.ne < end; ++b.ne) {
+        for (const uint64_t end = start[p + 1]; b.ne < end; ++b.ne) {
             const uint64_t e = b.ne;
-            const uint32_t row = t->col[e];
+            const uint32_t row = erow[e];
             int row_added = row == prev_row; /* a new row of the panel is not in the group yet */
             if (!open || b.nnz_in_group == max_nnz || (!row_added && b.rows_in_group == max_rows)) {
                 s = open_group(&b, (uint32_t)(p * tile_j));
@@ -127,7 +169,6 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
             if (s != TF_OK) break;
             prev_row = row;
             t->rloc[e] = (uint16_t)(b.rows_in_group - 1);
-            t->col[e] = S->colind[t->pos[e]];
             ++b.nnz_in_group;
         }
     }
@@ -139,7 +180,10 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
     t->group_nnz[b.ng] = (uint32_t)b.ne;
     t->group_rows[b.ng] = (uint32_t)b.nr;
 done:
+    tf_free(hist);
     tf_free(start);
+    tf_free(rlo);
+    tf_free(erow);
     if (s != TF_OK) tf_sddmm_tiles_free(t);
     return s;
 }
