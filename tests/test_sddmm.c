@@ -261,6 +261,33 @@ static void tiles(void)
         tf_csr_free(&S);
         tf_tensor_free(&coo);
     }
+    /* A wide, very sparse matrix in narrow panels (8M x 8M, 1M non-zeros,
+     * 250,000 panels of 32 columns): the builder's work grows with the
+     * non-zeros and panels, not panels x rows (2e12 steps before: far past
+     * the test's time limit); every non-zero once, in its panel, rows right. */
+    {
+        tf_tensor coo = st_random_coo(&rng, 8000000, 8000000, 1000000, 1);
+        tf_csr W;
+        CHECK_OK(tf_csr_from_coo(&coo, &W));
+        tf_sddmm_tiles t;
+        CHECK_OK(tf_sddmm_tiles_build(&W, 32, 64, 256, &t));
+        uint8_t *seen = NULL;
+        CHECK_OK(TF_CALLOC(seen, W.nnz + 1, "seen"));
+        int ok = t.nnz == W.nnz && t.group_nnz[t.ngroups] == W.nnz;
+        for (uint64_t g = 0; ok && g < t.ngroups; ++g)
+            for (uint32_t e = t.group_nnz[g]; ok && e < t.group_nnz[g + 1]; ++e) {
+                const uint64_t p = t.pos[e];
+                const uint32_t row = t.rows[t.group_rows[g] + t.rloc[e]];
+                ok &= p < W.nnz && !seen[p] && W.rowptr[row] <= p && p < W.rowptr[row + 1] &&
+                      W.colind[p] == t.col[e] && t.col[e] / 32 == t.group_col0[g] / 32;
+                if (ok) seen[p] = 1;
+            }
+        CHECKF(ok, "tiles of an 8M x 8M matrix in 32-column panels: structure");
+        tf_free(seen);
+        tf_sddmm_tiles_free(&t);
+        tf_csr_free(&W);
+        tf_tensor_free(&coo);
+    }
     /* Model: one panel for a sparse matrix on a large L2, narrower when B's panel would not fit. */
     tf_csr S = {.rows = 100000, .cols = 100000, .nnz = 1000000};
     CHECK(tf_sddmm_model_tile_j(&S, 32, 4, 50u << 20) == 100000);
