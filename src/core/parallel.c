@@ -45,16 +45,21 @@ void tf_copy_bytes(void *dst, const void *src, uint64_t n)
     }
 }
 
-uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt)
+uint64_t tf_bucket_offsets_strided(uint64_t *hist, uint64_t stride, uint64_t *start, uint64_t nb, int nt)
 {
     uint64_t run = 0;
     for (uint64_t b = 0; b < nb; ++b) {
         start[b] = run;
         for (int u = 0; u < nt; ++u) {
-            const uint64_t c = hist[(uint64_t)u * nb + b];
-            hist[(uint64_t)u * nb + b] = run;
+            const uint64_t c = hist[(uint64_t)u * stride + b];
+            hist[(uint64_t)u * stride + b] = run;
             run += c;
         }
     }
     return run;
+}
+
+uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt)
+{
+    return tf_bucket_offsets_strided(hist, nb, start, nb, nt);
 }

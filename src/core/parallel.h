@@ -26,4 +26,7 @@ void tf_copy_bytes(void *dst, const void *src, uint64_t n);
  * threads in order within one, so the scatter is stable); start[b] gets
  * bucket b's first slot. Returns the total. Called by one thread. */
 uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt);
+/* The same with thread t's counts at hist[t*stride + b] (stride >= nb: rows
+ * padded to cache lines, so threads counting few buckets share none). */
+uint64_t tf_bucket_offsets_strided(uint64_t *hist, uint64_t stride, uint64_t *start, uint64_t nb, int nt);
 #endif

@@ -131,16 +131,7 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
         uint64_t *h = hist + (uint64_t)c * stride;
         for (uint64_t k = S->rowptr[rlo[c]]; k < S->rowptr[rlo[c + 1]]; ++k) ++h[S->colind[k] / tile_j];
     }
-    uint64_t run = 0; /* panels in order, chunks in order within one: a stable scatter */
-    for (uint64_t p = 0; p < npanels; ++p) {
-        start[p] = run;
-        for (int c = 0; c < T; ++c) {
-            const uint64_t n = hist[(uint64_t)c * stride + p];
-            hist[(uint64_t)c * stride + p] = run;
-            run += n;
-        }
-    }
-    start[npanels] = run;
+    start[npanels] = tf_bucket_offsets_strided(hist, stride, start, npanels, T); /* a stable scatter */
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int c = 0; c < T; ++c) {
         uint64_t *next = hist + (uint64_t)c * stride;
