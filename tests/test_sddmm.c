@@ -239,7 +239,7 @@ static void tiles(void)
                 if (!ok) break;
                 seen[p] = 1;
                 const uint32_t row = t.rows[t.group_rows[g] + t.rloc[e]];
-                ok &= S.rowptr[row] <= p && p < S.rowptr[row + 1] && S.colind[p] == t.col[e];
+                ok &= S.rowptr[row] <= p && p < S.rowptr[row + 1] && S.colind[p] == t.col[e] && S.vals[p] == t.vals[e];
                 ok &= t.col[e] >= t.group_col0[g] && t.col[e] < (uint64_t)t.group_col0[g] + cases[ci].tj;
                 double d = 0;
                 for (uint64_t k = 0; k < K; ++k) d += A.data[row * K + k] * B.data[(uint64_t)t.col[e] * K + k];
@@ -279,7 +279,7 @@ static void tiles(void)
                 const uint64_t p = t.pos[e];
                 const uint32_t row = t.rows[t.group_rows[g] + t.rloc[e]];
                 ok &= p < W.nnz && !seen[p] && W.rowptr[row] <= p && p < W.rowptr[row + 1] &&
-                      W.colind[p] == t.col[e] && t.col[e] / 32 == t.group_col0[g] / 32;
+                      W.colind[p] == t.col[e] && W.vals[p] == t.vals[e] && t.col[e] / 32 == t.group_col0[g] / 32;
                 if (ok) seen[p] = 1;
             }
         CHECKF(ok, "tiles of an 8M x 8M matrix in 32-column panels: structure");

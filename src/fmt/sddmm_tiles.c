@@ -18,6 +18,7 @@ void tf_sddmm_tiles_free(tf_sddmm_tiles *t)
     tf_free(t->rloc);
     tf_free(t->col);
     tf_free(t->pos);
+    tf_free(t->vals);
     memset(t, 0, sizeof *t);
 }
 
@@ -89,7 +90,7 @@ static uint64_t chunk_row(const tf_csr *S, int t, int T)
 /* Two passes over the non-zeros, O(nnz + panels): a counting sort by panel
  * (stable: chunks of whole rows in order, so each panel holds its non-zeros
  * row by row, in column order within a row; the chunks count and scatter on
- * threads) writes every entry's CSR position, column and row; then one walk
+ * threads) writes every entry's CSR position, column, value and row; then one walk
  * over the rows in that order cuts the groups.
  * (Scanning every row once per panel instead cost panels x rows: an 8M x 8M
  * matrix in SM-SM's 450-column panels took hours.) */
@@ -123,6 +124,7 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
     if (s == TF_OK) s = TF_ALLOC(t->rloc, S->nnz + 1, "SDDMM local rows");
     if (s == TF_OK) s = TF_ALLOC(t->col, S->nnz + 1, "SDDMM columns");
     if (s == TF_OK) s = TF_ALLOC(t->pos, S->nnz + 1, "SDDMM positions");
+    if (s == TF_OK) s = TF_ALLOC(t->vals, S->nnz + 1, "SDDMM values in tile order");
     if (s == TF_OK) s = TF_ALLOC(erow, S->nnz + 1, "SDDMM rows of the entries");
     if (s != TF_OK) goto done;
     for (int c = 0; c <= T; ++c) rlo[c] = chunk_row(S, c, T);
@@ -140,6 +142,7 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
                 const uint64_t e = next[S->colind[k] / tile_j]++;
                 t->pos[e] = k;
                 t->col[e] = S->colind[k];
+                t->vals[e] = S->vals[k];
                 erow[e] = (uint32_t)i;
             }
     }

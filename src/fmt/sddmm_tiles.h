@@ -28,6 +28,7 @@ typedef struct tf_sddmm_tiles {
     uint16_t *rloc;         /* nnz: row of the entry within its group       */
     uint32_t *col;          /* nnz: column                                  */
     uint64_t *pos;          /* nnz: CSR position of the entry               */
+    double *vals;           /* nnz: S's value there (vals[pos], in order)   */
 } tf_sddmm_tiles;
 
 tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_rows, uint32_t max_nnz,

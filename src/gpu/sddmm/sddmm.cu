@@ -124,7 +124,7 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
     tf_status s = TF_ALLOC(pos, h.nnz, "SDDMM CSR positions");
     if (s == TF_OK) {
         for (uint64_t e = 0; e < h.nnz; ++e) {
-            sv[e] = (T)S->vals[h.pos[e]];
+            sv[e] = (T)h.vals[e]; /* in tile order already: no gather */
             pos[e] = (uint32_t)h.pos[e];
         }
         s = t->sval.upload(sv, h.nnz, "SDDMM values");
