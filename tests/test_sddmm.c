@@ -278,7 +278,7 @@ static void tiles(void)
             for (uint32_t e = t.group_nnz[g]; ok && e < t.group_nnz[g + 1]; ++e) {
                 const uint64_t p = t.pos[e];
                 const uint32_t row = t.rows[t.group_rows[g] + t.rloc[e]];
-                ok &= p < W.nnz && !seen[p] && W.rowptr[row] <= p && p < W.rowptr[row + 1] &&
+                ok &= p < W.nnz && row < W.rows && !seen[p] && W.rowptr[row] <= p && p < W.rowptr[row + 1] &&
                       W.colind[p] == t.col[e] && W.vals[p] == t.vals[e] && t.col[e] / 32 == t.group_col0[g] / 32;
                 if (ok) seen[p] = 1;
             }
