@@ -49,6 +49,14 @@ static inline int tf_test_finish(const char *name)
     return tf_t_fail ? 1 : 0;
 }
 
+/* A GPU test's quick subset (for compute-sanitizer and the device's quick
+ * runs): `--quick` as its first argument, or TF_TEST_QUICK=1. */
+static inline int tf_test_quick(int argc, char **argv)
+{
+    const char *env = getenv("TF_TEST_QUICK");
+    return (argc > 1 && !strcmp(argv[1], "--quick")) || (env && !strcmp(env, "1"));
+}
+
 static inline int tf_test_skip(const char *name, const char *why)
 {
     printf("%s: skipped: %s\n", name, why);

@@ -151,8 +151,7 @@ static void pinv_case(void)
 
 int main(int argc, char **argv)
 {
-    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
-                      (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_cpd", "no CUDA device");
     tf_tuning_default(&tuning);
 

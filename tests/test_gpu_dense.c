@@ -567,8 +567,7 @@ static void check_apply_gram_fit(tf_rng *rng, tf_precision prec, const double *M
 
 int main(int argc, char **argv)
 {
-    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
-                      (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_dense", "no CUDA device");
     tf_rng rng;
     tf_rng_seed(&rng, 20261121);

@@ -349,8 +349,7 @@ static void real_tensors(void)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress visible if the run is cut off */
-    quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
-            (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_mttkrp", "no CUDA device");
     char dev[256];
     CHECK_OK(tf_gpu_describe(0, dev, sizeof dev));

@@ -210,8 +210,7 @@ static void bad_lists(void)
 
 int main(int argc, char **argv)
 {
-    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) ||
-                      (getenv("TF_TEST_QUICK") && !strcmp(getenv("TF_TEST_QUICK"), "1"));
+    const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_multi", "fewer than two CUDA devices");
     bad_lists();
     const setup two = {2, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0},

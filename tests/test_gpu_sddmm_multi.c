@@ -413,8 +413,7 @@ static void bad_inputs(void)
 
 int main(int argc, char **argv)
 {
-    const char *env = getenv("TF_TEST_QUICK");
-    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) || (env && *env && strcmp(env, "0"));
+    const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_sddmm_multi", "fewer than two CUDA devices");
     cases(quick);
     bad_inputs();

@@ -240,7 +240,7 @@ static void bad_inputs(void)
 
 int main(int argc, char **argv)
 {
-    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_sddmm_plan", "no GPU");
     random_cases(quick);
     bad_inputs();

@@ -77,7 +77,7 @@ static void real_data(void)
 
 int main(int argc, char **argv)
 {
-    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_spttm", "no GPU");
     random_cases(quick);
     if (!quick) real_data();
