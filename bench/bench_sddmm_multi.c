@@ -19,7 +19,9 @@
  * difference of the G-GPU P from the one-GPU P (relative to max |P|).
  * A configuration that does not fit the GPUs' memory prints SKIP and the
  * next one runs. A and B hold values from a fixed pool, by global element
- * index (the same numbers on 1 and G GPUs). R defaults to 20, W to 3. */
+ * index (the same numbers on 1 and G GPUs). R defaults to 20, W to 3. The
+ * TF_* tuning variables apply (TF_BUILD_REPORT=1: each GPU's build phases,
+ * BUILD-PHASES lines on stderr). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +239,7 @@ static int run_config(const config *c, outcome *out)
     tf_context_opts_default(&co);
     co.backend = TF_BACKEND_GPU;
     co.ndevices = c->gpus;
+    tf_tuning_from_env(&co.tuning); /* TF_BUILD_REPORT=1: the build's phases on stderr */
     tf_context *ctx = NULL;
     if (tf_context_create(&co, &ctx) != TF_OK) {
         printf("SKIP k=%llu prec=%s gpus=%d: %s\n", (unsigned long long)c->K, pn, c->gpus, tf_last_error());

@@ -6,6 +6,9 @@
  * in-place and COO entry points; CSR conversion; argument errors; then
  * every real .mtx in TF_SHARED_DATA with random A and B. */
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "core/alloc.h"
 #include "fmt/csr.h"
@@ -202,6 +205,59 @@ static void csr_conversion(void)
     tf_tensor_free(&t3);
 }
 
+/* 1 if a and b hold the same tiling, array for array. */
+static int same_tiles(const tf_sddmm_tiles *a, const tf_sddmm_tiles *b)
+{
+    if (a->ngroups != b->ngroups || a->nrows != b->nrows || a->nnz != b->nnz || a->tile_j != b->tile_j) return 0;
+    const uint64_t ng = a->ngroups, nz = a->nnz;
+    return !memcmp(a->group_nnz, b->group_nnz, (ng + 1) * 4) && !memcmp(a->group_rows, b->group_rows, (ng + 1) * 4) &&
+           !memcmp(a->group_col0, b->group_col0, ng * 4) && !memcmp(a->rows, b->rows, a->nrows * 4) &&
+           !memcmp(a->rloc, b->rloc, nz * 2) && !memcmp(a->col, b->col, nz * 4) && !memcmp(a->pos, b->pos, nz * 4) &&
+           !memcmp(a->vals, b->vals, nz * 8);
+}
+
+/* The group walk runs on threads over panel ranges (a part per ~64K
+ * non-zeros): 1, 2, 3 and 7 threads give the same tiling array for array,
+ * and every group is cut only where it must be (a new panel, max_nnz
+ * entries, or max_rows rows and a new one). */
+static void tiles_threads(tf_rng *rng)
+{
+#ifdef _OPENMP
+    const int saved = omp_get_max_threads();
+    tf_tensor coo = st_random_coo(rng, 20000, 9000, 600000, 1);
+    tf_csr S;
+    CHECK_OK(tf_csr_from_coo(&coo, &S));
+    const struct { uint32_t tj, ti, tn; } cfg[] = {{64, 5, 40}, {4500, 200, 1024}, {9000, 65535, 4096}};
+    for (size_t c = 0; c < COUNT(cfg); ++c) {
+        tf_sddmm_tiles one, many;
+        omp_set_num_threads(1);
+        CHECK_OK(tf_sddmm_tiles_build(&S, cfg[c].tj, cfg[c].ti, cfg[c].tn, &one));
+        int cut_ok = 1;
+        for (uint64_t g = 1; g < one.ngroups; ++g) {
+            if (one.group_col0[g] != one.group_col0[g - 1]) continue; /* a new panel */
+            const uint32_t n = one.group_nnz[g] - one.group_nnz[g - 1];
+            const uint32_t r = one.group_rows[g] - one.group_rows[g - 1];
+            const int new_row = one.rows[one.group_rows[g]] != one.rows[one.group_rows[g] - 1];
+            cut_ok &= n == cfg[c].tn || (r == cfg[c].ti && new_row);
+        }
+        CHECKF(cut_ok && one.ngroups > 1, "tiling %zu: groups cut only where they must be", c);
+        const int threads[] = {2, 3, 7};
+        for (size_t k = 0; k < COUNT(threads); ++k) {
+            omp_set_num_threads(threads[k]);
+            CHECK_OK(tf_sddmm_tiles_build(&S, cfg[c].tj, cfg[c].ti, cfg[c].tn, &many));
+            CHECKF(same_tiles(&one, &many), "tiling %zu on %d threads: as on one", c, threads[k]);
+            tf_sddmm_tiles_free(&many);
+        }
+        tf_sddmm_tiles_free(&one);
+    }
+    omp_set_num_threads(saved);
+    tf_csr_free(&S);
+    tf_tensor_free(&coo);
+#else
+    (void)rng;
+#endif
+}
+
 /* GPU tiling (host side): every non-zero in exactly one group, groups within
  * their caps and panel, active rows right; an SDDMM computed by walking the
  * tiles as the kernel does matches the reference. */
@@ -288,6 +344,7 @@ static void tiles(void)
         tf_csr_free(&W);
         tf_tensor_free(&coo);
     }
+    tiles_threads(&rng);
     /* Model: one panel for a sparse matrix on a large L2, narrower when B's panel would not fit. */
     tf_csr S = {.rows = 100000, .cols = 100000, .nnz = 1000000};
     CHECK(tf_sddmm_model_tile_j(&S, 32, 4, 50u << 20) == 100000);

@@ -38,10 +38,11 @@ uint32_t tf_sddmm_model_tile_j(const tf_csr *S, uint64_t K, size_t value_bytes, 
     return (uint32_t)t;
 }
 
-/* Growable arrays of the builder: entries (rloc, col, pos) and groups. */
+/* One part of the walk (a range of panels): its groups and active rows in
+ * growable arrays of its own (t), the entries' rloc written in place. */
 typedef struct builder {
     tf_sddmm_tiles *t;
-    uint64_t ecap, gcap, rcap;
+    uint64_t gcap, rcap;
     uint64_t ne, ng, nr;
     uint32_t rows_in_group, nnz_in_group;
 } builder;
@@ -87,11 +88,110 @@ static uint64_t chunk_row(const tf_csr *S, int t, int T)
     return t == T ? S->rows : lo;
 }
 
+/* Cuts panels [p0, p1) into groups (entries from start[p0] on, their rows
+ * in erow), appending to b's arrays and writing rloc. A group never spans
+ * two panels, so parts of the walk over disjoint panel ranges give, put
+ * together in order, what one walk over all gives. */
+static tf_status walk_panels(builder *b, const uint64_t *start, const uint32_t *erow, uint16_t *rloc,
+                             uint64_t p0, uint64_t p1, uint32_t tile_j, uint32_t max_rows, uint32_t max_nnz)
+{
+    b->ne = start[p0];
+    for (uint64_t p = p0; p < p1; ++p) {
+        int open = 0;
+        uint64_t prev_row = UINT64_MAX;
+        for (const uint64_t end = start[p + 1]; b->ne < end; ++b->ne) {
+            const uint64_t e = b->ne;
+            const uint32_t row = erow[e];
+            int row_added = row == prev_row; /* a new row of the panel is not in the group yet */
+            if (!open || b->nnz_in_group == max_nnz || (!row_added && b->rows_in_group == max_rows)) {
+                TF_TRY(open_group(b, (uint32_t)(p * tile_j)));
+                open = 1;
+                row_added = 0;
+            }
+            if (!row_added) TF_TRY(add_row(b, row));
+            prev_row = row;
+            rloc[e] = (uint16_t)(b->rows_in_group - 1);
+            ++b->nnz_in_group;
+        }
+    }
+    return TF_OK;
+}
+
+/* First panel of walk part w of W: the first p with start[p] >= (about)
+ * nnz * w / W, so the parts hold about equal numbers of non-zeros. */
+static uint64_t part_panel(const uint64_t *start, uint64_t npanels, int w, int W)
+{
+    if (w == W) return npanels;
+    const uint64_t want = (uint64_t)((double)start[npanels] * w / W);
+    uint64_t lo = 0, hi = npanels;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (start[mid] < want) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The walk on W threads over panel ranges of about equal non-zeros, then
+ * the parts' groups and rows put together in order (group_rows shifted by
+ * the rows of the parts before). */
+static tf_status walk(tf_sddmm_tiles *t, const uint64_t *start, uint64_t npanels, const uint32_t *erow, int W)
+{
+    tf_sddmm_tiles *part = NULL;
+    builder *bs = NULL;
+    tf_status s = TF_CALLOC(part, (uint64_t)W, "SDDMM walk parts");
+    if (s == TF_OK) s = TF_CALLOC(bs, (uint64_t)W, "SDDMM walk parts");
+    if (s != TF_OK) goto done;
+    tf_status ps[64];
+#pragma omp parallel for num_threads(W) schedule(static, 1)
+    for (int w = 0; w < W; ++w) {
+        bs[w].t = &part[w];
+        ps[w] = walk_panels(&bs[w], start, erow, t->rloc, part_panel(start, npanels, w, W),
+                            part_panel(start, npanels, w + 1, W), t->tile_j, t->max_rows, t->max_nnz);
+    }
+    uint64_t ng = 0, nr = 0;
+    for (int w = 0; w < W; ++w) {
+        if (ps[w] != TF_OK && s == TF_OK) s = ps[w];
+        ng += bs[w].ng;
+        nr += bs[w].nr;
+    }
+    if (s != TF_OK) goto done;
+    /* + 1: the end offsets; at least one group's slots, so the arrays are never NULL */
+    s = TF_ALLOC(t->group_nnz, ng + 2, "SDDMM group offsets");
+    if (s == TF_OK) s = TF_ALLOC(t->group_rows, ng + 2, "SDDMM group rows");
+    if (s == TF_OK) s = TF_ALLOC(t->group_col0, ng + 2, "SDDMM group columns");
+    if (s == TF_OK) s = TF_ALLOC(t->rows, nr + 1, "SDDMM active rows");
+    if (s != TF_OK) goto done;
+    t->group_col0[0] = 0;
+    uint64_t g0 = 0, r0 = 0;
+    for (int w = 0; w < W; ++w) {
+        const builder *b = &bs[w];
+        if (b->ng) {
+            memcpy(t->group_nnz + g0, part[w].group_nnz, b->ng * sizeof *t->group_nnz);
+            memcpy(t->group_col0 + g0, part[w].group_col0, b->ng * sizeof *t->group_col0);
+            for (uint64_t g = 0; g < b->ng; ++g) t->group_rows[g0 + g] = (uint32_t)(r0 + part[w].group_rows[g]);
+        }
+        if (b->nr) memcpy(t->rows + r0, part[w].rows, b->nr * sizeof *t->rows);
+        g0 += b->ng;
+        r0 += b->nr;
+    }
+    t->ngroups = ng;
+    t->nrows = nr;
+    t->group_nnz[ng] = (uint32_t)t->nnz;
+    t->group_rows[ng] = (uint32_t)nr;
+done:
+    for (int w = 0; part && w < W; ++w) tf_sddmm_tiles_free(&part[w]);
+    tf_free(part);
+    tf_free(bs);
+    return s;
+}
+
 /* Two passes over the non-zeros, O(nnz + panels): a counting sort by panel
  * (stable: chunks of whole rows in order, so each panel holds its non-zeros
  * row by row, in column order within a row; the chunks count and scatter on
- * threads) writes every entry's CSR position, column, value and row; then one walk
- * over the rows in that order cuts the groups.
+ * threads) writes every entry's CSR position, column, value and row; then a
+ * walk over the rows in that order cuts the groups (on threads over ranges
+ * of panels: a group never spans two).
  * (Scanning every row once per panel instead cost panels x rows: an 8M x 8M
  * matrix in SM-SM's 450-column panels took hours.) */
 tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_rows, uint32_t max_nnz,
@@ -123,7 +223,7 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
     if (s == TF_OK) s = TF_ALLOC(rlo, (uint64_t)T + 1, "SDDMM row chunks");
     if (s == TF_OK) s = TF_ALLOC(t->rloc, S->nnz + 1, "SDDMM local rows");
     if (s == TF_OK) s = TF_ALLOC(t->col, S->nnz + 1, "SDDMM columns");
-    if (s == TF_OK) s = TF_ALLOC(t->pos, S->nnz + 1, "SDDMM positions");
+    if (s == TF_OK) s = TF_ALLOC(t->pos, S->nnz + 1, "SDDMM positions"); /* < 2^32: checked above */
     if (s == TF_OK) s = TF_ALLOC(t->vals, S->nnz + 1, "SDDMM values in tile order");
     if (s == TF_OK) s = TF_ALLOC(erow, S->nnz + 1, "SDDMM rows of the entries");
     if (s != TF_OK) goto done;
@@ -140,39 +240,20 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
         for (uint64_t i = rlo[c]; i < rlo[c + 1]; ++i)
             for (uint64_t k = S->rowptr[i]; k < S->rowptr[i + 1]; ++k) {
                 const uint64_t e = next[S->colind[k] / tile_j]++;
-                t->pos[e] = k;
+                t->pos[e] = (uint32_t)k;
                 t->col[e] = S->colind[k];
                 t->vals[e] = S->vals[k];
                 erow[e] = (uint32_t)i;
             }
     }
-    builder b = {.t = t}; /* b.ne: the entry being placed (open_group reads it) */
-    for (uint64_t p = 0; p < npanels && s == TF_OK; ++p) {
-        int open = 0;
-        uint64_t prev_row = UINT64_MAX;
-        for (const uint64_t end = start[p + 1]; b.ne < end; ++b.ne) {
-            const uint64_t e = b.ne;
-            const uint32_t row = erow[e];
-            int row_added = row == prev_row; /* a new row of the panel is not in the group yet */
-            if (!open || b.nnz_in_group == max_nnz || (!row_added && b.rows_in_group == max_rows)) {
-                s = open_group(&b, (uint32_t)(p * tile_j));
-                open = 1;
-                row_added = 0;
-            }
-            if (s == TF_OK && !row_added) s = add_row(&b, row);
-            if (s != TF_OK) break;
-            prev_row = row;
-            t->rloc[e] = (uint16_t)(b.rows_in_group - 1);
-            ++b.nnz_in_group;
-        }
+    {
+        /* walk parts: one per ~64K non-zeros, at most one per panel and thread */
+        int W = tf_resolve_threads(0);
+        if (W > 64) W = 64;
+        if ((uint64_t)W > S->nnz / 65536 + 1) W = (int)(S->nnz / 65536 + 1);
+        if ((uint64_t)W > npanels) W = (int)npanels;
+        s = walk(t, start, npanels, erow, W);
     }
-    if (s == TF_OK && b.ng == 0) s = open_group(&b, 0); /* keeps the arrays non-NULL */
-    if (s != TF_OK) goto done;
-    if (t->nnz == 0) b.ng = 0;
-    t->ngroups = b.ng;
-    t->nrows = b.nr;
-    t->group_nnz[b.ng] = (uint32_t)b.ne;
-    t->group_rows[b.ng] = (uint32_t)b.nr;
 done:
     tf_free(hist);
     tf_free(start);

@@ -27,7 +27,7 @@ typedef struct tf_sddmm_tiles {
     uint32_t *rows;         /* nrows: global row of each active row         */
     uint16_t *rloc;         /* nnz: row of the entry within its group       */
     uint32_t *col;          /* nnz: column                                  */
-    uint64_t *pos;          /* nnz: CSR position of the entry               */
+    uint32_t *pos;          /* nnz: CSR position of the entry (nnz < 2^32)  */
     double *vals;           /* nnz: S's value there (vals[pos], in order)   */
 } tf_sddmm_tiles;
 

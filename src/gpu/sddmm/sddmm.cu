@@ -20,6 +20,7 @@
 #include "gpu/sddmm/common.cuh"
 #include "gpu/sddmm/part.cuh"
 #include "gpu/runtime/dense.cuh"
+#include "gpu/runtime/timing.cuh"
 #include "gpu/sddmm/tile_kernel.cuh"
 #include "gpu/sddmm/row_kernel.cuh"
 #include "backend/cuda_module.h"
@@ -78,10 +79,11 @@ uint32_t pow2_ceil(uint32_t x)
 }
 
 /* Tiles for slice width Tk under `scheme`; fails with TF_ERR_RANGE when the
- * slice is too wide for the shared-memory budget. */
+ * slice is too wide for the shared-memory budget. The per-entry arrays go
+ * up through ctx's pinned staging (values converted there for fp32). */
 template <typename T>
-tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device &dev, uint32_t Kp, uint32_t Tk,
-                     bool stage_b, dev_tiles<T> *t)
+tf_status make_tiles(tf_cuda_ctx &ctx, const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device &dev, uint32_t Kp,
+                     uint32_t Tk, bool stage_b, dev_tiles<T> *t, tf_phase_clock &clock)
 {
     const size_t row_bytes = (size_t)Tk * sizeof(T);
     t->Tk = Tk;
@@ -107,6 +109,7 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
     t->smem = ((size_t)Ti + (stage_b ? Tj : 0)) * row_bytes;
     host_tiles ht;
     TF_TRY(tf_sddmm_tiles_build(S, Tj, Ti, max_nnz, &ht.t));
+    clock.mark("tiles_host");
     const tf_sddmm_tiles &h = ht.t;
     if (h.ngroups > (uint64_t)INT32_MAX)
         return tf_fail(TF_ERR_RANGE, "SDDMM: %llu thread blocks exceed the grid limit", (unsigned long long)h.ngroups);
@@ -116,23 +119,13 @@ tf_status make_tiles(const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device
     TF_TRY(t->group_rows.upload(h.group_rows, h.ngroups + 1, "SDDMM group rows"));
     TF_TRY(t->group_col0.upload(h.group_col0, h.ngroups, "SDDMM group columns"));
     TF_TRY(t->rows.upload(h.rows, h.nrows, "SDDMM active rows"));
-    TF_TRY(t->col.upload(h.col, h.nnz, "SDDMM columns"));
-    TF_TRY(t->rloc.upload(h.rloc, h.nnz, "SDDMM local rows"));
-    T *sv = nullptr;
-    uint32_t *pos = nullptr; /* tiles hold < 2^32 non-zeros */
-    TF_TRY(TF_ALLOC(sv, h.nnz, "SDDMM values in tile order"));
-    tf_status s = TF_ALLOC(pos, h.nnz, "SDDMM CSR positions");
-    if (s == TF_OK) {
-        for (uint64_t e = 0; e < h.nnz; ++e) {
-            sv[e] = (T)h.vals[e]; /* in tile order already: no gather */
-            pos[e] = (uint32_t)h.pos[e];
-        }
-        s = t->sval.upload(sv, h.nnz, "SDDMM values");
-    }
-    if (s == TF_OK) s = t->pos.upload(pos, h.nnz, "SDDMM CSR positions");
-    tf_free(sv);
-    tf_free(pos);
-    TF_TRY(s);
+    TF_TRY(tf_cuda_upload_staged(&ctx, &t->col.p, h.col, h.nnz, "SDDMM columns", ctx.stream));
+    TF_TRY(tf_cuda_upload_staged(&ctx, &t->rloc.p, h.rloc, h.nnz, "SDDMM local rows", ctx.stream));
+    TF_TRY(tf_cuda_upload_staged(&ctx, &t->pos.p, h.pos, h.nnz, "SDDMM CSR positions", ctx.stream));
+    TF_TRY(t->sval.alloc(h.nnz, "SDDMM values"));
+    TF_TRY(tf_cuda_h2d_values(&ctx, t->sval.p, h.vals, h.nnz, ctx.stream)); /* in tile order already */
+    TF_CU(cudaStreamSynchronize(ctx.stream)); /* before the host tiles are freed */
+    clock.mark("tiles_upload");
     auto kernel = stage_b ? tf_sddmm_kernel<T, true> : tf_sddmm_kernel<T, false>;
     /* Raise the limit to the whole budget, never to this tiling's size: the
      * Tk auto-tune builds several tilings and must not lower the limit an
@@ -210,26 +203,27 @@ struct row_cfg {
                          else a resident-sized grid whose virtual warps loop)       */
 };
 
+/* The row scheme's arrays up through ctx's pinned staging (values
+ * converted there for fp32). */
 template <typename T>
-tf_status upload_rows(const tf_csr *S, dev_rows<T> *d)
+tf_status upload_rows(tf_cuda_ctx &ctx, const tf_csr *S, dev_rows<T> *d)
 {
     if (S->rows >= UINT32_MAX)
         return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: %llu rows exceed its 32-bit row indices",
                        (unsigned long long)S->rows);
     uint32_t *r = nullptr;
-    T *sv = nullptr;
     TF_TRY(TF_ALLOC(r, S->nnz, "SDDMM rows of the non-zeros"));
-    tf_status s = TF_ALLOC(sv, S->nnz, "SDDMM values");
-    if (s == TF_OK) {
-        for (uint64_t i = 0; i < S->rows; ++i)
-            for (uint64_t e = S->rowptr[i]; e < S->rowptr[i + 1]; ++e) r[e] = (uint32_t)i;
-        for (uint64_t e = 0; e < S->nnz; ++e) sv[e] = (T)S->vals[e];
-        s = d->row.upload(r, S->nnz, "SDDMM rows");
-    }
-    if (s == TF_OK) s = d->col.upload(S->colind, S->nnz, "SDDMM columns");
-    if (s == TF_OK) s = d->sval.upload(sv, S->nnz, "SDDMM values");
+    for (uint64_t i = 0; i < S->rows; ++i)
+        for (uint64_t e = S->rowptr[i]; e < S->rowptr[i + 1]; ++e) r[e] = (uint32_t)i;
+    const tf_status s = [&]() -> tf_status {
+        TF_TRY(tf_cuda_upload_staged(&ctx, &d->row.p, r, S->nnz, "SDDMM rows", ctx.stream));
+        TF_TRY(tf_cuda_upload_staged(&ctx, &d->col.p, S->colind, S->nnz, "SDDMM columns", ctx.stream));
+        TF_TRY(d->sval.alloc(S->nnz, "SDDMM values"));
+        TF_TRY(tf_cuda_h2d_values(&ctx, d->sval.p, S->vals, S->nnz, ctx.stream));
+        TF_CU(cudaStreamSynchronize(ctx.stream)); /* before r is freed */
+        return TF_OK;
+    }();
     tf_free(r);
-    tf_free(sv);
     return s;
 }
 
@@ -376,26 +370,52 @@ int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv
 
 /* ------------------------------------------------------------ the choice */
 
-/* Best of four runs after one warm-up, or of two where the first run took
- * over 5 ms (0 when not timed). */
-template <typename Fn>
-tf_status quick_ms(const tf_cuda_ctx &ctx, bool timed, double *m, Fn &&fn)
-{
-    /* 4 runs: with 2, kernels of ~10 us were misranked often enough to
-     * pick a 20 % slower configuration (H200). A launch of milliseconds
-     * varies by far less than the candidates differ, and on a large S (200M
-     * non-zeros: ~50 ms a launch at K 32, ~1 s at K 512) the tuning's runs
-     * are most of the plan's build. */
-    double ms[4] = {0, 0, 0, 0};
-    int n = 4;
-    if (timed) {
+/* The timed choice's clock. A launch of microseconds varies by about as
+ * much as the candidates differ: best of four runs after one warm-up (with
+ * two, kernels of ~10 us were misranked often enough to pick a 20 % slower
+ * configuration, H200), of two where the first took over 5 ms. A launch of
+ * kLongMs or more varies by far less than that, and on a large S its
+ * repeats were a large part of the build (200M non-zeros: ~30 candidates x
+ * 3 launches of 20 ms at K 32 and 0.28 s at K 512, fp64): once a timed run
+ * takes that long, every later candidate is launched once, with no
+ * warm-up -- its kernel loaded beforehand, as lazy loading would load it
+ * inside the timed launch. `launches` counts them (the build report). */
+constexpr double kLongMs = 10.0;
+
+struct choice_clock {
+    const tf_cuda_ctx &ctx;
+    bool timed;
+    bool long_runs = false;
+    int launches = 0;
+
+    template <typename Fn>
+    tf_status time(const void *kernel, double *m, Fn &&fn)
+    {
+        double ms[4] = {0, 0, 0, 0};
+        *m = 0;
+        if (!timed) return TF_OK;
+        if (long_runs) {
+            cudaFuncAttributes fa;
+            TF_CU(cudaFuncGetAttributes(&fa, kernel));
+            TF_TRY(tf_cuda_time_runs(ctx.stream, 0, 1, ms, fn));
+            ++launches;
+            *m = ms[0];
+            return TF_OK;
+        }
         TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 1, ms, fn));
-        n = ms[0] > 5.0 ? 2 : 4;
+        launches += 2;
+        if (ms[0] >= kLongMs) {
+            long_runs = true;
+            *m = ms[0];
+            return TF_OK;
+        }
+        const int n = ms[0] > 5.0 ? 2 : 4;
         TF_TRY(tf_cuda_time_runs(ctx.stream, 0, n - 1, ms + 1, fn));
+        launches += n - 1;
+        *m = *std::min_element(ms, ms + n);
+        return TF_OK;
     }
-    *m = *std::min_element(ms, ms + n);
-    return TF_OK;
-}
+};
 
 
 /* ------------------------------------------------------------ operands */
@@ -488,9 +508,11 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
     Kp = tf_sddmm_padded_k<T>(K);
     TF_TRY(dA.ensure(M * Kp, "SDDMM A (padded)"));
     TF_TRY(dB.ensure(N * Kp, "SDDMM B (padded)"));
+    tf_phase_clock phases(c.tune.build_report != 0, c.stream); /* TF_BUILD_REPORT=1 */
     TF_TRY(out.ensure(nnz, "SDDMM output"));
     TF_CU(cudaMemsetAsync(dA.a.p, 0, M * Kp * sizeof(T), c.stream));
     TF_CU(cudaMemsetAsync(dB.a.p, 0, N * Kp * sizeof(T), c.stream));
+    phases.mark("setup");
     if (info) {
         memset(info, 0, sizeof *info);
         info->backend = TF_BACKEND_GPU;
@@ -515,7 +537,7 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
     if (nrow < 0) return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: no resident blocks for its kernel");
     if (any || o.algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(op, Kp, dev, false, 4, tk[0]);
     if (any || o.algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(op, Kp, dev, true, any ? 1 : 4, tk[1]);
-    const bool timed = nrow + ntk[0] + ntk[1] > 1;
+    choice_clock clock{c, nrow + ntk[0] + ntk[1] > 1};
 
     double best_ms = INFINITY;
     row_cfg best_row = {0, 0, false, 0}; /* V != 0: the row scheme won */
@@ -524,12 +546,14 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
     if (nrow) {
         rows.reset(new (std::nothrow) dev_rows<T>());
         if (!rows) return tf_fail(TF_ERR_NOMEM, "out of memory for the SDDMM row arrays");
-        last = upload_rows<T>(S, rows.get());
+        last = upload_rows<T>(c, S, rows.get());
         if (last != TF_OK && !(any && last == TF_ERR_RANGE)) return last;
         if (last != TF_OK) rows.reset(); /* too many rows for the scheme: the tiles may do */
+        phases.mark("rows_upload");
         for (int i = 0; i < nrow && last == TF_OK; ++i) {
             double m;
-            TF_TRY(quick_ms(c, timed, &m, [&] {
+            const void *kernel = (const void *)row_kernel<T>(row_vpl(kpv, rcand[i].V), rcand[i].a_regs, rcand[i].grid != 0);
+            TF_TRY(clock.time(kernel, &m, [&] {
                 return launch_row<T>(*rows, rcand[i], dA.a.p, dB.a.p, out.a.p, Kp, nnz, op, c.stream);
             }));
             if (m < best_ms) {
@@ -537,19 +561,22 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
                 best_row = rcand[i];
             }
         }
+        phases.mark("rows_time");
     }
     for (int sb = 0; sb < 2; ++sb)
         for (int i = 0; i < ntk[sb]; ++i) {
             trial.reset(new (std::nothrow) dev_tiles<T>());
             if (!trial) return tf_fail(TF_ERR_NOMEM, "out of memory for SDDMM tiles");
-            last = make_tiles<T>(S, op, dev, Kp, tk[sb][i], sb != 0, trial.get());
+            last = make_tiles<T>(c, S, op, dev, Kp, tk[sb][i], sb != 0, trial.get(), phases);
             if (last == TF_ERR_RANGE) continue; /* too wide for shared memory: the next is narrower */
             TF_TRY(last);
             double m;
             const dev_tiles<T> &t = *trial;
-            TF_TRY(quick_ms(c, timed, &m, [&] {
+            const void *kernel = t.stage_b ? (const void *)tf_sddmm_kernel<T, true> : (const void *)tf_sddmm_kernel<T, false>;
+            TF_TRY(clock.time(kernel, &m, [&] {
                 return launch_tiles<T>(t, dA.a.p, dB.a.p, out.a.p, Kp, (uint32_t)N, op, c.stream);
             }));
+            phases.mark("tiles_time");
             if (m < best_ms) {
                 best_ms = m;
                 best = std::move(trial);
@@ -586,6 +613,15 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
     dA.release();
     dB.release();
     out.release();
+    if (phases.on) {
+        phases.mark("release");
+        char what[160];
+        snprintf(what, sizeof what, "sddmm nnz=%llu K=%llu %s candidates=%d launches=%d long=%d chose=%s",
+                 (unsigned long long)nnz, (unsigned long long)K, prec == TF_SINGLE ? "fp32" : "fp64",
+                 nrow + ntk[0] + ntk[1], clock.launches, clock.long_runs ? 1 : 0,
+                 scheme == SCHEME_ROW ? "row" : tiles->stage_b ? "sm-sm" : "sm-l2");
+        phases.report(what);
+    }
     return TF_OK;
 }
 
