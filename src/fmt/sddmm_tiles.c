@@ -151,7 +151,8 @@ static tf_status walk(tf_sddmm_tiles *t, const uint64_t *start, uint64_t npanels
     }
     uint64_t ng = 0, nr = 0;
     for (int w = 0; w < W; ++w) {
-        if (ps[w] != TF_OK && s == TF_OK) s = ps[w];
+        if (ps[w] != TF_OK && s == TF_OK) /* said again here: messages are per thread */
+            s = tf_fail(ps[w], "SDDMM tiles: out of host memory for the groups of walk part %d of %d", w + 1, W);
         ng += bs[w].ng;
         nr += bs[w].nr;
     }
