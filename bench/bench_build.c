@@ -2,12 +2,15 @@
 /* Host plan-build benchmark: times the format builders one by one on a
  * tensor file -- F-COO (every mode one after the other in the same arrays,
  * tf_fcoo_rebuild, as a GPU plan builds it on the host),
- * CSF (every mode, the CPU plan), BLCO -- and prints each one's rate and
+ * CSF (every mode, the CPU plan), BLCO, and for a matrix (order 2) the GPU
+ * SDDMM's tiles (tf_sddmm_tiles_build: SM-L2's panels of the L2 model's
+ * width at K 32 fp64 on 50 MiB of L2, then SM-SM's 448-column panels, as
+ * the plan's candidates are built) -- and prints each one's rate and
  * the most host memory it held above the input (tenfold's allocations
  * counted, tf_alloc_peak), next to the COO's size.
  *
  *   bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N] [--shuffle]
- *               [--bucket-bits B] [--only LIST: fcoo,csf,blco]
+ *               [--bucket-bits B] [--only LIST: fcoo,csf,blco,tiles]
  *
  * --gen makes the tensor in memory (tf_generate, default seed) instead.
  * --reps N times each builder N times (each line its own). The CPU
@@ -29,7 +32,9 @@
 #include "core/radix.h"
 #include "fmt/blco.h"
 #include "fmt/csf.h"
+#include "fmt/csr.h"
 #include "fmt/fcoo.h"
+#include "fmt/sddmm_tiles.h"
 #include "tenfold.h"
 
 /* CPU seconds of the process so far: user, system (page faults land there) */
@@ -103,7 +108,7 @@ int main(int argc, char **argv)
     }
     if (!path && !gen) {
         fprintf(stderr, "usage: bench_build FILE|--gen D1,..,Dn,NNZ,ALPHA [-t THREADS] [--reps N]\n"
-                        "       [--only LIST: fcoo,csf,blco]\n");
+                        "       [--only LIST: fcoo,csf,blco,tiles]\n");
         return 2;
     }
 #ifdef _OPENMP
@@ -172,6 +177,28 @@ int main(int argc, char **argv)
             if (tf_blco_build(&X, 0, &b) != TF_OK) rc = 1;
             report("blco", &X, tf_wtime() - t0, tf_alloc_peak() - held);
             tf_blco_free(&b);
+        }
+        if (!rc && (!only || strstr(only, "tiles")) && X.order == 2) {
+            tf_csr S;
+            if (tf_csr_from_coo(&X, &S) != TF_OK) {
+                rc = 1;
+                break;
+            }
+            /* SM-L2 at K 32 fp64 (V 16: 32 threads' groups of 4), SM-SM at ~450 columns */
+            const uint32_t tj[2] = {tf_sddmm_model_tile_j(&S, 32, 8, 50u << 20), 448};
+            const uint32_t ti[2] = {128, 128}, tn[2] = {128, 128};
+            for (int k = 0; k < 2 && !rc; ++k) {
+                tf_sddmm_tiles t;
+                uint64_t held = tf_alloc_peak_reset();
+                cpu_mark();
+                double t0 = tf_wtime();
+                if (tf_sddmm_tiles_build(&S, tj[k], ti[k], tn[k], &t) != TF_OK) rc = 1;
+                char what[32];
+                snprintf(what, sizeof what, "tiles %u", tj[k]);
+                if (!rc) report(what, &X, tf_wtime() - t0, tf_alloc_peak() - held);
+                tf_sddmm_tiles_free(&t);
+            }
+            tf_csr_free(&S);
         }
     }
     if (rc) fprintf(stderr, "bench_build: %s\n", tf_last_error());
