@@ -75,17 +75,20 @@ static tf_status add_row(builder *b, uint32_t row)
     return TF_OK;
 }
 
-/* First row of chunk t of T (chunks of about nnz / T non-zeros, whole rows). */
-static uint64_t chunk_row(const tf_csr *S, int t, int T)
+/* First item of part t of T over n items with offsets off[0..n] (rows with
+ * rowptr, panels with their starts): the first i with off[i] >= about
+ * off[n] t / T, so the parts hold about equal shares; part T starts at n. */
+static uint64_t part_start(const uint64_t *off, uint64_t n, int t, int T)
 {
-    const uint64_t want = (uint64_t)((double)S->nnz * t / T);
-    uint64_t lo = 0, hi = S->rows; /* the first row i with rowptr[i] >= want */
+    if (t == T) return n;
+    const uint64_t want = (uint64_t)((double)off[n] * t / T);
+    uint64_t lo = 0, hi = n;
     while (lo < hi) {
         const uint64_t mid = lo + (hi - lo) / 2;
-        if (S->rowptr[mid] < want) lo = mid + 1;
+        if (off[mid] < want) lo = mid + 1;
         else hi = mid;
     }
-    return t == T ? S->rows : lo;
+    return lo;
 }
 
 /* Cuts panels [p0, p1) into groups (entries from start[p0] on, their rows
@@ -117,21 +120,6 @@ static tf_status walk_panels(builder *b, const uint64_t *start, const uint32_t *
     return TF_OK;
 }
 
-/* First panel of walk part w of W: the first p with start[p] >= (about)
- * nnz * w / W, so the parts hold about equal numbers of non-zeros. */
-static uint64_t part_panel(const uint64_t *start, uint64_t npanels, int w, int W)
-{
-    if (w == W) return npanels;
-    const uint64_t want = (uint64_t)((double)start[npanels] * w / W);
-    uint64_t lo = 0, hi = npanels;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        if (start[mid] < want) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* The walk on W threads over panel ranges of about equal non-zeros, then
  * the parts' groups and rows put together in order (group_rows shifted by
  * the rows of the parts before). */
@@ -146,8 +134,8 @@ static tf_status walk(tf_sddmm_tiles *t, const uint64_t *start, uint64_t npanels
 #pragma omp parallel for num_threads(W) schedule(static, 1)
     for (int w = 0; w < W; ++w) {
         bs[w].t = &part[w];
-        ps[w] = walk_panels(&bs[w], start, erow, t->rloc, part_panel(start, npanels, w, W),
-                            part_panel(start, npanels, w + 1, W), t->tile_j, t->max_rows, t->max_nnz);
+        ps[w] = walk_panels(&bs[w], start, erow, t->rloc, part_start(start, npanels, w, W),
+                            part_start(start, npanels, w + 1, W), t->tile_j, t->max_rows, t->max_nnz);
     }
     uint64_t ng = 0, nr = 0;
     for (int w = 0; w < W; ++w) {
@@ -228,7 +216,7 @@ tf_status tf_sddmm_tiles_build(const tf_csr *S, uint32_t tile_j, uint32_t max_ro
     if (s == TF_OK) s = TF_ALLOC(t->vals, S->nnz + 1, "SDDMM values in tile order");
     if (s == TF_OK) s = TF_ALLOC(erow, S->nnz + 1, "SDDMM rows of the entries");
     if (s != TF_OK) goto done;
-    for (int c = 0; c <= T; ++c) rlo[c] = chunk_row(S, c, T);
+    for (int c = 0; c <= T; ++c) rlo[c] = part_start(S->rowptr, S->rows, c, T);
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int c = 0; c < T; ++c) {
         uint64_t *h = hist + (uint64_t)c * stride;
