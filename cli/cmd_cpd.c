@@ -235,12 +235,32 @@ static void choose_device(tf_cpd_opts *o)
                "the plan line says which)\n");
 }
 
+/* What the final fit means, and what to try when the limit stopped a run
+ * whose fit was still rising (a new user's first question). */
+static void print_fit_meaning(const cpd_run *run)
+{
+    const tf_cpd_report *r = &run->rep;
+    printf("  fit = 1 - ||X - M|| / ||X|| (M: the rank-%u model; 1 is exact, 0 no better than zeros)\n",
+           run->opts.rank);
+    if (r->converged || !run->niters) return;
+    const double d = run->iters[run->niters - 1].dfit;
+    if (d > run->opts.tol)
+        printf("  the fit was still rising (last delta %.2g > --tol %.2g): more iterations (-i %u), a larger\n"
+               "  rank (-r) or a looser --tol end it sooner or closer\n",
+               d, run->opts.tol, 4 * r->iters);
+}
+
 static void print_summary(const cpd_run *run)
 {
     const tf_cpd_report *r = &run->rep;
     const uint32_t N = run->t.order;
-    printf("final fit: %.6g after %u iteration%s (%s)\n", r->fit, r->iters, cli_s(r->iters),
-           r->converged ? "converged: |delta fit| < tol" : "stopped at the iteration limit");
+    if (r->converged)
+        printf("final fit: %.6g after %u iteration%s (converged: |delta fit| < --tol %.2g)\n", r->fit, r->iters,
+               cli_s(r->iters), run->opts.tol);
+    else
+        printf("final fit: %.6g after %u iteration%s (stopped at the iteration limit, -i %u)\n", r->fit, r->iters,
+               cli_s(r->iters), run->opts.max_iters);
+    print_fit_meaning(run);
     if (r->pinv_fallbacks)
         printf("note: %llu solve%s fell back to the pseudo-inverse (rank-deficient normal equations)\n",
                (unsigned long long)r->pinv_fallbacks, cli_s(r->pinv_fallbacks));
