@@ -241,13 +241,13 @@ static void print_fit_meaning(const cpd_run *run)
 {
     const tf_cpd_report *r = &run->rep;
     printf("  fit = 1 - ||X - M|| / ||X|| (M: the rank-%u model; 1 is exact, 0 no better than zeros)\n",
-           run->opts.rank);
+           (unsigned)run->opts.rank);
     if (r->converged || !run->niters) return;
     const double d = run->iters[run->niters - 1].dfit;
     if (d > run->opts.tol)
-        printf("  the fit was still rising (last delta %.2g > --tol %.2g): more iterations (-i %u), a larger\n"
-               "  rank (-r) or a looser --tol end it sooner or closer\n",
-               d, run->opts.tol, 4 * r->iters);
+        printf("  the fit was still rising (last delta %.2g > --tol %.2g): try more iterations (-i %u),\n"
+               "  a larger rank for a closer model (-r %u), or a larger --tol to stop sooner\n",
+               d, run->opts.tol, 4 * r->iters, (unsigned)(2 * run->opts.rank));
 }
 
 static void print_summary(const cpd_run *run)
@@ -340,6 +340,8 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
     if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
+    if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
+        goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks
      * send each other every mode's rows (tf_cpd_opts.distributed_input) */
     if ((rc = cli_load_part("cpd", run.path, run.opts.threads, run.base, (uint64_t)rank, (uint64_t)size, &run.t,

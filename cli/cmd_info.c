@@ -39,8 +39,11 @@ int cmd_info(int argc, char **argv)
     printf("blas:    %s\n", b.blas_lapack);
     char where[1024]; /* the GPU part: loads the CUDA module */
     const tf_cuda_module_state st = tf_cuda_module(1, where, sizeof where);
-    if (st == TF_CUDA_MODULE_LOADED)
-        printf("build:   CUDA backend yes (toolkit %s, runtime %s, driver supports %s)\n", b.cuda_toolkit,
+    if (st == TF_CUDA_MODULE_LOADED && b.cuda_driver <= 0)
+        printf("build:   CUDA backend yes (toolkit %s, runtime %s); no NVIDIA driver on this machine, so no GPU "
+               "can be used: commands run on the CPU\n", b.cuda_toolkit, cuda_version(b.cuda_runtime, rt, sizeof rt));
+    else if (st == TF_CUDA_MODULE_LOADED)
+        printf("build:   CUDA backend yes (toolkit %s, runtime %s, driver up to CUDA %s)\n", b.cuda_toolkit,
                cuda_version(b.cuda_runtime, rt, sizeof rt), cuda_version(b.cuda_driver, drv, sizeof drv));
     else if (st == TF_CUDA_MODULE_NONE)
         printf("build:   CUDA backend no\n");

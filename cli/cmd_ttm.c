@@ -218,6 +218,7 @@ int cmd_ttm(int argc, char **argv)
     int rc = parse(argc, argv, &a, &c);
     if (rc >= 0) return rc;
     if ((rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
+    if ((rc = cli_gpu_precheck(c.o.backend, c.o.device, NULL, "--device"))) return rc;
     tf_tensor X;
     tf_read_info info;
     if ((rc = cli_load_base("ttm", a.pos[0], c.threads, c.base, &X, &info))) return rc;

@@ -83,6 +83,37 @@ int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, 
     return CLI_FAIL;
 }
 
+int cli_gpu_precheck(tf_backend backend, int device, const cli_gpus *gpus, const char *opt)
+{
+    const int listed = gpus && (gpus->all || gpus->n);
+    if (backend != TF_BACKEND_GPU && !listed) return CLI_OK;
+    if (listed) opt = "--gpus";
+    char why[512];
+    const tf_cuda_module_state st = tf_cuda_module(1, why, sizeof why);
+    if (st != TF_CUDA_MODULE_LOADED) {
+        fprintf(stderr, "tenfold: %s: not available: %s%s\n", opt,
+                st == TF_CUDA_MODULE_NONE ? "" : "no CUDA backend: its module ", why);
+        return CLI_FAIL;
+    }
+    const int n = tf_gpu_count();
+    if (n == 0) {
+        fprintf(stderr, "tenfold: %s: no usable NVIDIA GPU on this machine (the CUDA backend is built, but CUDA "
+                        "finds no device): run with --device cpu or auto\n", opt);
+        return CLI_FAIL;
+    }
+    for (int i = 0; gpus && !gpus->all && i < gpus->n; ++i)
+        if (gpus->dev[i] >= n) {
+            fprintf(stderr, "tenfold: --gpus: there is no GPU %d: this machine has %d (0..%d)\n", gpus->dev[i], n,
+                    n - 1);
+            return CLI_FAIL;
+        }
+    if (!listed && device >= n) {
+        fprintf(stderr, "tenfold: %s: there is no GPU %d: this machine has %d (0..%d)\n", opt, device, n, n - 1);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 /* A rank held to one CPU where the machine has CPUs to spare (at least two
  * per rank; OpenMPI binds each rank to a core when it starts two or fewer):
  * its OpenMP threads share that core, and reading or generating a large

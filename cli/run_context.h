@@ -25,6 +25,11 @@ int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g);
 int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, int threads, uint64_t memory_limit,
                           int distributed, const char *opt, tf_context **out);
 
+/* Before the input is read: when the run asks for a GPU (backend GPU, or
+ * --gpus), the CUDA module loads and the GPUs asked for exist; else prints
+ * "tenfold: <opt>: <why>" and returns 1, so a missing GPU costs no read. */
+int cli_gpu_precheck(tf_backend backend, int device, const cli_gpus *gpus, const char *opt);
+
 /* Under mpirun (a build with MPI): MPI started, this process's rank and
  * the number of ranks (1, 0 without mpirun or MPI); a failure is reported. */
 int cli_ranks_start(int *argc, char ***argv, int *rank, int *size);
