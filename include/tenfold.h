@@ -850,6 +850,11 @@ typedef struct tf_sddmm_panel {
  * which must then be host memory of doubles: every rank ends with all of P.
  * Every rank must build, run and free the plan together (collectives). */
 tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
+/* The same for a run or a few (what tf_sddmm does): under TF_SDDMM_ALGO_AUTO a
+ * GPU plan runs the row scheme in its default configuration, with no tiling
+ * and nothing timed -- a build costing about as much as cuSPARSE's set-up,
+ * where tuning (tf_sddmm_plan_build) pays only over many runs. */
+tf_status tf_sddmm_plan_build_once(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
 /* P = the SDDMM of the plan's S with A (S->rows x K) and B (S->cols x K),
  * as tf_sddmm; P (S->nnz x 1) is written in S's order. Host arrays are
  * double, or float on a TF_SINGLE plan; GPU arrays are of the plan's

@@ -238,10 +238,57 @@ static void bad_inputs(void)
     tf_csr_free(&S);
 }
 
+/* tf_sddmm_plan_build_once: under auto the row scheme with nothing timed,
+ * runs equal to the reference (fp64, poisoned P) and, bit for bit, to a tuned
+ * plan forced to the same configuration; a forced algorithm is honoured. */
+static void build_once(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 6703);
+    tf_csr S = st_random_csr(&rng, 300, 200, 6000, 1);
+    const uint64_t K = 33, nnz = S.nnz;
+    tf_sddmm_opts o;
+    tf_sddmm_opts_default(&o);
+    o.backend = TF_BACKEND_GPU;
+    tf_sddmm_plan *plan = NULL, *forced = NULL;
+    CHECK_OK(tf_sddmm_plan_build_once(&S, K, &o, &plan));
+    tf_sddmm_info info;
+    CHECK_OK(tf_sddmm_plan_info(plan, &info));
+    CHECK(info.backend == TF_BACKEND_GPU && info.algo == TF_SDDMM_ALGO_ROW);
+    tf_sddmm_opts f = o; /* the same configuration, forced, through the tuned build */
+    f.algo = TF_SDDMM_ALGO_ROW, f.vwarp = info.vwarp, f.nper = info.nper, f.a_regs = info.a_regs ? 1 : -1;
+    CHECK_OK(tf_sddmm_plan_build(&S, K, &f, &forced));
+    tf_matrix A = tt_random_dense(&rng, S.rows, K), B = tt_random_dense(&rng, S.cols, K);
+    double *P = NULL, *Q = NULL, *ref = NULL;
+    CHECK_OK(TF_ALLOC(P, nnz, "P"));
+    CHECK_OK(TF_ALLOC(Q, nnz, "Q"));
+    CHECK_OK(TF_ALLOC(ref, nnz, "ref"));
+    CHECK_OK(tf_sddmm_reference(&S, &A, &B, o.op, o.alpha, o.beta, ref));
+    st_poison(P, nnz);
+    st_poison(Q, nnz);
+    const tf_dense a = tf_dense_host(&A), b = tf_dense_host(&B);
+    const tf_dense p = {P, nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST}, q = {Q, nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST};
+    CHECK_OK(tf_sddmm_plan_run(plan, &a, &b, &p, NULL));
+    CHECK_OK(tf_sddmm_plan_run(forced, &a, &b, &q, NULL));
+    CHECK(st_max_err(&S, &A, &B, &o, P, ref) <= 1e-12);
+    CHECK(memcmp(P, Q, nnz * sizeof *P) == 0);
+    tf_sddmm_plan_free(plan);
+    tf_sddmm_plan_free(forced);
+    o.algo = TF_SDDMM_ALGO_SM_L2; /* a forced algorithm stays what it is */
+    CHECK_OK(tf_sddmm_plan_build_once(&S, K, &o, &plan));
+    CHECK_OK(tf_sddmm_plan_info(plan, &info));
+    CHECK(info.algo == TF_SDDMM_ALGO_SM_L2);
+    tf_sddmm_plan_free(plan);
+    tf_free(P), tf_free(Q), tf_free(ref);
+    tf_matrix_free(&A), tf_matrix_free(&B);
+    tf_csr_free(&S);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_sddmm_plan", "no GPU");
+    build_once();
     random_cases(quick);
     bad_inputs();
     return tf_test_finish("test_gpu_sddmm_plan");

@@ -302,8 +302,42 @@ static void one_panel(void)
     tf_csr_free(&S);
 }
 
+/* tf_sddmm_plan_build_once on the CPU: the same plan as tf_sddmm_plan_build
+ * (P bit for bit the one-shot's), and its argument errors. */
+static void build_once(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 6704);
+    tf_csr S = st_random_csr(&rng, 50, 40, 700, 1);
+    const uint64_t K = 7, nnz = S.nnz;
+    tf_sddmm_opts o;
+    tf_sddmm_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    tf_sddmm_plan *plan = NULL;
+    CHECK_OK(tf_sddmm_plan_build_once(&S, K, &o, &plan));
+    tf_matrix A = tt_random_dense(&rng, S.rows, K), B = tt_random_dense(&rng, S.cols, K);
+    double *P = NULL, *one = NULL;
+    CHECK_OK(TF_ALLOC(P, nnz, "P"));
+    CHECK_OK(TF_ALLOC(one, nnz, "one-shot P"));
+    st_poison(P, nnz);
+    const tf_dense a = tf_dense_host(&A), b = tf_dense_host(&B);
+    const tf_dense p = {P, nnz, 1, 1, TF_DOUBLE, TF_MEMORY_HOST};
+    CHECK_OK(tf_sddmm_plan_run(plan, &a, &b, &p, NULL));
+    CHECK_OK(tf_sddmm(&S, &A, &B, &o, one, NULL));
+    CHECK(memcmp(P, one, nnz * sizeof *P) == 0);
+    tf_sddmm_plan_free(plan);
+    CHECK(tf_sddmm_plan_build_once(&S, K, &o, NULL) == TF_ERR_ARG);
+    CHECK(strstr(tf_last_error(), "tf_sddmm_plan_build_once") != NULL);
+    CHECK(tf_sddmm_plan_build_once(NULL, K, &o, &plan) == TF_ERR_ARG && plan == NULL);
+    CHECK(tf_sddmm_plan_build_once(&S, 0, &o, &plan) == TF_ERR_ARG && plan == NULL);
+    tf_free(P), tf_free(one);
+    tf_matrix_free(&A), tf_matrix_free(&B);
+    tf_csr_free(&S);
+}
+
 int main(void)
 {
+    build_once();
     random_cases();
     bad_inputs();
     one_panel();

@@ -8,8 +8,11 @@ On a random rows x rows pattern of --nnz non-zeros (CSR order), K columns:
   plan numpy   SDDMMPlan.run(A, B) with numpy A, B: uploads A and B, downloads P each call
   plan torch   SDDMMPlan.run(A, B) with CUDA tensors: reads them in place, P stays on the GPU
   plan torch via host   the same through the host: A.cpu().numpy() ... torch.from_numpy(P).cuda()
-  sddmm numpy [gpu] / sddmm torch   the one-shot tenfold.sddmm (plans, uploads S, runs, frees;
+  sddmm numpy [gpu] / sddmm torch   the one-shot tenfold.sddmm (plans quickly, uploads S, runs, frees;
                 numpy operands with device='gpu', then 'auto')
+  cusparse torch, S up   torch.sparse.sampled_addmm (cuSPARSE's SDDMM) on CUDA A and B with S's
+                CSR arrays uploaded from the host in the call: the one-shot tenfold.sddmm's task
+  cusparse torch         the same with S already on the GPU (cuSPARSE's set-up and run alone)
 Each the median of --reps calls after one warm-up, wall clock around a call that returns
 once P is written (torch.cuda.synchronize() before and after). Needs tenfold with CUDA, torch.
 """
@@ -69,6 +72,26 @@ def main():
     rows.append(timed("sddmm numpy gpu", lambda: tenfold.sddmm(S, A, B, device="gpu"), reps1))
     rows.append(timed("sddmm numpy", lambda: tenfold.sddmm(S, A, B), reps1))
     rows.append(timed("sddmm torch", lambda: tenfold.sddmm(S, At, Bt), reps1))
+    # cuSPARSE's one-shot SDDMM through PyTorch, on the same S (CSR) and the same CUDA A and B
+    crow = np.zeros(a.rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(coords[:, 0], minlength=a.rows), out=crow[1:])
+    col, val = coords[:, 1].astype(np.int64), np.ones(len(flat))
+
+    def sp_up():
+        St = torch.sparse_csr_tensor(torch.from_numpy(crow).cuda(), torch.from_numpy(col).cuda(),
+                                     torch.from_numpy(val).cuda(), size=(a.rows, a.rows))
+        return torch.sparse.sampled_addmm(St, At, Bt.t(), beta=0.0)
+
+    St_dev = torch.sparse_csr_tensor(torch.from_numpy(crow).cuda(), torch.from_numpy(col).cuda(),
+                                     torch.from_numpy(val).cuda(), size=(a.rows, a.rows))
+    Pc = sp_up().values().cpu().numpy()
+    rows.append(timed("cusparse torch, S up", sp_up, reps1))
+    rows.append(timed("cusparse torch", lambda: torch.sparse.sampled_addmm(St_dev, At, Bt.t(), beta=0.0), reps1))
+    err_c = float(np.abs(Pc - Pn).max() / np.abs(Pn).max())
+    one = dict(rows)
+    print(f"one-shot tenfold.sddmm torch / cuSPARSE with S uploaded: "
+          f"{one['sddmm torch'] / one['cusparse torch, S up']:.2f}x (goal <= 1.2x); torch / numpy one-shot: "
+          f"{one['sddmm torch'] / one['sddmm numpy']:.2f}x (goal <= 1); max |P(cusparse) - P| / max |P| = {err_c:.2e}")
     moved = (A.nbytes + B.nbytes + 8 * len(flat)) / 1e9
     print(f"{'call':22s} {'ms':>9s}")
     for name, t in rows:

@@ -13,6 +13,13 @@
 extern "C" {
 #endif
 
+/* Internal algorithm value of a one-shot call (tf_sddmm, tf_sddmm_coo) where
+ * the caller asked for auto: the GPU runs the row scheme in its first
+ * configuration, with no tiling and nothing timed -- a build that costs about
+ * as much as cuSPARSE's set-up, where tuning pays only over many runs (a plan).
+ * Never public: tf_sddmm_check_opts rejects it from users. */
+#define TF_SDDMM_ALGO_QUICK ((tf_sddmm_algo)(TF_SDDMM_ALGO_REFERENCE + 32))
+
 /* P[k] from the dot product d of row i of A and row j of B (S[k] at (i, j)). */
 static inline double tf_sddmm_combine(tf_sddmm_op op, double alpha, double beta, double d, double s)
 {

@@ -166,7 +166,7 @@ static void cut_panels(tf_sddmm_plan *p, const tf_csr *S, int gpus)
     }
 }
 
-static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d,
+static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d, int once,
                              tf_sddmm_plan **out);
 
 /* A plan's header for S, K and o: the shapes and precision a run checks against. */
@@ -184,12 +184,13 @@ static tf_status new_header(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o,
     return TF_OK;
 }
 
-/* local: plan S here even on a context of several MPI ranks (a rank's own panel). */
-static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow, int local,
+/* local: plan S here even on a context of several MPI ranks (a rank's own panel);
+ * once: a plan for one run (TF_SDDMM_ALGO_QUICK on a GPU under auto). */
+static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int borrow, int local, int once,
                        tf_sddmm_plan **out)
 {
     const tf_dist *d = o->context ? o->context->dist : NULL;
-    if (d && d->size > 1 && !local) return build_ranks(S, K, o, d, out);
+    if (d && d->size > 1 && !local) return build_ranks(S, K, o, d, once, out);
     tf_backend be;
     TF_TRY(tf_sddmm_pick_backend(o, &be));
     tf_sddmm_plan *p = NULL;
@@ -205,6 +206,7 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
     tf_status s = TF_OK;
     if (be == TF_BACKEND_GPU) {
         tf_sddmm_opts go = *o;
+        if (once && o->algo == TF_SDDMM_ALGO_AUTO) go.algo = TF_SDDMM_ALGO_QUICK;
         s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &p->own_context);
         if (s == TF_OK) {
             cut_panels(p, S, go.context->opts.ndevices);
@@ -247,7 +249,7 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
  * non-zeros, the row offsets' prefix sums; a row is never split): every rank
  * plans its own panel on its device (the CPU, or its GPU) and a run
  * all-gathers P, so every rank ends with all of it, as one process would. */
-static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d,
+static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, const tf_dist *d, int once,
                              tf_sddmm_plan **out)
 {
     tf_sddmm_plan *p = NULL;
@@ -265,7 +267,7 @@ static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o
         r1 = lo[d->rank + 1];
         s = tf_csr_rows(S, r0, r1, &sub, &rp);
     }
-    if (s == TF_OK) s = build(&sub, K, o, 0, 1, &p->inner); /* copies what it keeps of sub */
+    if (s == TF_OK) s = build(&sub, K, o, 0, 1, once, &p->inner); /* copies what it keeps of sub */
     tf_free(lo);
     tf_free(rp);
     if (s != TF_OK) {
@@ -286,26 +288,39 @@ static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o
     return TF_OK;
 }
 
-tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
+/* The public builds: arguments checked, S copied (borrow 0). */
+static tf_status build_checked(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int once, const char *who,
+                               tf_sddmm_plan **out)
 {
-    if (!out) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_build: no place for the plan (out is NULL)");
+    if (!out) return tf_fail(TF_ERR_ARG, "%s: no place for the plan (out is NULL)", who);
     *out = NULL;
     tf_sddmm_opts d;
     if (!o) {
         tf_sddmm_opts_default(&d);
         o = &d;
     }
-    if (!S) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_build: S is NULL");
-    if (K == 0) return tf_fail(TF_ERR_ARG, "tf_sddmm_plan_build: K = 0 (A and B need at least one column)");
+    if (!S) return tf_fail(TF_ERR_ARG, "%s: S is NULL", who);
+    if (K == 0) return tf_fail(TF_ERR_ARG, "%s: K = 0 (A and B need at least one column)", who);
     TF_TRY(tf_csr_validate(S));
-    TF_TRY(tf_sddmm_check_opts(o, "tf_sddmm_plan_build"));
-    return build(S, K, o, 0, 0, out);
+    TF_TRY(tf_sddmm_check_opts(o, who));
+    return build(S, K, o, 0, 0, once, out);
 }
 
-tf_status tf_sddmm_plan_build_borrowed(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
+tf_status tf_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
+{
+    return build_checked(S, K, o, 0, "tf_sddmm_plan_build", out);
+}
+
+tf_status tf_sddmm_plan_build_once(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out)
+{
+    return build_checked(S, K, o, 1, "tf_sddmm_plan_build_once", out);
+}
+
+tf_status tf_sddmm_plan_build_borrowed(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int once,
+                                       tf_sddmm_plan **out)
 {
     *out = NULL;
-    return build(S, K, o, 1, 0, out);
+    return build(S, K, o, 1, 0, once, out);
 }
 
 tf_status tf_sddmm_plan_info(const tf_sddmm_plan *p, tf_sddmm_info *info)

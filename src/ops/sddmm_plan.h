@@ -15,5 +15,8 @@ tf_status tf_sddmm_pick_backend(const tf_sddmm_opts *o, tf_backend *out);
 /* tf_sddmm_plan_build for the one-shot calls: S was validated by the
  * caller, which also keeps it alive and unchanged until the plan is freed
  * (a CPU plan borrows it instead of copying it). */
-tf_status tf_sddmm_plan_build_borrowed(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_plan **out);
+/* once: for one run (tf_sddmm: under the auto algorithm a GPU builds quickly,
+ * TF_SDDMM_ALGO_QUICK, instead of tuning). */
+tf_status tf_sddmm_plan_build_borrowed(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int once,
+                                       tf_sddmm_plan **out);
 #endif

@@ -540,7 +540,8 @@ def sddmm(S: TensorLike, A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, 
         K, single = a.shape[1], a.single
         a.release()
         with SDDMMPlan(S, K, alpha=alpha, beta=beta, scale=scale, device="gpu",
-                       precision="single" if single else "double", threads=threads, gpu=gpu[1]) as plan:
+                       precision="single" if single else "double", threads=threads, gpu=gpu[1],
+                       _once=True) as plan:  # one run: no tuning (tf_sddmm_plan_build_once)
             return plan.run(A, B, out=out)
     if out is not None:
         raise ArgumentError("out: sddmm with host arrays returns S's type; out= is for GPU arrays")
@@ -597,7 +598,8 @@ class SDDMMPlan:
 
     def __init__(self, S: TensorLike, K: int, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
                  device: Device = "auto", precision: Literal["double", "single"] = "double",
-                 memory_limit: Union[None, int, str] = None, threads: Optional[int] = None, gpu: int = 0):
+                 memory_limit: Union[None, int, str] = None, threads: Optional[int] = None, gpu: int = 0,
+                 _once: bool = False):
         self._plan = None
         self._ctx = None
         ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
@@ -609,9 +611,15 @@ class SDDMMPlan:
         self._ind = np.ascontiguousarray(ind, dtype=np.uint32)
         self.nnz = int(self._ind.shape[1])
         self._single = _choice(precision, {"double": False, "single": True}, "precision")
-        # CSR order (rows, then columns; stable) for the C plan; P comes back in it
-        order = np.lexsort((self._ind[1], self._ind[0]))
-        self._perm = None if np.array_equal(order, np.arange(self.nnz)) else order
+        # CSR order (rows, then columns; stable) for the C plan; P comes back in it.
+        # S already in it (scipy CSR, a sorted COO) costs one pass, not a sort.
+        key = (self._ind[0].astype(np.uint64) << np.uint64(32)) | self._ind[1].astype(np.uint64)
+        if self.nnz < 2 or bool(np.all(key[1:] >= key[:-1])):
+            self._perm, order = None, slice(None)
+        else:
+            order = np.argsort(key, kind="stable")
+            self._perm = order
+        del key
         rows, cols = self._ind[0][order], self._ind[1][order]
         rowptr = np.zeros(shape[0] + 1, dtype=np.uint64)
         np.cumsum(np.bincount(rows, minlength=shape[0]), out=rowptr[1:])
@@ -632,7 +640,8 @@ class SDDMMPlan:
         o.context = self._ctx.ptr[0]
         plan = ffi.new("tf_sddmm_plan **")
         try:
-            check(lib.tf_sddmm_plan_build(c, self.K, o, plan))  # keeps its own copy of S
+            build = lib.tf_sddmm_plan_build_once if _once else lib.tf_sddmm_plan_build
+            check(build(c, self.K, o, plan))  # keeps its own copy of S
         except BaseException:
             self.close()
             raise

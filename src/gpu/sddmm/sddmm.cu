@@ -525,16 +525,20 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
     }
 
     /* Candidates: the row configurations, then SM-L2's slice widths and
-     * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). */
+     * SM-SM's (AUTO: only its widest, as it rarely wins on sparse S). QUICK
+     * (a one-shot call): the first row configuration, timed against nothing;
+     * SM-L2's first width only where the row scheme cannot take S. */
     const tf_sddmm_opts *op = &o;
+    const bool quick = o.algo == TF_SDDMM_ALGO_QUICK;
     const bool any = o.algo == TF_SDDMM_ALGO_AUTO;
     const uint32_t kpv = Kp / (16 / sizeof(T));
     row_cfg rcand[kRowCandidates];
     uint32_t tk[2][4];
     int nrow = 0, ntk[2] = {0, 0};
-    if (any || o.algo == TF_SDDMM_ALGO_ROW)
+    if (any || quick || o.algo == TF_SDDMM_ALGO_ROW)
         nrow = with_persistent<T>(c, op, kpv, nnz, dev.resident, rcand, row_candidates(op, kpv, nnz, dev.resident, rcand));
     if (nrow < 0) return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: no resident blocks for its kernel");
+    if (quick) nrow = std::min(nrow, 1);
     if (any || o.algo == TF_SDDMM_ALGO_SM_L2) ntk[0] = tk_candidates<T>(op, Kp, dev, false, 4, tk[0]);
     if (any || o.algo == TF_SDDMM_ALGO_SM_SM) ntk[1] = tk_candidates<T>(op, Kp, dev, true, any ? 1 : 4, tk[1]);
     choice_clock clock{c, nrow + ntk[0] + ntk[1] > 1};
@@ -547,8 +551,9 @@ tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
         rows.reset(new (std::nothrow) dev_rows<T>());
         if (!rows) return tf_fail(TF_ERR_NOMEM, "out of memory for the SDDMM row arrays");
         last = upload_rows<T>(c, S, rows.get());
-        if (last != TF_OK && !(any && last == TF_ERR_RANGE)) return last;
+        if (last != TF_OK && !((any || quick) && last == TF_ERR_RANGE)) return last;
         if (last != TF_OK) rows.reset(); /* too many rows for the scheme: the tiles may do */
+        if (last != TF_OK && quick) ntk[0] = tk_candidates<T>(op, Kp, dev, false, 1, tk[0]);
         phases.mark("rows_upload");
         for (int i = 0; i < nrow && last == TF_OK; ++i) {
             double m;
