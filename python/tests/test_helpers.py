@@ -116,6 +116,15 @@ def test_model_values_innerprod(ttb, X):
     assert abs(tenfold.innerprod((None, K[1]), X) - tenfold.innerprod(ones, X)) == 0
 
 
+def test_tensorly_cptensor(X):
+    tl_cp = pytest.importorskip("tensorly.cp_tensor")
+    K = rand_kt(X.shape, 3, 4)
+    cp = tl_cp.CPTensor((K[0], list(K[1])))
+    assert tenfold.innerprod(cp, X) == tenfold.innerprod(K, X)
+    assert tenfold.norm(cp) == tenfold.norm(K)
+    assert rel(tenfold.full(cp), tl_cp.cp_to_tensor(cp)) <= RTOL
+
+
 def test_innerprod_uber(ttb, uber):
     K = rand_kt(uber.shape, 16, 5)
     ip = tenfold.innerprod(K, uber)
