@@ -440,7 +440,7 @@ static void errors(tf_rng *rng)
     const uint64_t dims[3] = {5, 6, 7};
     tf_tensor X = sp_random_tensor(rng, 3, dims, 40, -1);
     tf_tensor out;
-    double d[8], v5[5] = {1, 2, 3, 4, 5};
+    double d[8], v5[7] = {1, 2, 3, 4, 5, 6, 7}; /* long enough for every mode */
     const double *vs[3] = {v5, v5, v5};
     const uint32_t m0 = 0, m01[2] = {0, 1}, m00[2] = {0, 0}, m3 = 3, m012[3] = {0, 1, 2};
     CHECK_FAILS(tf_tensor_ttv(NULL, 1, &m0, vs, &out, d), TF_ERR_ARG, "X must not be NULL");
@@ -448,6 +448,8 @@ static void errors(tf_rng *rng)
     const double *vn[1] = {NULL};
     CHECK_FAILS(tf_tensor_ttv(&X, 1, &m0, vn, &out, d), TF_ERR_ARG, "the vector of mode 1 is NULL");
     CHECK_FAILS(tf_tensor_ttv(&X, 0, &m0, vs, &out, d), TF_ERR_ARG, "0 modes, expected 1..3");
+    const double *vinf[1] = {(const double[5]){1, 2, 3, INFINITY, 5}};
+    CHECK_FAILS(tf_tensor_ttv(&X, 1, &m0, vinf, &out, d), TF_ERR_ARG, "entry 3 of the vector of mode 1 is inf");
     CHECK_FAILS(tf_tensor_collapse(&X, 4, m012, TF_COLLAPSE_SUM, &out, d), TF_ERR_ARG, "4 modes, expected 1..3");
     CHECK_FAILS(tf_tensor_collapse(&X, 1, &m3, TF_COLLAPSE_SUM, &out, d), TF_ERR_ARG, "mode 4 is outside 1..3");
     CHECK_FAILS(tf_tensor_collapse(&X, 2, m00, TF_COLLAPSE_SUM, &out, d), TF_ERR_ARG, "mode 1 is listed twice");

@@ -211,6 +211,10 @@ static tf_status reduce(const char *fn, const tf_tensor *X, uint32_t nmodes, con
     if (vecs) {
         for (uint32_t i = 0; i < nmodes; ++i) {
             if (!vecs[i]) return tf_fail(TF_ERR_ARG, "%s: the vector of mode %u is NULL", fn, modes[i] + 1);
+            for (uint64_t e = 0; e < X->dims[modes[i]]; ++e)
+                if (!isfinite(vecs[i][e]))
+                    return tf_fail(TF_ERR_ARG, "%s: entry %llu of the vector of mode %u is %g (expected finite values)",
+                                   fn, (unsigned long long)e, modes[i] + 1, vecs[i][e]);
             w[modes[i]] = vecs[i];
         }
     }
