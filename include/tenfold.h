@@ -947,6 +947,71 @@ tf_status tf_spttm_time(const tf_tensor *X, uint32_t mode, const tf_matrix *U,
                         const tf_spttm_opts *o, int warmup, int reps, double *times_ms,
                         tf_semisparse *out);
 
+/* ------------------------------------- Kruskal and sparse tensor helpers
+ * The ktensor and sptensor operations of the Tensor Toolbox / pyttb on
+ * tenfold's types, without densifying (issue 43). Every function checks its
+ * arguments (a NULL pointer, a mode out of range, a shape mismatch, an
+ * invalid tensor as tf_tensor_validate) and fails with TF_ERR_ARG and a
+ * message naming the argument; outputs are then left as they were (a
+ * tf_tensor output zeroed). Passes over the non-zeros run on
+ * tf_default_threads() OpenMP threads where the size warrants; sums are
+ * taken in blocks whose partials are added in order, so a result does not
+ * depend on the thread count. A ktensor's lambda may be NULL (all ones);
+ * its order and dims must be the tensor's, factors[m] dims[m] x rank. */
+
+/* The model at the non-zeros of X: out[j] = sum_r lambda_r prod_n
+ * A_n(i_jn, r), one value per non-zero (out: X->nnz doubles). The kernel of
+ * <X, K>, CP-APR and GCP. */
+tf_status tf_model_values(const tf_tensor *X, const tf_ktensor *K, double *out);
+/* <X, K> = sum_j x_j m_j (pyttb ktensor.innerprod with an sptensor), in the
+ * same pass, without storing the model values. */
+tf_status tf_ktensor_innerprod(const tf_tensor *X, const tf_ktensor *K, double *out);
+/* Frobenius norm of the full tensor of K from the R x R Grams, never formed
+ * densely: sqrt(|sum_{r,s} lambda_r lambda_s prod_n (A_n^T A_n)(r,s)|)
+ * (pyttb ktensor.norm). rank <= TF_MAX_RANK. */
+tf_status tf_ktensor_norm(const tf_ktensor *K, double *out);
+
+/* What tf_tensor_collapse does with the values that fall on one entry. */
+typedef enum tf_collapse_op {
+    TF_COLLAPSE_SUM = 0, /* their sum                                          */
+    TF_COLLAPSE_MAX,     /* the largest stored value (implicit zeros not counted, as pyttb's
+                            collapse with np.max over the non-zeros)            */
+    TF_COLLAPSE_MIN      /* the smallest stored value, likewise                 */
+} tf_collapse_op;
+
+/* The result of a reduction over `nmodes` distinct modes (`modes`, 1 ..
+ * order of them) of X: what is left is k = order - nmodes modes, in their
+ * order in X.
+ *   k >= 2: *out gets a sparse tensor over them (allocated by the call,
+ *           canonical: sorted, one entry per coordinate, exact zeros
+ *           dropped); dense is not used (may be NULL).
+ *   k == 1: dense gets the dense vector, dims of the one mode left (entries
+ *           no non-zero falls on are 0); out is not used (may be NULL).
+ *   k == 0: dense[0] gets the scalar. */
+/* Tensor times vectors (pyttb sptensor.ttv): X multiplied in modes[i] by
+ * the vector vecs[i] (dims[modes[i]] values) for every i < nmodes, those
+ * modes summed away. */
+tf_status tf_tensor_ttv(const tf_tensor *X, uint32_t nmodes, const uint32_t *modes,
+                        const double *const *vecs, tf_tensor *out, double *dense);
+/* X collapsed over `modes` by op (pyttb sptensor.collapse with np.sum,
+ * np.max, np.min). */
+tf_status tf_tensor_collapse(const tf_tensor *X, uint32_t nmodes, const uint32_t *modes, tf_collapse_op op,
+                             tf_tensor *out, double *dense);
+/* out = X with every value multiplied by alpha and, when v is non-NULL, by
+ * v[i] at its index i of `mode` (v: dims[mode] values; pyttb sptensor.scale
+ * with a vector, or a scalar). Non-zeros keep their order; those that become
+ * exactly 0 are dropped. out is allocated by the call. */
+tf_status tf_tensor_scale(const tf_tensor *X, uint32_t mode, const double *v, double alpha, tf_tensor *out);
+/* out = X with its modes reordered: out's mode m is X's mode perm[m] (perm a
+ * permutation of 0..order-1; pyttb sptensor.permute), sorted by 0, 1, ...
+ * (canonical when X is). out is allocated by the call. */
+tf_status tf_tensor_permute(const tf_tensor *X, const uint32_t *perm, tf_tensor *out);
+/* The part of X in the index box lo[m] <= i_m < hi[m] (0 <= lo[m] < hi[m]
+ * <= dims[m], every mode), indices re-based to i_m - lo[m], dims hi - lo
+ * (pyttb X[lo0:hi0, lo1:hi1, ...]). Non-zeros keep their order. out is
+ * allocated by the call. */
+tf_status tf_tensor_subtensor(const tf_tensor *X, const uint64_t *lo, const uint64_t *hi, tf_tensor *out);
+
 /* ------------------------------------------------------------ devices */
 
 /* Number of usable CUDA devices: 0 when CUDA is not built in, its module
