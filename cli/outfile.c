@@ -16,6 +16,30 @@
  * has been pointed at stderr (see cli_outputs_check). */
 static char stdout_alias[32];
 
+int cli_paths_distinct(const char *cmd, const cli_path *p, int n)
+{
+    if (n <= 0) return CLI_OK;
+    tf_path_id *id = malloc((size_t)n * sizeof *id);
+    if (!id) {
+        fprintf(stderr, "tenfold: out of memory\n");
+        return CLI_FAIL;
+    }
+    for (int i = 0; i < n; ++i) tf_path_id_get(p[i].path, p[i].output, &id[i]);
+    int rc = CLI_OK;
+    for (int i = n - 1; i >= 0 && rc == CLI_OK; --i) { /* a later output is named first */
+        if (!p[i].output || !p[i].path) continue;
+        for (int j = 0; j < n && rc == CLI_OK; ++j) {
+            if (j == i || !p[j].path || (p[j].output && j > i)) continue; /* each pair of outputs once */
+            if (p[i].group && p[i].group == p[j].group) continue;
+            if (!tf_path_id_same(&id[i], &id[j])) continue;
+            rc = cli_usage(cmd, "%s %s is the same file as %s %s (an output may not overwrite an input or another "
+                           "output)", p[i].what, p[i].path, p[j].what, p[j].path);
+        }
+    }
+    free(id);
+    return rc;
+}
+
 int cli_outputs_check(const char **paths, int n)
 {
     int to_stdout = 0;

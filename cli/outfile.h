@@ -9,6 +9,22 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* One path of a run, for cli_paths_distinct. */
+typedef struct cli_path {
+    const char *what;   /* how messages name it: "--json", "the input", ... */
+    const char *path;   /* NULL: not used in this run                       */
+    int output;         /* 1: the run writes it                             */
+    int group;          /* paths of one group (non-zero) may be the same
+                           file: a set replaced by its own switch            */
+} cli_path;
+
+/* Before anything is read or written: when an output is the same file as
+ * an input or another output -- after symlinks, by device and inode, or the
+ * same new name in the same directory (tf_path_id_get) -- prints a usage
+ * error naming both and returns 2. Character devices (/dev/null, a
+ * terminal) never count. */
+int cli_paths_distinct(const char *cmd, const cli_path *p, int n);
+
 /* Checks the n outputs (NULL entries are skipped) with tf_output_check,
  * before any input is read. On failure prints "tenfold: ..." and returns
  * 1. When one of them is standard output ("-", /dev/stdout, ...), that
