@@ -72,8 +72,10 @@ int cli_outputs_check(const char **paths, int n)
 
 static void on_signal(int sig)
 {
-    tf_output_cleanup();
-    _exit(128 + sig);
+    /* a switch of the outputs already begun is finished, not undone: the
+     * outputs are complete and the run exits 0 (README, "Outputs") */
+    const int complete = tf_output_cleanup();
+    _exit(complete ? 0 : 128 + sig);
 }
 
 void cli_install_signal_handlers(void)
@@ -102,14 +104,22 @@ int cli_out_open(cli_outfile *o, const char *path)
     return 0;
 }
 
-int cli_out_commit(cli_outfile *o)
+int cli_out_close(cli_outfile *o)
 {
     int bad = ferror(o->f);
     if (fclose(o->f) != 0) bad = 1;
     o->f = NULL;
-    int rc = 0;
     if (bad || !o->buf) {
         fprintf(stderr, "tenfold: %s: out of memory for the text\n", o->path);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_out_commit(cli_outfile *o)
+{
+    int rc = 0;
+    if (cli_out_close(o)) {
         rc = 1;
     } else if (tf_write_file(o->path, o->buf, o->len) != TF_OK) {
         rc = cli_fail();

@@ -34,8 +34,10 @@ int cli_paths_distinct(const char *cmd, const cli_path *p, int n);
 int cli_outputs_check(const char **paths, int n);
 
 /* Removes live temporary files on SIGINT / SIGTERM and exits with
- * 128 + the signal (130 / 143). SIGINT is left alone when it was ignored
- * on entry (nohup, background jobs of non-interactive shells). */
+ * 128 + the signal (130 / 143); a switch of the outputs that had begun
+ * (tf_output_cleanup finishes it) exits 0 instead: the outputs are
+ * complete. SIGINT is left alone when it was ignored on entry (nohup,
+ * background jobs of non-interactive shells). */
 void cli_install_signal_handlers(void);
 
 typedef struct cli_outfile {
@@ -47,6 +49,9 @@ typedef struct cli_outfile {
 
 /* Starts a text output. Prints "tenfold: ..." and returns 1 on failure. */
 int cli_out_open(cli_outfile *o, const char *path);
+/* Ends the text: o->buf and o->len hold it (cli_out_abort frees it).
+ * Prints "tenfold: ..." and returns 1 when it could not be kept. */
+int cli_out_close(cli_outfile *o);
 /* Writes the text to path (tf_write_file); on any error prints
  * "tenfold: ..." and returns 1 (no partial file is left). */
 int cli_out_commit(cli_outfile *o);
