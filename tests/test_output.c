@@ -473,6 +473,14 @@ static void test_names(void)
     CHECK(tf_out_temp_matches("x.mat.tmp.12.3", "x.mat") && !tf_out_temp_matches("x.mat.tmp.12.3", "y.mat"));
     CHECK(!tf_out_temp_matches("x.mat.tmp.12.3x", "x.mat") && !tf_out_temp_matches("x.mat.tmp.12", "x.mat"));
     CHECK(!tf_out_temp_matches("x.mat", "x.mat") && !tf_out_temp_matches("notes.txt", "x.mat"));
+    /* a temporary a manifest names with this pid (reused): later names skip it */
+    snprintf(tmp, sizeof tmp, "x.mat.tmp.%ld.5000", (long)getpid());
+    tf_out_temp_avoid(tmp);
+    tf_writer w;
+    CHECK_OK(tf_writer_open(&w, path_of("avoid.txt")));
+    unsigned long n = 0;
+    CHECKF(w.tmp && sscanf(strrchr(w.tmp, '.') + 1, "%lu", &n) == 1 && n > 5000, "%s", w.tmp);
+    tf_writer_abort(&w);
 
     tf_path_id p, q;
     put("idfile", "x");

@@ -487,6 +487,7 @@ tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out *
                 s = tf_fail(TF_ERR_IO, "%s (it would be replaced: remove it or choose another stem)", msg);
             }
             if (s == TF_OK) s = roll_forward(o, &m);
+            for (int i = 0; s == TF_OK && i < m.n; ++i) tf_out_temp_avoid(base_of(m.e[i].tmp));
             free(copy);
         }
     }

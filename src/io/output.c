@@ -414,6 +414,21 @@ static void journal_temp(int fd, const char *tmp, const char *final)
     free(b);
 }
 
+void tf_out_temp_avoid(const char *tmp_base)
+{
+    const char *p = strstr(tmp_base, ".tmp."), *last = NULL;
+    for (; p; p = strstr(p + 1, ".tmp.")) last = p;
+    if (!last || !pid_n_tail(last + 5)) return;
+    char *end;
+    const long pid = strtol(last + 5, &end, 10);
+    const unsigned long n = strtoul(end + 1, NULL, 10);
+    if (pid != (long)getpid() || n >= 0xFFFFFFF0ul) return;
+    unsigned cur = __atomic_load_n(&tmp_counter, __ATOMIC_RELAXED);
+    while (cur <= n && !__atomic_compare_exchange_n(&tmp_counter, &cur, (unsigned)n + 1, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+    }
+}
+
 int tf_out_temp_create(const tf_out_target *t, int journal_fd, char **tmp, int *slot)
 {
     *tmp = NULL;

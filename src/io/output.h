@@ -49,6 +49,11 @@ int tf_out_temp_name(const char *final, long pid, unsigned n, char *buf, size_t 
  * tf_out_temp_name gives for a file named final_base, for some pid and n. */
 int tf_out_temp_matches(const char *tmp_base, const char *final_base);
 
+/* A temporary name (no directory) that a manifest still names: when it has
+ * this process's pid (a pid reused since its writer ran), the names this
+ * process makes from now on skip it, so they never look like that older
+ * temporary to a reader of the manifest. */
+void tf_out_temp_avoid(const char *tmp_base);
 /* Creates the temporary file of a TF_OUT_FILE target (O_EXCL, mode 0666 &
  * ~umask, or the existing file's mode) and registers it for
  * tf_output_cleanup. journal_fd >= 0: a line "temp <absolute temporary>
