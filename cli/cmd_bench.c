@@ -518,6 +518,9 @@ int cmd_bench(int argc, char **argv)
     tf_read_info info;
     tf_matrix f[TF_MAX_ORDER];
     memset(f, 0, sizeof f);
+    const cli_path paths[] = {{"the input", cli_generated(a.pos[0]) ? NULL : a.pos[0], 0, 0},
+                              {"--json", o.json_path, 1, 0}};
+    if ((rc = cli_paths_distinct(BENCH_CMD, paths, 2))) return rc;
     if ((rc = cli_outputs_check(&o.json_path, 1))) return rc; /* before reading */
     if ((rc = cli_load_base(BENCH_CMD, a.pos[0], o.threads, base, &t, &info))) return rc;
     if (!cli_quiet()) cli_print_problem(stdout, a.pos[0], &t, &info);

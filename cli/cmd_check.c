@@ -61,6 +61,8 @@ int cmd_check(int argc, char **argv)
     if (rc >= 0) return rc;
     int nthreads = 0;
     if ((rc = cli_threads("check", threads, &nthreads))) return rc;
+    const cli_path paths[] = {{"the input", cli_generated(a.pos[0]) ? NULL : a.pos[0], 0, 0}, {"--fix", fix, 1, 0}};
+    if ((rc = cli_paths_distinct("check", paths, 2))) return rc;
     if ((rc = cli_outputs_check(&fix, 1))) return rc; /* before reading FILE */
 
     tf_tensor t;

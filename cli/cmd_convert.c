@@ -18,7 +18,8 @@ static const char help[] =
     "to a temporary file and renamed, so a failed run leaves no OUT behind;\n"
     "OUT '-' is standard output (tns unless --to says otherwise; progress then\n"
     "goes to stderr), a symlink's target is replaced, a FIFO or device is\n"
-    "written directly. OUT is checked before IN is read.\n"
+    "written directly. OUT is checked before IN is read; OUT naming IN (also\n"
+    "through a link) is a usage error.\n"
     "\n"
     "      --to FORMAT      tns         FROSTT text, no header (records no dims:\n"
     "                                   read back, a mode is as long as its\n"
@@ -56,6 +57,9 @@ int cmd_convert(int argc, char **argv)
     if ((rc = cli_choice("convert", "--to", to, format_names, 5, &fmt))) return rc;
     if ((rc = cli_threads("convert", threads, &nthreads))) return rc;
     tf_file_format out_fmt = fmt < 0 ? TF_FILE_AUTO : format_values[fmt];
+    const cli_path paths[] = {{"the input", cli_generated(a.pos[0]) ? NULL : a.pos[0], 0, 0},
+                              {"the output", a.pos[1], 1, 0}};
+    if ((rc = cli_paths_distinct("convert", paths, 2))) return rc;
     if ((rc = cli_outputs_check(&a.pos[1], 1))) return rc; /* before reading IN */
 
     tf_tensor t;

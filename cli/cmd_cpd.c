@@ -35,12 +35,15 @@ static const char help[] =
     "                       mode: its length x R, as -o writes them) and, if it is\n"
     "                       there, STEM.lambda.mat (folded into the first factor)\n"
     "                       instead of random factors: --init of a run's -o STEM\n"
-    "                       continues that run; R is the files' column count\n"
+    "                       continues that run; R is the files' column count. Read\n"
+    "                       through STEM.set when there is one (the set whole);\n"
+    "                       -o STEM too replaces that set by its own switch\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
-    "                       (SPLATT layout) and STEM.ktensor; default STEM: FILE's\n"
+    "                       (SPLATT layout), STEM.ktensor and STEM.set (the set's\n"
+    "                       manifest, see below); default STEM: FILE's\n"
     "                       name without directory and extensions, in the current\n"
     "                       directory (data/uber-apr14.tns.xz -> ./uber-apr14.*;\n"
     "                       FILE '-' -> ./stdin.*; --gen -> ./gen.*);\n"
@@ -51,8 +54,10 @@ static const char help[] =
     "                       export_data file, so it doubles the output\n"
     "      --nowrite        do not write the factors\n"
     "      --json REPORT    also write a machine-readable report (JSON) to REPORT,\n"
-    "                       after the factors; '-' is standard output (progress\n"
-    "                       then goes to stderr)\n"
+    "                       switched together with the factors; '-' is standard\n"
+    "                       output (progress then goes to stderr). REPORT may not\n"
+    "                       be FILE, a --init file or a file of the set (usage\n"
+    "                       error)\n"
     "      --device D       auto|cpu|gpu (default auto: the GPU when one is present\n"
     "                       and supported, except for problems so small that the\n"
     "                       CPU finishes before the GPU has started (a note says\n"
@@ -67,11 +72,21 @@ static const char help[] =
     "  -h, --help           this help\n"
     "\n"
     "A rank above the shortest mode's length draws a warning (that mode's factor\n"
-    "cannot have independent columns). The factor files are one set: all are\n"
-    "written to temporary names first, then renamed, so a failure or SIGINT /\n"
-    "SIGTERM (exit 130 / 143) leaves the previous set as it was and no temporary\n"
-    "behind. Output places are checked before the input is read. The timing\n"
-    "line's write is the time writing the factors; wall includes it.\n"
+    "cannot have independent columns).\n"
+    "\n"
+    "The factor files (and a --json file) are one set, switched in one step: all\n"
+    "are written to temporary names first, then STEM.set, the set's manifest naming\n"
+    "them, is renamed into place -- the switch -- and the files after it. --init\n"
+    "STEM reads through STEM.set, so it sees the whole previous set or the whole new\n"
+    "one, even if a writer was killed between two renames; the next run writing\n"
+    "STEM finishes such a switch and removes what the killed run left. A failure\n"
+    "before the switch (also of the report) leaves the previous set as it was, no\n"
+    "temporary behind, exit 1. SIGINT / SIGTERM before the switch: the same, exit\n"
+    "130 / 143; once the switch has begun it is finished and the run exits 0.\n"
+    "STEM.lock is held from the start of the run to the switch: a second run\n"
+    "writing the same STEM fails at once (\"another tenfold run is writing this\n"
+    "factor set (pid N)\"). Output places are checked before the input is read. The\n"
+    "timing line's write is the time writing the factors; wall includes it.\n"
     "\n"
     "Several GPUs (--gpus): each GPU computes the MTTKRP and the new factor rows\n"
     "of its part of every mode, the rows go to the other GPUs (GPU to GPU where\n"
@@ -369,7 +384,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     char start[2200];
     if (run.init.stem)
         snprintf(start, sizeof start, "start %s.mode{1..%u}.mat%s", run.init.stem, run.t.order,
-                 run.init.lambda.data ? " + lambda" : "");
+                 run.init.has_lambda ? " + lambda" : "");
     else
         snprintf(start, sizeof start, "seed %llu", (unsigned long long)o->seed);
     if (!cli_quiet())
@@ -387,8 +402,10 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     }
     if ((rc = cpd_write_factors(&run))) goto done;
     run.wall = tf_wtime() - t_start; /* the factor files included */
+    if ((rc = cpd_write_json(&run))) goto done; /* before the switch: its failure keeps the old set */
+    if ((rc = cpd_switch(&run))) goto done;
     if (!cli_quiet()) print_summary(&run);
-    if ((rc = cpd_write_json(&run))) goto done;
+    cpd_print_json_written(&run);
 done:
     cpd_run_free(&run);
     tf_context_free(ctx);

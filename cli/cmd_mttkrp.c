@@ -200,6 +200,11 @@ int cmd_mttkrp(int argc, char **argv)
     tf_context *ctx = NULL;
     tf_matrix f[TF_MAX_ORDER], out = {0};
     memset(f, 0, sizeof f);
+    cli_path paths[TF_MAX_ORDER + 2] = {{"the input", cli_generated(a.pos[0]) ? NULL : a.pos[0], 0, 0},
+                                        {"-o", out_path, 1, 0}};
+    for (int i = 0; i < nfiles; ++i) /* '-' and '' stand for the mode computed: no file */
+        paths[2 + i] = (cli_path){"the factor", strcmp(files[i], "-") && *files[i] ? files[i] : NULL, 0, 0};
+    if ((rc = cli_paths_distinct("mttkrp", paths, 2 + nfiles))) goto done_buf;
     if ((rc = cli_outputs_check(&out_path, 1))) goto done_buf; /* before reading */
     if (!reference && (rc = cli_gpu_precheck((tf_backend)dev, 0, &gpus, "--device"))) goto done_buf;
     if ((rc = cli_load_base("mttkrp", a.pos[0], nthreads, base, &t, &info))) goto done_buf;

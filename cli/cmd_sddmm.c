@@ -548,6 +548,9 @@ static int sddmm_ranks(int argc, char **argv, int rank, int size)
             return CLI_FAIL;
         }
     }
+    const cli_path paths[] = {{"the input", cli_generated(a.pos[0]) ? NULL : a.pos[0], 0, 0},
+                              {"-A", c.a_path, 0, 0}, {"-B", c.b_path, 0, 0}, {"-o", c.out_path, 1, 0}};
+    if (rank == 0 && (rc = cli_paths_distinct("sddmm", paths, 4))) return rc;
     if (rank == 0 && (rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
     /* one context for the run (the kernel and cuSPARSE share the GPU's set-up),
      * before reading: --gpus beyond the machine fails at once */

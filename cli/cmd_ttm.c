@@ -217,6 +217,9 @@ int cmd_ttm(int argc, char **argv)
     ttm_cli c;
     int rc = parse(argc, argv, &a, &c);
     if (rc >= 0) return rc;
+    const cli_path paths[] = {{"the input", cli_generated(a.pos[0]) ? NULL : a.pos[0], 0, 0},
+                              {"--factor", c.factor, 0, 0}, {"-o", c.out_path, 1, 0}};
+    if ((rc = cli_paths_distinct("ttm", paths, 3))) return rc;
     if ((rc = cli_outputs_check(&c.out_path, 1))) return rc; /* before reading */
     if ((rc = cli_gpu_precheck(c.o.backend, c.o.device, NULL, "--device"))) return rc;
     tf_tensor X;

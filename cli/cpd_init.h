@@ -10,17 +10,17 @@
 typedef struct cpd_init {
     const char *stem;           /* NULL: no --init                          */
     uint32_t nfiles;            /* STEM.mode1.mat .. STEM.mode<nfiles>.mat  */
-    tf_matrix f[TF_MAX_ORDER];
-    tf_matrix lambda;           /* rank x 1 (or 1 x rank); no data: none    */
-    tf_ktensor k;               /* views of the above for tf_cpd_opts.init  */
+    int has_lambda;             /* STEM.lambda.mat was read (else ones)     */
+    tf_ktensor k;               /* the start (tf_cpd_opts.init)             */
 } cpd_init;
 
-/* Reads the files, before the tensor is read: STEM.mode<N>.mat from N = 1
- * for as long as they exist, then STEM.lambda.mat if present. Checks what
- * needs no tensor: values finite (the reader, naming file:line:field), the
- * same column count in every file, and that count against *rank (0: taken
- * from the files). On failure prints one line "tenfold: --init STEM: ..."
- * and returns 1. */
+/* Reads the files with tf_ktensor_read, before the tensor is read: the
+ * files STEM.set names (a set another run is replacing is read whole, old
+ * or new), or without it STEM.mode<N>.mat from N = 1 for as long as they
+ * exist and STEM.lambda.mat if present. Checks what needs no tensor: values
+ * finite (the reader, naming file:line:field), the same column count in
+ * every file, and that count against *rank (0: taken from the files). On
+ * failure prints one line "tenfold: --init STEM: ..." and returns 1. */
 int cpd_init_read(cpd_init *c, const char *stem, uint64_t *rank);
 /* Checks the files against the tensor (one per mode, dims[m] rows) and
  * sets c->k; prints one line and returns 1 on failure. */

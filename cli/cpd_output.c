@@ -24,6 +24,7 @@ void cpd_run_free(cpd_run *r)
     tf_tensor_free(&r->t);
     tf_ktensor_free(&r->k);
     cpd_init_free(&r->init);
+    cpd_run_abort_set(r);
     free(r->iters);
     r->iters = NULL;
 }
@@ -40,35 +41,101 @@ void cpd_run_add_iter(cpd_run *r, const tf_cpd_iter *it)
     r->iters[r->niters++] = *it;
 }
 
+void cpd_run_abort_set(cpd_run *r)
+{
+    if (r->set) tf_ktensor_out_abort(r->set); /* temporaries removed, the lock released */
+    r->set = NULL;
+}
+
+/* The names of the factor set STEM that cli_paths_distinct compares: every
+ * STEM.mode<N>.mat a set can have, STEM.lambda.mat, STEM.ktensor, STEM.set
+ * and STEM.lock (the manifest and lock, outputs only). Returns the count. */
+static int set_names(const char *stem, int output, char (*names)[sizeof ((cpd_run *)0)->stem + 32], cli_path *p,
+                     int group)
+{
+    int n = 0;
+    for (int m = 1; m <= TF_MAX_ORDER; ++m) snprintf(names[n++], sizeof names[0], "%s.mode%d.mat", stem, m);
+    snprintf(names[n++], sizeof names[0], "%s.lambda.mat", stem);
+    snprintf(names[n++], sizeof names[0], "%s.set", stem);
+    if (output) {
+        snprintf(names[n++], sizeof names[0], "%s.ktensor", stem);
+        snprintf(names[n++], sizeof names[0], "%s.lock", stem);
+    }
+    for (int i = 0; i < n; ++i) {
+        const char *what = !output ? "the --init file" : i == TF_MAX_ORDER + 1 ? "the manifest"
+                         : i == TF_MAX_ORDER + 3 ? "the lock file" : "the factor file";
+        p[i] = (cli_path){what, names[i], output, group};
+    }
+    return n;
+}
+
 int cpd_check_outputs(cpd_run *r)
 {
-    char files[3][sizeof r->stem + 32];
-    const char *paths[4] = {NULL, NULL, NULL, r->json_path};
-    if (!r->nowrite) {
-        snprintf(files[0], sizeof files[0], "%s.mode1.mat", r->stem);
-        snprintf(files[1], sizeof files[1], "%s.lambda.mat", r->stem);
-        snprintf(files[2], sizeof files[2], "%s.ktensor", r->stem);
-        paths[0] = files[0], paths[1] = files[1], paths[2] = r->no_ktensor ? NULL : files[2];
+    /* no output may be an input or another output: the input, --init's
+     * files, the factor set, the report. --init STEM -o STEM is the one
+     * overlap allowed: the start is read whole before the set is switched,
+     * and the switch replaces that set as one. */
+    enum { SET_NAMES = TF_MAX_ORDER + 4 };
+    char (*names)[sizeof r->stem + 32] = malloc(2 * SET_NAMES * sizeof *names);
+    cli_path p[2 * SET_NAMES + 2];
+    if (!names) {
+        fprintf(stderr, "tenfold: out of memory\n");
+        return CLI_FAIL;
     }
-    const int rc = cli_outputs_check(paths, 4);
-    r->json_write_path = paths[3]; /* standard output's alias when the report goes there */
-    return rc;
+    int n = 0;
+    if (!cli_generated(r->path)) p[n++] = (cli_path){"the input", r->path, 0, 0};
+    int same_set = 0;
+    if (r->init.stem && !r->nowrite) {
+        char a[sizeof r->stem + 8], b[sizeof r->stem + 8];
+        tf_path_id ia, ib;
+        snprintf(a, sizeof a, "%s.set", r->init.stem);
+        snprintf(b, sizeof b, "%s.set", r->stem);
+        tf_path_id_get(a, 1, &ia);
+        tf_path_id_get(b, 1, &ib);
+        same_set = tf_path_id_same(&ia, &ib);
+    }
+    if (r->init.stem) n += set_names(r->init.stem, 0, names, p + n, same_set);
+    if (!r->nowrite) n += set_names(r->stem, 1, names + SET_NAMES, p + n, 1);
+    if (r->json_path) p[n++] = (cli_path){"--json", r->json_path, 1, 0};
+    int rc = cli_paths_distinct("cpd", p, n);
+    free(names);
+    if (rc) return rc;
+    const char *json[1] = {r->json_path};
+    if ((rc = cli_outputs_check(json, 1))) return rc;
+    r->json_write_path = json[0]; /* standard output's alias when the report goes there */
+    if (r->nowrite) return CLI_OK;
+    /* the places of the set, and its lock, held from here to the switch: a
+     * second run writing the same stem stops now, not after its work */
+    const unsigned flags = TF_KTENSOR_SPLATT | (r->no_ktensor ? 0 : TF_KTENSOR_TTB);
+    if (tf_ktensor_out_open(r->stem, flags, &r->set) != TF_OK) return cli_fail();
+    return CLI_OK;
 }
 
 int cpd_write_factors(cpd_run *r)
 {
     if (r->nowrite) return CLI_OK;
     double t0 = tf_wtime();
-    unsigned flags = TF_KTENSOR_SPLATT | (r->no_ktensor ? 0 : TF_KTENSOR_TTB);
-    if (tf_ktensor_write(r->stem, &r->k, flags) != TF_OK) return cli_fail();
+    if (tf_ktensor_out_put(r->set, &r->k) != TF_OK) {
+        cpd_run_abort_set(r);
+        return cli_fail();
+    }
     r->t_write = tf_wtime() - t0;
     for (uint32_t m = 0; m < r->k.order; ++m)
         snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.mode%u.mat", r->stem, m + 1);
     snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.lambda.mat", r->stem);
     if (!r->no_ktensor) snprintf(r->written[r->nwritten++], sizeof r->written[0], "%s.ktensor", r->stem);
+    return CLI_OK;
+}
+
+int cpd_switch(cpd_run *r)
+{
+    if (r->nowrite) return CLI_OK;
+    tf_ktensor_out *set = r->set;
+    r->set = NULL;
+    if (tf_ktensor_out_commit(set) != TF_OK) return cli_fail();
     if (!cli_quiet())
-        printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s\n", r->stem, r->k.order, r->stem,
-           r->no_ktensor ? "" : ", ", r->no_ktensor ? "" : r->stem, r->no_ktensor ? "" : ".ktensor");
+        printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat%s%s%s (one set: %s.set)\n", r->stem, r->k.order, r->stem,
+               r->no_ktensor ? "" : ", ", r->no_ktensor ? "" : r->stem, r->no_ktensor ? "" : ".ktensor", r->stem);
     return CLI_OK;
 }
 
@@ -178,11 +245,12 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_end(j);
 }
 
-int cpd_write_json(const cpd_run *r)
+int cpd_write_json(cpd_run *r)
 {
     if (!r->json_path) return CLI_OK;
+    const char *path = r->json_write_path ? r->json_write_path : r->json_path;
     cli_outfile out;
-    if (cli_out_open(&out, r->json_write_path ? r->json_write_path : r->json_path)) return CLI_FAIL;
+    if (cli_out_open(&out, path)) return CLI_FAIL;
     cli_json j;
     json_open(&j, out.f);
     json_str(&j, "tenfold", tf_version());
@@ -192,7 +260,18 @@ int cpd_write_json(const cpd_run *r)
     json_options(&j, r);
     json_result(&j, r);
     json_close(&j);
-    if (cli_out_commit(&out)) return CLI_FAIL;
-    if (!cli_quiet()) printf("wrote: %s (report)\n", r->json_path);
-    return CLI_OK;
+    if (!r->set) return cli_out_commit(&out);
+    /* with the factor set: renamed by the same switch (a report that cannot
+     * be written -- standard output, a FIFO or a device written now --
+     * stops the run before the switch, the previous set untouched) */
+    int rc = cli_out_close(&out);
+    if (rc == CLI_OK && tf_ktensor_out_add(r->set, path, out.buf, out.len) != TF_OK) rc = cli_fail();
+    cli_out_abort(&out);
+    if (rc) cpd_run_abort_set(r);
+    return rc;
+}
+
+void cpd_print_json_written(const cpd_run *r)
+{
+    if (r->json_path && !cli_quiet()) printf("wrote: %s (report)\n", r->json_path);
 }

@@ -31,18 +31,34 @@ typedef struct cpd_run {
                                factor files                         */
     char written[TF_MAX_ORDER + 2][2048 + 64]; /* files written    */
     int nwritten;
+    tf_ktensor_out *set;    /* the factor set being written (its lock
+                               held from cpd_check_outputs to the switch) */
 } cpd_run;
 
 void cpd_run_init(cpd_run *r);
 void cpd_run_free(cpd_run *r);
 void cpd_run_add_iter(cpd_run *r, const tf_cpd_iter *it);
 /* The outputs asked for (factor files, report), checked before the input
- * is read; returns the exit code (1 with a message naming the path). */
+ * is read: no output may be the input, a --init file (unless -o is the same
+ * stem: the same set's switch) or another output (usage error, 2); the
+ * places are checked and the set's lock taken (1 with a message naming the
+ * path, or "STEM: another tenfold run is writing this factor set (pid N)").
+ * Returns the exit code. */
 int cpd_check_outputs(cpd_run *r);
-/* Writes the factor files as one set (all or nothing) unless --nowrite;
- * prints what was written, sets t_write. Returns the exit code (1 with a
- * message on failure). */
+/* Writes the factor files to their temporaries unless --nowrite; sets
+ * t_write. Returns the exit code (1 with a message on failure, the set
+ * aborted). */
 int cpd_write_factors(cpd_run *r);
-/* Writes the --json report atomically if asked; returns the exit code. */
-int cpd_write_json(const cpd_run *r);
+/* Writes the --json report if asked: with a factor set, to a temporary
+ * switched with the set (or, for standard output, a FIFO or a device,
+ * directly now); without one, atomically on its own. A failure aborts the
+ * set: the previous one stays. Returns the exit code. */
+int cpd_write_json(cpd_run *r);
+/* The switch: the set (and the report with it) replaces the previous one
+ * in one step (tf_ktensor_out_commit); prints what was written. Returns
+ * the exit code. */
+int cpd_switch(cpd_run *r);
+void cpd_print_json_written(const cpd_run *r);
+/* Removes the set's temporaries and releases its lock (no switch). */
+void cpd_run_abort_set(cpd_run *r);
 #endif

@@ -4,13 +4,42 @@
 
 #include <math.h>
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, at most U+10FFFF), 0 when it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+    const unsigned char c = p[0];
+    int n;
+    unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else return 0;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (int i = 2; i < n; ++i)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return n;
+}
+
+/* A JSON string: '"' and '\\' escaped, control characters as \u00XX,
+ * well-formed UTF-8 as it is, and each byte that is not part of one (a
+ * file name in another encoding) as \ufffd, the replacement character,
+ * so the report is always valid JSON (RFC 8259 wants UTF-8). */
 static void put_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p == '"' || *p == '\\') {
+            fprintf(f, "\\%c", *p++);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\u%04x", *p++);
+        } else if (*p < 0x80) {
+            fputc(*p++, f);
+        } else {
+            const int n = utf8_len(p);
+            if (n) fwrite(p, 1, (size_t)n, f), p += n;
+            else fputs("\\ufffd", f), ++p;
+        }
     }
     fputc('"', f);
 }

@@ -47,12 +47,15 @@ static void usage(FILE *f)
             "  -V, --version  print the version\n"
             "\n"
             "Exit status: 0 success, 1 failure (one-line message on stderr), 2 usage error,\n"
-            "130 / 143 after SIGINT / SIGTERM (temporary files removed, old outputs kept).\n"
+            "130 / 143 after SIGINT / SIGTERM (temporary files removed, old outputs kept;\n"
+            "a signal once the outputs' switch has begun finishes it: exit 0).\n"
             "\n"
             "Outputs: '-' is standard output (then progress goes to stderr); a symlink's\n"
             "target is replaced; FIFOs and devices are written directly; a regular file\n"
-            "is written to a temporary name and renamed, sets of files all or nothing.\n"
-            "Output places are checked before any input is read.\n");
+            "is written to a temporary name and renamed; cpd's factor set is switched in\n"
+            "one step (STEM.set, see tenfold cpd --help). Output places are checked before\n"
+            "any input is read; an output that is an input or another output of the run\n"
+            "is a usage error.\n");
 }
 
 /* OpenMP threads wait passively (sleep instead of spinning) unless the user

@@ -16,6 +16,30 @@
  * has been pointed at stderr (see cli_outputs_check). */
 static char stdout_alias[32];
 
+int cli_paths_distinct(const char *cmd, const cli_path *p, int n)
+{
+    if (n <= 0) return CLI_OK;
+    tf_path_id *id = malloc((size_t)n * sizeof *id);
+    if (!id) {
+        fprintf(stderr, "tenfold: out of memory\n");
+        return CLI_FAIL;
+    }
+    for (int i = 0; i < n; ++i) tf_path_id_get(p[i].path, p[i].output, &id[i]);
+    int rc = CLI_OK;
+    for (int i = n - 1; i >= 0 && rc == CLI_OK; --i) { /* a later output is named first */
+        if (!p[i].output || !p[i].path) continue;
+        for (int j = 0; j < n && rc == CLI_OK; ++j) {
+            if (j == i || !p[j].path || (p[j].output && j > i)) continue; /* each pair of outputs once */
+            if (p[i].group && p[i].group == p[j].group) continue;
+            if (!tf_path_id_same(&id[i], &id[j])) continue;
+            rc = cli_usage(cmd, "%s %s is the same file as %s %s (an output may not overwrite an input or another "
+                           "output)", p[i].what, p[i].path, p[j].what, p[j].path);
+        }
+    }
+    free(id);
+    return rc;
+}
+
 int cli_outputs_check(const char **paths, int n)
 {
     int to_stdout = 0;
@@ -48,8 +72,10 @@ int cli_outputs_check(const char **paths, int n)
 
 static void on_signal(int sig)
 {
-    tf_output_cleanup();
-    _exit(128 + sig);
+    /* a switch of the outputs already begun is finished, not undone: the
+     * outputs are complete and the run exits 0 (README, "Outputs") */
+    const int complete = tf_output_cleanup();
+    _exit(complete ? 0 : 128 + sig);
 }
 
 void cli_install_signal_handlers(void)
@@ -78,14 +104,22 @@ int cli_out_open(cli_outfile *o, const char *path)
     return 0;
 }
 
-int cli_out_commit(cli_outfile *o)
+int cli_out_close(cli_outfile *o)
 {
     int bad = ferror(o->f);
     if (fclose(o->f) != 0) bad = 1;
     o->f = NULL;
-    int rc = 0;
     if (bad || !o->buf) {
         fprintf(stderr, "tenfold: %s: out of memory for the text\n", o->path);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_out_commit(cli_outfile *o)
+{
+    int rc = 0;
+    if (cli_out_close(o)) {
         rc = 1;
     } else if (tf_write_file(o->path, o->buf, o->len) != TF_OK) {
         rc = cli_fail();

@@ -249,20 +249,75 @@ typedef struct tf_ktensor {
 
 tf_status tf_ktensor_alloc(tf_ktensor *k, uint32_t order, const uint64_t *dims, uint64_t rank);
 void tf_ktensor_free(tf_ktensor *k);
-/* The files of a Kruskal tensor, written as one set: every file goes to a
- * temporary name and is fsynced first, then all are renamed; on a failure
- * before the renames no file of the set is touched (see "Output files").
+/* The files of a Kruskal tensor, written as one factor set:
  *   TF_KTENSOR_SPLATT  <stem>.mode<N>.mat (N = 1..order), <stem>.lambda.mat
  *   TF_KTENSOR_TTB     <stem>.ktensor (Tensor Toolbox / pyttb export_data;
- *                      the same numbers again in one file) */
+ *                      the same numbers again in one file)
+ * and <stem>.set, the set's manifest (a short text file naming the set's
+ * files and their generation). How a set is switched:
+ *   - the writer takes <stem>.lock (flock; the file is removed when it is
+ *     done): a second writer of the same stem, in this or another process,
+ *     fails at once ("<stem>: another tenfold run is writing this factor set
+ *     (pid N)");
+ *   - every file is written to a temporary name beside it and fsynced, then
+ *     the manifest, which names those temporaries, is renamed into place: that
+ *     one rename is the switch. The temporaries are renamed over the files
+ *     after it, and files of the previous set that the new one does not have
+ *     (a mode beyond the new order, the .ktensor under SPLATT alone) are
+ *     removed;
+ *   - readers that go through the manifest (tf_ktensor_read, `tenfold cpd
+ *     --init`) see the whole previous set or the whole new one, also while
+ *     the files are being renamed and after the writer was killed (SIGKILL)
+ *     in the middle: they read a temporary the manifest names while it
+ *     exists. The next writer of the stem finishes such an interrupted switch
+ *     and removes the temporaries a killed writer left (it recorded them in
+ *     the lock file before creating them);
+ *   - a failure before the switch leaves the previous set as it was and no
+ *     temporary behind.
+ * A program reading <stem>.mode<N>.mat itself reads one file at a time: it
+ * sees each file whole, old or new, but not a set that cannot change under
+ * it (use tf_ktensor_read, or no concurrent writer). */
 #define TF_KTENSOR_SPLATT 1u
 #define TF_KTENSOR_TTB 2u
 #define TF_KTENSOR_ALL 3u
 tf_status tf_ktensor_write(const char *stem, const tf_ktensor *k, unsigned flags);
 /* tf_ktensor_write(stem, k, TF_KTENSOR_SPLATT). */
 tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k);
-/* The Tensor Toolbox / pyttb export_data "ktensor" file alone, at path. */
+/* The Tensor Toolbox / pyttb export_data "ktensor" file alone, at path (one
+ * file: no manifest, no lock). */
 tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k);
+
+/* tf_ktensor_write in steps, with other files switched together with the
+ * set (a report that lists the set's files):
+ *   open    checks the places (as tf_output_check), takes the lock, finishes
+ *           an interrupted switch of the stem and removes a killed writer's
+ *           temporaries; hold it from the start of a long computation so a
+ *           second writer fails before it computes
+ *   put     writes the factor files to their temporaries (once)
+ *   add     one more file of the same switch: written to its temporary now
+ *           and renamed with the set (its path must not be one of the set's
+ *           files); standard output, a FIFO or a device is written at once,
+ *           before the switch, so a failure there leaves the previous set
+ *   commit  writes the manifest and switches; then frees o (also on failure)
+ *   abort   removes the temporaries, releases the lock, frees o */
+typedef struct tf_ktensor_out tf_ktensor_out;
+tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out **o);
+tf_status tf_ktensor_out_put(tf_ktensor_out *o, const tf_ktensor *k);
+tf_status tf_ktensor_out_add(tf_ktensor_out *o, const char *path, const void *data, size_t len);
+tf_status tf_ktensor_out_commit(tf_ktensor_out *o);
+void tf_ktensor_out_abort(tf_ktensor_out *o);
+
+/* Reads the factor set <stem> (as tf_ktensor_write writes it) into k: with
+ * <stem>.set, exactly the files it names, as one snapshot (whole old or
+ * whole new while a writer switches it: a manifest that changed during the
+ * read makes it read again); without one (files from elsewhere, or written
+ * by an older tenfold), <stem>.mode1.mat, .mode2.mat, ... for as long as
+ * they exist, and <stem>.lambda.mat if present. k->order is the number of
+ * factor files (checked against a tensor by the caller: it may be 1), k->rank
+ * their column count (the same in every file), k->dims their row counts,
+ * k->lambda the lambda file's values or ones; *has_lambda (may be NULL) says
+ * which. Messages name the files as <stem>.mode<N>.mat. */
+tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda);
 
 /* ---------------------------------------------------------- output files
  * Every writer of the library (tf_write_tensor, tf_matrix_write,
@@ -273,7 +328,9 @@ tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k);
  *   a symbolic link                 followed (chains too; a dangling link's
  *                                   target is created); its target as below
  *   a regular file or a new name    written to "<file>.tmp.<pid>.<n>" in the
- *                                   same directory, fsynced, renamed over it
+ *                                   same directory (when that name is longer
+ *                                   than NAME_MAX: "<start of the name>~<hash>
+ *                                   .tmp.<pid>.<n>"), fsynced, renamed over it
  *                                   (an existing file keeps its permissions)
  *   a directory                     an error naming the path
  * Library code never installs signal handlers; a program that wants its
@@ -288,10 +345,31 @@ tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k);
 tf_status tf_output_check(const char *path, int *to_stdout);
 /* Writes len bytes to path (by the rules above). */
 tf_status tf_write_file(const char *path, const void *data, size_t len);
-/* Removes the temporary files that are being written now; a set already
- * being renamed into place is finished instead. Async-signal-safe (unlink
- * and rename only): meant for SIGINT / SIGTERM handlers. */
-void tf_output_cleanup(void);
+/* Removes the temporary files that are being written now and the lock
+ * files held; a set whose switch has begun (see tf_ktensor_write) is
+ * finished instead. Returns 1 when it finished a switch and removed no
+ * temporary (the outputs being written are complete: a handler may exit 0),
+ * else 0. Async-signal-safe (unlink and rename only): meant for SIGINT /
+ * SIGTERM handlers that then exit. */
+int tf_output_cleanup(void);
+
+/* What a path names, to tell when two of a run's inputs and outputs are the
+ * same file (an output must not overwrite an input or another output). */
+typedef struct tf_path_id {
+    int kind;                    /* 0: nothing to compare (a character device
+                                    such as /dev/null or a terminal, a path
+                                    that does not resolve); 1: an existing
+                                    file, FIFO or open stream; 2: a new name */
+    unsigned long long dev, ino; /* 1: of the file; 2: of its directory   */
+    char name[256];              /* 2: the name in that directory         */
+} tf_path_id;
+/* output = 1: the file a writer would write (symlinks followed as above,
+ * "-" and /dev/fd/N the descriptor's file); output = 0: the file an input
+ * path reads ("-" standard input; nothing when it does not exist). */
+void tf_path_id_get(const char *path, int output, tf_path_id *id);
+/* 1 when both name the same file (device and inode, or the same new name in
+ * the same directory). */
+int tf_path_id_same(const tf_path_id *a, const tf_path_id *b);
 
 /* ------------------------------------------- tuning policy and context */
 

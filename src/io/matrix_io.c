@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/factor_set.h"
 #include "io/input.h"
 #include "io/matrix_parse.h"
 #include "io/text_parse.h"
@@ -71,7 +72,7 @@ tf_status tf_matrix_write(const char *path, const tf_matrix *m)
     return tf_writer_commit(&w);
 }
 
-static tf_status check_ktensor(const char *what, const tf_ktensor *k)
+tf_status tf_ktensor_check(const char *what, const tf_ktensor *k)
 {
     if (k->order < TF_MIN_ORDER || k->order > TF_MAX_ORDER || k->rank == 0 || !k->lambda)
         return tf_fail(TF_ERR_ARG, "%s: not a valid Kruskal tensor (order %u, rank %llu)", what,
@@ -94,10 +95,10 @@ static tf_status check_ktensor(const char *what, const tf_ktensor *k)
 typedef void (*fill_fn)(tf_writer *w, const tf_ktensor *k, uint32_t m);
 
 static tf_status set_file(tf_out_set *set, const char *path, fill_fn fill, const tf_ktensor *k,
-                          uint32_t m)
+                          uint32_t m, int require_file)
 {
     tf_writer w;
-    TF_TRY(tf_writer_open(&w, path));
+    TF_TRY(tf_writer_open_for(&w, path, set, require_file));
     fill(&w, k, m);
     return tf_writer_finish(&w, set);
 }
@@ -127,46 +128,30 @@ static void fill_ttb(tf_writer *w, const tf_ktensor *k, uint32_t unused)
     }
 }
 
-/* Every file to a temporary first, then all renamed: all or nothing.
- * ttb_path: the .ktensor file (NULL: <stem>.ktensor). */
-static tf_status write_set(const char *stem, const char *ttb_path, const tf_ktensor *k, unsigned flags)
+tf_status tf_ktensor_put_files(tf_out_set *set, const char *stem, const tf_ktensor *k, unsigned flags,
+                               int require_file)
 {
-    const char *what = stem ? stem : ttb_path;
-    if (!what || !*what) return tf_fail(TF_ERR_ARG, "no output stem given");
-    if (!(flags & (TF_KTENSOR_SPLATT | TF_KTENSOR_TTB)) || (flags & ~(unsigned)TF_KTENSOR_ALL))
-        return tf_fail(TF_ERR_ARG, "%s: flags 0x%x name no Kruskal tensor files", what, flags);
-    TF_TRY(check_ktensor(what, k)); /* before any file is written */
-    size_t n = strlen(what) + 32;
+    size_t n = strlen(stem) + 32;
     char *path = malloc(n);
     if (!path) return tf_fail(TF_ERR_NOMEM, "out of memory");
-    tf_out_set set;
-    tf_out_set_init(&set);
     tf_status s = TF_OK;
     if (flags & TF_KTENSOR_SPLATT) {
         for (uint32_t m = 0; m < k->order && s == TF_OK; ++m) {
             snprintf(path, n, "%s.mode%u.mat", stem, m + 1);
-            s = set_file(&set, path, fill_factor, k, m);
+            s = set_file(set, path, fill_factor, k, m, require_file);
         }
         snprintf(path, n, "%s.lambda.mat", stem);
-        if (s == TF_OK) s = set_file(&set, path, fill_lambda, k, 0);
+        if (s == TF_OK) s = set_file(set, path, fill_lambda, k, 0, require_file);
     }
     if (s == TF_OK && (flags & TF_KTENSOR_TTB)) {
-        if (!ttb_path) snprintf(path, n, "%s.ktensor", stem);
-        s = set_file(&set, ttb_path ? ttb_path : path, fill_ttb, k, 0);
+        snprintf(path, n, "%s.ktensor", stem);
+        s = set_file(set, path, fill_ttb, k, 0, require_file);
     }
     free(path);
-    if (s != TF_OK) {
-        tf_out_set_abort(&set);
-        return s;
-    }
-    return tf_out_set_commit(&set);
+    return s;
 }
 
-tf_status tf_ktensor_write(const char *stem, const tf_ktensor *k, unsigned flags)
-{
-    if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
-    return write_set(stem, NULL, k, flags);
-}
+/* tf_ktensor_write and the manifest-switched sets: io/factor_set.c. */
 
 tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)
 {
@@ -176,7 +161,11 @@ tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)
 tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k)
 {
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
-    return write_set(NULL, path, k, TF_KTENSOR_TTB);
+    TF_TRY(tf_ktensor_check(path, k));
+    tf_writer w;
+    TF_TRY(tf_writer_open(&w, path));
+    fill_ttb(&w, k, 0);
+    return tf_writer_commit(&w);
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -23,7 +23,9 @@ static void record_error(tf_writer *w, tf_status s, const char *what, int err)
              err ? ": " : "", err ? strerror(err) : "");
 }
 
-tf_status tf_writer_open(tf_writer *w, const char *path)
+tf_status tf_writer_open(tf_writer *w, const char *path) { return tf_writer_open_for(w, path, NULL, 0); }
+
+tf_status tf_writer_open_for(tf_writer *w, const char *path, const tf_out_set *set, int require_file)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
@@ -42,6 +44,13 @@ tf_status tf_writer_open(tf_writer *w, const char *path)
         tf_writer_abort(w);
         return s;
     }
+    if (require_file && t.kind != TF_OUT_FILE) {
+        s = tf_fail(TF_ERR_IO, "%s: a file of a set must be a regular file or a new name (the set is switched by "
+                    "renaming), not %s", path, t.kind == TF_OUT_FD ? "an open descriptor" : "a FIFO or device");
+        tf_out_target_free(&t);
+        tf_writer_abort(w);
+        return s;
+    }
     if (t.kind == TF_OUT_FD) { /* our own descriptor, so closing it leaves stdout open */
         w->direct = 1;
         w->fd = fcntl(t.fd, F_DUPFD_CLOEXEC, 3);
@@ -49,7 +58,7 @@ tf_status tf_writer_open(tf_writer *w, const char *path)
         w->direct = 1;
         w->fd = open(t.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     } else {
-        w->fd = tf_out_temp_create(&t, &w->tmp, &w->slot);
+        w->fd = tf_out_temp_create(&t, set ? set->journal_fd : -1, &w->tmp, &w->slot);
         w->created = w->fd >= 0;
         w->final = t.path;
         t.path = NULL;

@@ -30,6 +30,11 @@ typedef struct tf_writer {
 } tf_writer;
 
 tf_status tf_writer_open(tf_writer *w, const char *path);
+/* The same for a file that goes into set (tf_writer_finish): its temporary
+ * is recorded in set->journal_fd first. require_file: the path must be a
+ * regular file or a new name (a set is switched by renaming; standard
+ * output, a FIFO or a device is an error). */
+tf_status tf_writer_open_for(tf_writer *w, const char *path, const tf_out_set *set, int require_file);
 void tf_writer_put(tf_writer *w, const void *data, size_t n);
 void tf_writer_printf(tf_writer *w, const char *fmt, ...) TF_PRINTF(2, 3);
 /* Flush, fsync, close, rename. Returns the first error (temp file removed). */

@@ -2,7 +2,7 @@
 # Where outputs go: '-' is standard output (progress then on stderr),
 # symlinks keep their link, FIFOs are written directly, directories are
 # refused; cpd's factor files are one set (all or nothing, also on SIGINT /
-# SIGTERM); output places are checked before the input is read; -o DIR/;
+# SIGTERM; sets.sh has the switch, the lock and kills); output places are checked before the input is read; -o DIR/;
 # --no-ktensor; the timing line's wall includes the write.
 source "$(dirname "$0")/lib/common.bash"
 set -m # background jobs keep SIGINT (a non-interactive shell ignores it in them)
@@ -196,6 +196,7 @@ if wait_for grep -qs 'its =' bg.txt; then
     check "SIGTERM while computing: exit 143 (got $rc)" test "$rc" -eq 143
     check "SIGTERM while computing: the old set intact" set_same sig
     check "SIGTERM while computing: no temporary left" bash -c '! ls -a | grep -q "\.tmp"'
+    check "SIGTERM while computing: the lock file is removed" test ! -e sig.lock
 else
     finish_bg
     bad "cpd never printed an iteration line (exit $rc): $(tail -3 bg.txt)"
@@ -214,8 +215,11 @@ for attempt in 1 2 3; do
     for f in mode1.mat mode2.mat mode3.mat lambda.mat ktensor; do cp "old.sig.$f" "sig.$f"; done
 done
 if [ "$caught" -eq 1 ]; then
-    check "SIGINT while writing: exit 130 (got $rc)" test "$rc" -eq 130
+    # before the switch: exit 130 and the old set; once it began: finished, exit 0, the new set
+    int_ok() { if [ "$rc" -eq 130 ]; then set_same sig; else [ "$rc" -eq 0 ] && ! cmp -s sig.mode1.mat old.sig.mode1.mat; fi; }
+    check "SIGINT while writing: exit 130 with the old set or 0 with a new one (got $rc)" int_ok
     check "SIGINT while writing: no temporary left" bash -c '! ls -a | grep -q "\.tmp"'
+    check "SIGINT while writing: no lock left" test ! -e sig.lock
     check "SIGINT while writing: the set is whole (old, or new in every file)" set_whole sig
 else
     bad "never caught cpd while it was writing its factor files"

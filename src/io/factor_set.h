@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Factor sets (tf_ktensor_write, tf_ktensor_out_*, tf_ktensor_read): the
+ * lock, the manifest that is the set's switch, recovery of an interrupted
+ * switch, and the reader. The formatting of the files is matrix_io.c's. */
+#ifndef TF_IO_FACTOR_SET_H
+#define TF_IO_FACTOR_SET_H
+
+#include "io/output.h"
+#include "tenfold.h"
+
+/* matrix_io.c: k is a valid Kruskal tensor (names `what` in messages). */
+tf_status tf_ktensor_check(const char *what, const tf_ktensor *k);
+/* matrix_io.c: writes the files of k that flags ask for into set (to
+ * temporaries, not yet renamed), in this order: <stem>.mode1.mat ..
+ * .mode<order>.mat and <stem>.lambda.mat (TF_KTENSOR_SPLATT), then
+ * <stem>.ktensor (TF_KTENSOR_TTB). require_file as tf_writer_open_for. */
+tf_status tf_ktensor_put_files(tf_out_set *set, const char *stem, const tf_ktensor *k, unsigned flags,
+                               int require_file);
+#endif
