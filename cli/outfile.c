@@ -70,11 +70,29 @@ int cli_outputs_check(const char **paths, int n)
     return CLI_OK;
 }
 
-static void on_signal(int sig)
+/* A SIGINT this process sent itself is no Ctrl-C: OpenBLAS raises one when
+ * it cannot start its threads (its own message on stderr says so), and the
+ * run failed. Async-signal-safe: write and _exit only. */
+static int self_raised(int sig, const siginfo_t *si)
 {
+    return sig == SIGINT && si && (si->si_code == SI_TKILL || si->si_code == SI_USER) && si->si_pid == getpid();
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uctx)
+{
+    (void)uctx;
     /* a switch of the outputs already begun is finished, not undone: the
      * outputs are complete and the run exits 0 (README, "Outputs") */
     const int complete = tf_output_cleanup();
+    if (self_raised(sig, si)) {
+        static const char msg[] =
+            "tenfold: a library in this process raised SIGINT (OpenBLAS does when it cannot start its threads: "
+            "see its message above; fewer threads, e.g. OPENBLAS_NUM_THREADS=1 or -t, or a higher process "
+            "limit, may help)\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        _exit(1);
+    }
     _exit(complete ? 0 : 128 + sig);
 }
 
@@ -86,7 +104,8 @@ void cli_install_signal_handlers(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN && sigs[i] == SIGINT)
             continue;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO;
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
     }

@@ -2,7 +2,8 @@
 # when the iteration limit stopped a run whose fit still rose, what to try;
 # a converged run says so with its tolerance; --device gpu / --gpus on a
 # machine without a usable GPU fail before the input is read (a missing
-# input file is not what they complain about), in one line.
+# input file is not what they complain about), in one line; a SIGINT the
+# process raises itself (OpenBLAS's failed thread start) exits 1, not 130.
 source "$(dirname "$0")/lib/common.bash"
 
 "$TF" gen -o small.tns --dims 40,30,20 --nnz 3000 --rank 3 --seed 4 >/dev/null 2>&1 || bad "gen small.tns"
@@ -31,5 +32,29 @@ else
         expect_failure "$cmd" 'tenfold: --(device|gpus): (not available|no usable NVIDIA GPU)' $cmd
         if grep -q 'missing.tns' err.txt; then bad "$cmd: read the input first: $(cat err.txt)"; else ok; fi
     done
+fi
+# A SIGINT the process raises itself (OpenBLAS does when it cannot start its
+# threads) is a failure (exit 1, one line), not a Ctrl-C (130): a preloaded
+# BLAS whose dgemm / dsyrk / dpotrf raise it, as OpenBLAS's thread start does
+if command -v cc >/dev/null; then
+    cat > raise_blas.c <<'C'
+#include <signal.h>
+void dgemm_(void) { raise(SIGINT); }
+void dsyrk_(void) { raise(SIGINT); }
+void dpotrf_(void) { raise(SIGINT); }
+C
+    if cc -shared -fPIC -o raise_blas.so raise_blas.c 2>/dev/null; then
+        LD_PRELOAD=$PWD/raise_blas.so "$TF" cpd small.tns -r 4 -i 2 --device cpu -o raised >out.txt 2>err.txt
+        rc=$?
+        if [ "$rc" -eq 1 ] && grep -q '^tenfold: a library in this process raised SIGINT (OpenBLAS' err.txt; then ok
+        else bad "self-raised SIGINT: exit $rc, stderr: $(cat err.txt)"; fi
+        no_files "self-raised SIGINT leaves no output" raised.mode1.mat raised.*tmp* raised.lock
+        # a real SIGINT from outside still reads as one: 130
+        LD_PRELOAD= "$TF" gen -o big.tns --dims 3000,3000,3000 --nnz 3000000 --seed 1 >/dev/null 2>&1 &
+        pid=$!; sleep 0.3; kill -INT "$pid" 2>/dev/null; wait "$pid"; rc=$?
+        if [ "$rc" -eq 130 ] || [ "$rc" -eq 0 ]; then ok; else bad "SIGINT from outside: exit $rc"; fi
+    else
+        echo "$NAME: cc cannot build a shared library: the self-raised SIGINT check is skipped"
+    fi
 fi
 finish
