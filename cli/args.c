@@ -24,10 +24,40 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+static int run_rank;        /* this process's MPI rank (cli_set_rank) */
+static int failed_together; /* the run failed on every rank alike */
+
+void cli_set_rank(int rank) { run_rank = rank; }
+
+int cli_failed_together(void) { return failed_together; }
+
+int cli_alike(int rc)
+{
+    if (rc != CLI_OK) failed_together = 1;
+    return rc;
+}
+
 int cli_fail(void)
 {
     const char *msg = tf_last_error();
+    if (tf_last_error_shared()) { /* every rank has it: rank 0 says it */
+        failed_together = 1;
+        if (run_rank != 0) return CLI_FAIL;
+    }
     fprintf(stderr, "tenfold: %s\n", msg && *msg ? msg : "unknown error");
+    return CLI_FAIL;
+}
+
+int cli_fail_all(const char *fmt, ...)
+{
+    failed_together = 1;
+    if (run_rank != 0) return CLI_FAIL;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tenfold: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
     return CLI_FAIL;
 }
 

@@ -47,8 +47,24 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Prints "tenfold: <tf_last_error()>" and returns 1. */
+/* Prints "tenfold: <tf_last_error()>" and returns 1. A failure every MPI
+ * rank reached together (tf_last_error_shared) is printed by rank 0 alone. */
 int cli_fail(void);
+/* Over MPI ranks (run_context.h): this process's rank (0 without ranks). */
+void cli_set_rank(int rank);
+/* A failure every rank of the run reaches alike (from the options they
+ * agreed on): "tenfold: <message>" from rank 0 alone; returns 1. */
+int cli_fail_all(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* rc, a failure every rank reached alike, already said (a usage error on
+ * every rank): marks the run as cli_fail_all does. */
+int cli_alike(int rc);
+/* 1 once the run failed on every rank alike (cli_fail_all, or cli_fail of a
+ * shared failure): the ranks then end without MPI_Abort (cli_ranks_end). */
+int cli_failed_together(void);
 
 /* Number parsing of option values (NULL value -> keeps *out, returns 0).
  * The whole string must be a number within [lo, hi]. */

@@ -104,7 +104,14 @@ static const char help[] =
     "the non-zeros: a tenfold .bin file is read at the part's offsets (other\n"
     "inputs are read whole, then cut), and the ranks send each other every\n"
     "mode's rows (MPI_Alltoallv). OpenMPI binds each of 2 or fewer ranks to one\n"
-    "core unless started with --bind-to none (tenfold notes it on stderr).\n"
+    "core unless started with --bind-to none (tenfold notes it on stderr). The\n"
+    "ranks first check that they agree (the command and the options above but -t,\n"
+    "-o, --json, --nowrite, --no-ktensor, --memory-limit; then the tensor read:\n"
+    "order, dims, non-zeros, checksum), else all stop with one line 'ranks\n"
+    "disagree: rank R has ...'; a .bin read in parts is accepted or refused as one\n"
+    "process would. A rank that does not answer within TF_MPI_TIMEOUT seconds\n"
+    "(default 600; TF_NCCL_TIMEOUT for the NCCL waits of GPU ranks) stops the run\n"
+    "with a line naming it. Standard input ('-') cannot be read by ranks.\n"
     CLI_STDIN_HELP
     CLI_PROGRESS_HELP;
 
@@ -310,6 +317,26 @@ static void print_summary(const cpd_run *run)
     printf("\n");
 }
 
+/* What the ranks must agree on (cli_agree_begin): the options that shape
+ * the result; not -t, -o, --json, --nowrite, --no-ktensor or
+ * --memory-limit, which may differ between nodes or matter on rank 0 alone. */
+static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
+{
+    cli_agree_begin(a, "cpd", parse_rc, run->path);
+    if (parse_rc >= 0) return;
+    const tf_cpd_opts *o = &run->opts;
+    cli_agree_u64(a, "-r/--rank", o->rank);
+    cli_agree_u64(a, "-i/--iters", o->max_iters);
+    cli_agree_double(a, "--tol", o->tol);
+    cli_agree_u64(a, "--seed", o->seed);
+    cli_agree_str(a, "--init", run->init.stem);
+    cli_agree_str(a, "--device", device_names[o->backend]);
+    cli_agree_str(a, "--precision", precision_names[o->precision == TF_SINGLE]);
+    cli_agree_str(a, "--format", tf_format_name(o->format));
+    cli_agree_str(a, "--base", run->base ? run->base : "auto");
+    cli_agree_gpus(a, &run->gpus);
+}
+
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);
 
 /* Under mpirun with several ranks: every rank reads its part of the input
@@ -331,19 +358,32 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     tf_context *ctx = NULL;
     cli_args a;
     int rc = parse(argc, argv, &run, &a);
-    if (rc >= 0) return rc;
-    if (size > 1) {
-        if (run.gpus.n > 1 || run.gpus.all) {
-            fprintf(stderr, "tenfold: cpd: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)\n",
-                    size);
+    if (size > 1) { /* first of all, CPU or GPU ranks: the same command and options everywhere */
+        tf_agree ag;
+        agree_record(&ag, &run, rc);
+        const int arc = cli_ranks_agree(&ag, size);
+        if (arc) {
             cpd_run_free(&run);
-            return CLI_FAIL;
+            return arc;
+        }
+        if (rc >= 0) return cli_alike(rc); /* --help or a usage error on every rank */
+    }
+    if (rc >= 0) return rc;
+    if (size > 1) { /* from here on every rank has the same options: a failure of them is every rank's */
+        if (!strcmp(run.path, "-")) {
+            cpd_run_free(&run);
+            return cli_fail_all("cpd: reading standard input ('-') is not possible on MPI ranks: ranks 1..%d get "
+                                "none (mpirun passes it to rank 0 alone); convert it to a file first (tenfold "
+                                "convert - FILE.bin)", size - 1);
+        }
+        if (run.gpus.n > 1 || run.gpus.all) {
+            cpd_run_free(&run);
+            return cli_fail_all("cpd: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)", size);
         }
         if (run.opts.backend != TF_BACKEND_GPU && run.opts.precision == TF_SINGLE) {
-            fprintf(stderr, "tenfold: cpd: --precision single on %d MPI ranks needs --device gpu (CPU ranks run "
-                            "in double precision)\n", size);
             cpd_run_free(&run);
-            return CLI_FAIL;
+            return cli_fail_all("cpd: --precision single on %d MPI ranks needs --device gpu (CPU ranks run in "
+                                "double precision)", size);
         }
         if (run.opts.backend != TF_BACKEND_GPU) run.opts.backend = TF_BACKEND_CPU;
         if (rank != 0) { /* rank 0 alone prints and writes */
@@ -362,6 +402,8 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cli_load_part("cpd", run.path, run.opts.threads, run.base, (uint64_t)rank, (uint64_t)size, &run.t,
                             &run.info)))
         goto done;
+    /* before any collective of the computation (and any NCCL set-up): the same tensor on every rank */
+    if ((rc = cli_ranks_agree_input(&run.t, &run.info, run.opts.threads, size))) goto done;
     run.opts.distributed_input = size > 1;
     if ((rc = cpd_init_check(&run.init, &run.t))) goto done;
     if (run.init.stem) run.opts.init = &run.init.k;

@@ -82,6 +82,10 @@ static const char help[] =
     "on its GPU: a node's ranks take its GPUs in order) and the slices are\n"
     "all-gathered; rank 0 alone prints and writes. The benchmark times whole\n"
     "runs (every rank's panel, then the all-gather) and prints each rank's share.\n"
+    "The ranks first check that they agree (the options but -t, -o, --gpu,\n"
+    "--memory-limit; then S, A and B as read), else all stop with one line 'ranks\n"
+    "disagree: rank R has ...'; a rank that does not answer within TF_MPI_TIMEOUT\n"
+    "seconds (default 600) stops the run with a line naming it.\n"
     "\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
@@ -460,6 +464,25 @@ done:
     return rc;
 }
 
+/* The dense operands every rank read: their shapes and contents. */
+static int agree_operands(const tf_matrix *A, const tf_matrix *B, int threads, int size)
+{
+    if (size < 2) return CLI_OK;
+    tf_agree a;
+    memset(&a, 0, sizeof a);
+    const tf_matrix *m[2] = {A, B};
+    for (int i = 0; i < 2; ++i) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%llu x %llu", (unsigned long long)m[i]->rows, (unsigned long long)m[i]->cols);
+        tf_agree_add(&a, i ? "-B" : "-A", buf);
+        snprintf(buf, sizeof buf, "%016llx",
+                 (unsigned long long)tf_checksum_bytes(m[i]->data, m[i]->rows * m[i]->cols * sizeof(double), 0,
+                                                       threads));
+        tf_agree_add(&a, i ? "-B checksum" : "-A checksum", buf);
+    }
+    return cli_ranks_agree(&a, size);
+}
+
 static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S, int rank, int size)
 {
     tf_matrix A = {0}, B = {0};
@@ -469,6 +492,7 @@ static int compute_one(const sddmm_cli *c, const tf_tensor *coo, const tf_csr *S
         rc = cli_fail();
         goto done;
     }
+    if ((rc = agree_operands(&A, &B, c->threads, size))) goto done;
     /* Name the file at fault: a row count is fixed by the matrix; the
      * column counts only need to agree (then both files are named). */
     const char *bad = A.rows != S->rows ? c->a_path : B.rows != S->cols ? c->b_path : NULL;
@@ -514,6 +538,36 @@ done:
     return rc;
 }
 
+/* What the ranks must agree on (cli_agree_begin): what is computed and
+ * how; not -t, -o, --gpu or --memory-limit (node-local or rank 0's). */
+static void agree_record(tf_agree *a, const sddmm_cli *c, int parse_rc, const char *path)
+{
+    cli_agree_begin(a, "sddmm", parse_rc, path);
+    if (parse_rc >= 0) return;
+    const tf_sddmm_opts *o = &c->o;
+    cli_agree_str(a, "mode", c->out_path ? "one product (-A, -B, -o)" : "the benchmark (-k)");
+    cli_agree_str(a, "-A", !c->a_path ? NULL : strcmp(c->a_path, "-") ? "a file" : "standard input ('-')");
+    cli_agree_str(a, "-B", !c->b_path ? NULL : strcmp(c->b_path, "-") ? "a file" : "standard input ('-')");
+    cli_agree_u64(a, "-k", c->K);
+    cli_agree_double(a, "--alpha", o->alpha);
+    cli_agree_double(a, "--beta", o->beta);
+    cli_agree_str(a, "--scale", o->op == TF_SDDMM_SCALE ? "yes" : "no");
+    cli_agree_str(a, "--device", c->device_auto ? "auto" : tf_backend_name(o->backend));
+    cli_agree_str(a, "--precision", o->precision == TF_SINGLE ? "single" : "double");
+    cli_agree_str(a, "--algo", tf_sddmm_algo_name(o->algo));
+    cli_agree_u64(a, "--tile-j", o->tile_j);
+    cli_agree_u64(a, "--tile-k", o->tile_k);
+    cli_agree_u64(a, "--vwarp", o->vwarp);
+    cli_agree_u64(a, "--nper", o->nper);
+    cli_agree_u64(a, "--a-regs", (uint64_t)(o->a_regs + 1));
+    cli_agree_u64(a, "--reps", (uint64_t)c->reps);
+    cli_agree_u64(a, "--warmup", (uint64_t)c->warmup);
+    cli_agree_u64(a, "--repeat", (uint64_t)c->repeat);
+    cli_agree_u64(a, "--seed", c->seed);
+    cli_agree_str(a, "--base", c->base ? c->base : "auto");
+    cli_agree_gpus(a, &c->gpus);
+}
+
 static int sddmm_ranks(int argc, char **argv, int rank, int size);
 
 /* Under mpirun with several ranks: each rank its row panel, P all-gathered;
@@ -531,13 +585,23 @@ static int sddmm_ranks(int argc, char **argv, int rank, int size)
     cli_args a;
     sddmm_cli c;
     int rc = parse(argc, argv, &a, &c);
+    if (size > 1) { /* first of all, CPU or GPU ranks: the same command and options everywhere */
+        tf_agree ag;
+        agree_record(&ag, &c, rc, rc < 0 ? a.pos[0] : NULL);
+        const int arc = cli_ranks_agree(&ag, size);
+        if (arc) return arc;
+        if (rc >= 0) return cli_alike(rc); /* --help or a usage error on every rank */
+    }
     if (rc >= 0) return rc;
-    if (size > 1) {
-        if (c.gpus.n > 1 || c.gpus.all) {
-            fprintf(stderr, "tenfold: sddmm: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)\n",
-                    size);
-            return CLI_FAIL;
-        }
+    if (size > 1) { /* from here on every rank has the same options: a failure of them is every rank's */
+        const char *const in[] = {a.pos[0], c.a_path, c.b_path};
+        for (int i = 0; i < 3; ++i)
+            if (in[i] && !strcmp(in[i], "-"))
+                return cli_fail_all("sddmm: reading standard input ('-') is not possible on MPI ranks: ranks 1..%d "
+                                    "get none (mpirun passes it to rank 0 alone); convert it to a file first",
+                                    size - 1);
+        if (c.gpus.n > 1 || c.gpus.all)
+            return cli_fail_all("sddmm: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)", size);
         /* ranks run on the CPU unless --device gpu (as cpd's): auto was resolved to
          * the GPU when one is present, which would put more ranks than GPUs on them */
         if (c.device_auto || c.o.backend != TF_BACKEND_GPU) c.o.backend = TF_BACKEND_CPU;
@@ -561,6 +625,12 @@ static int sddmm_ranks(int argc, char **argv, int rank, int size)
     tf_tensor coo;
     tf_read_info info;
     if ((rc = cli_load_base("sddmm", a.pos[0], c.threads, c.base, &coo, &info))) {
+        tf_context_free(ctx);
+        return rc;
+    }
+    /* before any collective of the computation: the same matrix on every rank */
+    if ((rc = cli_ranks_agree_input(&coo, &info, c.threads, size))) {
+        tf_tensor_free(&coo);
         tf_context_free(ctx);
         return rc;
     }

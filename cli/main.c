@@ -6,26 +6,29 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "args.h"
 #include "outfile.h"
+#include "run_context.h"
 #include "tenfold.h"
 
 typedef struct command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int ranks; /* runs over MPI ranks (starts MPI and checks the ranks agree itself) */
 } command;
 
 static const command commands[] = {
-    {"cpd", cmd_cpd, "CP-ALS decomposition of a sparse tensor"},
-    {"check", cmd_check, "validate a tensor file and report what was fixed"},
-    {"stats", cmd_stats, "dims, slice-size distribution, skew and memory of each format"},
-    {"convert", cmd_convert, "convert between tns, tns with header, sptensor, bin and mtx"},
-    {"gen", cmd_gen, "generate a synthetic tensor (power-law skew, planted model)"},
-    {"mttkrp", cmd_mttkrp, "one MTTKRP from given factor files"},
-    {"sddmm", cmd_sddmm, "sampled dense-dense matrix product (benchmark or one product)"},
-    {"ttm", cmd_ttm, "sparse tensor times matrix on one mode (benchmark or one product)"},
-    {"bench", cmd_bench, "benchmark kernels (bench mttkrp FILE)"},
-    {"info", cmd_info, "version, build options, threads and GPUs"},
+    {"cpd", cmd_cpd, "CP-ALS decomposition of a sparse tensor", 1},
+    {"check", cmd_check, "validate a tensor file and report what was fixed", 0},
+    {"stats", cmd_stats, "dims, slice-size distribution, skew and memory of each format", 0},
+    {"convert", cmd_convert, "convert between tns, tns with header, sptensor, bin and mtx", 0},
+    {"gen", cmd_gen, "generate a synthetic tensor (power-law skew, planted model)", 0},
+    {"mttkrp", cmd_mttkrp, "one MTTKRP from given factor files", 0},
+    {"sddmm", cmd_sddmm, "sampled dense-dense matrix product (benchmark or one product)", 1},
+    {"ttm", cmd_ttm, "sparse tensor times matrix on one mode (benchmark or one product)", 0},
+    {"bench", cmd_bench, "benchmark kernels (bench mttkrp FILE)", 0},
+    {"info", cmd_info, "version, build options, threads and GPUs", 0},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };
 
@@ -92,8 +95,13 @@ int main(int argc, char **argv)
         return 0;
     }
     cli_install_signal_handlers(); /* SIGINT / SIGTERM remove live temporaries */
-    for (int i = 0; i < NCOMMANDS; ++i)
-        if (!strcmp(c, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    for (int i = 0; i < NCOMMANDS; ++i) {
+        if (strcmp(c, commands[i].name)) continue;
+        /* under mpirun, a command of one process still meets the others'
+         * first check, so a rank running another command fails them all */
+        int rc = commands[i].ranks ? CLI_OK : cli_ranks_same_command(&argc, &argv, c);
+        return rc ? rc : commands[i].run(argc - 1, argv + 1);
+    }
     if (c[0] == '-') fprintf(stderr, "tenfold: unknown option '%s'\n", c);
     else fprintf(stderr, "tenfold: unknown command '%s'\n", c);
     fprintf(stderr, "try 'tenfold --help'\n");

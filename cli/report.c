@@ -115,6 +115,7 @@ int cli_load_part(const char *cmd, const char *path, int threads, const char *ba
     o.threads = threads;
     o.part = part;
     o.parts = parts;
+    o.collective = parts > 1; /* the parts are the MPI ranks: they read together */
     memset(t, 0, sizeof *t);
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
@@ -122,6 +123,7 @@ int cli_load_part(const char *cmd, const char *path, int threads, const char *ba
     if (cli_generated(path)) { /* every rank generates the whole, then keeps its part */
         if ((rc = cli_gen_load(cmd, path, threads, t, info))) return rc;
         info->total_nnz = t->nnz;
+        if (parts > 1) info->checksum = tf_tensor_checksum(t, threads); /* the whole's, for the ranks to compare */
         if (parts > 1 && tf_tensor_keep_part(t, part, parts) != TF_OK) {
             tf_tensor_free(t);
             return cli_fail();

@@ -50,9 +50,11 @@ int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *
  * "tenfold: <error>" and returns 1 (2 for a bad --base value or SPEC). */
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info);
-/* The same for part `part` of `parts` of the non-zeros (the ranks of a
- * distributed run; tf_read_opts.part): a tenfold binary file is read at its
- * offsets, other inputs whole then cut. info->total_nnz: the whole's. */
+/* The same for part `part` of `parts` of the non-zeros (parts > 1: the
+ * MPI ranks, each calling it; tf_read_opts.part, .collective): a tenfold
+ * binary file is read at its offsets (the ranks checking the whole file
+ * together), other inputs whole then cut. info->total_nnz and
+ * info->checksum: the whole's. */
 int cli_load_part(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
                   tf_tensor *t, tf_read_info *info);
 /* The same with automatic base detection. */

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "gen_spec.h"
+#include "report.h"
 
 int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g)
 {
@@ -135,17 +137,100 @@ static void warn_one_cpu(int rank, int size)
 int cli_ranks_start(int *argc, char ***argv, int *rank, int *size)
 {
     if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();
+    cli_set_rank(*rank);
     if (*size > 1) warn_one_cpu(*rank, *size);
     return CLI_OK;
 }
 
 int cli_ranks_end(int rc, int size)
 {
-    if (size > 1 && rc != CLI_OK) {
+    /* a failure on some ranks: the others may wait in a collective. One
+     * every rank reached alike: all end here, as after a success */
+    if (size > 1 && rc != CLI_OK && !cli_failed_together()) {
         fflush(stdout);
         fflush(stderr);
         tf_mpi_abort(rc);
     }
     tf_mpi_stop();
     return rc;
+}
+
+void cli_agree_begin(tf_agree *a, const char *cmd, int parse_rc, const char *path)
+{
+    memset(a, 0, sizeof *a);
+    tf_agree_add(a, "command", cmd);
+    tf_agree_add(a, "options", parse_rc < 0 ? "valid" : parse_rc == 0 ? "--help" : "a usage error (above)");
+    if (parse_rc >= 0) return; /* nothing more was parsed */
+    const char *spec = cli_generated(path);
+    char what[1100];
+    if (spec) snprintf(what, sizeof what, "generated: --gen %s", spec);
+    else snprintf(what, sizeof what, "%s", strcmp(path, "-") ? "a file" : "standard input ('-')");
+    tf_agree_add(a, "input", what);
+}
+
+void cli_agree_str(tf_agree *a, const char *name, const char *value)
+{
+    tf_agree_add(a, name, value ? value : "(none)");
+}
+
+void cli_agree_u64(tf_agree *a, const char *name, uint64_t value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)value);
+    tf_agree_add(a, name, buf);
+}
+
+void cli_agree_double(tf_agree *a, const char *name, double value)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", value);
+    tf_agree_add(a, name, buf);
+}
+
+void cli_agree_gpus(tf_agree *a, const cli_gpus *g)
+{
+    char buf[TF_MAX_GPUS * 6 + 8] = "(none)", *at = buf;
+    if (g->all) snprintf(buf, sizeof buf, "all");
+    for (int i = 0; !g->all && i < g->n; ++i)
+        at += snprintf(at, sizeof buf - (size_t)(at - buf), "%s%d", i ? "," : "", g->dev[i]);
+    tf_agree_add(a, "--gpus", buf);
+}
+
+int cli_ranks_agree(const tf_agree *a, int size)
+{
+    if (size < 2) return CLI_OK;
+    return tf_mpi_agree(a) == TF_OK ? CLI_OK : cli_fail();
+}
+
+int cli_ranks_agree_input(const tf_tensor *t, const tf_read_info *info, int threads, int size)
+{
+    if (size < 2) return CLI_OK;
+    char dims[TF_MAX_ORDER * 24];
+    tf_agree a;
+    memset(&a, 0, sizeof a);
+    cli_agree_u64(&a, "order", t->order);
+    tf_agree_add(&a, "dims", cli_dims(dims, sizeof dims, t->order, t->dims));
+    cli_agree_u64(&a, "non-zeros", info->total_nnz > t->nnz ? info->total_nnz : t->nnz);
+    /* a part read (cli_load_part) brings the whole tensor's; a whole one is hashed here */
+    const uint64_t sum = info->checksum ? info->checksum : tf_tensor_checksum(t, threads);
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
+    tf_agree_add(&a, "checksum", hex);
+    return cli_ranks_agree(&a, size);
+}
+
+int cli_ranks_same_command(int *argc, char ***argv, const char *cmd)
+{
+    int rank = 0, size = 1;
+    if (!tf_have_mpi()) return CLI_OK; /* each rank runs the command alone, as ever */
+    if (tf_mpi_start(argc, argv, &rank, &size) != TF_OK) return cli_fail();
+    cli_set_rank(rank);
+    int rc = CLI_OK;
+    if (size > 1) {
+        tf_agree a;
+        memset(&a, 0, sizeof a);
+        tf_agree_add(&a, "command", cmd);
+        rc = cli_ranks_agree(&a, size);
+    }
+    return cli_ranks_end(rc, size);
 }

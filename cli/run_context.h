@@ -34,8 +34,35 @@ int cli_gpu_precheck(tf_backend backend, int device, const cli_gpus *gpus, const
  * the number of ranks (1, 0 without mpirun or MPI); a failure is reported. */
 int cli_ranks_start(int *argc, char ***argv, int *rank, int *size);
 /* The end of a command over ranks: a failure on one rank ends them all
- * (the others would wait in a collective), then MPI is stopped; rc back. */
+ * (the others would wait in a collective) unless every rank failed alike
+ * (cli_failed_together), then MPI is stopped; rc back. */
 int cli_ranks_end(int rc, int size);
+
+/* What the ranks must agree on before they work together (tf_mpi_agree):
+ * first the command and its options, right after MPI starts (before any
+ * read, and before any NCCL set-up of GPU ranks); then the input, right
+ * after the read, before any collective of the computation. A record
+ * begins with the command, how its options parsed (parse_rc: -1 valid, 0
+ * --help, 2 a usage error) and the input's kind (a file, standard input,
+ * --gen SPEC; not its path, which may differ between nodes); then the
+ * options that must match, by name as in --help. */
+void cli_agree_begin(tf_agree *a, const char *cmd, int parse_rc, const char *path);
+void cli_agree_str(tf_agree *a, const char *name, const char *value); /* NULL: "(none)" */
+void cli_agree_u64(tf_agree *a, const char *name, uint64_t value);
+void cli_agree_double(tf_agree *a, const char *name, double value);
+void cli_agree_gpus(tf_agree *a, const cli_gpus *g);
+/* With several ranks: 0 if every rank's record is equal, else 1 after one
+ * line from rank 0 ("tenfold: ranks disagree: rank R has ...") on every
+ * rank alike; a rank that does not answer (TF_MPI_TIMEOUT) is named. */
+int cli_ranks_agree(const tf_agree *a, int size);
+/* The same for the input read: order, dims, the whole tensor's non-zeros
+ * and checksum (info->checksum of a part read, else t's own). */
+int cli_ranks_agree_input(const tf_tensor *t, const tf_read_info *info, int threads, int size);
+/* For a command that does not run over ranks: under mpirun (a build with
+ * MPI), the ranks compare the command alone, so one running another
+ * command than the others fails them all at once instead of leaving them
+ * waiting; MPI is stopped again. 0 or the exit code. */
+int cli_ranks_same_command(int *argc, char ***argv, const char *cmd);
 
 /* The --gpus lines of the --help texts. */
 #define CLI_GPUS_HELP                                                                          \

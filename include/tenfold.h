@@ -156,6 +156,10 @@ typedef struct tf_read_info {
     int mtx_pattern;                /* 1 if pattern (values set to 1)        */
     uint64_t total_nnz;             /* the whole tensor's non-zeros (those read,
                                        unless tf_read_opts asked for a part) */
+    uint64_t checksum;              /* tf_read_opts.collective: the whole
+                                       tensor's tf_tensor_checksum (for a .bin
+                                       read in parts, its checked checksum);
+                                       else 0 (not computed)               */
 } tf_read_info;
 
 #define TF_BASE_AUTO (-1)
@@ -188,11 +192,26 @@ typedef struct tf_read_opts {
     void *progress_user;
     /* parts >= 2: only part `part` (0..parts-1) of the non-zeros, those
      * [nnz part / parts, nnz (part + 1) / parts) of the canonical tensor (the
-     * ranks of a distributed run: together the parts are the tensor). A
-     * tenfold binary file is read at those offsets only (the whole file's
-     * checksum is then not checked; a part must come out sorted and
-     * distinct); other formats are read whole, then cut. 0 or 1: all. */
+     * ranks of a distributed run: together the parts are the tensor), read
+     * whole, then cut, so the parts are exactly one process's tensor. 0 or
+     * 1: all. */
     uint64_t part, parts;
+    /* 1 (with parts >= 2): the parts are the ranks of MPI_COMM_WORLD (part
+     * = its rank, parts = their number; MPI started by tf_mpi_start) and
+     * every rank reads the same input in this call (a collective). A tenfold
+     * binary file is then read at the part's offsets only, the ranks making
+     * together the checks one process makes of the whole file: its
+     * checksum, the first bad non-zero (numbered in the file), and whether
+     * the non-zeros are sorted and distinct across the parts' boundaries
+     * too (if not, every rank reads the file whole, as one process would:
+     * duplicates summed, then keeps its part); so the ranks accept and
+     * refuse what one process does, all of them with the same message
+     * (tf_last_error_shared). Ranks that read tensors of other order, dims,
+     * non-zeros or checksum, or read the input in different ways (one a .bin
+     * in parts, one a text file whole), fail with "ranks disagree: ..."
+     * (tf_mpi_agree). info->checksum gets the whole tensor's checksum. 0
+     * (default): no collective. */
+    int collective;
 } tf_read_opts;
 
 /* threads 0, base TF_BASE_AUTO, no progress callback, the whole tensor. */
@@ -1130,6 +1149,45 @@ void tf_mpi_abort(int code);
 /* x[0..n) summed over the ranks, the same on every rank (reports that
  * gather each rank's figures); x as it is when MPI was not started. */
 tf_status tf_mpi_allreduce_sum(double *x, uint64_t n);
+
+/* What the ranks of a run must agree on before they work together: named
+ * fields (the command, each option that must match, the input's order,
+ * dims, non-zeros and checksum), compared by value across the ranks. One
+ * fixed size, so ranks that disagree on everything still exchange records
+ * of one size. Zero it, then add fields in the same order on every rank. */
+#define TF_AGREE_FIELDS 40
+typedef struct tf_agree_field {
+    char name[24];  /* "command", "-i/--iters", "dims", ...                 */
+    char text[48];  /* the value as said in a message (cut with "..." when
+                       longer)                                              */
+    uint64_t hash;  /* of the whole value: what is compared                 */
+} tf_agree_field;
+typedef struct tf_agree {
+    uint32_t n;
+    tf_agree_field field[TF_AGREE_FIELDS];
+} tf_agree;
+/* Appends field `name` with its value as text (past TF_AGREE_FIELDS the
+ * last field takes the rest: named "more", their values hashed together). */
+void tf_agree_add(tf_agree *a, const char *name, const char *value);
+/* Every rank of MPI_COMM_WORLD with its record (a collective): TF_OK when
+ * all are equal; else TF_ERR_ARG on every rank with the same message,
+ * "ranks disagree: rank R has NAME VALUE, rank 0 has VALUE" for the first
+ * field where a rank differs from rank 0 and the lowest such rank, and
+ * tf_last_error_shared() = 1. Like every collective of tenfold's ranks, a
+ * rank that does not answer within TF_MPI_TIMEOUT seconds (default 600)
+ * fails the call, naming it. TF_OK with one process. */
+tf_status tf_mpi_agree(const tf_agree *a);
+/* 1 when the calling thread's last failure was reached by every rank of
+ * MPI_COMM_WORLD together, with the same message (tf_mpi_agree; a file the
+ * ranks read in parts that they refuse together): no rank waits for another,
+ * so a program may say it once (rank 0) and end with tf_mpi_stop instead of
+ * tf_mpi_abort. 0 otherwise: then the other ranks may be waiting. */
+int tf_last_error_shared(void);
+/* The checksum the tenfold binary file of t holds (its header, indices and
+ * values; tf_write_tensor to .bin): equal tensors, equal checksums. */
+uint64_t tf_tensor_checksum(const tf_tensor *t, int threads);
+/* The same 64-bit hash of n bytes (seed: 0, or a previous hash to chain). */
+uint64_t tf_checksum_bytes(const void *data, uint64_t n, uint64_t seed, int threads);
 
 /* A CUDA build keeps the CUDA backend in a module, libtenfold_cuda.so, that
  * the library loads on the first GPU query or operation, once per process:

@@ -16,6 +16,7 @@
 #include "test_paths.h"
 #include "core/rng.h"
 #include "io/bin_format.h"
+#include "io/checksum.h"
 #include "tenfold.h"
 
 #define TMP TF_TEST_TMP "/io_rt"
@@ -550,12 +551,14 @@ static void dense_files(void)
     tf_matrix_free(&a);
 }
 
-/* Parts of a tensor (tf_read_opts.part / parts): from a .bin (read at
- * offsets) and from a .tns (read whole, then cut) they are the same
+/* Parts of a tensor (tf_read_opts.part / parts, not collective: read
+ * whole, then cut): from a .bin and from a .tns they are the same
  * consecutive ranges of the canonical tensor, their union is the tensor,
  * total_nnz is the whole's; more parts than non-zeros give empty parts; a
- * part number out of range is an argument error; a .bin whose part is not
- * canonical is refused naming the file. */
+ * part number out of range is an argument error; a .bin whose non-zeros
+ * are not in order gives the parts of its canonical tensor, as one process
+ * reads it (a .bin read in parts at its offsets by MPI ranks:
+ * tests/cli/mpi_agree.sh); a collective read without MPI ranks fails. */
 static void parts(void)
 {
     tf_rng r;
@@ -600,7 +603,7 @@ static void parts(void)
     o.parts = 3;
     tf_tensor y;
     CHECK(tf_read_tensor_opts(path_of("p.bin"), &o, &y, NULL) == TF_ERR_ARG);
-    /* a binary file whose non-zeros are not in order: its part is refused */
+    /* a binary file whose non-zeros are not in order: the parts of its canonical tensor */
     tf_tensor w;
     CHECK_OK(tf_tensor_alloc(&w, 2, (const uint64_t[]){4, 4}, 4));
     const uint32_t i0[] = {3, 0, 2, 1}, i1[] = {0, 1, 2, 3};
@@ -609,12 +612,55 @@ static void parts(void)
     memcpy(w.ind[1], i1, sizeof i1);
     memcpy(w.vals, v, sizeof v);
     CHECK_OK(tf_bin_write(path_of("unsorted.bin"), &w));
+    const uint32_t c0[] = {0, 1, 2, 3}, c1[] = {1, 3, 2, 0};
+    const double cv[] = {2, 4, 3, 1};
+    for (uint64_t p = 0; p < 2; ++p) {
+        o.part = p;
+        o.parts = 2;
+        tf_status s = tf_read_tensor_opts(path_of("unsorted.bin"), &o, &y, NULL);
+        CHECKF(s == TF_OK && y.nnz == 2 && !memcmp(y.ind[0], c0 + 2 * p, 8) && !memcmp(y.ind[1], c1 + 2 * p, 8) &&
+                   !memcmp(y.vals, cv + 2 * p, 16),
+               "unsorted .bin, part %llu of 2: %s", (unsigned long long)p, s ? tf_last_error() : "other non-zeros");
+        tf_tensor_free(&y);
+    }
+    /* collective: the parts are MPI ranks, which this process is not */
     o.part = 0;
     o.parts = 2;
-    CHECKF(tf_read_tensor_opts(path_of("unsorted.bin"), &o, &y, NULL) == TF_ERR_PARSE &&
-               strstr(tf_last_error(), "unsorted.bin") && strstr(tf_last_error(), "not sorted"),
-           "unsorted .bin part: %s", tf_last_error());
+    o.collective = 1;
+    CHECKF(tf_read_tensor_opts(path_of("p.bin"), &o, &y, NULL) != TF_OK && *tf_last_error(),
+           "a collective read without ranks fails: %s", tf_last_error());
     tf_tensor_free(&w);
+    tf_tensor_free(&x);
+}
+
+/* The checksum in pieces (MPI ranks hashing the blocks of their parts,
+ * src/io/read_ranks.c): the blocks' hashes folded in order equal
+ * tf_checksum, for sections of a part block, of whole blocks and of
+ * nothing; tf_tensor_checksum is what the tensor's .bin holds. */
+static void checksum_pieces(void)
+{
+    const uint64_t B = TF_CHECKSUM_BLOCK, sizes[] = {0, 5, 8, 1000, B, B + 3, 3 * B + 12345};
+    unsigned char *p = malloc(3 * B + 12345);
+    for (uint64_t i = 0; i < 3 * B + 12345; ++i) p[i] = (unsigned char)(i * 2654435761u >> 13);
+    for (unsigned c = 0; c < sizeof sizes / sizeof *sizes; ++c) {
+        const uint64_t n = sizes[c];
+        uint64_t h = tf_checksum_start(77, n);
+        for (uint64_t b = 0; b * B < n; ++b)
+            h = tf_checksum_fold(h, tf_checksum_block(p + b * B, n - b * B < B ? n - b * B : B, b));
+        CHECKF(h == tf_checksum(p, n, 77, 2) && h == tf_checksum_bytes(p, n, 77, 1), "checksum in pieces, %llu bytes",
+               (unsigned long long)n);
+    }
+    free(p);
+    tf_rng r;
+    tf_rng_seed(&r, 5);
+    tf_tensor x = random_tensor(&r, 3, 3000, 0);
+    CHECK_OK(tf_write_tensor(path_of("sum.bin"), &x, TF_FILE_BIN));
+    size_t len;
+    unsigned char *img = file_bytes(path_of("sum.bin"), &len);
+    uint64_t stored;
+    memcpy(&stored, img + tf_bin_header_bytes(3) - 8, 8);
+    CHECK(tf_tensor_checksum(&x, 2) == stored);
+    free(img);
     tf_tensor_free(&x);
 }
 
@@ -624,6 +670,7 @@ int main(void)
     mkdir(TMP, 0777);
     tns_bin_tns();
     bin_corruption();
+    checksum_pieces();
     header_round_trips();
     mtx_round_trips();
     compressed_input();

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The collectives of a run over several processes (src/dist/mpi.c with MPI,
  * src/dist/nompi.c without): the front end hands them to the CPU backend,
- * which never calls MPI itself. Results are the same on every rank. */
+ * which never calls MPI itself. Results are the same on every rank. New
+ * members go at the end (the CUDA module is built against this layout). */
 #ifndef TF_BACKEND_DIST_H
 #define TF_BACKEND_DIST_H
 #include "tenfold.h"
+
+typedef enum tf_dist_op { TF_DIST_MIN, TF_DIST_MAX, TF_DIST_XOR } tf_dist_op;
 
 typedef struct tf_dist {
     int rank, size;
@@ -29,9 +32,19 @@ typedef struct tf_dist {
     tf_status (*alltoall_records)(const void *send, const uint64_t *send_n, uint32_t rec, uint64_t round_bytes,
                                   void **recv, uint64_t *recv_total);
     uint64_t round_bytes; /* for the two above: the context's tuning.mpi_round_bytes */
+    /* x[0..n) combined over the ranks by op, the same on every rank. */
+    tf_status (*allreduce_u64)(uint64_t *x, uint64_t n, tf_dist_op op);
+    /* n bytes of rank root's buf to every rank. */
+    tf_status (*bcast_from)(void *buf, uint64_t n, int root);
+    /* tf_mpi_agree over these ranks: TF_OK when every rank's record equals
+     * rank 0's, else the same shared failure on every rank. */
+    tf_status (*agree)(const tf_agree *a);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
- * TF_ERR_UNAVAILABLE in a build without MPI. */
+ * TF_ERR_UNAVAILABLE in a build without MPI. Every wait of these
+ * collectives is bounded (TF_MPI_TIMEOUT seconds, default 600): past it the
+ * call fails naming a rank that did not answer (a stopped or hung rank),
+ * instead of waiting forever. */
 tf_status tf_dist_world(tf_dist *d);
 #endif

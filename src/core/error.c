@@ -5,20 +5,45 @@
 #include <stdio.h>
 
 static _Thread_local char tf_errbuf[1024];
+/* Failures counted, and the count at the last one every rank reached
+ * together (tf_fail_shared): that one is shared while no other came after. */
+static _Thread_local uint64_t tf_errserial, tf_errshared;
+
+static void set_message(const char *fmt, va_list ap)
+{
+    vsnprintf(tf_errbuf, sizeof tf_errbuf, fmt, ap);
+    /* keep it one line */
+    for (char *p = tf_errbuf; *p; ++p)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    ++tf_errserial;
+}
 
 tf_status tf_fail(tf_status s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tf_errbuf, sizeof tf_errbuf, fmt, ap);
+    set_message(fmt, ap);
     va_end(ap);
-    /* keep it one line */
-    for (char *p = tf_errbuf; *p; ++p)
-        if (*p == '\n' || *p == '\r') *p = ' ';
     return s;
 }
 
-void tf_clear_error(void) { tf_errbuf[0] = '\0'; }
+tf_status tf_fail_shared(tf_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(fmt, ap);
+    va_end(ap);
+    tf_errshared = tf_errserial;
+    return s;
+}
+
+int tf_last_error_shared(void) { return tf_errshared != 0 && tf_errshared == tf_errserial; }
+
+void tf_clear_error(void)
+{
+    tf_errbuf[0] = '\0';
+    ++tf_errserial;
+}
 
 const char *tf_last_error(void) { return tf_errbuf; }
 

@@ -13,6 +13,11 @@
 /* Records a message for the calling thread and returns s, so callers can
  * write `return tf_fail(TF_ERR_PARSE, "%s:%llu: ...", ...)`. */
 tf_status tf_fail(tf_status s, const char *fmt, ...) TF_PRINTF(2, 3);
+/* The same for a failure every rank of a distributed run reached together,
+ * with the same message (a collective decision: the ranks disagree, a file
+ * read in parts is refused): tf_last_error_shared() says so until the next
+ * failure. */
+tf_status tf_fail_shared(tf_status s, const char *fmt, ...) TF_PRINTF(2, 3);
 /* Clears the calling thread's message. */
 void tf_clear_error(void);
 

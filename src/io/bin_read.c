@@ -5,9 +5,11 @@
  * same way. Every header field, the exact length and the checksum are
  * checked before the data is trusted. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/progress.h"
@@ -158,29 +160,117 @@ tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, t
     return bin_read(&s, threads, t);
 }
 
-tf_status tf_bin_read_part_fd(const char *name, int fd, uint64_t size, int threads, uint64_t part, uint64_t parts,
-                              tf_tensor *t, uint64_t *total)
+tf_status tf_bin_part_open(const char *name, int fd, uint64_t size, uint64_t part, uint64_t parts, tf_bin_part *p)
 {
     bin_src s = {name, fd, NULL, size, NULL, NULL};
     unsigned char hdr[TF_BIN_HEADER_MAX];
-    tf_tensor shape;
-    uint64_t sum = 0;
+    memset(p, 0, sizeof *p);
+    TF_TRY(read_header(&s, hdr, &p->shape, &p->sum));
+    const uint64_t hb = tf_bin_header_bytes(p->shape.order);
+    p->head = tf_checksum(hdr, hb - 8, 0, 1); /* the chain's start, as bin_read */
+    p->k0 = (uint64_t)((unsigned __int128)p->shape.nnz * part / parts);
+    p->k1 = (uint64_t)((unsigned __int128)p->shape.nnz * (part + 1) / parts);
+    p->size = size;
+    for (uint32_t m = 0; m <= p->shape.order; ++m) { /* the index arrays, then the values */
+        const uint64_t bytes = p->shape.nnz * (m < p->shape.order ? 4 : 8);
+        p->nblocks += (bytes + TF_CHECKSUM_BLOCK - 1) / TF_CHECKSUM_BLOCK;
+    }
+    return TF_CALLOC(p->blocks, p->nblocks ? p->nblocks : 1, "block hashes");
+}
+
+void tf_bin_part_free(tf_bin_part *p)
+{
+    tf_free(p->blocks);
+    p->blocks = NULL;
+}
+
+/* Bytes [a, b) of a section (sec bytes long, at file offset off) into dst,
+ * and into bh[i] the hash of every block i whose first byte lies in [a, b):
+ * those blocks are this part's share of the checksum, so every block has
+ * one owner; the last may run past b, its rest read from the file. */
+static tf_status read_part_section(const bin_src *s, uint64_t off, uint64_t sec, uint64_t a, uint64_t b,
+                                   unsigned char *dst, int T, uint64_t *bh)
+{
+    const uint64_t B = TF_CHECKSUM_BLOCK;
+    if (a >= b) return TF_OK;
+    const uint64_t first = (a + B - 1) / B, last = (b + B - 1) / B; /* owned blocks [first, last) */
+    const uint64_t lead = a % B ? 1 : 0, owned = last > first ? last - first : 0;
+    const int64_t pieces = (int64_t)(lead + owned);
+    int failed = 0;
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1 && pieces > 1)
+    for (int64_t q = 0; q < pieces; ++q) {
+        const int own = !(lead && q == 0);
+        const uint64_t i = first + (uint64_t)q - lead; /* the block, when owned */
+        const uint64_t lo = own ? i * B : a, hi0 = own ? (i + 1) * B : first * B, hi = hi0 < b ? hi0 : b;
+        int e = read_at(s, off + lo, dst + (lo - a), hi - lo);
+        if (!e && own) {
+            const uint64_t end = (i + 1) * B < sec ? (i + 1) * B : sec;
+            if (hi == end) {
+                bh[i] = tf_checksum_block(dst + (lo - a), end - lo, i);
+            } else { /* the block runs on past the part */
+                unsigned char *tmp = malloc((size_t)(end - lo));
+                if (!tmp) e = ENOMEM;
+                else {
+                    memcpy(tmp, dst + (lo - a), (size_t)(hi - lo));
+                    e = read_at(s, off + hi, tmp + (hi - lo), end - hi);
+                    if (!e) bh[i] = tf_checksum_block(tmp, end - lo, i);
+                    free(tmp);
+                }
+            }
+        }
+        if (e) {
+#pragma omp atomic write
+            failed = e;
+        }
+    }
+    if (failed) return tf_fail(TF_ERR_IO, "%s: read failed: %s", s->name, strerror(failed));
+    return TF_OK;
+}
+
+tf_status tf_bin_part_read(const char *name, int fd, int threads, tf_bin_part *p, tf_tensor *t)
+{
+    bin_src s = {name, fd, NULL, p->size, NULL, NULL};
+    const tf_tensor *x = &p->shape;
+    const uint64_t n = p->k1 - p->k0;
     memset(t, 0, sizeof *t);
-    memset(&shape, 0, sizeof shape);
-    TF_TRY(read_header(&s, hdr, &shape, &sum));
-    *total = shape.nnz;
-    const uint64_t k0 = (uint64_t)((unsigned __int128)shape.nnz * part / parts);
-    const uint64_t k1 = (uint64_t)((unsigned __int128)shape.nnz * (part + 1) / parts);
-    TF_TRY(tf_tensor_alloc(t, shape.order, shape.dims, k1 - k0));
+    TF_TRY(tf_tensor_alloc(t, x->order, x->dims, n));
     const int T = tf_resolve_threads(threads);
-    const uint64_t base = tf_bin_header_bytes(shape.order);
-    uint64_t h = 0; /* the whole file's checksum cannot be checked from a part */
+    uint64_t off = tf_bin_header_bytes(x->order), *bh = p->blocks;
     tf_status st = TF_OK;
-    for (uint32_t m = 0; m < t->order && st == TF_OK; ++m)
-        st = read_section(&s, base + (m * shape.nnz + k0) * 4, t->ind[m], t->nnz * 4, T, &h);
-    if (st == TF_OK) st = read_section(&s, base + shape.order * shape.nnz * 4 + k0 * 8, t->vals, t->nnz * 8, T, &h);
+    for (uint32_t m = 0; m <= x->order && st == TF_OK; ++m) {
+        const uint64_t w = m < x->order ? 4 : 8, sec = x->nnz * w;
+        void *dst = m < x->order ? (void *)t->ind[m] : (void *)t->vals;
+        st = read_part_section(&s, off, sec, p->k0 * w, p->k1 * w, dst, T, bh);
+        off += sec;
+        bh += (sec + TF_CHECKSUM_BLOCK - 1) / TF_CHECKSUM_BLOCK;
+    }
     if (st != TF_OK) tf_tensor_free(t);
     return st;
+}
+
+uint64_t tf_bin_part_checksum(const tf_bin_part *p)
+{
+    uint64_t h = p->head;
+    const uint64_t *bh = p->blocks;
+    for (uint32_t m = 0; m <= p->shape.order; ++m) {
+        const uint64_t sec = p->shape.nnz * (m < p->shape.order ? 4 : 8);
+        const uint64_t nb = (sec + TF_CHECKSUM_BLOCK - 1) / TF_CHECKSUM_BLOCK;
+        h = tf_checksum_start(h, sec);
+        for (uint64_t b = 0; b < nb; ++b) h = tf_checksum_fold(h, bh[b]);
+        bh += nb;
+    }
+    return h;
+}
+
+tf_status tf_bin_part_coord(const char *name, int fd, const tf_bin_part *p, uint64_t k, uint32_t *coord)
+{
+    bin_src s = {name, fd, NULL, p->size, NULL, NULL};
+    const uint64_t base = tf_bin_header_bytes(p->shape.order);
+    for (uint32_t m = 0; m < p->shape.order; ++m) {
+        const int e = read_at(&s, base + (m * p->shape.nnz + k) * 4, &coord[m], 4);
+        if (e) return tf_fail(TF_ERR_IO, "%s: read failed: %s", name, strerror(e));
+    }
+    return TF_OK;
 }
 
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,

@@ -17,10 +17,9 @@ uint64_t tf_bin_checksum(const unsigned char *hdr, const tf_tensor *t, int threa
 static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 
-tf_status tf_bin_write(const char *path, const tf_tensor *t)
+/* The header of t's file but its checksum. */
+static void put_header(unsigned char *hdr, const tf_tensor *t)
 {
-    TF_TRY(tf_tensor_validate(t));
-    unsigned char hdr[TF_BIN_HEADER_MAX];
     memcpy(hdr, TF_BIN_MAGIC, TF_BIN_MAGIC_LEN);
     put32(hdr + 8, TF_BIN_VERSION);
     put32(hdr + 12, t->order);
@@ -28,6 +27,21 @@ tf_status tf_bin_write(const char *path, const tf_tensor *t)
     put32(hdr + 20, (uint32_t)sizeof(double));
     put64(hdr + 24, t->nnz);
     for (uint32_t m = 0; m < t->order; ++m) put64(hdr + TF_BIN_FIXED_BYTES + 8 * m, t->dims[m]);
+}
+
+uint64_t tf_tensor_checksum(const tf_tensor *t, int threads)
+{
+    unsigned char hdr[TF_BIN_HEADER_MAX];
+    if (!t || t->order > TF_MAX_ORDER) return 0;
+    put_header(hdr, t);
+    return tf_bin_checksum(hdr, t, threads);
+}
+
+tf_status tf_bin_write(const char *path, const tf_tensor *t)
+{
+    TF_TRY(tf_tensor_validate(t));
+    unsigned char hdr[TF_BIN_HEADER_MAX];
+    put_header(hdr, t);
     const uint64_t hbytes = tf_bin_header_bytes(t->order);
     put64(hdr + hbytes - 8, tf_bin_checksum(hdr, t, 0));
 

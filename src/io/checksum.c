@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "tenfold.h"
 
-#define BLOCK_BYTES (1u << 20)
+#define BLOCK_BYTES TF_CHECKSUM_BLOCK
 #define GROUP_BLOCKS 256
 #define K1 0x9E3779B97F4A7C15ULL
 #define K2 0xC2B2AE3D27D4EB4FULL
@@ -52,12 +53,18 @@ static uint64_t block_hash(const unsigned char *p, uint64_t n, uint64_t seed)
     return fmix(h[0] ^ fmix(h[1] + K1) ^ fmix(h[2] + K2) ^ fmix(h[3] ^ n));
 }
 
+uint64_t tf_checksum_block(const void *p, uint64_t n, uint64_t b) { return block_hash(p, n, b); }
+
+uint64_t tf_checksum_start(uint64_t seed, uint64_t n) { return fmix(seed ^ (n * K1)); }
+
+uint64_t tf_checksum_fold(uint64_t h, uint64_t block_hash) { return fmix(h ^ block_hash) + K1; }
+
 uint64_t tf_checksum_fill(void *data, uint64_t n, uint64_t seed, int threads, tf_fill_fn fill,
                           const void *ctx, int *err)
 {
     unsigned char *p = data;
     const uint64_t nblocks = (n + BLOCK_BYTES - 1) / BLOCK_BYTES;
-    uint64_t h = fmix(seed ^ (n * K1));
+    uint64_t h = tf_checksum_start(seed, n);
     const int T = nblocks > 1 ? tf_resolve_threads(threads) : 1;
     int failed = 0;
     for (uint64_t g = 0; g < nblocks; g += GROUP_BLOCKS) {
@@ -74,7 +81,7 @@ uint64_t tf_checksum_fill(void *data, uint64_t n, uint64_t seed, int threads, tf
             }
             bh[i] = block_hash(p + lo, len, b);
         }
-        for (int64_t i = 0; i < cnt; ++i) h = fmix(h ^ bh[i]) + K1;
+        for (int64_t i = 0; i < cnt; ++i) h = tf_checksum_fold(h, bh[i]);
     }
     if (err) *err = failed;
     return h;
@@ -83,4 +90,9 @@ uint64_t tf_checksum_fill(void *data, uint64_t n, uint64_t seed, int threads, tf
 uint64_t tf_checksum(const void *data, uint64_t n, uint64_t seed, int threads)
 {
     return tf_checksum_fill((void *)data, n, seed, threads, NULL, NULL, NULL);
+}
+
+uint64_t tf_checksum_bytes(const void *data, uint64_t n, uint64_t seed, int threads)
+{
+    return tf_checksum(data, n, seed, threads);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_read_tensor / tf_parse_tensor: content detection (tenfold binary, xz,
  * gzip, Matrix Market, .tns), then the canonical form every reader
- * returns: sorted, duplicates summed, zeros dropped. */
+ * returns: sorted, duplicates summed, zeros dropped; then a part of it
+ * (tf_read_opts.parts; over MPI ranks, read_ranks.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,13 +19,12 @@
 #include "io/bin_format.h"
 #include "io/decompress.h"
 #include "io/input.h"
+#include "io/read_ranks.h"
 #include "io/readers.h"
 #include "io/stream.h"
 #include "io/text_scan.h"
 
-/* Checks indices < dims and finite values in parallel; *canonical says
- * whether the non-zeros are already strictly sorted and free of zeros. */
-static tf_status check_tensor(const char *name, const tf_tensor *t, int T, int *canonical)
+uint64_t tf_scan_nonzeros(const tf_tensor *t, int T, int *canonical)
 {
     const uint64_t n = t->nnz;
     const uint32_t N = t->order;
@@ -47,47 +47,47 @@ static tf_status check_tensor(const char *name, const tf_tensor *t, int T, int *
             }
         }
     }
-    if (first_bad != UINT64_MAX) {
-        uint64_t k = first_bad;
-        if (!isfinite(t->vals[k]))
-            return tf_fail(TF_ERR_RANGE, "%s: non-zero %llu: value is not finite", name,
-                           (unsigned long long)k + 1);
-        for (uint32_t m = 0; m < N; ++m)
-            if (t->ind[m][k] >= t->dims[m])
-                return tf_fail(TF_ERR_RANGE,
-                               "%s: non-zero %llu: mode %u index %u is outside 0..%llu", name,
-                               (unsigned long long)k + 1, m + 1, t->ind[m][k],
-                               (unsigned long long)t->dims[m] - 1);
-    }
     *canonical = sorted;
+    return first_bad;
+}
+
+tf_status tf_bad_nonzero(const char *name, const tf_tensor *t, uint64_t k, uint64_t first)
+{
+    const uint64_t at = first + k + 1; /* the file's numbering, from 1 */
+    if (!isfinite(t->vals[k]))
+        return tf_fail(TF_ERR_RANGE, "%s: non-zero %llu: value is not finite", name, (unsigned long long)at);
+    for (uint32_t m = 0; m < t->order; ++m)
+        if (t->ind[m][k] >= t->dims[m])
+            return tf_fail(TF_ERR_RANGE, "%s: non-zero %llu: mode %u index %u is outside 0..%llu", name,
+                           (unsigned long long)at, m + 1, t->ind[m][k], (unsigned long long)t->dims[m] - 1);
     return TF_OK;
 }
 
-/* Brings t into canonical form and records duplicates/zeros. canonical:
- * 1 already canonical, 0 not, -1 unknown (binary: validate first). */
-static tf_status finish(const char *name, tf_tensor *t, const tf_read_opts *o, int canonical,
-                        tf_read_info *info)
+/* Checks indices < dims and finite values in parallel; *canonical says
+ * whether the non-zeros are already strictly sorted and free of zeros. */
+static tf_status check_tensor(const char *name, const tf_tensor *t, int T, int *canonical)
+{
+    const uint64_t bad = tf_scan_nonzeros(t, T, canonical);
+    return bad == UINT64_MAX ? TF_OK : tf_bad_nonzero(name, t, bad, 0);
+}
+
+tf_status tf_read_finish(const char *name, tf_tensor *t, const tf_read_opts *o, int canonical, int shared,
+                         tf_read_info *info)
 {
     const int threads = o->threads;
     const uint64_t before = t->nnz;
     tf_status s = TF_OK;
-    if (canonical == -2) { /* a part of a binary file: it must be canonical as it stands */
-        s = check_tensor(name, t, tf_resolve_threads(threads), &canonical);
-        if (s == TF_OK && !canonical)
-            s = tf_fail(TF_ERR_PARSE, "%s: part %llu of %llu: the non-zeros are not sorted and distinct, so the "
-                                      "file cannot be read in parts (tenfold convert rewrites it canonical)",
-                        name, (unsigned long long)o->part + 1, (unsigned long long)o->parts);
-        if (s != TF_OK) tf_tensor_free(t);
-        return s;
-    }
     if (canonical < 0) s = check_tensor(name, t, tf_resolve_threads(threads), &canonical);
     if (s == TF_OK && !canonical) {
         tf_progress_report(o->progress, o->progress_user, TF_STEP_SORT, 0, 0, 0);
         s = tf_tensor_canonicalize(t, &info->duplicates, &info->zeros);
     }
-    if (s == TF_OK && t->nnz == 0)
-        s = tf_fail(TF_ERR_PARSE, "%s: no non-zeros (all %llu entries are zero or cancel out)",
-                    name, (unsigned long long)before);
+    if (s == TF_OK && t->nnz == 0 && shared)
+        s = tf_fail_shared(TF_ERR_PARSE, "%s: no non-zeros (all %llu entries are zero or cancel out)", name,
+                           (unsigned long long)before);
+    else if (s == TF_OK && t->nnz == 0)
+        s = tf_fail(TF_ERR_PARSE, "%s: no non-zeros (all %llu entries are zero or cancel out)", name,
+                    (unsigned long long)before);
     if (s != TF_OK) tf_tensor_free(t);
     return s;
 }
@@ -241,7 +241,7 @@ tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
     int canonical = -1;
     tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, 0, len, 0);
     tf_status s = parse_mem(name, text, len, opts, out, info, &canonical);
-    if (s == TF_OK) s = finish(name, out, opts, canonical, info);
+    if (s == TF_OK) s = tf_read_finish(name, out, opts, canonical, 0, info);
     tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, len, len, 1);
     TF_TRY(s);
     info->seconds = tf_wtime() - t0;
@@ -270,12 +270,11 @@ static tf_status read_regular(const char *path, int fd, uint64_t size, const tf_
         info->format = TF_FILE_BIN;
         info->declared_dims = 1;
         info->bytes = size;
-        if (o->parts > 1) {
-            TF_TRY(tf_bin_read_part_fd(path, fd, size, o->threads, o->part, o->parts, t, &info->total_nnz));
-            *canonical = -2; /* a part: checked, never re-sorted (finish) */
-        } else {
-            TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, o->progress, o->progress_user, t));
+        if (o->collective && o->parts > 1) { /* each rank its part, the whole file's checks together */
+            *canonical = -2;
+            return tf_read_bin_ranks(path, fd, size, o, t, info);
         }
+        TF_TRY(tf_bin_read_fd(path, fd, size, o->threads, o->progress, o->progress_user, t));
         info->entries = t->nnz;
         return TF_OK;
     }
@@ -304,6 +303,9 @@ tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_ten
     memset(out, 0, sizeof *out);
     TF_TRY(check_opts(opts));
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
+    if (opts->collective && opts->parts > 1 && !strcmp(path, "-"))
+        return tf_fail(TF_ERR_ARG, "reading standard input ('-') is not possible on MPI ranks (mpirun gives it to "
+                                   "rank 0 alone); convert it to a file first (tenfold convert - FILE.bin)");
     int fd = -1, is_stdin = 0;
     const char *name = path;
     TF_TRY(tf_open_input(path, &fd, &name, &is_stdin));
@@ -323,11 +325,11 @@ tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_ten
         s = parse_fd(name, fd, rest, opts, out, info, &canonical);
     }
     close(fd);
-    if (s == TF_OK) s = finish(name, out, opts, canonical, info);
-    if (s == TF_OK && canonical != -2) {
+    if (s == TF_OK && canonical != -2) s = tf_read_finish(name, out, opts, canonical, 0, info);
+    if (s == TF_OK && canonical != -2) { /* read whole (a .bin in parts is done): cut on every rank */
         info->total_nnz = out->nnz;
-        /* a part of a format that cannot be read in parts: the whole, then cut */
-        if (opts->parts > 1) s = tf_tensor_keep_part(out, opts->part, opts->parts);
+        if (opts->collective && opts->parts > 1) s = tf_read_whole_ranks(name, opts, out, info);
+        else if (opts->parts > 1) s = tf_tensor_keep_part(out, opts->part, opts->parts);
         if (s != TF_OK) tf_tensor_free(out);
     }
     tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, size, size, 1);

@@ -24,12 +24,30 @@ tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info
  * NULL, after each section), or from memory. */
 tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_progress_fn progress,
                          void *progress_user, tf_tensor *t);
-/* Part `part` of `parts` of a tenfold binary file: the non-zeros
- * [nnz part / parts, nnz (part + 1) / parts), read at their offsets (the
- * header and the file's length are checked; the whole file's checksum
- * cannot be from a part). *total: the file's non-zeros. */
-tf_status tf_bin_read_part_fd(const char *name, int fd, uint64_t size, int threads, uint64_t part, uint64_t parts,
-                              tf_tensor *t, uint64_t *total);
+/* Part `part` of `parts` of a tenfold binary file, the non-zeros [k0, k1) =
+ * [nnz part / parts, nnz (part + 1) / parts), read at their offsets by the
+ * ranks (read_ranks.c): what the part read leaves for the checks of the
+ * whole file the ranks make together. */
+typedef struct tf_bin_part {
+    tf_tensor shape;   /* the file's order, dims and nnz (no arrays)            */
+    uint64_t size;     /* the file's bytes                                      */
+    uint64_t sum;      /* the checksum its header holds                         */
+    uint64_t head;     /* the hash of the header before it (the chain's start)  */
+    uint64_t k0, k1;   /* this part's non-zeros                                 */
+    /* The hash of every block of every section (tf_checksum_block; the index
+     * arrays, then the values) whose first byte lies in this part, 0 for the
+     * others': the parts' arrays XOR-ed together hold every block's. */
+    uint64_t *blocks, nblocks;
+} tf_bin_part;
+/* Reads and checks the header and the file's length (as one process does). */
+tf_status tf_bin_part_open(const char *name, int fd, uint64_t size, uint64_t part, uint64_t parts, tf_bin_part *p);
+/* Reads the part's non-zeros into t (allocated) and its blocks' hashes. */
+tf_status tf_bin_part_read(const char *name, int fd, int threads, tf_bin_part *p, tf_tensor *t);
+/* The file's checksum from p->blocks once they hold every block's hash. */
+uint64_t tf_bin_part_checksum(const tf_bin_part *p);
+/* The coordinate of the file's non-zero k (0-based), read from the file. */
+tf_status tf_bin_part_coord(const char *name, int fd, const tf_bin_part *p, uint64_t k, uint32_t *coord);
+void tf_bin_part_free(tf_bin_part *p);
 tf_status tf_bin_parse_mem(const char *name, const char *data, size_t len, int threads,
                            tf_tensor *t);
 
