@@ -152,6 +152,10 @@ check "sddmm on 2 ranks with --gpus 2: says why" grep -q "takes one GPU per rank
 # CPU ranks run in double precision: fp32 without --device gpu fails at once
 ranks 2 cpd small.tns -r 3 -i 2 --precision single --nowrite
 check "2 CPU ranks in fp32 fail" test "$rc" -ne 0 -a "$rc" -ne 124
+# the nvecs start needs the whole tensor, which no rank holds: a clear failure
+ranks 2 cpd small.tns -r 3 -i 2 --init nvecs --nowrite
+check "2 ranks, --init nvecs: fails" test "$rc" -ne 0 -a "$rc" -ne 124
+check "2 ranks, --init nvecs: says it is not available on MPI ranks" grep -q "init nvecs is not available on MPI ranks" err.txt
 # a missing input on every rank: a failure, not a hang
 ranks 2 cpd missing.tns -r 3 -i 2 --nowrite
 check "2 ranks, missing input: fails" test "$rc" -ne 0 -a "$rc" -ne 124
