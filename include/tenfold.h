@@ -695,7 +695,7 @@ typedef enum tf_nvecs_method {
 typedef struct tf_nvecs_opts {
     int threads;             /* 0 = default                                        */
     tf_nvecs_method method;  /* default TF_NVECS_AUTO                              */
-    double tol;              /* subspace iteration: relative residual, default 1e-11 */
+    double tol;              /* subspace iteration: relative residual, default 1e-12 */
     uint32_t max_iters;      /* subspace iteration: at most this many steps (default
                                 3000); then the vectors so far, info->residual says
                                 how close they are                                 */

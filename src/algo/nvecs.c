@@ -63,7 +63,7 @@ void tf_nvecs_opts_default(tf_nvecs_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->method = TF_NVECS_AUTO;
-    o->tol = 1e-11;
+    o->tol = 1e-12;
     o->max_iters = 3000;
     o->seed = TF_DEFAULT_SEED;
 }
