@@ -177,6 +177,12 @@ static void test_edges(void)
     compare("edge: r = I", &X, 1, 8, TF_NVECS_DENSE, 1e-9);
     compare("edge: r = I subspace", &X, 1, 8, TF_NVECS_SUBSPACE, 1e-8);
     compare("edge: r = 1", &X, 0, 1, TF_NVECS_SUBSPACE, 1e-8);
+    tf_tensor H; /* hypersparse: nearly every column of the unfolding has one entry (a diagonal Gram) */
+    const uint64_t hd[3] = {50, 400, 300};
+    random_tensor(3, hd, 120, 9, 1, &H);
+    compare("edge: hypersparse", &H, 0, 6, TF_NVECS_DENSE, 1e-9);
+    compare("edge: hypersparse subspace", &H, 0, 6, TF_NVECS_SUBSPACE, 1e-8);
+    tf_tensor_free(&H);
     tf_matrix U;
     CHECK_FAILS(tf_nvecs(&X, 1, 9, NULL, &U, NULL, NULL), TF_ERR_ARG, "whose length is 8");
     CHECK_FAILS(tf_nvecs(&X, 1, 0, NULL, &U, NULL, NULL), TF_ERR_ARG, "expected 1..8");

@@ -79,6 +79,7 @@ typedef struct gram_op {
     uint64_t *rptr;   /* CSR: row i holds entries rptr[i]..rptr[i+1]-1       */
     uint64_t *rcol;   /*      their columns, ascending                       */
     double *rval;
+    double *diag;     /* the columns of one entry: their x^2 per row         */
     double *G;        /* the formed Gram (I x I) or NULL                     */
     double *W;        /* a block of X^T V, or the chunks' partial G V        */
     uint64_t *cursor; /* per row: the next CSR entry of the block pass        */
@@ -93,6 +94,7 @@ static void op_free(gram_op *op)
     tf_free(op->rcol);
     tf_free(op->rval);
     tf_free(op->G);
+    tf_free(op->diag);
     tf_free(op->W);
     tf_free(op->cursor);
     memset(op, 0, sizeof *op);
@@ -129,7 +131,29 @@ static tf_status op_build(const tf_tensor *X, uint32_t mode, int threads, gram_o
         op->cval[k] = X->vals[perm[k]];
     }
     tf_fibres_free(&F);
-    for (uint64_t k = 0; k < X->nnz; ++k) ++op->rptr[op->crow[k] + 1];
+    /* a column of one entry (i, x) adds x^2 to G(i, i) alone: those go to
+     * the diagonal, the others stay (compacted in place, in order) */
+    if ((s = TF_CALLOC(op->diag, op->I ? op->I : 1, "nvecs Gram diagonal")) != TF_OK) {
+        op_free(op);
+        return s;
+    }
+    uint64_t J = 0, kept = 0;
+    for (uint64_t f = 0; f < op->J; ++f) {
+        const uint64_t b = op->fptr[f], e = op->fptr[f + 1];
+        if (e - b == 1) {
+            op->diag[op->crow[b]] += op->cval[b] * op->cval[b];
+            continue;
+        }
+        op->fptr[J++] = kept;
+        for (uint64_t k = b; k < e; ++k, ++kept) {
+            op->crow[kept] = op->crow[k];
+            op->cval[kept] = op->cval[k];
+        }
+    }
+    op->fptr[J] = kept;
+    op->J = J;
+    op->nnz = kept;
+    for (uint64_t k = 0; k < op->nnz; ++k) ++op->rptr[op->crow[k] + 1];
     for (uint64_t i = 0; i < op->I; ++i) op->rptr[i + 1] += op->rptr[i];
     uint64_t *next = op->cursor = NULL;
     s = TF_ALLOC(next, op->I ? op->I : 1, "nvecs row cursors");
@@ -174,6 +198,7 @@ static tf_status op_form_gram(gram_op *op)
             const double x = op->rval[e];
             for (uint64_t k = op->fptr[f]; k < op->fptr[f + 1]; ++k) g[op->crow[k]] += x * op->cval[k];
         }
+        g[i] += op->diag[i];
     }
     return TF_OK;
 }
@@ -266,12 +291,31 @@ static tf_status op_apply_fused(gram_op *op, const double *V, int k, double *Y, 
     return TF_OK;
 }
 
+static tf_status op_apply_multi(gram_op *op, const double *V, int k, double *Y);
+
 /* Y (I x k) = G V (I x k). */
 static tf_status op_apply(gram_op *op, const double *V, int k, double *Y)
 {
     const uint64_t I = op->I;
     if (op->G) {
         rows_times(op->G, I, (int)I, V, k, Y, op->threads); /* G symmetric: row blocks of G times V */
+        return TF_OK;
+    }
+    TF_TRY(op_apply_multi(op, V, k, Y));
+#pragma omp parallel for num_threads(op->threads) schedule(static) if (I > 4096)
+    for (int64_t i = 0; i < (int64_t)I; ++i) {
+        const double d = op->diag[i];
+        for (int c = 0; c < k; ++c) Y[(uint64_t)i * k + c] += d * V[(uint64_t)i * k + c];
+    }
+    return TF_OK;
+}
+
+/* Y = X_(n) X_(n)^T V over the columns of two or more entries. */
+static tf_status op_apply_multi(gram_op *op, const double *V, int k, double *Y)
+{
+    const uint64_t I = op->I;
+    if (!op->J) {
+        memset(Y, 0, I * (uint64_t)k * sizeof *Y);
         return TF_OK;
     }
     const uint64_t chunks = k <= TF_NVECS_FUSED_K ? fused_chunks(op, k) : 0;
