@@ -687,8 +687,11 @@ typedef enum tf_nvecs_method {
     TF_NVECS_DENSE = 1,    /* the Gram formed (dims[n]^2 doubles, at most 16384
                               rows), eigenvectors by LAPACK dsyevr: exact         */
     TF_NVECS_SUBSPACE = 2  /* block subspace iteration on the sparse operator:
-                              r + 10 columns from a fixed random start, Rayleigh-
-                              Ritz (dsyevd) each step, until every residual
+                              r + 10 columns from a fixed random start, each step
+                              a Chebyshev filter of degree <= 8 (damping the
+                              eigenvalues below the block's smallest Ritz value;
+                              converged leading vectors locked and deflated),
+                              then Rayleigh-Ritz (dsyevd), until every residual
                               ||G u - t u|| <= tol * t_1                           */
 } tf_nvecs_method;
 
@@ -696,9 +699,9 @@ typedef struct tf_nvecs_opts {
     int threads;             /* 0 = default                                        */
     tf_nvecs_method method;  /* default TF_NVECS_AUTO                              */
     double tol;              /* subspace iteration: relative residual, default 1e-12 */
-    uint32_t max_iters;      /* subspace iteration: at most this many steps (default
-                                3000); then the vectors so far, info->residual says
-                                how close they are                                 */
+    uint32_t max_iters;      /* subspace iteration: at most this many applications of
+                                G (default 3000); then the vectors so far,
+                                info->residual says how close they are             */
     uint64_t seed;           /* the subspace iteration's random start (default
                                 TF_DEFAULT_SEED)                                   */
 } tf_nvecs_opts;
@@ -706,7 +709,7 @@ typedef struct tf_nvecs_opts {
 typedef struct tf_nvecs_info {
     tf_nvecs_method method;  /* TF_NVECS_DENSE or TF_NVECS_SUBSPACE: what ran      */
     int formed_gram;         /* 1 when the Gram was formed (DENSE, or SUBSPACE on it) */
-    uint32_t iters;          /* subspace steps (0 for DENSE)                        */
+    uint32_t iters;          /* SUBSPACE: applications of G to the block (0 for DENSE) */
     double residual;         /* largest ||G u - t u|| / t_1 of the r vectors         */
     double seconds;          /* the whole call                                       */
 } tf_nvecs_info;
