@@ -205,7 +205,7 @@ static void test_operator_forms(void)
     compare("W = X^T V, one block", &X, 0, 5, TF_NVECS_SUBSPACE, 1e-8);
     tf_nvecs_set_blocks(0, 1000);
     compare("W = X^T V, blocks of 1000", &X, 0, 5, TF_NVECS_SUBSPACE, 1e-8);
-    tf_nvecs_set_blocks((uint64_t)1 << 23, 0);
+    tf_nvecs_set_blocks((uint64_t)1 << 24, 0);
     compare("fused", &X, 0, 5, TF_NVECS_SUBSPACE, 1e-8);
     tf_tensor_free(&X);
 }
