@@ -456,8 +456,8 @@ static tf_status householder(double *Q, uint64_t I, int k)
     return s;
 }
 
-/* Q = W R^-1 with W^T W = R^T R (Cholesky), into Q (I x k); *ok = 0 when the
- * Cholesky factorisation fails. */
+/* Q = W R^-1 with W^T W = R^T R (Cholesky), into Q (I x k); *ok = 0, and Q
+ * untouched, when the Cholesky factorisation fails or R^-1 is not finite. */
 static tf_status chol_qr(const double *W, uint64_t I, int k, int threads, double *Q, int *ok)
 {
     double *C = NULL, *M = NULL;
@@ -472,11 +472,16 @@ static tf_status chol_qr(const double *W, uint64_t I, int k, int threads, double
         if (info == 0) dtrtri_("U", "N", &k, C, &k, &info, 1, 1);
         if (info == 0) {
             /* R^-1 (upper, column-major: element (a, b) at a + b k) as row-major M */
+            int finite = 1;
             for (int a = 0; a < k; ++a)
-                for (int b = 0; b < k; ++b) M[a * k + b] = b >= a ? C[a + b * k] : 0.0;
-            rows_times(W, I, k, M, k, Q, threads);
-            *ok = 1;
-            for (uint64_t e = 0; e < kk; ++e) *ok &= isfinite(M[e]) != 0;
+                for (int b = 0; b < k; ++b) {
+                    M[a * k + b] = b >= a ? C[a + b * k] : 0.0;
+                    finite &= isfinite(M[a * k + b]) != 0;
+                }
+            if (finite) { /* else Q is left alone, as on a failed factorisation */
+                rows_times(W, I, k, M, k, Q, threads);
+                *ok = 1;
+            }
         }
     }
     tf_free(C);
@@ -495,7 +500,7 @@ static tf_status orthonormalise(double *W, uint64_t I, int k, int threads, doubl
         memcpy(Q, W, I * (uint64_t)k * sizeof *Q);
         return TF_OK;
     }
-    memcpy(Q, W, I * (uint64_t)k * sizeof *Q); /* W still the input unless the second pass failed */
+    memcpy(Q, W, I * (uint64_t)k * sizeof *Q); /* a failed pass leaves W the input */
     return householder(Q, I, k);
 }
 
@@ -605,7 +610,8 @@ static tf_status subspace(gram_op *op, uint64_t r, const tf_nvecs_opts *o, doubl
         uint64_t nl = 0;
         while (nl < r && sqrt(res[nl]) / t1 <= o->tol) ++nl;
         const double c0 = theta[k - 1], a0 = theta[nl];
-        int m = CHEB_DEGREE < (int)(o->max_iters - it) + 1 ? CHEB_DEGREE : (int)(o->max_iters - it) + 1;
+        /* the filter's m - 1 applications and the next Rayleigh-Ritz one within max_iters */
+        int m = CHEB_DEGREE < (int)(o->max_iters - it) ? CHEB_DEGREE : (int)(o->max_iters - it);
         if (m >= 2 && c0 > 0.0 && c0 < 0.95 * a0) {
             /* a degree whose growth from theta[r-1] to a0 stays below 1e8: the
              * rounding of the larger components then leaves the smaller wanted
