@@ -31,6 +31,14 @@ static const char help[] =
     "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
     "      --seed S         seed of the random initial factors (default 20240601;\n"
     "                       the same seed prints the same fits)\n"
+    "      --init random    the start: random factors from --seed (the default)\n"
+    "      --init nvecs     factors 2..N start as the R leading left singular\n"
+    "                       vectors of the mode-n unfoldings (the Tensor Toolbox's\n"
+    "                       and pyttb's 'nvecs', tensorly's 'svd'; --init svd is\n"
+    "                       the same), computed sparsely; deterministic (no seed).\n"
+    "                       Factor 1 is not needed: CP-ALS solves for it first.\n"
+    "                       Columns past a mode's length are the random start's.\n"
+    "                       Not on MPI ranks yet\n"
     "      --init STEM      start from STEM.mode1.mat ... STEM.modeN.mat (one per\n"
     "                       mode: its length x R, as -o writes them) and, if it is\n"
     "                       there, STEM.lambda.mat (folded into the first factor)\n"
@@ -38,6 +46,7 @@ static const char help[] =
     "                       continues that run; R is the files' column count. Read\n"
     "                       through STEM.set when there is one (the set whole);\n"
     "                       -o STEM too replaces that set by its own switch\n"
+    "                       (a stem named random, nvecs or svd: --init ./nvecs)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -191,9 +200,16 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
+    if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd"))) {
+        run->opts.start = TF_START_NVECS;
+        init = NULL;
+    } else if (init && !strcmp(init, "random")) {
+        init = NULL;
+    }
     if (!rank && !init) return cli_usage("cpd", "missing -r R (the rank)");
     if (init && (!*init || !strcmp(init, "-")))
-        return cli_usage("cpd", "--init: expected the stem of factor files (STEM.mode1.mat ...), got '%s'", init);
+        return cli_usage("cpd", "--init: expected random, nvecs, svd or the stem of factor files (STEM.mode1.mat "
+                                "...), got '%s'", init);
     run->init.stem = init; /* read by cmd_cpd, after the outputs are checked */
     run->opts.rank = 0;    /* 0 with --init and no -r: the files' column count */
     tf_cpd_opts *o = &run->opts;
@@ -290,9 +306,11 @@ static void print_summary(const cpd_run *run)
     if (r->note[0]) printf("note: %s\n", r->note);
     double mtt = 0;
     for (uint32_t m = 0; m < N; ++m) mtt += r->t_mttkrp[m];
-    printf("timing (s): read %.3f  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  write %.3f"
+    char init[40] = "";
+    if (run->opts.start == TF_START_NVECS && !run->opts.init) snprintf(init, sizeof init, "  nvecs %.3f", r->t_init);
+    printf("timing (s): read %.3f%s  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  write %.3f"
            "  wall %.3f\n",
-           run->info.seconds, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->t_write, run->wall);
+           run->info.seconds, init, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->t_write, run->wall);
     if (cli_verbose()) {
         char peak[32], coo[32];
         printf("build: %.1f M non-zeros/s, peak host memory %s above the input (COO %s)\n",
@@ -385,6 +403,11 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
             return cli_fail_all("cpd: --precision single on %d MPI ranks needs --device gpu (CPU ranks run in "
                                 "double precision)", size);
         }
+        if (run.opts.start == TF_START_NVECS) {
+            cpd_run_free(&run);
+            return cli_fail_all("cpd: --init nvecs is not available on MPI ranks yet (each rank reads only its "
+                                "part of the tensor); use --init random or --init STEM");
+        }
         if (run.opts.backend != TF_BACKEND_GPU) run.opts.backend = TF_BACKEND_CPU;
         if (rank != 0) { /* rank 0 alone prints and writes */
             cli_verbosity = CLI_QUIET;
@@ -427,6 +450,8 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if (run.init.stem)
         snprintf(start, sizeof start, "start %s.mode{1..%u}.mat%s", run.init.stem, run.t.order,
                  run.init.has_lambda ? " + lambda" : "");
+    else if (o->start == TF_START_NVECS)
+        snprintf(start, sizeof start, "start nvecs (leading singular vectors of modes 2..%u)", run.t.order);
     else
         snprintf(start, sizeof start, "seed %llu", (unsigned long long)o->seed);
     if (!cli_quiet())

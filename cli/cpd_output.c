@@ -183,6 +183,7 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_num(j, "tol", o->tol);
     json_u64(j, "seed", o->seed);
     if (r->init.stem) json_str(j, "init", r->init.stem);
+    else if (o->start == TF_START_NVECS) json_str(j, "init", "nvecs");
     else json_num(j, "init", NAN); /* null: the random start from the seed */
     json_u64(j, "threads", (uint64_t)(o->threads ? o->threads : tf_default_threads()));
     json_u64(j, "memory_limit", r->memory_limit);
@@ -228,6 +229,7 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_end(j);
     json_object(j, "timing_seconds");
     json_num(j, "read", r->info.seconds);
+    json_num(j, "init", p->t_init);
     json_num(j, "build", p->t_build);
     double mtt = 0;
     json_array(j, "mttkrp_per_mode");

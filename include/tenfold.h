@@ -668,6 +668,18 @@ typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
  * such limit. */
 #define TF_MAX_RANK 16384u
 
+/* How CP-ALS starts when tf_cpd_opts.init is NULL. */
+typedef enum tf_cpd_start {
+    TF_START_RANDOM = 0, /* factors uniform in [0,1) drawn from seed (default)      */
+    TF_START_NVECS = 1   /* factors 2..N: the R leading left singular vectors of the
+                            mode-n unfoldings (tf_nvecs; the Tensor Toolbox's and
+                            pyttb's init 'nvecs', tensorly's 'svd'). Factor 1 is
+                            not needed (CP-ALS solves for it first) and starts at
+                            zero; columns past a mode's length (R > dims[n]) are
+                            filled as the random start would fill them. Not
+                            with distributed_input (no rank holds all of X). */
+} tf_cpd_start;
+
 typedef struct tf_cpd_opts {
     uint64_t rank;          /* 1..TF_MAX_RANK                             */
     uint32_t max_iters;     /* default 50                                 */
@@ -684,8 +696,9 @@ typedef struct tf_cpd_opts {
     tf_progress_fn progress;  /* progress of building the plan / backend
                                  (tf_progress); NULL = none                     */
     void *progress_user;
-    const tf_ktensor *init;   /* the start; NULL (default) = factors uniform in
-                                 [0,1) drawn from seed. Else order, dims and
+    const tf_ktensor *init;   /* the start; NULL (default) = the one `start`
+                                 names (random: factors uniform in [0,1)
+                                 drawn from seed). Else order, dims and
                                  rank as X and rank, factors[m] dims[m] x rank,
                                  finite; lambda (NULL = all 1) is folded into
                                  factors[0]. CP-ALS solves for factor 1 from the
@@ -703,6 +716,8 @@ typedef struct tf_cpd_opts {
                                  success with rep->stopped = 1. The callback or
                                  a signal handler may set it (bindings: a
                                  Python callback, Ctrl-C).                     */
+    tf_cpd_start start;       /* the start when init is NULL: TF_START_RANDOM
+                                 (default) or TF_START_NVECS                   */
 } tf_cpd_opts;
 
 #define TF_DEFAULT_SEED 20240601ULL
@@ -736,6 +751,8 @@ typedef struct tf_cpd_report {
     double imbalance;
     uint64_t device_bytes;              /* GPU memory the run held after its build,
                                            all GPUs of this process (0 on the CPU) */
+    double t_init;                      /* computing the start (TF_START_NVECS;
+                                           part of t_total), else 0          */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);
@@ -748,6 +765,58 @@ tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_c
  * tests); X and lambda are scaled by a power of two first, so values near
  * the ends of the double range work. */
 tf_status tf_ktensor_fit(const tf_tensor *X, const tf_ktensor *K, double *fit);
+
+/* The leading mode-n vectors of X: the r leading left singular vectors of
+ * the unfolding X_(n) (dims[n] x the product of the other lengths), i.e.
+ * the eigenvectors of the Gram X_(n) X_(n)^T with the r largest eigenvalues,
+ * computed without forming X_(n): its columns are the distinct index tuples
+ * of the other modes (the non-zeros sorted by those modes, as SpTTM's
+ * fibres), and the Gram is either formed from them (sum over fibres of the
+ * outer products of their values) or applied as Y = X_(n) (X_(n)^T V), two
+ * sparse passes. Columns in decreasing eigenvalue order, each with unit
+ * norm and its largest-magnitude entry positive (the first such entry, as
+ * pyttb's sptensor.nvecs flips them). */
+typedef enum tf_nvecs_method {
+    TF_NVECS_AUTO = 0,     /* DENSE for dims[n] <= 1024; else SUBSPACE on the formed
+                              Gram when dims[n] <= 4096 and forming it costs less
+                              than ~20 sparse passes, else SUBSPACE on the sparse
+                              operator                                            */
+    TF_NVECS_DENSE = 1,    /* the Gram formed (dims[n]^2 doubles, at most 16384
+                              rows), eigenvectors by LAPACK dsyevr: exact         */
+    TF_NVECS_SUBSPACE = 2  /* block subspace iteration on the sparse operator:
+                              r + 10 columns from a fixed random start, each step
+                              a Chebyshev filter of degree <= 8 (damping the
+                              eigenvalues below the block's smallest Ritz value;
+                              converged leading vectors locked and deflated),
+                              then Rayleigh-Ritz (dsyevd), until every residual
+                              ||G u - t u|| <= tol * t_1                           */
+} tf_nvecs_method;
+
+typedef struct tf_nvecs_opts {
+    int threads;             /* 0 = default                                        */
+    tf_nvecs_method method;  /* default TF_NVECS_AUTO                              */
+    double tol;              /* subspace iteration: relative residual, default 1e-12 */
+    uint32_t max_iters;      /* subspace iteration: at most this many applications of
+                                G (default 3000); then the vectors so far,
+                                info->residual says how close they are             */
+    uint64_t seed;           /* the subspace iteration's random start (default
+                                TF_DEFAULT_SEED)                                   */
+} tf_nvecs_opts;
+
+typedef struct tf_nvecs_info {
+    tf_nvecs_method method;  /* TF_NVECS_DENSE or TF_NVECS_SUBSPACE: what ran      */
+    int formed_gram;         /* 1 when the Gram was formed (DENSE, or SUBSPACE on it) */
+    uint32_t iters;          /* SUBSPACE: applications of G to the block (0 for DENSE) */
+    double residual;         /* largest ||G u - t u|| / t_1 of the r vectors         */
+    double seconds;          /* the whole call                                       */
+} tf_nvecs_info;
+
+void tf_nvecs_opts_default(tf_nvecs_opts *o);
+/* out (allocated by the call: dims[mode] x r, row-major) gets the vectors;
+ * values (NULL, or r doubles) the eigenvalues of the Gram (squared singular
+ * values), decreasing. 1 <= r <= dims[mode]. opts and info may be NULL. */
+tf_status tf_nvecs(const tf_tensor *X, uint32_t mode, uint64_t r, const tf_nvecs_opts *opts, tf_matrix *out,
+                   double *values, tf_nvecs_info *info);
 
 /* ------------------------------------------------------- synthetic data */
 

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/progress.h"
+#include "core/rng.h"
 #include "ops/auto_backend.h"
 #include "ops/call_context.h"
 #include "ops/shard.h"
@@ -41,6 +42,8 @@ static tf_status check_opts(const tf_cpd_opts *o)
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "cpd: threads %d is negative", o->threads);
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "cpd: unknown backend %d", (int)o->backend);
+    if (o->start != TF_START_RANDOM && o->start != TF_START_NVECS)
+        return tf_fail(TF_ERR_ARG, "cpd: unknown start %d", (int)o->start);
     if ((unsigned)o->format > TF_FORMAT_BLCO)
         return tf_fail(TF_ERR_ARG, "cpd: unknown format %d", (int)o->format);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
@@ -307,6 +310,8 @@ static tf_status unscale_lambda(tf_ktensor *k, int e)
 
 static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
                          double t_start);
+static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                                double t_start);
 
 /* The ranks when X is this rank's part of the non-zeros, else NULL. */
 static const tf_dist *input_parts(const tf_cpd_opts *o)
@@ -314,12 +319,68 @@ static const tf_dist *input_parts(const tf_cpd_opts *o)
     return o->distributed_input && o->context ? o->context->dist : NULL;
 }
 
+/* The nvecs start (TF_START_NVECS): factors 2..N the R leading mode-n
+ * vectors (tf_nvecs); factor 1 zero (CP-ALS solves for it first, from the
+ * others); a mode shorter than R gets its dims[n] vectors, and the columns
+ * past them the values the random start would have there. */
+static tf_status nvecs_start(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *k)
+{
+    TF_TRY(tf_ktensor_alloc(k, X->order, X->dims, o->rank));
+    const uint64_t R = o->rank;
+    tf_status s = TF_OK;
+    tf_nvecs_opts no;
+    tf_nvecs_opts_default(&no);
+    no.threads = o->threads;
+    memset(k->factors[0].data, 0, X->dims[0] * R * sizeof(double));
+    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
+    for (uint32_t m = 1; m < X->order && s == TF_OK; ++m) {
+        const uint64_t I = X->dims[m], r = R < I ? R : I;
+        double *a = k->factors[m].data;
+        if (r < R) { /* the random start's values of this factor (random_init's stream order) */
+            tf_rng rng;
+            tf_rng_seed(&rng, o->seed);
+            for (uint32_t p = 0; p < m; ++p)
+                for (uint64_t e = 0; e < X->dims[p] * R; ++e) (void)tf_rng_uniform(&rng);
+            for (uint64_t e = 0; e < I * R; ++e) a[e] = tf_rng_uniform(&rng);
+        }
+        tf_matrix v;
+        s = tf_nvecs(X, m, r, &no, &v, NULL, NULL);
+        if (s != TF_OK) break;
+        for (uint64_t i = 0; i < I; ++i) memcpy(a + i * R, v.data + i * r, r * sizeof(double));
+        tf_matrix_free(&v);
+    }
+    if (s != TF_OK) tf_ktensor_free(k);
+    return s;
+}
+
 tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep)
 {
     const double t_start = tf_wtime();
     tf_cpd_opts defaults;
-    tf_cpd_report local;
     if (!o) { tf_cpd_opts_default(&defaults); o = &defaults; }
+    if (o->init || o->start != TF_START_NVECS || !X || !out) return cpd_from_start(X, o, out, rep, t_start);
+    if (rep) memset(rep, 0, sizeof *rep);
+    memset(out, 0, sizeof *out);
+    TF_TRY(check_opts(o));
+    TF_TRY(tf_tensor_validate(X));
+    if (o->distributed_input)
+        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: the nvecs start is not available on MPI ranks yet (each rank "
+                                           "holds only its part of the tensor); use the random start");
+    tf_ktensor start;
+    TF_TRY(nvecs_start(X, o, &start));
+    const double t_init = tf_wtime() - t_start;
+    tf_cpd_opts so = *o;
+    so.init = &start;
+    tf_status s = cpd_from_start(X, &so, out, rep, t_start);
+    if (rep) rep->t_init = t_init;
+    tf_ktensor_free(&start);
+    return s;
+}
+
+static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                                double t_start)
+{
+    tf_cpd_report local;
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
     if (out) memset(out, 0, sizeof *out);

@@ -103,7 +103,7 @@ gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
 if [ "${gpus:-0}" -eq 0 ]; then
     ranks 2 cpd small.tns -r 3 -i 2 --device gpu --nowrite
     check "2 ranks with --device gpu and no GPU fail" test "$rc" -ne 0 -a "$rc" -ne 124
-    check "2 ranks with --device gpu and no GPU: the reason" grep -q "no CUDA device" err.txt
+    check "2 ranks with --device gpu and no GPU: the reason" grep -qE "no CUDA device|no CUDA backend|no usable NVIDIA GPU" err.txt
 elif [ "$gpus" -ge 2 ]; then
     export NCCL_NVLS_ENABLE=0
     for t in small heavy; do
@@ -152,6 +152,10 @@ check "sddmm on 2 ranks with --gpus 2: says why" grep -q "takes one GPU per rank
 # CPU ranks run in double precision: fp32 without --device gpu fails at once
 ranks 2 cpd small.tns -r 3 -i 2 --precision single --nowrite
 check "2 CPU ranks in fp32 fail" test "$rc" -ne 0 -a "$rc" -ne 124
+# the nvecs start needs the whole tensor, which no rank holds: a clear failure
+ranks 2 cpd small.tns -r 3 -i 2 --init nvecs --nowrite
+check "2 ranks, --init nvecs: fails" test "$rc" -ne 0 -a "$rc" -ne 124
+check "2 ranks, --init nvecs: says it is not available on MPI ranks" grep -q "init nvecs is not available on MPI ranks" err.txt
 # a missing input on every rank: a failure, not a hang
 ranks 2 cpd missing.tns -r 3 -i 2 --nowrite
 check "2 ranks, missing input: fails" test "$rc" -ne 0 -a "$rc" -ne 124

@@ -147,26 +147,94 @@ def write(path: PathLike, X: TensorLike, format: str = "auto") -> None:
 # ---------------------------------------------------------------- CP-ALS
 
 class CPResult:
-    """What cp_als returns: the Kruskal tensor (weights, factors) and the run.
+    """What cp_als returns: the Kruskal tensor (weights, factors) and how the run went.
 
     Iterates as (weights, factors), like tensorly's CPTensor.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        The rank component weights, in decreasing order (every factor column
+        has unit 2-norm).
+    factors : list of numpy.ndarray
+        One (shape[m], rank) float64 array per mode.
+    fit : float
+        1 - ||X - M|| / ||X|| of the model M after the last iteration.
+    n_iter : int
+        Iterations run.
+    converged : bool
+        True when |delta fit| < tol ended the run.
+    stopped : bool
+        True when the callback (or Ctrl-C) ended the run.
+    fit_history : list of float
+        The fit after every iteration; ``history`` is the same list.
+    timings : dict
+        Seconds: 'init' (computing the start, init='nvecs'; else 0), 'build'
+        (the MTTKRP plan), 'mttkrp' (a list, one per mode), 'dense', 'fit',
+        'total' (the whole C call).
+    plan : str
+        The plan the run used ("cpu csf, 2 threads", ...).
+    note : str
+        Why an automatic choice ran on the CPU, else "".
+    rank : int
+        The number of components (a property).
     """
 
-    def __init__(self, weights, factors, report, history, stopped):
+    __slots__ = ("weights", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings",
+                 "plan", "note")
+    weights: np.ndarray
+    factors: list
+    fit: float
+    n_iter: int
+    converged: bool
+    stopped: bool
+    fit_history: list
+    timings: dict
+    plan: str
+    note: str
+
+    def __init__(self, weights: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"),
+                 n_iter: int = 0, converged: bool = False, stopped: bool = False,
+                 fit_history: Optional[Sequence[float]] = None, timings: Optional[dict] = None,
+                 plan: str = "", note: str = ""):
         self.weights = weights
-        self.factors = factors
-        self.fit = float(report.fit)
-        self.n_iter = int(report.iters)
-        self.converged = bool(report.converged)
-        self.stopped = stopped  # the callback or Ctrl-C ended the run
-        self.fit_history = history
+        self.factors = list(factors)
+        self.fit = float(fit)
+        self.n_iter = int(n_iter)
+        self.converged = bool(converged)
+        self.stopped = bool(stopped)
+        self.fit_history = list(fit_history) if fit_history is not None else []
+        self.timings = dict(timings) if timings is not None else {}
+        self.plan = plan
+        self.note = note
+
+    @classmethod
+    def _from_run(cls, weights, factors, report, history, stopped):
         N = len(factors)
-        self.timings = {
-            "build": report.t_build, "mttkrp": [report.t_mttkrp[m] for m in range(N)],
+        timings = {
+            "init": report.t_init, "build": report.t_build, "mttkrp": [report.t_mttkrp[m] for m in range(N)],
             "dense": report.t_dense, "fit": report.t_fit, "total": report.t_total,
         }
-        self.plan = ffi.string(report.plan).decode()
-        self.note = ffi.string(report.note).decode()
+        return cls(weights, factors, fit=report.fit, n_iter=report.iters, converged=report.converged,
+                   stopped=stopped, fit_history=history, timings=timings,
+                   plan=ffi.string(report.plan).decode(), note=ffi.string(report.note).decode())
+
+    @property
+    def history(self) -> list:
+        """The fit after every iteration (the same list as fit_history)."""
+        return self.fit_history
+
+    def fixsigns(self) -> "CPResult":
+        """Flips signs as pyttb's ``ktensor.fixsigns()``, in place, and returns self.
+
+        For each component r and each mode, the sign of the column's largest-
+        magnitude entry (the first, where several tie); the modes where it is
+        negative are flipped in pairs (the first 2 floor(k / 2) of the k such
+        modes, in mode order), so the model is unchanged and the largest entries
+        are positive wherever a pair allows. Weights are unchanged.
+        """
+        _fixsigns(self.factors)
+        return self
 
     @property
     def rank(self) -> int:
@@ -195,6 +263,21 @@ class CPResult:
         import pyttb
 
         return pyttb.ktensor([np.asfortranarray(f) for f in self.factors], self.weights.copy())
+
+
+def _fixsigns(factors):
+    """pyttb's ktensor.fixsigns() (no other ktensor) on a list of factor arrays, in place."""
+    if not factors:
+        return
+    R = factors[0].shape[1]
+    for r in range(R):
+        neg = []
+        for n, A in enumerate(factors):
+            col = A[:, r]
+            if col.size and col[np.argmax(np.abs(col))] < 0:
+                neg.append(n)
+        for n in neg[:2 * (len(neg) // 2)]:
+            factors[n][:, r] = -factors[n][:, r]
 
 
 class IterInfo:
@@ -287,27 +370,45 @@ def _init_ktensor(init, T, rank, keep):
     return k
 
 
-def cp_als(X: TensorLike, rank: int, n_iter_max: int = 50, tol: float = 1e-5, init: Any = "random",
+def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol: float = 1e-5, init: Any = "random",
            random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
            device: Device = "auto", gpus: int = 1, precision: Literal["double", "single"] = "double",
            memory_limit: Union[None, int, str] = None, verbose: bool = False,
            callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
-           threads: Optional[int] = None) -> CPResult:
+           threads: Optional[int] = None, fixsigns: bool = True) -> CPResult:
     """CP decomposition by alternating least squares (Tensor Toolbox cp_als rules).
 
-    X: a Tensor or anything ``Tensor`` takes. init: 'random' (uniform factors from
-    random_state; None is the CLI's default seed, so ``random_state=S`` gives the
-    fits of ``tenfold cpd --seed S``), or a start: a list of factors, a
-    (weights, factors) pair, a tensorly CPTensor or a pyttb ktensor. device:
-    'auto', 'cpu' or 'gpu'; precision 'double' or 'single' (GPU); memory_limit:
-    device bytes (int or '8G'). callback(info) runs after every iteration with
-    an IterInfo; returning True stops the run there (Ctrl-C does too, then
-    KeyboardInterrupt is raised). The GIL is released while C runs.
+    X: a Tensor, anything ``Tensor`` takes, or the path of a tensor file (str or
+    os.PathLike, read by ``tenfold.read``).
+
+    init: the start.
+      * 'random' (default): factors uniform in [0, 1) from random_state (None is
+        the CLI's default seed, so ``random_state=S`` gives the fits of
+        ``tenfold cpd --seed S``).
+      * 'nvecs' or 'svd' (synonyms): factors 2..N are the rank leading left
+        singular vectors of the mode-n unfoldings (``tenfold.nvecs``, computed
+        sparsely; pyttb's and the Tensor Toolbox's init='nvecs', tensorly's
+        init='svd'), as ``tenfold cpd --init nvecs``. Deterministic: random_state
+        is not used (except for the columns past a mode's length, rank >
+        shape[n], which are the random start's). Factor 1 is not needed (CP-ALS
+        solves for it first).
+      * a given start: a list of factors, a (weights, factors) pair, a CPResult,
+        a tensorly CPTensor or a pyttb ktensor.
+
+    fixsigns: as pyttb's cp_als (default True): the result's signs are fixed by
+    ``CPResult.fixsigns`` (the largest-magnitude entry of each column positive,
+    modes flipped in pairs); False leaves them as ALS ends.
+
+    device: 'auto', 'cpu' or 'gpu'; precision 'double' or 'single' (GPU);
+    memory_limit: device bytes (int or '8G'). callback(info) runs after every
+    iteration with an IterInfo; returning True stops the run there (Ctrl-C does
+    too, then KeyboardInterrupt is raised). The GIL is released while C runs.
 
     >>> res = tenfold.cp_als(X, 16, n_iter_max=30, random_state=1)
     >>> res.fit, res.weights, res.factors[0].shape
+    >>> res = tenfold.cp_als("data/uber-apr14.tns.xz", 16, init="nvecs")
     """
-    T = as_tensor(X)
+    T = _tensor_arg(X)
     if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or not 1 <= rank <= lib.TF_MAX_RANK:
         raise ArgumentError(f"rank: expected an integer 1..{lib.TF_MAX_RANK}, got {rank!r}")
     if not isinstance(n_iter_max, (int, np.integer)) or not 1 <= n_iter_max < 2**32:
@@ -325,7 +426,8 @@ def cp_als(X: TensorLike, rank: int, n_iter_max: int = 50, tol: float = 1e-5, in
     o.seed = _seed(random_state)
     keep = []
     if isinstance(init, str):
-        _choice(init, {"random": None}, "init")
+        o.start = _choice(init, {"random": lib.TF_START_RANDOM, "nvecs": lib.TF_START_NVECS,
+                                 "svd": lib.TF_START_NVECS}, "init")
     else:
         k = _init_ktensor(init, T, int(rank), keep)
         keep.append(k)  # owns the struct o.init points to
@@ -360,7 +462,49 @@ def cp_als(X: TensorLike, rank: int, n_iter_max: int = 50, tol: float = 1e-5, in
         lib.tf_ktensor_free(out)  # zeroed by tf_cpd on failure: safe
     if verbose:
         print(f"cp_als: fit {rep.fit:.6g} after {rep.iters} iterations, {rep.t_total:.3f} s ({ffi.string(rep.plan).decode()})")
-    return CPResult(weights, factors, rep, state.history, bool(rep.stopped))
+    res = CPResult._from_run(weights, factors, rep, state.history, bool(rep.stopped))
+    if fixsigns:
+        res.fixsigns()
+    return res
+
+
+def nvecs(X: Union[TensorLike, PathLike], mode: int, r: int, threads: Optional[int] = None) -> np.ndarray:
+    """The r leading mode-`mode` vectors of X: the leading left singular vectors
+    of the unfolding X_(mode) (shape[mode] x the product of the other lengths),
+    i.e. the eigenvectors of X_(mode) X_(mode)^T with the r largest eigenvalues,
+    as a (shape[mode], r) float64 array, in decreasing eigenvalue order, each
+    column with its largest-magnitude entry positive -- pyttb's
+    ``sptensor.nvecs(mode, r)`` (which flips signs the same way).
+
+    Computed without forming the unfolding (the C library's tf_nvecs): for
+    shape[mode] <= 1024 the Gram is formed from the non-zeros and decomposed
+    by LAPACK; longer modes run a block subspace iteration, to residuals below
+    1e-12 of the largest eigenvalue. mode may be negative (-1: the last mode).
+    X may be a file path. 1 <= r <= shape[mode].
+
+    >>> U = tenfold.nvecs(X, 1, 8)
+    """
+    T = _tensor_arg(X)
+    mode = _mode(mode, T.ndim)
+    if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or not 1 <= r <= T.shape[mode]:
+        raise ArgumentError(f"r: expected an integer 1..{T.shape[mode]} (mode {mode}'s length), got {r!r}")
+    o = ffi.new("tf_nvecs_opts *")
+    lib.tf_nvecs_opts_default(o)
+    o.threads = _threads(threads)
+    out = ffi.new("tf_matrix *")
+    check(lib.tf_nvecs(T._c(), mode, int(r), o, out, ffi.NULL, ffi.NULL))
+    try:
+        a = np.frombuffer(ffi.buffer(out.data, 8 * out.rows * out.cols), dtype=np.float64)
+        return a.reshape(int(out.rows), int(out.cols)).copy()
+    finally:
+        lib.tf_matrix_free(out)
+
+
+def _tensor_arg(X):
+    """X as a Tensor; a str or os.PathLike is a file, read by tenfold.read."""
+    if isinstance(X, (str, bytes, os.PathLike)):
+        return read(X)
+    return as_tensor(X)
 
 
 # ---------------------------------------------------------------- kernels
@@ -370,6 +514,8 @@ def mttkrp(X: TensorLike, factors: Sequence[Any], mode: int, device: Device = "a
     """Matricized tensor times Khatri-Rao product of mode `mode`:
     out (shape[mode] x R) = X_(mode) (kr of the other factors). factors: one
     shape[m] x R array per mode (factors[mode] is not read, only its shape).
+    mode: 0..N-1, or negative from the end as in numpy (-1 is the last mode,
+    -N the first). X may be a file path (read by ``tenfold.read``).
 
     Host arrays (numpy, or anything numpy takes) give a float64 numpy array.
     GPU arrays (PyTorch / CuPy through DLPack: every factor on one CUDA
@@ -382,9 +528,10 @@ def mttkrp(X: TensorLike, factors: Sequence[Any], mode: int, device: Device = "a
     Mixing host and GPU arrays is an ArgumentError.
 
     >>> M = tenfold.mttkrp(X, [A, B, C], mode=0)
+    >>> M = tenfold.mttkrp(X, [A, B, C], mode=-1)   # the last mode, as mode=2
     >>> Mt = tenfold.mttkrp(X, [torch.from_numpy(F).cuda() for F in (A, B, C)], mode=0)  # a CUDA tensor
     """
-    T = as_tensor(X)
+    T = _tensor_arg(X)
     mode = _mode(mode, T.ndim)
     factors = list(factors)
     if len(factors) != T.ndim:
@@ -481,7 +628,7 @@ def _mttkrp_gpu(T, factors, mode, gpu, device, threads, out):
 
 def _mode(mode, N):
     if not isinstance(mode, (int, np.integer)) or isinstance(mode, bool) or not -N <= mode < N:
-        raise ArgumentError(f"mode: expected an integer 0..{N - 1}, got {mode!r}")
+        raise ArgumentError(f"mode: expected an integer 0..{N - 1} (or -{N}..-1 from the end), got {mode!r}")
     return int(mode) % N
 
 
@@ -490,10 +637,13 @@ def ttm(X: TensorLike, U: np.ndarray, mode: int, device: Device = "auto", thread
     (X.shape[mode], R), the C library's and the CLI's convention (pyttb's and
     tensorly's matrix is U.T): Y(.., r, ..) = sum_i X(.., i, ..) U(i, r).
     Returns a Tensor whose mode `mode` has length R (exact zeros left out).
+    mode: 0..N-1, or negative from the end as in numpy (-1 is the last mode,
+    -N the first). X may be a file path (read by ``tenfold.read``).
 
     >>> Y = tenfold.ttm(X, U, mode=1)
+    >>> Y = tenfold.ttm(X, V, mode=-1)   # the last mode
     """
-    T = as_tensor(X)
+    T = _tensor_arg(X)
     mode = _mode(mode, T.ndim)
     Ua = _matrix(U, "U", rows=T.shape[mode])
     o = ffi.new("tf_spttm_opts *")
