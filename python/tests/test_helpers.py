@@ -352,10 +352,6 @@ def test_ttm_chain(ttb, X):
 
 
 def test_nvecs(ttb, X):
-    if not hasattr(tenfold._lib, "tf_nvecs"):
-        with pytest.raises(NotImplementedError, match="tf_nvecs"):
-            tenfold.nvecs(X, 0, 2)
-        pytest.skip("this build of the library has no tf_nvecs")
     S = sp(ttb, X)
     for n in range(X.ndim):
         r = 2

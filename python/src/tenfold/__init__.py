@@ -25,8 +25,8 @@ from ._errors import (ArgumentError, DeviceError, Error, FileError, NumericError
 from ._plot import plot
 from ._ops import CPResult, IterInfo, SDDMMPlan, cp_als, mttkrp, nvecs, read, sddmm, ttm, write
 from ._tensor import Tensor, as_tensor
-from ._helpers import (arrange, collapse, fixsigns, full, innerprod, model_values, normalize, norm, nvecs, permute,
-                       scale, score, subtensor, ttm_chain, ttv)
+from ._helpers import (arrange, collapse, fixsigns, full, innerprod, model_values, normalize, norm, permute, scale,
+                       score, subtensor, ttm_chain, ttv)
 __version__ = _ffi.string(_lib.tf_version()).decode()
 
 
@@ -49,4 +49,4 @@ __all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "CPResult", "IterIn
            "SDDMMPlan", "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
            "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
 __all__ += ["model_values", "innerprod", "norm", "full", "normalize", "arrange", "fixsigns", "score", "ttv",
-            "collapse", "scale", "permute", "subtensor", "ttm_chain", "nvecs"]  # the helpers (_helpers.py)
+            "collapse", "scale", "permute", "subtensor", "ttm_chain"]  # the helpers (_helpers.py)

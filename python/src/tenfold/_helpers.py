@@ -589,66 +589,6 @@ def ttm_chain(X: TensorLike, matrices: Any, modes: Any = None, exclude: Any = No
     return Y.to_dense() if dims.size == N else Tensor(Y)  # canonical: sorted by mode 0, 1, ...
 
 
-def _nvecs_call(T, mode, r):
-    """tf_nvecs through its declaration, whatever the argument list: the
-    tensor, the mode, the count, NULL for an options pointer, 0 for a thread
-    count, and a tf_matrix or a double array for the result."""
-    f = lib.tf_nvecs
-    args, keep, mat, buf = [], [], None, np.empty((T.shape[mode], r))
-    ints = [mode, r]
-    for a in ffi.typeof(f).args:
-        name = a.cname
-        if name == "tf_tensor *" or name == "const tf_tensor *" or name.endswith("tf_tensor *"):
-            Xc = T._c()
-            keep.append(Xc)
-            args.append(Xc)
-        elif name.endswith("tf_matrix *"):
-            mat = ffi.new("tf_matrix *")
-            mat.rows, mat.cols = buf.shape
-            mat.data = ffi.cast("double *", ffi.from_buffer(buf))
-            args.append(mat)
-        elif name in ("double *",):
-            args.append(ffi.cast("double *", ffi.from_buffer(buf)))
-        elif a.kind == "primitive" and name in ("double", "float"):
-            args.append(0.0)
-        elif a.kind == "primitive" and ints:
-            args.append(ints.pop(0))
-        elif a.kind in ("primitive", "enum"):
-            args.append(0)
-        else:
-            args.append(ffi.NULL)
-    check(f(*args))
-    if mat is not None and mat.data != ffi.cast("double *", ffi.from_buffer(buf)):
-        try:  # the call allocated the result itself
-            out = np.frombuffer(ffi.buffer(mat.data, 8 * mat.rows * mat.cols), dtype=np.float64)
-            return out.reshape(int(mat.rows), int(mat.cols)).copy()
-        finally:
-            lib.tf_matrix_free(mat)
-    return buf
-
-
-def nvecs(X: TensorLike, mode: int, r: int, flipsign: bool = True) -> np.ndarray:
-    """The r leading mode-``mode`` vectors of X (pyttb ``sptensor.nvecs``: the
-    leading eigenvectors of X_(n) X_(n)^T; with flipsign, each column's
-    largest-magnitude entry made positive), an array X.shape[mode] x r, by the
-    C library's tf_nvecs. Raises NotImplementedError where the library has no
-    tf_nvecs.
-
-    >>> U = tenfold.nvecs(X, 0, 8)
-    """
-    if not hasattr(lib, "tf_nvecs"):
-        raise NotImplementedError("nvecs: this build of the tenfold library has no tf_nvecs")
-    T = as_tensor(X)
-    if not isinstance(mode, (int, np.integer)) or not 0 <= mode < T.ndim:
-        raise ArgumentError(f"nvecs: mode {mode!r} is not in 0..{T.ndim - 1}")
-    if not isinstance(r, (int, np.integer)) or not 1 <= r <= T.shape[mode]:
-        raise ArgumentError(f"nvecs: r {r!r} is not in 1..{T.shape[mode]}")
-    V = _nvecs_call(T, int(mode), int(r))
-    if flipsign:
-        big = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
-        V = V * np.where(big < 0, -1.0, 1.0)
-    return V
-
-
+# nvecs (a sparse tensor's leading mode vectors) is tenfold.nvecs, in _ops.py
 __all__ = ["model_values", "innerprod", "norm", "full", "normalize", "arrange", "fixsigns", "score", "ttv",
-           "collapse", "scale", "permute", "subtensor", "ttm_chain", "nvecs"]
+           "collapse", "scale", "permute", "subtensor", "ttm_chain"]
