@@ -263,6 +263,16 @@ def arrange(K: Any, permutation: Optional[Sequence[int]] = None, weight_factor: 
     return w, fs
 
 
+def fixsigns_inplace(fs: List[np.ndarray]) -> None:
+    """pyttb's ktensor.fixsigns() without another ktensor, on the factor arrays
+    themselves: per component, the columns whose largest-magnitude entry is
+    negative flipped, in pairs (so the model is unchanged)."""
+    for r in range(fs[0].shape[1] if fs else 0):
+        neg = [n for n, A in enumerate(fs) if A.shape[0] and A[np.argmax(np.abs(A[:, r])), r] < 0]
+        for n in neg[:2 * (len(neg) // 2)]:
+            fs[n][:, r] = -fs[n][:, r]
+
+
 def fixsigns(K: Any, other: Any = None) -> KTensor:
     """pyttb ``ktensor.fixsigns`` on a copy. Alone: in every component, the
     largest-magnitude entry of each factor column made positive where the
@@ -279,11 +289,7 @@ def fixsigns(K: Any, other: Any = None) -> KTensor:
     w, fs = _ktensor(K)
     N, R = len(fs), w.shape[0]
     if other is None:
-        for r in range(R):
-            sgn = np.array([np.sign(fs[n][np.argmax(np.abs(fs[n][:, r])), r]) for n in range(N)])
-            neg = np.flatnonzero(sgn == -1)
-            for n in neg[:2 * (neg.size // 2)]:
-                fs[n][:, r] = -fs[n][:, r]
+        fixsigns_inplace(fs)
         return w, fs
     w, fs = normalize((w, fs))
     wb, fb = normalize(other, )

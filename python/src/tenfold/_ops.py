@@ -11,6 +11,7 @@ import numpy as np
 
 from ._dlpack import GpuArray, common_device, empty_like, gpu_device, scatter
 from ._errors import ArgumentError, UnavailableError, check
+from ._helpers import fixsigns_inplace
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike, _coo_parts, as_tensor
 
@@ -233,7 +234,7 @@ class CPResult:
         modes, in mode order), so the model is unchanged and the largest entries
         are positive wherever a pair allows. Weights are unchanged.
         """
-        _fixsigns(self.factors)
+        fixsigns_inplace(self.factors)
         return self
 
     @property
@@ -263,21 +264,6 @@ class CPResult:
         import pyttb
 
         return pyttb.ktensor([np.asfortranarray(f) for f in self.factors], self.weights.copy())
-
-
-def _fixsigns(factors):
-    """pyttb's ktensor.fixsigns() (no other ktensor) on a list of factor arrays, in place."""
-    if not factors:
-        return
-    R = factors[0].shape[1]
-    for r in range(R):
-        neg = []
-        for n, A in enumerate(factors):
-            col = A[:, r]
-            if col.size and col[np.argmax(np.abs(col))] < 0:
-                neg.append(n)
-        for n in neg[:2 * (len(neg) // 2)]:
-            factors[n][:, r] = -factors[n][:, r]
 
 
 class IterInfo:
