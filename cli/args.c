@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outfile.h"
 #include "verbosity.h"
 #include "gen_spec.h"
 
@@ -24,9 +25,33 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+static int stdout_errno;
+
+void cli_flush_stdout(void)
+{
+    /* A write that failed inside an earlier printf (a full buffer) left
+     * ferror set and, unless something since changed it, its reason in
+     * errno: taken when it is one a write gives. */
+    const int saved = errno;
+    const int from_write = saved == ENOSPC || saved == EPIPE || saved == EIO || saved == EBADF ||
+                           saved == EFBIG || saved == EDQUOT;
+    errno = 0;
+    const int failed = fflush(stdout) != 0;
+    if ((failed || ferror(stdout)) && !stdout_errno) stdout_errno = failed ? errno : from_write ? saved : 0;
+}
+
+int cli_stdout_errno(void) { return stdout_errno; }
+
 int cli_fail(void)
 {
     const char *msg = tf_last_error();
+    /* an output to "-" went to the library as the alias of the real stdout */
+    const char *alias = cli_stdout_alias();
+    const size_t n = strlen(alias);
+    if (n && msg && !strncmp(msg, alias, n) && msg[n] == ':') {
+        fprintf(stderr, "tenfold: standard output%s\n", msg + n);
+        return CLI_FAIL;
+    }
     fprintf(stderr, "tenfold: %s\n", msg && *msg ? msg : "unknown error");
     return CLI_FAIL;
 }
@@ -87,7 +112,9 @@ int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **a
         const char *s = argv[i];
         int rc = -1;
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            errno = 0;
             fputs(help, stdout);
+            cli_flush_stdout();
             return CLI_OK;
         }
         if (!strcmp(s, "--")) {

@@ -47,6 +47,13 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* fflush(stdout), remembering the first failure's errno: main's exit check
+ * (a lost write to standard output is exit 1) then names the reason, which
+ * stdio itself does not keep. Every explicit flush of stdout goes here. */
+void cli_flush_stdout(void);
+/* errno of the first failed cli_flush_stdout, 0 if none failed. */
+int cli_stdout_errno(void);
+
 /* Prints "tenfold: <tf_last_error()>" and returns 1. */
 int cli_fail(void);
 

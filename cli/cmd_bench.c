@@ -249,7 +249,7 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
     const char *name = tf_format_name(r->format), *prec = prec_name(r->precision);
     if (!r->ok) { /* a row in the table, and the error line on stderr */
         printf("%-6s %-6s failed: %s\n", name, prec, r->error);
-        fflush(stdout);
+        cli_flush_stdout();
         fprintf(stderr, "tenfold: %s %s: %s\n", name, prec, r->error);
         return;
     }
@@ -270,7 +270,7 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
         if (h2d_bw > 0) printf(" = %.2f of the pinned host-to-device %.2f GB/s", r->all.stream_gbps * 1e9 / h2d_bw, h2d_bw / 1e9);
         printf("\n");
     }
-    fflush(stdout);
+    cli_flush_stdout();
 }
 
 static void json_mode(cli_json *j, const mode_result *x)
@@ -539,7 +539,7 @@ int cmd_bench(int argc, char **argv)
     print_setup(&o);
     printf("%-6s %-6s %5s %12s %12s %9s %9s %9s %6s\n", "format", "prec", "mode", "median ms", "min ms",
            "GFLOP/s", "GB", "GB/s", "frac");
-    fflush(stdout);
+    cli_flush_stdout();
     int failed = 0;
     for (int i = 0; i < nrun; ++i) {
         bench_run(&t, f, &o, &res[i]);

@@ -133,7 +133,7 @@ static void on_iteration(const tf_cpd_iter *it, void *user)
     if (cli_verbose())
         printf("  [mttkrp %.3f  dense %.3f  fit %.3f s]", it->t_mttkrp, it->t_dense, it->t_fit);
     printf("\n");
-    fflush(stdout);
+    cli_flush_stdout();
 }
 
 /* A rank above the shortest mode's length: that factor's columns cannot
@@ -354,7 +354,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
                cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
-    fflush(stdout);
+    cli_flush_stdout();
     o->callback = on_iteration;
     o->user = &run;
     o->progress = cli_progress_fn(); /* a progress line for a long plan build */

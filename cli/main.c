@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold: command dispatch. Each command lives in cli/cmd_<name>.c. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "outfile.h"
 #include "tenfold.h"
@@ -72,9 +75,28 @@ static void default_passive_wait(char **argv)
     execv("/proc/self/exe", argv);
 }
 
-int main(int argc, char **argv)
+/* What was printed on standard output must have reached it: `tenfold
+ * stats x.tns > /dev/full` is a failure (exit 1 and a message), not a
+ * success with the report lost. stdio buffers the output, so the error
+ * shows only when the buffer is flushed: here, at the end of main, for
+ * every command (as gnulib's close_stdout). Nothing pending on a closed
+ * descriptor (`>&-` with nothing printed) is not an error. Files the
+ * library writes to "-" go to the descriptor directly and report their
+ * own errors. */
+static int close_stdout(int rc)
 {
-    default_passive_wait(argv); /* first: before any OpenMP call */
+    const int pending = __fpending(stdout) != 0, prev_fail = ferror(stdout) != 0;
+    errno = 0;
+    const int close_fail = fclose(stdout) != 0;
+    const int err = close_fail && errno ? errno : cli_stdout_errno();
+    if (!prev_fail && !(close_fail && (pending || err != EBADF))) return rc;
+    if (err) fprintf(stderr, "tenfold: error writing standard output: %s\n", strerror(err));
+    else fprintf(stderr, "tenfold: error writing standard output\n");
+    return rc ? rc : 1;
+}
+
+static int run(int argc, char **argv)
+{
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -82,6 +104,7 @@ int main(int argc, char **argv)
     const char *c = argv[1];
     if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
         usage(stdout);
+        cli_flush_stdout();
         return 0;
     }
     if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
@@ -95,4 +118,10 @@ int main(int argc, char **argv)
     else fprintf(stderr, "tenfold: unknown command '%s'\n", c);
     fprintf(stderr, "try 'tenfold --help'\n");
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    default_passive_wait(argv); /* first: before any OpenMP call */
+    return close_stdout(run(argc, argv));
 }

@@ -30,7 +30,7 @@ int cli_outputs_check(const char **paths, int n)
      * another number, and point descriptor 1 (printf & co) at stderr, so
      * what the command prints for people cannot mix into the output. */
     if (!stdout_alias[0]) {
-        fflush(stdout);
+        cli_flush_stdout();
         const int keep = fcntl(1, F_DUPFD_CLOEXEC, 3);
         if (keep < 0 || dup2(2, 1) < 0) {
             fprintf(stderr, "tenfold: standard output: cannot set it apart for the output: %s\n",
@@ -45,6 +45,8 @@ int cli_outputs_check(const char **paths, int n)
     }
     return CLI_OK;
 }
+
+const char *cli_stdout_alias(void) { return stdout_alias; }
 
 static void on_signal(int sig)
 {

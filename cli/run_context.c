@@ -111,7 +111,7 @@ int cli_ranks_start(int *argc, char ***argv, int *rank, int *size)
 int cli_ranks_end(int rc, int size)
 {
     if (size > 1 && rc != CLI_OK) {
-        fflush(stdout);
+        cli_flush_stdout();
         fflush(stderr);
         tf_mpi_abort(rc);
     }
