@@ -316,6 +316,7 @@ static size_t dir_of(const char *p, char *buf, size_t len)
 tf_status tf_output_check(const char *path, int *to_stdout)
 {
     if (to_stdout) *to_stdout = 0;
+    if (!path) return tf_fail(TF_ERR_ARG, "tf_output_check: path is NULL");
     tf_out_target t;
     TF_TRY(tf_out_resolve(path, &t));
     tf_status s = TF_OK;
