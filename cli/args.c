@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outfile.h"
 #include "verbosity.h"
 #include "gen_spec.h"
 
@@ -26,6 +25,9 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 }
 
 static int stdout_errno;
+static const char *stdout_alias;
+
+void cli_set_stdout_alias(const char *alias) { stdout_alias = alias; }
 
 void cli_flush_stdout(void)
 {
@@ -46,8 +48,8 @@ int cli_fail(void)
 {
     const char *msg = tf_last_error();
     /* an output to "-" went to the library as the alias of the real stdout */
-    const char *alias = cli_stdout_alias();
-    const size_t n = strlen(alias);
+    const char *alias = stdout_alias;
+    const size_t n = alias ? strlen(alias) : 0;
     if (n && msg && !strncmp(msg, alias, n) && msg[n] == ':') {
         fprintf(stderr, "tenfold: standard output%s\n", msg + n);
         return CLI_FAIL;
@@ -303,8 +305,29 @@ int cli_choice(const char *cmd, const char *opt, const char *s, const char *cons
     return cli_usage(cmd, "%s: expected one of %s, got '%s'", opt, list, s);
 }
 
+/* A thread count above what the library starts (tf_thread_limit) is
+ * clamped there: said once, on stderr, not under -q. */
+static void note_thread_limit(int asked)
+{
+    static int said;
+    const int limit = tf_thread_limit();
+    if (said || cli_quiet()) return;
+    const char *omp = getenv("OMP_NUM_THREADS");
+    const long env = omp ? strtol(omp, NULL, 10) : 0; /* "8" or a list "8,4": the first level's */
+    if (asked > limit)
+        fprintf(stderr, "tenfold: note: -t %d is more threads than tenfold starts on this machine: using %d "
+                        "(4 per online CPU, at least 64)\n", asked, limit);
+    else if (asked == 0 && env > limit)
+        fprintf(stderr, "tenfold: note: OMP_NUM_THREADS=%ld is more threads than tenfold starts on this machine: "
+                        "using %d (4 per online CPU, at least 64)\n", env, limit);
+    else return;
+    said = 1;
+}
+
 int cli_threads(const char *cmd, const char *s, int *out)
 {
     *out = 0;
-    return cli_int(cmd, "-t/--threads", s, 0, 4096, out);
+    const int rc = cli_int(cmd, "-t/--threads", s, 0, 4096, out);
+    if (rc == CLI_OK) note_thread_limit(*out);
+    return rc;
 }

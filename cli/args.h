@@ -54,6 +54,10 @@ void cli_flush_stdout(void);
 /* errno of the first failed cli_flush_stdout, 0 if none failed. */
 int cli_stdout_errno(void);
 
+/* The "/dev/fd/N" name the outputs to standard output go to the library
+ * under (outfile.h): cli_fail says "standard output" for it. */
+void cli_set_stdout_alias(const char *alias);
+
 /* Prints "tenfold: <tf_last_error()>" and returns 1. */
 int cli_fail(void);
 

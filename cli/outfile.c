@@ -38,6 +38,7 @@ int cli_outputs_check(const char **paths, int n)
             return CLI_FAIL;
         }
         snprintf(stdout_alias, sizeof stdout_alias, "/dev/fd/%d", keep);
+        cli_set_stdout_alias(stdout_alias);
     }
     for (int i = 0; i < n; ++i) {
         int s = 0;
@@ -45,8 +46,6 @@ int cli_outputs_check(const char **paths, int n)
     }
     return CLI_OK;
 }
-
-const char *cli_stdout_alias(void) { return stdout_alias; }
 
 static void on_signal(int sig)
 {

@@ -16,9 +16,6 @@
  * and descriptor 1 goes to stderr from here on: everything the command
  * prints for people lands there and the output stays clean. */
 int cli_outputs_check(const char **paths, int n);
-/* That "/dev/fd/N" alias, "" while there is none (cli_fail says "standard
- * output" for it in messages). */
-const char *cli_stdout_alias(void);
 
 /* Removes live temporary files on SIGINT / SIGTERM and exits with
  * 128 + the signal (130 / 143). SIGINT is left alone when it was ignored
