@@ -5,6 +5,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -67,12 +68,26 @@ static void usage(FILE *f)
  * and the tool re-executes itself once (/proc/self/exe, same arguments,
  * descriptors and process id); the child finds the variable and goes on. If
  * the exec fails, the run goes on with the runtime's default. Only the tool
- * does this; the library never touches the environment. */
-static void default_passive_wait(char **argv)
+ * does this; the library never touches the environment.
+ *
+ * The same way, under an address-space limit (ulimit -v) OpenBLAS is kept
+ * to the calling thread (OPENBLAS_NUM_THREADS=1, unless the user set it):
+ * its constructor starts a worker thread per core, each of which maps a
+ * 128 MiB work buffer first thing, and where the limit leaves no room for
+ * it, retries forever -- a process at 100 % CPU that then hangs at exit
+ * joining the worker. tenfold never runs BLAS on OpenBLAS's threads (its
+ * CP-ALS pins OpenBLAS to one thread and calls it from its own OpenMP
+ * threads, src/cpu/dense.c), so nothing is lost. */
+static void prepare_environment(char **argv)
 {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-    execv("/proc/self/exe", argv);
+    int changed = 0;
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") && setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
+        changed = 1;
+    struct rlimit as;
+    if (!getenv("OPENBLAS_NUM_THREADS") && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+        setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
+        changed = 1;
+    if (changed) execv("/proc/self/exe", argv);
 }
 
 /* What was printed on standard output must have reached it: `tenfold
@@ -122,6 +137,6 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    default_passive_wait(argv); /* first: before any OpenMP call */
+    prepare_environment(argv); /* first: before any OpenMP or BLAS call */
     return close_stdout(run(argc, argv));
 }
