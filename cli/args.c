@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -198,16 +199,47 @@ int cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int
     return rc;
 }
 
-int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+/* "a number in [0, 1)", "a finite number >= 0", "a finite number": the
+ * range of a number option, as every message about it says it. */
+static void describe_range(char *buf, size_t len, double lo, double hi, int open_hi)
+{
+    if (isinf(lo) && isinf(hi)) snprintf(buf, len, "a finite number");
+    else if (isinf(hi)) snprintf(buf, len, "a finite number >= %g", lo);
+    else if (isinf(lo)) snprintf(buf, len, "a finite number %s %g", open_hi ? "<" : "<=", hi);
+    else snprintf(buf, len, "a number in [%g, %g%c", lo, hi, open_hi ? ')' : ']');
+}
+
+/* The one number parser of the options: [lo, hi], or [lo, hi) with open_hi. */
+static int parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi, int open_hi,
+                        double *out)
 {
     if (!s) return CLI_OK;
+    char range[96];
+    describe_range(range, sizeof range, lo, hi, open_hi);
     char *end = NULL;
     errno = 0;
-    double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
-    if (!end || end == s || *end || errno == ERANGE || !isfinite(v) || v < lo || v > hi)
-        return cli_usage(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, s);
+    const double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
+    if (!end || end == s || *end) return cli_usage(cmd, "%s: expected %s, got '%s'", opt, range, s);
+    if (errno == ERANGE && fabs(v) <= DBL_MIN) /* underflow: 0 or a subnormal */
+        return cli_usage(cmd, "%s: '%s' is too small%s: below %g, the smallest normal double (give 0 for zero); "
+                              "expected %s", opt, s, signbit(v) ? " in magnitude" : "", DBL_MIN, range);
+    if (errno == ERANGE) /* overflow: "1e400"; a written "inf" is not a finite number (below) */
+        return cli_usage(cmd, "%s: '%s' is too large%s: beyond %g, the largest double; expected %s", opt, s,
+                         v < 0 ? " in magnitude" : "", DBL_MAX, range);
+    if (!isfinite(v) || v < lo || v > hi || (open_hi && v >= hi))
+        return cli_usage(cmd, "%s: expected %s, got '%s'", opt, range, s);
     *out = v;
     return CLI_OK;
+}
+
+int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+{
+    return parse_double(cmd, opt, s, lo, hi, 0, out);
+}
+
+int cli_double_below(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+{
+    return parse_double(cmd, opt, s, lo, hi, 1, out);
 }
 
 int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
@@ -223,6 +255,8 @@ int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
         case 'M': mult = 0x1p20; break;
         case 'G': mult = 0x1p30; break;
         case 'T': mult = 0x1p40; break;
+        case 'P': mult = 0x1p50; break;
+        case 'E': mult = 0x1p60; break;
         default: mult = 0.0; break;
         }
         if (mult > 0 && (end[1] == 'i' || end[1] == 'I') && (end[2] == 'B' || end[2] == 'b')) end += 2;
@@ -230,9 +264,10 @@ int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
         ++end;
     }
     const double bytes = v * mult;
-    if (!end || end == s || *end || errno == ERANGE || !(mult > 0) || !isfinite(bytes) || bytes < 0 ||
-        bytes >= 0x1p63)
+    if (!end || end == s || *end || !(mult > 0) || isnan(bytes) || bytes < 0 || (errno == ERANGE && v < 1))
         return cli_usage(cmd, "%s: expected a size such as 8G, 512M, 64K or a number of bytes, got '%s'", opt, s);
+    if (errno == ERANGE || !(bytes < 0x1p63))
+        return cli_usage(cmd, "%s: '%s' is too large: at most 2^63 - 1 bytes (8E, 8 EiB)", opt, s);
     *out = (uint64_t)bytes;
     return CLI_OK;
 }
@@ -276,14 +311,14 @@ int cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, u
     return rc;
 }
 
-int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi,
+int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi, int open_hi,
                     double *out, int max, int *n)
 {
     char *buf = NULL;
     const char *piece[64];
     if (max > 64) max = 64;
     int rc = cli_split(cmd, opt, s, &buf, piece, max, n);
-    for (int i = 0; rc == CLI_OK && i < *n; ++i) rc = cli_double(cmd, opt, piece[i], lo, hi, &out[i]);
+    for (int i = 0; rc == CLI_OK && i < *n; ++i) rc = parse_double(cmd, opt, piece[i], lo, hi, open_hi, &out[i]);
     free(buf);
     return rc;
 }

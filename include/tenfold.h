@@ -675,7 +675,7 @@ typedef struct tf_gen_opts {
     uint32_t order;
     uint64_t dims[TF_MAX_ORDER];
     uint64_t nnz;                   /* exact number of distinct non-zeros   */
-    double alpha[TF_MAX_ORDER];     /* per-mode power-law skew in [0,1); 0 = uniform */
+    double alpha[TF_MAX_ORDER];     /* per-mode power-law skew in [0, 1); 0 = uniform */
     uint64_t seed;
     uint64_t rank;                  /* >0: values from a planted rank-R model */
     double noise;                   /* relative Gaussian noise on planted values */

@@ -45,7 +45,7 @@ static tf_status check_opts(const tf_gen_opts *o)
             return tf_fail(TF_ERR_RANGE, "generator: mode %u length %llu is outside 1..2^32", m + 1,
                            (unsigned long long)o->dims[m]);
         if (!(o->alpha[m] >= 0.0 && o->alpha[m] < 1.0))
-            return tf_fail(TF_ERR_ARG, "generator: mode %u alpha %g is outside [0,1)", m + 1,
+            return tf_fail(TF_ERR_ARG, "generator: mode %u alpha %g is outside [0, 1)", m + 1,
                            o->alpha[m]);
     }
     if (o->nnz == 0) return tf_fail(TF_ERR_ARG, "generator: nnz must be at least 1");
