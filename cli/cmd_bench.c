@@ -49,7 +49,8 @@ static const char help[] =
     "                       times its F-COO shards of a mode, the run ends when the\n"
     "                       last GPU's does (default format fcoo)\n"
     "      --memory-limit SIZE  device memory the plans may use (8G, 512M, ...;\n"
-    "                       default: 90% of the GPU's free memory)\n"
+    "                       default: 90% of the GPU's free memory; a run on the\n"
+    "                       CPU ignores it, with a note)\n"
     "  -r, --rank R         factor columns (default 16)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
@@ -469,7 +470,7 @@ int cmd_bench(int argc, char **argv)
         (rc = cli_choice(BENCH_CMD, "--device", device, device_names, 3, &dev)) ||
         (rc = cli_int(BENCH_CMD, "--gpu", gpu, 0, 1023, &o.gpu)) ||
         (rc = parse_precisions(precisions, prec, &nprec)) ||
-        (rc = cli_size(BENCH_CMD, "--memory-limit", mem, &o.memory_limit)) ||
+        (rc = cli_memory_limit(BENCH_CMD, mem, &o.memory_limit)) ||
         (rc = cli_parse_gpus(BENCH_CMD, gpus_spec, &o.gpus)))
         return rc;
     if (gpus_spec) {
