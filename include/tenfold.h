@@ -18,8 +18,8 @@
  *    order that is no permutation, rank 0, a negative count) is TF_ERR_ARG
  *    with a message naming the function and the argument ("tf_tensor_sort:
  *    t is NULL"). Functions without a status: the void ones (*_free,
- *    *_default, tf_get_build_info, tf_gpu_links, tf_mpi_describe) do nothing
- *    for NULL; those that return a value return their neutral one for a
+ *    *_default, tf_tuning_from_env, tf_get_build_info, tf_gpu_links,
+ *    tf_mpi_describe) do nothing for NULL; those that return a value return their neutral one for a
  *    NULL object (0, "", TF_BACKEND_CPU, TF_FORMAT_AUTO, -1) and leave the
  *    message in tf_last_error().
  *  - Thread counts (options' threads, OMP_NUM_THREADS) above

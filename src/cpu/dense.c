@@ -71,14 +71,18 @@ static tf_status blas_callers(int *nt)
     if (!openblas_get_num_threads) return TF_OK;
     const int known = __atomic_load_n(&blas_callers_known, __ATOMIC_RELAXED);
     if (*nt <= known) return TF_OK;
-    int fit = known;
-    while (fit < *nt) {
-        const size_t bytes = (size_t)(fit - known + 1) * BLAS_BUFFER_BYTES;
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* one mapping per buffer, all held until the last is tried, as OpenBLAS holds them */
+    enum { PROBES = 256 };
+    void *probe[PROBES];
+    int fit = known, held = 0;
+    while (fit < *nt && held < PROBES) {
+        void *p = mmap(NULL, BLAS_BUFFER_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) break;
-        munmap(p, bytes);
+        probe[held++] = p;
         ++fit;
     }
+    for (int i = 0; i < held; ++i) munmap(probe[i], BLAS_BUFFER_BYTES);
+    if (held == PROBES) fit = *nt; /* that many more callers had room: the rest are not counted */
     if (fit < 1) {
         struct rlimit rl;
         if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
