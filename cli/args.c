@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,12 +38,39 @@ int cli_alike(int rc)
     return rc;
 }
 
+static int stdout_errno;
+static const char *stdout_alias;
+
+void cli_set_stdout_alias(const char *alias) { stdout_alias = alias; }
+
+void cli_flush_stdout(void)
+{
+    /* A write that failed inside an earlier printf (a full buffer) left
+     * ferror set and, unless something since changed it, its reason in
+     * errno: taken when it is one a write gives. */
+    const int saved = errno;
+    const int from_write = saved == ENOSPC || saved == EPIPE || saved == EIO || saved == EBADF ||
+                           saved == EFBIG || saved == EDQUOT;
+    errno = 0;
+    const int failed = fflush(stdout) != 0;
+    if ((failed || ferror(stdout)) && !stdout_errno) stdout_errno = failed ? errno : from_write ? saved : 0;
+}
+
+int cli_stdout_errno(void) { return stdout_errno; }
+
 int cli_fail(void)
 {
     const char *msg = tf_last_error();
     if (tf_last_error_shared()) { /* every rank has it: rank 0 says it */
         failed_together = 1;
         if (run_rank != 0) return CLI_FAIL;
+    }
+    /* an output to "-" went to the library as the alias of the real stdout */
+    const char *alias = stdout_alias;
+    const size_t n = alias ? strlen(alias) : 0;
+    if (n && msg && !strncmp(msg, alias, n) && msg[n] == ':') {
+        fprintf(stderr, "tenfold: standard output%s\n", msg + n);
+        return CLI_FAIL;
     }
     fprintf(stderr, "tenfold: %s\n", msg && *msg ? msg : "unknown error");
     return CLI_FAIL;
@@ -117,7 +145,9 @@ int cli_parse(cli_args *a, const char *cmd, const char *help, int argc, char **a
         const char *s = argv[i];
         int rc = -1;
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            errno = 0;
             fputs(help, stdout);
+            cli_flush_stdout();
             return CLI_OK;
         }
         if (!strcmp(s, "--")) {
@@ -199,16 +229,47 @@ int cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int
     return rc;
 }
 
-int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+/* "a number in [0, 1)", "a finite number >= 0", "a finite number": the
+ * range of a number option, as every message about it says it. */
+static void describe_range(char *buf, size_t len, double lo, double hi, int open_hi)
+{
+    if (isinf(lo) && isinf(hi)) snprintf(buf, len, "a finite number");
+    else if (isinf(hi)) snprintf(buf, len, "a finite number >= %g", lo);
+    else if (isinf(lo)) snprintf(buf, len, "a finite number %s %g", open_hi ? "<" : "<=", hi);
+    else snprintf(buf, len, "a number in [%g, %g%c", lo, hi, open_hi ? ')' : ']');
+}
+
+/* The one number parser of the options: [lo, hi], or [lo, hi) with open_hi. */
+static int parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi, int open_hi,
+                        double *out)
 {
     if (!s) return CLI_OK;
+    char range[96];
+    describe_range(range, sizeof range, lo, hi, open_hi);
     char *end = NULL;
     errno = 0;
-    double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
-    if (!end || end == s || *end || errno == ERANGE || !isfinite(v) || v < lo || v > hi)
-        return cli_usage(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, s);
+    const double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
+    if (!end || end == s || *end) return cli_usage(cmd, "%s: expected %s, got '%s'", opt, range, s);
+    if (errno == ERANGE && fabs(v) <= DBL_MIN) /* underflow: 0 or a subnormal */
+        return cli_usage(cmd, "%s: '%s' is too small%s: below %g, the smallest normal double (give 0 for zero); "
+                              "expected %s", opt, s, signbit(v) ? " in magnitude" : "", DBL_MIN, range);
+    if (errno == ERANGE) /* overflow: "1e400"; a written "inf" is not a finite number (below) */
+        return cli_usage(cmd, "%s: '%s' is too large%s: beyond %g, the largest double; expected %s", opt, s,
+                         v < 0 ? " in magnitude" : "", DBL_MAX, range);
+    if (!isfinite(v) || v < lo || v > hi || (open_hi && v >= hi))
+        return cli_usage(cmd, "%s: expected %s, got '%s'", opt, range, s);
     *out = v;
     return CLI_OK;
+}
+
+int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+{
+    return parse_double(cmd, opt, s, lo, hi, 0, out);
+}
+
+int cli_double_below(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
+{
+    return parse_double(cmd, opt, s, lo, hi, 1, out);
 }
 
 int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
@@ -224,6 +285,8 @@ int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
         case 'M': mult = 0x1p20; break;
         case 'G': mult = 0x1p30; break;
         case 'T': mult = 0x1p40; break;
+        case 'P': mult = 0x1p50; break;
+        case 'E': mult = 0x1p60; break;
         default: mult = 0.0; break;
         }
         if (mult > 0 && (end[1] == 'i' || end[1] == 'I') && (end[2] == 'B' || end[2] == 'b')) end += 2;
@@ -231,9 +294,10 @@ int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
         ++end;
     }
     const double bytes = v * mult;
-    if (!end || end == s || *end || errno == ERANGE || !(mult > 0) || !isfinite(bytes) || bytes < 0 ||
-        bytes >= 0x1p63)
+    if (!end || end == s || *end || !(mult > 0) || isnan(bytes) || bytes < 0 || (errno == ERANGE && v < 1))
         return cli_usage(cmd, "%s: expected a size such as 8G, 512M, 64K or a number of bytes, got '%s'", opt, s);
+    if (errno == ERANGE || !(bytes < 0x1p63))
+        return cli_usage(cmd, "%s: '%s' is too large: at most 2^63 - 1 bytes (8E, 8 EiB)", opt, s);
     *out = (uint64_t)bytes;
     return CLI_OK;
 }
@@ -277,14 +341,14 @@ int cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, u
     return rc;
 }
 
-int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi,
+int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi, int open_hi,
                     double *out, int max, int *n)
 {
     char *buf = NULL;
     const char *piece[64];
     if (max > 64) max = 64;
     int rc = cli_split(cmd, opt, s, &buf, piece, max, n);
-    for (int i = 0; rc == CLI_OK && i < *n; ++i) rc = cli_double(cmd, opt, piece[i], lo, hi, &out[i]);
+    for (int i = 0; rc == CLI_OK && i < *n; ++i) rc = parse_double(cmd, opt, piece[i], lo, hi, open_hi, &out[i]);
     free(buf);
     return rc;
 }
@@ -306,8 +370,29 @@ int cli_choice(const char *cmd, const char *opt, const char *s, const char *cons
     return cli_usage(cmd, "%s: expected one of %s, got '%s'", opt, list, s);
 }
 
+/* A thread count above what the library starts (tf_thread_limit) is
+ * clamped there: said once, on stderr, not under -q. */
+static void note_thread_limit(int asked)
+{
+    static int said;
+    const int limit = tf_thread_limit();
+    if (said || cli_quiet()) return;
+    const char *omp = getenv("OMP_NUM_THREADS");
+    const long env = omp ? strtol(omp, NULL, 10) : 0; /* "8" or a list "8,4": the first level's */
+    if (asked > limit)
+        fprintf(stderr, "tenfold: note: -t %d is more threads than tenfold starts on this machine: using %d "
+                        "(4 per online CPU, at least 64)\n", asked, limit);
+    else if (asked == 0 && env > limit)
+        fprintf(stderr, "tenfold: note: OMP_NUM_THREADS=%ld is more threads than tenfold starts on this machine: "
+                        "using %d (4 per online CPU, at least 64)\n", env, limit);
+    else return;
+    said = 1;
+}
+
 int cli_threads(const char *cmd, const char *s, int *out)
 {
     *out = 0;
-    return cli_int(cmd, "-t/--threads", s, 0, 4096, out);
+    const int rc = cli_int(cmd, "-t/--threads", s, 0, 4096, out);
+    if (rc == CLI_OK) note_thread_limit(*out);
+    return rc;
 }

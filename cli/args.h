@@ -47,6 +47,17 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* fflush(stdout), remembering the first failure's errno: main's exit check
+ * (a lost write to standard output is exit 1) then names the reason, which
+ * stdio itself does not keep. Every explicit flush of stdout goes here. */
+void cli_flush_stdout(void);
+/* errno of the first failed cli_flush_stdout, 0 if none failed. */
+int cli_stdout_errno(void);
+
+/* The "/dev/fd/N" name the outputs to standard output go to the library
+ * under (outfile.h): cli_fail says "standard output" for it. */
+void cli_set_stdout_alias(const char *alias);
+
 /* Prints "tenfold: <tf_last_error()>" and returns 1. A failure every MPI
  * rank reached together (tf_last_error_shared) is printed by rank 0 alone. */
 int cli_fail(void);
@@ -70,14 +81,21 @@ int cli_failed_together(void);
  * The whole string must be a number within [lo, hi]. */
 int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
+/* Doubles: finite, in [lo, hi] (lo = -INFINITY / hi = INFINITY: no bound on
+ * that side). One parser says every message: "expected a number in [0, 1]",
+ * "expected a finite number" (inf, nan), "'1e-400' is too small" (below
+ * the smallest normal double: underflow, never a silent 0), "too large". */
 int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
-/* A byte size: a number with an optional K, M, G or T (powers of 1024;
- * "KB", "KiB" alike) suffix; "0" allowed. */
+/* The same in [lo, hi) (hi itself is out: alpha). */
+int cli_double_below(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
+/* A byte size: a number with an optional K, M, G, T, P or E (powers of
+ * 1024; "KB", "KiB" alike) suffix; "0" allowed; 2^63 bytes or more is
+ * "too large". */
 int cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
 /* Comma-separated lists: *n entries (1..max). */
 int cli_u64_list(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
                  uint64_t *out, int max, int *n);
-int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi,
+int cli_double_list(const char *cmd, const char *opt, const char *s, double lo, double hi, int open_hi,
                     double *out, int max, int *n);
 /* One of names[0..count-1]; *out = its position. */
 int cli_choice(const char *cmd, const char *opt, const char *s, const char *const *names, int count,

@@ -49,7 +49,8 @@ static const char help[] =
     "                       times its F-COO shards of a mode, the run ends when the\n"
     "                       last GPU's does (default format fcoo)\n"
     "      --memory-limit SIZE  device memory the plans may use (8G, 512M, ...;\n"
-    "                       default: 90% of the GPU's free memory)\n"
+    "                       default: 90% of the GPU's free memory; a run on the\n"
+    "                       CPU ignores it, with a note)\n"
     "  -r, --rank R         factor columns (default 16)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
@@ -249,7 +250,7 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
     const char *name = tf_format_name(r->format), *prec = prec_name(r->precision);
     if (!r->ok) { /* a row in the table, and the error line on stderr */
         printf("%-6s %-6s failed: %s\n", name, prec, r->error);
-        fflush(stdout);
+        cli_flush_stdout();
         fprintf(stderr, "tenfold: %s %s: %s\n", name, prec, r->error);
         return;
     }
@@ -270,7 +271,7 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
         if (h2d_bw > 0) printf(" = %.2f of the pinned host-to-device %.2f GB/s", r->all.stream_gbps * 1e9 / h2d_bw, h2d_bw / 1e9);
         printf("\n");
     }
-    fflush(stdout);
+    cli_flush_stdout();
 }
 
 static void json_mode(cli_json *j, const mode_result *x)
@@ -469,7 +470,7 @@ int cmd_bench(int argc, char **argv)
         (rc = cli_choice(BENCH_CMD, "--device", device, device_names, 3, &dev)) ||
         (rc = cli_int(BENCH_CMD, "--gpu", gpu, 0, 1023, &o.gpu)) ||
         (rc = parse_precisions(precisions, prec, &nprec)) ||
-        (rc = cli_size(BENCH_CMD, "--memory-limit", mem, &o.memory_limit)) ||
+        (rc = cli_memory_limit(BENCH_CMD, mem, &o.memory_limit)) ||
         (rc = cli_parse_gpus(BENCH_CMD, gpus_spec, &o.gpus)))
         return rc;
     if (gpus_spec) {
@@ -542,7 +543,7 @@ int cmd_bench(int argc, char **argv)
     print_setup(&o);
     printf("%-6s %-6s %5s %12s %12s %9s %9s %9s %6s\n", "format", "prec", "mode", "median ms", "min ms",
            "GFLOP/s", "GB", "GB/s", "frac");
-    fflush(stdout);
+    cli_flush_stdout();
     int failed = 0;
     for (int i = 0; i < nrun; ++i) {
         bench_run(&t, f, &o, &res[i]);

@@ -164,7 +164,7 @@ static void on_iteration(const tf_cpd_iter *it, void *user)
     if (cli_verbose())
         printf("  [mttkrp %.3f  dense %.3f  fit %.3f s]", it->t_mttkrp, it->t_dense, it->t_fit);
     printf("\n");
-    fflush(stdout);
+    cli_flush_stdout();
 }
 
 /* A rank above the shortest mode's length: that factor's columns cannot
@@ -222,7 +222,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         (rc = cli_threads("cpd", threads, &o->threads)) ||
         (rc = cli_choice("cpd", "--device", device, device_names, 3, &dev)) ||
         (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)) ||
-        (rc = cli_size("cpd", "--memory-limit", mem, &run->memory_limit)) ||
+        (rc = cli_memory_limit("cpd", mem, &run->memory_limit)) ||
         (rc = cli_parse_gpus("cpd", gpus, &run->gpus)))
         return rc;
     if (gpus && dev == TF_BACKEND_CPU) return cli_usage("cpd", "--gpus: not with --device cpu");
@@ -458,12 +458,19 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
                cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
-    fflush(stdout);
+    cli_flush_stdout();
     o->callback = on_iteration;
     o->user = &run;
     o->progress = cli_progress_fn(); /* a progress line for a long plan build */
     o->progress_user = (void *)"cpd";
-    if (tf_cpd(&run.t, o, &run.k, &run.rep) != TF_OK) {
+    const tf_status st = tf_cpd(&run.t, o, &run.k, &run.rep);
+    if (st == TF_ERR_NUMERIC && run.init.stem) { /* diverged: the start is the first suspect */
+        fprintf(stderr, "tenfold: %s (the run started from --init %s: its factors are the likely cause; rescale "
+                        "them, or start without --init)\n", tf_last_error(), run.init.stem);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    if (st != TF_OK) {
         rc = cli_fail();
         goto done;
     }

@@ -26,7 +26,7 @@ static const char help[] =
     "                       '-' is standard output (.tns; the report goes to stderr)\n"
     "      --dims LIST      mode lengths, e.g. 2000000,1000000,200000 (order 2..16)\n"
     "      --nnz N          number of non-zeros (20000000, 20M or 2e7)\n"
-    "      --alpha A        power-law skew in [0,1) for every mode, or one value\n"
+    "      --alpha A        power-law skew in [0, 1) for every mode, or one value\n"
     "                       per mode (A1,A2,...); default 0 (uniform)\n"
     "      --seed S         random seed (default 20240601)\n"
     "      --rank R         values from a planted rank-R model: factors uniform in\n"
@@ -65,12 +65,10 @@ int cmd_gen(int argc, char **argv)
                          TF_MAX_ORDER, order);
     o.order = (uint32_t)order;
     if ((rc = cli_u64("gen", "--nnz", nnz, 1, UINT64_MAX, &o.nnz))) return rc;
-    if (alpha && (rc = cli_double_list("gen", "--alpha", alpha, 0.0, 1.0, alphas, TF_MAX_ORDER, &nalpha)))
+    if (alpha && (rc = cli_double_list("gen", "--alpha", alpha, 0.0, 1.0, 1, alphas, TF_MAX_ORDER, &nalpha)))
         return rc;
     if (alpha && nalpha != 1 && nalpha != order)
         return cli_usage("gen", "--alpha: expected 1 or %d values (one per mode), got %d", order, nalpha);
-    for (int m = 0; m < nalpha; ++m)
-        if (alphas[m] >= 1.0) return cli_usage("gen", "--alpha: values must be in [0,1), got %g", alphas[m]);
     for (int m = 0; m < order; ++m) o.alpha[m] = nalpha == 1 ? alphas[0] : alphas[m];
     if ((rc = cli_u64("gen", "--seed", seed, 0, UINT64_MAX, &o.seed))) return rc;
     if ((rc = cli_u64("gen", "--rank", rank, 0, 1000000, &o.rank))) return rc;

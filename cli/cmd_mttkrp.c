@@ -179,7 +179,7 @@ int cmd_mttkrp(int argc, char **argv)
     int dev = TF_BACKEND_CPU, prec = 0;
     cli_gpus gpus;
     uint64_t memory_limit = 0;
-    if ((rc = cli_size("mttkrp", "--memory-limit", mem, &memory_limit)) ||
+    if ((rc = cli_memory_limit("mttkrp", mem, &memory_limit)) ||
         (rc = cli_choice("mttkrp", "--device", device, device_names, 3, &dev)) ||
         (rc = cli_choice("mttkrp", "--precision", precision, precision_names, 2, &prec)) ||
         (rc = cli_parse_gpus("mttkrp", gpus_spec, &gpus)))
@@ -194,6 +194,13 @@ int cmd_mttkrp(int argc, char **argv)
     char *buf = NULL;
     const char *files[TF_MAX_ORDER];
     if ((rc = cli_split("mttkrp", "--factors", factors, &buf, files, TF_MAX_ORDER, &nfiles))) return rc;
+    for (int i = 0; i < nfiles; ++i)
+        if (!*files[i]) {
+            rc = cli_usage("mttkrp", "--factors: entry %d of '%s' is empty: expected one factor file per mode, "
+                                     "F1,F2,... ('-' for mode %d's, which is not read)", i + 1, factors, mode1);
+            free(buf);
+            return rc;
+        }
 
     tf_tensor t;
     tf_read_info info;

@@ -161,7 +161,7 @@ static int parse(int argc, char **argv, cli_args *a, sddmm_cli *c)
         (rc = cli_int("sddmm", "--repeat", repeat, 1, 1000000, &c->repeat)) ||
         (rc = cli_u64("sddmm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
         (rc = cli_threads("sddmm", threads, &c->threads)) ||
-        (rc = cli_size("sddmm", "--memory-limit", mem, &c->memory_limit)) ||
+        (rc = cli_memory_limit("sddmm", mem, &c->memory_limit)) ||
         (rc = cli_parse_gpus("sddmm", gpus, &c->gpus)))
         return rc;
     if (gpus) {

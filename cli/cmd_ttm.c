@@ -90,7 +90,7 @@ static int parse(int argc, char **argv, cli_args *a, ttm_cli *c)
         (rc = cli_int("ttm", "--warmup", warmup, 0, 100000, &c->warmup)) ||
         (rc = cli_u64("ttm", "--seed", seed, 0, UINT64_MAX, &c->seed)) ||
         (rc = cli_threads("ttm", threads, &c->threads)) ||
-        (rc = cli_size("ttm", "--memory-limit", mem, &c->memory_limit)))
+        (rc = cli_memory_limit("ttm", mem, &c->memory_limit)))
         return rc;
     c->o.threads = c->threads;
     c->factor = factor;

@@ -23,7 +23,9 @@ typedef struct cpd_init {
  * failure prints one line "tenfold: --init STEM: ..." and returns 1. */
 int cpd_init_read(cpd_init *c, const char *stem, uint64_t *rank);
 /* Checks the files against the tensor (one per mode, dims[m] rows) and
- * sets c->k; prints one line and returns 1 on failure. */
+ * their scale (the Grams CP-ALS starts from must not under- or overflow:
+ * the file at fault is named), and sets c->k; prints one line and returns
+ * 1 on failure. */
 int cpd_init_check(cpd_init *c, const tf_tensor *t);
 void cpd_init_free(cpd_init *c);
 #endif

@@ -47,9 +47,8 @@ static int field_alpha(const char *cmd, char *v, double *alpha, int *n)
     *n = split(v, 'x', piece, TF_MAX_ORDER);
     if (*n > TF_MAX_ORDER) return cli_usage(cmd, "--gen alpha: at most %d values", TF_MAX_ORDER);
     for (int m = 0; m < *n; ++m) {
-        int rc = cli_double(cmd, "--gen alpha", piece[m], 0.0, 1.0, &alpha[m]);
+        int rc = cli_double_below(cmd, "--gen alpha", piece[m], 0.0, 1.0, &alpha[m]);
         if (rc) return rc;
-        if (alpha[m] >= 1.0) return cli_usage(cmd, "--gen alpha: values must be in [0,1), got %s", piece[m]);
     }
     return CLI_OK;
 }

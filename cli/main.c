@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold: command dispatch. Each command lives in cli/cmd_<name>.c. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "args.h"
 #include "outfile.h"
@@ -70,17 +74,50 @@ static void usage(FILE *f)
  * and the tool re-executes itself once (/proc/self/exe, same arguments,
  * descriptors and process id); the child finds the variable and goes on. If
  * the exec fails, the run goes on with the runtime's default. Only the tool
- * does this; the library never touches the environment. */
-static void default_passive_wait(char **argv)
+ * does this; the library never touches the environment.
+ *
+ * The same way, under an address-space limit (ulimit -v) OpenBLAS is kept
+ * to the calling thread (OPENBLAS_NUM_THREADS=1, unless the user set it):
+ * its constructor starts a worker thread per core, each of which maps a
+ * 128 MiB work buffer first thing, and where the limit leaves no room for
+ * it, retries forever -- a process at 100 % CPU that then hangs at exit
+ * joining the worker. tenfold never runs BLAS on OpenBLAS's threads (its
+ * CP-ALS pins OpenBLAS to one thread and calls it from its own OpenMP
+ * threads, src/cpu/dense.c), so nothing is lost. */
+static void prepare_environment(char **argv)
 {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-    execv("/proc/self/exe", argv);
+    int changed = 0;
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") && setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
+        changed = 1;
+    struct rlimit as;
+    if (!getenv("OPENBLAS_NUM_THREADS") && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+        setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
+        changed = 1;
+    if (changed) execv("/proc/self/exe", argv);
 }
 
-int main(int argc, char **argv)
+/* What was printed on standard output must have reached it: `tenfold
+ * stats x.tns > /dev/full` is a failure (exit 1 and a message), not a
+ * success with the report lost. stdio buffers the output, so the error
+ * shows only when the buffer is flushed: here, at the end of main, for
+ * every command (as gnulib's close_stdout). Nothing pending on a closed
+ * descriptor (`>&-` with nothing printed) is not an error. Files the
+ * library writes to "-" go to the descriptor directly and report their
+ * own errors. */
+static int close_stdout(int rc)
 {
-    default_passive_wait(argv); /* first: before any OpenMP call */
+    const int pending = __fpending(stdout) != 0, prev_fail = ferror(stdout) != 0;
+    errno = 0;
+    const int close_fail = fclose(stdout) != 0;
+    const int err = close_fail && errno ? errno : cli_stdout_errno();
+    if (!prev_fail && !(close_fail && (pending || err != EBADF))) return rc;
+    if (err) fprintf(stderr, "tenfold: error writing standard output: %s\n", strerror(err));
+    else fprintf(stderr, "tenfold: error writing standard output\n");
+    return rc ? rc : 1;
+}
+
+static int run(int argc, char **argv)
+{
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -88,6 +125,7 @@ int main(int argc, char **argv)
     const char *c = argv[1];
     if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
         usage(stdout);
+        cli_flush_stdout();
         return 0;
     }
     if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
@@ -106,4 +144,10 @@ int main(int argc, char **argv)
     else fprintf(stderr, "tenfold: unknown command '%s'\n", c);
     fprintf(stderr, "try 'tenfold --help'\n");
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    prepare_environment(argv); /* first: before any OpenMP or BLAS call */
+    return close_stdout(run(argc, argv));
 }

@@ -54,7 +54,7 @@ int cli_outputs_check(const char **paths, int n)
      * another number, and point descriptor 1 (printf & co) at stderr, so
      * what the command prints for people cannot mix into the output. */
     if (!stdout_alias[0]) {
-        fflush(stdout);
+        cli_flush_stdout();
         const int keep = fcntl(1, F_DUPFD_CLOEXEC, 3);
         if (keep < 0 || dup2(2, 1) < 0) {
             fprintf(stderr, "tenfold: standard output: cannot set it apart for the output: %s\n",
@@ -62,6 +62,7 @@ int cli_outputs_check(const char **paths, int n)
             return CLI_FAIL;
         }
         snprintf(stdout_alias, sizeof stdout_alias, "/dev/fd/%d", keep);
+        cli_set_stdout_alias(stdout_alias);
     }
     for (int i = 0; i < n; ++i) {
         int s = 0;

@@ -14,6 +14,7 @@
 #include "args.h"
 #include "gen_spec.h"
 #include "report.h"
+#include "verbosity.h"
 
 int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g)
 {
@@ -25,7 +26,17 @@ int cli_parse_gpus(const char *cmd, const char *s, cli_gpus *g)
     }
     uint64_t v[TF_MAX_GPUS];
     int n = 0;
-    int rc = cli_u64_list(cmd, "--gpus", s, 0, 1023, v, TF_MAX_GPUS, &n);
+    /* "3," is a list of one, GPU 3 (the comma says list, not count): one
+     * trailing comma ends a list */
+    char trimmed[256];
+    const size_t len = strlen(s);
+    const char *list = s;
+    if (len > 1 && len < sizeof trimmed && s[len - 1] == ',' && s[len - 2] != ',') {
+        memcpy(trimmed, s, len - 1);
+        trimmed[len - 1] = '\0';
+        list = trimmed;
+    }
+    int rc = cli_u64_list(cmd, "--gpus", list, 0, 1023, v, TF_MAX_GPUS, &n);
     if (rc) return rc;
     if (!strchr(s, ',')) { /* a count: GPUs 0..N-1 */
         if (v[0] < 1 || v[0] > TF_MAX_GPUS)
@@ -80,9 +91,26 @@ int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, 
         opt = "--gpus";
     }
     tf_tuning_from_env(&o.tuning); /* TF_FCOO_MINB=4 etc. stay usable for measurements */
-    if (tf_context_create(&o, out) == TF_OK) return CLI_OK;
-    fprintf(stderr, "tenfold: %s: %s\n", opt, tf_last_error());
-    return CLI_FAIL;
+    if (tf_context_create(&o, out) != TF_OK) {
+        fprintf(stderr, "tenfold: %s: %s\n", opt, tf_last_error());
+        return CLI_FAIL;
+    }
+    /* the limit is of GPU memory: a run on the CPU says it has none to keep */
+    static int noted;
+    if (memory_limit && !noted && !cli_quiet() && tf_context_backend(*out) == TF_BACKEND_CPU) {
+        fprintf(stderr, "tenfold: note: --memory-limit limits GPU memory; this run is on the CPU, which ignores it\n");
+        noted = 1;
+    }
+    return CLI_OK;
+}
+
+int cli_memory_limit(const char *cmd, const char *s, uint64_t *out)
+{
+    const int rc = cli_size(cmd, "--memory-limit", s, out);
+    if (rc == CLI_OK && s && *out == 0)
+        return cli_usage(cmd, "--memory-limit: 0 would mean no limit, which is the default: leave the option out "
+                              "for that, or give a size such as 512M");
+    return rc;
 }
 
 int cli_gpu_precheck(tf_backend backend, int device, const cli_gpus *gpus, const char *opt)
@@ -147,7 +175,7 @@ int cli_ranks_end(int rc, int size)
     /* a failure on some ranks: the others may wait in a collective. One
      * every rank reached alike: all end here, as after a success */
     if (size > 1 && rc != CLI_OK && !cli_failed_together()) {
-        fflush(stdout);
+        cli_flush_stdout();
         fflush(stderr);
         tf_mpi_abort(rc);
     }

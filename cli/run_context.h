@@ -64,6 +64,12 @@ int cli_ranks_agree_input(const tf_tensor *t, const tf_read_info *info, int thre
  * waiting; MPI is stopped again. 0 or the exit code. */
 int cli_ranks_same_command(int *argc, char ***argv, const char *cmd);
 
+/* --memory-limit SIZE (cli_size; NULL: not given, *out kept): GPU memory.
+ * 0 is a usage error (it would mean "no limit", which is the default). Any
+ * other size is taken -- 1 byte is a way to see the GPU's fallbacks -- and a
+ * run on the CPU gets a note that the CPU ignores it. */
+int cli_memory_limit(const char *cmd, const char *s, uint64_t *out);
+
 /* The --gpus lines of the --help texts. */
 #define CLI_GPUS_HELP                                                                          \
     "      --gpus G         several GPUs in this process: a count N (GPUs 0..N-1),\n"          \
@@ -76,5 +82,6 @@ int cli_ranks_same_command(int *argc, char ***argv, const char *cmd);
 #define CLI_MEMORY_LIMIT_HELP                                                                  \
     "      --memory-limit SIZE  device memory tenfold may use (8G, 512M, ...;\n"              \
     "                       default: 90% of the GPU's free memory); past it a GPU\n"           \
-    "                       run stops with one line naming the limit\n"
+    "                       run stops with one line naming the limit (0 is not a\n"           \
+    "                       size; a run on the CPU ignores it, with a note)\n"
 #endif

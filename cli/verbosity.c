@@ -23,7 +23,7 @@ void cli_warn(const char *fmt, ...)
     if (cli_quiet()) return;
     va_list ap;
     va_start(ap, fmt);
-    fflush(stdout); /* after what was printed before it, where both go to one place */
+    cli_flush_stdout(); /* after what was printed before it, where both go to one place */
     fputs("tenfold: warning: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);

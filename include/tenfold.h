@@ -12,6 +12,18 @@
  *  - Dense matrices are row-major (rows x cols); values are double.
  *  - Objects filled by *_alloc / readers are released with the matching
  *    *_free; a zero-initialised object is always safe to free.
+ *  - Arguments are checked before anything is read through them: a NULL
+ *    pointer where an object is needed, or a value outside its range (an
+ *    order outside TF_MIN_ORDER..TF_MAX_ORDER, a mode >= the order, a mode
+ *    order that is no permutation, rank 0, a negative count) is TF_ERR_ARG
+ *    with a message naming the function and the argument ("tf_tensor_sort:
+ *    t is NULL"). Functions without a status: the void ones (*_free,
+ *    *_default, tf_tuning_from_env, tf_get_build_info, tf_gpu_links,
+ *    tf_mpi_describe) do nothing for NULL; those that return a value return their neutral one for a
+ *    NULL object (0, "", TF_BACKEND_CPU, TF_FORMAT_AUTO, -1) and leave the
+ *    message in tf_last_error().
+ *  - Thread counts (options' threads, OMP_NUM_THREADS) above
+ *    tf_thread_limit() are clamped to it; 0 is the default.
  */
 #ifndef TENFOLD_H
 #define TENFOLD_H
@@ -51,8 +63,13 @@ const char *tf_status_name(tf_status s);
 const char *tf_last_error(void);
 /* Wall-clock seconds from an arbitrary origin (monotonic). */
 double tf_wtime(void);
-/* Number of threads the CPU backend uses when an option says 0. */
+/* Number of threads the CPU backend uses when an option says 0: OpenMP's
+ * (OMP_NUM_THREADS, omp_set_num_threads), at most tf_thread_limit(). */
 int tf_default_threads(void);
+/* The most threads the CPU backend starts: 4 per online CPU, at least 64.
+ * A larger thread count -- an option's threads, OMP_NUM_THREADS -- is
+ * clamped to it (not an error; the tenfold tool says so in a note). */
+int tf_thread_limit(void);
 
 /* The library's version at run time ("0.2.0"); TF_VERSION_STRING is the
  * header's, so a program can tell when the two differ. */
@@ -824,7 +841,7 @@ typedef struct tf_gen_opts {
     uint32_t order;
     uint64_t dims[TF_MAX_ORDER];
     uint64_t nnz;                   /* exact number of distinct non-zeros   */
-    double alpha[TF_MAX_ORDER];     /* per-mode power-law skew in [0,1); 0 = uniform */
+    double alpha[TF_MAX_ORDER];     /* per-mode power-law skew in [0, 1); 0 = uniform */
     uint64_t seed;
     uint64_t rank;                  /* >0: values from a planted rank-R model */
     double noise;                   /* relative Gaussian noise on planted values */

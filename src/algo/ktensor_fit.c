@@ -11,11 +11,11 @@
 static tf_status check_shapes(const tf_tensor *X, const tf_ktensor *K)
 {
     if (K->order != X->order)
-        return tf_fail(TF_ERR_ARG, "ktensor fit: ktensor order %u, tensor order %u", K->order, X->order);
-    if (K->rank == 0 || !K->lambda) return tf_fail(TF_ERR_ARG, "ktensor fit: ktensor has no components");
+        return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: K has order %u, X order %u", K->order, X->order);
+    if (K->rank == 0 || !K->lambda) return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: K has no components");
     for (uint32_t m = 0; m < X->order; ++m)
         if (!K->factors[m].data || K->factors[m].rows != X->dims[m] || K->factors[m].cols != K->rank)
-            return tf_fail(TF_ERR_ARG, "ktensor fit: factor %u is %llu x %llu, expected %llu x %llu",
+            return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: factor %u is %llu x %llu, expected %llu x %llu",
                            m + 1, (unsigned long long)K->factors[m].rows,
                            (unsigned long long)K->factors[m].cols, (unsigned long long)X->dims[m],
                            (unsigned long long)K->rank);
@@ -48,7 +48,9 @@ static tf_status model_norm2(const tf_ktensor *K, double *out)
 
 tf_status tf_ktensor_fit(const tf_tensor *X, const tf_ktensor *K, double *fit)
 {
-    if (!X || !K || !fit) return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: missing tensor, ktensor or result");
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: X is NULL");
+    if (!K) return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: K is NULL");
+    if (!fit) return tf_fail(TF_ERR_ARG, "tf_ktensor_fit: fit is NULL");
     TF_TRY(tf_tensor_validate(X));
     TF_TRY(check_shapes(X, K));
     const uint64_t R = K->rank;
@@ -67,7 +69,7 @@ tf_status tf_ktensor_fit(const tf_tensor *X, const tf_ktensor *K, double *fit)
     for (uint64_t r = 0; r < R; ++r) lambda[r] = ldexp(K->lambda[r], -e);
     Ks.lambda = lambda;
     double normx2 = 0.0, inner = 0.0, normk2 = 0.0;
-#pragma omp parallel for reduction(+ : normx2, inner) schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) reduction(+ : normx2, inner) schedule(static)
     for (int64_t k = 0; k < (int64_t)X->nnz; ++k) {
         double v = 0.0;
         for (uint64_t r = 0; r < R; ++r) {

@@ -16,6 +16,7 @@ const char *tf_version(void) { return TF_VERSION_STRING; }
 
 void tf_get_build_info(tf_build_info *out)
 {
+    if (!out) return;
     memset(out, 0, sizeof *out);
     out->version = tf_version();
     out->commit = TF_BUILD_COMMIT;

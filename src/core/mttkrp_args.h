@@ -5,6 +5,6 @@
 #define TF_CORE_MTTKRP_ARGS_H
 #include "tenfold.h"
 
-tf_status tf_check_mttkrp_args(uint32_t order, const uint64_t *dims, uint32_t mode,
+tf_status tf_check_mttkrp_args(const char *who, uint32_t order, const uint64_t *dims, uint32_t mode,
                                const tf_matrix *factors, const tf_matrix *out);
 #endif

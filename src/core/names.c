@@ -2,7 +2,7 @@
 /* Names <-> enums of backends, formats and SDDMM algorithms (the tool's option values). */
 #include <string.h>
 
-#include "tenfold.h"
+#include "core/error.h"
 
 static const char *backend_names[] = {"auto", "cpu", "gpu"};
 static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco"};
@@ -22,12 +22,14 @@ const char *tf_sddmm_algo_name(tf_sddmm_algo a)
 }
 int tf_backend_parse(const char *s)
 {
+    if (!s) return tf_fail(TF_ERR_ARG, "tf_backend_parse: s is NULL"), -1;
     for (unsigned i = 0; i < sizeof backend_names / sizeof *backend_names; ++i)
         if (!strcmp(s, backend_names[i])) return (int)i;
     return -1;
 }
 int tf_format_parse(const char *s)
 {
+    if (!s) return tf_fail(TF_ERR_ARG, "tf_format_parse: s is NULL"), -1;
     for (unsigned i = 0; i < sizeof format_names / sizeof *format_names; ++i)
         if (!strcmp(s, format_names[i])) return (int)i;
     return -1;

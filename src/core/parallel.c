@@ -2,13 +2,32 @@
 #include "core/parallel.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "tenfold.h"
+
+/* 4 per online CPU, at least 64: far more than helps, far fewer than break
+ * things. libgomp starts a team with an alloca of its threads' start data
+ * on the caller's stack (a million threads overflowed it: a crash in
+ * GOMP_parallel), then a thread each with the default stack, and tenfold's
+ * kernels keep per-thread buffers. */
+int tf_thread_limit(void)
+{
+    static int limit; /* computed once; a racing second computation writes the same */
+    int l = __atomic_load_n(&limit, __ATOMIC_RELAXED);
+    if (l) return l;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const long want = cpus > 0 ? 4 * cpus : 64;
+    l = want < 64 ? 64 : want > 1 << 20 ? 1 << 20 : (int)want;
+    __atomic_store_n(&limit, l, __ATOMIC_RELAXED);
+    return l;
+}
 
 int tf_default_threads(void)
 {
 #ifdef _OPENMP
-    return omp_get_max_threads();
+    const int n = omp_get_max_threads(), cap = tf_thread_limit(); /* OMP_NUM_THREADS=65536 */
+    return n < 1 ? 1 : n > cap ? cap : n;
 #else
     return 1;
 #endif
@@ -17,20 +36,21 @@ int tf_default_threads(void)
 int tf_resolve_threads(int requested)
 {
     if (requested <= 0) return tf_default_threads();
-    return requested;
+    const int cap = tf_thread_limit();
+    return requested > cap ? cap : requested;
 }
 
 void tf_doubles_to_floats(const double *src, float *dst, uint64_t n)
 {
     const int64_t nn = (int64_t)n;
-#pragma omp parallel for schedule(static) if (nn > 65536)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static) if (nn > 65536)
     for (int64_t k = 0; k < nn; ++k) dst[k] = (float)src[k];
 }
 
 void tf_floats_to_doubles(const float *src, double *dst, uint64_t n)
 {
     const int64_t nn = (int64_t)n;
-#pragma omp parallel for schedule(static) if (nn > 65536)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static) if (nn > 65536)
     for (int64_t k = 0; k < nn; ++k) dst[k] = src[k];
 }
 
@@ -38,7 +58,7 @@ void tf_copy_bytes(void *dst, const void *src, uint64_t n)
 {
     enum { PIECE = 1 << 17 }; /* 128 KiB a piece: a 2 MiB staging buffer keeps 16 threads busy */
     const int64_t np = (int64_t)((n + PIECE - 1) / PIECE);
-#pragma omp parallel for schedule(static) if (np > 2)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static) if (np > 2)
     for (int64_t k = 0; k < np; ++k) {
         const uint64_t at = (uint64_t)k * PIECE, len = n - at < PIECE ? n - at : PIECE;
         memcpy((char *)dst + at, (const char *)src + at, len);

@@ -11,7 +11,10 @@
 #define tf_thread_id() 0
 #define tf_thread_count() 1
 #endif
-/* Resolves a user thread request: 0 -> default, otherwise at least 1. */
+/* Resolves a user thread request: 0 -> default, otherwise at least 1; at
+ * most tf_thread_limit(), as the default is. Every OpenMP region of the
+ * library names its team size (num_threads) through here or through
+ * tf_default_threads(), never the bare OMP_NUM_THREADS. */
 int tf_resolve_threads(int requested);
 /* dst[k] = (float)src[k], k < n, on the default threads (the GPU's fp32
  * uploads convert through it: serially, 20M values took ~30 ms). */

@@ -165,7 +165,7 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
     if (s == TF_OK) s = TF_ALLOC(kbuf, n, "sort keys");
     if (s == TF_OK) s = TF_ALLOC(pbuf, n, "sort permutation");
     if (s != TF_OK) goto done;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
     for (int64_t k = 0; k < (int64_t)n; ++k) perm[k] = (uint64_t)k;
     /* Group consecutive least-significant modes into one 64-bit key when
      * their bits fit, to save passes. */
@@ -184,7 +184,7 @@ tf_status tf_radix_order(const tf_tensor *t, const uint32_t *mo, uint32_t nmodes
             src[nk++] = t->ind[mo[j]];
         }
         const int64_t nn = (int64_t)n;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
         for (int64_t k = 0; k < nn; ++k) {
             uint64_t key = 0, p = perm[k];
             for (int j = 0; j < nk; ++j)
@@ -211,14 +211,14 @@ tf_status tf_apply_permutation(tf_tensor *t, const uint64_t *perm)
     if (s != TF_OK) { tf_free(ibuf); return s; }
     for (uint32_t m = 0; m < t->order; ++m) {
         const uint32_t *src = t->ind[m];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
         for (int64_t k = 0; k < n; ++k) ibuf[k] = src[perm[k]];
         uint32_t *old = t->ind[m];
         t->ind[m] = ibuf;
         ibuf = old;
     }
     const double *vs = t->vals;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
     for (int64_t k = 0; k < n; ++k) vbuf[k] = vs[perm[k]];
     tf_free(t->vals);
     t->vals = vbuf;

@@ -16,9 +16,24 @@ void tf_semisparse_free(tf_semisparse *y)
 
 tf_status tf_semisparse_to_tensor(const tf_semisparse *y, tf_tensor *out)
 {
+    static const char who[] = "tf_semisparse_to_tensor";
+    if (!out) return tf_fail(TF_ERR_ARG, "%s: out is NULL", who);
     memset(out, 0, sizeof *out);
-    if (!y || y->mode >= y->order) return tf_fail(TF_ERR_ARG, "semi-sparse tensor is NULL or has no dense mode");
+    if (!y) return tf_fail(TF_ERR_ARG, "%s: y is NULL", who);
+    if (y->order < TF_MIN_ORDER || y->order > TF_MAX_ORDER)
+        return tf_fail(TF_ERR_ARG, "%s: y has order %u (expected %d..%d)", who, y->order, TF_MIN_ORDER, TF_MAX_ORDER);
+    if (y->mode >= y->order)
+        return tf_fail(TF_ERR_ARG, "%s: y's dense mode %llu is outside 1..%u", who, (unsigned long long)y->mode + 1,
+                       y->order);
     const uint64_t R = y->dims[y->mode];
+    if (y->nfibers && R && !y->vals) return tf_fail(TF_ERR_ARG, "%s: y has %llu fibres but no values (NULL)", who,
+                                                    (unsigned long long)y->nfibers);
+    for (uint32_t m = 0; m < y->order; ++m)
+        if (m != y->mode && y->nfibers && !y->ind[m])
+            return tf_fail(TF_ERR_ARG, "%s: y has %llu fibres but no indices of mode %u (NULL)", who,
+                           (unsigned long long)y->nfibers, m + 1);
+    if (R && y->nfibers > UINT64_MAX / R) return tf_fail(TF_ERR_RANGE, "%s: y's %llu fibres x %llu overflow", who,
+                                                         (unsigned long long)y->nfibers, (unsigned long long)R);
     uint64_t nnz = 0;
     for (uint64_t k = 0; k < y->nfibers * R; ++k) nnz += y->vals[k] != 0.0;
     TF_TRY(tf_tensor_alloc(out, y->order, y->dims, nnz));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/check_args.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/radix.h"
@@ -14,7 +15,7 @@
 static tf_status check_shape(uint32_t order, const uint64_t *dims)
 {
     if (order < TF_MIN_ORDER || order > TF_MAX_ORDER)
-        return tf_fail(TF_ERR_RANGE, "tensor order %u is outside %d..%d", order, TF_MIN_ORDER,
+        return tf_fail(TF_ERR_ARG, "tensor order %u is outside %d..%d", order, TF_MIN_ORDER,
                        TF_MAX_ORDER);
     for (uint32_t m = 0; m < order; ++m) {
         if (dims[m] == 0)
@@ -27,9 +28,33 @@ static tf_status check_shape(uint32_t order, const uint64_t *dims)
     return TF_OK;
 }
 
+tf_status tf_tensor_arg(const char *fn, const char *name, const tf_tensor *t)
+{
+    if (!t) return tf_fail(TF_ERR_ARG, "%s: %s is NULL", fn, name);
+    if (t->order < TF_MIN_ORDER || t->order > TF_MAX_ORDER)
+        return tf_fail(TF_ERR_ARG, "%s: %s has order %u (expected %d..%d)", fn, name, t->order, TF_MIN_ORDER,
+                       TF_MAX_ORDER);
+    if (t->nnz && !t->vals)
+        return tf_fail(TF_ERR_ARG, "%s: %s has %llu non-zeros but no values (NULL)", fn, name,
+                       (unsigned long long)t->nnz);
+    for (uint32_t m = 0; m < t->order; ++m)
+        if (t->nnz && !t->ind[m])
+            return tf_fail(TF_ERR_ARG, "%s: %s has %llu non-zeros but no indices of mode %u (NULL)", fn, name,
+                           (unsigned long long)t->nnz, m + 1);
+    return TF_OK;
+}
+
+tf_status tf_threads_arg(const char *fn, int threads)
+{
+    if (threads < 0) return tf_fail(TF_ERR_ARG, "%s: threads %d is negative (0: the default)", fn, threads);
+    return TF_OK;
+}
+
 tf_status tf_tensor_alloc(tf_tensor *t, uint32_t order, const uint64_t *dims, uint64_t nnz)
 {
+    TF_ARG_NOT_NULL("tf_tensor_alloc", t);
     memset(t, 0, sizeof *t);
+    TF_ARG_NOT_NULL("tf_tensor_alloc", dims);
     TF_TRY(check_shape(order, dims));
     t->order = order;
     t->nnz = nnz;
@@ -53,6 +78,9 @@ void tf_tensor_free(tf_tensor *t)
 
 tf_status tf_tensor_copy(const tf_tensor *src, tf_tensor *dst)
 {
+    TF_ARG_NOT_NULL("tf_tensor_copy", dst);
+    memset(dst, 0, sizeof *dst);
+    TF_TRY(tf_tensor_arg("tf_tensor_copy", "src", src));
     TF_TRY(tf_tensor_alloc(dst, src->order, src->dims, src->nnz));
     for (uint32_t m = 0; m < src->order; ++m)
         memcpy(dst->ind[m], src->ind[m], src->nnz * sizeof(uint32_t));
@@ -73,7 +101,7 @@ static uint64_t first_bad(const tf_tensor *t, uint32_t m)
     const uint32_t *ix = m < t->order ? t->ind[m] : NULL;
     const double *v = t->vals;
     uint64_t bad = UINT64_MAX;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (nb > 16)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static) reduction(min : bad) if (nb > 16)
     for (int64_t b = 0; b < nb; ++b) {
         const uint64_t lo = (uint64_t)b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
         int any = 0;
@@ -90,6 +118,7 @@ static uint64_t first_bad(const tf_tensor *t, uint32_t m)
 
 tf_status tf_tensor_validate(const tf_tensor *t)
 {
+    TF_ARG_NOT_NULL("tf_tensor_validate", t);
     TF_TRY(check_shape(t->order, t->dims));
     if (t->nnz && !t->vals) return tf_fail(TF_ERR_ARG, "tensor has %llu non-zeros but no values",
                                            (unsigned long long)t->nnz);
@@ -120,7 +149,7 @@ static double sum_squares(const tf_tensor *t, double scale)
         return total;
     }
     const double *v = t->vals;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         uint64_t lo = (uint64_t)b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
         double s = 0.0;
@@ -132,7 +161,22 @@ static double sum_squares(const tf_tensor *t, double scale)
     return total;
 }
 
-double tf_tensor_norm2(const tf_tensor *t) { return sum_squares(t, 1.0); }
+/* The value functions' argument check: a tensor whose values can be read,
+ * else a message and 0 (the convention of the functions without a status:
+ * tf_plan_bytes(NULL) is 0, tf_plan_describe(NULL) ""). */
+static int values_readable(const char *fn, const tf_tensor *t)
+{
+    if (!t) return tf_fail(TF_ERR_ARG, "%s: t is NULL", fn), 0;
+    if (t->nnz && !t->vals)
+        return tf_fail(TF_ERR_ARG, "%s: t has %llu non-zeros but no values (NULL)", fn, (unsigned long long)t->nnz), 0;
+    return 1;
+}
+
+double tf_tensor_norm2(const tf_tensor *t)
+{
+    if (!values_readable("tf_tensor_norm2", t)) return 0.0;
+    return sum_squares(t, 1.0);
+}
 
 /* Scaled by 2^-e, e the exponent of the largest |value|: every scaled value
  * is below 2 in magnitude and the largest is at least 1 (2^-74 for subnormal
@@ -140,6 +184,7 @@ double tf_tensor_norm2(const tf_tensor *t) { return sum_squares(t, 1.0); }
  * overflows (for fewer than 2^1020 values) nor underflows to zero. */
 double tf_tensor_norm(const tf_tensor *t)
 {
+    if (!values_readable("tf_tensor_norm", t)) return 0.0;
     double amax = 0.0;
     for (uint64_t k = 0; k < t->nnz; ++k) amax = fmax(amax, fabs(t->vals[k]));
     if (!(amax > 0.0) || !isfinite(amax)) return amax;
@@ -150,6 +195,7 @@ double tf_tensor_norm(const tf_tensor *t)
 
 uint32_t tf_tensor_implied_dims(const tf_tensor *t, uint64_t *implied)
 {
+    if (tf_tensor_arg("tf_tensor_implied_dims", "t", t) != TF_OK) return 0;
     uint32_t lost = 0;
     for (uint32_t m = 0; m < t->order; ++m) {
         uint64_t top = 0;
@@ -164,6 +210,10 @@ uint32_t tf_tensor_implied_dims(const tf_tensor *t, uint64_t *implied)
 
 uint64_t tf_tensor_bytes(const tf_tensor *t)
 {
+    if (!t) return tf_fail(TF_ERR_ARG, "tf_tensor_bytes: t is NULL"), 0;
+    if (t->order < TF_MIN_ORDER || t->order > TF_MAX_ORDER)
+        return tf_fail(TF_ERR_ARG, "tf_tensor_bytes: t has order %u (expected %d..%d)", t->order, TF_MIN_ORDER,
+                       TF_MAX_ORDER), 0;
     return t->nnz * (t->order * sizeof(uint32_t) + sizeof(double));
 }
 
@@ -183,8 +233,15 @@ static int is_sorted(const tf_tensor *t, const uint32_t *mo)
 
 tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order)
 {
-    uint32_t mo[TF_MAX_ORDER];
-    for (uint32_t l = 0; l < t->order; ++l) mo[l] = mode_order ? mode_order[l] : l;
+    TF_TRY(tf_tensor_arg("tf_tensor_sort", "t", t));
+    uint32_t mo[TF_MAX_ORDER], seen = 0;
+    for (uint32_t l = 0; l < t->order; ++l) {
+        mo[l] = mode_order ? mode_order[l] : l;
+        if (mo[l] >= t->order || (seen >> mo[l] & 1u))
+            return tf_fail(TF_ERR_ARG, "tf_tensor_sort: mode_order is not a permutation of 0..%u (%u %sat position %u)",
+                           t->order - 1, mo[l], mo[l] < t->order ? "again " : "", l);
+        seen |= 1u << mo[l];
+    }
     if (t->nnz < 2 || is_sorted(t, mo)) return TF_OK;
     /* sorted into new arrays, then swapped in: one copy of the COO more */
     uint32_t *cols[TF_MAX_ORDER] = {0};
@@ -210,6 +267,7 @@ tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order)
 tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *zeros)
 {
     uint64_t dups = 0, zer = 0;
+    TF_TRY(tf_tensor_arg("tf_tensor_canonicalize", "t", t));
     TF_TRY(tf_tensor_sort(t, NULL));
     const uint32_t N = t->order;
     uint64_t w = 0;
@@ -241,6 +299,7 @@ tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *z
 
 tf_status tf_matrix_alloc(tf_matrix *m, uint64_t rows, uint64_t cols)
 {
+    TF_ARG_NOT_NULL("tf_matrix_alloc", m);
     memset(m, 0, sizeof *m);
     if (cols != 0 && rows > UINT64_MAX / cols)
         return tf_fail(TF_ERR_RANGE, "matrix %llu x %llu is too large", (unsigned long long)rows,
@@ -260,9 +319,11 @@ void tf_matrix_free(tf_matrix *m)
 
 tf_status tf_ktensor_alloc(tf_ktensor *k, uint32_t order, const uint64_t *dims, uint64_t rank)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_alloc", k);
     memset(k, 0, sizeof *k);
+    TF_ARG_NOT_NULL("tf_ktensor_alloc", dims);
     TF_TRY(check_shape(order, dims));
-    if (rank == 0) return tf_fail(TF_ERR_ARG, "rank must be at least 1");
+    if (rank == 0) return tf_fail(TF_ERR_ARG, "tf_ktensor_alloc: rank must be at least 1");
     k->order = order;
     k->rank = rank;
     tf_status s = TF_ALLOC(k->lambda, rank, "ktensor lambda");

@@ -9,6 +9,7 @@
 
 void tf_tuning_default(tf_tuning *t)
 {
+    if (!t) return;
     memset(t, 0, sizeof *t);
     t->auto_cost = 1;
     t->fcoo_tune = 1;
@@ -44,6 +45,7 @@ static int env_ll(const char *name, long long *out)
 
 void tf_tuning_from_env(tf_tuning *t)
 {
+    if (!t) return;
     long long v = 0;
     /* F-COO */
     if (env_is("TF_AUTO_COST", "0")) t->auto_cost = 0;

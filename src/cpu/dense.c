@@ -7,6 +7,8 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -42,6 +44,63 @@ static int team_size(int threads, uint64_t units)
     return nt;
 }
 
+
+/* --------------------------------------------------- BLAS work buffers */
+
+/* OpenBLAS gives every thread that is in a BLAS call at the same time a
+ * work buffer of its own (BUFFER_SIZE: 128 MiB on x86-64), mapped on first
+ * need and kept for later calls. When that mmap fails its allocator
+ * (blas_memory_alloc) tries again, forever: under an address-space limit
+ * (ulimit -v) the Gram step of `cpd` spun at 100 % CPU instead of failing.
+ * So before BLAS is called from *nt threads at once, the buffers not known
+ * to exist yet are tried here, mapped as OpenBLAS maps them (then unmapped
+ * untouched): *nt becomes the number of callers that have room (at least
+ * one), or the call fails naming the limit. The results of the callers do
+ * not depend on their number (fixed slabs). */
+#define BLAS_BUFFER_BYTES ((size_t)144 << 20) /* the buffer, its alignment and guard, a margin */
+
+/* OpenBLAS's controls, looked up weakly so that any BLAS links (and this
+ * check is made for OpenBLAS only). */
+extern int openblas_get_num_threads(void) __attribute__((weak));
+extern void openblas_set_num_threads(int) __attribute__((weak));
+
+static int blas_callers_known; /* callers whose buffers were there or had room */
+
+static tf_status blas_callers(int *nt)
+{
+    if (!openblas_get_num_threads) return TF_OK;
+    const int known = __atomic_load_n(&blas_callers_known, __ATOMIC_RELAXED);
+    if (*nt <= known) return TF_OK;
+    /* one mapping per buffer, all held until the last is tried, as OpenBLAS holds them */
+    enum { PROBES = 256 };
+    void *probe[PROBES];
+    int fit = known, held = 0;
+    while (fit < *nt && held < PROBES) {
+        void *p = mmap(NULL, BLAS_BUFFER_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) break;
+        probe[held++] = p;
+        ++fit;
+    }
+    for (int i = 0; i < held; ++i) munmap(probe[i], BLAS_BUFFER_BYTES);
+    if (held == PROBES) fit = *nt; /* that many more callers had room: the rest are not counted */
+    if (fit < 1) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+            return tf_fail(TF_ERR_NOMEM, "no room for the %zu MiB work buffer of the BLAS library (OpenBLAS maps one "
+                                         "per calling thread, and retries forever when it cannot) under the "
+                                         "address-space limit of %llu MiB (ulimit -v): raise the limit",
+                           BLAS_BUFFER_BYTES >> 20, (unsigned long long)(rl.rlim_cur >> 20));
+        return tf_fail(TF_ERR_NOMEM, "no memory for the %zu MiB work buffer of the BLAS library (OpenBLAS maps one "
+                                     "per calling thread, and retries forever when it cannot)",
+                       BLAS_BUFFER_BYTES >> 20);
+    }
+    if (fit < *nt) *nt = fit;
+    int seen = known;
+    while (fit > seen && !__atomic_compare_exchange_n(&blas_callers_known, &seen, fit, 0, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED)) {
+    }
+    return TF_OK;
+}
 
 /* Rows per BLAS call for rank R: small enough that OpenBLAS runs each call
  * on one thread (its level-3 calls stay serial up to ~2^18 multiply-adds),
@@ -117,8 +176,9 @@ tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, do
     TF_TRY(check_rank(R, "Gram matrix"));
     const uint64_t S = slab_count(I, R * R);
     double *part = NULL;
+    int nt = team_size(threads, S);
+    TF_TRY(blas_callers(&nt));
     TF_TRY(TF_CALLOC(part, S * R * R, "Gram partial sums"));
-    const int nt = team_size(threads, S);
     const int n = (int)R;
     const uint64_t rows = blas_rows(R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
@@ -258,12 +318,13 @@ static int inverse_from_cholesky(double *P, uint64_t R)
 
 /* A = M * P (P symmetric R x R): blocked dgemm on the column-major views,
  * A^T = P M^T. Each output row depends only on its input row. */
-static void multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, const double *P,
-                          int threads)
+static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, const double *P,
+                               int threads)
 {
     const uint64_t rows = blas_rows(R);
     const int64_t nblocks = (int64_t)((I + rows - 1) / rows);
-    const int nt = team_size(threads, (uint64_t)nblocks);
+    int nt = team_size(threads, (uint64_t)nblocks);
+    TF_TRY(blas_callers(&nt));
     const int n = (int)R;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
     for (int64_t b = 0; b < nblocks; ++b) {
@@ -272,6 +333,7 @@ static void multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, co
         const double one = 1.0, zero = 0.0;
         dgemm_("N", "N", &n, &k, &n, &one, P, &n, M + i * R, &n, &zero, A + i * R, &n, 1, 1);
     }
+    return TF_OK;
 }
 
 tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
@@ -284,6 +346,8 @@ tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, con
                                        "finite; the factors diverged",
                        (unsigned long long)R, (unsigned long long)R);
     double *P = NULL;
+    int one = 1; /* the LAPACK calls: this thread */
+    TF_TRY(blas_callers(&one));
     TF_TRY(TF_ALLOC(P, R * R, "inverse of the normal matrix"));
     int spd = 0;
     tf_status s = try_cholesky(V, R, P, &spd);
@@ -291,7 +355,7 @@ tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, con
         *used_pinv = 1;
         s = pseudo_inverse(V, R, P);
     }
-    if (s == TF_OK) multiply_rows(M, A, I, R, P, threads);
+    if (s == TF_OK) s = multiply_rows(M, A, I, R, P, threads);
     tf_free(P);
     return s;
 }
@@ -357,10 +421,6 @@ tf_status tf_dense_sumsq(const double *x, uint64_t n, int threads, double *resul
 {
     return column_dots(x, x, n, 1, threads, result);
 }
-
-/* OpenBLAS's controls, looked up weakly so that any BLAS links. */
-extern int openblas_get_num_threads(void) __attribute__((weak));
-extern void openblas_set_num_threads(int) __attribute__((weak));
 
 int tf_blas_threads_pin_single(void)
 {

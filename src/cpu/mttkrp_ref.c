@@ -10,7 +10,10 @@
 tf_status tf_mttkrp_reference(const tf_tensor *X, uint32_t mode, const tf_matrix *factors,
                               tf_matrix *out)
 {
-    TF_TRY(tf_check_mttkrp_args(X->order, X->dims, mode, factors, out));
+    static const char who[] = "tf_mttkrp_reference";
+    if (!X) return tf_fail(TF_ERR_ARG, "%s: X is NULL", who);
+    TF_TRY(tf_tensor_validate(X)); /* its indices address the rows of out and the factors */
+    TF_TRY(tf_check_mttkrp_args(who, X->order, X->dims, mode, factors, out));
     const uint64_t R = out->cols;
     double *row = NULL;
     TF_TRY(TF_ALLOC(row, R, "reference MTTKRP row"));

@@ -27,11 +27,18 @@ static int cmp_other_modes(const void *a, const void *b)
 
 tf_status tf_spttm_reference(const tf_tensor *X, uint32_t mode, const tf_matrix *U, tf_semisparse *out)
 {
+    static const char who[] = "tf_spttm_reference";
+    if (!out) return tf_fail(TF_ERR_ARG, "%s: out is NULL", who);
     memset(out, 0, sizeof *out);
-    if (!X || !U) return tf_fail(TF_ERR_ARG, "SpTTM reference: NULL argument");
-    if (mode >= X->order || U->rows != X->dims[mode] || U->cols == 0)
-        return tf_fail(TF_ERR_ARG, "SpTTM reference: mode %u or U %llux%llu does not fit the tensor", mode + 1,
-                       (unsigned long long)U->rows, (unsigned long long)U->cols);
+    if (!X) return tf_fail(TF_ERR_ARG, "%s: X is NULL", who);
+    if (!U) return tf_fail(TF_ERR_ARG, "%s: U is NULL", who);
+    TF_TRY(tf_tensor_validate(X));
+    if (mode >= X->order)
+        return tf_fail(TF_ERR_ARG, "%s: mode %llu is outside 1..%u", who, (unsigned long long)mode + 1, X->order);
+    if (U->rows != X->dims[mode] || U->cols == 0 || !U->data)
+        return tf_fail(TF_ERR_ARG, "%s: U %llux%llu%s does not fit mode %u of length %llu", who,
+                       (unsigned long long)U->rows, (unsigned long long)U->cols, U->data ? "" : " without data",
+                       mode + 1, (unsigned long long)X->dims[mode]);
     const uint64_t n = X->nnz, R = U->cols;
     uint64_t *pos = NULL, nf = 0;
     TF_TRY(TF_ALLOC(pos, n ? n : 1, "reference SpTTM order"));

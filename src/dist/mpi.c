@@ -28,11 +28,13 @@ void tf_mpi_describe(char *buf, size_t len)
     if (MPI_Get_library_version(v, &n) != MPI_SUCCESS) n = 0;
     v[n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1] = 0;
     const size_t line = strcspn(v, ",\n"); /* up to the first comma or line end */
-    if (len) snprintf(buf, len, "%.*s", (int)line, v);
+    if (buf && len) snprintf(buf, len, "%.*s", (int)line, v);
 }
 
 tf_status tf_mpi_start(int *argc, char ***argv, int *rank, int *size)
 {
+    if (!rank) return tf_fail(TF_ERR_ARG, "tf_mpi_start: rank is NULL");
+    if (!size) return tf_fail(TF_ERR_ARG, "tf_mpi_start: size is NULL");
     *rank = 0;
     *size = 1;
     int init = 0;
@@ -64,6 +66,7 @@ static tf_status agree(const tf_agree *mine);
 /* 1 while MPI runs (started, not finalized). */
 static int running(void)
 {
+    if (!x && n) return tf_fail(TF_ERR_ARG, "tf_mpi_allreduce_sum: x is NULL (%llu values)", (unsigned long long)n);
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);

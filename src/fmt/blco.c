@@ -105,13 +105,13 @@ static tf_status alto_order(const tf_tensor *X, const tf_blco_layout *lay, uint6
     if (s == TF_OK) s = TF_ALLOC(pbuf, n, "BLCO permutation");
     if (s == TF_OK) s = TF_ALLOC(tab, 1, "BLCO spread table");
     if (s != TF_OK) goto done;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
     for (int64_t k = 0; k < nn; ++k) perm[k] = (uint64_t)k;
     const uint32_t nwords = (lay->alto_bits + 63) / 64;
     for (uint32_t w = 0; w < nwords; ++w) { /* least significant word first */
         uint32_t wbits = lay->alto_bits - 64 * w < 64 ? lay->alto_bits - 64 * w : 64;
         fill_spread(lay, w, *tab);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
         for (int64_t k = 0; k < nn; ++k) {
             uint64_t key = 0, p = perm[k];
             for (uint32_t m = 0; m < X->order; ++m) {
@@ -184,7 +184,7 @@ static tf_status build(const tf_tensor *X, tf_blco *b)
                     : upper(lay, m, X->ind[m][p]) << lay->field_bits[m];
     }
     const int64_t nn = (int64_t)X->nnz;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(static)
     for (int64_t k = 0; k < nn; ++k) {
         uint64_t p = perm[k], lin = 0;
         for (uint32_t m = 0; m < N; ++m) {

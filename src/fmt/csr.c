@@ -12,6 +12,7 @@
 
 tf_status tf_csr_alloc(tf_csr *c, uint64_t rows, uint64_t cols, uint64_t nnz)
 {
+    if (!c) return tf_fail(TF_ERR_ARG, "tf_csr_alloc: c is NULL");
     memset(c, 0, sizeof *c);
     if (cols > (1ULL << 32))
         return tf_fail(TF_ERR_RANGE, "CSR matrix has %llu columns, more than the 2^32 uint32 indices allow",
@@ -38,7 +39,7 @@ void tf_csr_free(tf_csr *c)
 
 tf_status tf_csr_validate(const tf_csr *S)
 {
-    if (!S) return tf_fail(TF_ERR_ARG, "CSR matrix is NULL");
+    if (!S) return tf_fail(TF_ERR_ARG, "tf_csr_validate: S is NULL");
     if (S->cols > (1ULL << 32))
         return tf_fail(TF_ERR_RANGE, "CSR matrix has %llu columns, more than 2^32", (unsigned long long)S->cols);
     if (!S->rowptr) return tf_fail(TF_ERR_ARG, "CSR matrix has no row offsets");
@@ -126,12 +127,19 @@ fail:
 
 tf_status tf_csr_from_coo(const tf_tensor *S, tf_csr *out)
 {
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_csr_from_coo: out is NULL");
+    if (!S) {
+        memset(out, 0, sizeof *out);
+        return tf_fail(TF_ERR_ARG, "tf_csr_from_coo: S is NULL");
+    }
     return tf_csr_from_coo_perm(S, out, NULL);
 }
 
 tf_status tf_csr_to_coo(const tf_csr *S, tf_tensor *out)
 {
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_csr_to_coo: out is NULL");
     memset(out, 0, sizeof *out);
+    if (!S) return tf_fail(TF_ERR_ARG, "tf_csr_to_coo: S is NULL");
     TF_TRY(tf_csr_validate(S));
     const uint64_t dims[2] = {S->rows, S->cols};
     TF_TRY(tf_tensor_alloc(out, 2, dims, S->nnz));

@@ -148,7 +148,7 @@ void tf_fcoo_value_code_of(const double *vals, uint64_t n, uint32_t vb, tf_fcoo_
     /* the lowest set bit's exponent (lo) and the top one (|x| < 2^top) of
      * the non-zero values; anything without a code (bad) */
     int lo = INT_MAX, top = INT_MIN, bad = 0;
-#pragma omp parallel for reduction(min : lo) reduction(max : top) reduction(| : bad) if (nn > 65536)
+#pragma omp parallel for num_threads(tf_default_threads()) reduction(min : lo) reduction(max : top) reduction(| : bad) if (nn > 65536)
     for (int64_t z = 0; z < nn; ++z) {
         uint64_t m;
         int e, neg;
@@ -168,7 +168,7 @@ void tf_fcoo_value_code_of(const double *vals, uint64_t n, uint32_t vb, tf_fcoo_
      * the device decodes it: TF_FCOO_VALUE of field q - min and min gives q) */
     const double scale = ldexp(1.0, lo);
     int64_t nmin = INT64_MAX, nmax = INT64_MIN;
-#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) reduction(| : bad) if (nn > 65536)
+#pragma omp parallel for num_threads(tf_default_threads()) reduction(min : nmin) reduction(max : nmax) reduction(| : bad) if (nn > 65536)
     for (int64_t z = 0; z < nn; ++z) {
         const double x = value_as(vals, (uint64_t)z, vb);
         const int64_t q = scaled(x, lo);
@@ -280,7 +280,7 @@ tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t v
         return s;
     }
     const int64_t nc = (int64_t)out->nchunks;
-#pragma omp parallel for schedule(dynamic, 1) if (nc > 1)
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(dynamic, 1) if (nc > 1)
     for (int64_t c = 0; c < nc; ++c) {
         tf_fcoo_chunk_layout lay;
         tf_fcoo_chunk_layout_of(out, (uint64_t)c, &lay);

@@ -45,10 +45,11 @@ static tf_status check_opts(const tf_gen_opts *o)
             return tf_fail(TF_ERR_RANGE, "generator: mode %u length %llu is outside 1..2^32", m + 1,
                            (unsigned long long)o->dims[m]);
         if (!(o->alpha[m] >= 0.0 && o->alpha[m] < 1.0))
-            return tf_fail(TF_ERR_ARG, "generator: mode %u alpha %g is outside [0,1)", m + 1,
+            return tf_fail(TF_ERR_ARG, "generator: mode %u alpha %g is outside [0, 1)", m + 1,
                            o->alpha[m]);
     }
     if (o->nnz == 0) return tf_fail(TF_ERR_ARG, "generator: nnz must be at least 1");
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "generator: threads %d is negative (0: the default)", o->threads);
     uint64_t cells = saturating_product(o->dims, o->order);
     if (o->nnz > cells)
         return tf_fail(TF_ERR_RANGE,
@@ -182,8 +183,9 @@ static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
 
 tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
 {
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_generate: out is NULL");
     memset(out, 0, sizeof *out);
-    if (!o) return tf_fail(TF_ERR_ARG, "tf_generate: no options");
+    if (!o) return tf_fail(TF_ERR_ARG, "tf_generate: o is NULL");
     TF_TRY(check_opts(o));
     tf_gen_ctx g;
     tf_gen_set set;

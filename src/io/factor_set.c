@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/check_args.h"
 #include "core/error.h"
 #include "io/input.h"
 #include "io/matrix_parse.h"
@@ -431,6 +432,7 @@ static void clean_journal(char *j)
 
 tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out **out)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_out_open", out);
     *out = NULL;
     if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
     if (!(flags & (TF_KTENSOR_SPLATT | TF_KTENSOR_TTB)) || (flags & ~(unsigned)TF_KTENSOR_ALL))
@@ -508,6 +510,8 @@ tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out *
 
 tf_status tf_ktensor_out_put(tf_ktensor_out *o, const tf_ktensor *k)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_out_put", o);
+    TF_ARG_NOT_NULL("tf_ktensor_out_put", k);
     if (o->put) return tf_fail(TF_ERR_ARG, "%s: the factors were given already", o->stem);
     TF_TRY(tf_ktensor_check(o->stem, k));
     const int before = o->set.n;
@@ -546,6 +550,8 @@ static int names_set_file(const tf_ktensor_out *o, const tf_path_id *id)
 
 tf_status tf_ktensor_out_add(tf_ktensor_out *o, const char *path, const void *data, size_t len)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_out_add", o);
+    if (len && !data) return tf_fail(TF_ERR_ARG, "tf_ktensor_out_add: data is NULL");
     if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
     tf_out_target t;
     TF_TRY(tf_out_resolve(path, &t));
@@ -570,6 +576,7 @@ tf_status tf_ktensor_out_add(tf_ktensor_out *o, const char *path, const void *da
 
 tf_status tf_ktensor_out_commit(tf_ktensor_out *o)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_out_commit", o);
     if (!o->put) {
         tf_status s = tf_fail(TF_ERR_ARG, "%s: no factors to write", o->stem);
         out_free(o);
@@ -631,6 +638,8 @@ void tf_ktensor_out_abort(tf_ktensor_out *o) { out_free(o); }
 
 tf_status tf_ktensor_write(const char *stem, const tf_ktensor *k, unsigned flags)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_write", stem);
+    TF_ARG_NOT_NULL("tf_ktensor_write", k);
     if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
     if (!(flags & (TF_KTENSOR_SPLATT | TF_KTENSOR_TTB)) || (flags & ~(unsigned)TF_KTENSOR_ALL))
         return tf_fail(TF_ERR_ARG, "%s: flags 0x%x name no Kruskal tensor files", stem, flags);
@@ -790,6 +799,7 @@ static tf_status read_listed(const char *stem, const char *dirp, const char *set
 
 tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_read", k);
     memset(k, 0, sizeof *k);
     if (has_lambda) *has_lambda = 0;
     if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no factor set stem given");

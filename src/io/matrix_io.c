@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/check_args.h"
 #include "core/error.h"
 #include "io/factor_set.h"
 #include "io/input.h"
@@ -63,7 +64,9 @@ static tf_status check_finite(const char *path, const double *v, uint64_t n, uin
 
 tf_status tf_matrix_write(const char *path, const tf_matrix *m)
 {
-    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
+    TF_ARG_NOT_NULL("tf_matrix_write", path);
+    TF_ARG_NOT_NULL("tf_matrix_write", m);
+    if (!*path) return tf_fail(TF_ERR_ARG, "no output file given");
     if (m->rows && m->cols && !m->data) return tf_fail(TF_ERR_ARG, "%s: matrix has no data", path);
     TF_TRY(check_finite(path, m->data, m->rows * m->cols, m->cols ? m->cols : 1, "the matrix"));
     tf_writer w;
@@ -155,12 +158,16 @@ tf_status tf_ktensor_put_files(tf_out_set *set, const char *stem, const tf_ktens
 
 tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)
 {
+    TF_ARG_NOT_NULL("tf_ktensor_write_splatt", stem);
+    TF_ARG_NOT_NULL("tf_ktensor_write_splatt", k);
     return tf_ktensor_write(stem, k, TF_KTENSOR_SPLATT);
 }
 
 tf_status tf_ktensor_write_ttb(const char *path, const tf_ktensor *k)
 {
-    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
+    TF_ARG_NOT_NULL("tf_ktensor_write_ttb", path);
+    TF_ARG_NOT_NULL("tf_ktensor_write_ttb", k);
+    if (!*path) return tf_fail(TF_ERR_ARG, "no output file given");
     TF_TRY(tf_ktensor_check(path, k));
     tf_writer w;
     TF_TRY(tf_writer_open(&w, path));
@@ -250,8 +257,10 @@ tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_mat
 
 tf_status tf_matrix_read(const char *path, tf_matrix *out)
 {
+    TF_ARG_NOT_NULL("tf_matrix_read", out);
     memset(out, 0, sizeof *out);
-    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
+    TF_ARG_NOT_NULL("tf_matrix_read", path);
+    if (!*path) return tf_fail(TF_ERR_ARG, "no input file given");
     char *text = NULL;
     size_t len = 0;
     TF_TRY(tf_load_text(path, 0, &text, &len));

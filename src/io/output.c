@@ -684,6 +684,7 @@ static size_t dir_of(const char *p, char *buf, size_t len)
 tf_status tf_output_check(const char *path, int *to_stdout)
 {
     if (to_stdout) *to_stdout = 0;
+    if (!path) return tf_fail(TF_ERR_ARG, "tf_output_check: path is NULL");
     tf_out_target t;
     TF_TRY(tf_out_resolve(path, &t));
     tf_status s = TF_OK;
@@ -730,6 +731,7 @@ static void id_of_stat(const struct stat *st, tf_path_id *id)
 
 void tf_path_id_get(const char *path, int output, tf_path_id *id)
 {
+    if (!id) return; /* nothing to fill (a void call: NULL is a no-op) */
     memset(id, 0, sizeof *id);
     if (!path || !*path) return;
     struct stat st;
@@ -762,6 +764,7 @@ void tf_path_id_get(const char *path, int output, tf_path_id *id)
 
 int tf_path_id_same(const tf_path_id *a, const tf_path_id *b)
 {
+    if (!a || !b) return 0;
     return a->kind && a->kind == b->kind && a->dev == b->dev && a->ino == b->ino &&
            (a->kind != 2 || !strcmp(a->name, b->name));
 }

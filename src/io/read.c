@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/check_args.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/progress.h"
@@ -194,23 +195,26 @@ static tf_status parse_fd(const char *name, int fd, uint64_t total, const tf_rea
 
 void tf_read_opts_default(tf_read_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->threads = 0;
     o->base = TF_BASE_AUTO;
 }
 
-static tf_status check_opts(const tf_read_opts *o)
+static tf_status check_opts(const char *fn, const tf_read_opts *o)
 {
+    TF_TRY(tf_threads_arg(fn, o->threads));
     if (o->base != TF_BASE_AUTO && o->base != 0 && o->base != 1)
-        return tf_fail(TF_ERR_ARG, "read options: base must be -1 (auto), 0 or 1, got %d", o->base);
+        return tf_fail(TF_ERR_ARG, "%s: base must be -1 (auto), 0 or 1, got %d", fn, o->base);
     if (o->parts > 1 && o->part >= o->parts)
-        return tf_fail(TF_ERR_ARG, "read options: part %llu of %llu (parts are 0..%llu)", (unsigned long long)o->part,
+        return tf_fail(TF_ERR_ARG, "%s: part %llu of %llu (parts are 0..%llu)", fn, (unsigned long long)o->part,
                        (unsigned long long)o->parts, (unsigned long long)o->parts - 1);
     return TF_OK;
 }
 
 tf_status tf_tensor_keep_part(tf_tensor *t, uint64_t part, uint64_t parts)
 {
+    TF_TRY(tf_tensor_arg("tf_tensor_keep_part", "t", t));
     if (parts < 1 || part >= parts)
         return tf_fail(TF_ERR_ARG, "tf_tensor_keep_part: part %llu of %llu", (unsigned long long)part,
                        (unsigned long long)parts);
@@ -225,19 +229,20 @@ tf_status tf_tensor_keep_part(tf_tensor *t, uint64_t part, uint64_t parts)
     return TF_OK;
 }
 
-tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
-                               const tf_read_opts *opts, tf_tensor *out, tf_read_info *info)
+static tf_status parse_tensor(const char *fn, const char *name, const char *text, size_t len,
+                              const tf_read_opts *opts, tf_tensor *out, tf_read_info *info)
 {
     tf_read_info local;
     tf_read_opts def;
     double t0 = tf_wtime();
+    TF_ARG_NOT_NULL(fn, out);
     if (!info) info = &local;
     if (!opts) { tf_read_opts_default(&def); opts = &def; }
     memset(info, 0, sizeof *info);
     memset(out, 0, sizeof *out);
     if (!name) name = "(memory)";
-    TF_TRY(check_opts(opts));
-    if (!text && len) return tf_fail(TF_ERR_ARG, "%s: no text given", name);
+    TF_TRY(check_opts(fn, opts));
+    if (!text && len) return tf_fail(TF_ERR_ARG, "%s: text is NULL (%s, %zu bytes)", fn, name, len);
     int canonical = -1;
     tf_progress_report(opts->progress, opts->progress_user, TF_STEP_READ, 0, len, 0);
     tf_status s = parse_mem(name, text, len, opts, out, info, &canonical);
@@ -248,13 +253,19 @@ tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
     return TF_OK;
 }
 
+tf_status tf_parse_tensor_opts(const char *name, const char *text, size_t len,
+                               const tf_read_opts *opts, tf_tensor *out, tf_read_info *info)
+{
+    return parse_tensor("tf_parse_tensor_opts", name, text, len, opts, out, info);
+}
+
 tf_status tf_parse_tensor(const char *name, const char *text, size_t len, int threads,
                           tf_tensor *out, tf_read_info *info)
 {
     tf_read_opts o;
     tf_read_opts_default(&o);
     o.threads = threads;
-    return tf_parse_tensor_opts(name, text, len, &o, out, info);
+    return parse_tensor("tf_parse_tensor", name, text, len, &o, out, info);
 }
 
 /* Regular file: binary goes through pread into the arrays, compressed
@@ -291,18 +302,20 @@ static tf_status read_regular(const char *path, int fd, uint64_t size, const tf_
     return s;
 }
 
-tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
-                              tf_read_info *info)
+static tf_status read_tensor(const char *fn, const char *path, const tf_read_opts *opts, tf_tensor *out,
+                             tf_read_info *info)
 {
     tf_read_info local;
     tf_read_opts def;
     double t0 = tf_wtime();
+    TF_ARG_NOT_NULL(fn, out);
     if (!info) info = &local;
     if (!opts) { tf_read_opts_default(&def); opts = &def; }
     memset(info, 0, sizeof *info);
     memset(out, 0, sizeof *out);
-    TF_TRY(check_opts(opts));
-    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no input file given");
+    TF_TRY(check_opts(fn, opts));
+    TF_ARG_NOT_NULL(fn, path);
+    if (!*path) return tf_fail(TF_ERR_ARG, "no input file given");
     if (opts->collective && opts->parts > 1 && !strcmp(path, "-"))
         return tf_fail(TF_ERR_ARG, "reading standard input ('-') is not possible on MPI ranks (mpirun gives it to "
                                    "rank 0 alone); convert it to a file first (tenfold convert - FILE.bin)");
@@ -337,10 +350,16 @@ tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_ten
     return s;
 }
 
+tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
+                              tf_read_info *info)
+{
+    return read_tensor("tf_read_tensor_opts", path, opts, out, info);
+}
+
 tf_status tf_read_tensor(const char *path, int threads, tf_tensor *out, tf_read_info *info)
 {
     tf_read_opts o;
     tf_read_opts_default(&o);
     o.threads = threads;
-    return tf_read_tensor_opts(path, &o, out, info);
+    return read_tensor("tf_read_tensor", path, &o, out, info);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/check_args.h"
 #include "core/error.h"
 #include "io/bin_format.h"
 #include "io/num_format.h"
@@ -62,11 +63,12 @@ tf_file_format tf_write_format(const char *path, const tf_tensor *t, tf_file_for
 
 tf_status tf_write_tensor(const char *path, const tf_tensor *t, tf_file_format fmt)
 {
-    if (!path || !*path) return tf_fail(TF_ERR_ARG, "no output file given");
+    TF_ARG_NOT_NULL("tf_write_tensor", path);
+    if (!*path) return tf_fail(TF_ERR_ARG, "no output file given");
     if (has_ext(path, ".xz") || has_ext(path, ".gz"))
         return tf_fail(TF_ERR_UNAVAILABLE, "%s: compressed output is not supported "
                        "(write the plain file and compress it)", path);
-    if (!t) return tf_fail(TF_ERR_ARG, "%s: no tensor given", path);
+    TF_ARG_NOT_NULL("tf_write_tensor", t);
     if (fmt == TF_FILE_AUTO) {
         if (format_for(path) == TF_FILE_TNS) TF_TRY(tf_tensor_validate(t)); /* before reading indices */
         fmt = tf_write_format(path, t, fmt);

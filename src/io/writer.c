@@ -197,8 +197,10 @@ void tf_writer_abort(tf_writer *w) { release(w); }
 
 tf_status tf_write_file(const char *path, const void *data, size_t len)
 {
+    if (!path) return tf_fail(TF_ERR_ARG, "tf_write_file: path is NULL");
+    if (!data && len) return tf_fail(TF_ERR_ARG, "tf_write_file: data is NULL (%zu bytes to write)", len);
     tf_writer w;
     TF_TRY(tf_writer_open(&w, path));
-    tf_writer_put(&w, data, len);
+    if (len) tf_writer_put(&w, data, len);
     return tf_writer_commit(&w);
 }

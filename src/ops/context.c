@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "backend/dist.h"
+#include "core/check_args.h"
 #include "core/error.h"
 
 void tf_context_opts_default(tf_context_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->backend = TF_BACKEND_AUTO;
     o->device = 0;
@@ -44,7 +46,7 @@ static tf_status check_devices(tf_context_opts *o, tf_backend *b)
 
 tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
 {
-    if (!out) return tf_fail(TF_ERR_ARG, "tf_context_create: no place for the context");
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_context_create: out is NULL (no place for the context)");
     *out = NULL;
     tf_context_opts d;
     if (!o) {
@@ -52,12 +54,12 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
         o = &d;
     }
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
-        return tf_fail(TF_ERR_ARG, "context: unknown backend %d", (int)o->backend);
+        return tf_fail(TF_ERR_ARG, "tf_context_create: unknown backend %d", (int)o->backend);
     if (o->ndevices < 1)
-        return tf_fail(TF_ERR_ARG, "context: %d GPUs asked for (at least 1)", o->ndevices);
+        return tf_fail(TF_ERR_ARG, "tf_context_create: %d GPUs asked for (at least 1)", o->ndevices);
     if (o->ndevices > TF_MAX_GPUS)
-        return tf_fail(TF_ERR_ARG, "context: %d GPUs asked for (at most %d)", o->ndevices, TF_MAX_GPUS);
-    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "context: %d threads", o->threads);
+        return tf_fail(TF_ERR_ARG, "tf_context_create: %d GPUs asked for (at most %d)", o->ndevices, TF_MAX_GPUS);
+    TF_TRY(tf_threads_arg("tf_context_create", o->threads));
     tf_backend b = (tf_backend)o->backend;
     tf_context_opts use = *o;
     if (o->ndevices > 1) TF_TRY(check_devices(&use, &b));
@@ -141,8 +143,9 @@ tf_backend tf_context_backend(const tf_context *c)
 
 tf_status tf_context_memory_budget(tf_context *c, uint64_t *bytes)
 {
-    if (!c || !bytes) return tf_fail(TF_ERR_ARG, "tf_context_memory_budget: NULL argument");
-    *bytes = 0;
+    if (bytes) *bytes = 0;
+    TF_ARG_NOT_NULL("tf_context_memory_budget", c);
+    TF_ARG_NOT_NULL("tf_context_memory_budget", bytes);
     if (tf_context_resolve(c) != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_UNAVAILABLE, "context: no GPU, so no device memory budget");
     return tf_cuda_context_budget(c, bytes);

@@ -21,6 +21,7 @@
 
 void tf_cpd_opts_default(tf_cpd_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->rank = 10;
     o->max_iters = 50;
@@ -64,6 +65,8 @@ static tf_status check_init(const tf_tensor *X, const tf_cpd_opts *o)
                        (unsigned long long)k->rank, (unsigned long long)o->rank);
     for (uint32_t m = 0; m < X->order; ++m) {
         const tf_matrix *f = &k->factors[m];
+        if (!f->data && f->rows && f->cols)
+            return tf_fail(TF_ERR_ARG, "cpd: initial factor %u has no data (NULL)", m + 1);
         if (f->rows != X->dims[m] || f->cols != o->rank || !f->data || k->dims[m] != X->dims[m])
             return tf_fail(TF_ERR_ARG, "cpd: initial factor %u is %llu x %llu, expected %llu x %llu (mode %u's "
                            "length x the rank)", m + 1, (unsigned long long)f->rows,
@@ -384,7 +387,8 @@ static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_kte
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
     if (out) memset(out, 0, sizeof *out);
-    if (!X || !out) return tf_fail(TF_ERR_ARG, "tf_cpd: missing tensor or output ktensor");
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_cpd: X is NULL");
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_cpd: out is NULL");
     TF_TRY(check_opts(o));
     TF_TRY(tf_tensor_validate(X));
     TF_TRY(check_init(X, o));

@@ -5,6 +5,7 @@
 
 #include "backend/plan.h"
 #include "core/alloc.h"
+#include "core/check_args.h"
 #include "core/error.h"
 #include "core/mttkrp_args.h"
 #include "core/parallel.h"
@@ -14,6 +15,7 @@
 
 void tf_plan_opts_default(tf_plan_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->backend = TF_BACKEND_AUTO;
     o->format = TF_FORMAT_AUTO;
@@ -22,11 +24,24 @@ void tf_plan_opts_default(tf_plan_opts *o)
 
 static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out);
 
+static tf_status check_opts(const tf_plan_opts *o)
+{
+    static const char who[] = "tf_plan_build";
+    if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "%s: unknown backend %d", who, (int)o->backend);
+    if ((unsigned)o->format > TF_FORMAT_BLCO) return tf_fail(TF_ERR_ARG, "%s: unknown format %d", who, (int)o->format);
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "%s: unknown precision %d", who, (int)o->precision);
+    return tf_threads_arg(who, o->threads);
+}
+
 tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
 {
     tf_plan_opts d;
     if (!o) { tf_plan_opts_default(&d); o = &d; }
+    TF_ARG_NOT_NULL("tf_plan_build", out);
     *out = NULL;
+    TF_TRY(check_opts(o));
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
     const uint64_t held = tf_alloc_peak_reset();
     tf_status s = plan_build(X, o, out);
@@ -37,7 +52,7 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
 
 static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
 {
-    if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: no tensor");
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: X is NULL");
     TF_TRY(tf_tensor_validate(X));
     tf_backend be = o->backend;
     if (be == TF_BACKEND_AUTO) {
@@ -111,18 +126,19 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
 
 tf_status tf_plan_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
 {
-    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_mttkrp: no plan");
-    TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
+    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_mttkrp: p is NULL");
+    TF_TRY(tf_check_mttkrp_args("tf_plan_mttkrp", p->order, p->dims, mode, factors, out));
     return p->ops->mttkrp(p->impl, mode, factors, out);
 }
 
 tf_status tf_plan_time_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
                               int warmup, int reps, double *times_ms)
 {
-    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: no plan");
+    if (!p) return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: p is NULL");
     if (warmup < 0 || reps < 1 || !times_ms)
-        return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: need warmup >= 0 and reps >= 1");
-    TF_TRY(tf_check_mttkrp_args(p->order, p->dims, mode, factors, out));
+        return tf_fail(TF_ERR_ARG, "tf_plan_time_mttkrp: need warmup >= 0, reps >= 1 and times_ms (got %d, %d, %s)",
+                       warmup, reps, times_ms ? "an array" : "NULL");
+    TF_TRY(tf_check_mttkrp_args("tf_plan_time_mttkrp", p->order, p->dims, mode, factors, out));
     if (p->ops->time_mttkrp)
         return p->ops->time_mttkrp(p->impl, mode, factors, out, warmup, reps, times_ms);
     for (int i = 0; i < warmup; ++i) TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
@@ -142,13 +158,28 @@ void tf_plan_free(tf_plan *p)
     tf_free(p);
 }
 
-const char *tf_plan_describe(const tf_plan *p) { return p ? p->desc : ""; }
-const char *tf_plan_note(const tf_plan *p) { return p ? p->note : ""; }
+/* The accessors take a NULL plan as one without anything: "", 0, the CPU,
+ * TF_FORMAT_AUTO -- and leave a message (tf_last_error) saying so. */
+static int no_plan(const tf_plan *p, const char *fn)
+{
+    if (p) return 0;
+    tf_fail(TF_ERR_ARG, "%s: p is NULL", fn);
+    return 1;
+}
+
+const char *tf_plan_describe(const tf_plan *p) { return no_plan(p, "tf_plan_describe") ? "" : p->desc; }
+const char *tf_plan_note(const tf_plan *p) { return no_plan(p, "tf_plan_note") ? "" : p->note; }
 uint64_t tf_plan_streamed_bytes(const tf_plan *p, uint32_t mode)
 {
-    return p && mode < p->order && mode < TF_MAX_ORDER ? p->streamed[mode] : 0;
+    if (no_plan(p, "tf_plan_streamed_bytes")) return 0;
+    if (mode >= p->order || mode >= TF_MAX_ORDER) {
+        tf_fail(TF_ERR_ARG, "tf_plan_streamed_bytes: mode %llu is outside 1..%u", (unsigned long long)mode + 1,
+                p->order);
+        return 0;
+    }
+    return p->streamed[mode];
 }
-uint64_t tf_plan_bytes(const tf_plan *p) { return p ? p->bytes : 0; }
-uint64_t tf_plan_build_peak(const tf_plan *p) { return p ? p->build_peak : 0; }
-tf_backend tf_plan_backend(const tf_plan *p) { return p->backend; }
-tf_format tf_plan_format(const tf_plan *p) { return p->format; }
+uint64_t tf_plan_bytes(const tf_plan *p) { return no_plan(p, "tf_plan_bytes") ? 0 : p->bytes; }
+uint64_t tf_plan_build_peak(const tf_plan *p) { return no_plan(p, "tf_plan_build_peak") ? 0 : p->build_peak; }
+tf_backend tf_plan_backend(const tf_plan *p) { return no_plan(p, "tf_plan_backend") ? TF_BACKEND_CPU : p->backend; }
+tf_format tf_plan_format(const tf_plan *p) { return no_plan(p, "tf_plan_format") ? TF_FORMAT_AUTO : p->format; }

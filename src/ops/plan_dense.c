@@ -49,7 +49,7 @@ tf_status tf_plan_mttkrp_dense(tf_plan *p, uint32_t mode, const tf_dense *factor
                                const tf_mttkrp_run_opts *ro)
 {
     if (!p) return tf_fail(TF_ERR_ARG, "%s: no plan", who);
-    if (mode >= p->order) return tf_fail(TF_ERR_ARG, "%s: mode %u is outside 1..%u", who, mode + 1, p->order);
+    if (mode >= p->order) return tf_fail(TF_ERR_ARG, "%s: mode %llu is outside 1..%u", who, (unsigned long long)mode + 1, p->order);
     if (!factors || !out) return tf_fail(TF_ERR_ARG, "%s: factors or out is NULL", who);
     if (out->cols == 0) return tf_fail(TF_ERR_ARG, "%s: out has 0 columns (the rank must be at least 1)", who);
     int gpu[TF_MAX_ORDER + 1];

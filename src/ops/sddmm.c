@@ -12,6 +12,7 @@
 
 void tf_sddmm_opts_default(tf_sddmm_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->op = TF_SDDMM_SAMPLE;
     o->alpha = 1.0;
@@ -24,7 +25,10 @@ void tf_sddmm_opts_default(tf_sddmm_opts *o)
 static tf_status check_args(const tf_csr *S, const tf_matrix *A, const tf_matrix *B, const tf_sddmm_opts *o,
                             const double *P)
 {
-    if (!S || !A || !B || !o) return tf_fail(TF_ERR_ARG, "tf_sddmm: S, A, B and the options must not be NULL");
+    if (!S) return tf_fail(TF_ERR_ARG, "tf_sddmm: S is NULL");
+    if (!A) return tf_fail(TF_ERR_ARG, "tf_sddmm: A is NULL");
+    if (!B) return tf_fail(TF_ERR_ARG, "tf_sddmm: B is NULL");
+    if (!o) return tf_fail(TF_ERR_ARG, "tf_sddmm: o is NULL (the options; tf_sddmm_opts_default)");
     TF_TRY(tf_csr_validate(S));
     if (S->nnz && !P) return tf_fail(TF_ERR_ARG, "tf_sddmm: output array P is NULL");
     if (A->rows != S->rows)
@@ -92,6 +96,7 @@ tf_status tf_sddmm_coo(const tf_tensor *S, const tf_matrix *A, const tf_matrix *
                        double *P, tf_sddmm_info *info)
 {
     if (!S) return tf_fail(TF_ERR_ARG, "tf_sddmm_coo: S is NULL");
+    if (!P && S->nnz) return tf_fail(TF_ERR_ARG, "tf_sddmm_coo: P is NULL");
     tf_csr c;
     uint64_t *perm = NULL;
     double *pc = NULL;

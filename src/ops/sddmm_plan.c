@@ -68,6 +68,7 @@ tf_status tf_sddmm_check_opts(const tf_sddmm_opts *o, const char *who)
         return tf_fail(TF_ERR_ARG, "%s: vwarp %u is not 0 (auto) or a power of two up to 32", who, o->vwarp);
     if (o->a_regs < -1 || o->a_regs > 1)
         return tf_fail(TF_ERR_ARG, "%s: a_regs %d is not -1, 0 (auto) or 1", who, o->a_regs);
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "%s: threads %d is negative (0: the default)", who, o->threads);
     return TF_OK;
 }
 

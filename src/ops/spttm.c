@@ -11,6 +11,7 @@
 
 void tf_spttm_opts_default(tf_spttm_opts *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->backend = TF_BACKEND_AUTO;
     o->precision = TF_DOUBLE;
@@ -19,10 +20,13 @@ void tf_spttm_opts_default(tf_spttm_opts *o)
 static tf_status check_args(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_spttm_opts *o,
                             const tf_semisparse *out)
 {
-    if (!X || !U || !o || !out) return tf_fail(TF_ERR_ARG, "tf_spttm: X, U, options and out must not be NULL");
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_spttm: X is NULL");
+    if (!U) return tf_fail(TF_ERR_ARG, "tf_spttm: U is NULL");
+    if (!o) return tf_fail(TF_ERR_ARG, "tf_spttm: o is NULL (the options; tf_spttm_opts_default)");
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_spttm: out is NULL");
     TF_TRY(tf_tensor_validate(X));
     if (mode >= X->order)
-        return tf_fail(TF_ERR_ARG, "tf_spttm: mode %u is outside 1..%u (1-based)", mode + 1, X->order);
+        return tf_fail(TF_ERR_ARG, "tf_spttm: mode %llu is outside 1..%u (1-based)", (unsigned long long)mode + 1, X->order);
     if (U->rows != X->dims[mode])
         return tf_fail(TF_ERR_ARG, "tf_spttm: U has %llu rows, expected %llu (the length of mode %u)",
                        (unsigned long long)U->rows, (unsigned long long)X->dims[mode], mode + 1);
@@ -32,6 +36,7 @@ static tf_status check_args(const tf_tensor *X, uint32_t mode, const tf_matrix *
     if (!U->data) return tf_fail(TF_ERR_ARG, "tf_spttm: U has no data");
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "tf_spttm: unknown precision %d", (int)o->precision);
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "tf_spttm: threads %d is negative (0: the default)", o->threads);
     return TF_OK;
 }
 

@@ -173,8 +173,21 @@ int tf_gpu_count(void)
     return a ? a->tf_gpu_count() : 0;
 }
 
+/* A device argument of fn: 0 .. the GPUs present - 1 (with none present, a
+ * device >= 0 goes on to say why there is none). */
+static tf_status device_arg(const char *fn, int device)
+{
+    if (device < 0) return tf_fail(TF_ERR_ARG, "%s: device %d is negative", fn, device);
+    const int n = tf_gpu_count();
+    if (n > 0 && device >= n) return tf_fail(TF_ERR_ARG, "%s: GPU %d does not exist (GPUs 0..%d)", fn, device, n - 1);
+    return TF_OK;
+}
+
 tf_status tf_gpu_describe(int device, char *buf, size_t len)
 {
+    if (!buf && len) return tf_fail(TF_ERR_ARG, "tf_gpu_describe: buf is NULL (len %zu)", len);
+    if (buf && len) snprintf(buf, len, "none");
+    TF_TRY(device_arg("tf_gpu_describe", device));
     const tf_cuda_api *a = cuda();
     if (a) return a->tf_gpu_describe(device, buf, len);
     if (buf && len) snprintf(buf, len, "none");
@@ -183,6 +196,9 @@ tf_status tf_gpu_describe(int device, char *buf, size_t len)
 
 tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
 {
+    if (!bytes_per_s) return tf_fail(TF_ERR_ARG, "tf_gpu_copy_bandwidth: bytes_per_s is NULL");
+    *bytes_per_s = 0.0;
+    TF_TRY(device_arg("tf_gpu_copy_bandwidth", device));
     const tf_cuda_api *a = cuda();
     if (a) return a->tf_gpu_copy_bandwidth(device, bytes_per_s);
     if (bytes_per_s) *bytes_per_s = 0.0;
@@ -191,6 +207,9 @@ tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
 
 tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s)
 {
+    if (!bytes_per_s) return tf_fail(TF_ERR_ARG, "tf_gpu_h2d_bandwidth: bytes_per_s is NULL");
+    *bytes_per_s = 0.0;
+    TF_TRY(device_arg("tf_gpu_h2d_bandwidth", device));
     const tf_cuda_api *a = cuda();
     if (a) return a->tf_gpu_h2d_bandwidth(device, bytes_per_s);
     if (bytes_per_s) *bytes_per_s = 0.0;
@@ -228,9 +247,10 @@ tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts
 
 void tf_gpu_links(char *buf, size_t len)
 {
+    if (!buf || !len) return;
     const tf_cuda_api *a = tf_cuda_driver_visible() ? cuda() : NULL;
     if (a) a->tf_gpu_links(buf, len);
-    else if (len) buf[0] = 0;
+    else buf[0] = 0;
 }
 
 void tf_cuda_context_release(void *gpu)

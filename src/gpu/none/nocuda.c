@@ -20,20 +20,25 @@ tf_cuda_module_state tf_cuda_module(int load, char *where, size_t len)
 
 tf_status tf_gpu_describe(int device, char *buf, size_t len)
 {
+    if (!buf && len) return tf_fail(TF_ERR_ARG, "tf_gpu_describe: buf is NULL (len %zu)", len);
     if (buf && len) snprintf(buf, len, "none");
+    if (device < 0) return tf_fail(TF_ERR_ARG, "tf_gpu_describe: device %d is negative", device);
     return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend (nvcc was not found at build time)");
 }
 
 tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
 {
-    if (bytes_per_s) *bytes_per_s = 0.0;
+    if (!bytes_per_s) return tf_fail(TF_ERR_ARG, "tf_gpu_copy_bandwidth: bytes_per_s is NULL");
+    *bytes_per_s = 0.0;
+    if (device < 0) return tf_fail(TF_ERR_ARG, "tf_gpu_copy_bandwidth: device %d is negative", device);
     return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend");
 }
 
 tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s)
 {
-    (void)device;
-    if (bytes_per_s) *bytes_per_s = 0.0;
+    if (!bytes_per_s) return tf_fail(TF_ERR_ARG, "tf_gpu_h2d_bandwidth: bytes_per_s is NULL");
+    *bytes_per_s = 0.0;
+    if (device < 0) return tf_fail(TF_ERR_ARG, "tf_gpu_h2d_bandwidth: device %d is negative", device);
     return tf_fail(TF_ERR_UNAVAILABLE, "this build of tenfold has no CUDA backend");
 }
 
@@ -62,7 +67,7 @@ tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts
 
 void tf_gpu_links(char *buf, size_t len)
 {
-    if (len) buf[0] = 0;
+    if (buf && len) buf[0] = 0;
 }
 
 void tf_cuda_context_release(void *gpu) { (void)gpu; }
