@@ -66,7 +66,6 @@ static tf_status agree(const tf_agree *mine);
 /* 1 while MPI runs (started, not finalized). */
 static int running(void)
 {
-    if (!x && n) return tf_fail(TF_ERR_ARG, "tf_mpi_allreduce_sum: x is NULL (%llu values)", (unsigned long long)n);
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -75,6 +74,7 @@ static int running(void)
 
 tf_status tf_mpi_allreduce_sum(double *x, uint64_t n)
 {
+    if (!x && n) return tf_fail(TF_ERR_ARG, "tf_mpi_allreduce_sum: x is NULL (%llu values)", (unsigned long long)n);
     if (!running()) return TF_OK; /* one process: the sum is x */
     return allreduce_sum(x, n);
 }
