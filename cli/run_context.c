@@ -127,7 +127,7 @@ int cli_gpu_precheck(tf_backend backend, int device, const cli_gpus *gpus, const
     }
     const int n = tf_gpu_count();
     if (n == 0) {
-        fprintf(stderr, "tenfold: %s: no usable NVIDIA GPU on this machine (the CUDA backend is built, but CUDA "
+        fprintf(stderr, "tenfold: %s: no usable NVIDIA GPU: this machine has 0 (the CUDA backend is built, but CUDA "
                         "finds no device): run with --device cpu or auto\n", opt);
         return CLI_FAIL;
     }
