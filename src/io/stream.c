@@ -185,19 +185,21 @@ tf_status tf_src_advance(tf_text_src *s, size_t consumed)
 }
 
 /* Complete content lines in text[0..len), counting up to want; *tail = the
- * bytes after the last '\n'. */
+ * bytes after the last '\n'; *last_end = the offset just past the last
+ * content line counted (0 if none). */
 static uint32_t content_lines(const char *text, size_t len, char comment, uint32_t want,
-                              size_t *tail)
+                              size_t *tail, size_t *last_end)
 {
     uint32_t n = 0;
     size_t pos = 0;
+    *last_end = 0;
     while (pos < len && n < want) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         if (!nl) break;
         const char *p = text + pos;
         while (p < nl && tf_is_blank(*p)) ++p;
-        if (p < nl && *p != comment) ++n;
         pos = (size_t)(nl - text) + 1;
+        if (p < nl && *p != comment) { ++n; *last_end = pos; }
     }
     if (n < want) {
         size_t last = len;
@@ -209,21 +211,89 @@ static uint32_t content_lines(const char *text, size_t len, char comment, uint32
     return n;
 }
 
-tf_status tf_src_need_lines(tf_text_src *s, char comment, uint32_t want)
+/* 1 if text[from..len) (the unterminated last line) holds content. */
+static int tail_has_content(const char *text, size_t from, size_t len, char comment)
+{
+    while (from < len && tf_is_blank(text[from])) ++from;
+    return from < len && text[from] != comment;
+}
+
+/* The header limit: one rule for every source (a mapped or in-memory text
+ * as for a stream), so the same file passes or fails from a pipe and from
+ * the disk alike. */
+static tf_status header_too_long(const tf_text_src *s)
+{
+    const size_t at = TF_MAX_HEADER_BYTES < s->len ? TF_MAX_HEADER_BYTES : s->len;
+    return tf_fail(TF_ERR_PARSE,
+                   "%s:%llu: the header (with the comment and blank lines before it) is not complete "
+                   "within the first %zu MiB",
+                   s->name, (unsigned long long)(s->line_base + 1 + tf_count_newlines(s->text, at)),
+                   TF_MAX_HEADER_BYTES >> 20);
+}
+
+/* Grows the window for `want` content lines; strict: past the header
+ * limit is an error, else it stops there (and at a line too long) quietly. */
+static tf_status need_lines(tf_text_src *s, char comment, uint32_t want, int strict)
 {
     for (;;) {
-        size_t tail = 0;
-        if (s->eof || content_lines(s->text, s->len, comment, want, &tail) >= want) return TF_OK;
+        size_t tail = 0, last_end = 0;
+        const uint32_t n = content_lines(s->text, s->len, comment, want, &tail, &last_end);
+        if (!strict && (n >= want || s->eof)) return TF_OK;
+        if (n >= want) return last_end > TF_MAX_HEADER_BYTES ? header_too_long(s) : TF_OK;
+        if (s->eof) { /* fewer lines than wanted: the ones there must end within the limit */
+            if (tail_has_content(s->text, s->len - tail, s->len, comment)) last_end = s->len;
+            return last_end > TF_MAX_HEADER_BYTES ? header_too_long(s) : TF_OK;
+        }
         if (tail > TF_MAX_LINE_BYTES)
-            return line_too_long(s, s->line_base + 1 + tf_count_newlines(s->text, s->len));
-        if (s->len >= TF_MAX_HEADER_BYTES)
-            return tf_fail(TF_ERR_PARSE, "%s: the header is not complete within the first %zu MiB",
-                           s->name, TF_MAX_HEADER_BYTES >> 20);
+            return strict ? line_too_long(s, s->line_base + 1 + tf_count_newlines(s->text, s->len)) : TF_OK;
+        if (s->len >= TF_MAX_HEADER_BYTES) return strict ? header_too_long(s) : TF_OK;
         if (s->len + window_bytes > s->cap)
             TF_TRY(resize(s, s->len + window_bytes > 2 * s->cap ? s->len + window_bytes
                                                                 : 2 * s->cap));
         TF_TRY(fill(s, s->len + window_bytes)); /* one more window's worth */
     }
+}
+
+tf_status tf_src_need_lines(tf_text_src *s, char comment, uint32_t want)
+{
+    return need_lines(s, comment, want, 1);
+}
+
+tf_status tf_src_want_lines(tf_text_src *s, char comment, uint32_t want)
+{
+    return need_lines(s, comment, want, 0);
+}
+
+/* 1 if the first line of text[0..len) is several lines ended by CR alone:
+ * a CR with content after it on the line, twice, or once where the text
+ * has no LF at all. */
+static int cr_only(const char *text, size_t len)
+{
+    const char *nl = memchr(text, '\n', len);
+    size_t first = nl ? (size_t)(nl - text) : len;
+    while (first > 0 && tf_is_blank(text[first - 1])) --first; /* to the line's last content */
+    unsigned crs = 0;
+    for (const char *p = text; crs < 2 && (p = memchr(p, '\r', first - (size_t)(p - text))) != NULL; ++p) ++crs;
+    return crs >= 2 || (crs == 1 && !nl);
+}
+
+tf_status tf_src_check_start(tf_text_src *s, int inside)
+{
+    static const char *const outer[] = {"", "xz", "gzip"};
+    const char *z = tf_compression_name(s->text, s->len);
+    if (z && inside)
+        return tf_fail(TF_ERR_UNAVAILABLE, "%s: %s-compressed data inside %s: decompress it first (one layer of "
+                                           "xz or gzip is read)", s->name, z, outer[inside == 1 ? 1 : 2]);
+    if (z && !strcmp(z, "lzma"))
+        return tf_fail(TF_ERR_UNAVAILABLE, "%s: an lzma-compressed file (not supported: use xz)", s->name);
+    if (z)
+        return tf_fail(TF_ERR_UNAVAILABLE, "%s: a %s-compressed file (not supported: decompress it, or compress "
+                                           "it with xz or gzip)", s->name, z);
+    if (s->len >= 3 && !memcmp(s->text, "\xef\xbb\xbf", 3)) TF_TRY(tf_src_advance(s, 3)); /* UTF-8 BOM */
+    if (cr_only(s->text, s->len))
+        return tf_fail(TF_ERR_PARSE, "%s:1: lines end with CR only (old Mac OS line ends; expected LF or CR LF): "
+                                     "convert them, e.g. tr '\\r' '\\n'", s->name);
+    return TF_OK;
 }
 
 tf_status tf_src_slurp(tf_text_src *s)
