@@ -24,10 +24,26 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+static const char *stdout_alias;
+
+void cli_set_stdout_alias(const char *alias) { stdout_alias = alias; }
+
 int cli_fail(void)
 {
     const char *msg = tf_last_error();
-    fprintf(stderr, "tenfold: %s\n", msg && *msg ? msg : "unknown error");
+    if (!msg || !*msg) msg = "unknown error";
+    fputs("tenfold: ", stderr);
+    /* the alias as a whole name (not followed by another digit) reads "standard output" */
+    const size_t n = stdout_alias ? strlen(stdout_alias) : 0;
+    for (const char *p = msg; *p;) {
+        const char *at = n ? strstr(p, stdout_alias) : NULL;
+        while (at && isdigit((unsigned char)at[n])) at = strstr(at + 1, stdout_alias);
+        if (!at) { fputs(p, stderr); break; }
+        fwrite(p, 1, (size_t)(at - p), stderr);
+        fputs("standard output", stderr);
+        p = at + n;
+    }
+    fputc('\n', stderr);
     return CLI_FAIL;
 }
 

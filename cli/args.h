@@ -47,8 +47,12 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Prints "tenfold: <tf_last_error()>" and returns 1. */
+/* Prints "tenfold: <tf_last_error()>" and returns 1. The "/dev/fd/N" alias
+ * an output to standard output is written through (outfile.h) is named
+ * "standard output" there. */
 int cli_fail(void);
+/* The alias of standard output that cli_fail names so (NULL: none). */
+void cli_set_stdout_alias(const char *alias);
 
 /* Number parsing of option values (NULL value -> keeps *out, returns 0).
  * The whole string must be a number within [lo, hi]. */

@@ -201,7 +201,7 @@ int cmd_mttkrp(int argc, char **argv)
     tf_matrix f[TF_MAX_ORDER], out = {0};
     memset(f, 0, sizeof f);
     if ((rc = cli_outputs_check(&out_path, 1))) goto done_buf; /* before reading */
-    if ((rc = cli_load_base("mttkrp", a.pos[0], nthreads, base, &t, &info))) goto done_buf;
+    if ((rc = cli_load_precision("mttkrp", a.pos[0], nthreads, base, prec ? TF_SINGLE : TF_DOUBLE, &t, &info))) goto done_buf;
     const uint32_t mode = (uint32_t)mode1 - 1;
     if (mode >= t.order) {
         rc = cli_usage("mttkrp", "--mode %d: the tensor has modes 1..%u", mode1, t.order);
