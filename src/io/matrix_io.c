@@ -273,14 +273,6 @@ static tf_status mat_finish(mat_state *m, tf_status s, tf_matrix *out)
     return TF_OK;
 }
 
-tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_matrix *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!text || len == 0 || text[len - 1] != '\n')
-        return tf_fail(TF_ERR_ARG, "%s: matrix text must end with a newline", path);
-    mat_state m = {path, 0, 0, 0, {0}};
-    return mat_finish(&m, mat_lines(&m, text, len, 0), out);
-}
 
 /* Parses a source window by window: the complete lines of each, then the
  * unterminated last line from a copy. Lines are bounded (TF_MAX_LINE_BYTES,
@@ -305,6 +297,19 @@ static tf_status mat_parse_src(tf_text_src *src, mat_state *m)
         }
         TF_TRY(tf_src_advance(src, body));
     }
+}
+
+tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!text || len == 0 || text[len - 1] != '\n')
+        return tf_fail(TF_ERR_ARG, "%s: matrix text must end with a newline", path);
+    tf_text_src src;
+    mat_state m = {path, 0, 0, 0, {0}};
+    tf_src_init_mem(&src, path, text, len);
+    tf_status s = tf_src_check_start(&src, 0);
+    if (s == TF_OK) s = mat_parse_src(&src, &m);
+    return mat_finish(&m, s, out);
 }
 
 tf_status tf_matrix_read(const char *path, tf_matrix *out)
