@@ -268,13 +268,16 @@ static void compare_streamed(const char *what, const char *s, size_t len, size_t
         tf_tensor_free(&t);
         free(z);
     }
-    /* a regular file, uncompressed: read in windows too (never mapped) */
-    snprintf(name, sizeof name, "s%s", ext);
-    put_file(path_of(name), s, len);
-    st = tf_read_tensor(path_of(name), 2, &t, &info);
-    CHECKF(st == TF_OK && same_tensor(&ref, &t) && same_info(&ri, &info) && info.compressed == 0,
-           "%s: %s (window %zu): %s", what, name, w, tf_last_error());
-    tf_tensor_free(&t);
+    /* a regular file, uncompressed: read in windows too, never mapped (the
+     * pipe's path below with the file's size; the larger windows suffice) */
+    if (w >= 1000) {
+        snprintf(name, sizeof name, "s%s", ext);
+        put_file(path_of(name), s, len);
+        st = tf_read_tensor(path_of(name), 2, &t, &info);
+        CHECKF(st == TF_OK && same_tensor(&ref, &t) && same_info(&ri, &info) && info.compressed == 0,
+               "%s: %s (window %zu): %s", what, name, w, tf_last_error());
+        tf_tensor_free(&t);
+    }
     /* a pipe, uncompressed */
     int fd[2];
     if (pipe(fd) == 0) {
