@@ -432,7 +432,7 @@ static tf_status grow_arrays(tf_tensor *t, uint32_t N, body_acc *a, uint64_t nee
  * the final window, the unterminated last line) and appends them to t. */
 static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_end, int final,
                               const tf_body_opts *o, int T, tf_tensor *t, body_acc *a,
-                              tf_body_result *r)
+                              tf_body_result *r, uint64_t *newlines)
 {
     const char *text = src->text;
     const size_t len = src->len;
@@ -450,11 +450,12 @@ static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_
         if (!ch[i].cap)
             ch[i].cap = tf_count_newlines(ch[i].begin, (size_t)(ch[i].end - ch[i].begin));
 
-    const uint64_t base = t->nnz;
+    const uint64_t base = t->nnz, head = tf_count_newlines(text, start);
     uint64_t need = base;
     for (uint32_t i = 0; i < n; ++i) { ch[i].off = need; need += ch[i].cap; }
+    *newlines = head + (need - base); /* text[0..body_end) of a window that is not the last */
     if (o->map) { /* each chunk's first line: its newlines are counted */
-        uint64_t line = src->line_base + tf_count_newlines(text, start) + 1;
+        uint64_t line = src->line_base + head + 1;
         for (uint32_t i = 0; i < n; ++i) { ch[i].line0 = line; line += ch[i].cap; }
     }
     s = grow_arrays(t, o->nmodes, a, need, final && !a->allocated);
@@ -502,7 +503,7 @@ static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_
     if (o->map) map_chunks(o->map, ch, n, base);
     t->nnz = base + count;
     r->entries = t->nnz;
-    r->lines = src->line_base + tf_count_newlines(text, start) + (need - base);
+    r->lines = src->line_base + head + (need - base);
 done:
     for (uint32_t i = 0; i < n; ++i) free(ch[i].bp);
     tf_free(tailbuf);
@@ -527,12 +528,13 @@ tf_status tf_body_parse_src(tf_text_src *src, size_t start, const tf_body_opts *
         const int final = src->eof;
         const size_t body_end = body_end_of(src->text, src->len, start);
         const uint64_t first = t->nnz;
-        s = parse_window(src, start, body_end, final, o, T, t, &a, r);
+        uint64_t newlines = 0;
+        s = parse_window(src, start, body_end, final, o, T, t, &a, r, &newlines);
         if (s == TF_OK && hook)
             s = hook(ctx, src->text, src->len, start, src->line_base, t, first, t->nnz - first);
         ++windows;
         if (s != TF_OK || final) break;
-        s = tf_src_advance(src, body_end);
+        s = tf_src_advance_counted(src, body_end, newlines);
         if (s != TF_OK) break;
         start = 0;
     }

@@ -57,9 +57,18 @@ void tf_src_set_progress(tf_text_src *s, tf_progress_fn fn, void *user, uint64_t
  * reported (a slow pipe or decoder shows its bytes coming). */
 #define PROGRESS_PIECE ((size_t)4 << 20)
 
+/* Moves the window's text to the start of its buffer (after a read-ahead
+ * buffer was swapped in, the text starts further in). */
+static void compact(tf_text_src *s)
+{
+    if (s->text != s->buf) memmove(s->buf, s->text, s->len);
+    s->text = s->buf;
+}
+
 /* Reads until the window holds `target` bytes or the input ends. */
 static tf_status fill(tf_text_src *s, size_t target)
 {
+    compact(s);
     if (target > s->cap) target = s->cap;
     while (!s->eof && s->len < target) {
         size_t got = 0, want = target - s->len;
@@ -76,6 +85,7 @@ static tf_status fill(tf_text_src *s, size_t target)
 
 static tf_status resize(tf_text_src *s, size_t cap)
 {
+    compact(s);
     TF_TRY(TF_REALLOC(s->buf, cap, "input window"));
     s->cap = cap;
     s->text = s->buf;
@@ -93,13 +103,16 @@ tf_status tf_src_init_stream(tf_text_src *s, const char *name, tf_decoder *dec)
 }
 
 /* Read-ahead: one helper thread at a time decodes up to one window of
- * text into stage while the main thread parses the current window. */
+ * text into stage (from TF_MAX_LINE_BYTES on) while the main thread parses
+ * the current window; then the unfinished last line goes in front of it
+ * and the two buffers trade places, so the text is not copied again. */
 struct tf_prefetch {
     pthread_t thread;
     int running;
     tf_decoder *dec;
-    char *stage;
-    size_t cap, len;
+    char *stage;      /* stage_cap bytes: the window buffer's size */
+    size_t stage_cap;
+    size_t cap, len;  /* to read: cap bytes at stage + TF_MAX_LINE_BYTES */
     int eof;
     tf_status status;
     char msg[512]; /* the helper's error message (tf_last_error is per thread) */
@@ -113,7 +126,7 @@ static void *prefetch_main(void *arg)
     p->status = TF_OK;
     while (p->len < p->cap) {
         size_t got = 0;
-        tf_status s = tf_decoder_read(p->dec, p->stage + p->len, p->cap - p->len, &got);
+        tf_status s = tf_decoder_read(p->dec, p->stage + TF_MAX_LINE_BYTES + p->len, p->cap - p->len, &got);
         if (s != TF_OK) {
             p->status = s;
             snprintf(p->msg, sizeof p->msg, "%s", tf_last_error());
@@ -131,11 +144,12 @@ void tf_src_prefetch(tf_text_src *s)
     if (!s->pf) {
         struct tf_prefetch *p = NULL;
         if (TF_CALLOC(p, 1, "read-ahead") != TF_OK) { tf_clear_error(); return; }
-        if (TF_ALLOC(p->stage, window_bytes, "read-ahead buffer") != TF_OK) {
+        if (TF_ALLOC(p->stage, s->cap, "read-ahead buffer") != TF_OK) {
             tf_clear_error();
             tf_free(p);
             return;
         }
+        p->stage_cap = s->cap; /* >= window_bytes + TF_MAX_LINE_BYTES */
         p->cap = window_bytes;
         p->dec = s->dec;
         s->pf = p;
@@ -143,19 +157,31 @@ void tf_src_prefetch(tf_text_src *s)
     s->pf->running = pthread_create(&s->pf->thread, NULL, prefetch_main, s->pf) == 0;
 }
 
-/* Waits for the helper and appends what it read to the window. */
-static tf_status take_prefetched(tf_text_src *s)
+/* Waits for the helper; the window becomes rest[0..keep) (the unfinished
+ * line, at most TF_MAX_LINE_BYTES) followed by what the helper read. */
+static tf_status take_prefetched(tf_text_src *s, const char *rest, size_t keep)
 {
     struct tf_prefetch *p = s->pf;
     pthread_join(p->thread, NULL);
     p->running = 0;
     if (p->status != TF_OK) return tf_fail(p->status, "%s", p->msg);
-    if (s->len + p->len > s->cap) TF_TRY(resize(s, s->len + p->len));
-    memcpy(s->buf + s->len, p->stage, p->len);
-    s->len += p->len;
+    if (keep <= TF_MAX_LINE_BYTES && p->stage_cap == s->cap) { /* the buffers trade places */
+        char *text = p->stage + TF_MAX_LINE_BYTES - keep;
+        memcpy(text, rest, keep);
+        p->stage = s->buf;
+        s->buf = text - (TF_MAX_LINE_BYTES - keep);
+        s->text = text;
+        s->len = keep + p->len;
+    } else { /* a larger window (a long header): appended by copy */
+        memmove(s->buf, rest, keep);
+        s->text = s->buf;
+        s->len = keep;
+        if (s->len + p->len > s->cap) TF_TRY(resize(s, s->len + p->len));
+        memcpy(s->buf + s->len, p->stage + TF_MAX_LINE_BYTES, p->len);
+        s->len += p->len;
+    }
     s->bytes += p->len;
     s->eof = p->eof;
-    s->text = s->buf;
     stream_report(s); /* before the helper takes the decoder again */
     tf_src_prefetch(s); /* the next window decodes while this one is parsed */
     return TF_OK;
@@ -170,17 +196,24 @@ static tf_status line_too_long(const tf_text_src *s, uint64_t line)
 tf_status tf_src_advance(tf_text_src *s, size_t consumed)
 {
     if (consumed > s->len) consumed = s->len;
-    s->line_base += tf_count_newlines(s->text, consumed);
+    return tf_src_advance_counted(s, consumed, tf_count_newlines(s->text, consumed));
+}
+
+tf_status tf_src_advance_counted(tf_text_src *s, size_t consumed, uint64_t newlines)
+{
+    if (consumed > s->len) consumed = s->len;
+    s->line_base += newlines;
     if (!s->dec) {
         s->text += consumed;
         s->len -= consumed;
         return TF_OK;
     }
-    size_t keep = s->len - consumed;
-    memmove(s->buf, s->buf + consumed, keep);
-    s->len = keep;
+    const size_t keep = s->len - consumed;
     if (!s->eof && keep > TF_MAX_LINE_BYTES) return line_too_long(s, s->line_base + 1);
-    if (s->pf && s->pf->running) return take_prefetched(s);
+    if (s->pf && s->pf->running) return take_prefetched(s, s->text + consumed, keep);
+    memmove(s->buf, s->text + consumed, keep);
+    s->text = s->buf;
+    s->len = keep;
     return fill(s, keep + window_bytes);
 }
 

@@ -23,7 +23,7 @@
 
 typedef struct tf_text_src {
     const char *name;
-    const char *text;   /* the window: text[0..len)                          */
+    const char *text;   /* the window: text[0..len) (streams: within buf)    */
     size_t len;
     uint64_t line_base; /* newlines before text[0]                            */
     uint64_t bytes;     /* text bytes taken from the input so far              */
@@ -51,6 +51,8 @@ tf_status tf_src_init_stream(tf_text_src *s, const char *name, tf_decoder *dec);
 /* Drops text[0..consumed) and reads on. Fails when what is left (an
  * unfinished line) is longer than TF_MAX_LINE_BYTES and input remains. */
 tf_status tf_src_advance(tf_text_src *s, size_t consumed);
+/* The same when the caller knows the newlines in text[0..consumed). */
+tf_status tf_src_advance_counted(tf_text_src *s, size_t consumed, uint64_t newlines);
 /* Grows the window until it holds `want` complete content lines (lines
  * that are neither blank nor start with `comment`) or the whole input.
  * These lines are a header: they must end within the first
