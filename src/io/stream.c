@@ -61,7 +61,7 @@ void tf_src_set_progress(tf_text_src *s, tf_progress_fn fn, void *user, uint64_t
  * buffer was swapped in, the text starts further in). */
 static void compact(tf_text_src *s)
 {
-    if (s->text != s->buf) memmove(s->buf, s->text, s->len);
+    if (s->text != s->buf && s->len) memmove(s->buf, s->text, s->len);
     s->text = s->buf;
 }
 
@@ -99,6 +99,7 @@ tf_status tf_src_init_stream(tf_text_src *s, const char *name, tf_decoder *dec)
     s->dec = dec;
     TF_TRY(TF_ALLOC(s->buf, window_bytes + TF_MAX_LINE_BYTES, "input window"));
     s->cap = window_bytes + TF_MAX_LINE_BYTES;
+    s->text = s->buf;
     return fill(s, window_bytes);
 }
 
