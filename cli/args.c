@@ -65,14 +65,20 @@ int cli_fail(void)
         failed_together = 1;
         if (run_rank != 0) return CLI_FAIL;
     }
-    /* an output to "-" went to the library as the alias of the real stdout */
-    const char *alias = stdout_alias;
-    const size_t n = alias ? strlen(alias) : 0;
-    if (n && msg && !strncmp(msg, alias, n) && msg[n] == ':') {
-        fprintf(stderr, "tenfold: standard output%s\n", msg + n);
-        return CLI_FAIL;
+    if (!msg || !*msg) msg = "unknown error";
+    fputs("tenfold: ", stderr);
+    /* the alias of standard output (outfile.h) as a whole name (not followed
+     * by another digit) reads "standard output" */
+    const size_t n = stdout_alias ? strlen(stdout_alias) : 0;
+    for (const char *p = msg; *p;) {
+        const char *at = n ? strstr(p, stdout_alias) : NULL;
+        while (at && isdigit((unsigned char)at[n])) at = strstr(at + 1, stdout_alias);
+        if (!at) { fputs(p, stderr); break; }
+        fwrite(p, 1, (size_t)(at - p), stderr);
+        fputs("standard output", stderr);
+        p = at + n;
     }
-    fprintf(stderr, "tenfold: %s\n", msg && *msg ? msg : "unknown error");
+    fputc('\n', stderr);
     return CLI_FAIL;
 }
 

@@ -214,7 +214,8 @@ int cmd_mttkrp(int argc, char **argv)
     if ((rc = cli_paths_distinct("mttkrp", paths, 2 + nfiles))) goto done_buf;
     if ((rc = cli_outputs_check(&out_path, 1))) goto done_buf; /* before reading */
     if (!reference && (rc = cli_gpu_precheck((tf_backend)dev, 0, &gpus, "--device"))) goto done_buf;
-    if ((rc = cli_load_base("mttkrp", a.pos[0], nthreads, base, &t, &info))) goto done_buf;
+    if ((rc = cli_load_precision("mttkrp", a.pos[0], nthreads, base, prec ? TF_SINGLE : TF_DOUBLE, &t, &info)))
+        goto done_buf;
     const uint32_t mode = (uint32_t)mode1 - 1;
     if (mode >= t.order) {
         rc = cli_usage("mttkrp", "--mode %d: the tensor has modes 1..%u", mode1, t.order);

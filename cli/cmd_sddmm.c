@@ -624,7 +624,7 @@ static int sddmm_ranks(int argc, char **argv, int rank, int size)
         return rc;
     tf_tensor coo;
     tf_read_info info;
-    if ((rc = cli_load_base("sddmm", a.pos[0], c.threads, c.base, &coo, &info))) {
+    if ((rc = cli_load_precision("sddmm", a.pos[0], c.threads, c.base, c.o.precision, &coo, &info))) {
         tf_context_free(ctx);
         return rc;
     }

@@ -224,7 +224,7 @@ int cmd_ttm(int argc, char **argv)
     if ((rc = cli_gpu_precheck(c.o.backend, c.o.device, NULL, "--device"))) return rc;
     tf_tensor X;
     tf_read_info info;
-    if ((rc = cli_load_base("ttm", a.pos[0], c.threads, c.base, &X, &info))) return rc;
+    if ((rc = cli_load_precision("ttm", a.pos[0], c.threads, c.base, c.o.precision, &X, &info))) return rc;
     if (c.mode1 > (int)X.order) {
         rc = cli_usage("ttm", "--mode %d: the tensor has modes 1..%u", c.mode1, X.order);
     } else {

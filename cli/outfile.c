@@ -62,7 +62,7 @@ int cli_outputs_check(const char **paths, int n)
             return CLI_FAIL;
         }
         snprintf(stdout_alias, sizeof stdout_alias, "/dev/fd/%d", keep);
-        cli_set_stdout_alias(stdout_alias);
+        cli_set_stdout_alias(stdout_alias); /* its messages say "standard output" */
     }
     for (int i = 0; i < n; ++i) {
         int s = 0;

@@ -101,14 +101,29 @@ int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *
     return CLI_OK;
 }
 
+static int load(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
+                tf_precision precision, tf_tensor *t, tf_read_info *info);
+
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info)
 {
-    return cli_load_part(cmd, path, threads, base, 0, 1, t, info);
+    return load(cmd, path, threads, base, 0, 1, TF_DOUBLE, t, info);
+}
+
+int cli_load_precision(const char *cmd, const char *path, int threads, const char *base, tf_precision precision,
+                       tf_tensor *t, tf_read_info *info)
+{
+    return load(cmd, path, threads, base, 0, 1, precision, t, info);
 }
 
 int cli_load_part(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
                   tf_tensor *t, tf_read_info *info)
+{
+    return load(cmd, path, threads, base, part, parts, TF_DOUBLE, t, info);
+}
+
+static int load(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
+                tf_precision precision, tf_tensor *t, tf_read_info *info)
 {
     tf_read_opts o;
     tf_read_opts_default(&o);
@@ -116,6 +131,7 @@ int cli_load_part(const char *cmd, const char *path, int threads, const char *ba
     o.part = part;
     o.parts = parts;
     o.collective = parts > 1; /* the parts are the MPI ranks: they read together */
+    o.precision = precision;
     memset(t, 0, sizeof *t);
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);

@@ -57,6 +57,10 @@ int cli_load_base(const char *cmd, const char *path, int threads, const char *ba
  * info->checksum: the whole's. */
 int cli_load_part(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
                   tf_tensor *t, tf_read_info *info);
+/* cli_load_base for a computation in `precision`: with TF_SINGLE every
+ * value, and every sum of duplicates, must fit a float (tf_read_opts). */
+int cli_load_precision(const char *cmd, const char *path, int threads, const char *base, tf_precision precision,
+                       tf_tensor *t, tf_read_info *info);
 /* The same with automatic base detection. */
 int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
 /* Two lines: the input file (format, compression, size, read time), or

@@ -149,6 +149,9 @@ typedef enum tf_file_format {
     TF_FILE_MTX         /* Matrix Market coordinate (order-2 tensors)        */
 } tf_file_format;
 
+/* Floating-point precision of a computation (plans, tf_read_opts). */
+typedef enum tf_precision { TF_DOUBLE = 0, TF_SINGLE } tf_precision;
+
 /* How tf_read_info.index_base was chosen. */
 typedef enum tf_base_source {
     TF_BASE_FORMAT = 0, /* fixed by the format (.mtx 1-based, .bin 0-based)   */
@@ -229,6 +232,11 @@ typedef struct tf_read_opts {
      * (tf_mpi_agree). info->checksum gets the whole tensor's checksum. 0
      * (default): no collective. */
     int collective;
+    /* The precision the values are for: the sum of a coordinate's
+     * duplicates must be finite in it (TF_DOUBLE, default: a finite
+     * double; TF_SINGLE: also every value within the float range, at most
+     * FLT_MAX in magnitude), else the read fails naming the lines. */
+    tf_precision precision;
 } tf_read_opts;
 
 /* threads 0, base TF_BASE_AUTO, no progress callback, the whole tensor. */
@@ -552,8 +560,6 @@ typedef enum tf_format {
     TF_FORMAT_FCOO,  /* flagged COO (GPU)                                   */
     TF_FORMAT_BLCO   /* blocked linearised coordinates (GPU)                */
 } tf_format;
-
-typedef enum tf_precision { TF_DOUBLE = 0, TF_SINGLE } tf_precision;
 
 /* Where the array of a tf_dense is. */
 typedef enum tf_memory {

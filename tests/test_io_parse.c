@@ -3,7 +3,9 @@
  * message naming file:line:field; header variants; 0-/1-based detection per
  * mode; duplicates, zeros, empty slices; comments, blank lines, CRLF;
  * exact value parsing; multi-chunk parallel parsing; Matrix Market;
- * dense .mat errors. */
+ * dense .mat errors; sums of duplicates that overflow (double, and
+ * tf_read_opts.precision single) named by both lines; the start of a text
+ * (a UTF-8 BOM, CR-only line ends, compression that is not read). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -440,6 +442,226 @@ static void matrix_market(void)
     }
 }
 
+/* A sum of duplicates that is not finite is an error at read time naming
+ * the file, both lines (the file's own numbers), the field and the
+ * coordinate (issue 41 item 3); tf_read_opts.precision TF_SINGLE also
+ * holds every value and sum to the float range. */
+static void expect_fail_opts(int line, const char *name, const char *text, const tf_read_opts *o, tf_status want,
+                             const char *needle)
+{
+    tf_tensor t;
+    tf_read_info info;
+    tf_status s = tf_parse_tensor_opts(name, text, strlen(text), o, &t, &info);
+    const char *msg = tf_last_error();
+    CHECKF(s == want && strstr(msg, needle) && !strchr(msg, '\n'), "line %d: %s \"%s\", expected %s \"%s\"", line,
+           tf_status_name(s), msg, tf_status_name(want), needle);
+    tf_tensor_free(&t);
+}
+
+static void duplicate_sums(void)
+{
+    EXPECT_FAIL("d.tns", "1 1 1 1e308\n1 1 1 1e308\n2 2 2 1\n", TF_ERR_RANGE,
+                "d.tns:2: field 4: coordinate 1 1 1 again (first on line 1;", "found 1e+308",
+                "overflows the double range");
+    /* comment and blank lines: the file's own line numbers */
+    EXPECT_FAIL("d.tns", "# c\n\n1 1 1 1e308\n2 2 2 1\n# x\n\n1 1 1 1e308\n", TF_ERR_RANGE, "d.tns:7: field 4:",
+                "first on line 3;");
+    /* negative sums, the third entry, a 0-based file (its own indices quoted) */
+    EXPECT_FAIL("d.tns", "0 0 1 -1e308\n1 1 1 1\n0 0 1 -5e307\n0 0 1 -9e307\n", TF_ERR_RANGE,
+                "d.tns:4: field 4: coordinate 0 0 1 again (first on line 1;");
+    /* ParTI and sptensor headers: entry lines after them */
+    EXPECT_FAIL("d.tns", "3\n2 2 2\n1 1 1 1e308\n2 2 2 1e308\n1 1 1 1e308\n", TF_ERR_RANGE, "d.tns:5: field 4:",
+                "first on line 3;");
+    EXPECT_FAIL("d.tns", "sptensor\n2\n2 2\n2\n# x\n1 1 1e308\n2 1 1\n1 1 1e308\n", TF_ERR_PARSE,
+                "declares 2 non-zeros, but 3");
+    EXPECT_FAIL("d.tns", "sptensor\n2\n2 2\n3\n# x\n1 1 1e308\n2 1 1\n1 1 1e308\n", TF_ERR_RANGE,
+                "d.tns:8: field 3: coordinate 1 1 again (first on line 6;");
+    /* Matrix Market, and a symmetric one whose mirror overflows */
+    EXPECT_FAIL("d.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n3 3 3\n1 2 1e308\n2 2 1\n1 2 1e308\n",
+                TF_ERR_RANGE, "d.mtx:6: field 3: coordinate 1 2 again (first on line 4;");
+    EXPECT_FAIL("s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1e308\n1 2 1e308\n",
+                TF_ERR_RANGE, "s.mtx:3: field 3 (mirrored): coordinate 1 2 again (first on line 4;");
+
+    /* large values whose sums stay finite: all read, values in place */
+    tf_tensor t;
+    tf_read_info info;
+    if (parse_ok("1 1 1 1e308\n1 1 1 -1e308\n2 2 2 1e308\n3 1 1 -1e308\n1 1 1 5\n2 1 1 -1.5e308\n", &t, &info)) {
+        CHECK(t.nnz == 4 && info.duplicates == 2 && info.zeros == 0);
+        check_entry3(&t, 0, 0, 0, 0, 5);
+        check_entry3(&t, 1, 1, 0, 0, -1.5e308);
+        check_entry3(&t, 2, 1, 1, 1, 1e308);
+        check_entry3(&t, 3, 2, 0, 0, -1e308);
+        tf_tensor_free(&t);
+    }
+
+    /* Many chunks and windows' worth of lines with comment lines among them:
+     * every value near 1e300, so the sum of all overflows and the careful
+     * path runs; the result equals the same text's at 1e0 scaled. */
+    const size_t lines = 200000;
+    size_t cap = lines * 48, len = 0, len1 = 0;
+    char *text = malloc(cap), *text1 = malloc(cap);
+    tf_rng r;
+    tf_rng_seed(&r, 11);
+    uint64_t line = 0, first_line = 0, second_line = 0;
+    for (size_t i = 0; i < lines; ++i) {
+        if (i % 997 == 3) {
+            len += (size_t)snprintf(text + len, cap - len, "# comment %zu\n\n", i);
+            len1 += (size_t)snprintf(text1 + len1, cap - len1, "# comment %zu\n\n", i);
+            line += 2;
+        }
+        const unsigned a = (unsigned)tf_rng_below(&r, 3000) + 1, b = (unsigned)tf_rng_below(&r, 200) + 1,
+                       c = (unsigned)tf_rng_below(&r, 50) + 1, v = (unsigned)tf_rng_below(&r, 9) + 1;
+        len += (size_t)snprintf(text + len, cap - len, "%u %u %u %ue300\n", a, b, c, v);
+        len1 += (size_t)snprintf(text1 + len1, cap - len1, "%u %u %u %u\n", a, b, c, v);
+        ++line;
+    }
+    tf_tensor big, small;
+    tf_read_info ib, is;
+    CHECK_OK(tf_parse_tensor("big.tns", text, len, 2, &big, &ib));
+    CHECK_OK(tf_parse_tensor("small.tns", text1, len1, 2, &small, &is));
+    int same = big.nnz == small.nnz && ib.duplicates == is.duplicates && ib.duplicates > 0;
+    for (uint32_t m = 0; same && m < 3; ++m) same = !memcmp(big.ind[m], small.ind[m], big.nnz * sizeof(uint32_t));
+    for (uint64_t k = 0; same && k < big.nnz; ++k) same = fabs(big.vals[k] / 1e300 - small.vals[k]) <= 1e-12 * small.vals[k];
+    CHECK(same);
+    tf_tensor_free(&big);
+    tf_tensor_free(&small);
+    /* ... and two lines far apart made the same coordinate of 1.7e308 */
+    len = 0;
+    line = 0;
+    tf_rng_seed(&r, 11);
+    for (size_t i = 0; i < lines; ++i) {
+        if (i % 997 == 3) {
+            len += (size_t)snprintf(text + len, cap - len, "# comment %zu\n\n", i);
+            line += 2;
+        }
+        ++line;
+        if (i == 60000 || i == 170000) {
+            len += (size_t)snprintf(text + len, cap - len, "5000 300 70 1.7e308\n");
+            *(i == 60000 ? &first_line : &second_line) = line;
+            continue;
+        }
+        len += (size_t)snprintf(text + len, cap - len, "%u %u %u 1\n", (unsigned)tf_rng_below(&r, 3000) + 1,
+                                (unsigned)tf_rng_below(&r, 200) + 1, (unsigned)tf_rng_below(&r, 50) + 1);
+    }
+    char want[128];
+    snprintf(want, sizeof want, "big.tns:%llu: field 4: coordinate 5000 300 70 again (first on line %llu;",
+             (unsigned long long)second_line, (unsigned long long)first_line);
+    for (int threads = 1; threads <= 2; ++threads) {
+        tf_status s = tf_parse_tensor("big.tns", text, len, threads, &big, &ib);
+        CHECKF(s == TF_ERR_RANGE && strstr(tf_last_error(), want), "%d threads: %s (want %s)", threads,
+               tf_last_error(), want);
+    }
+    free(text);
+    free(text1);
+
+    /* the precision the values are for */
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.precision = TF_SINGLE;
+    expect_fail_opts(__LINE__, "f.tns", "1 1 1 3e38\n1 1 1 3e38\n2 2 2 1\n", &o, TF_ERR_RANGE,
+                     "f.tns:2: field 4: coordinate 1 1 1 again (first on line 1; 2 entries, summed): expected a sum "
+                     "that fits single precision");
+    expect_fail_opts(__LINE__, "f.tns", "1 1 1 3e38\n1 1 1 3e38\n2 2 2 1\n", &o, TF_ERR_RANGE, "the sum is 6e+38");
+    expect_fail_opts(__LINE__, "f.tns", "1 1 1 1\n2 2 2 -1e39\n", &o, TF_ERR_RANGE,
+                     "f.tns:2: field 4: expected a value that fits single precision");
+    expect_fail_opts(__LINE__, "f.tns", "2 2 2 1\n# c\n1 1 1 4e38\n", &o, TF_ERR_RANGE,
+                     "f.tns:3: field 4: expected a value that fits single precision");
+    expect_fail_opts(__LINE__, "f.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2e38\n1 1 2e38\n",
+                     &o, TF_ERR_RANGE, "f.mtx:4: field 3: coordinate 1 1 again (first on line 3;");
+    const char *fits = "1 1 1 3e38\n1 1 1 3e38\n1 1 1 -3e38\n2 2 2 1\n";
+    CHECK_OK(tf_parse_tensor_opts("f.tns", fits, strlen(fits), &o, &t, &info));
+    CHECK(t.nnz == 2 && t.vals[0] == 3e38);
+    tf_tensor_free(&t);
+    const char *dbl = "1 1 1 3e38\n1 1 1 3e38\n2 2 2 1e39\n";
+    if (parse_ok(dbl, &t, &info)) { /* double (the default) takes them */
+        CHECK(t.nnz == 2 && t.vals[0] == 6e38 && t.vals[1] == 1e39);
+        tf_tensor_free(&t);
+    }
+
+    /* tenfold binary: named by non-zero */
+    mkdir(TF_TEST_TMP, 0777);
+    const char *bin = TF_TEST_TMP "/io_parse_dups.bin";
+    uint64_t dims[2] = {3, 3};
+    tf_tensor d;
+    CHECK_OK(tf_tensor_alloc(&d, 2, dims, 3));
+    const uint32_t i0[3] = {2, 0, 2}, i1[3] = {1, 0, 1};
+    const double v[3] = {1e308, 1, 1e308};
+    memcpy(d.ind[0], i0, sizeof i0);
+    memcpy(d.ind[1], i1, sizeof i1);
+    memcpy(d.vals, v, sizeof v);
+    CHECK_OK(tf_write_tensor(bin, &d, TF_FILE_BIN));
+    tf_tensor_free(&d);
+    tf_status s = tf_read_tensor(bin, 2, &t, &info);
+    CHECKF(s == TF_ERR_RANGE && strstr(tf_last_error(), "io_parse_dups.bin: non-zero 3: coordinate 2 1 again (first "
+                                                        "on non-zero 1;"),
+           "%s", tf_last_error());
+    remove(bin);
+}
+
+/* The start of a text (issue 41 item 11): a UTF-8 BOM is skipped before any
+ * format; lines ended by CR alone and compressed data that is not xz or
+ * gzip are named. */
+static void text_starts(void)
+{
+    static const char *const ok[] = {
+        "\xef\xbb\xbf" "1 1 1 1\n2 2 2 2\n",
+        "\xef\xbb\xbf" "sptensor\n3\n2 2 2\n2\n1 1 1 1\n2 2 2 2\n",
+        "\xef\xbb\xbf" "3\n2 2 2\n1 1 1 1\n2 2 2 2\n",
+        "\xef\xbb\xbf" "# comment\n1 1 1 1\n2 2 2 2\n",
+        "\xef\xbb\xbf" "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 2\n",
+        "1 1 1 1\r\n2 2 2 2\r\n",  /* CR LF stays fine */
+        "1\r1 1 1\n2 2 2 2\n",     /* one CR inside a line: a blank */
+        "1 1 1 1\r",               /* one line ended by CR */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; ++i) {
+        tf_tensor t;
+        tf_read_info info;
+        tf_status s = tf_parse_tensor("ok.tns", ok[i], strlen(ok[i]), 2, &t, &info);
+        CHECKF(s == TF_OK && t.nnz >= 1, "case %zu: %s", i, tf_last_error());
+        tf_tensor_free(&t);
+    }
+    EXPECT_FAIL("cr.tns", "1 1 1 1\r2 2 2 2\r", TF_ERR_PARSE, "cr.tns:1: lines end with CR only");
+    EXPECT_FAIL("cr.tns", "# c\r1 1 1 1\r2 2 2 2\r", TF_ERR_PARSE, "cr.tns:1: lines end with CR only");
+    EXPECT_FAIL("cr.tns", "\xef\xbb\xbf" "sptensor\r3\r2 2 2\r", TF_ERR_PARSE, "cr.tns:1: lines end with CR only");
+    EXPECT_FAIL("cr.mtx", "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1\r", TF_ERR_PARSE,
+                "cr.mtx:1: lines end with CR only");
+    /* legacy .lzma (LZMA_Alone: properties, dictionary size, size -1) and others */
+    static const char lzma_alone[] = "\x5d\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff\xff\x00\x18\x88\x1f";
+    tf_tensor t;
+    tf_read_info info;
+    tf_status s = tf_parse_tensor("x.tns.lzma", lzma_alone, sizeof lzma_alone - 1, 2, &t, &info);
+    CHECKF(s == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), "x.tns.lzma: an lzma-compressed file (not supported: "
+                                                              "use xz)"), "%s", tf_last_error());
+    EXPECT_FAIL("x.zst", "\x28\xb5\x2f\xfd\x20\x10", TF_ERR_UNAVAILABLE, "x.zst: a zstd-compressed file");
+    EXPECT_FAIL("x.bz2", "BZh91AY&SY", TF_ERR_UNAVAILABLE, "x.bz2: a bzip2-compressed file");
+    EXPECT_FAIL("bom.tns", "\xef\xbb\xbf", TF_ERR_PARSE, "bom.tns: empty file");
+
+    /* dense .mat files the same way */
+    mkdir(TF_TEST_TMP, 0777);
+    const char *mat = TF_TEST_TMP "/io_parse_start.mat";
+    struct { const char *text; size_t len; tf_status want; const char *needle; } cases[] = {
+        {"\xef\xbb\xbf" "1 2\n3 4\n", 0, TF_OK, NULL},
+        {"\xef\xbb\xbf" "# factor\n1 2\n3 4", 0, TF_OK, NULL},
+        {"1 2\r3 4\r", 0, TF_ERR_PARSE, "io_parse_start.mat:1: lines end with CR only"},
+        {lzma_alone, sizeof lzma_alone - 1, TF_ERR_UNAVAILABLE,
+         "io_parse_start.mat: an lzma-compressed file (not supported: use xz)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        FILE *f = fopen(mat, "wb");
+        fwrite(cases[i].text, 1, cases[i].len ? cases[i].len : strlen(cases[i].text), f);
+        fclose(f);
+        tf_matrix m;
+        s = tf_matrix_read(mat, &m);
+        if (cases[i].want == TF_OK)
+            CHECKF(s == TF_OK && m.rows == 2 && m.cols == 2 && m.data[0] == 1 && m.data[3] == 4, "case %zu: %s", i,
+                   tf_last_error());
+        else
+            CHECKF(s == cases[i].want && strstr(tf_last_error(), cases[i].needle), "case %zu: %s", i, tf_last_error());
+        tf_matrix_free(&m);
+    }
+    remove(mat);
+}
+
 /* Reading files: missing file, directory, malformed text and .mat files. */
 static void files(void)
 {
@@ -497,5 +719,7 @@ int main(void)
     parallel_chunks();
     matrix_market();
     files();
+    duplicate_sums();
+    text_starts();
     return tf_test_finish("test_io_parse");
 }

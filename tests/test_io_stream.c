@@ -5,7 +5,10 @@
  * window boundary; line numbers of errors in later windows; garbage without
  * newlines rejected in bounded memory); slice counts of modes near 2^32
  * (the CLI's counter, compiled in here); "-" as standard input; progress
- * reports of the readers and builders. */
+ * reports of the readers and builders; issue 41: a file that shrinks while
+ * it is read, one header limit for a file, a pipe and memory, compressed
+ * data inside compressed data and .lzma named, dense matrices read in
+ * bounded windows (/dev/zero). */
 #include <fcntl.h>
 #include <lzma.h>
 #include <stdarg.h>
@@ -18,6 +21,8 @@
 
 #include "check.h"
 #include "test_paths.h"
+#include "io/decompress.h"
+#include "io/readers.h"
 #include "io/stream.h"
 #include "tenfold.h"
 
@@ -263,6 +268,16 @@ static void compare_streamed(const char *what, const char *s, size_t len, size_t
         tf_tensor_free(&t);
         free(z);
     }
+    /* a regular file, uncompressed: read in windows too, never mapped (the
+     * pipe's path below with the file's size; the larger windows suffice) */
+    if (w >= 1000) {
+        snprintf(name, sizeof name, "s%s", ext);
+        put_file(path_of(name), s, len);
+        st = tf_read_tensor(path_of(name), 2, &t, &info);
+        CHECKF(st == TF_OK && same_tensor(&ref, &t) && same_info(&ri, &info) && info.compressed == 0,
+               "%s: %s (window %zu): %s", what, name, w, tf_last_error());
+        tf_tensor_free(&t);
+    }
     /* a pipe, uncompressed */
     int fd[2];
     if (pipe(fd) == 0) {
@@ -416,10 +431,32 @@ static void streamed_errors(void)
     for (int i = 0; i < 500; ++i) add_line(&d, "%d %d 1", i % 9 + 1, i % 7 + 1);
     streamed_error(__LINE__, d.s, w, TF_ERR_PARSE, ":4: the sptensor header declares 600",
                    "500 coordinate lines");
+    /* a sum of duplicates that overflows: lines 1300 and 1750, comment and
+     * blank lines among the windows before them (issue 41 item 3) */
+    text e = {NULL, 0, 0, w};
+    for (int i = 1; i <= 2000; ++i) {
+        if (i % 100 == 7) add_line(&e, "# comment on line %d", i);
+        else if (i % 100 == 8) add_line(&e, " ");
+        else if (i == 1300 || i == 1750) add_line(&e, "50 60 70 -1.2e308");
+        else add_line(&e, "%d %d 1 1.5", i % 41 + 1, i % 9 + 1);
+    }
+    streamed_error(__LINE__, e.s, w, TF_ERR_RANGE, ":1750: field 4: coordinate 50 60 70 again (first on line 1300;",
+                   "overflows the double range");
+    /* a symmetric .mtx whose mirrored entry (line 803) meets line 903's */
+    text f = {NULL, 0, 0, w};
+    add_line(&f, "%%%%MatrixMarket matrix coordinate real symmetric");
+    add_line(&f, "%% a comment");
+    add_line(&f, "100 100 1000");
+    for (int i = 4; i <= 1003; ++i)
+        add_line(&f, "%d %d %s", i == 803 ? 90 : i == 903 ? 10 : 50 + i % 50, i == 803 ? 10 : i == 903 ? 90 : i % 49 + 1,
+                 i == 803 || i == 903 ? "1e308" : "1");
+    streamed_error(__LINE__, f.s, w, TF_ERR_RANGE, "", ":803: field 3 (mirrored): coordinate 10 90 again (first on line 903;");
     free(a.s);
     free(b.s);
     free(c.s);
     free(d.s);
+    free(e.s);
+    free(f.s);
 }
 
 /* Peak RSS growth (KiB) of reading path in a child process; -1 on failure.
@@ -620,6 +657,239 @@ static void standard_input(void)
     stdin_restore(saved, pid);
 }
 
+/* ------------------------------------------------ issue 41: readers */
+
+/* A file that shrinks while it is read is an error naming it (the text
+ * path reads with read(), the binary path with pread), never a SIGBUS:
+ * here the file is cut before the read with the size taken before. */
+static void shrinking_files(void)
+{
+    text a = {NULL, 0, 0, 0};
+    for (int i = 1; i <= 20000; ++i) add_line(&a, "%d %d %d 1.5", i % 97 + 1, i % 13 + 1, i % 7 + 1);
+    const char *path = path_of("shrink.tns");
+    put_file(path, a.s, a.len);
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(ftruncate(fd, 1000) == 0);
+        tf_decoder *dec = NULL;
+        CHECK_OK(tf_decoder_open_fd("shrink.tns", fd, 1, &dec, NULL));
+        tf_decoder_expect(dec, a.len); /* what fstat said before the cut */
+        char buf[4096];
+        size_t got = 0, total = 0;
+        tf_status st = TF_OK;
+        while ((st = tf_decoder_read(dec, buf, sizeof buf, &got)) == TF_OK && got) total += got;
+        char want[128];
+        snprintf(want, sizeof want, "shrink.tns: the file shrank while it was read (was %zu bytes, ended after 1000)",
+                 a.len);
+        CHECKF(st == TF_ERR_IO && total == 1000 && strstr(tf_last_error(), want), "%s", tf_last_error());
+        tf_decoder_close(dec);
+        close(fd);
+    }
+    /* the same bytes, the size right: read to the end without an error */
+    put_file(path, a.s, a.len);
+    tf_tensor t;
+    tf_read_info info;
+    CHECK_OK(tf_read_tensor(path, 2, &t, &info));
+    CHECK(info.entries == 20000);
+    /* binary: cut after fstat */
+    const char *bin = path_of("shrink.bin");
+    CHECK_OK(tf_write_tensor(bin, &t, TF_FILE_BIN));
+    tf_tensor_free(&t);
+    fd = open(bin, O_RDWR);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        CHECK(ftruncate(fd, st.st_size / 2) == 0);
+        tf_status s2 = tf_bin_read_fd("shrink.bin", fd, (uint64_t)st.st_size, 2, NULL, NULL, &t);
+        char want[96];
+        snprintf(want, sizeof want, "shrink.bin: the file shrank while it was read (was %lld bytes)",
+                 (long long)st.st_size);
+        CHECKF(s2 == TF_ERR_IO && strstr(tf_last_error(), want), "%s", tf_last_error());
+        close(fd);
+    }
+    remove(bin);
+    remove(path);
+    free(a.s);
+}
+
+/* Reads path with the tensor reader; 1 if it failed with a message holding needle. */
+static int read_fails_with(const char *path, const char *needle)
+{
+    tf_tensor t;
+    tf_read_info info;
+    tf_status st = tf_read_tensor(path, 2, &t, &info);
+    if (st == TF_OK) tf_tensor_free(&t);
+    const int ok = st != TF_OK && strstr(tf_last_error(), needle) != NULL;
+    if (!ok) fprintf(stderr, "%s: %s\n", path, st == TF_OK ? "read" : tf_last_error());
+    return ok;
+}
+
+/* Reads text through a pipe a child writes; the status, message in msg. */
+static tf_status read_piped(const char *s, size_t len, char *msg, size_t cap)
+{
+    int fd[2];
+    if (pipe(fd) != 0) return TF_ERR_IO;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        for (size_t off = 0; off < len;) {
+            ssize_t k = write(fd[1], s + off, len - off);
+            if (k <= 0) _exit(1);
+            off += (size_t)k;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    char dev[64];
+    snprintf(dev, sizeof dev, "/dev/fd/%d", fd[0]);
+    tf_tensor t;
+    tf_read_info info;
+    tf_status st = tf_read_tensor(dev, 2, &t, &info);
+    if (st == TF_OK) tf_tensor_free(&t);
+    snprintf(msg, cap, "%s", st == TF_OK ? "" : tf_last_error());
+    close(fd[0]); /* a writer still writing gets EPIPE */
+    waitpid(pid, NULL, 0);
+    return st;
+}
+
+/* One header rule (issue 41 item 10): comment lines before the first entry
+ * of more than 64 MiB fail from a file, a pipe and memory alike, with the
+ * same message (the name aside); less passes everywhere. */
+static void header_limit(void)
+{
+    for (int over = 0; over <= 1; ++over) {
+        const size_t lines = over ? 680000 : 650000; /* 100 bytes each: 68 / 65 MB, 64 MiB = 67.1 MB */
+        const size_t len = lines * 100 + 8;
+        char *s = malloc(len + 1);
+        for (size_t i = 0; i < lines; ++i) {
+            memset(s + i * 100, '#', 99);
+            s[i * 100 + 99] = '\n';
+        }
+        memcpy(s + lines * 100, "1 1 1 1\n", 8);
+        s[len] = '\0';
+        const char *path = path_of("header.tns");
+        put_file(path, s, len);
+        tf_tensor t;
+        tf_read_info info;
+        tf_status sf = tf_read_tensor(path, 2, &t, &info);
+        if (sf == TF_OK) tf_tensor_free(&t);
+        char mf[512], mp[512], mm[512];
+        snprintf(mf, sizeof mf, "%s", sf == TF_OK ? "" : tf_last_error());
+        tf_status sp = read_piped(s, len, mp, sizeof mp);
+        tf_status sm = tf_parse_tensor(path, s, len, 2, &t, &info);
+        if (sm == TF_OK) tf_tensor_free(&t);
+        snprintf(mm, sizeof mm, "%s", sm == TF_OK ? "" : tf_last_error());
+        if (!over) {
+            CHECKF(sf == TF_OK && sp == TF_OK && sm == TF_OK, "65 MB of comments: file %s, pipe %s, memory %s", mf, mp,
+                   mm);
+        } else {
+            const char *need = ":671089: the header (with the comment and blank lines before it) is not complete "
+                               "within the first 64 MiB";
+            CHECKF(sf == TF_ERR_PARSE && sp == TF_ERR_PARSE && sm == TF_ERR_PARSE && strstr(mf, need) &&
+                       strstr(mp, need) && strstr(mm, need),
+                   "68 MB of comments: file '%s', pipe '%s', memory '%s'", mf, mp, mm);
+            /* one message, whatever the source */
+            CHECKF(!strcmp(strchr(mf, ':'), strchr(mp, ':')) && !strcmp(mf, mm), "'%s' / '%s' / '%s'", mf, mp, mm);
+        }
+        remove(path);
+        free(s);
+    }
+}
+
+/* Compressed data the readers do not take is named (issue 41 item 11). */
+static void compressed_inside(void)
+{
+    const char *tns = "1 1 1 1\n2 2 2 2\n";
+    size_t nx = 0, ng = 0, n2 = 0;
+    unsigned char *x = xz_pack(tns, strlen(tns), &nx), *g = gz_pack(tns, strlen(tns), &ng);
+    struct { const char *name; unsigned char *data; size_t len; const char *needle; } cases[4];
+    unsigned char *xg = gz_pack((const char *)x, nx, &n2);
+    size_t n3 = 0, n4 = 0, n5 = 0;
+    unsigned char *gx = xz_pack((const char *)g, ng, &n3), *gg = gz_pack((const char *)g, ng, &n4);
+    /* legacy .lzma through liblzma's LZMA_Alone encoder */
+    unsigned char *lz = malloc(4096);
+    lzma_stream z = LZMA_STREAM_INIT;
+    lzma_options_lzma opt;
+    lzma_lzma_preset(&opt, 1);
+    if (lzma_alone_encoder(&z, &opt) == LZMA_OK) {
+        z.next_in = (const uint8_t *)tns;
+        z.avail_in = strlen(tns);
+        z.next_out = lz;
+        z.avail_out = 4096;
+        while (lzma_code(&z, LZMA_FINISH) == LZMA_OK) {}
+        n5 = 4096 - z.avail_out;
+    }
+    lzma_end(&z);
+    cases[0].name = "x.tns.xz.gz", cases[0].data = xg, cases[0].len = n2,
+    cases[0].needle = "x.tns.xz.gz: xz-compressed data inside gzip: decompress it first";
+    cases[1].name = "x.tns.gz.xz", cases[1].data = gx, cases[1].len = n3,
+    cases[1].needle = "x.tns.gz.xz: gzip-compressed data inside xz: decompress it first";
+    cases[2].name = "x.tns.gz.gz", cases[2].data = gg, cases[2].len = n4,
+    cases[2].needle = "x.tns.gz.gz: gzip-compressed data inside gzip: decompress it first";
+    cases[3].name = "x.tns.lzma", cases[3].data = lz, cases[3].len = n5,
+    cases[3].needle = "x.tns.lzma: an lzma-compressed file (not supported: use xz)";
+    for (int i = 0; i < 4; ++i) {
+        CHECK(cases[i].len > 0);
+        put_file(path_of(cases[i].name), cases[i].data, cases[i].len);
+        CHECK(read_fails_with(path_of(cases[i].name), cases[i].needle));
+        tf_tensor t;
+        tf_read_info info;
+        tf_status st = tf_parse_tensor(cases[i].name, (const char *)cases[i].data, cases[i].len, 2, &t, &info);
+        CHECKF(st == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), cases[i].needle), "%s in memory: %s",
+               cases[i].name, tf_last_error());
+        tf_matrix m;
+        char needle[160];
+        snprintf(needle, sizeof needle, "%s", strchr(cases[i].needle, ':'));
+        st = tf_matrix_read(path_of(cases[i].name), &m);
+        CHECKF(st == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), needle), "%s as a matrix: %s", cases[i].name,
+               tf_last_error());
+        remove(path_of(cases[i].name));
+    }
+    free(x), free(g), free(xg), free(gx), free(gg), free(lz);
+}
+
+/* The dense .mat reader bounds its lines as the tensor reader does
+ * (issue 41 item 7): /dev/zero and a long line fail at once. */
+static void matrix_bounds(void)
+{
+    tf_matrix m;
+    double t0 = tf_wtime();
+    tf_status st = tf_matrix_read("/dev/zero", &m);
+    const double secs = tf_wtime() - t0;
+    CHECKF(st == TF_ERR_PARSE && strstr(tf_last_error(), "/dev/zero:1: line 1 is longer than 1 MiB") && secs < 5,
+           "%s (%.2f s)", tf_last_error(), secs);
+    /* a long line after good ones, in a later window: its own line number */
+    text a = {NULL, 0, 0, 0};
+    for (int i = 0; i < 10; ++i) add_line(&a, "%d 1", i + 1);
+    size_t len = a.len + (2u << 20);
+    char *s = malloc(len);
+    memcpy(s, a.s, a.len);
+    memset(s + a.len, '1', len - a.len);
+    put_file(path_of("long.mat"), s, len);
+    tf_io_set_window_bytes(1 << 16);
+    EXPECT_MSG(tf_matrix_read(path_of("long.mat"), &m), TF_ERR_PARSE, "long.mat:11: line 11 is longer than 1 MiB");
+    /* many windows of good rows: every row, the last without its newline */
+    text b = {NULL, 0, 0, 0};
+    for (int i = 0; i < 30000; ++i) add_line(&b, i % 1000 == 5 ? "# a comment %d" : "%d %d.5 -%d", i, i, i);
+    b.s[--b.len] = '\0';
+    put_file(path_of("rows.mat"), b.s, b.len);
+    st = tf_matrix_read(path_of("rows.mat"), &m);
+    CHECKF(st == TF_OK && m.rows == 30000 - 30 && m.cols == 3 && m.data[3 * (m.rows - 1)] == 29999 &&
+               m.data[3 * (m.rows - 1) + 2] == -29999,
+           "%s", tf_last_error());
+    tf_matrix_free(&m);
+    /* an error deep in it: the file's line */
+    b.s[b.len - 3] = 'x';
+    put_file(path_of("rows.mat"), b.s, b.len);
+    EXPECT_MSG(tf_matrix_read(path_of("rows.mat"), &m), TF_ERR_PARSE, "rows.mat:30000: field 3:");
+    tf_io_set_window_bytes(0);
+    remove(path_of("long.mat"));
+    remove(path_of("rows.mat"));
+    free(s);
+    free(a.s);
+    free(b.s);
+}
+
 /* ------------------------------------------------------------ progress */
 
 typedef struct progress_log {
@@ -790,6 +1060,10 @@ int main(void)
     streamed_errors();
     slice_counts();
     standard_input();
+    shrinking_files();
+    header_limit();
+    compressed_inside();
+    matrix_bounds();
     progress_reports();
     progress_line();
     return tf_test_finish("test_io_stream");

@@ -27,7 +27,10 @@ typedef struct bin_src {
     void *progress_user;
 } bin_src;
 
-/* Reads n bytes at off; returns 0 or an errno value. */
+/* read_at's result when the file ends before the bytes it should hold. */
+#define SHRANK (-1)
+
+/* Reads n bytes at off; returns 0, an errno value or SHRANK. */
 static int read_at(const bin_src *s, uint64_t off, void *dst, uint64_t n)
 {
     if (s->fd < 0) { memcpy(dst, s->mem + off, (size_t)n); return 0; }
@@ -36,12 +39,20 @@ static int read_at(const bin_src *s, uint64_t off, void *dst, uint64_t n)
         ssize_t k = pread(s->fd, d, n > (1u << 30) ? (1u << 30) : (size_t)n, (off_t)off);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return errno;
-        if (k == 0) return EIO; /* file shrank under us */
+        if (k == 0) return SHRANK; /* the file was cut short while it is read */
         d += k;
         off += (uint64_t)k;
         n -= (uint64_t)k;
     }
     return 0;
+}
+
+static tf_status read_error(const bin_src *s, int err)
+{
+    if (err == SHRANK)
+        return tf_fail(TF_ERR_IO, "%s: the file shrank while it was read (was %llu bytes)", s->name,
+                       (unsigned long long)s->size);
+    return tf_fail(TF_ERR_IO, "%s: read failed: %s", s->name, strerror(err));
 }
 
 typedef struct section_src {
@@ -62,7 +73,7 @@ static tf_status read_section(const bin_src *s, uint64_t off, void *dst, uint64_
     section_src sec = {s, off};
     int err = 0;
     *h = tf_checksum_fill(dst, n, *h, T, fill_from, &sec, &err);
-    if (err) return tf_fail(TF_ERR_IO, "%s: read failed: %s", s->name, strerror(err));
+    if (err) return read_error(s, err);
     return TF_OK;
 }
 
@@ -78,7 +89,7 @@ static tf_status read_header(const bin_src *s, unsigned char *hdr, tf_tensor *sh
                        "%s: tenfold binary: truncated header (%llu of at least %u bytes)", n,
                        (unsigned long long)s->size, TF_BIN_FIXED_BYTES);
     int e = read_at(s, 0, hdr, TF_BIN_FIXED_BYTES);
-    if (e) return tf_fail(TF_ERR_IO, "%s: read failed: %s", n, strerror(e));
+    if (e) return read_error(s, e);
     if (memcmp(hdr, TF_BIN_MAGIC, TF_BIN_MAGIC_LEN) != 0)
         return tf_fail(TF_ERR_PARSE, "%s: not a tenfold binary file (bad magic)", n);
     uint32_t version = get32(hdr + 8), order = get32(hdr + 12);
@@ -100,7 +111,7 @@ static tf_status read_header(const bin_src *s, unsigned char *hdr, tf_tensor *sh
         return tf_fail(TF_ERR_PARSE, "%s: tenfold binary: truncated header (%llu of %llu bytes)", n,
                        (unsigned long long)s->size, (unsigned long long)hb);
     e = read_at(s, TF_BIN_FIXED_BYTES, hdr + TF_BIN_FIXED_BYTES, hb - TF_BIN_FIXED_BYTES);
-    if (e) return tf_fail(TF_ERR_IO, "%s: read failed: %s", n, strerror(e));
+    if (e) return read_error(s, e);
     shape->order = order;
     shape->nnz = get64(hdr + 24);
     for (uint32_t m = 0; m < order; ++m) {

@@ -25,6 +25,12 @@
 /* Error paths stay out of the hot loop. */
 #define COLD __attribute__((cold, noinline))
 
+/* A breakpoint of the line map in a chunk: from entry slot k on, entries
+ * follow their lines one by one from `line`. */
+typedef struct line_bp {
+    uint64_t k, line;
+} line_bp;
+
 typedef struct chunk {
     const char *begin, *end; /* end[-1] == '\n' */
     size_t origin;           /* text offset of begin */
@@ -39,7 +45,78 @@ typedef struct chunk {
     size_t edge_pos;      /* text offset of the first one              */
     uint32_t edge_field;
     uint64_t edge_value;
+    /* line map (o->map): the line of slot off is line0 + skips before the
+     * first entry; bp holds the breakpoints after blank / comment lines */
+    uint64_t line0, skips;
+    line_bp *bp;
+    uint64_t nbp, capbp;
+    int bp_lost;
 } chunk;
+
+uint64_t tf_line_map_line(const tf_line_map *m, uint64_t e)
+{
+    if (!m || m->lost || m->n == 0 || e < m->entry[0]) return 0;
+    uint64_t lo = 0, hi = m->n; /* entry[lo] <= e < entry[hi] */
+    while (hi - lo > 1) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (m->entry[mid] <= e) lo = mid;
+        else hi = mid;
+    }
+    return m->line[lo] + (e - m->entry[lo]);
+}
+
+void tf_line_map_free(tf_line_map *m)
+{
+    if (!m) return;
+    tf_free(m->entry);
+    tf_free(m->line);
+    memset(m, 0, sizeof *m);
+}
+
+/* Appends breakpoint (entry, line) unless it continues the last run. */
+static void map_add(tf_line_map *m, uint64_t entry, uint64_t line)
+{
+    if (m->lost) return;
+    if (m->n && m->entry[m->n - 1] == entry) { /* same slot: the later line wins */
+        m->line[m->n - 1] = line;
+        if (m->n > 1 && m->line[m->n - 2] + (entry - m->entry[m->n - 2]) == line) --m->n;
+        return;
+    }
+    if (m->n && m->line[m->n - 1] + (entry - m->entry[m->n - 1]) == line) return;
+    if (m->n == m->cap) {
+        const uint64_t cap = m->cap ? 2 * m->cap : 64;
+        if (cap > TF_LINE_MAP_MAX || TF_REALLOC(m->entry, cap, "line map") != TF_OK ||
+            TF_REALLOC(m->line, cap, "line map") != TF_OK) {
+            tf_clear_error();
+            tf_line_map_free(m);
+            m->lost = 1;
+            return;
+        }
+        m->cap = cap;
+    }
+    m->entry[m->n] = entry;
+    m->line[m->n] = line;
+    ++m->n;
+}
+
+/* A blank or comment line before entry slot k of the chunk (line map). */
+COLD static void note_skip(chunk *c, uint64_t k)
+{
+    ++c->skips;
+    if (c->bp_lost) return;
+    const uint64_t line = c->line0 + (k - c->off) + c->skips;
+    if (c->nbp && c->bp[c->nbp - 1].k == k) { c->bp[c->nbp - 1].line = line; return; }
+    if (c->nbp == c->capbp) {
+        const uint64_t cap = c->capbp ? 2 * c->capbp : 16;
+        line_bp *bp = cap <= TF_LINE_MAP_MAX ? realloc(c->bp, cap * sizeof *bp) : NULL;
+        if (!bp) { c->bp_lost = 1; return; }
+        c->bp = bp;
+        c->capbp = cap;
+    }
+    c->bp[c->nbp].k = k;
+    c->bp[c->nbp].line = line;
+    ++c->nbp;
+}
 
 void tf_body_opts_init(tf_body_opts *o, uint32_t nmodes, int has_value, char comment)
 {
@@ -131,13 +208,19 @@ static inline __attribute__((always_inline)) void parse_chunk(const tf_body_opts
     int unsorted = 0;
     const char *p = c->begin, *end = c->end;
     uint64_t k = c->off;
+    const int map = o->map != NULL;
     c->status = TF_OK;
     c->has_edge = 0;
     while (p < end) {
         p = tf_skip_blanks(p);
-        if (*p == '\n') { ++p; continue; }
+        if (*p == '\n') {
+            ++p;
+            if (map) note_skip(c, k);
+            continue;
+        }
         if (*p == comment) {
             p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+            if (map) note_skip(c, k);
             continue;
         }
         int cmp = 0; /* this line against the previous one, lexicographic */
@@ -299,6 +382,22 @@ static int chunks_canonical(const chunk *ch, uint32_t n, uint32_t N, const uint6
     return 1;
 }
 
+/* Adds the window's chunks to the line map; their entries start at entry
+ * `first` (after close_gaps). */
+static void map_chunks(tf_line_map *m, const chunk *ch, uint32_t n, uint64_t first)
+{
+    for (uint32_t i = 0; i < n && !m->lost; ++i) {
+        if (ch[i].bp_lost) {
+            tf_line_map_free(m);
+            m->lost = 1;
+            return;
+        }
+        map_add(m, first, ch[i].line0);
+        for (uint64_t b = 0; b < ch[i].nbp; ++b) map_add(m, first + (ch[i].bp[b].k - ch[i].off), ch[i].bp[b].line);
+        first += ch[i].count;
+    }
+}
+
 /* State carried from window to window. */
 typedef struct body_acc {
     uint64_t cap;                       /* entries the arrays can hold   */
@@ -333,7 +432,7 @@ static tf_status grow_arrays(tf_tensor *t, uint32_t N, body_acc *a, uint64_t nee
  * the final window, the unterminated last line) and appends them to t. */
 static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_end, int final,
                               const tf_body_opts *o, int T, tf_tensor *t, body_acc *a,
-                              tf_body_result *r)
+                              tf_body_result *r, uint64_t *newlines)
 {
     const char *text = src->text;
     const size_t len = src->len;
@@ -351,9 +450,14 @@ static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_
         if (!ch[i].cap)
             ch[i].cap = tf_count_newlines(ch[i].begin, (size_t)(ch[i].end - ch[i].begin));
 
-    const uint64_t base = t->nnz;
+    const uint64_t base = t->nnz, head = tf_count_newlines(text, start);
     uint64_t need = base;
     for (uint32_t i = 0; i < n; ++i) { ch[i].off = need; need += ch[i].cap; }
+    *newlines = head + (need - base); /* text[0..body_end) of a window that is not the last */
+    if (o->map) { /* each chunk's first line: its newlines are counted */
+        uint64_t line = src->line_base + head + 1;
+        for (uint32_t i = 0; i < n; ++i) { ch[i].line0 = line; line += ch[i].cap; }
+    }
     s = grow_arrays(t, o->nmodes, a, need, final && !a->allocated);
     if (s != TF_OK) goto done;
 
@@ -396,10 +500,12 @@ static tf_status parse_window(const tf_text_src *src, size_t start, size_t body_
             a->have_last = 1;
             break;
         }
+    if (o->map) map_chunks(o->map, ch, n, base);
     t->nnz = base + count;
     r->entries = t->nnz;
-    r->lines = src->line_base + tf_count_newlines(text, start) + (need - base);
+    r->lines = src->line_base + head + (need - base);
 done:
+    for (uint32_t i = 0; i < n; ++i) free(ch[i].bp);
     tf_free(tailbuf);
     tf_free(ch);
     return s;
@@ -422,12 +528,13 @@ tf_status tf_body_parse_src(tf_text_src *src, size_t start, const tf_body_opts *
         const int final = src->eof;
         const size_t body_end = body_end_of(src->text, src->len, start);
         const uint64_t first = t->nnz;
-        s = parse_window(src, start, body_end, final, o, T, t, &a, r);
+        uint64_t newlines = 0;
+        s = parse_window(src, start, body_end, final, o, T, t, &a, r, &newlines);
         if (s == TF_OK && hook)
             s = hook(ctx, src->text, src->len, start, src->line_base, t, first, t->nnz - first);
         ++windows;
         if (s != TF_OK || final) break;
-        s = tf_src_advance(src, body_end);
+        s = tf_src_advance_counted(src, body_end, newlines);
         if (s != TF_OK) break;
         start = 0;
     }

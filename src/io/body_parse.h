@@ -7,6 +7,24 @@
 #include "io/stream.h"
 #include "tenfold.h"
 
+/* Where the entries of a text came from: entry e (0-based, in the order
+ * of the file's entry lines) is on line line[i] + (e - entry[i]), i the
+ * last breakpoint with entry[i] <= e. A breakpoint is kept only where
+ * comment or blank lines break the run, so a plain file needs one; past
+ * TF_LINE_MAP_MAX of them the map is given up (lost) and lines are not
+ * named. For messages about entries found bad after the parse (sums of
+ * duplicates), when the text is gone. */
+#define TF_LINE_MAP_MAX ((uint64_t)1 << 20)
+typedef struct tf_line_map {
+    uint64_t *entry, *line;
+    uint64_t n, cap;
+    int lost;
+} tf_line_map;
+
+/* The line of entry e, or 0 if the map cannot tell. */
+uint64_t tf_line_map_line(const tf_line_map *m, uint64_t e);
+void tf_line_map_free(tf_line_map *m);
+
 typedef struct tf_body_opts {
     uint32_t nmodes;              /* index fields per line                       */
     int has_value;                /* 0: pattern lines, every value is 1           */
@@ -18,6 +36,7 @@ typedef struct tf_body_opts {
     int soft_edge;                /* an index hi[m] + 1 is not an error but noted
                                    * (edge_* in the result): valid 1-based, one too
                                    * large 0-based; the base is known at the end  */
+    tf_line_map *map;             /* if not NULL: filled with the entries' lines  */
 } tf_body_opts;
 
 typedef struct tf_body_result {

@@ -23,6 +23,30 @@ int tf_is_gzip(const void *p, size_t n)
     return n >= 2 && b[0] == 0x1F && b[1] == 0x8B;
 }
 
+const char *tf_compression_name(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    if (tf_is_xz(p, n)) return "xz";
+    if (tf_is_gzip(p, n)) return "gzip";
+    if (n >= 4 && !memcmp(b, "\x28\xb5\x2f\xfd", 4)) return "zstd";
+    if (n >= 4 && !memcmp(b, "BZh", 3) && b[3] >= '1' && b[3] <= '9') return "bzip2";
+    if (n >= 4 && !memcmp(b, "\x04\x22\x4d\x18", 4)) return "lz4";
+    if (n >= 4 && !memcmp(b, "LZIP", 4)) return "lzip";
+    if (n >= 4 && !memcmp(b, "PK\x03\x04", 4)) return "zip";
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x9d) return "compress (.Z)";
+    /* legacy .lzma (LZMA_Alone): a properties byte (lc, lp, pb), a
+     * dictionary size of 2^k or 2^k + 2^(k-1), then the size or -1 */
+    if (n >= 13 && b[0] < 225) {
+        const uint32_t dict = (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
+        int pow2ish = 0;
+        for (int k = 12; k < 32 && !pow2ish; ++k)
+            pow2ish = dict == 1u << k || dict == (1u << k) + (1u << (k - 1));
+        static const unsigned char unknown[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+        if (pow2ish && (!memcmp(b + 5, unknown, 8) || (b[11] == 0 && b[12] == 0))) return "lzma";
+    }
+    return NULL;
+}
+
 static const char *lzma_reason(lzma_ret r)
 {
     switch (r) {
@@ -72,7 +96,18 @@ struct tf_decoder {
     z_stream gz;
     int started;
     uint64_t in_total;                /* input bytes brought in so far        */
+    uint64_t expect;                  /* > 0: the fd holds this many bytes    */
 };
+
+/* The end of the fd's input came early: a regular file that was cut short
+ * while it was read (tf_decoder_expect). */
+static tf_status check_end(const tf_decoder *d)
+{
+    if (d->expect && d->in_total < d->expect)
+        return tf_fail(TF_ERR_IO, "%s: the file shrank while it was read (was %llu bytes, ended after %llu)",
+                       d->name, (unsigned long long)d->expect, (unsigned long long)d->in_total);
+    return TF_OK;
+}
 
 /* Makes input available unless it is exhausted. */
 static tf_status dec_refill(tf_decoder *d)
@@ -83,7 +118,10 @@ static tf_status dec_refill(tf_decoder *d)
         ssize_t k = read(d->fd, d->inbuf, DEC_IN_BYTES);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return tf_fail(TF_ERR_IO, "%s: read failed: %s", d->name, strerror(errno));
-        if (k == 0) d->in_eof = 1;
+        if (k == 0) {
+            d->in_eof = 1;
+            TF_TRY(check_end(d));
+        }
         d->in_next = d->inbuf;
         d->in_avail = (size_t)k;
         d->in_total += (uint64_t)k;
@@ -177,7 +215,7 @@ static tf_status read_plain(tf_decoder *d, char *out, size_t cap, size_t *got)
         *got += (size_t)k;
         d->in_total += (uint64_t)k;
     }
-    return TF_OK;
+    return *got == 0 && d->in_eof ? check_end(d) : TF_OK;
 }
 
 static tf_status read_xz(tf_decoder *d, char *out, size_t cap, size_t *got)
@@ -239,6 +277,8 @@ tf_status tf_decoder_read(tf_decoder *d, char *out, size_t cap, size_t *got)
     if (d->kind == 2) return read_gz(d, out, cap, got);
     return read_plain(d, out, cap, got);
 }
+
+void tf_decoder_expect(tf_decoder *d, uint64_t bytes) { d->expect = d->fd >= 0 ? bytes : 0; }
 
 uint64_t tf_decoder_in_bytes(const tf_decoder *d)
 {

@@ -660,23 +660,13 @@ tf_status tf_ktensor_write(const char *stem, const tf_ktensor *k, unsigned flags
  * else the file; messages name the file. */
 static tf_status read_one(const char *tmp, const char *file, tf_matrix *out)
 {
-    char *txt = NULL;
-    size_t len = 0;
     memset(out, 0, sizeof *out);
     if (tmp) {
-        const tf_status ls = tf_load_text(tmp, 0, &txt, &len);
-        if (ls == TF_OK) {
-            tf_status s = tf_matrix_parse(file, txt, len, out);
-            tf_free(txt);
-            return s;
-        }
-        if (access(tmp, F_OK) == 0) return ls;
+        const tf_status ls = tf_matrix_read_as(tmp, file, out);
+        if (ls == TF_OK || access(tmp, F_OK) == 0) return ls;
         tf_clear_error(); /* renamed into place meanwhile: the file has it */
     }
-    TF_TRY(tf_load_text(file, 0, &txt, &len));
-    tf_status s = tf_matrix_parse(file, txt, len, out);
-    tf_free(txt);
-    return s;
+    return tf_matrix_read_as(file, NULL, out);
 }
 
 /* The matrices read (factors 0..n-1, lambda) -> k, checked. */

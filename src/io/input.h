@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Opening an input ("-" is standard input), and whole-file input for the
- * small text readers (dense matrices): read, decompress (xz/gzip by
- * content) and end with '\n' for the parsers. */
+/* Opening an input ("-" is standard input). */
 #ifndef TF_IO_INPUT_H
 #define TF_IO_INPUT_H
 
@@ -17,7 +15,4 @@
  * *name = TF_STDIN_NAME; otherwise *name = path. *is_stdin may be NULL. */
 tf_status tf_open_input(const char *path, int *fd, const char **name, int *is_stdin);
 
-/* Reads path (decompressing xz/gzip; "-" is standard input) into *out,
- * which ends in '\n'. */
-tf_status tf_load_text(const char *path, int threads, char **out, size_t *len);
 #endif

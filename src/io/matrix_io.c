@@ -9,17 +9,22 @@
  * Tensor Toolbox / pyttb export_data "ktensor":
  *   ktensor / N / d_1 ... d_N / R / weights (one line) /
  *   per mode: matrix / 2 / d_m R / rows of "%.16e" joined by single spaces */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/check_args.h"
 #include "core/error.h"
+#include "io/decompress.h"
 #include "io/factor_set.h"
 #include "io/input.h"
 #include "io/matrix_parse.h"
+#include "io/stream.h"
 #include "io/text_parse.h"
 #include "io/text_scan.h"
 #include "io/writer.h"
@@ -205,15 +210,19 @@ static tf_status value_error(const char *path, uint64_t line, uint64_t field, co
                    found);
 }
 
-/* Parses text (ending in '\n') into rows of equal length. */
-tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_matrix *out)
+/* The parser's state from window to window. */
+typedef struct mat_state {
+    const char *name;
+    uint64_t rows, cols, ref_line;
+    row_store r;
+} mat_state;
+
+/* Parses the lines of text[0..len) (ending in '\n'), the first of them
+ * line line_base + 1, into rows of equal length. */
+static tf_status mat_lines(mat_state *m, const char *text, size_t len, uint64_t line_base)
 {
-    memset(out, 0, sizeof *out);
-    if (!text || len == 0 || text[len - 1] != '\n')
-        return tf_fail(TF_ERR_ARG, "%s: matrix text must end with a newline", path);
-    const char *p = text, *end = text + len;
-    uint64_t line = 0, rows = 0, cols = 0, ref_line = 0;
-    row_store r = {0};
+    const char *p = text, *end = text + len, *path = m->name;
+    uint64_t line = line_base;
     tf_status s = TF_OK;
     while (p < end && s == TF_OK) {
         ++line;
@@ -227,32 +236,76 @@ tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_mat
             const char *q = tf_parse_value(p, &v, &e);
             if (e != TF_NUM_OK || !tf_is_field_end(*q))
                 s = value_error(path, line, count + 1, p, end, e);
-            else if (rows && count == cols)
+            else if (m->rows && count == m->cols)
                 s = tf_fail(TF_ERR_PARSE, "%s:%llu: field %llu: expected end of line (%llu values, "
                             "as on line %llu), found more", path, (unsigned long long)line,
-                            (unsigned long long)count + 1, (unsigned long long)cols,
-                            (unsigned long long)ref_line);
-            else s = push(&r, v);
+                            (unsigned long long)count + 1, (unsigned long long)m->cols,
+                            (unsigned long long)m->ref_line);
+            else s = push(&m->r, v);
             ++count;
             p = tf_skip_blanks(q);
         }
         if (s != TF_OK) break;
-        if (rows == 0) { cols = count; ref_line = line; }
-        else if (count != cols)
+        if (m->rows == 0) { m->cols = count; m->ref_line = line; }
+        else if (count != m->cols)
             s = tf_fail(TF_ERR_PARSE,
                         "%s:%llu: field %llu: expected %llu values (as on line %llu), "
                         "found end of line",
                         path, (unsigned long long)line, (unsigned long long)count + 1,
-                        (unsigned long long)cols, (unsigned long long)ref_line);
-        ++rows;
+                        (unsigned long long)m->cols, (unsigned long long)m->ref_line);
+        ++m->rows;
         ++p;
     }
-    if (s == TF_OK && rows == 0) s = tf_fail(TF_ERR_PARSE, "%s: no matrix rows found", path);
-    if (s != TF_OK) { tf_free(r.data); return s; }
-    out->data = r.data;
-    out->rows = rows;
-    out->cols = cols;
+    return s;
+}
+
+static tf_status mat_finish(mat_state *m, tf_status s, tf_matrix *out)
+{
+    if (s == TF_OK && m->rows == 0) s = tf_fail(TF_ERR_PARSE, "%s: no matrix rows found", m->name);
+    if (s != TF_OK) { tf_free(m->r.data); return s; }
+    out->data = m->r.data;
+    out->rows = m->rows;
+    out->cols = m->cols;
     return TF_OK;
+}
+
+
+/* Parses a source window by window: the complete lines of each, then the
+ * unterminated last line from a copy. Lines are bounded (TF_MAX_LINE_BYTES,
+ * tf_src_advance), so garbage without newlines -- /dev/zero -- is rejected
+ * after one window, and the text is never held whole. */
+static tf_status mat_parse_src(tf_text_src *src, mat_state *m)
+{
+    for (;;) {
+        size_t body = src->len;
+        while (body > 0 && src->text[body - 1] != '\n') --body;
+        if (body) TF_TRY(mat_lines(m, src->text, body, src->line_base));
+        if (src->eof) {
+            if (body == src->len) return TF_OK;
+            const size_t n = src->len - body;
+            char *last = NULL;
+            TF_TRY(TF_ALLOC(last, n + 1, "last line"));
+            memcpy(last, src->text + body, n);
+            last[n] = '\n';
+            tf_status s = mat_lines(m, last, n + 1, src->line_base + tf_count_newlines(src->text, body));
+            tf_free(last);
+            return s;
+        }
+        TF_TRY(tf_src_advance(src, body));
+    }
+}
+
+tf_status tf_matrix_parse(const char *path, const char *text, size_t len, tf_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!text || len == 0 || text[len - 1] != '\n')
+        return tf_fail(TF_ERR_ARG, "%s: matrix text must end with a newline", path);
+    tf_text_src src;
+    mat_state m = {path, 0, 0, 0, {0}};
+    tf_src_init_mem(&src, path, text, len);
+    tf_status s = tf_src_check_start(&src, 0);
+    if (s == TF_OK) s = mat_parse_src(&src, &m);
+    return mat_finish(&m, s, out);
 }
 
 tf_status tf_matrix_read(const char *path, tf_matrix *out)
@@ -261,10 +314,32 @@ tf_status tf_matrix_read(const char *path, tf_matrix *out)
     memset(out, 0, sizeof *out);
     TF_ARG_NOT_NULL("tf_matrix_read", path);
     if (!*path) return tf_fail(TF_ERR_ARG, "no input file given");
-    char *text = NULL;
-    size_t len = 0;
-    TF_TRY(tf_load_text(path, 0, &text, &len));
-    tf_status s = tf_matrix_parse(strcmp(path, "-") ? path : TF_STDIN_NAME, text, len, out);
-    tf_free(text);
-    return s;
+    return tf_matrix_read_as(path, NULL, out);
+}
+
+tf_status tf_matrix_read_as(const char *path, const char *shown, tf_matrix *out)
+{
+    memset(out, 0, sizeof *out);
+    int fd = -1;
+    const char *name = path;
+    TF_TRY(tf_open_input(path, &fd, &name, NULL));
+    if (shown) name = shown;
+    struct stat st;
+    tf_status s = TF_OK;
+    if (fstat(fd, &st) != 0) s = tf_fail(TF_ERR_IO, "%s: cannot stat: %s", name, strerror(errno));
+    else if (S_ISDIR(st.st_mode)) s = tf_fail(TF_ERR_IO, "%s: is a directory", name);
+    tf_decoder *dec = NULL;
+    int kind = 0;
+    const off_t at = s == TF_OK && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+    if (s == TF_OK) s = tf_decoder_open_fd(name, fd, 0, &dec, &kind);
+    if (s != TF_OK) { close(fd); return s; }
+    if (at >= 0 && at <= st.st_size) tf_decoder_expect(dec, (uint64_t)(st.st_size - at)); /* cut short: an error */
+    tf_text_src src;
+    mat_state m = {name, 0, 0, 0, {0}};
+    s = tf_src_init_stream(&src, name, dec); /* takes dec over */
+    if (s == TF_OK) s = tf_src_check_start(&src, kind);
+    if (s == TF_OK) s = mat_parse_src(&src, &m);
+    tf_src_free(&src);
+    close(fd);
+    return mat_finish(&m, s, out);
 }

@@ -124,7 +124,7 @@ static tf_status expand_symmetric(enum mtx_symmetry sym, tf_tensor *t)
 }
 
 tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info *info,
-                       int *canonical)
+                       int *canonical, tf_origin *org)
 {
     const char *name = src->name, *text = src->text;
     const size_t len = src->len;
@@ -164,6 +164,9 @@ tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info
     for (int m = 0; m < 2; ++m) { o.lo[m] = 1; o.hi[m] = size[m]; o.range_why[m] = why; }
     tf_line_cursor peek = c;
     o.ref_line = tf_next_content_line(&peek, '%', &b, &e) ? peek.line : size_line + 1;
+    o.map = &org->lines;
+    org->kind = TF_ORIGIN_TEXT;
+    org->value_field = ban.pattern ? 0 : 3;
     tf_body_result r;
     TF_TRY(tf_body_parse_src(src, start, &o, threads, ban.sym == MTX_SKEW ? skew_diagonal : NULL,
                              (void *)name, t, &r));
@@ -176,8 +179,11 @@ tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info
                     (unsigned long long)r.entries);
     t->dims[0] = size[0];
     t->dims[1] = size[1];
-    if (s == TF_OK && ban.sym != MTX_GENERAL)
+    if (s == TF_OK && ban.sym != MTX_GENERAL) {
+        const uint64_t n = t->nnz;
         s = expand_symmetric(ban.sym, t);
+        if (s == TF_OK && t->nnz > n) org->mirrors = n;
+    }
     if (s != TF_OK) { tf_tensor_free(t); return s; }
     info->format = TF_FILE_MTX;
     info->declared_dims = 1;

@@ -84,7 +84,8 @@ static tf_status read_whole(const char *name, int fd, uint64_t size, const tf_re
     TF_TRY(tf_bin_read_fd(name, fd, size, o->threads, o->progress, o->progress_user, t));
     info->entries = t->nnz;
     /* the file is the same on every rank (agreed, checksum checked): so is an empty result */
-    TF_TRY(tf_read_finish(name, t, o, -1, 1, info));
+    const tf_origin org = {.kind = TF_ORIGIN_BIN, .mirrors = UINT64_MAX}; /* non-zeros named by number */
+    TF_TRY(tf_read_finish(name, t, o, -1, 1, info, &org));
     info->total_nnz = t->nnz;
     info->checksum = tf_tensor_checksum(t, o->threads);
     const tf_status s = tf_tensor_keep_part(t, o->part, o->parts);

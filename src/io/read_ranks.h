@@ -5,6 +5,7 @@
 #ifndef TF_IO_READ_RANKS_H
 #define TF_IO_READ_RANKS_H
 
+#include "io/readers.h"
 #include "tenfold.h"
 
 /* The first non-zero (0-based) whose value is not finite or whose index
@@ -15,11 +16,12 @@ uint64_t tf_scan_nonzeros(const tf_tensor *t, int threads, int *canonical);
  * file's non-zero first + k + 1 (first: where t starts in the file). */
 tf_status tf_bad_nonzero(const char *name, const tf_tensor *t, uint64_t k, uint64_t first);
 /* The canonical form of a tensor read whole (canonical: 1 it is, 0 it is
- * not, -1 unknown: checked first), duplicates and zeros counted in info;
- * no non-zeros left is a failure (shared: every rank reached it). t is
- * freed on failure. */
+ * not, -1 unknown: checked first), duplicates and zeros counted in info,
+ * sums of duplicates checked finite (org: where each entry came from, for
+ * the message); no non-zeros left is a failure (shared: every rank reached
+ * it). t is freed on failure. */
 tf_status tf_read_finish(const char *name, tf_tensor *t, const tf_read_opts *o, int canonical, int shared,
-                         tf_read_info *info);
+                         tf_read_info *info, const tf_origin *org);
 
 /* A tenfold .bin of `size` bytes open on fd, read by every rank at its
  * part's offsets (o->part = rank, o->parts = ranks), with the checks one

@@ -9,17 +9,34 @@
 
 #include <stddef.h>
 
+#include "io/body_parse.h"
 #include "io/stream.h"
 #include "tenfold.h"
+
+/* Where the non-zeros of a tensor just read came from (before it is made
+ * canonical), so that a fault found later -- a sum of duplicates that
+ * overflows -- can name the lines. */
+typedef enum tf_origin_kind { TF_ORIGIN_NONE = 0, TF_ORIGIN_TEXT, TF_ORIGIN_BIN } tf_origin_kind;
+typedef struct tf_origin {
+    tf_origin_kind kind;
+    tf_line_map lines;    /* text: entry k's line                              */
+    uint32_t value_field; /* text: the value's field (order + 1), 0: none (pattern) */
+    uint64_t mirrors;     /* entries from here on mirror the off-diagonal entries
+                             before them, in order (symmetric .mtx); else UINT64_MAX */
+} tf_origin;
 
 /* The text readers take a source whose first window holds the header
  * (tf_src_need_lines) and parse the body window by window. */
 /* .tns text: FROSTT, ParTI header, Tensor Toolbox "sptensor" header. */
 tf_status tf_tns_parse(tf_text_src *src, const tf_read_opts *ro, tf_tensor *t, tf_read_info *info,
-                       int *canonical);
+                       int *canonical, tf_origin *org);
+/* The content lines of the header of a .tns text, told by its first
+ * content line [b, e): 1 (FROSTT: the first entry line), 2 (ParTI: order,
+ * lengths), 4 (sptensor: the word, order, lengths, nnz). */
+uint32_t tf_tns_header_lines(const char *b, const char *e);
 /* Matrix Market coordinate text (text starts with "%%MatrixMarket"). */
 tf_status tf_mtx_parse(tf_text_src *src, int threads, tf_tensor *t, tf_read_info *info,
-                       int *canonical);
+                       int *canonical, tf_origin *org);
 /* tenfold binary from an open file of `size` bytes (progress, if not
  * NULL, after each section), or from memory. */
 tf_status tf_bin_read_fd(const char *name, int fd, uint64_t size, int threads, tf_progress_fn progress,

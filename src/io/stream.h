@@ -23,7 +23,7 @@
 
 typedef struct tf_text_src {
     const char *name;
-    const char *text;   /* the window: text[0..len)                          */
+    const char *text;   /* the window: text[0..len) (streams: within buf)    */
     size_t len;
     uint64_t line_base; /* newlines before text[0]                            */
     uint64_t bytes;     /* text bytes taken from the input so far              */
@@ -51,9 +51,24 @@ tf_status tf_src_init_stream(tf_text_src *s, const char *name, tf_decoder *dec);
 /* Drops text[0..consumed) and reads on. Fails when what is left (an
  * unfinished line) is longer than TF_MAX_LINE_BYTES and input remains. */
 tf_status tf_src_advance(tf_text_src *s, size_t consumed);
+/* The same when the caller knows the newlines in text[0..consumed). */
+tf_status tf_src_advance_counted(tf_text_src *s, size_t consumed, uint64_t newlines);
 /* Grows the window until it holds `want` complete content lines (lines
- * that are neither blank nor start with `comment`) or the whole input. */
+ * that are neither blank nor start with `comment`) or the whole input.
+ * These lines are a header: they must end within the first
+ * TF_MAX_HEADER_BYTES of the input -- one rule for a stream, a file and a
+ * text in memory alike ("the header is not complete within ..."). */
 tf_status tf_src_need_lines(tf_text_src *s, char comment, uint32_t want);
+/* The same without the header rule: grows the window for `want` lines
+ * while it is within TF_MAX_HEADER_BYTES and its last line within
+ * TF_MAX_LINE_BYTES, and stops quietly where it cannot (a look ahead). */
+tf_status tf_src_want_lines(tf_text_src *s, char comment, uint32_t want);
+/* The start of a text input, checked once its first window is there:
+ * compressed data the readers cannot take (a format named by its magic;
+ * inside: the kind of the outer stream, 0 none, 1 xz, 2 gzip) and lines
+ * ended by CR alone are errors naming the file; a UTF-8 byte order mark
+ * is skipped. */
+tf_status tf_src_check_start(tf_text_src *s, int inside);
 /* Starts decoding the next window's text on a helper thread while the
  * caller parses this one (tf_src_advance takes it); a no-op for whole
  * texts, at the end of input, or when no thread can be started. */

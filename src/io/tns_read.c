@@ -155,8 +155,18 @@ static tf_status edge_error(const char *name, const tns_header *h, const tf_body
                    why, (unsigned long long)r->edge_value);
 }
 
+uint32_t tf_tns_header_lines(const char *b, const char *e)
+{
+    const char *p = b, *tok;
+    size_t len;
+    const uint32_t ntok = tf_token_count(b, e);
+    if (!tf_token_next(&p, e, &tok, &len)) return 1;
+    if (tf_token_is(tok, len, "sptensor")) return 4;
+    return ntok == 1 ? 2 : 1;
+}
+
 tf_status tf_tns_parse(tf_text_src *src, const tf_read_opts *ro, tf_tensor *t, tf_read_info *info,
-                       int *canonical)
+                       int *canonical, tf_origin *org)
 {
     const char *name = src->name;
     tns_header h;
@@ -184,6 +194,9 @@ tf_status tf_tns_parse(tf_text_src *src, const tf_read_opts *ro, tf_tensor *t, t
         o.range_why[m] = why;
     }
     o.soft_edge = ro->base == TF_BASE_AUTO;
+    o.map = &org->lines;
+    org->kind = TF_ORIGIN_TEXT;
+    org->value_field = h.nmodes + 1;
     tf_body_result r;
     TF_TRY(tf_body_parse_src(src, h.data_start, &o, ro->threads, NULL, NULL, t, &r));
 

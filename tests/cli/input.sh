@@ -2,7 +2,11 @@
 # Input edge cases: one index base per file and --base on every command that
 # reads a tensor, the notes and report fields that say the base, a .mtx
 # without its banner, compressed and piped input (streamed), garbage
-# rejected early, check/stats on a mode of length near 2^32.
+# rejected early, check/stats on a mode of length near 2^32; issue 41:
+# sums of duplicates that overflow (double, and single precision), dense
+# matrices bounded like tensors (/dev/zero), one header rule for files and
+# pipes, the start of a text (BOM, CR-only, compression that is not read),
+# standard output named so.
 source "$(dirname "$0")/lib/common.bash"
 
 # ---- one base per file
@@ -85,4 +89,87 @@ check "check: valid" grep -q '^valid:   yes' out.txt
 expect 0 "stats a tensor with a mode of 4e9" stats huge.tns
 check "stats: the long mode's row" grep -qE '^ +1 +4000000000 +3 +1 +1\.0 +1 ' out.txt
 check "stats: mode 2 row" grep -qE '^ +2 +3 +2 +1 +1\.5 +2 +1\.33 ' out.txt
+# ---- issue 41 item 3: a sum of duplicates that is not finite fails at read time, naming both lines
+printf '1 1 1 1e308\n1 1 1 1e308\n2 2 2 1\n' > dup.tns
+expect_failure "check: duplicates whose sum overflows" \
+    "^tenfold: dup\.tns:2: field 4: coordinate 1 1 1 again \(first on line 1; duplicates are summed\): .*found 1e\+308: the sum overflows the double range" \
+    check dup.tns
+printf '1 2\n3 4\n' > F2.mat
+expect_failure "cpd: the same at read time" "dup\.tns:2: field 4: coordinate 1 1 1 again" cpd dup.tns -r 1 -i 1 --nowrite
+expect_failure "convert: the same" "dup\.tns:2: field 4: coordinate 1 1 1 again" convert dup.tns dup2.tns
+no_files "convert wrote nothing" dup2.tns
+expect_failure "mttkrp: the same" "dup\.tns:2: field 4:" mttkrp dup.tns --mode 1 --factors -,F2.mat,F2.mat -o M2.mat
+printf '# a comment\n\n1 1 1 -1e308\n2 2 2 1\n# another\n1 1 1 -1e308\n' > dupc.tns
+expect_failure "comment lines: the file's own line numbers" "dupc\.tns:6: field 4: coordinate 1 1 1 again \(first on line 3;" check dupc.tns
+printf '%%%%MatrixMarket matrix coordinate real general\n%% c\n3 3 3\n1 2 1e308\n2 2 1\n1 2 1e308\n' > dup.mtx
+expect_failure ".mtx: the same" "dup\.mtx:6: field 3: coordinate 1 2 again \(first on line 4;" check dup.mtx
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 3e38\n2 2 1\n1 1 3e38\n' > dup32.mtx
+expect 0 "in double a sum of 6e38 is fine" check dup32.mtx
+expect_failure "sddmm --precision single: a sum beyond the float range" \
+    "dup32\.mtx:5: field 3: coordinate 1 1 again \(first on line 3; 2 entries, summed\): expected a sum that fits single precision .* the sum is 6e\+38" \
+    sddmm dup32.mtx -A F2.mat -B F2.mat -o P.mtx --precision single --device cpu
+no_files "sddmm wrote nothing" P.mtx
+expect 0 "sddmm in double takes it" sddmm dup32.mtx -A F2.mat -B F2.mat -o P.mtx --device cpu
+printf '1 1 1 4e38\n2 2 2 1\n' > big32.tns
+expect_failure "ttm --precision single: a value beyond the float range" \
+    "big32\.tns:1: field 4: expected a value that fits single precision" ttm big32.tns --mode 1 --factor F2.mat -o Y.tns --precision single
+
+# ---- issue 41 item 7: /dev/zero as a dense matrix is rejected at once (bounded lines)
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 2\n' > good.mtx
+printf '1 1 1 1\n2 2 2 2\n' > s3.tns
+zero_mat() { # DESC ARGS...: within 10 s, exit 1, one line naming /dev/zero's line 1
+    local desc=$1; shift
+    timeout 10 "$TF" "$@" >out.txt 2>err.txt
+    rc=$?
+    if [ "$rc" -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] &&
+        grep -q '^tenfold: /dev/zero:1: line 1 is longer than 1 MiB (not a text file?)$' err.txt; then ok
+    else bad "$desc: exit $rc (124: still running after 10 s): $(head -c 300 err.txt)"; fi
+}
+zero_mat "sddmm -A /dev/zero" sddmm good.mtx -A /dev/zero -B F2.mat -o P0.mtx --device cpu
+zero_mat "mttkrp --factors -,/dev/zero,..." mttkrp s3.tns --mode 1 --factors -,/dev/zero,F2.mat -o M0.mat
+zero_mat "ttm --factor /dev/zero" ttm s3.tns --mode 1 --factor /dev/zero -o Y0.tns
+no_files "no output from them" P0.mtx M0.mat Y0.tns
+
+# ---- issue 41 item 10: one header rule -- more than 64 MiB of comments fails from a file and a pipe alike
+comments() { awk -v n="$1" 'BEGIN { s = sprintf("%99s", ""); gsub(/ /, "#", s); for (i = 0; i < n; ++i) print s; print "1 1 1 1" }'; }
+comments 680000 > hdr.tns   # 68 MB of comment lines (64 MiB = 67.1 MB)
+expect_failure "68 MB of comments from a file" \
+    "^tenfold: hdr\.tns:671089: the header \(with the comment and blank lines before it\) is not complete within the first 64 MiB$" \
+    check hdr.tns
+sed 's/^tenfold: hdr\.tns//' err.txt > hdr-file.txt
+comments 680000 | "$TF" check - >out.txt 2>err.txt
+rc=$?
+sed 's/^tenfold: <stdin>//' err.txt > hdr-pipe.txt
+if [ "$rc" -eq 1 ] && cmp -s hdr-file.txt hdr-pipe.txt; then ok; else bad "the same from a pipe: exit $rc, $(cat err.txt)"; fi
+comments 650000 > hdr2.tns   # 65 MB: within the limit
+expect 0 "65 MB of comments from a file" check hdr2.tns
+comments 650000 | "$TF" check - >out.txt 2>err.txt
+check "65 MB of comments from a pipe" test $? -eq 0
+rm -f hdr.tns hdr2.tns
+
+# ---- issue 41 item 11: the start of a text, and standard output by its name
+printf '1 1 1 1\n2 2 2 2\n' > s.tns
+if command -v xz >/dev/null; then
+    xz --format=lzma -c s.tns > s.tns.lzma
+    expect_failure ".lzma is named" "^tenfold: s\.tns\.lzma: an lzma-compressed file \(not supported: use xz\)$" check s.tns.lzma
+    xz -c s.tns | gzip -c > s.tns.xz.gz
+    expect_failure "xz inside gzip is named" "^tenfold: s\.tns\.xz\.gz: xz-compressed data inside gzip: decompress it first" check s.tns.xz.gz
+    xz --format=lzma -c F2.mat > F2.mat.lzma
+    expect_failure "an .lzma matrix too" "F2\.mat\.lzma: an lzma-compressed file" ttm s3.tns --mode 1 --factor F2.mat.lzma -o Y.tns
+fi
+printf '\xef\xbb\xbfsptensor\n3\n2 2 2\n2\n1 1 1 1\n2 2 2 2\n' > bom.tns
+expect 0 "a UTF-8 BOM before sptensor is skipped" check bom.tns
+check "read as sptensor" grep -q '^input:  bom\.tns (sptensor' out.txt
+printf '\xef\xbb\xbf1 2\n3 4\n' > bom.mat
+expect 0 "a BOM in a dense matrix too" ttm s3.tns --mode 1 --factor bom.mat -o Y.tns
+printf '1 1 1 1\r2 2 2 2\r' > cr.tns
+expect_failure "CR-only line ends are named" "^tenfold: cr\.tns:1: lines end with CR only" check cr.tns
+printf '1 2\r3 4\r' > cr.mat
+expect_failure "CR-only in a matrix" "^tenfold: cr\.mat:1: lines end with CR only" ttm s3.tns --mode 1 --factor cr.mat -o Y.tns
+if [ -w /dev/full ]; then
+    "$TF" convert s.tns - >/dev/full 2>err.txt
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -q '^tenfold: standard output: write failed' err.txt && ! grep -q '/dev/fd' err.txt; then ok
+    else bad "convert to a full standard output: exit $rc: $(cat err.txt)"; fi
+fi
 finish
