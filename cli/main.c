@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "outfile.h"
 #include "tenfold.h"
+#include "wait_policy.h"
 
 typedef struct command {
     const char *name;
@@ -55,26 +56,9 @@ static void usage(FILE *f)
             "Output places are checked before any input is read.\n");
 }
 
-/* OpenMP threads wait passively (sleep instead of spinning) unless the user
- * chose a policy: on a loaded 2-core machine, `-t 2` took 1.1-2.3 s against
- * 0.72 s for `-t 1` with the default spinning, and 0.53-0.60 s passive.
- * libgomp reads OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its library
- * constructor, which runs before main: a setenv here alone comes too late
- * (measured: the spin count stays at its default). So the variable is set
- * and the tool re-executes itself once (/proc/self/exe, same arguments,
- * descriptors and process id); the child finds the variable and goes on. If
- * the exec fails, the run goes on with the runtime's default. Only the tool
- * does this; the library never touches the environment. */
-static void default_passive_wait(char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    if (setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-    execv("/proc/self/exe", argv);
-}
-
 int main(int argc, char **argv)
 {
-    default_passive_wait(argv); /* first: before any OpenMP call */
+    cli_default_passive_wait(argv); /* first: before any OpenMP call */
     if (argc < 2) {
         usage(stderr);
         return 2;
