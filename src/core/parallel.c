@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "core/parallel.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tenfold.h"
+
+/* -------------------------------------------------------------- threads */
 
 int tf_default_threads(void)
 {
@@ -18,6 +24,79 @@ int tf_resolve_threads(int requested)
 {
     if (requested <= 0) return tf_default_threads();
     return requested;
+}
+
+/* The calling thread's mask (a CPU_ALLOC set), or NULL. */
+static cpu_set_t *own_mask(size_t *size)
+{
+    for (int cpus = 1024; cpus <= (1 << 16); cpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC(cpus);
+        if (!set) break;
+        *size = CPU_ALLOC_SIZE(cpus);
+        if (sched_getaffinity(0, *size, set) == 0) return set;
+        CPU_FREE(set);
+    }
+    *size = 0;
+    return NULL;
+}
+
+void *tf_process_cpus(size_t *size)
+{
+    *size = 0;
+#ifdef _OPENMP
+    if (omp_get_proc_bind() != omp_proc_bind_false && omp_get_num_places() > 0) {
+        const int np = omp_get_num_places();
+        int top = 0, ids[1024];
+        for (int p = 0; p < np; ++p) {
+            const int n = omp_get_place_num_procs(p);
+            if (n > 1024) return own_mask(size);
+            omp_get_place_proc_ids(p, ids);
+            for (int k = 0; k < n; ++k) top = ids[k] > top ? ids[k] : top;
+        }
+        cpu_set_t *set = CPU_ALLOC(top + 1);
+        if (!set) return NULL;
+        *size = CPU_ALLOC_SIZE(top + 1);
+        CPU_ZERO_S(*size, set);
+        for (int p = 0; p < np; ++p) {
+            const int n = omp_get_place_num_procs(p);
+            omp_get_place_proc_ids(p, ids);
+            for (int k = 0; k < n; ++k) CPU_SET_S(ids[k], *size, set);
+        }
+        return set;
+    }
+#endif
+    return own_mask(size);
+}
+
+void *tf_unbind_begin(size_t *size)
+{
+    size_t nall = 0, nmine = 0;
+    cpu_set_t *all = tf_process_cpus(&nall);
+    cpu_set_t *mine = all ? own_mask(&nmine) : NULL;
+    void *saved = NULL;
+    if (mine && CPU_COUNT_S(nmine, mine) < CPU_COUNT_S(nall, all) &&
+        pthread_setaffinity_np(pthread_self(), nall, all) == 0) {
+        saved = mine;
+        *size = nmine;
+    } else if (mine) {
+        CPU_FREE(mine);
+    }
+    if (all) CPU_FREE(all);
+    return saved;
+}
+
+void tf_unbind_end(void *saved, size_t size)
+{
+    if (!saved) return;
+    pthread_setaffinity_np(pthread_self(), size, saved);
+    CPU_FREE(saved);
+}
+
+void tf_unbind_self(void)
+{
+    size_t size = 0;
+    void *saved = tf_unbind_begin(&size);
+    if (saved) CPU_FREE(saved);
 }
 
 void tf_doubles_to_floats(const double *src, float *dst, uint64_t n)

@@ -2,6 +2,7 @@
 /* Thread-count helpers for the OpenMP CPU backend (work without OpenMP too). */
 #ifndef TF_CORE_PARALLEL_H
 #define TF_CORE_PARALLEL_H
+#include <stddef.h>
 #include <stdint.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -13,6 +14,23 @@
 #endif
 /* Resolves a user thread request: 0 -> default, otherwise at least 1. */
 int tf_resolve_threads(int requested);
+
+/* The CPUs this process may use: under OpenMP binding (OMP_PROC_BIND,
+ * OMP_PLACES) the CPUs of all its places, since the calling thread is bound
+ * to one place; else the calling thread's mask. Returns a CPU_ALLOC set
+ * (free with CPU_FREE) and its size in bytes, or NULL. */
+void *tf_process_cpus(size_t *size);
+/* Lets the calling thread run on all of tf_process_cpus: for helper threads
+ * (the text reader's read-ahead), not OpenMP ones. A thread inherits its creator's
+ * mask, and under binding that is the OpenMP master's one place: the helper,
+ * and the threads it creates in turn (liblzma's decoders), would share the
+ * master's CPU. */
+void tf_unbind_self(void);
+/* The same for a while, for a bound thread about to make threads it does not
+ * control (liblzma's decoders start on its first calls): returns the old
+ * mask (NULL: it was not narrower), which tf_unbind_end puts back. */
+void *tf_unbind_begin(size_t *size);
+void tf_unbind_end(void *saved, size_t size);
 /* dst[k] = (float)src[k], k < n, on the default threads (the GPU's fp32
  * uploads convert through it: serially, 20M values took ~30 ms). */
 void tf_doubles_to_floats(const double *src, float *dst, uint64_t n);
