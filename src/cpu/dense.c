@@ -357,20 +357,3 @@ tf_status tf_dense_sumsq(const double *x, uint64_t n, int threads, double *resul
 {
     return column_dots(x, x, n, 1, threads, result);
 }
-
-/* OpenBLAS's controls, looked up weakly so that any BLAS links. */
-extern int openblas_get_num_threads(void) __attribute__((weak));
-extern void openblas_set_num_threads(int) __attribute__((weak));
-
-int tf_blas_threads_pin_single(void)
-{
-    if (!openblas_get_num_threads || !openblas_set_num_threads) return 0;
-    int previous = openblas_get_num_threads();
-    if (previous != 1) openblas_set_num_threads(1);
-    return previous;
-}
-
-void tf_blas_threads_restore(int previous)
-{
-    if (previous > 1 && openblas_set_num_threads) openblas_set_num_threads(previous);
-}

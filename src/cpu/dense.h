@@ -39,13 +39,6 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
 #define TF_DENSE_BLOCK 2048u
 
 /* G (R x R, both triangles) = A^T A, A row-major I x R. */
-/* The dense helpers call BLAS on row blocks from inside OpenMP loops, so a
- * threaded BLAS only competes with the OpenMP workers (seen: 24x slower
- * dense steps with OpenBLAS's pthreads). These pin OpenBLAS to one thread
- * and give back the previous count (a no-op with other BLAS libraries). */
-int tf_blas_threads_pin_single(void);
-void tf_blas_threads_restore(int previous);
-
 tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G);
 
 /* V = elementwise product of G[k] (R x R) over k = 0..n-1, k != skip
