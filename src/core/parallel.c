@@ -9,12 +9,84 @@
 
 #include "tenfold.h"
 
+/* ------------------------------------------------------------ CPU quota */
+
+/* quota / period of a cpu.max ("max 100000" or "200000 100000") or of
+ * cgroup v1's two files; 0 if unlimited or unreadable. */
+static double read_quota_v2(const char *dir)
+{
+    char path[4300], q[32] = "";
+    double period = 0.0;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0.0;
+    int n = fscanf(f, "%31s %lf", q, &period);
+    fclose(f);
+    if (n != 2 || !strcmp(q, "max") || period <= 0.0) return 0.0;
+    return atof(q) / period;
+}
+
+static double read_quota_v1(void)
+{
+    double quota = -1.0, period = 0.0;
+    FILE *f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
+    if (f) { if (fscanf(f, "%lf", &quota) != 1) quota = -1.0; fclose(f); }
+    f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
+    if (f) { if (fscanf(f, "%lf", &period) != 1) period = 0.0; fclose(f); }
+    return quota > 0.0 && period > 0.0 ? quota / period : 0.0;
+}
+
+/* The smallest cpu.max on the path from this process's cgroup (v2) up to
+ * the root, else cgroup v1's quota. */
+static double read_quota(void)
+{
+    char line[4200], dir[4200] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "0::", 3)) {
+                snprintf(dir, sizeof dir, "%s", line + 3);
+                dir[strcspn(dir, "\n")] = 0;
+            }
+        fclose(f);
+    }
+    if (!strcmp(dir, "/")) dir[0] = 0;
+    double best = 0.0;
+    for (;;) { /* "/a/b", then "/a", then "" (the root) */
+        const double q = read_quota_v2(dir);
+        if (q > 0.0 && (best == 0.0 || q < best)) best = q;
+        char *slash = strrchr(dir, '/');
+        if (!slash) break;
+        *slash = 0;
+    }
+    return best > 0.0 ? best : read_quota_v1();
+}
+
+static int quota_cpus;
+static void find_quota(void)
+{
+    const double q = read_quota();
+    quota_cpus = q > 0.0 ? (int)(q + 0.999) : 0;
+    if (q > 0.0 && quota_cpus < 1) quota_cpus = 1;
+}
+
+int tf_cpu_quota(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_quota);
+    return quota_cpus;
+}
+
 /* -------------------------------------------------------------- threads */
 
 int tf_default_threads(void)
 {
 #ifdef _OPENMP
-    return omp_get_max_threads();
+    int n = omp_get_max_threads();
+    /* OpenMP counts the CPUs of the mask; a quota (containers) gives fewer,
+     * and a team larger than it only waits on the scheduler */
+    const int q = getenv("OMP_NUM_THREADS") ? 0 : tf_cpu_quota();
+    return q > 0 && q < n ? q : n;
 #else
     return 1;
 #endif

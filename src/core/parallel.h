@@ -12,8 +12,13 @@
 #define tf_thread_id() 0
 #define tf_thread_count() 1
 #endif
-/* Resolves a user thread request: 0 -> default, otherwise at least 1. */
+/* Resolves a user thread request: 0 -> default, otherwise at least 1. The
+ * default is OpenMP's (OMP_NUM_THREADS, else the CPUs of the process's mask),
+ * held to a cgroup CPU quota when OMP_NUM_THREADS is not set. */
 int tf_resolve_threads(int requested);
+/* CPUs a cgroup quota (cpu.max, cpu.cfs_quota_us) allows, rounded up; 0 if
+ * there is none (read once). */
+int tf_cpu_quota(void);
 
 /* The CPUs this process may use: under OpenMP binding (OMP_PROC_BIND,
  * OMP_PLACES) the CPUs of all its places, since the calling thread is bound
