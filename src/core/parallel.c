@@ -98,6 +98,19 @@ int tf_resolve_threads(int requested)
     return requested;
 }
 
+int tf_team_for_work(int threads, uint64_t units, uint64_t work)
+{
+    uint64_t nt = (uint64_t)tf_resolve_threads(threads);
+    if (units < nt) nt = units;
+    if (work / TF_TEAM_MIN_WORK < nt) nt = work / TF_TEAM_MIN_WORK;
+    return nt ? (int)nt : 1;
+}
+
+int tf_mttkrp_team(int threads, uint64_t nnz, uint64_t R, uint32_t order)
+{
+    return tf_team_for_work(threads, nnz, nnz * R * order);
+}
+
 /* The calling thread's mask (a CPU_ALLOC set), or NULL. */
 static cpu_set_t *own_mask(size_t *size)
 {

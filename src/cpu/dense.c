@@ -32,14 +32,16 @@ static inline uint64_t slab_begin(uint64_t I, uint64_t S, uint64_t s)
     return I / S * s + (s < I % S ? s : I % S);
 }
 
-/* Threads for a loop of `units` independent work units: never more threads
- * than units, so small loops run serially without the cost of a parallel
- * region (which is large when cores are shared with other processes). */
-static int team_size(int threads, uint64_t units)
+/* Threads for a loop of `units` independent pieces and `work` in all (about
+ * one multiply-add each, a streamed element counts STREAM): never more
+ * threads than pieces, nor than the work keeps busy (TF_TEAM_MIN_WORK
+ * each), so small loops run on few threads or serially without the cost of
+ * a parallel region (which is large with many threads, and when cores are
+ * shared with other processes). */
+#define STREAM 8
+static int team_size(int threads, uint64_t units, uint64_t work)
 {
-    int nt = tf_resolve_threads(threads);
-    if (units < (uint64_t)nt) nt = units ? (int)units : 1;
-    return nt;
+    return tf_team_for_work(threads, units, work);
 }
 
 
@@ -59,7 +61,7 @@ static tf_status column_dots(const double *A, const double *B, uint64_t I, uint6
     const uint64_t S = slab_count(I, R);
     double *part = NULL;
     TF_TRY(TF_CALLOC(part, S * R, "column sums"));
-    const int nt = team_size(threads, S);
+    const int nt = team_size(threads, S, 2 * STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
     for (int64_t s = 0; s < (int64_t)S; ++s) {
         double *p = part + (uint64_t)s * R;
@@ -87,7 +89,7 @@ static inline double max_abs(double m, double x)
 static void column_max_abs(const double *A, uint64_t I, uint64_t R, int threads, double *part,
                            uint64_t S, double *out)
 {
-    const int nt = team_size(threads, S);
+    const int nt = team_size(threads, S, STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
     for (int64_t s = 0; s < (int64_t)S; ++s) {
         double *p = part + (uint64_t)s * R;
@@ -118,7 +120,7 @@ tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, do
     const uint64_t S = slab_count(I, R * R);
     double *part = NULL;
     TF_TRY(TF_CALLOC(part, S * R * R, "Gram partial sums"));
-    const int nt = team_size(threads, S);
+    const int nt = team_size(threads, S, I * R * (R + 1) / 2);
     const int n = (int)R;
     const uint64_t rows = blas_rows(R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
@@ -263,7 +265,7 @@ static void multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, co
 {
     const uint64_t rows = blas_rows(R);
     const int64_t nblocks = (int64_t)((I + rows - 1) / rows);
-    const int nt = team_size(threads, (uint64_t)nblocks);
+    const int nt = team_size(threads, (uint64_t)nblocks, I * R * R);
     const int n = (int)R;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
     for (int64_t b = 0; b < nblocks; ++b) {
@@ -272,6 +274,18 @@ static void multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, co
         const double one = 1.0, zero = 0.0;
         dgemm_("N", "N", &n, &k, &n, &one, P, &n, M + i * R, &n, &zero, A + i * R, &n, 1, 1);
     }
+}
+
+int tf_dense_team(uint64_t I, uint64_t R, int threads)
+{
+    const uint64_t rows = blas_rows(R);
+    const int teams[] = {team_size(threads, (I + rows - 1) / rows, I * R * R),             /* solve */
+                         team_size(threads, slab_count(I, R * R), I * R * (R + 1) / 2),     /* Gram */
+                         team_size(threads, slab_count(I, R), 2 * STREAM * I * R),          /* fit */
+                         team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R)}; /* scale */
+    int most = 1;
+    for (size_t k = 0; k < sizeof teams / sizeof *teams; ++k) most = teams[k] > most ? teams[k] : most;
+    return most;
 }
 
 tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
@@ -321,7 +335,7 @@ tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, in
         lambda[r] = max_norm ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
         inv[r] = lambda[r] > 0.0 ? 1.0 / lambda[r] : 1.0;
     }
-    const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16));
+    const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int64_t i = 0; i < (int64_t)I; ++i)
         for (uint64_t r = 0; r < R; ++r) A[(uint64_t)i * R + r] *= inv[r];

@@ -57,6 +57,10 @@ void tf_dense_hadamard(const double *const *G, uint32_t n, uint32_t skip, uint64
 tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
                          int threads, int *used_pinv);
 
+/* The most threads a dense step on I rows of rank R takes, of `threads`
+ * (0 = the default): fewer when the rows are few. */
+int tf_dense_team(uint64_t I, uint64_t R, int threads);
+
 /* lambda[r] = 2-norm of column r (max_norm = 0) or max(max_i |A(i,r)|, 1);
  * each column with lambda[r] > 0 is divided by it (zero columns stay zero).
  * A non-finite column is TF_ERR_NUMERIC. */
