@@ -458,6 +458,11 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
                cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
+    if (cli_verbose() && o->backend == TF_BACKEND_CPU) {
+        char line[1024];
+        tf_threads_describe(o->threads, &run.t, o->rank, line, sizeof line);
+        printf("threads: %s\n", line);
+    }
     cli_flush_stdout();
     o->callback = on_iteration;
     o->user = &run;

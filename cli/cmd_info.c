@@ -6,7 +6,7 @@
 #include "commands.h"
 
 static const char help[] =
-    "usage: tenfold info\n"
+    "usage: tenfold info [--threads]\n"
     "\n"
     "Prints the version, the git commit and compiler of the build, the\n"
     "BLAS/LAPACK library in use, whether the CUDA backend is built in (with\n"
@@ -14,7 +14,14 @@ static const char help[] =
     "libtenfold_cuda.so was loaded from (or why it was not: TF_CUDA_MODULE\n"
     "names the file to load), the default number of CPU threads\n"
     "(OMP_NUM_THREADS overrides it), the GPUs found, and for several GPUs\n"
-    "NCCL's version and which GPUs reach each other directly (peer access).\n";
+    "NCCL's version and which GPUs reach each other directly (peer access).\n"
+    "\n"
+    "      --threads  only the CPU threads: the OpenMP team, the BLAS library's\n"
+    "                 threads, the OpenMP binding (OMP_PROC_BIND, OMP_PLACES) and\n"
+    "                 wait policy in force and the CPUs the process may use (as\n"
+    "                 cpd -v prints it), then the CPUs each thread of a parallel\n"
+    "                 region may run on ('team:') and those of the process's\n"
+    "                 other threads, such as the BLAS library's ('others:')\n";
 
 /* 13000 -> "13.0" */
 static const char *cuda_version(int v, char *buf, size_t len)
@@ -27,9 +34,17 @@ static const char *cuda_version(int v, char *buf, size_t len)
 int cmd_info(int argc, char **argv)
 {
     cli_args a;
-    static const cli_opt opts[] = {{0}};
+    int threads_only = 0;
+    const cli_opt opts[] = {{"threads", 0, NULL, &threads_only}, {0}};
     int rc = cli_parse(&a, "info", help, argc, argv, opts, 0, 0, "");
     if (rc >= 0) return rc;
+    if (threads_only) {
+        char line[1024], where[8192];
+        tf_threads_describe(0, NULL, 0, line, sizeof line);
+        tf_threads_placement(0, where, sizeof where);
+        printf("threads: %s\n%s\n", line, where);
+        return 0;
+    }
     tf_build_info b;
     tf_get_build_info(&b);
     char rt[16], drv[16];

@@ -5,15 +5,14 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
-#include "args.h"
 #include "outfile.h"
 #include "run_context.h"
 #include "tenfold.h"
+#include "wait_policy.h"
 
 typedef struct command {
     const char *name;
@@ -63,37 +62,6 @@ static void usage(FILE *f)
             "one step (STEM.set, see tenfold cpd --help). Output places are checked before\n"
             "any input is read; an output that is an input or another output of the run\n"
             "is a usage error.\n");
-}
-
-/* OpenMP threads wait passively (sleep instead of spinning) unless the user
- * chose a policy: on a loaded 2-core machine, `-t 2` took 1.1-2.3 s against
- * 0.72 s for `-t 1` with the default spinning, and 0.53-0.60 s passive.
- * libgomp reads OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its library
- * constructor, which runs before main: a setenv here alone comes too late
- * (measured: the spin count stays at its default). So the variable is set
- * and the tool re-executes itself once (/proc/self/exe, same arguments,
- * descriptors and process id); the child finds the variable and goes on. If
- * the exec fails, the run goes on with the runtime's default. Only the tool
- * does this; the library never touches the environment.
- *
- * The same way, under an address-space limit (ulimit -v) OpenBLAS is kept
- * to the calling thread (OPENBLAS_NUM_THREADS=1, unless the user set it):
- * its constructor starts a worker thread per core, each of which maps a
- * 128 MiB work buffer first thing, and where the limit leaves no room for
- * it, retries forever -- a process at 100 % CPU that then hangs at exit
- * joining the worker. tenfold never runs BLAS on OpenBLAS's threads (its
- * CP-ALS pins OpenBLAS to one thread and calls it from its own OpenMP
- * threads, src/cpu/dense.c), so nothing is lost. */
-static void prepare_environment(char **argv)
-{
-    int changed = 0;
-    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") && setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
-        changed = 1;
-    struct rlimit as;
-    if (!getenv("OPENBLAS_NUM_THREADS") && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
-        setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
-        changed = 1;
-    if (changed) execv("/proc/self/exe", argv);
 }
 
 /* What was printed on standard output must have reached it: `tenfold
@@ -148,6 +116,6 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    prepare_environment(argv); /* first: before any OpenMP or BLAS call */
+    cli_prepare_environment(argv); /* first: before any OpenMP or BLAS call */
     return close_stdout(run(argc, argv));
 }

@@ -1228,6 +1228,17 @@ int tf_have_cuda(void);
 int tf_have_mpi(void);
 /* The MPI library's name and version ("Open MPI v4.1.4, ..."; "none" without MPI). */
 void tf_mpi_describe(char *buf, size_t len);
+/* The CPU threads in one line (tenfold cpd -v, tenfold info --threads): the
+ * OpenMP team of `threads` (0 = the default); with X (NULL: none) and rank,
+ * the teams of that problem's MTTKRP and dense steps (fewer threads where
+ * the work is small); the BLAS library's threads; the OpenMP binding and
+ * wait policy in force; the CPUs the process may use. */
+void tf_threads_describe(int threads, const tf_tensor *X, uint64_t rank, char *buf, size_t len);
+/* Where the threads run, as CPU lists in /proc's form (0-3,8):
+ * "team: [..] [..]" for each thread of a parallel region of `threads` (0 =
+ * the default), then "\nothers: [..] ..." for the process's other threads
+ * (the BLAS library's own, ...; "(none)"). */
+void tf_threads_placement(int threads, char *buf, size_t len);
 /* Starts MPI when mpirun / mpiexec / srun started this process as one of
  * several ranks (else nothing: *rank = 0, *size = 1). A build without MPI
  * started as one of several ranks fails (TF_ERR_UNAVAILABLE), so no rank

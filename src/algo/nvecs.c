@@ -32,6 +32,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 #include "algo/nvecs.h"
 #include "fmt/spttm_fibres.h"

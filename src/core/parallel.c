@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "core/parallel.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,10 +27,85 @@ int tf_thread_limit(void)
     return l;
 }
 
+/* ------------------------------------------------------------ CPU quota */
+
+/* quota / period of a cpu.max ("max 100000" or "200000 100000") or of
+ * cgroup v1's two files; 0 if unlimited or unreadable. */
+static double read_quota_v2(const char *dir)
+{
+    char path[4300], q[32] = "";
+    double period = 0.0;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0.0;
+    int n = fscanf(f, "%31s %lf", q, &period);
+    fclose(f);
+    if (n != 2 || !strcmp(q, "max") || period <= 0.0) return 0.0;
+    return atof(q) / period;
+}
+
+static double read_quota_v1(void)
+{
+    double quota = -1.0, period = 0.0;
+    FILE *f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
+    if (f) { if (fscanf(f, "%lf", &quota) != 1) quota = -1.0; fclose(f); }
+    f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
+    if (f) { if (fscanf(f, "%lf", &period) != 1) period = 0.0; fclose(f); }
+    return quota > 0.0 && period > 0.0 ? quota / period : 0.0;
+}
+
+/* The smallest cpu.max on the path from this process's cgroup (v2) up to
+ * the root, else cgroup v1's quota. */
+static double read_quota(void)
+{
+    char line[4200], dir[4200] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "0::", 3)) {
+                snprintf(dir, sizeof dir, "%s", line + 3);
+                dir[strcspn(dir, "\n")] = 0;
+            }
+        fclose(f);
+    }
+    if (!strcmp(dir, "/")) dir[0] = 0;
+    double best = 0.0;
+    for (;;) { /* "/a/b", then "/a", then "" (the root) */
+        const double q = read_quota_v2(dir);
+        if (q > 0.0 && (best == 0.0 || q < best)) best = q;
+        char *slash = strrchr(dir, '/');
+        if (!slash) break;
+        *slash = 0;
+    }
+    return best > 0.0 ? best : read_quota_v1();
+}
+
+static int quota_cpus;
+static void find_quota(void)
+{
+    const double q = read_quota();
+    quota_cpus = q > 0.0 ? (int)(q + 0.999) : 0;
+    if (q > 0.0 && quota_cpus < 1) quota_cpus = 1;
+}
+
+int tf_cpu_quota(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_quota);
+    return quota_cpus;
+}
+
+/* -------------------------------------------------------------- threads */
+
 int tf_default_threads(void)
 {
 #ifdef _OPENMP
-    const int n = omp_get_max_threads(), cap = tf_thread_limit(); /* OMP_NUM_THREADS=65536 */
+    int n = omp_get_max_threads();
+    /* OpenMP counts the CPUs of the mask; a quota (containers) gives fewer,
+     * and a team larger than it only waits on the scheduler */
+    const int q = getenv("OMP_NUM_THREADS") ? 0 : tf_cpu_quota();
+    if (q > 0 && q < n) n = q;
+    const int cap = tf_thread_limit(); /* OMP_NUM_THREADS=65536 */
     return n < 1 ? 1 : n > cap ? cap : n;
 #else
     return 1;
@@ -38,6 +117,92 @@ int tf_resolve_threads(int requested)
     if (requested <= 0) return tf_default_threads();
     const int cap = tf_thread_limit();
     return requested > cap ? cap : requested;
+}
+
+int tf_team_for_work(int threads, uint64_t units, uint64_t work)
+{
+    uint64_t nt = (uint64_t)tf_resolve_threads(threads);
+    if (units < nt) nt = units;
+    if (work / TF_TEAM_MIN_WORK < nt) nt = work / TF_TEAM_MIN_WORK;
+    return nt ? (int)nt : 1;
+}
+
+int tf_mttkrp_team(int threads, uint64_t nnz, uint64_t R, uint32_t order)
+{
+    return tf_team_for_work(threads, nnz, nnz * R * order);
+}
+
+/* The calling thread's mask (a CPU_ALLOC set), or NULL. */
+static cpu_set_t *own_mask(size_t *size)
+{
+    for (int cpus = 1024; cpus <= (1 << 16); cpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC(cpus);
+        if (!set) break;
+        *size = CPU_ALLOC_SIZE(cpus);
+        if (sched_getaffinity(0, *size, set) == 0) return set;
+        CPU_FREE(set);
+    }
+    *size = 0;
+    return NULL;
+}
+
+void *tf_process_cpus(size_t *size)
+{
+    *size = 0;
+#ifdef _OPENMP
+    if (omp_get_proc_bind() != omp_proc_bind_false && omp_get_num_places() > 0) {
+        const int np = omp_get_num_places();
+        int top = 0, ids[1024];
+        for (int p = 0; p < np; ++p) {
+            const int n = omp_get_place_num_procs(p);
+            if (n > 1024) return own_mask(size);
+            omp_get_place_proc_ids(p, ids);
+            for (int k = 0; k < n; ++k) top = ids[k] > top ? ids[k] : top;
+        }
+        cpu_set_t *set = CPU_ALLOC(top + 1);
+        if (!set) return NULL;
+        *size = CPU_ALLOC_SIZE(top + 1);
+        CPU_ZERO_S(*size, set);
+        for (int p = 0; p < np; ++p) {
+            const int n = omp_get_place_num_procs(p);
+            omp_get_place_proc_ids(p, ids);
+            for (int k = 0; k < n; ++k) CPU_SET_S(ids[k], *size, set);
+        }
+        return set;
+    }
+#endif
+    return own_mask(size);
+}
+
+void *tf_unbind_begin(size_t *size)
+{
+    size_t nall = 0, nmine = 0;
+    cpu_set_t *all = tf_process_cpus(&nall);
+    cpu_set_t *mine = all ? own_mask(&nmine) : NULL;
+    void *saved = NULL;
+    if (mine && CPU_COUNT_S(nmine, mine) < CPU_COUNT_S(nall, all) &&
+        pthread_setaffinity_np(pthread_self(), nall, all) == 0) {
+        saved = mine;
+        *size = nmine;
+    } else if (mine) {
+        CPU_FREE(mine);
+    }
+    if (all) CPU_FREE(all);
+    return saved;
+}
+
+void tf_unbind_end(void *saved, size_t size)
+{
+    if (!saved) return;
+    pthread_setaffinity_np(pthread_self(), size, saved);
+    CPU_FREE(saved);
+}
+
+void tf_unbind_self(void)
+{
+    size_t size = 0;
+    void *saved = tf_unbind_begin(&size);
+    if (saved) CPU_FREE(saved);
 }
 
 void tf_doubles_to_floats(const double *src, float *dst, uint64_t n)

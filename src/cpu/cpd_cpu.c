@@ -20,6 +20,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 
 typedef struct cpu_cpd {

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/blas_threads.h"
 
 /* ---------------------------------------------------------------- slabs */
 
@@ -34,14 +35,16 @@ static inline uint64_t slab_begin(uint64_t I, uint64_t S, uint64_t s)
     return I / S * s + (s < I % S ? s : I % S);
 }
 
-/* Threads for a loop of `units` independent work units: never more threads
- * than units, so small loops run serially without the cost of a parallel
- * region (which is large when cores are shared with other processes). */
-static int team_size(int threads, uint64_t units)
+/* Threads for a loop of `units` independent pieces and `work` in all (about
+ * one multiply-add each, a streamed element counts STREAM): never more
+ * threads than pieces, nor than the work keeps busy (TF_TEAM_MIN_WORK
+ * each), so small loops run on few threads or serially without the cost of
+ * a parallel region (which is large with many threads, and when cores are
+ * shared with other processes). */
+#define STREAM 8
+static int team_size(int threads, uint64_t units, uint64_t work)
 {
-    int nt = tf_resolve_threads(threads);
-    if (units < (uint64_t)nt) nt = units ? (int)units : 1;
-    return nt;
+    return tf_team_for_work(threads, units, work);
 }
 
 
@@ -59,16 +62,11 @@ static int team_size(int threads, uint64_t units)
  * not depend on their number (fixed slabs). */
 #define BLAS_BUFFER_BYTES ((size_t)144 << 20) /* the buffer, its alignment and guard, a margin */
 
-/* OpenBLAS's controls, looked up weakly so that any BLAS links (and this
- * check is made for OpenBLAS only). */
-extern int openblas_get_num_threads(void) __attribute__((weak));
-extern void openblas_set_num_threads(int) __attribute__((weak));
-
 static int blas_callers_known; /* callers whose buffers were there or had room */
 
 static tf_status blas_callers(int *nt)
 {
-    if (!openblas_get_num_threads) return TF_OK;
+    if (!tf_blas_is_openblas()) return TF_OK; /* the check is OpenBLAS's allocator's */
     const int known = __atomic_load_n(&blas_callers_known, __ATOMIC_RELAXED);
     if (*nt <= known) return TF_OK;
     /* one mapping per buffer, all held until the last is tried, as OpenBLAS holds them */
@@ -118,7 +116,7 @@ static tf_status column_dots(const double *A, const double *B, uint64_t I, uint6
     const uint64_t S = slab_count(I, R);
     double *part = NULL;
     TF_TRY(TF_CALLOC(part, S * R, "column sums"));
-    const int nt = team_size(threads, S);
+    const int nt = team_size(threads, S, 2 * STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
     for (int64_t s = 0; s < (int64_t)S; ++s) {
         double *p = part + (uint64_t)s * R;
@@ -146,7 +144,7 @@ static inline double max_abs(double m, double x)
 static void column_max_abs(const double *A, uint64_t I, uint64_t R, int threads, double *part,
                            uint64_t S, double *out)
 {
-    const int nt = team_size(threads, S);
+    const int nt = team_size(threads, S, STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
     for (int64_t s = 0; s < (int64_t)S; ++s) {
         double *p = part + (uint64_t)s * R;
@@ -176,7 +174,7 @@ tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, do
     TF_TRY(check_rank(R, "Gram matrix"));
     const uint64_t S = slab_count(I, R * R);
     double *part = NULL;
-    int nt = team_size(threads, S);
+    int nt = team_size(threads, S, I * R * (R + 1) / 2);
     TF_TRY(blas_callers(&nt));
     TF_TRY(TF_CALLOC(part, S * R * R, "Gram partial sums"));
     const int n = (int)R;
@@ -323,7 +321,7 @@ static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t 
 {
     const uint64_t rows = blas_rows(R);
     const int64_t nblocks = (int64_t)((I + rows - 1) / rows);
-    int nt = team_size(threads, (uint64_t)nblocks);
+    int nt = team_size(threads, (uint64_t)nblocks, I * R * R);
     TF_TRY(blas_callers(&nt));
     const int n = (int)R;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
@@ -334,6 +332,18 @@ static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t 
         dgemm_("N", "N", &n, &k, &n, &one, P, &n, M + i * R, &n, &zero, A + i * R, &n, 1, 1);
     }
     return TF_OK;
+}
+
+int tf_dense_team(uint64_t I, uint64_t R, int threads)
+{
+    const uint64_t rows = blas_rows(R);
+    const int teams[] = {team_size(threads, (I + rows - 1) / rows, I * R * R),             /* solve */
+                         team_size(threads, slab_count(I, R * R), I * R * (R + 1) / 2),     /* Gram */
+                         team_size(threads, slab_count(I, R), 2 * STREAM * I * R),          /* fit */
+                         team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R)}; /* scale */
+    int most = 1;
+    for (size_t k = 0; k < sizeof teams / sizeof *teams; ++k) most = teams[k] > most ? teams[k] : most;
+    return most;
 }
 
 tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
@@ -385,7 +395,7 @@ tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, in
         lambda[r] = max_norm ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
         inv[r] = lambda[r] > 0.0 ? 1.0 / lambda[r] : 1.0;
     }
-    const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16));
+    const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int64_t i = 0; i < (int64_t)I; ++i)
         for (uint64_t r = 0; r < R; ++r) A[(uint64_t)i * R + r] *= inv[r];
@@ -420,17 +430,4 @@ double tf_dense_quadratic(const double *V, const double *x, uint64_t R)
 tf_status tf_dense_sumsq(const double *x, uint64_t n, int threads, double *result)
 {
     return column_dots(x, x, n, 1, threads, result);
-}
-
-int tf_blas_threads_pin_single(void)
-{
-    if (!openblas_get_num_threads || !openblas_set_num_threads) return 0;
-    int previous = openblas_get_num_threads();
-    if (previous != 1) openblas_set_num_threads(1);
-    return previous;
-}
-
-void tf_blas_threads_restore(int previous)
-{
-    if (previous > 1 && openblas_set_num_threads) openblas_set_num_threads(previous);
 }

@@ -39,13 +39,6 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
 #define TF_DENSE_BLOCK 2048u
 
 /* G (R x R, both triangles) = A^T A, A row-major I x R. */
-/* The dense helpers call BLAS on row blocks from inside OpenMP loops, so a
- * threaded BLAS only competes with the OpenMP workers (seen: 24x slower
- * dense steps with OpenBLAS's pthreads). These pin OpenBLAS to one thread
- * and give back the previous count (a no-op with other BLAS libraries). */
-int tf_blas_threads_pin_single(void);
-void tf_blas_threads_restore(int previous);
-
 tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G);
 
 /* V = elementwise product of G[k] (R x R) over k = 0..n-1, k != skip
@@ -63,6 +56,10 @@ void tf_dense_hadamard(const double *const *G, uint32_t n, uint32_t skip, uint64
  * tuned for tiny R). A non-finite V is TF_ERR_NUMERIC. */
 tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
                          int threads, int *used_pinv);
+
+/* The most threads a dense step on I rows of rank R takes, of `threads`
+ * (0 = the default): fewer when the rows are few. */
+int tf_dense_team(uint64_t I, uint64_t R, int threads);
 
 /* lambda[r] = 2-norm of column r (max_norm = 0) or max(max_i |A(i,r)|, 1);
  * each column with lambda[r] > 0 is divided by it (zero columns stay zero).

@@ -49,7 +49,7 @@ static tf_status coo_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *F, 
     const coo_plan *cp = impl;
     const tf_tensor *X = &cp->X;
     const uint64_t R = out->cols, I = out->rows, nnz = X->nnz;
-    const int T = cp->threads;
+    const int T = tf_mttkrp_team(cp->threads, nnz, R, X->order); /* fewer on few non-zeros */
     const uint64_t priv_elems = (uint64_t)(T - 1) * I * R;
     const int privatise = T > 1 && (uint64_t)(T - 1) * I <= nnz &&
                           priv_elems <= COO_PRIVATE_MAX_BYTES / sizeof(double);

@@ -10,6 +10,7 @@
 #include "backend/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "cpu/csf_kernel.h"
 #include "cpu/rowops.h"
 
@@ -82,7 +83,8 @@ static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *fac
         memset(out->data, 0, I * R * sizeof(double));
         return TF_OK;
     }
-    const int T = cp->threads;
+    /* a small tree: fewer threads than the plan's (their wake-up would cost more than their share) */
+    const int T = tf_mttkrp_team(cp->threads, c->nnz, R, c->order);
     tf_csf_job *jobs = NULL;
     double *scratch = NULL;
     const uint64_t per_job = (2 + c->order) * R; /* edge rows + accumulators */

@@ -226,7 +226,10 @@ static tf_status read_xz(tf_decoder *d, char *out, size_t cap, size_t *got)
         d->xz.avail_in = d->in_avail;
         d->xz.next_out = (uint8_t *)out + *got;
         d->xz.avail_out = cap - *got;
+        size_t mask_size = 0; /* its decoder threads start here, and inherit the mask */
+        void *mask = tf_unbind_begin(&mask_size);
         lzma_ret r = lzma_code(&d->xz, d->in_eof ? LZMA_FINISH : LZMA_RUN);
+        tf_unbind_end(mask, mask_size);
         size_t used = d->in_avail - d->xz.avail_in;
         d->in_next += used;
         d->in_avail -= used;

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/progress.h"
 #include "io/text_parse.h"
 #include "io/text_scan.h"
@@ -122,6 +123,7 @@ struct tf_prefetch {
 static void *prefetch_main(void *arg)
 {
     struct tf_prefetch *p = arg;
+    tf_unbind_self(); /* not on the OpenMP master's place (its decoder threads neither) */
     p->len = 0;
     p->eof = 0;
     p->status = TF_OK;

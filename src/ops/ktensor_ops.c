@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 #include "cpu/model_values.h"
 
