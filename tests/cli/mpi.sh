@@ -7,28 +7,9 @@
 # GPU to 1e-9; without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
-source "$(dirname "$0")/lib/common.bash"
-
-if ! "$TF" info 2>/dev/null | grep -q '^mpi: *yes' || ! command -v mpirun >/dev/null; then
-    echo "$NAME: skipped (no MPI in this build, or no mpirun)"
-    exit 77
-fi
-# A sanitizer build: OpenMPI keeps what MPI_Init allocates to the end; those
-# leaks, and its progress thread's (libevent), are not ours (full stacks, so the
-# suppressions see the MPI frames)
-printf 'leak:MPI_Init_thread\nleak:MPI_Finalize\nleak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:libevent\n' > lsan.supp
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/lsan.supp:print_suppressions=0"
-export OMP_NUM_THREADS=1
-# OpenMPI on one machine: no remote launcher needed (a CI box may have no ssh), and no
-# cross-process memory attach (containers forbid it and OpenMPI would say so on stderr)
-export OMPI_MCA_plm=${OMPI_MCA_plm:-isolated}
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
-ranks() { # N ARGS...: tenfold on N ranks, stdout -> out.txt, stderr -> err.txt, exit code -> $rc
-    local n=$1; shift
-    timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$n" "$TF" "$@" >out.txt 2>err.txt
-    rc=$?
-}
+LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
+source "$LIB/common.bash"
+source "$LIB/mpi.bash"
 
 "$TF" gen -o small.tns --dims 300,200,100 --nnz 20000 --alpha 0.6 --rank 3 --seed 2 >/dev/null 2>&1 || bad "gen small.tns"
 # heavy slices: mode 1 skewed hard (alpha 0.95 over 50 rows), so a rank boundary falls next to a heavy row

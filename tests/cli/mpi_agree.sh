@@ -14,23 +14,8 @@
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # tfbin.py (common.bash moves to the scratch directory)
 source "$(dirname "$0")/lib/common.bash"
 
-if ! "$TF" info 2>/dev/null | grep -q '^mpi: *yes' || ! command -v mpirun >/dev/null; then
-    echo "$NAME: skipped (no MPI in this build, or no mpirun)"
-    exit 77
-fi
-# as tests/cli/mpi.sh: OpenMPI's own leaks are not ours; one machine, no ssh, no CMA
-printf 'leak:MPI_Init_thread\nleak:MPI_Finalize\nleak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:libevent\n' > lsan.supp
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/lsan.supp:print_suppressions=0"
-export OMP_NUM_THREADS=1
-export OMPI_MCA_plm=${OMPI_MCA_plm:-isolated}
-export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
-MPIRUN="mpirun --allow-run-as-root --oversubscribe"
-ranks() { # N ARGS...: tenfold on N ranks, stdout -> out.txt, stderr -> err.txt, exit code -> $rc
-    local n=$1; shift
-    timeout 60 $MPIRUN -np "$n" "$TF" "$@" >out.txt 2>err.txt
-    rc=$?
-}
+RANKS_TIMEOUT=60
+source "$LIB/mpi.bash"
 # each ARGS...: an mpirun command line (app contexts joined by ':', `T` for
 # tenfold) where every rank's exit code lands in rc.RANK; mpirun is told not
 # to end the others when one exits non-zero, so every rank says its own.
