@@ -13,9 +13,10 @@
  * The fit's inner product is summed over the GPUs in a fixed order (GPU 0
  * first; across MPI ranks by MPI_Allreduce), the model norm comes from the
  * Grams. All GPUs are driven from this thread: each step is queued on all of
- * them before any wait, and every wait is bounded (tf_nccl_wait).
- * With MPI (sh->dist) the process drives its one GPU and the group spans
- * the ranks; rank 0 makes NCCL's id and MPI hands it out. At small rank
+ * them before any wait, and every wait is bounded. The GPUs, their rows,
+ * the shards' placement and the exchange are the device-set executor's
+ * (exec/devset.cuh); with MPI (sh->dist) the process drives its one GPU
+ * and the exchange spans the ranks. At small rank
  * with the shards split by the previous mode (tf_shards.pairs), a whole
  * iteration is queued at once with each exchange beside the next mode's
  * MTTKRP (sweep_step); otherwise the driver runs the steps one by one. */
@@ -25,8 +26,7 @@
 #include <new>
 
 #include "gpu/cpd/backend.cuh"
-#include "gpu/runtime/nccl.cuh"
-#include "gpu/runtime/per_gpu.cuh"
+#include "gpu/exec/devset.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
@@ -38,13 +38,11 @@ extern "C" {
 namespace {
 
 struct multi_cpd {
-    int n = 0;                                    /* GPUs of this process */
+    tf_devset set;                                /* this process's GPUs, rows, exchange */
+    int n = 0;                                    /* set.n */
     gpu_cpd_base *part[TF_MAX_GPUS] = {nullptr};
-    tf_nccl_group grp;
-    bool failed = false; /* a step failed: the communicators are aborted, not destroyed */
     uint32_t order = 0;
     uint64_t R = 0;
-    uint64_t *row_lo[TF_MAX_ORDER] = {nullptr}; /* per mode, grp.nranks + 1 */
     const tf_dist *dist = nullptr;
     double t_exchange = 0.0;
     /* The overlapped sweep (sweep()): per GPU a stream for the exchange and
@@ -56,7 +54,7 @@ struct multi_cpd {
 
     ~multi_cpd()
     {
-        if (grp.n) tf_nccl_group_free(&grp, failed);
+        tf_exchange_free(&set.xchg, set.failed); /* before the streams it waits on go */
         for (int g = 0; g < n; ++g) {
             if (part[g] && part[g]->gpu()) cudaSetDevice(part[g]->gpu()->device);
             if (comm[g]) cudaStreamSynchronize(comm[g]);
@@ -73,17 +71,12 @@ struct multi_cpd {
             }
         }
         for (int g = 0; g < n; ++g) delete part[g];
-        for (uint64_t *r : row_lo) tf_free(r);
     }
 
-    /* s, remembering a failure (tf_nccl_wait has aborted the group itself) */
-    tf_status check(tf_status s)
-    {
-        if (s != TF_OK) failed = true;
-        return s;
-    }
+    /* s, remembering a failure (the exchange is then aborted, not destroyed) */
+    tf_status check(tf_status s) { return set.check(s); }
     /* every GPU's queued work done (bounded) */
-    tf_status wait() { return check(tf_nccl_wait(&grp)); }
+    tf_status wait() { return set.wait(); }
 };
 
 multi_cpd *self(void *c) { return (multi_cpd *)c; }
@@ -120,7 +113,7 @@ tf_status op_solve(void *c, uint32_t mode, int *used_pinv)
     const double t = tf_cuda_wall();
     void *a[TF_MAX_GPUS];
     for (int g = 0; g < m->n; ++g) a[g] = m->part[g]->factor(mode);
-    TF_TRY(m->check(tf_nccl_share_rows(&m->grp, a, m->row_lo[mode], m->R, m->part[0]->value_bytes(), nullptr)));
+    TF_TRY(m->set.share_rows(mode, a, m->R, m->part[0]->value_bytes()));
     TF_TRY(m->wait());
     m->t_exchange += tf_cuda_wall() - t;
     double inner = 0.0, knorm2 = 0.0;
@@ -186,7 +179,7 @@ tf_status share_async(multi_cpd *m, uint32_t mode)
         if (g == 0) TF_CU(cudaEventRecord(m->xs[mode], m->comm[0]));
         a[g] = m->part[g]->factor(mode);
     }
-    TF_TRY(tf_nccl_share_rows(&m->grp, a, m->row_lo[mode], m->R, m->part[0]->value_bytes(), m->comm));
+    TF_TRY(m->set.share_rows(mode, a, m->R, m->part[0]->value_bytes(), m->comm));
     for (int g = 0; g < m->n; ++g) {
         TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
         TF_CU(cudaEventRecord(m->shared[g], m->comm[g]));
@@ -316,53 +309,36 @@ tf_status overlap_setup(multi_cpd *m)
     return TF_OK;
 }
 
-/* This process's GPUs, the states on them, their shards (one mode at a
- * time, each part freed by the front end before the next mode's), then the
- * NCCL group. desc: "2 GPUs: <GPU 0's first shard> ...". */
+/* This process's GPUs (the executor's), the states on them, their shards
+ * (one mode at a time, each part freed by the front end before the next
+ * mode's), then the exchange. desc: "2 GPUs: <GPU 0's first shard> ...". */
 tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, char *desc,
                 size_t len)
 {
-    m->n = sh->count;
+    TF_TRY(m->set.open(o->context, sh, X->order));
+    m->n = m->set.n;
     m->order = X->order;
     m->R = o->rank;
     m->dist = sh->dist;
-    tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr};
     for (int g = 0; g < m->n; ++g) {
-        TF_TRY(sh->dist ? tf_cuda_ctx_of(o->context, &gpu[g]) : tf_cuda_ctx_at(o->context, g, &gpu[g]));
         m->part[g] = tf_gpu_cpd_new(o->precision);
         if (!m->part[g]) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
-        TF_TRY(m->part[g]->setup_sharded(gpu[g], X, o));
+        TF_TRY(m->part[g]->setup_sharded(m->set.gpu[g], X, o));
     }
-    for (uint32_t mode = 0; mode < X->order; ++mode) {
-        TF_TRY(TF_ALLOC(m->row_lo[mode], (uint64_t)sh->parts + 1, "shard rows"));
-        memcpy(m->row_lo[mode], sh->row_lo[mode], ((size_t)sh->parts + 1) * sizeof(uint64_t));
-    }
-    tf_tensor parts[2 * TF_MAX_GPUS];
-    char first[96] = "";
-    for (uint32_t mode = 0; mode < X->order; ++mode) {
-        TF_TRY(sh->split(sh->user, mode, parts));
-        char d[TF_MAX_GPUS][96] = {};
-        /* every GPU sorts and lays out its shard at once */
-        TF_TRY(tf_per_gpu(m->n, [&](int g) {
-            const uint64_t *lo = m->row_lo[mode] + sh->first + g;
-            const tf_tensor *local = sh->pairs ? &parts[2 * g] : &parts[g];
-            const tf_tensor *remote = sh->pairs ? &parts[2 * g + 1] : nullptr;
-            return m->part[g]->add_shard(mode, local, remote, lo[0], lo[1] - lo[0], o, d[g], sizeof d[g]);
-        }));
-        for (int g = 0; g < m->n && !first[0]; ++g) snprintf(first, sizeof first, "%.95s", d[g]);
-    }
+    char d[TF_MAX_ORDER][TF_MAX_GPUS][96] = {};
+    /* every GPU sorts and lays out its shard of a mode at once */
+    TF_TRY(m->set.build_shards(sh, [&](int g, uint32_t mode, const tf_tensor *local, const tf_tensor *remote) {
+        return m->part[g]->add_shard(mode, local, remote, m->set.lo(g, mode), m->set.rows(g, mode), o, d[mode][g],
+                                     sizeof d[mode][g]);
+    }));
+    char first[96] = ""; /* the first shard described, by mode then GPU */
+    for (uint32_t mode = 0; mode < X->order && !first[0]; ++mode)
+        for (int g = 0; g < m->n && !first[0]; ++g) snprintf(first, sizeof first, "%.95s", d[mode][g]);
     m->overlap = sh->pairs && m->part[0]->small_rank();
-    if (sh->dist) {
-        unsigned char id[TF_NCCL_ID_BYTES] = {0};
-        if (sh->dist->rank == 0) TF_TRY(tf_nccl_unique_id(id));
-        TF_TRY(sh->dist->bcast_bytes(id, sizeof id));
-        TF_TRY(tf_nccl_group_init_rank(&m->grp, gpu[0], sh->parts, sh->first, id));
-    } else {
-        TF_TRY(tf_nccl_group_init_all(&m->grp, gpu, m->n));
-    }
+    TF_TRY(m->set.open_exchange());
     if (m->overlap) TF_TRY(overlap_setup(m));
     snprintf(desc, len, "%d GPUs%s%s%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "",
-             m->grp.peer ? ", peer copies" : ", NCCL", m->overlap ? ", overlapped" : "", first);
+             m->set.peer() ? ", peer copies" : ", NCCL", m->overlap ? ", overlapped" : "", first);
     return TF_OK;
 }
 
@@ -372,8 +348,7 @@ extern "C" tf_status tf_cuda_cpd_backend_create_multi_impl(const tf_tensor *X, c
                                                            const tf_shards *sh, tf_cpd_backend *out)
 {
     memset(out, 0, sizeof *out);
-    if (!X || !o || !sh || !o->context || sh->count < 1 || sh->count > TF_MAX_GPUS || sh->parts < sh->count ||
-        (sh->dist && sh->count != 1))
+    if (!X || !o || !sh || !o->context)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS over several GPUs: bad shard description");
     if (o->rank == 0 || o->rank > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: rank %llu is outside 1..%u", (unsigned long long)o->rank,
@@ -382,7 +357,7 @@ extern "C" tf_status tf_cuda_cpd_backend_create_multi_impl(const tf_tensor *X, c
     if (!m) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
     const tf_status s = build(m, X, o, sh, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {
-        m->failed = true;
+        m->set.failed = true;
         delete m;
         memset(out, 0, sizeof *out);
         return s;

@@ -57,27 +57,15 @@ static inline uint32_t tf_mode_count(uint32_t modes) { return (uint32_t)__builti
 /* Factories (X canonical or at least valid, order 2..TF_GPU_MAX_ORDER). */
 tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
                             tf_gpu_engine **out);
-/* F-COO resident, or streamed from host memory (fcoo_stream.cu) when the
- * copies and the rank-R factors do not fit the budget (tuning.stream). */
-tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
-                             tf_gpu_engine **out);
-/* The same with the copies of the modes in `modes` only (a shard of a
- * run over several GPUs serves one mode); mttkrp of another mode fails. */
+/* F-COO with the copies of the modes in `modes` only (a shard of a run
+ * over several GPUs serves one mode; mttkrp of another mode fails),
+ * resident, or streamed from host memory (fcoo_stream.cu) as placed
+ * (exec/placement.cuh decides). */
 tf_status tf_gpu_fcoo_create_modes(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
-                                   uint32_t modes, tf_gpu_engine **out);
+                                   uint32_t modes, bool streamed, tf_gpu_engine **out);
 tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
                              tf_gpu_engine **out);
 
-/* Builds the engine of `fmt` (auto resolved with the rule of auto_format.h
- * for rank R); *resolved gets the format used, why (may be NULL) the reason. */
-tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt,
-                               tf_precision prec, uint64_t R, tf_gpu_engine **out,
-                               char *why, size_t why_len);
-/* The engine of one shard of a run over several GPUs: F-COO (resident, or
- * streamed when it does not fit) with mode's copy only. */
-tf_status tf_gpu_engine_create_shard(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
-                                     uint64_t R, tf_gpu_engine **out);
-/* "gpu <engine desc>, fp64, <device> [auto <why>]", truncated to len. */
-void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec,
-                            const char *why);
+/* Engines are made, their format and residency decided, in
+ * exec/placement.cuh. */
 #endif

@@ -495,25 +495,10 @@ void describe(E *e)
         snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp", parts);
 }
 
-/* The copies stream from host memory (fcoo_stream.cu): tuning.stream 1
- * always, 2 never, else when they and the rank-R factors with CP-ALS's
- * dense work do not fit the budget. */
-bool streams(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, uint64_t R, uint32_t modes)
-{
-    if (X->nnz == 0 || ctx->tune.stream == 2) return false;
-    if (ctx->tune.stream == 1) return true;
-    uint64_t budget = 0;
-    if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
-    /* the copies of the modes built (about the same size each) */
-    const double need = (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) / X->order +
-                        (double)tf_gpu_stream_reserve(X, R, value_bytes);
-    return need > (double)budget;
-}
-
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t modes, tf_gpu_engine **out)
+tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t modes, bool streamed, tf_gpu_engine **out)
 {
-    if (streams(ctx, X, sizeof(T), R, modes)) {
+    if (streamed) {
         const uint32_t part_nnz = partition_size(ctx->tune, X->nnz, ctx->sm_count);
         uint32_t parts[TF_MAX_ORDER];
         for (uint32_t m = 0; m < X->order; ++m)
@@ -592,15 +577,10 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t mode
 
 } // namespace
 
-tf_status tf_gpu_fcoo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
-                             tf_gpu_engine **out)
-{
-    return tf_gpu_fcoo_create_modes(ctx, X, prec, R, tf_all_modes(X->order), out);
-}
-
 tf_status tf_gpu_fcoo_create_modes(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
-                                   uint32_t modes, tf_gpu_engine **out)
+                                   uint32_t modes, bool streamed, tf_gpu_engine **out)
 {
     *out = nullptr;
-    return prec == TF_SINGLE ? create<float>(ctx, X, R, modes, out) : create<double>(ctx, X, R, modes, out);
+    return prec == TF_SINGLE ? create<float>(ctx, X, R, modes, streamed, out)
+                             : create<double>(ctx, X, R, modes, streamed, out);
 }

@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* An MTTKRP plan over several GPUs of one process (the CUDA side of
- * tf_plan_build with a context of several devices): per GPU and mode, the
- * F-COO engine of that GPU's shard (backend/shards.h: the non-zeros of its
- * rows of the mode), every factor on every GPU. A run queues each GPU's
- * shard, then waits for them all; each GPU's rows of the output come back
- * into their place. No GPU waits on another (no collective), so plain
- * stream waits suffice. Timed runs: the wall clock from the first launch to
- * the last GPU's end, after warm-up. */
+ * tf_plan_build with a context of several devices), on the device-set
+ * executor (exec/devset.cuh): per GPU and mode, the engine of that GPU's
+ * shard (the non-zeros of its rows of the mode), every factor on every
+ * GPU. A run queues each GPU's shard, then waits for them all (bounded);
+ * each GPU's rows of the output come back into their place. No GPU waits
+ * on another, so the plan opens no exchange. Timed runs: the wall clock
+ * from the first launch to the last GPU's end, after warm-up. */
 #include <stdio.h>
 #include <string.h>
 
 #include <algorithm>
 #include <new>
 
-#include "gpu/mttkrp/engine.cuh"
-#include "gpu/runtime/per_gpu.cuh"
+#include "gpu/exec/devset.cuh"
+#include "gpu/exec/placement.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
@@ -24,15 +24,14 @@ extern "C" {
 namespace {
 
 struct part_gpu {
-    tf_cuda_ctx *ctx = nullptr;                     /* borrowed */
     tf_gpu_engine *eng[TF_MAX_ORDER] = {nullptr};   /* NULL where it owns no rows */
-    uint64_t lo[TF_MAX_ORDER] = {0}, rows[TF_MAX_ORDER] = {0}, maxrows = 0;
+    uint64_t maxrows = 0;
     void *fac[TF_MAX_ORDER] = {nullptr};
     void *out = nullptr;
 };
 
 struct multi_plan {
-    int n = 0;
+    tf_devset set;
     part_gpu g[TF_MAX_GPUS];
     tf_precision prec = TF_DOUBLE;
     size_t vbytes = 8;
@@ -42,8 +41,8 @@ struct multi_plan {
 
     void free_buffers()
     {
-        for (int i = 0; i < n; ++i) {
-            if (g[i].ctx) cudaSetDevice(g[i].ctx->device);
+        for (int i = 0; i < set.n; ++i) {
+            if (set.gpu[i]) cudaSetDevice(set.gpu[i]->device);
             for (void *&f : g[i].fac) {
                 tf_cuda_free(f);
                 f = nullptr;
@@ -56,8 +55,8 @@ struct multi_plan {
     ~multi_plan()
     {
         free_buffers();
-        for (int i = 0; i < n; ++i) {
-            if (g[i].ctx) cudaSetDevice(g[i].ctx->device);
+        for (int i = 0; i < set.n; ++i) {
+            if (set.gpu[i]) cudaSetDevice(set.gpu[i]->device);
             for (tf_gpu_engine *e : g[i].eng) delete e;
         }
     }
@@ -68,57 +67,50 @@ struct multi_plan {
             return tf_fail(TF_ERR_RANGE, "GPU MTTKRP: rank %llu is too large", (unsigned long long)out->cols);
         if (out->cols != R) {
             free_buffers();
-            for (int i = 0; i < n; ++i) {
-                TF_TRY(tf_cuda_ctx_use(g[i].ctx));
+            TF_TRY(set.each([&](int i) {
                 for (uint32_t m = 0; m < order; ++m)
                     TF_TRY(tf_cuda_alloc_bytes(&g[i].fac[m], dims[m] * out->cols * vbytes, "factor matrix"));
-                TF_TRY(tf_cuda_alloc_bytes(&g[i].out, std::max<uint64_t>(g[i].maxrows, 1) * out->cols * vbytes,
-                                           "MTTKRP output"));
-            }
+                return tf_cuda_alloc_bytes(&g[i].out, std::max<uint64_t>(g[i].maxrows, 1) * out->cols * vbytes,
+                                           "MTTKRP output");
+            }));
             R = out->cols;
         }
-        for (int i = 0; i < n; ++i) {
-            TF_TRY(tf_cuda_ctx_use(g[i].ctx));
+        return set.each([&](int i) {
+            cudaStream_t st = set.gpu[i]->stream;
             for (uint32_t m = 0; m < order; ++m) {
                 if (m == mode) continue;
                 const uint64_t k = dims[m] * R;
-                if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)g[i].fac[m], factors[m].data, k, g[i].ctx->stream));
-                else TF_TRY(tf_cuda_put_values((double *)g[i].fac[m], factors[m].data, k, g[i].ctx->stream));
+                if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)g[i].fac[m], factors[m].data, k, st));
+                else TF_TRY(tf_cuda_put_values((double *)g[i].fac[m], factors[m].data, k, st));
             }
-        }
-        return TF_OK;
+            return TF_OK;
+        });
     }
 
     /* every GPU's shard of mode queued, then all waited for */
     tf_status run(uint32_t mode)
     {
-        for (int i = 0; i < n; ++i) {
+        TF_TRY(set.each([&](int i) {
             part_gpu &p = g[i];
-            if (!p.eng[mode]) continue;
-            TF_TRY(tf_cuda_ctx_use(p.ctx));
-            if (p.ctx->tune.gpu_poison)
-                TF_CU(cudaMemsetAsync(p.out, 0xff, p.rows[mode] * R * vbytes, p.ctx->stream));
-            TF_TRY(p.eng[mode]->mttkrp(mode, (const void *const *)p.fac, p.out, (uint32_t)R));
-        }
-        for (int i = 0; i < n; ++i) {
-            TF_TRY(tf_cuda_ctx_use(g[i].ctx));
-            TF_CU(cudaStreamSynchronize(g[i].ctx->stream));
-        }
-        return TF_OK;
+            if (!p.eng[mode]) return TF_OK;
+            const tf_cuda_ctx *c = set.gpu[i];
+            if (c->tune.gpu_poison) TF_CU(cudaMemsetAsync(p.out, 0xff, set.rows(i, mode) * R * vbytes, c->stream));
+            return p.eng[mode]->mttkrp(mode, (const void *const *)p.fac, p.out, (uint32_t)R);
+        }));
+        return set.wait();
     }
 
     tf_status get(uint32_t mode, tf_matrix *out)
     {
-        for (int i = 0; i < n; ++i) {
-            part_gpu &p = g[i];
-            if (!p.rows[mode]) continue;
-            TF_TRY(tf_cuda_ctx_use(p.ctx));
-            double *dst = out->data + p.lo[mode] * R;
-            const uint64_t k = p.rows[mode] * R;
-            if (prec == TF_SINGLE) TF_TRY(tf_cuda_get_values(dst, (const float *)p.out, k, p.ctx->stream));
-            else TF_TRY(tf_cuda_get_values(dst, (const double *)p.out, k, p.ctx->stream));
-        }
-        return TF_OK;
+        return set.each([&](int i) {
+            const uint64_t rows = set.rows(i, mode);
+            if (!rows) return TF_OK;
+            double *dst = out->data + set.lo(i, mode) * R;
+            const uint64_t k = rows * R;
+            cudaStream_t st = set.gpu[i]->stream;
+            if (prec == TF_SINGLE) return tf_cuda_get_values(dst, (const float *)g[i].out, k, st);
+            return tf_cuda_get_values(dst, (const double *)g[i].out, k, st);
+        });
     }
 };
 
@@ -150,38 +142,31 @@ const tf_plan_ops multi_plan_ops = {plan_mttkrp, plan_destroy, plan_time, nullpt
 
 tf_status build(multi_plan *mp, const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p)
 {
-    mp->n = sh->count;
     mp->prec = o->precision;
     mp->vbytes = o->precision == TF_SINGLE ? sizeof(float) : sizeof(double);
     mp->order = X->order;
     for (uint32_t m = 0; m < X->order; ++m) mp->dims[m] = X->dims[m];
-    for (int i = 0; i < mp->n; ++i) TF_TRY(tf_cuda_ctx_at(o->context, i, &mp->g[i].ctx));
-    tf_tensor parts[TF_MAX_GPUS];
+    TF_TRY(mp->set.open(o->context, sh, X->order));
+    /* every GPU sorts and lays out its shard of a mode at once */
+    TF_TRY(mp->set.build_shards(sh, [&](int i, uint32_t m, const tf_tensor *local, const tf_tensor *) {
+        part_gpu &q = mp->g[i];
+        const uint64_t rows = mp->set.rows(i, m);
+        q.maxrows = std::max(q.maxrows, rows);
+        if (!rows) return TF_OK;
+        return tf_gpu_engine_create_shard(mp->set.gpu[i], local, m, o->precision, o->rank_hint, &q.eng[m]);
+    }));
     char first[64] = "";
-    for (uint32_t m = 0; m < X->order; ++m) {
-        TF_TRY(sh->split(sh->user, m, parts));
-        /* every GPU sorts and lays out its shard at once */
-        TF_TRY(tf_per_gpu(mp->n, [&](int i) {
-            part_gpu &q = mp->g[i];
-            const uint64_t *lo = sh->row_lo[m] + sh->first + i;
-            q.lo[m] = lo[0];
-            q.rows[m] = lo[1] - lo[0];
-            q.maxrows = std::max(q.maxrows, q.rows[m]);
-            if (!q.rows[m]) return TF_OK;
-            TF_TRY(tf_cuda_ctx_use(q.ctx));
-            return tf_gpu_engine_create_shard(q.ctx, &parts[i], m, o->precision, o->rank_hint, &q.eng[m]);
-        }));
-        for (int i = 0; i < mp->n; ++i) {
+    for (uint32_t m = 0; m < X->order; ++m)
+        for (int i = 0; i < mp->set.n; ++i) {
             const tf_gpu_engine *e = mp->g[i].eng[m];
             if (!e) continue;
             p->bytes += e->bytes;
             p->streamed[m] += e->streamed_bytes(m);
             if (!first[0]) snprintf(first, sizeof first, "%s", e->desc);
         }
-    }
     char full[512];
-    snprintf(full, sizeof full, "%d GPUs: gpu %s, %s, %s", mp->n, first, o->precision == TF_SINGLE ? "fp32" : "fp64",
-             mp->g[0].ctx->name);
+    snprintf(full, sizeof full, "%d GPUs: gpu %s, %s, %s", mp->set.n, first, o->precision == TF_SINGLE ? "fp32" : "fp64",
+             mp->set.gpu[0]->name);
     snprintf(p->desc, sizeof p->desc, "%.*s", (int)sizeof p->desc - 1, full);
     return TF_OK;
 }
@@ -191,7 +176,7 @@ tf_status build(multi_plan *mp, const tf_tensor *X, const tf_plan_opts *o, const
 extern "C" tf_status tf_cuda_plan_build_multi_impl(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh,
                                                    tf_plan *p)
 {
-    if (!X || !o || !sh || !o->context || sh->count < 1 || sh->count > TF_MAX_GPUS || sh->dist)
+    if (!X || !o || !sh || !o->context || sh->dist)
         return tf_fail(TF_ERR_ARG, "GPU MTTKRP plan over several GPUs: bad shard description");
     if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_FCOO)
         return tf_fail(TF_ERR_UNAVAILABLE, "several GPUs run F-COO shards (format fcoo or auto, not %s)",

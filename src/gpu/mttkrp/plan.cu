@@ -13,79 +13,13 @@
 
 #include <new>
 
+#include "gpu/exec/placement.cuh"
 #include "gpu/mttkrp/engine.cuh"
 #include "gpu/runtime/dense.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "backend/plan.h"
-#include "fmt/auto_format.h"
-}
-
-/* The uploads (cudaMemcpy from pageable memory, legacy stream) are not
- * ordered with the context's non-blocking streams: a new engine waits for
- * them (and is deleted if they failed). */
-static tf_status settle(tf_gpu_engine **out)
-{
-    const cudaError_t e = cudaDeviceSynchronize();
-    if (e == cudaSuccess) return TF_OK;
-    delete *out;
-    *out = nullptr;
-    return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceSynchronize()", e);
-}
-
-tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt,
-                               tf_precision prec, uint64_t R, tf_gpu_engine **out, char *why,
-                               size_t why_len)
-{
-    *out = nullptr;
-    if (why && why_len) why[0] = 0;
-    if (X->order > TF_GPU_MAX_ORDER)
-        return tf_fail(TF_ERR_UNAVAILABLE, "GPU formats handle tensors of order 2..%d; this one has order %u",
-                       TF_GPU_MAX_ORDER, X->order);
-    if (fmt == TF_FORMAT_AUTO) {
-        uint64_t budget = 0;
-        TF_TRY(tf_cuda_budget(ctx, &budget));
-        TF_TRY(tf_gpu_auto_format(X, R ? R : 32, prec == TF_SINGLE ? 4 : 8, budget, ctx->tune.stream != 2, &fmt,
-                                  why, why_len));
-    }
-    tf_phase_clock clock(ctx->tune.build_report, ctx->stream);
-    tf_status s;
-    switch (fmt) {
-    case TF_FORMAT_COO: s = tf_gpu_coo_create(ctx, X, prec, out); break;
-    case TF_FORMAT_FCOO: s = tf_gpu_fcoo_create(ctx, X, prec, R ? R : 32, out); break;
-    case TF_FORMAT_BLCO: s = tf_gpu_blco_create(ctx, X, prec, out); break;
-    default:
-        return tf_fail(TF_ERR_UNAVAILABLE,
-                       "format '%s' is not available on the GPU backend (use coo, fcoo, blco or auto)",
-                       tf_format_name(fmt));
-    }
-    if (s != TF_OK) return s;
-    clock.mark("create");
-    s = settle(out);
-    clock.mark("device_sync");
-    clock.report("engine");
-    return s;
-}
-
-tf_status tf_gpu_engine_create_shard(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
-                                     uint64_t R, tf_gpu_engine **out)
-{
-    *out = nullptr;
-    if (X->order > TF_GPU_MAX_ORDER || mode >= X->order)
-        return tf_fail(TF_ERR_UNAVAILABLE, "GPU formats handle tensors of order 2..%d; this one has order %u",
-                       TF_GPU_MAX_ORDER, X->order);
-    TF_TRY(tf_gpu_fcoo_create_modes(ctx, X, prec, R ? R : 32, 1u << mode, out));
-    return settle(out);
-}
-
-void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec,
-                            const char *why)
-{
-    char full[512];
-    snprintf(full, sizeof full, "gpu %s, %s, %s%s%s%s", eng->desc, prec == TF_SINGLE ? "fp32" : "fp64",
-             eng->ctx->name, why && why[0] ? " [auto " : "", why ? why : "", why && why[0] ? "]" : "");
-    snprintf(dst, len, "%.*s", (int)(len ? len - 1 : 0), full);
 }
 
 namespace {

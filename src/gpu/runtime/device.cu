@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "backend/cuda_module.h"
-#include "gpu/runtime/nccl.cuh"
+#include "gpu/exec/exchange.cuh"
 extern "C" {
 #include "core/error.h"
 }

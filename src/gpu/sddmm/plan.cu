@@ -21,8 +21,7 @@
 #include <vector>
 
 #include "gpu/sddmm/part.cuh"
-#include "gpu/runtime/nccl.cuh"
-#include "gpu/runtime/per_gpu.cuh"
+#include "gpu/exec/devset.cuh"
 #include "backend/cuda_module.h"
 
 namespace {
@@ -77,6 +76,7 @@ tf_status on_threads(const int *which, int n, Fn &&fn)
 } // namespace
 
 struct tf_sddmm_gpu {
+    tf_devset set; /* the plan's GPUs (the executor's; panels are cut by the front end) */
     tf_precision prec = TF_DOUBLE;
     int n = 0;
     panel_gpu p[TF_MAX_GPUS];
@@ -116,24 +116,6 @@ struct tf_sddmm_gpu {
 };
 
 namespace {
-
-/* Where every peer GPU can be reached directly, it is (the copies of a run
- * over several GPUs then go GPU to GPU; else the runtime routes them through
- * the host). Enabling is for the process, once per pair; "already enabled"
- * is no error. */
-tf_status enable_peers(const tf_sddmm_gpu &g)
-{
-    for (int a = 0; a < g.n; ++a) {
-        TF_TRY(tf_cuda_ctx_use(g.p[a].ctx));
-        for (int b = 0; b < g.n; ++b) {
-            int can = 0;
-            if (b == a || cudaDeviceCanAccessPeer(&can, g.p[a].ctx->device, g.p[b].ctx->device) != cudaSuccess || !can)
-                continue;
-            TF_TRY(tf_peer_enable(g.p[a].ctx->device, g.p[b].ctx->device));
-        }
-    }
-    return TF_OK;
-}
 
 /* Builds panel q's part on its GPU (on the calling thread): S's rows
  * row_lo .. row_hi - 1 as a CSR matrix of their own (row offsets rebased;
@@ -343,8 +325,9 @@ extern "C" tf_status tf_cuda_sddmm_plan_build_impl(const tf_csr *S, uint64_t K, 
     std::unique_ptr<tf_sddmm_gpu> g(new (std::nothrow) tf_sddmm_gpu());
     if (!g) return tf_fail(TF_ERR_NOMEM, "out of memory for a GPU SDDMM plan");
     g->prec = o->precision;
-    for (uint32_t i = 0; i < n; ++i) { /* the device contexts, made here (on this thread) */
-        TF_TRY(tf_cuda_ctx_at(o->context, (int)i, &g->p[i].ctx));
+    TF_TRY(g->set.open_devices(o->context, (int)n)); /* the device contexts, made here (on this thread) */
+    for (uint32_t i = 0; i < n; ++i) {
+        g->p[i].ctx = g->set.gpu[i];
         g->n = (int)i + 1;
         panels[i].device = g->p[i].ctx->device;
         if (panels[i].nnz_hi > panels[i].nnz_lo) g->active[g->nactive++] = (int)i;
@@ -354,7 +337,6 @@ extern "C" tf_status tf_cuda_sddmm_plan_build_impl(const tf_csr *S, uint64_t K, 
         *out = g.release();
         return TF_OK;
     }
-    TF_TRY(enable_peers(*g));
     TF_TRY(on_threads(g->active, g->nactive, [&](int i) { return build_panel(S, K, o, &panels[i], &g->p[i]); }));
     for (int i = 0; i < g->n; ++i) {
         TF_TRY(tf_cuda_ctx_use(g->p[i].ctx));

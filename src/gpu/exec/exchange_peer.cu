@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The copy-engine transport of a GPU group in one process (nccl.cuh): each
+/* The copy-engine transport of a GPU group in one process (exchange.cuh): each
  * GPU's rows go to every other GPU by cudaMemcpyPeerAsync over NVLink /
  * PCIe. Unlike NCCL's broadcasts, which are kernels, the copies take no SM
  * time from the MTTKRP they overlap (issue 28: NCCL's kernels slowed the
  * fp64 MTTKRP beside them by 3-6 %), and need no library. */
 #include <mutex>
 
-#include "gpu/runtime/nccl.cuh"
+#include "gpu/exec/exchange.cuh"
 
 namespace {
 
@@ -31,6 +31,23 @@ tf_status tf_peer_enable(int from, int to)
     return TF_OK;
 }
 
+tf_status tf_peer_enable_reachable(tf_cuda_ctx *const *gpu, int n)
+{
+    for (int a = 0; a < n; ++a) {
+        TF_TRY(tf_cuda_ctx_use(gpu[a]));
+        for (int b = 0; b < n; ++b) {
+            int can = 0;
+            if (b == a || gpu[a]->device == gpu[b]->device ||
+                cudaDeviceCanAccessPeer(&can, gpu[a]->device, gpu[b]->device) != cudaSuccess || !can) {
+                cudaGetLastError();
+                continue;
+            }
+            TF_TRY(tf_peer_enable(gpu[a]->device, gpu[b]->device));
+        }
+    }
+    return TF_OK;
+}
+
 bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n)
 {
     if (n < 2 || gpu[0]->tune.gpu_exchange == 1) return false;
@@ -48,7 +65,7 @@ bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n)
     return true;
 }
 
-tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
 {
     g->n = g->nranks = n;
     g->first = 0;
@@ -65,7 +82,7 @@ tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
     return TF_OK;
 }
 
-void tf_peer_group_free(tf_nccl_group *g)
+void tf_peer_exchange_free(tf_exchange *g)
 {
     for (int i = 0; i < g->n; ++i) {
         if (g->gpu[i]) cudaSetDevice(g->gpu[i]->device);
@@ -77,11 +94,11 @@ void tf_peer_group_free(tf_nccl_group *g)
     g->peer = false;
 }
 
-/* As tf_nccl_share_rows: GPU i's rows [row_lo[i], row_lo[i+1]) to every
+/* As tf_exchange_share_rows: GPU i's rows [row_lo[i], row_lo[i+1]) to every
  * other GPU's copy, in place. Order: a GPU's rows land on GPU j only after
  * the work already queued on j's stream (which may still read the old
  * rows), and j's stream goes on only once every other GPU's rows are in. */
-tf_status tf_peer_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams)
 {
     cudaStream_t st[TF_MAX_GPUS];

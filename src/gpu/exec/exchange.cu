@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The exchange group (nccl.cuh): NCCL, opened on first use, and the
+/* The exchange group (exchange.cuh): NCCL, opened on first use, and the
  * transport-independent calls. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu/runtime/nccl.cuh"
+#include "gpu/exec/exchange.cuh"
 
 #ifdef TF_HAVE_NCCL
 #include <nccl.h>
@@ -120,7 +120,7 @@ tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES])
 
 namespace {
 
-tf_status nccl_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+tf_status nccl_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
 {
     TF_TRY(need_api());
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "NCCL group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
@@ -140,7 +140,7 @@ tf_status nccl_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
 
 } // namespace
 
-tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks, int rank,
+tf_status tf_exchange_init_rank(tf_exchange *g, tf_cuda_ctx *gpu, int nranks, int rank,
                                   const unsigned char id[TF_NCCL_ID_BYTES])
 {
     TF_TRY(need_api());
@@ -160,7 +160,7 @@ tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks
 
 namespace {
 
-void nccl_free(tf_nccl_group *g, bool abort)
+void nccl_free(tf_exchange *g, bool abort)
 {
     for (int i = 0; i < g->n; ++i) {
         if (!g->comm[i]) continue;
@@ -171,7 +171,7 @@ void nccl_free(tf_nccl_group *g, bool abort)
     }
 }
 
-tf_status nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+tf_status nccl_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                           uint32_t value_bytes, const cudaStream_t *streams)
 {
     TF_TRY(need_api());
@@ -200,7 +200,7 @@ tf_status nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_
 
 /* GPU i's communicator reports an asynchronous error: the failure (the
  * caller aborts the group). */
-tf_status nccl_async_error(tf_nccl_group *g, int i)
+tf_status nccl_async_error(tf_exchange *g, int i)
 {
     if (!g->comm[i]) return TF_OK;
     ncclResult_t ae = ncclSuccess;
@@ -221,15 +221,15 @@ static tf_status no_nccl()
 }
 void tf_nccl_describe(char *buf, size_t len) { snprintf(buf, len, "not built (nccl.h was not found)"); }
 tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
-tf_status tf_nccl_group_init_rank(tf_nccl_group *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
+tf_status tf_exchange_init_rank(tf_exchange *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
 namespace {
-tf_status nccl_init_all(tf_nccl_group *, tf_cuda_ctx *const *, int) { return no_nccl(); }
-void nccl_free(tf_nccl_group *, bool) {}
-tf_status nccl_share_rows(tf_nccl_group *, void *const *, const uint64_t *, uint64_t, uint32_t, const cudaStream_t *)
+tf_status nccl_init_all(tf_exchange *, tf_cuda_ctx *const *, int) { return no_nccl(); }
+void nccl_free(tf_exchange *, bool) {}
+tf_status nccl_share_rows(tf_exchange *, void *const *, const uint64_t *, uint64_t, uint32_t, const cudaStream_t *)
 {
     return no_nccl();
 }
-tf_status nccl_async_error(tf_nccl_group *, int) { return TF_OK; }
+tf_status nccl_async_error(tf_exchange *, int) { return TF_OK; }
 } // namespace
 #endif
 
@@ -249,34 +249,34 @@ double tf_group_timeout()
     return t > 0.0 ? t : 600.0;
 }
 
-tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n)
+tf_status tf_exchange_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
 {
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPU group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
     if (tf_peer_usable(gpu, n)) {
-        if (tf_peer_group_init(g, gpu, n) == TF_OK) return TF_OK;
+        if (tf_peer_exchange_init(g, gpu, n) == TF_OK) return TF_OK;
         /* peer access refused after all (e.g. too many peers for a GPU): NCCL instead */
-        tf_peer_group_free(g);
+        tf_peer_exchange_free(g);
         g->n = 0;
         tf_clear_error();
     }
     return nccl_init_all(g, gpu, n);
 }
 
-void tf_nccl_group_free(tf_nccl_group *g, bool abort)
+void tf_exchange_free(tf_exchange *g, bool abort)
 {
-    if (g->peer) tf_peer_group_free(g);
+    if (g->peer) tf_peer_exchange_free(g);
     else nccl_free(g, abort);
     g->n = 0;
 }
 
-tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+tf_status tf_exchange_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams)
 {
     if (g->peer) return tf_peer_share_rows(g, a, row_lo, cols, value_bytes, streams);
     return nccl_share_rows(g, a, row_lo, cols, value_bytes, streams);
 }
 
-tf_status tf_nccl_wait(tf_nccl_group *g)
+tf_status tf_exchange_wait(tf_exchange *g)
 {
     const double t0 = tf_group_now();
     bool idle[TF_MAX_GPUS] = {false};
@@ -292,13 +292,13 @@ tf_status tf_nccl_wait(tf_nccl_group *g)
             all = false;
             if (e != cudaErrorNotReady) {
                 const tf_status s = tf_cuda_fail(__FILE__, __LINE__, "cudaStreamQuery", e);
-                tf_nccl_group_free(g, true);
+                tf_exchange_free(g, true);
                 return s;
             }
             if (!g->peer) {
                 const tf_status s = nccl_async_error(g, i);
                 if (s != TF_OK) {
-                    tf_nccl_group_free(g, true);
+                    tf_exchange_free(g, true);
                     return s;
                 }
             }
@@ -308,7 +308,7 @@ tf_status tf_nccl_wait(tf_nccl_group *g)
             int dev = -1;
             for (int i = 0; i < g->n && dev < 0; ++i)
                 if (!idle[i]) dev = g->gpu[i]->device;
-            tf_nccl_group_free(g, true);
+            tf_exchange_free(g, true);
             return tf_fail(TF_ERR_DEVICE, "GPU %d did not finish its step within %.0f s (a peer GPU or rank "
                                           "stopped answering?); the run is stopped (TF_NCCL_TIMEOUT sets the bound)",
                            dev, g->timeout_s);

@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The group that exchanges factor rows among the GPUs of a run. In one
- * process whose GPUs all reach each other (peer access) the rows go GPU to
- * GPU on the copy engines (peer.cu: cudaMemcpyPeerAsync, no SMs taken from
- * the kernels beside it, no NCCL needed); otherwise, and across MPI ranks,
- * through NCCL (nccl.cu), opened on first use (dlopen of libnccl.so.2), so
- * a single-GPU run, or a machine without NCCL, never needs it; without it,
- * or in a build made without nccl.h, the NCCL calls fail with
- * TF_ERR_UNAVAILABLE naming the reason.
+/* The exchange: the one module that moves factor rows among the GPUs of a
+ * run (exec/devset.cuh owns one per run). In one process whose GPUs all
+ * reach each other (peer access) the rows go GPU to GPU on the copy
+ * engines (exchange_peer.cu: cudaMemcpyPeerAsync, no SMs taken from the
+ * kernels beside it, no NCCL needed); otherwise, and across MPI ranks,
+ * through NCCL (exchange.cu), opened on first use (dlopen of libnccl.so.2),
+ * so a single-GPU run, or a machine without NCCL, never needs it; without
+ * it, or in a build made without nccl.h, the NCCL calls fail with
+ * TF_ERR_UNAVAILABLE naming the reason. (Host rows of CPU ranks go through
+ * MPI: tf_dist.allgather_rows, src/dist/mpi.c.)
  *
- * An NCCL group is one communicator per GPU of this process, over `nranks`
- * GPUs in all (one process driving them all: ncclCommInitAll; one GPU per
- * MPI rank: ncclCommInitRank with an id that rank 0 makes and MPI hands
- * out). Every wait on another GPU is bounded (tf_nccl_wait): a peer that
- * stops answering aborts the group and fails the run, never hangs it. */
-#ifndef TF_GPU_NCCL_CUH
-#define TF_GPU_NCCL_CUH
+ * An NCCL exchange is one communicator per GPU of this process, over
+ * `nranks` GPUs in all (one process driving them all: ncclCommInitAll; one
+ * GPU per MPI rank: ncclCommInitRank with an id that rank 0 makes and MPI
+ * hands out). An exchange with no transport (n GPUs, neither peer nor
+ * communicators) still bounds waits. Every wait on another GPU is bounded
+ * (tf_exchange_wait): a peer that stops answering aborts the exchange and
+ * fails the run, never hangs it. */
+#ifndef TF_GPU_EXEC_EXCHANGE_CUH
+#define TF_GPU_EXEC_EXCHANGE_CUH
 #include "gpu/runtime/context.cuh"
 
 #define TF_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
 
-struct tf_nccl_group {
+struct tf_exchange {
     int n = 0;                         /* GPUs of this process in the group */
     int nranks = 0;                    /* GPUs of the whole group (all processes) */
     int first = 0;                     /* group rank of this process's first GPU */
@@ -35,36 +39,40 @@ struct tf_nccl_group {
 
 /* NCCL's version ("2.28.9") or why it is not there; never fails. */
 void tf_nccl_describe(char *buf, size_t len);
-/* An id for tf_nccl_group_init_rank (made by one rank, sent to all). */
+/* An id for tf_exchange_init_rank (made by one rank, sent to all). */
 tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES]);
 /* One process, n GPUs: peer copies where every pair of gpu[0..n) has peer
  * access (and gpu[0]'s tuning does not ask for NCCL), else communicators
  * over them. */
-tf_status tf_nccl_group_init_all(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n);
+tf_status tf_exchange_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n);
 /* One GPU of a group of nranks spread over processes: this one is `rank`. */
-tf_status tf_nccl_group_init_rank(tf_nccl_group *g, tf_cuda_ctx *gpu, int nranks, int rank,
+tf_status tf_exchange_init_rank(tf_exchange *g, tf_cuda_ctx *gpu, int nranks, int rank,
                                   const unsigned char id[TF_NCCL_ID_BYTES]);
 /* Communicators destroyed (aborted when `abort`: after a failure, so no
  * call waits on a peer). */
-void tf_nccl_group_free(tf_nccl_group *g, bool abort);
+void tf_exchange_free(tf_exchange *g, bool abort);
 
 /* Rows of a row-major matrix, the same on every GPU: group rank r owns rows
  * [row_lo[r], row_lo[r+1]) and sends them to all others (in place: a[g] is
  * this process's g-th GPU's copy, cols columns of value_bytes 4 or 8).
  * Queued on streams[g] (NULL: each GPU's work stream) after the work
  * already there. */
-tf_status tf_nccl_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+tf_status tf_exchange_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
 /* GPU `from` (the current device) may read and write GPU `to`'s memory:
  * cudaDeviceEnablePeerAccess once per ordered pair for the process's life
  * (enabling it again is an API error, which compute-sanitizer reports). */
 tf_status tf_peer_enable(int from, int to);
-/* The copy-engine transport (peer.cu), behind the calls above. */
+/* Every ordered pair of gpu[0..n) that can reach each other directly does
+ * (operands read across GPUs then go GPU to GPU; else the runtime routes
+ * them through the host). */
+tf_status tf_peer_enable_reachable(tf_cuda_ctx *const *gpu, int n);
+/* The copy-engine transport (exchange_peer.cu), behind the calls above. */
 bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n);
-tf_status tf_peer_group_init(tf_nccl_group *g, tf_cuda_ctx *const *gpu, int n);
-tf_status tf_peer_share_rows(tf_nccl_group *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n);
+tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
-void tf_peer_group_free(tf_nccl_group *g);
+void tf_peer_exchange_free(tf_exchange *g);
 /* Monotonic seconds and the bound on waits (TF_NCCL_TIMEOUT, default 600). */
 double tf_group_now();
 double tf_group_timeout();
@@ -72,5 +80,5 @@ double tf_group_timeout();
 /* Waits until every GPU's work stream is idle, at most g->timeout_s; a
  * communicator's asynchronous error or the timeout aborts the group and
  * fails naming the GPU. */
-tf_status tf_nccl_wait(tf_nccl_group *g);
+tf_status tf_exchange_wait(tf_exchange *g);
 #endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The device-set executor (devset.cuh): devices, rows, exchange. */
+#include <string.h>
+
+#include "gpu/exec/devset.cuh"
+extern "C" {
+#include "backend/dist.h"
+#include "core/alloc.h"
+}
+
+tf_devset::~tf_devset()
+{
+    tf_exchange_free(&xchg, failed);
+    for (uint64_t *r : row_lo) tf_free(r);
+}
+
+tf_status tf_devset::open(tf_context *c, const tf_shards *sh, uint32_t ord)
+{
+    if (!c || !sh || sh->count < 1 || sh->count > TF_MAX_GPUS || sh->parts < sh->count || sh->first < 0 ||
+        sh->first + sh->count > sh->parts || (sh->dist && sh->count != 1) || ord > TF_MAX_ORDER)
+        return tf_fail(TF_ERR_ARG, "GPUs of a run: bad shard description");
+    n = sh->count;
+    parts = sh->parts;
+    first = sh->first;
+    dist = sh->dist;
+    order = ord;
+    for (int g = 0; g < n; ++g)
+        TF_TRY(check(dist ? tf_cuda_ctx_of(c, &gpu[g]) : tf_cuda_ctx_at(c, g, &gpu[g])));
+    for (uint32_t m = 0; m < order; ++m) {
+        TF_TRY(TF_ALLOC(row_lo[m], (uint64_t)parts + 1, "shard rows"));
+        memcpy(row_lo[m], sh->row_lo[m], ((size_t)parts + 1) * sizeof(uint64_t));
+    }
+    no_transport();
+    return TF_OK;
+}
+
+tf_status tf_devset::open_devices(tf_context *c, int count)
+{
+    if (!c || count < 1 || count > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPUs of a run: %d (1..%d)", count, TF_MAX_GPUS);
+    n = parts = count;
+    first = 0;
+    for (int g = 0; g < n; ++g) TF_TRY(check(tf_cuda_ctx_at(c, g, &gpu[g])));
+    no_transport();
+    return n > 1 ? check(tf_peer_enable_reachable(gpu, n)) : TF_OK;
+}
+
+/* No transport yet: waits are bounded all the same. */
+void tf_devset::no_transport()
+{
+    xchg.n = n;
+    xchg.nranks = parts;
+    xchg.first = first;
+    for (int g = 0; g < n; ++g) xchg.gpu[g] = gpu[g];
+    xchg.timeout_s = tf_group_timeout();
+}
+
+tf_status tf_devset::open_exchange()
+{
+    if (exchanging) return TF_OK;
+    xchg = tf_exchange();
+    if (dist) {
+        unsigned char id[TF_NCCL_ID_BYTES] = {0};
+        if (dist->rank == 0) TF_TRY(check(tf_nccl_unique_id(id)));
+        TF_TRY(check(dist->bcast_bytes(id, sizeof id)));
+        TF_TRY(check(tf_exchange_init_rank(&xchg, gpu[0], parts, first, id)));
+    } else {
+        TF_TRY(check(tf_exchange_init_all(&xchg, gpu, n)));
+    }
+    exchanging = true;
+    return TF_OK;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The device-set executor: the GPUs of one run as one object, used by
+ * every operation over several GPUs (MTTKRP plans: mttkrp/multi_plan.cu;
+ * CP-ALS: cpd/multi.cu) and by the ones to come. It owns
+ *   - the devices: this process's GPUs of the run (a context's devices, or
+ *     the one GPU of this MPI rank);
+ *   - the partition: per mode, every GPU's contiguous rows (the front end
+ *     cuts them: src/ops/shard.c, the one partitioner) and the shards of
+ *     this process's GPUs, built on all GPUs at once, each placed resident
+ *     or streamed by exec/placement.cuh (the one residency decision);
+ *   - the exchange of rows (exec/exchange.cuh: peer copies or NCCL), opened
+ *     when the operation needs one;
+ *   - bounded waits: a GPU or rank that stops answering fails the run.
+ * An operation supplies what each GPU does with its shard (a lambda per
+ * step) and which rows to exchange. Every step is queued on all GPUs
+ * before anything waits. */
+#ifndef TF_GPU_EXEC_DEVSET_CUH
+#define TF_GPU_EXEC_DEVSET_CUH
+#include "gpu/exec/exchange.cuh"
+#include "gpu/runtime/per_gpu.cuh"
+extern "C" {
+#include "backend/shards.h"
+}
+
+struct tf_devset {
+    int n = 0;                                  /* GPUs of this process              */
+    int parts = 0, first = 0;                   /* GPUs of the run; this process's first */
+    const tf_dist *dist = nullptr;              /* MPI ranks of one GPU each, else NULL */
+    tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr};  /* borrowed from the context          */
+    uint32_t order = 0;
+    uint64_t *row_lo[TF_MAX_ORDER] = {nullptr}; /* per mode, parts + 1 (a copy)       */
+    tf_exchange xchg;                           /* its transport opened by open_exchange */
+    bool exchanging = false;
+    bool failed = false; /* a step failed: communicators are aborted, not destroyed */
+
+    tf_devset() = default;
+    tf_devset(const tf_devset &) = delete;
+    tf_devset &operator=(const tf_devset &) = delete;
+    ~tf_devset();
+
+    /* The GPUs of sh (this process's count of them, or this rank's one) in
+     * context c, and sh's rows of every mode of an order-`order` tensor. */
+    tf_status open(tf_context *c, const tf_shards *sh, uint32_t order);
+    /* The first `count` GPUs of context c, without rows (an operation that
+     * cuts its own: SDDMM's row panels of S); peers reach each other
+     * directly where the GPUs allow it. */
+    tf_status open_devices(tf_context *c, int count);
+    /* Peer copies or NCCL among the run's GPUs (MPI ranks: rank 0 makes
+     * NCCL's id, dist hands it out). */
+    tf_status open_exchange();
+
+    /* GPU g's rows of mode: [lo, lo + rows). */
+    uint64_t lo(int g, uint32_t mode) const { return row_lo[mode][first + g]; }
+    uint64_t rows(int g, uint32_t mode) const { return row_lo[mode][first + g + 1] - row_lo[mode][first + g]; }
+    bool peer() const { return exchanging && xchg.peer; }
+
+    /* s, remembering a failure (so that destruction aborts the exchange). */
+    tf_status check(tf_status s)
+    {
+        if (s != TF_OK) failed = true;
+        return s;
+    }
+    /* fn(g) for every GPU in turn, g's device current: queues work, never waits. */
+    template <class Fn> tf_status each(Fn &&fn)
+    {
+        for (int g = 0; g < n; ++g) {
+            TF_TRY(check(tf_cuda_ctx_use(gpu[g])));
+            TF_TRY(check(fn(g)));
+        }
+        return TF_OK;
+    }
+    /* fn(g) for every GPU at once, one host thread per GPU (builds). */
+    template <class Fn> tf_status at_once(Fn &&fn)
+    {
+        return check(tf_per_gpu(n, [&](int g) {
+            TF_TRY(tf_cuda_ctx_use(gpu[g]));
+            return fn(g);
+        }));
+    }
+    /* Until every GPU's work stream is idle, bounded (TF_NCCL_TIMEOUT). */
+    tf_status wait() { return check(tf_exchange_wait(&xchg)); }
+    /* Every GPU's rows of mode (a[g]: GPU g's copy of the whole matrix, cols
+     * columns of value_bytes) to every other GPU, in place, queued on
+     * streams[g] (NULL: the work streams). */
+    tf_status share_rows(uint32_t mode, void *const *a, uint64_t cols, uint32_t value_bytes,
+                         const cudaStream_t *streams = nullptr)
+    {
+        return check(tf_exchange_share_rows(&xchg, a, row_lo[mode], cols, value_bytes, streams));
+    }
+    /* The shards of every mode, one mode at a time (the front end holds one
+     * mode's parts at once): make(g, mode, local, remote) on every GPU at
+     * once, remote NULL unless sh->pairs (then local holds the non-zeros
+     * whose previous-mode index lies in this GPU's rows, remote the others). */
+    template <class Fn> tf_status build_shards(const tf_shards *sh, Fn &&make)
+    {
+        tf_tensor part[2 * TF_MAX_GPUS];
+        for (uint32_t m = 0; m < order; ++m) {
+            TF_TRY(check(sh->split(sh->user, m, part)));
+            TF_TRY(at_once([&](int g) {
+                const tf_tensor *local = sh->pairs ? &part[2 * g] : &part[g];
+                const tf_tensor *remote = sh->pairs ? &part[2 * g + 1] : nullptr;
+                return make(g, m, local, remote);
+            }));
+        }
+        return TF_OK;
+    }
+
+private:
+    void no_transport();
+};
+#endif
