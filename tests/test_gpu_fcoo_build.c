@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU test of the device F-COO builder (src/gpu/mttkrp/fcoo_build.cu):
+/* GPU test of the device F-COO builder (src/gpu/engine/fcoo_build.cu):
  * every array it makes (sorted product indices, values, head bits,
  * segment rows, and per partition size the start flags, partition
  * segments and rows to clear) equals the host builder's (src/fmt/fcoo.c)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The streamed F-COO path (src/gpu/mttkrp/fcoo_stream.cu) against the
+/* The streamed F-COO path (src/gpu/engine/fcoo_stream.cu) against the
  * float64 reference: chunk sizes of one group of 32 partitions (segments
  * cut at many chunk edges, inside heavy slices), a few groups, and one
  * chunk for the whole copy; none, half and all of the chunks resident;

@@ -44,7 +44,7 @@ struct tf_plan {
 /* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */
 tf_status tf_cpu_coo_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
 tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
-/* CUDA builder (src/gpu/mttkrp; returns TF_ERR_UNAVAILABLE in CPU-only builds).
+/* CUDA builder (src/gpu/mttkrp/plan.cu; returns TF_ERR_UNAVAILABLE in CPU-only builds).
  * Handles every GPU format (coo, fcoo, blco, auto) for backend GPU. */
 tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
 /* The same over the several GPUs of o->context (src/gpu/mttkrp/multi_plan.cu):

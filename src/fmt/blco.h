@@ -14,7 +14,7 @@
  *    contiguous per-mode fields, so the GPU decodes mode m with one shift
  *    and one mask:  idx_m = ((lin >> field_shift[m]) & mask) | block_base[m].
  *
- * Built on the host (CPU-testable); src/gpu/mttkrp/blco.cu uploads it. */
+ * Built on the host (CPU-testable); src/gpu/engine/blco.cu uploads it. */
 #ifndef TF_FMT_BLCO_H
 #define TF_FMT_BLCO_H
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * array, and the non-zeros are cut into equal partitions (one GPU warp
  * each) with one start flag per partition.
  *
- * Built on the host (CPU-testable); src/gpu/mttkrp/fcoo.cu uploads it.
+ * Built on the host (CPU-testable); src/gpu/engine/fcoo.cu uploads it.
  *
  * Conventions used here (the paper's bit flag toggles 1 -> 0 at a change;
  * a "head" flag is the same information in the form a segmented scan uses):

@@ -37,7 +37,7 @@
  * the value type the device uses (4 or 8 bytes). Segment numbers in
  * part_seg stay those of the whole copy (seg_row is not chunked). Plain C,
  * built without CUDA (the decoders below also compile for the device);
- * src/gpu/mttkrp/fcoo_stream.cu streams the chunks. */
+ * src/gpu/engine/fcoo_stream.cu streams the chunks. */
 #ifndef TF_FMT_FCOO_CHUNKS_H
 #define TF_FMT_FCOO_CHUNKS_H
 #include <stdint.h>

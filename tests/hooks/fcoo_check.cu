@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "gpu/mttkrp/fcoo_build.cuh"
+#include "gpu/engine/fcoo_build.cuh"
 extern "C" {
 #include "core/alloc.h"
 #include "fmt/fcoo.h"

@@ -48,7 +48,7 @@
 #include "gpu/cpd/backend.cuh"
 #include "gpu/cpd/dense.cuh"
 #include "gpu/exec/placement.cuh"
-#include "gpu/mttkrp/engine.cuh"
+#include "gpu/engine/engine.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "backend/cpd.h"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "gpu/exec/placement.cuh"
-#include "gpu/mttkrp/fcoo_stream.cuh"
+#include "gpu/engine/fcoo_stream.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {

@@ -4,12 +4,12 @@
  * resolved by the rule of fmt/auto_format.h) and the residency -- resident
  * in device memory, or streamed from pinned host memory through the device
  * during every run (BLCO's out-of-memory streaming, done on F-COO copies:
- * mttkrp/fcoo_stream.cu). The format factories are told the residency;
+ * engine/fcoo_stream.cu). The format factories are told the residency;
  * none of them decides it. Engines of a whole tensor (one GPU) and of a
  * shard (one GPU of several: exec/devset.cuh) are made here. */
 #ifndef TF_GPU_EXEC_PLACEMENT_CUH
 #define TF_GPU_EXEC_PLACEMENT_CUH
-#include "gpu/mttkrp/engine.cuh"
+#include "gpu/engine/engine.cuh"
 
 struct tf_gpu_placement {
     tf_format format = TF_FORMAT_AUTO;

@@ -14,7 +14,7 @@
 #include <new>
 
 #include "gpu/exec/placement.cuh"
-#include "gpu/mttkrp/engine.cuh"
+#include "gpu/engine/engine.cuh"
 #include "gpu/runtime/dense.cuh"
 #include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"

@@ -12,7 +12,8 @@
 
 #include <type_traits>
 
-#include "gpu/mttkrp/engine.cuh"
+#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/limits.cuh"
 
 #define TF_FULL_MASK 0xffffffffu
 #define TF_BLOCK_THREADS 256

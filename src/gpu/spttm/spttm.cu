@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "gpu/runtime/context.cuh"
-#include "gpu/sddmm/common.cuh"
+#include "gpu/runtime/timing.cuh"
 #include "backend/cuda_module.h"
 extern "C" {
 #include "backend/spttm_backends.h"

@@ -3,7 +3,7 @@
  * device budget (fcoo_stream.cu). */
 #ifndef TF_GPU_FCOO_STREAM_CUH
 #define TF_GPU_FCOO_STREAM_CUH
-#include "gpu/mttkrp/engine.cuh"
+#include "gpu/engine/engine.cuh"
 
 /* Device bytes the streamed engine keeps aside for the factors, the
  * MTTKRP output and CP-ALS's dense work at rank R. */

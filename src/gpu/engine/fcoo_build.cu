@@ -9,7 +9,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include "gpu/mttkrp/fcoo_build.cuh"
+#include "gpu/engine/fcoo_build.cuh"
 #include "gpu/runtime/timing.cuh"
 
 namespace {

@@ -6,9 +6,8 @@
 #ifndef TF_CUDA_ENGINE_CUH
 #define TF_CUDA_ENGINE_CUH
 #include "gpu/runtime/context.cuh"
+#include "gpu/runtime/limits.cuh"
 
-/* Orders the GPU kernels handle (index decoding, kernel parameters). */
-#define TF_GPU_MAX_ORDER 8
 
 struct tf_gpu_engine {
     virtual ~tf_gpu_engine() {}

@@ -32,8 +32,8 @@
 #include <algorithm>
 #include <new>
 
-#include "gpu/mttkrp/fcoo_kernels.cuh"
-#include "gpu/mttkrp/fcoo_stream.cuh"
+#include "gpu/engine/fcoo_kernels.cuh"
+#include "gpu/engine/fcoo_stream.cuh"
 extern "C" {
 #include "core/alloc.h"
 #include "fmt/fcoo.h"

@@ -63,7 +63,7 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "gpu/mttkrp/engine.cuh"
+#include "gpu/engine/engine.cuh"
 #include "gpu/runtime/ld16.cuh"
 #include "gpu/runtime/warp.cuh"
 

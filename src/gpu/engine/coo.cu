@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <new>
 
+#include "gpu/engine/engine.cuh"
 #include "gpu/runtime/warp.cuh"
 
 namespace {

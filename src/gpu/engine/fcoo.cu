@@ -19,9 +19,9 @@
 #include <algorithm>
 #include <new>
 
-#include "gpu/mttkrp/fcoo_build.cuh"
-#include "gpu/mttkrp/fcoo_kernels.cuh"
-#include "gpu/mttkrp/fcoo_stream.cuh"
+#include "gpu/engine/fcoo_build.cuh"
+#include "gpu/engine/fcoo_kernels.cuh"
+#include "gpu/engine/fcoo_stream.cuh"
 #include "gpu/runtime/timing.cuh"
 extern "C" {
 #include "core/alloc.h"

@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <new>
 
+#include "gpu/engine/engine.cuh"
 #include "gpu/runtime/warp.cuh"
 extern "C" {
 #include "core/alloc.h"
