@@ -184,6 +184,46 @@ def test_sddmm_plan_many_runs(alpha, beta, scale):
             np.testing.assert_array_equal(out, P)
 
 
+@pytest.mark.parametrize("kind", ["sorted32", "sorted64", "unsorted", "duplicates"])
+def test_sddmm_plan_csr_straight(kind):
+    """A scipy CSR S is taken as its arrays (no COO): every index type, and
+    rows with unsorted columns or duplicates, give S's order and S's pattern."""
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(21)
+    S = sp.random(35, 28, density=0.15, format="csr", random_state=22)
+    indptr, indices, data = S.indptr.copy(), S.indices.copy(), S.data.copy()
+    if kind == "sorted64":
+        indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
+    elif kind == "unsorted":  # each row's columns reversed
+        for r in range(S.shape[0]):
+            a, b = indptr[r], indptr[r + 1]
+            indices[a:b], data[a:b] = indices[a:b][::-1].copy(), data[a:b][::-1].copy()
+    elif kind == "duplicates":  # the first entry of every non-empty row twice
+        rows = np.repeat(np.arange(S.shape[0]), np.diff(indptr))
+        first = indptr[:-1][np.diff(indptr) > 0]
+        keep = np.sort(np.concatenate([np.arange(len(indices)), first]))
+        indices, data, rows = indices[keep], data[keep], rows[keep]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=S.shape[0]))])
+    C = sp.csr_matrix((data, indices, indptr), shape=S.shape)
+    coo_rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))  # C's own order
+    A, B = rng.standard_normal((35, 6)), rng.standard_normal((28, 6))
+    ref = sddmm_ref(coo_rows, C.indices, C.data, A, B, 2.0, 0.5, False)
+    with tenfold.SDDMMPlan(C, 6, alpha=2.0, beta=0.5, device="cpu") as plan:
+        assert plan.nnz == C.nnz
+        P = plan.run(A, B)
+        np.testing.assert_allclose(P, ref, rtol=1e-12, atol=1e-12)
+        L = plan.like(P)
+        assert L.format == "csr" and L.shape == C.shape
+        np.testing.assert_allclose(L.toarray(), sp.csr_matrix((ref, C.indices, C.indptr), shape=C.shape).toarray(),
+                                   rtol=1e-12, atol=1e-12)
+    P1 = tenfold.sddmm(C, A, B, alpha=2.0, beta=0.5, device="cpu")  # the one-shot call: the same
+    np.testing.assert_allclose(P1.toarray(), L.toarray(), rtol=1e-12, atol=1e-12)
+    bad = C.copy()
+    bad.data[3] = np.nan
+    with pytest.raises(tenfold.ArgumentError, match="entry 3 is nan"):
+        tenfold.SDDMMPlan(bad, 6, device="cpu")
+
+
 def test_sddmm_plan_types_and_precision():
     sp = pytest.importorskip("scipy.sparse")
     S = sp.random(50, 20, density=0.2, format="csc", random_state=14)  # CSC: not row-major

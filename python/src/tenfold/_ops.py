@@ -2,6 +2,7 @@
 """The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM."""
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import threading
@@ -13,7 +14,7 @@ from ._dlpack import GpuArray, common_device, empty_like, gpu_device, scatter
 from ._errors import ArgumentError, UnavailableError, check
 from ._helpers import fixsigns_inplace
 from ._tenfold_cffi import ffi, lib
-from ._tensor import Tensor, TensorLike, _coo_parts, as_tensor
+from ._tensor import Tensor, TensorLike, _coo_parts, _real_values, as_tensor
 
 PathLike = Union[str, "os.PathLike[str]"]
 Device = Literal["auto", "cpu", "gpu"]
@@ -111,6 +112,82 @@ class _Context:
 
     def __exit__(self, *exc):
         lib.tf_context_free(self.ptr[0])
+
+
+class _SharedContext:
+    """The process's context for one-shot GPU calls (``tenfold.sddmm`` with
+    GPU arrays), made on first use and kept: a context's streams, library
+    handles and pinned staging cost tens to hundreds of milliseconds to
+    make, which a one-shot call would otherwise pay every time. One call
+    uses it at a time (a lock); a call that finds it busy (another thread)
+    makes a context of its own, as before. Freed when the process exits."""
+
+    _lock = threading.Lock()
+    _made = {}  # (gpu, threads) -> _Context
+
+    def __init__(self, gpu, threads):
+        self._key = (int(gpu), threads)
+        self._held = False
+        self._own = None
+
+    def __enter__(self):
+        if _SharedContext._lock.acquire(blocking=False):
+            self._held = True
+            try:
+                ctx = _SharedContext._made.get(self._key)
+                if ctx is None:
+                    ctx = _Context("gpu", 1, None, self._key[1], gpu=self._key[0])
+                    _SharedContext._made[self._key] = ctx
+                return ctx
+            except BaseException:
+                self._held = False
+                _SharedContext._lock.release()
+                raise
+        self._own = _Context("gpu", 1, None, self._key[1], gpu=self._key[0])
+        return self._own
+
+    def __exit__(self, *exc):
+        if self._held:
+            self._held = False
+            _SharedContext._lock.release()
+        if self._own is not None:
+            lib.tf_context_free(self._own.ptr[0])
+            self._own = None
+
+    @staticmethod
+    def free_all():
+        for ctx in _SharedContext._made.values():
+            lib.tf_context_free(ctx.ptr[0])
+        _SharedContext._made.clear()
+
+
+atexit.register(_SharedContext.free_all)
+
+
+def _csr_arrays(S):
+    """(rowptr uint64, colind uint32, values float64, shape) straight from a
+    scipy.sparse CSR matrix whose columns are sorted in every row (so its
+    order is the CSR order the C plan takes): no COO, no sort, the column
+    indices reinterpreted in place where they are int32; else None."""
+    mod = type(S).__module__ or ""
+    if not mod.startswith("scipy.sparse") or getattr(S, "format", None) != "csr" or len(S.shape) != 2:
+        return None
+    if not S.has_sorted_indices:
+        return None
+    indices, data = S.indices, S.data
+    if indices.dtype == np.int32:
+        colind = indices.view(np.uint32)  # scipy's indices are >= 0
+    else:
+        if indices.size and int(indices.max()) >= 1 << 32:
+            return None
+        colind = indices.astype(np.uint32)
+    vals = _real_values(data).reshape(-1)
+    if not np.all(np.isfinite(vals)):
+        k = int(np.flatnonzero(~np.isfinite(vals))[0])
+        raise ArgumentError(f"values: entry {k} is {vals[k]} (values must be finite)")
+    rowptr = np.ascontiguousarray(S.indptr, dtype=np.uint64)
+    return rowptr, np.ascontiguousarray(colind), np.ascontiguousarray(vals, dtype=np.float64), \
+        (int(S.shape[0]), int(S.shape[1]))
 
 
 # ---------------------------------------------------------------- files
@@ -675,9 +752,10 @@ def sddmm(S: TensorLike, A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, 
         a = GpuArray(A, "A", 2)
         K, single = a.shape[1], a.single
         a.release()
-        with SDDMMPlan(S, K, alpha=alpha, beta=beta, scale=scale, device="gpu",
-                       precision="single" if single else "double", threads=threads, gpu=gpu[1],
-                       _once=True) as plan:  # one run: no tuning (tf_sddmm_plan_build_once)
+        with _SharedContext(gpu[1], _threads(threads)) as ctx, \
+                SDDMMPlan(S, K, alpha=alpha, beta=beta, scale=scale, device="gpu",
+                          precision="single" if single else "double", threads=threads, gpu=gpu[1],
+                          _once=True, _context=ctx) as plan:  # one run: no tuning (tf_sddmm_plan_build_once)
             return plan.run(A, B, out=out)
     if out is not None:
         raise ArgumentError("out: sddmm with host arrays returns S's type; out= is for GPU arrays")
@@ -735,32 +813,25 @@ class SDDMMPlan:
     def __init__(self, S: TensorLike, K: int, alpha: float = 1.0, beta: float = 0.0, scale: bool = False,
                  device: Device = "auto", precision: Literal["double", "single"] = "double",
                  memory_limit: Union[None, int, str] = None, threads: Optional[int] = None, gpu: int = 0,
-                 _once: bool = False):
+                 _once: bool = False, _context: Any = None):
         self._plan = None
         self._ctx = None
-        ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
-        if len(shape) != 2:
-            raise ArgumentError(f"SDDMMPlan: S has {len(shape)} modes (expected a matrix)")
         if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
             raise ArgumentError(f"K: expected an integer >= 1, got {K!r}")
-        self._S, self.shape, self.K = S, tuple(shape), int(K)
-        self._ind = np.ascontiguousarray(ind, dtype=np.uint32)
-        self.nnz = int(self._ind.shape[1])
         self._single = _choice(precision, {"double": False, "single": True}, "precision")
-        # CSR order (rows, then columns; stable) for the C plan; P comes back in it.
-        # S already in it (scipy CSR, a sorted COO) costs one pass, not a sort.
-        key = (self._ind[0].astype(np.uint64) << np.uint64(32)) | self._ind[1].astype(np.uint64)
-        if self.nnz < 2 or bool(np.all(key[1:] >= key[:-1])):
-            self._perm, order = None, slice(None)
+        csr = _csr_arrays(S)
+        if csr is not None:  # scipy CSR in CSR order: its arrays as they are
+            rowptr, colind, cvals, shape = csr
+            self._ind_lazy, self._perm = None, None
         else:
-            order = np.argsort(key, kind="stable")
-            self._perm = order
-        del key
-        rows, cols = self._ind[0][order], self._ind[1][order]
-        rowptr = np.zeros(shape[0] + 1, dtype=np.uint64)
-        np.cumsum(np.bincount(rows, minlength=shape[0]), out=rowptr[1:])
-        colind = np.ascontiguousarray(cols, dtype=np.uint32)
-        cvals = np.ascontiguousarray(np.asarray(vals, dtype=np.float64)[order])
+            ind, vals, shape = _coo_parts(S)  # S's own order, duplicates kept
+            if len(shape) != 2:
+                raise ArgumentError(f"SDDMMPlan: S has {len(shape)} modes (expected a matrix)")
+            self._ind_lazy = np.ascontiguousarray(ind, dtype=np.uint32)
+            rowptr, colind, cvals = self._csr_order(self._ind_lazy, vals, shape)
+        self._S, self.shape, self.K = S, tuple(shape), int(K)
+        self._rowptr, self._colind = (rowptr, colind) if csr is not None else (None, None)  # views of S's
+        self.nnz = int(colind.shape[0])
         c = ffi.new("tf_csr *")
         c.rows, c.cols, c.nnz = shape[0], shape[1], self.nnz
         c.rowptr = ffi.cast("uint64_t *", ffi.from_buffer(rowptr))
@@ -772,8 +843,11 @@ class SDDMMPlan:
         o.alpha, o.beta = float(alpha), float(beta)
         o.backend, o.threads = _backend(device), _threads(threads)
         o.precision = lib.TF_SINGLE if self._single else lib.TF_DOUBLE
-        self._ctx = _Context(device, 1, memory_limit, threads, gpu=gpu)
-        o.context = self._ctx.ptr[0]
+        if _context is not None:  # borrowed (a one-shot call's shared context)
+            o.context = _context.ptr[0]
+        else:
+            self._ctx = _Context(device, 1, memory_limit, threads, gpu=gpu)
+            o.context = self._ctx.ptr[0]
         plan = ffi.new("tf_sddmm_plan **")
         try:
             build = lib.tf_sddmm_plan_build_once if _once else lib.tf_sddmm_plan_build
@@ -787,6 +861,34 @@ class SDDMMPlan:
         self.device = "gpu" if info.backend == lib.TF_BACKEND_GPU else "cpu"
         self.note = ffi.string(info.note).decode()
         self._p = np.empty(self.nnz) if self._perm is not None else None  # P in CSR order
+
+    def _csr_order(self, ind, vals, shape):
+        """S's non-zeros in CSR order (rows, then columns; stable) for the C
+        plan, whose P comes back in it; self._perm maps it to S's order (None:
+        S is in it already, one pass to see, no sort)."""
+        nnz = int(ind.shape[1])
+        key = (ind[0].astype(np.uint64) << np.uint64(32)) | ind[1].astype(np.uint64)
+        if nnz < 2 or bool(np.all(key[1:] >= key[:-1])):
+            self._perm, order = None, slice(None)
+        else:
+            order = np.argsort(key, kind="stable")
+            self._perm = order
+        del key
+        rows, cols = ind[0][order], ind[1][order]
+        rowptr = np.zeros(shape[0] + 1, dtype=np.uint64)
+        np.cumsum(np.bincount(rows, minlength=shape[0]), out=rowptr[1:])
+        colind = np.ascontiguousarray(cols, dtype=np.uint32)
+        cvals = np.ascontiguousarray(np.asarray(vals, dtype=np.float64)[order])
+        return rowptr, colind, cvals
+
+    @property
+    def _ind(self):
+        """S's per-mode indices in S's order (made from the CSR arrays on first need)."""
+        if self._ind_lazy is None:
+            rows = np.repeat(np.arange(self.shape[0], dtype=np.uint32),
+                             np.diff(self._rowptr).astype(np.int64))
+            self._ind_lazy = np.vstack([rows, self._colind])
+        return self._ind_lazy
 
     def _operand(self, a, what, rows):
         """(array, tf_dense): float32 arrays as they are on a single-precision plan, else float64."""
