@@ -136,6 +136,20 @@ void tf_cpu_fallback_note(char *note, size_t len)
     tf_clear_error();
 }
 
+tf_backend tf_choose_backend(tf_context *c, tf_backend asked, int gpu_capable)
+{
+    if (asked != TF_BACKEND_AUTO) return asked;
+    const int gpu = c ? tf_context_resolve(c) == TF_BACKEND_GPU : tf_gpu_count() > 0;
+    return gpu && gpu_capable ? TF_BACKEND_GPU : TF_BACKEND_CPU;
+}
+
+int tf_gpu_fallback(tf_status s, tf_backend asked, char *note, size_t len)
+{
+    if (s != TF_ERR_NOMEM || asked != TF_BACKEND_AUTO) return 0;
+    tf_cpu_fallback_note(note, len);
+    return 1;
+}
+
 tf_backend tf_context_backend(const tf_context *c)
 {
     return c ? tf_context_resolve((tf_context *)c) : TF_BACKEND_CPU; /* resolving only caches */

@@ -253,17 +253,15 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
         (!o->context || o->context->backend != TF_BACKEND_CPU) &&
         tf_auto_prefers_cpu(X, o->rank, expected_iters(o), tf_resolve_threads(o->threads), ready, note, note_len))
         return create_cpu_instead(X, o, be, h, note, note_len);
-    const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
-    if (gpu) {
+    if (tf_choose_backend(o->context, o->backend, 1) == TF_BACKEND_GPU) {
         tf_status s = create_gpu_backend(X, o, be, h);
         if (s == TF_OK) return s;
-        /* a problem the GPU cannot hold runs on the CPU, which says why */
-        if (s != TF_ERR_NOMEM && s != TF_ERR_UNAVAILABLE) return s;
-        if (s == TF_ERR_UNAVAILABLE) {
+        if (s == TF_ERR_UNAVAILABLE) { /* no usable GPU backend after all (a CPU-only module) */
             tf_clear_error();
             return create_cpu_backend(X, o, be, h);
         }
-        tf_cpu_fallback_note(note, note_len);
+        /* a problem the GPU cannot hold runs on the CPU, which says why */
+        if (!tf_gpu_fallback(s, o->backend, note, note_len)) return s;
         return create_cpu_instead(X, o, be, h, note, note_len);
     }
     return create_cpu_backend(X, o, be, h);

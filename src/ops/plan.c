@@ -54,14 +54,8 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
 {
     if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: X is NULL");
     TF_TRY(tf_tensor_validate(X));
-    tf_backend be = o->backend;
-    if (be == TF_BACKEND_AUTO) {
-        /* GPU when one is present and the format exists there, else CPU. */
-        int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
-                         o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
-        const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
-        be = (gpu && gpu_format) ? TF_BACKEND_GPU : TF_BACKEND_CPU;
-    }
+    /* every format exists on the GPU but CSF */
+    const tf_backend be = tf_choose_backend(o->context, o->backend, o->format != TF_FORMAT_CSF);
     if (be == TF_BACKEND_CPU && o->precision == TF_SINGLE)
         return tf_fail(TF_ERR_UNAVAILABLE, "the CPU backend computes in double precision only");
     tf_format fmt = o->format;
@@ -100,10 +94,8 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
             return TF_OK;
         }
         tf_plan_free(p);
-        /* auto: a problem the GPU cannot hold runs on the CPU, which says why */
-        if (s != TF_ERR_NOMEM || o->backend != TF_BACKEND_AUTO) return s;
         char why[256];
-        tf_cpu_fallback_note(why, sizeof why);
+        if (!tf_gpu_fallback(s, o->backend, why, sizeof why)) return s;
         tf_plan_opts co = *o;
         co.backend = TF_BACKEND_CPU;
         co.format = TF_FORMAT_AUTO;

@@ -77,10 +77,7 @@ tf_status tf_sddmm_pick_backend(const tf_sddmm_opts *o, tf_backend *out)
     tf_backend be = o->backend;
     if (o->algo == TF_SDDMM_ALGO_REFERENCE) be = TF_BACKEND_CPU;
     else if (o->algo != TF_SDDMM_ALGO_AUTO) be = TF_BACKEND_GPU;
-    else if (be == TF_BACKEND_AUTO) {
-        const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
-        be = gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU;
-    }
+    else be = tf_choose_backend(o->context, be, 1);
     if (be != TF_BACKEND_CPU && be != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "tf_sddmm: unknown backend %d", (int)o->backend);
     if (be == TF_BACKEND_CPU && o->backend == TF_BACKEND_GPU)
@@ -225,13 +222,12 @@ static tf_status build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, int 
         tf_context_free(p->own_context);
         p->own_context = NULL;
         /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
-        if (s != TF_ERR_NOMEM || o->backend != TF_BACKEND_AUTO || o->algo != TF_SDDMM_ALGO_AUTO) {
+        memset(&p->info, 0, sizeof p->info);
+        if (o->algo != TF_SDDMM_ALGO_AUTO || !tf_gpu_fallback(s, o->backend, p->info.note, sizeof p->info.note)) {
             release_header(p);
             return s;
         }
-        memset(&p->info, 0, sizeof p->info);
         p->info.backend = TF_BACKEND_CPU;
-        tf_cpu_fallback_note(p->info.note, sizeof p->info.note);
         whole_panel(p);
     }
     const double t0 = tf_wtime();

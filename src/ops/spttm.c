@@ -45,8 +45,7 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
 {
     if (out) memset(out, 0, sizeof *out);
     TF_TRY(check_args(X, mode, U, o, out));
-    const int gpu = o->context ? tf_context_resolve(o->context) == TF_BACKEND_GPU : tf_gpu_count() > 0;
-    tf_backend be = o->backend == TF_BACKEND_AUTO ? (gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU) : o->backend;
+    tf_backend be = tf_choose_backend(o->context, o->backend, 1);
     if (o->info) memset(o->info, 0, sizeof *o->info);
     if (be != TF_BACKEND_CPU && be != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "tf_spttm: unknown backend %d", (int)o->backend);
@@ -64,8 +63,7 @@ static tf_status run(const tf_tensor *X, uint32_t mode, const tf_matrix *U, cons
         if (s == TF_OK) s = tf_cuda_spttm(X, &F, U, &go, out->vals, warmup, reps, times_ms);
         tf_context_free(own);
         /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
-        if (s == TF_ERR_NOMEM && o->backend == TF_BACKEND_AUTO) {
-            tf_cpu_fallback_note(note, sizeof note);
+        if (tf_gpu_fallback(s, o->backend, note, sizeof note)) {
             be = TF_BACKEND_CPU;
             s = TF_OK;
         }
