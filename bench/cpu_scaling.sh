@@ -26,9 +26,13 @@
 #
 # Settings (environment): THREADS="1 2 4 8 16 32", RANK=16, ITERS=20 (real
 # tensors), SKEW_ITERS=6 (the 20M tensor), SKEW_NNZ=20M (2M for a quick run
-# on a small machine; its dims shrink with it), ENVS="default spread" (also:
-# active = OMP_WAIT_POLICY=active, spread-active = both, close =
-# OMP_PROC_BIND=close OMP_PLACES=cores), GENTEN_SKEW_THREADS="8 32" (GenTen's
+# on a small machine; its dims shrink with it), ENVS="default spread active"
+# for the real tensors and SKEW_ENVS="default spread" for the 20M one
+# (default: none of the caller's OMP_* variables; spread =
+# OMP_PROC_BIND=spread OMP_PLACES=threads, as Kokkos asks; active =
+# OMP_WAIT_POLICY=active, threads spinning instead of sleeping between
+# steps; spread-active = both; close = OMP_PROC_BIND=close
+# OMP_PLACES=cores), GENTEN_SKEW_THREADS="8 32" (GenTen's
 # thread counts on the 20M tensor, "all" for THREADS, "" for none),
 # RUN_TIMEOUT=300 seconds per run. "default" unsets the OMP_* variables of
 # the caller; GenTen gets OMP_NUM_THREADS=t.
@@ -44,7 +48,8 @@ RANK=${RANK:-16}
 ITERS=${ITERS:-20}
 SKEW_ITERS=${SKEW_ITERS:-6}
 SKEW_NNZ=${SKEW_NNZ:-20M}
-ENVS=${ENVS:-default spread}
+ENVS=${ENVS:-default spread active}
+SKEW_ENVS=${SKEW_ENVS:-default spread}
 GENTEN_SKEW_THREADS=${GENTEN_SKEW_THREADS-8 32}
 [ "$GENTEN_SKEW_THREADS" = all ] && GENTEN_SKEW_THREADS=$THREADS
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
@@ -75,7 +80,7 @@ env_of() { # NAME -> the environment's assignments
         *) echo "cpu_scaling: unknown environment '$1' (default, spread, close, active, spread-active)" >&2; exit 2 ;;
     esac
 }
-for e in $ENVS; do env_of "$e" >/dev/null || exit 2; done
+for e in $ENVS $SKEW_ENVS; do env_of "$e" >/dev/null || exit 2; done
 
 # ---- GenTen
 GT=""
@@ -137,7 +142,8 @@ if [ -n "$GT" ]; then
 fi
 echo "# prepared in $(( $(date +%s) - T0 )) s"
 
-# ---- the runs: OUT/NAME.TOOL.ENV.tT.{json,hist,txt}
+# ---- the runs: OUT/NAME.TOOL.ENV.tT.{json,hist,txt} (a kept OUT_DIR's earlier ones removed first)
+rm -f "$OUT"/*.tenfold.*.t*.* "$OUT"/*.genten.*.t*.*
 run_tenfold() { # NAME INPUT ITERS ENV T [INIT_STEM]
     local base=$OUT/$1.tenfold.$4.t$5 init=()
     [ -n "${6:-}" ] && init=(--init "$6")
@@ -156,7 +162,9 @@ for name in nycflights13 uber-apr14 skew; do
     if [ $name = skew ]; then x=$skew; it=$SKEW_ITERS; gx=$OUT/skew-$SKEW_NNZ.gbin; stem=""; gstart=""; gthreads=$GENTEN_SKEW_THREADS
     else x=$DATA/$name.tns.xz; it=$ITERS; gx=$OUT/$name.tns; stem=$OUT/$name.start; gstart=$OUT/$name.start.txt; gthreads=$THREADS; fi
     [ -n "$GT" ] || stem=""
-    for e in $ENVS; do
+    envs=$ENVS
+    [ $name = skew ] && envs=$SKEW_ENVS
+    for e in $envs; do
         for t in $THREADS; do
             run_tenfold "$name" "$x" "$it" "$e" "$t" "$stem"
             if [ -n "$GT" ] && [[ " $gthreads " == *" $t "* ]]; then run_genten "$name" "$gx" "$it" "$e" "$t" "$gstart"; fi
@@ -165,11 +173,10 @@ for name in nycflights13 uber-apr14 skew; do
 done
 
 # ---- the tables
-python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "${GT:+genten}" <<'EOF'
+python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" <<'EOF'
 import json, os, re, statistics, sys
-out, rank, iters, skew_iters, skew_nnz, threads, envs, with_genten = sys.argv[1:9]
+out, rank, iters, skew_iters, skew_nnz, threads, real_envs, skew_envs, with_genten = sys.argv[1:10]
 threads = [int(t) for t in threads.split()]
-envs = envs.split()
 tools = ['tenfold'] + (['genten'] if with_genten else [])
 
 def tenfold(name, env, t):
@@ -219,6 +226,7 @@ def tail(times):
 names = [('nycflights13', iters), ('uber-apr14', iters), ('skew-' + skew_nnz, skew_iters)]
 for name, it in names:
     key = 'skew' if name.startswith('skew') else name
+    envs = (skew_envs if key == 'skew' else real_envs).split()
     r1 = next((tenfold(key, e, t) for e in envs for t in threads if tenfold(key, e, t)), None)
     desc = ''
     if r1:
@@ -270,7 +278,7 @@ for name, it in names:
                 parts.append('t=%d mttkrp %.3g dense %.3g fit %.3g' % (t, ts['mttkrp'] / n, ts['dense'] / n, ts['fit'] / n))
             print('tenfold s/iter by step (%s, all iterations): %s' % (e, '; '.join(parts)))
 EOF
-for e in $ENVS; do
+for e in $SKEW_ENVS; do
     last=${THREADS##* }
     echo "# cpd -v at t=$last under '$e': $(grep -m1 '^threads: ' "$OUT/skew.tenfold.$e.t$last.txt" 2>/dev/null | cut -c1-300)"
 done
