@@ -34,7 +34,9 @@
 # steps; spread-active = both; close = OMP_PROC_BIND=close
 # OMP_PLACES=cores), GENTEN_SKEW_THREADS="8 32" (GenTen's
 # thread counts on the 20M tensor, "all" for THREADS, "" for none),
-# RUN_TIMEOUT=300 seconds per run. "default" unsets the OMP_* variables of
+# RUN_TIMEOUT=300 seconds per run, DEADLINE=450: no run starts later than this
+# many seconds after the script (each tensor's table is printed when its runs
+# end, the 20M tensor last). "default" unsets the OMP_* variables of
 # the caller; GenTen gets OMP_NUM_THREADS=t.
 set -u
 if [ $# -lt 2 ]; then
@@ -53,6 +55,7 @@ SKEW_ENVS=${SKEW_ENVS:-default spread}
 GENTEN_SKEW_THREADS=${GENTEN_SKEW_THREADS-8 32}
 [ "$GENTEN_SKEW_THREADS" = all ] && GENTEN_SKEW_THREADS=$THREADS
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+DEADLINE=${DEADLINE:-450}
 HERE=$(cd "$(dirname "$0")" && pwd)
 T0=$(date +%s)
 [ -x "$TF" ] || { echo "cpu_scaling: $TF is not an executable" >&2; exit 1; }
@@ -96,6 +99,9 @@ fi
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $("${CLEAN[@]}" nproc) CPUs in the mask," \
      "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
 echo "# $("$TF" --version | head -n 1), source $(git -C "$HERE/.." describe --always --dirty 2>/dev/null || echo '(no git)')"
+topo=$(lscpu 2>/dev/null | grep -E '^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\)|L3 cache):' |
+       sed 's/  */ /g' | paste -sd ';' -)
+[ -n "$topo" ] && echo "# $topo"
 [ -n "$GT" ] && echo "# GenTen: $GT (Kokkos OpenMP; OMP_NUM_THREADS=t)"
 for e in $ENVS; do
     echo "# info --threads under '$e':"
@@ -158,24 +164,11 @@ run_genten() { # NAME INPUT ITERS ENV T [START_FILE]
         --rank "$RANK" --maxiters "$3" --tol 0 --printitn 0 "${start[@]}" --timings \
         --history-file "$base.hist" >"$base.txt" 2>&1
 }
-for name in nycflights13 uber-apr14 skew; do
-    if [ $name = skew ]; then x=$skew; it=$SKEW_ITERS; gx=$OUT/skew-$SKEW_NNZ.gbin; stem=""; gstart=""; gthreads=$GENTEN_SKEW_THREADS
-    else x=$DATA/$name.tns.xz; it=$ITERS; gx=$OUT/$name.tns; stem=$OUT/$name.start; gstart=$OUT/$name.start.txt; gthreads=$THREADS; fi
-    [ -n "$GT" ] || stem=""
-    envs=$ENVS
-    [ $name = skew ] && envs=$SKEW_ENVS
-    for e in $envs; do
-        for t in $THREADS; do
-            run_tenfold "$name" "$x" "$it" "$e" "$t" "$stem"
-            if [ -n "$GT" ] && [[ " $gthreads " == *" $t "* ]]; then run_genten "$name" "$gx" "$it" "$e" "$t" "$gstart"; fi
-        done
-    done
-done
-
-# ---- the tables
-python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" <<'EOF'
+# the table of one tensor (NAME: nycflights13, uber-apr14 or skew), from the reports in OUT
+table() {
+    python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" "$1" <<'EOF'
 import json, os, re, statistics, sys
-out, rank, iters, skew_iters, skew_nnz, threads, real_envs, skew_envs, with_genten = sys.argv[1:10]
+out, rank, iters, skew_iters, skew_nnz, threads, real_envs, skew_envs, with_genten, only = sys.argv[1:11]
 threads = [int(t) for t in threads.split()]
 tools = ['tenfold'] + (['genten'] if with_genten else [])
 
@@ -226,6 +219,8 @@ def tail(times):
 names = [('nycflights13', iters), ('uber-apr14', iters), ('skew-' + skew_nnz, skew_iters)]
 for name, it in names:
     key = 'skew' if name.startswith('skew') else name
+    if key != only:
+        continue
     envs = (skew_envs if key == 'skew' else real_envs).split()
     r1 = next((tenfold(key, e, t) for e in envs for t in threads if tenfold(key, e, t)), None)
     desc = ''
@@ -278,6 +273,26 @@ for name, it in names:
                 parts.append('t=%d mttkrp %.3g dense %.3g fit %.3g' % (t, ts['mttkrp'] / n, ts['dense'] / n, ts['fit'] / n))
             print('tenfold s/iter by step (%s, all iterations): %s' % (e, '; '.join(parts)))
 EOF
+}
+
+for name in nycflights13 uber-apr14 skew; do
+    if [ $name = skew ]; then x=$skew; it=$SKEW_ITERS; gx=$OUT/skew-$SKEW_NNZ.gbin; stem=""; gstart=""; gthreads=$GENTEN_SKEW_THREADS
+    else x=$DATA/$name.tns.xz; it=$ITERS; gx=$OUT/$name.tns; stem=$OUT/$name.start; gstart=$OUT/$name.start.txt; gthreads=$THREADS; fi
+    [ -n "$GT" ] || stem=""
+    envs=$ENVS
+    [ $name = skew ] && envs=$SKEW_ENVS
+    for e in $envs; do
+        for t in $THREADS; do
+            if [ $(( $(date +%s) - T0 )) -ge "$DEADLINE" ]; then
+                echo "# $name, $e, t=$t: not run (past DEADLINE=$DEADLINE s)"
+                continue
+            fi
+            run_tenfold "$name" "$x" "$it" "$e" "$t" "$stem"
+            if [ -n "$GT" ] && [[ " $gthreads " == *" $t "* ]]; then run_genten "$name" "$gx" "$it" "$e" "$t" "$gstart"; fi
+        done
+    done
+    table "$name"
+done
 for e in $SKEW_ENVS; do
     last=${THREADS##* }
     echo "# cpd -v at t=$last under '$e': $(grep -m1 '^threads: ' "$OUT/skew.tenfold.$e.t$last.txt" 2>/dev/null | cut -c1-300)"
