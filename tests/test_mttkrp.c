@@ -110,7 +110,13 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
     o.backend = TF_BACKEND_CPU;
     o.format = v->format;
     o.threads = threads;
-    if (v->flat_ratio < 0) return tf_plan_build(X, &o, out);
+    if (v->flat_ratio < 0) {
+        /* small tensors would run on one thread (the team from the work):
+         * the CSF plans run on exactly `threads`, to split slices */
+        tf_status s = tf_plan_build(X, &o, out);
+        if (s == TF_OK) tf_cpu_csf_plan_fix_team(*out, threads);
+        return s;
+    }
     /* what tf_plan_build does, with the builder's ratio forced */
     tf_plan *p = calloc(1, sizeof *p);
     *out = NULL;
@@ -123,6 +129,7 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
     p->threads = threads;
     tf_status s = tf_cpu_csf_plan_build_flat(X, &o, v->flat_ratio, p);
     if (s != TF_OK) { free(p); return s; }
+    tf_cpu_csf_plan_fix_team(p, threads);
     *out = p;
     return TF_OK;
 }

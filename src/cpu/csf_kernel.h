@@ -29,4 +29,9 @@ void tf_csf_mttkrp_job(const tf_csf_job *j);
 struct tf_plan;
 tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
                                      struct tf_plan *p);
+/* Runs every MTTKRP of a CPU CSF plan on exactly `team` threads (at most
+ * one per non-zero) instead of the team from the work (0: from the work
+ * again), so the tests reach the split of a slice between threads on small
+ * tensors. Other plans are left alone. */
+void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team);
 #endif

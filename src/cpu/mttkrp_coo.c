@@ -50,6 +50,7 @@ static tf_status coo_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *F, 
     const tf_tensor *X = &cp->X;
     const uint64_t R = out->cols, I = out->rows, nnz = X->nnz;
     const int T = tf_mttkrp_team(cp->threads, nnz, R, X->order); /* fewer on few non-zeros */
+    tf_team_note(T); /* the dense steps after it keep this team */
     const uint64_t priv_elems = (uint64_t)(T - 1) * I * R;
     const int privatise = T > 1 && (uint64_t)(T - 1) * I <= nnz &&
                           priv_elems <= COO_PRIVATE_MAX_BYTES / sizeof(double);

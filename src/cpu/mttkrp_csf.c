@@ -25,6 +25,7 @@
 typedef struct csf_plan {
     uint32_t order;
     int threads;
+    int fixed_team; /* > 0: every MTTKRP on exactly this many threads (tests) */
     tf_csf tree[TF_MAX_ORDER]; /* tree[m] is rooted at mode m */
 } csf_plan;
 
@@ -83,8 +84,11 @@ static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *fac
         memset(out->data, 0, I * R * sizeof(double));
         return TF_OK;
     }
-    /* a small tree: fewer threads than the plan's (their wake-up would cost more than their share) */
-    const int T = tf_mttkrp_team(cp->threads, c->nnz, R, c->order);
+    /* a small tree: fewer threads than the plan's (their wake-up would cost
+     * more than their share); the dense steps after it keep this team */
+    int T = cp->fixed_team > 0 ? cp->fixed_team : tf_mttkrp_team(cp->threads, c->nnz, R, c->order);
+    if ((uint64_t)T > c->nnz) T = (int)c->nnz;
+    tf_team_note(T);
     tf_csf_job *jobs = NULL;
     double *scratch = NULL;
     const uint64_t per_job = (2 + c->order) * R; /* edge rows + accumulators */
@@ -101,7 +105,7 @@ static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *fac
         j->acc = j->edge + 2 * R;
         j->stream = I * R * sizeof(double) >= CSF_STREAM_MIN_BYTES;
     }
-#pragma omp parallel for num_threads(T) schedule(static, 1)
+#pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
     for (int i = 0; i < n; ++i) tf_csf_mttkrp_job(&jobs[i]);
 
     merge_edges(c, jobs, n, R, out->data);
@@ -114,6 +118,11 @@ static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *fac
 }
 
 static const tf_plan_ops csf_ops = {.mttkrp = csf_plan_mttkrp, .destroy = csf_plan_destroy};
+
+void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team)
+{
+    if (p && p->ops == &csf_ops) ((csf_plan *)p->impl)->fixed_team = team;
+}
 
 tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
 {

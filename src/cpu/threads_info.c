@@ -109,8 +109,12 @@ void tf_threads_describe(int threads, const tf_tensor *X, uint64_t rank, char *b
     if (X && rank) {
         uint64_t longest = 0;
         for (uint32_t m = 0; m < X->order; ++m) longest = X->dims[m] > longest ? X->dims[m] : longest;
-        add(buf, len, "MTTKRP %d of %d (OpenMP), dense steps up to %d; ", tf_mttkrp_team(team, X->nnz, rank, X->order),
-            team, tf_dense_team(longest, rank, team));
+        /* the dense steps as they run in CP-ALS: after an MTTKRP, whose team they may keep */
+        const int mttkrp = tf_mttkrp_team(team, X->nnz, rank, X->order);
+        const int noted = tf_team_note(mttkrp);
+        const int dense = tf_dense_team(longest, rank, team);
+        tf_team_note(noted);
+        add(buf, len, "MTTKRP %d of %d (OpenMP), dense steps up to %d; ", mttkrp, team, dense);
     } else {
         add(buf, len, "OpenMP %d; ", team);
     }
