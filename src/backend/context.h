@@ -3,8 +3,8 @@
  * the resolved backend, and the GPU's device context (streams, handles,
  * properties), made on first use by the CUDA backend and kept. The front
  * end (src/ops) creates contexts; backends only read them. */
-#ifndef TF_CORE_CONTEXT_H
-#define TF_CORE_CONTEXT_H
+#ifndef TF_BACKEND_CONTEXT_H
+#define TF_BACKEND_CONTEXT_H
 #include "tenfold.h"
 
 #ifdef __cplusplus

@@ -13,8 +13,8 @@
  * MPI rank: ncclCommInitRank with an id that rank 0 makes and MPI hands
  * out). Every wait on another GPU is bounded (tf_nccl_wait): a peer that
  * stops answering aborts the group and fails the run, never hangs it. */
-#ifndef TF_GPU_NCCL_CUH
-#define TF_GPU_NCCL_CUH
+#ifndef TF_GPU_RUNTIME_NCCL_CUH
+#define TF_GPU_RUNTIME_NCCL_CUH
 #include "gpu/runtime/context.cuh"
 
 #define TF_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
