@@ -13,85 +13,111 @@ extern "C" {
 /* ---------------------------------------------------------- tuning policy */
 
 /* Kernel choices the library otherwise makes itself, by rule or by timing
- * on first use. tf_tuning_default lets the library choose everywhere;
- * benchmarks and tests set a field to force one choice. */
+ * on first use, and the bounds of its waits. tf_tuning_default lets the
+ * library choose everywhere; benchmarks and tests set a field to force one
+ * choice and hand the struct to a context (tf_context_opts.tuning).
+ *
+ * Versioned by its size, so a new knob changes no other structure and
+ * breaks no program: `size` is sizeof(tf_tuning) as the caller was compiled
+ * (tf_tuning_default sets it), and the library reads that many bytes and
+ * no more, giving the knobs it does not find their defaults -- a program
+ * built against an older tenfold.h runs with a newer library, and a newer
+ * program's knobs that an older library does not know are ignored. Knobs
+ * are only ever appended, each 8 bytes wide (int64_t, uint64_t or double),
+ * so the struct has no padding and an older size always ends at a knob. */
 typedef struct tf_tuning {
+    size_t size;                  /* sizeof(tf_tuning) of the caller (tf_tuning_default) */
     /* backend choice */
-    int auto_cost;            /* 1 (default): under the auto backend, CP-ALS of a small
-                                 problem runs on the CPU when that is estimated to finish
-                                 before the GPU's set-up does; 0: the GPU whenever present */
+    int64_t auto_cost;            /* 1 (default): under the auto backend, CP-ALS of a small
+                                     problem runs on the CPU when that is estimated to finish
+                                     before the GPU's set-up does; 0: the GPU whenever present */
     /* GPU F-COO MTTKRP */
-    int fcoo_tune;            /* 1 (default): on a mode's first MTTKRP time the partition
-                                 sizes, then the kernel variants at the best size, then
-                                 slices; 2: every size with every variant; 0: the
-                                 defaults, untimed                                       */
-    uint64_t fcoo_tune_nnz;   /* non-zeros a long mode is timed on; 0 = 2^18 per SM      */
-    int fcoo_kernel;          /* 0 auto (seg where a mode has segments), 1 scan, 2 seg   */
-    int fcoo_variant;         /* seg kernel: 0 timed; 2, 3 or 4 blocks per SM; 5 the
-                                 software-pipelined variant                              */
-    uint32_t fcoo_part;       /* non-zeros per warp partition of every mode (a multiple
-                                 of 32 in 32..65536); 0 = by rule                         */
-    uint32_t fcoo_seg_part;   /* the same for seg modes only (then untimed); 0 = by rule */
-    uint32_t fcoo_slice;      /* rank pieces per grid row: 0 timed, 16 or 32             */
-    int fcoo_vec;             /* 1 (default): 16-byte factor loads where aligned; 0 off  */
-    int fcoo_build;           /* 0 (default): the copies are sorted on the GPU when the
-                                 COO and the sort's scratch fit its budget, else on the
-                                 host; 1 always on the host; 2 on the GPU if at all possible */
+    int64_t fcoo_tune;            /* 1 (default): on a mode's first MTTKRP time the partition
+                                     sizes, then the kernel variants at the best size, then
+                                     slices; 2: every size with every variant; 0: the
+                                     defaults, untimed                                       */
+    uint64_t fcoo_tune_nnz;       /* non-zeros a long mode is timed on; 0 = 2^18 per SM      */
+    int64_t fcoo_kernel;          /* 0 auto (seg where a mode has segments), 1 scan, 2 seg   */
+    int64_t fcoo_variant;         /* seg kernel: 0 timed; 2, 3 or 4 blocks per SM; 5 the
+                                     software-pipelined variant                              */
+    uint64_t fcoo_part;           /* non-zeros per warp partition of every mode (a multiple
+                                     of 32 in 32..65536); 0 = by rule                         */
+    uint64_t fcoo_seg_part;       /* the same for seg modes only (then untimed); 0 = by rule */
+    uint64_t fcoo_slice;          /* rank pieces per grid row: 0 timed, 16 or 32             */
+    int64_t fcoo_vec;             /* 1 (default): 16-byte factor loads where aligned; 0 off  */
+    int64_t fcoo_build;           /* 0 (default): the copies are sorted on the GPU when the
+                                     COO and the sort's scratch fit its budget, else on the
+                                     host; 1 always on the host; 2 on the GPU if at all possible */
     /* GPU MTTKRP on tensors larger than the device (the streamed F-COO path) */
-    int stream;               /* 0 (default): the F-COO copies stay in pinned host memory
-                                 and stream through the GPU only when no format fits the
-                                 device budget (what fits stays resident); 1 always
-                                 (tests, benchmarks); 2 never (out of memory instead)    */
-    uint64_t stream_chunk;    /* non-zeros per streamed chunk (rounded to whole groups of
-                                 32 partitions); 0 = about 32 MiB of copy per chunk       */
-    int stream_resident;      /* -1 (default): as many chunks resident as the budget
-                                 allows; 0..100: the chunks holding up to that percentage
-                                 of every mode's non-zeros                               */
-    int stream_pack;          /* 1 (default): a non-zero's product-mode indices go as one
-                                 packed key where their bits fit 64, and the values in
-                                 fewer bits where that is exact (one power-of-two scale,
-                                 an integer range); 2: keys only; 0: neither (4 bytes
-                                 per index, the value as stored)                         */
+    int64_t stream;               /* 0 (default): the F-COO copies stay in pinned host memory
+                                     and stream through the GPU only when no format fits the
+                                     device budget (what fits stays resident); 1 always
+                                     (tests, benchmarks); 2 never (out of memory instead)    */
+    uint64_t stream_chunk;        /* non-zeros per streamed chunk (rounded to whole groups of
+                                     32 partitions); 0 = about 32 MiB of copy per chunk       */
+    int64_t stream_resident;      /* -1 (default): as many chunks resident as the budget
+                                     allows; 0..100: the chunks holding up to that percentage
+                                     of every mode's non-zeros                               */
+    int64_t stream_pack;          /* 1 (default): a non-zero's product-mode indices go as one
+                                     packed key where their bits fit 64, and the values in
+                                     fewer bits where that is exact (one power-of-two scale,
+                                     an integer range); 2: keys only; 0: neither (4 bytes
+                                     per index, the value as stored)                         */
     /* GPU BLCO MTTKRP */
-    int blco_resolution;      /* 0 auto, 1 register, 2 hierarchical conflict resolution  */
-    int blco_hot;             /* 1 (default): stash for up to 16 heavy rows; 0 off       */
+    int64_t blco_resolution;      /* 0 auto, 1 register, 2 hierarchical conflict resolution  */
+    int64_t blco_hot;             /* 1 (default): stash for up to 16 heavy rows; 0 off       */
     /* GPU CP-ALS dense steps */
-    int cpd_cusolver;         /* 0 (default): one-block solves for R <= 64; 1 cuSOLVER   */
-    int cpd_graph;            /* 1 (default): the sweep captured as a CUDA graph; 0 not  */
-    int cpd_apply;            /* 0 auto (own kernel for short fp32 factors), 1 own
-                                 kernel, 2 cuBLAS gemm                                   */
-    int cpd_gram_syrk;        /* 0 (default): Gram by gemm for large R; 1 cuBLAS syrk    */
-    int cpd_apply_gram;       /* -1 (default) by rule, 0 never, 1 always (R = 32): apply
-                                 and Gram in one pass                                    */
-    int64_t cpd_gram_solve_rows; /* -1 (default) the built-in limit; 0 off; N: Gram +
-                                 solve in one launch for factors of up to N rows (<= 256) */
-    int cpd_overlap;          /* several GPUs, R <= 32: 1 (default) the factor-row
-                                 exchange of a mode runs beside the next mode's MTTKRP
-                                 of the non-zeros that need no other GPU's rows; 0 not */
-    int gpu_exchange;         /* several GPUs in one process: 0 (default) the factor rows
-                                 go GPU to GPU on the copy engines where every pair has
-                                 peer access, else through NCCL; 1 NCCL always (MPI
-                                 ranks always use NCCL)                                  */
+    int64_t cpd_cusolver;         /* 0 (default): one-block solves for R <= 64; 1 cuSOLVER   */
+    int64_t cpd_graph;            /* 1 (default): the sweep captured as a CUDA graph; 0 not  */
+    int64_t cpd_apply;            /* 0 auto (own kernel for short fp32 factors), 1 own
+                                     kernel, 2 cuBLAS gemm                                   */
+    int64_t cpd_gram_syrk;        /* 0 (default): Gram by gemm for large R; 1 cuBLAS syrk    */
+    int64_t cpd_apply_gram;       /* -1 (default) by rule, 0 never, 1 always (R = 32): apply
+                                     and Gram in one pass                                    */
+    int64_t cpd_gram_solve_rows;  /* -1 (default) the built-in limit; 0 off; N: Gram +
+                                     solve in one launch for factors of up to N rows (<= 256) */
+    int64_t cpd_overlap;          /* several GPUs, R <= 32: 1 (default) the factor-row
+                                     exchange of a mode runs beside the next mode's MTTKRP
+                                     of the non-zeros that need no other GPU's rows; 0 not */
+    int64_t gpu_exchange;         /* several GPUs in one process: 0 (default) the factor rows
+                                     go GPU to GPU on the copy engines where every pair has
+                                     peer access, else through NCCL; 1 NCCL always (MPI
+                                     ranks always use NCCL)                                  */
     /* MPI ranks */
-    uint64_t mpi_round_bytes; /* collectives between ranks (the non-zeros' all-to-all,
-                                 the rows' all-gather) move at most this many bytes from
-                                 a rank per round; 0 (default) 256 MiB                   */
+    uint64_t mpi_round_bytes;     /* collectives between ranks (the non-zeros' all-to-all,
+                                     the rows' all-gather) move at most this many bytes from
+                                     a rank per round; 0 (default) 256 MiB                   */
     /* GPU SDDMM */
-    uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
+    uint64_t sddmm_row_grid;      /* 0 (default) by rule; N: every ROW candidate gets N blocks */
     /* GPU uploads */
-    int gpu_staging;          /* 1 (default): large host -> device copies go through the
-                                 context's pinned staging buffers (host copy on the
-                                 default threads, overlapped with the DMA); 0: plain
-                                 cudaMemcpy from pageable memory (slower; tests)          */
+    int64_t gpu_staging;          /* 1 (default): large host -> device copies go through the
+                                     context's pinned staging buffers (host copy on the
+                                     default threads, overlapped with the DMA); 0: plain
+                                     cudaMemcpy from pageable memory (slower; tests)          */
     /* tests and measurements */
-    int gpu_poison;           /* 1: GPU MTTKRP outputs are filled with NaN before a run  */
-    int build_report;         /* 1: GPU plan builds print their phases' times to stderr  */
+    int64_t gpu_poison;           /* 1: GPU MTTKRP outputs are filled with NaN before a run  */
+    int64_t build_report;         /* 1: GPU plan builds print their phases' times to stderr  */
+    /* bounds of the waits on other processes and GPUs (seconds; 0 = the default, 600):
+     * past it a collective fails naming who did not answer, instead of hanging */
+    double mpi_timeout;           /* every wait of an MPI collective (tf_context_create
+                                     of a distributed context sets the process's bound,
+                                     tf_mpi_set_timeout, when this is not 0)                 */
+    double nccl_timeout;          /* every wait of the GPUs' factor-row exchange (NCCL or
+                                     peer copies)                                            */
 } tf_tuning;
 
-void tf_tuning_default(tf_tuning *t);
-/* Applies the TF_* benchmark overrides from the environment to t
- * (docs/DESIGN.md lists them). The library reads the environment here
- * only, and only when a caller asks; the tenfold tool does for every run. */
+/* The defaults in the first `size` bytes of t (size: the caller's
+ * sizeof(tf_tuning); the fields past what this library knows are zeroed),
+ * and t->size = size. Nothing for NULL or a size below sizeof(size_t).
+ * Callers use tf_tuning_default. */
+void tf_tuning_init(tf_tuning *t, size_t size);
+/* The library's defaults everywhere, and t->size for this header's tf_tuning. */
+static inline void tf_tuning_default(tf_tuning *t) { tf_tuning_init(t, sizeof *t); }
+/* Applies the TF_* benchmark overrides from the environment to the fields
+ * of t within t->size (docs/DESIGN.md lists them; TF_MPI_TIMEOUT and
+ * TF_NCCL_TIMEOUT fill the two timeouts). The library reads the environment
+ * for its knobs here only, and only when a caller asks; the tenfold tool
+ * does for every run. */
 void tf_tuning_from_env(tf_tuning *t);
 
 /* ---------------------------------------------------------------- context */
@@ -120,7 +146,10 @@ typedef struct tf_context_opts {
                                  with TF_ERR_NOMEM naming it; 0 (default) = no limit
                                  beyond 90 % of the free memory                          */
     int threads;              /* CPU threads, 0 = default                                */
-    tf_tuning tuning;
+    const tf_tuning *tuning;  /* the tuning policy (tf_tuning_default, then the fields to
+                                 force): read by tf_context_create, which keeps a copy;
+                                 NULL (default): the library's defaults. A size of 0 (a
+                                 struct tf_tuning_default never filled) is TF_ERR_ARG    */
     int distributed;          /* 1: the context spans the ranks of MPI_COMM_WORLD (MPI
                                  started by tf_mpi_start): tf_cpd splits every mode's
                                  non-zeros over the ranks by ranges of its index and

@@ -24,6 +24,15 @@ void tf_mpi_stop(void);
 /* Ends every rank with `code` (MPI_Abort) after a failure on this one, so no
  * rank waits in a collective for it; exit(code) without MPI. */
 void tf_mpi_abort(int code);
+/* The bound on every wait of tenfold's MPI collectives, in seconds, for the
+ * whole process (MPI_COMM_WORLD is one): a rank that does not answer within
+ * it fails the waiting ranks' call, naming it, instead of hanging them --
+ * tf_mpi_agree, collective reads, and the collectives of distributed
+ * contexts. 0 (or less): the default, 600. A context created with
+ * distributed = 1 and a tuning whose mpi_timeout is not 0 sets it too. The
+ * tenfold tool sets it from TF_MPI_TIMEOUT (tf_tuning_from_env) after
+ * tf_mpi_start. Nothing in a build without MPI. */
+void tf_mpi_set_timeout(double seconds);
 /* x[0..n) summed over the ranks, the same on every rank (reports that
  * gather each rank's figures); x as it is when MPI was not started. */
 tf_status tf_mpi_allreduce_sum(double *x, uint64_t n);
@@ -52,8 +61,8 @@ void tf_agree_add(tf_agree *a, const char *name, const char *value);
  * "ranks disagree: rank R has NAME VALUE, rank 0 has VALUE" for the first
  * field where a rank differs from rank 0 and the lowest such rank, and
  * tf_last_error_shared() = 1. Like every collective of tenfold's ranks, a
- * rank that does not answer within TF_MPI_TIMEOUT seconds (default 600)
- * fails the call, naming it. TF_OK with one process. */
+ * rank that does not answer within the process's bound (tf_mpi_set_timeout,
+ * default 600 s) fails the call, naming it. TF_OK with one process. */
 tf_status tf_mpi_agree(const tf_agree *a);
 /* 1 when the calling thread's last failure was reached by every rank of
  * MPI_COMM_WORLD together, with the same message (tf_mpi_agree; a file the
