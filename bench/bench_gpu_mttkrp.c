@@ -163,7 +163,10 @@ static void bench_fixed(const tf_tensor *X, const tf_matrix *F, const bench_cfg 
     tf_context_opts_default(&co);
     co.backend = TF_BACKEND_GPU;
     co.device = c->device;
-    tf_tuning_from_env(&co.tuning);
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    tf_tuning_from_env(&tuning);
+    co.tuning = &tuning;
     tf_context *ctx = NULL;
     double t0 = tf_wtime();
     tf_status st = tf_context_create(&co, &ctx);
@@ -304,7 +307,10 @@ int main(int argc, char **argv)
     tf_context_opts_default(&co);
     co.backend = TF_BACKEND_GPU;
     co.device = c.device;
-    tf_tuning_from_env(&co.tuning); /* TF_FCOO_* etc. for measurements */
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    tf_tuning_from_env(&tuning); /* TF_FCOO_* etc. for measurements */
+    co.tuning = &tuning;
     if (tf_context_create(&co, &c.ctx) != TF_OK) {
         fprintf(stderr, "bench_gpu_mttkrp: %s\n", tf_last_error());
         return 1;

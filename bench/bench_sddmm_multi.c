@@ -239,7 +239,10 @@ static int run_config(const config *c, outcome *out)
     tf_context_opts_default(&co);
     co.backend = TF_BACKEND_GPU;
     co.ndevices = c->gpus;
-    tf_tuning_from_env(&co.tuning); /* TF_BUILD_REPORT=1: the build's phases on stderr */
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    tf_tuning_from_env(&tuning); /* TF_BUILD_REPORT=1: the build's phases on stderr */
+    co.tuning = &tuning;
     tf_context *ctx = NULL;
     if (tf_context_create(&co, &ctx) != TF_OK) {
         printf("SKIP k=%llu prec=%s gpus=%d: %s\n", (unsigned long long)c->K, pn, c->gpus, tf_last_error());

@@ -90,7 +90,10 @@ int cli_run_context_ranks(tf_backend backend, int device, const cli_gpus *gpus, 
         if (o.backend == TF_BACKEND_AUTO) o.backend = TF_BACKEND_GPU;
         opt = "--gpus";
     }
-    tf_tuning_from_env(&o.tuning); /* TF_FCOO_MINB=4 etc. stay usable for measurements */
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    tf_tuning_from_env(&tuning); /* TF_FCOO_MINB=4 etc. stay usable for measurements */
+    o.tuning = &tuning;
     if (tf_context_create(&o, out) != TF_OK) {
         fprintf(stderr, "tenfold: %s: %s\n", opt, tf_last_error());
         return CLI_FAIL;
@@ -165,6 +168,12 @@ static void warn_one_cpu(int rank, int size)
 int cli_ranks_start(int *argc, char ***argv, int *rank, int *size)
 {
     if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();
+    /* TF_MPI_TIMEOUT bounds every wait of the ranks, the first agreement and
+     * the reading included (before any context exists) */
+    tf_tuning env;
+    tf_tuning_default(&env);
+    tf_tuning_from_env(&env);
+    tf_mpi_set_timeout(env.mpi_timeout);
     cli_set_rank(*rank);
     if (*size > 1) warn_one_cpu(*rank, *size);
     return CLI_OK;

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Writes the cffi (API mode) C source of tenfold._tenfold_cffi.
 
-The declarations come from include/tenfold.h itself, run through the C
-preprocessor at build time, so no struct layout is written twice; the C
-compiler then checks every field against the real header. Run by
+The declarations come from include/tenfold.h itself -- with the topic
+headers it includes (include/tenfold/*.h) put in its place -- run through
+the C preprocessor at build time, so no struct layout is written twice; the
+C compiler then checks every field against the real header. Run by
 python/CMakeLists.txt:  build_ffi.py CC HEADER OUT.c
 """
+import os
 import re
 import subprocess
 import sys
@@ -13,8 +15,26 @@ import sys
 import cffi
 
 
+def inline_includes(path, seen=None):
+    """The header's text with its own headers (#include "...", found beside
+    the including file) put in place, each once; system headers left out
+    (cffi knows size_t and the stdint types)."""
+    seen = set() if seen is None else seen
+    out = []
+    for line in open(path, encoding="utf-8").read().split("\n"):
+        m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+        if m:
+            inc = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
+            if inc not in seen:
+                seen.add(inc)
+                out.append(inline_includes(inc, seen))
+        elif not re.match(r"\s*#\s*include\b", line):
+            out.append(line)
+    return "\n".join(out)
+
+
 def cdef_from_header(cc, header):
-    text = open(header, encoding="utf-8").read()
+    text = inline_includes(header)
     # The integer macros (TF_MAX_ORDER, TF_BASE_AUTO, ...): '...' lets the
     # compiler supply their values.
     macros = [
@@ -22,10 +42,12 @@ def cdef_from_header(cc, header):
         for name, value in re.findall(r"^#define (TF_\w+)[ \t]+(\S.*)$", text, re.M)
         if not value.lstrip("(").startswith('"')
     ]
-    # System headers are left out: cffi knows size_t and the stdint types.
-    body = re.sub(r"^#include .*$", "", text, flags=re.M)
-    out = subprocess.run([cc, "-E", "-P", "-x", "c", "-"], input=body, capture_output=True, text=True, check=True)
-    return "\n".join(macros) + "\n" + out.stdout
+    out = subprocess.run([cc, "-E", "-P", "-x", "c", "-"], input=text, capture_output=True, text=True, check=True)
+    # cffi takes declarations only: a static inline function of the header
+    # (tf_tuning_default) becomes its prototype; the module, compiled
+    # against the real header, calls the inline one.
+    decls = re.sub(r"static\s+inline\s+([^;{}]*?\))\s*\{[^{}]*\}", r"\1;", out.stdout)
+    return "\n".join(macros) + "\n" + decls
 
 
 # The DLPack structures (DLPack 1.x, dlpack.h; ABI-stable since 0.x) that

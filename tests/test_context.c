@@ -5,9 +5,11 @@
  * with a GPU — one context shared by several plans and a CP-ALS run, a
  * memory limit that no format fits, and a policy that forces a kernel. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/context.h"
 #include "check.h"
 #include "gpu_test_tensors.h"
 #include "ops/auto_backend.h"
@@ -25,13 +27,82 @@ static void defaults(void)
     CHECK(t.cpd_apply_gram == -1 && t.cpd_gram_solve_rows == -1);
     CHECK(t.sddmm_row_grid == 0 && t.gpu_poison == 0);
     CHECK(t.gpu_staging == 1 && t.build_report == 0);
+    CHECK(t.mpi_timeout == 0 && t.nccl_timeout == 0 && t.size == sizeof t);
 
     tf_context_opts o;
     memset(&o, 0x5a, sizeof o);
     tf_context_opts_default(&o);
     CHECK(o.backend == TF_BACKEND_AUTO && o.device == 0 && o.ndevices == 1 && o.memory_limit == 0 &&
           o.threads == 0);
-    CHECK(!memcmp(&o.tuning, &t, sizeof t));
+    CHECK(o.tuning == NULL); /* the library's defaults */
+}
+
+/* The tuning policy is versioned by its size: a caller compiled against an
+ * older header (a shorter struct) gets the defaults for the knobs it does
+ * not have, and nothing past its size is read or written; a newer one's
+ * unknown knobs are ignored; a size of 0 is an error. */
+static void tuning_sizes(void)
+{
+    /* an "older" caller: the struct ends before mpi_timeout */
+    const size_t old = offsetof(tf_tuning, mpi_timeout);
+    unsigned char buf[sizeof(tf_tuning) + 64];
+    memset(buf, 0x5a, sizeof buf);
+    tf_tuning *t = (tf_tuning *)buf;
+    tf_tuning_init(t, old);
+    CHECK(t->size == old && t->fcoo_tune == 1 && t->blco_hot == 1 && t->build_report == 0);
+    for (size_t i = old; i < sizeof buf; ++i) CHECKF(buf[i] == 0x5a, "byte %zu past the size written", i);
+    setenv("TF_MPI_TIMEOUT", "7", 1);
+    setenv("TF_NCCL_TIMEOUT", "9", 1);
+    setenv("TF_BLCO_HOT", "0", 1);
+    tf_tuning_from_env(t);
+    CHECK(t->blco_hot == 0 && t->size == old);
+    for (size_t i = old; i < sizeof buf; ++i) CHECKF(buf[i] == 0x5a, "byte %zu past the size written (env)", i);
+    tf_tuning full;
+    tf_tuning_default(&full);
+    tf_tuning_from_env(&full);
+    CHECK(full.mpi_timeout == 7 && full.nccl_timeout == 9 && full.blco_hot == 0);
+    setenv("TF_MPI_TIMEOUT", "soon", 1); /* not a number of seconds: ignored */
+    setenv("TF_NCCL_TIMEOUT", "-3", 1);
+    tf_tuning_default(&full);
+    tf_tuning_from_env(&full);
+    CHECK(full.mpi_timeout == 0 && full.nccl_timeout == 0);
+    unsetenv("TF_MPI_TIMEOUT");
+    unsetenv("TF_NCCL_TIMEOUT");
+    unsetenv("TF_BLCO_HOT");
+
+    /* a context reads the older caller's knobs and defaults the rest */
+    t->fcoo_kernel = 2;
+    tf_context_opts o;
+    tf_context_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    o.tuning = t;
+    tf_context *c = NULL;
+    CHECK_OK(tf_context_create(&o, &c));
+    if (c) {
+        CHECK(c->tuning.fcoo_kernel == 2 && c->tuning.blco_hot == 0 && c->tuning.size == sizeof(tf_tuning));
+        CHECK(c->tuning.mpi_timeout == 0 && c->tuning.nccl_timeout == 0); /* not the 0x5a bytes */
+        CHECK(c->opts.tuning == &c->tuning);
+    }
+    tf_context_free(c);
+    /* a newer caller: knobs past this library's struct are ignored */
+    memset(buf, 0x5a, sizeof buf);
+    tf_tuning_init(t, sizeof buf);
+    CHECK(t->size == sizeof buf && t->fcoo_tune == 1 && buf[sizeof buf - 1] == 0);
+    t->cpd_graph = 0;
+    c = NULL;
+    CHECK_OK(tf_context_create(&o, &c));
+    if (c) CHECK(c->tuning.cpd_graph == 0 && c->tuning.size == sizeof(tf_tuning));
+    tf_context_free(c);
+    /* a struct tf_tuning_default never filled */
+    tf_tuning zero;
+    memset(&zero, 0, sizeof zero);
+    o.tuning = &zero;
+    c = (tf_context *)&c;
+    CHECK(tf_context_create(&o, &c) == TF_ERR_ARG && c == NULL);
+    CHECKF(strstr(tf_last_error(), "tf_tuning_default"), "%s", tf_last_error());
+    tf_tuning_init(NULL, sizeof zero); /* nothing */
+    tf_tuning_init(&zero, 3);          /* below the size field: nothing */
+    CHECK(zero.size == 0);
 }
 
 /* The environment is read by tf_tuning_from_env only; malformed values
@@ -63,7 +134,7 @@ static void environment(void)
     CHECK(!memcmp(&d, &t, sizeof t)); /* defaults never look at the environment */
     tf_context_opts o;
     tf_context_opts_default(&o);
-    CHECK(!memcmp(&o.tuning, &d, sizeof d));
+    CHECK(o.tuning == NULL);
 
     tf_tuning_from_env(&t);
     CHECK(t.fcoo_kernel == 1 && t.fcoo_variant == 5 && t.fcoo_part == 96 && t.fcoo_seg_part == 0);
@@ -302,7 +373,10 @@ static void gpu_context(void)
      * and CP-ALS run on the CPU and say why (fp32 asked: in double); the
      * cost rule is off, or this small problem would go to the CPU first */
     o.memory_limit = 64u << 10;
-    o.tuning.auto_cost = 0;
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    tuning.auto_cost = 0;
+    o.tuning = &tuning;
     CHECK_OK(tf_context_create(&o, &c));
     uint64_t b = 0;
     CHECK_OK(tf_context_memory_budget(c, &b));
@@ -342,7 +416,7 @@ static void gpu_context(void)
     tf_ktensor_free(&k3);
     tf_ktensor_free(&k4);
     tf_context_free(c);
-    o.tuning.auto_cost = 1;
+    tuning.auto_cost = 1;
     /* with the cost rule (the default) the same small problem goes to the
      * CPU before the GPU is tried, and the note says why */
     co.backend = TF_BACKEND_AUTO;
@@ -464,7 +538,9 @@ static void gpu_context(void)
     /* a policy that forces a kernel reaches the engine: the scan kernel */
     tf_context_opts_default(&o);
     o.backend = TF_BACKEND_GPU;
-    o.tuning.fcoo_kernel = 1;
+    tf_tuning_default(&tuning);
+    tuning.fcoo_kernel = 1;
+    o.tuning = &tuning;
     CHECK_OK(tf_context_create(&o, &c));
     po.context = c;
     po.format = TF_FORMAT_FCOO;
@@ -526,6 +602,7 @@ int main(void)
     cuda_module();
     defaults();
     environment();
+    tuning_sizes();
     auto_cost_rule();
     creation_errors();
     cpu_context();

@@ -25,7 +25,7 @@ static tf_status run(const tf_tensor *X, tf_backend be, tf_format fmt, tf_precis
         tf_context_opts co;
         tf_context_opts_default(&co);
         co.backend = TF_BACKEND_GPU;
-        co.tuning = tuning;
+        co.tuning = &tuning;
         tf_status s = tf_context_create(&co, &ctx);
         if (s != TF_OK) return s;
     }

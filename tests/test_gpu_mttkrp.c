@@ -89,7 +89,10 @@ static tf_status build_plan(const tf_tensor *X, const variant *v, tf_precision p
     tf_context_opts co;
     tf_context_opts_default(&co);
     co.backend = TF_BACKEND_GPU;
-    tf_tuning *t = &co.tuning;
+    tf_tuning tune;
+    tf_tuning_default(&tune);
+    co.tuning = &tune;
+    tf_tuning *t = &tune;
     t->gpu_poison = 1;
     t->fcoo_kernel = v->fcoo_kernel;
     t->fcoo_part = v->fcoo_part;

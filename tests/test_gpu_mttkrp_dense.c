@@ -28,8 +28,11 @@ static tf_plan *gpu_plan(const tf_tensor *X, tf_format fmt, tf_precision prec, u
 {
     tf_context_opts co;
     tf_context_opts_default(&co);
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    co.tuning = &tuning;
     co.backend = TF_BACKEND_GPU;
-    co.tuning.gpu_poison = 1;
+    tuning.gpu_poison = 1;
     tf_context_free(ctx);
     ctx = NULL;
     CHECK_OK(tf_context_create(&co, &ctx));

@@ -34,14 +34,17 @@ static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R
 {
     tf_context_opts co;
     tf_context_opts_default(&co);
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    co.tuning = &tuning;
     co.backend = TF_BACKEND_GPU;
     co.ndevices = su.ngpus;
     for (int i = 0; i < su.ngpus; ++i) co.devices[i] = su.reverse ? su.ngpus - 1 - i : i;
-    co.tuning.stream = su.stream ? 1 : 0;
-    co.tuning.stream_resident = su.stream ? 0 : -1; /* every chunk streams */
-    co.tuning.cpd_cusolver = su.cusolver;
-    co.tuning.cpd_overlap = !su.no_overlap;
-    co.tuning.gpu_exchange = su.nccl;
+    tuning.stream = su.stream ? 1 : 0;
+    tuning.stream_resident = su.stream ? 0 : -1; /* every chunk streams */
+    tuning.cpd_cusolver = su.cusolver;
+    tuning.cpd_overlap = !su.no_overlap;
+    tuning.gpu_exchange = su.nccl;
     tf_context *ctx = NULL;
     tf_status s = tf_context_create(&co, &ctx);
     if (s != TF_OK) return s;
@@ -142,11 +145,14 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R)
         for (int prec = 0; prec < 2; ++prec) {
             tf_context_opts co;
             tf_context_opts_default(&co);
+            tf_tuning tuning;
+            tf_tuning_default(&tuning);
+            co.tuning = &tuning;
             co.backend = TF_BACKEND_GPU;
             co.ndevices = 2;
-            co.tuning.gpu_poison = 1;
-            co.tuning.stream = stream ? 1 : 0;
-            co.tuning.stream_resident = stream ? 0 : -1;
+            tuning.gpu_poison = 1;
+            tuning.stream = stream ? 1 : 0;
+            tuning.stream_resident = stream ? 0 : -1;
             tf_context *ctx = NULL;
             CHECK_OK(tf_context_create(&co, &ctx));
             tf_plan_opts o;

@@ -64,8 +64,11 @@ static void check_all(const char *what, const tf_csr *S, const tf_matrix *A, con
                     /* a grid of 3 blocks: every virtual warp loops over many chunks */
                     tf_context_opts co;
                     tf_context_opts_default(&co);
+                    tf_tuning tuning;
+                    tf_tuning_default(&tuning);
+                    co.tuning = &tuning;
                     co.backend = TF_BACKEND_GPU;
-                    co.tuning.sddmm_row_grid = 3;
+                    tuning.sddmm_row_grid = 3;
                     tf_context *ctx = NULL;
                     CHECK_OK(tf_context_create(&co, &ctx));
                     o.context = ctx;

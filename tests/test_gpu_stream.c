@@ -50,15 +50,18 @@ static tf_status make_ctx_pack(int stream, uint64_t chunk, int resident, int pac
 {
     tf_context_opts co;
     tf_context_opts_default(&co);
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    co.tuning = &tuning;
     co.backend = TF_BACKEND_GPU;
     co.memory_limit = limit;
-    co.tuning.gpu_poison = 1;
-    co.tuning.stream = stream;
-    co.tuning.stream_chunk = chunk;
-    co.tuning.stream_resident = resident;
-    co.tuning.stream_pack = pack;
+    tuning.gpu_poison = 1;
+    tuning.stream = stream;
+    tuning.stream_chunk = chunk;
+    tuning.stream_resident = resident;
+    tuning.stream_pack = pack;
     /* fixed partitions (64 non-zeros, not tuned) so small tensors have many */
-    co.tuning.fcoo_seg_part = 64;
+    tuning.fcoo_seg_part = 64;
     return tf_context_create(&co, ctx);
 }
 

@@ -3,8 +3,8 @@
  * the resolved backend, and the GPU's device context (streams, handles,
  * properties), made on first use by the CUDA backend and kept. The front
  * end (src/ops) creates contexts; backends only read them. */
-#ifndef TF_CORE_CONTEXT_H
-#define TF_CORE_CONTEXT_H
+#ifndef TF_BACKEND_CONTEXT_H
+#define TF_BACKEND_CONTEXT_H
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -12,7 +12,9 @@ extern "C" {
 #endif
 
 struct tf_context {
-    tf_context_opts opts;
+    tf_context_opts opts; /* as given, but opts.tuning points at `tuning` below */
+    tf_tuning tuning;     /* the whole policy: the caller's (as far as its size
+                             reaches) over the library's defaults */
     tf_backend backend; /* TF_BACKEND_CPU or TF_BACKEND_GPU; AUTO until resolved
                            (tf_context_resolve in src/ops, before any backend runs) */
     void *gpu;          /* the device context (a tf_cuda_ctx), NULL until first use */

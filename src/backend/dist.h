@@ -43,7 +43,7 @@ typedef struct tf_dist {
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
  * TF_ERR_UNAVAILABLE in a build without MPI. Every wait of these
- * collectives is bounded (TF_MPI_TIMEOUT seconds, default 600): past it the
+ * collectives is bounded (tf_mpi_set_timeout, default 600 s): past it the
  * call fails naming a rank that did not answer (a stopped or hung rank),
  * instead of waiting forever. */
 tf_status tf_dist_world(tf_dist *d);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The inside of a tf_plan: one vtable per (backend, format). Builders fill
  * ops/impl/desc/bytes; plan.c validates arguments before calling ops. */
-#ifndef TF_ALGO_PLAN_IMPL_H
-#define TF_ALGO_PLAN_IMPL_H
+#ifndef TF_BACKEND_PLAN_H
+#define TF_BACKEND_PLAN_H
 #include "backend/shards.h"
 #include "tenfold.h"
 

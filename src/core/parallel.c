@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/environment.h"
 #include "tenfold.h"
 
 /* 4 per online CPU, at least 64: far more than helps, far fewer than break
@@ -104,7 +105,7 @@ int tf_default_threads(void)
     int n = omp_get_max_threads();
     /* OpenMP counts the CPUs of the mask; a quota (containers) gives fewer,
      * and a team larger than it only waits on the scheduler */
-    const int q = getenv("OMP_NUM_THREADS") ? 0 : tf_cpu_quota();
+    const int q = tf_env_omp_num_threads_set() ? 0 : tf_cpu_quota();
     if (q > 0 && q < n) n = q;
     const int cap = tf_thread_limit(); /* OMP_NUM_THREADS=65536 */
     return n < 1 ? 1 : n > cap ? cap : n;

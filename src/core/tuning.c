@@ -1,16 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The tuning policy's defaults, and the one place where the library reads
- * the TF_* benchmark overrides from the environment (only when a caller
- * asks, through tf_tuning_from_env). */
-#include <stdlib.h>
+/* The tuning policy's defaults, and a caller's tf_tuning read and written
+ * as far as its size reaches (the struct is versioned by its size: see
+ * tenfold/context.h). The environment's overrides are read in
+ * src/core/environment.c (tf_tuning_from_env). */
+#include "core/tuning.h"
+
+#include <stddef.h>
 #include <string.h>
 
-#include "tenfold.h"
+#include "core/error.h"
 
-void tf_tuning_default(tf_tuning *t)
+/* Every knob is 8 bytes wide, so no padding is ever inside the struct and
+ * an older caller's size ends exactly at a knob: listed here to check it. */
+#define TF_TUNING_KNOBS(X)                                                                                    \
+    X(auto_cost) X(fcoo_tune) X(fcoo_tune_nnz) X(fcoo_kernel) X(fcoo_variant) X(fcoo_part) X(fcoo_seg_part)  \
+    X(fcoo_slice) X(fcoo_vec) X(fcoo_build) X(stream) X(stream_chunk) X(stream_resident) X(stream_pack)      \
+    X(blco_resolution) X(blco_hot) X(cpd_cusolver) X(cpd_graph) X(cpd_apply) X(cpd_gram_syrk)                \
+    X(cpd_apply_gram) X(cpd_gram_solve_rows) X(cpd_overlap) X(gpu_exchange) X(mpi_round_bytes)               \
+    X(sddmm_row_grid) X(gpu_staging) X(gpu_poison) X(build_report) X(mpi_timeout) X(nccl_timeout)
+#define TF_KNOB_8_(name) _Static_assert(sizeof(((tf_tuning *)0)->name) == 8, "tf_tuning." #name " is not 8 bytes");
+TF_TUNING_KNOBS(TF_KNOB_8_)
+#define TF_KNOB_COUNT_(name) +1
+_Static_assert(sizeof(tf_tuning) == sizeof(size_t) + 8 * (0 TF_TUNING_KNOBS(TF_KNOB_COUNT_)),
+               "tf_tuning: a knob missing from TF_TUNING_KNOBS, or padding");
+
+static void defaults(tf_tuning *t)
 {
-    if (!t) return;
     memset(t, 0, sizeof *t);
+    t->size = sizeof *t;
     t->auto_cost = 1;
     t->fcoo_tune = 1;
     t->fcoo_vec = 1;
@@ -24,73 +41,32 @@ void tf_tuning_default(tf_tuning *t)
     t->stream_pack = 1;
 }
 
-/* 1 if the variable is set to exactly `want`. */
-static int env_is(const char *name, const char *want)
+void tf_tuning_init(tf_tuning *t, size_t size)
 {
-    const char *v = getenv(name);
-    return v && !strcmp(v, want);
+    if (!t || size < sizeof t->size) return;
+    tf_tuning d;
+    defaults(&d);
+    const size_t known = size < sizeof d ? size : sizeof d;
+    memcpy(t, &d, known);
+    if (size > known) memset((char *)t + known, 0, size - known); /* a newer header's knobs: unknown here */
+    t->size = size;
 }
 
-/* The variable as an integer, if set to one; else *out is unchanged. */
-static int env_ll(const char *name, long long *out)
+tf_status tf_tuning_take(tf_tuning *dst, const tf_tuning *src, const char *who)
 {
-    const char *v = getenv(name);
-    if (!v || !*v) return 0;
-    char *end = NULL;
-    long long x = strtoll(v, &end, 10);
-    if (*end) return 0;
-    *out = x;
-    return 1;
+    defaults(dst);
+    if (!src) return TF_OK;
+    if (src->size < sizeof src->size)
+        return tf_fail(TF_ERR_ARG, "%s: tuning->size is %zu: fill the tuning with tf_tuning_default first", who,
+                       src->size);
+    const size_t n = src->size < sizeof *dst ? src->size : sizeof *dst;
+    memcpy((char *)dst + sizeof dst->size, (const char *)src + sizeof src->size, n - sizeof src->size);
+    return TF_OK;
 }
 
-void tf_tuning_from_env(tf_tuning *t)
+void tf_tuning_give(tf_tuning *dst, const tf_tuning *src)
 {
-    if (!t) return;
-    long long v = 0;
-    /* F-COO */
-    if (env_is("TF_AUTO_COST", "0")) t->auto_cost = 0;
-    if (env_is("TF_FCOO_TUNE", "0")) t->fcoo_tune = 0;
-    if (env_is("TF_FCOO_TUNE", "full")) t->fcoo_tune = 2;
-    if (env_ll("TF_FCOO_TUNE_NNZ", &v) && v >= 1) t->fcoo_tune_nnz = (uint64_t)v;
-    if (env_is("TF_FCOO_KERNEL", "scan")) t->fcoo_kernel = 1;
-    if (env_is("TF_FCOO_KERNEL", "seg")) t->fcoo_kernel = 2;
-    if (env_is("TF_FCOO_MINB", "pipe")) t->fcoo_variant = 5;
-    else if (env_ll("TF_FCOO_MINB", &v) && v >= 2 && v <= 4) t->fcoo_variant = (int)v;
-    if (env_ll("TF_FCOO_PART", &v) && v >= 32 && v <= 65536 && v % 32 == 0) t->fcoo_part = (uint32_t)v;
-    if (env_ll("TF_FCOO_SEG_PART", &v) && v >= 32 && v <= 65536 && v % 32 == 0)
-        t->fcoo_seg_part = (uint32_t)v;
-    if (env_ll("TF_FCOO_SLICE", &v) && (v == 16 || v == 32)) t->fcoo_slice = (uint32_t)v;
-    if (env_is("TF_FCOO_VEC", "0")) t->fcoo_vec = 0;
-    if (env_is("TF_FCOO_BUILD", "host")) t->fcoo_build = 1;
-    if (env_is("TF_FCOO_BUILD", "device")) t->fcoo_build = 2;
-    /* streamed F-COO */
-    if (env_is("TF_STREAM", "always")) t->stream = 1;
-    if (env_is("TF_STREAM", "never")) t->stream = 2;
-    if (env_ll("TF_STREAM_CHUNK", &v) && v >= 1) t->stream_chunk = (uint64_t)v;
-    if (env_ll("TF_STREAM_RESIDENT", &v) && v >= 0 && v <= 100) t->stream_resident = (int)v;
-    if (env_is("TF_STREAM_PACK", "0")) t->stream_pack = 0;
-    if (env_is("TF_STREAM_PACK", "keys")) t->stream_pack = 2; /* keys only, values as T */
-    /* BLCO */
-    if (env_is("TF_BLCO_RESOLUTION", "register")) t->blco_resolution = 1;
-    if (env_is("TF_BLCO_RESOLUTION", "hierarchical")) t->blco_resolution = 2;
-    if (env_is("TF_BLCO_HOT", "0")) t->blco_hot = 0;
-    /* CP-ALS */
-    if (getenv("TF_GPU_CUSOLVER")) t->cpd_cusolver = 1;
-    if (env_is("TF_GPU_GRAPH", "0")) t->cpd_graph = 0;
-    if (env_is("TF_GPU_OVERLAP", "0")) t->cpd_overlap = 0;
-    if (env_is("TF_GPU_EXCHANGE", "nccl")) t->gpu_exchange = 1;
-    if (env_is("TF_GPU_APPLY", "custom")) t->cpd_apply = 1;
-    if (env_is("TF_GPU_APPLY", "cublas")) t->cpd_apply = 2;
-    if (env_is("TF_GPU_GRAM", "syrk")) t->cpd_gram_syrk = 1;
-    if (env_is("TF_GPU_APPLY_GRAM", "0")) t->cpd_apply_gram = 0;
-    if (env_is("TF_GPU_APPLY_GRAM", "1")) t->cpd_apply_gram = 1;
-    if (env_ll("TF_GPU_GRAM_SOLVE", &v)) t->cpd_gram_solve_rows = v < 0 ? 0 : v;
-    /* MPI ranks */
-    if (env_ll("TF_MPI_ROUND", &v) && v >= 1) t->mpi_round_bytes = (uint64_t)v;
-    /* SDDMM */
-    if (env_ll("TF_SDDMM_ROW_GRID", &v) && v > 0 && v <= 0x7fffffff) t->sddmm_row_grid = (uint32_t)v;
-    /* uploads, tests, measurements */
-    if (env_is("TF_GPU_STAGING", "0")) t->gpu_staging = 0;
-    if (env_is("TF_GPU_POISON", "1")) t->gpu_poison = 1;
-    if (env_is("TF_BUILD_REPORT", "1")) t->build_report = 1;
+    const size_t n = dst->size < sizeof *src ? dst->size : sizeof *src;
+    if (n > sizeof dst->size)
+        memcpy((char *)dst + sizeof dst->size, (const char *)src + sizeof src->size, n - sizeof src->size);
 }

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/environment.h"
 #include "core/parallel.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
@@ -56,7 +57,7 @@ static void describe_blas(int team, char *buf, size_t len)
 {
     tf_blas_threads_info b;
     tf_blas_threads_query(&b);
-    const char *env = getenv("OPENBLAS_NUM_THREADS");
+    const char *env = tf_env_openblas_num_threads();
     if (!b.name[0]) {
         add(buf, len, "BLAS %s, on the calling thread", blas_file());
         return;
@@ -74,7 +75,7 @@ static void describe_binding(char *buf, size_t len)
 #ifdef _OPENMP
     static const char *const names[] = {"none", "true", "primary", "close", "spread"};
     const int bind = (int)omp_get_proc_bind();
-    const char *places = getenv("OMP_PLACES");
+    const char *places = tf_env_omp_places();
     if (bind == 0) add(buf, len, "binding none");
     else
         add(buf, len, "binding %s, %d place%s%s%.40s%s", bind >= 0 && bind <= 4 ? names[bind] : "?",
@@ -83,7 +84,7 @@ static void describe_binding(char *buf, size_t len)
 #else
     add(buf, len, "no OpenMP");
 #endif
-    const char *wait = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+    const char *wait = tf_env_omp_wait_policy(), *spin = tf_env_gomp_spincount();
     add(buf, len, "; wait %.20s", wait ? wait : spin ? "spin count " : "default");
     if (!wait && spin) add(buf, len, "%.20s", spin);
 }

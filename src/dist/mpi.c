@@ -3,8 +3,9 @@
  * and stop, and the collectives of backend/dist.h over MPI_COMM_WORLD.
  * Every collective is a non-blocking one waited for with a bound
  * (wait_for): a rank that stopped (SIGSTOP, a hang, a crash the launcher
- * missed) fails the others after TF_MPI_TIMEOUT seconds, naming it, where a
- * blocking MPI call would wait forever. */
+ * missed) fails the others after the process's bound (tf_mpi_set_timeout:
+ * the tool's TF_MPI_TIMEOUT, a distributed context's tuning.mpi_timeout),
+ * naming it, where a blocking MPI call would wait forever. */
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
@@ -109,20 +110,16 @@ static tf_status mpi_fail(const char *what, int rc)
 #define TAG_ROLL 0x7E01 /* a wait near its bound asks: "are you there?" */
 #define TAG_HERE 0x7E02 /* the answer */
 
-/* The bound on every wait, seconds: TF_MPI_TIMEOUT, default 600 (the
- * sibling of TF_NCCL_TIMEOUT). Waits are for the slowest rank's step, so
- * the bound must exceed the longest imbalance between ranks (reading or
- * building), not the whole step. */
-static double timeout_s(void)
-{
-    static double t;
-    if (t == 0) {
-        const char *e = getenv("TF_MPI_TIMEOUT");
-        const double v = e && *e ? atof(e) : 0.0;
-        t = v > 0 ? v : 600.0;
-    }
-    return t;
-}
+/* The bound on every wait, seconds: tf_mpi_set_timeout's (the tool's
+ * TF_MPI_TIMEOUT, a distributed context's tuning.mpi_timeout), default 600
+ * (the sibling of tuning.nccl_timeout). Waits are for the slowest rank's
+ * step, so the bound must exceed the longest imbalance between ranks
+ * (reading or building), not the whole step. */
+static double bound_s; /* 0: the default */
+
+void tf_mpi_set_timeout(double seconds) { bound_s = seconds > 0 ? seconds : 0; }
+
+static double timeout_s(void) { return bound_s > 0 ? bound_s : 600.0; }
 
 /* Answers every roll call that came in (a rank whose wait is running out
  * asks who is still there): any rank waiting in a collective answers,
@@ -206,7 +203,7 @@ static int roll_end(roll *c, int *more)
     return missing;
 }
 
-/* Waits for a non-blocking collective, at most TF_MPI_TIMEOUT seconds:
+/* Waits for a non-blocking collective, at most timeout_s() seconds:
  * MPI_Test drives it (as a blocking call would, spinning), yielding the
  * core after the first spins (ranks may share cores), and answering roll
  * calls meanwhile. When the bound is near (its last two seconds, or half of
@@ -238,13 +235,14 @@ static tf_status wait_for(MPI_Request *req, const char *what)
     int more = 0;
     const int missing = calling > 0 ? roll_end(&call, &more) : -1;
     if (missing < 0)
-        return tf_fail(TF_ERR_IO, "MPI: %s did not complete within %g s%s; the run is stopped (TF_MPI_TIMEOUT sets "
-                                  "the bound)", what, limit,
+        return tf_fail(TF_ERR_IO, "MPI: %s did not complete within %g s%s; the run is stopped (the bound: "
+                                  "TF_MPI_TIMEOUT, tf_mpi_set_timeout)", what, limit,
                        calling > 0 ? " though every rank answers (are the ranks at different steps?)" : "");
     char others[48] = "";
     if (more) snprintf(others, sizeof others, " (and %d other%s)", more, more == 1 ? "" : "s");
     return tf_fail(TF_ERR_IO, "MPI: rank %d%s did not answer within %g s (stopped, hung, or still busy elsewhere) "
-                              "while the others waited in %s; the run is stopped (TF_MPI_TIMEOUT sets the bound)",
+                              "while the others waited in %s; the run is stopped (the bound: TF_MPI_TIMEOUT, "
+                              "tf_mpi_set_timeout)",
                    missing, others, limit, what);
 }
 

@@ -26,8 +26,8 @@
  *     tuning policy's stream is not 2; fcoo_stream.cu keeps what fits the
  *     budget resident and streams the rest);
  *  6. else TF_ERR_NOMEM naming the bytes needed and the budget. */
-#ifndef TF_CUDA_AUTO_FORMAT_H
-#define TF_CUDA_AUTO_FORMAT_H
+#ifndef TF_FMT_AUTO_FORMAT_H
+#define TF_FMT_AUTO_FORMAT_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -6,8 +6,8 @@
  * panel) and at most max_nnz non-zeros, one thread block per group; a row
  * longer than max_nnz in a panel is split over several groups. Groups are
  * panel-major, so consecutive blocks share a panel of B (kept in L2). */
-#ifndef TF_CPU_SDDMM_TILES_H
-#define TF_CPU_SDDMM_TILES_H
+#ifndef TF_FMT_SDDMM_TILES_H
+#define TF_FMT_SDDMM_TILES_H
 #include "tenfold.h"
 
 #ifdef __cplusplus

@@ -3,8 +3,8 @@
  * C, no device calls): how skewed a mode is, and which of its rows are
  * heavy enough that their atomics would serialise. Samples are evenly
  * spaced over the non-zeros, so they are deterministic. */
-#ifndef TF_CUDA_TENSOR_STATS_H
-#define TF_CUDA_TENSOR_STATS_H
+#ifndef TF_FMT_TENSOR_STATS_H
+#define TF_FMT_TENSOR_STATS_H
 #include <stdint.h>
 
 #include "tenfold.h"

@@ -9,6 +9,7 @@
 #include "backend/dist.h"
 #include "core/check_args.h"
 #include "core/error.h"
+#include "core/tuning.h"
 
 void tf_context_opts_default(tf_context_opts *o)
 {
@@ -20,7 +21,7 @@ void tf_context_opts_default(tf_context_opts *o)
     for (int i = 0; i < TF_MAX_GPUS; ++i) o->devices[i] = i;
     o->memory_limit = 0;
     o->threads = 0;
-    tf_tuning_default(&o->tuning);
+    o->tuning = NULL; /* the library's defaults */
 }
 
 /* Several GPUs: the backend is the GPU (auto included), the devices exist
@@ -60,6 +61,8 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
     if (o->ndevices > TF_MAX_GPUS)
         return tf_fail(TF_ERR_ARG, "tf_context_create: %d GPUs asked for (at most %d)", o->ndevices, TF_MAX_GPUS);
     TF_TRY(tf_threads_arg("tf_context_create", o->threads));
+    tf_tuning tuning;
+    TF_TRY(tf_tuning_take(&tuning, o->tuning, "tf_context_create"));
     tf_backend b = (tf_backend)o->backend;
     tf_context_opts use = *o;
     if (o->ndevices > 1) TF_TRY(check_devices(&use, &b));
@@ -100,6 +103,8 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
     tf_context *c = calloc(1, sizeof *c);
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
     c->opts = use;
+    c->tuning = tuning;
+    c->opts.tuning = &c->tuning;
     c->backend = b;
     if (o->distributed) {
         c->dist = malloc(sizeof *c->dist);
@@ -108,7 +113,8 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
             return tf_fail(TF_ERR_NOMEM, "out of memory creating a context");
         }
         *c->dist = dist;
-        c->dist->round_bytes = o->tuning.mpi_round_bytes;
+        c->dist->round_bytes = tuning.mpi_round_bytes;
+        if (tuning.mpi_timeout > 0) tf_mpi_set_timeout(tuning.mpi_timeout); /* the process's MPI */
     }
     *out = c;
     return TF_OK;

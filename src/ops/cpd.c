@@ -185,7 +185,7 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
     tf_shards sh;
     /* split in two per mode where the exchange overlaps the next MTTKRP
      * (multi.cu: R <= 32 on the one-block solve path) */
-    const int pairs = c->opts.tuning.cpd_overlap && o->rank <= 32 && !c->opts.tuning.cpd_cusolver;
+    const int pairs = c->tuning.cpd_overlap && o->rank <= 32 && !c->tuning.cpd_cusolver;
     tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, pairs, d, o->distributed_input, &sh)
                     : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, pairs, NULL, 0, &sh);
     if (s != TF_OK) return s;
@@ -247,7 +247,7 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
     if (o->backend != TF_BACKEND_AUTO || !gpu_format) return create_cpu_backend(X, o, be, h);
     /* The cost rule comes before anything asks CUDA whether a GPU is there
      * (an unresolved context, or none): a small problem never starts it. */
-    const int cost = o->context ? o->context->opts.tuning.auto_cost : 1;
+    const int cost = o->context ? (int)o->context->tuning.auto_cost : 1;
     const int ready = o->context && o->context->gpu;
     if (cost && (o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO) && tf_gpu_maybe_present() &&
         (!o->context || o->context->backend != TF_BACKEND_CPU) &&

@@ -43,20 +43,6 @@ struct tf_sddmm_plan {
     uint64_t *rank_nnz_lo;
 };
 
-tf_dense tf_dense_host(const tf_matrix *m)
-{
-    tf_dense d;
-    memset(&d, 0, sizeof d);
-    if (!m) return d;
-    d.data = m->data;
-    d.rows = m->rows;
-    d.cols = m->cols;
-    d.ld = m->cols;
-    d.precision = TF_DOUBLE;
-    d.memory = TF_MEMORY_HOST;
-    return d;
-}
-
 tf_status tf_sddmm_check_opts(const tf_sddmm_opts *o, const char *who)
 {
     if (o->op != TF_SDDMM_SAMPLE && o->op != TF_SDDMM_SCALE) return tf_fail(TF_ERR_ARG, "%s: unknown op %d", who, (int)o->op);

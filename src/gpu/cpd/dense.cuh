@@ -7,8 +7,8 @@
  * slabs that depends only on I (tf_gpu_slabs), each slab reduced by one
  * thread block in a fixed order, and the slab partials (double) combined in
  * order by one kernel. Values are T (float or double); sums are double. */
-#ifndef TF_CUDA_DENSE_CUDA_CUH
-#define TF_CUDA_DENSE_CUDA_CUH
+#ifndef TF_GPU_CPD_DENSE_CUH
+#define TF_GPU_CPD_DENSE_CUH
 #include <stdint.h>
 
 #include "gpu/runtime/check.cuh"

@@ -3,8 +3,8 @@
  * MTTKRP from device factors into a device output. The plan (plan.cu)
  * and the CP-ALS backend (../cpd/backend.cu) drive engines; each format
  * (coo.cu, fcoo.cu, blco.cu) provides a factory. */
-#ifndef TF_CUDA_ENGINE_CUH
-#define TF_CUDA_ENGINE_CUH
+#ifndef TF_GPU_ENGINE_ENGINE_CUH
+#define TF_GPU_ENGINE_ENGINE_CUH
 #include "gpu/runtime/context.cuh"
 #include "gpu/runtime/limits.cuh"
 

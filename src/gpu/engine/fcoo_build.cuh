@@ -7,8 +7,8 @@
  * rows to clear come from kernels and scans. The arrays are those of
  * tf_fcoo_build / tf_fcoo_repartition / tf_fcoo_zero_rows bit for bit
  * (tests/hooks/fcoo_check.cu compares them). */
-#ifndef TF_GPU_MTTKRP_FCOO_BUILD_CUH
-#define TF_GPU_MTTKRP_FCOO_BUILD_CUH
+#ifndef TF_GPU_ENGINE_FCOO_BUILD_CUH
+#define TF_GPU_ENGINE_FCOO_BUILD_CUH
 #include "gpu/runtime/context.cuh"
 
 /* The COO on the device and the sort's scratch, shared by every mode's

@@ -58,8 +58,8 @@
  * past a.nparts is stored, not added: ranges of one copy must run in order
  * on one stream, and the next range adds to it (its first partition's start
  * flag says it continues). */
-#ifndef TF_GPU_FCOO_KERNELS_CUH
-#define TF_GPU_FCOO_KERNELS_CUH
+#ifndef TF_GPU_ENGINE_FCOO_KERNELS_CUH
+#define TF_GPU_ENGINE_FCOO_KERNELS_CUH
 #include <algorithm>
 #include <type_traits>
 

@@ -370,7 +370,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         plain_total += e->m_[m].plain_of(e->m_[m].k.nchunks, vb, &pl);
     }
     const uint64_t keep = reserve + RING * slot_bytes;
-    const double share = tune.stream_resident >= 0 ? std::min(tune.stream_resident, 100) / 100.0
+    const double share = tune.stream_resident >= 0 ? std::min<int64_t>(tune.stream_resident, 100) / 100.0
                          : budget <= keep || plain_total == 0
                              ? 0.0
                              : std::min(1.0, (double)(budget - keep) / (double)plain_total);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* F-COO streamed from host memory, for tensors whose copies do not fit the
  * device budget (fcoo_stream.cu). */
-#ifndef TF_GPU_FCOO_STREAM_CUH
-#define TF_GPU_FCOO_STREAM_CUH
+#ifndef TF_GPU_ENGINE_FCOO_STREAM_CUH
+#define TF_GPU_ENGINE_FCOO_STREAM_CUH
 #include "gpu/engine/engine.cuh"
 
 /* Device bytes the streamed engine keeps aside for the factors, the

@@ -51,7 +51,7 @@ void tf_devset::no_transport()
     xchg.nranks = parts;
     xchg.first = first;
     for (int g = 0; g < n; ++g) xchg.gpu[g] = gpu[g];
-    xchg.timeout_s = tf_group_timeout();
+    xchg.timeout_s = tf_group_timeout(n ? gpu[0] : nullptr);
 }
 
 tf_status tf_devset::open_exchange()

@@ -126,7 +126,7 @@ tf_status nccl_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "NCCL group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
     g->n = g->nranks = n;
     g->first = 0;
-    g->timeout_s = tf_group_timeout();
+    g->timeout_s = tf_group_timeout(gpu[0]);
     int dev[TF_MAX_GPUS];
     for (int i = 0; i < n; ++i) {
         g->gpu[i] = gpu[i];
@@ -148,7 +148,7 @@ tf_status tf_exchange_init_rank(tf_exchange *g, tf_cuda_ctx *gpu, int nranks, in
     g->nranks = nranks;
     g->first = rank;
     g->gpu[0] = gpu;
-    g->timeout_s = tf_group_timeout();
+    g->timeout_s = tf_group_timeout(gpu);
     TF_TRY(tf_cuda_ctx_use(gpu));
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);
@@ -242,10 +242,9 @@ double tf_group_now()
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double tf_group_timeout()
+double tf_group_timeout(const tf_cuda_ctx *gpu)
 {
-    const char *e = getenv("TF_NCCL_TIMEOUT");
-    const double t = e && *e ? atof(e) : 0.0;
+    const double t = gpu ? gpu->tune.nccl_timeout : 0.0;
     return t > 0.0 ? t : 600.0;
 }
 
@@ -310,7 +309,8 @@ tf_status tf_exchange_wait(tf_exchange *g)
                 if (!idle[i]) dev = g->gpu[i]->device;
             tf_exchange_free(g, true);
             return tf_fail(TF_ERR_DEVICE, "GPU %d did not finish its step within %.0f s (a peer GPU or rank "
-                                          "stopped answering?); the run is stopped (TF_NCCL_TIMEOUT sets the bound)",
+                                          "stopped answering?); the run is stopped (the bound: TF_NCCL_TIMEOUT, "
+                                          "tuning.nccl_timeout)",
                            dev, g->timeout_s);
         }
         if (spin > 64) { /* past the first tens of microseconds, give the core back */

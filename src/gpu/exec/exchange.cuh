@@ -29,7 +29,7 @@ struct tf_exchange {
     int first = 0;                     /* group rank of this process's first GPU */
     tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr}; /* borrowed */
     void *comm[TF_MAX_GPUS] = {nullptr};       /* ncclComm_t */
-    double timeout_s = 600.0;          /* bound on every wait (TF_NCCL_TIMEOUT seconds) */
+    double timeout_s = 600.0;          /* bound on every wait (the first GPU's tuning.nccl_timeout) */
     /* the copy-engine transport (one process): no communicators; per GPU
      * an event marking its stream ready for the others' rows and one
      * marking its own rows sent */
@@ -73,9 +73,10 @@ tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n);
 tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
 void tf_peer_exchange_free(tf_exchange *g);
-/* Monotonic seconds and the bound on waits (TF_NCCL_TIMEOUT, default 600). */
+/* Monotonic seconds, and the bound on waits: the context's tuning.nccl_timeout
+ * (the tool's TF_NCCL_TIMEOUT), default 600. */
 double tf_group_now();
-double tf_group_timeout();
+double tf_group_timeout(const tf_cuda_ctx *gpu);
 
 /* Waits until every GPU's work stream is idle, at most g->timeout_s; a
  * communicator's asynchronous error or the timeout aborts the group and

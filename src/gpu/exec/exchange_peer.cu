@@ -70,7 +70,7 @@ tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
     g->n = g->nranks = n;
     g->first = 0;
     g->peer = true;
-    g->timeout_s = tf_group_timeout();
+    g->timeout_s = tf_group_timeout(gpu[0]);
     for (int i = 0; i < n; ++i) {
         g->gpu[i] = gpu[i];
         TF_TRY(tf_cuda_ctx_use(gpu[i]));

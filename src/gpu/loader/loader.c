@@ -20,6 +20,7 @@
 
 #include "backend/cuda_module.h"
 #include "core/build_config.h"
+#include "core/environment.h"
 #include "core/error.h"
 
 #pragma weak tf_cuda_api_table
@@ -71,8 +72,8 @@ static void find_module(void)
         snprintf(module_path, sizeof module_path, TF_LINKED_IN);
         return;
     }
-    const char *env = getenv("TF_CUDA_MODULE");
-    if (env && *env) {
+    const char *env = tf_env_cuda_module();
+    if (env) {
         found = access(env, F_OK) == 0; /* dlopen gets the full path: no library search */
         if (!found || !realpath(env, module_path)) snprintf(module_path, sizeof module_path, "%s", env);
         if (!found) snprintf(why_not, sizeof why_not, "TF_CUDA_MODULE=%s does not exist", env);

@@ -2,8 +2,8 @@
 /* CUDA / cuBLAS / cuSOLVER error checks: any failure becomes
  * tf_fail(TF_ERR_DEVICE, "file:line: cudaXxx: <message>") and is returned
  * from the calling function (which must return tf_status). */
-#ifndef TF_CUDA_CHECK_CUH
-#define TF_CUDA_CHECK_CUH
+#ifndef TF_GPU_RUNTIME_CHECK_CUH
+#define TF_GPU_RUNTIME_CHECK_CUH
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>

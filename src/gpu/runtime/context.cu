@@ -201,7 +201,7 @@ static tf_status make_ctx(const tf_context *c, int device, void **out)
         delete g;
         return s;
     }
-    g->tune = c->opts.tuning;
+    g->tune = c->tuning;
     g->memory_limit = c->opts.memory_limit;
     *out = g;
     return TF_OK;

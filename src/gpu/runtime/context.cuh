@@ -6,8 +6,8 @@
  * borrowed by every plan and run in it. Plus device allocation with clear
  * out-of-memory messages and host <-> device copies that convert double
  * to the value type. */
-#ifndef TF_CUDA_CONTEXT_CUH
-#define TF_CUDA_CONTEXT_CUH
+#ifndef TF_GPU_RUNTIME_CONTEXT_CUH
+#define TF_GPU_RUNTIME_CONTEXT_CUH
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The tf_dense operands of plan runs (SDDMM, MTTKRP) on the CUDA side:
  * where an array is, checked against what it says and the plan. */
-#ifndef TF_CUDA_DENSE_CUH
-#define TF_CUDA_DENSE_CUH
+#ifndef TF_GPU_RUNTIME_DENSE_CUH
+#define TF_GPU_RUNTIME_DENSE_CUH
 #include "gpu/runtime/check.cuh"
 #include "tenfold.h"
 

@@ -2,8 +2,8 @@
 /* One 16-byte read-only load (float4 / double2) of 16 / sizeof(T) values:
  * the factor-row pieces of the F-COO kernels and the M fragments of the
  * fused apply + Gram pass. */
-#ifndef TF_CUDA_LD16_CUH
-#define TF_CUDA_LD16_CUH
+#ifndef TF_GPU_RUNTIME_LD16_CUH
+#define TF_GPU_RUNTIME_LD16_CUH
 #include <type_traits>
 
 /* x[0 .. 16 / sizeof(T) - 1] = p[...]; p 16-byte aligned, read-only for

@@ -2,8 +2,8 @@
 /* Work that each GPU of a run does on its own (building its shards: the
  * upload, the device sort, the F-COO tables) done on all of them at once,
  * one host thread per GPU, instead of one GPU after the other. */
-#ifndef TF_GPU_PER_GPU_CUH
-#define TF_GPU_PER_GPU_CUH
+#ifndef TF_GPU_RUNTIME_PER_GPU_CUH
+#define TF_GPU_RUNTIME_PER_GPU_CUH
 #include <stdio.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA-event timing of a launch sequence, shared by the tuners and the
  * benchmark entry points. */
-#ifndef TF_CUDA_TIMING_CUH
-#define TF_CUDA_TIMING_CUH
+#ifndef TF_GPU_RUNTIME_TIMING_CUH
+#define TF_GPU_RUNTIME_TIMING_CUH
 #include <stdio.h>
 #include <string.h>
 

@@ -6,8 +6,8 @@
  * >= R). Each group works on one non-zero, its lanes on columns. For R >= 32
  * that is one non-zero per warp step with lanes over 32-column slices; for
  * small R several non-zeros are processed at once so no lanes idle. */
-#ifndef TF_CUDA_WARP_CUH
-#define TF_CUDA_WARP_CUH
+#ifndef TF_GPU_RUNTIME_WARP_CUH
+#define TF_GPU_RUNTIME_WARP_CUH
 #include <stdint.h>
 
 #include <type_traits>

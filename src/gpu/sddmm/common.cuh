@@ -2,8 +2,8 @@
 /* Pieces shared by the SDDMM schemes and the cuSPARSE comparison: the
  * padded row length of the dense operands and the cuSPARSE scheme (event
  * timing: gpu/runtime/timing.cuh). */
-#ifndef TF_CUDA_SDDMM_COMMON_CUH
-#define TF_CUDA_SDDMM_COMMON_CUH
+#ifndef TF_GPU_SDDMM_COMMON_CUH
+#define TF_GPU_SDDMM_COMMON_CUH
 #include <stdint.h>
 
 #include "gpu/runtime/context.cuh"

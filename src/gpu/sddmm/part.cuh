@@ -3,8 +3,8 @@
  * scheme its build chose, its operand buffers, and what a run or a timing
  * does on that GPU. sddmm.cu builds parts; plan.cu holds a plan's parts
  * (one, or one per GPU of a context of several) and runs them. */
-#ifndef TF_CUDA_SDDMM_PART_CUH
-#define TF_CUDA_SDDMM_PART_CUH
+#ifndef TF_GPU_SDDMM_PART_CUH
+#define TF_GPU_SDDMM_PART_CUH
 #include <memory>
 
 #include "gpu/sddmm/common.cuh"

@@ -15,8 +15,8 @@
  * step stays in that row; this needs the whole padded row in one pass
  * (Kp / W <= V VPL). Otherwise lanes walk K in passes of V VPL vectors, so
  * any Kp works. */
-#ifndef TF_CUDA_SDDMM_ROW_KERNEL_CUH
-#define TF_CUDA_SDDMM_ROW_KERNEL_CUH
+#ifndef TF_GPU_SDDMM_ROW_KERNEL_CUH
+#define TF_GPU_SDDMM_ROW_KERNEL_CUH
 #include "gpu/sddmm/tile_kernel.cuh"
 
 #define TF_SDDMM_ROW_THREADS 256

@@ -12,8 +12,8 @@
  * gives the dot product, written at the entry's CSR position (so P needs
  * no reordering, in host or GPU memory). Rows of A and B are padded to Kp (a multiple of the
  * vector width) with zeros on upload, so every vector load is aligned. */
-#ifndef TF_CUDA_SDDMM_KERNEL_CUH
-#define TF_CUDA_SDDMM_KERNEL_CUH
+#ifndef TF_GPU_SDDMM_TILE_KERNEL_CUH
+#define TF_GPU_SDDMM_TILE_KERNEL_CUH
 #include <stdint.h>
 
 #define TF_SDDMM_THREADS 512

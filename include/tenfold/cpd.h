@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tenfold/cpd.h — CP-ALS (tf_cpd) and its nvecs start (tf_nvecs). */
+#ifndef TENFOLD_CPD_H
+#define TENFOLD_CPD_H
+
+#include "context.h"
+#include "ktensor.h"
+#include "mttkrp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tf_cpd_iter {
+    uint32_t iter;     /* 1-based                         */
+    double fit;
+    double dfit;       /* fit - previous fit               */
+    double seconds;    /* wall time of this iteration     */
+    /* This iteration's share of the step times of tf_cpd_report (seconds,
+     * measured the same way): MTTKRP summed over the modes, the dense
+     * steps, the fit. */
+    double t_mttkrp;
+    double t_dense;
+    double t_fit;
+} tf_cpd_iter;
+
+typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
+
+/* How CP-ALS starts when tf_cpd_opts.init is NULL. */
+typedef enum tf_cpd_start {
+    TF_START_RANDOM = 0, /* factors uniform in [0,1) drawn from seed (default)      */
+    TF_START_NVECS = 1   /* factors 2..N: the R leading left singular vectors of the
+                            mode-n unfoldings (tf_nvecs; the Tensor Toolbox's and
+                            pyttb's init 'nvecs', tensorly's 'svd'). Factor 1 is
+                            not needed (CP-ALS solves for it first) and starts at
+                            zero; columns past a mode's length (R > dims[n]) are
+                            filled as the random start would fill them. Not
+                            with distributed_input (no rank holds all of X). */
+} tf_cpd_start;
+
+typedef struct tf_cpd_opts {
+    uint64_t rank;          /* 1..TF_MAX_RANK                             */
+    uint32_t max_iters;     /* default 50                                 */
+    double tol;             /* stop when |dfit| < tol, default 1e-5       */
+    uint64_t seed;          /* default TF_DEFAULT_SEED                    */
+    int threads;            /* 0 = default                                */
+    tf_backend backend;
+    tf_format format;
+    tf_precision precision;
+    int device;
+    tf_cpd_callback callback; /* called after every iteration (may be NULL) */
+    void *user;
+    tf_context *context;      /* devices, budget, tuning; NULL = a private one */
+    tf_progress_fn progress;  /* progress of building the plan / backend
+                                 (tf_progress); NULL = none                     */
+    void *progress_user;
+    const tf_ktensor *init;   /* the start; NULL (default) = the one `start`
+                                 names (random: factors uniform in [0,1)
+                                 drawn from seed). Else order, dims and
+                                 rank as X and rank, factors[m] dims[m] x rank,
+                                 finite; lambda (NULL = all 1) is folded into
+                                 factors[0]. CP-ALS solves for factor 1 from the
+                                 others first, so factors[1..] steer the run; a
+                                 previous result continues it.                 */
+    int distributed_input;    /* a distributed context (tf_context_opts.distributed): 1
+                                 when X holds only this rank's part of the non-zeros
+                                 (tf_read_opts.part / parts, tf_tensor_keep_part; dims
+                                 are the whole tensor's): the ranks send each other the
+                                 non-zeros of every mode's rows, so no rank holds the
+                                 whole tensor; 0 (default): every rank holds all of X */
+    const volatile int *stop; /* NULL (default) or a flag read after every
+                                 iteration (after the callback): non-zero ends
+                                 the run there with the factors so far, as a
+                                 success with rep->stopped = 1. The callback or
+                                 a signal handler may set it (bindings: a
+                                 Python callback, Ctrl-C).                     */
+    tf_cpd_start start;       /* the start when init is NULL: TF_START_RANDOM
+                                 (default) or TF_START_NVECS                   */
+} tf_cpd_opts;
+
+
+typedef struct tf_cpd_report {
+    uint32_t iters;
+    int converged;
+    double fit;
+    double t_build;                     /* plan construction               */
+    /* Step times in seconds, summed over iterations (GPU: CUDA events on
+     * the device, the iteration queued without waits; CPU: wall clock). */
+    double t_mttkrp[TF_MAX_ORDER];      /* per mode                        */
+    double t_dense;                     /* Gram, Hadamard, solve, normalise */
+    double t_fit;                       /* fit computation                 */
+    double t_total;                     /* whole tf_cpd call               */
+    uint64_t pinv_fallbacks;            /* solves that fell back to pinv   */
+    char plan[96];                      /* tf_plan_describe of the plan    */
+    char note[256];                     /* why an auto run is not on the GPU it
+                                           would have used ("GPU 0 ... : running
+                                           on the CPU"), "" otherwise        */
+    uint64_t build_peak_bytes;          /* host memory the build held at most
+                                           above what was held before it, as
+                                           tf_plan_build_peak counts it     */
+    int stopped;                        /* 1 if tf_cpd_opts.stop ended the run */
+    /* Several GPUs or ranks (else 0): how many took part, the factor-row
+     * exchange time (seconds, summed over iterations; part of t_dense) and
+     * the load imbalance of the shards: max over modes of the largest
+     * part's non-zeros over the mean, minus 1 (0.01 = 1 %). */
+    int parts;
+    double t_exchange;
+    double imbalance;
+    uint64_t device_bytes;              /* GPU memory the run held after its build,
+                                           all GPUs of this process (0 on the CPU) */
+    double t_init;                      /* computing the start (TF_START_NVECS;
+                                           part of t_total), else 0          */
+} tf_cpd_report;
+
+void tf_cpd_opts_default(tf_cpd_opts *o);
+/* CP-ALS. out is allocated by the call (free with tf_ktensor_free). Any
+ * finite values work: when the largest |value| is outside 2^-40..2^40 the
+ * iteration runs on a copy of the values scaled by an exact power of two
+ * (safe in fp32 too) and lambda is scaled back; fits are scale-invariant. */
+tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep);
+
+/* The leading mode-n vectors of X: the r leading left singular vectors of
+ * the unfolding X_(n) (dims[n] x the product of the other lengths), i.e.
+ * the eigenvectors of the Gram X_(n) X_(n)^T with the r largest eigenvalues,
+ * computed without forming X_(n): its columns are the distinct index tuples
+ * of the other modes (the non-zeros sorted by those modes, as SpTTM's
+ * fibres), and the Gram is either formed from them (sum over fibres of the
+ * outer products of their values) or applied as Y = X_(n) (X_(n)^T V), two
+ * sparse passes. Columns in decreasing eigenvalue order, each with unit
+ * norm and its largest-magnitude entry positive (the first such entry, as
+ * pyttb's sptensor.nvecs flips them). */
+typedef enum tf_nvecs_method {
+    TF_NVECS_AUTO = 0,     /* DENSE for dims[n] <= 1024; else SUBSPACE on the formed
+                              Gram when dims[n] <= 4096 and forming it costs less
+                              than ~20 sparse passes, else SUBSPACE on the sparse
+                              operator                                            */
+    TF_NVECS_DENSE = 1,    /* the Gram formed (dims[n]^2 doubles, at most 16384
+                              rows), eigenvectors by LAPACK dsyevr: exact         */
+    TF_NVECS_SUBSPACE = 2  /* block subspace iteration on the sparse operator:
+                              r + 10 columns from a fixed random start, each step
+                              a Chebyshev filter of degree <= 8 (damping the
+                              eigenvalues below the block's smallest Ritz value;
+                              converged leading vectors locked and deflated),
+                              then Rayleigh-Ritz (dsyevd), until every residual
+                              ||G u - t u|| <= tol * t_1                           */
+} tf_nvecs_method;
+
+typedef struct tf_nvecs_opts {
+    int threads;             /* 0 = default                                        */
+    tf_nvecs_method method;  /* default TF_NVECS_AUTO                              */
+    double tol;              /* subspace iteration: relative residual, default 1e-12 */
+    uint32_t max_iters;      /* subspace iteration: at most this many applications of
+                                G (default 3000); then the vectors so far,
+                                info->residual says how close they are             */
+    uint64_t seed;           /* the subspace iteration's random start (default
+                                TF_DEFAULT_SEED)                                   */
+} tf_nvecs_opts;
+
+typedef struct tf_nvecs_info {
+    tf_nvecs_method method;  /* TF_NVECS_DENSE or TF_NVECS_SUBSPACE: what ran      */
+    int formed_gram;         /* 1 when the Gram was formed (DENSE, or SUBSPACE on it) */
+    uint32_t iters;          /* SUBSPACE: applications of G to the block (0 for DENSE) */
+    double residual;         /* largest ||G u - t u|| / t_1 of the r vectors         */
+    double seconds;          /* the whole call                                       */
+} tf_nvecs_info;
+
+void tf_nvecs_opts_default(tf_nvecs_opts *o);
+/* out (allocated by the call: dims[mode] x r, row-major) gets the vectors;
+ * values (NULL, or r doubles) the eigenvalues of the Gram (squared singular
+ * values), decreasing. 1 <= r <= dims[mode]. opts and info may be NULL. */
+tf_status tf_nvecs(const tf_tensor *X, uint32_t mode, uint64_t r, const tf_nvecs_opts *opts, tf_matrix *out,
+                   double *values, tf_nvecs_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFOLD_CPD_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tenfold/gen.h — synthetic sparse tensors (power-law skew, planted models). */
+#ifndef TENFOLD_GEN_H
+#define TENFOLD_GEN_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tf_gen_opts {
+    uint32_t order;
+    uint64_t dims[TF_MAX_ORDER];
+    uint64_t nnz;                   /* exact number of distinct non-zeros   */
+    double alpha[TF_MAX_ORDER];     /* per-mode power-law skew in [0, 1); 0 = uniform */
+    uint64_t seed;
+    uint64_t rank;                  /* >0: values from a planted rank-R model */
+    double noise;                   /* relative Gaussian noise on planted values */
+    int threads;                    /* 0 = default (OpenMP); the output does not depend on it */
+} tf_gen_opts;
+
+/* Index of mode d: perm_d[floor(d * u^(1/(1-alpha)))], u ~ U[0,1), perm_d a
+ * fixed random permutation; the tensor holds the first nnz distinct
+ * coordinates of the sequence of draws (duplicates rejected), sorted.
+ * Deterministic for a given seed, whatever the thread count; parallel
+ * (OpenMP, o->threads). Peak memory about 24 bytes per draw (coordinates
+ * of up to 64 bits), then 16 per draw plus the COO. */
+tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENFOLD_GEN_H */

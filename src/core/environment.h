@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The process environment, read in one place (src/core/environment.c: the
+ * only file of src/ that calls getenv; scripts/check-source checks it). Each
+ * variable the library looks at has an accessor named for it; the tuning
+ * policy's TF_* overrides are read by tf_tuning_from_env (public), only
+ * when a caller asks. */
+#ifndef TF_CORE_ENVIRONMENT_H
+#define TF_CORE_ENVIRONMENT_H
+
+/* TF_CUDA_MODULE: the CUDA module's file, when set and not empty (the
+ * loader then looks nowhere else); else NULL. */
+const char *tf_env_cuda_module(void);
+/* The most ranks a launcher's variables say this process is one of
+ * (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE, MPI_LOCALNRANKS, SLURM_NTASKS);
+ * 0 when none is set. */
+int tf_env_launcher_ranks(void);
+/* 1 when OMP_NUM_THREADS is set (the user chose the thread count: no cgroup
+ * quota applies). */
+int tf_env_omp_num_threads_set(void);
+/* The variables `tenfold info --threads` and `cpd -v` describe, as set (NULL
+ * when unset): OPENBLAS_NUM_THREADS, OMP_PLACES, OMP_WAIT_POLICY,
+ * GOMP_SPINCOUNT. */
+const char *tf_env_openblas_num_threads(void);
+const char *tf_env_omp_places(void);
+const char *tf_env_omp_wait_policy(void);
+const char *tf_env_gomp_spincount(void);
+#endif
