@@ -143,15 +143,38 @@ extern "C" {
 
 /* What library and module must agree on besides the function lists: the
  * version, the configured commit, and the sizes of the structures that
- * cross. The module refuses a library that differs. */
-#define TF_CUDA_ABI_SIZES                                                                                  \
-    {sizeof(tf_tensor), sizeof(tf_matrix), sizeof(tf_csr), sizeof(tf_plan), sizeof(tf_plan_opts),        \
-     sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
-     sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
-     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
-     sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                       \
-     sizeof(tf_sddmm_run_opts), sizeof(tf_sddmm_part_operands), sizeof(tf_sddmm_panel)}
-#define TF_CUDA_ABI_NSIZES 25
+ * cross, listed here once (a new one is a line). The module refuses a
+ * library that differs. */
+#define TF_CUDA_ABI_TYPES(T)  \
+    T(tf_tensor)              \
+    T(tf_matrix)              \
+    T(tf_csr)                 \
+    T(tf_plan)                \
+    T(tf_plan_opts)           \
+    T(tf_cpd_opts)            \
+    T(tf_cpd_backend)         \
+    T(tf_context)             \
+    T(tf_tuning)              \
+    T(tf_sddmm_opts)          \
+    T(tf_sddmm_info)          \
+    T(tf_spttm_opts)          \
+    T(tf_fibres)              \
+    T(tf_fcoo)                \
+    T(tf_blco)                \
+    T(tf_sddmm_tiles)         \
+    T(tf_spttm_fcoo)          \
+    T(tf_fcoo_chunks)         \
+    T(tf_shards)              \
+    T(tf_cpd_report)          \
+    T(tf_context_opts)        \
+    T(tf_dense)               \
+    T(tf_sddmm_run_opts)      \
+    T(tf_sddmm_part_operands) \
+    T(tf_sddmm_panel)
+#define TF_CUDA_ABI_SIZE_(type) sizeof(type),
+#define TF_CUDA_ABI_ONE_(type) +1
+#define TF_CUDA_ABI_SIZES {TF_CUDA_ABI_TYPES(TF_CUDA_ABI_SIZE_)}
+#define TF_CUDA_ABI_NSIZES (0 TF_CUDA_ABI_TYPES(TF_CUDA_ABI_ONE_))
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */
