@@ -57,7 +57,8 @@ extern "C" {
     TF_CUDA_PLAN_API(ROW)                                                                                        \
     TF_CUDA_CPD_API(ROW)                                                                                         \
     TF_CUDA_SDDMM_API(ROW)                                                                                       \
-    TF_CUDA_SPTTM_API(ROW)
+    TF_CUDA_SPTTM_API(ROW)                                                                                       \
+    /* a new family: its table here, one line */
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
  * apart). Any other call into libtenfold fails the module's link
@@ -145,7 +146,8 @@ extern "C" {
     T(tf_dense)               \
     T(tf_sddmm_run_opts)      \
     T(tf_sddmm_part_operands) \
-    T(tf_sddmm_panel)
+    T(tf_sddmm_panel)         \
+    /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1
 #define TF_CUDA_ABI_SIZES {TF_CUDA_ABI_TYPES(TF_CUDA_ABI_SIZE_)}
