@@ -3,8 +3,8 @@
  * (every non-zero, output poisoned with NaN), tf_ktensor_innerprod and
  * tf_ktensor_norm on fresh random tensors of order 2..5 and ranks 1..37
  * (with and without lambda; the same bits on 1 and 3 threads), a hand-made
- * example whose full tensor is known, the bundled uber-apr14 tensor, and
- * the argument errors. */
+ * example whose full tensor is known, the bundled uber-apr14 tensor,
+ * tf_model_values_ex on the CPU, and the argument errors. */
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -169,6 +169,55 @@ static void real_data(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
+/* tf_model_values_ex on the CPU: the same bits as tf_model_values; under auto
+ * without a GPU on the CPU; the GPU asked for without one: unavailable, naming
+ * CUDA (test_gpu_model_values checks the GPU itself); argument errors. */
+static void model_values_ex(tf_rng *rng)
+{
+    const uint64_t dims[4] = {9, 4, 11, 6};
+    tf_tensor X = sp_random_tensor(rng, 4, dims, 300, -1);
+    tf_ktensor K = kt_random_ktensor(rng, 4, dims, 5, 1);
+    double *m = kt_poisoned(X.nnz), *e = kt_poisoned(X.nnz);
+    CHECK_OK(tf_model_values(&X, &K, m));
+    tf_model_opts o;
+    tf_model_info info;
+    tf_model_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    o.info = &info;
+    CHECK_OK(tf_model_values_ex(&X, &K, &o, e));
+    CHECK(info.backend == TF_BACKEND_CPU && info.note[0] == 0);
+    CHECK(memcmp(m, e, X.nnz * sizeof *m) == 0);
+    if (tf_gpu_count() == 0) {
+        for (uint64_t j = 0; j < X.nnz; ++j) e[j] = NAN;
+        o.backend = TF_BACKEND_AUTO;
+        CHECK_OK(tf_model_values_ex(&X, &K, &o, e));
+        CHECK(info.backend == TF_BACKEND_CPU && memcmp(m, e, X.nnz * sizeof *m) == 0);
+        CHECK_OK(tf_model_values_ex(&X, &K, NULL, e));
+        o.backend = TF_BACKEND_GPU;
+        const tf_status st = tf_model_values_ex(&X, &K, &o, e);
+        CHECKF((st == TF_ERR_UNAVAILABLE || st == TF_ERR_DEVICE) && strstr(tf_last_error(), "CUDA"),
+               "tf_model_values_ex on the GPU without one -> %s \"%s\"", tf_status_name(st), tf_last_error());
+    }
+    tf_model_opts_default(&o);
+    CHECK_FAILS(tf_model_values_ex(NULL, &K, &o, e), TF_ERR_ARG, "must not be NULL");
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, NULL), TF_ERR_ARG, "must not be NULL");
+    o.backend = (tf_backend)7;
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, e), TF_ERR_ARG, "unknown backend 7");
+    tf_model_opts_default(&o);
+    o.precision = (tf_precision)5;
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, e), TF_ERR_ARG, "unknown precision 5");
+    tf_model_opts_default(&o);
+    o.threads = -2;
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, e), TF_ERR_ARG, "threads -2 is negative");
+    tf_ktensor B = K;
+    B.order = 3;
+    CHECK_FAILS(tf_model_values_ex(&X, &B, NULL, e), TF_ERR_ARG, "the ktensor has order 3, the tensor 4");
+    free(m);
+    free(e);
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+}
+
 static void errors(tf_rng *rng)
 {
     const uint64_t dims[3] = {5, 6, 7};
@@ -222,6 +271,7 @@ int main(void)
     random_cases(&rng);
     hand_example();
     real_data(&rng);
+    model_values_ex(&rng);
     errors(&rng);
     return tf_test_finish("test_ktensor_ops");
 }

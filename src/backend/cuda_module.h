@@ -31,6 +31,7 @@ extern "C" {
 #endif
 #include "backend/context.h"
 #include "backend/cpd.h"
+#include "backend/model_backends.h"
 #include "backend/plan.h"
 #include "backend/sddmm_backends.h"
 #include "backend/spttm_backends.h"
@@ -58,6 +59,7 @@ extern "C" {
     TF_CUDA_CPD_API(ROW)                                                                                         \
     TF_CUDA_SDDMM_API(ROW)                                                                                       \
     TF_CUDA_SPTTM_API(ROW)                                                                                       \
+    TF_CUDA_MODEL_API(ROW)                                                                                       \
     /* a new family: its table here, one line */
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
@@ -147,6 +149,8 @@ extern "C" {
     T(tf_sddmm_run_opts)      \
     T(tf_sddmm_part_operands) \
     T(tf_sddmm_panel)         \
+    T(tf_ktensor)             \
+    T(tf_model_opts)          \
     /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1
