@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared by test_ktensor_ops.c and test_tensor_ops.c: the seed of a run
- * (fresh each run unless TF_TEST_SEED says one; printed, so a failure can
- * be replayed), the bundled real tensor, and a comparison of one value with
- * its reference within a bound relative to the sum of the magnitudes of
- * its terms. */
+/* Shared by test_ktensor_ops.c, test_tensor_ops.c and
+ * test_gpu_model_values.c: the seed of a run (fresh each run unless
+ * TF_TEST_SEED says one; printed, so a failure can be replayed), the
+ * bundled real tensor, random ktensors and the float64 reference of the
+ * model at a non-zero, and a comparison of one value with its reference
+ * within a bound relative to the sum of the magnitudes of its terms. */
 #ifndef TF_TESTS_KT_TEST_UTIL_H
 #define TF_TESTS_KT_TEST_UTIL_H
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "core/alloc.h"
 #include "core/rng.h"
 #include "tenfold.h"
 
@@ -40,6 +42,38 @@ static inline int kt_read_uber(tf_tensor *X)
     tf_status s = tf_read_tensor(path, 0, X, NULL);
     CHECKF(s == TF_OK, "reading %s: %s", path, tf_last_error());
     return s == TF_OK;
+}
+
+/* A random ktensor of X's shape: factors in [-1, 1), lambda in [0.5, 2) or NULL. */
+static inline tf_ktensor kt_random_ktensor(tf_rng *rng, uint32_t order, const uint64_t *dims, uint64_t R,
+                                           int with_lambda)
+{
+    tf_ktensor K;
+    CHECK_OK(tf_ktensor_alloc(&K, order, dims, R));
+    for (uint32_t m = 0; m < order; ++m)
+        for (uint64_t e = 0; e < dims[m] * R; ++e) K.factors[m].data[e] = tf_rng_uniform(rng) * 2.0 - 1.0;
+    for (uint64_t r = 0; r < R; ++r) K.lambda[r] = 0.5 + 1.5 * tf_rng_uniform(rng);
+    if (!with_lambda) {
+        tf_free(K.lambda);
+        K.lambda = NULL;
+    }
+    return K;
+}
+
+static inline double kt_lambda(const tf_ktensor *K, uint64_t r) { return K->lambda ? K->lambda[r] : 1.0; }
+
+/* m_j and sum_r |term| for non-zero j, plain float64 loops. */
+static inline double kt_ref_model(const tf_tensor *X, const tf_ktensor *K, uint64_t j, double *mag)
+{
+    double m = 0.0, a = 0.0;
+    for (uint64_t r = 0; r < K->rank; ++r) {
+        double p = kt_lambda(K, r);
+        for (uint32_t n = 0; n < X->order; ++n) p *= K->factors[n].data[(uint64_t)X->ind[n][j] * K->rank + r];
+        m += p;
+        a += fabs(p);
+    }
+    *mag = a;
+    return m;
 }
 
 /* A NaN-filled array of n doubles (the outputs a call must overwrite). */

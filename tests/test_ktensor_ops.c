@@ -3,14 +3,13 @@
  * (every non-zero, output poisoned with NaN), tf_ktensor_innerprod and
  * tf_ktensor_norm on fresh random tensors of order 2..5 and ranks 1..37
  * (with and without lambda; the same bits on 1 and 3 threads), a hand-made
- * example whose full tensor is known, the bundled uber-apr14 tensor, and
- * the argument errors. */
+ * example whose full tensor is known, the bundled uber-apr14 tensor,
+ * tf_model_values_ex on the CPU, and the argument errors. */
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-#include "core/alloc.h"
 #include "kt_test_util.h"
 #include "spttm_test_util.h"
 #include "test_random.h"
@@ -28,37 +27,6 @@ static void set_threads(int n)
 #endif
 }
 
-/* A random ktensor of X's shape: factors in [-1, 1), lambda in [0.5, 2) or NULL. */
-static tf_ktensor random_ktensor(tf_rng *rng, uint32_t order, const uint64_t *dims, uint64_t R, int with_lambda)
-{
-    tf_ktensor K;
-    CHECK_OK(tf_ktensor_alloc(&K, order, dims, R));
-    for (uint32_t m = 0; m < order; ++m)
-        for (uint64_t e = 0; e < dims[m] * R; ++e) K.factors[m].data[e] = tf_rng_uniform(rng) * 2.0 - 1.0;
-    for (uint64_t r = 0; r < R; ++r) K.lambda[r] = 0.5 + 1.5 * tf_rng_uniform(rng);
-    if (!with_lambda) {
-        tf_free(K.lambda);
-        K.lambda = NULL;
-    }
-    return K;
-}
-
-static double lam(const tf_ktensor *K, uint64_t r) { return K->lambda ? K->lambda[r] : 1.0; }
-
-/* m_j and sum_r |term| for non-zero j, plain loops. */
-static double ref_model(const tf_tensor *X, const tf_ktensor *K, uint64_t j, double *mag)
-{
-    double m = 0.0, a = 0.0;
-    for (uint64_t r = 0; r < K->rank; ++r) {
-        double p = lam(K, r);
-        for (uint32_t n = 0; n < X->order; ++n) p *= K->factors[n].data[(uint64_t)X->ind[n][j] * K->rank + r];
-        m += p;
-        a += fabs(p);
-    }
-    *mag = a;
-    return m;
-}
-
 /* ||K||^2 from Grams by plain loops, and the sum of the terms' magnitudes. */
 static double ref_norm2(const tf_ktensor *K, double *mag)
 {
@@ -66,7 +34,7 @@ static double ref_norm2(const tf_ktensor *K, double *mag)
     double q = 0.0, a = 0.0;
     for (uint64_t r = 0; r < R; ++r)
         for (uint64_t s = 0; s < R; ++s) {
-            double p = lam(K, r) * lam(K, s), pa = fabs(p);
+            double p = kt_lambda(K, r) * kt_lambda(K, s), pa = fabs(p);
             for (uint32_t n = 0; n < K->order; ++n) {
                 double g = 0.0, ga = 0.0;
                 for (uint64_t i = 0; i < K->dims[n]; ++i) {
@@ -92,7 +60,7 @@ static void check_pair(const char *what, const tf_tensor *X, const tf_ktensor *K
     uint64_t bad = 0;
     for (uint64_t j = 0; j < X->nnz; ++j) {
         double mag;
-        const double want = ref_model(X, K, j, &mag);
+        const double want = kt_ref_model(X, K, j, &mag);
         if (!kt_close(m[j], want, mag, 1e-13) && bad++ < 3)
             CHECKF(0, "%s: model value %llu is %.17g, reference %.17g", what, (unsigned long long)j, m[j], want);
         dot += X->vals[j] * want;
@@ -126,7 +94,7 @@ static void random_cases(tf_rng *rng)
     for (size_t si = 0; si < COUNT(shapes); ++si) {
         tf_tensor X = sp_random_tensor(rng, shapes[si].order, shapes[si].dims, shapes[si].nnz, -1);
         for (size_t ri = 0; ri < COUNT(Rs); ++ri) {
-            tf_ktensor K = random_ktensor(rng, X.order, X.dims, Rs[ri], (int)(ri % 2));
+            tf_ktensor K = kt_random_ktensor(rng, X.order, X.dims, Rs[ri], (int)(ri % 2));
             char what[64];
             snprintf(what, sizeof what, "random order %u R %llu", X.order, (unsigned long long)Rs[ri]);
             check_pair(what, &X, &K);
@@ -138,7 +106,7 @@ static void random_cases(tf_rng *rng)
     const uint64_t d[] = {4, 5, 6};
     tf_tensor E;
     CHECK_OK(tf_tensor_alloc(&E, 3, d, 0));
-    tf_ktensor K = random_ktensor(rng, 3, d, 4, 1);
+    tf_ktensor K = kt_random_ktensor(rng, 3, d, 4, 1);
     double ip = NAN, m = NAN;
     CHECK_OK(tf_ktensor_innerprod(&E, &K, &ip));
     CHECK(ip == 0.0);
@@ -185,7 +153,7 @@ static void real_data(tf_rng *rng)
 {
     tf_tensor X;
     if (!kt_read_uber(&X)) return;
-    tf_ktensor K = random_ktensor(rng, X.order, X.dims, 16, 1);
+    tf_ktensor K = kt_random_ktensor(rng, X.order, X.dims, 16, 1);
     check_pair("uber-apr14 R 16", &X, &K);
     double *m = kt_poisoned(X.nnz), ip = 0.0;
     double t0 = tf_wtime();
@@ -201,11 +169,60 @@ static void real_data(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
+/* tf_model_values_ex on the CPU: the same bits as tf_model_values; under auto
+ * without a GPU on the CPU; the GPU asked for without one: unavailable, naming
+ * CUDA (test_gpu_model_values checks the GPU itself); argument errors. */
+static void model_values_ex(tf_rng *rng)
+{
+    const uint64_t dims[4] = {9, 4, 11, 6};
+    tf_tensor X = sp_random_tensor(rng, 4, dims, 300, -1);
+    tf_ktensor K = kt_random_ktensor(rng, 4, dims, 5, 1);
+    double *m = kt_poisoned(X.nnz), *e = kt_poisoned(X.nnz);
+    CHECK_OK(tf_model_values(&X, &K, m));
+    tf_model_opts o;
+    tf_model_info info;
+    tf_model_opts_default(&o);
+    o.backend = TF_BACKEND_CPU;
+    o.info = &info;
+    CHECK_OK(tf_model_values_ex(&X, &K, &o, e));
+    CHECK(info.backend == TF_BACKEND_CPU && info.note[0] == 0);
+    CHECK(memcmp(m, e, X.nnz * sizeof *m) == 0);
+    if (tf_gpu_count() == 0) {
+        for (uint64_t j = 0; j < X.nnz; ++j) e[j] = NAN;
+        o.backend = TF_BACKEND_AUTO;
+        CHECK_OK(tf_model_values_ex(&X, &K, &o, e));
+        CHECK(info.backend == TF_BACKEND_CPU && memcmp(m, e, X.nnz * sizeof *m) == 0);
+        CHECK_OK(tf_model_values_ex(&X, &K, NULL, e));
+        o.backend = TF_BACKEND_GPU;
+        const tf_status st = tf_model_values_ex(&X, &K, &o, e);
+        CHECKF((st == TF_ERR_UNAVAILABLE || st == TF_ERR_DEVICE) && strstr(tf_last_error(), "CUDA"),
+               "tf_model_values_ex on the GPU without one -> %s \"%s\"", tf_status_name(st), tf_last_error());
+    }
+    tf_model_opts_default(&o);
+    CHECK_FAILS(tf_model_values_ex(NULL, &K, &o, e), TF_ERR_ARG, "must not be NULL");
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, NULL), TF_ERR_ARG, "must not be NULL");
+    o.backend = (tf_backend)7;
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, e), TF_ERR_ARG, "unknown backend 7");
+    tf_model_opts_default(&o);
+    o.precision = (tf_precision)5;
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, e), TF_ERR_ARG, "unknown precision 5");
+    tf_model_opts_default(&o);
+    o.threads = -2;
+    CHECK_FAILS(tf_model_values_ex(&X, &K, &o, e), TF_ERR_ARG, "threads -2 is negative");
+    tf_ktensor B = K;
+    B.order = 3;
+    CHECK_FAILS(tf_model_values_ex(&X, &B, NULL, e), TF_ERR_ARG, "the ktensor has order 3, the tensor 4");
+    free(m);
+    free(e);
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+}
+
 static void errors(tf_rng *rng)
 {
     const uint64_t dims[3] = {5, 6, 7};
     tf_tensor X = sp_random_tensor(rng, 3, dims, 40, -1);
-    tf_ktensor K = random_ktensor(rng, 3, dims, 4, 1);
+    tf_ktensor K = kt_random_ktensor(rng, 3, dims, 4, 1);
     double out[64], v = 0.0;
     CHECK_FAILS(tf_model_values(NULL, &K, out), TF_ERR_ARG, "must not be NULL");
     CHECK_FAILS(tf_model_values(&X, NULL, out), TF_ERR_ARG, "must not be NULL");
@@ -254,6 +271,7 @@ int main(void)
     random_cases(&rng);
     hand_example();
     real_data(&rng);
+    model_values_ex(&rng);
     errors(&rng);
     return tf_test_finish("test_ktensor_ops");
 }

@@ -218,6 +218,14 @@ typedef enum tf_cuda_module_state {
  * error). Thread-safe. */
 tf_cuda_module_state tf_cuda_module(int load, char *where, size_t len);
 
+/* Where a call ran: the optional output of SpTTM (tf_spttm / tf_spttm_time)
+ * and of the model values (tf_model_values_ex). */
+typedef struct tf_run_info {
+    tf_backend backend;     /* TF_BACKEND_CPU or TF_BACKEND_GPU                 */
+    char note[256];         /* why an auto run is on the CPU (the GPU could not
+                               hold it: "...: running on the CPU"), else ""     */
+} tf_run_info;
+
 #ifdef __cplusplus
 }
 #endif

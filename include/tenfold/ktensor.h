@@ -4,6 +4,7 @@
 #ifndef TENFOLD_KTENSOR_H
 #define TENFOLD_KTENSOR_H
 
+#include "context.h"
 #include "tensor.h"
 
 #ifdef __cplusplus
@@ -104,8 +105,31 @@ tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda);
 
 /* The model at the non-zeros of X: out[j] = sum_r lambda_r prod_n
  * A_n(i_jn, r), one value per non-zero (out: X->nnz doubles). The kernel of
- * <X, K>, CP-APR and GCP. */
+ * <X, K>, CP-APR and GCP. On the CPU, as the other helpers here;
+ * tf_model_values_ex also runs on a GPU. */
 tf_status tf_model_values(const tf_tensor *X, const tf_ktensor *K, double *out);
+
+typedef tf_run_info tf_model_info; /* where a tf_model_values_ex ran */
+
+typedef struct tf_model_opts {
+    tf_backend backend;     /* default TF_BACKEND_AUTO: the context's device,
+                               else the GPU when one is present              */
+    tf_precision precision; /* the GPU's arithmetic, default TF_DOUBLE (TF_SINGLE:
+                               factors, lambda and sums in float); the CPU
+                               computes in double either way                  */
+    int threads;            /* CPU threads, 0 = default                         */
+    int device;             /* GPU ordinal                                      */
+    tf_context *context;    /* devices, tuning; NULL = a private default one      */
+    tf_model_info *info;    /* optional output (NULL: none)                      */
+} tf_model_opts;
+
+void tf_model_opts_default(tf_model_opts *o);
+/* tf_model_values with the device chosen as SpTTM's is (o NULL: the
+ * defaults): on the GPU the factors (and lambda) and the non-zeros'
+ * indices are uploaded -- the indices in pieces the device's memory budget
+ * holds -- the model computed there and out downloaded; under auto, a
+ * problem the GPU cannot hold runs on the CPU (info->note says why). */
+tf_status tf_model_values_ex(const tf_tensor *X, const tf_ktensor *K, const tf_model_opts *o, double *out);
 /* <X, K> = sum_j x_j m_j (pyttb ktensor.innerprod with an sptensor), in the
  * same pass, without storing the model values. */
 tf_status tf_ktensor_innerprod(const tf_tensor *X, const tf_ktensor *K, double *out);

@@ -33,11 +33,7 @@ void tf_semisparse_free(tf_semisparse *y);
 tf_status tf_semisparse_to_tensor(const tf_semisparse *y, tf_tensor *out);
 
 /* Where an SpTTM ran (optional output of tf_spttm / tf_spttm_time). */
-typedef struct tf_spttm_info {
-    tf_backend backend;     /* TF_BACKEND_CPU or TF_BACKEND_GPU                 */
-    char note[256];         /* why an auto run is on the CPU (the GPU could not
-                               hold it: "...: running on the CPU"), else ""     */
-} tf_spttm_info;
+typedef tf_run_info tf_spttm_info;
 
 typedef struct tf_spttm_opts {
     tf_backend backend;     /* default TF_BACKEND_AUTO                          */

@@ -5,6 +5,7 @@
  * end (src/ops) creates contexts; backends only read them. */
 #ifndef TF_BACKEND_CONTEXT_H
 #define TF_BACKEND_CONTEXT_H
+#include "backend/cuda_table.h"
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -23,14 +24,42 @@ struct tf_context {
     struct tf_dist *dist; /* the ranks of a distributed context (opts.distributed), else NULL */
 };
 
-/* CUDA backend hooks (src/gpu/runtime, called through the loader in
- * src/gpu/loader; src/gpu/none answers them in CPU-only builds): the device
- * context's teardown, the memory budget of the GPU, versions. */
-void tf_cuda_context_release(void *gpu);
-tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes);
-/* CUDA runtime version and the highest version the driver supports (0, 0
- * without the CUDA backend or a driver); initialises no device. */
-void tf_cuda_versions(int *runtime, int *driver);
+/* The devices and the device context, as the CUDA backend answers them
+ * (src/gpu/runtime; the rows' format: backend/cuda_table.h):
+ * - tf_gpu_count, tf_gpu_describe, tf_gpu_copy_bandwidth,
+ *   tf_gpu_h2d_bandwidth, tf_gpu_links: the public device queries
+ *   (tenfold.h); without an NVIDIA driver (tf_cuda_driver_visible) no
+ *   GPU is counted nor the module loaded;
+ * - tf_cuda_context_release: the device context's teardown (made by the
+ *   module, so only a loaded one is asked);
+ * - tf_cuda_context_budget: the memory budget of the context's GPU;
+ * - tf_cuda_versions: the CUDA runtime version and the highest version the
+ *   driver supports (0, 0 without the CUDA backend or a driver);
+ *   initialises no device. */
+#define TF_CUDA_DEVICE_API(ROW)                                                                                   \
+    ROW(MAY_LOAD, int, tf_gpu_count, (void), (), if (!tf_cuda_driver_visible()) return 0;, 0)                     \
+    ROW(MAY_LOAD, tf_status, tf_gpu_describe, (int device, char *buf, size_t len), (device, buf, len),            \
+        TF_TRY(tf_gpu_describe_args(__func__, device, buf, len));, tf_cuda_unavailable(NULL))                    \
+    ROW(MAY_LOAD, tf_status, tf_gpu_copy_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s),     \
+        TF_TRY(tf_gpu_bandwidth_args(__func__, device, bytes_per_s));, tf_cuda_unavailable(NULL))                \
+    ROW(MAY_LOAD, tf_status, tf_gpu_h2d_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s),      \
+        TF_TRY(tf_gpu_bandwidth_args(__func__, device, bytes_per_s));, tf_cuda_unavailable(NULL))                \
+    ROW(MAY_LOAD_VOID, void, tf_gpu_links, (char *buf, size_t len), (buf, len),                                   \
+        if (!buf || !len) return; buf[0] = 0; if (!tf_cuda_driver_visible()) return;, )                           \
+    ROW(IF_LOADED_VOID, void, tf_cuda_context_release, (void *gpu), (gpu), , )                                    \
+    ROW(MAY_LOAD, tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes),                \
+        if (bytes) *bytes = 0;, tf_cuda_unavailable(NULL))                                                        \
+    ROW(MAY_LOAD_VOID, void, tf_cuda_versions, (int *runtime, int *driver), (runtime, driver),                    \
+        *runtime = 0; *driver = 0;, )
+TF_CUDA_DEVICE_API(TF_CUDA_DECLARE_)
+
+/* The argument checks of the device queries, before anything loads
+ * (src/gpu/front/entry_points.c): `device` >= 0 and, where GPUs are
+ * counted, one of them; buf non-NULL unless len is 0 (it gets "none"
+ * first); bytes_per_s non-NULL (it gets 0 first). fn (the query's name)
+ * starts the messages. */
+tf_status tf_gpu_describe_args(const char *fn, int device, char *buf, size_t len);
+tf_status tf_gpu_bandwidth_args(const char *fn, int device, double *bytes_per_s);
 
 /* 1 when an NVIDIA driver may be there (a device node, /proc/driver/nvidia or
  * nvidia-modprobe exists; src/gpu/loader, 0 in CPU-only builds): without

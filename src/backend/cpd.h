@@ -6,6 +6,7 @@
  * The front end (src/ops/cpd.c) creates backends. */
 #ifndef TF_BACKEND_CPD_H
 #define TF_BACKEND_CPD_H
+#include "backend/cuda_table.h"
 #include "backend/shards.h"
 #include "tenfold.h"
 
@@ -63,14 +64,18 @@ struct tf_dist;
 tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *o, struct tf_plan *const *shard,
                                          const uint64_t *const *row_lo, const struct tf_dist *dist,
                                          tf_cpd_backend *out);
-/* CUDA backend (src/gpu/cpd): the whole iteration on the GPU of o->context
- * (never NULL here). Returns TF_ERR_UNAVAILABLE in CPU-only builds. */
-tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out);
-
-
-/* CUDA backend over several GPUs (src/gpu/cpd/multi.cu): this process's
- * GPUs are o->context's devices (sh->count of them) or, with sh->dist, its
- * one GPU; factor rows shared through NCCL. */
-tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh,
-                                           tf_cpd_backend *out);
+/* The CUDA backends (the rows' format: backend/cuda_table.h):
+ * - tf_cuda_cpd_backend_create (src/gpu/cpd): the whole iteration on the
+ *   GPU of o->context (never NULL here);
+ * - tf_cuda_cpd_backend_create_multi (src/gpu/cpd/multi.cu): over several
+ *   GPUs: this process's GPUs are o->context's devices (sh->count of them)
+ *   or, with sh->dist, its one GPU; factor rows shared through NCCL. */
+#define TF_CUDA_CPD_API(ROW)                                                                                       \
+    ROW(MAY_LOAD, tf_status, tf_cuda_cpd_backend_create,                                                           \
+        (const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out), (X, o, out),                              \
+        , tf_cuda_unavailable("GPU CP-ALS needs"))                                                                 \
+    ROW(MAY_LOAD, tf_status, tf_cuda_cpd_backend_create_multi,                                                     \
+        (const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, tf_cpd_backend *out), (X, o, sh, out),     \
+        , tf_cuda_unavailable("GPU CP-ALS needs"))
+TF_CUDA_CPD_API(TF_CUDA_DECLARE_)
 #endif

@@ -7,9 +7,12 @@
  *
  * Two tables of functions cross, nothing else (the module exports one
  * symbol, TF_CUDA_MODULE_ENTRY, and has no undefined symbol of libtenfold):
- * - tf_cuda_api, module -> library: the backend's entry points, whose
- *   front-end names (tf_gpu_count, tf_cuda_plan_build, ...) the loader
- *   defines; the CUDA code implements them as NAME_impl.
+ * - tf_cuda_api, module -> library: the backend's entry points, declared
+ *   once, as a row of their operation family's table (backend/cuda_table.h
+ *   tells what is made of a row); the CUDA code implements them as
+ *   NAME_impl, and libtenfold's front ends of the same names
+ *   (tf_gpu_count, tf_cuda_plan_build, ...; src/gpu/front) call them
+ *   through this table.
  * - tf_cuda_core_api, library -> module: the core functions the CUDA code
  *   calls (errors, allocation, the host-side format builders). The module
  *   defines each as a shim that calls the library's, so there is one
@@ -28,6 +31,7 @@ extern "C" {
 #endif
 #include "backend/context.h"
 #include "backend/cpd.h"
+#include "backend/model_backends.h"
 #include "backend/plan.h"
 #include "backend/sddmm_backends.h"
 #include "backend/spttm_backends.h"
@@ -46,43 +50,17 @@ extern "C" {
 #define TF_CUDA_MODULE_FILE "libtenfold_cuda.so"
 #define TF_CUDA_MODULE_ENTRY "tf_cuda_module_v1"
 
-/* The backend's entry points: X(return type, front-end name, parameters,
- * arguments). The CUDA code defines NAME_impl for each. */
-#define TF_CUDA_API(X)                                                                                        \
-    X(int, tf_gpu_count, (void), ())                                                                          \
-    X(tf_status, tf_gpu_describe, (int device, char *buf, size_t len), (device, buf, len))                   \
-    X(tf_status, tf_gpu_copy_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s))            \
-    X(tf_status, tf_gpu_h2d_bandwidth, (int device, double *bytes_per_s), (device, bytes_per_s))             \
-    X(tf_status, tf_cuda_plan_build, (const tf_tensor *X, const tf_plan_opts *o, tf_plan *p), (X, o, p))     \
-    X(tf_status, tf_cuda_plan_build_multi, (const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh,   \
-      tf_plan *p), (X, o, sh, p))                                                                             \
-    X(tf_status, tf_cuda_cpd_backend_create, (const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out), \
-      (X, o, out))                                                                                            \
-    X(tf_status, tf_cuda_cpd_backend_create_multi,                                                            \
-      (const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh, tf_cpd_backend *out), (X, o, sh, out)) \
-    X(tf_status, tf_cuda_context_budget, (tf_context *c, uint64_t *bytes), (c, bytes))                       \
-    X(tf_status, tf_cuda_sddmm_plan_build,                                                                    \
-      (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels, tf_sddmm_panel *panels,         \
-       tf_sddmm_gpu **out),                                                                                   \
-      (S, K, o, npanels, panels, out))                                                                        \
-    X(tf_status, tf_cuda_sddmm_plan_run,                                                                      \
-      (tf_sddmm_gpu * g, const tf_sddmm_part_operands *ops, int given_parts, const tf_sddmm_run_opts *ro),    \
-      (g, ops, given_parts, ro))                                                                              \
-    X(tf_status, tf_cuda_sddmm_plan_time,                                                                     \
-      (tf_sddmm_gpu * g, const tf_sddmm_part_operands *ops, int given_parts, int warmup, int reps,             \
-       double *times_ms, double *part_ms),                                                                    \
-      (g, ops, given_parts, warmup, reps, times_ms, part_ms))                                                 \
-    X(int, tf_cuda_memory_of, (const void *p, int *device), (p, device))                                      \
-    X(tf_status, tf_cuda_spttm,                                                                               \
-      (const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o, double *Y,         \
-       int warmup, int reps, double *times_ms),                                                               \
-      (X, F, U, o, Y, warmup, reps, times_ms))
-/* ... and those returning nothing. */
-#define TF_CUDA_API_VOID(X)                                                    \
-    X(void, tf_cuda_context_release, (void *gpu), (gpu))                      \
-    X(void, tf_cuda_sddmm_plan_free, (tf_sddmm_gpu * g), (g))                  \
-    X(void, tf_cuda_versions, (int *runtime, int *driver), (runtime, driver))  \
-    X(void, tf_gpu_links, (char *buf, size_t len), (buf, len))
+/* The backend's entry points: the tables of the operation families, each
+ * in its family's header (rows: backend/cuda_table.h). A new family adds
+ * its table here; a new operation of a family only a row there. */
+#define TF_CUDA_API(ROW)                                                                                         \
+    TF_CUDA_DEVICE_API(ROW)                                                                                      \
+    TF_CUDA_PLAN_API(ROW)                                                                                        \
+    TF_CUDA_CPD_API(ROW)                                                                                         \
+    TF_CUDA_SDDMM_API(ROW)                                                                                       \
+    TF_CUDA_SPTTM_API(ROW)                                                                                       \
+    TF_CUDA_MODEL_API(ROW)                                                                                       \
+    /* a new family: its table here, one line */
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
  * apart). Any other call into libtenfold fails the module's link
@@ -143,20 +121,47 @@ extern "C" {
 
 /* What library and module must agree on besides the function lists: the
  * version, the configured commit, and the sizes of the structures that
- * cross. The module refuses a library that differs. */
-#define TF_CUDA_ABI_SIZES                                                                                  \
-    {sizeof(tf_tensor), sizeof(tf_matrix), sizeof(tf_csr), sizeof(tf_plan), sizeof(tf_plan_opts),        \
-     sizeof(tf_cpd_opts), sizeof(tf_cpd_backend), sizeof(tf_context), sizeof(tf_tuning),                  \
-     sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
-     sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
-     sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                       \
-     sizeof(tf_sddmm_run_opts), sizeof(tf_sddmm_part_operands), sizeof(tf_sddmm_panel)}
-#define TF_CUDA_ABI_NSIZES 25
+ * cross, listed here once (a new one is a line). The module refuses a
+ * library that differs. */
+#define TF_CUDA_ABI_TYPES(T)  \
+    T(tf_tensor)              \
+    T(tf_matrix)              \
+    T(tf_csr)                 \
+    T(tf_plan)                \
+    T(tf_plan_opts)           \
+    T(tf_cpd_opts)            \
+    T(tf_cpd_backend)         \
+    T(tf_context)             \
+    T(tf_tuning)              \
+    T(tf_sddmm_opts)          \
+    T(tf_sddmm_info)          \
+    T(tf_spttm_opts)          \
+    T(tf_fibres)              \
+    T(tf_fcoo)                \
+    T(tf_blco)                \
+    T(tf_sddmm_tiles)         \
+    T(tf_spttm_fcoo)          \
+    T(tf_fcoo_chunks)         \
+    T(tf_shards)              \
+    T(tf_cpd_report)          \
+    T(tf_context_opts)        \
+    T(tf_dense)               \
+    T(tf_sddmm_run_opts)      \
+    T(tf_sddmm_part_operands) \
+    T(tf_sddmm_panel)         \
+    T(tf_ktensor)             \
+    T(tf_model_opts)          \
+    /* a new one: a line here */
+#define TF_CUDA_ABI_SIZE_(type) sizeof(type),
+#define TF_CUDA_ABI_ONE_(type) +1
+#define TF_CUDA_ABI_SIZES {TF_CUDA_ABI_TYPES(TF_CUDA_ABI_SIZE_)}
+#define TF_CUDA_ABI_NSIZES (0 TF_CUDA_ABI_TYPES(TF_CUDA_ABI_ONE_))
+
+#define TF_CUDA_API_FIELD_(front, ret, name, params, args, pre, answer) ret(*name) params;
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */
-    TF_CUDA_API(TF_CUDA_FIELD_)
-    TF_CUDA_API_VOID(TF_CUDA_FIELD_)
+    TF_CUDA_API(TF_CUDA_API_FIELD_)
 } tf_cuda_api;
 
 typedef struct tf_cuda_core_api {
@@ -170,13 +175,23 @@ typedef struct tf_cuda_core_api {
 } tf_cuda_core_api;
 
 /* The CUDA code's implementations of the entry points. */
-#define TF_CUDA_IMPL_DECL_(ret, name, params, args) ret name##_impl params;
+#define TF_CUDA_IMPL_DECL_(front, ret, name, params, args, pre, answer) ret name##_impl params;
 TF_CUDA_API(TF_CUDA_IMPL_DECL_)
-TF_CUDA_API_VOID(TF_CUDA_IMPL_DECL_)
 
 /* The table of the CUDA code (src/gpu/runtime/api.cu), in the module and
  * in programs that link the CUDA objects directly. */
 const tf_cuda_api *tf_cuda_api_table(void);
+
+/* What the front ends of the entry points (src/gpu/front/entry_points.c)
+ * call, from src/gpu/loader in a CUDA build and src/gpu/none in a CPU-only
+ * one: the backend's table -- loading the module on first use when `load`,
+ * else only if it is loaded already -- or NULL when there is none (a
+ * CPU-only build, a module missing or failing to load); and the failure
+ * of an entry point without it: TF_ERR_UNAVAILABLE, "<what> the CUDA
+ * backend, ..." naming why there is none ("no CUDA backend: ..." when
+ * what is NULL). */
+const tf_cuda_api *tf_cuda_backend(int load);
+tf_status tf_cuda_unavailable(const char *what);
 
 /* The module's one export: checks that `core` is the library it was built
  * with (else NULL and the reason in why), keeps it for the shims, and

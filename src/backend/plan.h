@@ -3,6 +3,7 @@
  * ops/impl/desc/bytes; plan.c validates arguments before calling ops. */
 #ifndef TF_BACKEND_PLAN_H
 #define TF_BACKEND_PLAN_H
+#include "backend/cuda_table.h"
 #include "backend/shards.h"
 #include "tenfold.h"
 
@@ -44,10 +45,17 @@ struct tf_plan {
 /* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */
 tf_status tf_cpu_coo_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
 tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
-/* CUDA builder (src/gpu/mttkrp/plan.cu; returns TF_ERR_UNAVAILABLE in CPU-only builds).
- * Handles every GPU format (coo, fcoo, blco, auto) for backend GPU. */
-tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
-/* The same over the several GPUs of o->context (src/gpu/mttkrp/multi_plan.cu):
- * F-COO shards per GPU and mode (backend/shards.h). */
-tf_status tf_cuda_plan_build_multi(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p);
+/* The CUDA builders (src/gpu/mttkrp/plan.cu; the rows' format: backend/cuda_table.h):
+ * - tf_cuda_plan_build: every GPU format (coo, fcoo, blco, auto) for
+ *   backend GPU, on the GPU of o->context;
+ * - tf_cuda_plan_build_multi: the same over the several GPUs of o->context
+ *   (multi_plan.cu): F-COO shards per GPU and mode (backend/shards.h).
+ * Each fills p->ops, p->impl, p->bytes, p->desc. */
+#define TF_CUDA_PLAN_API(ROW)                                                                                      \
+    ROW(MAY_LOAD, tf_status, tf_cuda_plan_build, (const tf_tensor *X, const tf_plan_opts *o, tf_plan *p),           \
+        (X, o, p), , tf_cuda_unavailable("GPU plans need"))                                                        \
+    ROW(MAY_LOAD, tf_status, tf_cuda_plan_build_multi,                                                             \
+        (const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p), (X, o, sh, p),               \
+        , tf_cuda_unavailable("GPU plans need"))
+TF_CUDA_PLAN_API(TF_CUDA_DECLARE_)
 #endif

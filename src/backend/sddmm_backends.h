@@ -7,6 +7,7 @@
  * shapes and precisions checked by the front end), time, free. */
 #ifndef TF_BACKEND_SDDMM_BACKENDS_H
 #define TF_BACKEND_SDDMM_BACKENDS_H
+#include "backend/cuda_table.h"
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -51,20 +52,34 @@ void tf_cpu_sddmm_plan_free(tf_sddmm_cpu *c);
  * on another of the plan's GPUs is copied peer-to-peer, unless given_parts
  * (the caller's per-GPU operands: then it is an error). */
 typedef struct tf_sddmm_gpu tf_sddmm_gpu;
-tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels,
-                                   tf_sddmm_panel *panels, tf_sddmm_gpu **out);
-tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts,
-                                 const tf_sddmm_run_opts *ro);
-/* times_ms[r]: run r, all panels; part_ms (NULL: not wanted): reps x npanels. */
-tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts, int warmup,
-                                  int reps, double *times_ms, double *part_ms);
-void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g);
-/* What p points to, as CUDA sees it: TF_CUDA_PTR_DEVICE (device memory,
- * *device its GPU), TF_CUDA_PTR_MANAGED (managed memory, readable by host
- * and GPUs) or TF_CUDA_PTR_HOST (anything else: pageable or pinned host
- * memory; always without the CUDA backend). */
+/* What a pointer is, as CUDA sees it (tf_cuda_memory_of). */
 enum { TF_CUDA_PTR_HOST = 0, TF_CUDA_PTR_DEVICE = 1, TF_CUDA_PTR_MANAGED = 2 };
-int tf_cuda_memory_of(const void *p, int *device);
+/* The entry points (the rows' format: backend/cuda_table.h):
+ * - tf_cuda_sddmm_plan_build, _run, _free as above; a plan exists only if
+ *   the module made it, so run, time and free never load it;
+ * - tf_cuda_sddmm_plan_time: times_ms[r]: run r, all panels; part_ms (NULL:
+ *   not wanted): reps x npanels;
+ * - tf_cuda_memory_of: what p points to, as CUDA sees it:
+ *   TF_CUDA_PTR_DEVICE (device memory, *device its GPU), TF_CUDA_PTR_MANAGED
+ *   (managed memory, readable by host and GPUs) or TF_CUDA_PTR_HOST
+ *   (anything else: pageable or pinned host memory; always without the CUDA
+ *   backend, which it never loads: without it no tenfold GPU memory exists). */
+#define TF_CUDA_SDDMM_API(ROW)                                                                                     \
+    ROW(MAY_LOAD, tf_status, tf_cuda_sddmm_plan_build,                                                             \
+        (const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels, tf_sddmm_panel *panels,            \
+         tf_sddmm_gpu **out),                                                                                      \
+        (S, K, o, npanels, panels, out), *out = NULL;, tf_cuda_unavailable("GPU SDDMM needs"))                     \
+    ROW(IF_LOADED, tf_status, tf_cuda_sddmm_plan_run,                                                              \
+        (tf_sddmm_gpu * g, const tf_sddmm_part_operands *ops, int given_parts, const tf_sddmm_run_opts *ro),       \
+        (g, ops, given_parts, ro), , tf_cuda_unavailable("GPU SDDMM needs"))                                       \
+    ROW(IF_LOADED, tf_status, tf_cuda_sddmm_plan_time,                                                             \
+        (tf_sddmm_gpu * g, const tf_sddmm_part_operands *ops, int given_parts, int warmup, int reps,               \
+         double *times_ms, double *part_ms),                                                                       \
+        (g, ops, given_parts, warmup, reps, times_ms, part_ms), , tf_cuda_unavailable("GPU SDDMM needs"))          \
+    ROW(IF_LOADED_VOID, void, tf_cuda_sddmm_plan_free, (tf_sddmm_gpu * g), (g), , )                                \
+    ROW(IF_LOADED, int, tf_cuda_memory_of, (const void *p, int *device), (p, device),                              \
+        if (device) *device = -1;, TF_CUDA_PTR_HOST)
+TF_CUDA_SDDMM_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus
 }

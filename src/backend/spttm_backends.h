@@ -4,6 +4,7 @@
  * CPU-only builds link src/gpu/none, which reports no GPU). */
 #ifndef TF_BACKEND_SPTTM_BACKENDS_H
 #define TF_BACKEND_SPTTM_BACKENDS_H
+#include "backend/cuda_table.h"
 #include "fmt/spttm_fibres.h"
 #include "tenfold.h"
 
@@ -16,10 +17,16 @@ extern "C" {
 tf_status tf_cpu_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,
                        double *Y);
 
-/* CUDA backend (F-COO): builds and uploads once, runs `warmup` untimed and
- * max(reps, 1) timed runs (times_ms may be NULL), downloads Y. nnz > 0. */
-tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,
-                        double *Y, int warmup, int reps, double *times_ms);
+/* The CUDA backend (src/gpu/spttm, F-COO; the rows' format:
+ * backend/cuda_table.h): tf_cuda_spttm builds and uploads once, runs
+ * `warmup` untimed and max(reps, 1) timed runs (times_ms may be NULL),
+ * downloads Y. nnz > 0. */
+#define TF_CUDA_SPTTM_API(ROW)                                                                                     \
+    ROW(MAY_LOAD, tf_status, tf_cuda_spttm,                                                                        \
+        (const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o, double *Y,            \
+         int warmup, int reps, double *times_ms),                                                                  \
+        (X, F, U, o, Y, warmup, reps, times_ms), , tf_cuda_unavailable("GPU SpTTM needs"))
+TF_CUDA_SPTTM_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Kruskal tensor helpers (issue 43): the model at the non-zeros, the inner
- * product with a sparse tensor and the norm from the Grams. */
+/* Kruskal tensor helpers (issue 43): the model at the non-zeros (on the
+ * CPU, or on a GPU through tf_model_values_ex), the inner product with a
+ * sparse tensor and the norm from the Grams. */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "backend/model_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 #include "cpu/model_values.h"
+#include "ops/call_context.h"
 
 /* K alone: order, rank, factors of dims[m] x rank with data. */
 static tf_status check_ktensor(const char *fn, const tf_ktensor *K)
@@ -46,6 +51,60 @@ tf_status tf_model_values(const tf_tensor *X, const tf_ktensor *K, double *out)
     if (!X || !K || !out) return tf_fail(TF_ERR_ARG, "tf_model_values: X, K and out must not be NULL");
     TF_TRY(check_pair("tf_model_values", X, K));
     return tf_cpu_model_values(X, K, 0, out, NULL);
+}
+
+void tf_model_opts_default(tf_model_opts *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->backend = TF_BACKEND_AUTO;
+    o->precision = TF_DOUBLE;
+}
+
+static tf_status check_model_opts(const tf_model_opts *o)
+{
+    if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "tf_model_values_ex: unknown backend %d", (int)o->backend);
+    if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
+        return tf_fail(TF_ERR_ARG, "tf_model_values_ex: unknown precision %d", (int)o->precision);
+    if (o->threads < 0)
+        return tf_fail(TF_ERR_ARG, "tf_model_values_ex: threads %d is negative (0: the default)", o->threads);
+    return TF_OK;
+}
+
+tf_status tf_model_values_ex(const tf_tensor *X, const tf_ktensor *K, const tf_model_opts *o, double *out)
+{
+    tf_model_opts d;
+    if (!o) {
+        tf_model_opts_default(&d);
+        o = &d;
+    }
+    if (o->info) memset(o->info, 0, sizeof *o->info);
+    if (!X || !K || !out) return tf_fail(TF_ERR_ARG, "tf_model_values_ex: X, K and out must not be NULL");
+    TF_TRY(check_model_opts(o));
+    TF_TRY(check_pair("tf_model_values_ex", X, K));
+    tf_backend be = tf_choose_backend(o->context, o->backend, 1);
+    char note[sizeof o->info->note] = "";
+    tf_status s = TF_OK;
+    if (be == TF_BACKEND_GPU && X->nnz > 0) {
+        /* borrows the options' context, or a private one for this call */
+        tf_model_opts go = *o;
+        tf_context *own = NULL;
+        s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, &own);
+        if (s == TF_OK) s = tf_cuda_model_values(X, K, &go, out);
+        tf_context_free(own);
+        /* under auto, a problem the GPU cannot hold runs on the CPU, which says why */
+        if (tf_gpu_fallback(s, o->backend, note, sizeof note)) {
+            be = TF_BACKEND_CPU;
+            s = TF_OK;
+        }
+    }
+    if (s == TF_OK && be == TF_BACKEND_CPU) s = tf_cpu_model_values(X, K, o->threads, out, NULL);
+    if (o->info) {
+        o->info->backend = be;
+        snprintf(o->info->note, sizeof o->info->note, "%s", note);
+    }
+    return s;
 }
 
 tf_status tf_ktensor_innerprod(const tf_tensor *X, const tf_ktensor *K, double *out)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CUDA backend of a CUDA build, as libtenfold sees it: the entry points
- * of the seams (src/backend) and the public device queries, forwarded to
- * the module libtenfold_cuda.so, which is loaded on the first call that
- * needs it, once per process (backend/cuda_module.h). Until then nothing of
+/* The CUDA backend of a CUDA build, as libtenfold finds it: the module
+ * libtenfold_cuda.so, loaded on the first call that needs it, once per
+ * process (backend/cuda_module.h); the entry points of the seams
+ * (src/backend) and the public device queries reach it through
+ * tf_cuda_backend (their front ends: src/gpu/front). Until then nothing of
  * CUDA is in the process: `tenfold --version` or a run on the CPU stays as
  * light as in a CPU-only build. Without the module every entry point
- * answers like src/gpu/none, naming the reason. A program that links the
- * CUDA objects itself (the GPU tests) defines tf_cuda_api_table, which is
- * used instead, so the process never holds two copies of the backend. */
+ * answers as in a CPU-only build, naming the reason. A program that links
+ * the CUDA objects itself (the GPU tests) defines tf_cuda_api_table, which
+ * is used instead, so the process never holds two copies of the backend. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
@@ -140,6 +141,8 @@ static const tf_cuda_api *cuda(void)
     return api;
 }
 
+int tf_have_cuda(void) { return cuda() != NULL; }
+
 tf_cuda_module_state tf_cuda_module(int load, char *where, size_t len)
 {
     if (load) pthread_once(&load_once, load_module);
@@ -163,162 +166,18 @@ int tf_cuda_driver_visible(void)
     return 0;
 }
 
-/* ---- the entry points ---- */
+/* ---- what the entry points (src/gpu/front) call ---- */
 
-int tf_have_cuda(void) { return cuda() != NULL; }
-
-int tf_gpu_count(void)
+const tf_cuda_api *tf_cuda_backend(int load)
 {
-    if (!tf_cuda_driver_visible()) return 0; /* nothing to find, nothing to load */
-    const tf_cuda_api *a = cuda();
-    return a ? a->tf_gpu_count() : 0;
+    if (load) return cuda();
+    return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) ? api : NULL;
 }
 
-/* A device argument of fn: 0 .. the GPUs present - 1 (with none present, a
- * device >= 0 goes on to say why there is none). */
-static tf_status device_arg(const char *fn, int device)
+tf_status tf_cuda_unavailable(const char *what)
 {
-    if (device < 0) return tf_fail(TF_ERR_ARG, "%s: device %d is negative", fn, device);
-    const int n = tf_gpu_count();
-    if (n > 0 && device >= n) return tf_fail(TF_ERR_ARG, "%s: GPU %d does not exist (GPUs 0..%d)", fn, device, n - 1);
-    return TF_OK;
-}
-
-tf_status tf_gpu_describe(int device, char *buf, size_t len)
-{
-    if (!buf && len) return tf_fail(TF_ERR_ARG, "tf_gpu_describe: buf is NULL (len %zu)", len);
-    if (buf && len) snprintf(buf, len, "none");
-    TF_TRY(device_arg("tf_gpu_describe", device));
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_gpu_describe(device, buf, len);
-    if (buf && len) snprintf(buf, len, "none");
-    return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why_not);
-}
-
-tf_status tf_gpu_copy_bandwidth(int device, double *bytes_per_s)
-{
-    if (!bytes_per_s) return tf_fail(TF_ERR_ARG, "tf_gpu_copy_bandwidth: bytes_per_s is NULL");
-    *bytes_per_s = 0.0;
-    TF_TRY(device_arg("tf_gpu_copy_bandwidth", device));
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_gpu_copy_bandwidth(device, bytes_per_s);
-    if (bytes_per_s) *bytes_per_s = 0.0;
-    return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why_not);
-}
-
-tf_status tf_gpu_h2d_bandwidth(int device, double *bytes_per_s)
-{
-    if (!bytes_per_s) return tf_fail(TF_ERR_ARG, "tf_gpu_h2d_bandwidth: bytes_per_s is NULL");
-    *bytes_per_s = 0.0;
-    TF_TRY(device_arg("tf_gpu_h2d_bandwidth", device));
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_gpu_h2d_bandwidth(device, bytes_per_s);
-    if (bytes_per_s) *bytes_per_s = 0.0;
-    return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why_not);
-}
-
-tf_status tf_cuda_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_plan_build(X, o, p);
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, whose module %s", why_not);
-}
-
-tf_status tf_cuda_plan_build_multi(const tf_tensor *X, const tf_plan_opts *o, const tf_shards *sh, tf_plan *p)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_plan_build_multi(X, o, sh, p);
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU plans need the CUDA backend, whose module %s", why_not);
-}
-
-tf_status tf_cuda_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *out)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_cpd_backend_create(X, o, out);
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, whose module %s", why_not);
-}
-
-tf_status tf_cuda_cpd_backend_create_multi(const tf_tensor *X, const tf_cpd_opts *o, const tf_shards *sh,
-                                           tf_cpd_backend *out)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_cpd_backend_create_multi(X, o, sh, out);
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-ALS needs the CUDA backend, whose module %s", why_not);
-}
-
-void tf_gpu_links(char *buf, size_t len)
-{
-    if (!buf || !len) return;
-    const tf_cuda_api *a = tf_cuda_driver_visible() ? cuda() : NULL;
-    if (a) a->tf_gpu_links(buf, len);
-    else buf[0] = 0;
-}
-
-void tf_cuda_context_release(void *gpu)
-{
-    if (gpu) cuda()->tf_cuda_context_release(gpu); /* made by the module, so it is loaded */
-}
-
-tf_status tf_cuda_context_budget(tf_context *c, uint64_t *bytes)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_context_budget(c, bytes);
-    if (bytes) *bytes = 0;
-    return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why_not);
-}
-
-void tf_cuda_versions(int *runtime, int *driver)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) {
-        a->tf_cuda_versions(runtime, driver);
-    } else {
-        *runtime = 0;
-        *driver = 0;
-    }
-}
-
-tf_status tf_cuda_sddmm_plan_build(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, uint32_t npanels,
-                                   tf_sddmm_panel *panels, tf_sddmm_gpu **out)
-{
-    const tf_cuda_api *a = cuda();
-    *out = NULL;
-    if (a) return a->tf_cuda_sddmm_plan_build(S, K, o, npanels, panels, out);
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU SDDMM needs the CUDA backend, whose module %s", why_not);
-}
-
-/* A plan exists only when the module made it, so it is loaded. */
-tf_status tf_cuda_sddmm_plan_run(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts,
-                                 const tf_sddmm_run_opts *ro)
-{
-    return api->tf_cuda_sddmm_plan_run(g, ops, given_parts, ro);
-}
-
-tf_status tf_cuda_sddmm_plan_time(tf_sddmm_gpu *g, const tf_sddmm_part_operands *ops, int given_parts, int warmup,
-                                  int reps, double *times_ms, double *part_ms)
-{
-    return api->tf_cuda_sddmm_plan_time(g, ops, given_parts, warmup, reps, times_ms, part_ms);
-}
-
-void tf_cuda_sddmm_plan_free(tf_sddmm_gpu *g)
-{
-    if (g) api->tf_cuda_sddmm_plan_free(g);
-}
-
-/* Never loads the module: without it there is no tenfold GPU memory to ask about. */
-int tf_cuda_memory_of(const void *p, int *device)
-{
-    if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE) || !api) {
-        if (device) *device = -1;
-        return TF_CUDA_PTR_HOST;
-    }
-    return api->tf_cuda_memory_of(p, device);
-}
-
-tf_status tf_cuda_spttm(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, const tf_spttm_opts *o,
-                        double *Y, int warmup, int reps, double *times_ms)
-{
-    const tf_cuda_api *a = cuda();
-    if (a) return a->tf_cuda_spttm(X, F, U, o, Y, warmup, reps, times_ms);
-    return tf_fail(TF_ERR_UNAVAILABLE, "GPU SpTTM needs the CUDA backend, whose module %s", why_not);
+    /* not loaded yet: an entry that never loads it was called first */
+    const char *why = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE) ? why_not : "is not loaded";
+    if (!what) return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA backend: its module %s", why);
+    return tf_fail(TF_ERR_UNAVAILABLE, "%s the CUDA backend, whose module %s", what, why);
 }

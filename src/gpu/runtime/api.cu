@@ -4,11 +4,10 @@
  * program that links the CUDA objects directly (the GPU tests). */
 #include "backend/cuda_module.h"
 
-#define TF_CUDA_IMPL_PTR_(ret, name, params, args) name##_impl,
+#define TF_CUDA_IMPL_PTR_(front, ret, name, params, args, pre, answer) name##_impl,
 
 extern "C" const tf_cuda_api *tf_cuda_api_table(void)
 {
-    static const tf_cuda_api api = {sizeof(tf_cuda_api), TF_CUDA_API(TF_CUDA_IMPL_PTR_)
-                                                             TF_CUDA_API_VOID(TF_CUDA_IMPL_PTR_)};
+    static const tf_cuda_api api = {sizeof(tf_cuda_api), TF_CUDA_API(TF_CUDA_IMPL_PTR_)};
     return &api;
 }
