@@ -150,8 +150,8 @@ extern "C" {
      sizeof(tf_sddmm_opts), sizeof(tf_sddmm_info), sizeof(tf_spttm_opts), sizeof(tf_fibres),              \
      sizeof(tf_fcoo), sizeof(tf_blco), sizeof(tf_sddmm_tiles), sizeof(tf_spttm_fcoo), sizeof(tf_fcoo_chunks),   \
      sizeof(tf_shards), sizeof(tf_cpd_report), sizeof(tf_context_opts), sizeof(tf_dense),                       \
-     sizeof(tf_sddmm_run_opts), sizeof(tf_sddmm_part_operands), sizeof(tf_sddmm_panel)}
-#define TF_CUDA_ABI_NSIZES 25
+     sizeof(tf_sddmm_run_opts), sizeof(tf_sddmm_part_operands), sizeof(tf_sddmm_panel), sizeof(tf_cpd_update)}
+#define TF_CUDA_ABI_NSIZES 26
 
 typedef struct tf_cuda_api {
     size_t size; /* sizeof(tf_cuda_api) */
