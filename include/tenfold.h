@@ -706,8 +706,11 @@ typedef enum tf_cpd_update_kind {
                                  Cholesky factor of V + rho I (rho = trace(V) / R)
                                  and the proximal operators of tf_cpd_constraint;
                                  the dual variable is kept from one outer iteration
-                                 to the next. A mode with neither nonneg nor l1 is
-                                 solved in closed form, A <- M (V + l2 I)^-1.
+                                 to the next (a mode's first update starts from the
+                                 least-squares solution). A mode with neither nonneg
+                                 nor l1 is solved in closed form, A <- M (V + l2
+                                 I)^-1; with nonneg alone, a least-squares solution
+                                 with no negative entry is the update as it is.
                                  CPU backend (also on MPI ranks); the GPU backends
                                  refuse it with TF_ERR_UNAVAILABLE                   */
 } tf_cpd_update_kind;

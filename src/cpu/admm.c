@@ -14,12 +14,13 @@
 #include "cpu/dense.h"
 
 /* prox of l1 |x| / rho (+ the indicator of x >= 0) at v: the soft threshold
- * at t = l1 / rho (t = 0: the identity, or the projection). */
+ * at t = l1 / rho (t = 0: the identity, or the projection); branch-free. */
 static inline double prox(double v, double t, int nonneg)
 {
-    if (v > t) return v - t;
-    if (nonneg || v >= -t) return 0.0;
-    return v + t;
+    const double up = v - t > 0.0 ? v - t : 0.0; /* +0 at and below t */
+    if (nonneg) return up;
+    const double down = v + t < 0.0 ? v + t : 0.0;
+    return up + down;
 }
 
 /* Residual terms of a block, summed over its entries. */
@@ -33,6 +34,8 @@ static void block_step(const double *P, const double *M, double *H, double *U, u
     for (uint64_t e = 0; e < e_end; ++e) B[e] = M[e] + rho * (H[e] + U[e]);
     tf_dense_apply_block(P, B, Ht, n, R);
     double pr = 0.0, dr = 0.0, hn = 0.0, un = 0.0;
+    /* the sums in a fixed vector order (the build's, not the thread count's) */
+#pragma omp simd reduction(+ : pr, dr, hn, un)
     for (uint64_t e = 0; e < e_end; ++e) {
         const double ht = Ht[e], h = prox(ht - U[e], t, nonneg);
         const double u = U[e] + (h - ht), d = h - H[e];
@@ -49,10 +52,61 @@ static void block_step(const double *P, const double *M, double *H, double *U, u
     sums[UNORM] = un;
 }
 
+/* out (I x R, or the thread's scratch block when NULL) = M P block by block;
+ * *neg = 1 when an entry is below 0 (with stop_early the pass ends at the
+ * first such block). */
+static void ls_pass(const double *P, const double *M, double *out, uint64_t I, uint64_t R, uint64_t rows, int nt,
+                    double *scratch, int stop_early, int *neg)
+{
+    const uint64_t nblocks = (I + rows - 1) / rows;
+    int found = 0;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
+    for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
+        if (stop_early && __atomic_load_n(&found, __ATOMIC_RELAXED)) continue;
+        const uint64_t i = (uint64_t)b * rows, n = I - i < rows ? I - i : rows;
+        double *S = out ? out + i * R : scratch + (uint64_t)omp_get_thread_num() * 2 * rows * R;
+        tf_dense_apply_block(P, M + i * R, S, n, R);
+        int f = 0;
+        for (uint64_t e = 0; e < n * R; ++e) f |= S[e] < 0.0;
+        if (f) __atomic_store_n(&found, 1, __ATOMIC_RELAXED);
+    }
+    *neg = found;
+}
+
+/* The least-squares solution H* = M V^-1 where it decides the update: a
+ * cold start (H = H*, U = 0), and for non-negativity alone the exact
+ * answer when H* has no negative entry (then *done: H = H*, U = 0, no ADMM
+ * iteration; ADMM would approach it like a proximal point iteration, slowly
+ * where V is ill-conditioned). P: R x R scratch. */
+static tf_status least_squares(const double *M, double *H, double *U, uint64_t I, uint64_t R, const double *V,
+                               const tf_admm_mode *o, uint64_t rows, int nt, double *P, double *scratch,
+                               int *used_pinv, int *done)
+{
+    *done = 0;
+    const int project_only = o->nonneg && !(o->l1 > 0.0);
+    if (!o->cold && !project_only) return TF_OK;
+    TF_TRY(tf_dense_inverse(V, R, P, used_pinv));
+    int neg = 0;
+    ls_pass(P, M, o->cold ? H : NULL, I, R, rows, nt, scratch, !o->cold, &neg);
+    if (o->allreduce_sum) { /* every process takes the same branch */
+        double any = neg;
+        TF_TRY(o->allreduce_sum(&any, 1));
+        neg = any > 0.0;
+    }
+    if (o->cold || !neg) memset(U, 0, I * R * sizeof *U);
+    if (!project_only || neg) return TF_OK;
+    if (!o->cold) ls_pass(P, M, H, I, R, rows, nt, scratch, 0, &neg);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t e = 0; e < (int64_t)(I * R); ++e) H[e] = H[e] > 0.0 ? H[e] : 0.0; /* -0 (an empty row) is +0 */
+    *done = 1;
+    return TF_OK;
+}
+
 tf_status tf_dense_admm(const double *M, double *H, double *U, uint64_t I, uint64_t R, const double *V,
-                        const tf_admm_mode *o, int threads, uint32_t *inner)
+                        const tf_admm_mode *o, int threads, uint32_t *inner, int *used_pinv)
 {
     *inner = 0;
+    *used_pinv = 0;
     if (R == 0 || R > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "AO-ADMM: rank %llu is outside 1..%u", (unsigned long long)R, TF_MAX_RANK);
     double rho = 0.0;
@@ -68,6 +122,9 @@ tf_status tf_dense_admm(const double *M, double *H, double *U, uint64_t I, uint6
     if (s == TF_OK) s = TF_ALLOC(part, (nblocks ? nblocks : 1) * TERMS, "AO-ADMM residual sums");
     if (s == TF_OK) s = TF_ALLOC(scratch, (uint64_t)nt * 2 * rows * R, "AO-ADMM row blocks");
     if (s != TF_OK) goto done;
+    int solved = 0;
+    if ((s = least_squares(M, H, U, I, R, V, o, rows, nt, P, scratch, used_pinv, &solved)) != TF_OK || solved)
+        goto done;
     memcpy(W, V, R * R * sizeof *W);
     for (uint64_t r = 0; r < R; ++r) W[r * R + r] += rho;
     /* positive definite (eigenvalues >= rho): the Cholesky path, always */
@@ -90,7 +147,11 @@ tf_status tf_dense_admm(const double *M, double *H, double *U, uint64_t I, uint6
             s = tf_fail(TF_ERR_NUMERIC, "AO-ADMM: the update is not finite; the factors diverged");
             goto done;
         }
-        if (sqrt(sum[PRIMAL]) <= o->tol * sqrt(sum[HNORM]) && sqrt(sum[DUAL]) <= o->tol * sqrt(sum[UNORM])) break;
+        /* the dual's scale is at least tol ||H||: where no constraint is
+         * active U is 0 (or rounding noise) and H converges like a proximal
+         * point iteration, whose steps alone then measure it */
+        const double hn = sqrt(sum[HNORM]), un = fmax(sqrt(sum[UNORM]), o->tol * hn);
+        if (sqrt(sum[PRIMAL]) <= o->tol * hn && sqrt(sum[DUAL]) <= o->tol * un) break;
     }
 done:
     tf_free(W);

@@ -106,7 +106,8 @@ static tf_status cpu_mttkrp(void *ctx, uint32_t mode)
  * closed-form ridge solve A = M (V + l2 I)^-1 (ALS's when l2 = 0). Else the
  * ADMM iterations (cpu/admm.h) from the warm start H = A diag(lambda), U =
  * U diag(lambda): the model is [[lambda; A_1..A_N]] with every factor but
- * this one normalised, so the new factor carries lambda. */
+ * this one normalised, so the new factor carries lambda; on the mode's
+ * first update from the least-squares solution (cold). */
 static tf_status admm_update(cpu_cpd *c, uint32_t mode, const tf_cpd_update *u, uint64_t lo, uint64_t hi,
                              tf_cpd_step_report *rep)
 {
@@ -116,17 +117,25 @@ static tf_status admm_update(cpu_cpd *c, uint32_t mode, const tf_cpd_update *u, 
     double *H = c->A[mode].data + lo * R;
     if (!k->nonneg && !(k->l1 > 0.0))
         return tf_dense_solve(c->M + lo * R, H, n, R, c->V, c->threads, &rep->used_pinv);
-    if (!c->U[mode]) TF_TRY(TF_CALLOC(c->U[mode], n > 0 ? n * R : 1, "AO-ADMM dual variable"));
+    /* the mode's first update: no ADMM state yet, and the start's factor
+     * may be far from the solution's scale (random entries in [0,1) against
+     * M V^-1 of a large sparse tensor: ADMM drove the whole factor to zero
+     * before the solution's scale emerged, and a zero factor stays zero),
+     * so it starts cold, from the least-squares solution */
+    const int cold = !c->U[mode];
+    if (cold) TF_TRY(TF_ALLOC(c->U[mode], n > 0 ? n * R : 1, "AO-ADMM dual variable"));
     double *U = c->U[mode];
+    if (!cold) {
 #pragma omp parallel for num_threads(tf_dense_team(n, R, c->threads)) schedule(static)
-    for (int64_t i = 0; i < (int64_t)n; ++i)
-        for (uint64_t r = 0; r < R; ++r) {
-            H[(uint64_t)i * R + r] *= c->lambda[r];
-            U[(uint64_t)i * R + r] *= c->lambda[r];
-        }
-    const tf_admm_mode am = {k->nonneg, k->l1, u->max_inner, u->inner_tol,
+        for (int64_t i = 0; i < (int64_t)n; ++i)
+            for (uint64_t r = 0; r < R; ++r) {
+                H[(uint64_t)i * R + r] *= c->lambda[r];
+                U[(uint64_t)i * R + r] *= c->lambda[r];
+            }
+    }
+    const tf_admm_mode am = {cold, k->nonneg, k->l1, u->max_inner, u->inner_tol,
                              c->dist ? c->dist->allreduce_sum : NULL};
-    return tf_dense_admm(c->M + lo * R, H, U, n, R, c->V, &am, c->threads, &rep->inner);
+    return tf_dense_admm(c->M + lo * R, H, U, n, R, c->V, &am, c->threads, &rep->inner, &rep->used_pinv);
 }
 
 /* The update of A_mode: ALS or AO-ADMM, on this process's rows (a rank's
