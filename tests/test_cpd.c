@@ -567,14 +567,20 @@ static void reference_cp(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_
     free(V); free(Vi); free(W); free(LS); free(lambda);
 }
 
-static void test_against_reference(void)
+/* The reference comparisons' tensors: t = 0 of order 3, t = 1 of order 4. */
+static void reference_tensor(int t, tf_tensor *X)
 {
     const uint64_t d3[3] = {25, 20, 15}, d4[4] = {12, 11, 10, 9};
+    if (t == 0) random_sparse(3, d3, 1500, 71, X);
+    else random_sparse(4, d4, 2500, 72, X);
+}
+
+static void test_against_reference(void)
+{
     const uint32_t iters = 12;
     for (int t = 0; t < 2; ++t) {
         tf_tensor X;
-        if (t == 0) random_sparse(3, d3, 1500, 71, &X);
-        else random_sparse(4, d4, 2500, 72, &X);
+        reference_tensor(t, &X);
         double ref[12];
         reference_cp(&X, 5, iters, 99, NULL, ref, NULL);
         for (unsigned f = 0; f < NFORMATS; ++f) {
@@ -623,12 +629,10 @@ static uint64_t count_entries(const tf_ktensor *K, int negative)
  * L1, ridge (closed form alone, ADMM beside a proximal operator). */
 static void test_admm_reference(void)
 {
-    const uint64_t d3[3] = {25, 20, 15}, d4[4] = {12, 11, 10, 9};
     const uint32_t iters = 12;
     for (int t = 0; t < 2; ++t) {
         tf_tensor X;
-        if (t == 0) random_sparse(3, d3, 1500, 71, &X);
-        else random_sparse(4, d4, 2500, 72, &X);
+        reference_tensor(t, &X);
         for (int c = 0; c < 4; ++c) {
             tf_cpd_opts o;
             tf_cpd_update u;

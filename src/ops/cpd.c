@@ -4,6 +4,7 @@
  * the backend (CPU, or the GPU of the run's context), then runs the
  * algorithm (algo/cp_als.c) on it. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,16 +43,21 @@ void tf_cpd_update_default(tf_cpd_update *u)
     u->inner_tol = 1e-2;
 }
 
+/* The size of tf_cpd_update's first layout (fields are appended after mode[]). */
+#define UPDATE_SIZE_FIRST (offsetof(tf_cpd_update, mode) + sizeof(((tf_cpd_update *)0)->mode))
+
 /* *out <- the caller's update (NULL: ALS) over the defaults -- the `size`
  * bytes its header knew -- checked against a tensor of `order` modes. */
 static tf_status resolve_update(const tf_cpd_update *in, uint32_t order, tf_cpd_update *out)
 {
     tf_cpd_update_default(out);
     if (!in) return TF_OK;
-    if (in->size < sizeof *out) /* the first layout is the smallest there will be */
-        return tf_fail(TF_ERR_ARG, "cpd: tf_cpd_update.size is %u, expected %zu (set it up with "
-                                   "tf_cpd_update_default)", in->size, sizeof *out);
-    memcpy(out, in, sizeof *out); /* a later header's fields past ours are not read */
+    if (in->size < UPDATE_SIZE_FIRST)
+        return tf_fail(TF_ERR_ARG, "cpd: tf_cpd_update.size is %u, expected at least %zu (set it up with "
+                                   "tf_cpd_update_default)", in->size, (size_t)UPDATE_SIZE_FIRST);
+    /* an earlier header's struct keeps our defaults past its end; a later
+     * one's fields past ours are not read */
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
     out->size = (uint32_t)sizeof *out;
     if (out->kind != TF_CPD_UPDATE_ALS && out->kind != TF_CPD_UPDATE_AO_ADMM)
         return tf_fail(TF_ERR_ARG, "cpd: unknown update kind %d", (int)out->kind);
