@@ -120,6 +120,12 @@ static int add_positional(cli_args *a, const char *s, int max_pos)
 static int take_option(cli_args *a, const cli_opt *o, const char *shown, const char *inline_value,
                        int argc, char **argv, int *i)
 {
+    if (o->flag && o->value) { /* an optional value: inline, or a next argument starting with a digit */
+        *o->flag = 1;
+        if (inline_value) *o->value = inline_value;
+        else if (*i + 1 < argc && isdigit((unsigned char)argv[*i + 1][0])) *o->value = argv[++*i];
+        return -1;
+    }
     if (o->flag) {
         if (inline_value) return cli_usage(a->cmd, "option %s takes no value", shown);
         *o->flag = 1;

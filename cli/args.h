@@ -22,6 +22,9 @@ typedef struct cli_opt {
     char short_name;    /* 'r', or 0                                        */
     const char **value; /* option takes a value: where it goes              */
     int *flag;          /* option takes no value: set to 1                  */
+    /* Both value and flag: the value is optional (--nonneg, --nonneg 1,3):
+     * *flag = 1, and *value = the inline value (--opt=V) or the next
+     * argument when that starts with a digit (else left as it is). */
 } cli_opt;
 
 typedef struct cli_args {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tenfold cpd: CP-ALS decomposition of a sparse tensor file. */
+/* tenfold cpd: CP decomposition of a sparse tensor file (CP-ALS; AO-ADMM
+ * with --nonneg / --l1 / --l2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,26 @@ static const char help[] =
     "                       through STEM.set when there is one (the set whole);\n"
     "                       -o STEM too replaces that set by its own switch\n"
     "                       (a stem named random, nvecs or svd: --init ./nvecs)\n"
+    "      --nonneg [MODES] non-negative factors: all of them, or those of the\n"
+    "                       1-based MODES (--nonneg 1,3; a value after --nonneg\n"
+    "                       is taken as MODES when it starts with a digit). Runs\n"
+    "                       AO-ADMM (constrained CP, Huang et al. 2016; SPLATT's)\n"
+    "                       instead of ALS: per mode a few ADMM iterations on one\n"
+    "                       Cholesky factor; every factor entry is >= 0\n"
+    "      --l1 LAMBDA[@MODES]  sparse factors: LAMBDA ||A||_1 added to the\n"
+    "                       squared error for every mode, or the MODES after @\n"
+    "                       (--l1 0.1@2); larger LAMBDA, more zeros (AO-ADMM)\n"
+    "      --l2 LAMBDA[@MODES]  ridge: LAMBDA/2 ||A||_F^2 (AO-ADMM; alone it is a\n"
+    "                       closed-form solve per mode)\n"
+    "      --admm-inner N   AO-ADMM: ADMM iterations per mode update at most\n"
+    "                       (default 25)\n"
+    "      --admm-tol T     AO-ADMM: stop them when the primal and dual residuals,\n"
+    "                       relative to the factor and the dual, are <= T (default\n"
+    "                       0.01). The constraints combine per mode (--nonneg --l1\n"
+    "                       0.1: non-negative and sparse); the report names them and\n"
+    "                       the inner iterations. CPU only (also on MPI ranks): on a\n"
+    "                       GPU they fail (not available there yet), under --device\n"
+    "                       auto they run on the CPU\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -161,6 +182,7 @@ static void on_iteration(const tf_cpd_iter *it, void *user)
     cpd_run_add_iter(run, it);
     if (cli_quiet()) return;
     printf("  its = %3u (%.3f s)  fit = %.6g  delta = %+.4e", it->iter, it->seconds, it->fit, it->dfit);
+    if (run->cons.any) printf("  inner = %u", it->inner_iters);
     if (cli_verbose())
         printf("  [mttkrp %.3f  dense %.3f  fit %.3f s]", it->t_mttkrp, it->t_dense, it->t_fit);
     printf("\n");
@@ -186,7 +208,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
                *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL,
-               *gpus = NULL;
+               *gpus = NULL, *nonneg = NULL, *l1 = NULL, *l2 = NULL, *inner = NULL, *inner_tol = NULL;
+    int nonneg_flag = 0;
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -197,6 +220,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
         {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
         {"init", 0, &init, NULL},        {"gpus", 0, &gpus, NULL},
+        {"nonneg", 0, &nonneg, &nonneg_flag}, {"l1", 0, &l1, NULL},
+        {"l2", 0, &l2, NULL},            {"admm-inner", 0, &inner, NULL},
+        {"admm-tol", 0, &inner_tol, NULL},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -223,7 +249,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         (rc = cli_choice("cpd", "--device", device, device_names, 3, &dev)) ||
         (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)) ||
         (rc = cli_memory_limit("cpd", mem, &run->memory_limit)) ||
-        (rc = cli_parse_gpus("cpd", gpus, &run->gpus)))
+        (rc = cli_parse_gpus("cpd", gpus, &run->gpus)) ||
+        (rc = cpd_constraints_parse(nonneg, nonneg_flag, l1, l2, inner, inner_tol, &run->cons)))
         return rc;
     if (gpus && dev == TF_BACKEND_CPU) return cli_usage("cpd", "--gpus: not with --device cpu");
     if (format && (fmt = tf_format_parse(format)) < 0)
@@ -299,6 +326,14 @@ static void print_summary(const cpd_run *run)
         printf("final fit: %.6g after %u iteration%s (stopped at the iteration limit, -i %u)\n", r->fit, r->iters,
                cli_s(r->iters), run->opts.max_iters);
     print_fit_meaning(run);
+    if (run->cons.any) {
+        uint32_t prox = 0; /* modes that run ADMM iterations (the others are solved in closed form) */
+        for (uint32_t m = 0; m < N; ++m) prox += run->cons.update.mode[m].nonneg || run->cons.update.mode[m].l1 > 0;
+        const double updates = (double)r->iters * prox;
+        printf("AO-ADMM: %llu inner iteration%s (%.1f per update of a mode with nonneg or l1; at most %u)\n",
+               (unsigned long long)r->inner_iters, cli_s(r->inner_iters), updates > 0 ? r->inner_iters / updates : 0.0,
+               run->cons.update.max_inner);
+    }
     if (r->pinv_fallbacks)
         printf("note: %llu solve%s fell back to the pseudo-inverse (rank-deficient normal equations)\n",
                (unsigned long long)r->pinv_fallbacks, cli_s(r->pinv_fallbacks));
@@ -353,6 +388,14 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
     cli_agree_str(a, "--format", tf_format_name(o->format));
     cli_agree_str(a, "--base", run->base ? run->base : "auto");
     cli_agree_gpus(a, &run->gpus);
+    const cpd_constraints *c = &run->cons;
+    cli_agree_u64(a, "--nonneg", c->nonneg);
+    cli_agree_double(a, "--l1", c->l1);
+    cli_agree_u64(a, "--l1 modes", c->l1_modes);
+    cli_agree_double(a, "--l2", c->l2);
+    cli_agree_u64(a, "--l2 modes", c->l2_modes);
+    cli_agree_u64(a, "--admm-inner", c->update.max_inner);
+    cli_agree_double(a, "--admm-tol", c->update.inner_tol);
 }
 
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);
@@ -418,6 +461,12 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
     if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
+    if (run.cons.any && (run.opts.backend == TF_BACKEND_GPU || run.gpus.n || run.gpus.all)) { /* costs no read */
+        rc = cli_fail_all("cpd: non-negative / regularised CP (AO-ADMM: --nonneg, --l1, --l2) is not available on "
+                          "%s yet (the CPU runs it: --device cpu)",
+                          run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
+        goto done;
+    }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
         goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks
@@ -430,6 +479,8 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     run.opts.distributed_input = size > 1;
     if ((rc = cpd_init_check(&run.init, &run.t))) goto done;
     if (run.init.stem) run.opts.init = &run.init.k;
+    if ((rc = cpd_constraints_apply(&run.cons, run.t.order))) goto done;
+    if (run.cons.any) run.opts.update = &run.cons.update;
     if (!cli_quiet()) {
         cli_print_problem(stdout, run.path, &run.t, &run.info);
         cli_print_fixes(stdout, &run.t, &run.info);
@@ -458,6 +509,12 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
                cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
+    if (run.cons.any && !cli_quiet()) {
+        char what[1024];
+        cpd_constraints_describe(&run.cons, run.t.order, what, sizeof what);
+        printf("update: AO-ADMM (%s), at most %u inner iterations, tol %g\n", what, o->update->max_inner,
+               o->update->inner_tol);
+    }
     if (cli_verbose() && o->backend == TF_BACKEND_CPU) {
         char line[1024];
         tf_threads_describe(o->threads, &run.t, o->rank, line, sizeof line);

@@ -190,6 +190,7 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_str(j, "device", tf_backend_name(o->backend));
     json_str(j, "format", tf_format_name(o->format));
     json_str(j, "precision", o->precision == TF_SINGLE ? "single" : "double");
+    cpd_constraints_json(&r->cons, r->t.order, j);
     json_end(j);
 }
 
@@ -217,6 +218,7 @@ static void json_result(cli_json *j, const cpd_run *r)
         json_num(j, "fit", r->iters[i].fit);
         json_num(j, "delta_fit", r->iters[i].dfit);
         json_num(j, "seconds", r->iters[i].seconds);
+        if (r->cons.any) json_u64(j, "inner_iterations", r->iters[i].inner_iters);
         json_end(j);
     }
     json_end(j);
@@ -226,6 +228,7 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_u64(j, "iterations", p->iters);
     json_bool(j, "converged", p->converged);
     json_u64(j, "pinv_fallbacks", p->pinv_fallbacks);
+    if (r->cons.any) json_u64(j, "inner_iterations", p->inner_iters);
     json_end(j);
     json_object(j, "timing_seconds");
     json_num(j, "read", r->info.seconds);

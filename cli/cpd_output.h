@@ -3,6 +3,7 @@
  * the --json report. */
 #ifndef TF_CLI_CPD_OUTPUT_H
 #define TF_CLI_CPD_OUTPUT_H
+#include "cpd_constraints.h"
 #include "cpd_init.h"
 #include "run_context.h"
 #include "tenfold.h"
@@ -18,6 +19,7 @@ typedef struct cpd_run {
     cpd_init init;          /* --init STEM: the start's files      */
     uint64_t memory_limit;  /* --memory-limit in bytes, 0 = none   */
     cli_gpus gpus;          /* --gpus                              */
+    cpd_constraints cons;   /* --nonneg, --l1, --l2 (AO-ADMM)      */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

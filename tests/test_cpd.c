@@ -112,6 +112,7 @@ static void random_sparse(uint32_t order, const uint64_t *dims, uint64_t nnz, ui
 typedef struct fit_log {
     uint32_t n;
     double fit[512];
+    uint32_t inner[512]; /* each iteration's ADMM iterations */
     double mttkrp;  /* the iterations' MTTKRP seconds, summed */
     int steps_bad;  /* iterations whose step times do not add up */
 } fit_log;
@@ -119,7 +120,10 @@ typedef struct fit_log {
 static void record_fit(const tf_cpd_iter *it, void *user)
 {
     fit_log *log = user;
-    if (log->n < 512 && it->iter == log->n + 1) log->fit[log->n++] = it->fit;
+    if (log->n < 512 && it->iter == log->n + 1) {
+        log->inner[log->n] = it->inner_iters;
+        log->fit[log->n++] = it->fit;
+    }
     log->mttkrp += it->t_mttkrp;
     if (!(it->t_mttkrp >= 0 && it->t_dense >= 0 && it->t_fit >= 0 &&
           it->t_mttkrp + it->t_dense + it->t_fit <= it->seconds + 1e-6))
@@ -179,6 +183,11 @@ static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_
            rep->fit, direct);
     return rep->fit;
 }
+
+/* AO-ADMM helpers (below, with its tests) */
+static void admm_opts(tf_cpd_opts *o, tf_cpd_update *u, tf_format fmt, uint64_t rank, uint32_t iters, double tol);
+static uint64_t count_entries(const tf_ktensor *K, int negative);
+static int same_ktensor(const tf_ktensor *a, const tf_ktensor *b);
 
 /* (a) planted exact low-rank tensors are recovered. */
 static void test_recovery(void)
@@ -363,10 +372,20 @@ static void cpd_real_tensor(const char *name, const char *path, tf_tensor *X, vo
     cpd_opts(&o, TF_FORMAT_AUTO, 8, 4, 0.0);
     double fit = run_cpd(X, &o, &K, &rep, NULL, 1e-9, name);
     CHECK(rep.iters == 4);
+    tf_ktensor_free(&K);
+    tf_cpd_update u; /* AO-ADMM, every mode non-negative: no entry below zero */
+    tf_cpd_report nn;
+    admm_opts(&o, &u, TF_FORMAT_AUTO, 8, 4, 0.0);
+    for (uint32_t m = 0; m < X->order; ++m) u.mode[m].nonneg = 1;
+    run_cpd(X, &o, &K, &nn, NULL, 1e-9, name);
+    CHECKF(count_entries(&K, 1) == 0 && nn.inner_iters > 0, "%s, nonneg: %llu negative entries, %llu inner iterations",
+           name, (unsigned long long)count_entries(&K, 1), (unsigned long long)nn.inner_iters);
     printf("%s: nnz %llu, rank 8, 4 iterations: fit %.6f, %.3f s (mttkrp %.3f s, dense %.3f s), "
            "%llu pinv fallbacks\n", name, (unsigned long long)X->nnz, fit, rep.t_total,
            rep.t_mttkrp[0] + rep.t_mttkrp[1] + rep.t_mttkrp[2] + rep.t_mttkrp[3] + rep.t_mttkrp[4],
            rep.t_dense, (unsigned long long)rep.pinv_fallbacks);
+    printf("%s: nonneg (AO-ADMM), 4 iterations: fit %.6f, %llu inner iterations, %.3f s (dense %.3f s)\n", name,
+           nn.fit, (unsigned long long)nn.inner_iters, nn.t_total, nn.t_dense);
     tf_ktensor_free(&K);
 }
 
@@ -404,11 +423,58 @@ static int inverse_ref(double *A, uint64_t n, double *Inv)
     return 1;
 }
 
-static void reference_als(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_t seed, double *fits)
+/* AO-ADMM's inner iterations, plainly (the rules of src/cpu/admm.c):
+ * H (I x R) from the warm start, U the dual, Mn the MTTKRP, V the normal
+ * matrix with the ridge; returns the iterations run. */
+static uint32_t reference_admm(const double *Mn, double *H, double *U, uint64_t I, uint64_t R, const double *V,
+                               const tf_cpd_constraint *c, const tf_cpd_update *u)
+{
+    double rho = 0.0, *W = malloc(R * R * sizeof *W), *Wi = malloc(R * R * sizeof *Wi);
+    double *Ht = malloc(I * R * sizeof *Ht);
+    for (uint64_t r = 0; r < R; ++r) rho += V[r * R + r] / (double)R;
+    if (!(rho > 0.0)) rho = 1.0;
+    for (uint64_t e = 0; e < R * R; ++e) W[e] = V[e] + (e % (R + 1) == 0 ? rho : 0.0);
+    CHECK(inverse_ref(W, R, Wi));
+    uint32_t it = 0;
+    while (it < u->max_inner) {
+        double pr = 0.0, dr = 0.0, hn = 0.0, un = 0.0;
+        for (uint64_t i = 0; i < I; ++i)
+            for (uint64_t r = 0; r < R; ++r) {
+                double v = 0.0;
+                for (uint64_t q = 0; q < R; ++q) v += (Mn[i * R + q] + rho * (H[i * R + q] + U[i * R + q])) * Wi[q * R + r];
+                Ht[i * R + r] = v;
+            }
+        for (uint64_t e = 0; e < I * R; ++e) {
+            const double t = c->l1 / rho, v = Ht[e] - U[e];
+            double h = v > t ? v - t : v < -t ? v + t : 0.0;
+            if (c->nonneg && h < 0.0) h = 0.0;
+            pr += (h - Ht[e]) * (h - Ht[e]);
+            dr += (h - H[e]) * (h - H[e]);
+            U[e] += h - Ht[e];
+            H[e] = h;
+            hn += h * h;
+            un += U[e] * U[e];
+        }
+        ++it;
+        if (sqrt(pr) <= u->inner_tol * sqrt(hn) && sqrt(dr) <= u->inner_tol * fmax(sqrt(un), u->inner_tol * sqrt(hn)))
+            break;
+    }
+    free(W);
+    free(Wi);
+    free(Ht);
+    return it;
+}
+
+/* CP-ALS (u NULL) or AO-ADMM (u's constraints) by plain loops, from the
+ * random start of seed: fits[it] per iteration, inner[it] its ADMM iterations. */
+static void reference_cp(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_t seed, const tf_cpd_update *u,
+                         double *fits, uint32_t *inner)
 {
     const uint32_t N = X->order;
     tf_matrix A[TF_MAX_ORDER], M;
-    double *G[TF_MAX_ORDER], *V = malloc(R * R * sizeof *V), *Vi = malloc(R * R * sizeof *Vi);
+    double *G[TF_MAX_ORDER], *U[TF_MAX_ORDER], *V = malloc(R * R * sizeof *V), *Vi = malloc(R * R * sizeof *Vi);
+    double *W = malloc(R * R * sizeof *W); /* inverse_ref's working copy: V is used again (ADMM) */
+    double *LS = NULL;                      /* the least-squares solution, maxdim x R */
     double *lambda = malloc(R * sizeof *lambda), normx2 = 0.0;
     uint64_t maxdim = 0;
     tf_rng rng;
@@ -417,12 +483,18 @@ static void reference_als(const tf_tensor *X, uint64_t R, uint32_t iters, uint64
         CHECK_OK(tf_matrix_alloc(&A[m], X->dims[m], R));
         for (uint64_t e = 0; e < X->dims[m] * R; ++e) A[m].data[e] = tf_rng_uniform(&rng);
         G[m] = malloc(R * R * sizeof *G[m]);
+        U[m] = calloc(X->dims[m] * R, sizeof *U[m]);
         maxdim = X->dims[m] > maxdim ? X->dims[m] : maxdim;
     }
+    for (uint64_t r = 0; r < R; ++r) lambda[r] = 1.0;
     for (uint64_t k = 0; k < X->nnz; ++k) normx2 += X->vals[k] * X->vals[k];
     CHECK_OK(tf_matrix_alloc(&M, maxdim, R));
+    LS = malloc(maxdim * R * sizeof *LS);
     for (uint32_t it = 0; it < iters; ++it) {
+        if (inner) inner[it] = 0;
         for (uint32_t n = 0; n < N; ++n) {
+            const tf_cpd_constraint *c = u ? &u->mode[n] : NULL;
+            const int prox = c && (c->nonneg || c->l1 > 0.0);
             for (uint32_t m = 0; m < N; ++m)
                 for (uint64_t r = 0; r < R; ++r)
                     for (uint64_t q = 0; q < R; ++q) {
@@ -433,16 +505,37 @@ static void reference_als(const tf_tensor *X, uint64_t R, uint32_t iters, uint64
             for (uint64_t e = 0; e < R * R; ++e) {
                 V[e] = 1.0;
                 for (uint32_t m = 0; m < N; ++m) V[e] *= m == n ? 1.0 : G[m][e];
+                if (c && e % (R + 1) == 0) V[e] += c->l2;
             }
-            CHECK(inverse_ref(V, R, Vi));
             M.rows = X->dims[n];
             CHECK_OK(tf_mttkrp_reference(X, n, A, &M));
-            for (uint64_t i = 0; i < X->dims[n]; ++i)
-                for (uint64_t r = 0; r < R; ++r) {
-                    double v = 0.0;
-                    for (uint64_t q = 0; q < R; ++q) v += M.data[i * R + q] * Vi[q * R + r];
-                    A[n].data[i * R + r] = v;
+            const int project_only = prox && c->nonneg && !(c->l1 > 0.0);
+            int solved = 0;
+            if (prox && it > 0) /* ADMM's warm start in the weights' scale */
+                for (uint64_t e = 0; e < X->dims[n] * R; ++e) {
+                    A[n].data[e] *= lambda[e % R];
+                    U[n][e] *= lambda[e % R];
                 }
+            if (!prox || it == 0 || project_only) {
+                /* the least-squares solution: ALS's update, ADMM's first start
+                 * (U = 0), and non-negativity's answer when it has no negative entry */
+                memcpy(W, V, R * R * sizeof *W);
+                CHECK(inverse_ref(W, R, Vi));
+                int neg = 0;
+                for (uint64_t i = 0; i < X->dims[n]; ++i)
+                    for (uint64_t r = 0; r < R; ++r) {
+                        double v = 0.0;
+                        for (uint64_t q = 0; q < R; ++q) v += M.data[i * R + q] * Vi[q * R + r];
+                        LS[i * R + r] = v;
+                        neg |= v < 0.0;
+                    }
+                if (!prox || it == 0 || !neg) memcpy(A[n].data, LS, X->dims[n] * R * sizeof *LS);
+                if (project_only && !neg) {
+                    for (uint64_t e = 0; e < X->dims[n] * R; ++e) U[n][e] = 0.0;
+                    solved = 1;
+                }
+            }
+            if (prox && !solved) inner[it] += reference_admm(M.data, A[n].data, U[n], X->dims[n], R, V, c, u);
             for (uint64_t r = 0; r < R; ++r) {
                 double l = 0.0;
                 for (uint64_t i = 0; i < X->dims[n]; ++i) {
@@ -451,6 +544,7 @@ static void reference_als(const tf_tensor *X, uint64_t R, uint32_t iters, uint64
                 }
                 lambda[r] = it == 0 ? sqrt(l) : fmax(l, 1.0);
                 for (uint64_t i = 0; i < X->dims[n]; ++i) A[n].data[i * R + r] /= lambda[r];
+                for (uint64_t i = 0; prox && i < X->dims[n]; ++i) U[n][i * R + r] /= lambda[r];
             }
         }
         double inner = 0.0, knorm2 = 0.0;
@@ -468,21 +562,27 @@ static void reference_als(const tf_tensor *X, uint64_t R, uint32_t iters, uint64
             }
         fits[it] = 1.0 - sqrt(fmax(normx2 + knorm2 - 2.0 * inner, 0.0)) / sqrt(normx2);
     }
-    for (uint32_t m = 0; m < N; ++m) { tf_matrix_free(&A[m]); free(G[m]); }
+    for (uint32_t m = 0; m < N; ++m) { tf_matrix_free(&A[m]); free(G[m]); free(U[m]); }
     tf_matrix_free(&M);
-    free(V); free(Vi); free(lambda);
+    free(V); free(Vi); free(W); free(LS); free(lambda);
+}
+
+/* The reference comparisons' tensors: t = 0 of order 3, t = 1 of order 4. */
+static void reference_tensor(int t, tf_tensor *X)
+{
+    const uint64_t d3[3] = {25, 20, 15}, d4[4] = {12, 11, 10, 9};
+    if (t == 0) random_sparse(3, d3, 1500, 71, X);
+    else random_sparse(4, d4, 2500, 72, X);
 }
 
 static void test_against_reference(void)
 {
-    const uint64_t d3[3] = {25, 20, 15}, d4[4] = {12, 11, 10, 9};
     const uint32_t iters = 12;
     for (int t = 0; t < 2; ++t) {
         tf_tensor X;
-        if (t == 0) random_sparse(3, d3, 1500, 71, &X);
-        else random_sparse(4, d4, 2500, 72, &X);
+        reference_tensor(t, &X);
         double ref[12];
-        reference_als(&X, 5, iters, 99, ref);
+        reference_cp(&X, 5, iters, 99, NULL, ref, NULL);
         for (unsigned f = 0; f < NFORMATS; ++f) {
             tf_ktensor K;
             tf_cpd_report rep;
@@ -499,6 +599,191 @@ static void test_against_reference(void)
         }
         tf_tensor_free(&X);
     }
+}
+
+/* ------------------------------------------------------------ AO-ADMM */
+
+/* Options of an AO-ADMM run (u holds the update; no constraint set yet). */
+static void admm_opts(tf_cpd_opts *o, tf_cpd_update *u, tf_format fmt, uint64_t rank, uint32_t iters, double tol)
+{
+    cpd_opts(o, fmt, rank, iters, tol);
+    tf_cpd_update_default(u);
+    u->kind = TF_CPD_UPDATE_AO_ADMM;
+    o->update = u;
+}
+
+/* Entries of the factors and lambda below zero -- -0 counted too -- and
+ * those that are zero. */
+static uint64_t count_entries(const tf_ktensor *K, int negative)
+{
+    uint64_t n = 0;
+    for (uint64_t r = 0; r < K->rank; ++r) n += negative ? signbit(K->lambda[r]) != 0 : K->lambda[r] == 0.0;
+    for (uint32_t m = 0; m < K->order; ++m)
+        for (uint64_t e = 0; e < K->dims[m] * K->rank; ++e)
+            n += negative ? signbit(K->factors[m].data[e]) != 0 : K->factors[m].data[e] == 0.0;
+    return n;
+}
+
+/* The driver's AO-ADMM follows the plain-loop one (reference_cp) fit by fit
+ * and inner count by inner count: non-negativity, signed and non-negative
+ * L1, ridge (closed form alone, ADMM beside a proximal operator). */
+static void test_admm_reference(void)
+{
+    const uint32_t iters = 12;
+    for (int t = 0; t < 2; ++t) {
+        tf_tensor X;
+        reference_tensor(t, &X);
+        for (int c = 0; c < 4; ++c) {
+            tf_cpd_opts o;
+            tf_cpd_update u;
+            admm_opts(&o, &u, TF_FORMAT_CSF, 5, iters, 0.0);
+            o.seed = 99;
+            const char *what[] = {"nonneg", "nonneg + l1 0.5 on mode 1 + l2 2 on mode 3", "l1 0.3 on mode 2",
+                                  "l2 1 on every mode"};
+            for (uint32_t m = 0; m < X.order; ++m) {
+                u.mode[m].nonneg = c <= 1;
+                u.mode[m].l1 = c == 1 && m == 0 ? 0.5 : c == 2 && m == 1 ? 0.3 : 0.0;
+                u.mode[m].l2 = c == 1 && m == 2 ? 2.0 : c == 3 ? 1.0 : 0.0;
+            }
+            double ref[12];
+            uint32_t ref_inner[12];
+            reference_cp(&X, 5, iters, 99, &u, ref, ref_inner);
+            for (unsigned f = 0; f < NFORMATS; ++f) {
+                tf_ktensor K;
+                tf_cpd_report rep;
+                fit_log log;
+                o.format = formats[f];
+                run_cpd(&X, &o, &K, &rep, &log, 1e-10, what[c]);
+                double worst = 0.0;
+                int inner_same = 1;
+                uint64_t inner_sum = 0;
+                for (uint32_t i = 0; i < log.n && i < iters; ++i) {
+                    worst = fmax(worst, fabs(log.fit[i] - ref[i]));
+                    inner_same &= log.inner[i] == ref_inner[i];
+                    inner_sum += log.inner[i];
+                }
+                CHECKF(log.n == iters && worst < 1e-9 && inner_same && rep.inner_iters == inner_sum,
+                       "order %u, %s (%s): fits differ from the plain-loop AO-ADMM by %g, inner counts %s (%u, "
+                       "reference %u in the first iteration)", X.order, what[c], tf_format_name(formats[f]), worst,
+                       inner_same ? "equal" : "differ", log.inner[0], ref_inner[0]);
+                CHECKF(c == 3 ? rep.inner_iters == 0 : rep.inner_iters > 0, "%s: %llu inner iterations", what[c],
+                       (unsigned long long)rep.inner_iters);
+                if (c <= 1)
+                    CHECKF(count_entries(&K, 1) == 0, "%s: %llu negative entries", what[c],
+                           (unsigned long long)count_entries(&K, 1));
+                tf_ktensor_free(&K);
+            }
+        }
+        tf_tensor_free(&X);
+    }
+}
+
+/* What the constraints do: non-negative factors everywhere (and a planted
+ * non-negative model found as CP-ALS finds it), more zeros as l1 grows,
+ * smaller weights as l2 grows, the same bits run after run, the l1 penalty
+ * following the values through the front end's power-of-two scaling, and
+ * --device auto running it on the CPU. */
+static void test_admm_properties(void)
+{
+    tf_cpd_opts o;
+    tf_cpd_update u;
+    tf_ktensor K, K2;
+    tf_cpd_report rep;
+    fit_log log, log2;
+
+    /* a planted model with factors in [0, 1): AO-ADMM finds CP-ALS's fit */
+    const uint64_t d3[3] = {12, 10, 8};
+    tf_tensor P;
+    planted_dense(3, d3, 3, 13, &P);
+    cpd_opts(&o, TF_FORMAT_CSF, 3, 300, 1e-12);
+    const double f_als = run_cpd(&P, &o, &K, &rep, NULL, 1e-6, "planted, ALS");
+    tf_ktensor_free(&K);
+    admm_opts(&o, &u, TF_FORMAT_CSF, 3, 300, 1e-12);
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
+    const double f_nn = run_cpd(&P, &o, &K, &rep, NULL, 1e-6, "planted, nonneg");
+    CHECKF(f_nn >= 0.99 && fabs(f_nn - f_als) <= 1e-3, "planted non-negative model: AO-ADMM fit %.9f, CP-ALS %.9f",
+           f_nn, f_als);
+    CHECKF(count_entries(&K, 1) == 0, "planted, nonneg: negative entries");
+    tf_ktensor_free(&K);
+    tf_tensor_free(&P);
+
+    /* a random tensor: nonneg (bit-identical twice), then l1 and l2 sweeps */
+    const uint64_t dims[3] = {40, 30, 20};
+    tf_tensor X;
+    random_sparse(3, dims, 3000, 31, &X);
+    admm_opts(&o, &u, TF_FORMAT_AUTO, 6, 30, 0.0);
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
+    run_cpd(&X, &o, &K, &rep, &log, 1e-9, "random, nonneg");
+    run_cpd(&X, &o, &K2, &rep, &log2, 1e-9, "random, nonneg again");
+    CHECKF(count_entries(&K, 1) == 0, "random, nonneg: %llu negative entries", (unsigned long long)count_entries(&K, 1));
+    CHECKF(log.n == log2.n && !memcmp(log.fit, log2.fit, log.n * sizeof *log.fit) &&
+           !memcmp(log.inner, log2.inner, log.n * sizeof *log.inner) && same_ktensor(&K, &K2),
+           "random, nonneg: two runs differ");
+    tf_ktensor_free(&K);
+    tf_ktensor_free(&K2);
+
+    uint64_t zeros_prev = 0;
+    const double l1s[] = {0.0, 0.3, 1.0, 3.0, 10.0};
+    for (size_t k = 0; k < sizeof l1s / sizeof *l1s; ++k) {
+        char what[64];
+        snprintf(what, sizeof what, "random, nonneg + l1 %g", l1s[k]);
+        for (uint32_t m = 0; m < 3; ++m) u.mode[m].l1 = l1s[k];
+        run_cpd(&X, &o, &K, &rep, NULL, 1e-9, what);
+        const uint64_t z = count_entries(&K, 0);
+        CHECKF(count_entries(&K, 1) == 0 && z >= zeros_prev, "%s: %llu zeros (smaller l1: %llu), %llu negative", what,
+               (unsigned long long)z, (unsigned long long)zeros_prev, (unsigned long long)count_entries(&K, 1));
+        CHECKF(k == 0 || z > 0, "%s: no zero", what);
+        printf("%s: %llu zero entries of %llu, fit %.6f, %llu inner iterations\n", what, (unsigned long long)z,
+               (unsigned long long)((dims[0] + dims[1] + dims[2] + 1) * 6), rep.fit, (unsigned long long)rep.inner_iters);
+        if (k + 1 == sizeof l1s / sizeof *l1s) CHECKF(z > zeros_prev, "%s: no more zeros than l1 %g", what, l1s[k - 1]);
+        zeros_prev = z;
+        tf_ktensor_free(&K);
+    }
+
+    double norm_prev = INFINITY;
+    const double l2s[] = {0.0, 10.0, 100.0};
+    for (size_t k = 0; k < sizeof l2s / sizeof *l2s; ++k) {
+        char what[64];
+        snprintf(what, sizeof what, "random, l2 %g", l2s[k]);
+        admm_opts(&o, &u, TF_FORMAT_AUTO, 6, 30, 0.0);
+        for (uint32_t m = 0; m < 3; ++m) u.mode[m].l2 = l2s[k];
+        run_cpd(&X, &o, &K, &rep, NULL, 1e-9, what);
+        double norm = 0.0; /* the factors have unit columns: the weights carry the norm */
+        for (uint64_t r = 0; r < K.rank; ++r) norm += K.lambda[r] * K.lambda[r];
+        CHECKF(norm < norm_prev && rep.inner_iters == 0, "%s: sum of squared weights %g (smaller l2: %g), %llu inner "
+               "iterations (a ridge alone is solved in closed form)", what, norm, norm_prev,
+               (unsigned long long)rep.inner_iters);
+        norm_prev = norm;
+        tf_ktensor_free(&K);
+    }
+
+    /* values x 2^60 with l1 x 2^60 are the run at values ~1 (the front end
+     * scales both back exactly) */
+    double amax = 0.0;
+    for (uint64_t k = 0; k < X.nnz; ++k) amax = fmax(amax, X.vals[k]);
+    for (uint64_t k = 0; k < X.nnz; ++k) X.vals[k] = ldexp(X.vals[k], -ilogb(amax));
+    tf_tensor Xs;
+    CHECK_OK(tf_tensor_copy(&X, &Xs));
+    for (uint64_t k = 0; k < Xs.nnz; ++k) Xs.vals[k] = ldexp(Xs.vals[k], 60);
+    admm_opts(&o, &u, TF_FORMAT_AUTO, 4, 10, 0.0);
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1, u.mode[m].l1 = 0.05;
+    run_cpd(&X, &o, &K, &rep, &log, 1e-9, "l1 0.05, values ~1");
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].l1 = ldexp(0.05, 60);
+    run_cpd(&Xs, &o, &K2, &rep, &log2, 1e-9, "l1 0.05 x 2^60, values x 2^60");
+    CHECKF(log.n == log2.n && !memcmp(log.fit, log2.fit, log.n * sizeof *log.fit), "l1 with values x 2^60: fits "
+           "%.17g, at values ~1 %.17g", log2.fit[log2.n - 1], log.fit[log.n - 1]);
+    tf_ktensor_free(&K);
+    tf_ktensor_free(&K2);
+    tf_tensor_free(&Xs);
+
+    /* auto: the CPU, whatever the machine (no GPU backend has AO-ADMM yet) */
+    admm_opts(&o, &u, TF_FORMAT_AUTO, 4, 3, 0.0);
+    o.backend = TF_BACKEND_AUTO;
+    u.mode[1].nonneg = 1;
+    run_cpd(&X, &o, &K, &rep, NULL, 1e-9, "auto, nonneg");
+    CHECKF(!strncmp(rep.plan, "cpu", 3), "auto, nonneg: plan '%s', note '%s'", rep.plan, rep.note);
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
 }
 
 /* (g) bad options and inputs fail cleanly with a message. */
@@ -729,6 +1014,48 @@ static void test_bad_options(void)
     expect_failure(&X, &o, TF_ERR_RANGE, "NaN value");
     X.vals[5] = 1.0;
 
+    /* the update: size, kind, limits, constraints */
+    static const struct {
+        const char *what, *says;
+    } bad_update[] = {
+        {"update size 0", "tf_cpd_update.size is 0"},
+        {"update kind 7", "unknown update kind 7"},
+        {"max_inner 0", "max_inner 0 is outside 1..100000"},
+        {"inner_tol 1", "inner_tol 1 is outside [0, 1)"},
+        {"inner_tol NaN", "inner_tol nan is outside [0, 1)"},
+        {"nonneg 2", "mode 2: nonneg is 2 (expected 0 or 1)"},
+        {"l1 -1", "mode 1: l1 -1 and l2 0 must be finite numbers >= 0"},
+        {"l2 inf", "mode 3: l1 0 and l2 inf must be finite numbers >= 0"},
+        {"a constraint on mode 4 of 3", "mode 4 has a constraint, but the tensor has 3 modes"},
+        {"ALS with a constraint", "mode 1 has a constraint (nonneg 1, l1 0, l2 0), which ALS does not impose"},
+    };
+    for (size_t c = 0; c < sizeof bad_update / sizeof *bad_update; ++c) {
+        tf_cpd_update u;
+        tf_cpd_opts_default(&o);
+        tf_cpd_update_default(&u);
+        CHECK(u.size == sizeof u && u.kind == TF_CPD_UPDATE_ALS && u.max_inner == 25 && u.inner_tol == 1e-2);
+        u.kind = TF_CPD_UPDATE_AO_ADMM;
+        o.update = &u;
+        switch (c) {
+        case 0: u.size = 0; break;
+        case 1: u.kind = (tf_cpd_update_kind)7; break;
+        case 2: u.max_inner = 0; break;
+        case 3: u.inner_tol = 1.0; break;
+        case 4: u.inner_tol = NAN; break;
+        case 5: u.mode[1].nonneg = 2; break;
+        case 6: u.mode[0].l1 = -1.0; break;
+        case 7: u.mode[2].l2 = INFINITY; break;
+        case 8: u.mode[3].nonneg = 1; break;
+        default: u.kind = TF_CPD_UPDATE_ALS, u.mode[0].nonneg = 1; break;
+        }
+        expect_failure(&X, &o, TF_ERR_ARG, bad_update[c].what);
+        CHECKF(strstr(tf_last_error(), bad_update[c].says) != NULL, "%s: message '%s'", bad_update[c].what,
+               tf_last_error());
+    }
+    CHECK(!strcmp(tf_cpd_update_name(TF_CPD_UPDATE_ALS), "ALS") &&
+          !strcmp(tf_cpd_update_name(TF_CPD_UPDATE_AO_ADMM), "AO-ADMM") &&
+          !strcmp(tf_cpd_update_name((tf_cpd_update_kind)9), "unknown"));
+
     tf_ktensor K; /* tf_ktensor_fit argument checks */
     double fit;
     CHECK_OK(tf_ktensor_alloc(&K, 3, dims, 2));
@@ -790,6 +1117,8 @@ int main(void)
     test_empty_slices();
     test_pinv_fallback();
     test_against_reference();
+    test_admm_reference();
+    test_admm_properties();
     test_bad_options();
     test_given_start();
     test_stop_flag();

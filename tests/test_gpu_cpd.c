@@ -16,6 +16,8 @@
 
 /* The tuning policy of the next GPU runs (tests force paths through it). */
 static tf_tuning tuning;
+/* The update of the next runs (NULL: ALS). */
+static const tf_cpd_update *update;
 
 static tf_status run(const tf_tensor *X, tf_backend be, tf_format fmt, tf_precision prec, uint64_t R,
                      uint32_t iters, trace *t, tf_cpd_report *rep, tf_ktensor *K)
@@ -41,6 +43,7 @@ static tf_status run(const tf_tensor *X, tf_backend be, tf_format fmt, tf_precis
     o.callback = record;
     o.user = t;
     o.context = ctx;
+    o.update = update;
     memset(t, 0, sizeof *t);
     tf_status s = tf_cpd(X, &o, K, rep);
     tf_context_free(ctx);
@@ -149,10 +152,35 @@ static void pinv_case(void)
     tf_tensor_free(&X);
 }
 
+/* A kind of update the GPU backend lacks (AO-ADMM) is refused with one line
+ * naming it and the GPU, never run as ALS; under auto it runs on the CPU. */
+static void update_kinds(void)
+{
+    tf_tensor X;
+    CHECK_OK(tt_planted(3, (const uint64_t[]){30, 20, 10}, 600, 3, 22, &X));
+    tf_cpd_update u;
+    admm_update(&u, 5u, 0u, 0.0); /* modes 1 and 3 non-negative */
+    update = &u;
+    trace t;
+    tf_ktensor K;
+    tf_cpd_report rep;
+    tf_status s = run(&X, TF_BACKEND_GPU, TF_FORMAT_AUTO, TF_DOUBLE, 3, 3, &t, &rep, &K);
+    CHECKF(s == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), "non-negative CP (AO-ADMM) is not available on the GPU yet"),
+           "AO-ADMM on the GPU: %s: %s", tf_status_name(s), tf_last_error());
+    if (s == TF_OK) tf_ktensor_free(&K);
+    s = run(&X, TF_BACKEND_AUTO, TF_FORMAT_AUTO, TF_DOUBLE, 3, 3, &t, &rep, &K);
+    CHECKF(s == TF_OK && !strncmp(rep.plan, "cpu", 3) && strstr(rep.note, "runs on the CPU: not on the GPU yet"),
+           "AO-ADMM under auto: %s (plan '%s', note '%s')", tf_last_error(), rep.plan, rep.note);
+    if (s == TF_OK) tf_ktensor_free(&K);
+    update = NULL;
+    tf_tensor_free(&X);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_cpd", "no CUDA device");
+    update_kinds();
     tf_tuning_default(&tuning);
 
     tf_tensor X;

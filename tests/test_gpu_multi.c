@@ -29,6 +29,9 @@ typedef struct setup {
     int nccl;         /* tuning.gpu_exchange = 1: NCCL, not peer copies */
 } setup;
 
+/* The update of the next runs (NULL: ALS). */
+static const tf_cpd_update *update;
+
 static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R, uint32_t iters, trace *t,
                      tf_cpd_report *rep, tf_ktensor *K)
 {
@@ -59,6 +62,7 @@ static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R
     o.callback = record;
     o.user = t;
     o.context = ctx;
+    o.update = update;
     memset(t, 0, sizeof *t);
     s = tf_cpd(X, &o, K, rep);
     tf_context_free(ctx);
@@ -214,11 +218,32 @@ static void bad_lists(void)
     CHECKF(tf_context_create(&co, &c) == TF_ERR_ARG, "two GPUs on the CPU backend: %s", tf_last_error());
 }
 
+/* AO-ADMM over several GPUs: refused with one line (never run as ALS). */
+static void update_kinds(void)
+{
+    tf_tensor X;
+    CHECK_OK(tt_planted(3, (const uint64_t[]){40, 30, 20}, 2000, 3, 16, &X));
+    tf_cpd_update u;
+    admm_update(&u, 0u, 2u, 0.5); /* l1 0.5 on mode 2 */
+    update = &u;
+    trace t;
+    tf_cpd_report rep;
+    tf_ktensor K;
+    const setup two = {2, 0, 0, 0, 0, 0};
+    const tf_status s = run(&X, two, TF_DOUBLE, 3, 2, &t, &rep, &K);
+    CHECKF(s == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), "L1-regularised CP (AO-ADMM) is not available on several GPUs yet"),
+           "AO-ADMM on two GPUs: %s: %s", tf_status_name(s), tf_last_error());
+    if (s == TF_OK) tf_ktensor_free(&K);
+    update = NULL;
+    tf_tensor_free(&X);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_multi", "fewer than two CUDA devices");
     bad_lists();
+    update_kinds();
     const setup two = {2, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0},
                 two_cus = {2, 0, 0, 1, 0, 0}, two_plain = {2, 0, 0, 0, 1, 0}, two_nccl = {2, 0, 0, 0, 0, 1},
                 two_plain_nccl = {2, 0, 0, 0, 1, 1};

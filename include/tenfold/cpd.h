@@ -22,9 +22,66 @@ typedef struct tf_cpd_iter {
     double t_mttkrp;
     double t_dense;
     double t_fit;
+    uint32_t inner_iters; /* AO-ADMM: this iteration's ADMM iterations, summed
+                             over the modes (0 for ALS)                    */
 } tf_cpd_iter;
 
 typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
+
+/* The per-mode update of CP (tf_cpd_opts.update). Every method is the same
+ * loop -- per mode the MTTKRP M, then the update of that mode's factor from
+ * M and the Hadamard product V of the other modes' Grams, then the column
+ * normalisation -- and differs only in the update. Kinds are appended,
+ * never renumbered. */
+typedef enum tf_cpd_update_kind {
+    TF_CPD_UPDATE_ALS = 0,    /* least squares: A <- M pinv(V) (the default; CP-ALS) */
+    TF_CPD_UPDATE_AO_ADMM = 1 /* constrained / regularised least squares by AO-ADMM
+                                 (Huang, Sidiropoulos & Liavas 2016; SPLATT's
+                                 AO-ADMM): per mode a few ADMM iterations with one
+                                 Cholesky factor of V + rho I (rho = trace(V) / R)
+                                 and the proximal operators of tf_cpd_constraint;
+                                 the dual variable is kept from one outer iteration
+                                 to the next (a mode's first update starts from the
+                                 least-squares solution). A mode with neither nonneg
+                                 nor l1 is solved in closed form, A <- M (V + l2
+                                 I)^-1; with nonneg alone, a least-squares solution
+                                 with no negative entry is the update as it is.
+                                 CPU backend (also on MPI ranks); the GPU backends
+                                 refuse it with TF_ERR_UNAVAILABLE                   */
+} tf_cpd_update_kind;
+
+/* What AO-ADMM imposes on one mode's factor A (any combination): the
+ * update minimises 1/2 ||X - model||^2 + l1 ||A||_1 + l2/2 ||A||_F^2 over
+ * A (>= 0 with nonneg), the other factors and lambda fixed. Columns are
+ * normalised as in CP-ALS (divided by positive norms, so the constraints
+ * hold); the penalties apply to the factor as updated, which carries the
+ * weights at that moment. All zero: unconstrained. */
+typedef struct tf_cpd_constraint {
+    int nonneg; /* 1: every entry >= 0 (projection)                       */
+    double l1;  /* >= 0: sparsity (soft threshold at l1 / rho)             */
+    double l2;  /* >= 0: ridge (l2 added to the diagonal of V)             */
+} tf_cpd_constraint;
+
+/* The update and its parameters. Set it up with tf_cpd_update_default,
+ * which sets `size`: later versions append fields and read only the `size`
+ * bytes a caller's header knew, the rest taking their defaults, so a
+ * program built against this header keeps working with later libraries. */
+typedef struct tf_cpd_update {
+    uint32_t size;            /* sizeof(tf_cpd_update) (tf_cpd_update_default)    */
+    tf_cpd_update_kind kind;  /* default TF_CPD_UPDATE_ALS                        */
+    uint32_t max_inner;       /* AO-ADMM: ADMM iterations per mode update at most
+                                 (default 25)                                     */
+    double inner_tol;         /* AO-ADMM: stop when the primal and dual residuals
+                                 relative to the factor and the dual are both
+                                 at most it (default 1e-2; 0: run max_inner)      */
+    tf_cpd_constraint mode[TF_MAX_ORDER]; /* per mode (0-based); modes past the
+                                 tensor's order must be all zero                  */
+} tf_cpd_update;
+
+/* ALS, no constraints, the AO-ADMM defaults. */
+void tf_cpd_update_default(tf_cpd_update *u);
+/* "ALS", "AO-ADMM" ("unknown" for another value). */
+const char *tf_cpd_update_name(tf_cpd_update_kind k);
 
 /* How CP-ALS starts when tf_cpd_opts.init is NULL. */
 typedef enum tf_cpd_start {
@@ -76,6 +133,11 @@ typedef struct tf_cpd_opts {
                                  Python callback, Ctrl-C).                     */
     tf_cpd_start start;       /* the start when init is NULL: TF_START_RANDOM
                                  (default) or TF_START_NVECS                   */
+    const tf_cpd_update *update; /* the per-mode update; NULL (default) = ALS
+                                 (tf_cpd_update_default). A kind a backend lacks
+                                 is TF_ERR_UNAVAILABLE naming both (never run as
+                                 another kind); under TF_BACKEND_AUTO such a run
+                                 goes to the CPU, with a note                  */
 } tf_cpd_opts;
 
 
@@ -110,13 +172,18 @@ typedef struct tf_cpd_report {
                                            all GPUs of this process (0 on the CPU) */
     double t_init;                      /* computing the start (TF_START_NVECS;
                                            part of t_total), else 0          */
+    uint64_t inner_iters;               /* AO-ADMM: ADMM iterations, summed over
+                                           the modes and iterations (0: ALS,
+                                           or closed-form modes only)        */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);
-/* CP-ALS. out is allocated by the call (free with tf_ktensor_free). Any
- * finite values work: when the largest |value| is outside 2^-40..2^40 the
- * iteration runs on a copy of the values scaled by an exact power of two
- * (safe in fp32 too) and lambda is scaled back; fits are scale-invariant. */
+/* CP-ALS (or the update o->update names). out is allocated by the call
+ * (free with tf_ktensor_free). Any finite values work: when the largest
+ * |value| is outside 2^-40..2^40 the iteration runs on a copy of the values
+ * scaled by an exact power of two (safe in fp32 too) and lambda is scaled
+ * back; fits are scale-invariant (an l1 penalty is scaled with the values,
+ * so the problem solved is the one asked). */
 tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep);
 
 /* The leading mode-n vectors of X: the r leading left singular vectors of

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CP-ALS (Tensor Toolbox cp_als conventions), written only against the
- * backend vtable of backend/cpd.h: the backend holds the factors, Grams and
- * MTTKRP output; this file owns the initialisation, the iteration, timers,
- * convergence and the fit formula, and sees only scalars until the end. */
+/* CP (Tensor Toolbox cp_als conventions), written only against the backend
+ * vtable of backend/cpd.h: the backend holds the factors, Grams and MTTKRP
+ * output and implements the per-mode update of each kind (ALS, AO-ADMM);
+ * this file owns the initialisation, the iteration, timers, convergence and
+ * the fit formula, and sees only scalars until the end. */
 #include "algo/cp_als.h"
 
 #include <math.h>
@@ -101,13 +102,19 @@ done:
     return s;
 }
 
-/* The ALS iterations on an initialised backend; fills rep as it goes. */
+/* The iterations on an initialised backend; fills rep as it goes. One loop
+ * for every update kind: per mode MTTKRP, the update o->update names (ALS,
+ * AO-ADMM, ...: the backend's), normalisation, Gram; the fit. */
 static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_opts *o,
                          double normx2, tf_cpd_report *rep)
 {
     const tf_cpd_backend_ops *ops = be->ops;
     void *ctx = be->ctx;
     const uint32_t N = X->order;
+    const tf_cpd_update *u = o->update; /* resolved by the front end */
+    if (!u) return tf_fail(TF_ERR_ARG, "cpd: the update is not resolved (the front end sets it)");
+    /* a backend's fused iteration is ALS's */
+    const int fused = ops->sweep && u->kind == TF_CPD_UPDATE_ALS;
     double t = tf_wtime();
     for (uint32_t m = 0; m < N; ++m) TF_TRY(ops->gram(ctx, m));
     rep->t_dense += tf_wtime() - t;
@@ -118,7 +125,8 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
         double inner = 0.0, knorm2 = 0.0, mtt0 = 0.0;
         for (uint32_t n = 0; n < N; ++n) mtt0 += rep->t_mttkrp[n];
         const double dense0 = rep->t_dense, fit0 = rep->t_fit;
-        if (ops->sweep) {
+        uint32_t inner_iters = 0;
+        if (fused) {
             TF_TRY(ops->sweep(ctx, it > 1, &inner, &knorm2, rep->t_mttkrp, &rep->t_dense, &rep->t_fit,
                               &rep->pinv_fallbacks));
         } else {
@@ -127,9 +135,11 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
                 TF_TRY(ops->mttkrp(ctx, n));
                 rep->t_mttkrp[n] += tf_wtime() - t;
                 t = tf_wtime();
-                int used_pinv = 0;
-                TF_TRY(ops->solve(ctx, n, &used_pinv));
-                rep->pinv_fallbacks += (uint64_t)(used_pinv != 0);
+                const tf_cpd_update_step step = {u, it};
+                tf_cpd_step_report sr = {0, 0};
+                TF_TRY(ops->update(ctx, n, &step, &sr));
+                rep->pinv_fallbacks += (uint64_t)(sr.used_pinv != 0);
+                inner_iters += sr.inner;
                 TF_TRY(ops->normalize(ctx, n, it > 1));
                 TF_TRY(ops->gram(ctx, n));
                 rep->t_dense += tf_wtime() - t;
@@ -145,10 +155,11 @@ static tf_status iterate(const tf_cpd_backend *be, const tf_tensor *X, const tf_
                                            "(<X,K> = %g, ||K||^2 = %g)", it, inner, knorm2);
         rep->iters = it;
         rep->fit = fit;
+        rep->inner_iters += inner_iters;
         double mtt = 0.0;
         for (uint32_t n = 0; n < N; ++n) mtt += rep->t_mttkrp[n];
         tf_cpd_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter, mtt - mtt0, rep->t_dense - dense0,
-                            rep->t_fit - fit0};
+                            rep->t_fit - fit0, inner_iters};
         if (o->callback) o->callback(&info, o->user);
         if (o->stop && *o->stop) {
             rep->stopped = 1;

@@ -6,8 +6,11 @@
  * The front end (src/ops/cpd.c) creates backends. */
 #ifndef TF_BACKEND_CPD_H
 #define TF_BACKEND_CPD_H
+#include <stdio.h>
+
 #include "backend/cuda_table.h"
 #include "backend/shards.h"
+#include "core/error.h"
 #include "tenfold.h"
 
 /* Relative threshold below which the normal matrix counts as singular: the
@@ -15,15 +18,63 @@
  * eigenvalues <= it * max|eigenvalue| (never less than R * eps). */
 #define TF_DENSE_PINV_RCOND 1e-12
 
+/* One call of the per-mode update (the seam of every CP method: see
+ * docs/DESIGN.md, "The CP update seam"). u is the run's update, resolved by
+ * the front end (never NULL, every field set); iter the outer iteration
+ * (1-based). */
+typedef struct tf_cpd_update_step {
+    const tf_cpd_update *u;
+    uint32_t iter;
+} tf_cpd_update_step;
+
+/* What one update reports back (zeroed by the caller). */
+typedef struct tf_cpd_step_report {
+    int used_pinv;  /* a least-squares solve fell back to the pseudo-inverse */
+    uint32_t inner; /* AO-ADMM: the ADMM iterations it ran                   */
+} tf_cpd_step_report;
+
+/* "non-negative CP (AO-ADMM)", "L1-regularised CP (AO-ADMM)", "CP-ALS": what
+ * an update computes, for messages (buf of at least 96 bytes). */
+static inline const char *tf_cpd_update_what(const tf_cpd_update *u, char *buf, size_t len)
+{
+    if (!u || u->kind == TF_CPD_UPDATE_ALS) return "CP-ALS";
+    if (u->kind != TF_CPD_UPDATE_AO_ADMM) {
+        snprintf(buf, len, "CP update kind %d", (int)u->kind);
+        return buf;
+    }
+    int nonneg = 0, l1 = 0, l2 = 0;
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        nonneg |= u->mode[m].nonneg != 0;
+        l1 |= u->mode[m].l1 > 0.0;
+        l2 |= u->mode[m].l2 > 0.0;
+    }
+    snprintf(buf, len, "%s%s%s%s%s%s CP (AO-ADMM)", nonneg ? "non-negative" : "",
+             nonneg && (l1 || l2) ? ", " : "", l1 ? "L1" : "", l1 && l2 ? "/" : "", l2 ? "L2" : "",
+             l1 || l2 ? "-regularised" : nonneg ? "" : "constrained");
+    return buf;
+}
+
+/* The one-line failure of a backend that lacks u's kind: "cpd:
+ * non-negative CP (AO-ADMM) is not available on several GPUs yet". */
+static inline tf_status tf_cpd_update_unavailable(const tf_cpd_update *u, const char *where)
+{
+    char buf[96];
+    return tf_fail(TF_ERR_UNAVAILABLE, "cpd: %s is not available on %s yet%s", tf_cpd_update_what(u, buf, sizeof buf),
+                   where, u && u->kind == TF_CPD_UPDATE_AO_ADMM ? " (the CPU runs it: --device cpu)" : "");
+}
+
 typedef struct tf_cpd_backend_ops {
     /* Takes the initial factors (host, dims[m] x R); allocates M, Grams, lambda = 1. */
     tf_status (*init)(void *ctx, const tf_ktensor *init);
     /* M <- MTTKRP(X, factors, mode). */
     tf_status (*mttkrp)(void *ctx, uint32_t mode);
-    /* A_mode <- M * pinv(V), V = Hadamard of G_k over k != mode: Cholesky,
-     * falling back to a pseudo-inverse when V is not positive definite.
-     * *used_pinv is set to 1 when the fallback ran. */
-    tf_status (*solve)(void *ctx, uint32_t mode, int *used_pinv);
+    /* The update of A_mode from M (the last mttkrp of this mode) and V =
+     * Hadamard of G_k over k != mode, as step->u says: ALS A_mode <- M *
+     * pinv(V) (Cholesky, falling back to a pseudo-inverse when V is not
+     * positive definite: rep->used_pinv = 1), AO-ADMM, ... A backend
+     * dispatches on step->u->kind and returns tf_cpd_update_unavailable for
+     * a kind it lacks. */
+    tf_status (*update)(void *ctx, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep);
     /* Column norms of A_mode into lambda (2-norm if !max_norm, else
      * max(max|a|, 1)); columns divided by them (zero columns left as is). */
     tf_status (*normalize)(void *ctx, uint32_t mode, int max_norm);
@@ -36,9 +87,9 @@ typedef struct tf_cpd_backend_ops {
     tf_status (*result)(void *ctx, tf_ktensor *out);
     void (*destroy)(void *ctx);
     /* Optional (NULL: the driver calls the steps above one by one): one
-     * whole iteration -- for every mode mttkrp, solve, normalize(max_norm),
-     * gram; then fit_terms of the last mode -- without waiting between
-     * steps. Adds each step's measured seconds to t_mttkrp[mode], *t_dense
+     * whole ALS iteration -- for every mode mttkrp, the ALS update,
+     * normalize(max_norm), gram; then fit_terms of the last mode -- without
+     * waiting between steps (the driver calls it for ALS only). Adds each step's measured seconds to t_mttkrp[mode], *t_dense
      * and *t_fit, and the pseudo-inverse fallbacks to *pinv. */
     tf_status (*sweep)(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
                        double *t_dense, double *t_fit, uint64_t *pinv);

@@ -151,6 +151,7 @@ extern "C" {
     T(tf_sddmm_panel)         \
     T(tf_ktensor)             \
     T(tf_model_opts)          \
+    T(tf_cpd_update)          \
     /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Names <-> enums of backends, formats and SDDMM algorithms (the tool's option values). */
+/* Names <-> enums of backends, formats, CP updates and SDDMM algorithms (the tool's option values). */
 #include <string.h>
 
 #include "core/error.h"
@@ -15,6 +15,11 @@ const char *tf_backend_name(tf_backend b)
 const char *tf_format_name(tf_format f)
 {
     return (unsigned)f < sizeof format_names / sizeof *format_names ? format_names[f] : "?";
+}
+const char *tf_cpd_update_name(tf_cpd_update_kind k)
+{
+    static const char *names[] = {"ALS", "AO-ADMM"};
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";
 }
 const char *tf_sddmm_algo_name(tf_sddmm_algo a)
 {

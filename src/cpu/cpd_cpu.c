@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CPU backend of CP-ALS (the vtable of src/backend/cpd.h): an MTTKRP
- * plan for the tensor plus the factors, Grams and lambda in host memory; the
- * dense steps are the BLAS/LAPACK helpers of dense.c.
+/* CPU backend of CP (the vtable of src/backend/cpd.h): an MTTKRP plan for
+ * the tensor plus the factors, Grams and lambda in host memory; the dense
+ * steps are the BLAS/LAPACK helpers of dense.c; the updates ALS (dense.c's
+ * solve) and AO-ADMM (admm.c).
  *
  * Distributed (several ranks, backend/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
@@ -20,6 +21,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/admm.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 
@@ -39,6 +41,10 @@ typedef struct cpu_cpd {
     const tf_dist *dist;           /* NULL: one process                      */
     tf_plan *shard[TF_MAX_ORDER];  /* distributed: this rank's plan per mode (borrowed) */
     const uint64_t *row_lo[TF_MAX_ORDER]; /* distributed: rank r's rows [row_lo[r], row_lo[r+1]) */
+    /* AO-ADMM: the scaled dual variable of each mode with a proximal
+     * operator (this process's rows, in the scale of the normalised factor:
+     * normalize divides it with the factor), made on the mode's first update */
+    double *U[TF_MAX_ORDER];
 } cpu_cpd;
 
 /* This process's rows of mode m: all of them, or its rank's range. */
@@ -95,18 +101,66 @@ static tf_status cpu_mttkrp(void *ctx, uint32_t mode)
     return TF_OK;
 }
 
-static tf_status cpu_solve(void *ctx, uint32_t mode, int *used_pinv)
+/* AO-ADMM's update of this process's rows of A_mode (V holds the Hadamard
+ * product of the other Grams). A mode without a proximal operator is the
+ * closed-form ridge solve A = M (V + l2 I)^-1 (ALS's when l2 = 0). Else the
+ * ADMM iterations (cpu/admm.h) from the warm start H = A diag(lambda), U =
+ * U diag(lambda): the model is [[lambda; A_1..A_N]] with every factor but
+ * this one normalised, so the new factor carries lambda; on the mode's
+ * first update from the least-squares solution (cold). */
+static tf_status admm_update(cpu_cpd *c, uint32_t mode, const tf_cpd_update *u, uint64_t lo, uint64_t hi,
+                             tf_cpd_step_report *rep)
+{
+    const uint64_t R = c->rank, n = hi - lo;
+    const tf_cpd_constraint *k = &u->mode[mode];
+    for (uint64_t r = 0; r < R; ++r) c->V[r * R + r] += k->l2;
+    double *H = c->A[mode].data + lo * R;
+    if (!k->nonneg && !(k->l1 > 0.0))
+        return tf_dense_solve(c->M + lo * R, H, n, R, c->V, c->threads, &rep->used_pinv);
+    /* the mode's first update: no ADMM state yet, and the start's factor
+     * may be far from the solution's scale (random entries in [0,1) against
+     * M V^-1 of a large sparse tensor: ADMM drove the whole factor to zero
+     * before the solution's scale emerged, and a zero factor stays zero),
+     * so it starts cold, from the least-squares solution */
+    const int cold = !c->U[mode];
+    if (cold) TF_TRY(TF_ALLOC(c->U[mode], n > 0 ? n * R : 1, "AO-ADMM dual variable"));
+    double *U = c->U[mode];
+    if (!cold) {
+#pragma omp parallel for num_threads(tf_dense_team(n, R, c->threads)) schedule(static)
+        for (int64_t i = 0; i < (int64_t)n; ++i)
+            for (uint64_t r = 0; r < R; ++r) {
+                H[(uint64_t)i * R + r] *= c->lambda[r];
+                U[(uint64_t)i * R + r] *= c->lambda[r];
+            }
+    }
+    const tf_admm_mode am = {cold, k->nonneg, k->l1, u->max_inner, u->inner_tol,
+                             c->dist ? c->dist->allreduce_sum : NULL};
+    return tf_dense_admm(c->M + lo * R, H, U, n, R, c->V, &am, c->threads, &rep->inner, &rep->used_pinv);
+}
+
+/* The update of A_mode: ALS or AO-ADMM, on this process's rows (a rank's
+ * rows come out as in one process), then every rank's rows to every rank. */
+static tf_status cpu_update(void *ctx, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, mode));
     if (c->m_mode != mode)
-        return tf_fail(TF_ERR_ARG, "CP-ALS backend: solve of mode %u without its MTTKRP", mode + 1);
+        return tf_fail(TF_ERR_ARG, "CP-ALS backend: update of mode %u without its MTTKRP", mode + 1);
     const uint64_t R = c->rank;
     uint64_t lo, hi;
     my_rows(c, mode, &lo, &hi);
     tf_dense_hadamard((const double *const *)c->G, c->order, mode, R, c->V);
-    /* row by row: a rank's rows come out as in one process */
-    TF_TRY(tf_dense_solve(c->M + lo * R, c->A[mode].data + lo * R, hi - lo, R, c->V, c->threads, used_pinv));
+    switch (step->u->kind) {
+    case TF_CPD_UPDATE_ALS:
+        TF_TRY(tf_dense_solve(c->M + lo * R, c->A[mode].data + lo * R, hi - lo, R, c->V, c->threads,
+                              &rep->used_pinv));
+        break;
+    case TF_CPD_UPDATE_AO_ADMM:
+        TF_TRY(admm_update(c, mode, step->u, lo, hi, rep));
+        break;
+    default:
+        return tf_cpd_update_unavailable(step->u, c->dist ? "CPU ranks" : "the CPU");
+    }
     return c->dist ? c->dist->allgather_rows(c->A[mode].data, c->row_lo[mode], R, c->dist->round_bytes) : TF_OK;
 }
 
@@ -114,8 +168,18 @@ static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
 {
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, mode));
-    return tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank, max_norm, c->threads,
-                              c->lambda);
+    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank, max_norm, c->threads, c->lambda));
+    double *U = c->U[mode];
+    if (!U) return TF_OK;
+    /* the dual in the normalised factor's scale, as the factor (admm_update) */
+    const uint64_t R = c->rank;
+    uint64_t lo, hi;
+    my_rows(c, mode, &lo, &hi);
+#pragma omp parallel for num_threads(tf_dense_team(hi - lo, R, c->threads)) schedule(static)
+    for (int64_t i = 0; i < (int64_t)(hi - lo); ++i)
+        for (uint64_t r = 0; r < R; ++r)
+            if (c->lambda[r] > 0.0) U[(uint64_t)i * R + r] /= c->lambda[r];
+    return TF_OK;
 }
 
 static tf_status cpu_gram(void *ctx, uint32_t mode)
@@ -165,6 +229,7 @@ static void cpu_destroy(void *ctx)
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
         tf_matrix_free(&c->A[m]);
         tf_free(c->G[m]);
+        tf_free(c->U[m]);
     }
     tf_free(c->M);
     tf_free(c->V);
@@ -175,7 +240,7 @@ static void cpu_destroy(void *ctx)
 static const tf_cpd_backend_ops cpu_ops = {
     .init = cpu_init,
     .mttkrp = cpu_mttkrp,
-    .solve = cpu_solve,
+    .update = cpu_update,
     .normalize = cpu_normalize,
     .gram = cpu_gram,
     .fit_terms = cpu_fit_terms,

@@ -314,6 +314,21 @@ static int inverse_from_cholesky(double *P, uint64_t R)
     return 1;
 }
 
+uint64_t tf_dense_blas_rows(uint64_t R) { return blas_rows(R); }
+
+tf_status tf_dense_blas_team(int threads, uint64_t units, uint64_t work, int *nt)
+{
+    *nt = team_size(threads, units, work);
+    return blas_callers(nt);
+}
+
+void tf_dense_apply_block(const double *P, const double *M, double *A, uint64_t rows, uint64_t R)
+{
+    const int n = (int)R, k = (int)rows;
+    const double one = 1.0, zero = 0.0;
+    dgemm_("N", "N", &n, &k, &n, &one, P, &n, M, &n, &zero, A, &n, 1, 1);
+}
+
 /* A = M * P (P symmetric R x R): blocked dgemm on the column-major views,
  * A^T = P M^T. Each output row depends only on its input row. */
 static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, const double *P,
@@ -321,15 +336,12 @@ static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t 
 {
     const uint64_t rows = blas_rows(R);
     const int64_t nblocks = (int64_t)((I + rows - 1) / rows);
-    int nt = team_size(threads, (uint64_t)nblocks, I * R * R);
-    TF_TRY(blas_callers(&nt));
-    const int n = (int)R;
+    int nt = 1;
+    TF_TRY(tf_dense_blas_team(threads, (uint64_t)nblocks, I * R * R, &nt));
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
     for (int64_t b = 0; b < nblocks; ++b) {
         const uint64_t i = (uint64_t)b * rows;
-        const int k = (int)(I - i < rows ? I - i : rows);
-        const double one = 1.0, zero = 0.0;
-        dgemm_("N", "N", &n, &k, &n, &one, P, &n, M + i * R, &n, &zero, A + i * R, &n, 1, 1);
+        tf_dense_apply_block(P, M + i * R, A + i * R, I - i < rows ? I - i : rows, R);
     }
     return TF_OK;
 }
@@ -346,8 +358,7 @@ int tf_dense_team(uint64_t I, uint64_t R, int threads)
     return most;
 }
 
-tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
-                         int threads, int *used_pinv)
+tf_status tf_dense_inverse(const double *V, uint64_t R, double *P, int *used_pinv)
 {
     TF_TRY(check_rank(R, "normal equations"));
     *used_pinv = 0;
@@ -355,16 +366,24 @@ tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, con
         return tf_fail(TF_ERR_NUMERIC, "the %llu x %llu normal matrix (Hadamard of Grams) is not "
                                        "finite; the factors diverged",
                        (unsigned long long)R, (unsigned long long)R);
-    double *P = NULL;
     int one = 1; /* the LAPACK calls: this thread */
     TF_TRY(blas_callers(&one));
-    TF_TRY(TF_ALLOC(P, R * R, "inverse of the normal matrix"));
     int spd = 0;
     tf_status s = try_cholesky(V, R, P, &spd);
     if (s == TF_OK && !(spd && inverse_from_cholesky(P, R))) {
         *used_pinv = 1;
         s = pseudo_inverse(V, R, P);
     }
+    return s;
+}
+
+tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
+                         int threads, int *used_pinv)
+{
+    TF_TRY(check_rank(R, "normal equations"));
+    double *P = NULL;
+    TF_TRY(TF_ALLOC(P, R * R, "inverse of the normal matrix"));
+    tf_status s = tf_dense_inverse(V, R, P, used_pinv);
     if (s == TF_OK) s = multiply_rows(M, A, I, R, P, threads);
     tf_free(P);
     return s;

@@ -57,6 +57,22 @@ void tf_dense_hadamard(const double *const *G, uint32_t n, uint32_t skip, uint64
 tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, const double *V,
                          int threads, int *used_pinv);
 
+/* P = V^-1 (both triangles) for symmetric positive semi-definite V (R x R):
+ * from the Cholesky factor, or the pseudo-inverse when V is not numerically
+ * positive definite (*used_pinv = 1), as tf_dense_solve decides. */
+tf_status tf_dense_inverse(const double *V, uint64_t R, double *P, int *used_pinv);
+
+/* A (rows x R) = M * P for symmetric P (R x R): one BLAS call, for the
+ * row blocks of tf_dense_blas_rows inside an OpenMP loop whose team came
+ * from tf_dense_blas_team. */
+void tf_dense_apply_block(const double *P, const double *M, double *A, uint64_t rows, uint64_t R);
+/* Rows per BLAS call at rank R (one BLAS thread per call). */
+uint64_t tf_dense_blas_rows(uint64_t R);
+/* *nt = threads for a loop of `units` pieces and `work` multiply-adds that
+ * calls BLAS from every thread (fewer where the BLAS library's per-thread
+ * work buffers do not fit; an error when none does). */
+tf_status tf_dense_blas_team(int threads, uint64_t units, uint64_t work, int *nt);
+
 /* The most threads a dense step on I rows of rank R takes, of `threads`
  * (0 = the default): fewer when the rows are few. */
 int tf_dense_team(uint64_t I, uint64_t R, int threads);

@@ -4,6 +4,7 @@
  * the backend (CPU, or the GPU of the run's context), then runs the
  * algorithm (algo/cp_als.c) on it. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,56 @@ void tf_cpd_opts_default(tf_cpd_opts *o)
     o->backend = TF_BACKEND_AUTO;
     o->format = TF_FORMAT_AUTO;
     o->precision = TF_DOUBLE;
+}
+
+void tf_cpd_update_default(tf_cpd_update *u)
+{
+    if (!u) return;
+    memset(u, 0, sizeof *u);
+    u->size = (uint32_t)sizeof *u;
+    u->kind = TF_CPD_UPDATE_ALS;
+    u->max_inner = 25;
+    u->inner_tol = 1e-2;
+}
+
+/* The size of tf_cpd_update's first layout (fields are appended after mode[]). */
+#define UPDATE_SIZE_FIRST (offsetof(tf_cpd_update, mode) + sizeof(((tf_cpd_update *)0)->mode))
+
+/* *out <- the caller's update (NULL: ALS) over the defaults -- the `size`
+ * bytes its header knew -- checked against a tensor of `order` modes. */
+static tf_status resolve_update(const tf_cpd_update *in, uint32_t order, tf_cpd_update *out)
+{
+    tf_cpd_update_default(out);
+    if (!in) return TF_OK;
+    if (in->size < UPDATE_SIZE_FIRST)
+        return tf_fail(TF_ERR_ARG, "cpd: tf_cpd_update.size is %u, expected at least %zu (set it up with "
+                                   "tf_cpd_update_default)", in->size, (size_t)UPDATE_SIZE_FIRST);
+    /* an earlier header's struct keeps our defaults past its end; a later
+     * one's fields past ours are not read */
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    out->size = (uint32_t)sizeof *out;
+    if (out->kind != TF_CPD_UPDATE_ALS && out->kind != TF_CPD_UPDATE_AO_ADMM)
+        return tf_fail(TF_ERR_ARG, "cpd: unknown update kind %d", (int)out->kind);
+    if (out->max_inner < 1 || out->max_inner > 100000)
+        return tf_fail(TF_ERR_ARG, "cpd: max_inner %u is outside 1..100000", out->max_inner);
+    if (!(out->inner_tol >= 0.0 && out->inner_tol < 1.0))
+        return tf_fail(TF_ERR_ARG, "cpd: inner_tol %g is outside [0, 1)", out->inner_tol);
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        const tf_cpd_constraint *c = &out->mode[m];
+        if (c->nonneg != 0 && c->nonneg != 1)
+            return tf_fail(TF_ERR_ARG, "cpd: mode %u: nonneg is %d (expected 0 or 1)", m + 1, c->nonneg);
+        if (!(c->l1 >= 0.0) || isinf(c->l1) || !(c->l2 >= 0.0) || isinf(c->l2))
+            return tf_fail(TF_ERR_ARG, "cpd: mode %u: l1 %g and l2 %g must be finite numbers >= 0", m + 1, c->l1,
+                           c->l2);
+        const int set = c->nonneg || c->l1 > 0.0 || c->l2 > 0.0;
+        if (set && m >= order)
+            return tf_fail(TF_ERR_ARG, "cpd: mode %u has a constraint, but the tensor has %u modes", m + 1, order);
+        if (set && out->kind == TF_CPD_UPDATE_ALS)
+            return tf_fail(TF_ERR_ARG, "cpd: mode %u has a constraint (nonneg %d, l1 %g, l2 %g), which ALS does not "
+                                       "impose: set the update kind TF_CPD_UPDATE_AO_ADMM", m + 1, c->nonneg, c->l1,
+                           c->l2);
+    }
+    return TF_OK;
 }
 
 static tf_status check_opts(const tf_cpd_opts *o)
@@ -107,6 +158,13 @@ static void hold_free(backend_hold *h)
     h->own = NULL;
 }
 
+/* The update kinds the GPU backends have (src/gpu/cpd: op_update); a new
+ * kind on the GPU is added here. */
+static int gpu_has_update(const tf_cpd_update *u)
+{
+    return u->kind == TF_CPD_UPDATE_ALS;
+}
+
 static tf_status create_gpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
                                     backend_hold *h)
 {
@@ -178,6 +236,8 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
 {
     const tf_context *c = o->context;
     const tf_dist *d = c->dist;
+    if (!gpu_has_update(o->update)) /* before the shards are cut (the backend refuses it too) */
+        return tf_cpd_update_unavailable(o->update, d ? "GPUs of MPI ranks" : "several GPUs");
     if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_FCOO)
         return tf_fail(TF_ERR_UNAVAILABLE, "cpd: several GPUs run F-COO shards (format fcoo or auto, not %s)",
                        tf_format_name(o->format));
@@ -245,6 +305,16 @@ static tf_status create_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd
     const int gpu_format = o->format == TF_FORMAT_AUTO || o->format == TF_FORMAT_COO ||
                            o->format == TF_FORMAT_FCOO || o->format == TF_FORMAT_BLCO;
     if (o->backend != TF_BACKEND_AUTO || !gpu_format) return create_cpu_backend(X, o, be, h);
+    if (!gpu_has_update(o->update) && !(c && c->opts.backend == TF_BACKEND_GPU)) {
+        /* auto picks a backend that has the update (a context made for the
+         * GPU goes on to the GPU backend, which refuses it) */
+        if (tf_gpu_maybe_present()) {
+            char what[96];
+            snprintf(note, note_len, "%s runs on the CPU: not on the GPU yet",
+                     tf_cpd_update_what(o->update, what, sizeof what));
+        }
+        return create_cpu_instead(X, o, be, h, note, note_len);
+    }
     /* The cost rule comes before anything asks CUDA whether a GPU is there
      * (an unresolved context, or none): a small problem never starts it. */
     const int cost = o->context ? (int)o->context->tuning.auto_cost : 1;
@@ -359,6 +429,17 @@ tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_c
     const double t_start = tf_wtime();
     tf_cpd_opts defaults;
     if (!o) { tf_cpd_opts_default(&defaults); o = &defaults; }
+    /* from here on o->update is the resolved update (never NULL) */
+    tf_cpd_update update;
+    tf_cpd_opts ro = *o;
+    ro.update = &update;
+    const tf_status su = resolve_update(o->update, X && X->order <= TF_MAX_ORDER ? X->order : TF_MAX_ORDER, &update);
+    if (su != TF_OK) {
+        if (rep) memset(rep, 0, sizeof *rep);
+        if (out) memset(out, 0, sizeof *out);
+        return su;
+    }
+    o = &ro;
     if (o->init || o->start != TF_START_NVECS || !X || !out) return cpd_from_start(X, o, out, rep, t_start);
     if (rep) memset(rep, 0, sizeof *rep);
     memset(out, 0, sizeof *out);
@@ -407,6 +488,12 @@ static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_kte
     double *vals = NULL, *lambda = NULL;
     tf_ktensor start;
     tf_cpd_opts so = *o;
+    /* the l1 penalty scales with the values (the squared error with their
+     * squares, the factor being updated with them), l2 stays: the problem
+     * on X 2^-e is the one asked */
+    tf_cpd_update scaled = *o->update;
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) scaled.mode[m].l1 = ldexp(scaled.mode[m].l1, -e);
+    so.update = &scaled;
     if (o->init) {
         TF_TRY(TF_ALLOC(lambda, o->rank, "scaled initial lambda"));
         for (uint64_t r = 0; r < o->rank; ++r) lambda[r] = ldexp(o->init->lambda ? o->init->lambda[r] : 1.0, -e);

@@ -3,7 +3,8 @@
 # the single process's fits (every iteration) and factors to 1e-9, with a
 # heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; every rank
 # holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
-# ranks: the same result); rank 0 alone prints and writes; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
+# ranks: the same result); rank 0 alone prints and writes; AO-ADMM (--nonneg,
+# --l1) on 2 and 3 ranks is one process's run too; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
 # GPU to 1e-9; without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
@@ -48,6 +49,24 @@ for t in small heavy; do
         check "$t on $n ranks: fits and factors equal one process's to 1e-9" compare one_$t r${n}_$t
     done
 done
+
+# AO-ADMM (--nonneg, --l1) on CPU ranks: the residuals summed over the ranks, the same run as one process's
+expect 0 "AO-ADMM: one process" cpd small.tns -r 5 -i 8 --tol 0 -t 1 --device cpu --nonneg --l1 0.1@2 -o one_admm \
+    --json one_admm.json
+for n in 2 3; do
+    ranks $n cpd small.tns -r 5 -i 8 --tol 0 -t 1 --nonneg --l1 0.1@2 -o r${n}_admm --json r${n}_admm.json
+    if [ "$rc" -ne 0 ]; then bad "AO-ADMM on $n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+    check "AO-ADMM on $n ranks: fits and factors equal one process's to 1e-9" compare one_admm r${n}_admm
+    check "AO-ADMM on $n ranks: the inner iterations equal one process's" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["result"]["inner_iterations"] == b["result"]["inner_iterations"] > 0' one_admm.json r${n}_admm.json
+done
+# a GPU rank refuses it before reading (one line, every rank alike)
+ranks 2 cpd small.tns -r 5 --nonneg --device gpu --nowrite
+check "AO-ADMM on GPU ranks: fails, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
+check "AO-ADMM on GPU ranks: said once (rank 0), not available on GPUs of MPI ranks" \
+    test "$(grep -c '^tenfold: cpd: .* is not available on GPUs of MPI ranks yet' err.txt)" -eq 1
 
 # a tenfold .bin: each rank reads only its part (at its offsets) and holds only it
 "$TF" convert heavy.tns heavy.bin >/dev/null 2>&1 || bad "convert heavy.bin"

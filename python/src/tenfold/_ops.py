@@ -254,12 +254,15 @@ class CPResult:
         The plan the run used ("cpu csf, 2 threads", ...).
     note : str
         Why an automatic choice ran on the CPU, else "".
+    inner_iterations : int
+        AO-ADMM (cp_als with nonneg / l1 / l2): its inner iterations, summed
+        over the modes and iterations; 0 for ALS.
     rank : int
         The number of components (a property).
     """
 
     __slots__ = ("weights", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings",
-                 "plan", "note")
+                 "plan", "note", "inner_iterations")
     weights: np.ndarray
     factors: list
     fit: float
@@ -270,11 +273,12 @@ class CPResult:
     timings: dict
     plan: str
     note: str
+    inner_iterations: int
 
     def __init__(self, weights: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"),
                  n_iter: int = 0, converged: bool = False, stopped: bool = False,
                  fit_history: Optional[Sequence[float]] = None, timings: Optional[dict] = None,
-                 plan: str = "", note: str = ""):
+                 plan: str = "", note: str = "", inner_iterations: int = 0):
         self.weights = weights
         self.factors = list(factors)
         self.fit = float(fit)
@@ -285,6 +289,7 @@ class CPResult:
         self.timings = dict(timings) if timings is not None else {}
         self.plan = plan
         self.note = note
+        self.inner_iterations = int(inner_iterations)
 
     @classmethod
     def _from_run(cls, weights, factors, report, history, stopped):
@@ -295,7 +300,8 @@ class CPResult:
         }
         return cls(weights, factors, fit=report.fit, n_iter=report.iters, converged=report.converged,
                    stopped=stopped, fit_history=history, timings=timings,
-                   plan=ffi.string(report.plan).decode(), note=ffi.string(report.note).decode())
+                   plan=ffi.string(report.plan).decode(), note=ffi.string(report.note).decode(),
+                   inner_iterations=report.inner_iters)
 
     @property
     def history(self) -> list:
@@ -346,7 +352,7 @@ class CPResult:
 class IterInfo:
     """One CP-ALS iteration, as passed to the callback."""
 
-    __slots__ = ("iter", "fit", "dfit", "seconds", "t_mttkrp", "t_dense", "t_fit")
+    __slots__ = ("iter", "fit", "dfit", "seconds", "t_mttkrp", "t_dense", "t_fit", "inner_iters")
 
     def __init__(self, it):
         for k in self.__slots__:
@@ -438,7 +444,9 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
            device: Device = "auto", gpus: int = 1, precision: Literal["double", "single"] = "double",
            memory_limit: Union[None, int, str] = None, verbose: bool = False,
            callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
-           threads: Optional[int] = None, fixsigns: bool = True) -> CPResult:
+           threads: Optional[int] = None, fixsigns: bool = True, nonneg: Union[bool, Sequence[int]] = False,
+           l1: Union[None, float, Sequence[float]] = None, l2: Union[None, float, Sequence[float]] = None,
+           n_iter_max_inner: int = 25, tol_inner: float = 1e-2) -> CPResult:
     """CP decomposition by alternating least squares (Tensor Toolbox cp_als rules).
 
     X: a Tensor, anything ``Tensor`` takes, or the path of a tensor file (str or
@@ -462,6 +470,20 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     ``CPResult.fixsigns`` (the largest-magnitude entry of each column positive,
     modes flipped in pairs); False leaves them as ALS ends.
 
+    nonneg, l1, l2: constraints; any of them runs AO-ADMM (constrained CP:
+    Huang, Sidiropoulos & Liavas 2016, as SPLATT's and tensorly's
+    ``constrained_parafac``) instead of ALS, as ``tenfold cpd --nonneg / --l1
+    / --l2``: per mode a few ADMM iterations on one Cholesky factor (at most
+    n_iter_max_inner, until the residuals relative to the factor and the
+    dual are <= tol_inner; ``CPResult.inner_iterations`` counts them).
+      * nonneg: True (every factor >= 0), False (default) or the modes (0-based,
+        negative from the end) whose factors are non-negative.
+      * l1: a number >= 0 for every mode, or one per mode: l1 ||A||_1 added to
+        the squared error (sparse factors; larger, more zeros).
+      * l2: the same for l2 / 2 ||A||_F^2 (ridge).
+    They combine per mode (nonneg=True, l1=0.1: non-negative and sparse). CPU
+    only for now: device='gpu' raises UnavailableError, 'auto' runs on the CPU.
+
     device: 'auto', 'cpu' or 'gpu'; precision 'double' or 'single' (GPU);
     memory_limit: device bytes (int or '8G'). callback(info) runs after every
     iteration with an IterInfo; returning True stops the run there (Ctrl-C does
@@ -470,6 +492,7 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     >>> res = tenfold.cp_als(X, 16, n_iter_max=30, random_state=1)
     >>> res.fit, res.weights, res.factors[0].shape
     >>> res = tenfold.cp_als("data/uber-apr14.tns.xz", 16, init="nvecs")
+    >>> res = tenfold.cp_als(X, 8, nonneg=True, l1=0.1)     # non-negative, sparse
     """
     T = _tensor_arg(X)
     if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or not 1 <= rank <= lib.TF_MAX_RANK:
@@ -495,6 +518,10 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
         k = _init_ktensor(init, T, int(rank), keep)
         keep.append(k)  # owns the struct o.init points to
         o.init = k
+    update = _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, T.ndim)
+    if update is not None:
+        keep.append(update)
+        o.update = update
     if callback is not None and not callable(callback):
         raise ArgumentError("callback: expected a callable taking an IterInfo")
     stop = ffi.new("int *")
@@ -529,6 +556,55 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     if fixsigns:
         res.fixsigns()
     return res
+
+
+def _penalty(value, name, N):
+    """l1 / l2 of cp_als: one number >= 0 per mode (None: zeros)."""
+    if value is None:
+        return [0.0] * N
+    vals = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * N
+    if len(vals) != N:
+        raise ArgumentError(f"{name}: expected a number >= 0 or {N} of them (one per mode), got {len(vals)}")
+    out = []
+    for v in vals:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"{name}: expected a number >= 0 or one per mode, got {v!r}") from None
+        if isinstance(v, bool) or not (f >= 0.0 and np.isfinite(f)):
+            raise ArgumentError(f"{name}: expected finite numbers >= 0, got {v!r}")
+        out.append(f)
+    return out
+
+
+def _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, N):
+    """The tf_cpd_update of cp_als's constraints: None for ALS (none given)."""
+    if isinstance(nonneg, (bool, np.bool_)):
+        modes = set(range(N)) if nonneg else set()
+    elif isinstance(nonneg, (list, tuple, set, range, np.ndarray)):
+        modes = {_mode(m, N) for m in nonneg}
+    else:
+        raise ArgumentError(f"nonneg: expected True, False or a sequence of modes, got {nonneg!r}")
+    pl1, pl2 = _penalty(l1, "l1", N), _penalty(l2, "l2", N)
+    if not isinstance(n_iter_max_inner, (int, np.integer)) or isinstance(n_iter_max_inner, bool) or \
+            not 1 <= n_iter_max_inner <= 100000:
+        raise ArgumentError(f"n_iter_max_inner: expected an integer 1..100000, got {n_iter_max_inner!r}")
+    try:
+        tol = float(tol_inner)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"tol_inner: expected a number in [0, 1), got {tol_inner!r}") from None
+    if not 0.0 <= tol < 1.0:
+        raise ArgumentError(f"tol_inner: expected a number in [0, 1), got {tol_inner!r}")
+    if not modes and l1 is None and l2 is None:
+        return None
+    u = ffi.new("tf_cpd_update *")
+    lib.tf_cpd_update_default(u)
+    u.kind = lib.TF_CPD_UPDATE_AO_ADMM
+    u.max_inner, u.inner_tol = int(n_iter_max_inner), tol
+    for m in range(N):
+        u.mode[m].nonneg = int(m in modes)
+        u.mode[m].l1, u.mode[m].l2 = pl1[m], pl2[m]
+    return u
 
 
 def nvecs(X: Union[TensorLike, PathLike], mode: int, r: int, threads: Optional[int] = None) -> np.ndarray:

@@ -804,7 +804,12 @@ namespace {
 gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
 tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
 tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
-tf_status op_solve(void *c, uint32_t mode, int *p) { return self(c)->solve(mode, p); }
+/* The update kinds of one GPU: ALS (others: src/ops/cpd.c gpu_has_update). */
+tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
+{
+    if (step->u->kind != TF_CPD_UPDATE_ALS) return tf_cpd_update_unavailable(step->u, "the GPU");
+    return self(c)->solve(mode, &rep->used_pinv);
+}
 tf_status op_normalize(void *c, uint32_t mode, int mx) { return self(c)->normalize(mode, mx); }
 tf_status op_gram(void *c, uint32_t mode) { return self(c)->gram(mode); }
 tf_status op_fit(void *c, uint32_t mode, double *a, double *b) { return self(c)->fit_terms(mode, a, b); }
@@ -817,7 +822,7 @@ tf_status op_sweep(void *c, int mx, double *a, double *b, double *tm, double *td
 
 void op_report(void *c, tf_cpd_report *rep) { rep->device_bytes = self(c)->gpu()->allocated; }
 
-const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
+const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,
                                     op_fit,  op_result, op_destroy, op_sweep, op_report};
 
 } // namespace
@@ -832,6 +837,8 @@ extern "C" tf_status tf_cuda_cpd_backend_create_impl(const tf_tensor *X, const t
                        (unsigned long long)o->rank, TF_MAX_RANK);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: unknown precision %d", (int)o->precision);
+    if (o->update && o->update->kind != TF_CPD_UPDATE_ALS) /* before any work: op_update lacks it */
+        return tf_cpd_update_unavailable(o->update, "the GPU");
     gpu_cpd_base *c = tf_gpu_cpd_new(o->precision);
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
     tf_status s = c->setup(X, o, out->plan_desc, sizeof out->plan_desc);

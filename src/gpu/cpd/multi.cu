@@ -99,10 +99,15 @@ tf_status op_mttkrp(void *c, uint32_t mode)
     return m->wait();
 }
 
-/* Each GPU's rows of the new factor, then every GPU gets the others'. */
-tf_status op_solve(void *c, uint32_t mode, int *used_pinv)
+/* Where the update kinds these GPUs lack are not available (messages). */
+const char *multi_where(const multi_cpd *m) { return m->dist ? "GPUs of MPI ranks" : "several GPUs"; }
+
+/* The ALS update: each GPU's rows of the new factor, then every GPU gets
+ * the others'. Other kinds are not here yet. */
+tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
     multi_cpd *m = self(c);
+    if (step->u->kind != TF_CPD_UPDATE_ALS) return tf_cpd_update_unavailable(step->u, multi_where(m));
     int host = 0;
     for (int g = 0; g < m->n; ++g) {
         int hp = 0;
@@ -123,7 +128,7 @@ tf_status op_solve(void *c, uint32_t mode, int *used_pinv)
         unsigned p = 0;
         TF_TRY(m->check(m->part[g]->scalars(&inner, &knorm2, &p))); /* its flags; counts as GPU 0's */
     }
-    *used_pinv = host + (int)dev_pinv;
+    rep->used_pinv = host + (int)dev_pinv;
     return TF_OK;
 }
 
@@ -285,10 +290,10 @@ void op_report(void *c, tf_cpd_report *rep)
     for (int g = 0; g < m->n; ++g) rep->device_bytes += m->part[g]->gpu()->allocated;
 }
 
-const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
+const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,
                                       op_fit,  op_result, op_destroy, nullptr,      op_report};
 /* the same with the overlapped sweep */
-const tf_cpd_backend_ops multi_overlap_ops = {op_init, op_mttkrp, op_solve,   op_normalize, op_gram,
+const tf_cpd_backend_ops multi_overlap_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,
                                               op_fit,  op_result, op_destroy, op_sweep,     op_report};
 
 /* Streams and events of the overlapped sweep. */
@@ -353,6 +358,8 @@ extern "C" tf_status tf_cuda_cpd_backend_create_multi_impl(const tf_tensor *X, c
     if (o->rank == 0 || o->rank > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: rank %llu is outside 1..%u", (unsigned long long)o->rank,
                        TF_MAX_RANK);
+    if (o->update && o->update->kind != TF_CPD_UPDATE_ALS) /* before any work: op_update lacks it */
+        return tf_cpd_update_unavailable(o->update, sh->dist ? "GPUs of MPI ranks" : "several GPUs");
     multi_cpd *m = new (std::nothrow) multi_cpd();
     if (!m) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
     const tf_status s = build(m, X, o, sh, out->plan_desc, sizeof out->plan_desc);

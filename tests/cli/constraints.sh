@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# tenfold cpd --nonneg / --l1 / --l2 (issue 44, AO-ADMM on the CP update seam
+# of issue 42): the run says AO-ADMM, its constraints per mode and the inner
+# iterations (text and JSON); no factor entry is negative under --nonneg (all
+# modes, listed modes, with --l1); larger --l1, more zeros; --l2 shrinks the
+# weights; a plain run stays CP-ALS; bad values are one usage line naming the
+# option and what it takes; a GPU run fails before the input is read, never
+# running unconstrained; --device auto runs it on the CPU.
+source "$(dirname "$0")/lib/common.bash"
+
+"$TF" gen -o small.tns --dims 30,20,10 --nnz 1500 --alpha 0.4 --rank 3 --seed 2 >/dev/null 2>&1 ||
+    bad "gen small.tns"
+have_python=0
+command -v python3 >/dev/null && have_python=1
+
+# no_negative STEM MODES: no entry of STEM.mode<m>.mat (m in MODES) or STEM.lambda.mat is below 0 (nor -0)
+no_negative() {
+    local stem=$1 f; shift
+    for f in "$@" lambda; do
+        [ "$f" = lambda ] || f=mode$f
+        if [ ! -s "$stem.$f.mat" ] || grep -v '^#' "$stem.$f.mat" | tr -s ' \t' '\n\n' | grep -q '^-'; then
+            return 1
+        fi
+    done
+}
+
+expect 0 "cpd --nonneg" cpd small.tns -r 4 -i 20 --nonneg -o nn --json nn.json
+cp out.txt nn.txt
+check "--nonneg: the update line names AO-ADMM and every mode" \
+    grep -qx 'update: AO-ADMM (mode 1 nonneg; mode 2 nonneg; mode 3 nonneg), at most 25 inner iterations, tol 0.01' nn.txt
+check "--nonneg: each iteration line has its inner iterations" grep -qE '^  its = +1 .* inner = [1-9][0-9]*$' nn.txt
+check "--nonneg: the summary has the inner iterations" grep -qE '^AO-ADMM: [1-9][0-9]* inner iterations \(' nn.txt
+check "--nonneg: no factor entry below zero" no_negative nn 1 2 3
+if [ "$have_python" -eq 1 ]; then
+    check "--nonneg --json: algorithm, constraints per mode, inner iterations summed" python3 -c '
+import json
+r = json.load(open("nn.json"))
+o = r["options"]
+assert o["algorithm"] == "AO-ADMM" and o["admm_max_inner"] == 25 and o["admm_tol"] == 0.01
+assert [c["mode"] for c in o["constraints"]] == [1, 2, 3]
+assert all(c["nonneg"] and c["l1"] == 0 and c["l2"] == 0 for c in o["constraints"])
+n = r["result"]["inner_iterations"]
+assert n > 0 and n == sum(i["inner_iterations"] for i in r["iterations"])'
+fi
+
+# modes listed (separate or inline value), and combined with --l1 and --l2
+expect 0 "cpd --nonneg 1,3 --l1 0.5@2 --l2 0.1" cpd small.tns -r 4 -i 10 --nonneg 1,3 --l1 0.5@2 --l2 0.1 -o some --json some.json
+check "--nonneg 1,3 --l1 0.5@2 --l2 0.1: the update line" \
+    grep -qx 'update: AO-ADMM (mode 1 nonneg, l2 0.1; mode 2 l1 0.5, l2 0.1; mode 3 nonneg, l2 0.1), at most 25 inner iterations, tol 0.01' out.txt
+check "--nonneg 1,3: modes 1 and 3 non-negative" no_negative some 1 3
+expect 0 "cpd --nonneg=2 --admm-inner 5 --admm-tol 0.001" cpd small.tns -r 4 -i 5 --nonneg=2 --admm-inner 5 --admm-tol 0.001 -o two --json two.json
+check "--nonneg=2: mode 2 alone" grep -qx 'update: AO-ADMM (mode 1 none; mode 2 nonneg; mode 3 none), at most 5 inner iterations, tol 0.001' out.txt
+check "--nonneg=2: mode 2 non-negative" no_negative two 2
+if [ "$have_python" -eq 1 ]; then
+    check "--json: the constraints as given, at most 5 inner iterations a mode" python3 -c '
+import json
+c = json.load(open("some.json"))["options"]["constraints"]
+assert [(x["nonneg"], x["l1"], x["l2"]) for x in c] == [(True, 0, 0.1), (False, 0.5, 0.1), (True, 0, 0.1)], c
+r = json.load(open("two.json"))
+assert [x["nonneg"] for x in r["options"]["constraints"]] == [False, True, False]
+assert all(0 < i["inner_iterations"] <= 5 for i in r["iterations"])'
+fi
+
+# --l1: more zeros as it grows; --l2: smaller weights
+zeros() { cat "$1".mode*.mat | tr -s ' \t' '\n\n' | grep -cE '^[+-]?0(\.0*)?(e[+-]?0+)?$'; }
+sumsq() { tr -s ' \t' '\n\n' < "$1.lambda.mat" | awk 'NF { s += $1 * $1 } END { printf "%.17g\n", s }'; }
+prev_z=-1; prev_n=
+for l in 0.01 1 10; do
+    expect 0 "cpd --nonneg --l1 $l" cpd small.tns -r 4 -i 30 --nonneg --l1 $l -o l1_$l -q
+    z=$(zeros l1_$l)
+    check "--l1 $l: no fewer zeros ($z) than the smaller penalty ($prev_z)" test "$z" -ge "$prev_z"
+    prev_z=$z
+done
+check "--l1 10 zeros more entries than --l1 0.01" test "$(zeros l1_10)" -gt "$(zeros l1_0.01)"
+for l in 0 1 100; do
+    expect 0 "cpd --l2 $l" cpd small.tns -r 4 -i 30 --l2 $l -o l2_$l -q
+done
+check "--l2: the weights shrink as it grows" awk -v a="$(sumsq l2_0)" -v b="$(sumsq l2_1)" -v c="$(sumsq l2_100)" \
+    'BEGIN { exit !(a > b && b > c) }'
+
+# a plain run stays CP-ALS: no update line, no inner counts
+expect 0 "cpd (ALS)" cpd small.tns -r 4 -i 5 --nowrite --json als.json
+check "ALS: no update line" bash -c '! grep -qE "^update:|inner =|^AO-ADMM" out.txt'
+if [ "$have_python" -eq 1 ]; then
+    check "ALS --json: algorithm CP-ALS, no constraints, no inner iterations" python3 -c '
+import json
+r = json.load(open("als.json"))
+assert r["options"]["algorithm"] == "CP-ALS" and "constraints" not in r["options"]
+assert "inner_iterations" not in r["result"] and "inner_iterations" not in r["iterations"][0]'
+fi
+
+# the bundled real tensor
+if [ -f "$REPO/uber-apr14.tns.xz" ]; then
+    expect 0 "uber-apr14 --nonneg" cpd "$REPO/uber-apr14.tns.xz" -r 8 -i 5 --nonneg -o uber -q
+    check "uber-apr14 --nonneg: no factor entry below zero" no_negative uber 1 2 3 4
+fi
+
+# usage errors: one line naming the option and what it takes
+usage_says() {
+    local pattern=$1; shift
+    expect_usage "$@"
+    if grep -qE -- "$pattern" err.txt; then ok; else bad "tenfold $*: message does not match /$pattern/: $(head -1 err.txt)"; fi
+}
+modes_msg="expected 1-based modes like 1,3 \(numbers 1\.\.16, comma-separated\), got"
+usage_says "^tenfold cpd: --nonneg: $modes_msg '0'$" cpd small.tns -r 2 --nonneg 0
+usage_says "^tenfold cpd: --nonneg: $modes_msg '1,,3'$" cpd small.tns -r 2 --nonneg 1,,3
+usage_says "^tenfold cpd: --nonneg: $modes_msg '17'$" cpd small.tns -r 2 --nonneg 17
+usage_says "^tenfold cpd: --nonneg: $modes_msg '2x'$" cpd small.tns -r 2 --nonneg 2x
+usage_says "^tenfold cpd: --nonneg: $modes_msg 'one'$" cpd small.tns -r 2 --nonneg=one
+usage_says "^tenfold cpd: --l1 LAMBDA: expected a finite number >= 0, got 'abc'$" cpd small.tns -r 2 --l1 abc
+usage_says "^tenfold cpd: --l1 LAMBDA: expected a finite number >= 0, got '-1'$" cpd small.tns -r 2 --l1 -1
+usage_says "^tenfold cpd: --l2 LAMBDA: expected a finite number >= 0, got 'inf'$" cpd small.tns -r 2 --l2 inf
+usage_says "^tenfold cpd: --l1: expected LAMBDA\[@MODES\] \(a number >= 0, then optionally @ and 1-based modes like 1,3\), got '@2'$" \
+    cpd small.tns -r 2 --l1 @2
+usage_says "^tenfold cpd: --l1: $modes_msg '0.1@'$" cpd small.tns -r 2 --l1 0.1@
+usage_says "^tenfold cpd: --l2: $modes_msg '0.1@0'$" cpd small.tns -r 2 --l2 0.1@0
+usage_says "^tenfold cpd: --admm-inner: expected an integer in" cpd small.tns -r 2 --nonneg --admm-inner 0
+usage_says "^tenfold cpd: --admm-tol: expected a number in \[0, 1\), got '1'$" cpd small.tns -r 2 --nonneg --admm-tol 1
+usage_says "^tenfold cpd: --admm-inner: sets AO-ADMM's inner iterations, which run only with --nonneg, --l1 or --l2$" \
+    cpd small.tns -r 2 --admm-inner 5
+usage_says "^tenfold cpd: option --l1 needs a value$" cpd small.tns -r 2 --l1
+# a mode the tensor does not have: known once it is read
+expect_failure "--nonneg 4 on 3 modes" "^tenfold: cpd: --nonneg: mode 4, but the tensor has 3 modes \(1\.\.3\)$" \
+    cpd small.tns -r 2 --nonneg 1,4 --nowrite
+expect_failure "--l2 on mode 5" "^tenfold: cpd: --l2: mode 5, but the tensor has 3 modes" cpd small.tns -r 2 --l2 1@5 --nowrite
+
+# GPUs: refused before the input is read (no such file here), never run unconstrained
+gpu_msg="^tenfold: cpd: non-negative / regularised CP \(AO-ADMM: --nonneg, --l1, --l2\) is not available on"
+expect_failure "--nonneg --device gpu" "$gpu_msg the GPU yet \(the CPU runs it: --device cpu\)$" \
+    cpd missing.tns -r 2 --nonneg --device gpu --nowrite
+expect_failure "--l1 --gpus 0,1" "$gpu_msg several GPUs yet" cpd missing.tns -r 2 --l1 0.1 --gpus 0,1 --nowrite
+no_files "no output of a refused run" missing.* ./*.tmp.*
+# --device auto: the CPU runs it
+expect 0 "--nonneg --device auto" cpd small.tns -r 2 -i 3 --nonneg --device auto --nowrite
+check "--device auto: the plan is the CPU's" grep -qE '^plan: cpu ' out.txt
+
+check "cpd --help names --nonneg, --l1, --l2, --admm-inner, --admm-tol" bash -c \
+    'h=$("$0" cpd --help); for o in "--nonneg \[MODES\]" "--l1 LAMBDA\[@MODES\]" "--l2 LAMBDA\[@MODES\]" --admm-inner --admm-tol; do grep -qE -- "$o" <<<"$h" || exit 1; done' "$TF"
+finish
