@@ -37,10 +37,10 @@ static inline uint64_t slab_begin(uint64_t I, uint64_t S, uint64_t s)
 
 /* Threads for a loop of `units` independent pieces and `work` in all (about
  * one multiply-add each, a streamed element counts STREAM): never more
- * threads than pieces, nor than the work keeps busy (TF_TEAM_MIN_WORK
- * each), so small loops run on few threads or serially without the cost of
- * a parallel region (which is large with many threads, and when cores are
- * shared with other processes). */
+ * threads than pieces, nor than the work pays for (tf_team_for_work: the
+ * least modelled cost, the wake-up of each thread and a change of the
+ * MTTKRP's team counted), so small loops run on few threads or serially
+ * without the cost of a parallel region. */
 #define STREAM 8
 static int team_size(int threads, uint64_t units, uint64_t work)
 {
