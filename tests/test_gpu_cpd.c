@@ -180,8 +180,8 @@ int main(int argc, char **argv)
 {
     const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_cpd", "no CUDA device");
+    tf_tuning_default(&tuning); /* before any run: a context needs its size */
     update_kinds();
-    tf_tuning_default(&tuning);
 
     tf_tensor X;
     tf_status s = tt_planted(3, (const uint64_t[]){60, 50, 40}, quick ? 3000 : 20000, 8, 31, &X);
