@@ -487,6 +487,9 @@ typedef struct tf_tuning {
     uint64_t mpi_round_bytes; /* collectives between ranks (the non-zeros' all-to-all,
                                  the rows' all-gather) move at most this many bytes from
                                  a rank per round; 0 (default) 256 MiB                   */
+    int partition;            /* several GPUs or ranks: how each mode's rows are cut among
+                                 them (tf_partition_schedule): 0 (default) per mode by the
+                                 predicted imbalance, 1 contiguous, 2 longest-first      */
     /* GPU SDDMM */
     uint32_t sddmm_row_grid;  /* 0 (default) by rule; N: every ROW candidate gets N blocks */
     /* GPU uploads */
@@ -498,6 +501,19 @@ typedef struct tf_tuning {
     int gpu_poison;           /* 1: GPU MTTKRP outputs are filled with NaN before a run  */
     int build_report;         /* 1: GPU plan builds print their phases' times to stderr  */
 } tf_tuning;
+
+/* How a run over several GPUs or ranks cuts a mode's rows among them (its
+ * "parts"), each part's non-zeros balanced (docs/DESIGN.md "Partitioner"). */
+typedef enum tf_partition_schedule {
+    TF_PARTITION_AUTO = 0,         /* per mode: longest-first where it lowers the largest part's
+                                      non-zeros by more than 2 % of the mean, else contiguous */
+    TF_PARTITION_CONTIGUOUS = 1,   /* one range of rows per part, cut where the running sum of
+                                      the rows' non-zeros passes each part's share            */
+    TF_PARTITION_LONGEST_FIRST = 2 /* AMPED's: rows (light ones in small runs) heaviest first,
+                                      each to the part with the fewest non-zeros so far; the
+                                      mode's rows relabeled inside the run so that each part's
+                                      are one range (results come back in the caller's order) */
+} tf_partition_schedule;
 
 void tf_tuning_default(tf_tuning *t);
 /* Applies the TF_* benchmark overrides from the environment to t
@@ -776,6 +792,11 @@ typedef struct tf_cpd_report {
                                            all GPUs of this process (0 on the CPU) */
     double t_init;                      /* computing the start (TF_START_NVECS;
                                            part of t_total), else 0          */
+    /* Several GPUs or ranks: per mode, the schedule its rows were cut by
+     * (TF_PARTITION_CONTIGUOUS or TF_PARTITION_LONGEST_FIRST) and that cut's
+     * imbalance (`imbalance` is the largest of them). */
+    int schedule[TF_MAX_ORDER];
+    double mode_imbalance[TF_MAX_ORDER];
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

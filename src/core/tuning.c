@@ -87,6 +87,9 @@ void tf_tuning_from_env(tf_tuning *t)
     if (env_ll("TF_GPU_GRAM_SOLVE", &v)) t->cpd_gram_solve_rows = v < 0 ? 0 : v;
     /* MPI ranks */
     if (env_ll("TF_MPI_ROUND", &v) && v >= 1) t->mpi_round_bytes = (uint64_t)v;
+    /* several GPUs or ranks: the cut of the rows */
+    if (env_is("TF_PARTITION", "contiguous")) t->partition = TF_PARTITION_CONTIGUOUS;
+    if (env_is("TF_PARTITION", "longest")) t->partition = TF_PARTITION_LONGEST_FIRST;
     /* SDDMM */
     if (env_ll("TF_SDDMM_ROW_GRID", &v) && v > 0 && v <= 0x7fffffff) t->sddmm_row_grid = (uint32_t)v;
     /* uploads, tests, measurements */

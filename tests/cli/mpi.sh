@@ -17,23 +17,7 @@ source "$LIB/mpi.bash"
     bad "gen heavy.tns"
 
 # compare ONE TWO: fits of every iteration and the factor files agree to 1e-9
-compare() {
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = sys.argv[1], sys.argv[2]
-ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
-fa = [i["fit"] for i in ra["iterations"]]
-fb = [i["fit"] for i in rb["iterations"]]
-assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
-def load(p):
-    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
-for f in ["mode1", "mode2", "mode3", "lambda"]:
-    x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
-    scale = max(abs(v) for r in x for v in r) or 1.0
-    d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
-    assert len(x) == len(y) and d <= 1e-9 * scale, (f, d, scale)
-PY
-}
+compare() { compare_runs "$1" "$2" 1e-9; }
 
 for t in small heavy; do
     expect 0 "$t: one process" cpd $t.tns -r 5 -i 8 --tol 0 -t 1 --device cpu -o one_$t --json one_$t.json
