@@ -4,7 +4,7 @@
 # heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; every rank
 # holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
 # ranks: the same result); rank 0 alone prints and writes; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
-# GPU to 1e-9; without a GPU, --device gpu fails on every rank with one line, as
+# GPU to 1e-9, also with the rows cut longest-first (TF_PARTITION=longest); without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -79,6 +79,9 @@ elif [ "$gpus" -ge 2 ]; then
         check "$t on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks)" out.txt
         check "$t on 2 GPU ranks: printed once" test "$(grep -c '^final fit' out.txt)" -eq 1
         check "$t on 2 GPU ranks: fits and factors equal one GPU's to 1e-9" compare g1_$t g2_$t
+        TF_PARTITION=longest ranks 2 cpd $t.tns -r 5 -i 8 --tol 0 --device gpu -o gl_$t --json gl_$t.json
+        if [ "$rc" -ne 0 ]; then bad "$t on 2 GPU ranks, longest-first: exit $rc; $(head -c 300 err.txt)"; continue; fi
+        check "$t on 2 GPU ranks, longest-first: equal to one GPU's to 1e-9" compare g1_$t gl_$t
     done
     expect 0 "sddmm: one GPU" sddmm m.mtx -A a.txt -B b.txt -o pg1.mtx --device gpu
     ranks 2 sddmm m.mtx -A a.txt -B b.txt -o pg2.mtx --device gpu
