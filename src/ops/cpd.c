@@ -418,25 +418,53 @@ static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_kte
     return s;
 }
 
+/* Frees what relabeled_start made (o the options it was given). */
+static void start_free(tf_ktensor *k, const tf_cpd_opts *o, const tf_partition *pt)
+{
+    if (!o->init) {
+        tf_ktensor_free(k);
+        return;
+    }
+    for (uint32_t m = 0; m < k->order; ++m)
+        if (pt->relabel[m]) tf_matrix_free(&k->factors[m]);
+    memset(k, 0, sizeof *k);
+}
+
 /* The start in the run's labels where the partition relabeled a mode
- * (partition.h): the given one mapped, or the random start drawn in the
- * caller's labels (src/algo/cp_als.c's stream: mode, row, column) into the
- * run's -- so the run is the one the caller would get without relabeling. */
+ * (partition.h): a given one with its relabeled factors mapped (the others
+ * borrowed), or the random start drawn in the caller's labels
+ * (src/algo/cp_als.c's stream: mode, row, column) into the run's -- so the
+ * run is the one the caller would get without relabeling. Free with
+ * start_free. (A copy of the start beside tf_als_run's: set-up memory the
+ * relabeled modes cost, or every factor's for the random start.) */
 static tf_status relabeled_start(const tf_tensor *X, const tf_cpd_opts *o, const tf_partition *pt, tf_ktensor *k)
 {
-    TF_TRY(tf_ktensor_alloc(k, X->order, X->dims, o->rank));
     const uint64_t R = o->rank;
+    if (o->init) {
+        *k = *o->init;
+        for (uint32_t m = 0; m < X->order; ++m) /* none borrowed where one is made */
+            if (pt->relabel[m]) memset(&k->factors[m], 0, sizeof k->factors[m]);
+        for (uint32_t m = 0; m < X->order; ++m) {
+            if (!pt->relabel[m]) continue;
+            tf_status s = tf_matrix_alloc(&k->factors[m], X->dims[m], R);
+            if (s != TF_OK) {
+                start_free(k, o, pt);
+                return s;
+            }
+            tf_partition_rows_in(pt->relabel[m], X->dims[m], R, o->init->factors[m].data, k->factors[m].data);
+        }
+        return TF_OK;
+    }
+    TF_TRY(tf_ktensor_alloc(k, X->order, X->dims, R));
     tf_rng rng;
     tf_rng_seed(&rng, o->seed);
     for (uint32_t m = 0; m < X->order; ++m) {
         const uint32_t *map = pt->relabel[m];
         double *a = k->factors[m].data;
-        if (o->init) tf_partition_rows_in(map, X->dims[m], R, o->init->factors[m].data, a);
-        else
-            for (uint64_t i = 0; i < X->dims[m]; ++i)
-                for (uint64_t r = 0; r < R; ++r) a[(map ? map[i] : i) * R + r] = tf_rng_uniform(&rng);
+        for (uint64_t i = 0; i < X->dims[m]; ++i)
+            for (uint64_t r = 0; r < R; ++r) a[(map ? map[i] : i) * R + r] = tf_rng_uniform(&rng);
     }
-    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = o->init && o->init->lambda ? o->init->lambda[r] : 1.0;
+    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
     return TF_OK;
 }
 
@@ -501,8 +529,8 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
     if (s == TF_OK && relabeled) s = result_to_caller(&hold.part, out);
+    if (relabeled) start_free(&start, o, &hold.part);
     hold_free(&hold);
-    tf_ktensor_free(&start);
     if (s == TF_OK) s = tf_als_arrange(out);
     if (s != TF_OK) tf_ktensor_free(out);
     rep->t_total = tf_wtime() - t_start;
