@@ -122,7 +122,10 @@ static const char help[] =
     "of its part of every mode, the rows go to the other GPUs (GPU to GPU where\n"
     "they reach each other, else through NCCL), and the fits equal one GPU's (to\n"
     "rounding); the plan line says how many GPUs and how the rows go, -v the\n"
-    "exchange time, the load imbalance and the memory per non-zero.\n"
+    "exchange time, the load imbalance and the memory per non-zero, and how each\n"
+    "mode's rows were cut: contiguous ranges, or longest-first (heaviest rows\n"
+    "first, each to the lightest part; chosen where it lowers the largest part\n"
+    "by more than 2 %; TF_PARTITION=contiguous|longest forces one).\n"
     "\n"
     "Several processes (a build with MPI, `tenfold info` says): `mpirun -np P\n"
     "tenfold cpd FILE ...` splits every mode's non-zeros over the P ranks in the\n"
@@ -365,6 +368,13 @@ static void print_summary(const cpd_run *run)
     if (r->parts > 1)
         printf("parts: %d, shard imbalance %.2f%% (largest part's non-zeros over the mean), factor exchange %.3f s\n",
                r->parts, 100.0 * r->imbalance, r->t_exchange);
+    if (r->parts > 1 && cli_verbose()) { /* each mode's cut (src/ops/partition.c; TF_PARTITION forces one) */
+        printf("partition:");
+        for (uint32_t m = 0; m < N; ++m)
+            printf("%s mode %u %s %.2f%%", m ? "," : "", m + 1, cpd_schedule_name(r->schedule[m]),
+                   100.0 * r->mode_imbalance[m]);
+        printf("\n");
+    }
     printf("mttkrp per mode (s):");
     for (uint32_t m = 0; m < N; ++m) printf(" %u: %.3f", m + 1, r->t_mttkrp[m]);
     printf("\n");
@@ -396,6 +406,7 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
     cli_agree_u64(a, "--l2 modes", c->l2_modes);
     cli_agree_u64(a, "--admm-inner", c->update.max_inner);
     cli_agree_double(a, "--admm-tol", c->update.inner_tol);
+    cli_agree_str(a, "TF_PARTITION", getenv("TF_PARTITION")); /* every rank must cut the rows alike */
 }
 
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);

@@ -194,6 +194,11 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_end(j);
 }
 
+const char *cpd_schedule_name(int schedule)
+{
+    return schedule == TF_PARTITION_LONGEST_FIRST ? "longest-first" : "contiguous";
+}
+
 static void json_result(cli_json *j, const cpd_run *r)
 {
     const tf_cpd_report *p = &r->rep;
@@ -209,6 +214,14 @@ static void json_result(cli_json *j, const cpd_run *r)
         json_u64(j, "count", (uint64_t)p->parts);
         json_num(j, "imbalance", p->imbalance);
         json_num(j, "exchange_seconds", p->t_exchange);
+        json_array(j, "modes");
+        for (uint32_t m = 0; m < r->t.order; ++m) {
+            json_object(j, NULL);
+            json_str(j, "schedule", cpd_schedule_name(p->schedule[m]));
+            json_num(j, "imbalance", p->mode_imbalance[m]);
+            json_end(j);
+        }
+        json_end(j);
         json_end(j);
     }
     json_array(j, "iterations");

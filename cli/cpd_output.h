@@ -61,6 +61,8 @@ int cpd_write_json(cpd_run *r);
  * the exit code. */
 int cpd_switch(cpd_run *r);
 void cpd_print_json_written(const cpd_run *r);
+/* The name of a tf_cpd_report.schedule entry: "contiguous", "longest-first". */
+const char *cpd_schedule_name(int schedule);
 /* Removes the set's temporaries and releases its lock (no switch). */
 void cpd_run_abort_set(cpd_run *r);
 #endif

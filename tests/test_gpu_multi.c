@@ -8,8 +8,10 @@
  * the default) and not (tuning.cpd_overlap = 0), 3 or 4 GPUs where the machine has them, the
  * large-rank solve (tuning.cpd_cusolver), a slice
  * holding 45 % of the non-zeros next to the parts' boundary, a mode shorter
- * than the GPUs (a part with no rows) and the GPUs listed in reverse.
- * MTTKRP plans over two GPUs match the float64 reference on every mode.
+ * than the GPUs (a part with no rows), the GPUs listed in reverse, and the
+ * rows cut longest-first (tuning.partition: modes relabeled inside the run,
+ * the results in the caller's order). MTTKRP plans over two GPUs match the
+ * float64 reference on every mode, contiguous and longest-first.
  * Bad device lists fail with a message. Skipped (exit 77) with fewer than two
  * GPUs; `--quick` (or TF_TEST_QUICK=1) runs a subset. */
 #include <math.h>
@@ -27,6 +29,7 @@ typedef struct setup {
     int cusolver;     /* tuning.cpd_cusolver = 1 */
     int no_overlap;   /* tuning.cpd_overlap = 0: the exchange waited for in each step */
     int nccl;         /* tuning.gpu_exchange = 1: NCCL, not peer copies */
+    int partition;    /* tuning.partition (TF_PARTITION_LONGEST_FIRST: relabeled modes) */
 } setup;
 
 /* The update of the next runs (NULL: ALS). */
@@ -48,6 +51,7 @@ static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R
     tuning.cpd_cusolver = su.cusolver;
     tuning.cpd_overlap = !su.no_overlap;
     tuning.gpu_exchange = su.nccl;
+    tuning.partition = su.partition;
     tf_context *ctx = NULL;
     tf_status s = tf_context_create(&co, &ctx);
     if (s != TF_OK) return s;
@@ -98,7 +102,7 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
         trace one, many;
         tf_cpd_report r1, rn;
         tf_ktensor K1, Kn;
-        setup single = {1, 0, 0, su.cusolver, 0, 0};
+        setup single = {1, 0, 0, su.cusolver, 0, 0, 0};
         tf_status s = run(X, single, (tf_precision)prec, R, iters, &one, &r1, &K1);
         CHECKF(s == TF_OK, "%s: one GPU: %s", what, tf_last_error());
         if (s != TF_OK) continue;
@@ -119,6 +123,9 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
                fd);
         CHECKF(rn.parts == su.ngpus && rn.imbalance >= 0.0 && rn.t_exchange > 0.0,
                "%s: report says %d parts, imbalance %g, exchange %g s", what, rn.parts, rn.imbalance, rn.t_exchange);
+        int forced = 1;
+        for (uint32_t m = 0; m < X->order; ++m) forced &= rn.schedule[m] == TF_PARTITION_LONGEST_FIRST;
+        CHECKF(su.partition != TF_PARTITION_LONGEST_FIRST || forced, "%s: longest-first asked, not reported", what);
         CHECKF(!su.nccl || strstr(rn.plan, ", NCCL"), "%s: plan '%s' (NCCL asked for)", what, rn.plan);
         CHECKF(su.nccl || strstr(rn.plan, ", peer copies") || strstr(rn.plan, ", NCCL"),
                "%s: plan '%s' names no transport", what, rn.plan);
@@ -137,7 +144,7 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
  * float64 reference, every mode, fp64 and fp32, resident and streamed
  * shards, output poisoned (NaN) before each run and the device buffers too
  * (tuning.gpu_poison), twice per mode. */
-static void plan_case(const tf_tensor *X, const char *what, uint64_t R)
+static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int partition)
 {
     tf_matrix F[TF_MAX_ORDER], ref[TF_MAX_ORDER];
     CHECK_OK(tt_factors(X, R, 91, F));
@@ -157,6 +164,7 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R)
             tuning.gpu_poison = 1;
             tuning.stream = stream ? 1 : 0;
             tuning.stream_resident = stream ? 0 : -1;
+            tuning.partition = partition;
             tf_context *ctx = NULL;
             CHECK_OK(tf_context_create(&co, &ctx));
             tf_plan_opts o;
@@ -229,7 +237,7 @@ static void update_kinds(void)
     trace t;
     tf_cpd_report rep;
     tf_ktensor K;
-    const setup two = {2, 0, 0, 0, 0, 0};
+    const setup two = {2, 0, 0, 0, 0, 0, 0};
     const tf_status s = run(&X, two, TF_DOUBLE, 3, 2, &t, &rep, &K);
     CHECKF(s == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), "L1-regularised CP (AO-ADMM) is not available on several GPUs yet"),
            "AO-ADMM on two GPUs: %s: %s", tf_status_name(s), tf_last_error());
@@ -244,14 +252,16 @@ int main(int argc, char **argv)
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_multi", "fewer than two CUDA devices");
     bad_lists();
     update_kinds();
-    const setup two = {2, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0},
-                two_cus = {2, 0, 0, 1, 0, 0}, two_plain = {2, 0, 0, 0, 1, 0}, two_nccl = {2, 0, 0, 0, 0, 1},
-                two_plain_nccl = {2, 0, 0, 0, 1, 1};
+    const setup two = {2, 0, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0, 0},
+                two_cus = {2, 0, 0, 1, 0, 0, 0}, two_plain = {2, 0, 0, 0, 1, 0, 0}, two_nccl = {2, 0, 0, 0, 0, 1, 0},
+                two_plain_nccl = {2, 0, 0, 0, 1, 1, 0}, two_lpt = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST},
+                two_lpt_plain = {2, 0, 0, 0, 1, 0, TF_PARTITION_LONGEST_FIRST};
     tf_tensor X;
 
     CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
     compare(&X, "planted 3-mode R8", 8, quick ? 4 : 12, two);
-    plan_case(&X, "planted 3-mode", 32);
+    plan_case(&X, "planted 3-mode", 32, 0);
+    compare(&X, "planted 3-mode R8, longest-first", 8, quick ? 4 : 12, two_lpt);
     if (!quick) {
         compare(&X, "planted 3-mode R8, GPUs 1,0", 8, 8, two_rev);
         compare(&X, "planted 3-mode R8, streamed shards", 8, 8, two_stream);
@@ -263,13 +273,17 @@ int main(int argc, char **argv)
     compare(&X, "planted 3-mode R32", 32, quick ? 3 : 10, two);
     compare(&X, "planted 3-mode R32, exchange not overlapped", 32, quick ? 2 : 6, two_plain);
     compare(&X, "planted 3-mode R32, through NCCL", 32, quick ? 2 : 6, two_nccl);
+    compare(&X, "planted 3-mode R32, longest-first, not overlapped", 32, quick ? 2 : 6, two_lpt_plain);
     if (!quick) compare(&X, "planted 3-mode R32, not overlapped, NCCL", 32, 4, two_plain_nccl);
     if (tf_gpu_count() >= 3) { /* the peer copies' rotation and NCCL over more than two GPUs */
         const int n = tf_gpu_count() >= 4 ? 4 : 3;
-        const setup many = {n, 0, 0, 0, 0, 0}, many_nccl = {n, 0, 0, 0, 0, 1};
+        const setup many = {n, 0, 0, 0, 0, 0, 0}, many_nccl = {n, 0, 0, 0, 0, 1, 0},
+                    many_lpt = {n, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST};
         compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs" : "planted 3-mode R32, 3 GPUs", 32, quick ? 2 : 6, many);
         compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs, NCCL" : "planted 3-mode R32, 3 GPUs, NCCL", 32,
                 quick ? 2 : 4, many_nccl);
+        compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs, longest-first" : "planted 3-mode R32, 3 GPUs, longest-first",
+                32, quick ? 2 : 4, many_lpt);
     }
     if (!quick) compare(&X, "planted 3-mode R32, streamed shards", 32, 6, two_stream);
     tf_tensor_free(&X);
@@ -293,7 +307,9 @@ int main(int argc, char **argv)
     hot.hot_share = 0.45;
     CHECK_OK(tt_random(&hot, &X));
     compare(&X, "heavy slice at the boundary, a 1-row mode", 4, quick ? 3 : 8, two);
-    plan_case(&X, "heavy slice, a 1-row mode", 16);
+    plan_case(&X, "heavy slice, a 1-row mode", 16, 0);
+    plan_case(&X, "heavy slice, a 1-row mode, longest-first", 16, TF_PARTITION_LONGEST_FIRST);
+    compare(&X, "heavy slice, a 1-row mode, longest-first", 4, quick ? 3 : 8, two_lpt);
     if (!quick) compare(&X, "heavy slice, a 1-row mode, streamed shards", 4, 5, two_stream);
     tf_tensor_free(&X);
     return tf_test_finish("test_gpu_multi");

@@ -12,6 +12,19 @@ extern "C" {
 
 /* ---------------------------------------------------------- tuning policy */
 
+/* How a run over several GPUs or ranks cuts a mode's rows among them (its
+ * "parts"), each part's non-zeros balanced (docs/DESIGN.md "Partitioner"). */
+typedef enum tf_partition_schedule {
+    TF_PARTITION_AUTO = 0,         /* per mode: longest-first where it lowers the largest part's
+                                      non-zeros by more than 2 % of the mean, else contiguous */
+    TF_PARTITION_CONTIGUOUS = 1,   /* one range of rows per part, cut where the running sum of
+                                      the rows' non-zeros passes each part's share            */
+    TF_PARTITION_LONGEST_FIRST = 2 /* AMPED's: rows (light ones in small runs) heaviest first,
+                                      each to the part with the fewest non-zeros so far; the
+                                      mode's rows relabeled inside the run so that each part's
+                                      are one range (results come back in the caller's order) */
+} tf_partition_schedule;
+
 /* Kernel choices the library otherwise makes itself, by rule or by timing
  * on first use, and the bounds of its waits. tf_tuning_default lets the
  * library choose everywhere; benchmarks and tests set a field to force one
@@ -104,6 +117,10 @@ typedef struct tf_tuning {
                                      tf_mpi_set_timeout, when this is not 0)                 */
     double nccl_timeout;          /* every wait of the GPUs' factor-row exchange (NCCL or
                                      peer copies)                                            */
+    /* several GPUs or ranks */
+    int64_t partition;            /* how each mode's rows are cut among them
+                                     (tf_partition_schedule): 0 (default) per mode by the
+                                     predicted imbalance, 1 contiguous, 2 longest-first      */
 } tf_tuning;
 
 /* The defaults in the first `size` bytes of t (size: the caller's

@@ -175,6 +175,11 @@ typedef struct tf_cpd_report {
     uint64_t inner_iters;               /* AO-ADMM: ADMM iterations, summed over
                                            the modes and iterations (0: ALS,
                                            or closed-form modes only)        */
+    /* Several GPUs or ranks: per mode, the schedule its rows were cut by
+     * (TF_PARTITION_CONTIGUOUS or TF_PARTITION_LONGEST_FIRST) and that cut's
+     * imbalance (`imbalance` is the largest of them). */
+    int schedule[TF_MAX_ORDER];
+    double mode_imbalance[TF_MAX_ORDER];
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

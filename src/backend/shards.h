@@ -2,8 +2,10 @@
 /* The shards of a run over several GPUs (AMPED), as the front end hands
  * them to the CUDA module: per mode, the rows of the `parts` GPUs of the
  * run (all processes), and the non-zeros of this process's GPUs, made one
- * mode at a time (src/ops/shard.c builds them; CP-ALS and MTTKRP plans over
- * several GPUs take them). */
+ * mode at a time (src/ops/partition.c cuts the rows and builds them; CP-ALS
+ * and MTTKRP plans over several GPUs take them). A mode's rows may be
+ * relabeled by the front end (the longest-first schedule): every index here
+ * is in the run's labels, which the module never needs to know. */
 #ifndef TF_BACKEND_SHARDS_H
 #define TF_BACKEND_SHARDS_H
 #include "tenfold.h"

@@ -98,6 +98,9 @@ void tf_tuning_from_env(tf_tuning *caller)
     if (env_is("TF_FCOO_BUILD", "host")) t->fcoo_build = 1;
     if (env_is("TF_FCOO_BUILD", "device")) t->fcoo_build = 2;
     /* streamed F-COO */
+    /* several GPUs or ranks: the cut of the rows */
+    if (env_is("TF_PARTITION", "contiguous")) t->partition = TF_PARTITION_CONTIGUOUS;
+    if (env_is("TF_PARTITION", "longest")) t->partition = TF_PARTITION_LONGEST_FIRST;
     if (env_is("TF_STREAM", "always")) t->stream = 1;
     if (env_is("TF_STREAM", "never")) t->stream = 2;
     if (env_ll("TF_STREAM_CHUNK", &v) && v >= 1) t->stream_chunk = (uint64_t)v;

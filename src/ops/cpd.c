@@ -18,7 +18,7 @@
 #include "core/rng.h"
 #include "ops/auto_backend.h"
 #include "ops/call_context.h"
-#include "ops/shard.h"
+#include "ops/partition.h"
 
 void tf_cpd_opts_default(tf_cpd_opts *o)
 {
@@ -140,18 +140,16 @@ typedef struct backend_hold {
     tf_context *own;
     tf_plan *plan;
     tf_plan *shard[TF_MAX_ORDER];     /* distributed: this rank's plan per mode */
-    uint64_t *row_lo[TF_MAX_ORDER];   /* distributed: the ranks' rows per mode  */
-    double imbalance;                 /* distributed: shard_imbalance           */
+    tf_partition part;                /* several GPUs or ranks: their rows      */
 } backend_hold;
 
 static void hold_free(backend_hold *h)
 {
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
         tf_plan_free(h->shard[m]);
-        tf_free(h->row_lo[m]);
         h->shard[m] = NULL;
-        h->row_lo[m] = NULL;
     }
+    tf_partition_free(&h->part);
     tf_plan_free(h->plan);
     tf_context_free(h->own); /* after everything on its device is gone */
     h->plan = NULL;
@@ -192,7 +190,7 @@ static tf_status create_cpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf
 }
 
 /* One rank of a distributed run: for every mode, the ranks' rows balanced
- * by non-zeros and a CPU plan of this rank's shard. */
+ * by non-zeros (src/ops/partition.c) and a CPU plan of this rank's shard. */
 static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
                                      backend_hold *h)
 {
@@ -203,28 +201,20 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     po.format = o->format == TF_FORMAT_COO ? TF_FORMAT_COO : TF_FORMAT_AUTO;
     po.threads = o->threads;
     po.rank_hint = o->rank;
-    tf_status s = TF_OK;
-    h->imbalance = 0.0;
-    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
-        double imb = 0.0;
-        s = TF_ALLOC(h->row_lo[m], (uint64_t)d->size + 1, "rank rows");
-        if (s == TF_OK)
-            s = o->distributed_input ? tf_shard_rows_dist(X, m, d, h->row_lo[m], &imb)
-                                     : tf_shard_rows(X, m, d->size, h->row_lo[m], &imb);
-        if (imb > h->imbalance) h->imbalance = imb;
-    }
+    tf_status s = tf_partition_make(&h->part, X, d->size, (int)o->context->tuning.partition,
+                                    o->distributed_input ? d : NULL);
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         tf_tensor part;
         memset(&part, 0, sizeof part);
         /* this rank's rows of mode m: from its copy of X, or gathered from
          * the ranks' parts */
-        s = o->distributed_input ? tf_shard_exchange(X, m, h->row_lo[m], d, &part)
-                                 : tf_shard_tensor(X, m, h->row_lo[m][d->rank], h->row_lo[m][d->rank + 1], &part);
+        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, &part)
+                                 : tf_partition_shard(X, &h->part, m, d->rank, &part);
         if (s == TF_OK) s = tf_plan_build(&part, &po, &h->shard[m]);
         tf_tensor_free(&part);
     }
     if (s == TF_OK)
-        s = tf_cpu_cpd_backend_create_dist(X, o, h->shard, (const uint64_t *const *)h->row_lo, d, be);
+        s = tf_cpu_cpd_backend_create_dist(X, o, h->shard, (const uint64_t *const *)h->part.row_lo, d, be);
     if (s != TF_OK) hold_free(h);
     return s;
 }
@@ -241,17 +231,20 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
     if (o->format != TF_FORMAT_AUTO && o->format != TF_FORMAT_FCOO)
         return tf_fail(TF_ERR_UNAVAILABLE, "cpd: several GPUs run F-COO shards (format fcoo or auto, not %s)",
                        tf_format_name(o->format));
-    tf_shard_set set;
+    tf_partition_shards set;
     tf_shards sh;
     /* split in two per mode where the exchange overlaps the next MTTKRP
      * (multi.cu: R <= 32 on the one-block solve path) */
     const int pairs = c->tuning.cpd_overlap && o->rank <= 32 && !c->tuning.cpd_cusolver;
-    tf_status s = d ? tf_shard_set_make(&set, X, d->size, d->rank, 1, pairs, d, o->distributed_input, &sh)
-                    : tf_shard_set_make(&set, X, c->opts.ndevices, 0, c->opts.ndevices, pairs, NULL, 0, &sh);
-    if (s != TF_OK) return s;
-    h->imbalance = set.imbalance;
-    s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
-    tf_shard_set_free(&set);
+    tf_status s = tf_partition_make(&h->part, X, d ? d->size : c->opts.ndevices, (int)c->tuning.partition,
+                                    d && o->distributed_input ? d : NULL);
+    if (s == TF_OK)
+        s = d ? tf_partition_shards_make(&set, X, &h->part, d->rank, 1, pairs, d, o->distributed_input, &sh)
+              : tf_partition_shards_make(&set, X, &h->part, 0, c->opts.ndevices, pairs, NULL, 0, &sh);
+    if (s == TF_OK) {
+        s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
+        tf_partition_shards_free(&set);
+    }
     if (s != TF_OK) hold_free(h);
     return s;
 }
@@ -510,6 +503,73 @@ static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_kte
     return s;
 }
 
+/* Frees what relabeled_start made (o the options it was given). */
+static void start_free(tf_ktensor *k, const tf_cpd_opts *o, const tf_partition *pt)
+{
+    if (!o->init) {
+        tf_ktensor_free(k);
+        return;
+    }
+    for (uint32_t m = 0; m < k->order; ++m)
+        if (pt->relabel[m]) tf_matrix_free(&k->factors[m]);
+    memset(k, 0, sizeof *k);
+}
+
+/* The start in the run's labels where the partition relabeled a mode
+ * (partition.h): a given one with its relabeled factors mapped (the others
+ * borrowed), or the random start drawn in the caller's labels
+ * (src/algo/cp_als.c's stream: mode, row, column) into the run's -- so the
+ * run is the one the caller would get without relabeling. Free with
+ * start_free. (A copy of the start beside tf_als_run's: set-up memory the
+ * relabeled modes cost, or every factor's for the random start.) */
+static tf_status relabeled_start(const tf_tensor *X, const tf_cpd_opts *o, const tf_partition *pt, tf_ktensor *k)
+{
+    const uint64_t R = o->rank;
+    if (o->init) {
+        *k = *o->init;
+        for (uint32_t m = 0; m < X->order; ++m) /* none borrowed where one is made */
+            if (pt->relabel[m]) memset(&k->factors[m], 0, sizeof k->factors[m]);
+        for (uint32_t m = 0; m < X->order; ++m) {
+            if (!pt->relabel[m]) continue;
+            tf_status s = tf_matrix_alloc(&k->factors[m], X->dims[m], R);
+            if (s != TF_OK) {
+                start_free(k, o, pt);
+                return s;
+            }
+            tf_partition_rows_in(pt->relabel[m], X->dims[m], R, o->init->factors[m].data, k->factors[m].data);
+        }
+        return TF_OK;
+    }
+    TF_TRY(tf_ktensor_alloc(k, X->order, X->dims, R));
+    tf_rng rng;
+    tf_rng_seed(&rng, o->seed);
+    for (uint32_t m = 0; m < X->order; ++m) {
+        const uint32_t *map = pt->relabel[m];
+        double *a = k->factors[m].data;
+        for (uint64_t i = 0; i < X->dims[m]; ++i)
+            for (uint64_t r = 0; r < R; ++r) a[(map ? map[i] : i) * R + r] = tf_rng_uniform(&rng);
+    }
+    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
+    return TF_OK;
+}
+
+/* The result's factors of relabeled modes back in the caller's labels. */
+static tf_status result_to_caller(const tf_partition *pt, tf_ktensor *k)
+{
+    uint64_t most = 0;
+    for (uint32_t m = 0; m < k->order; ++m)
+        if (pt->relabel[m] && k->dims[m] > most) most = k->dims[m];
+    double *tmp = NULL;
+    TF_TRY(TF_ALLOC(tmp, most * k->rank, "factor in the caller's row order"));
+    for (uint32_t m = 0; m < k->order; ++m) {
+        if (!pt->relabel[m]) continue;
+        tf_partition_rows_out(pt->relabel[m], k->dims[m], k->rank, k->factors[m].data, tmp);
+        memcpy(k->factors[m].data, tmp, k->dims[m] * k->rank * sizeof *tmp);
+    }
+    tf_free(tmp);
+    return TF_OK;
+}
+
 /* tf_cpd on values within the safe range. */
 static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
                          double t_start)
@@ -536,11 +596,25 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
 
     if (o->context && (o->context->dist || o->context->opts.ndevices > 1)) {
         rep->parts = o->context->dist ? o->context->dist->size : o->context->opts.ndevices;
-        rep->imbalance = hold.imbalance;
+        rep->imbalance = hold.part.worst;
+        for (uint32_t m = 0; m < X->order; ++m) {
+            rep->schedule[m] = hold.part.schedule[m];
+            rep->mode_imbalance[m] = hold.part.imbalance[m];
+        }
     }
-    tf_status s = tf_als_run(&be, X, o, normx2, out, rep);
+    /* a relabeled run starts from the caller's start in its labels, and its
+     * result goes back in the caller's */
+    const int relabeled = tf_partition_relabels(&hold.part);
+    tf_cpd_opts ro = *o;
+    tf_ktensor start;
+    memset(&start, 0, sizeof start);
+    tf_status s = relabeled ? relabeled_start(X, o, &hold.part, &start) : TF_OK;
+    if (relabeled) ro.init = &start;
+    if (s == TF_OK) s = tf_als_run(&be, X, &ro, normx2, out, rep);
     if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
+    if (s == TF_OK && relabeled) s = result_to_caller(&hold.part, out);
+    if (relabeled) start_free(&start, o, &hold.part);
     hold_free(&hold);
     if (s == TF_OK) s = tf_als_arrange(out);
     if (s != TF_OK) tf_ktensor_free(out);

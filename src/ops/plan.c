@@ -11,7 +11,7 @@
 #include "core/parallel.h"
 #include "core/progress.h"
 #include "ops/call_context.h"
-#include "ops/shard.h"
+#include "ops/partition.h"
 
 void tf_plan_opts_default(tf_plan_opts *o)
 {
@@ -23,6 +23,106 @@ void tf_plan_opts_default(tf_plan_opts *o)
 }
 
 static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out);
+
+/* ops->mttkrp warmup + reps times, each rep timed by the wall clock. */
+static tf_status wall_time(const tf_plan_ops *ops, void *impl, uint32_t mode, const tf_matrix *factors,
+                           tf_matrix *out, int warmup, int reps, double *times_ms)
+{
+    for (int i = 0; i < warmup; ++i) TF_TRY(ops->mttkrp(impl, mode, factors, out));
+    for (int i = 0; i < reps; ++i) {
+        double t0 = tf_wtime();
+        TF_TRY(ops->mttkrp(impl, mode, factors, out));
+        times_ms[i] = 1e3 * (tf_wtime() - t0);
+    }
+    return TF_OK;
+}
+
+/* A plan over several GPUs whose partition relabeled a mode (partition.h):
+ * the GPUs' plan in the run's labels, wrapped so that the caller's factors
+ * go in, and M comes out, in the caller's. */
+typedef struct relabeled_plan {
+    const tf_plan_ops *ops;
+    void *impl;
+    tf_partition pt;
+} relabeled_plan;
+
+/* The GPUs' plan on the factors (but factor `mode`, unread) and out mapped
+ * into the run's labels; reps 0: one MTTKRP, else timed. */
+static tf_status relabeled_run(relabeled_plan *rp, uint32_t mode, const tf_matrix *factors, tf_matrix *out,
+                               int warmup, int reps, double *times_ms)
+{
+    tf_matrix f[TF_MAX_ORDER], o = *out;
+    double *tmp[TF_MAX_ORDER + 1] = {NULL};
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < rp->pt.order && s == TF_OK; ++m) {
+        f[m] = factors[m];
+        if (m == mode || !rp->pt.relabel[m]) continue;
+        s = TF_ALLOC(tmp[m], f[m].rows * f[m].cols, "factor in the run's row order");
+        if (s == TF_OK) tf_partition_rows_in(rp->pt.relabel[m], f[m].rows, f[m].cols, factors[m].data, tmp[m]);
+        f[m].data = tmp[m];
+    }
+    if (s == TF_OK && rp->pt.relabel[mode]) {
+        s = TF_ALLOC(tmp[TF_MAX_ORDER], o.rows * o.cols, "MTTKRP in the run's row order");
+        o.data = tmp[TF_MAX_ORDER];
+    }
+    if (s == TF_OK)
+        s = !reps                 ? rp->ops->mttkrp(rp->impl, mode, f, &o)
+            : rp->ops->time_mttkrp ? rp->ops->time_mttkrp(rp->impl, mode, f, &o, warmup, reps, times_ms)
+                                   : wall_time(rp->ops, rp->impl, mode, f, &o, warmup, reps, times_ms);
+    if (s == TF_OK && o.data != out->data) tf_partition_rows_out(rp->pt.relabel[mode], o.rows, o.cols, o.data, out->data);
+    for (uint32_t m = 0; m <= TF_MAX_ORDER; ++m) tf_free(tmp[m]);
+    return s;
+}
+
+static tf_status relabeled_mttkrp(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
+{
+    return relabeled_run(impl, mode, factors, out, 0, 0, NULL);
+}
+
+static tf_status relabeled_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out, int warmup,
+                                int reps, double *times_ms)
+{
+    return relabeled_run(impl, mode, factors, out, warmup, reps, times_ms);
+}
+
+static void relabeled_destroy(void *impl)
+{
+    relabeled_plan *rp = impl;
+    rp->ops->destroy(rp->impl);
+    tf_partition_free(&rp->pt);
+    tf_free(rp);
+}
+
+static const tf_plan_ops relabeled_ops = {relabeled_mttkrp, relabeled_destroy, relabeled_time, NULL};
+
+/* An MTTKRP plan over the several GPUs of go.context: F-COO shards per GPU
+ * and mode, the rows cut by the partitioner. */
+static tf_status build_multi(const tf_tensor *X, const tf_plan_opts *go, tf_plan *p)
+{
+    const int n = go->context->opts.ndevices;
+    tf_partition pt;
+    tf_partition_shards set;
+    tf_shards sh;
+    TF_TRY(tf_partition_make(&pt, X, n, (int)go->context->tuning.partition, NULL));
+    relabeled_plan *rp = NULL;
+    tf_status s = tf_partition_relabels(&pt) ? TF_CALLOC(rp, 1, "relabeled plan") : TF_OK;
+    if (s == TF_OK) s = tf_partition_shards_make(&set, X, &pt, 0, n, 0, NULL, 0, &sh);
+    if (s == TF_OK) {
+        s = tf_cuda_plan_build_multi(X, go, &sh, p);
+        tf_partition_shards_free(&set);
+    }
+    if (s != TF_OK || !rp) {
+        tf_free(rp);
+        tf_partition_free(&pt);
+        return s;
+    }
+    rp->ops = p->ops;
+    rp->impl = p->impl;
+    rp->pt = pt;
+    p->ops = &relabeled_ops;
+    p->impl = rp;
+    return TF_OK;
+}
 
 static tf_status check_opts(const tf_plan_opts *o)
 {
@@ -77,15 +177,7 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
         s = tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context,
                                 &p->own_context);
         if (s == TF_OK && go.context->opts.ndevices > 1) {
-            /* several GPUs: F-COO shards per GPU and mode */
-            tf_shard_set set;
-            tf_shards sh;
-            s = tf_shard_set_make(&set, X, go.context->opts.ndevices, 0, go.context->opts.ndevices, 0, NULL, 0,
-                                  &sh);
-            if (s == TF_OK) {
-                s = tf_cuda_plan_build_multi(X, &go, &sh, p);
-                tf_shard_set_free(&set);
-            }
+            s = build_multi(X, &go, p);
         } else if (s == TF_OK) {
             s = tf_cuda_plan_build(X, &go, p);
         }
@@ -133,13 +225,7 @@ tf_status tf_plan_time_mttkrp(tf_plan *p, uint32_t mode, const tf_matrix *factor
     TF_TRY(tf_check_mttkrp_args("tf_plan_time_mttkrp", p->order, p->dims, mode, factors, out));
     if (p->ops->time_mttkrp)
         return p->ops->time_mttkrp(p->impl, mode, factors, out, warmup, reps, times_ms);
-    for (int i = 0; i < warmup; ++i) TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
-    for (int i = 0; i < reps; ++i) {
-        double t0 = tf_wtime();
-        TF_TRY(p->ops->mttkrp(p->impl, mode, factors, out));
-        times_ms[i] = 1e3 * (tf_wtime() - t0);
-    }
-    return TF_OK;
+    return wall_time(p->ops, p->impl, mode, factors, out, warmup, reps, times_ms);
 }
 
 void tf_plan_free(tf_plan *p)

@@ -19,7 +19,7 @@
 #include "fmt/csr.h"
 #include "ops/call_context.h"
 #include "ops/dense_args.h"
-#include "ops/shard.h"
+#include "ops/partition.h"
 
 #define PLAN_MAGIC 0x504d4444u /* "DDMP" */
 #define PLAN_FREED 0x45455246u /* "FREE" */
@@ -137,7 +137,7 @@ static void cut_panels(tf_sddmm_plan *p, const tf_csr *S, int gpus)
 {
     if (gpus <= 1) return;
     uint64_t lo[TF_MAX_GPUS + 1];
-    tf_shard_rowptr(S->rowptr, S->rows, gpus, lo, NULL);
+    (void)tf_partition_contiguous(S->rowptr, S->rows, gpus, lo);
     p->npanels = (uint32_t)gpus;
     for (int g = 0; g < gpus; ++g) {
         tf_sddmm_panel *q = &p->panels[g];
@@ -244,7 +244,7 @@ static tf_status build_ranks(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o
     uint64_t r0 = 0, r1 = 0;
     tf_csr sub; /* this rank's rows */
     if (s == TF_OK) {
-        tf_shard_rowptr(S->rowptr, S->rows, d->size, lo, NULL);
+        (void)tf_partition_contiguous(S->rowptr, S->rows, d->size, lo);
         for (int r = 0; r <= d->size; ++r) p->rank_nnz_lo[r] = S->rowptr[lo[r]];
         r0 = lo[d->rank];
         r1 = lo[d->rank + 1];

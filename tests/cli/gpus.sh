@@ -2,7 +2,9 @@
 # tenfold cpd / bench mttkrp / mttkrp --gpus (issue 28): bad specs are usage errors; more GPUs than
 # the machine has fail with one line naming the option; on a machine with two
 # GPUs or more, --gpus 2 runs, says so (plan, parts line, JSON) and its fits
-# equal one GPU's to 1e-9, and mttkrp --gpus 2 gives the float64 reference's numbers.
+# equal one GPU's to 1e-9 -- also with every mode cut longest-first (TF_PARTITION=longest:
+# the fits, and the factors in the caller's row order) -- and mttkrp --gpus 2 gives the
+# float64 reference's numbers, contiguous and longest-first.
 source "$(dirname "$0")/lib/common.bash"
 
 "$TF" gen -o small.tns --dims 300,200,100 --nnz 20000 --alpha 0.6 --rank 3 --seed 2 >/dev/null 2>&1 || bad "gen small.tns"
@@ -41,11 +43,34 @@ fb = [i["fit"] for i in b["iterations"]]
 assert b["parts"]["count"] == 2 and b["parts"]["exchange_seconds"] > 0
 assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
 PY
+    # every mode cut longest-first (relabeled inside the run): the same fits, the rows in the caller's order
+    TF_PARTITION=longest expect 0 "two GPUs, longest-first" cpd small.tns -r 5 -i 8 --tol 0 --gpus 2 -v -o lpt \
+        --json lpt.json
+    check "two GPUs, longest-first: -v says so" \
+        grep -q "^partition: mode 1 longest-first .*, mode 2 longest-first .*, mode 3 longest-first" out.txt
+    expect 0 "one GPU, written" cpd small.tns -r 5 -i 8 --tol 0 --device gpu -o one --json one.json
+    check "two GPUs, longest-first: fits and factors equal one GPU's to 1e-9" python3 - <<'PY'
+import json
+a, b = json.load(open("one.json")), json.load(open("lpt.json"))
+fa = [i["fit"] for i in a["iterations"]]
+fb = [i["fit"] for i in b["iterations"]]
+assert [m["schedule"] for m in b["parts"]["modes"]] == ["longest-first"] * 3
+assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for f in ["mode1", "mode2", "mode3", "lambda"]:
+    x, y = load("one." + f + ".mat"), load("lpt." + f + ".mat")
+    scale = max(abs(v) for r in x for v in r) or 1.0
+    assert len(x) == len(y) and max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s)) <= 1e-9 * scale, f
+PY
     for m in 1 2 3; do
         fl="f.mode1.mat,f.mode2.mat,f.mode3.mat"
         expect 0 "mttkrp mode $m, reference" mttkrp small.tns --mode $m --factors $fl -o R$m.mat --format reference
         expect 0 "mttkrp mode $m, --gpus 2" mttkrp small.tns --mode $m --factors $fl -o G$m.mat --gpus 2
-        check "mttkrp mode $m on 2 GPUs: the reference's numbers to 1e-12" python3 - R$m.mat G$m.mat <<'PY'
+        TF_PARTITION=longest expect 0 "mttkrp mode $m, --gpus 2, longest-first" mttkrp small.tns --mode $m \
+            --factors $fl -o L$m.mat --gpus 2
+        for g in G L; do
+            check "mttkrp mode $m on 2 GPUs ($g): the reference's numbers to 1e-12" python3 - R$m.mat $g$m.mat <<'PY'
 import sys
 def load(p):
     return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
@@ -53,6 +78,7 @@ a, b = load(sys.argv[1]), load(sys.argv[2])
 scale = max(abs(v) for r in a for v in r) or 1.0
 assert len(a) == len(b) and max(abs(u - v) for r, s in zip(a, b) for u, v in zip(r, s)) <= 1e-12 * scale
 PY
+        done
     done
     # one GPU, the F-COO copies streamed (every chunk) under a memory limit: the same numbers
     TF_STREAM=always TF_STREAM_RESIDENT=0 expect 0 "mttkrp streamed under --memory-limit" mttkrp small.tns --mode 1 \

@@ -5,7 +5,7 @@
 # holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
 # ranks: the same result); rank 0 alone prints and writes; AO-ADMM (--nonneg,
 # --l1) on 2 and 3 ranks is one process's run too; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
-# GPU to 1e-9; without a GPU, --device gpu fails on every rank with one line, as
+# GPU to 1e-9, also with the rows cut longest-first (TF_PARTITION=longest); without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -18,23 +18,7 @@ source "$LIB/mpi.bash"
     bad "gen heavy.tns"
 
 # compare ONE TWO: fits of every iteration and the factor files agree to 1e-9
-compare() {
-    python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = sys.argv[1], sys.argv[2]
-ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
-fa = [i["fit"] for i in ra["iterations"]]
-fb = [i["fit"] for i in rb["iterations"]]
-assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= 1e-9, (fa, fb)
-def load(p):
-    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
-for f in ["mode1", "mode2", "mode3", "lambda"]:
-    x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
-    scale = max(abs(v) for r in x for v in r) or 1.0
-    d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
-    assert len(x) == len(y) and d <= 1e-9 * scale, (f, d, scale)
-PY
-}
+compare() { compare_runs "$1" "$2" 1e-9; }
 
 for t in small heavy; do
     expect 0 "$t: one process" cpd $t.tns -r 5 -i 8 --tol 0 -t 1 --device cpu -o one_$t --json one_$t.json
@@ -114,6 +98,9 @@ elif [ "$gpus" -ge 2 ]; then
         check "$t on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks)" out.txt
         check "$t on 2 GPU ranks: printed once" test "$(grep -c '^final fit' out.txt)" -eq 1
         check "$t on 2 GPU ranks: fits and factors equal one GPU's to 1e-9" compare g1_$t g2_$t
+        TF_PARTITION=longest ranks 2 cpd $t.tns -r 5 -i 8 --tol 0 --device gpu -o gl_$t --json gl_$t.json
+        if [ "$rc" -ne 0 ]; then bad "$t on 2 GPU ranks, longest-first: exit $rc; $(head -c 300 err.txt)"; continue; fi
+        check "$t on 2 GPU ranks, longest-first: equal to one GPU's to 1e-9" compare g1_$t gl_$t
     done
     expect 0 "sddmm: one GPU" sddmm m.mtx -A a.txt -B b.txt -o pg1.mtx --device gpu
     ranks 2 sddmm m.mtx -A a.txt -B b.txt -o pg2.mtx --device gpu

@@ -5,7 +5,7 @@
  *   - the devices: this process's GPUs of the run (a context's devices, or
  *     the one GPU of this MPI rank);
  *   - the partition: per mode, every GPU's contiguous rows (the front end
- *     cuts them: src/ops/shard.c, the one partitioner) and the shards of
+ *     cuts them: src/ops/partition.c, the one partitioner) and the shards of
  *     this process's GPUs, built on all GPUs at once, each placed resident
  *     or streamed by exec/placement.cuh (the one residency decision);
  *   - the exchange of rows (exec/exchange.cuh: peer copies or NCCL), opened

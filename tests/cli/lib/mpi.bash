@@ -23,3 +23,23 @@ ranks() {
     timeout "${RANKS_TIMEOUT:-120}" $MPIRUN -np "$n" "$TF" "$@" >out.txt 2>err.txt
     rc=$?
 }
+# compare_runs ONE TWO FIT_REL: the --json reports ONE.json, TWO.json have as many
+# iterations and fits within FIT_REL (relative) at each; the factor files ONE.mode{1,2,3}.mat
+# and ONE.lambda.mat equal TWO's to 1e-9 of their largest entry
+compare_runs() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+a, b, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
+fa = [i["fit"] for i in ra["iterations"]]
+fb = [i["fit"] for i in rb["iterations"]]
+assert len(fa) == len(fb) and max(abs(x - y) / abs(x) for x, y in zip(fa, fb)) <= tol, (fa, fb)
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for f in ["mode1", "mode2", "mode3", "lambda"]:
+    x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
+    scale = max(abs(v) for r in x for v in r) or 1.0
+    d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
+    assert len(x) == len(y) and d <= 1e-9 * scale, (f, d, scale)
+PY
+}
