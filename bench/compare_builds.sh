@@ -24,11 +24,22 @@ export NCCL_NVLS_ENABLE=0
 bad=0
 real() { find "$data" -maxdepth 2 -name "$1*" | head -1; }
 # run TOOL ARGS...: prints "SECONDS FIT" (median iteration after the first, final fit)
+# The iteration times come from the JSON report (`iterations[].seconds`, full
+# precision; the text prints milliseconds), the fit from the text.
+JSON=$(mktemp -u /tmp/compare_builds.XXXXXX.json)
 cpd_run() {
-  local out; out=$("$@" 2>&1)
+  rm -f "$JSON"
+  local out; out=$("$@" --json "$JSON" 2>&1)
   local fit; fit=$(echo "$out" | grep -oE "^final fit: [0-9.e+-]+" | head -1 | awk '{print $3}')
-  local med; med=$(echo "$out" | grep -oE "its = +[0-9]+ \(([0-9.]+) s\)" | sed -E 's/.*\(([0-9.]+) s\)/\1/' |
-    tail -n +2 | sort -g | awk '{a[NR]=$1} END {if (NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2); else print "NA"}')
+  local med; med=$(python3 -c '
+import json, sys
+try:
+    t = [it["seconds"] for it in json.load(open(sys.argv[1]))["iterations"]][1:]
+except Exception:
+    t = []
+t.sort()
+print("%.6f" % (t[len(t) // 2] if len(t) % 2 else (t[len(t) // 2 - 1] + t[len(t) // 2]) / 2) if t else "NA")
+' "$JSON")
   [ -z "$fit" ] && { echo "$out" | tail -3 >&2; fit=NA; }
   echo "$med $fit"
 }
