@@ -153,8 +153,8 @@ static void cpd_opts(tf_cpd_opts *o, tf_format fmt, uint64_t rank, uint32_t iter
 /* Runs CP-ALS and checks what holds for every run: status, a finite model,
  * callbacks for every iteration, the report, and the driver's fit against
  * tf_ktensor_fit (to fit_tol). Returns the fit (NAN on failure). */
-static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_report *rep,
-                      fit_log *log, double fit_tol, const char *what)
+static double run_cpd_body(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_report *rep,
+                           fit_log *log, double fit_tol, const char *what)
 {
     fit_log local;
     if (!log) log = &local;
@@ -182,6 +182,17 @@ static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_
     CHECKF(fabs(direct - rep->fit) <= fit_tol, "%s: driver fit %.15g, direct fit %.15g", what,
            rep->fit, direct);
     return rep->fit;
+}
+
+/* run_cpd_body, then o's callback taken off again: it points at a log that
+ * may live on run_cpd_body's stack, and o may be used for a later run. */
+static double run_cpd(const tf_tensor *X, tf_cpd_opts *o, tf_ktensor *K, tf_cpd_report *rep,
+                      fit_log *log, double fit_tol, const char *what)
+{
+    const double f = run_cpd_body(X, o, K, rep, log, fit_tol, what);
+    o->callback = NULL;
+    o->user = NULL;
+    return f;
 }
 
 /* AO-ADMM helpers (below, with its tests) */
