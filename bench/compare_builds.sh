@@ -26,7 +26,8 @@ real() { find "$data" -maxdepth 2 -name "$1*" | head -1; }
 # run TOOL ARGS...: prints "SECONDS FIT" (median iteration after the first, final fit)
 # The iteration times come from the JSON report (`iterations[].seconds`, full
 # precision; the text prints milliseconds), the fit from the text.
-JSON=$(mktemp -u /tmp/compare_builds.XXXXXX.json)
+JSON=$(mktemp /tmp/compare_builds.XXXXXX.json) # the runs' reports, one at a time
+trap 'rm -f "$JSON"' EXIT
 cpd_run() {
   rm -f "$JSON"
   local out; out=$("$@" --json "$JSON" 2>&1)

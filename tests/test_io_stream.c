@@ -238,6 +238,33 @@ static void mtx_banner(void)
 
 /* Reads text in memory (reference), then compressed (xz, gz) from a file,
  * from memory and through a pipe with window w: same tensor and info. */
+
+/* A child process writing s[0..len) into a pipe: its pid (-1 when no pipe
+ * or child could be made), *rfd the read end, dev its /dev/fd path. */
+static pid_t feed_pipe(const char *s, size_t len, int *rfd, char *dev, size_t dev_len)
+{
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        for (size_t off = 0; off < len;) {
+            const ssize_t k = write(fd[1], s + off, len - off);
+            if (k <= 0) _exit(1);
+            off += (size_t)k;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    if (pid < 0) {
+        close(fd[0]);
+        return -1;
+    }
+    *rfd = fd[0];
+    snprintf(dev, dev_len, "/dev/fd/%d", fd[0]);
+    return pid;
+}
+
 static void compare_streamed(const char *what, const char *s, size_t len, size_t w,
                              const char *ext)
 {
@@ -279,27 +306,16 @@ static void compare_streamed(const char *what, const char *s, size_t len, size_t
         tf_tensor_free(&t);
     }
     /* a pipe, uncompressed */
-    int fd[2];
-    if (pipe(fd) == 0) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            close(fd[0]);
-            for (size_t off = 0; off < len;) {
-                ssize_t k = write(fd[1], s + off, len - off);
-                if (k <= 0) _exit(1);
-                off += (size_t)k;
-            }
-            _exit(0);
-        }
-        close(fd[1]);
-        char dev[64];
-        snprintf(dev, sizeof dev, "/dev/fd/%d", fd[0]);
+    int rfd;
+    char dev[64];
+    const pid_t pid = feed_pipe(s, len, &rfd, dev, sizeof dev);
+    if (pid > 0) {
         st = tf_read_tensor(dev, 2, &t, &info);
         CHECKF(st == TF_OK && same_tensor(&ref, &t) && info.lines == ri.lines &&
                    info.entries == ri.entries && info.bytes == ri.bytes && info.compressed == 0,
                "%s: pipe (window %zu): %s", what, w, tf_last_error());
         tf_tensor_free(&t);
-        close(fd[0]);
+        close(rfd);
         waitpid(pid, NULL, 0);
     }
     tf_io_set_window_bytes(0);
@@ -727,27 +743,16 @@ static int read_fails_with(const char *path, const char *needle)
 /* Reads text through a pipe a child writes; the status, message in msg. */
 static tf_status read_piped(const char *s, size_t len, char *msg, size_t cap)
 {
-    int fd[2];
-    if (pipe(fd) != 0) return TF_ERR_IO;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        for (size_t off = 0; off < len;) {
-            ssize_t k = write(fd[1], s + off, len - off);
-            if (k <= 0) _exit(1);
-            off += (size_t)k;
-        }
-        _exit(0);
-    }
-    close(fd[1]);
+    int rfd;
     char dev[64];
-    snprintf(dev, sizeof dev, "/dev/fd/%d", fd[0]);
+    const pid_t pid = feed_pipe(s, len, &rfd, dev, sizeof dev);
+    if (pid <= 0) return TF_ERR_IO;
     tf_tensor t;
     tf_read_info info;
     tf_status st = tf_read_tensor(dev, 2, &t, &info);
     if (st == TF_OK) tf_tensor_free(&t);
     snprintf(msg, cap, "%s", st == TF_OK ? "" : tf_last_error());
-    close(fd[0]); /* a writer still writing gets EPIPE */
+    close(rfd); /* a writer still writing gets EPIPE */
     waitpid(pid, NULL, 0);
     return st;
 }
