@@ -943,13 +943,14 @@ class SDDMMPlan:
         plan, whose P comes back in it; self._perm maps it to S's order (None:
         S is in it already, one pass to see, no sort)."""
         nnz = int(ind.shape[1])
-        key = (ind[0].astype(np.uint64) << np.uint64(32)) | ind[1].astype(np.uint64)
-        if nnz < 2 or bool(np.all(key[1:] >= key[:-1])):
+        r, c = ind[0], ind[1]
+        if nnz < 2 or bool(np.all((r[1:] > r[:-1]) | ((r[1:] == r[:-1]) & (c[1:] >= c[:-1])))):
             self._perm, order = None, slice(None)
         else:
+            key = (r.astype(np.uint64) << np.uint64(32)) | c.astype(np.uint64)
             order = np.argsort(key, kind="stable")
             self._perm = order
-        del key
+            del key
         rows, cols = ind[0][order], ind[1][order]
         rowptr = np.zeros(shape[0] + 1, dtype=np.uint64)
         np.cumsum(np.bincount(rows, minlength=shape[0]), out=rowptr[1:])
