@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU backend of CP-ALS (the vtable of src/backend/cpd.h): factors,
+/* GPU backend of CP-ALS (the vtable of src/seams/cpd.h): factors,
  * MTTKRP output, Grams, lambda and all work on the device; the host sees
  * only scalars (Cholesky info and a condition estimate in solve, the two
  * fit terms, a non-finite flag).
@@ -55,9 +55,9 @@
 #include "gpu/cpd/dense.cuh"
 #include "gpu/exec/placement.cuh"
 #include "gpu/engine/engine.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
-#include "backend/cpd.h"
+#include "seams/cpd.h"
 #include "core/alloc.h"
 }
 
@@ -100,7 +100,7 @@ template <> struct blas<float> {
 
 template <typename T>
 struct gpu_cpd : gpu_cpd_base {
-    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
+    tf_gpu_dev *ctx = nullptr; /* the context's GPU (borrowed) */
     tf_gpu_engine *eng = nullptr;
     uint32_t order = 0;
     uint64_t R = 0, maxdim = 0;
@@ -185,29 +185,29 @@ struct gpu_cpd : gpu_cpd_base {
     {
         if (ctx->device >= 0) cudaSetDevice(ctx->device);
         for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
-            tf_cuda_free(A[m]);
-            tf_cuda_free(G[m]);
-            tf_cuda_free(scale[m]);
+            tf_gpu_free(A[m]);
+            tf_gpu_free(G[m]);
+            tf_gpu_free(scale[m]);
         }
         T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
-        for (T *b : bufs) tf_cuda_free(b);
-        tf_cuda_free(partial);
-        tf_cuda_free(Winv);
-        tf_cuda_free(gpart);
-        tf_cuda_free(graw);
-        tf_cuda_free(jq);
-        tf_cuda_free(counter);
-        tf_cuda_free(d_sc);
-        tf_cuda_free(d_work);
+        for (T *b : bufs) tf_gpu_free(b);
+        tf_gpu_free(partial);
+        tf_gpu_free(Winv);
+        tf_gpu_free(gpart);
+        tf_gpu_free(graw);
+        tf_gpu_free(jq);
+        tf_gpu_free(counter);
+        tf_gpu_free(d_sc);
+        tf_gpu_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
         tf_free(h_work);
-        for (T *u : U) tf_cuda_free(u);
+        for (T *u : U) tf_gpu_free(u);
         T *abufs[] = {B, Ht, Wls, Wrho};
-        for (T *b : abufs) tf_cuda_free(b);
+        for (T *b : abufs) tf_gpu_free(b);
         double *dbufs[] = {aV, aL, aX, aY, aw, ap, apart, table};
-        for (double *b : dbufs) tf_cuda_free(b);
-        tf_cuda_free(d_as);
-        tf_cuda_free(a_dwork);
+        for (double *b : dbufs) tf_gpu_free(b);
+        tf_gpu_free(d_as);
+        tf_gpu_free(a_dwork);
         if (h_as) cudaFreeHost(h_as);
         tf_free(a_hwork);
         if (params) cusolverDnDestroyParams(params);
@@ -230,7 +230,7 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
     {
-        TF_TRY(tf_cuda_ctx_of(o->context, &ctx));
+        TF_TRY(tf_gpu_dev_of(o->context, &ctx));
         shape(X, o);
         for (uint32_t m = 0; m < order; ++m) TF_TRY(admm_rows(m, dims[m])); /* before the engine's placement */
         char why[128];
@@ -239,13 +239,13 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
-    tf_status setup_sharded(tf_cuda_ctx *c, const tf_tensor *X, const tf_cpd_opts *o) override
+    tf_status setup_sharded(tf_gpu_dev *c, const tf_tensor *X, const tf_cpd_opts *o) override
     {
         ctx = c;
         sharded = true;
         shape(X, o);
         maxrows = 0;
-        return tf_cuda_ctx_use(ctx);
+        return tf_gpu_dev_use(ctx);
     }
 
     tf_status add_shard(uint32_t mode, const tf_tensor *part, const tf_tensor *remote, uint64_t first, uint64_t n,
@@ -253,7 +253,7 @@ struct gpu_cpd : gpu_cpd_base {
     {
         if (!sharded || mode >= order || first + n > dims[mode] || (n && (part->order != order || part->dims[mode] != n)))
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: shard of mode %u does not fit the tensor", mode + 1);
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         lo[mode] = first;
         rows[mode] = n;
         has_shard[mode] = true;
@@ -303,7 +303,7 @@ struct gpu_cpd : gpu_cpd_base {
         if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
         if (sharded && !has_shard[mode])
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u has no shard", mode + 1);
-        return tf_cuda_ctx_use(ctx);
+        return tf_gpu_dev_use(ctx);
     }
 
     /* Copies the scalars to the host and waits; a flagged non-finite value fails. */
@@ -349,7 +349,7 @@ struct gpu_cpd : gpu_cpd_base {
                                                 (int64_t)R, blas<T>::type, w, blas<T>::type, &d2, &h2));
         d_work_bytes = d1 > d2 ? d1 : d2;
         h_work_bytes = h1 > h2 ? h1 : h2;
-        TF_TRY(tf_cuda_alloc_bytes(&d_work, d_work_bytes, "cuSOLVER workspace"));
+        TF_TRY(tf_gpu_alloc_bytes(&d_work, d_work_bytes, "cuSOLVER workspace"));
         if (h_work_bytes) TF_TRY(tf_alloc(&h_work, h_work_bytes, 1, "cuSOLVER host workspace"));
         return TF_OK;
     }
@@ -359,9 +359,9 @@ struct gpu_cpd : gpu_cpd_base {
         if (!k || k->order != order || k->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: initial ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_cuda_ctx_use(ctx));
-        TF_TRY(tf_cuda_ctx_blas(ctx));
-        TF_TRY(tf_cuda_ctx_solver(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
+        TF_TRY(tf_gpu_dev_blas(ctx));
+        TF_TRY(tf_gpu_dev_solver(ctx));
         for (uint32_t m = 0; m < order; ++m) {
             if (k->factors[m].rows != dims[m] || k->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG,
@@ -369,34 +369,34 @@ struct gpu_cpd : gpu_cpd_base {
                                m + 1, (unsigned long long)k->factors[m].rows,
                                (unsigned long long)k->factors[m].cols, (unsigned long long)dims[m],
                                (unsigned long long)R);
-            TF_TRY(tf_cuda_alloc(&A[m], dims[m] * R, "factor matrix"));
-            TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx->stream));
-            TF_TRY(tf_cuda_alloc(&G[m], R * R, "Gram matrix"));
-            TF_TRY(tf_cuda_alloc(&scale[m], R, "column scales"));
+            TF_TRY(tf_gpu_alloc(&A[m], dims[m] * R, "factor matrix"));
+            TF_TRY(tf_gpu_put_values(A[m], k->factors[m].data, dims[m] * R, ctx->stream));
+            TF_TRY(tf_gpu_alloc(&G[m], R * R, "Gram matrix"));
+            TF_TRY(tf_gpu_alloc(&scale[m], R, "column scales"));
             TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
         }
         if (sharded)
             for (uint32_t m = 0; m < order; ++m)
                 if (!has_shard[m]) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u has no shard", m + 1);
-        TF_TRY(tf_cuda_alloc(&M, (maxrows ? maxrows : 1) * R, "MTTKRP output"));
+        TF_TRY(tf_gpu_alloc(&M, (maxrows ? maxrows : 1) * R, "MTTKRP output"));
         T **square[] = {&V, &L, &Q, &P};
-        for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
+        for (T **b : square) TF_TRY(tf_gpu_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !ctx->tune.cpd_cusolver;
         use_graph = small && ctx->tune.cpd_graph && !sharded && eng->capturable;
         custom_apply = ctx->tune.cpd_apply ? ctx->tune.cpd_apply == 1 : sizeof(T) == 4;
         if (small) {
-            TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
-            TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
-            TF_TRY(tf_cuda_alloc(&graw, R * R, "Gram sums"));
-            TF_TRY(tf_cuda_alloc(&jq, R * R, "eigenvectors"));
-            TF_TRY(tf_cuda_alloc(&counter, 2, "completion counters"));
+            TF_TRY(tf_gpu_alloc(&Winv, R * R, "inverse normal matrix"));
+            TF_TRY(tf_gpu_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
+            TF_TRY(tf_gpu_alloc(&graw, R * R, "Gram sums"));
+            TF_TRY(tf_gpu_alloc(&jq, R * R, "eigenvectors"));
+            TF_TRY(tf_gpu_alloc(&counter, 2, "completion counters"));
             TF_CU(cudaMemsetAsync(counter, 0, 2 * sizeof *counter, ctx->stream));
         }
-        TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
-        TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
-        TF_TRY(tf_cuda_alloc(&inv, R, "column scales"));
-        TF_TRY(tf_cuda_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
-        TF_TRY(tf_cuda_alloc(&d_sc, 1, "CP-ALS scalars"));
+        TF_TRY(tf_gpu_alloc(&w, R, "eigenvalues"));
+        TF_TRY(tf_gpu_alloc(&lambda, R, "lambda"));
+        TF_TRY(tf_gpu_alloc(&inv, R, "column scales"));
+        TF_TRY(tf_gpu_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
+        TF_TRY(tf_gpu_alloc(&d_sc, 1, "CP-ALS scalars"));
         TF_CU(cudaMallocHost((void **)&h_sc, sizeof *h_sc));
         TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx->stream));
         TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx->stream));
@@ -813,7 +813,7 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status scalars(double *inner, double *knorm2, unsigned *pinv) override
     {
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         TF_TRY(sync_scalars());
         *inner = h_sc->inner;
         *knorm2 = h_sc->knorm2;
@@ -822,7 +822,7 @@ struct gpu_cpd : gpu_cpd_base {
     }
     void *factor(uint32_t mode) override { return mode < order ? A[mode] : nullptr; }
     uint32_t value_bytes() const override { return sizeof(T); }
-    tf_cuda_ctx *gpu() override { return ctx; }
+    tf_gpu_dev *gpu() override { return ctx; }
 
     /* ---- AO-ADMM (see the members above and admm.cuh) */
 
@@ -836,14 +836,14 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status admm_rows(uint32_t m, uint64_t n)
     {
         if (!prox_mode(m) || n == 0) return TF_OK;
-        if (!U[m]) TF_TRY(tf_cuda_alloc(&U[m], n * R, "AO-ADMM dual variable"));
+        if (!U[m]) TF_TRY(tf_gpu_alloc(&U[m], n * R, "AO-ADMM dual variable"));
         if (n > scratch_rows) {
-            tf_cuda_free(B);
-            tf_cuda_free(Ht);
+            tf_gpu_free(B);
+            tf_gpu_free(Ht);
             B = Ht = nullptr;
             scratch_rows = 0;
-            TF_TRY(tf_cuda_alloc(&B, n * R, "AO-ADMM right-hand side"));
-            TF_TRY(tf_cuda_alloc(&Ht, n * R, "AO-ADMM inner iterate"));
+            TF_TRY(tf_gpu_alloc(&B, n * R, "AO-ADMM right-hand side"));
+            TF_TRY(tf_gpu_alloc(&Ht, n * R, "AO-ADMM inner iterate"));
             scratch_rows = n;
         }
         return TF_OK;
@@ -853,15 +853,15 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status admm_init()
     {
         double **sq[] = {&aV, &aL, &aX, &aY};
-        for (double **b : sq) TF_TRY(tf_cuda_alloc(b, R * R, "AO-ADMM R x R work"));
-        TF_TRY(tf_cuda_alloc(&aw, R, "AO-ADMM eigenvalues"));
-        TF_TRY(tf_cuda_alloc(&ap, R, "AO-ADMM column scales"));
-        TF_TRY(tf_cuda_alloc(&Wls, R * R, "AO-ADMM inverse"));
-        TF_TRY(tf_cuda_alloc(&Wrho, R * R, "AO-ADMM inverse"));
-        TF_TRY(tf_cuda_alloc(&apart, tf_gpu_admm_partial_count(), "AO-ADMM residual sums"));
-        TF_TRY(tf_cuda_alloc(&table, (uint64_t)admm_parts * TF_GPU_ADMM_TERMS, "AO-ADMM residual table"));
+        for (double **b : sq) TF_TRY(tf_gpu_alloc(b, R * R, "AO-ADMM R x R work"));
+        TF_TRY(tf_gpu_alloc(&aw, R, "AO-ADMM eigenvalues"));
+        TF_TRY(tf_gpu_alloc(&ap, R, "AO-ADMM column scales"));
+        TF_TRY(tf_gpu_alloc(&Wls, R * R, "AO-ADMM inverse"));
+        TF_TRY(tf_gpu_alloc(&Wrho, R * R, "AO-ADMM inverse"));
+        TF_TRY(tf_gpu_alloc(&apart, tf_gpu_admm_partial_count(), "AO-ADMM residual sums"));
+        TF_TRY(tf_gpu_alloc(&table, (uint64_t)admm_parts * TF_GPU_ADMM_TERMS, "AO-ADMM residual table"));
         TF_CU(cudaMemsetAsync(table, 0, (size_t)admm_parts * TF_GPU_ADMM_TERMS * sizeof(double), ctx->stream));
-        TF_TRY(tf_cuda_alloc(&d_as, 1, "AO-ADMM state"));
+        TF_TRY(tf_gpu_alloc(&d_as, 1, "AO-ADMM state"));
         TF_CU(cudaMemsetAsync(d_as, 0, sizeof *d_as, ctx->stream));
         TF_CU(cudaMallocHost((void **)&h_as, sizeof *h_as));
         memset(h_as, 0, sizeof *h_as);
@@ -873,7 +873,7 @@ struct gpu_cpd : gpu_cpd_base {
                                                 n, CUDA_R_64F, aL, n, CUDA_R_64F, aw, CUDA_R_64F, &d2, &h2));
         a_dbytes = d1 > d2 ? d1 : d2;
         a_hbytes = h1 > h2 ? h1 : h2;
-        TF_TRY(tf_cuda_alloc_bytes(&a_dwork, a_dbytes, "cuSOLVER workspace (AO-ADMM)"));
+        TF_TRY(tf_gpu_alloc_bytes(&a_dwork, a_dbytes, "cuSOLVER workspace (AO-ADMM)"));
         if (a_hbytes) TF_TRY(tf_alloc(&a_hwork, a_hbytes, 1, "cuSOLVER host workspace (AO-ADMM)"));
         return TF_OK;
     }
@@ -1016,13 +1016,13 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status admm_test(double tol, uint32_t max_inner) override
     {
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         return tf_gpu_admm_test(table, admm_parts, tol, max_inner, d_as, ctx->stream);
     }
 
     tf_status admm_fetch() override
     {
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         TF_CU(cudaMemcpyAsync(h_as, d_as, sizeof *h_as, cudaMemcpyDeviceToHost, ctx->stream));
         return TF_OK;
     }
@@ -1037,12 +1037,12 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status admm_update(uint32_t mode, const tf_cpd_update *u, tf_cpd_step_report *rep) override
     {
         struct one_gpu : tf_gpu_admm_sync {
-            tf_cuda_ctx *c;
-            explicit one_gpu(tf_cuda_ctx *x) : c(x) {}
+            tf_gpu_dev *c;
+            explicit one_gpu(tf_gpu_dev *x) : c(x) {}
             tf_status gather() override { return TF_OK; }
             tf_status wait() override
             {
-                TF_TRY(tf_cuda_ctx_use(c));
+                TF_TRY(tf_gpu_dev_use(c));
                 TF_CU(cudaStreamSynchronize(c->stream));
                 return TF_OK;
             }
@@ -1061,16 +1061,16 @@ struct gpu_cpd : gpu_cpd_base {
         if (out->order != order || out->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         for (uint32_t m = 0; m < order; ++m) {
             if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
             /* apply the deferred scales once (they become 1) */
             TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx->stream));
             TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
-            TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
+            TF_TRY(tf_gpu_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
         }
-        return tf_cuda_get_values(out->lambda, lambda, R, ctx->stream);
+        return tf_gpu_get_values(out->lambda, lambda, R, ctx->stream);
     }
 };
 
@@ -1160,7 +1160,7 @@ namespace {
 gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
 tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
 tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
-/* The update kinds of one GPU: ALS and AO-ADMM (src/ops/cpd.c gpu_has_update). */
+/* The update kinds of one GPU: ALS and AO-ADMM (src/front/cpd.c gpu_has_update). */
 tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
     switch (step->u->kind) {
