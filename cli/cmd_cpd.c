@@ -65,9 +65,9 @@ static const char help[] =
     "                       relative to the factor and the dual, are <= T (default\n"
     "                       0.01). The constraints combine per mode (--nonneg --l1\n"
     "                       0.1: non-negative and sparse); the report names them and\n"
-    "                       the inner iterations. CPU only (also on MPI ranks): on a\n"
-    "                       GPU they fail (not available there yet), under --device\n"
-    "                       auto they run on the CPU\n"
+    "                       the inner iterations. On the CPU, MPI ranks and GPUs\n"
+    "                       (--device gpu, --gpus, GPU ranks; the same fits and\n"
+    "                       inner iterations as the CPU from the same start)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -472,12 +472,6 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
     if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
-    if (run.cons.any && (run.opts.backend == TF_BACKEND_GPU || run.gpus.n || run.gpus.all)) { /* costs no read */
-        rc = cli_fail_all("cpd: non-negative / regularised CP (AO-ADMM: --nonneg, --l1, --l2) is not available on "
-                          "%s yet (the CPU runs it: --device cpu)",
-                          run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
-        goto done;
-    }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
         goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The fit of every CP-ALS iteration, recorded through tf_cpd_opts.callback
- * (the GPU CP-ALS tests compare runs iteration by iteration); an AO-ADMM
- * update (the GPU backends refuse it). */
+/* The fit and the AO-ADMM inner iterations of every CP iteration, recorded
+ * through tf_cpd_opts.callback (the GPU CP tests compare runs iteration by
+ * iteration); an AO-ADMM update. */
 #ifndef TF_TESTS_CPD_TRACE_H
 #define TF_TESTS_CPD_TRACE_H
 #include "tenfold.h"
@@ -11,12 +11,16 @@
 typedef struct trace {
     uint32_t n;
     double fit[MAX_IT];
+    uint32_t inner[MAX_IT]; /* AO-ADMM: the iteration's inner iterations */
 } trace;
 
 static void record(const tf_cpd_iter *it, void *user)
 {
     trace *t = user;
-    if (t->n < MAX_IT) t->fit[t->n++] = it->fit;
+    if (t->n < MAX_IT) {
+        t->inner[t->n] = it->inner_iters;
+        t->fit[t->n++] = it->fit;
+    }
 }
 
 /* An AO-ADMM update (tf_cpd_update_default's limits) imposing nonneg on the

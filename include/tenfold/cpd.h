@@ -46,8 +46,10 @@ typedef enum tf_cpd_update_kind {
                                  nor l1 is solved in closed form, A <- M (V + l2
                                  I)^-1; with nonneg alone, a least-squares solution
                                  with no negative entry is the update as it is.
-                                 CPU backend (also on MPI ranks); the GPU backends
-                                 refuse it with TF_ERR_UNAVAILABLE                   */
+                                 Every backend: the CPU (also on MPI ranks) and the
+                                 GPU (one, several, GPU ranks; fp64 and fp32), whose
+                                 inner iterations and fits are the CPU's from the
+                                 same start                                         */
 } tf_cpd_update_kind;
 
 /* What AO-ADMM imposes on one mode's factor A (any combination): the

@@ -160,7 +160,7 @@ static void hold_free(backend_hold *h)
  * kind on the GPU is added here. */
 static int gpu_has_update(const tf_cpd_update *u)
 {
-    return u->kind == TF_CPD_UPDATE_ALS;
+    return u->kind == TF_CPD_UPDATE_ALS || u->kind == TF_CPD_UPDATE_AO_ADMM;
 }
 
 static tf_status create_gpu_backend(const tf_tensor *X, const tf_cpd_opts *o, tf_cpd_backend *be,
@@ -234,8 +234,10 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
     tf_partition_shards set;
     tf_shards sh;
     /* split in two per mode where the exchange overlaps the next MTTKRP
-     * (multi.cu: R <= 32 on the one-block solve path) */
-    const int pairs = c->tuning.cpd_overlap && o->rank <= 32 && !c->tuning.cpd_cusolver;
+     * (multi.cu: R <= 32 on the one-block solve path; ALS's fused sweep
+     * alone, so not for other updates) */
+    const int pairs = o->update->kind == TF_CPD_UPDATE_ALS && c->tuning.cpd_overlap && o->rank <= 32 &&
+                      !c->tuning.cpd_cusolver;
     tf_status s = tf_partition_make(&h->part, X, d ? d->size : c->opts.ndevices, (int)c->tuning.partition,
                                     d && o->distributed_input ? d : NULL);
     if (s == TF_OK)

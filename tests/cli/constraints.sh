@@ -4,8 +4,9 @@
 # iterations (text and JSON); no factor entry is negative under --nonneg (all
 # modes, listed modes, with --l1); larger --l1, more zeros; --l2 shrinks the
 # weights; a plain run stays CP-ALS; bad values are one usage line naming the
-# option and what it takes; a GPU run fails before the input is read, never
-# running unconstrained; --device auto runs it on the CPU.
+# option and what it takes; a GPU run (one GPU, two where there are) equals the
+# CPU's, and without a GPU fails before the input is read, never running
+# unconstrained; --device auto runs a small one on the CPU.
 source "$(dirname "$0")/lib/common.bash"
 
 "$TF" gen -o small.tns --dims 30,20,10 --nnz 1500 --alpha 0.4 --rank 3 --seed 2 >/dev/null 2>&1 ||
@@ -124,13 +125,53 @@ expect_failure "--nonneg 4 on 3 modes" "^tenfold: cpd: --nonneg: mode 4, but the
     cpd small.tns -r 2 --nonneg 1,4 --nowrite
 expect_failure "--l2 on mode 5" "^tenfold: cpd: --l2: mode 5, but the tensor has 3 modes" cpd small.tns -r 2 --l2 1@5 --nowrite
 
-# GPUs: refused before the input is read (no such file here), never run unconstrained
-gpu_msg="^tenfold: cpd: non-negative / regularised CP \(AO-ADMM: --nonneg, --l1, --l2\) is not available on"
-expect_failure "--nonneg --device gpu" "$gpu_msg the GPU yet \(the CPU runs it: --device cpu\)$" \
-    cpd missing.tns -r 2 --nonneg --device gpu --nowrite
-expect_failure "--l1 --gpus 0,1" "$gpu_msg several GPUs yet" cpd missing.tns -r 2 --l1 0.1 --gpus 0,1 --nowrite
-no_files "no output of a refused run" missing.* ./*.tmp.*
-# --device auto: the CPU runs it
+# GPUs (issue 44): --device gpu runs AO-ADMM: the CPU's fits, inner iterations and
+# factors from the same seed, no negative entry in a --nonneg mode; --gpus 2 (on a
+# machine with two GPUs) equals one GPU. Without a GPU, --device gpu fails with one
+# line before the input is read (never run unconstrained, nor on the CPU).
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+if [ "${gpus:-0}" -eq 0 ]; then
+    expect 1 "--nonneg --device gpu without a GPU" cpd missing.tns -r 2 --nonneg --device gpu --nowrite
+    check "--device gpu without a GPU: the reason" grep -qE "no CUDA device|no CUDA backend|no usable NVIDIA GPU" err.txt
+    no_files "no output of a run without its GPU" missing.* ./*.tmp.*
+elif [ "$have_python" -eq 1 ]; then
+    # same_run A B TOL: fits of every iteration within TOL (absolute), the same inner
+    # iterations per iteration, factor files within TOL of their largest entry
+    same_run() {
+        python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+a, b, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
+fa, fb = [i["fit"] for i in ra["iterations"]], [i["fit"] for i in rb["iterations"]]
+assert len(fa) == len(fb) and max(abs(x - y) for x, y in zip(fa, fb)) <= tol, (fa, fb)
+ia, ib = [i["inner_iterations"] for i in ra["iterations"]], [i["inner_iterations"] for i in rb["iterations"]]
+assert ia == ib and sum(ia) > 0, (ia, ib)
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for f in ["mode1", "mode2", "mode3", "lambda"]:
+    x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
+    scale = max(abs(v) for r in x for v in r) or 1.0
+    d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
+    assert len(x) == len(y) and d <= tol * scale, (f, d, scale)
+PY
+    }
+    cons=(--nonneg 1,2 --l1 0.2@2 --l2 0.1@3 --admm-tol 0.005)
+    expect 0 "AO-ADMM on the CPU" cpd small.tns -r 4 -i 10 --tol 0 "${cons[@]}" --device cpu -o g_cpu --json g_cpu.json
+    expect 0 "AO-ADMM on the GPU" cpd small.tns -r 4 -i 10 --tol 0 "${cons[@]}" --device gpu -o g_one --json g_one.json
+    check "--device gpu: the plan is the GPU's" grep -qE '^plan: gpu ' out.txt
+    check "--device gpu: the update line" \
+        grep -qx 'update: AO-ADMM (mode 1 nonneg; mode 2 nonneg, l1 0.2; mode 3 l2 0.1), at most 25 inner iterations, tol 0.005' out.txt
+    check "--device gpu: fits, inner iterations and factors equal the CPU's to 1e-9" same_run g_cpu g_one 1e-9
+    check "--device gpu: modes 1 and 2 non-negative" no_negative g_one 1 2
+    if [ "$gpus" -ge 2 ]; then
+        export NCCL_NVLS_ENABLE=0
+        expect 0 "AO-ADMM on two GPUs" cpd small.tns -r 4 -i 10 --tol 0 "${cons[@]}" --gpus 2 -o g_two --json g_two.json
+        check "--gpus 2: the plan says so" grep -Eq "^plan: 2 GPUs, (peer copies|NCCL): " out.txt
+        check "--gpus 2: fits, inner iterations and factors equal one GPU's to 1e-9" same_run g_one g_two 1e-9
+        check "--gpus 2: modes 1 and 2 non-negative" no_negative g_two 1 2
+    fi
+fi
+# --device auto: a problem this small runs on the CPU (the cost rule)
 expect 0 "--nonneg --device auto" cpd small.tns -r 2 -i 3 --nonneg --device auto --nowrite
 check "--device auto: the plan is the CPU's" grep -qE '^plan: cpu ' out.txt
 

@@ -5,7 +5,8 @@
 # holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
 # ranks: the same result); rank 0 alone prints and writes; AO-ADMM (--nonneg,
 # --l1) on 2 and 3 ranks is one process's run too; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
-# GPU to 1e-9, also with the rows cut longest-first (TF_PARTITION=longest); without a GPU, --device gpu fails on every rank with one line, as
+# GPU to 1e-9, also with the rows cut longest-first (TF_PARTITION=longest), and AO-ADMM on them with the same
+# inner iterations; without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -46,11 +47,6 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["result"]["inner_iterations"] == b["result"]["inner_iterations"] > 0' one_admm.json r${n}_admm.json
 done
-# a GPU rank refuses it before reading (one line, every rank alike)
-ranks 2 cpd small.tns -r 5 --nonneg --device gpu --nowrite
-check "AO-ADMM on GPU ranks: fails, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
-check "AO-ADMM on GPU ranks: said once (rank 0), not available on GPUs of MPI ranks" \
-    test "$(grep -c '^tenfold: cpd: .* is not available on GPUs of MPI ranks yet' err.txt)" -eq 1
 
 # a tenfold .bin: each rank reads only its part (at its offsets) and holds only it
 "$TF" convert heavy.tns heavy.bin >/dev/null 2>&1 || bad "convert heavy.bin"
@@ -102,6 +98,18 @@ elif [ "$gpus" -ge 2 ]; then
         if [ "$rc" -ne 0 ]; then bad "$t on 2 GPU ranks, longest-first: exit $rc; $(head -c 300 err.txt)"; continue; fi
         check "$t on 2 GPU ranks, longest-first: equal to one GPU's to 1e-9" compare g1_$t gl_$t
     done
+    # AO-ADMM on GPU ranks: the residual sums gathered over the ranks (NCCL), one GPU's run
+    expect 0 "AO-ADMM: one GPU" cpd small.tns -r 5 -i 8 --tol 0 --device gpu --nonneg --l1 0.1@2 -o g1_admm \
+        --json g1_admm.json
+    ranks 2 cpd small.tns -r 5 -i 8 --tol 0 --device gpu --nonneg --l1 0.1@2 -o g2_admm --json g2_admm.json
+    if [ "$rc" -ne 0 ]; then bad "AO-ADMM on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; else
+        check "AO-ADMM on 2 GPU ranks: fits and factors equal one GPU's to 1e-9" compare g1_admm g2_admm
+        check "AO-ADMM on 2 GPU ranks: the inner iterations equal one GPU's" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert [i["inner_iterations"] for i in a["iterations"]] == [i["inner_iterations"] for i in b["iterations"]]
+assert a["result"]["inner_iterations"] == b["result"]["inner_iterations"] > 0' g1_admm.json g2_admm.json
+    fi
     expect 0 "sddmm: one GPU" sddmm m.mtx -A a.txt -B b.txt -o pg1.mtx --device gpu
     ranks 2 sddmm m.mtx -A a.txt -B b.txt -o pg2.mtx --device gpu
     if [ "$rc" -ne 0 ]; then bad "sddmm on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; else

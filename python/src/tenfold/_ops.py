@@ -481,8 +481,9 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
       * l1: a number >= 0 for every mode, or one per mode: l1 ||A||_1 added to
         the squared error (sparse factors; larger, more zeros).
       * l2: the same for l2 / 2 ||A||_F^2 (ridge).
-    They combine per mode (nonneg=True, l1=0.1: non-negative and sparse). CPU
-    only for now: device='gpu' raises UnavailableError, 'auto' runs on the CPU.
+    They combine per mode (nonneg=True, l1=0.1: non-negative and sparse). On
+    the CPU and the GPU (device='gpu', gpus=2; the GPU's fits and inner
+    iterations are the CPU's from the same start).
 
     device: 'auto', 'cpu' or 'gpu'; precision 'double' or 'single' (GPU);
     memory_limit: device bytes (int or '8G'). callback(info) runs after every

@@ -37,7 +37,12 @@
  * (the fit scalars) and times its steps with CUDA events; the per-step
  * entry points synchronise after each step instead (the driver's wall
  * clock splits them). A non-finite value is
- * flagged on the device and reported at the next synchronisation. */
+ * flagged on the device and reported at the next synchronisation.
+ *
+ * AO-ADMM (op_update's other kind; kernels in admm.cu): the class's admm_*
+ * steps on this GPU's rows and tf_gpu_admm_update, the loop over one GPU or
+ * several (multi.cu) that queues the inner iterations in batches behind a
+ * device stop flag. */
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +50,7 @@
 
 #include <new>
 
+#include "gpu/cpd/admm.cuh"
 #include "gpu/cpd/backend.cuh"
 #include "gpu/cpd/dense.cuh"
 #include "gpu/exec/placement.cuh"
@@ -149,6 +155,32 @@ struct gpu_cpd : gpu_cpd_base {
      * tuning.cpd_apply forces one */
     bool custom_apply = false;
 
+    /* AO-ADMM (admm.cuh): the run's update (setup; ALS when none); per mode
+     * with a proximal operator the scaled dual U of this GPU's rows, kept
+     * from one outer iteration to the next in the normalised factor's scale
+     * (normalize divides it by lambda, as the CPU backend does) and made
+     * before the mode's engine, so that placement sees its memory; warm[m]:
+     * the mode has had its first update. B, Ht: the inner iterations'
+     * scratch (this GPU's rows). The R x R work in double: aV = V (+ l2 I),
+     * aL the Cholesky / eigenvector work, aX, aY inverses, aw eigenvalues,
+     * ap the other modes' scales' product; Wls = diag(ap) V^-1 and Wrho =
+     * (V + rho I)^-1 in T for the gemms; apart the prox step's block sums;
+     * table: the residual rows of every GPU (admm_parts, this one's is
+     * admm_row); d_as / h_as the state. */
+    tf_cpd_update upd = tf_cpd_update();
+    T *U[TF_MAX_ORDER] = {nullptr};
+    bool warm[TF_MAX_ORDER] = {false};
+    T *B = nullptr, *Ht = nullptr;
+    uint64_t scratch_rows = 0;
+    double *aV = nullptr, *aL = nullptr, *aX = nullptr, *aY = nullptr, *aw = nullptr, *ap = nullptr;
+    T *Wls = nullptr, *Wrho = nullptr;
+    double *apart = nullptr, *table = nullptr;
+    uint32_t admm_parts = 1, admm_row = 0;
+    int admm_nonneg = 0; /* the current update's projection */
+    tf_gpu_admm_state *d_as = nullptr, *h_as = nullptr;
+    void *a_dwork = nullptr, *a_hwork = nullptr;
+    size_t a_dbytes = 0, a_hbytes = 0;
+
     ~gpu_cpd() override
     {
         if (ctx->device >= 0) cudaSetDevice(ctx->device);
@@ -169,6 +201,15 @@ struct gpu_cpd : gpu_cpd_base {
         tf_gpu_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
         tf_free(h_work);
+        for (T *u : U) tf_gpu_free(u);
+        T *abufs[] = {B, Ht, Wls, Wrho};
+        for (T *b : abufs) tf_gpu_free(b);
+        double *dbufs[] = {aV, aL, aX, aY, aw, ap, apart, table};
+        for (double *b : dbufs) tf_gpu_free(b);
+        tf_gpu_free(d_as);
+        tf_gpu_free(a_dwork);
+        if (h_as) cudaFreeHost(h_as);
+        tf_free(a_hwork);
         if (params) cusolverDnDestroyParams(params);
         if (copied) cudaEventDestroy(copied);
         if (m_done) cudaEventDestroy(m_done);
@@ -191,6 +232,7 @@ struct gpu_cpd : gpu_cpd_base {
     {
         TF_TRY(tf_gpu_dev_of(o->context, &ctx));
         shape(X, o);
+        for (uint32_t m = 0; m < order; ++m) TF_TRY(admm_rows(m, dims[m])); /* before the engine's placement */
         char why[128];
         TF_TRY(tf_gpu_engine_create(ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
         tf_gpu_describe_engine(desc, len, eng, sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, why);
@@ -218,6 +260,7 @@ struct gpu_cpd : gpu_cpd_base {
         if (n > maxrows) maxrows = n;
         if (len) desc[0] = 0;
         if (!n) return TF_OK; /* no rows here (a mode shorter than the GPUs): nothing to compute */
+        TF_TRY(admm_rows(mode, n)); /* before the engine's placement */
         TF_TRY(tf_gpu_engine_create_shard(ctx, part, mode, o->precision, R, &part_eng[mode]));
         tf_gpu_describe_engine(desc, len, part_eng[mode], sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, "");
         if (remote && remote->nnz) {
@@ -240,6 +283,9 @@ struct gpu_cpd : gpu_cpd_base {
         }
         maxrows = maxdim;
         m_mode = order;
+        upd = tf_cpd_update();
+        upd.kind = TF_CPD_UPDATE_ALS;
+        if (o->update) upd = *o->update; /* the front end's resolved copy */
         const tf_tuning &tune = ctx->tune;
         small = R <= TF_GPU_SMALL_RANK && !tune.cpd_cusolver;
         gram_syrk = tune.cpd_gram_syrk != 0;
@@ -355,6 +401,7 @@ struct gpu_cpd : gpu_cpd_base {
         TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx->stream));
         TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx->stream));
         TF_TRY(workspace());
+        if (upd.kind == TF_CPD_UPDATE_AO_ADMM) TF_TRY(admm_init());
         TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&m_done, cudaEventDisableTiming));
         for (uint32_t e = 0; e < 2 * order + 2; ++e) TF_CU(cudaEventCreate(&ev[e]));
@@ -570,13 +617,18 @@ struct gpu_cpd : gpu_cpd_base {
     tf_status normalize(uint32_t mode, int max_norm) override
     {
         TF_TRY(check_mode(mode));
-        if (!small)
-            return tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
-                                    ctx->stream);
-        /* one read of A_raw: Gram partials and column maxima; then lambda,
-         * the new scales and G */
-        TF_TRY(small_gram(mode, max_norm ? 2 : 1, ctx->stream));
-        gram_pending = mode;
+        if (!small) {
+            TF_TRY(tf_gpu_normalize(A[mode], dims[mode], (uint32_t)R, max_norm, lambda, inv, partial, d_sc,
+                                    ctx->stream));
+        } else {
+            /* one read of A_raw: Gram partials and column maxima; then
+             * lambda, the new scales and G */
+            TF_TRY(small_gram(mode, max_norm ? 2 : 1, ctx->stream));
+            gram_pending = mode;
+        }
+        /* AO-ADMM: the dual follows its factor into the normalised scale */
+        if (warm[mode] && U[mode])
+            TF_TRY(tf_gpu_admm_unscale(U[mode], rows[mode], (uint32_t)R, (const T *)lambda, ctx->stream));
         return TF_OK;
     }
 
@@ -772,6 +824,237 @@ struct gpu_cpd : gpu_cpd_base {
     uint32_t value_bytes() const override { return sizeof(T); }
     tf_gpu_dev *gpu() override { return ctx; }
 
+    /* ---- AO-ADMM (see the members above and admm.cuh) */
+
+    bool prox_mode(uint32_t m) const
+    {
+        return upd.kind == TF_CPD_UPDATE_AO_ADMM && m < order && (upd.mode[m].nonneg || upd.mode[m].l1 > 0.0);
+    }
+
+    /* A mode with a proximal operator, n of its rows here: its dual and
+     * the scratch of at least n rows. */
+    tf_status admm_rows(uint32_t m, uint64_t n)
+    {
+        if (!prox_mode(m) || n == 0) return TF_OK;
+        if (!U[m]) TF_TRY(tf_gpu_alloc(&U[m], n * R, "AO-ADMM dual variable"));
+        if (n > scratch_rows) {
+            tf_gpu_free(B);
+            tf_gpu_free(Ht);
+            B = Ht = nullptr;
+            scratch_rows = 0;
+            TF_TRY(tf_gpu_alloc(&B, n * R, "AO-ADMM right-hand side"));
+            TF_TRY(tf_gpu_alloc(&Ht, n * R, "AO-ADMM inner iterate"));
+            scratch_rows = n;
+        }
+        return TF_OK;
+    }
+
+    /* The R x R buffers, the sums, the state and cuSOLVER's double workspace (init). */
+    tf_status admm_init()
+    {
+        double **sq[] = {&aV, &aL, &aX, &aY};
+        for (double **b : sq) TF_TRY(tf_gpu_alloc(b, R * R, "AO-ADMM R x R work"));
+        TF_TRY(tf_gpu_alloc(&aw, R, "AO-ADMM eigenvalues"));
+        TF_TRY(tf_gpu_alloc(&ap, R, "AO-ADMM column scales"));
+        TF_TRY(tf_gpu_alloc(&Wls, R * R, "AO-ADMM inverse"));
+        TF_TRY(tf_gpu_alloc(&Wrho, R * R, "AO-ADMM inverse"));
+        TF_TRY(tf_gpu_alloc(&apart, tf_gpu_admm_partial_count(), "AO-ADMM residual sums"));
+        TF_TRY(tf_gpu_alloc(&table, (uint64_t)admm_parts * TF_GPU_ADMM_TERMS, "AO-ADMM residual table"));
+        TF_CU(cudaMemsetAsync(table, 0, (size_t)admm_parts * TF_GPU_ADMM_TERMS * sizeof(double), ctx->stream));
+        TF_TRY(tf_gpu_alloc(&d_as, 1, "AO-ADMM state"));
+        TF_CU(cudaMemsetAsync(d_as, 0, sizeof *d_as, ctx->stream));
+        TF_CU(cudaMallocHost((void **)&h_as, sizeof *h_as));
+        memset(h_as, 0, sizeof *h_as);
+        size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
+        const int64_t n = (int64_t)R;
+        TF_CUSOLVER(cusolverDnXpotrf_bufferSize(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, aL, n,
+                                                CUDA_R_64F, &d1, &h1));
+        TF_CUSOLVER(cusolverDnXsyevd_bufferSize(ctx->solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
+                                                n, CUDA_R_64F, aL, n, CUDA_R_64F, aw, CUDA_R_64F, &d2, &h2));
+        a_dbytes = d1 > d2 ? d1 : d2;
+        a_hbytes = h1 > h2 ? h1 : h2;
+        TF_TRY(tf_gpu_alloc_bytes(&a_dwork, a_dbytes, "cuSOLVER workspace (AO-ADMM)"));
+        if (a_hbytes) TF_TRY(tf_alloc(&a_hwork, a_hbytes, 1, "cuSOLVER host workspace (AO-ADMM)"));
+        return TF_OK;
+    }
+
+    void admm_layout(uint32_t parts, uint32_t row) override
+    {
+        admm_parts = parts ? parts : 1;
+        admm_row = row < admm_parts ? row : 0;
+    }
+    double *admm_table() override { return table; }
+    bool admm_warm(uint32_t mode) const override { return mode < order && warm[mode]; }
+    double *my_row() const { return table + (uint64_t)admm_row * TF_GPU_ADMM_TERMS; }
+
+    tf_status admm_ready(uint32_t mode)
+    {
+        TF_TRY(check_mode(mode));
+        if (m_mode != mode)
+            return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: update of mode %u without its MTTKRP", mode + 1);
+        if (!d_as) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: AO-ADMM update of a run set up without it");
+        gram_pending = TF_MAX_ORDER; /* A[mode] changes */
+        return TF_OK;
+    }
+
+    /* aV = V + l2 I, aL = its copy, aY = I; the state reset (rho, l1 / rho)
+     * and ap = the other modes' scales' product. */
+    tf_status admm_system(uint32_t mode, double l2, double l1)
+    {
+        cudaStream_t st = ctx->stream;
+        TF_TRY(tf_gpu_admm_normal<T>((const T *const *)G, order, mode, (uint32_t)R, l2, aV, aL, aY, d_sc, st));
+        return tf_gpu_admm_begin<T>(aV, (const T *const *)scale, order, mode, (uint32_t)R, l1, ap, d_as, st);
+    }
+
+    /* aY = aV^-1 from aL = aV and aY = I: Cholesky when positive definite
+     * enough (the ALS solve's test), else the pseudo-inverse
+     * (*host_pinv = 1). Waits for the Cholesky check (and the
+     * eigensolver's info); a non-finite V fails here, as on the CPU. */
+    tf_status admm_inverse(int *host_pinv)
+    {
+        cudaStream_t st = ctx->stream;
+        const int64_t n = (int64_t)R;
+        TF_CUSOLVER(cusolverDnXpotrf(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, CUDA_R_64F, aL, n, CUDA_R_64F,
+                                     a_dwork, a_dbytes, a_hwork, a_hbytes, &d_sc->info));
+        TF_TRY(tf_gpu_diag_range<double>(aL, (uint32_t)R, d_sc, st));
+        TF_TRY(sync_scalars());
+        if (spd_ok()) {
+            TF_CUSOLVER(cusolverDnXpotrs(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, n, n, CUDA_R_64F, aL, n,
+                                         CUDA_R_64F, aY, n, &d_sc->info));
+            return TF_OK;
+        }
+        *host_pinv = 1;
+        TF_CU(cudaMemcpyAsync(aL, aV, R * R * sizeof(double), cudaMemcpyDeviceToDevice, st));
+        TF_CUSOLVER(cusolverDnXsyevd(ctx->solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n,
+                                     CUDA_R_64F, aL, n, CUDA_R_64F, aw, CUDA_R_64F, a_dwork, a_dbytes, a_hwork,
+                                     a_hbytes, &d_sc->info));
+        TF_TRY(sync_scalars());
+        if (h_sc->info != 0)
+            return tf_fail(TF_ERR_NUMERIC, "pseudo-inverse: the eigendecomposition of the %llu x %llu "
+                                           "normal matrix failed (cuSOLVER syevd info %d)",
+                           (unsigned long long)R, (unsigned long long)R, h_sc->info);
+        /* aY = Q diag(1/w) Q^T, dropped eigenvalues as zero */
+        TF_TRY(tf_gpu_pinv_scale<double>(aL, aw, (uint32_t)R, singular_rcond(), aX, st));
+        TF_CUBLAS(blas<double>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, aX, aL, aY));
+        return TF_OK;
+    }
+
+    /* out (rows x R, row-major) = in W for a row-major R x R W: column-major,
+     * out^T = W^T in^T, and W read column-major is W^T. */
+    tf_status admm_apply(const T *in, const T *W, T *out, uint64_t rows_n)
+    {
+        if (rows_n == 0) return TF_OK;
+        const int64_t n = (int64_t)R;
+        TF_CUBLAS(blas<T>::gemm(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, (int64_t)rows_n, n, W, in, out));
+        return TF_OK;
+    }
+
+    tf_status admm_ridge(uint32_t mode, double l2, int *host_pinv) override
+    {
+        TF_TRY(admm_ready(mode));
+        *host_pinv = 0;
+        TF_TRY(admm_system(mode, l2, 0.0));
+        TF_TRY(admm_inverse(host_pinv));
+        /* A = M diag(ap) (V + l2 I)^-1: the true MTTKRP's solution */
+        TF_TRY(tf_gpu_admm_fold<T>(aY, ap, (uint32_t)R, Wls, ctx->stream));
+        return admm_apply(M, Wls, own(mode), rows[mode]);
+    }
+
+    tf_status admm_start(uint32_t mode, const tf_cpd_constraint &k, bool cold, bool ls, int *host_pinv) override
+    {
+        TF_TRY(admm_ready(mode));
+        *host_pinv = 0;
+        cudaStream_t st = ctx->stream;
+        const uint64_t n = rows[mode];
+        TF_TRY(admm_rows(mode, n)); /* made at setup; here only if that was skipped */
+        T *H = own(mode);
+        admm_nonneg = k.nonneg != 0;
+        /* the warm start H = A diag(lambda) (A the normalised factor, the
+         * small-rank path's A_raw diag(scale)), U diag(lambda) */
+        if (!cold) TF_TRY(tf_gpu_admm_warm<T>(H, U[mode], n, (uint32_t)R, scale[mode], lambda, st));
+        TF_TRY(admm_system(mode, k.l2, k.l1));
+        if (ls) {
+            TF_TRY(admm_inverse(host_pinv));
+            TF_TRY(tf_gpu_admm_fold<T>(aY, ap, (uint32_t)R, Wls, st));
+            T *S = cold ? H : Ht;
+            TF_TRY(admm_apply(M, Wls, S, n));
+            TF_TRY(tf_gpu_admm_negative<T>(S, n, (uint32_t)R, my_row(), st));
+        }
+        /* (V + rho I)^-1 by Cholesky (positive definite: eigenvalues >= rho);
+         * a failure shows in the state's info, which the stop test reads */
+        const int64_t r = (int64_t)R;
+        TF_TRY(tf_gpu_admm_shift(aV, (uint32_t)R, d_as, aL, aY, st));
+        TF_CUSOLVER(cusolverDnXpotrf(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, r, CUDA_R_64F, aL, r, CUDA_R_64F,
+                                     a_dwork, a_dbytes, a_hwork, a_hbytes, &d_as->info));
+        TF_CUSOLVER(cusolverDnXpotrs(ctx->solver, params, CUBLAS_FILL_MODE_UPPER, r, r, CUDA_R_64F, aL, r,
+                                     CUDA_R_64F, aY, r, &d_sc->info));
+        TF_TRY(tf_gpu_admm_fold<T>(aY, nullptr, (uint32_t)R, Wrho, st));
+        warm[mode] = true;
+        return TF_OK;
+    }
+
+    tf_status admm_settle(uint32_t mode, bool cold, bool project_only) override
+    {
+        TF_TRY(check_mode(mode));
+        cudaStream_t st = ctx->stream;
+        TF_TRY(tf_gpu_admm_decide(table, admm_parts, project_only, d_as, st));
+        T *H = own(mode);
+        return tf_gpu_admm_settle<T>(H, U[mode], cold ? H : Ht, rows[mode], (uint32_t)R, cold, project_only, d_as,
+                                     st);
+    }
+
+    tf_status admm_iterate(uint32_t mode) override
+    {
+        TF_TRY(check_mode(mode));
+        cudaStream_t st = ctx->stream;
+        const uint64_t n = rows[mode];
+        T *H = own(mode);
+        TF_TRY(tf_gpu_admm_rhs<T>(M, ap, H, U[mode], n, (uint32_t)R, d_as, B, st));
+        TF_TRY(admm_apply(B, Wrho, Ht, n)); /* after the stop: scratch only */
+        return tf_gpu_admm_prox<T>(Ht, H, U[mode], n, (uint32_t)R, admm_nonneg, d_as, apart, my_row(), st);
+    }
+
+    tf_status admm_test(double tol, uint32_t max_inner) override
+    {
+        TF_TRY(tf_gpu_dev_use(ctx));
+        return tf_gpu_admm_test(table, admm_parts, tol, max_inner, d_as, ctx->stream);
+    }
+
+    tf_status admm_fetch() override
+    {
+        TF_TRY(tf_gpu_dev_use(ctx));
+        TF_CU(cudaMemcpyAsync(h_as, d_as, sizeof *h_as, cudaMemcpyDeviceToHost, ctx->stream));
+        return TF_OK;
+    }
+
+    void admm_state(int *stop, unsigned *iters, int *diverged) const override
+    {
+        *stop = h_as->stop;
+        *iters = h_as->iters;
+        *diverged = h_as->diverged;
+    }
+
+    tf_status admm_update(uint32_t mode, const tf_cpd_update *u, tf_cpd_step_report *rep) override
+    {
+        struct one_gpu : tf_gpu_admm_sync {
+            tf_gpu_dev *c;
+            explicit one_gpu(tf_gpu_dev *x) : c(x) {}
+            tf_status gather() override { return TF_OK; }
+            tf_status wait() override
+            {
+                TF_TRY(tf_gpu_dev_use(c));
+                TF_CU(cudaStreamSynchronize(c->stream));
+                return TF_OK;
+            }
+        } sync(ctx);
+        gpu_cpd_base *me = this;
+        int hp = 0;
+        TF_TRY(tf_gpu_admm_update(&me, 1, sync, mode, u, &hp, &rep->inner));
+        TF_TRY(sync_scalars());
+        rep->used_pinv = hp + (int)take_pinv();
+        return TF_OK;
+    }
+
     tf_status result(tf_ktensor *out) override
     {
         if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
@@ -793,6 +1076,79 @@ struct gpu_cpd : gpu_cpd_base {
 
 } // namespace
 
+/* Inner iterations queued between two reads of the state: the host waits
+ * once per batch, and at most kAdmmBatch - 1 queued iterations run as
+ * no-ops (a gemm on scratch and a few empty launches each) after the stop;
+ * admm.c's updates take 6 to 9 on the shared tensors. */
+static const uint32_t kAdmmBatch = 4;
+
+/* Waits for the GPUs and reads their states, which must agree (every GPU
+ * adds the same gathered rows in the same order). */
+static tf_status admm_read(gpu_cpd_base *const *part, int n, tf_gpu_admm_sync &sync, int *stop, unsigned *iters,
+                           int *diverged)
+{
+    for (int g = 0; g < n; ++g) TF_TRY(part[g]->admm_fetch());
+    TF_TRY(sync.wait());
+    part[0]->admm_state(stop, iters, diverged);
+    for (int g = 1; g < n; ++g) {
+        int s = 0, d = 0;
+        unsigned it = 0;
+        part[g]->admm_state(&s, &it, &d);
+        if (s != *stop || it != *iters || d != *diverged)
+            return tf_fail(TF_ERR_DEVICE, "AO-ADMM: GPU %d took %u inner iterations (stop %d), GPU 0 %u (stop %d)",
+                           g, it, s, *iters, *stop);
+    }
+    return TF_OK;
+}
+
+tf_status tf_gpu_admm_update(gpu_cpd_base *const *part, int n, tf_gpu_admm_sync &sync, uint32_t mode,
+                             const tf_cpd_update *u, int *host_pinv, uint32_t *inner)
+{
+    *host_pinv = 0;
+    *inner = 0;
+    if (mode >= TF_MAX_ORDER) return tf_fail(TF_ERR_ARG, "AO-ADMM: mode %u is outside 1..%d", mode + 1, TF_MAX_ORDER);
+    const tf_cpd_constraint &k = u->mode[mode];
+    if (!k.nonneg && !(k.l1 > 0.0)) { /* no proximal operator: the closed form (ALS's solve when no ridge) */
+        for (int g = 0; g < n; ++g) {
+            int hp = 0;
+            TF_TRY(k.l2 > 0.0 ? part[g]->admm_ridge(mode, k.l2, &hp) : part[g]->solve_async(mode, &hp));
+            if (g == 0) *host_pinv = hp; /* the same R x R system on every GPU */
+        }
+        return TF_OK;
+    }
+    /* admm.c: the least-squares solution starts a cold update and, with
+     * non-negativity alone, is tried first on every update */
+    const bool cold = !part[0]->admm_warm(mode), project_only = k.nonneg && !(k.l1 > 0.0), ls = cold || project_only;
+    for (int g = 0; g < n; ++g) {
+        int hp = 0;
+        TF_TRY(part[g]->admm_start(mode, k, cold, ls, &hp));
+        if (g == 0) *host_pinv = hp;
+    }
+    int stop = 0, diverged = 0;
+    unsigned iters = 0;
+    if (ls) {
+        TF_TRY(sync.gather()); /* every GPU's "a negative entry" */
+        for (int g = 0; g < n; ++g) TF_TRY(part[g]->admm_settle(mode, cold, project_only));
+        if (project_only) {
+            TF_TRY(admm_read(part, n, sync, &stop, &iters, &diverged));
+            if (stop) return TF_OK; /* the projected least-squares solution is the update */
+        }
+    }
+    for (uint32_t queued = 0; queued < u->max_inner && !stop;) {
+        const uint32_t batch = u->max_inner - queued < kAdmmBatch ? u->max_inner - queued : kAdmmBatch;
+        for (uint32_t b = 0; b < batch; ++b) {
+            for (int g = 0; g < n; ++g) TF_TRY(part[g]->admm_iterate(mode));
+            TF_TRY(sync.gather());
+            for (int g = 0; g < n; ++g) TF_TRY(part[g]->admm_test(u->inner_tol, u->max_inner));
+        }
+        queued += batch;
+        TF_TRY(admm_read(part, n, sync, &stop, &iters, &diverged));
+    }
+    *inner = iters;
+    if (diverged) return tf_fail(TF_ERR_NUMERIC, "AO-ADMM: the update is not finite; the factors diverged");
+    return TF_OK;
+}
+
 gpu_cpd_base *tf_gpu_cpd_new(tf_precision prec)
 {
     return prec == TF_SINGLE ? (gpu_cpd_base *)new (std::nothrow) gpu_cpd<float>()
@@ -804,11 +1160,14 @@ namespace {
 gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
 tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
 tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
-/* The update kinds of one GPU: ALS (others: src/front/cpd.c gpu_has_update). */
+/* The update kinds of one GPU: ALS and AO-ADMM (src/front/cpd.c gpu_has_update). */
 tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
-    if (step->u->kind != TF_CPD_UPDATE_ALS) return tf_cpd_update_unavailable(step->u, "the GPU");
-    return self(c)->solve(mode, &rep->used_pinv);
+    switch (step->u->kind) {
+    case TF_CPD_UPDATE_ALS: return self(c)->solve(mode, &rep->used_pinv);
+    case TF_CPD_UPDATE_AO_ADMM: return self(c)->admm_update(mode, step->u, rep);
+    default: return tf_cpd_update_unavailable(step->u, "the GPU");
+    }
 }
 tf_status op_normalize(void *c, uint32_t mode, int mx) { return self(c)->normalize(mode, mx); }
 tf_status op_gram(void *c, uint32_t mode) { return self(c)->gram(mode); }
@@ -837,7 +1196,8 @@ extern "C" tf_status tf_cuda_cpd_backend_create_impl(const tf_tensor *X, const t
                        (unsigned long long)o->rank, TF_MAX_RANK);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: unknown precision %d", (int)o->precision);
-    if (o->update && o->update->kind != TF_CPD_UPDATE_ALS) /* before any work: op_update lacks it */
+    if (o->update && o->update->kind != TF_CPD_UPDATE_ALS &&
+        o->update->kind != TF_CPD_UPDATE_AO_ADMM) /* before any work: op_update lacks it */
         return tf_cpd_update_unavailable(o->update, "the GPU");
     gpu_cpd_base *c = tf_gpu_cpd_new(o->precision);
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");

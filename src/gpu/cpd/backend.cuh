@@ -10,6 +10,9 @@
 #ifndef TF_GPU_CPD_BACKEND_CUH
 #define TF_GPU_CPD_BACKEND_CUH
 #include "gpu/runtime/gpu_dev.cuh"
+extern "C" {
+#include "seams/cpd.h"
+}
 
 struct gpu_cpd_base {
     virtual ~gpu_cpd_base() {}
@@ -56,7 +59,61 @@ struct gpu_cpd_base {
     virtual void *factor(uint32_t mode) = 0;
     virtual uint32_t value_bytes() const = 0;
     virtual tf_gpu_dev *gpu() = 0;
+
+    /* ---- AO-ADMM (kernels: admm.cuh; the loop over one GPU or several:
+     * tf_gpu_admm_update below). Every step is queued on the work stream;
+     * only the least-squares inverse waits (its Cholesky check). */
+    /* Several GPUs, before init: this GPU's residual sums go into row `row`
+     * of a table of `parts` rows (one GPU: row 0 of 1). */
+    virtual void admm_layout(uint32_t parts, uint32_t row) = 0;
+    /* The table (device memory, parts x TF_GPU_ADMM_TERMS doubles). */
+    virtual double *admm_table() = 0;
+    /* The mode has had its first AO-ADMM update (its dual is kept). */
+    virtual bool admm_warm(uint32_t mode) const = 0;
+    /* A mode without a proximal operator, l2 > 0: its rows of A = M (V +
+     * l2 I)^-1 (*host_pinv = 1: the pseudo-inverse). */
+    virtual tf_status admm_ridge(uint32_t mode, double l2, int *host_pinv) = 0;
+    /* An update with a proximal operator, up to its inner iterations: the
+     * warm start (unless cold), V with k's ridge, rho; with ls the
+     * least-squares pass M V^-1 (into H when cold, else scratch) and its
+     * negative-entry flag in this GPU's row of the table; (V + rho I)^-1. */
+    virtual tf_status admm_start(uint32_t mode, const tf_cpd_constraint &k, bool cold, bool ls, int *host_pinv) = 0;
+    /* After the table's rows are gathered: the least-squares pass decided
+     * (admm.c's least_squares: U = 0, or the projected solution as the
+     * update). */
+    virtual tf_status admm_settle(uint32_t mode, bool cold, bool project_only) = 0;
+    /* One inner iteration of this GPU's rows, its sums into its row. */
+    virtual tf_status admm_iterate(uint32_t mode) = 0;
+    /* After the gather: the stop test over all rows. */
+    virtual tf_status admm_test(double tol, uint32_t max_inner) = 0;
+    /* Queues the state's copy to the host; after a wait, admm_state reads it. */
+    virtual tf_status admm_fetch() = 0;
+    virtual void admm_state(int *stop, unsigned *iters, int *diverged) const = 0;
+    /* One GPU: the whole AO-ADMM update of mode (tf_gpu_admm_update, then
+     * the step's scalars). */
+    virtual tf_status admm_update(uint32_t mode, const tf_cpd_update *u, tf_cpd_step_report *rep) = 0;
 };
+
+/* What tf_gpu_admm_update needs of the GPUs it drives besides their
+ * states: the all-gather of the residual table's rows (nothing on one GPU)
+ * and a wait for every GPU's queued work (bounded over several). */
+struct tf_gpu_admm_sync {
+    virtual ~tf_gpu_admm_sync() {}
+    virtual tf_status gather() = 0;
+    virtual tf_status wait() = 0;
+};
+
+/* AO-ADMM's update of mode (admm.c's semantics, u resolved) on the n GPUs
+ * of part, each on its rows: a mode without a proximal operator in closed
+ * form (ALS's solve, or the ridge), else the start, the least-squares
+ * decision where it applies, and the inner iterations queued in batches,
+ * each kernel of an iteration a no-op once the device's stop test has
+ * fired, the state read back once per batch (every GPU must agree). The
+ * rows are not exchanged here. *host_pinv: a least-squares inverse took
+ * the pseudo-inverse (GPU 0's; the small-rank ALS solve counts its own on
+ * the device); *inner: the inner iterations run. */
+tf_status tf_gpu_admm_update(gpu_cpd_base *const *part, int n, tf_gpu_admm_sync &sync, uint32_t mode,
+                             const tf_cpd_update *u, int *host_pinv, uint32_t *inner);
 
 /* A new state of the precision's value type (NULL when out of memory). */
 gpu_cpd_base *tf_gpu_cpd_new(tf_precision prec);

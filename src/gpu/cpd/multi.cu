@@ -19,12 +19,16 @@
  * and the exchange spans the ranks. At small rank
  * with the shards split by the previous mode (tf_shards.pairs), a whole
  * iteration is queued at once with each exchange beside the next mode's
- * MTTKRP (sweep_step); otherwise the driver runs the steps one by one. */
+ * MTTKRP (sweep_step); otherwise the driver runs the steps one by one.
+ * AO-ADMM: each GPU's rows by tf_gpu_admm_update (backend.cu), its residual
+ * sums all-gathered every inner iteration (multi_sync), then the rows'
+ * exchange as ALS's. */
 #include <stdio.h>
 #include <string.h>
 
 #include <new>
 
+#include "gpu/cpd/admm.cuh"
 #include "gpu/cpd/backend.cuh"
 #include "gpu/exec/devset.cuh"
 #include "gpu/runtime/timing.cuh"
@@ -102,17 +106,39 @@ tf_status op_mttkrp(void *c, uint32_t mode)
 /* Where the update kinds these GPUs lack are not available (messages). */
 const char *multi_where(const multi_cpd *m) { return m->dist ? "GPUs of MPI ranks" : "several GPUs"; }
 
-/* The ALS update: each GPU's rows of the new factor, then every GPU gets
- * the others'. Other kinds are not here yet. */
+/* AO-ADMM's sums over the GPUs: the residual table's rows all-gathered by
+ * the executor's exchange (peer copies or NCCL, across MPI ranks too), and
+ * its bounded wait. */
+struct multi_sync : tf_gpu_admm_sync {
+    multi_cpd *m;
+    explicit multi_sync(multi_cpd *x) : m(x) {}
+    tf_status gather() override
+    {
+        double *t[TF_MAX_GPUS];
+        for (int g = 0; g < m->n; ++g) t[g] = m->part[g]->admm_table();
+        return m->set.gather_rows(t, TF_GPU_ADMM_TERMS);
+    }
+    tf_status wait() override { return m->wait(); }
+};
+
+/* The update: each GPU's rows of the new factor (ALS's solve, or AO-ADMM
+ * with its residual sums gathered so every GPU takes the same inner
+ * iterations as one GPU would), then every GPU gets the others' rows. */
 tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
     multi_cpd *m = self(c);
-    if (step->u->kind != TF_CPD_UPDATE_ALS) return tf_cpd_update_unavailable(step->u, multi_where(m));
     int host = 0;
-    for (int g = 0; g < m->n; ++g) {
-        int hp = 0;
-        TF_TRY(m->check(m->part[g]->solve_async(mode, &hp)));
-        if (g == 0) host = hp; /* the same R x R system on every GPU */
+    if (step->u->kind == TF_CPD_UPDATE_ALS) {
+        for (int g = 0; g < m->n; ++g) {
+            int hp = 0;
+            TF_TRY(m->check(m->part[g]->solve_async(mode, &hp)));
+            if (g == 0) host = hp; /* the same R x R system on every GPU */
+        }
+    } else if (step->u->kind == TF_CPD_UPDATE_AO_ADMM) {
+        multi_sync sync(m);
+        TF_TRY(m->check(tf_gpu_admm_update(m->part, m->n, sync, mode, step->u, &host, &rep->inner)));
+    } else {
+        return tf_cpd_update_unavailable(step->u, multi_where(m));
     }
     TF_TRY(m->wait());
     const double t = tf_gpu_wall();
@@ -329,6 +355,7 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
         m->part[g] = tf_gpu_cpd_new(o->precision);
         if (!m->part[g]) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");
         TF_TRY(m->part[g]->setup_sharded(m->set.gpu[g], X, o));
+        m->part[g]->admm_layout((uint32_t)m->set.parts, (uint32_t)(m->set.first + g)); /* AO-ADMM's residual rows */
     }
     char d[TF_MAX_ORDER][TF_MAX_GPUS][96] = {};
     /* every GPU sorts and lays out its shard of a mode at once */
@@ -358,7 +385,8 @@ extern "C" tf_status tf_cuda_cpd_backend_create_multi_impl(const tf_tensor *X, c
     if (o->rank == 0 || o->rank > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: rank %llu is outside 1..%u", (unsigned long long)o->rank,
                        TF_MAX_RANK);
-    if (o->update && o->update->kind != TF_CPD_UPDATE_ALS) /* before any work: op_update lacks it */
+    if (o->update && o->update->kind != TF_CPD_UPDATE_ALS &&
+        o->update->kind != TF_CPD_UPDATE_AO_ADMM) /* before any work: op_update lacks it */
         return tf_cpd_update_unavailable(o->update, sh->dist ? "GPUs of MPI ranks" : "several GPUs");
     multi_cpd *m = new (std::nothrow) multi_cpd();
     if (!m) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-ALS backend");

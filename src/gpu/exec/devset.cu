@@ -12,6 +12,7 @@ tf_devset::~tf_devset()
 {
     tf_exchange_free(&xchg, failed);
     for (uint64_t *r : row_lo) tf_free(r);
+    tf_free(unit_lo);
 }
 
 tf_status tf_devset::open(tf_context *c, const tf_shards *sh, uint32_t ord)
@@ -30,6 +31,8 @@ tf_status tf_devset::open(tf_context *c, const tf_shards *sh, uint32_t ord)
         TF_TRY(TF_ALLOC(row_lo[m], (uint64_t)parts + 1, "shard rows"));
         memcpy(row_lo[m], sh->row_lo[m], ((size_t)parts + 1) * sizeof(uint64_t));
     }
+    TF_TRY(TF_ALLOC(unit_lo, (uint64_t)parts + 1, "rows of per-GPU totals"));
+    for (int r = 0; r <= parts; ++r) unit_lo[r] = (uint64_t)r;
     no_transport();
     return TF_OK;
 }

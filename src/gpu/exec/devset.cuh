@@ -29,6 +29,7 @@ struct tf_devset {
     tf_gpu_dev *gpu[TF_MAX_GPUS] = {nullptr};  /* borrowed from the context          */
     uint32_t order = 0;
     uint64_t *row_lo[TF_MAX_ORDER] = {nullptr}; /* per mode, parts + 1 (a copy)       */
+    uint64_t *unit_lo = nullptr;                /* 0, 1, ..., parts: one row per part (gather_rows) */
     tf_exchange xchg;                           /* its transport opened by open_exchange */
     bool exchanging = false;
     bool failed = false; /* a step failed: communicators are aborted, not destroyed */
@@ -86,6 +87,16 @@ struct tf_devset {
                          const cudaStream_t *streams = nullptr)
     {
         return check(tf_exchange_share_rows(&xchg, a, row_lo[mode], cols, value_bytes, streams));
+    }
+    /* Small per-GPU totals to every GPU: a[g] is GPU g's table of `parts`
+     * rows of `count` doubles, row r (the run's GPU r) written by its owner;
+     * after it every GPU's table holds every row, and each adds them in the
+     * same order (AO-ADMM's residual sums: the same stop test everywhere).
+     * Queued on the work streams. */
+    tf_status gather_rows(double *const *a, uint32_t count)
+    {
+        return check(
+            tf_exchange_share_rows(&xchg, (void *const *)a, unit_lo, count, (uint32_t)sizeof(double), nullptr));
     }
     /* The shards of every mode, one mode at a time (the front end holds one
      * mode's parts at once): make(g, mode, local, remote) on every GPU at
