@@ -549,7 +549,9 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if (run.cons.any && !cli_quiet()) { /* the library decides the same way (tf_cpd_update_choose) */
         char what[1024], why[128];
         cpd_constraints_describe(&run.cons, run.t.order, what, sizeof what);
-        const tf_cpd_update_kind k = tf_cpd_update_choose(&run.t, o->rank, o->update, why, sizeof why);
+        tf_tensor whole = run.t; /* a rank's part: the choice is the whole tensor's */
+        if (run.info.total_nnz > whole.nnz) whole.nnz = run.info.total_nnz;
+        const tf_cpd_update_kind k = tf_cpd_update_choose(&whole, o->rank, o->update, why, sizeof why);
         char chosen[160] = "";
         if (run.cons.method == CPD_METHOD_AUTO) snprintf(chosen, sizeof chosen, "; --nonneg-method auto: %s", why);
         if (k == TF_CPD_UPDATE_HALS)

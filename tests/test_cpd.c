@@ -906,24 +906,36 @@ static void test_hals_properties(void)
     tf_cpd_report rep;
     fit_log log, log2;
 
-    /* a planted sparse model with non-negative factors (values in [0.5, 1.5)) */
-    const uint64_t dims[3] = {60, 50, 40}, per[3] = {8, 7, 6};
+    /* planted sparse models with non-negative factors (values in [0.5, 1.5) on a
+     * quarter of the rows), from random starts and the nvecs start */
+    const uint64_t dims[3] = {60, 50, 40}, per[3] = {15, 12, 10};
     tf_tensor P;
-    planted_sparse(3, dims, 4, per, 2, 17, &P);
-    admm_opts(&o, &u, TF_FORMAT_CSF, 4, 500, 1e-10);
-    u.kind = TF_CPD_UPDATE_HALS;
-    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
-    const double f = run_cpd(&P, &o, &K, &rep, NULL, 1e-6, "planted sparse, HALS");
-    CHECKF(f >= 0.99 && count_entries(&K, 1) == 0, "planted sparse non-negative model: HALS fit %.9f, %llu negative "
-           "entries", f, (unsigned long long)count_entries(&K, 1));
-    printf("planted sparse non-negative model, HALS: fit %.6f after %u iterations, %llu sweeps\n", f, rep.iters,
-           (unsigned long long)rep.inner_iters);
-    tf_ktensor_free(&K);
+    for (uint64_t t = 0; t < 3; ++t) {
+        planted_sparse(3, dims, 4, per, 2, 17 + t, &P);
+        for (int start = 0; start < 3; ++start) {
+            admm_opts(&o, &u, TF_FORMAT_CSF, 4, 500, 1e-10);
+            u.kind = TF_CPD_UPDATE_HALS;
+            for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
+            o.seed = 5 + (uint64_t)start;
+            o.start = start == 2 ? TF_START_NVECS : TF_START_RANDOM;
+            char what[64];
+            snprintf(what, sizeof what, "planted sparse %llu, HALS from %s", (unsigned long long)t,
+                     start == 2 ? "nvecs" : "a random start");
+            const double f = run_cpd(&P, &o, &K, &rep, NULL, 1e-6, what);
+            CHECKF(f >= 0.99 && count_entries(&K, 1) == 0, "%s: fit %.9f, %llu negative entries", what, f,
+                   (unsigned long long)count_entries(&K, 1));
+            if (t == 0 && start == 0)
+                printf("%s: fit %.6f after %u iterations, %llu sweeps\n", what, f, rep.iters,
+                       (unsigned long long)rep.inner_iters);
+            tf_ktensor_free(&K);
+        }
+        if (t < 2) tf_tensor_free(&P);
+    }
 
     /* the same bits twice, and the automatic choice: HALS for non-negativity alone */
+    admm_opts(&o, &u, TF_FORMAT_CSF, 4, 15, 0.0);
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
     u.kind = TF_CPD_UPDATE_AUTO;
-    o.max_iters = 15;
-    o.tol = 0.0;
     run_cpd(&P, &o, &K, &rep, &log, 1e-6, "auto, nonneg");
     char why[128];
     CHECKF(rep.update_kind == TF_CPD_UPDATE_HALS && strstr(rep.update_note, "HALS") &&
@@ -955,6 +967,22 @@ static void test_hals_properties(void)
     tf_ktensor_free(&K);
     none.kind = TF_CPD_UPDATE_HALS;
     CHECK(tf_cpd_update_choose(&P, 4, &none, why, sizeof why) == TF_CPD_UPDATE_HALS && !why[0]);
+    /* the measured rule: a mode with fewer than 4 non-zeros per row at rank <= 16 runs AO-ADMM */
+    {
+        const uint64_t sd[3] = {2000, 30, 1500};
+        tf_tensor S;
+        random_sparse(3, sd, 3000, 41, &S); /* mode 1: 1.5 non-zeros a row */
+        tf_cpd_update a;
+        tf_cpd_update_default(&a);
+        a.kind = TF_CPD_UPDATE_AUTO;
+        a.mode[0].nonneg = 1;
+        CHECKF(tf_cpd_update_choose(&S, 16, &a, why, sizeof why) == TF_CPD_UPDATE_AO_ADMM &&
+               strstr(why, "AO-ADMM (rank 16 <= 16 and 1.5 non-zeros per row of mode 1, < 4)"), "sparse, rank 16: %s", why);
+        CHECKF(tf_cpd_update_choose(&S, 17, &a, why, sizeof why) == TF_CPD_UPDATE_HALS &&
+               strstr(why, "HALS (rank 17, 1.5 non-zeros per row of mode 1)"), "sparse, rank 17: %s", why);
+        CHECKF(tf_cpd_update_choose(&P, 16, &a, why, sizeof why) == TF_CPD_UPDATE_HALS, "planted, rank 16: %s", why);
+        tf_tensor_free(&S);
+    }
     CHECK(tf_cpd_update_choose(&P, 4, NULL, why, sizeof why) == TF_CPD_UPDATE_ALS);
 
     /* a caller built before hals_max_inner / hals_tol: HALS's defaults */

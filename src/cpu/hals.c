@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/rowops.h"
 
 uint64_t tf_hals_block_rows(uint64_t R)
 {
@@ -20,17 +21,26 @@ uint64_t tf_hals_block_rows(uint64_t R)
     return n < 8 ? 8 : n > 256 ? 256 : n;
 }
 
+/* Built for each x86-64 level (rowops.h: AVX2 and AVX-512 where the CPU
+ * has them). Rows a block's transposed columns are padded to (a multiple of LANES),
+ * the padding zero: its rows stay zero and add nothing. */
+#define LANES 8
+static inline uint64_t padded(uint64_t n) { return (n + LANES - 1) / LANES * LANES; }
+
 /* One sweep over rows [0, n) of a block: Ain (n x R, the rows before the
- * sweep) -> Aout (may be Ain); scratch of 2 R n + n doubles. Returns the
- * squared change. */
-static double block_sweep(const double *M, const double *Ain, double *Aout, uint64_t n, uint64_t R,
-                          const double *V, double l1, double l2, double *scratch)
+ * sweep) -> Aout (may be Ain); scratch of 2 R p + p doubles, p = padded(n).
+ * Returns the squared change. */
+TF_KERNEL_CLONES static double block_sweep(const double *M, const double *Ain, double *Aout, uint64_t n,
+                                           uint64_t R, const double *V, double l1, double l2, double *scratch)
 {
-    double *At = scratch, *Mt = scratch + R * n, *s = scratch + 2 * R * n;
+    const uint64_t p = padded(n);
+    double *At = scratch, *Mt = scratch + R * p, *s = scratch + 2 * R * p;
+    for (uint64_t k = 0; k < R; ++k)
+        for (uint64_t i = n; i < p; ++i) At[k * p + i] = Mt[k * p + i] = 0.0;
     for (uint64_t i = 0; i < n; ++i)
         for (uint64_t k = 0; k < R; ++k) {
-            At[k * n + i] = Ain[i * R + k];
-            Mt[k * n + i] = M[i * R + k];
+            At[k * p + i] = Ain[i * R + k];
+            Mt[k * p + i] = M[i * R + k];
         }
     double err = 0.0;
     for (uint64_t r = 0; r < R; ++r) {
@@ -38,27 +48,33 @@ static double block_sweep(const double *M, const double *Ain, double *Aout, uint
         if (vrr == 0.0) continue; /* tensorly's `if UtU[k, k]`: the column stays */
         const double den = vrr + l2;
         const double *Vr = V + r * R;
-        for (uint64_t i = 0; i < n; ++i) s[i] = 0.0;
-        for (uint64_t k = 0; k < R; ++k) {
-            const double v = Vr[k], *ak = At + k * n;
+        /* s = A V(:,r) over LANES rows at a time, the sums in registers
+         * across k (one load of A per multiply-add) */
+        for (uint64_t i0 = 0; i0 < p; i0 += LANES) {
+            double acc[LANES] = {0.0};
+            for (uint64_t k = 0; k < R; ++k) {
+                const double v = Vr[k], *ak = At + k * p + i0;
 #pragma omp simd
-            for (uint64_t i = 0; i < n; ++i) s[i] += v * ak[i];
+                for (int j = 0; j < LANES; ++j) acc[j] += v * ak[j];
+            }
+            for (int j = 0; j < LANES; ++j) s[i0 + (uint64_t)j] = acc[j];
         }
-        double *ar = At + r * n;
-        const double *mr = Mt + r * n;
+        double *ar = At + r * p;
+        const double *mr = Mt + r * p;
         /* the squared changes in a fixed vector order (the build's, not the thread count's) */
 #pragma omp simd reduction(+ : err)
-        for (uint64_t i = 0; i < n; ++i) {
+        for (uint64_t i = 0; i < p; ++i) {
             const double num = mr[i] - s[i] + vrr * ar[i] - l1;
             double q = num / den;
             q = q <= 0.0 ? 0.0 : q; /* the projection; -0 becomes +0, NaN stays (caught by the sum) */
+            q = i < n ? q : 0.0;    /* padding stays zero (with l1 > 0 too) */
             const double d = ar[i] - q;
             err += d * d;
             ar[i] = q;
         }
     }
     for (uint64_t i = 0; i < n; ++i)
-        for (uint64_t k = 0; k < R; ++k) Aout[i * R + k] = At[k * n + i];
+        for (uint64_t k = 0; k < R; ++k) Aout[i * R + k] = At[k * p + i];
     return err;
 }
 
@@ -76,7 +92,7 @@ tf_status tf_dense_hals(const double *M, const double *A0, double *A, uint64_t I
     const uint64_t rows = tf_hals_block_rows(R), nblocks = (I + rows - 1) / rows;
     const int nt = tf_team_for_work(threads, nblocks, I * R * (R + 4));
     double *part = NULL, *scratch = NULL;
-    const uint64_t per_thread = (2 * R + 1) * rows;
+    const uint64_t per_thread = (2 * R + 1) * padded(rows);
     tf_status s = TF_ALLOC(part, nblocks ? nblocks : 1, "HALS sweep sums");
     if (s == TF_OK) s = TF_ALLOC(scratch, (uint64_t)nt * per_thread, "HALS row blocks");
     double first = 0.0;
