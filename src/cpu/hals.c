@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* HALS's column sweeps for one non-negative factor on the CPU. See hals.h.
  * A block of rows is transposed into thread scratch (its R columns, each
- * contiguous), so the update of one column over the block's rows is a loop
- * the compiler vectorises across rows: s = A V(:,r) as R axpys, then the
- * clipped quotient and the squared change. */
+ * contiguous), so the update of one column over the block's rows runs
+ * across rows: s = A V(:,r) for 8 rows at a time, their sums in registers
+ * over k (one load per multiply-add), then the clipped quotient and the
+ * squared change in one vector loop. */
 #include "cpu/hals.h"
 
 #include <math.h>
@@ -21,15 +22,15 @@ uint64_t tf_hals_block_rows(uint64_t R)
     return n < 8 ? 8 : n > 256 ? 256 : n;
 }
 
-/* Built for each x86-64 level (rowops.h: AVX2 and AVX-512 where the CPU
- * has them). Rows a block's transposed columns are padded to (a multiple of LANES),
+/* Rows a block's transposed columns are padded to (a multiple of LANES),
  * the padding zero: its rows stay zero and add nothing. */
 #define LANES 8
 static inline uint64_t padded(uint64_t n) { return (n + LANES - 1) / LANES * LANES; }
 
 /* One sweep over rows [0, n) of a block: Ain (n x R, the rows before the
  * sweep) -> Aout (may be Ain); scratch of 2 R p + p doubles, p = padded(n).
- * Returns the squared change. */
+ * Returns the squared change. Built for each x86-64 level (rowops.h: AVX2,
+ * AVX-512 where the CPU has them). */
 TF_KERNEL_CLONES static double block_sweep(const double *M, const double *Ain, double *Aout, uint64_t n,
                                            uint64_t R, const double *V, double l1, double l2, double *scratch)
 {

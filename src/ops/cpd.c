@@ -122,11 +122,11 @@ tf_cpd_update_kind tf_cpd_update_choose(const tf_tensor *X, uint64_t rank, const
         return TF_CPD_UPDATE_ALS;
     }
     /* the measured rule (bench/RESULTS.md, "Non-negative CP: HALS against
-     * AO-ADMM"): HALS reached the higher fit in 60 iterations in 28 of 36 runs
-     * on the shared tensors (ranks 8-32) at 0.2-0.9x AO-ADMM's dense time;
-     * AO-ADMM's fits were higher in all 4 runs at rank <= 16 on the tensor
-     * whose sparsest mode has 3.1 non-zeros per row (wordnet30), also per
-     * second */
+     * AO-ADMM"): HALS reached the higher fit in 60 iterations in 27 of 36
+     * runs (2 even) on the shared tensors (ranks 8-32) at 0.12-0.93x
+     * AO-ADMM's dense time; AO-ADMM's fits were higher in all 4 runs at rank
+     * <= 16 on the tensor whose sparsest mode has 3.1 non-zeros per row
+     * (wordnet30), also per second */
     double sparsest = INFINITY;
     uint32_t mode = 0;
     for (uint32_t m = 0; X && m < order; ++m)

@@ -158,9 +158,10 @@ def non_negative_parafac(tensor: Union[TensorLike, PathLike], rank: int, n_iter_
     """Non-negative CP with tensorly's ``non_negative_parafac`` arguments and
     results, on tenfold's sparse tensors: every factor >= 0.
 
-    tensorly runs multiplicative updates (Shashua & Hazan 2005); tenfold runs
-    the update ``method`` names, each reaching a fit at least as high in as many
-    iterations on the tensors measured (bench/RESULTS.md, "Non-negative CP"):
+    tensorly runs multiplicative updates (Shashua & Hazan 2005), which converge
+    more slowly (from the same start they end at or below tenfold's fit in the
+    tests); tenfold runs the update ``method`` names (bench/RESULTS.md,
+    "Non-negative CP: HALS against AO-ADMM"):
       * 'hals': HALS (``non_negative_parafac_hals``);
       * 'admm': AO-ADMM (``cp_als(nonneg=True, nonneg_method='admm')``, tensorly's
         ``constrained_parafac(non_negative=True)``);
