@@ -34,10 +34,12 @@
 #                       (default 2000000000)
 #     --no-sparse       no tensorly sparse-backend run
 #     --timeout S       per run (default 1800)
+#     --tensorly-timeout S  per tensorly run (default 600): past it the run stops and the
+#                       table gives its seconds per iteration so far, no fit
 #     --out DIR         keep the runs there (default: a temporary directory, removed)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-RANK=16 ITERS=50 THREADS=2 SEED=1 TF="" SPLATT="" GENTEN="" PY="" DENSE_MAX=2000000000 SPARSE=1 TIMEOUT=1800 OUT=""
+RANK=16 ITERS=50 THREADS=2 SEED=1 TF="" SPLATT="" GENTEN="" PY="" DENSE_MAX=2000000000 SPARSE=1 TIMEOUT=1800 TL_TIMEOUT=600 OUT=""
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 tensors=()
 while [ $# -gt 0 ]; do
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
         --dense-max) DENSE_MAX=$2; shift 2 ;;
         --no-sparse) SPARSE=0; shift ;;
         --timeout) TIMEOUT=$2; shift 2 ;;
+        --tensorly-timeout) TL_TIMEOUT=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "constrained.sh: unknown option $1" >&2; usage ;;
@@ -124,10 +127,11 @@ EOF
     if [ -n "$PY" ]; then
         for backend in dense sparse; do
             [ $backend = sparse ] && [ $SPARSE -eq 0 ] && continue
-            timeout "$TIMEOUT" "$PY" - "$base" "$RANK" "$ITERS" "$backend" "$DENSE_MAX" >"$base.tensorly-$backend.txt" 2>&1 <<'EOF'
-import json, sys, time
+            timeout "$TL_TIMEOUT" "$PY" - "$base" "$RANK" "$ITERS" "$backend" "$DENSE_MAX" >"$base.tensorly-$backend.txt" 2>&1 <<'EOF'
+import json, signal, sys, time
 import numpy as np
 import tensorly as tl
+import tensorly.decomposition._nn_cp as nn_cp
 from tensorly.cp_tensor import CPTensor
 from tensorly.decomposition import non_negative_parafac_hals
 base, R, iters, backend, dense_max = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
@@ -152,6 +156,19 @@ else:
         sys.exit(0)
     X = sparse.COO(coords, vals, shape=shape)
     fn = wrap(non_negative_parafac_hals)
+# its progress, for a run stopped by the time limit: an iteration is N MTTKRPs
+calls, mttkrp = [], nn_cp.unfolding_dot_khatri_rao
+def counted(*a, **k):
+    out = mttkrp(*a, **k)
+    calls.append(time.perf_counter())
+    return out
+nn_cp.unfolding_dot_khatri_rao = counted
+def stopped(*_):
+    done = len(calls) // N
+    print(json.dumps({"partial": True, "iterations": done,
+                      "seconds": (calls[done * N - 1] - t) if done else time.perf_counter() - t}), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stopped)
 t = time.perf_counter()
 # tol 1e-300: its errors are recorded (tol 0 records none), and it never stops early but at a fixed point
 cp, errors = fn(X, R, n_iter_max=iters, init=CPTensor((np.ones(R), start)), tol=1e-300, return_errors=True)
@@ -192,6 +209,9 @@ if "tensorly" in sys.argv[4:]:
             r = {"skipped": "failed: " + open(p).read().strip().split("\n")[-1][:60]}
         if "skipped" in r:
             rows.append(("tensorly " + b, "HALS: " + r["skipped"], "shared", None, None, None))
+        elif r.get("partial"):
+            rows.append(("tensorly " + b, "HALS (stopped at the time limit)", "shared", r["iterations"],
+                         r["seconds"] / r["iterations"] if r["iterations"] else None, None))
         else:
             rows.append(("tensorly " + b, "HALS", "shared", r["iterations"], r["seconds"] / r["iterations"], r["fit"]))
 if "splatt" in sys.argv[4:]:
