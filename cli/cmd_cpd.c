@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold cpd: CP decomposition of a sparse tensor file (CP-ALS; AO-ADMM
- * with --nonneg / --l1 / --l2). */
+ * or HALS with --nonneg / --l1 / --l2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,23 +51,38 @@ static const char help[] =
     "      --nonneg [MODES] non-negative factors: all of them, or those of the\n"
     "                       1-based MODES (--nonneg 1,3; a value after --nonneg\n"
     "                       is taken as MODES when it starts with a digit). Runs\n"
-    "                       AO-ADMM (constrained CP, Huang et al. 2016; SPLATT's)\n"
-    "                       instead of ALS: per mode a few ADMM iterations on one\n"
-    "                       Cholesky factor; every factor entry is >= 0\n"
+    "                       HALS or AO-ADMM instead of ALS (--nonneg-method); every\n"
+    "                       entry of those factors is >= 0\n"
     "      --l1 LAMBDA[@MODES]  sparse factors: LAMBDA ||A||_1 added to the\n"
     "                       squared error for every mode, or the MODES after @\n"
-    "                       (--l1 0.1@2); larger LAMBDA, more zeros (AO-ADMM)\n"
-    "      --l2 LAMBDA[@MODES]  ridge: LAMBDA/2 ||A||_F^2 (AO-ADMM; alone it is a\n"
+    "                       (--l1 0.1@2); larger LAMBDA, more zeros\n"
+    "      --l2 LAMBDA[@MODES]  ridge: LAMBDA/2 ||A||_F^2 (alone it is a\n"
     "                       closed-form solve per mode)\n"
+    "      --nonneg-method M  how the constraints are imposed: admm (AO-ADMM,\n"
+    "                       Huang et al. 2016, SPLATT's: per mode a few ADMM\n"
+    "                       iterations on one Cholesky factor; any combination),\n"
+    "                       hals (HALS, Cichocki & Phan 2009, tensorly's\n"
+    "                       non_negative_parafac_hals: per mode a few sweeps over\n"
+    "                       the columns, each solved exactly; --l1 only on --nonneg\n"
+    "                       modes) or auto (the default: HALS for non-negativity\n"
+    "                       alone, AO-ADMM with --l1 / --l2; the update: line and\n"
+    "                       the report say which ran and why). --admm-inner /\n"
+    "                       --admm-tol imply admm, --hals-inner / --hals-tol hals\n"
     "      --admm-inner N   AO-ADMM: ADMM iterations per mode update at most\n"
     "                       (default 25)\n"
     "      --admm-tol T     AO-ADMM: stop them when the primal and dual residuals,\n"
     "                       relative to the factor and the dual, are <= T (default\n"
-    "                       0.01). The constraints combine per mode (--nonneg --l1\n"
-    "                       0.1: non-negative and sparse); the report names them and\n"
-    "                       the inner iterations. On the CPU, MPI ranks and GPUs\n"
-    "                       (--device gpu, --gpus, GPU ranks; the same fits and\n"
-    "                       inner iterations as the CPU from the same start)\n"
+    "                       0.01)\n"
+    "      --hals-inner N   HALS: column sweeps per mode update at most (default 5)\n"
+    "      --hals-tol T     HALS: stop them when a sweep changes the factor by less\n"
+    "                       than T times the first sweep (squared norms; default\n"
+    "                       1e-8). The constraints combine per mode (--nonneg --l1\n"
+    "                       0.1: non-negative and sparse); the report names the\n"
+    "                       method, the constraints and the inner iterations.\n"
+    "                       AO-ADMM runs on the CPU, MPI ranks and GPUs (--device\n"
+    "                       gpu, --gpus, GPU ranks: the CPU's fits and inner\n"
+    "                       iterations from the same start); HALS on the CPU and\n"
+    "                       CPU ranks (on a GPU, auto picks AO-ADMM)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -211,8 +226,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
                *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL,
-               *gpus = NULL, *nonneg = NULL, *l1 = NULL, *l2 = NULL, *inner = NULL, *inner_tol = NULL;
-    int nonneg_flag = 0;
+               *gpus = NULL;
+    cpd_constraint_args ca;
+    memset(&ca, 0, sizeof ca);
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -223,9 +239,10 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"device", 0, &device, NULL},    {"format", 0, &format, NULL},
         {"precision", 0, &precision, NULL}, {"memory-limit", 0, &mem, NULL},
         {"init", 0, &init, NULL},        {"gpus", 0, &gpus, NULL},
-        {"nonneg", 0, &nonneg, &nonneg_flag}, {"l1", 0, &l1, NULL},
-        {"l2", 0, &l2, NULL},            {"admm-inner", 0, &inner, NULL},
-        {"admm-tol", 0, &inner_tol, NULL},
+        {"nonneg", 0, &ca.nonneg, &ca.nonneg_flag}, {"l1", 0, &ca.l1, NULL},
+        {"l2", 0, &ca.l2, NULL},         {"nonneg-method", 0, &ca.method, NULL},
+        {"admm-inner", 0, &ca.admm_inner, NULL}, {"admm-tol", 0, &ca.admm_tol, NULL},
+        {"hals-inner", 0, &ca.hals_inner, NULL}, {"hals-tol", 0, &ca.hals_tol, NULL},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -253,7 +270,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         (rc = cli_choice("cpd", "--precision", precision, precision_names, 2, &prec)) ||
         (rc = cli_memory_limit("cpd", mem, &run->memory_limit)) ||
         (rc = cli_parse_gpus("cpd", gpus, &run->gpus)) ||
-        (rc = cpd_constraints_parse(nonneg, nonneg_flag, l1, l2, inner, inner_tol, &run->cons)))
+        (rc = cpd_constraints_parse(&ca, &run->cons)))
         return rc;
     if (gpus && dev == TF_BACKEND_CPU) return cli_usage("cpd", "--gpus: not with --device cpu");
     if (format && (fmt = tf_format_parse(format)) < 0)
@@ -329,7 +346,14 @@ static void print_summary(const cpd_run *run)
         printf("final fit: %.6g after %u iteration%s (stopped at the iteration limit, -i %u)\n", r->fit, r->iters,
                cli_s(r->iters), run->opts.max_iters);
     print_fit_meaning(run);
-    if (run->cons.any) {
+    if (run->cons.any && r->update_kind == TF_CPD_UPDATE_HALS) {
+        uint32_t nn = 0; /* modes that run sweeps (the others are solved in closed form) */
+        for (uint32_t m = 0; m < N; ++m) nn += run->cons.update.mode[m].nonneg != 0;
+        const double updates = (double)r->iters * nn;
+        printf("HALS: %llu column sweep%s (%.1f per update of a non-negative mode; at most %u)\n",
+               (unsigned long long)r->inner_iters, cli_s(r->inner_iters), updates > 0 ? r->inner_iters / updates : 0.0,
+               run->cons.update.hals_max_inner);
+    } else if (run->cons.any) {
         uint32_t prox = 0; /* modes that run ADMM iterations (the others are solved in closed form) */
         for (uint32_t m = 0; m < N; ++m) prox += run->cons.update.mode[m].nonneg || run->cons.update.mode[m].l1 > 0;
         const double updates = (double)r->iters * prox;
@@ -404,8 +428,11 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
     cli_agree_u64(a, "--l1 modes", c->l1_modes);
     cli_agree_double(a, "--l2", c->l2);
     cli_agree_u64(a, "--l2 modes", c->l2_modes);
+    cli_agree_str(a, "--nonneg-method", cpd_method_name(c->method));
     cli_agree_u64(a, "--admm-inner", c->update.max_inner);
     cli_agree_double(a, "--admm-tol", c->update.inner_tol);
+    cli_agree_u64(a, "--hals-inner", c->update.hals_max_inner);
+    cli_agree_double(a, "--hals-tol", c->update.hals_tol);
     cli_agree_str(a, "TF_PARTITION", getenv("TF_PARTITION")); /* every rank must cut the rows alike */
 }
 
@@ -472,6 +499,13 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cpd_check_outputs(&run))) return rc; /* before the (long) work */
     if ((rc = cpd_init_read(&run.init, run.init.stem, &run.opts.rank))) goto done; /* before the tensor */
 
+    if (run.cons.any && run.cons.method == CPD_METHOD_HALS &&
+        (run.opts.backend == TF_BACKEND_GPU || run.gpus.n || run.gpus.all)) { /* costs no read */
+        rc = cli_fail_all("cpd: HALS is not available on %s yet (AO-ADMM is: --nonneg-method admm; or the CPU: "
+                          "--device cpu)",
+                          run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
+        goto done;
+    }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
         goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks
@@ -514,11 +548,22 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
                cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
-    if (run.cons.any && !cli_quiet()) {
-        char what[1024];
+    if (run.cons.any && !cli_quiet()) { /* the library decides the same way (tf_cpd_update_choose) */
+        char what[1024], why[128];
         cpd_constraints_describe(&run.cons, run.t.order, what, sizeof what);
-        printf("update: AO-ADMM (%s), at most %u inner iterations, tol %g\n", what, o->update->max_inner,
-               o->update->inner_tol);
+        tf_tensor whole = run.t; /* a rank's part: the choice is the whole tensor's */
+        if (run.info.total_nnz > whole.nnz) whole.nnz = run.info.total_nnz;
+        const tf_backend where =
+            o->backend == TF_BACKEND_GPU || run.gpus.n || run.gpus.all ? TF_BACKEND_GPU : o->backend;
+        const tf_cpd_update_kind k = tf_cpd_update_choose(&whole, o->rank, o->update, where, why, sizeof why);
+        char chosen[160] = "";
+        if (run.cons.method == CPD_METHOD_AUTO) snprintf(chosen, sizeof chosen, "; --nonneg-method auto: %s", why);
+        if (k == TF_CPD_UPDATE_HALS)
+            printf("update: HALS (%s), at most %u column sweeps, tol %g%s\n", what, o->update->hals_max_inner,
+                   o->update->hals_tol, chosen);
+        else
+            printf("update: AO-ADMM (%s), at most %u inner iterations, tol %g%s\n", what, o->update->max_inner,
+                   o->update->inner_tol, chosen);
     }
     if (cli_verbose() && o->backend == TF_BACKEND_CPU) {
         char line[1024];

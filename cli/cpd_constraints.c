@@ -48,27 +48,53 @@ static int parse_penalty(const char *opt, const char *s, double *value, uint32_t
     return rc;
 }
 
-int cpd_constraints_parse(const char *nonneg, int nonneg_flag, const char *l1, const char *l2, const char *inner,
-                          const char *tol, cpd_constraints *c)
+static const char *const method_names[] = {"auto", "admm", "hals"};
+
+const char *cpd_method_name(int method)
+{
+    return method >= 0 && method < 3 ? method_names[method] : "auto";
+}
+
+int cpd_constraints_parse(const cpd_constraint_args *a, cpd_constraints *c)
 {
     memset(c, 0, sizeof *c);
     tf_cpd_update_default(&c->update);
     int rc = CLI_OK;
-    if (nonneg_flag) {
+    if (a->nonneg_flag) {
         c->nonneg = CPD_ALL_MODES;
-        if (nonneg && (rc = parse_modes("--nonneg", nonneg, nonneg, &c->nonneg))) return rc;
+        if (a->nonneg && (rc = parse_modes("--nonneg", a->nonneg, a->nonneg, &c->nonneg))) return rc;
     }
-    if ((rc = parse_penalty("--l1", l1, &c->l1, &c->l1_modes)) || (rc = parse_penalty("--l2", l2, &c->l2, &c->l2_modes)))
+    if ((rc = parse_penalty("--l1", a->l1, &c->l1, &c->l1_modes)) ||
+        (rc = parse_penalty("--l2", a->l2, &c->l2, &c->l2_modes)))
         return rc;
-    uint64_t max_inner = c->update.max_inner;
-    if ((rc = cli_u64("cpd", "--admm-inner", inner, 1, 100000, &max_inner)) ||
-        (rc = cli_double_below("cpd", "--admm-tol", tol, 0.0, 1.0, &c->update.inner_tol)))
+    uint64_t max_inner = c->update.max_inner, hals_inner = c->update.hals_max_inner;
+    if ((rc = cli_choice("cpd", "--nonneg-method", a->method, method_names, 3, &c->method)) ||
+        (rc = cli_u64("cpd", "--admm-inner", a->admm_inner, 1, 100000, &max_inner)) ||
+        (rc = cli_double_below("cpd", "--admm-tol", a->admm_tol, 0.0, 1.0, &c->update.inner_tol)) ||
+        (rc = cli_u64("cpd", "--hals-inner", a->hals_inner, 1, 100000, &hals_inner)) ||
+        (rc = cli_double_below("cpd", "--hals-tol", a->hals_tol, 0.0, 1.0, &c->update.hals_tol)))
         return rc;
     c->update.max_inner = (uint32_t)max_inner;
-    c->any = nonneg_flag || l1 || l2;
-    if (!c->any && (inner || tol))
-        return cli_usage("cpd", "%s: sets AO-ADMM's inner iterations, which run only with --nonneg, --l1 or --l2",
-                         inner ? "--admm-inner" : "--admm-tol");
+    c->update.hals_max_inner = (uint32_t)hals_inner;
+    c->any = a->nonneg_flag || a->l1 || a->l2;
+    const char *admm_opt = a->admm_inner ? "--admm-inner" : a->admm_tol ? "--admm-tol" : NULL;
+    const char *hals_opt = a->hals_inner ? "--hals-inner" : a->hals_tol ? "--hals-tol" : NULL;
+    if (!c->any && (admm_opt || hals_opt || a->method))
+        return cli_usage("cpd", "%s: %s, which run only with --nonneg, --l1 or --l2",
+                         a->method ? "--nonneg-method" : admm_opt ? admm_opt : hals_opt,
+                         a->method ? "chooses how the constraints are imposed"
+                                   : admm_opt ? "sets AO-ADMM's inner iterations" : "sets HALS's column sweeps");
+    if (!a->method && admm_opt && hals_opt)
+        return cli_usage("cpd", "%s and %s: set the limits of two methods; choose one with --nonneg-method admm|hals",
+                         admm_opt, hals_opt);
+    if (!a->method && (admm_opt || hals_opt)) /* an inner limit names its method */
+        c->method = admm_opt ? CPD_METHOD_ADMM : CPD_METHOD_HALS;
+    if (c->method == CPD_METHOD_HALS && admm_opt)
+        return cli_usage("cpd", "%s: sets AO-ADMM's inner iterations, but --nonneg-method hals runs HALS "
+                                "(--hals-inner, --hals-tol)", admm_opt);
+    if (c->method == CPD_METHOD_ADMM && hals_opt)
+        return cli_usage("cpd", "%s: sets HALS's column sweeps, but --nonneg-method admm runs AO-ADMM "
+                                "(--admm-inner, --admm-tol)", hals_opt);
     return CLI_OK;
 }
 
@@ -92,11 +118,16 @@ int cpd_constraints_apply(cpd_constraints *c, uint32_t order)
             return cli_fail_all("cpd: %s: mode %u, but the tensor has %u modes (1..%u)", name[k], top, order, order);
     }
     tf_cpd_update *u = &c->update;
-    u->kind = TF_CPD_UPDATE_AO_ADMM;
+    u->kind = c->method == CPD_METHOD_ADMM   ? TF_CPD_UPDATE_AO_ADMM
+              : c->method == CPD_METHOD_HALS ? TF_CPD_UPDATE_HALS
+                                             : TF_CPD_UPDATE_AUTO;
     for (uint32_t m = 0; m < order; ++m) {
         u->mode[m].nonneg = (int)(c->nonneg >> m & 1u);
         u->mode[m].l1 = c->l1_modes >> m & 1u ? c->l1 : 0.0;
         u->mode[m].l2 = c->l2_modes >> m & 1u ? c->l2 : 0.0;
+        if (u->kind == TF_CPD_UPDATE_HALS && u->mode[m].l1 > 0.0 && !u->mode[m].nonneg)
+            return cli_fail_all("cpd: --nonneg-method hals: --l1 on mode %u, which is not --nonneg (HALS imposes l1 "
+                                "on non-negative modes only; --nonneg-method admm imposes it anywhere)", m + 1);
     }
     return CLI_OK;
 }
@@ -119,10 +150,13 @@ void cpd_constraints_describe(const cpd_constraints *c, uint32_t order, char *bu
     }
 }
 
-void cpd_constraints_json(const cpd_constraints *c, uint32_t order, cli_json *j)
+void cpd_constraints_json(const cpd_constraints *c, uint32_t order, const tf_cpd_report *rep, cli_json *j)
 {
-    json_str(j, "algorithm", c->any ? "AO-ADMM" : "CP-ALS");
+    const tf_cpd_update_kind ran = rep ? rep->update_kind : c->any ? c->update.kind : TF_CPD_UPDATE_ALS;
+    json_str(j, "algorithm", ran == TF_CPD_UPDATE_ALS ? "CP-ALS" : tf_cpd_update_name(ran));
     if (!c->any) return;
+    json_str(j, "nonneg_method", cpd_method_name(c->method));
+    if (rep && rep->update_note[0]) json_str(j, "algorithm_choice", rep->update_note);
     json_array(j, "constraints");
     for (uint32_t m = 0; m < order; ++m) {
         const tf_cpd_constraint *k = &c->update.mode[m];
@@ -134,6 +168,11 @@ void cpd_constraints_json(const cpd_constraints *c, uint32_t order, cli_json *j)
         json_end(j);
     }
     json_end(j);
-    json_u64(j, "admm_max_inner", c->update.max_inner);
-    json_num(j, "admm_tol", c->update.inner_tol);
+    if (ran == TF_CPD_UPDATE_AO_ADMM) {
+        json_u64(j, "admm_max_inner", c->update.max_inner);
+        json_num(j, "admm_tol", c->update.inner_tol);
+    } else if (ran == TF_CPD_UPDATE_HALS) {
+        json_u64(j, "hals_max_inner", c->update.hals_max_inner);
+        json_num(j, "hals_tol", c->update.hals_tol);
+    }
 }

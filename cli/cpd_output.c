@@ -190,7 +190,7 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_str(j, "device", tf_backend_name(o->backend));
     json_str(j, "format", tf_format_name(o->format));
     json_str(j, "precision", o->precision == TF_SINGLE ? "single" : "double");
-    cpd_constraints_json(&r->cons, r->t.order, j);
+    cpd_constraints_json(&r->cons, r->t.order, &r->rep, j);
     json_end(j);
 }
 

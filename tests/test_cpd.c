@@ -476,8 +476,36 @@ static uint32_t reference_admm(const double *Mn, double *H, double *U, uint64_t 
     return it;
 }
 
-/* CP-ALS (u NULL) or AO-ADMM (u's constraints) by plain loops, from the
- * random start of seed: fits[it] per iteration, inner[it] its ADMM iterations. */
+/* HALS's column sweeps, plainly (tensorly's hals_nnls; the rules of
+ * src/cpu/hals.c): A (I x R) from the warm start, V without the ridge;
+ * returns the sweeps run. */
+static uint32_t reference_hals(const double *Mn, double *A, uint64_t I, uint64_t R, const double *V,
+                               const tf_cpd_constraint *c, const tf_cpd_update *u)
+{
+    double first = 0.0;
+    uint32_t it = 0;
+    while (it < u->hals_max_inner) {
+        double err = 0.0;
+        for (uint64_t r = 0; r < R; ++r) {
+            const double vrr = V[r * R + r];
+            if (vrr == 0.0) continue;
+            for (uint64_t i = 0; i < I; ++i) {
+                double dot = 0.0;
+                for (uint64_t k = 0; k < R; ++k) dot += V[r * R + k] * A[i * R + k];
+                const double q = fmax((Mn[i * R + r] - dot + vrr * A[i * R + r] - c->l1) / (vrr + c->l2), 0.0);
+                err += (A[i * R + r] - q) * (A[i * R + r] - q);
+                A[i * R + r] = q;
+            }
+        }
+        if (++it == 1) first = err;
+        if (err < u->hals_tol * first || err == 0.0) break;
+    }
+    return it;
+}
+
+/* CP-ALS (u NULL), AO-ADMM or HALS (u's kind and constraints) by plain
+ * loops, from the random start of seed: fits[it] per iteration, inner[it]
+ * its ADMM iterations or HALS sweeps. */
 static void reference_cp(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_t seed, const tf_cpd_update *u,
                          double *fits, uint32_t *inner)
 {
@@ -505,7 +533,8 @@ static void reference_cp(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_
         if (inner) inner[it] = 0;
         for (uint32_t n = 0; n < N; ++n) {
             const tf_cpd_constraint *c = u ? &u->mode[n] : NULL;
-            const int prox = c && (c->nonneg || c->l1 > 0.0);
+            const int hals = c && u->kind == TF_CPD_UPDATE_HALS && c->nonneg;
+            const int prox = c && u->kind == TF_CPD_UPDATE_AO_ADMM && (c->nonneg || c->l1 > 0.0);
             for (uint32_t m = 0; m < N; ++m)
                 for (uint64_t r = 0; r < R; ++r)
                     for (uint64_t q = 0; q < R; ++q) {
@@ -516,10 +545,15 @@ static void reference_cp(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_
             for (uint64_t e = 0; e < R * R; ++e) {
                 V[e] = 1.0;
                 for (uint32_t m = 0; m < N; ++m) V[e] *= m == n ? 1.0 : G[m][e];
-                if (c && e % (R + 1) == 0) V[e] += c->l2;
+                if (c && !hals && e % (R + 1) == 0) V[e] += c->l2;
             }
             M.rows = X->dims[n];
             CHECK_OK(tf_mttkrp_reference(X, n, A, &M));
+            if (hals) { /* from the factor as the model has it: A diag(lambda) (a column with V(r,r) = 0 as it is) */
+                for (uint64_t e = 0; e < X->dims[n] * R; ++e)
+                    if (V[(e % R) * (R + 1)] != 0.0) A[n].data[e] *= lambda[e % R];
+                inner[it] += reference_hals(M.data, A[n].data, X->dims[n], R, V, c, u);
+            }
             const int project_only = prox && c->nonneg && !(c->l1 > 0.0);
             int solved = 0;
             if (prox && it > 0) /* ADMM's warm start in the weights' scale */
@@ -527,7 +561,7 @@ static void reference_cp(const tf_tensor *X, uint64_t R, uint32_t iters, uint64_
                     A[n].data[e] *= lambda[e % R];
                     U[n][e] *= lambda[e % R];
                 }
-            if (!prox || it == 0 || project_only) {
+            if (!hals && (!prox || it == 0 || project_only)) {
                 /* the least-squares solution: ALS's update, ADMM's first start
                  * (U = 0), and non-negativity's answer when it has no negative entry */
                 memcpy(W, V, R * R * sizeof *W);
@@ -797,6 +831,191 @@ static void test_admm_properties(void)
     tf_tensor_free(&X);
 }
 
+/* ------------------------------------------------------------ HALS */
+
+/* The driver's HALS follows the plain-loop one (reference_cp) fit by fit and
+ * sweep count by sweep count: every mode non-negative, some modes (the
+ * others least squares), with l1 and l2 beside non-negativity, a ridge on a
+ * least-squares mode; no negative entry on a non-negative mode. */
+static void test_hals_reference(void)
+{
+    const uint32_t iters = 12;
+    for (int t = 0; t < 2; ++t) {
+        tf_tensor X;
+        reference_tensor(t, &X);
+        for (int c = 0; c < 4; ++c) {
+            tf_cpd_opts o;
+            tf_cpd_update u;
+            admm_opts(&o, &u, TF_FORMAT_CSF, 5, iters, 0.0);
+            u.kind = TF_CPD_UPDATE_HALS;
+            o.seed = 99;
+            const char *what[] = {"nonneg", "nonneg on modes 1 and 3", "nonneg + l1 0.5 on mode 1 + l2 2 on mode 3",
+                                  "nonneg on mode 2, l2 1 on mode 1, 3 sweeps at most, tol 0"};
+            for (uint32_t m = 0; m < X.order; ++m) {
+                u.mode[m].nonneg = c == 0 || c == 2 || (c == 1 && (m == 0 || m == 2)) || (c == 3 && m == 1);
+                u.mode[m].l1 = c == 2 && m == 0 ? 0.5 : 0.0;
+                u.mode[m].l2 = c == 2 && m == 2 ? 2.0 : c == 3 && m == 0 ? 1.0 : 0.0;
+            }
+            if (c == 3) u.hals_max_inner = 3, u.hals_tol = 0.0;
+            double ref[12];
+            uint32_t ref_inner[12];
+            reference_cp(&X, 5, iters, 99, &u, ref, ref_inner);
+            for (unsigned f = 0; f < NFORMATS; ++f) {
+                tf_ktensor K;
+                tf_cpd_report rep;
+                fit_log log;
+                o.format = formats[f];
+                run_cpd(&X, &o, &K, &rep, &log, 1e-10, what[c]);
+                double worst = 0.0;
+                int inner_same = 1;
+                uint64_t inner_sum = 0;
+                for (uint32_t i = 0; i < log.n && i < iters; ++i) {
+                    worst = fmax(worst, fabs(log.fit[i] - ref[i]));
+                    inner_same &= log.inner[i] == ref_inner[i];
+                    inner_sum += log.inner[i];
+                }
+                CHECKF(log.n == iters && worst < 1e-10 && inner_same && rep.inner_iters == inner_sum && inner_sum > 0,
+                       "order %u, %s (%s): fits differ from the plain-loop HALS by %g, sweep counts %s (%u, reference "
+                       "%u in the first iteration)", X.order, what[c], tf_format_name(formats[f]), worst,
+                       inner_same ? "equal" : "differ", log.inner[0], ref_inner[0]);
+                CHECKF(rep.update_kind == TF_CPD_UPDATE_HALS && !rep.update_note[0], "%s: update %d, note '%s'",
+                       what[c], (int)rep.update_kind, rep.update_note);
+                uint64_t neg = 0;
+                for (uint32_t m = 0; m < X.order; ++m)
+                    for (uint64_t e = 0; u.mode[m].nonneg && e < X.dims[m] * 5; ++e)
+                        neg += signbit(K.factors[m].data[e]) != 0;
+                CHECKF(neg == 0, "%s: %llu negative entries on non-negative modes", what[c], (unsigned long long)neg);
+                if (c == 3 && f == 0) printf("HALS against the plain loop: %s, order %u: %g\n", what[c], X.order, worst);
+                tf_ktensor_free(&K);
+            }
+        }
+        tf_tensor_free(&X);
+    }
+}
+
+/* A planted non-negative model found (fit >= 0.99, no negative entry), the
+ * same bits twice, the automatic choice (HALS for non-negativity alone,
+ * AO-ADMM with a penalty, ALS without a constraint) and its report, an
+ * update struct of the first layout taking HALS's defaults, --device auto
+ * running it on the CPU. */
+static void test_hals_properties(void)
+{
+    tf_cpd_opts o;
+    tf_cpd_update u;
+    tf_ktensor K, K2;
+    tf_cpd_report rep;
+    fit_log log, log2;
+
+    /* planted sparse models with non-negative factors (values in [0.5, 1.5) on a
+     * quarter of the rows), from random starts and the nvecs start */
+    const uint64_t dims[3] = {60, 50, 40}, per[3] = {15, 12, 10};
+    tf_tensor P;
+    for (uint64_t t = 0; t < 3; ++t) {
+        planted_sparse(3, dims, 4, per, 2, 17 + t, &P);
+        for (int start = 0; start < 3; ++start) {
+            admm_opts(&o, &u, TF_FORMAT_CSF, 4, 500, 1e-10);
+            u.kind = TF_CPD_UPDATE_HALS;
+            for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
+            o.seed = 5 + (uint64_t)start;
+            o.start = start == 2 ? TF_START_NVECS : TF_START_RANDOM;
+            char what[64];
+            snprintf(what, sizeof what, "planted sparse %llu, HALS from %s", (unsigned long long)t,
+                     start == 2 ? "nvecs" : "a random start");
+            const double f = run_cpd(&P, &o, &K, &rep, NULL, 1e-6, what);
+            CHECKF(f >= 0.99 && count_entries(&K, 1) == 0, "%s: fit %.9f, %llu negative entries", what, f,
+                   (unsigned long long)count_entries(&K, 1));
+            if (t == 0 && start == 0)
+                printf("%s: fit %.6f after %u iterations, %llu sweeps\n", what, f, rep.iters,
+                       (unsigned long long)rep.inner_iters);
+            tf_ktensor_free(&K);
+        }
+        if (t < 2) tf_tensor_free(&P);
+    }
+
+    /* the same bits twice, and the automatic choice: HALS for non-negativity alone */
+    admm_opts(&o, &u, TF_FORMAT_CSF, 4, 15, 0.0);
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
+    u.kind = TF_CPD_UPDATE_AUTO;
+    run_cpd(&P, &o, &K, &rep, &log, 1e-6, "auto, nonneg");
+    char why[128];
+    CHECKF(rep.update_kind == TF_CPD_UPDATE_HALS && strstr(rep.update_note, "HALS") &&
+           tf_cpd_update_choose(&P, 4, &u, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_HALS && !strcmp(why, rep.update_note),
+           "auto, nonneg: ran %s (%s), the choice says '%s'", tf_cpd_update_name(rep.update_kind), rep.update_note, why);
+    u.kind = TF_CPD_UPDATE_HALS;
+    run_cpd(&P, &o, &K2, &rep, &log2, 1e-6, "HALS, nonneg");
+    CHECKF(log.n == log2.n && !memcmp(log.fit, log2.fit, log.n * sizeof *log.fit) &&
+           !memcmp(log.inner, log2.inner, log.n * sizeof *log.inner) && same_ktensor(&K, &K2),
+           "auto's HALS and HALS differ");
+    tf_ktensor_free(&K);
+    tf_ktensor_free(&K2);
+    /* AO-ADMM with a penalty, ALS without a constraint, a given kind as it is */
+    u.kind = TF_CPD_UPDATE_AUTO;
+    u.mode[1].l1 = 0.01;
+    CHECK(tf_cpd_update_choose(&P, 4, &u, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_AO_ADMM && strstr(why, "AO-ADMM"));
+    run_cpd(&P, &o, &K, &rep, NULL, 1e-6, "auto, nonneg + l1");
+    CHECKF(rep.update_kind == TF_CPD_UPDATE_AO_ADMM && count_entries(&K, 1) == 0, "auto, nonneg + l1: ran %s",
+           tf_cpd_update_name(rep.update_kind));
+    tf_ktensor_free(&K);
+    tf_cpd_update none;
+    tf_cpd_update_default(&none);
+    none.kind = TF_CPD_UPDATE_AUTO;
+    CHECK(tf_cpd_update_choose(&P, 4, &none, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_ALS);
+    o.update = &none;
+    run_cpd(&P, &o, &K, &rep, NULL, 1e-6, "auto, no constraint");
+    CHECKF(rep.update_kind == TF_CPD_UPDATE_ALS && rep.inner_iters == 0, "auto, no constraint: ran %s",
+           tf_cpd_update_name(rep.update_kind));
+    tf_ktensor_free(&K);
+    none.kind = TF_CPD_UPDATE_HALS;
+    CHECK(tf_cpd_update_choose(&P, 4, &none, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_HALS && !why[0]);
+    /* the measured rule: a mode with fewer than 4 non-zeros per row at rank <= 16 runs AO-ADMM */
+    {
+        const uint64_t sd[3] = {2000, 30, 1500};
+        tf_tensor S;
+        random_sparse(3, sd, 3000, 41, &S); /* mode 1: 1.5 non-zeros a row */
+        tf_cpd_update a;
+        tf_cpd_update_default(&a);
+        a.kind = TF_CPD_UPDATE_AUTO;
+        a.mode[0].nonneg = 1;
+        CHECKF(tf_cpd_update_choose(&S, 16, &a, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_AO_ADMM &&
+               strstr(why, "AO-ADMM (rank 16 <= 16 and 1.5 non-zeros per row of mode 1, < 4)"), "sparse, rank 16: %s", why);
+        CHECKF(tf_cpd_update_choose(&S, 17, &a, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_HALS &&
+               strstr(why, "HALS (rank 17, 1.5 non-zeros per row of mode 1)"), "sparse, rank 17: %s", why);
+        CHECKF(tf_cpd_update_choose(&P, 16, &a, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_HALS, "planted, rank 16: %s", why);
+        /* HALS is the CPU's alone: asked for the GPU, auto runs AO-ADMM (AUTO: may still be HALS, on the CPU) */
+        CHECKF(tf_cpd_update_choose(&P, 16, &a, TF_BACKEND_GPU, why, sizeof why) == TF_CPD_UPDATE_AO_ADMM &&
+               strstr(why, "on the GPU: AO-ADMM"), "planted, rank 16, GPU: %s", why);
+        CHECKF(tf_cpd_update_choose(&P, 16, &a, TF_BACKEND_AUTO, why, sizeof why) == TF_CPD_UPDATE_HALS, "planted, rank 16, auto: %s", why);
+        tf_tensor_free(&S);
+    }
+    CHECK(tf_cpd_update_choose(&P, 4, NULL, TF_BACKEND_CPU, why, sizeof why) == TF_CPD_UPDATE_ALS);
+
+    /* a caller built before hals_max_inner / hals_tol: HALS's defaults */
+    admm_opts(&o, &u, TF_FORMAT_CSF, 4, 6, 0.0);
+    u.kind = TF_CPD_UPDATE_HALS;
+    for (uint32_t m = 0; m < 3; ++m) u.mode[m].nonneg = 1;
+    run_cpd(&P, &o, &K, &rep, &log, 1e-6, "HALS, the current layout");
+    tf_cpd_update old = u;
+    old.size = (uint32_t)offsetof(tf_cpd_update, hals_max_inner);
+    old.hals_max_inner = 77; /* past the old size: not read */
+    old.hals_tol = 0.5;
+    o.update = &old;
+    run_cpd(&P, &o, &K2, &rep, &log2, 1e-6, "HALS, the first layout");
+    CHECKF(log.n == log2.n && !memcmp(log.fit, log2.fit, log.n * sizeof *log.fit) && same_ktensor(&K, &K2),
+           "an update of the first layout does not take HALS's defaults");
+    tf_ktensor_free(&K);
+    tf_ktensor_free(&K2);
+
+    /* auto: the CPU, whatever the machine (no GPU backend has HALS) */
+    admm_opts(&o, &u, TF_FORMAT_AUTO, 4, 3, 0.0);
+    u.kind = TF_CPD_UPDATE_HALS;
+    o.backend = TF_BACKEND_AUTO;
+    u.mode[2].nonneg = 1;
+    run_cpd(&P, &o, &K, &rep, NULL, 1e-6, "auto device, HALS");
+    CHECKF(!strncmp(rep.plan, "cpu", 3), "auto device, HALS: plan '%s', note '%s'", rep.plan, rep.note);
+    tf_ktensor_free(&K);
+    tf_tensor_free(&P);
+}
+
 /* (g) bad options and inputs fail cleanly with a message. */
 /* Values near the ends of the double range (issue 8): the run is scaled
  * inside the driver, so the fit equals the run at values ~1 (bit for bit
@@ -1039,12 +1258,16 @@ static void test_bad_options(void)
         {"l2 inf", "mode 3: l1 0 and l2 inf must be finite numbers >= 0"},
         {"a constraint on mode 4 of 3", "mode 4 has a constraint, but the tensor has 3 modes"},
         {"ALS with a constraint", "mode 1 has a constraint (nonneg 1, l1 0, l2 0), which ALS does not impose"},
+        {"hals_max_inner 0", "hals_max_inner 0 is outside 1..100000"},
+        {"hals_tol 1", "hals_tol 1 is outside [0, 1)"},
+        {"HALS with l1 on a mode without nonneg", "mode 2 has l1 0.5 without nonneg, which HALS does not impose"},
     };
     for (size_t c = 0; c < sizeof bad_update / sizeof *bad_update; ++c) {
         tf_cpd_update u;
         tf_cpd_opts_default(&o);
         tf_cpd_update_default(&u);
-        CHECK(u.size == sizeof u && u.kind == TF_CPD_UPDATE_ALS && u.max_inner == 25 && u.inner_tol == 1e-2);
+        CHECK(u.size == sizeof u && u.kind == TF_CPD_UPDATE_ALS && u.max_inner == 25 && u.inner_tol == 1e-2 &&
+              u.hals_max_inner == 5 && u.hals_tol == 1e-8);
         u.kind = TF_CPD_UPDATE_AO_ADMM;
         o.update = &u;
         switch (c) {
@@ -1057,7 +1280,10 @@ static void test_bad_options(void)
         case 6: u.mode[0].l1 = -1.0; break;
         case 7: u.mode[2].l2 = INFINITY; break;
         case 8: u.mode[3].nonneg = 1; break;
-        default: u.kind = TF_CPD_UPDATE_ALS, u.mode[0].nonneg = 1; break;
+        case 9: u.kind = TF_CPD_UPDATE_ALS, u.mode[0].nonneg = 1; break;
+        case 10: u.hals_max_inner = 0; break;
+        case 11: u.hals_tol = 1.0; break;
+        default: u.kind = TF_CPD_UPDATE_HALS, u.mode[0].nonneg = 1, u.mode[1].l1 = 0.5; break;
         }
         expect_failure(&X, &o, TF_ERR_ARG, bad_update[c].what);
         CHECKF(strstr(tf_last_error(), bad_update[c].says) != NULL, "%s: message '%s'", bad_update[c].what,
@@ -1065,6 +1291,8 @@ static void test_bad_options(void)
     }
     CHECK(!strcmp(tf_cpd_update_name(TF_CPD_UPDATE_ALS), "ALS") &&
           !strcmp(tf_cpd_update_name(TF_CPD_UPDATE_AO_ADMM), "AO-ADMM") &&
+          !strcmp(tf_cpd_update_name(TF_CPD_UPDATE_HALS), "HALS") &&
+          !strcmp(tf_cpd_update_name(TF_CPD_UPDATE_AUTO), "auto") &&
           !strcmp(tf_cpd_update_name((tf_cpd_update_kind)9), "unknown"));
 
     tf_ktensor K; /* tf_ktensor_fit argument checks */
@@ -1130,6 +1358,8 @@ int main(void)
     test_against_reference();
     test_admm_reference();
     test_admm_properties();
+    test_hals_reference();
+    test_hals_properties();
     test_bad_options();
     test_given_start();
     test_stop_flag();

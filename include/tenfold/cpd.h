@@ -22,8 +22,8 @@ typedef struct tf_cpd_iter {
     double t_mttkrp;
     double t_dense;
     double t_fit;
-    uint32_t inner_iters; /* AO-ADMM: this iteration's ADMM iterations, summed
-                             over the modes (0 for ALS)                    */
+    uint32_t inner_iters; /* AO-ADMM: this iteration's ADMM iterations, HALS:
+                             its sweeps, summed over the modes (0 for ALS) */
 } tf_cpd_iter;
 
 typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
@@ -35,7 +35,7 @@ typedef void (*tf_cpd_callback)(const tf_cpd_iter *it, void *user);
  * never renumbered. */
 typedef enum tf_cpd_update_kind {
     TF_CPD_UPDATE_ALS = 0,    /* least squares: A <- M pinv(V) (the default; CP-ALS) */
-    TF_CPD_UPDATE_AO_ADMM = 1 /* constrained / regularised least squares by AO-ADMM
+    TF_CPD_UPDATE_AO_ADMM = 1, /* constrained / regularised least squares by AO-ADMM
                                  (Huang, Sidiropoulos & Liavas 2016; SPLATT's
                                  AO-ADMM): per mode a few ADMM iterations with one
                                  Cholesky factor of V + rho I (rho = trace(V) / R)
@@ -50,9 +50,28 @@ typedef enum tf_cpd_update_kind {
                                  GPU (one, several, GPU ranks; fp64 and fp32), whose
                                  inner iterations and fits are the CPU's from the
                                  same start                                         */
+    TF_CPD_UPDATE_HALS = 2,   /* non-negative CP by HALS (hierarchical ALS: Cichocki &
+                                 Phan 2009; tensorly's non_negative_parafac_hals): per
+                                 mode with nonneg, a few sweeps over the columns, each
+                                 solved exactly with the others fixed,
+                                 A(:,r) <- max(0, (M(:,r) - A V(:,r) + V(r,r) A(:,r)
+                                 - l1) / (V(r,r) + l2)), from the factor as it is (warm
+                                 start), until a sweep changes A by less than
+                                 hals_tol times the first sweep (squared norms) or
+                                 after hals_max_inner sweeps (tensorly's 5 and 1e-8).
+                                 A mode without nonneg is solved in closed form, A <-
+                                 M (V + l2 I)^-1 (l1 there is refused: AO-ADMM has
+                                 it). CPU backend (also on MPI ranks); the GPU
+                                 backends refuse it with TF_ERR_UNAVAILABLE (on a GPU,
+                                 TF_CPD_UPDATE_AUTO picks AO-ADMM instead)          */
+    TF_CPD_UPDATE_AUTO = 3    /* the library picks: with non-negativity alone (no l1,
+                                 no l2 on any mode) HALS or AO-ADMM by the measured
+                                 rule of tf_cpd_update_choose, with l1 or l2
+                                 AO-ADMM, with no constraint ALS;
+                                 tf_cpd_report.update_kind says which ran          */
 } tf_cpd_update_kind;
 
-/* What AO-ADMM imposes on one mode's factor A (any combination): the
+/* What AO-ADMM (or HALS) imposes on one mode's factor A (any combination): the
  * update minimises 1/2 ||X - model||^2 + l1 ||A||_1 + l2/2 ||A||_F^2 over
  * A (>= 0 with nonneg), the other factors and lambda fixed. Columns are
  * normalised as in CP-ALS (divided by positive norms, so the constraints
@@ -78,12 +97,28 @@ typedef struct tf_cpd_update {
                                  at most it (default 1e-2; 0: run max_inner)      */
     tf_cpd_constraint mode[TF_MAX_ORDER]; /* per mode (0-based); modes past the
                                  tensor's order must be all zero                  */
+    /* appended (0.x, issue 44): HALS's limits */
+    uint32_t hals_max_inner;  /* HALS: sweeps per mode update at most (default 5,
+                                 tensorly's; 1..100000)                           */
+    double hals_tol;          /* HALS: stop when a sweep's squared change is below
+                                 hals_tol times the first sweep's (default 1e-8,
+                                 tensorly's; 0: run hals_max_inner)                */
 } tf_cpd_update;
 
-/* ALS, no constraints, the AO-ADMM defaults. */
+/* ALS, no constraints, the AO-ADMM and HALS defaults. */
 void tf_cpd_update_default(tf_cpd_update *u);
-/* "ALS", "AO-ADMM" ("unknown" for another value). */
+/* "ALS", "AO-ADMM", "HALS", "auto" ("unknown" for another value). */
 const char *tf_cpd_update_name(tf_cpd_update_kind k);
+
+/* The kind TF_CPD_UPDATE_AUTO runs for u's constraints on X at `rank`
+ * (tf_cpd decides the same way): ALS without a constraint, AO-ADMM when a
+ * mode has l1 or l2, else (non-negativity alone) HALS or AO-ADMM by a rule
+ * measured on real tensors (docs/DESIGN.md, "HALS") -- AO-ADMM when
+ * `backend` is TF_BACKEND_GPU (the run's backend as asked: HALS is not on
+ * the GPU yet). why (may be NULL): a line saying why, e.g. "non-negativity
+ * alone: HALS". A kind other than AUTO is returned as it is. */
+tf_cpd_update_kind tf_cpd_update_choose(const tf_tensor *X, uint64_t rank, const tf_cpd_update *u,
+                                        tf_backend backend, char *why, size_t why_len);
 
 /* How CP-ALS starts when tf_cpd_opts.init is NULL. */
 typedef enum tf_cpd_start {
@@ -174,14 +209,19 @@ typedef struct tf_cpd_report {
                                            all GPUs of this process (0 on the CPU) */
     double t_init;                      /* computing the start (TF_START_NVECS;
                                            part of t_total), else 0          */
-    uint64_t inner_iters;               /* AO-ADMM: ADMM iterations, summed over
-                                           the modes and iterations (0: ALS,
-                                           or closed-form modes only)        */
+    uint64_t inner_iters;               /* AO-ADMM: ADMM iterations, HALS: column
+                                           sweeps, summed over the modes and
+                                           iterations (0: ALS, or closed-form
+                                           modes only)                       */
     /* Several GPUs or ranks: per mode, the schedule its rows were cut by
      * (TF_PARTITION_CONTIGUOUS or TF_PARTITION_LONGEST_FIRST) and that cut's
      * imbalance (`imbalance` is the largest of them). */
     int schedule[TF_MAX_ORDER];
     double mode_imbalance[TF_MAX_ORDER];
+    tf_cpd_update_kind update_kind;     /* the update that ran (TF_CPD_UPDATE_AUTO
+                                           resolved: ALS, AO-ADMM or HALS)   */
+    char update_note[128];              /* why TF_CPD_UPDATE_AUTO chose it (as
+                                           tf_cpd_update_choose says), else "" */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

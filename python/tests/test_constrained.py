@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""cp_als with nonneg / l1 / l2 (AO-ADMM): the CLI's fits, non-negative factors,
+"""cp_als with nonneg / l1 / l2 (AO-ADMM; HALS: test_nonneg.py): the CLI's fits, non-negative factors,
 tensorly's constrained_parafac (the same algorithm) and non_negative_parafac from
 the same start, the penalties' effects, argument errors, the GPU's run equal to the CPU's."""
 import json
@@ -58,7 +58,8 @@ def test_nonneg_as_tensorly(seed, shape, rank, density):
     D, rng = _dense_nonneg(seed, shape, density)
     start = [rng.random((n, rank)) for n in shape]
     res = tenfold.cp_als(D, rank, n_iter_max=300, tol=0.0, init=[f.copy() for f in start], nonneg=True,
-                         device="cpu")
+                         nonneg_method="admm", device="cpu")
+    assert res.algorithm == "AO-ADMM"
 
     def fit(cp):
         return 1 - np.linalg.norm(D - tl.cp_to_tensor(cp)) / np.linalg.norm(D)
@@ -98,6 +99,7 @@ def test_penalties():
     ({"l1": "a"}, "l1: expected a number >= 0 or one per mode"),
     ({"nonneg": True, "n_iter_max_inner": 0}, "n_iter_max_inner: expected an integer 1..100000"),
     ({"nonneg": True, "tol_inner": 1.0}, r"tol_inner: expected a number in \[0, 1\)"),
+    ({"nonneg": True, "nonneg_method": "mu"}, "nonneg_method: 'mu' is not one of 'auto', 'admm', 'hals'"),
 ])
 def test_bad_arguments(small3, kw, match):
     with pytest.raises(tenfold.ArgumentError, match=match):

@@ -18,7 +18,7 @@ const char *tf_format_name(tf_format f)
 }
 const char *tf_cpd_update_name(tf_cpd_update_kind k)
 {
-    static const char *names[] = {"ALS", "AO-ADMM"};
+    static const char *names[] = {"ALS", "AO-ADMM", "HALS", "auto"};
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";
 }
 const char *tf_sddmm_algo_name(tf_sddmm_algo a)

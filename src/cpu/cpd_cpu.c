@@ -2,7 +2,7 @@
 /* CPU backend of CP (the vtable of src/seams/cpd.h): an MTTKRP plan for
  * the tensor plus the factors, Grams and lambda in host memory; the dense
  * steps are the BLAS/LAPACK helpers of dense.c; the updates ALS (dense.c's
- * solve) and AO-ADMM (admm.c).
+ * solve), AO-ADMM (admm.c) and HALS (hals.c).
  *
  * Distributed (several ranks, seams/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
@@ -24,6 +24,7 @@
 #include "cpu/admm.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
+#include "cpu/hals.h"
 
 typedef struct cpu_cpd {
     tf_plan *plan; /* borrowed from the front end */
@@ -138,7 +139,35 @@ static tf_status admm_update(cpu_cpd *c, uint32_t mode, const tf_cpd_update *u, 
     return tf_dense_admm(c->M + lo * R, H, U, n, R, c->V, &am, c->threads, &rep->inner, &rep->used_pinv);
 }
 
-/* The update of A_mode: ALS or AO-ADMM, on this process's rows (a rank's
+/* HALS's update of this process's rows of A_mode (V holds the Hadamard
+ * product of the other Grams). A mode without nonneg is the closed-form
+ * ridge solve A = M (V + l2 I)^-1. Else the column sweeps (cpu/hals.h) from
+ * the factor as the model has it, A diag(lambda) (every other factor is
+ * normalised, so the new factor carries lambda; tensorly's
+ * non_negative_parafac_hals keeps its factors unnormalised and starts from
+ * the factor itself: the same model, and HALS is equivariant under the
+ * column scaling, so the iterates are the same). A column with V(r,r) = 0
+ * is not updated (tensorly skips it) and keeps its scale: with lambda_r = 0
+ * (a zero column elsewhere) it is not zeroed, as tensorly keeps it. */
+static tf_status hals_update(cpu_cpd *c, uint32_t mode, const tf_cpd_update *u, uint64_t lo, uint64_t hi,
+                             tf_cpd_step_report *rep)
+{
+    const uint64_t R = c->rank, n = hi - lo;
+    const tf_cpd_constraint *k = &u->mode[mode];
+    double *A = c->A[mode].data + lo * R;
+    if (!k->nonneg) { /* l1 there is refused by the front end */
+        for (uint64_t r = 0; r < R; ++r) c->V[r * R + r] += k->l2;
+        return tf_dense_solve(c->M + lo * R, A, n, R, c->V, c->threads, &rep->used_pinv);
+    }
+#pragma omp parallel for num_threads(tf_dense_team(n, R, c->threads)) schedule(static)
+    for (int64_t i = 0; i < (int64_t)n; ++i)
+        for (uint64_t r = 0; r < R; ++r)
+            if (c->V[r * R + r] != 0.0) A[(uint64_t)i * R + r] *= c->lambda[r];
+    const tf_hals_mode hm = {u->hals_max_inner, u->hals_tol, k->l1, k->l2, c->dist ? c->dist->allreduce_sum : NULL};
+    return tf_dense_hals(c->M + lo * R, A, A, n, R, c->V, &hm, c->threads, &rep->inner);
+}
+
+/* The update of A_mode: ALS, AO-ADMM or HALS, on this process's rows (a rank's
  * rows come out as in one process), then every rank's rows to every rank. */
 static tf_status cpu_update(void *ctx, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
@@ -157,6 +186,9 @@ static tf_status cpu_update(void *ctx, uint32_t mode, const tf_cpd_update_step *
         break;
     case TF_CPD_UPDATE_AO_ADMM:
         TF_TRY(admm_update(c, mode, step->u, lo, hi, rep));
+        break;
+    case TF_CPD_UPDATE_HALS:
+        TF_TRY(hals_update(c, mode, step->u, lo, hi, rep));
         break;
     default:
         return tf_cpd_update_unavailable(step->u, c->dist ? "CPU ranks" : "the CPU");

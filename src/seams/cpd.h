@@ -30,15 +30,16 @@ typedef struct tf_cpd_update_step {
 /* What one update reports back (zeroed by the caller). */
 typedef struct tf_cpd_step_report {
     int used_pinv;  /* a least-squares solve fell back to the pseudo-inverse */
-    uint32_t inner; /* AO-ADMM: the ADMM iterations it ran                   */
+    uint32_t inner; /* AO-ADMM: the ADMM iterations it ran; HALS: its sweeps */
 } tf_cpd_step_report;
 
-/* "non-negative CP (AO-ADMM)", "L1-regularised CP (AO-ADMM)", "CP-ALS": what
- * an update computes, for messages (buf of at least 96 bytes). */
+/* "non-negative CP (AO-ADMM)", "L1-regularised CP (AO-ADMM)", "non-negative
+ * CP (HALS)", "CP-ALS": what an update computes, for messages (buf of at
+ * least 96 bytes). */
 static inline const char *tf_cpd_update_what(const tf_cpd_update *u, char *buf, size_t len)
 {
     if (!u || u->kind == TF_CPD_UPDATE_ALS) return "CP-ALS";
-    if (u->kind != TF_CPD_UPDATE_AO_ADMM) {
+    if (u->kind != TF_CPD_UPDATE_AO_ADMM && u->kind != TF_CPD_UPDATE_HALS && u->kind != TF_CPD_UPDATE_AUTO) {
         snprintf(buf, len, "CP update kind %d", (int)u->kind);
         return buf;
     }
@@ -48,9 +49,9 @@ static inline const char *tf_cpd_update_what(const tf_cpd_update *u, char *buf, 
         l1 |= u->mode[m].l1 > 0.0;
         l2 |= u->mode[m].l2 > 0.0;
     }
-    snprintf(buf, len, "%s%s%s%s%s%s CP (AO-ADMM)", nonneg ? "non-negative" : "",
-             nonneg && (l1 || l2) ? ", " : "", l1 ? "L1" : "", l1 && l2 ? "/" : "", l2 ? "L2" : "",
-             l1 || l2 ? "-regularised" : nonneg ? "" : "constrained");
+    snprintf(buf, len, "%s%s%s%s%s%s CP (%s)", nonneg ? "non-negative" : "", nonneg && (l1 || l2) ? ", " : "",
+             l1 ? "L1" : "", l1 && l2 ? "/" : "", l2 ? "L2" : "", l1 || l2 ? "-regularised" : nonneg ? "" : "constrained",
+             u->kind == TF_CPD_UPDATE_HALS ? "HALS" : u->kind == TF_CPD_UPDATE_AUTO ? "AO-ADMM or HALS" : "AO-ADMM");
     return buf;
 }
 
@@ -60,7 +61,7 @@ static inline tf_status tf_cpd_update_unavailable(const tf_cpd_update *u, const 
 {
     char buf[96];
     return tf_fail(TF_ERR_UNAVAILABLE, "cpd: %s is not available on %s yet%s", tf_cpd_update_what(u, buf, sizeof buf),
-                   where, u && u->kind == TF_CPD_UPDATE_AO_ADMM ? " (the CPU runs it: --device cpu)" : "");
+                   where, u && u->kind != TF_CPD_UPDATE_ALS ? " (the CPU runs it: --device cpu)" : "");
 }
 
 typedef struct tf_cpd_backend_ops {
@@ -71,7 +72,7 @@ typedef struct tf_cpd_backend_ops {
     /* The update of A_mode from M (the last mttkrp of this mode) and V =
      * Hadamard of G_k over k != mode, as step->u says: ALS A_mode <- M *
      * pinv(V) (Cholesky, falling back to a pseudo-inverse when V is not
-     * positive definite: rep->used_pinv = 1), AO-ADMM, ... A backend
+     * positive definite: rep->used_pinv = 1), AO-ADMM, HALS, ... A backend
      * dispatches on step->u->kind and returns tf_cpd_update_unavailable for
      * a kind it lacks. */
     tf_status (*update)(void *ctx, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep);

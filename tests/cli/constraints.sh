@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# tenfold cpd --nonneg / --l1 / --l2 (issue 44, AO-ADMM on the CP update seam
-# of issue 42): the run says AO-ADMM, its constraints per mode and the inner
-# iterations (text and JSON); no factor entry is negative under --nonneg (all
-# modes, listed modes, with --l1); larger --l1, more zeros; --l2 shrinks the
-# weights; a plain run stays CP-ALS; bad values are one usage line naming the
-# option and what it takes; a GPU run (one GPU, two where there are) equals the
-# CPU's, and without a GPU fails before the input is read, never running
-# unconstrained; --device auto runs a small one on the CPU.
+# tenfold cpd --nonneg / --l1 / --l2 (issue 44: AO-ADMM and HALS on the CP
+# update seam of issue 42): the run says which method ran (--nonneg-method
+# auto: HALS for non-negativity alone, AO-ADMM with a penalty; and why), its
+# constraints per mode and the inner iterations (text and JSON); no factor
+# entry is negative under --nonneg (all modes, listed modes, with --l1, both
+# methods); larger --l1, more zeros; --l2 shrinks the weights; a plain run
+# stays CP-ALS; bad values are one usage line naming the option and what it
+# takes; a GPU run (one GPU, two where there are) equals the CPU's, and without a
+# GPU fails before the input is read, never running unconstrained; HALS on a GPU
+# is refused before the read; --device auto runs a small one on the CPU.
 source "$(dirname "$0")/lib/common.bash"
 
 "$TF" gen -o small.tns --dims 30,20,10 --nnz 1500 --alpha 0.4 --rank 3 --seed 2 >/dev/null 2>&1 ||
@@ -27,30 +29,51 @@ no_negative() {
 
 expect 0 "cpd --nonneg" cpd small.tns -r 4 -i 20 --nonneg -o nn --json nn.json
 cp out.txt nn.txt
-check "--nonneg: the update line names AO-ADMM and every mode" \
-    grep -qx 'update: AO-ADMM (mode 1 nonneg; mode 2 nonneg; mode 3 nonneg), at most 25 inner iterations, tol 0.01' nn.txt
-check "--nonneg: each iteration line has its inner iterations" grep -qE '^  its = +1 .* inner = [1-9][0-9]*$' nn.txt
-check "--nonneg: the summary has the inner iterations" grep -qE '^AO-ADMM: [1-9][0-9]* inner iterations \(' nn.txt
+check "--nonneg: the update line names HALS, every mode and why auto chose it" \
+    grep -qx 'update: HALS (mode 1 nonneg; mode 2 nonneg; mode 3 nonneg), at most 5 column sweeps, tol 1e-08; --nonneg-method auto: non-negativity alone: HALS.*' nn.txt
+check "--nonneg: each iteration line has its sweeps" grep -qE '^  its = +1 .* inner = [1-9][0-9]*$' nn.txt
+check "--nonneg: the summary has the sweeps" grep -qE '^HALS: [1-9][0-9]* column sweeps \(' nn.txt
 check "--nonneg: no factor entry below zero" no_negative nn 1 2 3
 if [ "$have_python" -eq 1 ]; then
-    check "--nonneg --json: algorithm, constraints per mode, inner iterations summed" python3 -c '
+    check "--nonneg --json: algorithm, its choice, constraints per mode, sweeps summed" python3 -c '
 import json
 r = json.load(open("nn.json"))
 o = r["options"]
-assert o["algorithm"] == "AO-ADMM" and o["admm_max_inner"] == 25 and o["admm_tol"] == 0.01
+assert o["algorithm"] == "HALS" and o["nonneg_method"] == "auto" and o["hals_max_inner"] == 5 and o["hals_tol"] == 1e-8
+assert o["algorithm_choice"].startswith("non-negativity alone: HALS") and "admm_max_inner" not in o
 assert [c["mode"] for c in o["constraints"]] == [1, 2, 3]
 assert all(c["nonneg"] and c["l1"] == 0 and c["l2"] == 0 for c in o["constraints"])
 n = r["result"]["inner_iterations"]
 assert n > 0 and n == sum(i["inner_iterations"] for i in r["iterations"])'
 fi
+expect 0 "cpd --nonneg --nonneg-method admm" cpd small.tns -r 4 -i 20 --nonneg --nonneg-method admm -o nna --json nna.json
+check "--nonneg-method admm: the update line names AO-ADMM and every mode" \
+    grep -qx 'update: AO-ADMM (mode 1 nonneg; mode 2 nonneg; mode 3 nonneg), at most 25 inner iterations, tol 0.01' out.txt
+check "--nonneg-method admm: the summary has the inner iterations" grep -qE '^AO-ADMM: [1-9][0-9]* inner iterations \(' out.txt
+check "--nonneg-method admm: no factor entry below zero" no_negative nna 1 2 3
+if [ "$have_python" -eq 1 ]; then
+    check "--nonneg-method admm --json: algorithm AO-ADMM, its limits" python3 -c '
+import json
+o = json.load(open("nna.json"))["options"]
+assert o["algorithm"] == "AO-ADMM" and o["nonneg_method"] == "admm" and o["admm_max_inner"] == 25
+assert o["admm_tol"] == 0.01 and "algorithm_choice" not in o and "hals_max_inner" not in o'
+fi
+expect 0 "cpd --nonneg 2,3 --nonneg-method hals --l1 0.5@2 --hals-inner 3 --hals-tol 0" \
+    cpd small.tns -r 4 -i 10 --nonneg 2,3 --nonneg-method hals --l1 0.5@2 --l2 1@1 --hals-inner 3 --hals-tol 0 -o hl
+check "--nonneg-method hals with l1 and l2: the update line" \
+    grep -qx 'update: HALS (mode 1 l2 1; mode 2 nonneg, l1 0.5; mode 3 nonneg), at most 3 column sweeps, tol 0' out.txt
+check "--hals-inner 3 --hals-tol 0: 3 sweeps per non-negative mode" grep -qE '^  its = +1 .* inner = 6$' out.txt
+check "--nonneg-method hals: modes 2 and 3 non-negative" no_negative hl 2 3
+expect 0 "cpd --nonneg --hals-inner 2 (implies hals)" cpd small.tns -r 4 -i 2 --nonneg --hals-inner 2 --nowrite
+check "--hals-inner implies HALS" grep -qE '^update: HALS .* at most 2 column sweeps, tol 1e-08$' out.txt
 
 # modes listed (separate or inline value), and combined with --l1 and --l2
 expect 0 "cpd --nonneg 1,3 --l1 0.5@2 --l2 0.1" cpd small.tns -r 4 -i 10 --nonneg 1,3 --l1 0.5@2 --l2 0.1 -o some --json some.json
-check "--nonneg 1,3 --l1 0.5@2 --l2 0.1: the update line" \
-    grep -qx 'update: AO-ADMM (mode 1 nonneg, l2 0.1; mode 2 l1 0.5, l2 0.1; mode 3 nonneg, l2 0.1), at most 25 inner iterations, tol 0.01' out.txt
+check "--nonneg 1,3 --l1 0.5@2 --l2 0.1: the update line (auto: AO-ADMM for the penalties)" \
+    grep -qx 'update: AO-ADMM (mode 1 nonneg, l2 0.1; mode 2 l1 0.5, l2 0.1; mode 3 nonneg, l2 0.1), at most 25 inner iterations, tol 0.01; --nonneg-method auto: l1 / l2 penalties: AO-ADMM' out.txt
 check "--nonneg 1,3: modes 1 and 3 non-negative" no_negative some 1 3
 expect 0 "cpd --nonneg=2 --admm-inner 5 --admm-tol 0.001" cpd small.tns -r 4 -i 5 --nonneg=2 --admm-inner 5 --admm-tol 0.001 -o two --json two.json
-check "--nonneg=2: mode 2 alone" grep -qx 'update: AO-ADMM (mode 1 none; mode 2 nonneg; mode 3 none), at most 5 inner iterations, tol 0.001' out.txt
+check "--nonneg=2: mode 2 alone (--admm-inner implies AO-ADMM)" grep -qx 'update: AO-ADMM (mode 1 none; mode 2 nonneg; mode 3 none), at most 5 inner iterations, tol 0.001' out.txt
 check "--nonneg=2: mode 2 non-negative" no_negative two 2
 if [ "$have_python" -eq 1 ]; then
     check "--json: the constraints as given, at most 5 inner iterations a mode" python3 -c '
@@ -120,6 +143,21 @@ usage_says "^tenfold cpd: --admm-tol: expected a number in \[0, 1\), got '1'$" c
 usage_says "^tenfold cpd: --admm-inner: sets AO-ADMM's inner iterations, which run only with --nonneg, --l1 or --l2$" \
     cpd small.tns -r 2 --admm-inner 5
 usage_says "^tenfold cpd: option --l1 needs a value$" cpd small.tns -r 2 --l1
+usage_says "^tenfold cpd: --nonneg-method: expected one of auto\|admm\|hals, got 'mu'$" cpd small.tns -r 2 --nonneg --nonneg-method mu
+usage_says "^tenfold cpd: --nonneg-method: chooses how the constraints are imposed, which run only with --nonneg, --l1 or --l2$" \
+    cpd small.tns -r 2 --nonneg-method hals
+usage_says "^tenfold cpd: --hals-inner: sets HALS's column sweeps, which run only with --nonneg, --l1 or --l2$" \
+    cpd small.tns -r 2 --hals-inner 3
+usage_says "^tenfold cpd: --hals-tol: expected a number in \[0, 1\), got '2'$" cpd small.tns -r 2 --nonneg --hals-tol 2
+usage_says "^tenfold cpd: --admm-inner: sets AO-ADMM's inner iterations, but --nonneg-method hals runs HALS" \
+    cpd small.tns -r 2 --nonneg --nonneg-method hals --admm-inner 3
+usage_says "^tenfold cpd: --hals-tol: sets HALS's column sweeps, but --nonneg-method admm runs AO-ADMM" \
+    cpd small.tns -r 2 --nonneg --nonneg-method admm --hals-tol 0.1
+usage_says "^tenfold cpd: --admm-tol and --hals-inner: set the limits of two methods; choose one with --nonneg-method admm\|hals$" \
+    cpd small.tns -r 2 --nonneg --admm-tol 0.1 --hals-inner 3
+expect_failure "--nonneg-method hals with --l1 on a mode without --nonneg" \
+    "^tenfold: cpd: --nonneg-method hals: --l1 on mode 1, which is not --nonneg \(HALS imposes l1 on non-negative modes only; --nonneg-method admm imposes it anywhere\)$" \
+    cpd small.tns -r 2 --nonneg 2 --l1 0.1 --nonneg-method hals --nowrite
 # a mode the tensor does not have: known once it is read
 expect_failure "--nonneg 4 on 3 modes" "^tenfold: cpd: --nonneg: mode 4, but the tensor has 3 modes \(1\.\.3\)$" \
     cpd small.tns -r 2 --nonneg 1,4 --nowrite
@@ -171,10 +209,15 @@ PY
         check "--gpus 2: modes 1 and 2 non-negative" no_negative g_two 1 2
     fi
 fi
+# HALS on a GPU: refused before the input is read (no such file here)
+expect_failure "--nonneg-method hals --device gpu" \
+    "^tenfold: cpd: HALS is not available on the GPU yet \(AO-ADMM is: --nonneg-method admm; or the CPU: --device cpu\)$" \
+    cpd missing.tns -r 2 --nonneg --nonneg-method hals --device gpu --nowrite
+no_files "no output of a refused run" missing.* ./*.tmp.*
 # --device auto: a problem this small runs on the CPU (the cost rule)
 expect 0 "--nonneg --device auto" cpd small.tns -r 2 -i 3 --nonneg --device auto --nowrite
 check "--device auto: the plan is the CPU's" grep -qE '^plan: cpu ' out.txt
 
-check "cpd --help names --nonneg, --l1, --l2, --admm-inner, --admm-tol" bash -c \
-    'h=$("$0" cpd --help); for o in "--nonneg \[MODES\]" "--l1 LAMBDA\[@MODES\]" "--l2 LAMBDA\[@MODES\]" --admm-inner --admm-tol; do grep -qE -- "$o" <<<"$h" || exit 1; done' "$TF"
+check "cpd --help names --nonneg, --l1, --l2, --nonneg-method, --admm-inner, --admm-tol, --hals-inner, --hals-tol" bash -c \
+    'h=$("$0" cpd --help); for o in "--nonneg \[MODES\]" "--l1 LAMBDA\[@MODES\]" "--l2 LAMBDA\[@MODES\]" "--nonneg-method M" --admm-inner --admm-tol --hals-inner --hals-tol; do grep -qE -- "$o" <<<"$h" || exit 1; done' "$TF"
 finish

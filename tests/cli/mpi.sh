@@ -4,7 +4,7 @@
 # heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; every rank
 # holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
 # ranks: the same result); rank 0 alone prints and writes; AO-ADMM (--nonneg,
-# --l1) on 2 and 3 ranks is one process's run too; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
+# --l1) and HALS (--nonneg) on 2 and 3 ranks are one process's runs too; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
 # GPU to 1e-9, also with the rows cut longest-first (TF_PARTITION=longest), and AO-ADMM on them with the same
 # inner iterations; without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
@@ -46,6 +46,18 @@ for n in 2 3; do
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["result"]["inner_iterations"] == b["result"]["inner_iterations"] > 0' one_admm.json r${n}_admm.json
+done
+# HALS (--nonneg alone: auto's choice) on CPU ranks: the sweeps' changes summed over the ranks
+expect 0 "HALS: one process" cpd small.tns -r 5 -i 8 --tol 0 -t 1 --device cpu --nonneg -o one_hals --json one_hals.json
+for n in 2 3; do
+    ranks $n cpd small.tns -r 5 -i 8 --tol 0 -t 1 --nonneg -o r${n}_hals --json r${n}_hals.json
+    if [ "$rc" -ne 0 ]; then bad "HALS on $n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+    check "HALS on $n ranks: fits and factors equal one process's to 1e-9" compare one_hals r${n}_hals
+    check "HALS on $n ranks: HALS ran, the sweeps equal one process's" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["options"]["algorithm"] == b["options"]["algorithm"] == "HALS"
+assert a["result"]["inner_iterations"] == b["result"]["inner_iterations"] > 0' one_hals.json r${n}_hals.json
 done
 
 # a tenfold .bin: each rank reads only its part (at its offsets) and holds only it

@@ -255,14 +255,19 @@ class CPResult:
     note : str
         Why an automatic choice ran on the CPU, else "".
     inner_iterations : int
-        AO-ADMM (cp_als with nonneg / l1 / l2): its inner iterations, summed
-        over the modes and iterations; 0 for ALS.
+        AO-ADMM (cp_als with nonneg / l1 / l2): its inner iterations; HALS: its
+        column sweeps; summed over the modes and iterations; 0 for ALS.
+    algorithm : str
+        The update that ran: 'CP-ALS', 'AO-ADMM' or 'HALS'.
+    algorithm_choice : str
+        Why nonneg_method='auto' chose it ("non-negativity alone: HALS ..."),
+        else "".
     rank : int
         The number of components (a property).
     """
 
     __slots__ = ("weights", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings",
-                 "plan", "note", "inner_iterations")
+                 "plan", "note", "inner_iterations", "algorithm", "algorithm_choice")
     weights: np.ndarray
     factors: list
     fit: float
@@ -274,11 +279,14 @@ class CPResult:
     plan: str
     note: str
     inner_iterations: int
+    algorithm: str
+    algorithm_choice: str
 
     def __init__(self, weights: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"),
                  n_iter: int = 0, converged: bool = False, stopped: bool = False,
                  fit_history: Optional[Sequence[float]] = None, timings: Optional[dict] = None,
-                 plan: str = "", note: str = "", inner_iterations: int = 0):
+                 plan: str = "", note: str = "", inner_iterations: int = 0, algorithm: str = "CP-ALS",
+                 algorithm_choice: str = ""):
         self.weights = weights
         self.factors = list(factors)
         self.fit = float(fit)
@@ -290,6 +298,8 @@ class CPResult:
         self.plan = plan
         self.note = note
         self.inner_iterations = int(inner_iterations)
+        self.algorithm = algorithm
+        self.algorithm_choice = algorithm_choice
 
     @classmethod
     def _from_run(cls, weights, factors, report, history, stopped):
@@ -301,7 +311,8 @@ class CPResult:
         return cls(weights, factors, fit=report.fit, n_iter=report.iters, converged=report.converged,
                    stopped=stopped, fit_history=history, timings=timings,
                    plan=ffi.string(report.plan).decode(), note=ffi.string(report.note).decode(),
-                   inner_iterations=report.inner_iters)
+                   inner_iterations=report.inner_iters, algorithm=_algorithm_name(report.update_kind),
+                   algorithm_choice=ffi.string(report.update_note).decode())
 
     @property
     def history(self) -> list:
@@ -327,6 +338,13 @@ class CPResult:
     def __iter__(self):
         return iter((self.weights, self.factors))
 
+    def __getitem__(self, index):
+        # as tensorly's CPTensor: cp[0] the weights, cp[1] the factors
+        return (self.weights, self.factors)[index]
+
+    def __len__(self):
+        return 2
+
     def __repr__(self):
         return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}, n_iter={self.n_iter}, "
                 f"converged={self.converged})")
@@ -347,6 +365,10 @@ class CPResult:
         import pyttb
 
         return pyttb.ktensor([np.asfortranarray(f) for f in self.factors], self.weights.copy())
+
+
+def _algorithm_name(kind):
+    return {lib.TF_CPD_UPDATE_AO_ADMM: "AO-ADMM", lib.TF_CPD_UPDATE_HALS: "HALS"}.get(int(kind), "CP-ALS")
 
 
 class IterInfo:
@@ -446,7 +468,8 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
            callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
            threads: Optional[int] = None, fixsigns: bool = True, nonneg: Union[bool, Sequence[int]] = False,
            l1: Union[None, float, Sequence[float]] = None, l2: Union[None, float, Sequence[float]] = None,
-           n_iter_max_inner: int = 25, tol_inner: float = 1e-2) -> CPResult:
+           n_iter_max_inner: Optional[int] = None, tol_inner: Optional[float] = None,
+           nonneg_method: Literal["auto", "admm", "hals"] = "auto") -> CPResult:
     """CP decomposition by alternating least squares (Tensor Toolbox cp_als rules).
 
     X: a Tensor, anything ``Tensor`` takes, or the path of a tensor file (str or
@@ -470,20 +493,31 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     ``CPResult.fixsigns`` (the largest-magnitude entry of each column positive,
     modes flipped in pairs); False leaves them as ALS ends.
 
-    nonneg, l1, l2: constraints; any of them runs AO-ADMM (constrained CP:
-    Huang, Sidiropoulos & Liavas 2016, as SPLATT's and tensorly's
-    ``constrained_parafac``) instead of ALS, as ``tenfold cpd --nonneg / --l1
-    / --l2``: per mode a few ADMM iterations on one Cholesky factor (at most
-    n_iter_max_inner, until the residuals relative to the factor and the
-    dual are <= tol_inner; ``CPResult.inner_iterations`` counts them).
+    nonneg, l1, l2: constraints; any of them runs AO-ADMM or HALS instead of
+    ALS, as ``tenfold cpd --nonneg / --l1 / --l2``:
       * nonneg: True (every factor >= 0), False (default) or the modes (0-based,
         negative from the end) whose factors are non-negative.
       * l1: a number >= 0 for every mode, or one per mode: l1 ||A||_1 added to
         the squared error (sparse factors; larger, more zeros).
       * l2: the same for l2 / 2 ||A||_F^2 (ridge).
-    They combine per mode (nonneg=True, l1=0.1: non-negative and sparse). On
-    the CPU and the GPU (device='gpu', gpus=2; the GPU's fits and inner
-    iterations are the CPU's from the same start).
+    They combine per mode (nonneg=True, l1=0.1: non-negative and sparse).
+    nonneg_method: how ('tenfold cpd --nonneg-method'):
+      * 'admm': AO-ADMM (Huang, Sidiropoulos & Liavas 2016, as SPLATT's and
+        tensorly's ``constrained_parafac``): per mode a few ADMM iterations on
+        one Cholesky factor (at most n_iter_max_inner, default 25, until the
+        residuals relative to the factor and the dual are <= tol_inner,
+        default 1e-2). Any combination of constraints.
+      * 'hals': HALS (as tensorly's ``non_negative_parafac_hals``): per
+        non-negative mode a few sweeps over the columns, each solved exactly
+        (at most n_iter_max_inner, default 5, until a sweep changes the factor
+        by less than tol_inner, default 1e-8, times the first sweep); l1 only
+        on non-negative modes.
+      * 'auto' (default): HALS for non-negativity alone, AO-ADMM with l1 / l2
+        (``CPResult.algorithm`` says which ran, ``.algorithm_choice`` why).
+    ``CPResult.inner_iterations`` counts the inner iterations. AO-ADMM runs
+    on the CPU and the GPU (device='gpu', gpus=2; the GPU's fits and inner
+    iterations are the CPU's from the same start); HALS on the CPU (on a GPU,
+    'auto' picks AO-ADMM; 'hals' raises UnavailableError).
 
     device: 'auto', 'cpu' or 'gpu'; precision 'double' or 'single' (GPU);
     memory_limit: device bytes (int or '8G'). callback(info) runs after every
@@ -519,7 +553,7 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
         k = _init_ktensor(init, T, int(rank), keep)
         keep.append(k)  # owns the struct o.init points to
         o.init = k
-    update = _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, T.ndim)
+    update = _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, T.ndim, nonneg_method)
     if update is not None:
         keep.append(update)
         o.update = update
@@ -578,7 +612,10 @@ def _penalty(value, name, N):
     return out
 
 
-def _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, N):
+_METHODS = {"auto": lib.TF_CPD_UPDATE_AUTO, "admm": lib.TF_CPD_UPDATE_AO_ADMM, "hals": lib.TF_CPD_UPDATE_HALS}
+
+
+def _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, N, method="auto"):
     """The tf_cpd_update of cp_als's constraints: None for ALS (none given)."""
     if isinstance(nonneg, (bool, np.bool_)):
         modes = set(range(N)) if nonneg else set()
@@ -587,21 +624,32 @@ def _update(nonneg, l1, l2, n_iter_max_inner, tol_inner, N):
     else:
         raise ArgumentError(f"nonneg: expected True, False or a sequence of modes, got {nonneg!r}")
     pl1, pl2 = _penalty(l1, "l1", N), _penalty(l2, "l2", N)
-    if not isinstance(n_iter_max_inner, (int, np.integer)) or isinstance(n_iter_max_inner, bool) or \
-            not 1 <= n_iter_max_inner <= 100000:
+    kind = _choice(method, _METHODS, "nonneg_method")
+    if n_iter_max_inner is not None and (not isinstance(n_iter_max_inner, (int, np.integer)) or
+                                         isinstance(n_iter_max_inner, bool) or not 1 <= n_iter_max_inner <= 100000):
         raise ArgumentError(f"n_iter_max_inner: expected an integer 1..100000, got {n_iter_max_inner!r}")
-    try:
-        tol = float(tol_inner)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"tol_inner: expected a number in [0, 1), got {tol_inner!r}") from None
-    if not 0.0 <= tol < 1.0:
-        raise ArgumentError(f"tol_inner: expected a number in [0, 1), got {tol_inner!r}")
+    tol = None
+    if tol_inner is not None:
+        try:
+            tol = float(tol_inner)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"tol_inner: expected a number in [0, 1), got {tol_inner!r}") from None
+        if not 0.0 <= tol < 1.0:
+            raise ArgumentError(f"tol_inner: expected a number in [0, 1), got {tol_inner!r}")
     if not modes and l1 is None and l2 is None:
         return None
+    if kind == lib.TF_CPD_UPDATE_HALS:
+        for m in range(N):
+            if pl1[m] > 0 and m not in modes:
+                raise ArgumentError(f"l1: mode {m} is not non-negative, and HALS imposes l1 on non-negative modes "
+                                    f"only (nonneg_method='admm' imposes it anywhere)")
     u = ffi.new("tf_cpd_update *")
     lib.tf_cpd_update_default(u)
-    u.kind = lib.TF_CPD_UPDATE_AO_ADMM
-    u.max_inner, u.inner_tol = int(n_iter_max_inner), tol
+    u.kind = kind
+    if n_iter_max_inner is not None:  # whichever runs (auto: both)
+        u.max_inner = u.hals_max_inner = int(n_iter_max_inner)
+    if tol is not None:
+        u.inner_tol = u.hals_tol = tol
     for m in range(N):
         u.mode[m].nonneg = int(m in modes)
         u.mode[m].l1, u.mode[m].l2 = pl1[m], pl2[m]
