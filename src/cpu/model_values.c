@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The model at the non-zeros (cpu/model_values.h): one pass, blocks of
  * TF_MODEL_BLOCK non-zeros over the threads, a length-R row of products per
- * thread. */
+ * thread; the sum over the non-zeros of x m or of x log m. */
 #include "cpu/model_values.h"
+
+#include <math.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
-tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot)
+/* The pass: out (may be NULL) gets m_j; dot (may be NULL) sum_j x_j m_j, or
+ * with take_log sum_j x_j log m_j over the x_j != 0 (0 log 0 = 0). */
+static tf_status model_pass(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot,
+                            int take_log)
 {
     const uint64_t nnz = X->nnz, R = K->rank;
     const uint32_t N = X->order;
@@ -52,7 +57,8 @@ tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threa
                 double m = 0.0;
                 for (uint64_t r = 0; r < R; ++r) m += acc[r];
                 if (out) out[k] = m;
-                sum += X->vals[k] * m;
+                if (!take_log) sum += X->vals[k] * m;
+                else if (X->vals[k] != 0.0) sum += X->vals[k] * log(m);
             }
             if (part) part[b] = sum;
         }
@@ -66,4 +72,14 @@ tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threa
     tf_free(part);
     tf_free(ones);
     return TF_OK;
+}
+
+tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot)
+{
+    return model_pass(X, K, threads, out, dot, 0);
+}
+
+tf_status tf_cpu_model_logdot(const tf_tensor *X, const tf_ktensor *K, int threads, double *logdot)
+{
+    return model_pass(X, K, threads, NULL, logdot, 1);
 }
