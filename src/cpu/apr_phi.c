@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CP-APR's Phi kernel (cpu/apr_phi.h): one pass over the non-zeros of a
+ * mode, in blocks; the KKT violation of each row as it is finished. */
+#include "cpu/apr_phi.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+/* NaN-sticky maximum (a NaN in Phi or B must not pass for converged). */
+static inline double max_nan(double m, double x)
+{
+    return (x > m || x != x) && m == m ? x : m;
+}
+
+/* max_r |min(b_r, 1 - phi_r)| of one row (phi NULL: a row of zeros). */
+static inline double row_kkt(const double *b, const double *phi, uint64_t R)
+{
+    double v = 0.0;
+    for (uint64_t r = 0; r < R; ++r) {
+        const double c = 1.0 - (phi ? phi[r] : 0.0);
+        const double t = b[r] != b[r] ? b[r] : b[r] < c ? b[r] : c; /* numpy's minimum: NaN wins */
+        v = max_nan(v, fabs(t));
+    }
+    return v;
+}
+
+/* Rows [lo, hi) of Phi get zeros (no non-zeros there); returns the kkt so
+ * far with theirs. */
+static double zero_rows(const tf_apr_phi_in *in, double *Phi, uint64_t lo, uint64_t hi, double kkt)
+{
+    const uint64_t R = in->R;
+    for (uint64_t i = lo; i < hi; ++i) {
+        memset(Phi + i * R, 0, R * sizeof *Phi);
+        kkt = max_nan(kkt, row_kkt(in->A[in->mode] + i * R, NULL, R));
+    }
+    return kkt;
+}
+
+/* p = prod over k != mode of A_k(i_k,:) for non-zero j. */
+static inline void kr_row(const tf_apr_phi_in *in, uint64_t j, double *p)
+{
+    const uint32_t N = in->S->order, n = in->mode;
+    const uint64_t R = in->R;
+    const uint32_t first = n == 0 ? 1 : 0;
+    const double *a = in->A[first] + (uint64_t)in->S->ind[first][j] * R;
+    for (uint64_t r = 0; r < R; ++r) p[r] = a[r];
+    for (uint32_t k = first + 1; k < N; ++k) {
+        if (k == n) continue;
+        a = in->A[k] + (uint64_t)in->S->ind[k][j] * R;
+        for (uint64_t r = 0; r < R; ++r) p[r] *= a[r];
+    }
+}
+
+/* The rows of block b: [k0, k1) of the non-zeros, its first and last row,
+ * and whether they continue from the block before / into the next. */
+typedef struct block_rows {
+    uint64_t k0, k1;
+    uint32_t first, last;
+    int from_prev, into_next;
+} block_rows;
+
+static block_rows block_of(const tf_tensor *S, uint32_t mode, uint64_t b)
+{
+    const uint32_t *row = S->ind[mode];
+    block_rows br;
+    br.k0 = b * TF_APR_BLOCK;
+    br.k1 = br.k0 + TF_APR_BLOCK < S->nnz ? br.k0 + TF_APR_BLOCK : S->nnz;
+    br.first = row[br.k0];
+    br.last = row[br.k1 - 1];
+    br.from_prev = br.k0 > 0 && row[br.k0 - 1] == br.first;
+    br.into_next = br.k1 < S->nnz && row[br.k1] == br.last;
+    return br;
+}
+
+/* Where a row summed in block `br` goes: a row crossing the block's start
+ * into `head`, one crossing its end into `tail` (the partials added after
+ * the pass), any other into Phi, then its kkt. */
+static double finish_row(const tf_apr_phi_in *in, const block_rows *br, uint32_t i, const double *acc,
+                         double *Phi, double *head, double *tail, double kkt)
+{
+    const uint64_t R = in->R;
+    double *dst = i == br->first && br->from_prev ? head : i == br->last && br->into_next ? tail : NULL;
+    if (dst) {
+        memcpy(dst, acc, R * sizeof *acc);
+        return kkt;
+    }
+    memcpy(Phi + (uint64_t)i * R, acc, R * sizeof *acc);
+    return max_nan(kkt, row_kkt(in->A[in->mode] + (uint64_t)i * R, Phi + (uint64_t)i * R, R));
+}
+
+/* One block: its rows' sums, the empty rows before its first one (and,
+ * for the last block, after its last one); returns their kkt. acc and p
+ * are the thread's R-vectors. */
+static double phi_block(const tf_apr_phi_in *in, uint64_t b, uint64_t nb, double *Phi, double *edges, double *acc,
+                        double *p)
+{
+    const tf_tensor *S = in->S;
+    const uint64_t R = in->R;
+    const uint32_t *row = S->ind[in->mode];
+    const double *B = in->A[in->mode];
+    const block_rows br = block_of(S, in->mode, b);
+    double *head = edges + 2 * b * R, *tail = head + R;
+    double kkt = zero_rows(in, Phi, b == 0 ? in->row_lo : (uint64_t)row[br.k0 - 1] + 1, br.first, 0.0);
+    uint32_t cur = br.first;
+    memset(acc, 0, R * sizeof *acc);
+    for (uint64_t j = br.k0; j < br.k1; ++j) {
+        const uint32_t i = row[j];
+        if (i != cur) {
+            kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
+            kkt = zero_rows(in, Phi, (uint64_t)cur + 1, i, kkt);
+            memset(acc, 0, R * sizeof *acc);
+            cur = i;
+        }
+        kr_row(in, j, p);
+        const double *brow = B + (uint64_t)i * R;
+        double m = 0.0;
+        for (uint64_t r = 0; r < R; ++r) m += brow[r] * p[r];
+        const double v = S->vals[j] / (m > in->eps ? m : in->eps);
+        for (uint64_t r = 0; r < R; ++r) acc[r] += v * p[r];
+    }
+    kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
+    if (b == nb - 1) kkt = zero_rows(in, Phi, (uint64_t)br.last + 1, in->row_hi, kkt);
+    return kkt;
+}
+
+/* After the pass: the rows that cross block edges, their partials added in
+ * block order (a row starts in the block whose tail it is without being its
+ * head too), then their kkt. */
+static double merge_edges(const tf_apr_phi_in *in, uint64_t nb, double *Phi, const double *edges, double kkt)
+{
+    const uint64_t R = in->R;
+    for (uint64_t b = 0; b < nb; ++b) {
+        const block_rows br = block_of(in->S, in->mode, b);
+        const double *head = edges + 2 * b * R, *tail = head + R;
+        if (br.from_prev) {
+            double *dst = Phi + (uint64_t)br.first * R;
+            for (uint64_t r = 0; r < R; ++r) dst[r] += head[r];
+        }
+        if (br.into_next && !(br.from_prev && br.first == br.last))
+            memcpy(Phi + (uint64_t)br.last * R, tail, R * sizeof *tail);
+    }
+    for (uint64_t b = 0; b < nb; ++b) { /* each crossing row once: where it starts */
+        const block_rows br = block_of(in->S, in->mode, b);
+        if (br.into_next && !(br.from_prev && br.first == br.last))
+            kkt = max_nan(kkt, row_kkt(in->A[in->mode] + (uint64_t)br.last * R, Phi + (uint64_t)br.last * R, R));
+    }
+    return kkt;
+}
+
+tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
+{
+    const tf_tensor *S = in->S;
+    const uint64_t R = in->R, nnz = S->nnz;
+    if (nnz == 0) {
+        *kkt = zero_rows(in, Phi, in->row_lo, in->row_hi, 0.0);
+        return TF_OK;
+    }
+    const uint64_t nb = (nnz + TF_APR_BLOCK - 1) / TF_APR_BLOCK;
+    /* a non-zero costs its N - 1 row loads and products, the dot and the add */
+    const int nt = tf_mttkrp_team(in->threads, nnz, R, S->order + 1);
+    tf_team_note(nt); /* the row steps after it keep this team */
+    const uint64_t stride = (R + 7) & ~(uint64_t)7; /* a thread's vectors on cache lines of their own */
+    double *edges = NULL, *scratch = NULL;
+    TF_TRY(TF_ALLOC(edges, 2 * nb * R, "CP-APR block edge rows"));
+    tf_status s = TF_ALLOC(scratch, 2 * (uint64_t)nt * stride, "CP-APR row sums");
+    if (s != TF_OK) {
+        tf_free(edges);
+        return s;
+    }
+    double worst = 0.0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *acc = scratch + 2 * (uint64_t)tf_thread_id() * stride, *p = acc + stride, mine = 0.0;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t b = 0; b < (int64_t)nb; ++b) mine = max_nan(mine, phi_block(in, (uint64_t)b, nb, Phi, edges, acc, p));
+#pragma omp critical(tf_apr_phi_kkt)
+        worst = max_nan(worst, mine);
+    }
+    *kkt = merge_edges(in, nb, Phi, edges, worst);
+    tf_free(edges);
+    tf_free(scratch);
+    return TF_OK;
+}
+
+int tf_cpu_apr_grouped(const tf_tensor *S, uint32_t mode, int threads)
+{
+    const uint32_t *row = S->ind[mode];
+    int ok = 1;
+    const int nt = tf_team_for_work(threads, S->nnz / 65536 + 1, S->nnz);
+#pragma omp parallel for num_threads(nt) reduction(&& : ok) schedule(static) if (nt > 1)
+    for (int64_t j = 1; j < (int64_t)S->nnz; ++j) ok = ok && row[j - 1] <= row[j];
+    return ok;
+}

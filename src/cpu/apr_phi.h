@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CP-APR's Phi kernel on the CPU (pyttb's calculate_pi and calculate_phi in
+ * one pass, without the nnz x R matrix Pi): for mode n and every non-zero x
+ * at (i_1..i_N), p = prod_{k != n} A_k(i_k,:) (a Khatri-Rao row), m =
+ * <B(i_n,:), p>, Phi(i_n,:) += x / max(m, eps) p.
+ *
+ * The non-zeros come grouped by their mode-n index, in increasing order (a
+ * copy sorted by that mode), so a row of Phi is summed in one place: they
+ * are cut into blocks of TF_APR_BLOCK, and a row inside one block is summed
+ * by its thread and stored; a row that crosses a block edge gets one partial
+ * per block, added in block order after the parallel pass. The cut depends
+ * on the non-zeros alone, so Phi has the same bits for any thread count,
+ * and a heavy row never serialises the pass. */
+#ifndef TF_CPU_APR_PHI_H
+#define TF_CPU_APR_PHI_H
+#include "tenfold.h"
+
+/* Non-zeros per block of the pass. */
+#define TF_APR_BLOCK 2048u
+
+typedef struct tf_apr_phi_in {
+    const tf_tensor *S;         /* the non-zeros, grouped by mode `mode` in increasing
+                                   index order; every index < the factor's rows   */
+    uint32_t mode;
+    const double *const *A;     /* every factor (row-major, R columns); A[mode] is B */
+    uint64_t R;
+    double eps;                 /* the floor of m (epsdivzero)                      */
+    uint64_t row_lo, row_hi;    /* Phi's rows to write: every mode index of S lies
+                                   in [row_lo, row_hi)                              */
+    int threads;                /* 0 = default                                      */
+} tf_apr_phi_in;
+
+/* Phi's rows [row_lo, row_hi) (Phi points at row 0, R columns; every entry
+ * of those rows is written, rows without non-zeros get 0) and *kkt = max
+ * over those rows of |min(B(i,r), 1 - Phi(i,r))| (NaN if one is NaN). */
+tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt);
+
+/* 1 when the non-zeros of S are grouped by mode `mode` in increasing order
+ * (the kernel's input as it is). */
+int tf_cpu_apr_grouped(const tf_tensor *S, uint32_t mode, int threads);
+#endif
