@@ -9,6 +9,28 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/rowops.h"
+
+/* How far ahead (in non-zeros) the last level's rows are prefetched: they
+ * change with almost every non-zero, and their order is unpredictable. */
+#define PREFETCH_AHEAD 16
+
+#if defined(_OPENMP)
+#define TF_PRAGMA_(x) _Pragma(#x)
+#define TF_SIMD_SUM(x) TF_PRAGMA_(omp simd reduction(+ : x))
+#else
+#define TF_SIMD_SUM(x)
+#endif
+
+TF_ALWAYS_INLINE void prefetch_row(const double *row, uint64_t R)
+{
+#if defined(__GNUC__)
+    for (uint64_t b = 0; b < R && b < 64; b += 8) __builtin_prefetch(row + b);
+#else
+    (void)row;
+    (void)R;
+#endif
+}
 
 /* NaN-sticky maximum (a NaN in Phi or B must not pass for converged). */
 static inline double max_nan(double m, double x)
@@ -38,21 +60,6 @@ static double zero_rows(const tf_apr_phi_in *in, double *Phi, uint64_t lo, uint6
         kkt = max_nan(kkt, row_kkt(in->A[in->mode] + i * R, NULL, R));
     }
     return kkt;
-}
-
-/* p = prod over k != mode of A_k(i_k,:) for non-zero j. */
-static inline void kr_row(const tf_apr_phi_in *in, uint64_t j, double *p)
-{
-    const uint32_t N = in->S->order, n = in->mode;
-    const uint64_t R = in->R;
-    const uint32_t first = n == 0 ? 1 : 0;
-    const double *a = in->A[first] + (uint64_t)in->S->ind[first][j] * R;
-    for (uint64_t r = 0; r < R; ++r) p[r] = a[r];
-    for (uint32_t k = first + 1; k < N; ++k) {
-        if (k == n) continue;
-        a = in->A[k] + (uint64_t)in->S->ind[k][j] * R;
-        for (uint64_t r = 0; r < R; ++r) p[r] *= a[r];
-    }
 }
 
 /* The rows of block b: [k0, k1) of the non-zeros, its first and last row,
@@ -93,38 +100,95 @@ static double finish_row(const tf_apr_phi_in *in, const block_rows *br, uint32_t
 }
 
 /* One block: its rows' sums, the empty rows before its first one (and,
- * for the last block, after its last one); returns their kkt. acc and p
- * are the thread's R-vectors. */
-static double phi_block(const tf_apr_phi_in *in, uint64_t b, uint64_t nb, double *Phi, double *edges, double *acc,
-                        double *p)
+ * for the last block, after its last one); returns their kkt. The Khatri-Rao
+ * row of a non-zero is built level by level in the order of in->levels
+ * (the modes other than `mode`, as S is sorted): part[l] = the product of
+ * the rows of levels 0..l, and only the levels from the first whose index
+ * changed since the previous non-zero are multiplied again (CSF's sharing
+ * of a fibre's upper rows, without the tree). w holds acc (R) and the
+ * levels 1.. (R each). */
+TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const uint32_t *lev, uint64_t b, uint64_t nb,
+                                  double *Phi, double *edges, double *w, const uint64_t R)
 {
     const tf_tensor *S = in->S;
-    const uint64_t R = in->R;
+    const uint32_t L = S->order - 1;
     const uint32_t *row = S->ind[in->mode];
     const double *B = in->A[in->mode];
     const block_rows br = block_of(S, in->mode, b);
     double *head = edges + 2 * b * R, *tail = head + R;
+    double *restrict acc = w;
+    const uint32_t *id[TF_MAX_ORDER];
+    const double *F[TF_MAX_ORDER];
+    for (uint32_t l = 0; l < L; ++l) {
+        id[l] = S->ind[lev[l]];
+        F[l] = in->A[lev[l]];
+    }
+    const double *kr = NULL; /* the product of all levels: a factor row (L = 1) or part[L-1] */
     double kkt = zero_rows(in, Phi, b == 0 ? in->row_lo : (uint64_t)row[br.k0 - 1] + 1, br.first, 0.0);
     uint32_t cur = br.first;
-    memset(acc, 0, R * sizeof *acc);
+    tf_row_zero(acc, R);
     for (uint64_t j = br.k0; j < br.k1; ++j) {
+        if (j + PREFETCH_AHEAD < br.k1) prefetch_row(F[L - 1] + (uint64_t)id[L - 1][j + PREFETCH_AHEAD] * R, R);
         const uint32_t i = row[j];
         if (i != cur) {
             kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
             kkt = zero_rows(in, Phi, (uint64_t)cur + 1, i, kkt);
-            memset(acc, 0, R * sizeof *acc);
+            tf_row_zero(acc, R);
             cur = i;
         }
-        kr_row(in, j, p);
+        uint32_t l = 0; /* the first level to build again */
+        if (j > br.k0)
+            while (l < L && id[l][j] == id[l][j - 1]) ++l;
+        if (l == L && kr) { /* the same Khatri-Rao row as the non-zero before */
+        } else if (L == 1) {
+            kr = F[0] + (uint64_t)id[0][j] * R;
+        } else {
+            for (l = l > 0 ? l : 1; l < L; ++l) {
+                double *restrict part = w + (uint64_t)l * R;
+                const double *up = l == 1 ? F[0] + (uint64_t)id[0][j] * R : w + (uint64_t)(l - 1) * R;
+                const double *a = F[l] + (uint64_t)id[l][j] * R;
+                TF_SIMD
+                for (uint64_t r = 0; r < R; ++r) part[r] = up[r] * a[r];
+            }
+            kr = w + (uint64_t)(L - 1) * R;
+        }
         const double *brow = B + (uint64_t)i * R;
         double m = 0.0;
-        for (uint64_t r = 0; r < R; ++r) m += brow[r] * p[r];
-        const double v = S->vals[j] / (m > in->eps ? m : in->eps);
-        for (uint64_t r = 0; r < R; ++r) acc[r] += v * p[r];
+        TF_SIMD_SUM(m)
+        for (uint64_t r = 0; r < R; ++r) m += brow[r] * kr[r];
+        tf_row_axpy(acc, S->vals[j] / (m > in->eps ? m : in->eps), kr, R);
     }
     kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
     if (b == nb - 1) kkt = zero_rows(in, Phi, (uint64_t)br.last + 1, in->row_hi, kkt);
     return kkt;
+}
+
+/* One instance per rank the compiler unrolls fully, one generic, each built
+ * for the x86-64 levels (rowops.h). A block's sums do not depend on which
+ * runs (the same order of operations), only on the vector width. */
+typedef double (*phi_block_fn)(const tf_apr_phi_in *, const uint32_t *, uint64_t, uint64_t, double *, double *,
+                               double *);
+#define PHI_INSTANCE(name, rank)                                                                              \
+    TF_KERNEL_CLONES static double name(const tf_apr_phi_in *in, const uint32_t *lev, uint64_t b, uint64_t nb, \
+                                        double *Phi, double *edges, double *w)                                \
+    {                                                                                                         \
+        return phi_block(in, lev, b, nb, Phi, edges, w, rank);                                                \
+    }
+PHI_INSTANCE(phi_block_r8, 8)
+PHI_INSTANCE(phi_block_r16, 16)
+PHI_INSTANCE(phi_block_r32, 32)
+PHI_INSTANCE(phi_block_r64, 64)
+PHI_INSTANCE(phi_block_any, in->R)
+
+static phi_block_fn block_fn(uint64_t R)
+{
+    switch (R) {
+    case 8: return phi_block_r8;
+    case 16: return phi_block_r16;
+    case 32: return phi_block_r32;
+    case 64: return phi_block_r64;
+    default: return phi_block_any;
+    }
 }
 
 /* After the pass: the rows that cross block edges, their partials added in
@@ -163,10 +227,16 @@ tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
     /* a non-zero costs its N - 1 row loads and products, the dot and the add */
     const int nt = tf_mttkrp_team(in->threads, nnz, R, S->order + 1);
     tf_team_note(nt); /* the row steps after it keep this team */
-    const uint64_t stride = (R + 7) & ~(uint64_t)7; /* a thread's vectors on cache lines of their own */
+    /* a thread's vectors (acc, the levels' products) on cache lines of their own */
+    const uint64_t per = (S->order * R + 7) & ~(uint64_t)7;
+    uint32_t lev[TF_MAX_ORDER], L = 0;
+    for (uint32_t k = 0; k < S->order; ++k)
+        if (k != in->mode) lev[L++] = k;
+    if (in->levels) memcpy(lev, in->levels, L * sizeof *lev);
+    const phi_block_fn fn = block_fn(R);
     double *edges = NULL, *scratch = NULL;
     TF_TRY(TF_ALLOC(edges, 2 * nb * R, "CP-APR block edge rows"));
-    tf_status s = TF_ALLOC(scratch, 2 * (uint64_t)nt * stride, "CP-APR row sums");
+    tf_status s = TF_ALLOC(scratch, (uint64_t)nt * per, "CP-APR row sums");
     if (s != TF_OK) {
         tf_free(edges);
         return s;
@@ -174,9 +244,9 @@ tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
     double worst = 0.0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
-        double *acc = scratch + 2 * (uint64_t)tf_thread_id() * stride, *p = acc + stride, mine = 0.0;
+        double *w = scratch + (uint64_t)tf_thread_id() * per, mine = 0.0;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t b = 0; b < (int64_t)nb; ++b) mine = max_nan(mine, phi_block(in, (uint64_t)b, nb, Phi, edges, acc, p));
+        for (int64_t b = 0; b < (int64_t)nb; ++b) mine = max_nan(mine, fn(in, lev, (uint64_t)b, nb, Phi, edges, w));
 #pragma omp critical(tf_apr_phi_kkt)
         worst = max_nan(worst, mine);
     }

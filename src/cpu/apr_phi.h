@@ -22,6 +22,11 @@ typedef struct tf_apr_phi_in {
     const tf_tensor *S;         /* the non-zeros, grouped by mode `mode` in increasing
                                    index order; every index < the factor's rows   */
     uint32_t mode;
+    const uint32_t *levels;     /* the other modes in the order S is sorted by after
+                                   `mode` (order - 1 of them; NULL: increasing) --
+                                   the order the Khatri-Rao rows are built in, so
+                                   non-zeros that share leading indices share
+                                   their products                                */
     const double *const *A;     /* every factor (row-major, R columns); A[mode] is B */
     uint64_t R;
     double eps;                 /* the floor of m (epsdivzero)                      */

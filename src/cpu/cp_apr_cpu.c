@@ -36,6 +36,7 @@ typedef struct cpu_apr {
      * index; nz[m] points at X (borrowed) or at own[m] */
     const tf_tensor *nz[TF_MAX_ORDER];
     tf_tensor own[TF_MAX_ORDER];
+    uint32_t levels[TF_MAX_ORDER][TF_MAX_ORDER]; /* the other modes, in the order nz[m] is sorted by */
     tf_matrix A[TF_MAX_ORDER]; /* factors, dims[m] x R (B in A[n]'s place during mode n) */
     double *Phi[TF_MAX_ORDER]; /* dims[m] x R: the last Phi of each mode (this process's rows) */
     double *lambda;            /* R */
@@ -110,7 +111,7 @@ static tf_status cpu_phi(void *ctx, uint32_t mode, double epsdivzero, double *kk
     TF_TRY(check_mode(c, mode));
     const double *A[TF_MAX_ORDER];
     for (uint32_t m = 0; m < c->order; ++m) A[m] = c->A[m].data;
-    tf_apr_phi_in in = {c->nz[mode], mode, A, c->rank, epsdivzero, 0, 0, c->threads};
+    tf_apr_phi_in in = {c->nz[mode], mode, c->levels[mode], A, c->rank, epsdivzero, 0, 0, c->threads};
     my_rows(c, mode, &in.row_lo, &in.row_hi);
     TF_TRY(tf_cpu_apr_phi(&in, c->Phi[mode], kkt));
     return c->dist ? c->dist->allreduce_max(kkt, 1) : TF_OK;
@@ -208,15 +209,30 @@ static const tf_cp_apr_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
 };
 
-/* The sort order of mode m's copy: m first, then the others in order (the
- * rows of a slice then come in the order of the next mode's index, which
- * keeps that factor's rows in cache). */
-static tf_status group_by(tf_tensor *t, uint32_t m)
+/* The other modes of m in increasing order (X's own order, as a canonical
+ * X is sorted), or by increasing length (levels of the sort, as CSF orders
+ * them: the shorter a mode, the more non-zeros share its index and so the
+ * product of its row with those before it in the Phi pass). */
+static void other_modes(const cpu_apr *c, uint32_t m, int by_length, uint32_t *lev)
 {
-    uint32_t order[TF_MAX_ORDER], n = 0;
-    order[n++] = m;
-    for (uint32_t k = 0; k < t->order; ++k)
-        if (k != m) order[n++] = k;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < c->order; ++k)
+        if (k != m) lev[n++] = k;
+    for (uint32_t a = 1; by_length && a < n; ++a) /* insertion sort, stable */
+        for (uint32_t b = a; b > 0 && c->dims[lev[b]] < c->dims[lev[b - 1]]; --b) {
+            const uint32_t t = lev[b];
+            lev[b] = lev[b - 1];
+            lev[b - 1] = t;
+        }
+}
+
+/* Mode m's copy t sorted by m, then by its levels. */
+static tf_status group_by(cpu_apr *c, tf_tensor *t, uint32_t m)
+{
+    uint32_t order[TF_MAX_ORDER];
+    other_modes(c, m, 1, c->levels[m]);
+    order[0] = m;
+    memcpy(order + 1, c->levels[m], (c->order - 1) * sizeof *order);
     return tf_tensor_sort(t, order);
 }
 
@@ -249,10 +265,11 @@ tf_status tf_cpu_cp_apr_backend_create(const tf_tensor *X, const tf_cp_apr_opts 
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         if (tf_cpu_apr_grouped(X, m, c->threads)) { /* X as it is (a canonical X: mode 1) */
             c->nz[m] = X;
+            other_modes(c, m, 0, c->levels[m]);
             continue;
         }
         s = tf_tensor_copy(X, &c->own[m]);
-        if (s == TF_OK) s = group_by(&c->own[m], m);
+        if (s == TF_OK) s = group_by(c, &c->own[m], m);
         c->nz[m] = &c->own[m];
         ++copies;
     }
@@ -283,7 +300,7 @@ tf_status tf_cpu_cp_apr_backend_create_dist(const tf_tensor *X, const tf_cp_apr_
         c->nz[m] = &c->own[m];
         c->row_lo[m] = row_lo[m];
     }
-    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) s = group_by(&c->own[m], m);
+    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) s = group_by(c, &c->own[m], m);
     if (s != TF_OK) {
         cpu_destroy(c);
         memset(out, 0, sizeof *out);
