@@ -99,36 +99,78 @@ static double finish_row(const tf_apr_phi_in *in, const block_rows *br, uint32_t
     return max_nan(kkt, row_kkt(in->A[in->mode] + (uint64_t)i * R, Phi + (uint64_t)i * R, R));
 }
 
+/* The Khatri-Rao rows of a pass, built level by level in the order of
+ * in->levels (the modes other than `mode`, as S is sorted): part[l] = the
+ * product of the rows of levels 0..l, and for each non-zero only the levels
+ * from the first whose index changed since the previous one are multiplied
+ * again (CSF's sharing of a fibre's upper rows, without the tree). */
+typedef struct kr_levels {
+    uint32_t L;                   /* levels: order - 1           */
+    const uint32_t *id[TF_MAX_ORDER];
+    const double *F[TF_MAX_ORDER];
+} kr_levels;
+
+static void levels_of(const tf_apr_phi_in *in, kr_levels *lv)
+{
+    uint32_t lev[TF_MAX_ORDER], L = 0;
+    for (uint32_t k = 0; k < in->S->order; ++k)
+        if (k != in->mode) lev[L++] = k;
+    if (in->levels) memcpy(lev, in->levels, L * sizeof *lev);
+    lv->L = L;
+    for (uint32_t l = 0; l < L; ++l) {
+        lv->id[l] = in->S->ind[lev[l]];
+        lv->F[l] = in->A[lev[l]];
+    }
+}
+
+/* Non-zero j's Khatri-Rao row, given kr, the previous one's (NULL at a
+ * block's start k0, where every level is built); part holds levels 1..L-1
+ * (R each, at part + l R). */
+TF_ALWAYS_INLINE const double *kr_row(const kr_levels *lv, uint64_t j, uint64_t k0, const double *kr,
+                                      double *part, const uint64_t R)
+{
+    const uint32_t L = lv->L;
+    uint32_t l = 0; /* the first level to build again */
+    if (kr && j > k0)
+        while (l < L && lv->id[l][j] == lv->id[l][j - 1]) ++l;
+    if (l == L) return kr; /* the same Khatri-Rao row as the non-zero before */
+    if (L == 1) return lv->F[0] + (uint64_t)lv->id[0][j] * R;
+    for (l = l > 0 ? l : 1; l < L; ++l) {
+        double *restrict p = part + (uint64_t)l * R;
+        const double *up = l == 1 ? lv->F[0] + (uint64_t)lv->id[0][j] * R : part + (uint64_t)(l - 1) * R;
+        const double *a = lv->F[l] + (uint64_t)lv->id[l][j] * R;
+        TF_SIMD
+        for (uint64_t r = 0; r < R; ++r) p[r] = up[r] * a[r];
+    }
+    return part + (uint64_t)(L - 1) * R;
+}
+
+/* The last level's rows change with almost every non-zero, in no order the
+ * CPU predicts: fetched PREFETCH_AHEAD non-zeros early. */
+TF_ALWAYS_INLINE void prefetch_ahead(const kr_levels *lv, uint64_t j, uint64_t end, const uint64_t R)
+{
+    if (j + PREFETCH_AHEAD < end)
+        prefetch_row(lv->F[lv->L - 1] + (uint64_t)lv->id[lv->L - 1][j + PREFETCH_AHEAD] * R, R);
+}
+
 /* One block: its rows' sums, the empty rows before its first one (and,
- * for the last block, after its last one); returns their kkt. The Khatri-Rao
- * row of a non-zero is built level by level in the order of in->levels
- * (the modes other than `mode`, as S is sorted): part[l] = the product of
- * the rows of levels 0..l, and only the levels from the first whose index
- * changed since the previous non-zero are multiplied again (CSF's sharing
- * of a fibre's upper rows, without the tree). w holds acc (R) and the
- * levels 1.. (R each). */
-TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const uint32_t *lev, uint64_t b, uint64_t nb,
+ * for the last block, after its last one); returns their kkt. w holds acc
+ * (R) and the levels' products (part, R each from w + R). */
+TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const kr_levels *lv, uint64_t b, uint64_t nb,
                                   double *Phi, double *edges, double *w, const uint64_t R)
 {
     const tf_tensor *S = in->S;
-    const uint32_t L = S->order - 1;
     const uint32_t *row = S->ind[in->mode];
     const double *B = in->A[in->mode];
     const block_rows br = block_of(S, in->mode, b);
     double *head = edges + 2 * b * R, *tail = head + R;
-    double *restrict acc = w;
-    const uint32_t *id[TF_MAX_ORDER];
-    const double *F[TF_MAX_ORDER];
-    for (uint32_t l = 0; l < L; ++l) {
-        id[l] = S->ind[lev[l]];
-        F[l] = in->A[lev[l]];
-    }
-    const double *kr = NULL; /* the product of all levels: a factor row (L = 1) or part[L-1] */
+    double *restrict acc = w, *part = w + R;
+    const double *kr = NULL;
     double kkt = zero_rows(in, Phi, b == 0 ? in->row_lo : (uint64_t)row[br.k0 - 1] + 1, br.first, 0.0);
     uint32_t cur = br.first;
     tf_row_zero(acc, R);
     for (uint64_t j = br.k0; j < br.k1; ++j) {
-        if (j + PREFETCH_AHEAD < br.k1) prefetch_row(F[L - 1] + (uint64_t)id[L - 1][j + PREFETCH_AHEAD] * R, R);
+        prefetch_ahead(lv, j, br.k1, R);
         const uint32_t i = row[j];
         if (i != cur) {
             kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
@@ -136,22 +178,7 @@ TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const uint32_t *lev, 
             tf_row_zero(acc, R);
             cur = i;
         }
-        uint32_t l = 0; /* the first level to build again */
-        if (j > br.k0)
-            while (l < L && id[l][j] == id[l][j - 1]) ++l;
-        if (l == L && kr) { /* the same Khatri-Rao row as the non-zero before */
-        } else if (L == 1) {
-            kr = F[0] + (uint64_t)id[0][j] * R;
-        } else {
-            for (l = l > 0 ? l : 1; l < L; ++l) {
-                double *restrict part = w + (uint64_t)l * R;
-                const double *up = l == 1 ? F[0] + (uint64_t)id[0][j] * R : w + (uint64_t)(l - 1) * R;
-                const double *a = F[l] + (uint64_t)id[l][j] * R;
-                TF_SIMD
-                for (uint64_t r = 0; r < R; ++r) part[r] = up[r] * a[r];
-            }
-            kr = w + (uint64_t)(L - 1) * R;
-        }
+        kr = kr_row(lv, j, br.k0, kr, part, R);
         const double *brow = B + (uint64_t)i * R;
         double m = 0.0;
         TF_SIMD_SUM(m)
@@ -163,33 +190,57 @@ TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const uint32_t *lev, 
     return kkt;
 }
 
-/* One instance per rank the compiler unrolls fully, one generic, each built
- * for the x86-64 levels (rowops.h). A block's sums do not depend on which
- * runs (the same order of operations), only on the vector width. */
-typedef double (*phi_block_fn)(const tf_apr_phi_in *, const uint32_t *, uint64_t, uint64_t, double *, double *,
-                               double *);
-#define PHI_INSTANCE(name, rank)                                                                              \
-    TF_KERNEL_CLONES static double name(const tf_apr_phi_in *in, const uint32_t *lev, uint64_t b, uint64_t nb, \
-                                        double *Phi, double *edges, double *w)                                \
-    {                                                                                                         \
-        return phi_block(in, lev, b, nb, Phi, edges, w, rank);                                                \
-    }
-PHI_INSTANCE(phi_block_r8, 8)
-PHI_INSTANCE(phi_block_r16, 16)
-PHI_INSTANCE(phi_block_r32, 32)
-PHI_INSTANCE(phi_block_r64, 64)
-PHI_INSTANCE(phi_block_any, in->R)
-
-static phi_block_fn block_fn(uint64_t R)
+/* One block of the log-likelihood's sum: x log m over its non-zeros with
+ * x != 0, m = sum_r B(i,r) wt_r kr_r. */
+TF_ALWAYS_INLINE double logdot_block(const tf_apr_phi_in *in, const kr_levels *lv, const double *wt, uint64_t b,
+                                     double *w, const uint64_t R)
 {
-    switch (R) {
-    case 8: return phi_block_r8;
-    case 16: return phi_block_r16;
-    case 32: return phi_block_r32;
-    case 64: return phi_block_r64;
-    default: return phi_block_any;
+    const tf_tensor *S = in->S;
+    const uint32_t *row = S->ind[in->mode];
+    const double *B = in->A[in->mode];
+    const uint64_t k0 = b * TF_APR_BLOCK, k1 = k0 + TF_APR_BLOCK < S->nnz ? k0 + TF_APR_BLOCK : S->nnz;
+    const double *kr = NULL;
+    double sum = 0.0;
+    for (uint64_t j = k0; j < k1; ++j) {
+        prefetch_ahead(lv, j, k1, R);
+        kr = kr_row(lv, j, k0, kr, w, R);
+        const double *brow = B + (uint64_t)row[j] * R;
+        double m = 0.0;
+        TF_SIMD_SUM(m)
+        for (uint64_t r = 0; r < R; ++r) m += brow[r] * wt[r] * kr[r];
+        if (S->vals[j] != 0.0) sum += S->vals[j] * log(m);
     }
+    return sum;
 }
+
+/* One instance of each per rank the compiler unrolls fully, one generic,
+ * each built for the x86-64 levels (rowops.h). A block's sums do not
+ * depend on which runs (the same order of operations), only on the vector
+ * width. */
+typedef double (*phi_block_fn)(const tf_apr_phi_in *, const kr_levels *, uint64_t, uint64_t, double *, double *,
+                               double *);
+typedef double (*logdot_block_fn)(const tf_apr_phi_in *, const kr_levels *, const double *, uint64_t, double *);
+#define APR_INSTANCES(suffix, rank)                                                                         \
+    TF_KERNEL_CLONES static double phi_block_##suffix(const tf_apr_phi_in *in, const kr_levels *lv,         \
+                                                      uint64_t b, uint64_t nb, double *Phi, double *edges,  \
+                                                      double *w)                                            \
+    {                                                                                                       \
+        return phi_block(in, lv, b, nb, Phi, edges, w, rank);                                               \
+    }                                                                                                       \
+    TF_KERNEL_CLONES static double logdot_block_##suffix(const tf_apr_phi_in *in, const kr_levels *lv,      \
+                                                         const double *wt, uint64_t b, double *w)           \
+    {                                                                                                       \
+        return logdot_block(in, lv, wt, b, w, rank);                                                        \
+    }
+APR_INSTANCES(r8, 8)
+APR_INSTANCES(r16, 16)
+APR_INSTANCES(r32, 32)
+APR_INSTANCES(r64, 64)
+APR_INSTANCES(any, in->R)
+
+#define APR_PICK(kind, R)                                                                                 \
+    ((R) == 8 ? kind##_block_r8 : (R) == 16 ? kind##_block_r16 : (R) == 32 ? kind##_block_r32          \
+     : (R) == 64 ? kind##_block_r64 : kind##_block_any)
 
 /* After the pass: the rows that cross block edges, their partials added in
  * block order (a row starts in the block whose tail it is without being its
@@ -229,11 +280,9 @@ tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
     tf_team_note(nt); /* the row steps after it keep this team */
     /* a thread's vectors (acc, the levels' products) on cache lines of their own */
     const uint64_t per = (S->order * R + 7) & ~(uint64_t)7;
-    uint32_t lev[TF_MAX_ORDER], L = 0;
-    for (uint32_t k = 0; k < S->order; ++k)
-        if (k != in->mode) lev[L++] = k;
-    if (in->levels) memcpy(lev, in->levels, L * sizeof *lev);
-    const phi_block_fn fn = block_fn(R);
+    kr_levels lv;
+    levels_of(in, &lv);
+    const phi_block_fn fn = APR_PICK(phi, R);
     double *edges = NULL, *scratch = NULL;
     TF_TRY(TF_ALLOC(edges, 2 * nb * R, "CP-APR block edge rows"));
     tf_status s = TF_ALLOC(scratch, (uint64_t)nt * per, "CP-APR row sums");
@@ -246,7 +295,7 @@ tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
     {
         double *w = scratch + (uint64_t)tf_thread_id() * per, mine = 0.0;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t b = 0; b < (int64_t)nb; ++b) mine = max_nan(mine, fn(in, lev, (uint64_t)b, nb, Phi, edges, w));
+        for (int64_t b = 0; b < (int64_t)nb; ++b) mine = max_nan(mine, fn(in, &lv, (uint64_t)b, nb, Phi, edges, w));
 #pragma omp critical(tf_apr_phi_kkt)
         worst = max_nan(worst, mine);
     }
@@ -254,6 +303,40 @@ tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
     tf_free(edges);
     tf_free(scratch);
     return TF_OK;
+}
+
+tf_status tf_cpu_apr_logdot(const tf_apr_phi_in *in, const double *w, double *sum)
+{
+    const tf_tensor *S = in->S;
+    const uint64_t R = in->R, nnz = S->nnz, nb = (nnz + TF_APR_BLOCK - 1) / TF_APR_BLOCK;
+    *sum = 0.0;
+    if (nnz == 0) return TF_OK;
+    const int nt = tf_mttkrp_team(in->threads, nnz, R, S->order + 1);
+    const uint64_t per = (S->order * R + 7) & ~(uint64_t)7;
+    kr_levels lv;
+    levels_of(in, &lv);
+    const logdot_block_fn fn = APR_PICK(logdot, R);
+    double *part = NULL, *scratch = NULL, *ones = NULL;
+    tf_status s = TF_ALLOC(part, nb, "log-likelihood block sums");
+    if (s == TF_OK) s = TF_ALLOC(scratch, (uint64_t)nt * per, "log-likelihood rows");
+    if (s == TF_OK && !w) s = TF_ALLOC(ones, R, "log-likelihood weights");
+    if (s == TF_OK) {
+        for (uint64_t r = 0; ones && r < R; ++r) ones[r] = 1.0;
+        const double *wt = w ? w : ones;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            double *wk = scratch + (uint64_t)tf_thread_id() * per;
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t b = 0; b < (int64_t)nb; ++b) part[b] = fn(in, &lv, wt, (uint64_t)b, wk);
+        }
+        double total = 0.0;
+        for (uint64_t b = 0; b < nb; ++b) total += part[b]; /* in block order: any team, the same bits */
+        *sum = total;
+    }
+    tf_free(part);
+    tf_free(scratch);
+    tf_free(ones);
+    return s;
 }
 
 int tf_cpu_apr_grouped(const tf_tensor *S, uint32_t mode, int threads)

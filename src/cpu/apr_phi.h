@@ -40,6 +40,15 @@ typedef struct tf_apr_phi_in {
  * over those rows of |min(B(i,r), 1 - Phi(i,r))| (NaN if one is NaN). */
 tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt);
 
+/* *sum = the sum over the non-zeros of S with x != 0 of x log m, m =
+ * sum_r A_mode(i_mode, r) w_r prod_{k != mode} A_k(i_k, r) (w NULL: ones):
+ * the data term of the Poisson log-likelihood of [[w; A_1..A_N]] (pyttb's
+ * tt_loglikelihood: 0 log 0 = 0; a non-zero whose model is 0 makes it
+ * -inf). S in any order (in->levels' order shares the most products);
+ * in->eps, row_lo and row_hi are not used. Block sums added in order: the
+ * same bits for any thread count. */
+tf_status tf_cpu_apr_logdot(const tf_apr_phi_in *in, const double *w, double *sum);
+
 /* 1 when the non-zeros of S are grouped by mode `mode` in increasing order
  * (the kernel's input as it is). */
 int tf_cpu_apr_grouped(const tf_tensor *S, uint32_t mode, int threads);

@@ -25,7 +25,6 @@
 #include "cpu/apr_phi.h"
 #include "cpu/apr_rows.h"
 #include "cpu/dense.h"
-#include "cpu/model_values.h"
 
 typedef struct cpu_apr {
     uint32_t order;
@@ -141,16 +140,12 @@ static tf_status cpu_loglik(void *ctx, double *ll)
     cpu_apr *c = ctx;
     TF_TRY(check_mode(c, 0));
     const uint64_t R = c->rank;
-    tf_ktensor K;
-    memset(&K, 0, sizeof K);
-    K.order = c->order;
-    K.rank = R;
-    memcpy(K.dims, c->dims, sizeof K.dims);
-    K.lambda = c->lambda;
-    for (uint32_t m = 0; m < c->order; ++m) K.factors[m] = c->A[m];
-    /* every non-zero is in exactly one rank's shard of mode 1 */
+    const double *A[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < c->order; ++m) A[m] = c->A[m].data;
+    /* mode 1's non-zeros: every one is in exactly one rank's shard of it */
+    const tf_apr_phi_in in = {c->nz[0], 0, c->levels[0], A, R, 0.0, 0, 0, c->threads};
     double data = 0.0;
-    TF_TRY(tf_cpu_model_logdot(c->nz[0], &K, c->threads, &data));
+    TF_TRY(tf_cpu_apr_logdot(&in, c->lambda, &data));
     if (c->dist) TF_TRY(c->dist->allreduce_sum(&data, 1));
     /* the model's sum: sum_r lambda_r prod_n (column sum r of A_n) */
     double *sums = NULL, *prod = NULL;

@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The model at the non-zeros (cpu/model_values.h): one pass, blocks of
  * TF_MODEL_BLOCK non-zeros over the threads, a length-R row of products per
- * thread; the sum over the non-zeros of x m or of x log m. */
+ * thread. */
 #include "cpu/model_values.h"
-
-#include <math.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
-/* The pass: out (may be NULL) gets m_j; dot (may be NULL) sum_j x_j m_j, or
- * with take_log sum_j x_j log m_j over the x_j != 0 (0 log 0 = 0). */
-static tf_status model_pass(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot,
-                            int take_log)
+tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot)
 {
     const uint64_t nnz = X->nnz, R = K->rank;
     const uint32_t N = X->order;
@@ -57,8 +52,7 @@ static tf_status model_pass(const tf_tensor *X, const tf_ktensor *K, int threads
                 double m = 0.0;
                 for (uint64_t r = 0; r < R; ++r) m += acc[r];
                 if (out) out[k] = m;
-                if (!take_log) sum += X->vals[k] * m;
-                else if (X->vals[k] != 0.0) sum += X->vals[k] * log(m);
+                sum += X->vals[k] * m;
             }
             if (part) part[b] = sum;
         }
@@ -72,14 +66,4 @@ static tf_status model_pass(const tf_tensor *X, const tf_ktensor *K, int threads
     tf_free(part);
     tf_free(ones);
     return TF_OK;
-}
-
-tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot)
-{
-    return model_pass(X, K, threads, out, dot, 0);
-}
-
-tf_status tf_cpu_model_logdot(const tf_tensor *X, const tf_ktensor *K, int threads, double *logdot)
-{
-    return model_pass(X, K, threads, NULL, logdot, 1);
 }

@@ -15,9 +15,4 @@
  * gets sum_j x_j m_j. X valid and K's factors matching X's dims: not
  * checked here. threads 0 = default. */
 tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot);
-/* sum_j x_j log m_j over the non-zeros with x_j != 0 (the data term of the
- * Poisson log-likelihood, pyttb's tt_loglikelihood; 0 log 0 = 0, and a
- * non-zero whose model is 0 makes it -inf). Same arguments and block order
- * (the sum does not depend on the thread count). */
-tf_status tf_cpu_model_logdot(const tf_tensor *X, const tf_ktensor *K, int threads, double *logdot);
 #endif

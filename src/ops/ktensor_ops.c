@@ -9,6 +9,7 @@
 #include "backend/model_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "cpu/apr_phi.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 #include "cpu/model_values.h"
@@ -164,8 +165,11 @@ tf_status tf_cp_apr_loglik(const tf_tensor *X, const tf_ktensor *K, int threads,
         if (!(K->lambda[r] >= 0.0))
             return tf_fail(TF_ERR_ARG, "tf_cp_apr_loglik: lambda %llu is %g (a Poisson model's weights are >= 0)",
                            (unsigned long long)r + 1, K->lambda[r]);
+    const double *A[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < K->order; ++m) A[m] = K->factors[m].data;
+    const tf_apr_phi_in in = {X, 0, NULL, A, R, 0.0, 0, 0, threads};
     double data = 0.0, *sums = NULL, *prod = NULL;
-    TF_TRY(tf_cpu_model_logdot(X, K, threads, &data));
+    TF_TRY(tf_cpu_apr_logdot(&in, K->lambda, &data));
     TF_TRY(TF_ALLOC(sums, 2 * R, "log-likelihood column sums"));
     prod = sums + R;
     tf_status s = TF_OK;
