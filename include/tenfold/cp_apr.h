@@ -90,6 +90,8 @@ typedef struct tf_cp_apr_report {
     uint64_t inner_iters;       /* inner iterations in all                           */
     uint64_t scooched;          /* entries moved off zero by kappa in all            */
     double t_build;             /* the backend's set-up (the non-zeros by mode)      */
+    uint64_t build_peak_bytes;  /* host memory the set-up held at most above what was
+                                   held before it (tenfold's allocations)           */
     double t_phi, t_dense, t_loglik; /* summed over the iterations                   */
     double t_total;             /* the whole call                                    */
     int parts;                  /* MPI ranks that took part (0: one process)          */

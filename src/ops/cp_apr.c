@@ -11,6 +11,7 @@
 
 #include "algo/cp_apr.h"
 #include "backend/dist.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "ops/auto_backend.h"
@@ -147,8 +148,10 @@ static void describe_non_zero(const tf_tensor *X, uint64_t k, char *buf, size_t 
 
 /* X's values are counts, on every rank of a distributed input too: the
  * lowest rank holding a bad one words the message, which every rank then
- * fails with (none is left waiting in a later collective). */
-static tf_status check_counts(const tf_tensor *X, const tf_cp_apr_opts *o, const tf_dist *parts)
+ * fails with (none is left waiting in a later collective). On ranks the
+ * failure is shared (tf_fail_shared: every rank has it, rank 0 says it):
+ * ranks that hold all of X find the same one. */
+static tf_status check_counts(const tf_tensor *X, const tf_cp_apr_opts *o, const tf_dist *parts, int ranks)
 {
     char what[512] = "";
     const uint64_t bad = first_non_count(X, o->threads);
@@ -161,7 +164,7 @@ static tf_status check_counts(const tf_tensor *X, const tf_cp_apr_opts *o, const
     } else if (bad == UINT64_MAX) {
         return TF_OK;
     }
-    return tf_fail(TF_ERR_ARG, "cpd: CP-APR needs counts (integers >= 0): %s", what);
+    return (ranks ? tf_fail_shared : tf_fail)(TF_ERR_ARG, "cpd: CP-APR needs counts (integers >= 0): %s", what);
 }
 
 /* Where the run goes: CPU ranks of a distributed context, else this
@@ -227,17 +230,20 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
     const tf_dist *parts = o->distributed_input && dist ? o->context->dist : NULL;
     if (o->distributed_input && !dist)
         return tf_fail(TF_ERR_ARG, "cpd: distributed_input needs a distributed context (MPI ranks)");
-    TF_TRY(check_counts(X, o, parts));
+    TF_TRY(check_counts(X, o, parts, dist));
     double total = 0.0;
     TF_TRY(value_sum(X, parts, &total));
     if (!(total > 0.0))
-        return tf_fail(TF_ERR_ARG, "cpd: the tensor has no non-zero values, so there is nothing to decompose");
+        return (dist ? tf_fail_shared : tf_fail)(TF_ERR_ARG, "cpd: the tensor has no non-zero values, so there is "
+                                                             "nothing to decompose");
 
     tf_cp_apr_backend be;
     tf_partition pt;
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
+    const uint64_t held = tf_alloc_peak_reset();
     tf_status s = dist ? create_dist(X, o, &pt, &be) : tf_cpu_cp_apr_backend_create(X, o, &be);
+    rep->build_peak_bytes = tf_alloc_peak() - held;
     if (s != TF_OK) {
         tf_partition_free(&pt);
         return s;
