@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM."""
+"""The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM (CP-APR: _apr.py)."""
 from __future__ import annotations
 
 import atexit
@@ -256,13 +256,17 @@ class CPResult:
         Why an automatic choice ran on the CPU, else "".
     inner_iterations : int
         AO-ADMM (cp_als with nonneg / l1 / l2): its inner iterations, summed
-        over the modes and iterations; 0 for ALS.
+        over the modes and iterations; 0 for ALS. cp_apr: its multiplicative
+        updates' inner iterations.
+    loglik, loglik_history, kkt_history : float, list, list
+        cp_apr: the final Poisson log-likelihood, and the log-likelihood and
+        KKT violation after every outer iteration (cp_als: nan, [], []).
     rank : int
         The number of components (a property).
     """
 
     __slots__ = ("weights", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings",
-                 "plan", "note", "inner_iterations")
+                 "plan", "note", "inner_iterations", "loglik", "loglik_history", "kkt_history")
     weights: np.ndarray
     factors: list
     fit: float
@@ -274,11 +278,15 @@ class CPResult:
     plan: str
     note: str
     inner_iterations: int
+    loglik: float
+    loglik_history: list
+    kkt_history: list
 
     def __init__(self, weights: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"),
                  n_iter: int = 0, converged: bool = False, stopped: bool = False,
                  fit_history: Optional[Sequence[float]] = None, timings: Optional[dict] = None,
-                 plan: str = "", note: str = "", inner_iterations: int = 0):
+                 plan: str = "", note: str = "", inner_iterations: int = 0, loglik: float = float("nan"),
+                 loglik_history: Optional[Sequence[float]] = None, kkt_history: Optional[Sequence[float]] = None):
         self.weights = weights
         self.factors = list(factors)
         self.fit = float(fit)
@@ -290,6 +298,9 @@ class CPResult:
         self.plan = plan
         self.note = note
         self.inner_iterations = int(inner_iterations)
+        self.loglik = float(loglik)
+        self.loglik_history = list(loglik_history) if loglik_history is not None else []
+        self.kkt_history = list(kkt_history) if kkt_history is not None else []
 
     @classmethod
     def _from_run(cls, weights, factors, report, history, stopped):
@@ -328,7 +339,8 @@ class CPResult:
         return iter((self.weights, self.factors))
 
     def __repr__(self):
-        return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}, n_iter={self.n_iter}, "
+        ll = "" if np.isnan(self.loglik) else f", loglik={self.loglik:.10g}"
+        return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}{ll}, n_iter={self.n_iter}, "
                 f"converged={self.converged})")
 
     def to_tensorly(self) -> Any:
