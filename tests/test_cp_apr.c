@@ -173,7 +173,7 @@ static void phi_case(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz
 static void test_phi(tf_rng *rng)
 {
     const uint64_t d2[] = {40, 31}, d3[] = {50, 3, 41}, d4[] = {9, 12, 30, 7}, d5[] = {6, 5, 8, 4, 9};
-    const uint64_t ranks[] = {1, 3, 8, 16, 17, 32, 33, 64};
+    const uint64_t ranks[] = {1, 3, 8, 16, 17, 32, 33, 64, 200}; /* 200: blocks of 16 R */
     for (size_t q = 0; q < sizeof ranks / sizeof *ranks; ++q) {
         phi_case(rng, 3, d3, 3000, ranks[q], 0, 0, 0, 0);
         phi_case(rng, 3, d3, 3000, ranks[q], 2, 0, 1, 1);
@@ -183,6 +183,7 @@ static void test_phi(tf_rng *rng)
         phi_case(rng, 3, d3, 12000, 5, n, n + 1, 1, 1);
     }
     phi_case(rng, 3, d3, 20000, 8, 1, 0, 0, 0); /* a mode of 3 rows: every block inside one row */
+    phi_case(rng, 3, d3, 12000, 200, 0, 1, 0, 1); /* a heavy row across blocks of 16 R = 3200 */
     for (uint32_t n = 0; n < 2; ++n) phi_case(rng, 2, d2, 900, 7, n, 0, n, 0);
     for (uint32_t n = 0; n < 4; ++n) phi_case(rng, 4, d4, 2500, 16, n, 0, n % 2, 1);
     for (uint32_t n = 0; n < 5; ++n) phi_case(rng, 5, d5, 1500, 6, n, 2, n % 2, 0);

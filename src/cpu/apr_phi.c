@@ -70,12 +70,23 @@ typedef struct block_rows {
     int from_prev, into_next;
 } block_rows;
 
-static block_rows block_of(const tf_tensor *S, uint32_t mode, uint64_t b)
+/* Non-zeros per block of the Phi pass at rank R: TF_APR_BLOCK, or 16 R for
+ * R > 128, so the blocks' edge rows (2 R doubles a block) stay within a
+ * byte per non-zero. A function of R alone: the cut never depends on the
+ * threads. */
+static uint64_t block_len(uint64_t R)
 {
-    const uint32_t *row = S->ind[mode];
+    return 16 * R > TF_APR_BLOCK ? 16 * R : TF_APR_BLOCK;
+}
+
+static block_rows block_of(const tf_apr_phi_in *in, uint64_t b)
+{
+    const tf_tensor *S = in->S;
+    const uint32_t *row = S->ind[in->mode];
+    const uint64_t len = block_len(in->R);
     block_rows br;
-    br.k0 = b * TF_APR_BLOCK;
-    br.k1 = br.k0 + TF_APR_BLOCK < S->nnz ? br.k0 + TF_APR_BLOCK : S->nnz;
+    br.k0 = b * len;
+    br.k1 = br.k0 + len < S->nnz ? br.k0 + len : S->nnz;
     br.first = row[br.k0];
     br.last = row[br.k1 - 1];
     br.from_prev = br.k0 > 0 && row[br.k0 - 1] == br.first;
@@ -162,7 +173,7 @@ TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const kr_levels *lv, 
     const tf_tensor *S = in->S;
     const uint32_t *row = S->ind[in->mode];
     const double *B = in->A[in->mode];
-    const block_rows br = block_of(S, in->mode, b);
+    const block_rows br = block_of(in, b);
     double *head = edges + 2 * b * R, *tail = head + R;
     double *restrict acc = w, *part = w + R;
     const double *kr = NULL;
@@ -249,7 +260,7 @@ static double merge_edges(const tf_apr_phi_in *in, uint64_t nb, double *Phi, con
 {
     const uint64_t R = in->R;
     for (uint64_t b = 0; b < nb; ++b) {
-        const block_rows br = block_of(in->S, in->mode, b);
+        const block_rows br = block_of(in, b);
         const double *head = edges + 2 * b * R, *tail = head + R;
         if (br.from_prev) {
             double *dst = Phi + (uint64_t)br.first * R;
@@ -259,7 +270,7 @@ static double merge_edges(const tf_apr_phi_in *in, uint64_t nb, double *Phi, con
             memcpy(Phi + (uint64_t)br.last * R, tail, R * sizeof *tail);
     }
     for (uint64_t b = 0; b < nb; ++b) { /* each crossing row once: where it starts */
-        const block_rows br = block_of(in->S, in->mode, b);
+        const block_rows br = block_of(in, b);
         if (br.into_next && !(br.from_prev && br.first == br.last))
             kkt = max_nan(kkt, row_kkt(in->A[in->mode] + (uint64_t)br.last * R, Phi + (uint64_t)br.last * R, R));
     }
@@ -274,7 +285,7 @@ tf_status tf_cpu_apr_phi(const tf_apr_phi_in *in, double *Phi, double *kkt)
         *kkt = zero_rows(in, Phi, in->row_lo, in->row_hi, 0.0);
         return TF_OK;
     }
-    const uint64_t nb = (nnz + TF_APR_BLOCK - 1) / TF_APR_BLOCK;
+    const uint64_t nb = (nnz + block_len(R) - 1) / block_len(R);
     /* a non-zero costs its N - 1 row loads and products, the dot and the add */
     const int nt = tf_mttkrp_team(in->threads, nnz, R, S->order + 1);
     tf_team_note(nt); /* the row steps after it keep this team */

@@ -6,16 +6,17 @@
  *
  * The non-zeros come grouped by their mode-n index, in increasing order (a
  * copy sorted by that mode), so a row of Phi is summed in one place: they
- * are cut into blocks of TF_APR_BLOCK, and a row inside one block is summed
- * by its thread and stored; a row that crosses a block edge gets one partial
- * per block, added in block order after the parallel pass. The cut depends
- * on the non-zeros alone, so Phi has the same bits for any thread count,
- * and a heavy row never serialises the pass. */
+ * are cut into blocks of TF_APR_BLOCK (16 R above rank 128), and a row
+ * inside one block is summed by its thread and stored; a row that crosses a
+ * block edge gets one partial per block, added in block order after the
+ * parallel pass. The cut depends on the non-zeros and R alone, so Phi has
+ * the same bits for any thread count, and a heavy row never serialises the
+ * pass. */
 #ifndef TF_CPU_APR_PHI_H
 #define TF_CPU_APR_PHI_H
 #include "tenfold.h"
 
-/* Non-zeros per block of the pass. */
+/* Non-zeros per block of the pass (ranks up to 128; 16 R above). */
 #define TF_APR_BLOCK 2048u
 
 typedef struct tf_apr_phi_in {
