@@ -156,12 +156,16 @@ TF_ALWAYS_INLINE const double *kr_row(const kr_levels *lv, uint64_t j, uint64_t 
     return part + (uint64_t)(L - 1) * R;
 }
 
-/* The last level's rows change with almost every non-zero, in no order the
- * CPU predicts: fetched PREFETCH_AHEAD non-zeros early. */
+/* The levels' rows change with almost every non-zero (the last always, the
+ * others on scattered tensors), in no order the CPU predicts: each is
+ * fetched PREFETCH_AHEAD non-zeros early where its index changes there. */
 TF_ALWAYS_INLINE void prefetch_ahead(const kr_levels *lv, uint64_t j, uint64_t end, const uint64_t R)
 {
-    if (j + PREFETCH_AHEAD < end)
-        prefetch_row(lv->F[lv->L - 1] + (uint64_t)lv->id[lv->L - 1][j + PREFETCH_AHEAD] * R, R);
+    const uint64_t a = j + PREFETCH_AHEAD;
+    if (a >= end) return;
+    for (uint32_t l = 0; l + 1 < lv->L; ++l)
+        if (lv->id[l][a] != lv->id[l][a - 1]) prefetch_row(lv->F[l] + (uint64_t)lv->id[l][a] * R, R);
+    prefetch_row(lv->F[lv->L - 1] + (uint64_t)lv->id[lv->L - 1][a] * R, R);
 }
 
 /* One block: its rows' sums, the empty rows before its first one (and,
