@@ -93,6 +93,12 @@ void cpd_apr_print_summary(const cpd_apr *a, double t_read, double t_write, doub
            (unsigned long long)r->scooched, r->scooched == 1 ? "y" : "ies");
     printf("plan: %s\n", r->plan);
     if (r->note[0]) printf("note: %s\n", r->note);
+    if (cli_verbose()) {
+        char bytes[32];
+        printf("Khatri-Rao cache: %s, %llu of %llu Phi passes read it\n",
+               r->cache_bytes ? cli_bytes(bytes, sizeof bytes, (double)r->cache_bytes) : "none",
+               (unsigned long long)r->cached_passes, (unsigned long long)r->passes);
+    }
     printf("timing (s): read %.3f  build %.3f  phi %.3f  dense %.3f  loglik %.3f  cpd total %.3f  write %.3f"
            "  wall %.3f\n", t_read, r->t_build, r->t_phi, r->t_dense, r->t_loglik, r->t_total, t_write, wall);
 }
@@ -142,6 +148,9 @@ void cpd_apr_json_result(const cpd_apr *a, uint64_t nnz, double t_read, double t
     json_bool(j, "converged", p->converged);
     json_u64(j, "inner_iterations", p->inner_iters);
     json_u64(j, "scooched", p->scooched);
+    json_u64(j, "passes", p->passes);
+    json_u64(j, "cached_passes", p->cached_passes);
+    json_u64(j, "cache_bytes", p->cache_bytes);
     json_end(j);
     json_object(j, "timing_seconds");
     json_num(j, "read", t_read);

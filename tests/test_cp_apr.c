@@ -2,9 +2,10 @@
 /* CP-APR (src/ops/cp_apr.c, src/algo/cp_apr.c, the CPU backend): the Phi
  * pass and the log-likelihood sum against plain float64 loops on fresh
  * random inputs with poisoned outputs (heavy rows across blocks, empty
- * rows, a rank's row range, orders 2..5, fixed and other ranks); whole runs
- * against a plain-loop multiplicative-update CP-APR (pyttb's tt_cp_apr_mu
- * written out); the same bits on 1 and 3 threads; the checks of the input,
+ * rows, a rank's row range, orders 2..5, fixed and other ranks; written to
+ * and read from the Khatri-Rao cache); whole runs against a plain-loop
+ * multiplicative-update CP-APR (pyttb's tt_cp_apr_mu written out); the same
+ * bits on 1 and 3 threads and without the cache; the checks of the input,
  * the start and the options; the stop flag and convergence. */
 #include <stdint.h>
 
@@ -123,7 +124,7 @@ static void phi_case(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz
     const int threads[2] = {1, 3};
     for (int t = 0; t < 2; ++t) {
         got[t] = kt_poisoned(dims[n] * R);
-        const tf_apr_phi_in in = {&S, n, shuffled_levels ? levels : NULL, A, R, eps, lo, hi, threads[t]};
+        const tf_apr_phi_in in = {&S, n, shuffled_levels ? levels : NULL, A, R, eps, lo, hi, threads[t], NULL, NULL};
         CHECK_OK(tf_cpu_apr_phi(&in, got[t], &kkt[t]));
     }
     uint64_t bad = 0, outside = 0;
@@ -142,6 +143,20 @@ static void phi_case(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz
     CHECKF(fabs(kkt[0] - want) <= 1e-11 * (1.0 + want), "kkt %.17g, reference %.17g", kkt[0], want);
     CHECKF(!memcmp(got[0], got[1], dims[n] * R * sizeof(double)) && kkt[0] == kkt[1],
            "Phi on 1 and 3 threads differ (order %u R %llu mode %u)", N, (unsigned long long)R, n + 1);
+    /* the Khatri-Rao cache: a pass that writes it, then one that reads it, give the same bits */
+    double *pi = kt_poisoned(S.nnz * R), *cached[2], ck[2];
+    for (int t = 0; t < 2; ++t) {
+        cached[t] = kt_poisoned(dims[n] * R);
+        tf_apr_phi_in in = {&S, n, shuffled_levels ? levels : NULL, A, R, eps, lo, hi, threads[1 - t], NULL, NULL};
+        if (t == 0) in.pi_store = pi;
+        else in.pi = pi;
+        CHECK_OK(tf_cpu_apr_phi(&in, cached[t], &ck[t]));
+        CHECKF(!memcmp(got[0], cached[t], dims[n] * R * sizeof(double)) && ck[t] == kkt[0],
+               "Phi %s the Khatri-Rao cache differs (order %u R %llu mode %u)", t ? "reading" : "writing", N,
+               (unsigned long long)R, n + 1);
+        free(cached[t]);
+    }
+    free(pi);
     /* the log-likelihood's sum over the same non-zeros (weights lambda) */
     double ll = 0.0, llmag = 0.0;
     for (uint64_t j = 0; j < S.nnz; ++j) {
@@ -157,7 +172,7 @@ static void phi_case(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz
     }
     double lgot[2];
     for (int t = 0; t < 2; ++t) {
-        const tf_apr_phi_in in = {&S, n, shuffled_levels ? levels : NULL, A, R, 0.0, 0, 0, threads[t]};
+        const tf_apr_phi_in in = {&S, n, shuffled_levels ? levels : NULL, A, R, 0.0, 0, 0, threads[t], NULL, NULL};
         CHECK_OK(tf_cpu_apr_logdot(&in, K.lambda, &lgot[t]));
     }
     CHECKF((lgot[0] == ll || kt_close(lgot[0], ll, llmag, 1e-13)) && lgot[0] == lgot[1], "x log m sum %.17g (3 threads %.17g), "
@@ -194,7 +209,7 @@ static void test_phi(tf_rng *rng)
     tf_ktensor K = positive_ktensor(rng, 3, d, 4);
     const double *A[3] = {K.factors[0].data, K.factors[1].data, K.factors[2].data};
     double *phi = kt_poisoned(40), kkt = -1.0;
-    const tf_apr_phi_in in = {&X, 0, NULL, A, 4, 1e-10, 0, 10, 0};
+    const tf_apr_phi_in in = {&X, 0, NULL, A, 4, 1e-10, 0, 10, 0, NULL, NULL};
     CHECK_OK(tf_cpu_apr_phi(&in, phi, &kkt));
     double want = 0.0, most = 0.0;
     for (int e = 0; e < 40; ++e) {
@@ -415,6 +430,23 @@ static void run_case(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz
     for (uint32_t i = 0; i < log[0].n && same; ++i)
         same = log[0].it[i].loglik == log[1].it[i].loglik && log[0].it[i].kkt == log[1].it[i].kkt;
     CHECKF(same, "order %u R %llu: 1 and 3 threads give different bits", N, (unsigned long long)R);
+    CHECKF(rep[0].cached_passes > 0 && rep[0].cached_passes < rep[0].passes && rep[0].passes == rep[0].inner_iters &&
+               rep[0].cache_bytes > 0, "order %u R %llu: %llu of %llu passes read the cache (%llu bytes)", N,
+           (unsigned long long)R, (unsigned long long)rep[0].cached_passes, (unsigned long long)rep[0].passes,
+           (unsigned long long)rep[0].cache_bytes);
+    /* without the cache: the same bits */
+    tf_ktensor K0;
+    tf_cp_apr_report rep0;
+    o.cache_bytes = 0;
+    o.threads = 2;
+    o.callback = NULL;
+    CHECK_OK(tf_cp_apr(&X, &o, &K0, &rep0));
+    same = rep0.loglik == rep[0].loglik && rep0.cached_passes == 0 && rep0.cache_bytes == 0 &&
+           !memcmp(K0.lambda, K[0].lambda, R * sizeof(double));
+    for (uint32_t m = 0; m < N && same; ++m)
+        same = !memcmp(K0.factors[m].data, K[0].factors[m].data, dims[m] * R * sizeof(double));
+    CHECKF(same, "order %u R %llu: the run without the Khatri-Rao cache differs", N, (unsigned long long)R);
+    tf_ktensor_free(&K0);
     /* the result's arrangement: unit 1-norm columns (zero ones, lambda 0,
      * where a component died: its Phi was 0, so no scooch revives it),
      * lambda decreasing */

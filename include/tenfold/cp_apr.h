@@ -79,7 +79,18 @@ typedef struct tf_cp_apr_opts {
                                    as a success with rep->stopped = 1              */
     int distributed_input;      /* a distributed context: 1 when X holds only this
                                    rank's part of the non-zeros (as tf_cpd_opts's)  */
+    uint64_t cache_bytes;       /* the most memory the CPU backend may keep the
+                                   Khatri-Rao rows of the mode being updated in
+                                   (pyttb's Pi: non-zeros x rank doubles; built by
+                                   a mode's first pass, read by its others: where
+                                   the other factors' rows miss the caches, a pass
+                                   from it is several times faster). Default
+                                   TF_CP_APR_CACHE_AUTO: a quarter of the physical
+                                   memory; 0: none. The results do not depend on it */
 } tf_cp_apr_opts;
+
+/* tf_cp_apr_opts.cache_bytes: a quarter of the machine's physical memory. */
+#define TF_CP_APR_CACHE_AUTO UINT64_MAX
 
 typedef struct tf_cp_apr_report {
     uint32_t iters;             /* outer iterations run                             */
@@ -95,6 +106,9 @@ typedef struct tf_cp_apr_report {
     double t_phi, t_dense, t_loglik; /* summed over the iterations                   */
     double t_total;             /* the whole call                                    */
     int parts;                  /* MPI ranks that took part (0: one process)          */
+    uint64_t cache_bytes;       /* the Khatri-Rao cache held at most (0: none)        */
+    uint64_t passes;            /* Phi passes over the non-zeros ...                  */
+    uint64_t cached_passes;     /* ... and those that read the cache                  */
     char plan[96];              /* what ran ("CPU, 3 modes' non-zeros by row, ...")  */
     char note[256];             /* why it runs where it does (auto), else ""         */
 } tf_cp_apr_report;

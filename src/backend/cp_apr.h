@@ -28,7 +28,9 @@ typedef struct tf_cp_apr_backend_ops {
     /* The kernel: for every non-zero x at (i_1..i_N), with p = the row
      * product over k != n of A_k(i_k,:) and m = <B(i_n,:), p>,
      * Phi_n(i_n,:) += x / max(m, epsdivzero) * p (rows without non-zeros:
-     * 0); then *kkt = max over i, r of |min(B(i,r), 1 - Phi_n(i,r))|. */
+     * 0); then *kkt = max over i, r of |min(B(i,r), 1 - Phi_n(i,r))|. The
+     * p of a mode do not change between its begin_mode and end_mode: a
+     * backend may keep them from its first pass (opts->cache_bytes). */
     tf_status (*phi)(void *ctx, uint32_t mode, double epsdivzero, double *kkt);
     /* B <- B .* Phi_n (the multiplicative update). */
     tf_status (*multiply)(void *ctx, uint32_t mode);
@@ -42,6 +44,9 @@ typedef struct tf_cp_apr_backend_ops {
     /* Copies the factors and lambda into out (allocated by the driver). */
     tf_status (*result)(void *ctx, tf_ktensor *out);
     void (*destroy)(void *ctx);
+    /* Optional: after the run, what the backend alone knows (its cache of
+     * Khatri-Rao rows, the passes that read it) into rep. */
+    void (*report)(void *ctx, tf_cp_apr_report *rep);
 } tf_cp_apr_backend_ops;
 
 typedef struct tf_cp_apr_backend {

@@ -185,7 +185,7 @@ TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const kr_levels *lv, 
     uint32_t cur = br.first;
     tf_row_zero(acc, R);
     for (uint64_t j = br.k0; j < br.k1; ++j) {
-        prefetch_ahead(lv, j, br.k1, R);
+        if (!in->pi) prefetch_ahead(lv, j, br.k1, R);
         const uint32_t i = row[j];
         if (i != cur) {
             kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
@@ -193,7 +193,12 @@ TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const kr_levels *lv, 
             tf_row_zero(acc, R);
             cur = i;
         }
-        kr = kr_row(lv, j, br.k0, kr, part, R);
+        if (in->pi) {
+            kr = in->pi + j * R; /* the rows a pass with pi_store kept: the same bits */
+        } else {
+            kr = kr_row(lv, j, br.k0, kr, part, R);
+            if (in->pi_store) tf_row_stream(in->pi_store + j * R, kr, R);
+        }
         const double *brow = B + (uint64_t)i * R;
         double m = 0.0;
         TF_SIMD_SUM(m)
@@ -202,6 +207,7 @@ TF_ALWAYS_INLINE double phi_block(const tf_apr_phi_in *in, const kr_levels *lv, 
     }
     kkt = finish_row(in, &br, cur, acc, Phi, head, tail, kkt);
     if (b == nb - 1) kkt = zero_rows(in, Phi, (uint64_t)br.last + 1, in->row_hi, kkt);
+    if (in->pi_store) tf_stream_fence();
     return kkt;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CP-APR's Phi kernel on the CPU (pyttb's calculate_pi and calculate_phi in
- * one pass, without the nnz x R matrix Pi): for mode n and every non-zero x
+ * one pass; the Khatri-Rao rows built per non-zero, optionally stored for
+ * the mode's later passes, or read from there): for mode n and every non-zero x
  * at (i_1..i_N), p = prod_{k != n} A_k(i_k,:) (a Khatri-Rao row), m =
  * <B(i_n,:), p>, Phi(i_n,:) += x / max(m, eps) p.
  *
@@ -34,6 +35,13 @@ typedef struct tf_apr_phi_in {
     uint64_t row_lo, row_hi;    /* Phi's rows to write: every mode index of S lies
                                    in [row_lo, row_hi)                              */
     int threads;                /* 0 = default                                      */
+    /* The Khatri-Rao rows kept between the passes of a mode (pyttb's Pi, S->nnz
+     * x R; only the other factors make them, and those do not change during
+     * a mode's inner iterations): pi_store (or NULL) gets them from this pass
+     * (non-temporal stores), pi (or NULL) is read instead of building them --
+     * the same bits either way. Not both. tf_cpu_apr_logdot reads neither. */
+    const double *pi;
+    double *pi_store;
 } tf_apr_phi_in;
 
 /* Phi's rows [row_lo, row_hi) (Phi points at row 0, R columns; every entry

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "algo/cp_apr.h"
 #include "backend/dist.h"
@@ -34,10 +35,18 @@ void tf_cp_apr_opts_default(tf_cp_apr_opts *o)
     o->epsactive = 1e-8;
     o->seed = TF_DEFAULT_SEED;
     o->backend = TF_BACKEND_AUTO;
+    o->cache_bytes = TF_CP_APR_CACHE_AUTO;
 }
 
 /* The size of tf_cp_apr_opts's first layout (fields are appended after it). */
-#define OPTS_SIZE_FIRST (offsetof(tf_cp_apr_opts, distributed_input) + sizeof(int))
+#define OPTS_SIZE_FIRST (offsetof(tf_cp_apr_opts, cache_bytes) + sizeof(uint64_t))
+
+/* TF_CP_APR_CACHE_AUTO: a quarter of the physical memory (none where it is not known). */
+static uint64_t auto_cache_bytes(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 4 : 0;
+}
 
 static tf_status check_param(const char *name, double v, int zero_ok)
 {
@@ -76,6 +85,7 @@ static tf_status resolve_opts(const tf_cp_apr_opts *in, tf_cp_apr_opts *out)
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "cpd: threads %d is negative", o->threads);
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "cpd: unknown backend %d", (int)o->backend);
+    if (out->cache_bytes == TF_CP_APR_CACHE_AUTO) out->cache_bytes = auto_cache_bytes();
     return TF_OK;
 }
 
@@ -252,6 +262,7 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
     rep->parts = dist ? o->context->dist->size : 0;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
     s = tf_apr_run(&be, X, o, out, rep);
+    if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
     tf_partition_free(&pt);
     return s;

@@ -167,7 +167,7 @@ tf_status tf_cp_apr_loglik(const tf_tensor *X, const tf_ktensor *K, int threads,
                            (unsigned long long)r + 1, K->lambda[r]);
     const double *A[TF_MAX_ORDER];
     for (uint32_t m = 0; m < K->order; ++m) A[m] = K->factors[m].data;
-    const tf_apr_phi_in in = {X, 0, NULL, A, R, 0.0, 0, 0, threads};
+    const tf_apr_phi_in in = {X, 0, NULL, A, R, 0.0, 0, 0, threads, NULL, NULL};
     double data = 0.0, *sums = NULL, *prod = NULL;
     TF_TRY(tf_cpu_apr_logdot(&in, K->lambda, &data));
     TF_TRY(TF_ALLOC(sums, 2 * R, "log-likelihood column sums"));
