@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The partitioner's two schedules on real tensors (src/ops/partition.c):
+/* The partitioner's two schedules on real tensors (src/front/partition.c):
  *
  *   bench_partition [--parts 2,4] FILE...
  *
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/partition.h"
+#include "front/partition.h"
 #include "tenfold.h"
 
 static int die(const char *what, tf_status s)

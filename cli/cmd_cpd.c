@@ -420,7 +420,7 @@ static void print_summary(const cpd_run *run)
     if (r->parts > 1)
         printf("parts: %d, shard imbalance %.2f%% (largest part's non-zeros over the mean), factor exchange %.3f s\n",
                r->parts, 100.0 * r->imbalance, r->t_exchange);
-    if (r->parts > 1 && cli_verbose()) { /* each mode's cut (src/ops/partition.c; TF_PARTITION forces one) */
+    if (r->parts > 1 && cli_verbose()) { /* each mode's cut (src/front/partition.c; TF_PARTITION forces one) */
         printf("partition:");
         for (uint32_t m = 0; m < N; ++m)
             printf("%s mode %u %s %.2f%%", m ? "," : "", m + 1, cpd_schedule_name(r->schedule[m]),

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/context.h"
+#include "seams/context.h"
 #include "check.h"
 #include "gpu_test_tensors.h"
-#include "ops/auto_backend.h"
+#include "front/auto_backend.h"
 #include "tenfold.h"
 
 static void defaults(void)
@@ -161,7 +161,7 @@ static void environment(void)
     for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) unsetenv(vars[i]);
 }
 
-/* The auto backend's cost rule (ops/auto_backend.c): the shared tensors'
+/* The auto backend's cost rule (front/auto_backend.c): the shared tensors'
  * sizes go to the CPU, the 20M-non-zero tensor to the GPU; a GPU already
  * started moves the line down. */
 static void auto_cost_rule(void)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CP-APR (src/ops/cp_apr.c, src/algo/cp_apr.c, the CPU backend): the Phi
+/* CP-APR (src/front/cp_apr.c, src/algo/cp_apr.c, the CPU backend): the Phi
  * pass and the log-likelihood sum against plain float64 loops on fresh
  * random inputs with poisoned outputs (heavy rows across blocks, empty
  * rows, a rank's row range, orders 2..5, fixed and other ranks; written to

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CP-ALS (src/ops/cpd.c, src/algo/cp_als.c + the CPU backend): planted low-rank recovery,
+/* CP-ALS (src/front/cpd.c, src/algo/cp_als.c + the CPU backend): planted low-rank recovery,
  * determinism, driver fit vs the independent tf_ktensor_fit, empty slices,
  * the pseudo-inverse fallback, a plain-loop CP-ALS, real tensors, option errors,
  * given starts (tf_cpd_opts.init). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU test of the device context's pinned staging (tf_cuda_h2d_staged and
- * its double -> float variant, src/gpu/runtime/context.cu): copies of 0
+/* GPU test of the device context's pinned staging (tf_gpu_h2d_staged and
+ * its double -> float variant, src/gpu/runtime/gpu_dev.cu): copies of 0
  * and 1 element, sizes just under, at and over one staging buffer, many
  * buffers (the ring wraps several times), several calls alternating two
  * streams, into poisoned device memory, with the host array overwritten as
@@ -38,7 +38,7 @@ int main(void)
         one(10 * per + 17, B, 1, 1, f, 1, 1, "many buffers");
         one(10 * per + 17, B, 1, 1, f, 7, 1, "many buffers, 7 calls on two streams");
         one(3 * per, B, 1, 1, f, 3 * (int)per, 1, "one element a call");
-        /* without tf_cuda_stage_ready: only a copy of 4 rings (16 buffers) or more makes the ring */
+        /* without tf_gpu_stage_ready: only a copy of 4 rings (16 buffers) or more makes the ring */
         one(per + 1, B, 1, 0, f, 1, 0, "small copy, no ring made");
         one(16 * per - 1, B, 1, 0, f, 1, 0, "just under 4 rings, no ring made");
         one(16 * per, B, 1, 0, f, 1, 1, "4 rings make the ring");

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend/plan.h"
+#include "seams/plan.h"
 #include "check.h"
 #include "core/rng.h"
 #include "cpu/csf_kernel.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The partitioner (src/ops/partition.c). Contiguous cuts: the parts' row
+/* The partitioner (src/front/partition.c). Contiguous cuts: the parts' row
  * ranges tile every mode in order, each part's non-zeros within half the
  * heaviest row of the balanced share (rows are never split), the CSR cut
  * the same rule. Longest-first: on row counts written out (30 40 30 over 2
@@ -16,9 +16,9 @@
 
 #include "check.h"
 #include "gpu_test_tensors.h"
-#include "backend/dist.h"
+#include "seams/dist.h"
 #include "core/rng.h"
-#include "ops/partition.h"
+#include "front/partition.h"
 
 static const int schedules[] = {TF_PARTITION_CONTIGUOUS, TF_PARTITION_LONGEST_FIRST, TF_PARTITION_AUTO};
 

@@ -7,7 +7,7 @@
  * TF_SHARED_DATA on every mode. */
 #include <string.h>
 
-#include "backend/spttm_backends.h"
+#include "seams/spttm_backends.h"
 #include "core/alloc.h"
 #include "fmt/spttm_fcoo.h"
 #include "realdata.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CP (Tensor Toolbox cp_als conventions), written only against the backend
- * vtable of backend/cpd.h: the backend holds the factors, Grams and MTTKRP
+ * vtable of seams/cpd.h: the backend holds the factors, Grams and MTTKRP
  * output and implements the per-mode update of each kind (ALS, AO-ADMM);
  * this file owns the initialisation, the iteration, timers, convergence and
  * the fit formula, and sees only scalars until the end. */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CP-ALS on a backend (backend/cpd.h) that holds the tensor: the
+/* CP-ALS on a backend (seams/cpd.h) that holds the tensor: the
  * algorithm itself, apart from choosing and creating the backend (the
- * front end, ops/cpd.c, does that). */
+ * front end, front/cpd.c, does that). */
 #ifndef TF_ALGO_CP_ALS_H
 #define TF_ALGO_CP_ALS_H
-#include "backend/cpd.h"
+#include "seams/cpd.h"
 #include "tenfold.h"
 
 /* Allocates out, starts from o->init (lambda folded into factor 1; checked

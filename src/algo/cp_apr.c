@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CP-APR with multiplicative updates (Chi & Kolda 2012), step for step
  * pyttb's tt_cp_apr_mu, written only against the backend vtable of
- * backend/cp_apr.h: the backend holds the factors, lambda and every mode's
+ * seams/cp_apr.h: the backend holds the factors, lambda and every mode's
  * Phi; this file owns the start, the loops and their stopping rules, the
  * timers and the log-likelihood per outer iteration, and sees only scalars
  * until the end. */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CP-APR by multiplicative updates on a backend (backend/cp_apr.h): the
+/* CP-APR by multiplicative updates on a backend (seams/cp_apr.h): the
  * algorithm itself, apart from choosing and creating the backend (the front
- * end, ops/cp_apr.c, does that). */
+ * end, front/cp_apr.c, does that). */
 #ifndef TF_ALGO_CP_APR_H
 #define TF_ALGO_CP_APR_H
-#include "backend/cp_apr.h"
+#include "seams/cp_apr.h"
 #include "tenfold.h"
 
 /* Allocates out, starts from o->init (checked by the caller; lambda kept)

@@ -2,7 +2,7 @@
 /* tf_version and what the core knows of the build: the version, the
  * configured commit, compiler and CUDA toolkit, and, found at run time, the
  * BLAS/LAPACK library. The CUDA runtime and driver versions come from the
- * backend, which the front end asks (src/ops/build_info.c): the core calls
+ * backend, which the front end asks (src/front/build_info.c): the core calls
  * nothing above it. */
 #include "core/build_info.h"
 

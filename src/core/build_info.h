@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the core knows of the build (src/core/build_info.c); the front end's
- * tf_get_build_info adds what the CUDA backend reports (src/ops/build_info.c). */
+ * tf_get_build_info adds what the CUDA backend reports (src/front/build_info.c). */
 #ifndef TF_CORE_BUILD_INFO_H
 #define TF_CORE_BUILD_INFO_H
 #include "tenfold.h"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CPU backend of CP-APR (the vtable of src/backend/cp_apr.h): per mode the
+/* CPU backend of CP-APR (the vtable of src/seams/cp_apr.h): per mode the
  * non-zeros grouped by that mode's index (X itself where it is so, else a
  * sorted copy), the factors, every mode's Phi and lambda in host memory;
  * the Phi pass is cpu/apr_phi.c (with a cache of the Khatri-Rao rows of the
  * mode being updated where it pays), the row steps cpu/apr_rows.c, the
  * 1-norm normalisation dense.c's.
  *
- * Distributed (several ranks, backend/dist.h; as CP-ALS's CPU ranks): rank
+ * Distributed (several ranks, seams/dist.h; as CP-ALS's CPU ranks): rank
  * r holds, per mode, the non-zeros whose index lies in its rows [row_lo[r],
  * row_lo[r+1]), so its Phi pass is exact on those rows; it scooches,
  * updates and multiplies them alone, and in end_mode every rank's rows go
@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cp_apr.h"
-#include "backend/dist.h"
+#include "seams/cp_apr.h"
+#include "seams/dist.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"

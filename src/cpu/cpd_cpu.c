@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CPU backend of CP (the vtable of src/backend/cpd.h): an MTTKRP plan for
+/* CPU backend of CP (the vtable of src/seams/cpd.h): an MTTKRP plan for
  * the tensor plus the factors, Grams and lambda in host memory; the dense
  * steps are the BLAS/LAPACK helpers of dense.c; the updates ALS (dense.c's
  * solve) and AO-ADMM (admm.c).
  *
- * Distributed (several ranks, backend/dist.h; AMPED's layout on CPU ranks):
+ * Distributed (several ranks, seams/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
  * its rows [row_lo[r], row_lo[r+1]), so its MTTKRP is exact on those rows;
  * it solves them, and the new rows are all-gathered so every rank holds the
@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cpd.h"
-#include "backend/dist.h"
-#include "backend/plan.h"
+#include "seams/cpd.h"
+#include "seams/dist.h"
+#include "seams/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/cpd.h"
+#include "seams/cpd.h"
 #include "tenfold.h"
 
 /* ---- Fortran BLAS/LAPACK (LP64: INTEGER = int). The trailing size_t
@@ -34,7 +34,7 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
              size_t ljobz, size_t luplo);
 
 /* Ranks up to TF_MAX_RANK (LAPACK workspaces are int-sized); the singular
- * threshold is TF_DENSE_PINV_RCOND of backend/cpd.h. */
+ * threshold is TF_DENSE_PINV_RCOND of seams/cpd.h. */
 /* Rows per slab unit of a reduction and most rows per BLAS call. */
 #define TF_DENSE_BLOCK 2048u
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/plan.h"
+#include "seams/plan.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"

@@ -7,7 +7,7 @@
  * float copies of double ones (kept in the plan, made on first use). */
 #include <string.h>
 
-#include "backend/sddmm_backends.h"
+#include "seams/sddmm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"

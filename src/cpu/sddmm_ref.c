@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain float64 reference SDDMM: one dot product per non-zero, in order,
  * single-threaded. The yardstick the tests compare every kernel with. */
-#include "backend/sddmm_backends.h"
+#include "seams/sddmm_backends.h"
 #include "core/error.h"
 
 tf_status tf_sddmm_reference(const tf_csr *S, const tf_matrix *A, const tf_matrix *B,

@@ -3,7 +3,7 @@
  * of the other modes, consecutive in fibre order) produces one dense
  * output row, sum over its non-zeros of value * U(i_n, :), in one pass and
  * without atomics. Dynamic scheduling absorbs skewed fibre lengths. */
-#include "backend/spttm_backends.h"
+#include "seams/spttm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"

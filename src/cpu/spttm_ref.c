@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/spttm_backends.h"
+#include "seams/spttm_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
 

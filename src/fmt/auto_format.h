@@ -4,7 +4,7 @@
  * Inputs: the tensor's shape, the skew of its modes (share of the
  * non-zeros in the largest slice, estimated from an evenly spaced sample of
  * at most 65536 non-zeros), the rank, the value size and the device
- * memory budget (tf_cuda_budget: 90 % of the free memory, or the context's
+ * memory budget (tf_gpu_budget: 90 % of the free memory, or the context's
  * memory limit where smaller). Each format's device bytes are estimated from the shape
  * (tf_blco_bytes_estimate, tf_fcoo_bytes_estimate; COO nnz*(4N + value)),
  * plus the factors and the output (sum dims * R + max dims * R values);

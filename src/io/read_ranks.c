@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/dist.h"
+#include "seams/dist.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "io/read_ranks.h"
@@ -112,7 +112,7 @@ tf_status tf_read_bin_ranks(const char *name, int fd, uint64_t size, const tf_re
     input_record(&a, &p.shape, "in parts (a tenfold .bin)", p.shape.nnz, p.sum);
     tf_status s = d.agree(&a);
     if (s == TF_OK) s = tf_bin_part_read(name, fd, o->threads, &p, t);
-    if (s == TF_OK) s = d.allreduce_u64(p.blocks, p.nblocks, TF_DIST_XOR);
+    if (s == TF_OK) s = d.allreduce_u64(p.blocks, p.nblocks, TF_RANKS_XOR);
     if (s == TF_OK && tf_bin_part_checksum(&p) != p.sum)
         s = tf_fail_shared(TF_ERR_PARSE, "%s: tenfold binary: checksum mismatch (the file is corrupt)", name);
     uint64_t v[2] = {UINT64_MAX, 1}; /* the file's first bad non-zero; 1 if canonical */
@@ -127,7 +127,7 @@ tf_status tf_read_bin_ranks(const char *name, int fd, uint64_t size, const tf_re
         }
         v[1] = (uint64_t)canonical;
     }
-    if (s == TF_OK) s = d.allreduce_u64(v, 2, TF_DIST_MIN);
+    if (s == TF_OK) s = d.allreduce_u64(v, 2, TF_RANKS_MIN);
     if (s == TF_OK && v[0] != UINT64_MAX) { /* as one process: the first bad non-zero of the file */
         char msg[1024] = "";
         const int holder = owner_of(v[0], p.shape.nnz, d.size);

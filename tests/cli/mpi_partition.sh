@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The partitioner's longest-first schedule on CPU MPI ranks (src/ops/partition.c,
+# The partitioner's longest-first schedule on CPU MPI ranks (src/front/partition.c,
 # issue 42): a short mode with a heavy row in the middle (5 rows: 15 15 40 15 15 % of
 # the non-zeros) is cut longest-first on 2 ranks without being asked (contiguous 70 %
 # of the non-zeros on one rank, longest-first 55 %), and -v / the JSON report say so;

@@ -2,7 +2,7 @@
 /* Test entries to the dense kernels of GPU CP-ALS; see dense_check.h. */
 #include "hooks/dense_check.h"
 
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/cpd/dense.cuh"
 
 namespace {
@@ -35,7 +35,7 @@ template <typename T>
 tf_status uploaded(tf_dev_array<T> &a, const double *h, uint64_t n, const char *what, cudaStream_t st)
 {
     TF_TRY(a.alloc(n, what));
-    return tf_cuda_put_values(a.p, h, n, st);
+    return tf_gpu_put_values(a.p, h, n, st);
 }
 
 /* The step scalars, zeroed; scalars_back copies them to the host and waits. */
@@ -96,9 +96,9 @@ tf_status normalised_back(const tf_dev_array<T> &lambda, const tf_dev_array<T> &
                           const tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st, double *hlambda, double *hs,
                           double *hG, int *nonfinite)
 {
-    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
-    TF_TRY(tf_cuda_get_values(hs, s.p, R, st));
-    TF_TRY(tf_cuda_get_values(hG, G.p, (uint64_t)R * R, st));
+    TF_TRY(tf_gpu_get_values(hlambda, lambda.p, R, st));
+    TF_TRY(tf_gpu_get_values(hs, s.p, R, st));
+    TF_TRY(tf_gpu_get_values(hG, G.p, (uint64_t)R * R, st));
     tf_gpu_scalars h;
     TF_TRY(scalars_back(sc, &h, st));
     *nonfinite = h.nonfinite;
@@ -111,8 +111,8 @@ tf_status solved_back(const tf_dev_array<T> &V, const tf_dev_array<T> &W, uint32
                       const tf_dev_array<tf_gpu_scalars> &sc, cudaStream_t st, double *hV, double *hW, int *info,
                       unsigned *pinv, int *nonfinite)
 {
-    TF_TRY(tf_cuda_get_values(hV, V.p, (uint64_t)R * R, st));
-    TF_TRY(tf_cuda_get_values(hW, W.p, (uint64_t)R * R, st));
+    TF_TRY(tf_gpu_get_values(hV, V.p, (uint64_t)R * R, st));
+    TF_TRY(tf_gpu_get_values(hW, W.p, (uint64_t)R * R, st));
     tf_gpu_scalars h;
     TF_TRY(scalars_back(sc, &h, st));
     *info = h.info;
@@ -143,7 +143,7 @@ tf_status apply_gram_check(const double *hM, uint64_t I, const double *hW, int n
     TF_TRY(poisoned(graw, RR, "raw Gram", st));
     TF_TRY(zero_scalars(sc, st));
     TF_TRY(tf_gpu_apply_gram<T>(M.p, I, R, W.p, A.p, norm, gpart.p, graw.p, s.p, lambda.p, G.p, sc.p, st));
-    TF_TRY(tf_cuda_get_values(hA, A.p, I * R, st));
+    TF_TRY(tf_gpu_get_values(hA, A.p, I * R, st));
     return normalised_back(lambda, s, G, R, sc, st, hlambda, hs, hG, nonfinite);
 }
 
@@ -230,9 +230,9 @@ tf_status gram_solve_check(const double *hA, uint64_t I, uint32_t g, int norm, c
     TF_TRY(poisoned(lambda, R, "lambda", st));
     TF_TRY(tf_gpu_gram_solve<T>(A.p, I, g, norm, sg, lambda.p, io.gp, io.sp, n, skip, R, rcond, io.V.p, io.W.p,
                                 io.jq.p, io.sc.p, st));
-    TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
-    TF_TRY(tf_cuda_get_values(hs, sg, R, st));
-    TF_TRY(tf_cuda_get_values(hGg, Gg, RR, st));
+    TF_TRY(tf_gpu_get_values(hlambda, lambda.p, R, st));
+    TF_TRY(tf_gpu_get_values(hs, sg, R, st));
+    TF_TRY(tf_gpu_get_values(hGg, Gg, RR, st));
     return solved_back(io.V, io.W, R, io.sc, st, hV, hW, info, pinv, nonfinite);
 }
 
@@ -247,7 +247,7 @@ tf_status small_apply_check(const double *hM, uint64_t I, uint32_t R, const doub
     TF_TRY(uploaded(W, hW, (uint64_t)R * R, "W", st));
     TF_TRY(poisoned(A, I * R, "A", st));
     TF_TRY(tf_gpu_small_apply<T>(M.p, I, R, W.p, A.p, st));
-    return tf_cuda_get_values(hA, A.p, I * R, st);
+    return tf_gpu_get_values(hA, A.p, I * R, st);
 }
 
 /* The fit terms' scratch (slab partials poisoned, `counters` last-block
@@ -310,8 +310,8 @@ struct last_mode_io {
         TF_TRY(poisoned(scales, (uint64_t)n * R, "scales", st));
         TF_TRY(poisoned(G, n * RR, "Grams", st));
         if (n > 1) {
-            TF_TRY(tf_cuda_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
-            TF_TRY(tf_cuda_put_values(G.p, hG, (n - 1) * RR, st));
+            TF_TRY(tf_gpu_put_values(scales.p, hscales, (uint64_t)(n - 1) * R, st));
+            TF_TRY(tf_gpu_put_values(G.p, hG, (n - 1) * RR, st));
         }
         TF_TRY(poisoned(lambda, R, "lambda", st));
         TF_TRY(poisoned(gpart, tf_gpu_gram_partial_count(I, R), "Gram partials", st));
@@ -324,9 +324,9 @@ struct last_mode_io {
     tf_status back(cudaStream_t st, double *hlambda, double *hs, double *hGn, double *inner, double *knorm2,
                    int *nonfinite)
     {
-        TF_TRY(tf_cuda_get_values(hlambda, lambda.p, R, st));
-        TF_TRY(tf_cuda_get_values(hs, sn, R, st));
-        TF_TRY(tf_cuda_get_values(hGn, Gn, (uint64_t)R * R, st));
+        TF_TRY(tf_gpu_get_values(hlambda, lambda.p, R, st));
+        TF_TRY(tf_gpu_get_values(hs, sn, R, st));
+        TF_TRY(tf_gpu_get_values(hGn, Gn, (uint64_t)R * R, st));
         return fit_back(io.sc, st, inner, knorm2, nonfinite);
     }
 };
@@ -371,7 +371,7 @@ tf_status apply_gram_fit_check(const double *hM, uint64_t I, const double *hW, i
     TF_TRY(tf_gpu_apply_gram_partials<T>(M.p, I, R, W.p, A.p, norm, 1, lm.gpart.p, st));
     TF_TRY(tf_gpu_gram_fit_finish<T>(lm.gpart.p, tf_gpu_gram_slabs(I), R, norm, lm.graw.p, lm.sn, lm.lambda.p, lm.Gn,
                                      lm.io.sp, lm.io.gp, n, lm.io.sc.p, st));
-    TF_TRY(tf_cuda_get_values(hA, A.p, I * R, st));
+    TF_TRY(tf_gpu_get_values(hA, A.p, I * R, st));
     return lm.back(st, hlambda, hs, hGn, inner, knorm2, nonfinite);
 }
 

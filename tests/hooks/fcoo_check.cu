@@ -45,19 +45,19 @@ struct dcopy {
     uint32_t pmodes[TF_MAX_ORDER] = {0};
     ~dcopy()
     {
-        for (auto p : pind) tf_cuda_free(p);
-        tf_cuda_free(vals);
-        tf_cuda_free(head);
-        tf_cuda_free(seg_row);
+        for (auto p : pind) tf_gpu_free(p);
+        tf_gpu_free(vals);
+        tf_gpu_free(head);
+        tf_gpu_free(seg_row);
     }
 };
 struct dcut_hold {
     tf_fcoo_dcut_out o;
     ~dcut_hold()
     {
-        tf_cuda_free(o.start);
-        tf_cuda_free(o.part_seg);
-        tf_cuda_free(o.zrows);
+        tf_gpu_free(o.start);
+        tf_gpu_free(o.part_seg);
+        tf_gpu_free(o.zrows);
     }
 };
 
@@ -68,7 +68,7 @@ struct dcut_hold {
     } while (0)
 
 template <typename T>
-tf_status check(tf_cuda_ctx *ctx, tf_fcoo_dsrc *src, const tf_fcoo *f, uint32_t mode, const uint32_t *parts,
+tf_status check(tf_gpu_dev *ctx, tf_fcoo_dsrc *src, const tf_fcoo *f, uint32_t mode, const uint32_t *parts,
                 int np, tf_fcoo *hf, char *diff, size_t len)
 {
     cudaStream_t st = ctx->stream;
@@ -134,10 +134,10 @@ tf_status tf_gpu_check_fcoo_build(const tf_tensor *X, uint32_t mode, tf_precisio
 {
     if (len) diff[0] = 0;
     if (np < 1) return tf_fail(TF_ERR_ARG, "fcoo check: no partition size");
-    tf_cuda_ctx ctx;
-    tf_status s = tf_cuda_ctx_init(&ctx, 0);
+    tf_gpu_dev ctx;
+    tf_status s = tf_gpu_dev_init(&ctx, 0);
     tf_tuning_default(&ctx.tune); /* the uploads through the pinned staging, as in a plan */
-    if (s == TF_OK) s = tf_cuda_ctx_use(&ctx);
+    if (s == TF_OK) s = tf_gpu_dev_use(&ctx);
     tf_fcoo f, hf;
     memset(&f, 0, sizeof f);
     memset(&hf, 0, sizeof hf);
@@ -151,6 +151,6 @@ tf_status tf_gpu_check_fcoo_build(const tf_tensor *X, uint32_t mode, tf_precisio
     tf_fcoo_dsrc_free(&src);
     tf_fcoo_free(&f);
     tf_fcoo_free(&hf);
-    tf_cuda_ctx_destroy(&ctx);
+    tf_gpu_dev_destroy(&ctx);
     return s;
 }

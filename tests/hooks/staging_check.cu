@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 
 namespace {
 
@@ -16,16 +16,16 @@ const size_t GUARD = 64; /* poisoned bytes on each side of the copy */
 
 struct dev_buf {
     unsigned char *p = nullptr;
-    ~dev_buf() { tf_cuda_free(p); }
+    ~dev_buf() { tf_gpu_free(p); }
 };
 
-tf_status run(tf_cuda_ctx *ctx, uint64_t n, int floats, int calls, char *diff, size_t len)
+tf_status run(tf_gpu_dev *ctx, uint64_t n, int floats, int calls, char *diff, size_t len)
 {
     const size_t in = floats ? sizeof(double) : 1, out = floats ? sizeof(float) : 1;
     const size_t off = floats ? 0 : 1; /* bytes land one past an aligned address */
     const size_t total = GUARD + off + n * out + GUARD;
     dev_buf d;
-    TF_TRY(tf_cuda_alloc_bytes((void **)&d.p, total, "staging check"));
+    TF_TRY(tf_gpu_alloc_bytes((void **)&d.p, total, "staging check"));
     TF_CU(cudaMemset(d.p, POISON, total));
     /* the legacy stream's memset does not order with the context's
      * non-blocking streams: finish it before the copies start */
@@ -49,8 +49,8 @@ tf_status run(tf_cuda_ctx *ctx, uint64_t n, int floats, int calls, char *diff, s
         const uint64_t lo = n * (uint64_t)c / nc, hi = n * (uint64_t)(c + 1) / nc;
         cudaStream_t s = c % 2 ? ctx->side : ctx->stream;
         if (floats)
-            TF_TRY(tf_cuda_h2d_staged_floats(ctx, (float *)dst + lo, (const double *)src.data() + lo, hi - lo, s));
-        else TF_TRY(tf_cuda_h2d_staged(ctx, dst + lo, src.data() + lo, hi - lo, s));
+            TF_TRY(tf_gpu_h2d_staged_floats(ctx, (float *)dst + lo, (const double *)src.data() + lo, hi - lo, s));
+        else TF_TRY(tf_gpu_h2d_staged(ctx, dst + lo, src.data() + lo, hi - lo, s));
         memset(src.data() + lo * in, 0x3c, (hi - lo) * in); /* may be reused now */
     }
     TF_CU(cudaStreamSynchronize(ctx->stream));
@@ -80,15 +80,15 @@ tf_status tf_gpu_check_staged_copy(uint64_t n, size_t slot_bytes, int staging, i
 {
     if (len) diff[0] = 0;
     *ring = 0;
-    tf_cuda_ctx ctx;
-    tf_status s = tf_cuda_ctx_init(&ctx, 0);
+    tf_gpu_dev ctx;
+    tf_status s = tf_gpu_dev_init(&ctx, 0);
     tf_tuning_default(&ctx.tune);
     ctx.tune.gpu_staging = staging;
     ctx.stage_bytes = slot_bytes;
-    if (s == TF_OK) s = tf_cuda_ctx_use(&ctx);
-    if (s == TF_OK && premake) tf_cuda_stage_ready(&ctx);
+    if (s == TF_OK) s = tf_gpu_dev_use(&ctx);
+    if (s == TF_OK && premake) tf_gpu_stage_ready(&ctx);
     if (s == TF_OK) s = run(&ctx, n, floats, calls, diff, len);
     *ring = ctx.stage_state;
-    tf_cuda_ctx_destroy(&ctx);
+    tf_gpu_dev_destroy(&ctx);
     return s;
 }

@@ -14,9 +14,9 @@ extern "C" {
 
 /* On a fresh device context of GPU 0 whose staging buffers hold
  * slot_bytes each (0: the default) and whose tuning.gpu_staging is
- * `staging`, with the ring made first when `premake` (tf_cuda_stage_ready;
+ * `staging`, with the ring made first when `premake` (tf_gpu_stage_ready;
  * else the copies make it if they are large enough): copies n elements of a random host array (bytes, or with
- * `floats` doubles stored as floats: tf_cuda_h2d_staged_floats) into a
+ * `floats` doubles stored as floats: tf_gpu_h2d_staged_floats) into a
  * poisoned device buffer, one byte past an aligned address for bytes, in
  * `calls` consecutive calls over the array's pieces alternating the work
  * and side streams; overwrites the host array as soon as each call

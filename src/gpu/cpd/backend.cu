@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU backend of CP-ALS (the vtable of src/backend/cpd.h): factors,
+/* GPU backend of CP-ALS (the vtable of src/seams/cpd.h): factors,
  * MTTKRP output, Grams, lambda and all work on the device; the host sees
  * only scalars (Cholesky info and a condition estimate in solve, the two
  * fit terms, a non-finite flag).
@@ -49,9 +49,9 @@
 #include "gpu/cpd/dense.cuh"
 #include "gpu/exec/placement.cuh"
 #include "gpu/engine/engine.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
-#include "backend/cpd.h"
+#include "seams/cpd.h"
 #include "core/alloc.h"
 }
 
@@ -94,7 +94,7 @@ template <> struct blas<float> {
 
 template <typename T>
 struct gpu_cpd : gpu_cpd_base {
-    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
+    tf_gpu_dev *ctx = nullptr; /* the context's GPU (borrowed) */
     tf_gpu_engine *eng = nullptr;
     uint32_t order = 0;
     uint64_t R = 0, maxdim = 0;
@@ -153,20 +153,20 @@ struct gpu_cpd : gpu_cpd_base {
     {
         if (ctx->device >= 0) cudaSetDevice(ctx->device);
         for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
-            tf_cuda_free(A[m]);
-            tf_cuda_free(G[m]);
-            tf_cuda_free(scale[m]);
+            tf_gpu_free(A[m]);
+            tf_gpu_free(G[m]);
+            tf_gpu_free(scale[m]);
         }
         T *bufs[] = {M, V, L, Q, P, w, lambda, inv};
-        for (T *b : bufs) tf_cuda_free(b);
-        tf_cuda_free(partial);
-        tf_cuda_free(Winv);
-        tf_cuda_free(gpart);
-        tf_cuda_free(graw);
-        tf_cuda_free(jq);
-        tf_cuda_free(counter);
-        tf_cuda_free(d_sc);
-        tf_cuda_free(d_work);
+        for (T *b : bufs) tf_gpu_free(b);
+        tf_gpu_free(partial);
+        tf_gpu_free(Winv);
+        tf_gpu_free(gpart);
+        tf_gpu_free(graw);
+        tf_gpu_free(jq);
+        tf_gpu_free(counter);
+        tf_gpu_free(d_sc);
+        tf_gpu_free(d_work);
         if (h_sc) cudaFreeHost(h_sc);
         tf_free(h_work);
         if (params) cusolverDnDestroyParams(params);
@@ -189,7 +189,7 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) override
     {
-        TF_TRY(tf_cuda_ctx_of(o->context, &ctx));
+        TF_TRY(tf_gpu_dev_of(o->context, &ctx));
         shape(X, o);
         char why[128];
         TF_TRY(tf_gpu_engine_create(ctx, X, o->format, o->precision, R, &eng, why, sizeof why));
@@ -197,13 +197,13 @@ struct gpu_cpd : gpu_cpd_base {
         return TF_OK;
     }
 
-    tf_status setup_sharded(tf_cuda_ctx *c, const tf_tensor *X, const tf_cpd_opts *o) override
+    tf_status setup_sharded(tf_gpu_dev *c, const tf_tensor *X, const tf_cpd_opts *o) override
     {
         ctx = c;
         sharded = true;
         shape(X, o);
         maxrows = 0;
-        return tf_cuda_ctx_use(ctx);
+        return tf_gpu_dev_use(ctx);
     }
 
     tf_status add_shard(uint32_t mode, const tf_tensor *part, const tf_tensor *remote, uint64_t first, uint64_t n,
@@ -211,7 +211,7 @@ struct gpu_cpd : gpu_cpd_base {
     {
         if (!sharded || mode >= order || first + n > dims[mode] || (n && (part->order != order || part->dims[mode] != n)))
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: shard of mode %u does not fit the tensor", mode + 1);
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         lo[mode] = first;
         rows[mode] = n;
         has_shard[mode] = true;
@@ -257,7 +257,7 @@ struct gpu_cpd : gpu_cpd_base {
         if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
         if (sharded && !has_shard[mode])
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u has no shard", mode + 1);
-        return tf_cuda_ctx_use(ctx);
+        return tf_gpu_dev_use(ctx);
     }
 
     /* Copies the scalars to the host and waits; a flagged non-finite value fails. */
@@ -303,7 +303,7 @@ struct gpu_cpd : gpu_cpd_base {
                                                 (int64_t)R, blas<T>::type, w, blas<T>::type, &d2, &h2));
         d_work_bytes = d1 > d2 ? d1 : d2;
         h_work_bytes = h1 > h2 ? h1 : h2;
-        TF_TRY(tf_cuda_alloc_bytes(&d_work, d_work_bytes, "cuSOLVER workspace"));
+        TF_TRY(tf_gpu_alloc_bytes(&d_work, d_work_bytes, "cuSOLVER workspace"));
         if (h_work_bytes) TF_TRY(tf_alloc(&h_work, h_work_bytes, 1, "cuSOLVER host workspace"));
         return TF_OK;
     }
@@ -313,9 +313,9 @@ struct gpu_cpd : gpu_cpd_base {
         if (!k || k->order != order || k->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: initial ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_cuda_ctx_use(ctx));
-        TF_TRY(tf_cuda_ctx_blas(ctx));
-        TF_TRY(tf_cuda_ctx_solver(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
+        TF_TRY(tf_gpu_dev_blas(ctx));
+        TF_TRY(tf_gpu_dev_solver(ctx));
         for (uint32_t m = 0; m < order; ++m) {
             if (k->factors[m].rows != dims[m] || k->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG,
@@ -323,34 +323,34 @@ struct gpu_cpd : gpu_cpd_base {
                                m + 1, (unsigned long long)k->factors[m].rows,
                                (unsigned long long)k->factors[m].cols, (unsigned long long)dims[m],
                                (unsigned long long)R);
-            TF_TRY(tf_cuda_alloc(&A[m], dims[m] * R, "factor matrix"));
-            TF_TRY(tf_cuda_put_values(A[m], k->factors[m].data, dims[m] * R, ctx->stream));
-            TF_TRY(tf_cuda_alloc(&G[m], R * R, "Gram matrix"));
-            TF_TRY(tf_cuda_alloc(&scale[m], R, "column scales"));
+            TF_TRY(tf_gpu_alloc(&A[m], dims[m] * R, "factor matrix"));
+            TF_TRY(tf_gpu_put_values(A[m], k->factors[m].data, dims[m] * R, ctx->stream));
+            TF_TRY(tf_gpu_alloc(&G[m], R * R, "Gram matrix"));
+            TF_TRY(tf_gpu_alloc(&scale[m], R, "column scales"));
             TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
         }
         if (sharded)
             for (uint32_t m = 0; m < order; ++m)
                 if (!has_shard[m]) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: mode %u has no shard", m + 1);
-        TF_TRY(tf_cuda_alloc(&M, (maxrows ? maxrows : 1) * R, "MTTKRP output"));
+        TF_TRY(tf_gpu_alloc(&M, (maxrows ? maxrows : 1) * R, "MTTKRP output"));
         T **square[] = {&V, &L, &Q, &P};
-        for (T **b : square) TF_TRY(tf_cuda_alloc(b, R * R, "R x R work matrix"));
+        for (T **b : square) TF_TRY(tf_gpu_alloc(b, R * R, "R x R work matrix"));
         small = R <= TF_GPU_SMALL_RANK && !ctx->tune.cpd_cusolver;
         use_graph = small && ctx->tune.cpd_graph && !sharded && eng->capturable;
         custom_apply = ctx->tune.cpd_apply ? ctx->tune.cpd_apply == 1 : sizeof(T) == 4;
         if (small) {
-            TF_TRY(tf_cuda_alloc(&Winv, R * R, "inverse normal matrix"));
-            TF_TRY(tf_cuda_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
-            TF_TRY(tf_cuda_alloc(&graw, R * R, "Gram sums"));
-            TF_TRY(tf_cuda_alloc(&jq, R * R, "eigenvectors"));
-            TF_TRY(tf_cuda_alloc(&counter, 2, "completion counters"));
+            TF_TRY(tf_gpu_alloc(&Winv, R * R, "inverse normal matrix"));
+            TF_TRY(tf_gpu_alloc(&gpart, tf_gpu_gram_partial_count(maxdim, (uint32_t)R), "Gram partial sums"));
+            TF_TRY(tf_gpu_alloc(&graw, R * R, "Gram sums"));
+            TF_TRY(tf_gpu_alloc(&jq, R * R, "eigenvectors"));
+            TF_TRY(tf_gpu_alloc(&counter, 2, "completion counters"));
             TF_CU(cudaMemsetAsync(counter, 0, 2 * sizeof *counter, ctx->stream));
         }
-        TF_TRY(tf_cuda_alloc(&w, R, "eigenvalues"));
-        TF_TRY(tf_cuda_alloc(&lambda, R, "lambda"));
-        TF_TRY(tf_cuda_alloc(&inv, R, "column scales"));
-        TF_TRY(tf_cuda_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
-        TF_TRY(tf_cuda_alloc(&d_sc, 1, "CP-ALS scalars"));
+        TF_TRY(tf_gpu_alloc(&w, R, "eigenvalues"));
+        TF_TRY(tf_gpu_alloc(&lambda, R, "lambda"));
+        TF_TRY(tf_gpu_alloc(&inv, R, "column scales"));
+        TF_TRY(tf_gpu_alloc(&partial, (uint64_t)tf_gpu_slabs(maxdim) * R, "column partial sums"));
+        TF_TRY(tf_gpu_alloc(&d_sc, 1, "CP-ALS scalars"));
         TF_CU(cudaMallocHost((void **)&h_sc, sizeof *h_sc));
         TF_CU(cudaMemsetAsync(d_sc, 0, sizeof *d_sc, ctx->stream));
         TF_TRY(tf_gpu_fill(lambda, R, T(1), ctx->stream));
@@ -761,7 +761,7 @@ struct gpu_cpd : gpu_cpd_base {
 
     tf_status scalars(double *inner, double *knorm2, unsigned *pinv) override
     {
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         TF_TRY(sync_scalars());
         *inner = h_sc->inner;
         *knorm2 = h_sc->knorm2;
@@ -770,7 +770,7 @@ struct gpu_cpd : gpu_cpd_base {
     }
     void *factor(uint32_t mode) override { return mode < order ? A[mode] : nullptr; }
     uint32_t value_bytes() const override { return sizeof(T); }
-    tf_cuda_ctx *gpu() override { return ctx; }
+    tf_gpu_dev *gpu() override { return ctx; }
 
     tf_status result(tf_ktensor *out) override
     {
@@ -778,16 +778,16 @@ struct gpu_cpd : gpu_cpd_base {
         if (out->order != order || out->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         for (uint32_t m = 0; m < order; ++m) {
             if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
             /* apply the deferred scales once (they become 1) */
             TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx->stream));
             TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
-            TF_TRY(tf_cuda_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
+            TF_TRY(tf_gpu_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
         }
-        return tf_cuda_get_values(out->lambda, lambda, R, ctx->stream);
+        return tf_gpu_get_values(out->lambda, lambda, R, ctx->stream);
     }
 };
 
@@ -804,7 +804,7 @@ namespace {
 gpu_cpd_base *self(void *ctx) { return (gpu_cpd_base *)ctx; }
 tf_status op_init(void *c, const tf_ktensor *k) { return self(c)->init(k); }
 tf_status op_mttkrp(void *c, uint32_t mode) { return self(c)->mttkrp(mode); }
-/* The update kinds of one GPU: ALS (others: src/ops/cpd.c gpu_has_update). */
+/* The update kinds of one GPU: ALS (others: src/front/cpd.c gpu_has_update). */
 tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_cpd_step_report *rep)
 {
     if (step->u->kind != TF_CPD_UPDATE_ALS) return tf_cpd_update_unavailable(step->u, "the GPU");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CP-ALS state of one GPU (backend.cu), as the backends that drive it
- * see it: the single-GPU backend (the vtable of backend/cpd.h around one of
+ * see it: the single-GPU backend (the vtable of seams/cpd.h around one of
  * these) and the one over several GPUs (multi.cu), which holds one per GPU,
  * each with its shards: per mode the non-zeros whose index lies in the
  * GPU's rows [lo, lo + rows) of that mode, so the GPU computes those rows of
@@ -9,14 +9,14 @@
  * factor, the same on every GPU. */
 #ifndef TF_GPU_CPD_BACKEND_CUH
 #define TF_GPU_CPD_BACKEND_CUH
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 
 struct gpu_cpd_base {
     virtual ~gpu_cpd_base() {}
     /* one GPU, the whole tensor: the context's GPU, an engine for X */
     virtual tf_status setup(const tf_tensor *X, const tf_cpd_opts *o, char *desc, size_t len) = 0;
     /* one GPU of several: ctx, the shape of X (dims), no engine yet */
-    virtual tf_status setup_sharded(tf_cuda_ctx *ctx, const tf_tensor *X, const tf_cpd_opts *o) = 0;
+    virtual tf_status setup_sharded(tf_gpu_dev *ctx, const tf_tensor *X, const tf_cpd_opts *o) = 0;
     /* the shard of `mode`: this GPU's rows [lo, lo + rows) of it and part,
      * their non-zeros with that index shifted down by lo (dims[mode] = rows;
      * unused when rows is 0); split in two where remote is not NULL: part
@@ -55,7 +55,7 @@ struct gpu_cpd_base {
     /* A[mode] on the device (the solve's unscaled factor), its value size */
     virtual void *factor(uint32_t mode) = 0;
     virtual uint32_t value_bytes() const = 0;
-    virtual tf_cuda_ctx *gpu() = 0;
+    virtual tf_gpu_dev *gpu() = 0;
 };
 
 /* A new state of the precision's value type (NULL when out of memory). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CP-ALS over several GPUs (AMPED, Wijeratne et al., ICPP'25, sec. 4): the
- * vtable of backend/cpd.h around one CP-ALS state per GPU of this process
+ * vtable of seams/cpd.h around one CP-ALS state per GPU of this process
  * (backend.cuh), each holding, per mode, the shard of the non-zeros whose
  * index lies in its rows. A mode's step on every GPU:
  *   MTTKRP of its shard -> its rows of M (no two GPUs write one row);
@@ -28,10 +28,10 @@
 #include "gpu/cpd/backend.cuh"
 #include "gpu/exec/devset.cuh"
 #include "gpu/runtime/timing.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
-#include "backend/cpd.h"
-#include "backend/dist.h"
+#include "seams/cpd.h"
+#include "seams/dist.h"
 #include "core/alloc.h"
 }
 
@@ -115,12 +115,12 @@ tf_status op_update(void *c, uint32_t mode, const tf_cpd_update_step *step, tf_c
         if (g == 0) host = hp; /* the same R x R system on every GPU */
     }
     TF_TRY(m->wait());
-    const double t = tf_cuda_wall();
+    const double t = tf_gpu_wall();
     void *a[TF_MAX_GPUS];
     for (int g = 0; g < m->n; ++g) a[g] = m->part[g]->factor(mode);
     TF_TRY(m->set.share_rows(mode, a, m->R, m->part[0]->value_bytes()));
     TF_TRY(m->wait());
-    m->t_exchange += tf_cuda_wall() - t;
+    m->t_exchange += tf_gpu_wall() - t;
     double inner = 0.0, knorm2 = 0.0;
     unsigned dev_pinv = 0;
     TF_TRY(m->check(m->part[0]->scalars(&inner, &knorm2, &dev_pinv)));
@@ -178,7 +178,7 @@ tf_status share_async(multi_cpd *m, uint32_t mode)
 {
     void *a[TF_MAX_GPUS];
     for (int g = 0; g < m->n; ++g) {
-        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_TRY(tf_gpu_dev_use(m->part[g]->gpu()));
         TF_CU(cudaEventRecord(m->solved[g], m->part[g]->gpu()->stream));
         TF_CU(cudaStreamWaitEvent(m->comm[g], m->solved[g], 0));
         if (g == 0) TF_CU(cudaEventRecord(m->xs[mode], m->comm[0]));
@@ -186,7 +186,7 @@ tf_status share_async(multi_cpd *m, uint32_t mode)
     }
     TF_TRY(m->set.share_rows(mode, a, m->R, m->part[0]->value_bytes(), m->comm));
     for (int g = 0; g < m->n; ++g) {
-        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_TRY(tf_gpu_dev_use(m->part[g]->gpu()));
         TF_CU(cudaEventRecord(m->shared[g], m->comm[g]));
         if (g == 0) TF_CU(cudaEventRecord(m->xe[mode], m->comm[0]));
     }
@@ -198,7 +198,7 @@ tf_status share_async(multi_cpd *m, uint32_t mode)
 tf_status normalize_shared(multi_cpd *m, uint32_t mode, int max_norm)
 {
     for (int g = 0; g < m->n; ++g) {
-        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_TRY(tf_gpu_dev_use(m->part[g]->gpu()));
         TF_CU(cudaStreamWaitEvent(m->part[g]->gpu()->stream, m->shared[g], 0));
         TF_TRY(m->part[g]->normalize(mode, max_norm));
     }
@@ -207,7 +207,7 @@ tf_status normalize_shared(multi_cpd *m, uint32_t mode, int max_norm)
 
 tf_status mark(multi_cpd *m, uint32_t e)
 {
-    TF_TRY(tf_cuda_ctx_use(m->part[0]->gpu()));
+    TF_TRY(tf_gpu_dev_use(m->part[0]->gpu()));
     TF_CU(cudaEventRecord(m->ev[e], m->part[0]->gpu()->stream));
     return TF_OK;
 }
@@ -300,12 +300,12 @@ const tf_cpd_backend_ops multi_overlap_ops = {op_init, op_mttkrp, op_update,  op
 tf_status overlap_setup(multi_cpd *m)
 {
     for (int g = 0; g < m->n; ++g) {
-        TF_TRY(tf_cuda_ctx_use(m->part[g]->gpu()));
+        TF_TRY(tf_gpu_dev_use(m->part[g]->gpu()));
         TF_CU(cudaStreamCreateWithFlags(&m->comm[g], cudaStreamNonBlocking));
         TF_CU(cudaEventCreateWithFlags(&m->solved[g], cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&m->shared[g], cudaEventDisableTiming));
     }
-    TF_TRY(tf_cuda_ctx_use(m->part[0]->gpu()));
+    TF_TRY(tf_gpu_dev_use(m->part[0]->gpu()));
     for (uint32_t e = 0; e < 4 * m->order + 2; ++e) TF_CU(cudaEventCreate(&m->ev[e]));
     for (uint32_t n = 0; n < m->order; ++n) {
         TF_CU(cudaEventCreate(&m->xs[n]));

@@ -270,12 +270,12 @@ struct blco_engine : tf_gpu_engine {
 
     ~blco_engine() override
     {
-        tf_cuda_free(hot);
-        tf_cuda_free(lin);
-        tf_cuda_free(block_start);
-        tf_cuda_free(tile_block);
-        tf_cuda_free(block_base);
-        tf_cuda_free(vals);
+        tf_gpu_free(hot);
+        tf_gpu_free(lin);
+        tf_gpu_free(block_start);
+        tf_gpu_free(tile_block);
+        tf_gpu_free(block_base);
+        tf_gpu_free(vals);
     }
 
     static size_t stage_bytes(uint32_t order)
@@ -372,14 +372,14 @@ tf_status upload(blco_engine<T> *e, const tf_blco *b)
 {
     uint64_t *tiles = nullptr;
     TF_TRY(tf_blco_tiles(b, BLCO_TILE, &e->ntiles, &tiles));
-    tf_status s = tf_cuda_upload_new(&e->tile_block, tiles, e->ntiles, "BLCO tile map");
+    tf_status s = tf_gpu_upload_new(&e->tile_block, tiles, e->ntiles, "BLCO tile map");
     tf_free(tiles);
     TF_TRY(s);
-    TF_TRY(tf_cuda_upload_staged(e->ctx, &e->lin, b->lin, b->nnz, "BLCO indices", e->ctx->stream));
-    TF_TRY(tf_cuda_alloc(&e->vals, b->nnz, "BLCO values"));
-    TF_TRY(tf_cuda_h2d_values(e->ctx, e->vals, b->vals, b->nnz, e->ctx->stream));
-    TF_TRY(tf_cuda_upload_new(&e->block_start, b->block_start, b->nblocks + 1, "BLCO block offsets"));
-    TF_TRY(tf_cuda_upload_new(&e->block_base, b->block_base, b->nblocks * b->lay.order,
+    TF_TRY(tf_gpu_upload_staged(e->ctx, &e->lin, b->lin, b->nnz, "BLCO indices", e->ctx->stream));
+    TF_TRY(tf_gpu_alloc(&e->vals, b->nnz, "BLCO values"));
+    TF_TRY(tf_gpu_h2d_values(e->ctx, e->vals, b->vals, b->nnz, e->ctx->stream));
+    TF_TRY(tf_gpu_upload_new(&e->block_start, b->block_start, b->nblocks + 1, "BLCO block offsets"));
+    TF_TRY(tf_gpu_upload_new(&e->block_base, b->block_base, b->nblocks * b->lay.order,
                               "BLCO block bases"));
     return TF_OK;
 }
@@ -398,11 +398,11 @@ tf_status find_heavy_rows(blco_engine<T> *e, const tf_tensor *X)
         e->nhot[m] = tf_gpu_heavy_rows(X, m, BLCO_HOT_SAMPLE, share, BLCO_MAX_HOT, r);
         std::sort(r, r + e->nhot[m]); /* the kernel searches them */
     }
-    return tf_cuda_upload_new(&e->hot, rows, (uint64_t)X->order * BLCO_MAX_HOT, "BLCO heavy rows");
+    return tf_gpu_upload_new(&e->hot, rows, (uint64_t)X->order * BLCO_MAX_HOT, "BLCO heavy rows");
 }
 
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
+tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, tf_gpu_engine **out)
 {
     blco_engine<T> *e = new (std::nothrow) blco_engine<T>();
     if (!e) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU BLCO engine");
@@ -439,7 +439,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
 
 } // namespace
 
-tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+tf_status tf_gpu_blco_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec,
                              tf_gpu_engine **out)
 {
     *out = nullptr;

@@ -85,8 +85,8 @@ struct coo_engine : tf_gpu_engine {
 
     ~coo_engine() override
     {
-        for (uint32_t m = 0; m < TF_GPU_MAX_ORDER; ++m) tf_cuda_free(ind[m]);
-        tf_cuda_free(vals);
+        for (uint32_t m = 0; m < TF_GPU_MAX_ORDER; ++m) tf_gpu_free(ind[m]);
+        tf_gpu_free(vals);
     }
 
     tf_status mttkrp(uint32_t mode, const void *const *fac, void *out, uint32_t R) override
@@ -122,7 +122,7 @@ struct coo_engine : tf_gpu_engine {
 };
 
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
+tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, tf_gpu_engine **out)
 {
     coo_engine<T> *e = new (std::nothrow) coo_engine<T>();
     if (!e) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU COO engine");
@@ -133,9 +133,9 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m)
-        s = tf_cuda_upload_staged(ctx, &e->ind[m], X->ind[m], X->nnz, "COO indices", ctx->stream);
-    if (s == TF_OK) s = tf_cuda_alloc(&e->vals, X->nnz, "COO values");
-    if (s == TF_OK) s = tf_cuda_h2d_values(ctx, e->vals, X->vals, X->nnz, ctx->stream);
+        s = tf_gpu_upload_staged(ctx, &e->ind[m], X->ind[m], X->nnz, "COO indices", ctx->stream);
+    if (s == TF_OK) s = tf_gpu_alloc(&e->vals, X->nnz, "COO values");
+    if (s == TF_OK) s = tf_gpu_h2d_values(ctx, e->vals, X->vals, X->nnz, ctx->stream);
     if (s != TF_OK) {
         delete e;
         return s;
@@ -148,7 +148,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_gpu_engine **out)
 
 } // namespace
 
-tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+tf_status tf_gpu_coo_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec,
                             tf_gpu_engine **out)
 {
     *out = nullptr;

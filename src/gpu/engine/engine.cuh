@@ -5,7 +5,7 @@
  * (coo.cu, fcoo.cu, blco.cu) provides a factory. */
 #ifndef TF_GPU_ENGINE_ENGINE_CUH
 #define TF_GPU_ENGINE_ENGINE_CUH
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/runtime/limits.cuh"
 
 
@@ -35,7 +35,7 @@ struct tf_gpu_engine {
     }
     /* A note for the plan (a slower fallback taken), "" when none. */
     virtual const char *note_text() const { return ""; }
-    tf_cuda_ctx *ctx = nullptr;   /* owned by the caller, outlives the engine */
+    tf_gpu_dev *ctx = nullptr;   /* owned by the caller, outlives the engine */
     tf_format format = TF_FORMAT_AUTO;
     /* true: mttkrp adds into out instead of overwriting it (F-COO shards:
      * the second part of a GPU's shard of a mode); set before the first run */
@@ -54,15 +54,15 @@ static inline bool tf_mode_in(uint32_t modes, uint32_t m) { return m < 32 && (mo
 static inline uint32_t tf_mode_count(uint32_t modes) { return (uint32_t)__builtin_popcount(modes); }
 
 /* Factories (X canonical or at least valid, order 2..TF_GPU_MAX_ORDER). */
-tf_status tf_gpu_coo_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+tf_status tf_gpu_coo_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec,
                             tf_gpu_engine **out);
 /* F-COO with the copies of the modes in `modes` only (a shard of a run
  * over several GPUs serves one mode; mttkrp of another mode fails),
  * resident, or streamed from host memory (fcoo_stream.cu) as placed
  * (exec/placement.cuh decides). */
-tf_status tf_gpu_fcoo_create_modes(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
+tf_status tf_gpu_fcoo_create_modes(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                                    uint32_t modes, bool streamed, tf_gpu_engine **out);
-tf_status tf_gpu_blco_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec,
+tf_status tf_gpu_blco_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec,
                              tf_gpu_engine **out);
 
 /* Engines are made, their format and residency decided, in

@@ -48,9 +48,9 @@ struct fcoo_cut {
 
     void release()
     {
-        tf_cuda_free(start);
-        tf_cuda_free(part_seg);
-        tf_cuda_free(zrows);
+        tf_gpu_free(start);
+        tf_gpu_free(part_seg);
+        tf_gpu_free(zrows);
         start = part_seg = zrows = nullptr;
     }
     /* f's current partitioning */
@@ -58,13 +58,13 @@ struct fcoo_cut {
     {
         part_nnz = f->part_nnz;
         nparts = f->nparts;
-        TF_TRY(tf_cuda_upload_new(&start, f->start, (f->nparts + 31) / 32, "F-COO start flags"));
-        TF_TRY(tf_cuda_upload_new(&part_seg, f->part_seg, f->nparts, "F-COO partition segments"));
+        TF_TRY(tf_gpu_upload_new(&start, f->start, (f->nparts + 31) / 32, "F-COO start flags"));
+        TF_TRY(tf_gpu_upload_new(&part_seg, f->part_seg, f->nparts, "F-COO partition segments"));
         uint32_t *rows = nullptr;
         TF_TRY(tf_fcoo_zero_rows(f, f->dims[f->mode] / 4, &rows, &nzero));
         clear_all = nzero > f->dims[f->mode] / 4;
         tf_status s = TF_OK;
-        if (!clear_all && nzero) s = tf_cuda_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
+        if (!clear_all && nzero) s = tf_gpu_upload_new(&zrows, rows, nzero, "F-COO rows to clear");
         tf_free(rows);
         bytes = ((nparts + 31) / 32 + nparts + (zrows ? nzero : 0)) * sizeof(uint32_t);
         return s;
@@ -134,26 +134,26 @@ struct fcoo_dev {
 
     void release()
     {
-        for (int q = 0; q < MAX_PMODES; ++q) tf_cuda_free(pind[q]);
-        tf_cuda_free(vals);
-        tf_cuda_free(head);
-        tf_cuda_free(seg_row);
+        for (int q = 0; q < MAX_PMODES; ++q) tf_gpu_free(pind[q]);
+        tf_gpu_free(vals);
+        tf_gpu_free(head);
+        tf_gpu_free(seg_row);
         for (int k = 0; k < FCOO_CUTS; ++k) cut[k].release();
     }
 
     /* The copy, cut into partitions of each of parts[0..nparts) non-zeros
      * (f is re-cut in turn). */
-    tf_status upload(tf_cuda_ctx *ctx, tf_fcoo *f, const uint32_t *parts, int np)
+    tf_status upload(tf_gpu_dev *ctx, tf_fcoo *f, const uint32_t *parts, int np)
     {
         const uint64_t n = f->nnz;
         for (uint32_t q = 0; q + 1 < f->order; ++q) {
             pmodes[q] = f->pmodes[q];
-            TF_TRY(tf_cuda_upload_staged(ctx, &pind[q], f->pind[q], n, "F-COO indices", ctx->stream));
+            TF_TRY(tf_gpu_upload_staged(ctx, &pind[q], f->pind[q], n, "F-COO indices", ctx->stream));
         }
-        TF_TRY(tf_cuda_alloc(&vals, n, "F-COO values"));
-        TF_TRY(tf_cuda_h2d_values(ctx, vals, f->vals, n, ctx->stream));
-        TF_TRY(tf_cuda_upload_staged(ctx, &head, f->head, (n + 31) / 32, "F-COO head bits", ctx->stream));
-        TF_TRY(tf_cuda_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
+        TF_TRY(tf_gpu_alloc(&vals, n, "F-COO values"));
+        TF_TRY(tf_gpu_h2d_values(ctx, vals, f->vals, n, ctx->stream));
+        TF_TRY(tf_gpu_upload_staged(ctx, &head, f->head, (n + 31) / 32, "F-COO head bits", ctx->stream));
+        TF_TRY(tf_gpu_upload_new(&seg_row, f->seg_row, f->nseg, "F-COO segment rows"));
         nseg = f->nseg;
         shared_bytes = tf_fcoo_bytes(f, sizeof(T)) - ((f->nparts + 31) / 32 + f->nparts) * sizeof(uint32_t);
         for (int k = 0; k < np && k < FCOO_CUTS; ++k) {
@@ -165,11 +165,11 @@ struct fcoo_dev {
     }
 
     /* The same, sorted on the device from the COO in s (fcoo_build.cu). */
-    tf_status build(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, tf_phase_clock *clock)
+    tf_status build(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, tf_phase_clock *clock)
     {
         return tf_fcoo_dbuild_mode<T>(ctx, s, mode, pmodes, pind, &vals, &head, &seg_row, &nseg, clock);
     }
-    tf_status cut_on_device(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *parts, int np)
+    tf_status cut_on_device(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *parts, int np)
     {
         const uint64_t n = s->nnz;
         shared_bytes = n * ((uint64_t)(s->order - 1) * sizeof(uint32_t) + sizeof(T)) + (n + 31) / 32 * 4 + nseg * 4;
@@ -251,7 +251,7 @@ struct fcoo_engine : tf_gpu_engine {
             fcoo_cut part = c.cut[k]; /* shallow: the same device arrays */
             part.nparts = std::min<uint64_t>(part.nparts, (tune_prefix + part.part_nnz - 1) / part.part_nnz);
             double ms[3];
-            TF_TRY(tf_cuda_time_runs(ctx->stream, 1, 3, ms,
+            TF_TRY(tf_gpu_time_runs(ctx->stream, 1, 3, ms,
                                      [&]() { return launch(mode, part, variant, slice, fac, out, R); }));
             *t = (float)std::min({ms[0], ms[1], ms[2]});
             return TF_OK;
@@ -396,13 +396,13 @@ bool choose_seg(int forced, uint64_t nseg)
  * scratch and the copies fit the budget together, else on the host
  * (tuning.fcoo_build: 1 host, 2 device where possible). On the device,
  * *src holds the uploaded COO (free it with tf_fcoo_dsrc_free either way). */
-bool build_on_device(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, uint32_t modes, tf_fcoo_dsrc *src)
+bool build_on_device(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, uint32_t modes, tf_fcoo_dsrc *src)
 {
     *src = tf_fcoo_dsrc();
     if (ctx->tune.fcoo_build == 1 || X->nnz == 0 || X->nnz >= (1ULL << 32)) return false;
     if (ctx->tune.fcoo_build != 2) {
         uint64_t budget = 0;
-        if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
+        if (tf_gpu_budget(ctx, &budget) != TF_OK) return false;
         const double need = (double)tf_fcoo_dsrc_bytes(X, value_bytes) +
                             1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) / X->order +
             64.0 * (1 << 20);
@@ -496,7 +496,7 @@ void describe(E *e)
 }
 
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t modes, bool streamed, tf_gpu_engine **out)
+tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, uint64_t R, uint32_t modes, bool streamed, tf_gpu_engine **out)
 {
     if (streamed) {
         const uint32_t part_nnz = partition_size(ctx->tune, X->nnz, ctx->sm_count);
@@ -522,7 +522,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t mode
     for (uint32_t m = 0; m < X->order; ++m) e->dims[m] = X->dims[m];
     tf_phase_clock clock(tune.build_report, ctx->stream);
     if (clock.on) { /* the ring's first-use cost apart */
-        tf_cuda_stage_ready(ctx);
+        tf_gpu_stage_ready(ctx);
         clock.mark("pin");
     }
     tf_fcoo_dsrc src;
@@ -577,7 +577,7 @@ tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, uint32_t mode
 
 } // namespace
 
-tf_status tf_gpu_fcoo_create_modes(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
+tf_status tf_gpu_fcoo_create_modes(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                                    uint32_t modes, bool streamed, tf_gpu_engine **out)
 {
     *out = nullptr;

@@ -161,10 +161,10 @@ tf_status exclusive_sum(tf_fcoo_dsrc *s, const uint32_t *in, uint32_t *out, uint
     size_t need = 0;
     TF_CU(cub::DeviceScan::ExclusiveSum(nullptr, need, in, out, (uint32_t)n, st));
     if (need > s->tmp_bytes) {
-        tf_cuda_free(s->tmp);
+        tf_gpu_free(s->tmp);
         s->tmp = nullptr;
         s->tmp_bytes = 0;
-        TF_TRY(tf_cuda_alloc_bytes(&s->tmp, need, "F-COO build scratch"));
+        TF_TRY(tf_gpu_alloc_bytes(&s->tmp, need, "F-COO build scratch"));
         s->tmp_bytes = need;
     }
     TF_CU(cub::DeviceScan::ExclusiveSum(s->tmp, need, in, out, (uint32_t)n, st));
@@ -193,22 +193,22 @@ uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes)
 
 void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s)
 {
-    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_cuda_free(s->ind[m]);
-    tf_cuda_free(s->vals);
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gpu_free(s->ind[m]);
+    tf_gpu_free(s->vals);
     for (int b = 0; b < 2; ++b) {
-        tf_cuda_free(s->key[b]);
-        tf_cuda_free(s->perm[b]);
+        tf_gpu_free(s->key[b]);
+        tf_gpu_free(s->perm[b]);
     }
-    tf_cuda_free(s->wpre);
-    tf_cuda_free(s->wcnt);
-    tf_cuda_free(s->rows[0]);
-    tf_cuda_free(s->rows[1]);
-    tf_cuda_free(s->tmp);
+    tf_gpu_free(s->wpre);
+    tf_gpu_free(s->wcnt);
+    tf_gpu_free(s->rows[0]);
+    tf_gpu_free(s->rows[1]);
+    tf_gpu_free(s->tmp);
     if (s->vals_ready) cudaEventDestroy(s->vals_ready);
     *s = tf_fcoo_dsrc();
 }
 
-tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s)
+tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s)
 {
     *s = tf_fcoo_dsrc();
     const uint64_t n = X->nnz;
@@ -220,29 +220,29 @@ tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t val
     for (uint32_t m = 0; m < X->order; ++m) s->dims[m] = X->dims[m];
     tf_status st = TF_OK;
     for (uint32_t m = 0; m < X->order && st == TF_OK; ++m)
-        st = tf_cuda_upload_staged(ctx, &s->ind[m], X->ind[m], n, "COO indices (F-COO build)", ctx->stream);
+        st = tf_gpu_upload_staged(ctx, &s->ind[m], X->ind[m], n, "COO indices (F-COO build)", ctx->stream);
     s->value_bytes = value_bytes == 4 ? 4 : 8;
     s->host_vals = X->vals;
-    if (st == TF_OK) st = tf_cuda_alloc_bytes(&s->vals, n * s->value_bytes, "COO values (F-COO build)");
+    if (st == TF_OK) st = tf_gpu_alloc_bytes(&s->vals, n * s->value_bytes, "COO values (F-COO build)");
     if (st == TF_OK && cudaEventCreateWithFlags(&s->vals_ready, cudaEventDisableTiming) != cudaSuccess) {
         s->vals_ready = nullptr;
-        st = tf_cuda_fail(__FILE__, __LINE__, "cudaEventCreateWithFlags", cudaGetLastError());
+        st = tf_gpu_fail(__FILE__, __LINE__, "cudaEventCreateWithFlags", cudaGetLastError());
     }
     for (int b = 0; b < 2 && st == TF_OK; ++b) {
-        st = tf_cuda_alloc(&s->key[b], n, "F-COO sort keys");
-        if (st == TF_OK) st = tf_cuda_alloc(&s->perm[b], n, "F-COO sort permutation");
+        st = tf_gpu_alloc(&s->key[b], n, "F-COO sort keys");
+        if (st == TF_OK) st = tf_gpu_alloc(&s->perm[b], n, "F-COO sort permutation");
     }
-    if (st == TF_OK) st = tf_cuda_alloc(&s->wcnt, words32(n) + 1, "F-COO head counts");
-    if (st == TF_OK) st = tf_cuda_alloc(&s->wpre, words32(n) + 1, "F-COO head prefix");
+    if (st == TF_OK) st = tf_gpu_alloc(&s->wcnt, words32(n) + 1, "F-COO head counts");
+    if (st == TF_OK) st = tf_gpu_alloc(&s->wpre, words32(n) + 1, "F-COO head prefix");
     if (st == TF_OK) {
         /* the radix sort's scratch, at its size for n pairs */
         size_t need = 0;
         cub::DoubleBuffer<uint64_t> kb(s->key[0], s->key[1]);
         cub::DoubleBuffer<uint32_t> pb(s->perm[0], s->perm[1]);
         cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, need, kb, pb, (uint32_t)n, 0, 64, ctx->stream);
-        if (e != cudaSuccess) st = tf_cuda_fail(__FILE__, __LINE__, "cub::DeviceRadixSort::SortPairs", e);
+        if (e != cudaSuccess) st = tf_gpu_fail(__FILE__, __LINE__, "cub::DeviceRadixSort::SortPairs", e);
         else if (need) {
-            st = tf_cuda_alloc_bytes(&s->tmp, need, "F-COO build scratch");
+            st = tf_gpu_alloc_bytes(&s->tmp, need, "F-COO build scratch");
             if (st == TF_OK) s->tmp_bytes = need;
         }
     }
@@ -255,7 +255,7 @@ tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t val
 
 /* Sorts s's permutation into the stable order of modes mo[0..N) (mo[0]
  * most significant); *perm gets the sorted permutation (inside s). */
-static tf_status sort_modes(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, const uint32_t *mo, const uint32_t **perm)
+static tf_status sort_modes(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, const uint32_t *mo, const uint32_t **perm)
 {
     const uint64_t n = s->nnz;
     cub::DoubleBuffer<uint64_t> kb(s->key[0], s->key[1]);
@@ -298,11 +298,11 @@ static tf_status sort_modes(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, const uint32_t *m
 
 /* The values' upload (see tf_fcoo_dsrc), after the first mode's sort is
  * queued: on the side stream, so its DMA runs beside the sort. */
-static tf_status put_values(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s)
+static tf_status put_values(tf_gpu_dev *ctx, tf_fcoo_dsrc *s)
 {
     if (!s->host_vals) return TF_OK;
-    if (s->value_bytes == 4) TF_TRY(tf_cuda_h2d_values(ctx, (float *)s->vals, s->host_vals, s->nnz, ctx->side));
-    else TF_TRY(tf_cuda_h2d_values(ctx, (double *)s->vals, s->host_vals, s->nnz, ctx->side));
+    if (s->value_bytes == 4) TF_TRY(tf_gpu_h2d_values(ctx, (float *)s->vals, s->host_vals, s->nnz, ctx->side));
+    else TF_TRY(tf_gpu_h2d_values(ctx, (double *)s->vals, s->host_vals, s->nnz, ctx->side));
     TF_CU(cudaEventRecord(s->vals_ready, ctx->side));
     TF_CU(cudaStreamWaitEvent(ctx->stream, s->vals_ready, 0));
     s->host_vals = nullptr;
@@ -310,7 +310,7 @@ static tf_status put_values(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s)
 }
 
 template <typename T>
-tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
+tf_status tf_fcoo_dbuild_mode(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
                               uint32_t **pind, T **vals, uint32_t **head, uint32_t **seg_row,
                               uint64_t *nseg, tf_phase_clock *clock)
 {
@@ -334,9 +334,9 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
     TF_TRY(put_values(ctx, s));
     if (clock) clock->mark(first ? "sort_and_values" : "sort");
 
-    for (uint32_t j = 0; j + 1 < N; ++j) TF_TRY(tf_cuda_alloc(&pind[j], n, "F-COO indices"));
-    TF_TRY(tf_cuda_alloc(vals, n, "F-COO values"));
-    TF_TRY(tf_cuda_alloc(head, nwords, "F-COO head bits"));
+    for (uint32_t j = 0; j + 1 < N; ++j) TF_TRY(tf_gpu_alloc(&pind[j], n, "F-COO indices"));
+    TF_TRY(tf_gpu_alloc(vals, n, "F-COO values"));
+    TF_TRY(tf_gpu_alloc(head, nwords, "F-COO head bits"));
     /* the output indices go to the key buffer the sort no longer needs */
     uint32_t *oi = (uint32_t *)s->key[0];
     gather_args<T> g = {};
@@ -361,7 +361,7 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
     uint32_t segs = 0;
     TF_TRY(read_u32(s->wpre + nwords, &segs, st));
     *nseg = segs;
-    TF_TRY(tf_cuda_alloc(seg_row, segs, "F-COO segment rows"));
+    TF_TRY(tf_gpu_alloc(seg_row, segs, "F-COO segment rows"));
     if (segs) {
         seg_row_kernel<<<blocks_for(n), BLOCK, 0, st>>>(oi, *head, s->wpre, n, *seg_row);
         TF_CU_LAUNCH("seg_row_kernel");
@@ -370,12 +370,12 @@ tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, 
     return TF_OK;
 }
 
-template tf_status tf_fcoo_dbuild_mode<float>(tf_cuda_ctx *, tf_fcoo_dsrc *, uint32_t, uint32_t *, uint32_t **,
+template tf_status tf_fcoo_dbuild_mode<float>(tf_gpu_dev *, tf_fcoo_dsrc *, uint32_t, uint32_t *, uint32_t **,
                                               float **, uint32_t **, uint32_t **, uint64_t *, tf_phase_clock *);
-template tf_status tf_fcoo_dbuild_mode<double>(tf_cuda_ctx *, tf_fcoo_dsrc *, uint32_t, uint32_t *, uint32_t **,
+template tf_status tf_fcoo_dbuild_mode<double>(tf_gpu_dev *, tf_fcoo_dsrc *, uint32_t, uint32_t *, uint32_t **,
                                                double **, uint32_t **, uint32_t **, uint64_t *, tf_phase_clock *);
 
-static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
+static tf_status dcut(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
                      const uint32_t *seg_row, uint64_t nseg, uint32_t part_nnz, tf_fcoo_dcut_out *out)
 {
     if (part_nnz < 32 || part_nnz % 32)
@@ -384,8 +384,8 @@ static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const ui
     const uint64_t n = s->nnz, len = s->dims[mode];
     const uint64_t nparts = (n + part_nnz - 1) / part_nnz;
     out->nparts = nparts;
-    TF_TRY(tf_cuda_alloc(&out->start, words32(nparts), "F-COO start flags"));
-    TF_TRY(tf_cuda_alloc(&out->part_seg, nparts, "F-COO partition segments"));
+    TF_TRY(tf_gpu_alloc(&out->start, words32(nparts), "F-COO start flags"));
+    TF_TRY(tf_gpu_alloc(&out->part_seg, nparts, "F-COO partition segments"));
     if (nparts) {
         cut_kernel<<<blocks_for(words32(nparts) * 32), BLOCK, 0, st>>>(head, s->wpre, nparts, part_nnz / 32,
                                                                        out->start, out->part_seg);
@@ -396,12 +396,12 @@ static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const ui
     if (len >= 0xffffffffULL) return TF_OK;  /* positions would overflow 32 bits: clear all */
     if (s->rows_len < len + 1) { /* kept for the next cuts and modes: no cudaFree (a device sync) per cut */
         for (int b = 0; b < 2; ++b) {
-            tf_cuda_free(s->rows[b]);
+            tf_gpu_free(s->rows[b]);
             s->rows[b] = nullptr;
         }
         s->rows_len = 0;
-        TF_TRY(tf_cuda_alloc(&s->rows[0], len + 1, "F-COO row marks"));
-        TF_TRY(tf_cuda_alloc(&s->rows[1], len + 1, "F-COO row flags"));
+        TF_TRY(tf_gpu_alloc(&s->rows[0], len + 1, "F-COO row marks"));
+        TF_TRY(tf_gpu_alloc(&s->rows[1], len + 1, "F-COO row flags"));
         s->rows_len = len + 1;
     }
     uint32_t *const mark = s->rows[0], *const flag = s->rows[1];
@@ -422,21 +422,21 @@ static tf_status dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const ui
     out->nzero = nz;
     out->clear_all = nz > len / 4;
     if (out->clear_all || nz == 0) return TF_OK;
-    TF_TRY(tf_cuda_alloc(&out->zrows, nz, "F-COO rows to clear"));
+    TF_TRY(tf_gpu_alloc(&out->zrows, nz, "F-COO rows to clear"));
     scatter_rows_kernel<<<blocks_for(len), BLOCK, 0, st>>>(flag, mark, len, out->zrows);
     TF_CU_LAUNCH("scatter_rows_kernel");
     return TF_OK;
 }
 
-tf_status tf_fcoo_dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
+tf_status tf_fcoo_dcut(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
                        const uint32_t *seg_row, uint64_t nseg, uint32_t part_nnz, tf_fcoo_dcut_out *out)
 {
     *out = tf_fcoo_dcut_out();
     const tf_status st = dcut(ctx, s, mode, head, seg_row, nseg, part_nnz, out);
     if (st != TF_OK) {
-        tf_cuda_free(out->start);
-        tf_cuda_free(out->part_seg);
-        tf_cuda_free(out->zrows);
+        tf_gpu_free(out->start);
+        tf_gpu_free(out->part_seg);
+        tf_gpu_free(out->zrows);
         *out = tf_fcoo_dcut_out();
     }
     return st;

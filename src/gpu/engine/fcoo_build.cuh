@@ -9,7 +9,7 @@
  * (tests/hooks/fcoo_check.cu compares them). */
 #ifndef TF_GPU_ENGINE_FCOO_BUILD_CUH
 #define TF_GPU_ENGINE_FCOO_BUILD_CUH
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 
 /* The COO on the device and the sort's scratch, shared by every mode's
  * build. Needs nnz < 2^32 (32-bit permutation). */
@@ -42,16 +42,16 @@ uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes);
  * values (value_bytes each: 4 float, 8 double) and the scratch. X's
  * values must stay until the first tf_fcoo_dbuild_mode has returned,
  * which uploads them. */
-tf_status tf_fcoo_dsrc_create(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s);
+tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s);
 void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s);
 
 /* One mode's sorted copy (sizeof(T) must be s->value_bytes; allocated here, the caller frees them with
- * tf_cuda_free): pind[0..order-2] of the product modes pmodes (ascending),
+ * tf_gpu_free): pind[0..order-2] of the product modes pmodes (ascending),
  * vals, head bits (ceil(nnz/32) words), seg_row (nseg). Leaves the head
  * bits' word prefix in s for tf_fcoo_dcut. */
 struct tf_phase_clock;
 template <typename T>
-tf_status tf_fcoo_dbuild_mode(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
+tf_status tf_fcoo_dbuild_mode(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, uint32_t *pmodes,
                               uint32_t **pind, T **vals, uint32_t **head, uint32_t **seg_row,
                               uint64_t *nseg, tf_phase_clock *clock = nullptr);
 
@@ -66,6 +66,6 @@ struct tf_fcoo_dcut_out {
     uint64_t nzero = 0;
     bool clear_all = true;
 };
-tf_status tf_fcoo_dcut(tf_cuda_ctx *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
+tf_status tf_fcoo_dcut(tf_gpu_dev *ctx, tf_fcoo_dsrc *s, uint32_t mode, const uint32_t *head,
                        const uint32_t *seg_row, uint64_t nseg, uint32_t part_nnz, tf_fcoo_dcut_out *out);
 #endif

@@ -130,9 +130,9 @@ struct smode {
         if (pinned) cudaHostUnregister(k.data);
         pinned = false;
         tf_fcoo_chunks_free(&k);
-        tf_cuda_free(seg_row);
-        tf_cuda_free(zrows);
-        tf_cuda_free(res);
+        tf_gpu_free(seg_row);
+        tf_gpu_free(zrows);
+        tf_gpu_free(res);
         seg_row = zrows = nullptr;
         res = nullptr;
     }
@@ -162,9 +162,9 @@ struct stream_engine : tf_gpu_engine {
             if (ctx->stream) cudaStreamSynchronize(ctx->stream); /* no copy or kernel still reads */
         }
         if (copy) cudaStreamSynchronize(copy);
-        tf_cuda_free(plain);
+        tf_gpu_free(plain);
         for (int s = 0; s < RING; ++s) {
-            tf_cuda_free(slot[s]);
+            tf_gpu_free(slot[s]);
             if (full[s]) cudaEventDestroy(full[s]);
             if (done[s]) cudaEventDestroy(done[s]);
         }
@@ -285,11 +285,11 @@ uint64_t chunk_parts(const tf_tuning &t, uint32_t order, uint32_t vb, uint32_t p
 template <typename T>
 tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes)
 {
-    tf_cuda_ctx *ctx = e->ctx;
+    tf_gpu_dev *ctx = e->ctx;
     const tf_tuning &tune = ctx->tune;
     const uint32_t vb = sizeof(T), N = X->order;
     uint64_t budget = 0;
-    TF_TRY(tf_cuda_budget(ctx, &budget));
+    TF_TRY(tf_gpu_budget(ctx, &budget));
     const uint64_t reserve = tf_gpu_stream_reserve(X, R, vb);
     uint64_t fixed = 0; /* at most: segment rows and rows to clear */
     for (uint32_t m = 0; m < N; ++m)
@@ -327,10 +327,10 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         tf_status s = tf_fcoo_zero_rows(&f, X->dims[m] / 4, &rows, &sm.nzero);
         if (s == TF_OK) {
             sm.clear_all = sm.nzero > X->dims[m] / 4;
-            if (!sm.clear_all && sm.nzero) s = tf_cuda_upload_new(&sm.zrows, rows, sm.nzero, "F-COO rows to clear");
+            if (!sm.clear_all && sm.nzero) s = tf_gpu_upload_new(&sm.zrows, rows, sm.nzero, "F-COO rows to clear");
         }
         tf_free(rows);
-        if (s == TF_OK) s = tf_cuda_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
+        if (s == TF_OK) s = tf_gpu_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
         if (s == TF_OK) s = tf_fcoo_chunks_pack(&f, cp[m], vb, pack, &sm.k);
         tf_fcoo_free(&f);
         if (s != TF_OK) return s;
@@ -357,9 +357,9 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         plain_bytes = std::max(plain_bytes, tf_fcoo_chunk_plain(N, vb, std::min(k.nnz, k.chunk_parts * k.part_nnz),
                                                                std::min(k.nparts, k.chunk_parts), &pl));
     }
-    TF_TRY(tf_cuda_alloc_bytes((void **)&e->plain, plain_bytes, "unpacked chunk buffer"));
+    TF_TRY(tf_gpu_alloc_bytes((void **)&e->plain, plain_bytes, "unpacked chunk buffer"));
     e->bytes += plain_bytes;
-    TF_TRY(tf_cuda_budget(ctx, &budget));
+    TF_TRY(tf_gpu_budget(ctx, &budget));
     /* residency: the same share of every mode's (plain) bytes in whole
      * chunks, from what the budget holds after the factors and the ring, or
      * tuning.stream_resident's */
@@ -386,7 +386,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     if (streams) {
         TF_CU(cudaStreamCreateWithFlags(&e->copy, cudaStreamNonBlocking));
         for (int s = 0; s < RING; ++s) {
-            TF_TRY(tf_cuda_alloc_bytes((void **)&e->slot[s], slot_bytes, "streamed chunk buffer"));
+            TF_TRY(tf_gpu_alloc_bytes((void **)&e->slot[s], slot_bytes, "streamed chunk buffer"));
             TF_CU(cudaEventCreateWithFlags(&e->full[s], cudaEventDisableTiming));
             TF_CU(cudaEventCreateWithFlags(&e->done[s], cudaEventDisableTiming));
         }
@@ -402,7 +402,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         e->bytes += (sm.nseg + (sm.zrows ? sm.nzero : 0)) * sizeof(uint32_t);
         if (!sm.nres) continue;
         const uint64_t rb = sm.plain_of(sm.nres, vb, &sm.rlay);
-        TF_TRY(tf_cuda_alloc_bytes((void **)&sm.res, rb, "resident F-COO chunks"));
+        TF_TRY(tf_gpu_alloc_bytes((void **)&sm.res, rb, "resident F-COO chunks"));
         e->bytes += rb;
         if (!scratch.p) TF_TRY(scratch.alloc(slot_bytes, "chunk upload buffer"));
         for (uint64_t c = 0; c < sm.nres; ++c) {
@@ -427,7 +427,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
 }
 
 template <typename T>
-tf_status create(tf_cuda_ctx *ctx, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes,
+tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes,
                  tf_gpu_engine **out)
 {
     stream_engine<T> *e = new (std::nothrow) stream_engine<T>();
@@ -465,7 +465,7 @@ uint64_t tf_gpu_stream_reserve(const tf_tensor *X, uint64_t R, uint32_t value_by
     return dense + dense / 4 + (2ull << 20);
 }
 
-tf_status tf_gpu_fcoo_stream_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
+tf_status tf_gpu_fcoo_stream_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                                     const uint32_t *part_nnz, uint32_t modes, tf_gpu_engine **out)
 {
     *out = nullptr;

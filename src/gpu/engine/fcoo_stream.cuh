@@ -14,6 +14,6 @@ uint64_t tf_gpu_stream_reserve(const tf_tensor *X, uint64_t R, uint32_t value_by
  * that fit the budget after the factors (tf_gpu_stream_reserve) and the
  * device ring stay resident, the rest are copied through the ring during
  * every MTTKRP, overlapped with the kernels. */
-tf_status tf_gpu_fcoo_stream_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
+tf_status tf_gpu_fcoo_stream_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                                     const uint32_t *part_nnz, uint32_t modes, tf_gpu_engine **out);
 #endif

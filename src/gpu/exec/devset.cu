@@ -4,7 +4,7 @@
 
 #include "gpu/exec/devset.cuh"
 extern "C" {
-#include "backend/dist.h"
+#include "seams/dist.h"
 #include "core/alloc.h"
 }
 
@@ -25,7 +25,7 @@ tf_status tf_devset::open(tf_context *c, const tf_shards *sh, uint32_t ord)
     dist = sh->dist;
     order = ord;
     for (int g = 0; g < n; ++g)
-        TF_TRY(check(dist ? tf_cuda_ctx_of(c, &gpu[g]) : tf_cuda_ctx_at(c, g, &gpu[g])));
+        TF_TRY(check(dist ? tf_gpu_dev_of(c, &gpu[g]) : tf_gpu_dev_at(c, g, &gpu[g])));
     for (uint32_t m = 0; m < order; ++m) {
         TF_TRY(TF_ALLOC(row_lo[m], (uint64_t)parts + 1, "shard rows"));
         memcpy(row_lo[m], sh->row_lo[m], ((size_t)parts + 1) * sizeof(uint64_t));
@@ -39,7 +39,7 @@ tf_status tf_devset::open_devices(tf_context *c, int count)
     if (!c || count < 1 || count > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPUs of a run: %d (1..%d)", count, TF_MAX_GPUS);
     n = parts = count;
     first = 0;
-    for (int g = 0; g < n; ++g) TF_TRY(check(tf_cuda_ctx_at(c, g, &gpu[g])));
+    for (int g = 0; g < n; ++g) TF_TRY(check(tf_gpu_dev_at(c, g, &gpu[g])));
     no_transport();
     return n > 1 ? check(tf_peer_enable_reachable(gpu, n)) : TF_OK;
 }

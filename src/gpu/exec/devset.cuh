@@ -5,7 +5,7 @@
  *   - the devices: this process's GPUs of the run (a context's devices, or
  *     the one GPU of this MPI rank);
  *   - the partition: per mode, every GPU's contiguous rows (the front end
- *     cuts them: src/ops/partition.c, the one partitioner) and the shards of
+ *     cuts them: src/front/partition.c, the one partitioner) and the shards of
  *     this process's GPUs, built on all GPUs at once, each placed resident
  *     or streamed by exec/placement.cuh (the one residency decision);
  *   - the exchange of rows (exec/exchange.cuh: peer copies or NCCL), opened
@@ -19,14 +19,14 @@
 #include "gpu/exec/exchange.cuh"
 #include "gpu/runtime/per_gpu.cuh"
 extern "C" {
-#include "backend/shards.h"
+#include "seams/shards.h"
 }
 
 struct tf_devset {
     int n = 0;                                  /* GPUs of this process              */
     int parts = 0, first = 0;                   /* GPUs of the run; this process's first */
     const tf_dist *dist = nullptr;              /* MPI ranks of one GPU each, else NULL */
-    tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr};  /* borrowed from the context          */
+    tf_gpu_dev *gpu[TF_MAX_GPUS] = {nullptr};  /* borrowed from the context          */
     uint32_t order = 0;
     uint64_t *row_lo[TF_MAX_ORDER] = {nullptr}; /* per mode, parts + 1 (a copy)       */
     tf_exchange xchg;                           /* its transport opened by open_exchange */
@@ -64,7 +64,7 @@ struct tf_devset {
     template <class Fn> tf_status each(Fn &&fn)
     {
         for (int g = 0; g < n; ++g) {
-            TF_TRY(check(tf_cuda_ctx_use(gpu[g])));
+            TF_TRY(check(tf_gpu_dev_use(gpu[g])));
             TF_TRY(check(fn(g)));
         }
         return TF_OK;
@@ -73,7 +73,7 @@ struct tf_devset {
     template <class Fn> tf_status at_once(Fn &&fn)
     {
         return check(tf_per_gpu(n, [&](int g) {
-            TF_TRY(tf_cuda_ctx_use(gpu[g]));
+            TF_TRY(tf_gpu_dev_use(gpu[g]));
             return fn(g);
         }));
     }

@@ -120,7 +120,7 @@ tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES])
 
 namespace {
 
-tf_status nccl_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
+tf_status nccl_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
 {
     TF_TRY(need_api());
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "NCCL group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
@@ -140,7 +140,7 @@ tf_status nccl_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
 
 } // namespace
 
-tf_status tf_exchange_init_rank(tf_exchange *g, tf_cuda_ctx *gpu, int nranks, int rank,
+tf_status tf_exchange_init_rank(tf_exchange *g, tf_gpu_dev *gpu, int nranks, int rank,
                                   const unsigned char id[TF_NCCL_ID_BYTES])
 {
     TF_TRY(need_api());
@@ -149,7 +149,7 @@ tf_status tf_exchange_init_rank(tf_exchange *g, tf_cuda_ctx *gpu, int nranks, in
     g->first = rank;
     g->gpu[0] = gpu;
     g->timeout_s = tf_group_timeout(gpu);
-    TF_TRY(tf_cuda_ctx_use(gpu));
+    TF_TRY(tf_gpu_dev_use(gpu));
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);
     ncclComm_t c = nullptr;
@@ -221,9 +221,9 @@ static tf_status no_nccl()
 }
 void tf_nccl_describe(char *buf, size_t len) { snprintf(buf, len, "not built (nccl.h was not found)"); }
 tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
-tf_status tf_exchange_init_rank(tf_exchange *, tf_cuda_ctx *, int, int, const unsigned char *) { return no_nccl(); }
+tf_status tf_exchange_init_rank(tf_exchange *, tf_gpu_dev *, int, int, const unsigned char *) { return no_nccl(); }
 namespace {
-tf_status nccl_init_all(tf_exchange *, tf_cuda_ctx *const *, int) { return no_nccl(); }
+tf_status nccl_init_all(tf_exchange *, tf_gpu_dev *const *, int) { return no_nccl(); }
 void nccl_free(tf_exchange *, bool) {}
 tf_status nccl_share_rows(tf_exchange *, void *const *, const uint64_t *, uint64_t, uint32_t, const cudaStream_t *)
 {
@@ -242,13 +242,13 @@ double tf_group_now()
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double tf_group_timeout(const tf_cuda_ctx *gpu)
+double tf_group_timeout(const tf_gpu_dev *gpu)
 {
     const double t = gpu ? gpu->tune.nccl_timeout : 0.0;
     return t > 0.0 ? t : 600.0;
 }
 
-tf_status tf_exchange_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
+tf_status tf_exchange_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
 {
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPU group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
     if (tf_peer_usable(gpu, n)) {
@@ -290,7 +290,7 @@ tf_status tf_exchange_wait(tf_exchange *g)
             }
             all = false;
             if (e != cudaErrorNotReady) {
-                const tf_status s = tf_cuda_fail(__FILE__, __LINE__, "cudaStreamQuery", e);
+                const tf_status s = tf_gpu_fail(__FILE__, __LINE__, "cudaStreamQuery", e);
                 tf_exchange_free(g, true);
                 return s;
             }

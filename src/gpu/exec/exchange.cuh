@@ -8,7 +8,7 @@
  * so a single-GPU run, or a machine without NCCL, never needs it; without
  * it, or in a build made without nccl.h, the NCCL calls fail with
  * TF_ERR_UNAVAILABLE naming the reason. (Host rows of CPU ranks go through
- * MPI: tf_dist.allgather_rows, src/dist/mpi.c.)
+ * MPI: tf_dist.allgather_rows, src/ranks/mpi.c.)
  *
  * An NCCL exchange is one communicator per GPU of this process, over
  * `nranks` GPUs in all (one process driving them all: ncclCommInitAll; one
@@ -19,7 +19,7 @@
  * fails the run, never hangs it. */
 #ifndef TF_GPU_EXEC_EXCHANGE_CUH
 #define TF_GPU_EXEC_EXCHANGE_CUH
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 
 #define TF_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
 
@@ -27,7 +27,7 @@ struct tf_exchange {
     int n = 0;                         /* GPUs of this process in the group */
     int nranks = 0;                    /* GPUs of the whole group (all processes) */
     int first = 0;                     /* group rank of this process's first GPU */
-    tf_cuda_ctx *gpu[TF_MAX_GPUS] = {nullptr}; /* borrowed */
+    tf_gpu_dev *gpu[TF_MAX_GPUS] = {nullptr}; /* borrowed */
     void *comm[TF_MAX_GPUS] = {nullptr};       /* ncclComm_t */
     double timeout_s = 600.0;          /* bound on every wait (the first GPU's tuning.nccl_timeout) */
     /* the copy-engine transport (one process): no communicators; per GPU
@@ -44,9 +44,9 @@ tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES]);
 /* One process, n GPUs: peer copies where every pair of gpu[0..n) has peer
  * access (and gpu[0]'s tuning does not ask for NCCL), else communicators
  * over them. */
-tf_status tf_exchange_init_all(tf_exchange *g, tf_cuda_ctx *const *gpu, int n);
+tf_status tf_exchange_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n);
 /* One GPU of a group of nranks spread over processes: this one is `rank`. */
-tf_status tf_exchange_init_rank(tf_exchange *g, tf_cuda_ctx *gpu, int nranks, int rank,
+tf_status tf_exchange_init_rank(tf_exchange *g, tf_gpu_dev *gpu, int nranks, int rank,
                                   const unsigned char id[TF_NCCL_ID_BYTES]);
 /* Communicators destroyed (aborted when `abort`: after a failure, so no
  * call waits on a peer). */
@@ -66,17 +66,17 @@ tf_status tf_peer_enable(int from, int to);
 /* Every ordered pair of gpu[0..n) that can reach each other directly does
  * (operands read across GPUs then go GPU to GPU; else the runtime routes
  * them through the host). */
-tf_status tf_peer_enable_reachable(tf_cuda_ctx *const *gpu, int n);
+tf_status tf_peer_enable_reachable(tf_gpu_dev *const *gpu, int n);
 /* The copy-engine transport (exchange_peer.cu), behind the calls above. */
-bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n);
-tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n);
+bool tf_peer_usable(tf_gpu_dev *const *gpu, int n);
+tf_status tf_peer_exchange_init(tf_exchange *g, tf_gpu_dev *const *gpu, int n);
 tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
 void tf_peer_exchange_free(tf_exchange *g);
 /* Monotonic seconds, and the bound on waits: the context's tuning.nccl_timeout
  * (the tool's TF_NCCL_TIMEOUT), default 600. */
 double tf_group_now();
-double tf_group_timeout(const tf_cuda_ctx *gpu);
+double tf_group_timeout(const tf_gpu_dev *gpu);
 
 /* Waits until every GPU's work stream is idle, at most g->timeout_s; a
  * communicator's asynchronous error or the timeout aborts the group and

@@ -25,16 +25,16 @@ tf_status tf_peer_enable(int from, int to)
     if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError(); /* enabled outside tenfold: fine */
     else if (e != cudaSuccess) {
         cudaGetLastError(); /* not sticky: leave nothing behind for the NCCL fallback */
-        return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
+        return tf_gpu_fail(__FILE__, __LINE__, "cudaDeviceEnablePeerAccess", e);
     }
     if (tracked) peer_on[from][to] = true;
     return TF_OK;
 }
 
-tf_status tf_peer_enable_reachable(tf_cuda_ctx *const *gpu, int n)
+tf_status tf_peer_enable_reachable(tf_gpu_dev *const *gpu, int n)
 {
     for (int a = 0; a < n; ++a) {
-        TF_TRY(tf_cuda_ctx_use(gpu[a]));
+        TF_TRY(tf_gpu_dev_use(gpu[a]));
         for (int b = 0; b < n; ++b) {
             int can = 0;
             if (b == a || gpu[a]->device == gpu[b]->device ||
@@ -48,7 +48,7 @@ tf_status tf_peer_enable_reachable(tf_cuda_ctx *const *gpu, int n)
     return TF_OK;
 }
 
-bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n)
+bool tf_peer_usable(tf_gpu_dev *const *gpu, int n)
 {
     if (n < 2 || gpu[0]->tune.gpu_exchange == 1) return false;
     for (int i = 0; i < n; ++i)
@@ -65,7 +65,7 @@ bool tf_peer_usable(tf_cuda_ctx *const *gpu, int n)
     return true;
 }
 
-tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
+tf_status tf_peer_exchange_init(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
 {
     g->n = g->nranks = n;
     g->first = 0;
@@ -73,7 +73,7 @@ tf_status tf_peer_exchange_init(tf_exchange *g, tf_cuda_ctx *const *gpu, int n)
     g->timeout_s = tf_group_timeout(gpu[0]);
     for (int i = 0; i < n; ++i) {
         g->gpu[i] = gpu[i];
-        TF_TRY(tf_cuda_ctx_use(gpu[i]));
+        TF_TRY(tf_gpu_dev_use(gpu[i]));
         for (int j = 0; j < n; ++j)
             if (j != i) TF_TRY(tf_peer_enable(gpu[i]->device, gpu[j]->device));
         TF_CU(cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming));
@@ -104,11 +104,11 @@ tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row
     cudaStream_t st[TF_MAX_GPUS];
     for (int i = 0; i < g->n; ++i) {
         st[i] = streams ? streams[i] : g->gpu[i]->stream;
-        TF_TRY(tf_cuda_ctx_use(g->gpu[i]));
+        TF_TRY(tf_gpu_dev_use(g->gpu[i]));
         TF_CU(cudaEventRecord(g->ready[i], st[i]));
     }
     for (int i = 0; i < g->n; ++i) {
-        TF_TRY(tf_cuda_ctx_use(g->gpu[i]));
+        TF_TRY(tf_gpu_dev_use(g->gpu[i]));
         for (int j = 0; j < g->n; ++j)
             if (j != i) TF_CU(cudaStreamWaitEvent(st[i], g->ready[j], 0));
         const uint64_t rows = row_lo[i + 1] - row_lo[i];
@@ -123,7 +123,7 @@ tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row
         TF_CU(cudaEventRecord(g->sent[i], st[i]));
     }
     for (int j = 0; j < g->n; ++j) {
-        TF_TRY(tf_cuda_ctx_use(g->gpu[j]));
+        TF_TRY(tf_gpu_dev_use(g->gpu[j]));
         for (int i = 0; i < g->n; ++i)
             if (i != j) TF_CU(cudaStreamWaitEvent(st[j], g->sent[i], 0));
     }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "gpu/exec/exchange.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 
 extern "C" void tf_gpu_links_impl(char *buf, size_t len)
 {

@@ -5,7 +5,7 @@
 #include "gpu/exec/placement.cuh"
 #include "gpu/engine/fcoo_stream.cuh"
 #include "gpu/runtime/timing.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
 #include "fmt/auto_format.h"
 }
@@ -14,12 +14,12 @@ namespace {
 
 /* F-COO's copies of `modes` (about the same size each), the rank-R factors
  * and CP-ALS's dense work over the budget, or forced by tuning.stream. */
-bool streams(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t value_bytes, uint64_t R, uint32_t modes)
+bool streams(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, uint64_t R, uint32_t modes)
 {
     if (X->nnz == 0 || ctx->tune.stream == 2) return false;
     if (ctx->tune.stream == 1) return true;
     uint64_t budget = 0;
-    if (tf_cuda_budget(ctx, &budget) != TF_OK) return false;
+    if (tf_gpu_budget(ctx, &budget) != TF_OK) return false;
     const double need = (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) / X->order +
                         (double)tf_gpu_stream_reserve(X, R, value_bytes);
     return need > (double)budget;
@@ -34,7 +34,7 @@ tf_status settle(tf_gpu_engine **out)
     if (e == cudaSuccess) return TF_OK;
     delete *out;
     *out = nullptr;
-    return tf_cuda_fail(__FILE__, __LINE__, "cudaDeviceSynchronize()", e);
+    return tf_gpu_fail(__FILE__, __LINE__, "cudaDeviceSynchronize()", e);
 }
 
 tf_status order_fits(const tf_tensor *X)
@@ -47,7 +47,7 @@ tf_status order_fits(const tf_tensor *X)
 
 } // namespace
 
-tf_status tf_gpu_place(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
+tf_status tf_gpu_place(tf_gpu_dev *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
                        uint32_t modes, tf_gpu_placement *pl)
 {
     *pl = tf_gpu_placement();
@@ -55,7 +55,7 @@ tf_status tf_gpu_place(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt, tf_p
     if (!R) R = 32;
     if (fmt == TF_FORMAT_AUTO) {
         uint64_t budget = 0;
-        TF_TRY(tf_cuda_budget(ctx, &budget));
+        TF_TRY(tf_gpu_budget(ctx, &budget));
         TF_TRY(tf_gpu_auto_format(X, R, vb, budget, ctx->tune.stream != 2, &fmt, pl->why, sizeof pl->why));
     }
     pl->format = fmt;
@@ -63,7 +63,7 @@ tf_status tf_gpu_place(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt, tf_p
     return TF_OK;
 }
 
-tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
+tf_status tf_gpu_engine_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
                                tf_gpu_engine **out, char *why, size_t why_len)
 {
     *out = nullptr;
@@ -92,7 +92,7 @@ tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format f
     return s;
 }
 
-tf_status tf_gpu_engine_create_shard(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
+tf_status tf_gpu_engine_create_shard(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
                                      uint64_t R, tf_gpu_engine **out)
 {
     *out = nullptr;

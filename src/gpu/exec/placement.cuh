@@ -21,16 +21,16 @@ struct tf_gpu_placement {
  * GPU: fmt auto resolved against the device budget; F-COO streamed when
  * tuning.stream is 1, never when 2, else when its copies, the rank-R
  * factors and CP-ALS's dense work do not fit the budget. */
-tf_status tf_gpu_place(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
+tf_status tf_gpu_place(tf_gpu_dev *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
                        uint32_t modes, tf_gpu_placement *pl);
 
 /* The engine of X on ctx's GPU in the format asked for (auto: placed as
  * above); why (may be NULL) gets auto's reason. */
-tf_status tf_gpu_engine_create(tf_cuda_ctx *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
+tf_status tf_gpu_engine_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_format fmt, tf_precision prec, uint64_t R,
                                tf_gpu_engine **out, char *why, size_t why_len);
 /* The engine of one shard of a run over several GPUs: F-COO with mode's
  * copy only, resident or streamed as placed. */
-tf_status tf_gpu_engine_create_shard(tf_cuda_ctx *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
+tf_status tf_gpu_engine_create_shard(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
                                      uint64_t R, tf_gpu_engine **out);
 /* "gpu <engine desc>, fp64, <device> [auto <why>]", truncated to len. */
 void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec, const char *why);

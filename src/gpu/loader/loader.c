@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend of a CUDA build, as libtenfold finds it: the module
  * libtenfold_cuda.so, loaded on the first call that needs it, once per
- * process (backend/cuda_module.h); the entry points of the seams
- * (src/backend) and the public device queries reach it through
- * tf_cuda_backend (their front ends: src/gpu/front). Until then nothing of
+ * process (seams/cuda_module.h); the entry points of the seams
+ * (src/seams) and the public device queries reach it through
+ * tf_cuda_backend (their front ends: src/gpu/entry). Until then nothing of
  * CUDA is in the process: `tenfold --version` or a run on the CPU stays as
  * light as in a CPU-only build. Without the module every entry point
  * answers as in a CPU-only build, naming the reason. A program that links
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 #include "core/build_config.h"
 #include "core/environment.h"
 #include "core/error.h"
@@ -166,7 +166,7 @@ int tf_cuda_driver_visible(void)
     return 0;
 }
 
-/* ---- what the entry points (src/gpu/front) call ---- */
+/* ---- what the entry points (src/gpu/entry) call ---- */
 
 const tf_cuda_api *tf_cuda_backend(int load)
 {

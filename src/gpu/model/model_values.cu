@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The model of a Kruskal tensor at the non-zeros of a sparse tensor on the
  * GPU: m_j = sum_r lambda_r prod_n A_n(i_jn, r) for every non-zero j
- * (backend/model_backends.h). One kernel, templated over the value type
+ * (seams/model_backends.h). One kernel, templated over the value type
  * and the order (3 and 4 unrolled, any other up to TF_MAX_ORDER through
  * loops bounded by it). A warp is G groups of C lanes (C = min(32, the
  * power of two >= R)); a group takes one non-zero, each of its lanes the
@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "backend/cuda_module.h"
-#include "gpu/runtime/context.cuh"
+#include "seams/cuda_module.h"
+#include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/runtime/warp.cuh"
 
 #define TF_MODEL_THREADS 256
@@ -71,12 +71,12 @@ struct model_dev {
 
 /* Non-zeros per piece: all of them when the budget holds them, else what it
  * holds beside the factors. */
-static tf_status piece_nnz(tf_cuda_ctx &ctx, const tf_tensor *X, uint64_t factor_bytes, size_t value_bytes,
+static tf_status piece_nnz(tf_gpu_dev &ctx, const tf_tensor *X, uint64_t factor_bytes, size_t value_bytes,
                            uint64_t *piece)
 {
     const uint64_t per_nnz = X->order * sizeof(uint32_t) + value_bytes;
     uint64_t budget = 0;
-    TF_TRY(tf_cuda_budget(&ctx, &budget));
+    TF_TRY(tf_gpu_budget(&ctx, &budget));
     const uint64_t fits = budget > factor_bytes ? (budget - factor_bytes) / per_nnz : 0;
     const uint64_t least = std::min<uint64_t>(X->nnz, 1u << 16);
     if (fits < least)
@@ -90,7 +90,7 @@ static tf_status piece_nnz(tf_cuda_ctx &ctx, const tf_tensor *X, uint64_t factor
 }
 
 template <typename T>
-tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_ktensor *K, double *out)
+tf_status run(tf_gpu_dev &ctx, const tf_tensor *X, const tf_ktensor *K, double *out)
 {
     const uint32_t N = X->order, R = (uint32_t)K->rank;
     const cudaStream_t st = ctx.stream;
@@ -103,17 +103,17 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_ktensor *K, double 
     for (uint32_t n = 0; n < N; ++n) {
         const uint64_t len = K->factors[n].rows * (uint64_t)R;
         TF_TRY(d.A[n].alloc(len, "model values factor"));
-        TF_TRY(tf_cuda_h2d_values(&ctx, d.A[n].p, K->factors[n].data, len, st));
+        TF_TRY(tf_gpu_h2d_values(&ctx, d.A[n].p, K->factors[n].data, len, st));
         TF_TRY(d.ind[n].alloc(piece, "model values indices"));
         a.A[n] = d.A[n].p;
         a.ind[n] = d.ind[n].p;
     }
     TF_TRY(d.lambda.alloc(R, "model values weights"));
     if (K->lambda) {
-        TF_TRY(tf_cuda_h2d_values(&ctx, d.lambda.p, K->lambda, R, st));
+        TF_TRY(tf_gpu_h2d_values(&ctx, d.lambda.p, K->lambda, R, st));
     } else {
         std::vector<double> ones(R, 1.0);
-        TF_TRY(tf_cuda_put_values<T>(d.lambda.p, ones.data(), R, st));
+        TF_TRY(tf_gpu_put_values<T>(d.lambda.p, ones.data(), R, st));
     }
     a.lambda = d.lambda.p;
     TF_TRY(d.out.alloc(piece, "model values"));
@@ -124,14 +124,14 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_ktensor *K, double 
     for (uint64_t k0 = 0; k0 < X->nnz; k0 += piece) {
         const uint64_t len = std::min<uint64_t>(piece, X->nnz - k0);
         for (uint32_t n = 0; n < N; ++n)
-            TF_TRY(tf_cuda_h2d_staged(&ctx, d.ind[n].p, X->ind[n] + k0, len * sizeof(uint32_t), st));
+            TF_TRY(tf_gpu_h2d_staged(&ctx, d.ind[n].p, X->ind[n] + k0, len * sizeof(uint32_t), st));
         TF_TRY(tf_with_order(N, [&](auto ord) -> tf_status {
             constexpr int ORDER = decltype(ord)::value;
             model_values_kernel<T, ORDER><<<(unsigned)blocks, TF_MODEL_THREADS, 0, st>>>(a, len, N, R, C, d.out.p);
             TF_CU_LAUNCH("model_values_kernel");
             return TF_OK;
         }));
-        TF_TRY(tf_cuda_get_values<T>(out + k0, d.out.p, len, st));
+        TF_TRY(tf_gpu_get_values<T>(out + k0, d.out.p, len, st));
     }
     return TF_OK;
 }
@@ -143,8 +143,8 @@ extern "C" tf_status tf_cuda_model_values_impl(const tf_tensor *X, const tf_kten
 {
     if (K->rank > UINT32_MAX)
         return tf_fail(TF_ERR_ARG, "GPU model values: rank %llu is above 2^32 - 1", (unsigned long long)K->rank);
-    tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
-    TF_TRY(tf_cuda_ctx_of(o->context, &c));
+    tf_gpu_dev *c = nullptr; /* the context's GPU (borrowed) */
+    TF_TRY(tf_gpu_dev_of(o->context, &c));
     if (o->precision == TF_SINGLE) return run<float>(*c, X, K, out);
     return run<double>(*c, X, K, out);
 }

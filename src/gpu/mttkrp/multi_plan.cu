@@ -16,9 +16,9 @@
 #include "gpu/exec/devset.cuh"
 #include "gpu/exec/placement.cuh"
 #include "gpu/runtime/timing.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
-#include "backend/plan.h"
+#include "seams/plan.h"
 }
 
 namespace {
@@ -44,10 +44,10 @@ struct multi_plan {
         for (int i = 0; i < set.n; ++i) {
             if (set.gpu[i]) cudaSetDevice(set.gpu[i]->device);
             for (void *&f : g[i].fac) {
-                tf_cuda_free(f);
+                tf_gpu_free(f);
                 f = nullptr;
             }
-            tf_cuda_free(g[i].out);
+            tf_gpu_free(g[i].out);
             g[i].out = nullptr;
         }
         R = 0;
@@ -69,8 +69,8 @@ struct multi_plan {
             free_buffers();
             TF_TRY(set.each([&](int i) {
                 for (uint32_t m = 0; m < order; ++m)
-                    TF_TRY(tf_cuda_alloc_bytes(&g[i].fac[m], dims[m] * out->cols * vbytes, "factor matrix"));
-                return tf_cuda_alloc_bytes(&g[i].out, std::max<uint64_t>(g[i].maxrows, 1) * out->cols * vbytes,
+                    TF_TRY(tf_gpu_alloc_bytes(&g[i].fac[m], dims[m] * out->cols * vbytes, "factor matrix"));
+                return tf_gpu_alloc_bytes(&g[i].out, std::max<uint64_t>(g[i].maxrows, 1) * out->cols * vbytes,
                                            "MTTKRP output");
             }));
             R = out->cols;
@@ -80,8 +80,8 @@ struct multi_plan {
             for (uint32_t m = 0; m < order; ++m) {
                 if (m == mode) continue;
                 const uint64_t k = dims[m] * R;
-                if (prec == TF_SINGLE) TF_TRY(tf_cuda_put_values((float *)g[i].fac[m], factors[m].data, k, st));
-                else TF_TRY(tf_cuda_put_values((double *)g[i].fac[m], factors[m].data, k, st));
+                if (prec == TF_SINGLE) TF_TRY(tf_gpu_put_values((float *)g[i].fac[m], factors[m].data, k, st));
+                else TF_TRY(tf_gpu_put_values((double *)g[i].fac[m], factors[m].data, k, st));
             }
             return TF_OK;
         });
@@ -93,7 +93,7 @@ struct multi_plan {
         TF_TRY(set.each([&](int i) {
             part_gpu &p = g[i];
             if (!p.eng[mode]) return TF_OK;
-            const tf_cuda_ctx *c = set.gpu[i];
+            const tf_gpu_dev *c = set.gpu[i];
             if (c->tune.gpu_poison) TF_CU(cudaMemsetAsync(p.out, 0xff, set.rows(i, mode) * R * vbytes, c->stream));
             return p.eng[mode]->mttkrp(mode, (const void *const *)p.fac, p.out, (uint32_t)R);
         }));
@@ -108,8 +108,8 @@ struct multi_plan {
             double *dst = out->data + set.lo(i, mode) * R;
             const uint64_t k = rows * R;
             cudaStream_t st = set.gpu[i]->stream;
-            if (prec == TF_SINGLE) return tf_cuda_get_values(dst, (const float *)g[i].out, k, st);
-            return tf_cuda_get_values(dst, (const double *)g[i].out, k, st);
+            if (prec == TF_SINGLE) return tf_gpu_get_values(dst, (const float *)g[i].out, k, st);
+            return tf_gpu_get_values(dst, (const double *)g[i].out, k, st);
         });
     }
 };
@@ -129,9 +129,9 @@ tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matr
     TF_TRY(p->prepare(mode, factors, out));
     for (int i = 0; i < warmup; ++i) TF_TRY(p->run(mode));
     for (int i = 0; i < reps; ++i) {
-        const double t = tf_cuda_wall();
+        const double t = tf_gpu_wall();
         TF_TRY(p->run(mode));
-        times_ms[i] = 1e3 * (tf_cuda_wall() - t);
+        times_ms[i] = 1e3 * (tf_gpu_wall() - t);
     }
     return p->get(mode, out);
 }

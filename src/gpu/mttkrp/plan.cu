@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU MTTKRP plans (the CUDA side of src/backend/plan.h): a device
+/* GPU MTTKRP plans (the CUDA side of src/seams/plan.h): a device
  * context plus one format engine. A run takes each factor where it is:
  * GPU arrays in place (or copied on the device when their layout is not
  * the kernels'), host doubles uploaded (converted to float for single
@@ -17,9 +17,9 @@
 #include "gpu/engine/engine.cuh"
 #include "gpu/runtime/dense.cuh"
 #include "gpu/runtime/timing.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
-#include "backend/plan.h"
+#include "seams/plan.h"
 }
 
 namespace {
@@ -31,7 +31,7 @@ inline tf_dense host_view(const tf_matrix &m)
 }
 
 struct cuda_plan {
-    tf_cuda_ctx *ctx = nullptr; /* the context's GPU (borrowed) */
+    tf_gpu_dev *ctx = nullptr; /* the context's GPU (borrowed) */
     tf_gpu_engine *eng = nullptr;
     tf_precision prec = TF_DOUBLE;
     size_t vbytes = 8;
@@ -45,8 +45,8 @@ struct cuda_plan {
 
     void free_buffers()
     {
-        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_cuda_free(d_fac[m]);
-        tf_cuda_free(d_out);
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gpu_free(d_fac[m]);
+        tf_gpu_free(d_out);
         memset(d_fac, 0, sizeof d_fac);
         d_out = nullptr;
         R = 0;
@@ -63,14 +63,14 @@ struct cuda_plan {
     /* The device and buffers of a run of rank `rank`. */
     tf_status begin(uint64_t rank)
     {
-        TF_TRY(tf_cuda_ctx_use(ctx));
+        TF_TRY(tf_gpu_dev_use(ctx));
         if (rank > 0xffffffffu) return tf_fail(TF_ERR_RANGE, "GPU MTTKRP: rank %llu is too large",
                                                (unsigned long long)rank);
         if (rank == R) return TF_OK;
         free_buffers();
         for (uint32_t m = 0; m < order; ++m)
-            TF_TRY(tf_cuda_alloc_bytes(&d_fac[m], dims[m] * rank * vbytes, "factor matrix"));
-        TF_TRY(tf_cuda_alloc_bytes(&d_out, maxdim * rank * vbytes, "MTTKRP output"));
+            TF_TRY(tf_gpu_alloc_bytes(&d_fac[m], dims[m] * rank * vbytes, "factor matrix"));
+        TF_TRY(tf_gpu_alloc_bytes(&d_out, maxdim * rank * vbytes, "MTTKRP output"));
         R = rank;
         return TF_OK;
     }
@@ -100,15 +100,15 @@ struct cuda_plan {
         *use = d_fac[m];
         if (gpu) return copy_rows(d_fac[m], R, F.data, F.ld ? F.ld : F.cols, dims[m]);
         const uint64_t n = dims[m] * R;
-        if (prec == TF_SINGLE) return tf_cuda_put_values((float *)d_fac[m], (const double *)F.data, n, ctx->stream);
-        return tf_cuda_put_values((double *)d_fac[m], (const double *)F.data, n, ctx->stream);
+        if (prec == TF_SINGLE) return tf_gpu_put_values((float *)d_fac[m], (const double *)F.data, n, ctx->stream);
+        return tf_gpu_put_values((double *)d_fac[m], (const double *)F.data, n, ctx->stream);
     }
 
     tf_status get(uint32_t mode, double *out)
     {
         const uint64_t n = dims[mode] * R;
-        if (prec == TF_SINGLE) return tf_cuda_get_values(out, (const float *)d_out, n, ctx->stream);
-        return tf_cuda_get_values(out, (const double *)d_out, n, ctx->stream);
+        if (prec == TF_SINGLE) return tf_gpu_get_values(out, (const float *)d_out, n, ctx->stream);
+        return tf_gpu_get_values(out, (const double *)d_out, n, ctx->stream);
     }
 
     tf_status run(uint32_t mode, const void *const *fac, void *out)
@@ -141,9 +141,9 @@ struct cuda_plan {
         for (uint32_t m = 0; m < order; ++m) {
             if (m == mode) continue;
             snprintf(name, sizeof name, "factor %u", m + 1);
-            TF_TRY(tf_cuda_dense_locate(F[m], name, who, ctx->device, prec, &gpu[m]));
+            TF_TRY(tf_gpu_dense_locate(F[m], name, who, ctx->device, prec, &gpu[m]));
         }
-        TF_TRY(tf_cuda_dense_locate(out, "out", who, ctx->device, prec, &gout));
+        TF_TRY(tf_gpu_dense_locate(out, "out", who, ctx->device, prec, &gout));
         if (gout && (uintptr_t)out.data % vbytes)
             return tf_fail(TF_ERR_ARG, "%s: out (GPU memory) is not aligned to its %zu-byte values", who, vbytes);
         TF_TRY(follow(ctx->stream, caller, &ev_in));
@@ -183,7 +183,7 @@ tf_status plan_time(void *impl, uint32_t mode, const tf_matrix *factors, tf_matr
     const void *fac[TF_MAX_ORDER] = {nullptr};
     for (uint32_t m = 0; m < p->order; ++m)
         if (m != mode) TF_TRY(p->stage(m, host_view(factors[m]), false, &fac[m]));
-    TF_TRY(tf_cuda_time_runs(p->ctx->stream, warmup, reps, times_ms, [&]() { return p->run(mode, fac, p->d_out); }));
+    TF_TRY(tf_gpu_time_runs(p->ctx->stream, warmup, reps, times_ms, [&]() { return p->run(mode, fac, p->d_out); }));
     return p->get(mode, out->data);
 }
 
@@ -212,7 +212,7 @@ extern "C" tf_status tf_cuda_plan_build_impl(const tf_tensor *X, const tf_plan_o
         if (X->dims[m] > cp->maxdim) cp->maxdim = X->dims[m];
     }
     char why[128];
-    tf_status s = tf_cuda_ctx_of(o->context, &cp->ctx);
+    tf_status s = tf_gpu_dev_of(o->context, &cp->ctx);
     if (s == TF_OK)
         s = tf_gpu_engine_create(cp->ctx, X, o->format, o->precision, o->rank_hint, &cp->eng, why,
                                  sizeof why);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend of a CPU-only build: there is none. What src/gpu/loader
  * answers in a CUDA build, answered here without a module to look for; the
- * entry points' front ends (src/gpu/front) find no backend and give their
+ * entry points' front ends (src/gpu/entry) find no backend and give their
  * rows' answers, naming this build as the reason. */
 #include <stdio.h>
 
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 #include "core/error.h"
 
 #define TF_NO_CUDA_WHY "this build of tenfold has no CUDA backend (nvcc was not found at build time)"

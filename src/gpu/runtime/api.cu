@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CUDA backend's table of entry points (backend/cuda_module.h): what
+/* The CUDA backend's table of entry points (seams/cuda_module.h): what
  * the loader of libtenfold calls, in the module libtenfold_cuda.so or in a
  * program that links the CUDA objects directly (the GPU tests). */
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 
 #define TF_CUDA_IMPL_PTR_(front, ret, name, params, args, pre, answer) name##_impl,
 

@@ -13,21 +13,21 @@ extern "C" {
 }
 
 /* Record a failed call (expr is the call's text; its function name is shown). */
-tf_status tf_cuda_fail(const char *file, int line, const char *expr, cudaError_t e);
+tf_status tf_gpu_fail(const char *file, int line, const char *expr, cudaError_t e);
 tf_status tf_cublas_fail(const char *file, int line, const char *expr, cublasStatus_t e);
 tf_status tf_cusolver_fail(const char *file, int line, const char *expr, cusolverStatus_t e);
 
 #define TF_CU(call)                                                                     \
     do {                                                                                \
         cudaError_t tf_cu_e_ = (call);                                                  \
-        if (tf_cu_e_ != cudaSuccess) return tf_cuda_fail(__FILE__, __LINE__, #call, tf_cu_e_); \
+        if (tf_cu_e_ != cudaSuccess) return tf_gpu_fail(__FILE__, __LINE__, #call, tf_cu_e_); \
     } while (0)
 
 /* After a kernel launch: configuration errors now, execution errors at the next sync. */
 #define TF_CU_LAUNCH(name)                                                              \
     do {                                                                                \
         cudaError_t tf_cu_e_ = cudaGetLastError();                                      \
-        if (tf_cu_e_ != cudaSuccess) return tf_cuda_fail(__FILE__, __LINE__, name "<<<>>>", tf_cu_e_); \
+        if (tf_cu_e_ != cudaSuccess) return tf_gpu_fail(__FILE__, __LINE__, name "<<<>>>", tf_cu_e_); \
     } while (0)
 
 #define TF_CUBLAS(call)                                                                 \

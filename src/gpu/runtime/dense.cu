@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "gpu/runtime/dense.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 
-tf_status tf_cuda_dense_where(const tf_dense &X, const char *name, const char *who, tf_precision prec, int *kind,
+tf_status tf_gpu_dense_where(const tf_dense &X, const char *name, const char *who, tf_precision prec, int *kind,
                               int *dev)
 {
     *kind = tf_cuda_memory_of_impl(X.data, dev);
@@ -22,11 +22,11 @@ tf_status tf_cuda_dense_where(const tf_dense &X, const char *name, const char *w
     return TF_OK;
 }
 
-tf_status tf_cuda_dense_locate(const tf_dense &X, const char *name, const char *who, int device, tf_precision prec,
+tf_status tf_gpu_dense_locate(const tf_dense &X, const char *name, const char *who, int device, tf_precision prec,
                                bool *gpu)
 {
     int kind = TF_CUDA_PTR_HOST, dev = -1;
-    TF_TRY(tf_cuda_dense_where(X, name, who, prec, &kind, &dev));
+    TF_TRY(tf_gpu_dense_where(X, name, who, prec, &kind, &dev));
     if (kind == TF_CUDA_PTR_DEVICE && dev != device)
         return tf_fail(TF_ERR_ARG, "%s: %s is memory of GPU %d; the plan runs on GPU %d", who, name, dev, device);
     *gpu = kind != TF_CUDA_PTR_HOST;

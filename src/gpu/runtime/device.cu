@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
 #include "core/error.h"
 }

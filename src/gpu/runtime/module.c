@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The entry of the CUDA module libtenfold_cuda.so (backend/cuda_module.h),
+/* The entry of the CUDA module libtenfold_cuda.so (seams/cuda_module.h),
  * and the core functions its CUDA code calls, each a shim calling the
  * library that loaded it. Only in the module: programs that link the CUDA
  * objects directly call the core itself. The module's link exports the
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 #include "core/build_config.h"
 #include "core/error.h"
 

@@ -12,7 +12,7 @@
 
 /* Wall-clock seconds (steady clock) for host-side timing of work spread
  * over several GPUs. */
-static inline double tf_cuda_wall()
+static inline double tf_gpu_wall()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -34,7 +34,7 @@ struct tf_event_pair {
  * then max(reps, 1) timed, each waited for; times_ms may be NULL. Used by
  * the tuners (SDDMM, F-COO) and the SDDMM / SpTTM / MTTKRP benchmarks. */
 template <typename Fn>
-static tf_status tf_cuda_time_runs(cudaStream_t stream, int warmup, int reps, double *times_ms, Fn &&fn)
+static tf_status tf_gpu_time_runs(cudaStream_t stream, int warmup, int reps, double *times_ms, Fn &&fn)
 {
     tf_event_pair ev;
     TF_CU(cudaEventCreate(&ev.start));

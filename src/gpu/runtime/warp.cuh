@@ -12,7 +12,7 @@
 
 #include <type_traits>
 
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/runtime/limits.cuh"
 
 #define TF_FULL_MASK 0xffffffffu

@@ -6,10 +6,10 @@
 #define TF_GPU_SDDMM_COMMON_CUH
 #include <stdint.h>
 
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/runtime/timing.cuh"
 extern "C" {
-#include "backend/sddmm_backends.h"
+#include "seams/sddmm_backends.h"
 #include "core/alloc.h"
 }
 
@@ -26,7 +26,7 @@ static inline uint32_t tf_sddmm_padded_k(uint64_t K)
  * dA / dB (rows x Kp, the padded buffers the plan fills before each run;
  * they must stay where they are for the scheme's life). */
 struct tf_cusparse_sddmm;
-tf_status tf_cusparse_sddmm_create(tf_cuda_ctx *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single,
+tf_status tf_cusparse_sddmm_create(tf_gpu_dev *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single,
                                    const void *dA, const void *dB, const tf_sddmm_opts *o, tf_cusparse_sddmm **out);
 /* out non-NULL: a whole run on s (S's values into cuSPARSE's output array,
  * cusparseSDDMM in place there, the result copied to out: nnz values);

@@ -39,16 +39,16 @@ struct tf_cusparse_sddmm {
         if (mB) cusparseDestroyDnMat(mB);
         if (mA) cusparseDestroyDnMat(mA);
         if (h) cusparseDestroy(h);
-        tf_cuda_free(buf);
-        tf_cuda_free(val);
-        tf_cuda_free(sval);
-        tf_cuda_free(row);
-        tf_cuda_free(col);
+        tf_gpu_free(buf);
+        tf_gpu_free(val);
+        tf_gpu_free(sval);
+        tf_gpu_free(row);
+        tf_gpu_free(col);
     }
     const void *a() const { return ty == CUDA_R_32F ? (const void *)&alpha32 : (const void *)&alpha; }
     const void *b() const { return ty == CUDA_R_32F ? (const void *)&beta32 : (const void *)&beta; }
 
-    tf_status make(tf_cuda_ctx *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single, const void *dA,
+    tf_status make(tf_gpu_dev *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single, const void *dA,
                    const void *dB, const tf_sddmm_opts *o)
     {
         nnz = S->nnz;
@@ -64,16 +64,16 @@ struct tf_cusparse_sddmm {
         if (s == TF_OK) {
             for (uint64_t i = 0; i <= S->rows; ++i) hrow[i] = (int32_t)S->rowptr[i];
             for (uint64_t k = 0; k < S->nnz; ++k) hcol[k] = (int32_t)S->colind[k];
-            s = tf_cuda_upload_new(&row, hrow, S->rows + 1, "cuSPARSE CSR offsets");
-            if (s == TF_OK) s = tf_cuda_upload_new(&col, hcol, S->nnz, "cuSPARSE CSR columns");
+            s = tf_gpu_upload_new(&row, hrow, S->rows + 1, "cuSPARSE CSR offsets");
+            if (s == TF_OK) s = tf_gpu_upload_new(&col, hcol, S->nnz, "cuSPARSE CSR columns");
         }
         tf_free(hrow);
         tf_free(hcol);
         TF_TRY(s);
-        TF_TRY(tf_cuda_alloc_bytes(&val, nnz * vbytes, "cuSPARSE CSR values"));
-        TF_TRY(tf_cuda_alloc_bytes(&sval, nnz * vbytes, "cuSPARSE S values"));
-        if (single) TF_TRY(tf_cuda_put_values<float>((float *)sval, S->vals, nnz, ctx->stream));
-        else TF_TRY(tf_cuda_put_values<double>((double *)sval, S->vals, nnz, ctx->stream));
+        TF_TRY(tf_gpu_alloc_bytes(&val, nnz * vbytes, "cuSPARSE CSR values"));
+        TF_TRY(tf_gpu_alloc_bytes(&sval, nnz * vbytes, "cuSPARSE S values"));
+        if (single) TF_TRY(tf_gpu_put_values<float>((float *)sval, S->vals, nnz, ctx->stream));
+        else TF_TRY(tf_gpu_put_values<double>((double *)sval, S->vals, nnz, ctx->stream));
         TF_CUSPARSE(cusparseCreate(&h));
         TF_CUSPARSE(cusparseSetStream(h, ctx->stream));
         TF_CUSPARSE(cusparseCreateDnMat(&mA, (int64_t)S->rows, (int64_t)K, Kp, (void *)dA, ty, CUSPARSE_ORDER_ROW));
@@ -84,7 +84,7 @@ struct tf_cusparse_sddmm {
         size_t bytes = 0;
         TF_CUSPARSE(cusparseSDDMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_TRANSPOSE, a(),
                                              mA, mB, b(), mC, ty, CUSPARSE_SDDMM_ALG_DEFAULT, &bytes));
-        TF_TRY(tf_cuda_alloc_bytes(&buf, bytes, "cuSPARSE SDDMM workspace"));
+        TF_TRY(tf_gpu_alloc_bytes(&buf, bytes, "cuSPARSE SDDMM workspace"));
         TF_CUSPARSE(cusparseSDDMM_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_TRANSPOSE, a(),
                                              mA, mB, b(), mC, ty, CUSPARSE_SDDMM_ALG_DEFAULT, buf));
         TF_CU(cudaStreamSynchronize(ctx->stream));
@@ -102,7 +102,7 @@ struct tf_cusparse_sddmm {
     }
 };
 
-tf_status tf_cusparse_sddmm_create(tf_cuda_ctx *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single,
+tf_status tf_cusparse_sddmm_create(tf_gpu_dev *ctx, const tf_csr *S, uint64_t K, uint32_t Kp, bool single,
                                    const void *dA, const void *dB, const tf_sddmm_opts *o, tf_cusparse_sddmm **out)
 {
     *out = nullptr;

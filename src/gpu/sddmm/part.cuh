@@ -33,7 +33,7 @@ tf_status tf_sddmm_locate(const tf_dense &X, const char *name, const char *who, 
                           sddmm_operand *out);
 
 struct sddmm_part {
-    tf_cuda_ctx *ctx = nullptr; /* borrowed from the plan's context */
+    tf_gpu_dev *ctx = nullptr; /* borrowed from the plan's context */
     uint64_t nnz = 0;
     virtual ~sddmm_part() = default;
     /* P from A and B on stream st: A and B placed for the kernels (read in
@@ -52,7 +52,7 @@ struct sddmm_part {
 
 /* Builds a part for S (a panel of rows, or all of it) and K with the
  * options o on the context c (which must be current on the calling thread:
- * tf_cuda_ctx_use); info (may be NULL) gets the choice. */
-tf_status tf_sddmm_part_new(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
+ * tf_gpu_dev_use); info (may be NULL) gets the choice. */
+tf_status tf_sddmm_part_new(tf_gpu_dev *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
                             std::unique_ptr<sddmm_part> *out);
 #endif

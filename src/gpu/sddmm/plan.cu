@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GPU SDDMM plans (backend/sddmm_backends.h): one part (part.cuh) per row
+/* GPU SDDMM plans (seams/sddmm_backends.h): one part (part.cuh) per row
  * panel of S, each on its GPU -- one over all of S on the context's GPU, or,
  * on a context of several GPUs, one per GPU over the panel the front end cut
  * (about nnz / GPUs non-zeros each; a panel without non-zeros has no part).
@@ -22,13 +22,13 @@
 
 #include "gpu/sddmm/part.cuh"
 #include "gpu/exec/devset.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 
 namespace {
 
 /* One panel of the plan on its GPU. */
 struct panel_gpu {
-    tf_cuda_ctx *ctx = nullptr;       /* borrowed from the plan's context      */
+    tf_gpu_dev *ctx = nullptr;       /* borrowed from the plan's context      */
     std::unique_ptr<sddmm_part> part; /* NULL: the panel has no non-zeros      */
     cudaEvent_t start = nullptr;      /* several GPUs: a run's order across them */
     cudaEvent_t done = nullptr;
@@ -47,9 +47,9 @@ struct gpu_events {
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
     }
-    tf_status make(const tf_cuda_ctx *c)
+    tf_status make(const tf_gpu_dev *c)
     {
-        TF_TRY(tf_cuda_ctx_use(c));
+        TF_TRY(tf_gpu_dev_use(c));
         device = c->device;
         TF_CU(cudaEventCreate(&start));
         TF_CU(cudaEventCreate(&stop));
@@ -90,7 +90,7 @@ struct tf_sddmm_gpu {
     {
         for (int i = 0; i < n; ++i) {
             if (!p[i].ctx) continue;
-            if (tf_cuda_ctx_use(p[i].ctx) != TF_OK) tf_clear_error(); /* frees on the part's device */
+            if (tf_gpu_dev_use(p[i].ctx) != TF_OK) tf_clear_error(); /* frees on the part's device */
             p[i].part.reset();
             if (p[i].start) cudaEventDestroy(p[i].start);
             if (p[i].done) cudaEventDestroy(p[i].done);
@@ -122,14 +122,14 @@ namespace {
  * the columns and values are S's, in place). */
 tf_status build_panel(const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_panel *q, panel_gpu *pg)
 {
-    const double t0 = tf_cuda_wall();
-    TF_TRY(tf_cuda_ctx_use(pg->ctx));
+    const double t0 = tf_gpu_wall();
+    TF_TRY(tf_gpu_dev_use(pg->ctx));
     tf_csr v;
     uint64_t *rp = nullptr;
     TF_TRY(tf_csr_rows(S, q->row_lo, q->row_hi, &v, &rp));
     const tf_status s = tf_sddmm_part_new(pg->ctx, &v, K, o, &q->info, &pg->part);
     tf_free(rp);
-    q->build_ms = 1e3 * (tf_cuda_wall() - t0);
+    q->build_ms = 1e3 * (tf_gpu_wall() - t0);
     return s;
 }
 
@@ -193,28 +193,28 @@ tf_status run_multi(tf_sddmm_gpu &g, const tf_sddmm_part_operands *ops, bool giv
     for (int i = 0; i < g.n; ++i) st[i] = !user ? cudaStreamLegacy : i == 0 ? user : g.p[i].ctx->stream;
     /* every panel after the work queued before the call */
     if (user) {
-        TF_TRY(tf_cuda_ctx_use(g.p[0].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[0].ctx));
         TF_CU(cudaEventRecord(g.p[0].start, user));
         for (int k = 0; k < g.nactive; ++k) {
             const int i = g.active[k];
             if (i == 0) continue;
-            TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+            TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
             TF_CU(cudaStreamWaitEvent(st[i], g.p[0].start, 0));
         }
     } else if (peer) { /* a panel reads or writes another GPU's memory: after the work of every GPU */
         for (int i = 0; i < g.n; ++i) {
-            TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+            TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
             TF_CU(cudaEventRecord(g.p[i].start, cudaStreamLegacy));
         }
         for (int k = 0; k < g.nactive; ++k) {
             const int i = g.active[k];
-            TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+            TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
             for (int j = 0; j < g.n; ++j)
                 if (j != i) TF_CU(cudaStreamWaitEvent(cudaStreamLegacy, g.p[j].start, 0));
         }
     }
     auto one = [&](int i) -> tf_status {
-        TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
         return g.p[i].part->run(loc[i][0], loc[i][1], loc[i][2], st[i], false);
     };
     tf_status s = TF_OK;
@@ -231,15 +231,15 @@ tf_status run_multi(tf_sddmm_gpu &g, const tf_sddmm_part_operands *ops, bool giv
         for (int k = 0; k < g.nactive; ++k) {
             const int i = g.active[k];
             if (i == 0) continue;
-            TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+            TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
             TF_CU(cudaEventRecord(g.p[i].done, st[i]));
-            TF_TRY(tf_cuda_ctx_use(g.p[0].ctx));
+            TF_TRY(tf_gpu_dev_use(g.p[0].ctx));
             TF_CU(cudaStreamWaitEvent(user, g.p[i].done, 0));
         }
         return TF_OK;
     }
     for (int k = 0; k < g.nactive; ++k) {
-        TF_TRY(tf_cuda_ctx_use(g.p[g.active[k]].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[g.active[k]].ctx));
         TF_CU(cudaStreamSynchronize(cudaStreamLegacy));
     }
     return TF_OK;
@@ -258,11 +258,11 @@ tf_status time_multi(tf_sddmm_gpu &g, const tf_sddmm_part_operands *ops, bool gi
         host |= loc[i][0].loc == SDDMM_HOST || loc[i][1].loc == SDDMM_HOST;
     }
     for (int i = 0; i < g.n; ++i) { /* the caller's work on the operands first (a benchmark: the host may wait) */
-        TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
         TF_CU(cudaStreamSynchronize(cudaStreamLegacy));
     }
     auto stage = [&](int i) -> tf_status {
-        TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
         TF_TRY(g.p[i].part->stage(loc[i][0], loc[i][1], g.p[i].ctx->stream));
         TF_CU(cudaStreamSynchronize(g.p[i].ctx->stream));
         return TF_OK;
@@ -280,18 +280,18 @@ tf_status time_multi(tf_sddmm_gpu &g, const tf_sddmm_part_operands *ops, bool gi
     for (int k = 0; k < g.nactive; ++k) TF_TRY(ev[g.active[k]].make(g.p[g.active[k]].ctx));
     const cudaStream_t s0 = g.p[0].ctx->stream;
     auto one_run = [&]() -> tf_status {
-        TF_TRY(tf_cuda_ctx_use(g.p[0].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[0].ctx));
         TF_CU(cudaEventRecord(all.start, s0));
         for (int k = 0; k < g.nactive; ++k) {
             const int i = g.active[k];
             const cudaStream_t si = g.p[i].ctx->stream;
-            TF_TRY(tf_cuda_ctx_use(g.p[i].ctx));
+            TF_TRY(tf_gpu_dev_use(g.p[i].ctx));
             if (i != 0) TF_CU(cudaStreamWaitEvent(si, all.start, 0));
             TF_CU(cudaEventRecord(ev[i].start, si));
             TF_TRY(g.p[i].part->launch(si));
             TF_CU(cudaEventRecord(ev[i].stop, si));
         }
-        TF_TRY(tf_cuda_ctx_use(g.p[0].ctx));
+        TF_TRY(tf_gpu_dev_use(g.p[0].ctx));
         for (int k = 0; k < g.nactive; ++k)
             if (g.active[k] != 0) TF_CU(cudaStreamWaitEvent(s0, ev[g.active[k]].stop, 0));
         TF_CU(cudaEventRecord(all.stop, s0));
@@ -339,7 +339,7 @@ extern "C" tf_status tf_cuda_sddmm_plan_build_impl(const tf_csr *S, uint64_t K, 
     }
     TF_TRY(on_threads(g->active, g->nactive, [&](int i) { return build_panel(S, K, o, &panels[i], &g->p[i]); }));
     for (int i = 0; i < g->n; ++i) {
-        TF_TRY(tf_cuda_ctx_use(g->p[i].ctx));
+        TF_TRY(tf_gpu_dev_use(g->p[i].ctx));
         TF_CU(cudaEventCreateWithFlags(&g->p[i].start, cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&g->p[i].done, cudaEventDisableTiming));
     }
@@ -354,7 +354,7 @@ extern "C" tf_status tf_cuda_sddmm_plan_run_impl(tf_sddmm_gpu *g, const tf_sddmm
     if (g->n > 1) return run_multi(*g, ops, given_parts != 0, user);
     panel_gpu &q = g->p[0];
     sddmm_operand loc[3];
-    TF_TRY(tf_cuda_ctx_use(q.ctx));
+    TF_TRY(tf_gpu_dev_use(q.ctx));
     TF_TRY(locate_panel(*g, 0, ops[0], given_parts != 0, true, "tf_sddmm_plan_run", loc));
     return q.part->run(loc[0], loc[1], loc[2], user ? user : cudaStreamLegacy, !user);
 }
@@ -366,11 +366,11 @@ extern "C" tf_status tf_cuda_sddmm_plan_time_impl(tf_sddmm_gpu *g, const tf_sddm
     if (g->n > 1) return time_multi(*g, ops, given_parts != 0, warmup, reps, times_ms, part_ms);
     panel_gpu &q = g->p[0];
     sddmm_operand loc[3];
-    TF_TRY(tf_cuda_ctx_use(q.ctx));
+    TF_TRY(tf_gpu_dev_use(q.ctx));
     TF_TRY(locate_panel(*g, 0, ops[0], given_parts != 0, false, "tf_sddmm_plan_time", loc));
     const cudaStream_t st = q.ctx->stream;
     TF_TRY(q.part->stage(loc[0], loc[1], st));
-    TF_TRY(tf_cuda_time_runs(st, warmup, reps, times_ms, [&] { return q.part->launch(st); }));
+    TF_TRY(tf_gpu_time_runs(st, warmup, reps, times_ms, [&] { return q.part->launch(st); }));
     if (part_ms)
         for (int r = 0; r < reps; ++r) part_ms[r] = times_ms[r];
     return TF_OK;

@@ -23,7 +23,7 @@
 #include "gpu/runtime/timing.cuh"
 #include "gpu/sddmm/tile_kernel.cuh"
 #include "gpu/sddmm/row_kernel.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
 #include "fmt/sddmm_tiles.h"
 }
@@ -37,7 +37,7 @@ struct sddmm_device {
     uint64_t resident = 0;     /* threads resident on the whole device at once  */
 };
 
-tf_status query_device(const tf_cuda_ctx &ctx, sddmm_device *d)
+tf_status query_device(const tf_gpu_dev &ctx, sddmm_device *d)
 {
     int smem_sm = 0, threads_sm = 0;
     TF_CU(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ctx.device));
@@ -82,7 +82,7 @@ uint32_t pow2_ceil(uint32_t x)
  * slice is too wide for the shared-memory budget. The per-entry arrays go
  * up through ctx's pinned staging (values converted there for fp32). */
 template <typename T>
-tf_status make_tiles(tf_cuda_ctx &ctx, const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device &dev, uint32_t Kp,
+tf_status make_tiles(tf_gpu_dev &ctx, const tf_csr *S, const tf_sddmm_opts *o, const sddmm_device &dev, uint32_t Kp,
                      uint32_t Tk, bool stage_b, dev_tiles<T> *t, tf_phase_clock &clock)
 {
     const size_t row_bytes = (size_t)Tk * sizeof(T);
@@ -119,11 +119,11 @@ tf_status make_tiles(tf_cuda_ctx &ctx, const tf_csr *S, const tf_sddmm_opts *o, 
     TF_TRY(t->group_rows.upload(h.group_rows, h.ngroups + 1, "SDDMM group rows"));
     TF_TRY(t->group_col0.upload(h.group_col0, h.ngroups, "SDDMM group columns"));
     TF_TRY(t->rows.upload(h.rows, h.nrows, "SDDMM active rows"));
-    TF_TRY(tf_cuda_upload_staged(&ctx, &t->col.p, h.col, h.nnz, "SDDMM columns", ctx.stream));
-    TF_TRY(tf_cuda_upload_staged(&ctx, &t->rloc.p, h.rloc, h.nnz, "SDDMM local rows", ctx.stream));
-    TF_TRY(tf_cuda_upload_staged(&ctx, &t->pos.p, h.pos, h.nnz, "SDDMM CSR positions", ctx.stream));
+    TF_TRY(tf_gpu_upload_staged(&ctx, &t->col.p, h.col, h.nnz, "SDDMM columns", ctx.stream));
+    TF_TRY(tf_gpu_upload_staged(&ctx, &t->rloc.p, h.rloc, h.nnz, "SDDMM local rows", ctx.stream));
+    TF_TRY(tf_gpu_upload_staged(&ctx, &t->pos.p, h.pos, h.nnz, "SDDMM CSR positions", ctx.stream));
     TF_TRY(t->sval.alloc(h.nnz, "SDDMM values"));
-    TF_TRY(tf_cuda_h2d_values(&ctx, t->sval.p, h.vals, h.nnz, ctx.stream)); /* in tile order already */
+    TF_TRY(tf_gpu_h2d_values(&ctx, t->sval.p, h.vals, h.nnz, ctx.stream)); /* in tile order already */
     TF_CU(cudaStreamSynchronize(ctx.stream)); /* before the host tiles are freed */
     clock.mark("tiles_upload");
     auto kernel = stage_b ? tf_sddmm_kernel<T, true> : tf_sddmm_kernel<T, false>;
@@ -206,7 +206,7 @@ struct row_cfg {
 /* The row scheme's arrays up through ctx's pinned staging (values
  * converted there for fp32). */
 template <typename T>
-tf_status upload_rows(tf_cuda_ctx &ctx, const tf_csr *S, dev_rows<T> *d)
+tf_status upload_rows(tf_gpu_dev &ctx, const tf_csr *S, dev_rows<T> *d)
 {
     if (S->rows >= UINT32_MAX)
         return tf_fail(TF_ERR_RANGE, "SDDMM row scheme: %llu rows exceed its 32-bit row indices",
@@ -216,10 +216,10 @@ tf_status upload_rows(tf_cuda_ctx &ctx, const tf_csr *S, dev_rows<T> *d)
     for (uint64_t i = 0; i < S->rows; ++i)
         for (uint64_t e = S->rowptr[i]; e < S->rowptr[i + 1]; ++e) r[e] = (uint32_t)i;
     const tf_status s = [&]() -> tf_status {
-        TF_TRY(tf_cuda_upload_staged(&ctx, &d->row.p, r, S->nnz, "SDDMM rows", ctx.stream));
-        TF_TRY(tf_cuda_upload_staged(&ctx, &d->col.p, S->colind, S->nnz, "SDDMM columns", ctx.stream));
+        TF_TRY(tf_gpu_upload_staged(&ctx, &d->row.p, r, S->nnz, "SDDMM rows", ctx.stream));
+        TF_TRY(tf_gpu_upload_staged(&ctx, &d->col.p, S->colind, S->nnz, "SDDMM columns", ctx.stream));
         TF_TRY(d->sval.alloc(S->nnz, "SDDMM values"));
-        TF_TRY(tf_cuda_h2d_values(&ctx, d->sval.p, S->vals, S->nnz, ctx.stream));
+        TF_TRY(tf_gpu_h2d_values(&ctx, d->sval.p, S->vals, S->nnz, ctx.stream));
         TF_CU(cudaStreamSynchronize(ctx.stream)); /* before r is freed */
         return TF_OK;
     }();
@@ -339,7 +339,7 @@ tf_status launch_row(const dev_rows<T> &d, const row_cfg &c, const T *A, const T
  * every candidate a grid of N blocks (tests: many chunks per virtual warp).
  * Returns the new count, or -1 if the kernel cannot be resident. */
 template <typename T>
-int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident,
+int with_persistent(const tf_gpu_dev &ctx, const tf_sddmm_opts *o, uint32_t kpv, uint64_t nnz, uint64_t resident,
                     row_cfg *c, int n)
 {
     if (ctx.tune.sddmm_row_grid > 0) {
@@ -383,7 +383,7 @@ int with_persistent(const tf_cuda_ctx &ctx, const tf_sddmm_opts *o, uint32_t kpv
 constexpr double kLongMs = 10.0;
 
 struct choice_clock {
-    const tf_cuda_ctx &ctx;
+    const tf_gpu_dev &ctx;
     bool timed;
     bool long_runs = false;
     int launches = 0;
@@ -397,12 +397,12 @@ struct choice_clock {
         if (long_runs) {
             cudaFuncAttributes fa;
             TF_CU(cudaFuncGetAttributes(&fa, kernel));
-            TF_TRY(tf_cuda_time_runs(ctx.stream, 0, 1, ms, fn));
+            TF_TRY(tf_gpu_time_runs(ctx.stream, 0, 1, ms, fn));
             ++launches;
             *m = ms[0];
             return TF_OK;
         }
-        TF_TRY(tf_cuda_time_runs(ctx.stream, 1, 1, ms, fn));
+        TF_TRY(tf_gpu_time_runs(ctx.stream, 1, 1, ms, fn));
         launches += 2;
         if (ms[0] >= kLongMs) {
             long_runs = true;
@@ -410,7 +410,7 @@ struct choice_clock {
             return TF_OK;
         }
         const int n = ms[0] > 5.0 ? 2 : 4;
-        TF_TRY(tf_cuda_time_runs(ctx.stream, 0, n - 1, ms + 1, fn));
+        TF_TRY(tf_gpu_time_runs(ctx.stream, 0, n - 1, ms + 1, fn));
         launches += n - 1;
         *m = *std::min_element(ms, ms + n);
         return TF_OK;
@@ -447,7 +447,7 @@ struct dev_buf {
     }
     void release()
     {
-        tf_cuda_free(a.p);
+        tf_gpu_free(a.p);
         a.p = nullptr;
         n = 0;
     }
@@ -499,7 +499,7 @@ struct typed_part : sddmm_part {
 template <typename T>
 tf_status typed_part<T>::build(const tf_csr *S, tf_sddmm_info *info)
 {
-    tf_cuda_ctx &c = *ctx;
+    tf_gpu_dev &c = *ctx;
     sddmm_device dev;
     TF_TRY(query_device(c, &dev));
     M = S->rows;
@@ -661,10 +661,10 @@ tf_status typed_part<T>::place(const sddmm_operand &op, dev_buf<T> &pad, dev_buf
         if (op.loc == SDDMM_PEER) {
             TF_CU(cudaMemcpyPeerAsync(dst, ctx->device, X.data, op.device, n * sizeof(T), st));
         } else if constexpr (sizeof(T) == sizeof(float)) {
-            if (X.precision == TF_DOUBLE) TF_TRY(tf_cuda_h2d_staged_floats(ctx, dst, (const double *)X.data, n, st));
-            else TF_TRY(tf_cuda_h2d_staged(ctx, dst, X.data, n * sizeof(T), st));
+            if (X.precision == TF_DOUBLE) TF_TRY(tf_gpu_h2d_staged_floats(ctx, dst, (const double *)X.data, n, st));
+            else TF_TRY(tf_gpu_h2d_staged(ctx, dst, X.data, n * sizeof(T), st));
         } else {
-            TF_TRY(tf_cuda_h2d_staged(ctx, dst, X.data, n * sizeof(T), st)); /* doubles only (front end) */
+            TF_TRY(tf_gpu_h2d_staged(ctx, dst, X.data, n * sizeof(T), st)); /* doubles only (front end) */
         }
         if (kernel_layout) return TF_OK;
         src = dst;
@@ -713,11 +713,11 @@ tf_status typed_part<T>::run(const sddmm_operand &A, const sddmm_operand &B, con
         TF_CU(cudaStreamSynchronize(st));
         return TF_OK;
     }
-    return tf_cuda_get_values<T>((double *)Pd.data, outp, nnz, st);
+    return tf_gpu_get_values<T>((double *)Pd.data, outp, nnz, st);
 }
 
 template <typename T>
-tf_status make_part(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
+tf_status make_part(tf_gpu_dev *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
                     std::unique_ptr<sddmm_part> *out)
 {
     std::unique_ptr<typed_part<T>> p(new (std::nothrow) typed_part<T>());
@@ -733,7 +733,7 @@ tf_status make_part(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_
 
 } // namespace
 
-tf_status tf_sddmm_part_new(tf_cuda_ctx *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
+tf_status tf_sddmm_part_new(tf_gpu_dev *c, const tf_csr *S, uint64_t K, const tf_sddmm_opts *o, tf_sddmm_info *info,
                             std::unique_ptr<sddmm_part> *out)
 {
     if (K > (uint64_t)INT32_MAX)
@@ -747,7 +747,7 @@ tf_status tf_sddmm_locate(const tf_dense &X, const char *name, const char *who, 
 {
     int kind = TF_CUDA_PTR_HOST, dev = -1;
     out->X = &X;
-    TF_TRY(tf_cuda_dense_where(X, name, who, prec, &kind, &dev));
+    TF_TRY(tf_gpu_dense_where(X, name, who, prec, &kind, &dev));
     out->loc = kind == TF_CUDA_PTR_HOST ? SDDMM_HOST : kind == TF_CUDA_PTR_DEVICE && dev != device ? SDDMM_PEER : SDDMM_HERE;
     out->device = dev;
     if (out->loc != SDDMM_HOST && (uintptr_t)X.data % (prec == TF_SINGLE ? sizeof(float) : sizeof(double)))

@@ -15,11 +15,11 @@
 
 #include <algorithm>
 
-#include "gpu/runtime/context.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/runtime/timing.cuh"
-#include "backend/cuda_module.h"
+#include "seams/cuda_module.h"
 extern "C" {
-#include "backend/spttm_backends.h"
+#include "seams/spttm_backends.h"
 #include "core/alloc.h"
 #include "fmt/spttm_fcoo.h"
 }
@@ -80,13 +80,13 @@ tf_status upload_fcoo(const tf_tensor *X, const tf_fibres *F, cudaStream_t strea
     if (s == TF_OK) s = d->flags.upload(h.flags, h.nchunks, "F-COO bit flags");
     if (s == TF_OK) s = d->chunk_fibre.upload(h.chunk_fibre, h.nchunks, "F-COO chunk fibres");
     if (s == TF_OK) s = d->val.alloc(h.nnz, "F-COO values");
-    if (s == TF_OK) s = tf_cuda_put_values<T>(d->val.p, h.val, h.nnz, stream);
+    if (s == TF_OK) s = tf_gpu_put_values<T>(d->val.p, h.val, h.nnz, stream);
     tf_spttm_fcoo_free(&h);
     return s;
 }
 
 template <typename T>
-tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, double *Yh, int warmup,
+tf_status run(tf_gpu_dev &ctx, const tf_tensor *X, const tf_fibres *F, const tf_matrix *U, double *Yh, int warmup,
               int reps, double *times_ms)
 {
     const uint32_t R = (uint32_t)U->cols;
@@ -94,7 +94,7 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_fibres *F, const tf
     TF_TRY(upload_fcoo<T>(X, F, ctx.stream, &d));
     tf_dev_array<T> dU, dY;
     TF_TRY(dU.alloc(U->rows * (uint64_t)R, "SpTTM U"));
-    TF_TRY(tf_cuda_put_values<T>(dU.p, U->data, U->rows * (uint64_t)R, ctx.stream));
+    TF_TRY(tf_gpu_put_values<T>(dU.p, U->data, U->rows * (uint64_t)R, ctx.stream));
     const uint64_t ny = F->nfibers * (uint64_t)R;
     TF_TRY(dY.alloc(ny, "SpTTM output"));
     uint32_t C = 1;
@@ -104,14 +104,14 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_fibres *F, const tf
     if (gx > (uint64_t)INT32_MAX || gy > 65535)
         return tf_fail(TF_ERR_RANGE, "SpTTM grid %llu x %llu exceeds the device limits", (unsigned long long)gx,
                        (unsigned long long)gy);
-    TF_TRY(tf_cuda_time_runs(ctx.stream, warmup, reps, times_ms, [&]() -> tf_status {
+    TF_TRY(tf_gpu_time_runs(ctx.stream, warmup, reps, times_ms, [&]() -> tf_status {
         TF_CU(cudaMemsetAsync(dY.p, 0, ny * sizeof(T), ctx.stream));
         spttm_fcoo_kernel<T><<<dim3((unsigned)gx, (unsigned)gy), TF_SPTTM_THREADS, 0, ctx.stream>>>(
             d.idx.p, d.val.p, d.flags.p, d.chunk_fibre.p, dU.p, dY.p, F->nnz, d.nchunks, R, C);
         TF_CU_LAUNCH("spttm_fcoo_kernel");
         return TF_OK;
     }));
-    return tf_cuda_get_values<T>(Yh, dY.p, ny, ctx.stream);
+    return tf_gpu_get_values<T>(Yh, dY.p, ny, ctx.stream);
 }
 
 } // namespace
@@ -119,8 +119,8 @@ tf_status run(tf_cuda_ctx &ctx, const tf_tensor *X, const tf_fibres *F, const tf
 extern "C" tf_status tf_cuda_spttm_impl(const tf_tensor *X, const tf_fibres *F, const tf_matrix *U,
                                    const tf_spttm_opts *o, double *Y, int warmup, int reps, double *times_ms)
 {
-    tf_cuda_ctx *c = nullptr; /* the context's GPU (borrowed) */
-    TF_TRY(tf_cuda_ctx_of(o->context, &c));
+    tf_gpu_dev *c = nullptr; /* the context's GPU (borrowed) */
+    TF_TRY(tf_gpu_dev_of(o->context, &c));
     if (o->precision == TF_SINGLE) return run<float>(*c, X, F, U, Y, warmup, reps, times_ms);
     return run<double>(*c, X, F, U, Y, warmup, reps, times_ms);
 }

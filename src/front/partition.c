@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The partitioner (partition.h): the cuts of rows among a run's parts,
+ * the relabeling of the longest-first schedule, and the shards. */
+#include "front/partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "seams/dist.h"
+
+/* Blocks of light rows per part's share under longest-first: a block of
+ * consecutive rows closes before it passes 1/LPT_BLOCKS of the share or
+ * 1/LPT_BLOCKS of a part's rows, so the last blocks placed leave the
+ * largest part within about 1/LPT_BLOCKS of the mean (a row heavier than
+ * that is a block alone), and there are a few thousand blocks per part at
+ * most to sort. */
+#define LPT_BLOCKS 256
+
+/* The part (among first..first+count-1) that owns row i, or -1. */
+static inline int owner(const uint64_t *row_lo, int first, int count, uint64_t i)
+{
+    if (i < row_lo[first] || i >= row_lo[first + count]) return -1;
+    if (count <= 8) { /* a few GPUs: count the boundaries at or below i, without branches
+                         (the index of an unsorted mode makes a search's branches a coin toss) */
+        int a = 0;
+        for (int c = 1; c < count; ++c) a += i >= row_lo[first + c];
+        return a;
+    }
+    int a = first, b = first + count - 1; /* the last part whose row_lo <= i */
+    while (a < b) {
+        const int c = (a + b + 1) / 2;
+        if (row_lo[c] <= i) a = c;
+        else b = c - 1;
+    }
+    return a - first;
+}
+
+/* Row i's label in the run (map NULL: its own). */
+static inline uint32_t label(const uint32_t *map, uint32_t i)
+{
+    return map ? map[i] : i;
+}
+
+/* Block t of T of n items starts here (the blocks of both passes of a
+ * count-then-scatter must be the same whatever threads OpenMP gives). */
+static inline uint64_t block_lo(uint64_t n, int t, int T)
+{
+    return (uint64_t)((unsigned __int128)n * (unsigned)t / (unsigned)T);
+}
+
+/* ---------------------------------------------------------- the schedules */
+
+/* The last row boundary b in [lo, rows] with prefix[b] <= target (lo if none). */
+static uint64_t last_at_or_below(const uint64_t *prefix, uint64_t lo, uint64_t rows, uint64_t target)
+{
+    uint64_t a = lo, b = rows;
+    while (a < b) {
+        const uint64_t c = a + (b - a + 1) / 2;
+        if (prefix[c] <= target) a = c;
+        else b = c - 1;
+    }
+    return a;
+}
+
+uint64_t tf_partition_contiguous(const uint64_t *prefix, uint64_t rows, int parts, uint64_t *row_lo)
+{
+    const uint64_t nnz = prefix[rows];
+    uint64_t most = 0;
+    row_lo[0] = 0;
+    for (int r = 0; r < parts; ++r) {
+        uint64_t row = rows;
+        if (r + 1 < parts) {
+            const uint64_t target = (uint64_t)((unsigned __int128)nnz * (unsigned)(r + 1) / (unsigned)parts);
+            row = last_at_or_below(prefix, row_lo[r], rows, target);
+            if (row < rows && prefix[row] < target && 2 * (target - prefix[row]) > prefix[row + 1] - prefix[row])
+                ++row; /* the next boundary is closer */
+        }
+        row_lo[r + 1] = row;
+        const uint64_t share = prefix[row] - prefix[row_lo[r]];
+        if (share > most) most = share;
+    }
+    return most;
+}
+
+/* Block id: consecutive rows [lo, the next block's lo) and their non-zeros. */
+typedef struct lpt_block {
+    uint64_t lo, nnz, id;
+} lpt_block;
+
+/* The blocks of rows 0..rows-1 (longest-first's items) into b (NULL:
+ * only counted); returns how many. */
+static uint64_t lpt_blocks(const uint64_t *prefix, uint64_t rows, int parts, lpt_block *b)
+{
+    const uint64_t nnz = prefix[rows], per = (uint64_t)LPT_BLOCKS * (unsigned)parts;
+    const uint64_t cap = nnz / per ? nnz / per : 1, row_cap = rows / per ? rows / per : 1;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < rows;) {
+        uint64_t j = i + 1;
+        while (j < rows && j - i < row_cap && prefix[j + 1] - prefix[i] <= cap) ++j;
+        if (b) b[n] = (lpt_block){i, prefix[j] - prefix[i], n};
+        ++n;
+        i = j;
+    }
+    return n;
+}
+
+/* Heaviest first; ties in row order (a total order: the same on every rank). */
+static int heavier_first(const void *a, const void *b)
+{
+    const lpt_block *x = a, *y = b;
+    if (x->nnz != y->nnz) return x->nnz > y->nnz ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* A part's load under longest-first: fewer non-zeros, then fewer rows, then
+ * the lower part comes first. */
+typedef struct lpt_part {
+    uint64_t nnz, rows;
+    int part;
+} lpt_part;
+
+static inline int lighter(const lpt_part *a, const lpt_part *b)
+{
+    if (a->nnz != b->nnz) return a->nnz < b->nnz;
+    if (a->rows != b->rows) return a->rows < b->rows;
+    return a->part < b->part;
+}
+
+/* The binary min-heap h[0..n) with h[i] possibly heavier than its children. */
+static void sift_down(lpt_part *h, int n, int i)
+{
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n) return;
+        if (c + 1 < n && lighter(&h[c + 1], &h[c])) ++c;
+        if (!lighter(&h[c], &h[i])) return;
+        const lpt_part t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
+    }
+}
+
+tf_status tf_partition_longest_first(const uint64_t *prefix, uint64_t rows, int parts, uint64_t *row_lo,
+                                     uint32_t *relabel, uint64_t *most)
+{
+    if (parts < 1) return tf_fail(TF_ERR_ARG, "partition: %d parts", parts);
+    const uint64_t nb = lpt_blocks(prefix, rows, parts, NULL);
+    lpt_block *b = NULL, *sorted = NULL;
+    lpt_part *heap = NULL;
+    int *part_of = NULL; /* per block, in row order */
+    uint64_t *next = NULL;
+    tf_status s = TF_ALLOC(b, nb ? nb : 1, "longest-first blocks");
+    if (s == TF_OK) s = TF_ALLOC(sorted, nb ? nb : 1, "longest-first order");
+    if (s == TF_OK) s = TF_ALLOC(part_of, nb ? nb : 1, "longest-first assignment");
+    if (s == TF_OK) s = TF_ALLOC(heap, (uint64_t)parts, "longest-first loads");
+    if (s == TF_OK) s = TF_ALLOC(next, (uint64_t)parts, "longest-first labels");
+    if (s != TF_OK) goto done;
+    lpt_blocks(prefix, rows, parts, b);
+    memcpy(sorted, b, nb * sizeof *b);
+    qsort(sorted, nb, sizeof *sorted, heavier_first);
+    for (int p = 0; p < parts; ++p) heap[p] = (lpt_part){0, 0, p}; /* a heap already */
+    for (uint64_t k = 0; k < nb; ++k) { /* each block to the lightest part */
+        const uint64_t id = sorted[k].id, end = id + 1 < nb ? b[id + 1].lo : rows;
+        part_of[id] = heap[0].part;
+        heap[0].nnz += sorted[k].nnz;
+        heap[0].rows += end - sorted[k].lo;
+        sift_down(heap, parts, 0);
+    }
+    uint64_t m = 0;
+    for (int p = 0; p < parts; ++p) {
+        next[heap[p].part] = heap[p].rows; /* rows per part, for now */
+        if (heap[p].nnz > m) m = heap[p].nnz;
+    }
+    row_lo[0] = 0;
+    for (int p = 0; p < parts; ++p) {
+        row_lo[p + 1] = row_lo[p] + next[p];
+        next[p] = row_lo[p];
+    }
+    if (relabel) /* each part's rows in their order, one range */
+        for (uint64_t k = 0; k < nb; ++k) {
+            const uint64_t end = k + 1 < nb ? b[k + 1].lo : rows;
+            for (uint64_t i = b[k].lo; i < end; ++i) relabel[i] = (uint32_t)next[part_of[k]]++;
+        }
+    *most = m;
+done:
+    tf_free(b);
+    tf_free(sorted);
+    tf_free(part_of);
+    tf_free(heap);
+    tf_free(next);
+    return s;
+}
+
+tf_status tf_partition_cut(const uint64_t *prefix, uint64_t rows, int parts, int schedule, uint64_t *row_lo,
+                           uint32_t **relabel, int *used, double *imbalance)
+{
+    *relabel = NULL;
+    const uint64_t nnz = prefix[rows];
+    uint64_t most = tf_partition_contiguous(prefix, rows, parts, row_lo), most_l = 0;
+    *used = TF_PARTITION_CONTIGUOUS;
+    if (schedule != TF_PARTITION_CONTIGUOUS && parts > 1) {
+        uint64_t *lo = NULL;
+        TF_TRY(TF_ALLOC(lo, (uint64_t)parts + 1, "longest-first rows"));
+        tf_status s = tf_partition_longest_first(prefix, rows, parts, lo, NULL, &most_l);
+        /* auto: only for a clear gain, more than 2 % of the mean part */
+        const int take = schedule == TF_PARTITION_LONGEST_FIRST ||
+                         (most_l < most && (double)(most - most_l) * parts > 0.02 * (double)nnz);
+        if (s == TF_OK && take) s = TF_ALLOC(*relabel, rows ? rows : 1, "relabeled rows");
+        if (s == TF_OK && take) s = tf_partition_longest_first(prefix, rows, parts, row_lo, *relabel, &most_l);
+        tf_free(lo);
+        if (s != TF_OK) {
+            tf_free(*relabel);
+            *relabel = NULL;
+            return s;
+        }
+        if (take) {
+            *used = TF_PARTITION_LONGEST_FIRST;
+            most = most_l;
+            uint64_t i = 0; /* the identity (the heavy rows happened to fall in order): no map */
+            while (i < rows && (*relabel)[i] == i) ++i;
+            if (i == rows) {
+                tf_free(*relabel);
+                *relabel = NULL;
+            }
+        }
+    }
+    *imbalance = nnz ? (double)most * parts / (double)nnz - 1.0 : 0.0;
+    return TF_OK;
+}
+
+/* ----------------------------------------------------- a run's partition */
+
+/* prefix[0..I]: the running sum of the non-zeros per row of `mode` (with
+ * sum, over the ranks' parts). Counted atomically: a per-thread histogram
+ * of a 20M-row mode would cost more than the pass. */
+static tf_status row_prefix(const tf_tensor *X, uint32_t mode, const tf_dist *sum, uint64_t **out)
+{
+    const uint64_t I = X->dims[mode];
+    uint64_t *prefix = NULL;
+    double *c = NULL;
+    TF_TRY(TF_CALLOC(prefix, I + 1, "non-zeros per row"));
+    uint64_t *count = prefix + 1;
+    const uint32_t *ind = X->ind[mode];
+#pragma omp parallel for num_threads(tf_resolve_threads(0)) schedule(static) if (X->nnz > 100000)
+    for (int64_t k = 0; k < (int64_t)X->nnz; ++k) {
+#pragma omp atomic update relaxed
+        count[ind[k]]++;
+    }
+    tf_status s = TF_OK;
+    if (sum) { /* summed over the ranks as doubles: exact below 2^53 */
+        s = TF_ALLOC(c, I ? I : 1, "non-zeros per row");
+        for (uint64_t i = 0; s == TF_OK && i < I; ++i) c[i] = (double)count[i];
+        if (s == TF_OK) s = sum->allreduce_sum(c, I);
+        for (uint64_t i = 0; s == TF_OK && i < I; ++i) count[i] = (uint64_t)c[i];
+        tf_free(c);
+    }
+    for (uint64_t i = 0; i < I; ++i) prefix[i + 1] += prefix[i];
+    if (s != TF_OK) {
+        tf_free(prefix);
+        return s;
+    }
+    *out = prefix;
+    return TF_OK;
+}
+
+tf_status tf_partition_make(tf_partition *pt, const tf_tensor *X, int parts, int schedule, const struct tf_dist *sum)
+{
+    memset(pt, 0, sizeof *pt);
+    if (parts < 1 || (sum && parts != sum->size))
+        return tf_fail(TF_ERR_ARG, "partition: %d parts%s", parts, sum ? " of a distributed input (one per rank)" : "");
+    if ((unsigned)schedule > TF_PARTITION_LONGEST_FIRST)
+        return tf_fail(TF_ERR_ARG, "partition: unknown schedule %d", schedule);
+    pt->order = X->order;
+    pt->parts = parts;
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
+        uint64_t *prefix = NULL;
+        s = TF_ALLOC(pt->row_lo[m], (uint64_t)parts + 1, "partition rows");
+        if (s == TF_OK) s = row_prefix(X, m, sum, &prefix);
+        if (s == TF_OK)
+            s = tf_partition_cut(prefix, X->dims[m], parts, schedule, pt->row_lo[m], &pt->relabel[m],
+                                 &pt->schedule[m], &pt->imbalance[m]);
+        tf_free(prefix);
+        if (s == TF_OK && pt->imbalance[m] > pt->worst) pt->worst = pt->imbalance[m];
+    }
+    if (s != TF_OK) tf_partition_free(pt);
+    return s;
+}
+
+void tf_partition_free(tf_partition *pt)
+{
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        tf_free(pt->row_lo[m]);
+        tf_free(pt->relabel[m]);
+    }
+    memset(pt, 0, sizeof *pt);
+}
+
+int tf_partition_relabels(const tf_partition *pt)
+{
+    for (uint32_t m = 0; m < pt->order; ++m)
+        if (pt->relabel[m]) return 1;
+    return 0;
+}
+
+void tf_partition_rows_in(const uint32_t *relabel, uint64_t rows, uint64_t cols, const double *src, double *dst)
+{
+#pragma omp parallel for num_threads(tf_resolve_threads(0)) schedule(static) if (rows * cols > 100000)
+    for (int64_t i = 0; i < (int64_t)rows; ++i)
+        memcpy(dst + (uint64_t)label(relabel, (uint32_t)i) * cols, src + (uint64_t)i * cols, cols * sizeof *dst);
+}
+
+void tf_partition_rows_out(const uint32_t *relabel, uint64_t rows, uint64_t cols, const double *src, double *dst)
+{
+#pragma omp parallel for num_threads(tf_resolve_threads(0)) schedule(static) if (rows * cols > 100000)
+    for (int64_t i = 0; i < (int64_t)rows; ++i)
+        memcpy(dst + (uint64_t)i * cols, src + (uint64_t)label(relabel, (uint32_t)i) * cols, cols * sizeof *dst);
+}
+
+/* ------------------------------------------------------------------ shards */
+
+/* One split: parts first..first+count-1 of `mode`, labels mapped by map[]
+ * (entries NULL: kept), the mode index shifted down by row_lo or not. */
+typedef struct split_job {
+    const tf_tensor *X;
+    const uint32_t *map[TF_MAX_ORDER];
+    uint32_t mode, prev;
+    const uint64_t *row_lo, *prev_lo; /* prev_lo NULL: no pairs */
+    int first, count, shift;
+} split_job;
+
+/* Which of the outputs non-zero k goes to, or -1. */
+static inline int target(const split_job *j, uint64_t k)
+{
+    const tf_tensor *X = j->X;
+    const int p = owner(j->row_lo, j->first, j->count, label(j->map[j->mode], X->ind[j->mode][k]));
+    if (p < 0 || !j->prev_lo) return p;
+    const uint64_t i = label(j->map[j->prev], X->ind[j->prev][k]);
+    return 2 * p + !((i >= j->prev_lo[j->first + p]) & (i < j->prev_lo[j->first + p + 1]));
+}
+
+/* One pass of a count-then-scatter by target over T fixed blocks of the
+ * non-zeros (the same blocks in both passes whatever threads OpenMP gives):
+ * out NULL: at[t nout + q] (zeroed by the caller) counts the non-zeros of
+ * block t that go to output q; else each is written to out[q] at
+ * at[t nout + q]++, in the run's labels (the mode shifted with j->shift). */
+static void pass(const split_job *j, int T, int nout, uint64_t *at, tf_tensor *out)
+{
+    const tf_tensor *X = j->X;
+    const uint64_t nnz = X->nnz;
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+    for (int t = 0; t < T; ++t) {
+        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
+        uint64_t *w = at + (uint64_t)t * nout;
+        for (uint64_t k = k0; k < k1; ++k) {
+            const int q = target(j, k);
+            if (q < 0) continue;
+            const uint64_t i = w[q]++;
+            if (!out) continue;
+            tf_tensor *o = &out[q];
+            for (uint32_t m = 0; m < X->order; ++m) o->ind[m][i] = label(j->map[m], X->ind[m][k]);
+            if (j->shift) o->ind[j->mode][i] -= (uint32_t)j->row_lo[j->first + (j->prev_lo ? q / 2 : q)];
+            o->vals[i] = X->vals[k];
+        }
+    }
+}
+
+static tf_status split(const split_job *j, tf_tensor *out)
+{
+    const tf_tensor *X = j->X;
+    const int nout = j->prev_lo ? 2 * j->count : j->count;
+    memset(out, 0, (size_t)nout * sizeof *out);
+    const int T = tf_resolve_threads(0);
+    uint64_t *at = NULL; /* [thread][out]: counts, then where each thread writes */
+    TF_TRY(TF_CALLOC(at, (uint64_t)T * nout, "shard offsets"));
+    pass(j, T, nout, at, NULL);
+    tf_status s = TF_OK;
+    for (int q = 0; q < nout && s == TF_OK; ++q) {
+        uint64_t n = 0;
+        for (int t = 0; t < T; ++t) {
+            const uint64_t c = at[(uint64_t)t * nout + q];
+            at[(uint64_t)t * nout + q] = n;
+            n += c;
+        }
+        const int p = j->prev_lo ? q / 2 : q;
+        uint64_t dims[TF_MAX_ORDER];
+        memcpy(dims, X->dims, X->order * sizeof *dims);
+        const uint64_t rows = j->row_lo[j->first + p + 1] - j->row_lo[j->first + p];
+        if (j->shift) dims[j->mode] = rows ? rows : 1;
+        s = tf_tensor_alloc(&out[q], X->order, dims, n);
+    }
+    if (s == TF_OK) pass(j, T, nout, at, out);
+    else
+        for (int q = 0; q < nout; ++q) tf_tensor_free(&out[q]);
+    tf_free(at);
+    return s;
+}
+
+/* The job of parts first..first+count-1 of `mode` under pt. */
+static split_job job_of(const tf_tensor *X, const tf_partition *pt, int relabel, uint32_t mode, int pairs, int first,
+                        int count, int shift)
+{
+    split_job j;
+    memset(&j, 0, sizeof j);
+    j.X = X;
+    for (uint32_t m = 0; relabel && m < X->order; ++m) j.map[m] = pt->relabel[m];
+    j.mode = mode;
+    j.prev = (mode + X->order - 1) % X->order;
+    j.row_lo = pt->row_lo[mode];
+    j.prev_lo = pairs ? pt->row_lo[j.prev] : NULL;
+    j.first = first;
+    j.count = count;
+    j.shift = shift;
+    return j;
+}
+
+static tf_status check_parts(const tf_tensor *X, const tf_partition *pt, uint32_t mode, int first, int count)
+{
+    if (!X || !pt || mode >= pt->order || X->order != pt->order || count < 1 || first < 0 ||
+        first + count > pt->parts)
+        return tf_fail(TF_ERR_ARG, "partition: parts %d..%d of %d, mode %u", first, first + count - 1,
+                       pt ? pt->parts : 0, mode + 1);
+    return TF_OK;
+}
+
+tf_status tf_partition_shard(const tf_tensor *X, const tf_partition *pt, uint32_t mode, int part, tf_tensor *out)
+{
+    TF_TRY(check_parts(X, pt, mode, part, 1));
+    const split_job j = job_of(X, pt, 1, mode, 0, part, 1, 0);
+    return split(&j, out);
+}
+
+tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int relabel, uint32_t mode, int pairs,
+                             int first, int count, tf_tensor *out)
+{
+    TF_TRY(check_parts(X, pt, mode, first, count));
+    const split_job j = job_of(X, pt, relabel, mode, pairs, first, count, 1);
+    return split(&j, out);
+}
+
+tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const tf_dist *d,
+                                tf_tensor *out)
+{
+    memset(out, 0, sizeof *out);
+    if (pt->parts != d->size) return tf_fail(TF_ERR_ARG, "partition: %d parts over %d ranks", pt->parts, d->size);
+    TF_TRY(check_parts(part, pt, mode, 0, d->size));
+    const uint32_t N = part->order;
+    const uint32_t rec = 4 * N + 8; /* N indices, then the value */
+    const int P = d->size, T = tf_resolve_threads(0);
+    const uint64_t nnz = part->nnz;
+    const split_job j = job_of(part, pt, 1, mode, 0, 0, P, 0); /* a non-zero's target: its rank */
+    uint64_t *at = NULL, *send_n = NULL;
+    unsigned char *buf = NULL;
+    tf_status s = TF_CALLOC(at, (uint64_t)T * P, "exchange offsets");
+    if (s == TF_OK) s = TF_CALLOC(send_n, (uint64_t)P, "exchange counts");
+    if (s == TF_OK) s = tf_alloc((void **)&buf, nnz ? nnz : 1, rec, "non-zeros to send");
+    if (s != TF_OK) goto done;
+    /* counted, then scattered by destination rank as records, the indices
+     * in the run's labels */
+    pass(&j, T, P, at, NULL);
+    uint64_t total = 0;
+    for (int r = 0; r < P; ++r)
+        for (int t = 0; t < T; ++t) {
+            const uint64_t c = at[(uint64_t)t * P + r];
+            at[(uint64_t)t * P + r] = total;
+            total += c;
+            send_n[r] += c;
+        }
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+    for (int t = 0; t < T; ++t) {
+        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
+        for (uint64_t k = k0; k < k1; ++k) {
+            unsigned char *o = buf + at[(uint64_t)t * P + target(&j, k)]++ * rec;
+            for (uint32_t m = 0; m < N; ++m) {
+                const uint32_t i = label(j.map[m], part->ind[m][k]);
+                memcpy(o + 4 * m, &i, 4);
+            }
+            memcpy(o + 4 * N, &part->vals[k], 8);
+        }
+    }
+    void *got = NULL;
+    uint64_t n = 0;
+    s = d->alltoall_records(buf, send_n, rec, d->round_bytes, &got, &n);
+    tf_free(buf);
+    buf = NULL;
+    if (s == TF_OK) s = tf_tensor_alloc(out, N, part->dims, n);
+    if (s == TF_OK) {
+        const unsigned char *g = got;
+#pragma omp parallel for num_threads(T) schedule(static)
+        for (int64_t k = 0; k < (int64_t)n; ++k) {
+            const unsigned char *r = g + (uint64_t)k * rec;
+            for (uint32_t m = 0; m < N; ++m) memcpy(&out->ind[m][k], r + 4 * m, 4);
+            memcpy(&out->vals[k], r + 4 * N, 8);
+        }
+    }
+    tf_free(got);
+done:
+    tf_free(buf);
+    tf_free(at);
+    tf_free(send_n);
+    return s;
+}
+
+static void set_shards_free(tf_partition_shards *set)
+{
+    for (int i = 0; i < (set->pairs ? 2 : 1) * set->count; ++i) tf_tensor_free(&set->shard[i]);
+}
+
+static tf_status set_split(void *user, uint32_t mode, tf_tensor *out)
+{
+    tf_partition_shards *set = user;
+    set_shards_free(set);
+    const tf_tensor *src = set->X;
+    tf_tensor mine;
+    memset(&mine, 0, sizeof mine);
+    if (set->input_part) { /* this rank's rows of mode from every rank's part, relabeled */
+        TF_TRY(tf_partition_exchange(set->X, set->pt, mode, set->dist, &mine));
+        src = &mine;
+    }
+    tf_status s =
+        tf_partition_split(src, set->pt, !set->input_part, mode, set->pairs, set->first, set->count, set->shard);
+    tf_tensor_free(&mine);
+    TF_TRY(s);
+    memcpy(out, set->shard, (size_t)(set->pairs ? 2 : 1) * set->count * sizeof *out);
+    return TF_OK;
+}
+
+tf_status tf_partition_shards_make(tf_partition_shards *set, const tf_tensor *X, const tf_partition *pt, int first,
+                                   int count, int pairs, const struct tf_dist *dist, int input_part, tf_shards *sh)
+{
+    memset(set, 0, sizeof *set);
+    memset(sh, 0, sizeof *sh);
+    const int parts = pt->parts;
+    if (count < 1 || count > TF_MAX_GPUS || first < 0 || first + count > parts || X->order != pt->order)
+        return tf_fail(TF_ERR_ARG, "shards: parts %d..%d of %d", first, first + count - 1, parts);
+    if (dist && input_part && (count != 1 || parts != dist->size))
+        return tf_fail(TF_ERR_ARG, "shards of a distributed input: one part per rank");
+    set->X = X;
+    set->pt = pt;
+    set->first = first;
+    set->count = count;
+    set->pairs = pairs != 0;
+    set->dist = dist;
+    set->input_part = dist && input_part;
+    for (uint32_t m = 0; m < X->order; ++m) sh->row_lo[m] = pt->row_lo[m];
+    sh->parts = parts;
+    sh->first = first;
+    sh->count = count;
+    sh->split = set_split;
+    sh->pairs = set->pairs;
+    sh->user = set;
+    sh->dist = dist;
+    return TF_OK;
+}
+
+void tf_partition_shards_free(tf_partition_shards *set)
+{
+    set_shards_free(set);
+    set->count = 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The collectives of a run over several processes (src/ranks/mpi.c with MPI,
+ * src/ranks/nompi.c without): the front end hands them to the CPU backend,
+ * which never calls MPI itself. Results are the same on every rank. New
+ * members go at the end (the CUDA module is built against this layout). */
+#ifndef TF_SEAMS_DIST_H
+#define TF_SEAMS_DIST_H
+#include "tenfold.h"
+
+typedef enum tf_dist_op { TF_RANKS_MIN, TF_RANKS_MAX, TF_RANKS_XOR } tf_dist_op;
+
+typedef struct tf_dist {
+    int rank, size;
+    int local_rank; /* rank among the ranks of this node (its GPU: local_rank % GPUs) */
+    /* Every rank's rows [row_lo[r], row_lo[r+1]) of the row-major matrix a
+     * (cols columns) to every rank, in place; at most round_bytes (0: 256
+     * MiB) from each rank per round, as alltoall_records. */
+    tf_status (*allgather_rows)(double *a, const uint64_t *row_lo, uint64_t cols, uint64_t round_bytes);
+    /* x[0..n) summed over the ranks, the same on every rank. */
+    tf_status (*allreduce_sum)(double *x, uint64_t n);
+    /* n bytes of rank 0's buf to every rank (the NCCL id of GPU ranks). */
+    tf_status (*bcast_bytes)(void *buf, uint64_t n);
+    /* x[0..n) the largest over the ranks, the same on every rank. */
+    tf_status (*allreduce_max)(double *x, uint64_t n);
+    /* Records of rec bytes: send[rank r's block] (blocks in rank order,
+     * send_n[r] records to rank r) to their ranks; *recv (allocated with
+     * tf_alloc, freed by the caller) gets every rank's block for this one
+     * in rank order, *recv_total records in all. At most round_bytes (0:
+     * 256 MiB) go between two ranks per round: messages of several GB in
+     * one piece stall some MPI transports (a billion non-zeros over two
+     * ranks is 5 GB a pair). */
+    tf_status (*alltoall_records)(const void *send, const uint64_t *send_n, uint32_t rec, uint64_t round_bytes,
+                                  void **recv, uint64_t *recv_total);
+    uint64_t round_bytes; /* for the two above: the context's tuning.mpi_round_bytes */
+    /* x[0..n) combined over the ranks by op, the same on every rank. */
+    tf_status (*allreduce_u64)(uint64_t *x, uint64_t n, tf_dist_op op);
+    /* n bytes of rank root's buf to every rank. */
+    tf_status (*bcast_from)(void *buf, uint64_t n, int root);
+    /* tf_mpi_agree over these ranks: TF_OK when every rank's record equals
+     * rank 0's, else the same shared failure on every rank. */
+    tf_status (*agree)(const tf_agree *a);
+} tf_dist;
+
+/* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
+ * TF_ERR_UNAVAILABLE in a build without MPI. Every wait of these
+ * collectives is bounded (tf_mpi_set_timeout, default 600 s): past it the
+ * call fails naming a rank that did not answer (a stopped or hung rank),
+ * instead of waiting forever. */
+tf_status tf_dist_world(tf_dist *d);
+#endif
