@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold cpd: CP decomposition of a sparse tensor file (CP-ALS; AO-ADMM
- * or HALS with --nonneg / --l1 / --l2). */
+ * or HALS with --nonneg / --l1 / --l2; CP-APR with --method apr, cpd_apr.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,8 @@
 static const char help[] =
     "usage: tenfold cpd FILE|--gen SPEC -r R [options]\n"
     "\n"
-    "CP-ALS decomposition of the sparse tensor in FILE (.tns FROSTT text with or\n"
+    "CP decomposition of the sparse tensor in FILE (CP-ALS; CP-APR with --method\n"
+    "apr) (.tns FROSTT text with or\n"
     "without the ParTI header, Tensor Toolbox sptensor, tenfold .bin, Matrix\n"
     "Market .mtx; .xz and .gz are read directly). Prints the problem, one line\n"
     "per iteration (fit, delta fit, seconds), the final fit and a timing\n"
@@ -28,6 +29,24 @@ static const char help[] =
     "\n"
     "  -r, --rank R         rank of the decomposition, 1..16384 (required unless\n"
     "                       --init gives it)\n"
+    "      --method M       als (default): CP-ALS, least squares (AO-ADMM with the\n"
+    "                       constraints below); apr: CP-APR, the Poisson model of\n"
+    "                       count data (Chi & Kolda 2012) by multiplicative updates,\n"
+    "                       as pyttb's cp_apr(algorithm='mu'): the values must be\n"
+    "                       counts (integers >= 0), the factors are non-negative with\n"
+    "                       columns of unit 1-norm; one line per outer iteration with\n"
+    "                       the log-likelihood (sum of x log m - sum of m; higher is\n"
+    "                       better) and the KKT violation, which ends the run when\n"
+    "                       every mode's is below --tol at its first inner\n"
+    "                       iteration. With apr, -i is the outer iterations (default\n"
+    "                       1000) and --tol the KKT tolerance (default 1e-4); CPU only\n"
+    "                       (also on MPI ranks): --device gpu fails, auto runs it on\n"
+    "                       the CPU\n"
+    "      --inner N        apr: multiplicative updates per mode and outer iteration\n"
+    "                       at most (default 10)\n"
+    "      --kappa K        apr: the offset that moves a factor entry off zero where\n"
+    "                       it is below 1e-10 while its gradient says it should grow\n"
+    "                       (default 0.01; 0: never)\n"
     "  -i, --iters N        maximum number of iterations (default 50)\n"
     "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
     "      --seed S         seed of the random initial factors (default 20240601;\n"
@@ -40,6 +59,7 @@ static const char help[] =
     "                       Factor 1 is not needed: CP-ALS solves for it first.\n"
     "                       Columns past a mode's length are the random start's.\n"
     "                       Not on MPI ranks yet\n"
+    "                       Not with --method apr (negative entries)\n"
     "      --init STEM      start from STEM.mode1.mat ... STEM.modeN.mat (one per\n"
     "                       mode: its length x R, as -o writes them) and, if it is\n"
     "                       there, STEM.lambda.mat (folded into the first factor)\n"
@@ -221,12 +241,34 @@ static void warn_rank(const tf_tensor *t, uint64_t rank)
 }
 
 
+/* What --method apr does not take: the constraints (its factors are
+ * non-negative already), the nvecs start (negative entries), fp32 and a
+ * format (it keeps its own layout). Returns 0 or 2 after a usage error. */
+static int apr_conflicts(const char *init, const cpd_constraint_args *ca, const char *precision, const char *format)
+{
+    const char *cons = ca->nonneg_flag || ca->nonneg ? "--nonneg" : ca->l1 ? "--l1" : ca->l2 ? "--l2"
+                     : ca->method ? "--nonneg-method" : ca->admm_inner ? "--admm-inner" : ca->admm_tol ? "--admm-tol"
+                     : ca->hals_inner ? "--hals-inner" : ca->hals_tol ? "--hals-tol" : NULL;
+    if (cons)
+        return cli_usage("cpd", "%s: not with --method apr (CP-APR's factors are non-negative already; the "
+                         "constraints are AO-ADMM's and HALS's)", cons);
+    if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd")))
+        return cli_usage("cpd", "--init %s: not with --method apr (singular vectors have negative entries; CP-APR "
+                         "starts from non-negative factors: --init random or --init STEM)", init);
+    if (precision && strcmp(precision, "double"))
+        return cli_usage("cpd", "--precision %s: not with --method apr (CP-APR runs in double precision)", precision);
+    if (format && strcmp(format, "auto"))
+        return cli_usage("cpd", "--format %s: not with --method apr (CP-APR keeps the non-zeros by each mode's rows "
+                         "itself)", format);
+    return CLI_OK;
+}
+
 /* Parses the options into run->opts; returns -1 to go on or an exit code. */
 static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
                *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL,
-               *gpus = NULL;
+               *gpus = NULL, *method = NULL, *apr_inner = NULL, *kappa = NULL;
     cpd_constraint_args ca;
     memset(&ca, 0, sizeof ca);
     const cli_opt opts[] = {
@@ -243,9 +285,18 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"l2", 0, &ca.l2, NULL},         {"nonneg-method", 0, &ca.method, NULL},
         {"admm-inner", 0, &ca.admm_inner, NULL}, {"admm-tol", 0, &ca.admm_tol, NULL},
         {"hals-inner", 0, &ca.hals_inner, NULL}, {"hals-tol", 0, &ca.hals_tol, NULL},
+        {"method", 0, &method, NULL},
+        {"inner", 0, &apr_inner, NULL},  {"kappa", 0, &kappa, NULL},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
+    if (method && strcmp(method, "als") && strcmp(method, "apr"))
+        return cli_usage("cpd", "--method: expected als or apr, got '%s'", method);
+    run->apr.on = method && !strcmp(method, "apr");
+    if (!run->apr.on && (apr_inner || kappa))
+        return cli_usage("cpd", "%s: only with --method apr", apr_inner ? "--inner" : "--kappa");
+    if (run->apr.on && (rc = apr_conflicts(init, &ca, precision, format)))
+        return rc;
     if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd"))) {
         run->opts.start = TF_START_NVECS;
         init = NULL;
@@ -277,6 +328,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco, got '%s'", format);
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev; /* device_names follows tf_backend's order */
+    if (run->apr.on && (rc = cpd_apr_options(&run->apr, o, iters, tol, apr_inner, kappa))) return rc;
     o->format = (tf_format)fmt;
     o->precision = prec ? TF_SINGLE : TF_DOUBLE;
     run->json_path = json;
@@ -434,9 +486,29 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
     cli_agree_u64(a, "--hals-inner", c->update.hals_max_inner);
     cli_agree_double(a, "--hals-tol", c->update.hals_tol);
     cli_agree_str(a, "TF_PARTITION", getenv("TF_PARTITION")); /* every rank must cut the rows alike */
+    cli_agree_u64(a, "--method", (uint64_t)run->apr.on);
+    if (run->apr.on) {
+        const tf_cp_apr_opts *p = &run->apr.opts;
+        cli_agree_u64(a, "-i/--iters (apr)", p->max_iters);
+        cli_agree_double(a, "--tol (apr)", p->stoptol);
+        cli_agree_u64(a, "--inner", p->max_inner);
+        cli_agree_double(a, "--kappa", p->kappa);
+    }
 }
 
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);
+
+/* --method apr: tf_cp_apr with the run's rank, start and context. */
+static tf_status run_apr(cpd_run *run)
+{
+    tf_cp_apr_opts *p = &run->apr.opts;
+    p->init = run->opts.init;
+    p->context = run->opts.context;
+    p->distributed_input = run->opts.distributed_input;
+    p->callback = cpd_apr_on_iteration;
+    p->user = &run->apr;
+    return tf_cp_apr(&run->t, p, &run->k, &run->apr.rep);
+}
 
 /* Under mpirun with several ranks: every rank reads its part of the input
  * and runs its shards; rank 0 alone prints and writes. A failure on one rank ends
@@ -506,6 +578,11 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
                           run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
         goto done;
     }
+    if (run.apr.on && (run.opts.backend == TF_BACKEND_GPU || run.gpus.n || run.gpus.all)) { /* costs no read */
+        rc = cli_fail_all("cpd: CP-APR is not available on %s yet (the CPU runs it: --device cpu)",
+                          run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
+        goto done;
+    }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
         goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks
@@ -526,9 +603,13 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     }
     if (cli_verbose()) cli_print_read(stdout, &run.info);
     tf_cpd_opts *o = &run.opts;
-    warn_rank(&run.t, o->rank);
+    if (!run.apr.on) warn_rank(&run.t, o->rank);
     if (run.gpus.n || run.gpus.all) o->backend = TF_BACKEND_GPU;
-    choose_device(o);
+    if (run.apr.on) {
+        if (!cli_quiet()) printf("device: cpu (CP-APR runs on the CPU)\n");
+    } else {
+        choose_device(o);
+    }
     if ((rc = cli_run_context_ranks(o->backend, o->device, &run.gpus, o->threads, run.memory_limit, size > 1,
                                     "--device", &ctx)))
         goto done;
@@ -544,7 +625,10 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         snprintf(start, sizeof start, "start nvecs (leading singular vectors of modes 2..%u)", run.t.order);
     else
         snprintf(start, sizeof start, "seed %llu", (unsigned long long)o->seed);
-    if (!cli_quiet())
+    if (run.apr.on) {
+        run.apr.opts.rank = o->rank; /* --init STEM: the files' column count */
+        if (!cli_quiet()) cpd_apr_print_start(&run.apr, start, nthreads);
+    } else if (!cli_quiet())
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
                cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
@@ -575,7 +659,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     o->user = &run;
     o->progress = cli_progress_fn(); /* a progress line for a long plan build */
     o->progress_user = (void *)"cpd";
-    const tf_status st = tf_cpd(&run.t, o, &run.k, &run.rep);
+    const tf_status st = run.apr.on ? run_apr(&run) : tf_cpd(&run.t, o, &run.k, &run.rep);
     if (st == TF_ERR_NUMERIC && run.init.stem) { /* diverged: the start is the first suspect */
         fprintf(stderr, "tenfold: %s (the run started from --init %s: its factors are the likely cause; rescale "
                         "them, or start without --init)\n", tf_last_error(), run.init.stem);
@@ -590,7 +674,8 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     run.wall = tf_wtime() - t_start; /* the factor files included */
     if ((rc = cpd_write_json(&run))) goto done; /* before the switch: its failure keeps the old set */
     if ((rc = cpd_switch(&run))) goto done;
-    if (!cli_quiet()) print_summary(&run);
+    if (!cli_quiet() && run.apr.on) cpd_apr_print_summary(&run.apr, run.info.seconds, run.t_write, run.wall);
+    else if (!cli_quiet()) print_summary(&run);
     cpd_print_json_written(&run);
 done:
     cpd_run_free(&run);

@@ -33,6 +33,9 @@ static const char help[] =
     "                       [0,1), value = sum_r prod_n A_n(i_n,r); default 0 =\n"
     "                       values uniform in (0,1]\n"
     "      --noise E        add E * rms(values) * N(0,1) to the planted values\n"
+    "      --counts C       integer counts of mean C >= 1 instead (for cpd --method\n"
+    "                       apr): 1 + Poisson(C - 1), or with --rank 1 + Poisson((C -\n"
+    "                       1) m / mean(m)), m the planted model's value there\n"
     "  -t, --threads N      CPU threads (default: all cores)\n"
     "  -q, --quiet          print nothing but errors\n"
     "  -v, --verbose        also the rates of generating and writing\n"
@@ -43,11 +46,12 @@ static const char help[] =
 int cmd_gen(int argc, char **argv)
 {
     const char *out = NULL, *dims = NULL, *nnz = NULL, *alpha = NULL, *seed = NULL, *rank = NULL,
-               *noise = NULL, *threads = NULL;
+               *noise = NULL, *threads = NULL, *counts = NULL;
     const cli_opt opts[] = {
         {"output", 'o', &out, NULL}, {"dims", 0, &dims, NULL},   {"nnz", 0, &nnz, NULL},
         {"alpha", 0, &alpha, NULL},  {"seed", 0, &seed, NULL},   {"rank", 0, &rank, NULL},
-        {"noise", 0, &noise, NULL},  {"threads", 't', &threads, NULL}, CLI_VERBOSITY_OPTS, {0}};
+        {"noise", 0, &noise, NULL},  {"threads", 't', &threads, NULL}, {"counts", 0, &counts, NULL},
+        CLI_VERBOSITY_OPTS, {0}};
     cli_args a;
     int rc = cli_parse(&a, "gen", help, argc, argv, opts, 0, 0, "");
     if (rc >= 0) return rc;
@@ -74,6 +78,8 @@ int cmd_gen(int argc, char **argv)
     if ((rc = cli_u64("gen", "--rank", rank, 0, 1000000, &o.rank))) return rc;
     if ((rc = cli_double("gen", "--noise", noise, 0.0, 1e6, &o.noise))) return rc;
     if (o.noise > 0 && o.rank == 0) return cli_usage("gen", "--noise needs a planted model (--rank R)");
+    if ((rc = cli_double("gen", "--counts", counts, 1.0, 1e12, &o.counts))) return rc;
+    if (o.counts > 0 && o.noise > 0) return cli_usage("gen", "--counts: not with --noise (the counts are Poisson draws)");
     if ((rc = cli_threads("gen", threads, &o.threads))) return rc;
 
     if ((rc = cli_outputs_check(&out, 1))) return rc; /* before generating */
@@ -93,8 +99,9 @@ int cmd_gen(int argc, char **argv)
                (unsigned long long)o.seed, t1 - t0, t1 > t0 ? (double)t.nnz / (t1 - t0) / 1e6 : 0.0);
         printf("skew:      alpha");
         for (int m = 0; m < order; ++m) printf("%s%g", m ? "," : " ", o.alpha[m]);
+        if (o.counts > 0) printf("; counts of mean %g%s", o.counts, o.rank ? " around a planted model" : "");
         if (o.rank) printf("; planted rank %llu, noise %g", (unsigned long long)o.rank, o.noise);
-        else printf("; values uniform in (0,1]");
+        else if (o.counts == 0) printf("; values uniform in (0,1]");
         printf("\nas --gen:  %s\n", cli_gen_format(spec, sizeof spec, &o));
         printf("wrote:     %s (COO %s in memory) in %.3f s\n", out,
                cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(&t)), t2 - t1);

@@ -24,6 +24,7 @@ void cpd_run_free(cpd_run *r)
     tf_tensor_free(&r->t);
     tf_ktensor_free(&r->k);
     cpd_init_free(&r->init);
+    cpd_apr_free(&r->apr);
     cpd_run_abort_set(r);
     free(r->iters);
     r->iters = NULL;
@@ -177,10 +178,11 @@ static void json_input(cli_json *j, const cpd_run *r)
 static void json_options(cli_json *j, const cpd_run *r)
 {
     const tf_cpd_opts *o = &r->opts;
+    const int apr = r->apr.on;
     json_object(j, "options");
     json_u64(j, "rank", o->rank);
-    json_u64(j, "max_iters", o->max_iters);
-    json_num(j, "tol", o->tol);
+    json_u64(j, "max_iters", apr ? r->apr.opts.max_iters : o->max_iters);
+    json_num(j, "tol", apr ? r->apr.opts.stoptol : o->tol);
     json_u64(j, "seed", o->seed);
     if (r->init.stem) json_str(j, "init", r->init.stem);
     else if (o->start == TF_START_NVECS) json_str(j, "init", "nvecs");
@@ -190,13 +192,21 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_str(j, "device", tf_backend_name(o->backend));
     json_str(j, "format", tf_format_name(o->format));
     json_str(j, "precision", o->precision == TF_SINGLE ? "single" : "double");
-    cpd_constraints_json(&r->cons, r->t.order, &r->rep, j);
+    if (apr) cpd_apr_json_options(&r->apr, j);
+    else cpd_constraints_json(&r->cons, r->t.order, &r->rep, j);
     json_end(j);
 }
 
 const char *cpd_schedule_name(int schedule)
 {
     return schedule == TF_PARTITION_LONGEST_FIRST ? "longest-first" : "contiguous";
+}
+
+static void json_outputs(cli_json *j, const cpd_run *r)
+{
+    json_array(j, "outputs");
+    for (int i = 0; i < r->nwritten; ++i) json_str(j, NULL, r->written[i]);
+    json_end(j);
 }
 
 static void json_result(cli_json *j, const cpd_run *r)
@@ -258,9 +268,7 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_num(j, "write", r->t_write);
     json_num(j, "wall", r->wall);
     json_end(j);
-    json_array(j, "outputs");
-    for (int i = 0; i < r->nwritten; ++i) json_str(j, NULL, r->written[i]);
-    json_end(j);
+    json_outputs(j, r);
 }
 
 int cpd_write_json(cpd_run *r)
@@ -276,7 +284,12 @@ int cpd_write_json(cpd_run *r)
     json_str(&j, "command", "cpd");
     json_input(&j, r);
     json_options(&j, r);
-    json_result(&j, r);
+    if (r->apr.on) {
+        cpd_apr_json_result(&r->apr, r->t.nnz, r->info.seconds, r->t_write, r->wall, &j);
+        json_outputs(&j, r);
+    } else {
+        json_result(&j, r);
+    }
     json_close(&j);
     if (!r->set) return cli_out_commit(&out);
     /* with the factor set: renamed by the same switch (a report that cannot

@@ -3,6 +3,7 @@
  * the --json report. */
 #ifndef TF_CLI_CPD_OUTPUT_H
 #define TF_CLI_CPD_OUTPUT_H
+#include "cpd_apr.h"
 #include "cpd_constraints.h"
 #include "cpd_init.h"
 #include "run_context.h"
@@ -20,6 +21,8 @@ typedef struct cpd_run {
     uint64_t memory_limit;  /* --memory-limit in bytes, 0 = none   */
     cli_gpus gpus;          /* --gpus                              */
     cpd_constraints cons;   /* --nonneg, --l1, --l2 (AO-ADMM)      */
+    cpd_apr apr;            /* --method apr (CP-APR): its options,
+                               report and iterations               */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

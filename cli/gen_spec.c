@@ -55,14 +55,15 @@ static int field_alpha(const char *cmd, char *v, double *alpha, int *n)
 
 int cli_gen_parse(const char *cmd, const char *spec, tf_gen_opts *o)
 {
-    static const char *const names[] = {"dims", "nnz", "alpha", "seed", "rank", "noise"};
+    static const char *const names[] = {"dims", "nnz", "alpha", "seed", "rank", "noise", "counts"};
+    enum { NAMES = sizeof names / sizeof *names };
     memset(o, 0, sizeof *o);
     o->seed = TF_DEFAULT_SEED;
     size_t len = strlen(spec);
     char *buf = malloc(len + 1), *field[16];
     if (!buf) return cli_usage(cmd, "--gen: out of memory");
     memcpy(buf, spec, len + 1);
-    int nf = split(buf, ',', field, 15), seen[6] = {0}, nalpha = 0, rc = CLI_OK;
+    int nf = split(buf, ',', field, 15), seen[NAMES] = {0}, nalpha = 0, rc = CLI_OK;
     double alpha[TF_MAX_ORDER] = {0};
     if (nf > 15) rc = cli_usage(cmd, "--gen: too many fields in '%s'", spec);
     for (int i = 0; rc == CLI_OK && i < nf; ++i) {
@@ -75,9 +76,10 @@ int cli_gen_parse(const char *cmd, const char *spec, tf_gen_opts *o)
         *eq = '\0';
         char *v = eq + 1;
         int k = 0;
-        while (k < 6 && strcmp(field[i], names[k])) ++k;
-        if (k == 6) {
-            rc = cli_usage(cmd, "--gen: unknown field '%s' (fields: dims, nnz, alpha, seed, rank, noise)", field[i]);
+        while (k < NAMES && strcmp(field[i], names[k])) ++k;
+        if (k == NAMES) {
+            rc = cli_usage(cmd, "--gen: unknown field '%s' (fields: dims, nnz, alpha, seed, rank, noise, counts)",
+                           field[i]);
             break;
         }
         if (seen[k]++) {
@@ -91,6 +93,7 @@ int cli_gen_parse(const char *cmd, const char *spec, tf_gen_opts *o)
         case 3: rc = cli_u64(cmd, "--gen seed", v, 0, UINT64_MAX, &o->seed); break;
         case 4: rc = cli_u64(cmd, "--gen rank", v, 0, 1000000, &o->rank); break;
         case 5: rc = cli_double(cmd, "--gen noise", v, 0.0, 1e6, &o->noise); break;
+        case 6: rc = cli_double(cmd, "--gen counts", v, 1.0, 1e12, &o->counts); break;
         }
     }
     free(buf);
@@ -101,6 +104,8 @@ int cli_gen_parse(const char *cmd, const char *spec, tf_gen_opts *o)
         return cli_usage(cmd, "--gen alpha: expected 1 or %u values (one per mode), got %d", o->order, nalpha);
     for (uint32_t m = 0; m < o->order; ++m) o->alpha[m] = nalpha > 1 ? alpha[m] : alpha[0];
     if (o->noise > 0 && o->rank == 0) return cli_usage(cmd, "--gen noise: needs a planted model (rank=R)");
+    if (o->noise > 0 && o->counts > 0)
+        return cli_usage(cmd, "--gen counts: not with noise (the counts are Poisson draws already)");
     return CLI_OK;
 }
 
@@ -140,6 +145,10 @@ const char *cli_gen_format(char *buf, size_t len, const tf_gen_opts *o)
             PUT(",noise=");
             if (at < len) at += (size_t)put_double(buf + at, len - at, o->noise);
         }
+    }
+    if (o->counts > 0) {
+        PUT(",counts=");
+        if (at < len) at += (size_t)put_double(buf + at, len - at, o->counts);
     }
 #undef PUT
     if (at >= len && len > 0) buf[len - 1] = '\0';

@@ -2,9 +2,9 @@
 /* --gen SPEC: a tensor generated in memory (tf_generate) in place of the
  * input file of the commands that read one. SPEC is a comma-separated list
  * of key=value fields named like `tenfold gen`'s flags, lists joined by x:
- *   dims=2000000x1000000x200000,nnz=20M,alpha=0.7,seed=1,rank=0,noise=0
+ *   dims=2000000x1000000x200000,nnz=20M,alpha=0.7,seed=1,rank=0,noise=0,counts=0
  * dims and nnz are required; alpha (one value or one per mode), seed,
- * rank and noise default as in `tenfold gen`. */
+ * rank, noise and counts default as in `tenfold gen`. */
 #ifndef TF_CLI_GEN_SPEC_H
 #define TF_CLI_GEN_SPEC_H
 #include <stddef.h>
@@ -20,12 +20,14 @@ extern const char *cli_gen_arg;
 #define CLI_GEN_HELP                                                                        \
     "      --gen SPEC       generate the tensor in memory instead of reading a file:\n"       \
     "                       dims=D1xD2x..,nnz=N[,alpha=A][,seed=S][,rank=R][,noise=E]\n"    \
-    "                       as the same flags of tenfold gen (e.g. dims=2Mx1Mx200k,\n"     \
-    "                       nnz=20M,alpha=0.7; per-mode alpha as A1xA2x..)\n"
+    "                       [,counts=C] as the same flags of tenfold gen (e.g.\n"           \
+    "                       dims=2Mx1Mx200k,nnz=20M,alpha=0.7; per-mode alpha as\n"        \
+    "                       A1xA2x..; counts=4: integer counts of mean 4, for --method\n"  \
+    "                       apr)\n"
 
 /* Parses SPEC into *o (usage error naming the field: message, returns 2). */
 int cli_gen_parse(const char *cmd, const char *spec, tf_gen_opts *o);
-/* SPEC of o in the canonical form above (every field but zero rank/noise). Returns buf. */
+/* SPEC of o in the canonical form above (every field but zero rank/noise/counts). Returns buf. */
 const char *cli_gen_format(char *buf, size_t len, const tf_gen_opts *o);
 /* The canonical SPEC if path is this run's --gen value, else NULL. */
 const char *cli_generated(const char *path);

@@ -16,6 +16,7 @@
  *   tenfold/context.h  the tuning policy, contexts, GPUs, the CUDA module
  *   tenfold/mttkrp.h   MTTKRP plans
  *   tenfold/cpd.h      CP-ALS and the nvecs start
+ *   tenfold/cp_apr.h   CP-APR (Poisson CP of counts)
  *   tenfold/sddmm.h    CSR matrices and SDDMM (one-shot calls and plans)
  *   tenfold/spttm.h    SpTTM and semi-sparse tensors
  *   tenfold/gen.h      synthetic tensors
@@ -32,6 +33,7 @@
 #include "tenfold/context.h"
 #include "tenfold/mttkrp.h"
 #include "tenfold/cpd.h"
+#include "tenfold/cp_apr.h"
 #include "tenfold/sddmm.h"
 #include "tenfold/spttm.h"
 #include "tenfold/gen.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_generate: determinism, exact distinct sorted non-zeros, the skew
- * model, planted values, errors, and the output frozen in 0.2.0 (golden
+ * model, planted values, counts, errors, and the output frozen in 0.2.0 (golden
  * checksums, and a serial copy of that algorithm on random shapes). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -180,6 +180,78 @@ static void test_planted(void)
     tf_tensor_free(&n);
     tf_tensor_free(&t);
     tf_ktensor_free(&k);
+}
+
+/* Counts (tf_gen_opts.counts): integers >= 1 of the mean asked, Poisson's
+ * variance, on the same coordinates; around a planted model the mean of a
+ * value follows the model's; the same on 1 and 3 threads; errors. */
+static void test_counts(void)
+{
+    tf_gen_opts o = opts3(300, 200, 100, 60000, 0.3, 9);
+    tf_tensor plain = {0}, c = {0}, c3 = {0};
+    CHECK_OK(tf_generate(&o, &plain));
+    o.counts = 5.0;
+    CHECK_OK(tf_generate(&o, &c));
+    o.threads = 3;
+    CHECK_OK(tf_generate(&o, &c3));
+    o.threads = 0;
+    check_shape_sorted_distinct(&o, &c, "counts");
+    CHECK(c.nnz == plain.nnz && !memcmp(c.ind[2], plain.ind[2], c.nnz * sizeof(uint32_t)));
+    CHECK(same_tensor(&c, &c3));
+    double sum = 0, sq = 0;
+    int integers = 1;
+    for (uint64_t z = 0; z < c.nnz; ++z) {
+        integers &= c.vals[z] >= 1.0 && c.vals[z] == floor(c.vals[z]);
+        sum += c.vals[z];
+        sq += (c.vals[z] - 5.0) * (c.vals[z] - 5.0);
+    }
+    const double mean = sum / (double)c.nnz, var = sq / (double)c.nnz;
+    CHECKF(integers && fabs(mean - 5.0) < 0.05 && fabs(var - 4.0) < 0.15, "counts 5: mean %.4f (5), variance %.4f "
+           "(4), all integers >= 1: %d", mean, var, integers);
+    /* large means (the transformed rejection sampler) */
+    o.counts = 1001.0;
+    tf_tensor big = {0};
+    CHECK_OK(tf_generate(&o, &big));
+    sum = sq = 0;
+    for (uint64_t z = 0; z < big.nnz; ++z) {
+        sum += big.vals[z];
+        sq += (big.vals[z] - 1001.0) * (big.vals[z] - 1001.0);
+    }
+    CHECKF(fabs(sum / (double)big.nnz - 1001.0) < 0.5 && fabs(sq / (double)big.nnz / 1000.0 - 1.0) < 0.03,
+           "counts 1001: mean %.3f, variance %.1f", sum / (double)big.nnz, sq / (double)big.nnz);
+    /* around a planted model: counts - 1 in proportion to it */
+    o.counts = 21.0;
+    o.rank = 3;
+    tf_tensor pc = {0}, pm = {0};
+    CHECK_OK(tf_generate(&o, &pc));
+    o.counts = 0.0;
+    CHECK_OK(tf_generate(&o, &pm));
+    double mm = 0, num = 0, den = 0;
+    for (uint64_t z = 0; z < pm.nnz; ++z) mm += pm.vals[z] / (double)pm.nnz;
+    for (uint64_t z = 0; z < pm.nnz; ++z) { /* least-squares slope of counts - 1 on m / mean(m) */
+        num += (pc.vals[z] - 1.0) * pm.vals[z] / mm;
+        den += (pm.vals[z] / mm) * (pm.vals[z] / mm);
+    }
+    CHECKF(fabs(num / den - 20.0) < 0.3, "planted counts: slope %.3f against the model (20)", num / den);
+    o.counts = 1.0;
+    tf_tensor ones = {0};
+    CHECK_OK(tf_generate(&o, &ones));
+    int all1 = 1;
+    for (uint64_t z = 0; z < ones.nnz; ++z) all1 &= ones.vals[z] == 1.0;
+    CHECK(all1);
+    tf_tensor bad = {0};
+    o.counts = 0.5;
+    CHECK_FAILS(tf_generate(&o, &bad), TF_ERR_ARG, "counts 0.5 is outside 1..1e12");
+    o.counts = 3.0;
+    o.noise = 0.1;
+    CHECK_FAILS(tf_generate(&o, &bad), TF_ERR_ARG, "counts and noise do not combine");
+    tf_tensor_free(&plain);
+    tf_tensor_free(&c);
+    tf_tensor_free(&c3);
+    tf_tensor_free(&big);
+    tf_tensor_free(&pc);
+    tf_tensor_free(&pm);
+    tf_tensor_free(&ones);
 }
 
 static void test_limits(void)
@@ -390,6 +462,7 @@ int main(void)
     test_determinism();
     test_skew();
     test_planted();
+    test_counts();
     test_limits();
     test_wide_keys();
     return tf_test_finish("test_gen");

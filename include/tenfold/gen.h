@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tenfold/gen.h — synthetic sparse tensors (power-law skew, planted models). */
+/* tenfold/gen.h — synthetic sparse tensors (power-law skew, planted models,
+ * counts). */
 #ifndef TENFOLD_GEN_H
 #define TENFOLD_GEN_H
 
@@ -18,6 +19,12 @@ typedef struct tf_gen_opts {
     uint64_t rank;                  /* >0: values from a planted rank-R model */
     double noise;                   /* relative Gaussian noise on planted values */
     int threads;                    /* 0 = default (OpenMP); the output does not depend on it */
+    double counts;                  /* 0 (default): real values as above; >= 1: counts
+                                       (integers, for CP-APR) of mean `counts`: 1 +
+                                       Poisson(counts - 1), or with a planted model 1 +
+                                       Poisson((counts - 1) m / mean(m)), m the model's
+                                       value there (so larger where the model is);
+                                       counts = 1: every value 1. Not with noise */
 } tf_gen_opts;
 
 /* Index of mode d: perm_d[floor(d * u^(1/(1-alpha)))], u ~ U[0,1), perm_d a

@@ -10,97 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algo/cp_ends.h"
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/rng.h"
-
-/* All factors uniform in [0,1), drawn from one stream in mode, row, column
- * order: the same seed gives the same start on every machine and thread count. */
-static void random_init(tf_ktensor *k, uint64_t seed)
-{
-    tf_rng rng;
-    tf_rng_seed(&rng, seed);
-    for (uint32_t m = 0; m < k->order; ++m) {
-        double *a = k->factors[m].data;
-        for (uint64_t e = 0; e < k->dims[m] * k->rank; ++e) a[e] = tf_rng_uniform(&rng);
-    }
-    for (uint64_t r = 0; r < k->rank; ++r) k->lambda[r] = 1.0;
-}
-
-/* The given start (checked by the front end): the factors, lambda folded
- * into the first (no lambda: ones); the model is the same, lambda is 1. */
-static void given_init(tf_ktensor *k, const tf_ktensor *init)
-{
-    const uint64_t R = k->rank;
-    for (uint32_t m = 0; m < k->order; ++m)
-        memcpy(k->factors[m].data, init->factors[m].data, k->dims[m] * R * sizeof(double));
-    if (init->lambda) {
-        double *a = k->factors[0].data;
-        for (uint64_t i = 0; i < k->dims[0]; ++i)
-            for (uint64_t r = 0; r < R; ++r) a[i * R + r] *= init->lambda[r];
-    }
-    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
-}
-
-/* row[r] <- row[perm[r]] through buf (R doubles). */
-static void permute_row(double *row, const uint64_t *perm, uint64_t R, double *buf)
-{
-    memcpy(buf, row, R * sizeof *buf);
-    for (uint64_t r = 0; r < R; ++r) row[r] = buf[perm[r]];
-}
-
-/* Tensor Toolbox `arrange`: every factor column scaled to unit 2-norm (the
- * norms go into lambda; a zero column makes its lambda 0), then components
- * sorted by lambda, largest first (stable, so ties keep their order). Also
- * the final finiteness check: a non-finite entry makes its column norm
- * non-finite. Row-major passes only (factors can have millions of rows). */
-tf_status tf_als_arrange(tf_ktensor *k)
-{
-    const uint64_t R = k->rank;
-    double *norm = NULL, *tmp = NULL;
-    uint64_t *perm = NULL;
-    tf_status s = TF_ALLOC(norm, R, "ktensor column norms");
-    if (s == TF_OK) s = TF_ALLOC(perm, R, "ktensor order");
-    if (s != TF_OK) goto done;
-    for (uint32_t m = 0; m < k->order; ++m) {
-        double *a = k->factors[m].data;
-        const uint64_t I = k->dims[m];
-        for (uint64_t r = 0; r < R; ++r) norm[r] = 0.0;
-        for (uint64_t i = 0; i < I; ++i)
-            for (uint64_t r = 0; r < R; ++r) norm[r] += a[i * R + r] * a[i * R + r];
-        for (uint64_t r = 0; r < R; ++r) {
-            if (!isfinite(norm[r]) || !isfinite(k->lambda[r])) {
-                s = tf_fail(TF_ERR_NUMERIC, "cpd: factor %u column %llu is not finite", m + 1,
-                            (unsigned long long)r + 1);
-                goto done;
-            }
-            norm[r] = sqrt(norm[r]);
-            k->lambda[r] *= norm[r];
-            norm[r] = norm[r] > 0.0 ? 1.0 / norm[r] : 1.0;
-        }
-        for (uint64_t i = 0; i < I; ++i)
-            for (uint64_t r = 0; r < R; ++r) a[i * R + r] *= norm[r];
-    }
-    int sorted = 1;
-    for (uint64_t r = 0; r < R; ++r) perm[r] = r;
-    for (uint64_t r = 1; r < R; ++r) { /* insertion sort: R is small */
-        uint64_t p = perm[r], j = r;
-        for (; j > 0 && k->lambda[perm[j - 1]] < k->lambda[p]; --j) perm[j] = perm[j - 1];
-        perm[j] = p;
-        sorted &= j == r;
-    }
-    if (sorted) goto done;
-    s = TF_ALLOC(tmp, R, "ktensor reorder buffer");
-    if (s != TF_OK) goto done;
-    permute_row(k->lambda, perm, R, tmp);
-    for (uint32_t m = 0; m < k->order; ++m)
-        for (uint64_t i = 0; i < k->dims[m]; ++i) permute_row(k->factors[m].data + i * R, perm, R, tmp);
-done:
-    tf_free(norm);
-    tf_free(perm);
-    tf_free(tmp);
-    return s;
-}
 
 /* The iterations on an initialised backend; fills rep as it goes. One loop
  * for every update kind: per mode MTTKRP, the update o->update names (ALS,
@@ -179,12 +91,17 @@ tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_
 {
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);
     if (s == TF_OK) {
-        if (o->init) given_init(out, o->init);
-        else random_init(out, o->seed);
+        if (o->init) tf_cp_start_given(out, o->init, 1);
+        else tf_cp_start_random(out, o->seed);
         s = be->ops->init(be->ctx, out); /* every backend starts from out */
     }
     if (s == TF_OK) s = iterate(be, X, o, normx2, rep);
     if (s == TF_OK) s = be->ops->result(be->ctx, out);
     if (s != TF_OK) tf_ktensor_free(out);
     return s;
+}
+
+tf_status tf_als_arrange(tf_ktensor *k)
+{
+    return tf_cp_arrange(k, 0);
 }

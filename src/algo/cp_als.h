@@ -15,6 +15,7 @@
 tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_opts *o, double normx2,
                      tf_ktensor *out, tf_cpd_report *rep);
 /* Tensor Toolbox `arrange`: unit-norm columns (norms into lambda), components
- * sorted by lambda, largest first; fails on a non-finite entry. */
+ * sorted by lambda, largest first; fails on a non-finite entry
+ * (tf_cp_arrange of algo/cp_ends.h with the 2-norm). */
 tf_status tf_als_arrange(tf_ktensor *k);
 #endif

@@ -14,4 +14,7 @@ double tf_rng_uniform(tf_rng *r);
 uint64_t tf_rng_below(tf_rng *r, uint64_t n);
 /* Standard normal (Box-Muller). */
 double tf_rng_normal(tf_rng *r);
+/* Poisson with mean lam >= 0 (lam < 2^52): the product of uniforms below
+ * 10, Hormann's transformed rejection PTRS (1993, as numpy's) above. */
+uint64_t tf_rng_poisson(tf_rng *r, double lam);
 #endif

@@ -200,7 +200,8 @@ static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
 {
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, mode));
-    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank, max_norm, c->threads, c->lambda));
+    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank,
+                              max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda));
     double *U = c->U[mode];
     if (!U) return TF_OK;
     /* the dual in the normalised factor's scale, as the factor (admm_update) */

@@ -109,7 +109,8 @@ static uint64_t blas_rows(uint64_t R)
     return rows < 32 ? 32 : rows > TF_DENSE_BLOCK ? TF_DENSE_BLOCK : rows;
 }
 
-/* out[r] = sum_i A(i,r) * B(i,r), summed per slab then across slabs in order. */
+/* out[r] = sum_i A(i,r) * B(i,r), or sum_i |A(i,r)| when B is NULL,
+ * summed per slab then across slabs in order. */
 static tf_status column_dots(const double *A, const double *B, uint64_t I, uint64_t R, int threads,
                              double *out)
 {
@@ -122,8 +123,11 @@ static tf_status column_dots(const double *A, const double *B, uint64_t I, uint6
         double *p = part + (uint64_t)s * R;
         const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
         for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; ++i) {
-            const double *a = A + i * R, *b = B + i * R;
-            for (uint64_t r = 0; r < R; ++r) p[r] += a[r] * b[r];
+            const double *a = A + i * R, *b = B ? B + i * R : NULL;
+            if (b)
+                for (uint64_t r = 0; r < R; ++r) p[r] += a[r] * b[r];
+            else
+                for (uint64_t r = 0; r < R; ++r) p[r] += fabs(a[r]);
         }
     }
     for (uint64_t r = 0; r < R; ++r) out[r] = 0.0;
@@ -391,10 +395,17 @@ tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, con
 
 /* -------------------------------------------------- normalise, fit terms */
 
-tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, int threads,
-                             double *lambda)
+tf_status tf_dense_column_abs_sums(const double *A, uint64_t I, uint64_t R, int threads, double *out)
 {
-    if (max_norm) {
+    return column_dots(A, NULL, I, R, threads, out);
+}
+
+tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda)
+{
+    const int max_norm = norm == TF_DENSE_NORM_MAX;
+    if (norm == TF_DENSE_NORM1) {
+        TF_TRY(column_dots(A, NULL, I, R, threads, lambda));
+    } else if (max_norm) {
         const uint64_t S = slab_count(I, R);
         double *part = NULL;
         TF_TRY(TF_ALLOC(part, S * R, "column maxima"));
@@ -411,7 +422,7 @@ tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, in
             return tf_fail(TF_ERR_NUMERIC, "factor column %llu is not finite; the factors diverged",
                            (unsigned long long)r + 1);
         }
-        lambda[r] = max_norm ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
+        if (norm != TF_DENSE_NORM1) lambda[r] = max_norm ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
         inv[r] = lambda[r] > 0.0 ? 1.0 / lambda[r] : 1.0;
     }
     const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R);

@@ -77,11 +77,18 @@ tf_status tf_dense_blas_team(int threads, uint64_t units, uint64_t work, int *nt
  * (0 = the default): fewer when the rows are few. */
 int tf_dense_team(uint64_t I, uint64_t R, int threads);
 
-/* lambda[r] = 2-norm of column r (max_norm = 0) or max(max_i |A(i,r)|, 1);
- * each column with lambda[r] > 0 is divided by it (zero columns stay zero).
- * A non-finite column is TF_ERR_NUMERIC. */
-tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int max_norm, int threads,
-                             double *lambda);
+/* The column norms of tf_dense_normalize (CP-ALS takes the 2-norm on its
+ * first iteration and the max norm after it, CP-APR the 1-norm). */
+enum { TF_DENSE_NORM2 = 0, TF_DENSE_NORM_MAX = 1, TF_DENSE_NORM1 = 2 };
+
+/* lambda[r] = the norm of column r: its 2-norm (TF_DENSE_NORM2),
+ * max(max_i |A(i,r)|, 1) (TF_DENSE_NORM_MAX) or sum_i |A(i,r)|
+ * (TF_DENSE_NORM1); each column with lambda[r] > 0 is divided by it (zero
+ * columns stay zero). A non-finite column is TF_ERR_NUMERIC. */
+tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda);
+
+/* out[r] = sum_i |A(i,r)| (deterministic for any thread count). */
+tf_status tf_dense_column_abs_sums(const double *A, uint64_t I, uint64_t R, int threads, double *out);
 
 /* sum_r w[r] * sum_i A(i,r) B(i,r), A and B row-major I x R. */
 tf_status tf_dense_weighted_inner(const double *A, const double *B, uint64_t I, uint64_t R,

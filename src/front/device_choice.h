@@ -13,7 +13,8 @@ tf_backend tf_context_resolve(tf_context *c);
  * - tf_choose_backend: `asked` unless AUTO; under AUTO the GPU when the
  *   context's device is one (without a context: when the machine has one)
  *   and the operation can run there (gpu_capable: its format, algorithm or
- *   options exist on the GPU), else the CPU;
+ *   options exist on the GPU), else the CPU (not gpu_capable: the CPU
+ *   without asking CUDA anything, so nothing loads; CP-APR);
  * - tf_gpu_fallback: after a GPU attempt failed with s, 1 when the work
  *   runs on the CPU instead -- under AUTO, a problem the GPU could not hold
  *   (TF_ERR_NOMEM) -- with "<the GPU's error>: running on the CPU" in note

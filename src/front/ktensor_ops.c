@@ -9,6 +9,7 @@
 #include "seams/model_backends.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "cpu/apr_phi.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
 #include "cpu/model_values.h"
@@ -144,5 +145,43 @@ tf_status tf_ktensor_norm(const tf_ktensor *K, double *out)
     tf_free(G);
     tf_free(V);
     tf_free(ones);
+    return s;
+}
+
+tf_status tf_cp_apr_loglik(const tf_tensor *X, const tf_ktensor *K, int threads, double *out)
+{
+    if (!X || !K || !out) return tf_fail(TF_ERR_ARG, "tf_cp_apr_loglik: X, K and out must not be NULL");
+    *out = 0.0;
+    TF_TRY(check_pair("tf_cp_apr_loglik", X, K));
+    if (threads < 0) return tf_fail(TF_ERR_ARG, "tf_cp_apr_loglik: threads %d is negative", threads);
+    const uint64_t R = K->rank;
+    for (uint32_t m = 0; m < K->order; ++m) /* a Poisson model is >= 0 */
+        for (uint64_t e = 0; e < K->dims[m] * R; ++e)
+            if (!(K->factors[m].data[e] >= 0.0))
+                return tf_fail(TF_ERR_ARG, "tf_cp_apr_loglik: factor %u has %g at row %llu, column %llu (a Poisson "
+                               "model's entries are >= 0)", m + 1, K->factors[m].data[e],
+                               (unsigned long long)(e / R + 1), (unsigned long long)(e % R + 1));
+    for (uint64_t r = 0; K->lambda && r < R; ++r)
+        if (!(K->lambda[r] >= 0.0))
+            return tf_fail(TF_ERR_ARG, "tf_cp_apr_loglik: lambda %llu is %g (a Poisson model's weights are >= 0)",
+                           (unsigned long long)r + 1, K->lambda[r]);
+    const double *A[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < K->order; ++m) A[m] = K->factors[m].data;
+    const tf_apr_phi_in in = {X, 0, NULL, A, R, 0.0, 0, 0, threads, NULL, NULL};
+    double data = 0.0, *sums = NULL, *prod = NULL;
+    TF_TRY(tf_cpu_apr_logdot(&in, K->lambda, &data));
+    TF_TRY(TF_ALLOC(sums, 2 * R, "log-likelihood column sums"));
+    prod = sums + R;
+    tf_status s = TF_OK;
+    for (uint64_t r = 0; r < R; ++r) prod[r] = K->lambda ? K->lambda[r] : 1.0;
+    /* the sum of all of K's entries: sum_r lambda_r prod_n (column sum r of A_n) */
+    for (uint32_t m = 0; m < K->order && s == TF_OK; ++m) {
+        s = tf_dense_column_abs_sums(K->factors[m].data, K->dims[m], R, threads, sums);
+        for (uint64_t r = 0; s == TF_OK && r < R; ++r) prod[r] *= sums[r];
+    }
+    double model = 0.0;
+    for (uint64_t r = 0; r < R; ++r) model += prod[r];
+    tf_free(sums);
+    if (s == TF_OK) *out = data - model;
     return s;
 }

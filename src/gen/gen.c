@@ -59,6 +59,12 @@ static tf_status check_opts(const tf_gen_opts *o)
         return tf_fail(TF_ERR_ARG, "generator: noise %g must be finite and >= 0", o->noise);
     if (o->noise > 0 && o->rank == 0)
         return tf_fail(TF_ERR_ARG, "generator: noise needs a planted model (rank >= 1)");
+    if (o->counts != 0.0 && !(o->counts >= 1.0 && o->counts <= 1e12))
+        return tf_fail(TF_ERR_ARG, "generator: counts %g is outside 1..1e12 (the mean count; 0: real values)",
+                       o->counts);
+    if (o->counts != 0.0 && o->noise > 0)
+        return tf_fail(TF_ERR_ARG, "generator: counts and noise do not combine (the counts are Poisson draws "
+                                   "already)");
     return TF_OK;
 }
 

@@ -13,7 +13,8 @@
 #define TF_GEN_PERM_TABLE_MAX (1ULL << 26)
 
 /* Stream tags, so coordinates, factors, noise and values never share a stream. */
-enum { TF_GEN_TAG_COORD = 1, TF_GEN_TAG_PERM, TF_GEN_TAG_FACTOR, TF_GEN_TAG_NOISE, TF_GEN_TAG_VALUE };
+enum { TF_GEN_TAG_COORD = 1, TF_GEN_TAG_PERM, TF_GEN_TAG_FACTOR, TF_GEN_TAG_NOISE, TF_GEN_TAG_VALUE,
+       TF_GEN_TAG_COUNT };
 
 /* Seed of stream number j with the given tag, derived from the user seed. */
 uint64_t tf_gen_stream_seed(uint64_t seed, uint64_t tag, uint64_t j);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Values of generated tensors: a planted rank-R model with optional
- * Gaussian noise, or uniform values in (0,1]. Every random number comes
+ * Gaussian noise, or uniform values in (0,1], or counts (Poisson draws,
+ * around the planted model if there is one). Every random number comes
  * from a stream tied to a fixed block of positions, and sums are taken per
  * block in a fixed order, so the result does not depend on the thread count. */
 #include <float.h>
@@ -47,30 +48,50 @@ static double model_value(const tf_ktensor *k, const tf_tensor *t, uint64_t nz)
  * becomes the smallest normal double instead of an explicit zero. */
 static inline double nonzero(double v) { return v == 0.0 ? DBL_MIN : v; }
 
-static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
+/* The planted model's values into t->vals; *sum and *sumsq the sums of
+ * them and of their squares (block sums added in order). */
+static tf_status model_values(const tf_gen_opts *o, tf_tensor *t, double *sum, double *sumsq)
 {
     tf_ktensor k = {0};
     TF_TRY(tf_gen_model(o, &k));
     const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
     const int T = tf_resolve_threads(o->threads);
-    double *block_sq = NULL;
-    tf_status s = TF_CALLOC(block_sq, nblocks ? nblocks : 1, "generator block sums");
-    if (s != TF_OK) { tf_ktensor_free(&k); return s; }
-
+    double *part = NULL;
+    tf_status s = TF_CALLOC(part, 2 * (nblocks ? nblocks : 1), "generator block sums");
+    if (s != TF_OK) {
+        tf_ktensor_free(&k);
+        return s;
+    }
 #pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
     for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
         uint64_t lo = (uint64_t)b * VALUE_BLOCK, hi = lo + VALUE_BLOCK < nnz ? lo + VALUE_BLOCK : nnz;
-        double sq = 0.0;
+        double s1 = 0.0, s2 = 0.0;
         for (uint64_t z = lo; z < hi; ++z) {
-            double v = model_value(&k, t, z);
+            const double v = model_value(&k, t, z);
             t->vals[z] = v;
-            sq += v * v;
+            s1 += v;
+            s2 += v * v;
         }
-        block_sq[b] = sq;
+        part[2 * b] = s1;
+        part[2 * b + 1] = s2;
     }
+    *sum = *sumsq = 0.0;
+    for (uint64_t b = 0; b < nblocks; ++b) {
+        *sum += part[2 * b];
+        *sumsq += part[2 * b + 1];
+    }
+    tf_free(part);
+    tf_ktensor_free(&k);
+    return TF_OK;
+}
+
+static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
+{
+    const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
+    const int T = tf_resolve_threads(o->threads);
+    double sum, sq;
+    TF_TRY(model_values(o, t, &sum, &sq));
     if (o->noise > 0 && nnz > 0) {
-        double sq = 0.0;
-        for (uint64_t b = 0; b < nblocks; ++b) sq += block_sq[b];
         const double scale = o->noise * sqrt(sq / (double)nnz);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
         for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
@@ -83,8 +104,32 @@ static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
     const int64_t n = (int64_t)nnz;
 #pragma omp parallel for schedule(static) num_threads(T) if (nblocks > 1)
     for (int64_t z = 0; z < n; ++z) t->vals[z] = nonzero(t->vals[z]);
-    tf_free(block_sq);
-    tf_ktensor_free(&k);
+    return TF_OK;
+}
+
+/* Counts of mean o->counts: 1 + Poisson(counts - 1), scaled by the planted
+ * model's value over its mean when there is one (every value >= 1, so
+ * every coordinate stays a non-zero). */
+static tf_status count_values(const tf_gen_opts *o, tf_tensor *t)
+{
+    const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
+    double mean = 1.0, sq;
+    if (o->rank > 0 && nnz > 0) {
+        TF_TRY(model_values(o, t, &mean, &sq));
+        mean /= (double)nnz;
+    }
+    const int T = tf_resolve_threads(o->threads);
+    const double extra = o->counts - 1.0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
+    for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
+        tf_rng rng;
+        tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_COUNT, (uint64_t)b));
+        uint64_t lo = (uint64_t)b * VALUE_BLOCK, hi = lo + VALUE_BLOCK < nnz ? lo + VALUE_BLOCK : nnz;
+        for (uint64_t z = lo; z < hi; ++z) {
+            const double lam = o->rank > 0 && mean > 0.0 ? extra * t->vals[z] / mean : extra;
+            t->vals[z] = 1.0 + (double)tf_rng_poisson(&rng, lam);
+        }
+    }
     return TF_OK;
 }
 
@@ -103,6 +148,7 @@ static void uniform_values(const tf_gen_opts *o, tf_tensor *t)
 
 tf_status tf_gen_values(const tf_gen_opts *o, tf_tensor *t)
 {
+    if (o->counts >= 1.0) return count_values(o, t);
     if (o->rank > 0) return planted_values(o, t);
     uniform_values(o, t);
     return TF_OK;

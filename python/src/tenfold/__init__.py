@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""tenfold: sparse tensor decomposition (CP-ALS) and sparse-dense kernels
+"""tenfold: sparse tensor decomposition (CP-ALS, CP-APR) and sparse-dense kernels
 (MTTKRP, SDDMM, SpTTM) on the CPU and CUDA GPUs, over the C library libtenfold.
 
 >>> import tenfold
@@ -25,6 +25,7 @@ from ._errors import (ArgumentError, DeviceError, Error, FileError, NumericError
 from ._plot import plot
 from ._ops import CPResult, IterInfo, SDDMMPlan, cp_als, mttkrp, nvecs, read, sddmm, ttm, write
 from ._nonneg import non_negative_parafac, non_negative_parafac_hals
+from ._apr import APRIterInfo, cp_apr
 from ._tensor import Tensor, as_tensor
 from ._helpers import (arrange, collapse, fixsigns, full, innerprod, model_values, normalize, norm, permute, scale,
                        score, subtensor, ttm_chain, ttv)
@@ -46,8 +47,8 @@ def build_info():
             "cuda_runtime": b.cuda_runtime, "cuda_driver": b.cuda_driver}
 
 
-__all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "non_negative_parafac", "non_negative_parafac_hals",
-           "CPResult", "IterInfo", "nvecs", "mttkrp", "ttm", "sddmm",
+__all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "cp_apr", "non_negative_parafac",
+           "non_negative_parafac_hals", "CPResult", "IterInfo", "APRIterInfo", "nvecs", "mttkrp", "ttm", "sddmm",
            "SDDMMPlan", "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
            "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
 __all__ += ["model_values", "innerprod", "norm", "full", "normalize", "arrange", "fixsigns", "score", "ttv",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM."""
+"""The operations: files, CP-ALS, MTTKRP, SpTTM, SDDMM (CP-APR: _apr.py)."""
 from __future__ import annotations
 
 import atexit
@@ -256,18 +256,23 @@ class CPResult:
         Why an automatic choice ran on the CPU, else "".
     inner_iterations : int
         AO-ADMM (cp_als with nonneg / l1 / l2): its inner iterations; HALS: its
-        column sweeps; summed over the modes and iterations; 0 for ALS.
+        column sweeps; summed over the modes and iterations; 0 for ALS. cp_apr:
+        its multiplicative updates' inner iterations.
     algorithm : str
-        The update that ran: 'CP-ALS', 'AO-ADMM' or 'HALS'.
+        The update that ran: 'CP-ALS', 'AO-ADMM', 'HALS' (cp_apr: 'CP-APR').
     algorithm_choice : str
         Why nonneg_method='auto' chose it ("non-negativity alone: HALS ..."),
         else "".
+    loglik, loglik_history, kkt_history : float, list, list
+        cp_apr: the final Poisson log-likelihood, and the log-likelihood and
+        KKT violation after every outer iteration (cp_als: nan, [], []).
     rank : int
         The number of components (a property).
     """
 
     __slots__ = ("weights", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings",
-                 "plan", "note", "inner_iterations", "algorithm", "algorithm_choice")
+                 "plan", "note", "inner_iterations", "algorithm", "algorithm_choice", "loglik", "loglik_history",
+                 "kkt_history")
     weights: np.ndarray
     factors: list
     fit: float
@@ -281,12 +286,16 @@ class CPResult:
     inner_iterations: int
     algorithm: str
     algorithm_choice: str
+    loglik: float
+    loglik_history: list
+    kkt_history: list
 
     def __init__(self, weights: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"),
                  n_iter: int = 0, converged: bool = False, stopped: bool = False,
                  fit_history: Optional[Sequence[float]] = None, timings: Optional[dict] = None,
                  plan: str = "", note: str = "", inner_iterations: int = 0, algorithm: str = "CP-ALS",
-                 algorithm_choice: str = ""):
+                 algorithm_choice: str = "", loglik: float = float("nan"),
+                 loglik_history: Optional[Sequence[float]] = None, kkt_history: Optional[Sequence[float]] = None):
         self.weights = weights
         self.factors = list(factors)
         self.fit = float(fit)
@@ -300,6 +309,9 @@ class CPResult:
         self.inner_iterations = int(inner_iterations)
         self.algorithm = algorithm
         self.algorithm_choice = algorithm_choice
+        self.loglik = float(loglik)
+        self.loglik_history = list(loglik_history) if loglik_history is not None else []
+        self.kkt_history = list(kkt_history) if kkt_history is not None else []
 
     @classmethod
     def _from_run(cls, weights, factors, report, history, stopped):
@@ -346,7 +358,8 @@ class CPResult:
         return 2
 
     def __repr__(self):
-        return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}, n_iter={self.n_iter}, "
+        ll = "" if np.isnan(self.loglik) else f", loglik={self.loglik:.10g}"
+        return (f"CPResult(rank={self.rank}, fit={self.fit:.6g}{ll}, n_iter={self.n_iter}, "
                 f"converged={self.converged})")
 
     def to_tensorly(self) -> Any:

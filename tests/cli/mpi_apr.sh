@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# tenfold cpd --method apr on MPI ranks (issue 45): CPU ranks, 2 and 3 of
+# them, each computing the Phi rows it owns, give the single process's
+# log-likelihood and KKT violation at every outer iteration (to 1e-12) and
+# its factors (to 1e-9), also when each rank reads only its part of a .bin;
+# values that are not counts fail on every rank with one line (rank 0's), as
+# does --device gpu, and no rank hangs. Skipped (77) without MPI in the build
+# or without mpirun.
+LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
+source "$LIB/common.bash"
+source "$LIB/mpi.bash"
+
+"$TF" gen -o counts.tns --dims 50,400,300 --nnz 20000 --alpha 0.95,0.3,0.3 --rank 3 --counts 5 --seed 5 \
+    >/dev/null 2>&1 || bad "gen counts.tns"
+"$TF" convert counts.tns counts.bin >/dev/null 2>&1 || bad "convert counts.bin"
+
+# same ONE TWO: the reports' likelihoods and KKT violations per iteration within 1e-12, the factors within 1e-9
+same() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = sys.argv[1], sys.argv[2]
+ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
+for key in ("log_likelihood", "kkt_violation"):
+    x = [i[key] for i in ra["iterations"]]
+    y = [i[key] for i in rb["iterations"]]
+    assert len(x) == len(y) and max(abs(u - v) / abs(u) for u, v in zip(x, y)) <= 1e-12, (key, x, y)
+def load(p):
+    return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for f in ["mode1", "mode2", "mode3", "lambda"]:
+    x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
+    d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
+    assert len(x) == len(y) and d <= 1e-9 * max(abs(v) for r in x for v in r), (f, d)
+PY
+}
+
+expect 0 "one process" cpd counts.tns -r 4 --method apr -i 6 -t 1 --device cpu -o one --json one.json
+for n in 2 3; do
+    ranks $n cpd counts.tns -r 4 --method apr -i 6 -t 1 -o r$n --json r$n.json
+    if [ "$rc" -ne 0 ]; then bad "$n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+    check "$n ranks: printed once" test "$(grep -c '^final log-likelihood' out.txt)" -eq 1
+    check "$n ranks: the plan names the ranks" grep -q "^plan: .*$n ranks" out.txt
+    check "$n ranks: nothing on stderr" test ! -s err.txt
+    check "$n ranks: likelihoods and factors equal one process's" same one r$n
+done
+ranks 3 cpd counts.bin -r 4 --method apr -i 6 -t 1 -o bin --json bin.json
+if [ "$rc" -ne 0 ]; then bad "counts.bin on 3 ranks: exit $rc; $(head -c 300 err.txt)"; else
+    check "counts.bin on 3 ranks (each reads its part): one process's run" same one bin
+fi
+
+# a value that is not a count, in the last rank's part: every rank fails alike, rank 0 says it
+printf '1 1 1 2\n1 2 2 1\n2 1 3 1\n2 2 2 3\n3 1 1 2.5\n3 3 3 1\n' > bad.tns
+"$TF" convert bad.tns bad.bin >/dev/null 2>&1 || bad "convert bad.bin"
+for f in bad.tns bad.bin; do
+    ranks 2 cpd $f -r 2 --method apr --nowrite
+    check "$f on 2 ranks: fails, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
+    check "$f on 2 ranks: one line naming the value" \
+        test "$(grep -c '^tenfold: cpd: CP-APR needs counts (integers >= 0): the non-zero at (3, 1, 1) (1-based) is 2.5$' err.txt)" -eq 1
+done
+ranks 2 cpd counts.tns -r 2 --method apr --device gpu --nowrite
+check "GPU ranks: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
+check "GPU ranks: said once, not available on GPUs of MPI ranks" \
+    test "$(grep -c '^tenfold: cpd: CP-APR is not available on GPUs of MPI ranks yet' err.txt)" -eq 1
+finish
