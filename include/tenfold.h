@@ -18,6 +18,7 @@
  *   tenfold/cpd.h      CP-ALS and the nvecs start
  *   tenfold/sddmm.h    CSR matrices and SDDMM (one-shot calls and plans)
  *   tenfold/spttm.h    SpTTM and semi-sparse tensors
+ *   tenfold/tucker.h   TTMc and sparse Tucker (HOOI), Tucker tensors
  *   tenfold/gen.h      synthetic tensors
  *   tenfold/threads.h  the CPU backend's threads
  *   tenfold/mpi.h      several processes (MPI ranks)
@@ -34,6 +35,7 @@
 #include "tenfold/cpd.h"
 #include "tenfold/sddmm.h"
 #include "tenfold/spttm.h"
+#include "tenfold/tucker.h"
 #include "tenfold/gen.h"
 #include "tenfold/threads.h"
 #include "tenfold/mpi.h"

@@ -145,6 +145,7 @@ void tf_cpu_fallback_note(char *note, size_t len)
 tf_backend tf_choose_backend(tf_context *c, tf_backend asked, int gpu_capable)
 {
     if (asked != TF_BACKEND_AUTO) return asked;
+    if (!gpu_capable) return TF_BACKEND_CPU; /* nothing to resolve: CUDA is not started for it */
     const int gpu = c ? tf_context_resolve(c) == TF_BACKEND_GPU : tf_gpu_count() > 0;
     return gpu && gpu_capable ? TF_BACKEND_GPU : TF_BACKEND_CPU;
 }
