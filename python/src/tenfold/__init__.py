@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""tenfold: sparse tensor decomposition (CP-ALS) and sparse-dense kernels
-(MTTKRP, SDDMM, SpTTM) on the CPU and CUDA GPUs, over the C library libtenfold.
+"""tenfold: sparse tensor decomposition (CP-ALS, Tucker) and sparse-dense kernels
+(MTTKRP, SDDMM, SpTTM, TTMc) on the CPU and CUDA GPUs, over the C library libtenfold.
 
 >>> import tenfold
 >>> res = tenfold.cp_als(tenfold.read("data/uber-apr14.tns.xz"), rank=16)
@@ -25,6 +25,7 @@ from ._errors import (ArgumentError, DeviceError, Error, FileError, NumericError
 from ._plot import plot
 from ._ops import CPResult, IterInfo, SDDMMPlan, cp_als, mttkrp, nvecs, read, sddmm, ttm, write
 from ._tensor import Tensor, as_tensor
+from ._tucker import TuckerIter, TuckerResult, ttmc, tucker
 from ._helpers import (arrange, collapse, fixsigns, full, innerprod, model_values, normalize, norm, permute, scale,
                        score, subtensor, ttm_chain, ttv)
 __version__ = _ffi.string(_lib.tf_version()).decode()
@@ -48,5 +49,6 @@ def build_info():
 __all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "CPResult", "IterInfo", "nvecs", "mttkrp", "ttm", "sddmm",
            "SDDMMPlan", "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
            "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
+__all__ += ["tucker", "TuckerResult", "TuckerIter", "ttmc"]  # sparse Tucker (_tucker.py)
 __all__ += ["model_values", "innerprod", "norm", "full", "normalize", "arrange", "fixsigns", "score", "ttv",
             "collapse", "scale", "permute", "subtensor", "ttm_chain"]  # the helpers (_helpers.py)
