@@ -188,6 +188,15 @@ static void errors(void)
     CHECK(Y.cols == C && worst_error(&X, 2, U, Y.data, ref) <= 1e-13);
     free(ref);
     tf_matrix_free(&Y);
+    /* no non-zero: Y all zeros */
+    tf_tensor E;
+    CHECK_OK(tf_tensor_alloc(&E, 3, dims, 0));
+    CHECK_OK(tf_ttmc(&E, 1, U, NULL, &Y));
+    int zeros = Y.rows == 8 && Y.data != NULL;
+    for (uint64_t e = 0; zeros && e < Y.rows * Y.cols; ++e) zeros = Y.data[e] == 0.0;
+    CHECK(zeros);
+    tf_matrix_free(&Y);
+    tf_tensor_free(&E);
     free_factors(&X, U);
     tf_tensor_free(&X);
 }

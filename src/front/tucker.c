@@ -3,6 +3,7 @@
  * argument checks, the device choice (the CPU: neither is on the GPU yet),
  * the memory check, the start, then the algorithm (algo/tucker.c) on the
  * backend (seams/tucker.h). */
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -203,6 +204,14 @@ static tf_status check_opts(const tf_tensor *X, const tf_tucker_opts *o, uint32_
             return tf_fail(TF_ERR_ARG, "tucker: the rank of mode %u is %llu, more than the product of the other ranks "
                            "(%llu): Y_(%u) has only that many columns, so the factor would not be determined",
                            m + 1, (unsigned long long)o->ranks[m], (unsigned long long)others, m + 1);
+    }
+    for (uint32_t m = 0; m < N; ++m) { /* LAPACK's and BLAS's sizes are ints */
+        uint64_t C = 1;
+        for (uint32_t k = 0; k < N; ++k)
+            if (k != m) C *= o->ranks[k];
+        if (X->dims[m] > INT_MAX || C > INT_MAX)
+            return tf_fail(TF_ERR_RANGE, "tucker: Y_(%u) is %llu x %llu, more rows or columns than the 2^31 - 1 "
+                           "LAPACK takes", m + 1, (unsigned long long)X->dims[m], (unsigned long long)C);
     }
     if (o->max_iters < 1) return tf_fail(TF_ERR_ARG, "tucker: max_iters is 0 (expected at least 1)");
     if (!(o->tol >= 0.0) || isinf(o->tol))
