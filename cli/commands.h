@@ -13,4 +13,5 @@ int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_sddmm(int argc, char **argv);
 int cmd_ttm(int argc, char **argv);
+int cmd_tucker(int argc, char **argv);
 #endif

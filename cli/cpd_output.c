@@ -140,41 +140,6 @@ int cpd_switch(cpd_run *r)
     return CLI_OK;
 }
 
-static void json_input(cli_json *j, const cpd_run *r)
-{
-    const tf_read_info *in = &r->info;
-    const char *spec = cli_generated(r->path);
-    json_object(j, "input");
-    if (spec) { /* --gen: no file (null), the SPEC and the rate */
-        json_num(j, "file", NAN);
-        json_str(j, "generated", spec);
-        json_num(j, "nnz_per_second", in->seconds > 0 ? (double)r->t.nnz / in->seconds : NAN);
-    } else {
-        json_str(j, "file", r->path);
-    }
-    json_str(j, "format", spec ? "generated" : cli_file_format_name(in->format));
-    json_str(j, "compression", in->compressed ? cli_compression_name(in->compressed) : "none");
-    json_u64(j, "bytes", in->bytes);
-    json_u64(j, "lines", in->lines);
-    json_u64(j, "entries", in->entries);
-    json_u64(j, "duplicates_summed", in->duplicates);
-    json_u64(j, "zeros_dropped", in->zeros);
-    json_u64(j, "index_base", (uint64_t)in->index_base);
-    json_str(j, "index_base_from", cli_base_source_name(in->base_source));
-    json_num(j, "read_seconds", in->seconds);
-    json_end(j);
-
-    json_object(j, "tensor");
-    json_u64(j, "order", r->t.order);
-    json_array(j, "dims");
-    for (uint32_t m = 0; m < r->t.order; ++m) json_u64(j, NULL, r->t.dims[m]);
-    json_end(j);
-    json_u64(j, "nnz", r->t.nnz);
-    json_num(j, "density", cli_density(&r->t));
-    json_u64(j, "coo_bytes", tf_tensor_bytes(&r->t));
-    json_end(j);
-}
-
 static void json_options(cli_json *j, const cpd_run *r)
 {
     const tf_cpd_opts *o = &r->opts;
@@ -282,7 +247,7 @@ int cpd_write_json(cpd_run *r)
     json_str(&j, "tenfold", tf_version());
     json_u64(&j, "schema", CLI_JSON_SCHEMA);
     json_str(&j, "command", "cpd");
-    json_input(&j, r);
+    cli_json_input(&j, r->path, &r->t, &r->info);
     json_options(&j, r);
     if (r->apr.on) {
         cpd_apr_json_result(&r->apr, r->t.nnz, r->info.seconds, r->t_write, r->wall, &j);

@@ -23,6 +23,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"cpd", cmd_cpd, "CP-ALS decomposition of a sparse tensor", 1},
+    {"tucker", cmd_tucker, "Tucker decomposition of a sparse tensor (HOOI)", 0},
     {"check", cmd_check, "validate a tensor file and report what was fixed", 0},
     {"stats", cmd_stats, "dims, slice-size distribution, skew and memory of each format", 0},
     {"convert", cmd_convert, "convert between tns, tns with header, sptensor, bin and mtx", 0},

@@ -2,6 +2,7 @@
 /* Shared human-readable output of the commands, and tensor loading. */
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,3 +266,4 @@ uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m, uint64_t *nonempty)
     *nonempty = ne;
     return cnt;
 }
+

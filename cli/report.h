@@ -79,4 +79,8 @@ void cli_print_read(FILE *f, const tf_read_info *info);
  * O(min(dims[m], nnz)): a long mode is counted by sorting its indices.
  * Prints "tenfold: out of memory ..." and returns NULL on failure. */
 uint64_t *cli_slice_counts(const tf_tensor *t, uint32_t m, uint64_t *nonempty);
+/* The JSON report's "input" (the file or --gen SPEC, its format and the
+ * read's counts) and "tensor" (order, dims, nnz, density, COO bytes) objects. */
+struct cli_json;
+void cli_json_input(struct cli_json *j, const char *path, const tf_tensor *t, const tf_read_info *in);
 #endif

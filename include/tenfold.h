@@ -19,6 +19,7 @@
  *   tenfold/cp_apr.h   CP-APR (Poisson CP of counts)
  *   tenfold/sddmm.h    CSR matrices and SDDMM (one-shot calls and plans)
  *   tenfold/spttm.h    SpTTM and semi-sparse tensors
+ *   tenfold/tucker.h   TTMc and sparse Tucker (HOOI), Tucker tensors
  *   tenfold/gen.h      synthetic tensors
  *   tenfold/threads.h  the CPU backend's threads
  *   tenfold/mpi.h      several processes (MPI ranks)
@@ -36,6 +37,7 @@
 #include "tenfold/cp_apr.h"
 #include "tenfold/sddmm.h"
 #include "tenfold/spttm.h"
+#include "tenfold/tucker.h"
 #include "tenfold/gen.h"
 #include "tenfold/threads.h"
 #include "tenfold/mpi.h"

@@ -651,6 +651,109 @@ static void test_spttm(void)
     ARG(tf_spttm_time(&X, 0, &U, &o, 0, 1, ms, NULL), "tf_spttm");
 }
 
+/* ------------------------------------------------------------ Tucker */
+
+static void test_tucker(void)
+{
+    const tf_tensor bad = order99();
+    tf_matrix Y;
+    tf_ttmc_opts_default(NULL);
+    tf_ttmc_opts to;
+    tf_ttmc_opts_default(&to);
+    ARG(tf_ttmc(NULL, 0, F, &to, &Y), "tf_ttmc: X is NULL");
+    ARG(tf_ttmc(&X, 0, NULL, &to, &Y), "tf_ttmc: U is NULL");
+    ARG(tf_ttmc(&X, 0, F, &to, NULL), "tf_ttmc: out is NULL");
+    ARG(tf_ttmc(&X, 3, F, &to, &Y), "tf_ttmc: mode 4 is outside 1..3");
+    ARG(tf_ttmc(&bad, 0, F, &to, &Y), "order 99");
+    tf_matrix Fb[3] = {F[0], F[1], F[2]};
+    Fb[1].data = NULL;
+    ARG(tf_ttmc(&X, 0, Fb, &to, &Y), "tf_ttmc: factor 2 has no data");
+    Fb[1] = F[1];
+    Fb[2].rows = 5;
+    ARG(tf_ttmc(&X, 0, Fb, &to, &Y), "tf_ttmc: factor 3 is 5 x 2");
+    tf_ttmc_opts tb = to;
+    tb.threads = -1;
+    ARG(tf_ttmc(&X, 0, F, &tb, &Y), "threads");
+    tb.threads = 1000000; /* clamped */
+    CHECK_OK(tf_ttmc(&X, 0, F, &tb, &Y));
+    CHECK(Y.rows == 4 && Y.cols == 4);
+    tf_matrix_free(&Y);
+    CHECK_OK(tf_ttmc(&X, 1, F, NULL, &Y)); /* NULL options: the defaults */
+    tf_matrix_free(&Y);
+
+    tf_ttensor t;
+    const uint64_t r2[3] = {2, 2, 2}, r0[3] = {2, 0, 2};
+    tf_ttensor_free(NULL);
+    ARG(tf_ttensor_alloc(NULL, 3, dims3, r2), "tf_ttensor_alloc: t is NULL");
+    ARG(tf_ttensor_alloc(&t, 3, NULL, r2), "tf_ttensor_alloc: dims is NULL");
+    ARG(tf_ttensor_alloc(&t, 3, dims3, NULL), "tf_ttensor_alloc: ranks is NULL");
+    ARG(tf_ttensor_alloc(&t, 99, dims3, r2), "order 99");
+    ARG(tf_ttensor_alloc(&t, 3, dims3, r0), "mode 2 has length 5 and rank 0");
+    CHECK_OK(tf_ttensor_alloc(&t, 3, dims3, r2));
+    for (int m = 0; m < 3; ++m)
+        for (uint64_t e = 0; e < dims3[m] * 2; ++e) t.factors[m].data[e] = 0.5;
+    for (int e = 0; e < 8; ++e) t.core[e] = 1.0;
+    ARG(tf_ttensor_write(NULL, &t), "tf_ttensor_write: stem is NULL");
+    ARG(tf_ttensor_write(tmp_path("tt"), NULL), "tf_ttensor_write: t is NULL");
+    tf_ttensor tb2 = t;
+    tb2.order = 99;
+    ARG(tf_ttensor_write(tmp_path("tt"), &tb2), "not a valid Tucker tensor (order 99");
+    tb2 = t;
+    tb2.ranks[1] = 3;
+    ARG(tf_ttensor_write(tmp_path("tt"), &tb2), "factor 2 is 5 x 2, expected 5 x 3");
+    tf_ktensor_out *o = NULL;
+    ARG(tf_ttensor_out_open(tmp_path("tt"), NULL), "tf_ttensor_out_open: out is NULL");
+    ARG(tf_ttensor_out_open(NULL, &o), "no output stem given");
+    CHECK_OK(tf_ttensor_out_open(tmp_path("tt"), &o));
+    ARG(tf_ttensor_out_put(o, NULL), "tf_ttensor_out_put: t is NULL");
+    ARG(tf_ktensor_out_put(o, &K), "a Tucker tensor's set (tf_ttensor_out_open) takes tf_ttensor_out_put");
+    CHECK_OK(tf_ttensor_out_put(o, &t));
+    ARG(tf_ttensor_out_put(o, &t), "the factors were given already");
+    CHECK_OK(tf_ktensor_out_commit(o));
+    ARG(tf_ttensor_out_put(NULL, &t), "tf_ttensor_out_put: o is NULL");
+    tf_matrix f[TF_MAX_ORDER];
+    uint32_t n = 0;
+    ARG(tf_factor_files_read(tmp_path("tt"), NULL, &n), "tf_factor_files_read: factors is NULL");
+    ARG(tf_factor_files_read(tmp_path("tt"), f, NULL), "tf_factor_files_read: order is NULL");
+    ARG(tf_factor_files_read(NULL, f, &n), "no factor set stem given");
+    CHECK_OK(tf_factor_files_read(tmp_path("tt"), f, &n));
+    CHECK(n == 3 && f[1].rows == 5 && f[1].cols == 2);
+    for (uint32_t m = 0; m < n; ++m) tf_matrix_free(&f[m]);
+    tf_ttensor_free(&t);
+    CHECK(t.core == NULL);
+
+    tf_tucker_opts_init(NULL, sizeof(tf_tucker_opts));
+    tf_tucker_report_free(NULL);
+    tf_tucker_opts uo;
+    tf_tucker_opts_default(&uo);
+    uo.ranks[0] = uo.ranks[1] = uo.ranks[2] = 2;
+    tf_tucker_report rep;
+    ARG(tf_tucker(NULL, &uo, &t, &rep), "tf_tucker: X is NULL");
+    ARG(tf_tucker(&X, &uo, NULL, &rep), "tf_tucker: out is NULL");
+    ARG(tf_tucker(&bad, &uo, &t, &rep), "order 99");
+    ARG(tf_tucker(&X, NULL, &t, &rep), "the rank of mode 1 is 0"); /* NULL options: no ranks */
+    tf_tucker_opts ub = uo;
+    ub.threads = -1;
+    ARG(tf_tucker(&X, &ub, &t, &rep), "threads -1");
+    ub = uo;
+    ub.max_iters = 0;
+    ARG(tf_tucker(&X, &ub, &t, &rep), "max_iters is 0");
+    ub = uo;
+    ub.tol = -1;
+    ARG(tf_tucker(&X, &ub, &t, &rep), "tolerance -1");
+    ub = uo;
+    ub.init = (tf_tucker_init)7;
+    ARG(tf_tucker(&X, &ub, &t, &rep), "unknown init 7");
+    ub = uo;
+    ub.svd = (tf_tucker_svd)9;
+    ARG(tf_tucker(&X, &ub, &t, &rep), "unknown svd method 9");
+    ub = uo;
+    ub.threads = 1000000; /* clamped */
+    ub.max_iters = 2;
+    CHECK_OK(tf_tucker(&X, &ub, &t, NULL));
+    tf_ttensor_free(&t);
+}
+
 /* ---------------------------------------------------------- devices, MPI */
 
 static void test_devices(void)
@@ -702,6 +805,7 @@ int main(void)
     test_cpd();
     test_sddmm();
     test_spttm();
+    test_tucker();
     test_devices();
     free_fixtures();
     return tf_test_finish("test_api_args");

@@ -34,17 +34,10 @@
 #include "core/rng.h"
 #include "cpu/blas_threads.h"
 #include "cpu/dense.h"
+#include "cpu/eig.h"
 #include "algo/nvecs.h"
 #include "fmt/spttm_fibres.h"
 
-void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n, double *a, const int *lda,
-             const double *vl, const double *vu, const int *il, const int *iu, const double *abstol, int *m,
-             double *w, double *z, const int *ldz, int *isuppz, double *work, const int *lwork, int *iwork,
-             const int *liwork, int *info, size_t ljobz, size_t lrange, size_t luplo);
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
-             int *info);
-void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
-             const int *lwork, int *info);
 void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda, int *info, size_t luplo,
              size_t ldiag);
 
@@ -368,95 +361,6 @@ static tf_status op_apply_multi(gram_op *op, const double *V, int k, double *Y)
 
 /* ------------------------------------------------------------ dense steps */
 
-/* Column c of V (I x m row-major) times -1 where its first largest-magnitude
- * entry is negative (pyttb's sptensor.nvecs, flipsign). */
-static void fix_signs(double *V, uint64_t I, uint64_t m)
-{
-    for (uint64_t c = 0; c < m; ++c) {
-        double best = -1.0, at = 0.0;
-        for (uint64_t i = 0; i < I; ++i)
-            if (fabs(V[i * m + c]) > best) best = fabs(V[i * m + c]), at = V[i * m + c];
-        if (at < 0.0)
-            for (uint64_t i = 0; i < I; ++i) V[i * m + c] = -V[i * m + c];
-    }
-}
-
-/* The formed Gram's r leading eigenpairs (dsyevr), decreasing. G is
- * overwritten. */
-static tf_status dense_eig(double *G, uint64_t I, uint64_t r, double *vecs, double *vals)
-{
-    const int n = (int)I, il = (int)(I - r + 1), iu = (int)I;
-    const double vl = 0.0, vu = 0.0, abstol = 0.0;
-    int m = 0, info = 0, lwork = -1, liwork = -1, iwq = 0;
-    double wq = 0.0;
-    double *w = NULL, *Z = NULL, *work = NULL;
-    int *isuppz = NULL, *iwork = NULL;
-    tf_status s = TF_ALLOC(w, I, "nvecs eigenvalues");
-    if (s == TF_OK) s = TF_ALLOC(Z, I * r, "nvecs eigenvectors");
-    if (s == TF_OK) s = TF_ALLOC(isuppz, 2 * I, "dsyevr support");
-    if (s == TF_OK) {
-        dsyevr_("V", "I", "U", &n, G, &n, &vl, &vu, &il, &iu, &abstol, &m, w, Z, &n, isuppz, &wq, &lwork, &iwq,
-                &liwork, &info, 1, 1, 1);
-        lwork = (int)wq + 1;
-        liwork = iwq + 1;
-        s = TF_ALLOC(work, (uint64_t)lwork, "dsyevr workspace");
-    }
-    if (s == TF_OK) s = TF_ALLOC(iwork, (uint64_t)liwork, "dsyevr workspace");
-    if (s == TF_OK) {
-        dsyevr_("V", "I", "U", &n, G, &n, &vl, &vu, &il, &iu, &abstol, &m, w, Z, &n, isuppz, work, &lwork, iwork,
-                &liwork, &info, 1, 1, 1);
-        if (info != 0 || (uint64_t)m != r)
-            s = tf_fail(TF_ERR_NUMERIC, "nvecs: the eigendecomposition of the %llu x %llu Gram failed (LAPACK "
-                                        "dsyevr info %d, %d of %llu vectors)",
-                        (unsigned long long)I, (unsigned long long)I, info, m, (unsigned long long)r);
-    }
-    if (s == TF_OK) /* ascending -> decreasing; column j of Z (column-major) is vector j */
-        for (uint64_t c = 0; c < r; ++c) {
-            vals[c] = w[r - 1 - c];
-            for (uint64_t i = 0; i < I; ++i) vecs[i * r + c] = Z[(r - 1 - c) * I + i];
-        }
-    tf_free(w);
-    tf_free(Z);
-    tf_free(isuppz);
-    tf_free(work);
-    tf_free(iwork);
-    return s;
-}
-
-/* Q (I x k row-major) orthonormal in place, by Householder QR. */
-static tf_status householder(double *Q, uint64_t I, int k)
-{
-    double *T = NULL, *tau = NULL, *work = NULL;
-    const int m = (int)I;
-    int info = 0, lwork = -1;
-    double wq = 0.0;
-    tf_status s = TF_ALLOC(T, I * (uint64_t)k, "nvecs QR");
-    if (s == TF_OK) s = TF_ALLOC(tau, (uint64_t)k, "nvecs QR");
-    if (s == TF_OK) {
-        for (uint64_t i = 0; i < I; ++i)
-            for (int c = 0; c < k; ++c) T[(uint64_t)c * I + i] = Q[i * k + c];
-        dgeqrf_(&m, &k, T, &m, tau, &wq, &lwork, &info);
-        lwork = (int)wq + 1;
-        double wq2 = 0.0;
-        int l2 = -1;
-        dorgqr_(&m, &k, &k, T, &m, tau, &wq2, &l2, &info);
-        if ((int)wq2 + 1 > lwork) lwork = (int)wq2 + 1;
-        s = TF_ALLOC(work, (uint64_t)lwork, "nvecs QR workspace");
-    }
-    if (s == TF_OK) {
-        dgeqrf_(&m, &k, T, &m, tau, work, &lwork, &info);
-        if (info == 0) dorgqr_(&m, &k, &k, T, &m, tau, work, &lwork, &info);
-        if (info != 0) s = tf_fail(TF_ERR_NUMERIC, "nvecs: QR factorisation failed (LAPACK info %d)", info);
-    }
-    if (s == TF_OK)
-        for (uint64_t i = 0; i < I; ++i)
-            for (int c = 0; c < k; ++c) Q[i * k + c] = T[(uint64_t)c * I + i];
-    tf_free(T);
-    tf_free(tau);
-    tf_free(work);
-    return s;
-}
-
 /* Q = W R^-1 with W^T W = R^T R (Cholesky), into Q (I x k); *ok = 0, and Q
  * untouched, when the Cholesky factorisation fails or R^-1 is not finite. */
 static tf_status chol_qr(const double *W, uint64_t I, int k, int threads, double *Q, int *ok)
@@ -502,7 +406,7 @@ static tf_status orthonormalise(double *W, uint64_t I, int k, int threads, doubl
         return TF_OK;
     }
     memcpy(Q, W, I * (uint64_t)k * sizeof *Q); /* a failed pass leaves W the input */
-    return householder(Q, I, k);
+    return tf_eig_orthonormal(Q, I, k, "nvecs");
 }
 
 /* Y -= L (L^T Y) for L the first nl columns of the orthonormal L (I x k);
@@ -785,7 +689,7 @@ tf_status tf_nvecs(const tf_tensor *X, uint32_t mode, uint64_t r, const tf_nvecs
             if (s == TF_OK) {
                 memcpy(G, op.G, I * I * sizeof *G);
                 tf_blas_threads_restore(pinned); /* dsyevr: the BLAS's own threads */
-                s = dense_eig(G, I, r, out->data, vals);
+                s = tf_eig_leading(G, I, r, out->data, vals, "nvecs");
                 tf_blas_threads_pin_single();
                 tf_free(G);
             }
@@ -797,7 +701,7 @@ tf_status tf_nvecs(const tf_tensor *X, uint32_t mode, uint64_t r, const tf_nvecs
     op_free(&op);
     tf_blas_threads_restore(pinned);
     if (s == TF_OK) {
-        fix_signs(out->data, I, r);
+        tf_eig_fix_signs(out->data, I, r);
         if (values) memcpy(values, vals, r * sizeof *vals);
     } else {
         tf_matrix_free(out);

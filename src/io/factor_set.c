@@ -36,7 +36,7 @@
  * the stem's directory):
  *   tenfold-factor-set 1
  *   generation <seconds>.<nanoseconds>-<pid>-<n>
- *   file <suffix> <final> <temporary>   (suffix: mode<N>.mat, lambda.mat, ktensor)
+ *   file <suffix> <final> <temporary>   (suffix: mode<N>.mat, lambda.mat, ktensor, core.tensor)
  *   extra <final> <temporary>           (a file switched with the set: the report)
  *   drop <suffix>                       (a file of the previous set removed)
  *   end */
@@ -64,6 +64,7 @@
 #define MANIFEST_MAGIC "tenfold-factor-set 1"
 #define MAX_ENTRIES (TF_MAX_ORDER + 8)
 #define READ_ATTEMPTS 50
+#define SET_TTENSOR 0x100u /* tf_ktensor_out flags: a Tucker tensor's set */
 
 /* ------------------------------------------------------------- helpers */
 
@@ -153,11 +154,13 @@ static tf_status load_small(const char *path, char **out, size_t *len, int *miss
     return TF_OK;
 }
 
-/* mode<N>.mat (N = 1..TF_MAX_ORDER): N; lambda.mat: -1; ktensor: -2; else 0. */
+/* mode<N>.mat (N = 1..TF_MAX_ORDER): N; lambda.mat: -1; ktensor: -2; a
+ * Tucker set's core.tensor: -3; else 0. */
 static int suffix_kind(const char *s)
 {
     if (!strcmp(s, "lambda.mat")) return -1;
     if (!strcmp(s, "ktensor")) return -2;
+    if (!strcmp(s, "core.tensor")) return -3;
     unsigned n = 0;
     int used = 0;
     if (sscanf(s, "mode%u.mat%n", &n, &used) == 1 && (size_t)used == strlen(s) && n >= 1 && n <= TF_MAX_ORDER &&
@@ -430,6 +433,8 @@ static void clean_journal(char *j)
     }
 }
 
+static tf_status set_open(const char *stem, unsigned flags, tf_ktensor_out **out);
+
 tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out **out)
 {
     TF_ARG_NOT_NULL("tf_ktensor_out_open", out);
@@ -437,6 +442,19 @@ tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out *
     if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
     if (!(flags & (TF_KTENSOR_SPLATT | TF_KTENSOR_TTB)) || (flags & ~(unsigned)TF_KTENSOR_ALL))
         return tf_fail(TF_ERR_ARG, "%s: flags 0x%x name no Kruskal tensor files", stem, flags);
+    return set_open(stem, flags, out);
+}
+
+tf_status tf_ttensor_out_open(const char *stem, tf_ktensor_out **out)
+{
+    TF_ARG_NOT_NULL("tf_ttensor_out_open", out);
+    *out = NULL;
+    if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no output stem given");
+    return set_open(stem, SET_TTENSOR, out);
+}
+
+static tf_status set_open(const char *stem, unsigned flags, tf_ktensor_out **out)
+{
     const char *b = base_of(stem);
     if (!*b) return tf_fail(TF_ERR_ARG, "%s: the stem names a directory, not files in it", stem);
     tf_ktensor_out *o = calloc(1, sizeof *o);
@@ -454,7 +472,7 @@ tf_status tf_ktensor_out_open(const char *stem, unsigned flags, tf_ktensor_out *
     }
     /* the places, before anything is taken or computed */
     const char *sfx[4] = {"mode1.mat", flags & TF_KTENSOR_SPLATT ? "lambda.mat" : NULL,
-                          flags & TF_KTENSOR_TTB ? "ktensor" : NULL, "set"};
+                          flags & TF_KTENSOR_TTB ? "ktensor" : flags & SET_TTENSOR ? "core.tensor" : NULL, "set"};
     tf_status s = TF_OK;
     for (int i = 0; i < 4 && s == TF_OK; ++i) {
         if (!sfx[i]) continue;
@@ -513,6 +531,8 @@ tf_status tf_ktensor_out_put(tf_ktensor_out *o, const tf_ktensor *k)
     TF_ARG_NOT_NULL("tf_ktensor_out_put", o);
     TF_ARG_NOT_NULL("tf_ktensor_out_put", k);
     if (o->put) return tf_fail(TF_ERR_ARG, "%s: the factors were given already", o->stem);
+    if (o->flags & SET_TTENSOR)
+        return tf_fail(TF_ERR_ARG, "%s: a Tucker tensor's set (tf_ttensor_out_open) takes tf_ttensor_out_put", o->stem);
     TF_TRY(tf_ktensor_check(o->stem, k));
     const int before = o->set.n;
     if (before) return tf_fail(TF_ERR_ARG, "%s: give the factors before other files", o->stem);
@@ -534,11 +554,50 @@ tf_status tf_ktensor_out_put(tf_ktensor_out *o, const tf_ktensor *k)
     return TF_OK;
 }
 
+tf_status tf_ttensor_out_put(tf_ktensor_out *o, const tf_ttensor *t)
+{
+    TF_ARG_NOT_NULL("tf_ttensor_out_put", o);
+    TF_ARG_NOT_NULL("tf_ttensor_out_put", t);
+    if (o->put) return tf_fail(TF_ERR_ARG, "%s: the factors were given already", o->stem);
+    if (!(o->flags & SET_TTENSOR))
+        return tf_fail(TF_ERR_ARG, "%s: a Kruskal tensor's set (tf_ktensor_out_open) takes tf_ktensor_out_put", o->stem);
+    TF_TRY(tf_ttensor_check(o->stem, t));
+    if (o->set.n) return tf_fail(TF_ERR_ARG, "%s: give the factors before other files", o->stem);
+    tf_status s = tf_ttensor_put_files(&o->set, o->stem, t, 1);
+    if (s != TF_OK) {
+        tf_out_set_abort(&o->set);
+        return s;
+    }
+    o->put = 1;
+    o->nfiles = o->set.n;
+    int i = 0;
+    for (uint32_t m = 0; m < t->order; ++m) o->suffix[i++] = strf("mode%u.mat", m + 1);
+    o->suffix[i++] = strdup("core.tensor");
+    for (int j = 0; j < i; ++j)
+        if (!o->suffix[j]) return tf_fail(TF_ERR_NOMEM, "out of memory");
+    return TF_OK;
+}
+
+tf_status tf_ttensor_write(const char *stem, const tf_ttensor *t)
+{
+    TF_ARG_NOT_NULL("tf_ttensor_write", stem);
+    TF_ARG_NOT_NULL("tf_ttensor_write", t);
+    TF_TRY(tf_ttensor_check(stem, t)); /* before any file is written */
+    tf_ktensor_out *o;
+    TF_TRY(tf_ttensor_out_open(stem, &o));
+    tf_status s = tf_ttensor_out_put(o, t);
+    if (s != TF_OK) {
+        tf_ktensor_out_abort(o);
+        return s;
+    }
+    return tf_ktensor_out_commit(o);
+}
+
 /* 1 when path is, or would be written as, a file of the set's names. */
 static int names_set_file(const tf_ktensor_out *o, const tf_path_id *id)
 {
-    static const char *const fixed[] = {"lambda.mat", "ktensor", "set", "lock"};
-    for (int i = 0; i < TF_MAX_ORDER + 4; ++i) {
+    static const char *const fixed[] = {"lambda.mat", "ktensor", "set", "lock", "core.tensor"};
+    for (int i = 0; i < TF_MAX_ORDER + 5; ++i) {
         char *p = i < TF_MAX_ORDER ? strf("%s.mode%d.mat", o->stem, i + 1) : visible(o, fixed[i - TF_MAX_ORDER]);
         tf_path_id other;
         if (p) tf_path_id_get(p, 1, &other);
@@ -669,6 +728,40 @@ static tf_status read_one(const char *tmp, const char *file, tf_matrix *out)
     return tf_matrix_read_as(file, NULL, out);
 }
 
+/* Where a read puts the files: a Kruskal tensor (k), or the factor
+ * matrices as they are (raw, *nraw; tf_factor_files_read). */
+typedef struct sink {
+    tf_ktensor *k;
+    int *has_lambda;
+    tf_matrix *raw;
+    uint32_t *nraw;
+} sink;
+
+static tf_status to_ktensor(const char *stem, tf_matrix *f, uint32_t n, tf_matrix *lambda, tf_ktensor *k,
+                            int *has_lambda);
+
+/* The matrices read -> the sink (taken from f and lambda). */
+static tf_status to_sink(const char *stem, tf_matrix *f, uint32_t n, tf_matrix *lambda, const sink *out)
+{
+    if (out->k) return to_ktensor(stem, f, n, lambda, out->k, out->has_lambda);
+    for (uint32_t m = 0; m < n; ++m) {
+        out->raw[m] = f[m];
+        memset(&f[m], 0, sizeof f[m]);
+    }
+    *out->nraw = n;
+    return TF_OK;
+}
+
+static void sink_free(const sink *out)
+{
+    if (out->k) {
+        tf_ktensor_free(out->k);
+        return;
+    }
+    for (uint32_t m = 0; m < *out->nraw; ++m) tf_matrix_free(&out->raw[m]);
+    *out->nraw = 0;
+}
+
 /* The matrices read (factors 0..n-1, lambda) -> k, checked. */
 static tf_status to_ktensor(const char *stem, tf_matrix *f, uint32_t n, tf_matrix *lambda, tf_ktensor *k,
                             int *has_lambda)
@@ -711,7 +804,7 @@ static void free_mats(tf_matrix *f, uint32_t n, tf_matrix *lambda)
 static int path_exists(const char *p) { return access(p, F_OK) == 0 || errno != ENOENT; }
 
 /* No manifest: the files that are there, as tenfold always read them. */
-static tf_status read_plain(const char *stem, tf_ktensor *k, int *has_lambda)
+static tf_status read_plain(const char *stem, const sink *out)
 {
     tf_matrix f[TF_MAX_ORDER] = {{0}}, lambda = {0};
     uint32_t n = 0;
@@ -727,18 +820,17 @@ static tf_status read_plain(const char *stem, tf_ktensor *k, int *has_lambda)
             n = m;
         free(p);
     }
-    char *lp = s == TF_OK ? strf("%s.lambda.mat", stem) : NULL;
-    if (s == TF_OK && !lp) s = tf_fail(TF_ERR_NOMEM, "out of memory");
-    if (s == TF_OK && path_exists(lp)) s = read_one(NULL, lp, &lambda);
+    char *lp = s == TF_OK && out->k ? strf("%s.lambda.mat", stem) : NULL;
+    if (s == TF_OK && out->k && !lp) s = tf_fail(TF_ERR_NOMEM, "out of memory");
+    if (s == TF_OK && lp && path_exists(lp)) s = read_one(NULL, lp, &lambda);
     free(lp);
-    if (s == TF_OK) s = to_ktensor(stem, f, n, &lambda, k, has_lambda);
+    if (s == TF_OK) s = to_sink(stem, f, n, &lambda, out);
     free_mats(f, n, &lambda);
     return s;
 }
 
 /* The files the manifest names (m parsed from it). */
-static tf_status read_listed(const char *stem, const char *dirp, const char *set_path, manifest *m, tf_ktensor *k,
-                             int *has_lambda)
+static tf_status read_listed(const char *stem, const char *dirp, const char *set_path, manifest *m, const sink *out)
 {
     const entry *mode[TF_MAX_ORDER] = {0}, *lam = NULL;
     uint32_t n = 0;
@@ -748,7 +840,7 @@ static tf_status read_listed(const char *stem, const char *dirp, const char *set
         if (kind > 0) {
             mode[kind - 1] = &m->e[i];
             if ((uint32_t)kind > n) n = (uint32_t)kind;
-        } else if (kind == -1) {
+        } else if (kind == -1 && out->k) {
             lam = &m->e[i];
         }
     }
@@ -782,16 +874,34 @@ static tf_status read_listed(const char *stem, const char *dirp, const char *set
         if (s == TF_OK && i < n) got = i + 1;
         free(file), free(tmp), free(fin);
     }
-    if (s == TF_OK) s = to_ktensor(stem, f, n, &lambda, k, has_lambda);
+    if (s == TF_OK) s = to_sink(stem, f, n, &lambda, out);
     free_mats(f, got, &lambda);
     return s;
 }
+
+static tf_status read_set(const char *stem, const sink *out);
 
 tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda)
 {
     TF_ARG_NOT_NULL("tf_ktensor_read", k);
     memset(k, 0, sizeof *k);
     if (has_lambda) *has_lambda = 0;
+    const sink out = {k, has_lambda, NULL, NULL};
+    return read_set(stem, &out);
+}
+
+tf_status tf_factor_files_read(const char *stem, tf_matrix *factors, uint32_t *order)
+{
+    TF_ARG_NOT_NULL("tf_factor_files_read", factors);
+    TF_ARG_NOT_NULL("tf_factor_files_read", order);
+    memset(factors, 0, TF_MAX_ORDER * sizeof *factors);
+    *order = 0;
+    const sink out = {NULL, NULL, factors, order};
+    return read_set(stem, &out);
+}
+
+static tf_status read_set(const char *stem, const sink *out)
+{
     if (!stem || !*stem) return tf_fail(TF_ERR_ARG, "no factor set stem given");
     const char *b = base_of(stem);
     char *dirp = strf("%.*s", (int)(b - stem), stem), *set_path = strf("%s.set", stem);
@@ -803,14 +913,14 @@ tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda)
         int missing = 0, missing2 = 0;
         if ((s = load_small(set_path, &m1, &l1, &missing)) != TF_OK) break;
         if (missing) {
-            s = read_plain(stem, k, has_lambda);
+            s = read_plain(stem, out);
             done = 1;
             break;
         }
         char *copy = l1 == (size_t)-1 ? NULL : strdup(m1);
         manifest m;
         s = l1 != (size_t)-1 && !copy ? tf_fail(TF_ERR_NOMEM, "out of memory") : parse_manifest(set_path, copy, l1, &m);
-        tf_status r = s == TF_OK ? read_listed(stem, dirp, set_path, &m, k, has_lambda) : s;
+        tf_status r = s == TF_OK ? read_listed(stem, dirp, set_path, &m, out) : s;
         /* the same manifest after the reads: nothing was switched meanwhile */
         tf_status s2 = load_small(set_path, &m2, &l2, &missing2);
         const int same = s2 == TF_OK && !missing2 && l2 == l1 && !memcmp(m1, m2, l1 == (size_t)-1 ? 0 : l1);
@@ -819,10 +929,10 @@ tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda)
             s = s2 != TF_OK ? s2 : r;
             if (s == TF_OK && r != TF_OK) s = r;
             done = 1;
-            if (s != TF_OK) tf_ktensor_free(k);
+            if (s != TF_OK) sink_free(out);
             break;
         }
-        tf_ktensor_free(k); /* switched while we read: again */
+        sink_free(out); /* switched while we read: again */
         tf_clear_error();
         s = TF_OK;
     }

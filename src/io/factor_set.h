@@ -16,4 +16,9 @@ tf_status tf_ktensor_check(const char *what, const tf_ktensor *k);
  * <stem>.ktensor (TF_KTENSOR_TTB). require_file as tf_writer_open_for. */
 tf_status tf_ktensor_put_files(tf_out_set *set, const char *stem, const tf_ktensor *k, unsigned flags,
                                int require_file);
+/* matrix_io.c: t is a valid Tucker tensor with finite values. */
+tf_status tf_ttensor_check(const char *what, const tf_ttensor *t);
+/* matrix_io.c: <stem>.mode1.mat .. .mode<order>.mat, then <stem>.core.tensor,
+ * into set (temporaries, not yet renamed). */
+tf_status tf_ttensor_put_files(tf_out_set *set, const char *stem, const tf_ttensor *t, int require_file);
 #endif

@@ -159,6 +159,67 @@ tf_status tf_ktensor_put_files(tf_out_set *set, const char *stem, const tf_ktens
     return s;
 }
 
+tf_status tf_ttensor_check(const char *what, const tf_ttensor *t)
+{
+    if (t->order < TF_MIN_ORDER || t->order > TF_MAX_ORDER || !t->core)
+        return tf_fail(TF_ERR_ARG, "%s: not a valid Tucker tensor (order %u%s)", what, t->order,
+                       t->core ? "" : ", no core");
+    uint64_t core = 1;
+    for (uint32_t m = 0; m < t->order; ++m) {
+        const tf_matrix *f = &t->factors[m];
+        if (t->ranks[m] < 1 || f->rows != t->dims[m] || f->cols != t->ranks[m] || !f->data)
+            return tf_fail(TF_ERR_ARG, "%s: factor %u is %llu x %llu, expected %llu x %llu", what, m + 1,
+                           (unsigned long long)f->rows, (unsigned long long)f->cols, (unsigned long long)t->dims[m],
+                           (unsigned long long)t->ranks[m]);
+        char name[32];
+        snprintf(name, sizeof name, "factor %u", m + 1);
+        TF_TRY(check_finite(what, f->data, f->rows * f->cols, f->cols, name));
+        core *= t->ranks[m];
+    }
+    return check_finite(what, t->core, core, core, "the core");
+}
+
+/* The Tensor Toolbox / pyttb export_data "tensor": "tensor", the order, the
+ * lengths on one line, the values one per line, mode 1 fastest. */
+static void fill_core(tf_writer *w, const tf_ttensor *t)
+{
+    tf_writer_printf(w, "tensor\n%u\n", t->order);
+    uint64_t n = 1;
+    for (uint32_t m = 0; m < t->order; ++m) {
+        tf_writer_printf(w, m + 1 < t->order ? "%llu " : "%llu\n", (unsigned long long)t->ranks[m]);
+        n *= t->ranks[m];
+    }
+    put_rows(w, t->core, n, 1, 0);
+}
+
+tf_status tf_ttensor_put_files(tf_out_set *set, const char *stem, const tf_ttensor *t, int require_file)
+{
+    size_t n = strlen(stem) + 32;
+    char *path = malloc(n);
+    if (!path) return tf_fail(TF_ERR_NOMEM, "out of memory");
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < t->order && s == TF_OK; ++m) {
+        snprintf(path, n, "%s.mode%u.mat", stem, m + 1);
+        tf_writer w;
+        s = tf_writer_open_for(&w, path, set, require_file);
+        if (s == TF_OK) {
+            put_rows(&w, t->factors[m].data, t->factors[m].rows, t->factors[m].cols, 1);
+            s = tf_writer_finish(&w, set);
+        }
+    }
+    if (s == TF_OK) {
+        snprintf(path, n, "%s.core.tensor", stem);
+        tf_writer w;
+        s = tf_writer_open_for(&w, path, set, require_file);
+        if (s == TF_OK) {
+            fill_core(&w, t);
+            s = tf_writer_finish(&w, set);
+        }
+    }
+    free(path);
+    return s;
+}
+
 /* tf_ktensor_write and the manifest-switched sets: io/factor_set.c. */
 
 tf_status tf_ktensor_write_splatt(const char *stem, const tf_ktensor *k)

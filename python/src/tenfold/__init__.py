@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""tenfold: sparse tensor decomposition (CP-ALS, CP-APR) and sparse-dense kernels
-(MTTKRP, SDDMM, SpTTM) on the CPU and CUDA GPUs, over the C library libtenfold.
+"""tenfold: sparse tensor decomposition (CP-ALS, CP-APR, Tucker) and sparse-dense kernels
+(MTTKRP, SDDMM, SpTTM, TTMc) on the CPU and CUDA GPUs, over the C library libtenfold.
 
 >>> import tenfold
 >>> res = tenfold.cp_als(tenfold.read("data/uber-apr14.tns.xz"), rank=16)
@@ -27,6 +27,7 @@ from ._ops import CPResult, IterInfo, SDDMMPlan, cp_als, mttkrp, nvecs, read, sd
 from ._nonneg import non_negative_parafac, non_negative_parafac_hals
 from ._apr import APRIterInfo, cp_apr
 from ._tensor import Tensor, as_tensor
+from ._tucker import TuckerIter, TuckerResult, ttmc, tucker
 from ._helpers import (arrange, collapse, fixsigns, full, innerprod, model_values, normalize, norm, permute, scale,
                        score, subtensor, ttm_chain, ttv)
 __version__ = _ffi.string(_lib.tf_version()).decode()
@@ -51,5 +52,6 @@ __all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "cp_apr", "non_nega
            "non_negative_parafac_hals", "CPResult", "IterInfo", "APRIterInfo", "nvecs", "mttkrp", "ttm", "sddmm",
            "SDDMMPlan", "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
            "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
+__all__ += ["tucker", "TuckerResult", "TuckerIter", "ttmc"]  # sparse Tucker (_tucker.py)
 __all__ += ["model_values", "innerprod", "norm", "full", "normalize", "arrange", "fixsigns", "score", "ttv",
             "collapse", "scale", "permute", "subtensor", "ttm_chain"]  # the helpers (_helpers.py)
