@@ -22,7 +22,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"cpd", cmd_cpd, "CP-ALS decomposition of a sparse tensor", 1},
+    {"cpd", cmd_cpd, "CP decomposition of a sparse tensor (ALS, constrained, CP-APR)", 1},
     {"tucker", cmd_tucker, "Tucker decomposition of a sparse tensor (HOOI)", 0},
     {"check", cmd_check, "validate a tensor file and report what was fixed", 0},
     {"stats", cmd_stats, "dims, slice-size distribution, skew and memory of each format", 0},
