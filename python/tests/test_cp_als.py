@@ -92,7 +92,8 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     # comes out of cp_als after the current iteration, and the process goes on.
     script = tmp_path / "long.py"
     script.write_text(f"""
-import os, signal, sys, threading, time
+import faulthandler, os, signal, sys, threading, time
+faulthandler.dump_traceback_later(100, exit=True)  # a hang shows every thread's stack (stderr) before the timeout
 import tenfold
 X = tenfold.read({str(UBER)!r})
 iters = []
