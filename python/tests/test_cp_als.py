@@ -94,6 +94,7 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     script.write_text(f"""
 import faulthandler, os, signal, sys, threading, time
 faulthandler.dump_traceback_later(100, exit=True)  # a hang shows every thread's stack (stderr) before the timeout
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C's default, also where SIGINT came in ignored (a background job)
 import tenfold
 X = tenfold.read({str(UBER)!r})
 iters = []
