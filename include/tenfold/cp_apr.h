@@ -62,10 +62,12 @@ typedef struct tf_cp_apr_opts {
     uint64_t seed;              /* the random start: factors uniform in [0,1) (default
                                    TF_DEFAULT_SEED; the same stream as tf_cpd's)    */
     int threads;                /* CPU threads, 0 = default                         */
-    tf_backend backend;         /* default TF_BACKEND_AUTO: the CPU (with a note where
-                                   a GPU is present); TF_BACKEND_GPU is
-                                   TF_ERR_UNAVAILABLE (not on the GPU yet)          */
-    int device;                 /* GPU ordinal (for when it is)                     */
+    tf_backend backend;         /* default TF_BACKEND_AUTO: one GPU where the context's
+                                   device (without a context, the machine) has one, in
+                                   double precision -- the CPU when the GPU cannot hold
+                                   the problem, rep->note saying why -- else the CPU;
+                                   TF_BACKEND_GPU: one GPU (not several, nor GPU ranks) */
+    int device;                 /* GPU ordinal (without a context)                  */
     tf_context *context;        /* NULL = a private one. A distributed context
                                    (MPI ranks) runs on the ranks: each computes the
                                    Phi rows it owns                                 */

@@ -135,8 +135,9 @@ def test_errors():
     with pytest.raises(tenfold.ArgumentError, match=r"CP-APR needs counts .*the non-zero at \(%d, %d, %d\) \(1-based\) "
                        r"is 2\.5" % i):
         tenfold.cp_apr(bad, 2)
-    with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
-        tenfold.cp_apr(X, 2, device="gpu")
+    if tenfold.gpu_count() == 0:  # one GPU runs it where there is one
+        with pytest.raises(tenfold.UnavailableError):
+            tenfold.cp_apr(X, 2, device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="initial factor 1 has -1"):
         F = start(X.shape, 2, 1)
         F[0][0, 0] = -1.0

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_cp_apr, the front end of CP-APR: resolves and checks the options, the
- * counts and the start, picks and creates the backend (the CPU, one process
- * or its MPI ranks; not the GPU yet), then runs the algorithm
+ * counts and the start, picks and creates the backend (one GPU, or the CPU:
+ * one process or its MPI ranks), then runs the algorithm
  * (algo/cp_apr.c) on it. */
 #include <math.h>
 #include <stddef.h>
@@ -178,29 +178,48 @@ static tf_status check_counts(const tf_tensor *X, const tf_cp_apr_opts *o, const
 }
 
 /* Where the run goes: CPU ranks of a distributed context, else this
- * process's CPU. The GPU backends lack CP-APR: asked for, it is
- * TF_ERR_UNAVAILABLE; under auto the CPU runs it, with a note where a GPU
- * may be present. */
-static tf_status choose(const tf_cp_apr_opts *o, int *dist, char *note, size_t note_len)
+ * process's one GPU (asked for, or under auto where the context's device
+ * -- without a context, the machine -- has one), else its CPU. Several
+ * GPUs and GPUs of MPI ranks lack CP-APR: TF_ERR_UNAVAILABLE. */
+static tf_status choose(const tf_cp_apr_opts *o, int *dist, int *gpu)
 {
     tf_context *c = o->context;
-    *dist = 0;
+    *dist = *gpu = 0;
     if (c && (c->dist || c->opts.ndevices > 1)) {
-        const int gpu = tf_context_resolve(c) == TF_BACKEND_GPU;
-        if (gpu || o->backend == TF_BACKEND_GPU)
-            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: CP-APR is not available on %s yet (the CPU runs it: --device cpu)",
-                           c->dist ? "GPUs of MPI ranks" : "several GPUs");
+        const int on_gpu = tf_context_resolve(c) == TF_BACKEND_GPU;
+        if (on_gpu || o->backend == TF_BACKEND_GPU)
+            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: CP-APR is not available on %s yet (one GPU or the CPU runs it: "
+                                               "--device cpu)", c->dist ? "GPUs of MPI ranks" : "several GPUs");
         *dist = c->dist != NULL;
         return TF_OK;
     }
     /* a context made for the GPU asks for it as the backend would */
     const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
                                  ? TF_BACKEND_GPU : o->backend;
-    if (tf_choose_backend(c, asked, 0) == TF_BACKEND_GPU) /* 0: no GPU backend has it */
-        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: CP-APR is not available on the GPU yet (the CPU runs it: --device cpu)");
-    if (asked == TF_BACKEND_AUTO && tf_gpu_maybe_present()) /* light: loads nothing */
-        snprintf(note, note_len, "CP-APR runs on the CPU: not on the GPU yet");
+    *gpu = tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
     return TF_OK;
+}
+
+/* The GPU backend (src/gpu/apr) in o's context or a private one (*own,
+ * freed by the caller after the backend); under auto a problem the GPU
+ * cannot hold (TF_ERR_NOMEM), or a GPU backend that is not there after all
+ * (TF_ERR_UNAVAILABLE: a CPU-only module, an order above the GPU's), runs
+ * on the CPU, the note saying why. */
+static tf_status create_gpu(const tf_tensor *X, const tf_cp_apr_opts *o, tf_cp_apr_backend *be, tf_context **own,
+                            char *note, size_t note_len)
+{
+    tf_cp_apr_opts go = *o;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, own));
+    tf_status s = tf_cuda_cp_apr_backend_create(X, &go, be);
+    if (s == TF_OK) return s;
+    tf_context_free(*own);
+    *own = NULL;
+    if (s == TF_ERR_UNAVAILABLE && o->backend == TF_BACKEND_AUTO) {
+        tf_cpu_fallback_note(note, note_len);
+        return tf_cpu_cp_apr_backend_create(X, o, be);
+    }
+    if (!tf_gpu_fallback(s, o->backend, note, note_len)) return s;
+    return tf_cpu_cp_apr_backend_create(X, o, be);
 }
 
 /* One rank's backend: every mode's rows cut over the ranks by non-zeros
@@ -235,8 +254,8 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
 {
     TF_TRY(tf_tensor_validate(X));
     TF_TRY(check_start(X, o));
-    int dist = 0;
-    TF_TRY(choose(o, &dist, rep->note, sizeof rep->note));
+    int dist = 0, gpu = 0;
+    TF_TRY(choose(o, &dist, &gpu));
     const tf_dist *parts = o->distributed_input && dist ? o->context->dist : NULL;
     if (o->distributed_input && !dist)
         return tf_fail(TF_ERR_ARG, "cpd: distributed_input needs a distributed context (MPI ranks)");
@@ -248,11 +267,14 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
                                                              "nothing to decompose");
 
     tf_cp_apr_backend be;
+    tf_context *own = NULL; /* the GPU's private context, when o has none */
     tf_partition pt;
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
     const uint64_t held = tf_alloc_peak_reset();
-    tf_status s = dist ? create_dist(X, o, &pt, &be) : tf_cpu_cp_apr_backend_create(X, o, &be);
+    tf_status s = dist  ? create_dist(X, o, &pt, &be)
+                  : gpu ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
+                        : tf_cpu_cp_apr_backend_create(X, o, &be);
     rep->build_peak_bytes = tf_alloc_peak() - held;
     if (s != TF_OK) {
         tf_partition_free(&pt);
@@ -264,6 +286,7 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
     s = tf_apr_run(&be, X, o, out, rep);
     if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
+    tf_context_free(own);
     tf_partition_free(&pt);
     return s;
 }

@@ -3,7 +3,7 @@
  * "CP-APR"), done by a backend on its own memory. The algorithm
  * (src/algo/cp_apr.c) owns the start, the outer and inner loops, their
  * stopping rules, the timers and the final arrangement; a backend (the CPU
- * one in src/cpu/cp_apr_cpu.c; a GPU one later) owns the factors, lambda,
+ * one in src/cpu/cp_apr_cpu.c, the GPU one in src/gpu/apr) owns the factors, lambda,
  * every mode's Phi and its copy of the non-zeros. Only scalars cross (and
  * the start and the result, once each), so a GPU backend keeps everything
  * on the device; one over several processes keeps its rows and shares them
@@ -13,7 +13,12 @@
 #ifndef TF_SEAMS_CP_APR_H
 #define TF_SEAMS_CP_APR_H
 #include "core/error.h"
+#include "seams/cuda_table.h"
 #include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct tf_cp_apr_backend_ops {
     /* Takes the start (host, dims[m] x R factors with columns of unit
@@ -68,4 +73,22 @@ struct tf_dist;
 tf_status tf_cpu_cp_apr_backend_create_dist(const tf_tensor *X, const tf_cp_apr_opts *o, tf_tensor *shard,
                                             const uint64_t *const *row_lo, const struct tf_dist *dist,
                                             tf_cp_apr_backend *out);
+
+/* The CUDA backend's entry point (src/gpu/apr; its format: seams/cuda_table.h):
+ * - tf_cuda_cp_apr_backend_create: the whole iteration on the one GPU of
+ *   o->context (never NULL here), in double precision: per mode a copy of
+ *   the non-zeros grouped by the mode's index, the factors, every mode's
+ *   Phi and lambda on the device. TF_ERR_NOMEM (naming the bytes and the
+ *   budget) when they do not fit the context's device budget, so that the
+ *   front end runs it on the CPU under auto. X borrowed during the call
+ *   only. */
+#define TF_CUDA_APR_API(ROW)                                                                                       \
+    ROW(MAY_LOAD, tf_status, tf_cuda_cp_apr_backend_create,                                                        \
+        (const tf_tensor *X, const tf_cp_apr_opts *o, tf_cp_apr_backend *out), (X, o, out),                        \
+        , tf_cuda_unavailable("GPU CP-APR needs"))
+TF_CUDA_APR_API(TF_CUDA_DECLARE_)
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -30,6 +30,7 @@
 extern "C" {
 #endif
 #include "seams/context.h"
+#include "seams/cp_apr.h"
 #include "seams/cpd.h"
 #include "seams/model_backends.h"
 #include "seams/plan.h"
@@ -60,6 +61,7 @@ extern "C" {
     TF_CUDA_SDDMM_API(ROW)                                                                                       \
     TF_CUDA_SPTTM_API(ROW)                                                                                       \
     TF_CUDA_MODEL_API(ROW)                                                                                       \
+    TF_CUDA_APR_API(ROW)                                                                                         \
     /* a new family: its table here, one line */
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
@@ -152,6 +154,8 @@ extern "C" {
     T(tf_ktensor)             \
     T(tf_model_opts)          \
     T(tf_cpd_update)          \
+    T(tf_cp_apr_opts)         \
+    T(tf_cp_apr_backend)      \
     /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1

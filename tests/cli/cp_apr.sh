@@ -11,7 +11,7 @@ source "$LIB/common.bash"
 
 "$TF" gen -o counts.tns --dims 60,50,40 --nnz 6000 --rank 3 --counts 4 --seed 3 >/dev/null 2>&1 || bad "gen counts.tns"
 
-expect 0 "apr runs" cpd counts.tns -r 3 --method apr -i 5 -t 1 -o a --json a.json
+expect 0 "apr runs" cpd counts.tns -r 3 --method apr -i 5 -t 1 --device cpu -o a --json a.json
 check "apr: a line per outer iteration" test "$(grep -c '^  its = .*loglik = .*kkt = .*inner = ' out.txt)" -eq 5
 check "apr: the start line" grep -q '^cpd: CP-APR (Poisson, multiplicative updates), rank 3, max 5 outer' out.txt
 check "apr: the final line" grep -q '^final log-likelihood: .* after 5 iterations (stopped at the iteration limit' out.txt
@@ -47,7 +47,7 @@ for m in (1, 2, 3):
 PY
 
 # --init STEM: the run goes on from a's factors (no scooch on its first iteration: no loss)
-expect 0 "apr --init" cpd counts.tns --method apr --init a -i 2 -t 1 --nowrite --json b.json
+expect 0 "apr --init" cpd counts.tns --method apr --init a -i 2 -t 1 --device cpu --nowrite --json b.json
 check "apr --init: R from the files" grep -q 'rank 3, max 2 outer' out.txt
 check "apr --init: the likelihood goes on from a's" python3 - a.json b.json <<'PY'
 import json, sys
@@ -57,7 +57,7 @@ assert first >= last - 1e-9 * abs(last), (last, first)
 PY
 
 # 1 and 2 threads: the same numbers
-expect 0 "apr on 2 threads" cpd counts.tns -r 3 --method apr -i 5 -t 2 --nowrite --json a2.json
+expect 0 "apr on 2 threads" cpd counts.tns -r 3 --method apr -i 5 -t 2 --device cpu --nowrite --json a2.json
 check "apr: 1 and 2 threads alike" python3 - a.json a2.json <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
@@ -75,8 +75,8 @@ printf '1 1 1 2\n2 1 3 -1\n1 2 2 1.5\n' > bad.tns
 expect_failure "apr: not counts" 'cpd: CP-APR needs counts \(integers >= 0\): the non-zero at \(1, 2, 2\) \(1-based\) is 1\.5$' \
     cpd bad.tns -r 2 --method apr --nowrite
 no_files "apr: nothing written on failure" bad.mode1.mat bad.set
-expect_failure "apr: the GPU" '^tenfold: cpd: CP-APR is not available on the GPU yet \(the CPU runs it: --device cpu\)$' \
-    cpd counts.tns -r 2 --method apr --device gpu --nowrite
+expect_failure "apr: several GPUs" '^tenfold: cpd: CP-APR is not available on several GPUs yet \(one GPU or the CPU runs it: --device cpu\)$' \
+    cpd counts.tns -r 2 --method apr --gpus 2 --nowrite
 expect_usage cpd counts.tns -r 2 --method apr --nonneg
 expect_usage cpd counts.tns -r 2 --method apr --l1 0.1
 expect_usage cpd counts.tns -r 2 --method apr --init nvecs

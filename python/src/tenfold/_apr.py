@@ -93,8 +93,9 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     random_state; not numpy's stream, so not pyttb's start) or a given start
     with entries >= 0 (a list of factors, a (weights, factors) pair, a
     CPResult, a tensorly CPTensor or a pyttb ktensor). printitn: print every
-    printitn-th outer iteration (0: none, pyttb's default is 1). The CPU runs
-    it (device='gpu' raises UnavailableError; 'auto' runs on the CPU).
+    printitn-th outer iteration (0: none, pyttb's default is 1). One GPU
+    runs it in double precision (device='gpu'; 'auto' where one is present,
+    the CPU when it cannot hold the problem), else the CPU.
     callback(info) runs after every outer iteration with an APRIterInfo;
     returning True stops the run there (Ctrl-C does too, then
     KeyboardInterrupt is raised). epsActive belongs to pyttb's Newton methods

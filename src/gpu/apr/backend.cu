@@ -1,0 +1,828 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* GPU backend of CP-APR (the vtable of seams/cp_apr.h), one GPU, double
+ * precision: per mode a copy of the non-zeros grouped by that mode's index
+ * (a stable counting sort on the host, uploaded once), the factors, every
+ * mode's Phi and lambda on the device; the host sees scalars (and lambda,
+ * R values, to check it is finite and to form the model's sum as the CPU
+ * does).
+ *
+ * The Phi pass (apr_phi_kernel): the mode's non-zeros cut into chunks of L
+ * (64; R / 2 above rank 128), one per group of C lanes (C = min(32, the
+ * power of two >= R); G = 32 / C groups a warp), each lane holding columns
+ * c, c + C, ... of the rank. A group walks its chunk in order: per non-zero
+ * the Khatri-Rao row of the other modes (its lanes' columns), m = <B(i,:),
+ * kr> by a shuffle reduction over the group, v = x / max(m, eps), acc +=
+ * v kr; where the row changes, acc is stored. A row inside the chunk goes
+ * straight to Phi (one writer, no atomics); the chunk's first row, when it
+ * began in the chunk before, goes to the chunk's head edge row, its last,
+ * when it goes on into the next, to its tail -- the CPU's cut
+ * (cpu/apr_phi.c) with chunks for blocks. apr_merge_kernel then sums every
+ * row that crosses chunks: tail of the chunk it starts in plus the heads
+ * of the chunks it runs through (a block per such row, its warps over the
+ * chunks in a fixed stride, their sums added in warp order), the list of
+ * those rows made once per mode on the host. Rows without non-zeros are 0
+ * (Phi is cleared before the pass). No atomics, the same order every pass:
+ * Phi, and so the fit, has the same bits on every run. Ranks above 256
+ * (8 columns a lane) take two steps: the weights v first
+ * (apr_model_kernel), then the sums in column slabs of 256 (grid.y).
+ *
+ * The KKT violation max |min(B, 1 - Phi)| (NaN wins, as on the CPU) is a
+ * fixed grid of block maxima, then one block; the scooch counts into an
+ * integer; the column 1-norms (end_mode, the log-likelihood's model sum)
+ * are row slabs of 1024 summed per column in order, then the slabs in
+ * order; the log-likelihood's data term sum x log m walks mode 1's copy in
+ * the same chunks (a sum per chunk, then the chunks' sums in a fixed
+ * tree). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+#include <vector>
+
+#include "gpu/apr/apr.cuh"
+#include "gpu/runtime/gpu_dev.cuh"
+#include "gpu/runtime/warp.cuh"
+#include "seams/cuda_module.h"
+
+#define APR_THREADS 256
+#define APR_WARPS (APR_THREADS / 32)
+#define APR_FUSED_RANK 256   /* up to here one pass (8 columns a lane) */
+#define APR_SLAB_ROWS 1024   /* rows per block of the column sums     */
+#define APR_MAX_BLOCKS 1024  /* blocks of the KKT reduction           */
+
+namespace {
+
+/* A row of Phi that crosses chunks: its partial sums are the tail edge row
+ * of chunk b0 and the head edge rows of chunks b0 + 1 .. b1. */
+struct apr_cross {
+    uint64_t row;
+    uint64_t b0, b1;
+};
+
+struct apr_args {
+    const uint32_t *ind[TF_GPU_MAX_ORDER]; /* the mode's copy: every mode's indices */
+    const double *A[TF_GPU_MAX_ORDER];     /* the factors; A[mode] is B            */
+    const double *vals;
+    const double *w;   /* column weights of the model (log-likelihood: lambda); NULL: ones */
+    const double *v;   /* two-step pass: x / max(m, eps) per non-zero                   */
+    double *Phi;
+    double *edges;     /* 2 R per chunk: head, tail                                     */
+    double *out;       /* apr_model_kernel: per chunk x log m sums, or per non-zero v   */
+    uint64_t nnz, nchunks;
+    uint32_t order, mode, R, C, L;
+    double eps;
+};
+
+__device__ __forceinline__ double max_nan(double m, double x)
+{
+    return (x > m || x != x) && m == m ? x : m;
+}
+
+/* The chunk of group q: [k0, k1), its first and last row, and whether they
+ * continue from the chunk before / into the next. */
+struct chunk_rows {
+    uint64_t k0, k1;
+    uint32_t first, last;
+    bool from_prev, into_next;
+};
+
+__device__ __forceinline__ chunk_rows chunk_of(const apr_args &a, uint64_t q)
+{
+    const uint32_t *row = a.ind[a.mode];
+    chunk_rows c;
+    c.k0 = q * a.L;
+    c.k1 = c.k0 + a.L < a.nnz ? c.k0 + a.L : a.nnz;
+    c.first = __ldg(row + c.k0);
+    c.last = __ldg(row + c.k1 - 1);
+    c.from_prev = c.k0 > 0 && __ldg(row + c.k0 - 1) == c.first;
+    c.into_next = c.k1 < a.nnz && __ldg(row + c.k1) == c.last;
+    return c;
+}
+
+/* The Phi pass of a.mode. S: columns per lane (R <= S C, or, with PRE,
+ * the slab blockIdx.y of S 32 columns); PRE: the weights a.v are given. */
+template <int ORDER, int S, bool PRE>
+__global__ void __launch_bounds__(APR_THREADS) apr_phi_kernel(apr_args a)
+{
+    constexpr uint32_t NMAX = ORDER > 0 ? (uint32_t)ORDER : TF_GPU_MAX_ORDER;
+    const uint32_t N = ORDER > 0 ? (uint32_t)ORDER : a.order;
+    const uint32_t C = a.C, R = a.R, c = (threadIdx.x & 31) % C;
+    const uint64_t q = ((uint64_t)blockIdx.x * APR_THREADS + threadIdx.x) / C; /* this group's chunk */
+    const bool live = q < a.nchunks;
+    const uint32_t col0 = PRE ? blockIdx.y * (uint32_t)(S * 32) : 0;
+    const uint32_t *row = a.ind[a.mode];
+    const double *B = a.A[a.mode];
+    chunk_rows ch = {0, 0, 0, 0, false, false};
+    if (live) ch = chunk_of(a, q);
+    double acc[S];
+#pragma unroll
+    for (int s = 0; s < S; ++s) acc[s] = 0.0;
+    uint32_t cur = ch.first;
+    /* the whole warp runs L steps, so every lane takes part in the shuffles */
+    for (uint32_t t = 0; t < a.L; ++t) {
+        const uint64_t j = ch.k0 + t;
+        const bool on = live && j < ch.k1;
+        const uint32_t i = on ? __ldg(row + j) : cur;
+        if (i != cur) { /* cur is finished: its sums to Phi or an edge row */
+            double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * q * R
+                          : cur == ch.last && ch.into_next ? a.edges + (2 * q + 1) * R
+                                                           : a.Phi + (uint64_t)cur * R;
+#pragma unroll
+            for (int s = 0; s < S; ++s) {
+                const uint32_t r = col0 + c + (uint32_t)s * C;
+                if (r < R) dst[r] = acc[s];
+                acc[s] = 0.0;
+            }
+            cur = i;
+        }
+        double kr[S];
+#pragma unroll
+        for (int s = 0; s < S; ++s) kr[s] = 1.0;
+        double part = 0.0;
+        if (on) {
+#pragma unroll
+            for (uint32_t n = 0; n < NMAX; ++n) {
+                if ((ORDER == 0 && n >= N) || n == a.mode) continue;
+                const double *f = a.A[n] + (uint64_t)__ldg(a.ind[n] + j) * R;
+#pragma unroll
+                for (int s = 0; s < S; ++s) {
+                    const uint32_t r = col0 + c + (uint32_t)s * C;
+                    if (r < R) kr[s] *= __ldg(f + r);
+                }
+            }
+            if (!PRE) {
+                const double *b = B + (uint64_t)i * R;
+#pragma unroll
+                for (int s = 0; s < S; ++s) {
+                    const uint32_t r = c + (uint32_t)s * C;
+                    if (r < R) part += __ldg(b + r) * kr[s];
+                }
+            }
+        }
+        double v;
+        if (PRE) {
+            v = on ? __ldg(a.v + j) : 0.0;
+        } else {
+            for (uint32_t off = C / 2; off > 0; off >>= 1) part += __shfl_xor_sync(TF_FULL_MASK, part, off, C);
+            v = on ? __ldg(a.vals + j) / (part > a.eps ? part : a.eps) : 0.0;
+        }
+        if (on) {
+#pragma unroll
+            for (int s = 0; s < S; ++s) acc[s] += v * kr[s];
+        }
+    }
+    if (live) {
+        double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * q * R
+                      : cur == ch.last && ch.into_next ? a.edges + (2 * q + 1) * R
+                                                       : a.Phi + (uint64_t)cur * R;
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            const uint32_t r = col0 + c + (uint32_t)s * C;
+            if (r < R) dst[r] = acc[s];
+        }
+    }
+}
+
+/* Per non-zero m = sum_r B(i,r) w_r kr_r over the whole rank (lanes over
+ * columns, a shuffle sum), by the chunks of apr_phi_kernel. LOGLIK: the sum
+ * of x log m over the chunk's non-zeros with x != 0 into out[q]; else the
+ * weight x / max(m, eps) into out[j]. */
+template <int ORDER, bool LOGLIK>
+__global__ void __launch_bounds__(APR_THREADS) apr_model_kernel(apr_args a)
+{
+    constexpr uint32_t NMAX = ORDER > 0 ? (uint32_t)ORDER : TF_GPU_MAX_ORDER;
+    const uint32_t N = ORDER > 0 ? (uint32_t)ORDER : a.order;
+    const uint32_t C = a.C, R = a.R, c = (threadIdx.x & 31) % C;
+    const uint64_t q = ((uint64_t)blockIdx.x * APR_THREADS + threadIdx.x) / C;
+    const bool live = q < a.nchunks;
+    const uint64_t k0 = live ? q * a.L : 0, k1 = live ? (k0 + a.L < a.nnz ? k0 + a.L : a.nnz) : 0;
+    double sum = 0.0;
+    for (uint32_t t = 0; t < a.L; ++t) {
+        const uint64_t j = k0 + t;
+        const bool on = live && j < k1;
+        double part = 0.0;
+        if (on) {
+            const double *f[NMAX];
+#pragma unroll
+            for (uint32_t n = 0; n < NMAX; ++n)
+                if (ORDER > 0 || n < N) f[n] = a.A[n] + (uint64_t)__ldg(a.ind[n] + j) * R;
+            for (uint32_t r = c; r < R; r += C) {
+                double p = a.w ? __ldg(a.w + r) : 1.0;
+                p *= __ldg(f[a.mode] + r);
+#pragma unroll
+                for (uint32_t n = 0; n < NMAX; ++n)
+                    if ((ORDER > 0 || n < N) && n != a.mode) p *= __ldg(f[n] + r);
+                part += p;
+            }
+        }
+        for (uint32_t off = C / 2; off > 0; off >>= 1) part += __shfl_xor_sync(TF_FULL_MASK, part, off, C);
+        if (on && c == 0) {
+            const double x = __ldg(a.vals + j);
+            if (LOGLIK) {
+                if (x != 0.0) sum += x * log(part);
+            } else {
+                a.out[j] = x / (part > a.eps ? part : a.eps);
+            }
+        }
+    }
+    if (LOGLIK && live && c == 0) a.out[q] = sum;
+}
+
+/* Every row that crosses chunks: tail(b0) + the heads of b0 + 1 .. b1. A
+ * block per row; warp w sums the heads b0 + 1 + w, + APR_WARPS, ..., the
+ * warps' sums are added in order. */
+__global__ void __launch_bounds__(APR_THREADS)
+    apr_merge_kernel(const apr_cross *x, uint64_t n, const double *edges, double *Phi, uint32_t R)
+{
+    __shared__ double part[APR_WARPS][32];
+    const uint32_t w = threadIdx.x / 32, lane = threadIdx.x & 31;
+    for (uint64_t e = blockIdx.x; e < n; e += gridDim.x) {
+        const apr_cross cr = x[e];
+        for (uint32_t r0 = 0; r0 < R; r0 += 32) {
+            const uint32_t r = r0 + lane;
+            double s = 0.0;
+            if (r < R)
+                for (uint64_t b = cr.b0 + 1 + w; b <= cr.b1; b += APR_WARPS) s += edges[2 * b * R + r];
+            part[w][lane] = s;
+            __syncthreads();
+            if (w == 0 && r < R) {
+                double t = edges[(2 * cr.b0 + 1) * R + r];
+#pragma unroll
+                for (uint32_t k = 0; k < APR_WARPS; ++k) t += part[k][lane];
+                Phi[cr.row * R + r] = t;
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* Block maxima of |min(B, 1 - Phi)| over n entries (NaN wins). */
+__global__ void __launch_bounds__(APR_THREADS)
+    apr_kkt_kernel(const double *B, const double *Phi, uint64_t n, double *part)
+{
+    __shared__ double sh[APR_THREADS];
+    double m = 0.0;
+    for (uint64_t e = (uint64_t)blockIdx.x * APR_THREADS + threadIdx.x; e < n; e += (uint64_t)gridDim.x * APR_THREADS) {
+        const double b = B[e], c = 1.0 - Phi[e];
+        const double t = b != b ? b : b < c ? b : c;
+        m = max_nan(m, fabs(t));
+    }
+    sh[threadIdx.x] = m;
+    __syncthreads();
+    for (uint32_t h = APR_THREADS / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) sh[threadIdx.x] = max_nan(sh[threadIdx.x], sh[threadIdx.x + h]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+}
+
+/* One block: out[0] = the maximum (NaN wins) or the sum of part[0..n), in a
+ * fixed order (thread t's stride, then a fixed tree). */
+template <bool MAX>
+__global__ void __launch_bounds__(APR_THREADS) apr_reduce_kernel(const double *part, uint64_t n, double *out)
+{
+    __shared__ double sh[APR_THREADS];
+    double m = 0.0;
+    for (uint64_t e = threadIdx.x; e < n; e += APR_THREADS) m = MAX ? max_nan(m, part[e]) : m + part[e];
+    sh[threadIdx.x] = m;
+    __syncthreads();
+    for (uint32_t h = APR_THREADS / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h)
+            sh[threadIdx.x] = MAX ? max_nan(sh[threadIdx.x], sh[threadIdx.x + h]) : sh[threadIdx.x] + sh[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[0] = sh[0];
+}
+
+/* The scooch: A += kappa where Phi > 0 and A < kappatol; the count into *moved. */
+__global__ void __launch_bounds__(APR_THREADS) apr_scooch_kernel(double *A, const double *Phi, uint64_t n, double kappa,
+                                                                  double kappatol, unsigned long long *moved)
+{
+    __shared__ unsigned long long sh[APR_THREADS];
+    unsigned long long k = 0;
+    for (uint64_t e = (uint64_t)blockIdx.x * APR_THREADS + threadIdx.x; e < n; e += (uint64_t)gridDim.x * APR_THREADS)
+        if (Phi[e] > 0.0 && A[e] < kappatol) {
+            A[e] += kappa;
+            ++k;
+        }
+    sh[threadIdx.x] = k;
+    __syncthreads();
+    for (uint32_t h = APR_THREADS / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) sh[threadIdx.x] += sh[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && sh[0]) atomicAdd(moved, sh[0]); /* an integer: exact in any order */
+}
+
+/* A(i, r) *= w(r) (INVERT: by 1 / w(r) where w(r) > 0, else 1). */
+template <bool INVERT>
+__global__ void __launch_bounds__(APR_THREADS) apr_scale_kernel(double *A, const double *w, uint64_t n, uint32_t R)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * APR_THREADS + threadIdx.x; e < n; e += (uint64_t)gridDim.x * APR_THREADS) {
+        const double s = w[e % R];
+        A[e] *= INVERT ? (s > 0.0 ? 1.0 / s : 1.0) : s;
+    }
+}
+
+__global__ void __launch_bounds__(APR_THREADS) apr_multiply_kernel(double *A, const double *Phi, uint64_t n)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * APR_THREADS + threadIdx.x; e < n; e += (uint64_t)gridDim.x * APR_THREADS)
+        A[e] *= Phi[e];
+}
+
+__global__ void apr_fill_kernel(double *x, uint64_t n, double value)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (uint64_t)gridDim.x * blockDim.x)
+        x[e] = value;
+}
+
+/* Column sums of |A| over the rows of slab blockIdx.x, columns blockIdx.y
+ * APR_THREADS + threadIdx.x, in row order, into part[slab R + r]. */
+__global__ void __launch_bounds__(APR_THREADS)
+    apr_colsum_kernel(const double *A, uint64_t I, uint32_t R, double *part)
+{
+    const uint32_t r = blockIdx.y * APR_THREADS + threadIdx.x;
+    if (r >= R) return;
+    const uint64_t i0 = (uint64_t)blockIdx.x * APR_SLAB_ROWS, i1 = i0 + APR_SLAB_ROWS < I ? i0 + APR_SLAB_ROWS : I;
+    double s = 0.0;
+    for (uint64_t i = i0; i < i1; ++i) s += fabs(A[i * R + r]);
+    part[(uint64_t)blockIdx.x * R + r] = s;
+}
+
+/* out[r] = the slabs' sums of column r, in slab order. */
+__global__ void __launch_bounds__(APR_THREADS)
+    apr_colsum_final_kernel(const double *part, uint64_t slabs, uint32_t R, double *out)
+{
+    const uint32_t r = blockIdx.x * APR_THREADS + threadIdx.x;
+    if (r >= R) return;
+    double s = 0.0;
+    for (uint64_t b = 0; b < slabs; ++b) s += part[b * R + r];
+    out[r] = s;
+}
+
+/* One mode's copy of the non-zeros on the device. */
+struct apr_mode {
+    uint32_t *ind[TF_GPU_MAX_ORDER] = {nullptr};
+    double *vals = nullptr;
+    apr_cross *cross = nullptr;
+    uint64_t ncross = 0;
+};
+
+struct gpu_apr {
+    tf_gpu_dev *dev = nullptr; /* the context's GPU (borrowed) */
+    uint32_t order = 0, R = 0, L = 0, C = 0;
+    uint64_t nnz = 0, nchunks = 0, maxdim = 0, npart = 0;
+    uint64_t dims[TF_GPU_MAX_ORDER] = {0};
+    apr_mode md[TF_GPU_MAX_ORDER];
+    double *A[TF_GPU_MAX_ORDER] = {nullptr}, *Phi[TF_GPU_MAX_ORDER] = {nullptr};
+    double *lambda = nullptr, *edges = nullptr, *v = nullptr, *part = nullptr, *colsum = nullptr, *scalar = nullptr;
+    unsigned long long *counter = nullptr;
+    std::vector<double> h_lambda;
+    bool started = false;
+    uint64_t passes = 0;
+
+    ~gpu_apr()
+    {
+        if (dev && dev->device >= 0) cudaSetDevice(dev->device);
+        for (uint32_t m = 0; m < TF_GPU_MAX_ORDER; ++m) {
+            for (uint32_t k = 0; k < TF_GPU_MAX_ORDER; ++k) tf_gpu_free(md[m].ind[k]);
+            tf_gpu_free(md[m].vals);
+            tf_gpu_free(md[m].cross);
+            tf_gpu_free(A[m]);
+            tf_gpu_free(Phi[m]);
+        }
+        double *bufs[] = {lambda, edges, v, part, colsum, scalar};
+        for (double *b : bufs) tf_gpu_free(b);
+        tf_gpu_free(counter);
+    }
+
+    unsigned grid(uint64_t n) const
+    {
+        const uint64_t b = (n + APR_THREADS - 1) / APR_THREADS, cap = (uint64_t)dev->sm_count * 16;
+        return (unsigned)std::max<uint64_t>(1, std::min(b, cap));
+    }
+};
+
+tf_status check(const gpu_apr *c, uint32_t mode)
+{
+    if (mode >= c->order)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: mode %u is outside 1..%u", mode + 1, c->order);
+    if (!c->started) return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: init was not called");
+    return tf_gpu_dev_use(c->dev);
+}
+
+apr_args args_of(const gpu_apr *c, uint32_t mode)
+{
+    apr_args a;
+    memset(&a, 0, sizeof a);
+    for (uint32_t k = 0; k < c->order; ++k) {
+        a.ind[k] = c->md[mode].ind[k];
+        a.A[k] = c->A[k];
+    }
+    a.vals = c->md[mode].vals;
+    a.nnz = c->nnz;
+    a.nchunks = c->nchunks;
+    a.order = c->order;
+    a.mode = mode;
+    a.R = c->R;
+    a.C = c->C;
+    a.L = c->L;
+    return a;
+}
+
+/* Blocks of APR_THREADS for one group of C lanes per chunk. */
+unsigned chunk_blocks(const gpu_apr *c)
+{
+    return (unsigned)((c->nchunks * c->C + APR_THREADS - 1) / APR_THREADS);
+}
+
+/* Column 1-norms of A (I x R) into out (device, R). */
+tf_status colsums(gpu_apr *c, const double *A, uint64_t I, double *out)
+{
+    const cudaStream_t st = c->dev->stream;
+    const uint64_t slabs = (I + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
+    const unsigned cols = (c->R + APR_THREADS - 1) / APR_THREADS;
+    apr_colsum_kernel<<<dim3((unsigned)slabs, cols), APR_THREADS, 0, st>>>(A, I, c->R, c->part);
+    TF_CU_LAUNCH("apr_colsum_kernel");
+    apr_colsum_final_kernel<<<cols, APR_THREADS, 0, st>>>(c->part, slabs, c->R, out);
+    TF_CU_LAUNCH("apr_colsum_final_kernel");
+    return TF_OK;
+}
+
+tf_status get_scalar(gpu_apr *c, double *out)
+{
+    TF_CU(cudaMemcpyAsync(out, c->scalar, sizeof(double), cudaMemcpyDeviceToHost, c->dev->stream));
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
+tf_status op_init(void *ctx, const tf_ktensor *start)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    if (!start || start->order != c->order || start->rank != c->R || !start->lambda)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the start does not match order %u rank %u", c->order, c->R);
+    for (uint32_t m = 0; m < c->order; ++m)
+        if (start->factors[m].rows != c->dims[m] || start->factors[m].cols != c->R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: start factor %u is %llu x %llu, expected %llu x %u", m + 1,
+                           (unsigned long long)start->factors[m].rows, (unsigned long long)start->factors[m].cols,
+                           (unsigned long long)c->dims[m], c->R);
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    const cudaStream_t st = c->dev->stream;
+    for (uint32_t m = 0; m < c->order; ++m) {
+        TF_TRY(tf_gpu_put_values<double>(c->A[m], start->factors[m].data, c->dims[m] * c->R, st));
+        TF_CU(cudaMemsetAsync(c->Phi[m], 0, c->dims[m] * c->R * sizeof(double), st));
+    }
+    TF_TRY(tf_gpu_put_values<double>(c->lambda, start->lambda, c->R, st));
+    c->h_lambda.assign(start->lambda, start->lambda + c->R);
+    TF_CU(cudaStreamSynchronize(st));
+    c->started = true;
+    return TF_OK;
+}
+
+tf_status op_begin_mode(void *ctx, uint32_t mode, double kappa, double kappatol, uint64_t *scooched)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    *scooched = 0;
+    TF_TRY(check(c, mode));
+    const cudaStream_t st = c->dev->stream;
+    const uint64_t n = c->dims[mode] * c->R;
+    if (kappa > 0.0) {
+        unsigned long long moved = 0;
+        TF_CU(cudaMemsetAsync(c->counter, 0, sizeof *c->counter, st));
+        apr_scooch_kernel<<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->Phi[mode], n, kappa, kappatol, c->counter);
+        TF_CU_LAUNCH("apr_scooch_kernel");
+        TF_CU(cudaMemcpyAsync(&moved, c->counter, sizeof moved, cudaMemcpyDeviceToHost, st));
+        TF_CU(cudaStreamSynchronize(st));
+        *scooched = moved;
+    }
+    apr_scale_kernel<false><<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->lambda, n, c->R);
+    TF_CU_LAUNCH("apr_scale_kernel");
+    apr_fill_kernel<<<1, APR_THREADS, 0, st>>>(c->lambda, c->R, 1.0);
+    TF_CU_LAUNCH("apr_fill_kernel");
+    std::fill(c->h_lambda.begin(), c->h_lambda.end(), 1.0);
+    return TF_OK;
+}
+
+/* The pass of a mode into Phi[mode] (cleared first), without the KKT. */
+tf_status phi_pass(gpu_apr *c, uint32_t mode, double eps)
+{
+    const cudaStream_t st = c->dev->stream;
+    const uint32_t R = c->R;
+    TF_CU(cudaMemsetAsync(c->Phi[mode], 0, c->dims[mode] * R * sizeof(double), st));
+    if (c->nnz == 0) return TF_OK;
+    apr_args a = args_of(c, mode);
+    a.Phi = c->Phi[mode];
+    a.edges = c->edges;
+    a.eps = eps;
+    const unsigned blocks = chunk_blocks(c);
+    TF_TRY(tf_with_order(c->order, [&](auto ord) -> tf_status {
+        constexpr int ORDER = decltype(ord)::value;
+        if (R > APR_FUSED_RANK) { /* the weights first, then the sums in slabs of 256 columns */
+            a.out = c->v;
+            apr_model_kernel<ORDER, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            TF_CU_LAUNCH("apr_model_kernel");
+            a.v = c->v;
+            const unsigned slabs = (R + APR_FUSED_RANK - 1) / APR_FUSED_RANK;
+            apr_phi_kernel<ORDER, 8, true><<<dim3(blocks, slabs), APR_THREADS, 0, st>>>(a);
+        } else if (R > 128) {
+            apr_phi_kernel<ORDER, 8, false><<<blocks, APR_THREADS, 0, st>>>(a);
+        } else if (R > 64) {
+            apr_phi_kernel<ORDER, 4, false><<<blocks, APR_THREADS, 0, st>>>(a);
+        } else if (R > 32) {
+            apr_phi_kernel<ORDER, 2, false><<<blocks, APR_THREADS, 0, st>>>(a);
+        } else {
+            apr_phi_kernel<ORDER, 1, false><<<blocks, APR_THREADS, 0, st>>>(a);
+        }
+        TF_CU_LAUNCH("apr_phi_kernel");
+        return TF_OK;
+    }));
+    const apr_mode &md = c->md[mode];
+    if (md.ncross) {
+        const unsigned mb = (unsigned)std::min<uint64_t>(md.ncross, (uint64_t)c->dev->sm_count * 16);
+        apr_merge_kernel<<<mb, APR_THREADS, 0, st>>>(md.cross, md.ncross, c->edges, c->Phi[mode], R);
+        TF_CU_LAUNCH("apr_merge_kernel");
+    }
+    return TF_OK;
+}
+
+tf_status op_phi(void *ctx, uint32_t mode, double epsdivzero, double *kkt)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    *kkt = 0.0;
+    TF_TRY(check(c, mode));
+    TF_TRY(phi_pass(c, mode, epsdivzero));
+    ++c->passes;
+    const cudaStream_t st = c->dev->stream;
+    const uint64_t n = c->dims[mode] * c->R;
+    const unsigned blocks = std::min<unsigned>(c->grid(n), APR_MAX_BLOCKS);
+    apr_kkt_kernel<<<blocks, APR_THREADS, 0, st>>>(c->A[mode], c->Phi[mode], n, c->part);
+    TF_CU_LAUNCH("apr_kkt_kernel");
+    apr_reduce_kernel<true><<<1, APR_THREADS, 0, st>>>(c->part, blocks, c->scalar);
+    TF_CU_LAUNCH("apr_reduce_kernel");
+    return get_scalar(c, kkt);
+}
+
+tf_status op_multiply(void *ctx, uint32_t mode)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, mode));
+    const uint64_t n = c->dims[mode] * c->R;
+    apr_multiply_kernel<<<c->grid(n), APR_THREADS, 0, c->dev->stream>>>(c->A[mode], c->Phi[mode], n);
+    TF_CU_LAUNCH("apr_multiply_kernel");
+    return TF_OK;
+}
+
+tf_status op_end_mode(void *ctx, uint32_t mode)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, mode));
+    const cudaStream_t st = c->dev->stream;
+    TF_TRY(colsums(c, c->A[mode], c->dims[mode], c->lambda));
+    TF_TRY(tf_gpu_get_values<double>(c->h_lambda.data(), c->lambda, c->R, st));
+    for (uint32_t r = 0; r < c->R; ++r)
+        if (!isfinite(c->h_lambda[r]))
+            return tf_fail(TF_ERR_NUMERIC, "factor column %u is not finite; the factors diverged", r + 1);
+    const uint64_t n = c->dims[mode] * c->R;
+    apr_scale_kernel<true><<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->lambda, n, c->R);
+    TF_CU_LAUNCH("apr_scale_kernel");
+    return TF_OK;
+}
+
+tf_status op_loglik(void *ctx, double *ll)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    *ll = 0.0;
+    TF_TRY(check(c, 0));
+    const cudaStream_t st = c->dev->stream;
+    const uint32_t R = c->R;
+    double data = 0.0;
+    if (c->nnz) { /* x log m over mode 1's copy, a sum per chunk, then the chunks' */
+        apr_args a = args_of(c, 0);
+        a.w = c->lambda;
+        a.out = c->part;
+        const unsigned blocks = chunk_blocks(c);
+        TF_TRY(tf_with_order(c->order, [&](auto ord) -> tf_status {
+            constexpr int ORDER = decltype(ord)::value;
+            apr_model_kernel<ORDER, true><<<blocks, APR_THREADS, 0, st>>>(a);
+            TF_CU_LAUNCH("apr_model_kernel");
+            return TF_OK;
+        }));
+        apr_reduce_kernel<false><<<1, APR_THREADS, 0, st>>>(c->part, c->nchunks, c->scalar);
+        TF_CU_LAUNCH("apr_reduce_kernel");
+        TF_TRY(get_scalar(c, &data));
+    }
+    /* the model's sum: sum_r lambda_r prod_n (column sum r of A_n), as the CPU */
+    for (uint32_t m = 0; m < c->order; ++m) TF_TRY(colsums(c, c->A[m], c->dims[m], c->colsum + (uint64_t)m * R));
+    std::vector<double> sums((size_t)c->order * R);
+    TF_TRY(tf_gpu_get_values<double>(sums.data(), c->colsum, sums.size(), st));
+    std::vector<double> prod(c->h_lambda);
+    for (uint32_t m = 0; m < c->order; ++m)
+        for (uint32_t r = 0; r < R; ++r) prod[r] *= sums[(size_t)m * R + r];
+    double model = 0.0;
+    for (uint32_t r = 0; r < R; ++r) model += prod[r];
+    *ll = data - model;
+    return TF_OK;
+}
+
+tf_status op_result(void *ctx, tf_ktensor *out)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, 0));
+    if (out->order != c->order || out->rank != c->R)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the result does not match order %u rank %u", c->order, c->R);
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (out->factors[m].rows != c->dims[m] || out->factors[m].cols != c->R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: result factor %u has the wrong shape", m + 1);
+        TF_TRY(tf_gpu_get_values<double>(out->factors[m].data, c->A[m], c->dims[m] * c->R, c->dev->stream));
+    }
+    TF_TRY(tf_gpu_get_values<double>(out->lambda, c->lambda, c->R, c->dev->stream));
+    return TF_OK;
+}
+
+void op_report(void *ctx, tf_cp_apr_report *rep)
+{
+    const gpu_apr *c = (const gpu_apr *)ctx;
+    rep->passes = c->passes;
+    rep->cached_passes = 0;
+    rep->cache_bytes = 0;
+}
+
+void op_destroy(void *ctx)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    if (!c) return;
+    if (c->dev) tf_gpu_dev_use(c->dev);
+    delete c;
+}
+
+const tf_cp_apr_backend_ops gpu_ops = {op_init, op_begin_mode, op_phi, op_multiply, op_end_mode,
+                                       op_loglik, op_result, op_destroy, op_report};
+
+/* Chunk length of the pass at rank R: 64 non-zeros, R / 2 above rank 128,
+ * so the edge rows (2 R doubles a chunk) stay within 4 doubles a non-zero. */
+uint32_t chunk_len(uint32_t R)
+{
+    return R > 128 ? R / 2 : 64;
+}
+
+/* perm <- the non-zeros of X stably sorted by their mode-m index (a
+ * counting sort where the mode is not much longer than X has non-zeros). */
+void sort_by_mode(const tf_tensor *X, uint32_t m, std::vector<uint64_t> &perm)
+{
+    const uint64_t nnz = X->nnz, I = X->dims[m];
+    const uint32_t *key = X->ind[m];
+    perm.resize(nnz);
+    if (I <= 4 * nnz + 1024) {
+        std::vector<uint64_t> at(I + 1, 0);
+        for (uint64_t k = 0; k < nnz; ++k) ++at[key[k] + 1];
+        for (uint64_t i = 0; i < I; ++i) at[i + 1] += at[i];
+        for (uint64_t k = 0; k < nnz; ++k) perm[at[key[k]]++] = k;
+    } else {
+        for (uint64_t k = 0; k < nnz; ++k) perm[k] = k;
+        std::stable_sort(perm.begin(), perm.end(), [key](uint64_t x, uint64_t y) { return key[x] < key[y]; });
+    }
+}
+
+/* The rows of a mode's sorted copy (row) that cross chunks, and where. */
+void crossing_rows(const uint32_t *row, uint64_t nnz, uint32_t L, std::vector<apr_cross> &out)
+{
+    out.clear();
+    const uint64_t nchunks = (nnz + L - 1) / L;
+    for (uint64_t b = 0; b < nchunks; ++b) {
+        const uint64_t k0 = b * L, k1 = std::min<uint64_t>(k0 + L, nnz);
+        const uint32_t first = row[k0], last = row[k1 - 1];
+        const bool from_prev = k0 > 0 && row[k0 - 1] == first, into_next = k1 < nnz && row[k1] == last;
+        if (!into_next || (from_prev && first == last)) continue;
+        uint64_t b1 = b;
+        for (uint64_t d = b + 1; d < nchunks; ++d) { /* row[d L] == last: into_next */
+            const uint64_t d0 = d * L, d1 = std::min<uint64_t>(d0 + L, nnz);
+            if (row[d0] != last) break;
+            b1 = d;
+            if (!(row[d1 - 1] == last && d1 < nnz && row[d1] == last)) break;
+        }
+        out.push_back({last, b, b1});
+    }
+}
+
+tf_status build(gpu_apr *c, const tf_tensor *X, const tf_cp_apr_opts *o, char *desc, size_t desc_len)
+{
+    const uint32_t N = X->order, R = (uint32_t)o->rank;
+    c->order = N;
+    c->R = R;
+    c->nnz = X->nnz;
+    c->L = chunk_len(R);
+    c->C = R >= 32 ? 32 : tf_pow2_ceil(R);
+    c->nchunks = (X->nnz + c->L - 1) / c->L;
+    uint64_t sumdims = 0;
+    for (uint32_t m = 0; m < N; ++m) {
+        c->dims[m] = X->dims[m];
+        c->maxdim = std::max(c->maxdim, X->dims[m]);
+        sumdims += X->dims[m];
+    }
+    const uint64_t slabs = (c->maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
+    c->npart = std::max<uint64_t>({c->nchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
+    /* what the run holds on the device, against the context's budget first */
+    const uint64_t copies = (uint64_t)N * X->nnz * (N * sizeof(uint32_t) + sizeof(double));
+    const uint64_t dense = (2 * sumdims + R + (uint64_t)N * R) * sizeof(double);
+    const uint64_t scratch = (2 * c->nchunks * R + (R > APR_FUSED_RANK ? X->nnz : 0) + c->npart + 1) * sizeof(double) +
+                             c->nchunks * sizeof(apr_cross) * 2;
+    uint64_t budget = 0;
+    TF_TRY(tf_gpu_budget(c->dev, &budget));
+    if (copies + dense + scratch > budget)
+        return tf_fail(TF_ERR_NOMEM,
+                       "GPU CP-APR: the %u copies of the non-zeros (one per mode, %llu bytes), the factors and Phi "
+                       "(%llu bytes) and the pass's scratch (%llu bytes) do not fit the %llu bytes the GPU has for them",
+                       N, (unsigned long long)copies, (unsigned long long)dense, (unsigned long long)scratch,
+                       (unsigned long long)budget);
+    const cudaStream_t st = c->dev->stream;
+    for (uint32_t m = 0; m < N; ++m) {
+        TF_TRY(tf_gpu_alloc(&c->A[m], c->dims[m] * R, "CP-APR factor"));
+        TF_TRY(tf_gpu_alloc(&c->Phi[m], c->dims[m] * R, "CP-APR Phi"));
+    }
+    TF_TRY(tf_gpu_alloc(&c->lambda, R, "CP-APR lambda"));
+    TF_TRY(tf_gpu_alloc(&c->colsum, (uint64_t)N * R, "CP-APR column sums"));
+    TF_TRY(tf_gpu_alloc(&c->edges, 2 * c->nchunks * R, "CP-APR edge rows"));
+    if (R > APR_FUSED_RANK) TF_TRY(tf_gpu_alloc(&c->v, X->nnz, "CP-APR weights"));
+    TF_TRY(tf_gpu_alloc(&c->part, c->npart, "CP-APR partial sums"));
+    TF_TRY(tf_gpu_alloc(&c->scalar, 1, "CP-APR scalar"));
+    TF_TRY(tf_gpu_alloc(&c->counter, 1, "CP-APR count"));
+    /* per mode: the stable sort, the copy gathered into one host buffer a
+     * mode at a time and sent up (the staging returns once it may be reused) */
+    std::vector<uint64_t> perm;
+    std::vector<uint32_t> ibuf(X->nnz), rows(X->nnz);
+    std::vector<double> vbuf(X->nnz);
+    std::vector<apr_cross> cross;
+    for (uint32_t m = 0; m < N; ++m) {
+        sort_by_mode(X, m, perm);
+        apr_mode &md = c->md[m];
+        for (uint32_t k = 0; k < N; ++k) {
+            uint32_t *h = k == m ? rows.data() : ibuf.data();
+            for (uint64_t j = 0; j < X->nnz; ++j) h[j] = X->ind[k][perm[j]];
+            TF_TRY(tf_gpu_alloc(&md.ind[k], X->nnz, "CP-APR sorted indices"));
+            TF_TRY(tf_gpu_h2d_staged(c->dev, md.ind[k], h, X->nnz * sizeof(uint32_t), st));
+        }
+        for (uint64_t j = 0; j < X->nnz; ++j) vbuf[j] = X->vals[perm[j]];
+        TF_TRY(tf_gpu_alloc(&md.vals, X->nnz, "CP-APR sorted values"));
+        TF_TRY(tf_gpu_h2d_staged(c->dev, md.vals, vbuf.data(), X->nnz * sizeof(double), st));
+        if (X->nnz) crossing_rows(rows.data(), X->nnz, c->L, cross);
+        else cross.clear();
+        md.ncross = cross.size();
+        if (md.ncross) {
+            TF_TRY(tf_gpu_alloc(&md.cross, md.ncross, "CP-APR crossing rows"));
+            TF_TRY(tf_gpu_h2d_staged(c->dev, md.cross, cross.data(), md.ncross * sizeof(apr_cross), st));
+        }
+    }
+    TF_CU(cudaStreamSynchronize(st));
+    snprintf(desc, desc_len, "GPU %d, fp64, the non-zeros by each mode's rows (%u copies, %.1f MB)", c->dev->device, N,
+             (double)copies / 1e6);
+    return TF_OK;
+}
+
+} // namespace
+
+tf_status tf_gpu_apr_poison(void *ctx, uint32_t mode)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, mode));
+    const cudaStream_t st = c->dev->stream;
+    TF_CU(cudaMemsetAsync(c->Phi[mode], 0xff, c->dims[mode] * c->R * sizeof(double), st)); /* all ones: NaN */
+    TF_CU(cudaMemsetAsync(c->edges, 0xff, 2 * c->nchunks * c->R * sizeof(double), st));
+    TF_CU(cudaStreamSynchronize(st));
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_get_phi(void *ctx, uint32_t mode, double *phi)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, mode));
+    return tf_gpu_get_values<double>(phi, c->Phi[mode], c->dims[mode] * c->R, c->dev->stream);
+}
+
+extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, const tf_cp_apr_opts *o,
+                                                        tf_cp_apr_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: missing tensor or options");
+    if (o->rank == 0 || o->rank > TF_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: rank %llu is outside 1..%u", (unsigned long long)o->rank,
+                       TF_MAX_RANK);
+    if (X->order > TF_GPU_MAX_ORDER)
+        return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-APR backend: order %u is above the GPU's %u", X->order,
+                       TF_GPU_MAX_ORDER);
+    gpu_apr *c = new (std::nothrow) gpu_apr();
+    if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-APR backend");
+    tf_status s = tf_gpu_dev_of(o->context, &c->dev);
+    if (s == TF_OK) s = tf_gpu_dev_use(c->dev);
+    if (s == TF_OK) s = build(c, X, o, out->plan_desc, sizeof out->plan_desc);
+    if (s != TF_OK) {
+        if (c->dev) tf_gpu_dev_use(c->dev);
+        delete c;
+        memset(out, 0, sizeof *out);
+        return s;
+    }
+    out->ops = &gpu_ops;
+    out->ctx = c;
+    return TF_OK;
+}

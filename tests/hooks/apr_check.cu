@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Test entry to the Phi pass of GPU CP-APR; see apr_check.h. */
+#include "hooks/apr_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/apr/apr.cuh"
+#include "seams/cuda_module.h"
+
+extern "C" tf_status tf_gpu_check_apr_phi(const tf_tensor *X, const tf_ktensor *K, uint32_t mode, double eps,
+                                          double *phi, double *kkt)
+{
+    if (!X || !K || mode >= X->order || K->order != X->order)
+        return tf_fail(TF_ERR_ARG, "tf_gpu_check_apr_phi: bad arguments");
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    tf_context *ctx = NULL;
+    TF_TRY(tf_context_create(&co, &ctx));
+    tf_cp_apr_opts o;
+    tf_cp_apr_opts_default(&o);
+    o.rank = K->rank;
+    o.context = ctx;
+    tf_cp_apr_backend be;
+    tf_status s = tf_cuda_cp_apr_backend_create_impl(X, &o, &be);
+    if (s != TF_OK) {
+        tf_context_free(ctx);
+        return s;
+    }
+    /* the start with lambda 1, so that begin_mode leaves B = K's factor */
+    tf_ktensor start = *K;
+    double *ones = (double *)malloc(K->rank * sizeof(double));
+    if (!ones) s = tf_fail(TF_ERR_NOMEM, "tf_gpu_check_apr_phi: out of memory");
+    for (uint64_t r = 0; ones && r < K->rank; ++r) ones[r] = 1.0;
+    start.lambda = ones;
+    uint64_t moved = 0;
+    if (s == TF_OK) s = be.ops->init(be.ctx, &start);
+    if (s == TF_OK) s = be.ops->begin_mode(be.ctx, mode, 0.0, 0.0, &moved);
+    if (s == TF_OK) s = tf_gpu_apr_poison(be.ctx, mode);
+    if (s == TF_OK) s = be.ops->phi(be.ctx, mode, eps, kkt);
+    if (s == TF_OK) s = tf_gpu_apr_get_phi(be.ctx, mode, phi);
+    be.ops->destroy(be.ctx);
+    free(ones);
+    tf_context_free(ctx);
+    return s;
+}

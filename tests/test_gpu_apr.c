@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CP-APR on one GPU (src/gpu/apr) against the CPU backend and a float64
+ * host reference:
+ * - the Phi pass alone (tests/hooks/apr_check.cu: Phi and the pass's edge
+ *   rows poisoned with NaN first) against a plain float64 loop, every entry
+ *   and the KKT violation: orders 3..5, a mode of length 1 and one of
+ *   length 3 (rows across many chunks), ranks 1, 7, 32, 40, 130 and 300
+ *   (the two-step pass above 256);
+ * - whole runs from the same start on the GPU and the CPU: the
+ *   log-likelihood and the KKT violation of every outer iteration within
+ *   1e-10 relative, the inner iteration counts and scooches equal, the
+ *   final factors and lambda within 1e-10; planted Poisson tensors of 3 and
+ *   4 modes (one of length 1), ranks 1, 5 and 40, and a real count tensor
+ *   (uber-apr14 from $TF_TEST_DATA, else the repository's data/);
+ * - the device budget: a context whose limit holds nothing fails on the GPU
+ *   with TF_ERR_NOMEM naming it, and runs on the CPU under auto, saying why.
+ * --quick: the kernel cases up to rank 40 and the small runs only. Exits
+ * 77 without a GPU. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hooks/apr_check.h"
+#include "kt_test_util.h"
+#include "tenfold.h"
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+#define MAX_ITERS 64
+
+/* ------------------------------------------------------------ inputs */
+
+/* A planted Poisson count tensor (tf_generate: counts of mean 3 from a
+ * planted rank-`planted` model). */
+static tf_status planted_counts(uint32_t N, const uint64_t *dims, uint64_t nnz, uint64_t planted, uint64_t seed,
+                                tf_tensor *X)
+{
+    tf_gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.order = N;
+    memcpy(g.dims, dims, N * sizeof *dims);
+    g.nnz = nnz;
+    g.seed = seed;
+    g.rank = planted;
+    g.counts = 3.0;
+    return tf_generate(&g, X);
+}
+
+/* Factors uniform in [0.05, 1.05), lambda in [0.5, 1.5) (or ones). */
+static tf_ktensor positive_ktensor(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t R, int ones)
+{
+    tf_ktensor K;
+    CHECK_OK(tf_ktensor_alloc(&K, N, dims, R));
+    for (uint32_t m = 0; m < N; ++m)
+        for (uint64_t e = 0; e < dims[m] * R; ++e) K.factors[m].data[e] = 0.05 + tf_rng_uniform(rng);
+    for (uint64_t r = 0; r < R; ++r) K.lambda[r] = ones ? 1.0 : 0.5 + tf_rng_uniform(rng);
+    return K;
+}
+
+/* -------------------------------------------------------- the Phi pass */
+
+/* The plain float64 Phi of mode n (B = K's factor n) and the sums of |terms|. */
+static void ref_phi(const tf_tensor *X, uint32_t n, const tf_ktensor *K, double eps, double *ref, double *mag)
+{
+    const uint64_t R = K->rank;
+    memset(ref, 0, K->dims[n] * R * sizeof *ref);
+    memset(mag, 0, K->dims[n] * R * sizeof *mag);
+    double *p = malloc(R * sizeof *p);
+    for (uint64_t j = 0; j < X->nnz; ++j) {
+        for (uint64_t r = 0; r < R; ++r) p[r] = 1.0;
+        for (uint32_t k = 0; k < X->order; ++k)
+            if (k != n)
+                for (uint64_t r = 0; r < R; ++r) p[r] *= K->factors[k].data[(uint64_t)X->ind[k][j] * R + r];
+        const double *b = K->factors[n].data + (uint64_t)X->ind[n][j] * R;
+        double m = 0.0;
+        for (uint64_t r = 0; r < R; ++r) m += b[r] * p[r];
+        const double v = X->vals[j] / (m > eps ? m : eps);
+        for (uint64_t r = 0; r < R; ++r) {
+            ref[(uint64_t)X->ind[n][j] * R + r] += v * p[r];
+            mag[(uint64_t)X->ind[n][j] * R + r] += fabs(v * p[r]);
+        }
+    }
+    free(p);
+}
+
+static void check_phi(const char *what, const tf_tensor *X, const tf_ktensor *K)
+{
+    const uint64_t R = K->rank;
+    const double eps = 1e-10;
+    for (uint32_t n = 0; n < X->order; ++n) {
+        const uint64_t len = X->dims[n] * R;
+        double *ref = malloc(len * sizeof *ref), *mag = malloc(len * sizeof *mag), *got = kt_poisoned(len);
+        ref_phi(X, n, K, eps, ref, mag);
+        double kkt = NAN, want = 0.0;
+        const tf_status s = tf_gpu_check_apr_phi(X, K, n, eps, got, &kkt);
+        CHECKF(s == TF_OK, "%s mode %u: %s", what, n + 1, tf_last_error());
+        uint64_t bad = 0;
+        for (uint64_t e = 0; s == TF_OK && e < len; ++e) {
+            if (!kt_close(got[e], ref[e], mag[e], 1e-12) && bad++ < 3)
+                CHECKF(0, "%s mode %u: Phi(%llu, %llu) is %.17g, reference %.17g", what, n + 1,
+                       (unsigned long long)(e / R), (unsigned long long)(e % R), got[e], ref[e]);
+            const double b = K->factors[n].data[e], c = 1.0 - ref[e];
+            const double t = fabs(b < c ? b : c);
+            if (t > want) want = t;
+        }
+        CHECKF(bad == 0, "%s mode %u: %llu of %llu Phi entries differ", what, n + 1, (unsigned long long)bad,
+               (unsigned long long)len);
+        CHECKF(s != TF_OK || fabs(kkt - want) <= 1e-12 * (fabs(want) > 1.0 ? fabs(want) : 1.0),
+               "%s mode %u: KKT %.17g, reference %.17g", what, n + 1, kkt, want);
+        free(ref);
+        free(mag);
+        free(got);
+    }
+}
+
+static void phi_cases(tf_rng *rng, int quick)
+{
+    static const struct {
+        uint32_t order;
+        uint64_t dims[5], nnz;
+    } shapes[] = {{3, {60, 1, 45}, 2000}, {3, {3, 200, 150}, 20000}, {4, {12, 30, 9, 20}, 8000},
+                  {5, {6, 7, 8, 5, 9}, 4000}};
+    static const uint64_t ranks[] = {1, 7, 32, 40, 130, 300};
+    for (size_t si = 0; si < COUNT(shapes); ++si) {
+        tf_tensor X;
+        CHECK_OK(planted_counts(shapes[si].order, shapes[si].dims, shapes[si].nnz, 3, 11 + si, &X));
+        for (size_t ri = 0; ri < COUNT(ranks) && !(quick && ranks[ri] > 40); ++ri) {
+            if (shapes[si].order == 5 && ranks[ri] > 40) continue; /* the generic order: enough at small ranks */
+            tf_ktensor K = positive_ktensor(rng, X.order, X.dims, ranks[ri], 1);
+            char what[96];
+            snprintf(what, sizeof what, "Phi: order %u (%llu non-zeros) R %llu", X.order, (unsigned long long)X.nnz,
+                     (unsigned long long)ranks[ri]);
+            check_phi(what, &X, &K);
+            tf_ktensor_free(&K);
+        }
+        tf_tensor_free(&X);
+    }
+}
+
+/* ------------------------------------------------------ whole runs */
+
+typedef struct trace {
+    uint32_t n;
+    double loglik[MAX_ITERS], kkt[MAX_ITERS];
+    uint32_t inner[MAX_ITERS];
+    uint64_t scooched[MAX_ITERS];
+} trace;
+
+static void on_iter(const tf_cp_apr_iter *it, void *user)
+{
+    trace *t = user;
+    if (t->n >= MAX_ITERS) return;
+    t->loglik[t->n] = it->loglik;
+    t->kkt[t->n] = it->kkt;
+    t->inner[t->n] = it->inner_iters;
+    t->scooched[t->n] = it->scooched;
+    ++t->n;
+}
+
+static int rel_close(double a, double b, double tol)
+{
+    const double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= tol * m + 1e-300;
+}
+
+static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters, tf_backend be,
+                        tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
+{
+    tf_cp_apr_opts o;
+    tf_cp_apr_opts_default(&o);
+    o.rank = R;
+    o.max_iters = iters;
+    o.init = start;
+    o.backend = be;
+    o.callback = on_iter;
+    o.user = t;
+    memset(t, 0, sizeof *t);
+    return tf_cp_apr(X, &o, out, rep);
+}
+
+static void compare_runs(const char *what, const tf_tensor *X, uint64_t R, uint32_t iters, tf_rng *rng)
+{
+    tf_ktensor start = positive_ktensor(rng, X->order, X->dims, R, 0);
+    tf_ktensor kg, kc;
+    trace tg, tc;
+    tf_cp_apr_report rg, rc;
+    tf_status s = run_on(X, &start, R, iters, TF_BACKEND_GPU, &kg, &tg, &rg);
+    CHECKF(s == TF_OK, "%s: GPU: %s", what, tf_last_error());
+    if (s != TF_OK) {
+        tf_ktensor_free(&start);
+        return;
+    }
+    CHECKF(!strncmp(rg.plan, "GPU", 3), "%s: the plan is '%s'", what, rg.plan);
+    s = run_on(X, &start, R, iters, TF_BACKEND_CPU, &kc, &tc, &rc);
+    CHECKF(s == TF_OK, "%s: CPU: %s", what, tf_last_error());
+    if (s == TF_OK) {
+        CHECKF(tg.n == tc.n && rg.iters == rc.iters && rg.converged == rc.converged,
+               "%s: %u outer iterations on the GPU, %u on the CPU", what, tg.n, tc.n);
+        for (uint32_t i = 0; i < tg.n && i < tc.n; ++i) {
+            CHECKF(rel_close(tg.loglik[i], tc.loglik[i], 1e-10), "%s: iteration %u: log-likelihood %.17g, CPU %.17g",
+                   what, i + 1, tg.loglik[i], tc.loglik[i]);
+            CHECKF(rel_close(tg.kkt[i], tc.kkt[i], 1e-10) || fabs(tg.kkt[i] - tc.kkt[i]) <= 1e-13,
+                   "%s: iteration %u: KKT %.17g, CPU %.17g", what, i + 1, tg.kkt[i], tc.kkt[i]);
+            CHECKF(tg.inner[i] == tc.inner[i] && tg.scooched[i] == tc.scooched[i],
+                   "%s: iteration %u: %u inner iterations and %llu scooched, CPU %u and %llu", what, i + 1,
+                   tg.inner[i], (unsigned long long)tg.scooched[i], tc.inner[i], (unsigned long long)tc.scooched[i]);
+        }
+        uint64_t bad = 0;
+        for (uint32_t m = 0; m < X->order; ++m)
+            for (uint64_t e = 0; e < X->dims[m] * R; ++e) {
+                const double a = kg.factors[m].data[e], b = kc.factors[m].data[e];
+                if (!(fabs(a - b) <= 1e-10 * (fabs(b) > 1e-3 ? fabs(b) : 1e-3)) && bad++ < 3)
+                    CHECKF(0, "%s: factor %u entry %llu is %.17g, CPU %.17g", what, m + 1, (unsigned long long)e, a, b);
+            }
+        for (uint64_t r = 0; r < R; ++r)
+            if (!rel_close(kg.lambda[r], kc.lambda[r], 1e-10) && bad++ < 3)
+                CHECKF(0, "%s: lambda %llu is %.17g, CPU %.17g", what, (unsigned long long)r + 1, kg.lambda[r],
+                       kc.lambda[r]);
+        CHECKF(bad == 0, "%s: %llu factor entries or weights differ", what, (unsigned long long)bad);
+        printf("%s: %u outer iterations, log-likelihood %.12g (GPU) %.12g (CPU)\n", what, tg.n, rg.loglik, rc.loglik);
+        tf_ktensor_free(&kc);
+    }
+    tf_ktensor_free(&kg);
+    tf_ktensor_free(&start);
+}
+
+static void run_cases(tf_rng *rng, int quick)
+{
+    tf_tensor X;
+    CHECK_OK(planted_counts(3, (const uint64_t[]){60, 50, 40}, 8000, 5, 21, &X));
+    compare_runs("planted 3-mode R 5", &X, 5, 12, rng);
+    compare_runs("planted 3-mode R 1", &X, 1, 12, rng);
+    if (!quick) compare_runs("planted 3-mode R 40", &X, 40, 6, rng);
+    tf_tensor_free(&X);
+    CHECK_OK(planted_counts(4, (const uint64_t[]){30, 1, 20, 25}, 6000, 4, 22, &X));
+    compare_runs("planted 4-mode (a mode of length 1) R 4", &X, 4, 10, rng);
+    if (!quick) compare_runs("planted 4-mode (a mode of length 1) R 40", &X, 40, 5, rng);
+    tf_tensor_free(&X);
+    if (quick) return;
+    char path[4096];
+    const char *dir = getenv("TF_TEST_DATA") && *getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_REPO_DATA;
+    snprintf(path, sizeof path, "%s/uber-apr14.tns.xz", dir);
+    if (tf_read_tensor(path, 0, &X, NULL) == TF_OK) {
+        compare_runs("uber-apr14 R 16", &X, 16, 4, rng);
+        tf_tensor_free(&X);
+    } else {
+        printf("test_gpu_apr: %s not readable (%s), skipping the real tensor\n", path, tf_last_error());
+    }
+}
+
+/* A context whose limit holds nothing: the GPU refuses, auto runs on the CPU. */
+static void no_room(tf_rng *rng)
+{
+    tf_tensor X;
+    CHECK_OK(planted_counts(3, (const uint64_t[]){40, 30, 20}, 3000, 3, 23, &X));
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.memory_limit = 4096;
+    tf_context *ctx = NULL;
+    CHECK_OK(tf_context_create(&co, &ctx));
+    tf_cp_apr_opts o;
+    tf_cp_apr_opts_default(&o);
+    o.rank = 3;
+    o.max_iters = 2;
+    o.context = ctx;
+    o.backend = TF_BACKEND_GPU;
+    tf_ktensor K;
+    tf_cp_apr_report rep;
+    tf_status s = tf_cp_apr(&X, &o, &K, &rep);
+    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR"), "no room on the GPU -> %s \"%s\"",
+           tf_status_name(s), tf_last_error());
+    o.backend = TF_BACKEND_AUTO;
+    s = tf_cp_apr(&X, &o, &K, &rep);
+    CHECKF(s == TF_OK && !strncmp(rep.plan, "CPU", 3) && strstr(rep.note, "running on the CPU"),
+           "no room, auto -> %s, plan '%s', note '%s'", tf_status_name(s), rep.plan, rep.note);
+    if (s == TF_OK) tf_ktensor_free(&K);
+    tf_context_free(ctx);
+    /* auto without a context: the GPU */
+    o.context = NULL;
+    s = tf_cp_apr(&X, &o, &K, &rep);
+    CHECKF(s == TF_OK && !strncmp(rep.plan, "GPU", 3) && rep.note[0] == 0, "auto -> %s, plan '%s', note '%s'",
+           tf_status_name(s), rep.plan, rep.note);
+    if (s == TF_OK) tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+    (void)rng;
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = tf_test_quick(argc, argv);
+    if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_apr", "no GPU");
+    tf_rng rng;
+    tf_rng_seed(&rng, kt_seed("test_gpu_apr"));
+    phi_cases(&rng, quick);
+    run_cases(&rng, quick);
+    if (!quick) no_room(&rng);
+    return tf_test_finish("test_gpu_apr");
+}
