@@ -11,7 +11,11 @@
  *   1e-10 relative, the inner iteration counts and scooches equal, the
  *   final factors and lambda within 1e-10; planted Poisson tensors of 3 and
  *   4 modes (one of length 1), ranks 1, 5 and 40, and a real count tensor
- *   (uber-apr14 from $TF_TEST_DATA, else the repository's data/);
+ *   (uber-apr14 from $TF_TEST_DATA, else the repository's data/); where
+ *   two GPUs are there, each run again on both (a context of GPUs 0 and 1:
+ *   src/gpu/apr/multi.cu) and held to the one GPU's and the CPU's runs the
+ *   same way (a mode of length 1 leaves one GPU no rows; lengths 3, 97 and
+ *   41 cut unevenly);
  * - the device budget: a context whose limit holds nothing fails on the GPU
  *   with TF_ERR_NOMEM naming it, and runs on the CPU under auto, saying why.
  * --quick: the kernel cases up to rank 40 and the small runs only. Exits
@@ -163,8 +167,8 @@ static int rel_close(double a, double b, double tol)
     return fabs(a - b) <= tol * m + 1e-300;
 }
 
-static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters, tf_backend be,
-                        tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
+static tf_status run_in(tf_context *ctx, const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters,
+                        tf_backend be, tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
 {
     tf_cp_apr_opts o;
     tf_cp_apr_opts_default(&o);
@@ -172,12 +176,85 @@ static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R,
     o.max_iters = iters;
     o.init = start;
     o.backend = be;
+    o.context = ctx;
     o.callback = on_iter;
     o.user = t;
     memset(t, 0, sizeof *t);
     return tf_cp_apr(X, &o, out, rep);
 }
 
+static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters, tf_backend be,
+                        tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
+{
+    return run_in(NULL, X, start, R, iters, be, out, t, rep);
+}
+
+/* Run a (name an) against run b: the same outer and inner iterations and
+ * scooches, log-likelihoods and KKT violations within 1e-10 relative, the
+ * factors and lambda within 1e-10. */
+static void same_runs(const char *what, const tf_tensor *X, uint64_t R, const char *an, const trace *ta,
+                      const tf_cp_apr_report *ra, const tf_ktensor *ka, const char *bn, const trace *tb,
+                      const tf_cp_apr_report *rb, const tf_ktensor *kb)
+{
+    CHECKF(ta->n == tb->n && ra->iters == rb->iters && ra->converged == rb->converged,
+           "%s: %u outer iterations on %s, %u on %s", what, ta->n, an, tb->n, bn);
+    for (uint32_t i = 0; i < ta->n && i < tb->n; ++i) {
+        CHECKF(rel_close(ta->loglik[i], tb->loglik[i], 1e-10), "%s: iteration %u: log-likelihood %.17g (%s), %.17g (%s)",
+               what, i + 1, ta->loglik[i], an, tb->loglik[i], bn);
+        CHECKF(rel_close(ta->kkt[i], tb->kkt[i], 1e-10) || fabs(ta->kkt[i] - tb->kkt[i]) <= 1e-13,
+               "%s: iteration %u: KKT %.17g (%s), %.17g (%s)", what, i + 1, ta->kkt[i], an, tb->kkt[i], bn);
+        CHECKF(ta->inner[i] == tb->inner[i] && ta->scooched[i] == tb->scooched[i],
+               "%s: iteration %u: %u inner iterations and %llu scooched on %s, %u and %llu on %s", what, i + 1,
+               ta->inner[i], (unsigned long long)ta->scooched[i], an, tb->inner[i],
+               (unsigned long long)tb->scooched[i], bn);
+    }
+    uint64_t bad = 0;
+    for (uint32_t m = 0; m < X->order; ++m)
+        for (uint64_t e = 0; e < X->dims[m] * R; ++e) {
+            const double a = ka->factors[m].data[e], b = kb->factors[m].data[e];
+            if (!(fabs(a - b) <= 1e-10 * (fabs(b) > 1e-3 ? fabs(b) : 1e-3)) && bad++ < 3)
+                CHECKF(0, "%s: factor %u entry %llu is %.17g on %s, %.17g on %s", what, m + 1, (unsigned long long)e,
+                       a, an, b, bn);
+        }
+    for (uint64_t r = 0; r < R; ++r)
+        if (!rel_close(ka->lambda[r], kb->lambda[r], 1e-10) && bad++ < 3)
+            CHECKF(0, "%s: lambda %llu is %.17g on %s, %.17g on %s", what, (unsigned long long)r + 1, ka->lambda[r],
+                   an, kb->lambda[r], bn);
+    CHECKF(bad == 0, "%s: %llu factor entries or weights differ between %s and %s", what, (unsigned long long)bad, an,
+           bn);
+}
+
+/* The same start on two GPUs (a context of GPUs 0 and 1) against one GPU's
+ * run and the CPU's. */
+static void compare_two(const char *what, const tf_tensor *X, uint64_t R, uint32_t iters, const tf_ktensor *start,
+                        const trace *tg, const tf_cp_apr_report *rg, const tf_ktensor *kg, const trace *tc,
+                        const tf_cp_apr_report *rc, const tf_ktensor *kc)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = 2;
+    co.devices[0] = 0;
+    co.devices[1] = 1;
+    tf_context *ctx = NULL;
+    CHECK_OK(tf_context_create(&co, &ctx));
+    tf_ktensor k2;
+    trace t2;
+    tf_cp_apr_report r2;
+    const tf_status s = run_in(ctx, X, start, R, iters, TF_BACKEND_GPU, &k2, &t2, &r2);
+    CHECKF(s == TF_OK, "%s: 2 GPUs: %s", what, tf_last_error());
+    if (s == TF_OK) {
+        CHECKF(!strncmp(r2.plan, "2 GPUs", 6), "%s: 2 GPUs: the plan is '%s'", what, r2.plan);
+        same_runs(what, X, R, "2 GPUs", &t2, &r2, &k2, "1 GPU", tg, rg, kg);
+        same_runs(what, X, R, "2 GPUs", &t2, &r2, &k2, "the CPU", tc, rc, kc);
+        printf("%s: log-likelihood %.12g (2 GPUs: %s)\n", what, r2.loglik, r2.plan);
+        tf_ktensor_free(&k2);
+    }
+    tf_context_free(ctx);
+}
+
+/* The same start on one GPU and on the CPU (and, where two GPUs are
+ * there, on both). */
 static void compare_runs(const char *what, const tf_tensor *X, uint64_t R, uint32_t iters, tf_rng *rng)
 {
     tf_ktensor start = positive_ktensor(rng, X->order, X->dims, R, 0);
@@ -194,30 +271,9 @@ static void compare_runs(const char *what, const tf_tensor *X, uint64_t R, uint3
     s = run_on(X, &start, R, iters, TF_BACKEND_CPU, &kc, &tc, &rc);
     CHECKF(s == TF_OK, "%s: CPU: %s", what, tf_last_error());
     if (s == TF_OK) {
-        CHECKF(tg.n == tc.n && rg.iters == rc.iters && rg.converged == rc.converged,
-               "%s: %u outer iterations on the GPU, %u on the CPU", what, tg.n, tc.n);
-        for (uint32_t i = 0; i < tg.n && i < tc.n; ++i) {
-            CHECKF(rel_close(tg.loglik[i], tc.loglik[i], 1e-10), "%s: iteration %u: log-likelihood %.17g, CPU %.17g",
-                   what, i + 1, tg.loglik[i], tc.loglik[i]);
-            CHECKF(rel_close(tg.kkt[i], tc.kkt[i], 1e-10) || fabs(tg.kkt[i] - tc.kkt[i]) <= 1e-13,
-                   "%s: iteration %u: KKT %.17g, CPU %.17g", what, i + 1, tg.kkt[i], tc.kkt[i]);
-            CHECKF(tg.inner[i] == tc.inner[i] && tg.scooched[i] == tc.scooched[i],
-                   "%s: iteration %u: %u inner iterations and %llu scooched, CPU %u and %llu", what, i + 1,
-                   tg.inner[i], (unsigned long long)tg.scooched[i], tc.inner[i], (unsigned long long)tc.scooched[i]);
-        }
-        uint64_t bad = 0;
-        for (uint32_t m = 0; m < X->order; ++m)
-            for (uint64_t e = 0; e < X->dims[m] * R; ++e) {
-                const double a = kg.factors[m].data[e], b = kc.factors[m].data[e];
-                if (!(fabs(a - b) <= 1e-10 * (fabs(b) > 1e-3 ? fabs(b) : 1e-3)) && bad++ < 3)
-                    CHECKF(0, "%s: factor %u entry %llu is %.17g, CPU %.17g", what, m + 1, (unsigned long long)e, a, b);
-            }
-        for (uint64_t r = 0; r < R; ++r)
-            if (!rel_close(kg.lambda[r], kc.lambda[r], 1e-10) && bad++ < 3)
-                CHECKF(0, "%s: lambda %llu is %.17g, CPU %.17g", what, (unsigned long long)r + 1, kg.lambda[r],
-                       kc.lambda[r]);
-        CHECKF(bad == 0, "%s: %llu factor entries or weights differ", what, (unsigned long long)bad);
+        same_runs(what, X, R, "the GPU", &tg, &rg, &kg, "the CPU", &tc, &rc, &kc);
         printf("%s: %u outer iterations, log-likelihood %.12g (GPU) %.12g (CPU)\n", what, tg.n, rg.loglik, rc.loglik);
+        if (tf_gpu_count() >= 2) compare_two(what, X, R, iters, &start, &tg, &rg, &kg, &tc, &rc, &kc);
         tf_ktensor_free(&kc);
     }
     tf_ktensor_free(&kg);
@@ -236,6 +292,12 @@ static void run_cases(tf_rng *rng, int quick)
     compare_runs("planted 4-mode (a mode of length 1) R 4", &X, 4, 10, rng);
     if (!quick) compare_runs("planted 4-mode (a mode of length 1) R 40", &X, 40, 5, rng);
     tf_tensor_free(&X);
+    /* uneven rows: a mode of length 3 (its rows cut 2 + 1 or 1 + 2 over two
+     * GPUs, the heavy row's non-zeros across many chunks) and odd lengths */
+    CHECK_OK(planted_counts(3, (const uint64_t[]){3, 97, 41}, 7000, 3, 24, &X));
+    compare_runs("planted 3-mode (lengths 3, 97, 41) R 7", &X, 7, 8, rng);
+    tf_tensor_free(&X);
+    if (tf_gpu_count() < 2) printf("test_gpu_apr: fewer than 2 GPUs, skipping the 2-GPU runs\n");
     if (quick) return;
     char path[4096];
     const char *dir = getenv("TF_TEST_DATA") && *getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_REPO_DATA;
