@@ -17,7 +17,8 @@
  *   same way (a mode of length 1 leaves one GPU no rows; lengths 3, 97 and
  *   41 cut unevenly);
  * - the device budget: a context whose limit holds nothing fails on the GPU
- *   with TF_ERR_NOMEM naming it, and runs on the CPU under auto, saying why.
+ *   with TF_ERR_NOMEM naming it (CP-APR is not streamed), and runs on the
+ *   CPU under auto, saying why; on two GPUs it fails the same way.
  * --quick: the kernel cases up to rank 40 and the small runs only. Exits
  * 77 without a GPU. */
 #include <math.h>
@@ -330,14 +331,29 @@ static void no_room(tf_rng *rng)
     tf_ktensor K;
     tf_cp_apr_report rep;
     tf_status s = tf_cp_apr(&X, &o, &K, &rep);
-    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR"), "no room on the GPU -> %s \"%s\"",
-           tf_status_name(s), tf_last_error());
+    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR") && strstr(tf_last_error(), "not streamed"),
+           "no room on the GPU -> %s \"%s\"", tf_status_name(s), tf_last_error());
     o.backend = TF_BACKEND_AUTO;
     s = tf_cp_apr(&X, &o, &K, &rep);
     CHECKF(s == TF_OK && !strncmp(rep.plan, "CPU", 3) && strstr(rep.note, "running on the CPU"),
            "no room, auto -> %s, plan '%s', note '%s'", tf_status_name(s), rep.plan, rep.note);
     if (s == TF_OK) tf_ktensor_free(&K);
     tf_context_free(ctx);
+    if (tf_gpu_count() >= 2) { /* two GPUs whose limit holds nothing: a clear failure, no streaming */
+        co.ndevices = 2;
+        co.devices[0] = 0;
+        co.devices[1] = 1;
+        ctx = NULL;
+        CHECK_OK(tf_context_create(&co, &ctx));
+        o.context = ctx;
+        o.backend = TF_BACKEND_GPU;
+        s = tf_cp_apr(&X, &o, &K, &rep);
+        CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "not streamed"), "no room on 2 GPUs -> %s \"%s\"",
+               tf_status_name(s), tf_last_error());
+        if (s == TF_OK) tf_ktensor_free(&K);
+        tf_context_free(ctx);
+        o.backend = TF_BACKEND_AUTO;
+    }
     /* auto without a context: the GPU */
     o.context = NULL;
     s = tf_cp_apr(&X, &o, &K, &rep);
