@@ -16,9 +16,13 @@
  *   src/gpu/apr/multi.cu) and held to the one GPU's and the CPU's runs the
  *   same way (a mode of length 1 leaves one GPU no rows; lengths 3, 97 and
  *   41 cut unevenly);
+ * - streamed copies (pinned host memory, batches through two device
+ *   slots): forced batches of one chunk, three and 1000 non-zeros, and a
+ *   4 MB context that streams by itself, give the resident run's bits
+ *   (tests/hooks/apr_check.cu), ranks 4, 5 and 300, a mode of length 1;
  * - the device budget: a context whose limit holds nothing fails on the GPU
- *   with TF_ERR_NOMEM naming it (CP-APR is not streamed), and runs on the
- *   CPU under auto, saying why; on two GPUs it fails the same way.
+ *   with TF_ERR_NOMEM naming it (not even streamed), and runs on the CPU
+ *   under auto, saying why; on two GPUs (not streamed there) it fails too.
  * --quick: the kernel cases up to rank 40 and the small runs only. Exits
  * 77 without a GPU. */
 #include <math.h>
@@ -311,6 +315,102 @@ static void run_cases(tf_rng *rng, int quick)
     }
 }
 
+/* Runs a and b from the same start: the same bits (log-likelihood and KKT
+ * of every outer iteration, inner iterations, scooches, factors, lambda). */
+static void identical_runs(const char *what, const tf_tensor *X, uint64_t R, const trace *ta, const tf_ktensor *ka,
+                           const trace *tb, const tf_ktensor *kb)
+{
+    int same = ta->n == tb->n;
+    for (uint32_t i = 0; same && i < ta->n; ++i)
+        same = ta->loglik[i] == tb->loglik[i] && (ta->kkt[i] == tb->kkt[i] || (ta->kkt[i] != ta->kkt[i] &&
+                                                                                tb->kkt[i] != tb->kkt[i])) &&
+               ta->inner[i] == tb->inner[i] && ta->scooched[i] == tb->scooched[i];
+    CHECKF(same, "%s: the iterations differ (%u and %u; first log-likelihoods %.17g and %.17g)", what, ta->n, tb->n,
+           ta->n ? ta->loglik[0] : 0.0, tb->n ? tb->loglik[0] : 0.0);
+    for (uint32_t m = 0; m < X->order; ++m)
+        CHECKF(!memcmp(ka->factors[m].data, kb->factors[m].data, X->dims[m] * R * sizeof(double)),
+               "%s: factor %u differs", what, m + 1);
+    CHECKF(!memcmp(ka->lambda, kb->lambda, R * sizeof(double)), "%s: lambda differs", what);
+}
+
+/* The copies streamed from pinned host memory in forced batches (whole
+ * chunks: one chunk, a few, a batch that is not a divisor of the copy)
+ * give the resident run's bits: rows going on across batches (a mode of
+ * length 1 spans all of them), the two-step pass above rank 256, the
+ * log-likelihood's per-chunk sums. Then the trigger: a context whose
+ * limit holds the factors but not the copies streams by itself, the same
+ * bits again. */
+static void streamed_cases(tf_rng *rng, int quick)
+{
+    static const struct {
+        uint32_t order;
+        uint64_t dims[4], nnz, R;
+    } cases[] = {{3, {60, 50, 40}, 8000, 5}, {4, {30, 1, 20, 25}, 6000, 4}, {3, {40, 30, 20}, 5000, 300}};
+    for (size_t ci = 0; ci < COUNT(cases) && !(quick && ci == 2); ++ci) {
+        tf_tensor X;
+        CHECK_OK(planted_counts(cases[ci].order, cases[ci].dims, cases[ci].nnz, 3, 31 + ci, &X));
+        const uint64_t R = cases[ci].R, L = R > 128 ? R / 2 : 64;
+        tf_ktensor start = positive_ktensor(rng, X.order, X.dims, R, 0);
+        tf_ktensor kr;
+        trace tr;
+        tf_cp_apr_report rr;
+        tf_status s = run_on(&X, &start, R, 6, TF_BACKEND_GPU, &kr, &tr, &rr);
+        CHECKF(s == TF_OK, "streamed case %zu: resident: %s", ci, tf_last_error());
+        const uint64_t batches[] = {L, 3 * L, 1000};
+        for (size_t bi = 0; s == TF_OK && bi < COUNT(batches); ++bi) {
+            tf_cp_apr_opts o;
+            tf_cp_apr_opts_default(&o);
+            o.rank = R;
+            o.max_iters = 6;
+            o.init = &start;
+            o.callback = on_iter;
+            trace ts;
+            memset(&ts, 0, sizeof ts);
+            o.user = &ts;
+            tf_ktensor ks;
+            tf_cp_apr_report rs;
+            char what[128];
+            snprintf(what, sizeof what, "streamed: order %u R %llu, batches of %llu", X.order, (unsigned long long)R,
+                     (unsigned long long)batches[bi]);
+            const tf_status t = tf_gpu_check_apr_streamed(&X, &o, batches[bi], &ks, &rs);
+            CHECKF(t == TF_OK, "%s: %s", what, tf_last_error());
+            if (t != TF_OK) continue;
+            CHECKF(strstr(rs.plan, "streamed") != NULL, "%s: the plan is '%s'", what, rs.plan);
+            identical_runs(what, &X, R, &ts, &ks, &tr, &kr);
+            tf_ktensor_free(&ks);
+        }
+        if (s == TF_OK && ci == 0) { /* the trigger: 4 MB hold the factors and two slots, not the copies */
+            tf_tensor Y;
+            CHECK_OK(planted_counts(3, (const uint64_t[]){100, 100, 100}, 200000, 3, 41, &Y));
+            tf_ktensor sy = positive_ktensor(rng, Y.order, Y.dims, 4, 0);
+            tf_ktensor ky, kz;
+            trace ty, tz;
+            tf_cp_apr_report ry, rz;
+            tf_status u = run_on(&Y, &sy, 4, 4, TF_BACKEND_GPU, &ky, &ty, &ry);
+            CHECKF(u == TF_OK && strstr(ry.plan, "streamed") == NULL, "resident 200k: %s (%s)", tf_last_error(),
+                   ry.plan);
+            tf_context_opts co;
+            tf_context_opts_default(&co);
+            co.backend = TF_BACKEND_GPU;
+            co.memory_limit = 4u << 20;
+            tf_context *ctx = NULL;
+            CHECK_OK(tf_context_create(&co, &ctx));
+            const tf_status v = run_in(ctx, &Y, &sy, 4, 4, TF_BACKEND_GPU, &kz, &tz, &rz);
+            CHECKF(v == TF_OK && strstr(rz.plan, "streamed") != NULL, "4 MB: %s, plan '%s'",
+                   v == TF_OK ? "ok" : tf_last_error(), v == TF_OK ? rz.plan : "");
+            if (u == TF_OK && v == TF_OK) identical_runs("streamed by the budget (4 MB)", &Y, 4, &tz, &kz, &ty, &ky);
+            if (v == TF_OK) tf_ktensor_free(&kz);
+            if (u == TF_OK) tf_ktensor_free(&ky);
+            tf_context_free(ctx);
+            tf_ktensor_free(&sy);
+            tf_tensor_free(&Y);
+        }
+        if (s == TF_OK) tf_ktensor_free(&kr);
+        tf_ktensor_free(&start);
+        tf_tensor_free(&X);
+    }
+}
+
 /* A context whose limit holds nothing: the GPU refuses, auto runs on the CPU. */
 static void no_room(tf_rng *rng)
 {
@@ -331,7 +431,7 @@ static void no_room(tf_rng *rng)
     tf_ktensor K;
     tf_cp_apr_report rep;
     tf_status s = tf_cp_apr(&X, &o, &K, &rep);
-    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR") && strstr(tf_last_error(), "not streamed"),
+    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR") && strstr(tf_last_error(), "not even"),
            "no room on the GPU -> %s \"%s\"", tf_status_name(s), tf_last_error());
     o.backend = TF_BACKEND_AUTO;
     s = tf_cp_apr(&X, &o, &K, &rep);
@@ -372,6 +472,7 @@ int main(int argc, char **argv)
     tf_rng_seed(&rng, kt_seed("test_gpu_apr"));
     phi_cases(&rng, quick);
     run_cases(&rng, quick);
+    streamed_cases(&rng, quick);
     if (!quick) no_room(&rng);
     return tf_test_finish("test_gpu_apr");
 }

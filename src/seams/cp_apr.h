@@ -79,10 +79,11 @@ tf_status tf_cpu_cp_apr_backend_create_dist(const tf_tensor *X, const tf_cp_apr_
  * - tf_cuda_cp_apr_backend_create: the whole iteration on the one GPU of
  *   o->context (never NULL here), in double precision: per mode a copy of
  *   the non-zeros grouped by the mode's index, the factors, every mode's
- *   Phi and lambda on the device. TF_ERR_NOMEM (naming the bytes and the
- *   budget) when they do not fit the context's device budget, so that the
- *   front end runs it on the CPU under auto. X borrowed during the call
- *   only.
+ *   Phi and lambda on the device; where the copies do not fit the
+ *   context's device budget they stay in pinned host memory and stream
+ *   through the GPU every pass (the same numbers). TF_ERR_NOMEM (naming
+ *   the bytes and the budget) when not even that fits, so that the front
+ *   end runs it on the CPU under auto. X borrowed during the call only.
  * - tf_cuda_cp_apr_backend_create_multi (src/gpu/apr/multi.cu): over
  *   several GPUs: this process's GPUs are o->context's devices (sh->count
  *   of them) or, with sh->dist, its one GPU of the ranks' run. Each GPU

@@ -31,8 +31,13 @@ uint64_t tf_gpu_apr_passes(const tf_gpu_apr *c);
  * rows [lo, lo + rows) of mode m, their mode-m index shifted down by lo
  * (borrowed during the call; sorted here); then the pass's scratch. Each
  * step checks what it adds against the GPU's budget first (TF_ERR_NOMEM
- * naming it: CP-APR is not streamed). */
+ * naming it). */
 tf_status tf_gpu_apr_setup(tf_gpu_apr *c, tf_gpu_dev *dev, uint32_t order, const uint64_t *dims, uint32_t R);
+/* Streamed copies (before the first add_mode): batch > 0 keeps every
+ * mode's copy in pinned host memory and sends it through the GPU in
+ * batches of that many non-zeros (rounded to whole chunks) each pass; 0:
+ * resident (the default). */
+tf_status tf_gpu_apr_stream(tf_gpu_apr *c, uint64_t batch);
 tf_status tf_gpu_apr_add_mode(tf_gpu_apr *c, uint32_t m, const tf_tensor *nz, uint64_t lo, uint64_t rows);
 tf_status tf_gpu_apr_finish(tf_gpu_apr *c);
 
@@ -57,6 +62,11 @@ tf_status tf_gpu_apr_normalize(tf_gpu_apr *c, uint32_t mode);
 tf_status tf_gpu_apr_model_sum(tf_gpu_apr *c, double *model);
 tf_status tf_gpu_apr_result(tf_gpu_apr *c, tf_ktensor *out);
 
+/* The one-GPU backend of X on o->context's GPU (tf_cuda_cp_apr_backend_create
+ * is stream_batch 0: resident where the copies fit, else streamed in the
+ * largest batches the budget allows; the tests force batches > 0). */
+tf_status tf_gpu_apr_backend_make(const tf_tensor *X, const tf_cp_apr_opts *o, uint64_t stream_batch,
+                                  tf_cp_apr_backend *out);
 /* Fills mode `mode`'s Phi and the pass's edge rows of a backend made by
  * tf_cuda_cp_apr_backend_create with NaN (a test's poison before a pass). */
 tf_status tf_gpu_apr_poison(void *ctx, uint32_t mode);

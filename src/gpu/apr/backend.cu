@@ -40,7 +40,18 @@
  * scooch, the passes (B read at A_n + lo R), Phi, the KKT violation and the
  * multiplication cover those rows alone; every factor is whole on every GPU
  * (the column 1-norms, the normalisation and the model's sum read it all).
- * One GPU is the case lo = 0, rows = the mode's length. */
+ * One GPU is the case lo = 0, rows = the mode's length.
+ *
+ * Streamed (one GPU, when the copies do not fit its budget; batch > 0):
+ * every mode's copy sorted into pinned host memory instead, and each pass
+ * (Phi, the log-likelihood's) sends it through two device slots of `batch`
+ * non-zeros -- whole chunks -- on the side stream, a batch's upload beside
+ * the kernels of the one before (events: a slot is refilled once the
+ * kernels that read it are done). A batch's kernels get its first chunk's
+ * place in the copy (q0: the edge rows and the per-chunk sums are the
+ * copy's) and the mode index just before and after it (a row that goes on
+ * across batches goes to the edge rows as across chunks), so every chunk,
+ * edge row and merge is the resident pass's: the same bits. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +70,7 @@
 #define APR_FUSED_RANK 256   /* up to here one pass (8 columns a lane) */
 #define APR_SLAB_ROWS 1024   /* rows per block of the column sums     */
 #define APR_MAX_BLOCKS 1024  /* blocks of the KKT reduction           */
+#define APR_STREAM_BATCH ((uint64_t)1 << 25) /* non-zeros a streamed batch at most */
 
 namespace {
 
@@ -81,6 +93,12 @@ struct apr_args {
     uint64_t nnz, nchunks;
     uint32_t order, mode, R, C, L;
     double eps;
+    /* streamed: these non-zeros are a batch of the mode's copy, whose first
+     * chunk is chunk q0 of the copy (the edge rows and the per-chunk sums
+     * are the copy's: indexed q0 + q), and the mode index just before and
+     * after the batch where there is one (has_*: 0 on one resident pass) */
+    uint64_t q0;
+    uint32_t key_before, key_after, has_before, has_after;
 };
 
 __device__ __forceinline__ double max_nan(double m, double x)
@@ -104,8 +122,8 @@ __device__ __forceinline__ chunk_rows chunk_of(const apr_args &a, uint64_t q)
     c.k1 = c.k0 + a.L < a.nnz ? c.k0 + a.L : a.nnz;
     c.first = __ldg(row + c.k0);
     c.last = __ldg(row + c.k1 - 1);
-    c.from_prev = c.k0 > 0 && __ldg(row + c.k0 - 1) == c.first;
-    c.into_next = c.k1 < a.nnz && __ldg(row + c.k1) == c.last;
+    c.from_prev = c.k0 > 0 ? __ldg(row + c.k0 - 1) == c.first : a.has_before && a.key_before == c.first;
+    c.into_next = c.k1 < a.nnz ? __ldg(row + c.k1) == c.last : a.has_after && a.key_after == c.last;
     return c;
 }
 
@@ -134,8 +152,8 @@ __global__ void __launch_bounds__(APR_THREADS) apr_phi_kernel(apr_args a)
         const bool on = live && j < ch.k1;
         const uint32_t i = on ? __ldg(row + j) : cur;
         if (i != cur) { /* cur is finished: its sums to Phi or an edge row */
-            double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * q * R
-                          : cur == ch.last && ch.into_next ? a.edges + (2 * q + 1) * R
+            double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * (a.q0 + q) * R
+                          : cur == ch.last && ch.into_next ? a.edges + (2 * (a.q0 + q) + 1) * R
                                                            : a.Phi + (uint64_t)cur * R;
 #pragma unroll
             for (int s = 0; s < S; ++s) {
@@ -182,8 +200,8 @@ __global__ void __launch_bounds__(APR_THREADS) apr_phi_kernel(apr_args a)
         }
     }
     if (live) {
-        double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * q * R
-                      : cur == ch.last && ch.into_next ? a.edges + (2 * q + 1) * R
+        double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * (a.q0 + q) * R
+                      : cur == ch.last && ch.into_next ? a.edges + (2 * (a.q0 + q) + 1) * R
                                                        : a.Phi + (uint64_t)cur * R;
 #pragma unroll
         for (int s = 0; s < S; ++s) {
@@ -235,7 +253,7 @@ __global__ void __launch_bounds__(APR_THREADS) apr_model_kernel(apr_args a)
             }
         }
     }
-    if (LOGLIK && live && c == 0) a.out[q] = sum;
+    if (LOGLIK && live && c == 0) a.out[a.q0 + q] = sum;
 }
 
 /* Every row that crosses chunks: tail(b0) + the heads of b0 + 1 .. b1. A
@@ -381,6 +399,10 @@ struct apr_mode {
     apr_cross *cross = nullptr;
     uint64_t ncross = 0;
     uint64_t nnz = 0, nchunks = 0, lo = 0, rows = 0;
+    /* streamed: the copy in pinned host memory instead (one block) */
+    void *h_block = nullptr;
+    uint32_t *h_ind[TF_GPU_MAX_ORDER] = {nullptr};
+    double *h_vals = nullptr;
 };
 
 struct tf_gpu_apr {
@@ -396,16 +418,36 @@ struct tf_gpu_apr {
     std::vector<double> h_lambda;
     bool started = false;
     uint64_t passes = 0;
+    /* Streamed (batch > 0): every mode's copy in pinned host memory, sent
+     * through two device slots of `batch` non-zeros (whole chunks) on the
+     * side stream, a slot refilled once the work stream's kernels of its
+     * last batch are done (consumed), a batch's kernels run once it is in
+     * (uploaded). */
+    uint64_t batch = 0;
+    uint32_t *s_ind[2][TF_GPU_MAX_ORDER] = {{nullptr}};
+    double *s_vals[2] = {nullptr};
+    cudaEvent_t uploaded[2] = {nullptr}, consumed[2] = {nullptr};
 
     ~tf_gpu_apr()
     {
         if (dev && dev->device >= 0) cudaSetDevice(dev->device);
+        if (batch && dev) { /* streamed (one GPU): nothing reads a slot or a host copy after */
+            cudaStreamSynchronize(dev->stream);
+            cudaStreamSynchronize(dev->side);
+        }
         for (uint32_t m = 0; m < TF_GPU_MAX_ORDER; ++m) {
             for (uint32_t k = 0; k < TF_GPU_MAX_ORDER; ++k) tf_gpu_free(md[m].ind[k]);
             tf_gpu_free(md[m].vals);
             tf_gpu_free(md[m].cross);
+            if (md[m].h_block) cudaFreeHost(md[m].h_block);
             tf_gpu_free(A[m]);
             tf_gpu_free(Phi[m]);
+        }
+        for (int s = 0; s < 2; ++s) {
+            for (uint32_t k = 0; k < TF_GPU_MAX_ORDER; ++k) tf_gpu_free(s_ind[s][k]);
+            tf_gpu_free(s_vals[s]);
+            if (uploaded[s]) cudaEventDestroy(uploaded[s]);
+            if (consumed[s]) cudaEventDestroy(consumed[s]);
         }
         double *bufs[] = {lambda, edges, v, part, colsum, scalar};
         for (double *b : bufs) tf_gpu_free(b);
@@ -456,10 +498,47 @@ apr_args args_of(const gpu_apr *c, uint32_t mode)
     return a;
 }
 
-/* Blocks of APR_THREADS for one group of C lanes per chunk of mode's copy. */
-unsigned chunk_blocks(const gpu_apr *c, uint32_t mode)
+/* Blocks of APR_THREADS for one group of C lanes per chunk. */
+unsigned chunk_blocks(const gpu_apr *c, uint64_t nchunks)
 {
-    return (unsigned)((c->md[mode].nchunks * c->C + APR_THREADS - 1) / APR_THREADS);
+    return (unsigned)((nchunks * c->C + APR_THREADS - 1) / APR_THREADS);
+}
+
+/* fn(a, blocks) over the non-zeros of mode's copy (at least one): resident,
+ * once over all of it; streamed, once per batch of c->batch non-zeros
+ * (whole chunks, so every chunk is the resident pass's), each copied from
+ * pinned host memory into a device slot on the side stream beside the
+ * kernels of the batch before. Queued only: the host waits for nothing. */
+template <class Fn> tf_status over_copy(gpu_apr *c, uint32_t mode, Fn &&fn)
+{
+    const apr_mode &md = c->md[mode];
+    apr_args a = args_of(c, mode);
+    if (!c->batch) return fn(a, chunk_blocks(c, md.nchunks));
+    const cudaStream_t st = c->dev->stream, side = c->dev->side;
+    const uint32_t *keys = md.h_ind[mode];
+    for (uint64_t k0 = 0, b = 0; k0 < md.nnz; k0 += c->batch, ++b) {
+        const int s = (int)(b & 1);
+        const uint64_t n = std::min<uint64_t>(c->batch, md.nnz - k0);
+        TF_CU(cudaStreamWaitEvent(side, c->consumed[s], 0)); /* the slot's last batch is done */
+        for (uint32_t k = 0; k < c->order; ++k) {
+            TF_CU(cudaMemcpyAsync(c->s_ind[s][k], md.h_ind[k] + k0, n * sizeof(uint32_t), cudaMemcpyHostToDevice, side));
+            a.ind[k] = c->s_ind[s][k];
+        }
+        TF_CU(cudaMemcpyAsync(c->s_vals[s], md.h_vals + k0, n * sizeof(double), cudaMemcpyHostToDevice, side));
+        TF_CU(cudaEventRecord(c->uploaded[s], side));
+        TF_CU(cudaStreamWaitEvent(st, c->uploaded[s], 0));
+        a.vals = c->s_vals[s];
+        a.nnz = n;
+        a.nchunks = (n + c->L - 1) / c->L;
+        a.q0 = k0 / c->L; /* k0: a multiple of batch, itself of L */
+        a.has_before = k0 > 0;
+        a.key_before = k0 > 0 ? keys[k0 - 1] : 0;
+        a.has_after = k0 + n < md.nnz;
+        a.key_after = k0 + n < md.nnz ? keys[k0 + n] : 0;
+        TF_TRY(fn(a, chunk_blocks(c, a.nchunks)));
+        TF_CU(cudaEventRecord(c->consumed[s], st));
+    }
+    return TF_OK;
 }
 
 /* Column 1-norms of A (I x R) into out (device, R). */
@@ -482,31 +561,31 @@ tf_status phi_pass(gpu_apr *c, uint32_t mode, double eps)
     const uint32_t R = c->R;
     TF_CU(cudaMemsetAsync(c->Phi[mode], 0, c->entries(mode) * sizeof(double), st));
     if (c->md[mode].nnz == 0) return TF_OK;
-    apr_args a = args_of(c, mode);
-    a.Phi = c->Phi[mode];
-    a.edges = c->edges;
-    a.eps = eps;
-    const unsigned blocks = chunk_blocks(c, mode);
-    TF_TRY(tf_with_order(c->order, [&](auto ord) -> tf_status {
-        constexpr int ORDER = decltype(ord)::value;
-        if (R > APR_FUSED_RANK) { /* the weights first, then the sums in slabs of 256 columns */
-            a.out = c->v;
-            apr_model_kernel<ORDER, false><<<blocks, APR_THREADS, 0, st>>>(a);
-            TF_CU_LAUNCH("apr_model_kernel");
-            a.v = c->v;
-            const unsigned slabs = (R + APR_FUSED_RANK - 1) / APR_FUSED_RANK;
-            apr_phi_kernel<ORDER, 8, true><<<dim3(blocks, slabs), APR_THREADS, 0, st>>>(a);
-        } else if (R > 128) {
-            apr_phi_kernel<ORDER, 8, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        } else if (R > 64) {
-            apr_phi_kernel<ORDER, 4, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        } else if (R > 32) {
-            apr_phi_kernel<ORDER, 2, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        } else {
-            apr_phi_kernel<ORDER, 1, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        }
-        TF_CU_LAUNCH("apr_phi_kernel");
-        return TF_OK;
+    TF_TRY(over_copy(c, mode, [&](apr_args a, unsigned blocks) -> tf_status {
+        a.Phi = c->Phi[mode];
+        a.edges = c->edges;
+        a.eps = eps;
+        return tf_with_order(c->order, [&](auto ord) -> tf_status {
+            constexpr int ORDER = decltype(ord)::value;
+            if (R > APR_FUSED_RANK) { /* the weights first, then the sums in slabs of 256 columns */
+                a.out = c->v;
+                apr_model_kernel<ORDER, false><<<blocks, APR_THREADS, 0, st>>>(a);
+                TF_CU_LAUNCH("apr_model_kernel");
+                a.v = c->v;
+                const unsigned slabs = (R + APR_FUSED_RANK - 1) / APR_FUSED_RANK;
+                apr_phi_kernel<ORDER, 8, true><<<dim3(blocks, slabs), APR_THREADS, 0, st>>>(a);
+            } else if (R > 128) {
+                apr_phi_kernel<ORDER, 8, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            } else if (R > 64) {
+                apr_phi_kernel<ORDER, 4, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            } else if (R > 32) {
+                apr_phi_kernel<ORDER, 2, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            } else {
+                apr_phi_kernel<ORDER, 1, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            }
+            TF_CU_LAUNCH("apr_phi_kernel");
+            return TF_OK;
+        });
     }));
     const apr_mode &md = c->md[mode];
     if (md.ncross) {
@@ -572,9 +651,50 @@ tf_status room_for(const gpu_apr *c, uint64_t bytes, const char *what)
     if (bytes > budget)
         return tf_fail(TF_ERR_NOMEM,
                        "GPU CP-APR on GPU %d: %s (%llu bytes) does not fit the %llu bytes the GPU has left for it "
-                       "(CP-APR is not streamed past GPU memory: more GPUs, or --device cpu)",
+                       "(over several GPUs CP-APR is not streamed: more GPUs, one GPU, or --device cpu)",
                        c->dev->device, what, (unsigned long long)bytes, (unsigned long long)budget);
     return TF_OK;
+}
+
+/* Mode m's crossing rows (of its sorted index, keys) to the device. */
+tf_status send_cross(gpu_apr *c, uint32_t m, const uint32_t *keys)
+{
+    apr_mode &md = c->md[m];
+    std::vector<apr_cross> cross;
+    if (md.nnz) crossing_rows(keys, md.nnz, c->L, cross);
+    md.ncross = cross.size();
+    if (!md.ncross) return TF_OK;
+    TF_TRY(tf_gpu_alloc(&md.cross, md.ncross, "CP-APR crossing rows"));
+    TF_TRY(tf_gpu_h2d_staged(c->dev, md.cross, cross.data(), md.ncross * sizeof(apr_cross), c->dev->stream));
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
+/* Streamed: mode m's copy sorted straight into pinned host memory (its
+ * index arrays, then the values, in one block). */
+tf_status add_host_copy(gpu_apr *c, uint32_t m, const tf_tensor *nz)
+{
+    apr_mode &md = c->md[m];
+    const uint32_t N = c->order;
+    const uint64_t nnz = nz->nnz, ibytes = (N * nnz * sizeof(uint32_t) + 7) & ~(uint64_t)7;
+    if (nnz) {
+        const cudaError_t e = cudaHostAlloc(&md.h_block, ibytes + nnz * sizeof(double), cudaHostAllocDefault);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            md.h_block = nullptr;
+            return tf_fail(TF_ERR_NOMEM, "GPU CP-APR, streamed: %llu bytes of pinned host memory for a mode's copy "
+                                         "of the non-zeros could not be had (%s)",
+                           (unsigned long long)(ibytes + nnz * sizeof(double)), cudaGetErrorString(e));
+        }
+        for (uint32_t k = 0; k < N; ++k) md.h_ind[k] = (uint32_t *)md.h_block + (uint64_t)k * nnz;
+        md.h_vals = (double *)((char *)md.h_block + ibytes);
+    }
+    std::vector<uint64_t> perm;
+    sort_by_mode(nz, m, perm);
+    for (uint32_t k = 0; k < N; ++k)
+        for (uint64_t j = 0; j < nnz; ++j) md.h_ind[k][j] = nz->ind[k][perm[j]];
+    for (uint64_t j = 0; j < nnz; ++j) md.h_vals[j] = nz->vals[perm[j]];
+    return send_cross(c, m, md.h_ind[m]);
 }
 
 } // namespace
@@ -633,6 +753,14 @@ tf_status tf_gpu_apr_setup(tf_gpu_apr *c, tf_gpu_dev *dev, uint32_t order, const
     return TF_OK;
 }
 
+tf_status tf_gpu_apr_stream(tf_gpu_apr *c, uint64_t batch)
+{
+    if (c->order == 0 || c->md[0].h_block || c->md[0].ind[0] || c->edges)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: streaming is chosen before the copies are made");
+    c->batch = batch ? std::max<uint64_t>(batch / c->L, 1) * c->L : 0; /* whole chunks */
+    return TF_OK;
+}
+
 tf_status tf_gpu_apr_add_mode(tf_gpu_apr *c, uint32_t m, const tf_tensor *nz, uint64_t lo, uint64_t rows)
 {
     if (m >= c->order || !nz || nz->order != c->order || lo + rows > c->dims[m] || (nz->nnz && nz->dims[m] < rows))
@@ -647,17 +775,18 @@ tf_status tf_gpu_apr_add_mode(tf_gpu_apr *c, uint32_t m, const tf_tensor *nz, ui
     md.nchunks = (nnz + c->L - 1) / c->L;
     c->maxnnz = std::max(c->maxnnz, nnz);
     c->maxchunks = std::max(c->maxchunks, md.nchunks);
-    TF_TRY(room_for(c, nnz * (N * sizeof(uint32_t) + sizeof(double)) + std::max<uint64_t>(rows, 1) * R * sizeof(double) +
+    const uint64_t copy = nnz * (N * sizeof(uint32_t) + sizeof(double));
+    TF_TRY(room_for(c, (c->batch ? 0 : copy) + std::max<uint64_t>(rows, 1) * R * sizeof(double) +
                            md.nchunks * sizeof(apr_cross),
-                    "a copy of the non-zeros by a mode's rows and its Phi"));
+                    c->batch ? "a mode's Phi" : "a copy of the non-zeros by a mode's rows and its Phi"));
     TF_TRY(tf_gpu_alloc(&c->Phi[m], std::max<uint64_t>(rows, 1) * R, "CP-APR Phi"));
+    if (c->batch) return add_host_copy(c, m, nz);
     /* the stable sort, the copy gathered into one host buffer an index
      * array at a time and sent up (the staging returns once it may be reused) */
     const cudaStream_t st = c->dev->stream;
     std::vector<uint64_t> perm;
     std::vector<uint32_t> ibuf(nnz), keys(nnz);
     std::vector<double> vbuf(nnz);
-    std::vector<apr_cross> cross;
     sort_by_mode(nz, m, perm);
     for (uint32_t k = 0; k < N; ++k) {
         uint32_t *h = k == m ? keys.data() : ibuf.data();
@@ -668,14 +797,8 @@ tf_status tf_gpu_apr_add_mode(tf_gpu_apr *c, uint32_t m, const tf_tensor *nz, ui
     for (uint64_t j = 0; j < nnz; ++j) vbuf[j] = nz->vals[perm[j]];
     TF_TRY(tf_gpu_alloc(&md.vals, nnz, "CP-APR sorted values"));
     TF_TRY(tf_gpu_h2d_staged(c->dev, md.vals, vbuf.data(), nnz * sizeof(double), st));
-    if (nnz) crossing_rows(keys.data(), nnz, c->L, cross);
-    md.ncross = cross.size();
-    if (md.ncross) {
-        TF_TRY(tf_gpu_alloc(&md.cross, md.ncross, "CP-APR crossing rows"));
-        TF_TRY(tf_gpu_h2d_staged(c->dev, md.cross, cross.data(), md.ncross * sizeof(apr_cross), st));
-    }
     TF_CU(cudaStreamSynchronize(st)); /* this GPU's own copies only */
-    return TF_OK;
+    return send_cross(c, m, keys.data());
 }
 
 tf_status tf_gpu_apr_finish(tf_gpu_apr *c)
@@ -684,12 +807,22 @@ tf_status tf_gpu_apr_finish(tf_gpu_apr *c)
     const uint32_t R = c->R;
     const uint64_t slabs = (c->maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
     c->npart = std::max<uint64_t>({c->maxchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
-    const uint64_t nv = R > APR_FUSED_RANK ? c->maxnnz : 0;
-    TF_TRY(room_for(c, (std::max<uint64_t>(2 * c->maxchunks * R, 1) + nv + c->npart) * sizeof(double),
-                    "the pass's scratch"));
+    const uint64_t each = c->batch ? std::min(c->batch, c->maxnnz) : c->maxnnz; /* non-zeros a pass's kernel sees */
+    const uint64_t nv = R > APR_FUSED_RANK ? each : 0;
+    const uint64_t slots = c->batch ? 2 * each * (c->order * sizeof(uint32_t) + sizeof(double)) : 0;
+    TF_TRY(room_for(c, (std::max<uint64_t>(2 * c->maxchunks * R, 1) + nv + c->npart) * sizeof(double) + slots,
+                    c->batch ? "the pass's scratch and the two slots of streamed non-zeros" : "the pass's scratch"));
     TF_TRY(tf_gpu_alloc(&c->edges, std::max<uint64_t>(2 * c->maxchunks * R, 1), "CP-APR edge rows"));
     if (nv) TF_TRY(tf_gpu_alloc(&c->v, nv, "CP-APR weights"));
     TF_TRY(tf_gpu_alloc(&c->part, c->npart, "CP-APR partial sums"));
+    if (c->batch) {
+        for (int s = 0; s < 2; ++s) {
+            for (uint32_t k = 0; k < c->order; ++k) TF_TRY(tf_gpu_alloc(&c->s_ind[s][k], each, "CP-APR streamed indices"));
+            TF_TRY(tf_gpu_alloc(&c->s_vals[s], each, "CP-APR streamed values"));
+            TF_CU(cudaEventCreateWithFlags(&c->uploaded[s], cudaEventDisableTiming));
+            TF_CU(cudaEventCreateWithFlags(&c->consumed[s], cudaEventDisableTiming));
+        }
+    }
     return TF_OK;
 }
 
@@ -782,15 +915,15 @@ tf_status tf_gpu_apr_loglik_async(tf_gpu_apr *c)
         return TF_OK;
     }
     /* x log m over mode 1's copy, a sum per chunk, then the chunks' */
-    apr_args a = args_of(c, 0);
-    a.w = c->lambda;
-    a.out = c->part;
-    const unsigned blocks = chunk_blocks(c, 0);
-    TF_TRY(tf_with_order(c->order, [&](auto ord) -> tf_status {
-        constexpr int ORDER = decltype(ord)::value;
-        apr_model_kernel<ORDER, true><<<blocks, APR_THREADS, 0, st>>>(a);
-        TF_CU_LAUNCH("apr_model_kernel");
-        return TF_OK;
+    TF_TRY(over_copy(c, 0, [&](apr_args a, unsigned blocks) -> tf_status {
+        a.w = c->lambda;
+        a.out = c->part;
+        return tf_with_order(c->order, [&](auto ord) -> tf_status {
+            constexpr int ORDER = decltype(ord)::value;
+            apr_model_kernel<ORDER, true><<<blocks, APR_THREADS, 0, st>>>(a);
+            TF_CU_LAUNCH("apr_model_kernel");
+            return TF_OK;
+        });
     }));
     apr_reduce_kernel<false><<<1, APR_THREADS, 0, st>>>(c->part, c->md[0].nchunks, c->scalar);
     TF_CU_LAUNCH("apr_reduce_kernel");
@@ -909,7 +1042,8 @@ const tf_cp_apr_backend_ops gpu_ops = {op_init, op_begin_mode, op_phi, op_multip
 
 /* The whole of X on one GPU: what it holds, against the budget first (one
  * message naming every part), then the state with every mode's copy. */
-tf_status build(gpu_apr *c, tf_gpu_dev *dev, const tf_tensor *X, const tf_cp_apr_opts *o, char *desc, size_t desc_len)
+tf_status build(gpu_apr *c, tf_gpu_dev *dev, const tf_tensor *X, const tf_cp_apr_opts *o, uint64_t force,
+                char *desc, size_t desc_len)
 {
     const uint32_t N = X->order, R = (uint32_t)o->rank, L = chunk_len(R);
     const uint64_t nchunks = (X->nnz + L - 1) / L;
@@ -920,25 +1054,41 @@ tf_status build(gpu_apr *c, tf_gpu_dev *dev, const tf_tensor *X, const tf_cp_apr
     }
     const uint64_t slabs = (maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
     const uint64_t npart = std::max<uint64_t>({nchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
-    const uint64_t copies = (uint64_t)N * X->nnz * (N * sizeof(uint32_t) + sizeof(double));
+    const uint64_t per_nnz = N * sizeof(uint32_t) + sizeof(double);
+    const uint64_t copies = (uint64_t)N * X->nnz * per_nnz;
     const uint64_t dense = (2 * sumdims * R + R + (uint64_t)N * R) * sizeof(double); /* factors and Phi */
     const uint64_t scratch = (2 * nchunks * R + (R > APR_FUSED_RANK ? X->nnz : 0) + npart + 1) * sizeof(double) +
                              nchunks * sizeof(apr_cross) * 2;
     uint64_t budget = 0;
     TF_TRY(tf_gpu_dev_use(dev));
     TF_TRY(tf_gpu_budget(dev, &budget));
-    if (copies + dense + scratch > budget)
-        return tf_fail(TF_ERR_NOMEM,
-                       "GPU CP-APR: the %u copies of the non-zeros (one per mode, %llu bytes), the factors and Phi "
-                       "(%llu bytes) and the pass's scratch (%llu bytes) do not fit the %llu bytes the GPU has for them "
-                       "(CP-APR is not streamed past GPU memory: --gpus N, or --device cpu)",
-                       N, (unsigned long long)copies, (unsigned long long)dense, (unsigned long long)scratch,
-                       (unsigned long long)budget);
+    uint64_t batch = force;
+    if (!force && copies + dense + scratch > budget) {
+        /* streamed: the copies in pinned host memory, two device slots of a
+         * batch of non-zeros each (a tenth of the room left as a margin) */
+        const uint64_t fixed =
+            dense + (2 * nchunks * R + npart + 1) * sizeof(double) + nchunks * sizeof(apr_cross) * N;
+        const uint64_t slot = 2 * per_nnz + (R > APR_FUSED_RANK ? sizeof(double) : 0);
+        const uint64_t room = budget > fixed ? (budget - fixed) / 10 * 9 : 0;
+        batch = std::min<uint64_t>(room / slot, APR_STREAM_BATCH) / L * L;
+        if (batch < L)
+            return tf_fail(TF_ERR_NOMEM,
+                           "GPU CP-APR: the %u copies of the non-zeros (one per mode, %llu bytes), the factors and "
+                           "Phi (%llu bytes) and the pass's scratch (%llu bytes) do not fit the %llu bytes the GPU "
+                           "has for them, not even with the copies streamed from host memory",
+                           N, (unsigned long long)copies, (unsigned long long)dense, (unsigned long long)scratch,
+                           (unsigned long long)budget);
+    }
     TF_TRY(tf_gpu_apr_setup(c, dev, N, X->dims, R));
+    TF_TRY(tf_gpu_apr_stream(c, batch));
     for (uint32_t m = 0; m < N; ++m) TF_TRY(tf_gpu_apr_add_mode(c, m, X, 0, X->dims[m]));
     TF_TRY(tf_gpu_apr_finish(c));
-    snprintf(desc, desc_len, "GPU %d, fp64, the non-zeros by each mode's rows (%u copies, %.1f MB)", dev->device, N,
-             (double)copies / 1e6);
+    if (c->batch)
+        snprintf(desc, desc_len, "GPU %d, fp64, %u copies of the non-zeros (%.1f MB) streamed from host, %llu a batch",
+                 dev->device, N, (double)copies / 1e6, (unsigned long long)c->batch);
+    else
+        snprintf(desc, desc_len, "GPU %d, fp64, the non-zeros by each mode's rows (%u copies, %.1f MB)", dev->device,
+                 N, (double)copies / 1e6);
     return TF_OK;
 }
 
@@ -962,8 +1112,8 @@ tf_status tf_gpu_apr_get_phi(void *ctx, uint32_t mode, double *phi)
     return tf_gpu_get_values<double>(phi, c->Phi[mode], c->entries(mode), c->dev->stream);
 }
 
-extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, const tf_cp_apr_opts *o,
-                                                        tf_cp_apr_backend *out)
+tf_status tf_gpu_apr_backend_make(const tf_tensor *X, const tf_cp_apr_opts *o, uint64_t stream_batch,
+                                  tf_cp_apr_backend *out)
 {
     memset(out, 0, sizeof *out);
     if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: missing tensor or options");
@@ -977,7 +1127,7 @@ extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, cons
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-APR backend");
     tf_gpu_dev *dev = nullptr;
     tf_status s = tf_gpu_dev_of(o->context, &dev);
-    if (s == TF_OK) s = build(c, dev, X, o, out->plan_desc, sizeof out->plan_desc);
+    if (s == TF_OK) s = build(c, dev, X, o, stream_batch, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {
         tf_gpu_apr_delete(c);
         memset(out, 0, sizeof *out);
@@ -986,4 +1136,10 @@ extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, cons
     out->ops = &gpu_ops;
     out->ctx = c;
     return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, const tf_cp_apr_opts *o,
+                                                        tf_cp_apr_backend *out)
+{
+    return tf_gpu_apr_backend_make(X, o, 0, out);
 }
