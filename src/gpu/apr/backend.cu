@@ -651,8 +651,10 @@ tf_status room_for(const gpu_apr *c, uint64_t bytes, const char *what)
     if (bytes > budget)
         return tf_fail(TF_ERR_NOMEM,
                        "GPU CP-APR on GPU %d: %s (%llu bytes) does not fit the %llu bytes the GPU has left for it "
-                       "(over several GPUs CP-APR is not streamed: more GPUs, one GPU, or --device cpu)",
-                       c->dev->device, what, (unsigned long long)bytes, (unsigned long long)budget);
+                       "(%s)",
+                       c->dev->device, what, (unsigned long long)bytes, (unsigned long long)budget,
+                       c->batch ? "not even with the copies streamed from host memory"
+                                : "over several GPUs CP-APR is not streamed: more GPUs, one GPU, or --device cpu");
     return TF_OK;
 }
 
