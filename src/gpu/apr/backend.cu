@@ -1075,9 +1075,9 @@ tf_status build(gpu_apr *c, tf_gpu_dev *dev, const tf_tensor *X, const tf_cp_apr
         batch = std::min<uint64_t>(room / slot, APR_STREAM_BATCH) / L * L;
         if (batch < L)
             return tf_fail(TF_ERR_NOMEM,
-                           "GPU CP-APR: the %u copies of the non-zeros (one per mode, %llu bytes), the factors and "
-                           "Phi (%llu bytes) and the pass's scratch (%llu bytes) do not fit the %llu bytes the GPU "
-                           "has for them, not even with the copies streamed from host memory",
+                           "GPU CP-APR: %u copies of the non-zeros (%llu bytes), the factors and Phi (%llu bytes) "
+                           "and scratch (%llu bytes) do not fit the GPU's %llu bytes, not even streamed from host "
+                           "memory",
                            N, (unsigned long long)copies, (unsigned long long)dense, (unsigned long long)scratch,
                            (unsigned long long)budget);
     }
