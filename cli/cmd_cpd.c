@@ -40,8 +40,10 @@ static const char help[] =
     "                       every mode's is below --tol at its first inner\n"
     "                       iteration. With apr, -i is the outer iterations (default\n"
     "                       1000) and --tol the KKT tolerance (default 1e-4); on one\n"
-    "                       GPU (fp64; auto where one is present) or the CPU (also\n"
-    "                       on MPI ranks); not on several GPUs or GPU ranks yet\n"
+    "                       GPU (fp64; auto where one is present), several (--gpus)\n"
+    "                       or the CPU, also on MPI ranks (CPU or GPU); one GPU\n"
+    "                       streams the copies of the non-zeros from host memory when\n"
+    "                       they do not fit it\n"
     "      --inner N        apr: multiplicative updates per mode and outer iteration\n"
     "                       at most (default 10)\n"
     "      --kappa K        apr: the offset that moves a factor entry off zero where\n"
@@ -578,12 +580,6 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
                           run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
         goto done;
     }
-    if (run.apr.on && (run.gpus.n > 1 || run.gpus.all ||
-                       (size > 1 && (run.opts.backend == TF_BACKEND_GPU || run.gpus.n)))) { /* costs no read */
-        rc = cli_fail_all("cpd: CP-APR is not available on %s yet (one GPU or the CPU runs it: --device cpu)",
-                          run.gpus.n > 1 || run.gpus.all ? "several GPUs" : "GPUs of MPI ranks");
-        goto done;
-    }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
         goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks
@@ -607,7 +603,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if (!run.apr.on) warn_rank(&run.t, o->rank);
     if (run.gpus.n || run.gpus.all) o->backend = TF_BACKEND_GPU;
     choose_device(o);
-    if (run.apr.on) run.apr.opts.backend = o->backend; /* one GPU or the CPU (the plan line says which) */
+    if (run.apr.on) run.apr.opts.backend = o->backend; /* the GPU(s) or the CPU (the plan line says which) */
     if ((rc = cli_run_context_ranks(o->backend, o->device, &run.gpus, o->threads, run.memory_limit, size > 1,
                                     "--device", &ctx)))
         goto done;

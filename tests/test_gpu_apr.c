@@ -11,9 +11,18 @@
  *   1e-10 relative, the inner iteration counts and scooches equal, the
  *   final factors and lambda within 1e-10; planted Poisson tensors of 3 and
  *   4 modes (one of length 1), ranks 1, 5 and 40, and a real count tensor
- *   (uber-apr14 from $TF_TEST_DATA, else the repository's data/);
+ *   (uber-apr14 from $TF_TEST_DATA, else the repository's data/); where
+ *   two GPUs are there, each run again on both (a context of GPUs 0 and 1:
+ *   src/gpu/apr/multi.cu) and held to the one GPU's and the CPU's runs the
+ *   same way (a mode of length 1 leaves one GPU no rows; lengths 3, 97 and
+ *   41 cut unevenly);
+ * - streamed copies (pinned host memory, batches through two device
+ *   slots): forced batches of one chunk, three and 1000 non-zeros, and a
+ *   4 MB context that streams by itself, give the resident run's bits
+ *   (tests/hooks/apr_check.cu), ranks 4, 5 and 300, a mode of length 1;
  * - the device budget: a context whose limit holds nothing fails on the GPU
- *   with TF_ERR_NOMEM naming it, and runs on the CPU under auto, saying why.
+ *   with TF_ERR_NOMEM naming it (not even streamed), and runs on the CPU
+ *   under auto, saying why; on two GPUs (not streamed there) it fails too.
  * --quick: the kernel cases up to rank 40 and the small runs only. Exits
  * 77 without a GPU. */
 #include <math.h>
@@ -163,8 +172,8 @@ static int rel_close(double a, double b, double tol)
     return fabs(a - b) <= tol * m + 1e-300;
 }
 
-static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters, tf_backend be,
-                        tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
+static tf_status run_in(tf_context *ctx, const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters,
+                        tf_backend be, tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
 {
     tf_cp_apr_opts o;
     tf_cp_apr_opts_default(&o);
@@ -172,12 +181,85 @@ static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R,
     o.max_iters = iters;
     o.init = start;
     o.backend = be;
+    o.context = ctx;
     o.callback = on_iter;
     o.user = t;
     memset(t, 0, sizeof *t);
     return tf_cp_apr(X, &o, out, rep);
 }
 
+static tf_status run_on(const tf_tensor *X, const tf_ktensor *start, uint64_t R, uint32_t iters, tf_backend be,
+                        tf_ktensor *out, trace *t, tf_cp_apr_report *rep)
+{
+    return run_in(NULL, X, start, R, iters, be, out, t, rep);
+}
+
+/* Run a (name an) against run b: the same outer and inner iterations and
+ * scooches, log-likelihoods and KKT violations within 1e-10 relative, the
+ * factors and lambda within 1e-10. */
+static void same_runs(const char *what, const tf_tensor *X, uint64_t R, const char *an, const trace *ta,
+                      const tf_cp_apr_report *ra, const tf_ktensor *ka, const char *bn, const trace *tb,
+                      const tf_cp_apr_report *rb, const tf_ktensor *kb)
+{
+    CHECKF(ta->n == tb->n && ra->iters == rb->iters && ra->converged == rb->converged,
+           "%s: %u outer iterations on %s, %u on %s", what, ta->n, an, tb->n, bn);
+    for (uint32_t i = 0; i < ta->n && i < tb->n; ++i) {
+        CHECKF(rel_close(ta->loglik[i], tb->loglik[i], 1e-10), "%s: iteration %u: log-likelihood %.17g (%s), %.17g (%s)",
+               what, i + 1, ta->loglik[i], an, tb->loglik[i], bn);
+        CHECKF(rel_close(ta->kkt[i], tb->kkt[i], 1e-10) || fabs(ta->kkt[i] - tb->kkt[i]) <= 1e-13,
+               "%s: iteration %u: KKT %.17g (%s), %.17g (%s)", what, i + 1, ta->kkt[i], an, tb->kkt[i], bn);
+        CHECKF(ta->inner[i] == tb->inner[i] && ta->scooched[i] == tb->scooched[i],
+               "%s: iteration %u: %u inner iterations and %llu scooched on %s, %u and %llu on %s", what, i + 1,
+               ta->inner[i], (unsigned long long)ta->scooched[i], an, tb->inner[i],
+               (unsigned long long)tb->scooched[i], bn);
+    }
+    uint64_t bad = 0;
+    for (uint32_t m = 0; m < X->order; ++m)
+        for (uint64_t e = 0; e < X->dims[m] * R; ++e) {
+            const double a = ka->factors[m].data[e], b = kb->factors[m].data[e];
+            if (!(fabs(a - b) <= 1e-10 * (fabs(b) > 1e-3 ? fabs(b) : 1e-3)) && bad++ < 3)
+                CHECKF(0, "%s: factor %u entry %llu is %.17g on %s, %.17g on %s", what, m + 1, (unsigned long long)e,
+                       a, an, b, bn);
+        }
+    for (uint64_t r = 0; r < R; ++r)
+        if (!rel_close(ka->lambda[r], kb->lambda[r], 1e-10) && bad++ < 3)
+            CHECKF(0, "%s: lambda %llu is %.17g on %s, %.17g on %s", what, (unsigned long long)r + 1, ka->lambda[r],
+                   an, kb->lambda[r], bn);
+    CHECKF(bad == 0, "%s: %llu factor entries or weights differ between %s and %s", what, (unsigned long long)bad, an,
+           bn);
+}
+
+/* The same start on two GPUs (a context of GPUs 0 and 1) against one GPU's
+ * run and the CPU's. */
+static void compare_two(const char *what, const tf_tensor *X, uint64_t R, uint32_t iters, const tf_ktensor *start,
+                        const trace *tg, const tf_cp_apr_report *rg, const tf_ktensor *kg, const trace *tc,
+                        const tf_cp_apr_report *rc, const tf_ktensor *kc)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = 2;
+    co.devices[0] = 0;
+    co.devices[1] = 1;
+    tf_context *ctx = NULL;
+    CHECK_OK(tf_context_create(&co, &ctx));
+    tf_ktensor k2;
+    trace t2;
+    tf_cp_apr_report r2;
+    const tf_status s = run_in(ctx, X, start, R, iters, TF_BACKEND_GPU, &k2, &t2, &r2);
+    CHECKF(s == TF_OK, "%s: 2 GPUs: %s", what, tf_last_error());
+    if (s == TF_OK) {
+        CHECKF(!strncmp(r2.plan, "2 GPUs", 6), "%s: 2 GPUs: the plan is '%s'", what, r2.plan);
+        same_runs(what, X, R, "2 GPUs", &t2, &r2, &k2, "1 GPU", tg, rg, kg);
+        same_runs(what, X, R, "2 GPUs", &t2, &r2, &k2, "the CPU", tc, rc, kc);
+        printf("%s: log-likelihood %.12g (2 GPUs: %s)\n", what, r2.loglik, r2.plan);
+        tf_ktensor_free(&k2);
+    }
+    tf_context_free(ctx);
+}
+
+/* The same start on one GPU and on the CPU (and, where two GPUs are
+ * there, on both). */
 static void compare_runs(const char *what, const tf_tensor *X, uint64_t R, uint32_t iters, tf_rng *rng)
 {
     tf_ktensor start = positive_ktensor(rng, X->order, X->dims, R, 0);
@@ -194,30 +276,9 @@ static void compare_runs(const char *what, const tf_tensor *X, uint64_t R, uint3
     s = run_on(X, &start, R, iters, TF_BACKEND_CPU, &kc, &tc, &rc);
     CHECKF(s == TF_OK, "%s: CPU: %s", what, tf_last_error());
     if (s == TF_OK) {
-        CHECKF(tg.n == tc.n && rg.iters == rc.iters && rg.converged == rc.converged,
-               "%s: %u outer iterations on the GPU, %u on the CPU", what, tg.n, tc.n);
-        for (uint32_t i = 0; i < tg.n && i < tc.n; ++i) {
-            CHECKF(rel_close(tg.loglik[i], tc.loglik[i], 1e-10), "%s: iteration %u: log-likelihood %.17g, CPU %.17g",
-                   what, i + 1, tg.loglik[i], tc.loglik[i]);
-            CHECKF(rel_close(tg.kkt[i], tc.kkt[i], 1e-10) || fabs(tg.kkt[i] - tc.kkt[i]) <= 1e-13,
-                   "%s: iteration %u: KKT %.17g, CPU %.17g", what, i + 1, tg.kkt[i], tc.kkt[i]);
-            CHECKF(tg.inner[i] == tc.inner[i] && tg.scooched[i] == tc.scooched[i],
-                   "%s: iteration %u: %u inner iterations and %llu scooched, CPU %u and %llu", what, i + 1,
-                   tg.inner[i], (unsigned long long)tg.scooched[i], tc.inner[i], (unsigned long long)tc.scooched[i]);
-        }
-        uint64_t bad = 0;
-        for (uint32_t m = 0; m < X->order; ++m)
-            for (uint64_t e = 0; e < X->dims[m] * R; ++e) {
-                const double a = kg.factors[m].data[e], b = kc.factors[m].data[e];
-                if (!(fabs(a - b) <= 1e-10 * (fabs(b) > 1e-3 ? fabs(b) : 1e-3)) && bad++ < 3)
-                    CHECKF(0, "%s: factor %u entry %llu is %.17g, CPU %.17g", what, m + 1, (unsigned long long)e, a, b);
-            }
-        for (uint64_t r = 0; r < R; ++r)
-            if (!rel_close(kg.lambda[r], kc.lambda[r], 1e-10) && bad++ < 3)
-                CHECKF(0, "%s: lambda %llu is %.17g, CPU %.17g", what, (unsigned long long)r + 1, kg.lambda[r],
-                       kc.lambda[r]);
-        CHECKF(bad == 0, "%s: %llu factor entries or weights differ", what, (unsigned long long)bad);
+        same_runs(what, X, R, "the GPU", &tg, &rg, &kg, "the CPU", &tc, &rc, &kc);
         printf("%s: %u outer iterations, log-likelihood %.12g (GPU) %.12g (CPU)\n", what, tg.n, rg.loglik, rc.loglik);
+        if (tf_gpu_count() >= 2) compare_two(what, X, R, iters, &start, &tg, &rg, &kg, &tc, &rc, &kc);
         tf_ktensor_free(&kc);
     }
     tf_ktensor_free(&kg);
@@ -236,6 +297,12 @@ static void run_cases(tf_rng *rng, int quick)
     compare_runs("planted 4-mode (a mode of length 1) R 4", &X, 4, 10, rng);
     if (!quick) compare_runs("planted 4-mode (a mode of length 1) R 40", &X, 40, 5, rng);
     tf_tensor_free(&X);
+    /* uneven rows: a mode of length 3 (its rows cut 2 + 1 or 1 + 2 over two
+     * GPUs, the heavy row's non-zeros across many chunks) and odd lengths */
+    CHECK_OK(planted_counts(3, (const uint64_t[]){3, 97, 41}, 7000, 3, 24, &X));
+    compare_runs("planted 3-mode (lengths 3, 97, 41) R 7", &X, 7, 8, rng);
+    tf_tensor_free(&X);
+    if (tf_gpu_count() < 2) printf("test_gpu_apr: fewer than 2 GPUs, skipping the 2-GPU runs\n");
     if (quick) return;
     char path[4096];
     const char *dir = getenv("TF_TEST_DATA") && *getenv("TF_TEST_DATA") ? getenv("TF_TEST_DATA") : TF_REPO_DATA;
@@ -245,6 +312,102 @@ static void run_cases(tf_rng *rng, int quick)
         tf_tensor_free(&X);
     } else {
         printf("test_gpu_apr: %s not readable (%s), skipping the real tensor\n", path, tf_last_error());
+    }
+}
+
+/* Runs a and b from the same start: the same bits (log-likelihood and KKT
+ * of every outer iteration, inner iterations, scooches, factors, lambda). */
+static void identical_runs(const char *what, const tf_tensor *X, uint64_t R, const trace *ta, const tf_ktensor *ka,
+                           const trace *tb, const tf_ktensor *kb)
+{
+    int same = ta->n == tb->n;
+    for (uint32_t i = 0; same && i < ta->n; ++i)
+        same = ta->loglik[i] == tb->loglik[i] && (ta->kkt[i] == tb->kkt[i] || (ta->kkt[i] != ta->kkt[i] &&
+                                                                                tb->kkt[i] != tb->kkt[i])) &&
+               ta->inner[i] == tb->inner[i] && ta->scooched[i] == tb->scooched[i];
+    CHECKF(same, "%s: the iterations differ (%u and %u; first log-likelihoods %.17g and %.17g)", what, ta->n, tb->n,
+           ta->n ? ta->loglik[0] : 0.0, tb->n ? tb->loglik[0] : 0.0);
+    for (uint32_t m = 0; m < X->order; ++m)
+        CHECKF(!memcmp(ka->factors[m].data, kb->factors[m].data, X->dims[m] * R * sizeof(double)),
+               "%s: factor %u differs", what, m + 1);
+    CHECKF(!memcmp(ka->lambda, kb->lambda, R * sizeof(double)), "%s: lambda differs", what);
+}
+
+/* The copies streamed from pinned host memory in forced batches (whole
+ * chunks: one chunk, a few, a batch that is not a divisor of the copy)
+ * give the resident run's bits: rows going on across batches (a mode of
+ * length 1 spans all of them), the two-step pass above rank 256, the
+ * log-likelihood's per-chunk sums. Then the trigger: a context whose
+ * limit holds the factors but not the copies streams by itself, the same
+ * bits again. */
+static void streamed_cases(tf_rng *rng, int quick)
+{
+    static const struct {
+        uint32_t order;
+        uint64_t dims[4], nnz, R;
+    } cases[] = {{3, {60, 50, 40}, 8000, 5}, {4, {30, 1, 20, 25}, 6000, 4}, {3, {40, 30, 20}, 5000, 300}};
+    for (size_t ci = 0; ci < COUNT(cases) && !(quick && ci == 2); ++ci) {
+        tf_tensor X;
+        CHECK_OK(planted_counts(cases[ci].order, cases[ci].dims, cases[ci].nnz, 3, 31 + ci, &X));
+        const uint64_t R = cases[ci].R, L = R > 128 ? R / 2 : 64;
+        tf_ktensor start = positive_ktensor(rng, X.order, X.dims, R, 0);
+        tf_ktensor kr;
+        trace tr;
+        tf_cp_apr_report rr;
+        tf_status s = run_on(&X, &start, R, 6, TF_BACKEND_GPU, &kr, &tr, &rr);
+        CHECKF(s == TF_OK, "streamed case %zu: resident: %s", ci, tf_last_error());
+        const uint64_t batches[] = {L, 3 * L, 1000};
+        for (size_t bi = 0; s == TF_OK && bi < COUNT(batches); ++bi) {
+            tf_cp_apr_opts o;
+            tf_cp_apr_opts_default(&o);
+            o.rank = R;
+            o.max_iters = 6;
+            o.init = &start;
+            o.callback = on_iter;
+            trace ts;
+            memset(&ts, 0, sizeof ts);
+            o.user = &ts;
+            tf_ktensor ks;
+            tf_cp_apr_report rs;
+            char what[128];
+            snprintf(what, sizeof what, "streamed: order %u R %llu, batches of %llu", X.order, (unsigned long long)R,
+                     (unsigned long long)batches[bi]);
+            const tf_status t = tf_gpu_check_apr_streamed(&X, &o, batches[bi], &ks, &rs);
+            CHECKF(t == TF_OK, "%s: %s", what, tf_last_error());
+            if (t != TF_OK) continue;
+            CHECKF(strstr(rs.plan, "streamed") != NULL, "%s: the plan is '%s'", what, rs.plan);
+            identical_runs(what, &X, R, &ts, &ks, &tr, &kr);
+            tf_ktensor_free(&ks);
+        }
+        if (s == TF_OK && ci == 0) { /* the trigger: 4 MB hold the factors and two slots, not the copies */
+            tf_tensor Y;
+            CHECK_OK(planted_counts(3, (const uint64_t[]){100, 100, 100}, 200000, 3, 41, &Y));
+            tf_ktensor sy = positive_ktensor(rng, Y.order, Y.dims, 4, 0);
+            tf_ktensor ky, kz;
+            trace ty, tz;
+            tf_cp_apr_report ry, rz;
+            tf_status u = run_on(&Y, &sy, 4, 4, TF_BACKEND_GPU, &ky, &ty, &ry);
+            CHECKF(u == TF_OK && strstr(ry.plan, "streamed") == NULL, "resident 200k: %s (%s)", tf_last_error(),
+                   ry.plan);
+            tf_context_opts co;
+            tf_context_opts_default(&co);
+            co.backend = TF_BACKEND_GPU;
+            co.memory_limit = 4u << 20;
+            tf_context *ctx = NULL;
+            CHECK_OK(tf_context_create(&co, &ctx));
+            const tf_status v = run_in(ctx, &Y, &sy, 4, 4, TF_BACKEND_GPU, &kz, &tz, &rz);
+            CHECKF(v == TF_OK && strstr(rz.plan, "streamed") != NULL, "4 MB: %s, plan '%s'",
+                   v == TF_OK ? "ok" : tf_last_error(), v == TF_OK ? rz.plan : "");
+            if (u == TF_OK && v == TF_OK) identical_runs("streamed by the budget (4 MB)", &Y, 4, &tz, &kz, &ty, &ky);
+            if (v == TF_OK) tf_ktensor_free(&kz);
+            if (u == TF_OK) tf_ktensor_free(&ky);
+            tf_context_free(ctx);
+            tf_ktensor_free(&sy);
+            tf_tensor_free(&Y);
+        }
+        if (s == TF_OK) tf_ktensor_free(&kr);
+        tf_ktensor_free(&start);
+        tf_tensor_free(&X);
     }
 }
 
@@ -268,14 +431,29 @@ static void no_room(tf_rng *rng)
     tf_ktensor K;
     tf_cp_apr_report rep;
     tf_status s = tf_cp_apr(&X, &o, &K, &rep);
-    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR"), "no room on the GPU -> %s \"%s\"",
-           tf_status_name(s), tf_last_error());
+    CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "GPU CP-APR") && strstr(tf_last_error(), "not even"),
+           "no room on the GPU -> %s \"%s\"", tf_status_name(s), tf_last_error());
     o.backend = TF_BACKEND_AUTO;
     s = tf_cp_apr(&X, &o, &K, &rep);
     CHECKF(s == TF_OK && !strncmp(rep.plan, "CPU", 3) && strstr(rep.note, "running on the CPU"),
            "no room, auto -> %s, plan '%s', note '%s'", tf_status_name(s), rep.plan, rep.note);
     if (s == TF_OK) tf_ktensor_free(&K);
     tf_context_free(ctx);
+    if (tf_gpu_count() >= 2) { /* two GPUs whose limit holds nothing: a clear failure, no streaming */
+        co.ndevices = 2;
+        co.devices[0] = 0;
+        co.devices[1] = 1;
+        ctx = NULL;
+        CHECK_OK(tf_context_create(&co, &ctx));
+        o.context = ctx;
+        o.backend = TF_BACKEND_GPU;
+        s = tf_cp_apr(&X, &o, &K, &rep);
+        CHECKF(s == TF_ERR_NOMEM && strstr(tf_last_error(), "not streamed"), "no room on 2 GPUs -> %s \"%s\"",
+               tf_status_name(s), tf_last_error());
+        if (s == TF_OK) tf_ktensor_free(&K);
+        tf_context_free(ctx);
+        o.backend = TF_BACKEND_AUTO;
+    }
     /* auto without a context: the GPU */
     o.context = NULL;
     s = tf_cp_apr(&X, &o, &K, &rep);
@@ -294,6 +472,7 @@ int main(int argc, char **argv)
     tf_rng_seed(&rng, kt_seed("test_gpu_apr"));
     phi_cases(&rng, quick);
     run_cases(&rng, quick);
+    streamed_cases(&rng, quick);
     if (!quick) no_room(&rng);
     return tf_test_finish("test_gpu_apr");
 }

@@ -138,7 +138,12 @@ tf_backend tf_context_resolve(tf_context *c)
 
 void tf_cpu_fallback_note(char *note, size_t len)
 {
-    snprintf(note, len, "%s: running on the CPU", tf_last_error());
+    /* the GPU's error cut short where it must be, so that the note always
+     * ends saying where the run went */
+    static const char tail[] = ": running on the CPU";
+    const int room = len > sizeof tail + 3 ? (int)(len - sizeof tail - 3) : 0;
+    const char *e = tf_last_error();
+    snprintf(note, len, "%.*s%s%s", room, e, strlen(e) > (size_t)room ? "..." : "", tail);
     tf_clear_error();
 }
 

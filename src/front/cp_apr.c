@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_cp_apr, the front end of CP-APR: resolves and checks the options, the
- * counts and the start, picks and creates the backend (one GPU, or the CPU:
- * one process or its MPI ranks), then runs the algorithm
+ * counts and the start, picks and creates the backend (one GPU, several
+ * GPUs or the GPUs of MPI ranks, or the CPU: one process or its MPI
+ * ranks), then runs the algorithm
  * (algo/cp_apr.c) on it. */
 #include <math.h>
 #include <stddef.h>
@@ -177,19 +178,23 @@ static tf_status check_counts(const tf_tensor *X, const tf_cp_apr_opts *o, const
     return (ranks ? tf_fail_shared : tf_fail)(TF_ERR_ARG, "cpd: CP-APR needs counts (integers >= 0): %s", what);
 }
 
-/* Where the run goes: CPU ranks of a distributed context, else this
+/* Where the run goes: a context of several GPUs, or of MPI ranks on GPUs,
+ * to those GPUs (*multi); one of CPU ranks to its ranks (*dist); else this
  * process's one GPU (asked for, or under auto where the context's device
- * -- without a context, the machine -- has one), else its CPU. Several
- * GPUs and GPUs of MPI ranks lack CP-APR: TF_ERR_UNAVAILABLE. */
-static tf_status choose(const tf_cp_apr_opts *o, int *dist, int *gpu)
+ * -- without a context, the machine -- has one), else its CPU. */
+static tf_status choose(const tf_cp_apr_opts *o, int *dist, int *gpu, int *multi)
 {
     tf_context *c = o->context;
-    *dist = *gpu = 0;
+    *dist = *gpu = *multi = 0;
     if (c && (c->dist || c->opts.ndevices > 1)) {
         const int on_gpu = tf_context_resolve(c) == TF_BACKEND_GPU;
-        if (on_gpu || o->backend == TF_BACKEND_GPU)
-            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: CP-APR is not available on %s yet (one GPU or the CPU runs it: "
-                                               "--device cpu)", c->dist ? "GPUs of MPI ranks" : "several GPUs");
+        if (on_gpu && o->backend == TF_BACKEND_CPU)
+            return tf_fail(TF_ERR_ARG, "cpd: the run's context is on %s GPUs; the CPU backend was asked for",
+                           c->dist ? "its ranks'" : "several");
+        if (!on_gpu && o->backend == TF_BACKEND_GPU)
+            return tf_fail(TF_ERR_UNAVAILABLE, "cpd: this distributed run is on the CPU (its context has no GPU: "
+                                               "--device gpu puts one rank on each GPU)");
+        *multi = on_gpu;
         *dist = c->dist != NULL;
         return TF_OK;
     }
@@ -240,6 +245,26 @@ static tf_status create_dist(const tf_tensor *X, const tf_cp_apr_opts *o, tf_par
     return s;
 }
 
+/* Several GPUs of this process (the context's devices), or this rank's GPU
+ * of a run on GPU ranks: every mode's rows cut over the GPUs by non-zeros
+ * (contiguous ranges: the rows keep their labels), the shards built on the
+ * GPUs by the module (src/gpu/apr/multi.cu), one mode at a time. */
+static tf_status create_multi(const tf_tensor *X, const tf_cp_apr_opts *o, tf_partition *pt, tf_cp_apr_backend *be)
+{
+    const tf_context *c = o->context;
+    const tf_dist *d = c->dist;
+    const int input_part = d && o->distributed_input;
+    TF_TRY(tf_partition_make(pt, X, d ? d->size : c->opts.ndevices, TF_PARTITION_CONTIGUOUS, input_part ? d : NULL));
+    tf_partition_shards set;
+    tf_shards sh;
+    tf_status s = d ? tf_partition_shards_make(&set, X, pt, d->rank, 1, 0, d, input_part, &sh)
+                    : tf_partition_shards_make(&set, X, pt, 0, c->opts.ndevices, 0, NULL, 0, &sh);
+    if (s != TF_OK) return s;
+    s = tf_cuda_cp_apr_backend_create_multi(X, o, &sh, be);
+    tf_partition_shards_free(&set);
+    return s;
+}
+
 /* The sum of X's values over every part (every rank's when X is a part). */
 static tf_status value_sum(const tf_tensor *X, const tf_dist *parts, double *sum)
 {
@@ -254,8 +279,8 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
 {
     TF_TRY(tf_tensor_validate(X));
     TF_TRY(check_start(X, o));
-    int dist = 0, gpu = 0;
-    TF_TRY(choose(o, &dist, &gpu));
+    int dist = 0, gpu = 0, multi = 0;
+    TF_TRY(choose(o, &dist, &gpu, &multi));
     const tf_dist *parts = o->distributed_input && dist ? o->context->dist : NULL;
     if (o->distributed_input && !dist)
         return tf_fail(TF_ERR_ARG, "cpd: distributed_input needs a distributed context (MPI ranks)");
@@ -272,9 +297,10 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
     const uint64_t held = tf_alloc_peak_reset();
-    tf_status s = dist  ? create_dist(X, o, &pt, &be)
-                  : gpu ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
-                        : tf_cpu_cp_apr_backend_create(X, o, &be);
+    tf_status s = multi ? create_multi(X, o, &pt, &be)
+                  : dist  ? create_dist(X, o, &pt, &be)
+                  : gpu   ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
+                          : tf_cpu_cp_apr_backend_create(X, o, &be);
     rep->build_peak_bytes = tf_alloc_peak() - held;
     if (s != TF_OK) {
         tf_partition_free(&pt);

@@ -14,6 +14,7 @@
 #define TF_SEAMS_CP_APR_H
 #include "core/error.h"
 #include "seams/cuda_table.h"
+#include "seams/shards.h"
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -78,14 +79,26 @@ tf_status tf_cpu_cp_apr_backend_create_dist(const tf_tensor *X, const tf_cp_apr_
  * - tf_cuda_cp_apr_backend_create: the whole iteration on the one GPU of
  *   o->context (never NULL here), in double precision: per mode a copy of
  *   the non-zeros grouped by the mode's index, the factors, every mode's
- *   Phi and lambda on the device. TF_ERR_NOMEM (naming the bytes and the
- *   budget) when they do not fit the context's device budget, so that the
- *   front end runs it on the CPU under auto. X borrowed during the call
- *   only. */
+ *   Phi and lambda on the device; where the copies do not fit the
+ *   context's device budget they stay in pinned host memory and stream
+ *   through the GPU every pass (the same numbers). TF_ERR_NOMEM (naming
+ *   the bytes and the budget) when not even that fits, so that the front
+ *   end runs it on the CPU under auto. X borrowed during the call only.
+ * - tf_cuda_cp_apr_backend_create_multi (src/gpu/apr/multi.cu): over
+ *   several GPUs: this process's GPUs are o->context's devices (sh->count
+ *   of them) or, with sh->dist, its one GPU of the ranks' run. Each GPU
+ *   holds every factor whole and, per mode, its rows' Phi and non-zeros
+ *   (sh: contiguous rows, no pairs); after a mode's updates its rows go to
+ *   every GPU (exec/exchange.cuh); the scalars are reduced over the GPUs
+ *   in GPU order, then over the ranks. TF_ERR_NOMEM (no streaming) when a
+ *   GPU cannot hold its part. */
 #define TF_CUDA_APR_API(ROW)                                                                                       \
     ROW(MAY_LOAD, tf_status, tf_cuda_cp_apr_backend_create,                                                        \
         (const tf_tensor *X, const tf_cp_apr_opts *o, tf_cp_apr_backend *out), (X, o, out),                        \
-        , tf_cuda_unavailable("GPU CP-APR needs"))
+        , tf_cuda_unavailable("GPU CP-APR needs"))                                                                 \
+    ROW(MAY_LOAD, tf_status, tf_cuda_cp_apr_backend_create_multi,                                                  \
+        (const tf_tensor *X, const tf_cp_apr_opts *o, const tf_shards *sh, tf_cp_apr_backend *out),               \
+        (X, o, sh, out), , tf_cuda_unavailable("GPU CP-APR needs"))
 TF_CUDA_APR_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus

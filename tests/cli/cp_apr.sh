@@ -4,8 +4,9 @@
 # (result.log_likelihood, iterations[].log_likelihood / kkt_violation), -o and
 # --init STEM (a run continued from its factors does not lose likelihood),
 # convergence on a loose --tol, --gen counts, the same numbers on 1 and 2
-# threads, and the refusals: values that are not counts (the first one named),
-# the GPU, and the options CP-APR does not take.
+# threads, --gpus 2 (with two GPUs: one GPU's and the CPU's numbers), and the
+# refusals: values that are not counts (the first one named) and the options
+# CP-APR does not take.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 
@@ -70,13 +71,39 @@ check "apr: converged" grep -q '^final log-likelihood: .*(converged: every mode'
 check "apr: the default limit" grep -q 'max 1000 outer iterations of at most 3 inner per mode, tol 0.5 (KKT), kappa 0,' out.txt
 expect 0 "apr on --gen counts" cpd --gen dims=30x20x10,nnz=2000,counts=3 -r 2 --method apr -i 2 --nowrite -q
 
-# refusals: not counts (the first in the canonical order, its index and value), the GPU, options
+# refusals: not counts (the first in the canonical order, its index and value), options
 printf '1 1 1 2\n2 1 3 -1\n1 2 2 1.5\n' > bad.tns
 expect_failure "apr: not counts" 'cpd: CP-APR needs counts \(integers >= 0\): the non-zero at \(1, 2, 2\) \(1-based\) is 1\.5$' \
     cpd bad.tns -r 2 --method apr --nowrite
 no_files "apr: nothing written on failure" bad.mode1.mat bad.set
-expect_failure "apr: several GPUs" '^tenfold: cpd: CP-APR is not available on several GPUs yet \(one GPU or the CPU runs it: --device cpu\)$' \
-    cpd counts.tns -r 2 --method apr --gpus 2 --nowrite
+# several GPUs: with two or more, --gpus 2 runs (the plan says so) and its
+# likelihoods, KKT violations and factors equal one GPU's and the CPU's to
+# 1e-10; with fewer it fails with one line before reading
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+if [ "${gpus:-0}" -ge 2 ]; then
+    expect 0 "apr on one GPU" cpd counts.tns -r 3 --method apr -i 5 --device gpu -o g1 --json g1.json
+    expect 0 "apr on 2 GPUs" cpd counts.tns -r 3 --method apr -i 5 --gpus 2 -o g2 --json g2.json
+    check "apr on 2 GPUs: the plan" grep -q '^plan: 2 GPUs' out.txt
+    check "apr: 2 GPUs = 1 GPU = CPU to 1e-10" python3 - a g1 g2 <<'PY'
+import json, sys
+def load(p): return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+runs = sys.argv[1:]
+rep = [json.load(open(r + ".json")) for r in runs]
+for key in ("log_likelihood", "kkt_violation"):
+    ref = [i[key] for i in rep[0]["iterations"]]
+    for r in rep[1:]:
+        got = [i[key] for i in r["iterations"]]
+        assert len(got) == len(ref) and all(abs(u - v) <= 1e-10 * abs(v) + 1e-13 for u, v in zip(got, ref)), (key, got, ref)
+for f in ("mode1", "mode2", "mode3", "lambda"):
+    ref = load(runs[0] + "." + f + ".mat")
+    for r in runs[1:]:
+        got = load(r + "." + f + ".mat")
+        assert max(abs(u - v) for x, y in zip(got, ref) for u, v in zip(x, y)) <= 1e-10 * max(abs(v) for y in ref for v in y), f
+PY
+else
+    run_tf cpd counts.tns -r 2 --method apr --gpus 2 --nowrite
+    check "apr --gpus 2 without two GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
+fi
 expect_usage cpd counts.tns -r 2 --method apr --nonneg
 expect_usage cpd counts.tns -r 2 --method apr --l1 0.1
 expect_usage cpd counts.tns -r 2 --method apr --init nvecs

@@ -94,8 +94,9 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     with entries >= 0 (a list of factors, a (weights, factors) pair, a
     CPResult, a tensorly CPTensor or a pyttb ktensor). printitn: print every
     printitn-th outer iteration (0: none, pyttb's default is 1). One GPU
-    runs it in double precision (device='gpu'; 'auto' where one is present,
-    the CPU when it cannot hold the problem), else the CPU.
+    runs it in double precision (device='gpu'; 'auto' where one is present;
+    copies of the non-zeros that do not fit it stream from host memory, and
+    the CPU runs what does not fit even so), else the CPU.
     callback(info) runs after every outer iteration with an APRIterInfo;
     returning True stops the run there (Ctrl-C does too, then
     KeyboardInterrupt is raised). epsActive belongs to pyttb's Newton methods

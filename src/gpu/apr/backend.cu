@@ -32,7 +32,26 @@
  * are row slabs of 1024 summed per column in order, then the slabs in
  * order; the log-likelihood's data term sum x log m walks mode 1's copy in
  * the same chunks (a sum per chunk, then the chunks' sums in a fixed
- * tree). */
+ * tree).
+ *
+ * The state (tf_gpu_apr, apr.cuh) is also one GPU's part of a run over
+ * several (multi.cu): there mode n's copy holds the non-zeros of the GPU's
+ * rows [lo, lo + rows) of the mode, that index shifted down by lo, and the
+ * scooch, the passes (B read at A_n + lo R), Phi, the KKT violation and the
+ * multiplication cover those rows alone; every factor is whole on every GPU
+ * (the column 1-norms, the normalisation and the model's sum read it all).
+ * One GPU is the case lo = 0, rows = the mode's length.
+ *
+ * Streamed (one GPU, when the copies do not fit its budget; batch > 0):
+ * every mode's copy sorted into pinned host memory instead, and each pass
+ * (Phi, the log-likelihood's) sends it through two device slots of `batch`
+ * non-zeros -- whole chunks -- on the side stream, a batch's upload beside
+ * the kernels of the one before (events: a slot is refilled once the
+ * kernels that read it are done). A batch's kernels get its first chunk's
+ * place in the copy (q0: the edge rows and the per-chunk sums are the
+ * copy's) and the mode index just before and after it (a row that goes on
+ * across batches goes to the edge rows as across chunks), so every chunk,
+ * edge row and merge is the resident pass's: the same bits. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +70,7 @@
 #define APR_FUSED_RANK 256   /* up to here one pass (8 columns a lane) */
 #define APR_SLAB_ROWS 1024   /* rows per block of the column sums     */
 #define APR_MAX_BLOCKS 1024  /* blocks of the KKT reduction           */
+#define APR_STREAM_BATCH ((uint64_t)1 << 25) /* non-zeros a streamed batch at most */
 
 namespace {
 
@@ -73,6 +93,12 @@ struct apr_args {
     uint64_t nnz, nchunks;
     uint32_t order, mode, R, C, L;
     double eps;
+    /* streamed: these non-zeros are a batch of the mode's copy, whose first
+     * chunk is chunk q0 of the copy (the edge rows and the per-chunk sums
+     * are the copy's: indexed q0 + q), and the mode index just before and
+     * after the batch where there is one (has_*: 0 on one resident pass) */
+    uint64_t q0;
+    uint32_t key_before, key_after, has_before, has_after;
 };
 
 __device__ __forceinline__ double max_nan(double m, double x)
@@ -96,8 +122,8 @@ __device__ __forceinline__ chunk_rows chunk_of(const apr_args &a, uint64_t q)
     c.k1 = c.k0 + a.L < a.nnz ? c.k0 + a.L : a.nnz;
     c.first = __ldg(row + c.k0);
     c.last = __ldg(row + c.k1 - 1);
-    c.from_prev = c.k0 > 0 && __ldg(row + c.k0 - 1) == c.first;
-    c.into_next = c.k1 < a.nnz && __ldg(row + c.k1) == c.last;
+    c.from_prev = c.k0 > 0 ? __ldg(row + c.k0 - 1) == c.first : a.has_before && a.key_before == c.first;
+    c.into_next = c.k1 < a.nnz ? __ldg(row + c.k1) == c.last : a.has_after && a.key_after == c.last;
     return c;
 }
 
@@ -126,8 +152,8 @@ __global__ void __launch_bounds__(APR_THREADS) apr_phi_kernel(apr_args a)
         const bool on = live && j < ch.k1;
         const uint32_t i = on ? __ldg(row + j) : cur;
         if (i != cur) { /* cur is finished: its sums to Phi or an edge row */
-            double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * q * R
-                          : cur == ch.last && ch.into_next ? a.edges + (2 * q + 1) * R
+            double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * (a.q0 + q) * R
+                          : cur == ch.last && ch.into_next ? a.edges + (2 * (a.q0 + q) + 1) * R
                                                            : a.Phi + (uint64_t)cur * R;
 #pragma unroll
             for (int s = 0; s < S; ++s) {
@@ -174,8 +200,8 @@ __global__ void __launch_bounds__(APR_THREADS) apr_phi_kernel(apr_args a)
         }
     }
     if (live) {
-        double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * q * R
-                      : cur == ch.last && ch.into_next ? a.edges + (2 * q + 1) * R
+        double *dst = cur == ch.first && ch.from_prev ? a.edges + 2 * (a.q0 + q) * R
+                      : cur == ch.last && ch.into_next ? a.edges + (2 * (a.q0 + q) + 1) * R
                                                        : a.Phi + (uint64_t)cur * R;
 #pragma unroll
         for (int s = 0; s < S; ++s) {
@@ -227,7 +253,7 @@ __global__ void __launch_bounds__(APR_THREADS) apr_model_kernel(apr_args a)
             }
         }
     }
-    if (LOGLIK && live && c == 0) a.out[q] = sum;
+    if (LOGLIK && live && c == 0) a.out[a.q0 + q] = sum;
 }
 
 /* Every row that crosses chunks: tail(b0) + the heads of b0 + 1 .. b1. A
@@ -362,36 +388,66 @@ __global__ void __launch_bounds__(APR_THREADS)
     out[r] = s;
 }
 
-/* One mode's copy of the non-zeros on the device. */
+} // namespace
+
+/* One mode's copy of the non-zeros on the device: those of this GPU's rows
+ * [lo, lo + rows) of the mode (all of them on one GPU), the mode's index
+ * shifted down by lo. */
 struct apr_mode {
     uint32_t *ind[TF_GPU_MAX_ORDER] = {nullptr};
     double *vals = nullptr;
     apr_cross *cross = nullptr;
     uint64_t ncross = 0;
+    uint64_t nnz = 0, nchunks = 0, lo = 0, rows = 0;
+    /* streamed: the copy in pinned host memory instead (one block) */
+    void *h_block = nullptr;
+    uint32_t *h_ind[TF_GPU_MAX_ORDER] = {nullptr};
+    double *h_vals = nullptr;
 };
 
-struct gpu_apr {
-    tf_gpu_dev *dev = nullptr; /* the context's GPU (borrowed) */
+struct tf_gpu_apr {
+    tf_gpu_dev *dev = nullptr; /* the GPU (borrowed) */
     uint32_t order = 0, R = 0, L = 0, C = 0;
-    uint64_t nnz = 0, nchunks = 0, maxdim = 0, npart = 0;
+    uint64_t maxchunks = 0, maxnnz = 0, maxdim = 0, npart = 0;
     uint64_t dims[TF_GPU_MAX_ORDER] = {0};
     apr_mode md[TF_GPU_MAX_ORDER];
+    /* A[m]: the whole factor (dims x R) on every GPU; Phi[m]: this GPU's rows of mode m */
     double *A[TF_GPU_MAX_ORDER] = {nullptr}, *Phi[TF_GPU_MAX_ORDER] = {nullptr};
     double *lambda = nullptr, *edges = nullptr, *v = nullptr, *part = nullptr, *colsum = nullptr, *scalar = nullptr;
     unsigned long long *counter = nullptr;
     std::vector<double> h_lambda;
     bool started = false;
     uint64_t passes = 0;
+    /* Streamed (batch > 0): every mode's copy in pinned host memory, sent
+     * through two device slots of `batch` non-zeros (whole chunks) on the
+     * side stream, a slot refilled once the work stream's kernels of its
+     * last batch are done (consumed), a batch's kernels run once it is in
+     * (uploaded). */
+    uint64_t batch = 0;
+    uint32_t *s_ind[2][TF_GPU_MAX_ORDER] = {{nullptr}};
+    double *s_vals[2] = {nullptr};
+    cudaEvent_t uploaded[2] = {nullptr}, consumed[2] = {nullptr};
 
-    ~gpu_apr()
+    ~tf_gpu_apr()
     {
         if (dev && dev->device >= 0) cudaSetDevice(dev->device);
+        if (batch && dev) { /* streamed (one GPU): nothing reads a slot or a host copy after */
+            cudaStreamSynchronize(dev->stream);
+            cudaStreamSynchronize(dev->side);
+        }
         for (uint32_t m = 0; m < TF_GPU_MAX_ORDER; ++m) {
             for (uint32_t k = 0; k < TF_GPU_MAX_ORDER; ++k) tf_gpu_free(md[m].ind[k]);
             tf_gpu_free(md[m].vals);
             tf_gpu_free(md[m].cross);
+            if (md[m].h_block) cudaFreeHost(md[m].h_block);
             tf_gpu_free(A[m]);
             tf_gpu_free(Phi[m]);
+        }
+        for (int s = 0; s < 2; ++s) {
+            for (uint32_t k = 0; k < TF_GPU_MAX_ORDER; ++k) tf_gpu_free(s_ind[s][k]);
+            tf_gpu_free(s_vals[s]);
+            if (uploaded[s]) cudaEventDestroy(uploaded[s]);
+            if (consumed[s]) cudaEventDestroy(consumed[s]);
         }
         double *bufs[] = {lambda, edges, v, part, colsum, scalar};
         for (double *b : bufs) tf_gpu_free(b);
@@ -403,7 +459,14 @@ struct gpu_apr {
         const uint64_t b = (n + APR_THREADS - 1) / APR_THREADS, cap = (uint64_t)dev->sm_count * 16;
         return (unsigned)std::max<uint64_t>(1, std::min(b, cap));
     }
+    /* this GPU's rows of mode m in the whole factor, and their entries */
+    double *mine(uint32_t m) const { return A[m] + md[m].lo * R; }
+    uint64_t entries(uint32_t m) const { return md[m].rows * R; }
 };
+
+namespace {
+
+typedef tf_gpu_apr gpu_apr;
 
 tf_status check(const gpu_apr *c, uint32_t mode)
 {
@@ -413,6 +476,8 @@ tf_status check(const gpu_apr *c, uint32_t mode)
     return tf_gpu_dev_use(c->dev);
 }
 
+/* The pass's arguments for mode: its copy, B = this GPU's rows of A[mode]
+ * (the copy's mode index is local to them). */
 apr_args args_of(const gpu_apr *c, uint32_t mode)
 {
     apr_args a;
@@ -421,9 +486,10 @@ apr_args args_of(const gpu_apr *c, uint32_t mode)
         a.ind[k] = c->md[mode].ind[k];
         a.A[k] = c->A[k];
     }
+    a.A[mode] = c->mine(mode);
     a.vals = c->md[mode].vals;
-    a.nnz = c->nnz;
-    a.nchunks = c->nchunks;
+    a.nnz = c->md[mode].nnz;
+    a.nchunks = c->md[mode].nchunks;
     a.order = c->order;
     a.mode = mode;
     a.R = c->R;
@@ -433,9 +499,46 @@ apr_args args_of(const gpu_apr *c, uint32_t mode)
 }
 
 /* Blocks of APR_THREADS for one group of C lanes per chunk. */
-unsigned chunk_blocks(const gpu_apr *c)
+unsigned chunk_blocks(const gpu_apr *c, uint64_t nchunks)
 {
-    return (unsigned)((c->nchunks * c->C + APR_THREADS - 1) / APR_THREADS);
+    return (unsigned)((nchunks * c->C + APR_THREADS - 1) / APR_THREADS);
+}
+
+/* fn(a, blocks) over the non-zeros of mode's copy (at least one): resident,
+ * once over all of it; streamed, once per batch of c->batch non-zeros
+ * (whole chunks, so every chunk is the resident pass's), each copied from
+ * pinned host memory into a device slot on the side stream beside the
+ * kernels of the batch before. Queued only: the host waits for nothing. */
+template <class Fn> tf_status over_copy(gpu_apr *c, uint32_t mode, Fn &&fn)
+{
+    const apr_mode &md = c->md[mode];
+    apr_args a = args_of(c, mode);
+    if (!c->batch) return fn(a, chunk_blocks(c, md.nchunks));
+    const cudaStream_t st = c->dev->stream, side = c->dev->side;
+    const uint32_t *keys = md.h_ind[mode];
+    for (uint64_t k0 = 0, b = 0; k0 < md.nnz; k0 += c->batch, ++b) {
+        const int s = (int)(b & 1);
+        const uint64_t n = std::min<uint64_t>(c->batch, md.nnz - k0);
+        TF_CU(cudaStreamWaitEvent(side, c->consumed[s], 0)); /* the slot's last batch is done */
+        for (uint32_t k = 0; k < c->order; ++k) {
+            TF_CU(cudaMemcpyAsync(c->s_ind[s][k], md.h_ind[k] + k0, n * sizeof(uint32_t), cudaMemcpyHostToDevice, side));
+            a.ind[k] = c->s_ind[s][k];
+        }
+        TF_CU(cudaMemcpyAsync(c->s_vals[s], md.h_vals + k0, n * sizeof(double), cudaMemcpyHostToDevice, side));
+        TF_CU(cudaEventRecord(c->uploaded[s], side));
+        TF_CU(cudaStreamWaitEvent(st, c->uploaded[s], 0));
+        a.vals = c->s_vals[s];
+        a.nnz = n;
+        a.nchunks = (n + c->L - 1) / c->L;
+        a.q0 = k0 / c->L; /* k0: a multiple of batch, itself of L */
+        a.has_before = k0 > 0;
+        a.key_before = k0 > 0 ? keys[k0 - 1] : 0;
+        a.has_after = k0 + n < md.nnz;
+        a.key_after = k0 + n < md.nnz ? keys[k0 + n] : 0;
+        TF_TRY(fn(a, chunk_blocks(c, a.nchunks)));
+        TF_CU(cudaEventRecord(c->consumed[s], st));
+    }
+    return TF_OK;
 }
 
 /* Column 1-norms of A (I x R) into out (device, R). */
@@ -451,92 +554,38 @@ tf_status colsums(gpu_apr *c, const double *A, uint64_t I, double *out)
     return TF_OK;
 }
 
-tf_status get_scalar(gpu_apr *c, double *out)
-{
-    TF_CU(cudaMemcpyAsync(out, c->scalar, sizeof(double), cudaMemcpyDeviceToHost, c->dev->stream));
-    TF_CU(cudaStreamSynchronize(c->dev->stream));
-    return TF_OK;
-}
-
-tf_status op_init(void *ctx, const tf_ktensor *start)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    if (!start || start->order != c->order || start->rank != c->R || !start->lambda)
-        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the start does not match order %u rank %u", c->order, c->R);
-    for (uint32_t m = 0; m < c->order; ++m)
-        if (start->factors[m].rows != c->dims[m] || start->factors[m].cols != c->R)
-            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: start factor %u is %llu x %llu, expected %llu x %u", m + 1,
-                           (unsigned long long)start->factors[m].rows, (unsigned long long)start->factors[m].cols,
-                           (unsigned long long)c->dims[m], c->R);
-    TF_TRY(tf_gpu_dev_use(c->dev));
-    const cudaStream_t st = c->dev->stream;
-    for (uint32_t m = 0; m < c->order; ++m) {
-        TF_TRY(tf_gpu_put_values<double>(c->A[m], start->factors[m].data, c->dims[m] * c->R, st));
-        TF_CU(cudaMemsetAsync(c->Phi[m], 0, c->dims[m] * c->R * sizeof(double), st));
-    }
-    TF_TRY(tf_gpu_put_values<double>(c->lambda, start->lambda, c->R, st));
-    c->h_lambda.assign(start->lambda, start->lambda + c->R);
-    TF_CU(cudaStreamSynchronize(st));
-    c->started = true;
-    return TF_OK;
-}
-
-tf_status op_begin_mode(void *ctx, uint32_t mode, double kappa, double kappatol, uint64_t *scooched)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    *scooched = 0;
-    TF_TRY(check(c, mode));
-    const cudaStream_t st = c->dev->stream;
-    const uint64_t n = c->dims[mode] * c->R;
-    if (kappa > 0.0) {
-        unsigned long long moved = 0;
-        TF_CU(cudaMemsetAsync(c->counter, 0, sizeof *c->counter, st));
-        apr_scooch_kernel<<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->Phi[mode], n, kappa, kappatol, c->counter);
-        TF_CU_LAUNCH("apr_scooch_kernel");
-        TF_CU(cudaMemcpyAsync(&moved, c->counter, sizeof moved, cudaMemcpyDeviceToHost, st));
-        TF_CU(cudaStreamSynchronize(st));
-        *scooched = moved;
-    }
-    apr_scale_kernel<false><<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->lambda, n, c->R);
-    TF_CU_LAUNCH("apr_scale_kernel");
-    apr_fill_kernel<<<1, APR_THREADS, 0, st>>>(c->lambda, c->R, 1.0);
-    TF_CU_LAUNCH("apr_fill_kernel");
-    std::fill(c->h_lambda.begin(), c->h_lambda.end(), 1.0);
-    return TF_OK;
-}
-
-/* The pass of a mode into Phi[mode] (cleared first), without the KKT. */
+/* The pass of a mode into Phi[mode] (this GPU's rows, cleared first), without the KKT. */
 tf_status phi_pass(gpu_apr *c, uint32_t mode, double eps)
 {
     const cudaStream_t st = c->dev->stream;
     const uint32_t R = c->R;
-    TF_CU(cudaMemsetAsync(c->Phi[mode], 0, c->dims[mode] * R * sizeof(double), st));
-    if (c->nnz == 0) return TF_OK;
-    apr_args a = args_of(c, mode);
-    a.Phi = c->Phi[mode];
-    a.edges = c->edges;
-    a.eps = eps;
-    const unsigned blocks = chunk_blocks(c);
-    TF_TRY(tf_with_order(c->order, [&](auto ord) -> tf_status {
-        constexpr int ORDER = decltype(ord)::value;
-        if (R > APR_FUSED_RANK) { /* the weights first, then the sums in slabs of 256 columns */
-            a.out = c->v;
-            apr_model_kernel<ORDER, false><<<blocks, APR_THREADS, 0, st>>>(a);
-            TF_CU_LAUNCH("apr_model_kernel");
-            a.v = c->v;
-            const unsigned slabs = (R + APR_FUSED_RANK - 1) / APR_FUSED_RANK;
-            apr_phi_kernel<ORDER, 8, true><<<dim3(blocks, slabs), APR_THREADS, 0, st>>>(a);
-        } else if (R > 128) {
-            apr_phi_kernel<ORDER, 8, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        } else if (R > 64) {
-            apr_phi_kernel<ORDER, 4, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        } else if (R > 32) {
-            apr_phi_kernel<ORDER, 2, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        } else {
-            apr_phi_kernel<ORDER, 1, false><<<blocks, APR_THREADS, 0, st>>>(a);
-        }
-        TF_CU_LAUNCH("apr_phi_kernel");
-        return TF_OK;
+    TF_CU(cudaMemsetAsync(c->Phi[mode], 0, c->entries(mode) * sizeof(double), st));
+    if (c->md[mode].nnz == 0) return TF_OK;
+    TF_TRY(over_copy(c, mode, [&](apr_args a, unsigned blocks) -> tf_status {
+        a.Phi = c->Phi[mode];
+        a.edges = c->edges;
+        a.eps = eps;
+        return tf_with_order(c->order, [&](auto ord) -> tf_status {
+            constexpr int ORDER = decltype(ord)::value;
+            if (R > APR_FUSED_RANK) { /* the weights first, then the sums in slabs of 256 columns */
+                a.out = c->v;
+                apr_model_kernel<ORDER, false><<<blocks, APR_THREADS, 0, st>>>(a);
+                TF_CU_LAUNCH("apr_model_kernel");
+                a.v = c->v;
+                const unsigned slabs = (R + APR_FUSED_RANK - 1) / APR_FUSED_RANK;
+                apr_phi_kernel<ORDER, 8, true><<<dim3(blocks, slabs), APR_THREADS, 0, st>>>(a);
+            } else if (R > 128) {
+                apr_phi_kernel<ORDER, 8, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            } else if (R > 64) {
+                apr_phi_kernel<ORDER, 4, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            } else if (R > 32) {
+                apr_phi_kernel<ORDER, 2, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            } else {
+                apr_phi_kernel<ORDER, 1, false><<<blocks, APR_THREADS, 0, st>>>(a);
+            }
+            TF_CU_LAUNCH("apr_phi_kernel");
+            return TF_OK;
+        });
     }));
     const apr_mode &md = c->md[mode];
     if (md.ncross) {
@@ -546,119 +595,6 @@ tf_status phi_pass(gpu_apr *c, uint32_t mode, double eps)
     }
     return TF_OK;
 }
-
-tf_status op_phi(void *ctx, uint32_t mode, double epsdivzero, double *kkt)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    *kkt = 0.0;
-    TF_TRY(check(c, mode));
-    TF_TRY(phi_pass(c, mode, epsdivzero));
-    ++c->passes;
-    const cudaStream_t st = c->dev->stream;
-    const uint64_t n = c->dims[mode] * c->R;
-    const unsigned blocks = std::min<unsigned>(c->grid(n), APR_MAX_BLOCKS);
-    apr_kkt_kernel<<<blocks, APR_THREADS, 0, st>>>(c->A[mode], c->Phi[mode], n, c->part);
-    TF_CU_LAUNCH("apr_kkt_kernel");
-    apr_reduce_kernel<true><<<1, APR_THREADS, 0, st>>>(c->part, blocks, c->scalar);
-    TF_CU_LAUNCH("apr_reduce_kernel");
-    return get_scalar(c, kkt);
-}
-
-tf_status op_multiply(void *ctx, uint32_t mode)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    TF_TRY(check(c, mode));
-    const uint64_t n = c->dims[mode] * c->R;
-    apr_multiply_kernel<<<c->grid(n), APR_THREADS, 0, c->dev->stream>>>(c->A[mode], c->Phi[mode], n);
-    TF_CU_LAUNCH("apr_multiply_kernel");
-    return TF_OK;
-}
-
-tf_status op_end_mode(void *ctx, uint32_t mode)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    TF_TRY(check(c, mode));
-    const cudaStream_t st = c->dev->stream;
-    TF_TRY(colsums(c, c->A[mode], c->dims[mode], c->lambda));
-    TF_TRY(tf_gpu_get_values<double>(c->h_lambda.data(), c->lambda, c->R, st));
-    for (uint32_t r = 0; r < c->R; ++r)
-        if (!isfinite(c->h_lambda[r]))
-            return tf_fail(TF_ERR_NUMERIC, "factor column %u is not finite; the factors diverged", r + 1);
-    const uint64_t n = c->dims[mode] * c->R;
-    apr_scale_kernel<true><<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->lambda, n, c->R);
-    TF_CU_LAUNCH("apr_scale_kernel");
-    return TF_OK;
-}
-
-tf_status op_loglik(void *ctx, double *ll)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    *ll = 0.0;
-    TF_TRY(check(c, 0));
-    const cudaStream_t st = c->dev->stream;
-    const uint32_t R = c->R;
-    double data = 0.0;
-    if (c->nnz) { /* x log m over mode 1's copy, a sum per chunk, then the chunks' */
-        apr_args a = args_of(c, 0);
-        a.w = c->lambda;
-        a.out = c->part;
-        const unsigned blocks = chunk_blocks(c);
-        TF_TRY(tf_with_order(c->order, [&](auto ord) -> tf_status {
-            constexpr int ORDER = decltype(ord)::value;
-            apr_model_kernel<ORDER, true><<<blocks, APR_THREADS, 0, st>>>(a);
-            TF_CU_LAUNCH("apr_model_kernel");
-            return TF_OK;
-        }));
-        apr_reduce_kernel<false><<<1, APR_THREADS, 0, st>>>(c->part, c->nchunks, c->scalar);
-        TF_CU_LAUNCH("apr_reduce_kernel");
-        TF_TRY(get_scalar(c, &data));
-    }
-    /* the model's sum: sum_r lambda_r prod_n (column sum r of A_n), as the CPU */
-    for (uint32_t m = 0; m < c->order; ++m) TF_TRY(colsums(c, c->A[m], c->dims[m], c->colsum + (uint64_t)m * R));
-    std::vector<double> sums((size_t)c->order * R);
-    TF_TRY(tf_gpu_get_values<double>(sums.data(), c->colsum, sums.size(), st));
-    std::vector<double> prod(c->h_lambda);
-    for (uint32_t m = 0; m < c->order; ++m)
-        for (uint32_t r = 0; r < R; ++r) prod[r] *= sums[(size_t)m * R + r];
-    double model = 0.0;
-    for (uint32_t r = 0; r < R; ++r) model += prod[r];
-    *ll = data - model;
-    return TF_OK;
-}
-
-tf_status op_result(void *ctx, tf_ktensor *out)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    TF_TRY(check(c, 0));
-    if (out->order != c->order || out->rank != c->R)
-        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the result does not match order %u rank %u", c->order, c->R);
-    for (uint32_t m = 0; m < c->order; ++m) {
-        if (out->factors[m].rows != c->dims[m] || out->factors[m].cols != c->R)
-            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: result factor %u has the wrong shape", m + 1);
-        TF_TRY(tf_gpu_get_values<double>(out->factors[m].data, c->A[m], c->dims[m] * c->R, c->dev->stream));
-    }
-    TF_TRY(tf_gpu_get_values<double>(out->lambda, c->lambda, c->R, c->dev->stream));
-    return TF_OK;
-}
-
-void op_report(void *ctx, tf_cp_apr_report *rep)
-{
-    const gpu_apr *c = (const gpu_apr *)ctx;
-    rep->passes = c->passes;
-    rep->cached_passes = 0;
-    rep->cache_bytes = 0;
-}
-
-void op_destroy(void *ctx)
-{
-    gpu_apr *c = (gpu_apr *)ctx;
-    if (!c) return;
-    if (c->dev) tf_gpu_dev_use(c->dev);
-    delete c;
-}
-
-const tf_cp_apr_backend_ops gpu_ops = {op_init, op_begin_mode, op_phi, op_multiply, op_end_mode,
-                                       op_loglik, op_result, op_destroy, op_report};
 
 /* Chunk length of the pass at rank R: 64 non-zeros, R / 2 above rank 128,
  * so the edge rows (2 R doubles a chunk) stay within 4 doubles a non-zero. */
@@ -706,77 +642,455 @@ void crossing_rows(const uint32_t *row, uint64_t nnz, uint32_t L, std::vector<ap
     }
 }
 
-tf_status build(gpu_apr *c, const tf_tensor *X, const tf_cp_apr_opts *o, char *desc, size_t desc_len)
+/* bytes more fit what the GPU has left for the run (its budget), else
+ * TF_ERR_NOMEM naming them. */
+tf_status room_for(const gpu_apr *c, uint64_t bytes, const char *what)
 {
-    const uint32_t N = X->order, R = (uint32_t)o->rank;
-    c->order = N;
-    c->R = R;
-    c->nnz = X->nnz;
-    c->L = chunk_len(R);
-    c->C = R >= 32 ? 32 : tf_pow2_ceil(R);
-    c->nchunks = (X->nnz + c->L - 1) / c->L;
-    uint64_t sumdims = 0;
-    for (uint32_t m = 0; m < N; ++m) {
-        c->dims[m] = X->dims[m];
-        c->maxdim = std::max(c->maxdim, X->dims[m]);
-        sumdims += X->dims[m];
-    }
-    const uint64_t slabs = (c->maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
-    c->npart = std::max<uint64_t>({c->nchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
-    /* what the run holds on the device, against the context's budget first */
-    const uint64_t copies = (uint64_t)N * X->nnz * (N * sizeof(uint32_t) + sizeof(double));
-    const uint64_t dense = (2 * sumdims + R + (uint64_t)N * R) * sizeof(double);
-    const uint64_t scratch = (2 * c->nchunks * R + (R > APR_FUSED_RANK ? X->nnz : 0) + c->npart + 1) * sizeof(double) +
-                             c->nchunks * sizeof(apr_cross) * 2;
     uint64_t budget = 0;
     TF_TRY(tf_gpu_budget(c->dev, &budget));
-    if (copies + dense + scratch > budget)
+    if (bytes > budget)
         return tf_fail(TF_ERR_NOMEM,
-                       "GPU CP-APR: the %u copies of the non-zeros (one per mode, %llu bytes), the factors and Phi "
-                       "(%llu bytes) and the pass's scratch (%llu bytes) do not fit the %llu bytes the GPU has for them",
-                       N, (unsigned long long)copies, (unsigned long long)dense, (unsigned long long)scratch,
-                       (unsigned long long)budget);
-    const cudaStream_t st = c->dev->stream;
-    for (uint32_t m = 0; m < N; ++m) {
-        TF_TRY(tf_gpu_alloc(&c->A[m], c->dims[m] * R, "CP-APR factor"));
-        TF_TRY(tf_gpu_alloc(&c->Phi[m], c->dims[m] * R, "CP-APR Phi"));
+                       "GPU CP-APR on GPU %d: %s (%llu bytes) does not fit the %llu bytes the GPU has left for it "
+                       "(%s)",
+                       c->dev->device, what, (unsigned long long)bytes, (unsigned long long)budget,
+                       c->batch ? "not even with the copies streamed from host memory"
+                                : "over several GPUs CP-APR is not streamed: more GPUs, one GPU, or --device cpu");
+    return TF_OK;
+}
+
+/* Mode m's crossing rows (of its sorted index, keys) to the device. */
+tf_status send_cross(gpu_apr *c, uint32_t m, const uint32_t *keys)
+{
+    apr_mode &md = c->md[m];
+    std::vector<apr_cross> cross;
+    if (md.nnz) crossing_rows(keys, md.nnz, c->L, cross);
+    md.ncross = cross.size();
+    if (!md.ncross) return TF_OK;
+    TF_TRY(tf_gpu_alloc(&md.cross, md.ncross, "CP-APR crossing rows"));
+    TF_TRY(tf_gpu_h2d_staged(c->dev, md.cross, cross.data(), md.ncross * sizeof(apr_cross), c->dev->stream));
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
+/* Streamed: mode m's copy sorted straight into pinned host memory (its
+ * index arrays, then the values, in one block). */
+tf_status add_host_copy(gpu_apr *c, uint32_t m, const tf_tensor *nz)
+{
+    apr_mode &md = c->md[m];
+    const uint32_t N = c->order;
+    const uint64_t nnz = nz->nnz, ibytes = (N * nnz * sizeof(uint32_t) + 7) & ~(uint64_t)7;
+    if (nnz) {
+        const cudaError_t e = cudaHostAlloc(&md.h_block, ibytes + nnz * sizeof(double), cudaHostAllocDefault);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            md.h_block = nullptr;
+            return tf_fail(TF_ERR_NOMEM, "GPU CP-APR, streamed: %llu bytes of pinned host memory for a mode's copy "
+                                         "of the non-zeros could not be had (%s)",
+                           (unsigned long long)(ibytes + nnz * sizeof(double)), cudaGetErrorString(e));
+        }
+        for (uint32_t k = 0; k < N; ++k) md.h_ind[k] = (uint32_t *)md.h_block + (uint64_t)k * nnz;
+        md.h_vals = (double *)((char *)md.h_block + ibytes);
     }
+    std::vector<uint64_t> perm;
+    sort_by_mode(nz, m, perm);
+    for (uint32_t k = 0; k < N; ++k)
+        for (uint64_t j = 0; j < nnz; ++j) md.h_ind[k][j] = nz->ind[k][perm[j]];
+    for (uint64_t j = 0; j < nnz; ++j) md.h_vals[j] = nz->vals[perm[j]];
+    return send_cross(c, m, md.h_ind[m]);
+}
+
+} // namespace
+
+/* ------------------------------------------------ one GPU's state (apr.cuh) */
+
+tf_gpu_apr *tf_gpu_apr_new()
+{
+    return new (std::nothrow) tf_gpu_apr();
+}
+
+void tf_gpu_apr_delete(tf_gpu_apr *c)
+{
+    if (!c) return;
+    if (c->dev) tf_gpu_dev_use(c->dev);
+    delete c;
+}
+
+tf_gpu_dev *tf_gpu_apr_dev(const tf_gpu_apr *c)
+{
+    return c->dev;
+}
+
+double *tf_gpu_apr_factor(tf_gpu_apr *c, uint32_t mode)
+{
+    return c->A[mode];
+}
+
+uint64_t tf_gpu_apr_passes(const tf_gpu_apr *c)
+{
+    return c->passes;
+}
+
+tf_status tf_gpu_apr_setup(tf_gpu_apr *c, tf_gpu_dev *dev, uint32_t order, const uint64_t *dims, uint32_t R)
+{
+    if (order < 1 || order > TF_GPU_MAX_ORDER || R < 1)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: order %u or rank %u is out of range", order, R);
+    c->dev = dev;
+    TF_TRY(tf_gpu_dev_use(dev));
+    c->order = order;
+    c->R = R;
+    c->L = chunk_len(R);
+    c->C = R >= 32 ? 32 : tf_pow2_ceil(R);
+    uint64_t sumdims = 0;
+    for (uint32_t m = 0; m < order; ++m) {
+        c->dims[m] = dims[m];
+        c->maxdim = std::max(c->maxdim, dims[m]);
+        sumdims += dims[m];
+    }
+    TF_TRY(room_for(c, (sumdims * R + R + (uint64_t)order * R + 2) * sizeof(double), "the factors"));
+    for (uint32_t m = 0; m < order; ++m) TF_TRY(tf_gpu_alloc(&c->A[m], dims[m] * R, "CP-APR factor"));
     TF_TRY(tf_gpu_alloc(&c->lambda, R, "CP-APR lambda"));
-    TF_TRY(tf_gpu_alloc(&c->colsum, (uint64_t)N * R, "CP-APR column sums"));
-    TF_TRY(tf_gpu_alloc(&c->edges, 2 * c->nchunks * R, "CP-APR edge rows"));
-    if (R > APR_FUSED_RANK) TF_TRY(tf_gpu_alloc(&c->v, X->nnz, "CP-APR weights"));
-    TF_TRY(tf_gpu_alloc(&c->part, c->npart, "CP-APR partial sums"));
+    TF_TRY(tf_gpu_alloc(&c->colsum, (uint64_t)order * R, "CP-APR column sums"));
     TF_TRY(tf_gpu_alloc(&c->scalar, 1, "CP-APR scalar"));
     TF_TRY(tf_gpu_alloc(&c->counter, 1, "CP-APR count"));
-    /* per mode: the stable sort, the copy gathered into one host buffer a
-     * mode at a time and sent up (the staging returns once it may be reused) */
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_stream(tf_gpu_apr *c, uint64_t batch)
+{
+    if (c->order == 0 || c->md[0].h_block || c->md[0].ind[0] || c->edges)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: streaming is chosen before the copies are made");
+    c->batch = batch ? std::max<uint64_t>(batch / c->L, 1) * c->L : 0; /* whole chunks */
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_add_mode(tf_gpu_apr *c, uint32_t m, const tf_tensor *nz, uint64_t lo, uint64_t rows)
+{
+    if (m >= c->order || !nz || nz->order != c->order || lo + rows > c->dims[m] || (nz->nnz && nz->dims[m] < rows))
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: bad copy of mode %u", m + 1);
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    const uint32_t N = c->order, R = c->R;
+    const uint64_t nnz = nz->nnz;
+    apr_mode &md = c->md[m];
+    md.lo = lo;
+    md.rows = rows;
+    md.nnz = nnz;
+    md.nchunks = (nnz + c->L - 1) / c->L;
+    c->maxnnz = std::max(c->maxnnz, nnz);
+    c->maxchunks = std::max(c->maxchunks, md.nchunks);
+    const uint64_t copy = nnz * (N * sizeof(uint32_t) + sizeof(double));
+    TF_TRY(room_for(c, (c->batch ? 0 : copy) + std::max<uint64_t>(rows, 1) * R * sizeof(double) +
+                           md.nchunks * sizeof(apr_cross),
+                    c->batch ? "a mode's Phi" : "a copy of the non-zeros by a mode's rows and its Phi"));
+    TF_TRY(tf_gpu_alloc(&c->Phi[m], std::max<uint64_t>(rows, 1) * R, "CP-APR Phi"));
+    if (c->batch) return add_host_copy(c, m, nz);
+    /* the stable sort, the copy gathered into one host buffer an index
+     * array at a time and sent up (the staging returns once it may be reused) */
+    const cudaStream_t st = c->dev->stream;
     std::vector<uint64_t> perm;
-    std::vector<uint32_t> ibuf(X->nnz), rows(X->nnz);
-    std::vector<double> vbuf(X->nnz);
-    std::vector<apr_cross> cross;
-    for (uint32_t m = 0; m < N; ++m) {
-        sort_by_mode(X, m, perm);
-        apr_mode &md = c->md[m];
-        for (uint32_t k = 0; k < N; ++k) {
-            uint32_t *h = k == m ? rows.data() : ibuf.data();
-            for (uint64_t j = 0; j < X->nnz; ++j) h[j] = X->ind[k][perm[j]];
-            TF_TRY(tf_gpu_alloc(&md.ind[k], X->nnz, "CP-APR sorted indices"));
-            TF_TRY(tf_gpu_h2d_staged(c->dev, md.ind[k], h, X->nnz * sizeof(uint32_t), st));
-        }
-        for (uint64_t j = 0; j < X->nnz; ++j) vbuf[j] = X->vals[perm[j]];
-        TF_TRY(tf_gpu_alloc(&md.vals, X->nnz, "CP-APR sorted values"));
-        TF_TRY(tf_gpu_h2d_staged(c->dev, md.vals, vbuf.data(), X->nnz * sizeof(double), st));
-        if (X->nnz) crossing_rows(rows.data(), X->nnz, c->L, cross);
-        else cross.clear();
-        md.ncross = cross.size();
-        if (md.ncross) {
-            TF_TRY(tf_gpu_alloc(&md.cross, md.ncross, "CP-APR crossing rows"));
-            TF_TRY(tf_gpu_h2d_staged(c->dev, md.cross, cross.data(), md.ncross * sizeof(apr_cross), st));
+    std::vector<uint32_t> ibuf(nnz), keys(nnz);
+    std::vector<double> vbuf(nnz);
+    sort_by_mode(nz, m, perm);
+    for (uint32_t k = 0; k < N; ++k) {
+        uint32_t *h = k == m ? keys.data() : ibuf.data();
+        for (uint64_t j = 0; j < nnz; ++j) h[j] = nz->ind[k][perm[j]];
+        TF_TRY(tf_gpu_alloc(&md.ind[k], nnz, "CP-APR sorted indices"));
+        TF_TRY(tf_gpu_h2d_staged(c->dev, md.ind[k], h, nnz * sizeof(uint32_t), st));
+    }
+    for (uint64_t j = 0; j < nnz; ++j) vbuf[j] = nz->vals[perm[j]];
+    TF_TRY(tf_gpu_alloc(&md.vals, nnz, "CP-APR sorted values"));
+    TF_TRY(tf_gpu_h2d_staged(c->dev, md.vals, vbuf.data(), nnz * sizeof(double), st));
+    TF_CU(cudaStreamSynchronize(st)); /* this GPU's own copies only */
+    return send_cross(c, m, keys.data());
+}
+
+tf_status tf_gpu_apr_finish(tf_gpu_apr *c)
+{
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    const uint32_t R = c->R;
+    const uint64_t slabs = (c->maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
+    c->npart = std::max<uint64_t>({c->maxchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
+    const uint64_t each = c->batch ? std::min(c->batch, c->maxnnz) : c->maxnnz; /* non-zeros a pass's kernel sees */
+    const uint64_t nv = R > APR_FUSED_RANK ? each : 0;
+    const uint64_t slots = c->batch ? 2 * each * (c->order * sizeof(uint32_t) + sizeof(double)) : 0;
+    TF_TRY(room_for(c, (std::max<uint64_t>(2 * c->maxchunks * R, 1) + nv + c->npart) * sizeof(double) + slots,
+                    c->batch ? "the pass's scratch and the two slots of streamed non-zeros" : "the pass's scratch"));
+    TF_TRY(tf_gpu_alloc(&c->edges, std::max<uint64_t>(2 * c->maxchunks * R, 1), "CP-APR edge rows"));
+    if (nv) TF_TRY(tf_gpu_alloc(&c->v, nv, "CP-APR weights"));
+    TF_TRY(tf_gpu_alloc(&c->part, c->npart, "CP-APR partial sums"));
+    if (c->batch) {
+        for (int s = 0; s < 2; ++s) {
+            for (uint32_t k = 0; k < c->order; ++k) TF_TRY(tf_gpu_alloc(&c->s_ind[s][k], each, "CP-APR streamed indices"));
+            TF_TRY(tf_gpu_alloc(&c->s_vals[s], each, "CP-APR streamed values"));
+            TF_CU(cudaEventCreateWithFlags(&c->uploaded[s], cudaEventDisableTiming));
+            TF_CU(cudaEventCreateWithFlags(&c->consumed[s], cudaEventDisableTiming));
         }
     }
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_start(tf_gpu_apr *c, const tf_ktensor *start)
+{
+    if (!start || start->order != c->order || start->rank != c->R || !start->lambda)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the start does not match order %u rank %u", c->order, c->R);
+    for (uint32_t m = 0; m < c->order; ++m)
+        if (start->factors[m].rows != c->dims[m] || start->factors[m].cols != c->R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: start factor %u is %llu x %llu, expected %llu x %u", m + 1,
+                           (unsigned long long)start->factors[m].rows, (unsigned long long)start->factors[m].cols,
+                           (unsigned long long)c->dims[m], c->R);
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    const cudaStream_t st = c->dev->stream;
+    for (uint32_t m = 0; m < c->order; ++m) {
+        TF_TRY(tf_gpu_put_values<double>(c->A[m], start->factors[m].data, c->dims[m] * c->R, st));
+        TF_CU(cudaMemsetAsync(c->Phi[m], 0, c->entries(m) * sizeof(double), st));
+    }
+    TF_TRY(tf_gpu_put_values<double>(c->lambda, start->lambda, c->R, st));
+    c->h_lambda.assign(start->lambda, start->lambda + c->R);
     TF_CU(cudaStreamSynchronize(st));
-    snprintf(desc, desc_len, "GPU %d, fp64, the non-zeros by each mode's rows (%u copies, %.1f MB)", c->dev->device, N,
-             (double)copies / 1e6);
+    c->started = true;
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_begin_async(tf_gpu_apr *c, uint32_t mode, double kappa, double kappatol)
+{
+    TF_TRY(check(c, mode));
+    const cudaStream_t st = c->dev->stream;
+    const uint64_t n = c->entries(mode);
+    TF_CU(cudaMemsetAsync(c->counter, 0, sizeof *c->counter, st));
+    if (kappa > 0.0) {
+        apr_scooch_kernel<<<c->grid(n), APR_THREADS, 0, st>>>(c->mine(mode), c->Phi[mode], n, kappa, kappatol,
+                                                              c->counter);
+        TF_CU_LAUNCH("apr_scooch_kernel");
+    }
+    apr_scale_kernel<false><<<c->grid(n), APR_THREADS, 0, st>>>(c->mine(mode), c->lambda, n, c->R);
+    TF_CU_LAUNCH("apr_scale_kernel");
+    apr_fill_kernel<<<1, APR_THREADS, 0, st>>>(c->lambda, c->R, 1.0);
+    TF_CU_LAUNCH("apr_fill_kernel");
+    std::fill(c->h_lambda.begin(), c->h_lambda.end(), 1.0);
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_phi_async(tf_gpu_apr *c, uint32_t mode, double eps)
+{
+    TF_TRY(check(c, mode));
+    TF_TRY(phi_pass(c, mode, eps));
+    ++c->passes;
+    const cudaStream_t st = c->dev->stream;
+    const uint64_t n = c->entries(mode);
+    const unsigned blocks = std::min<unsigned>(c->grid(n), APR_MAX_BLOCKS);
+    apr_kkt_kernel<<<blocks, APR_THREADS, 0, st>>>(c->mine(mode), c->Phi[mode], n, c->part);
+    TF_CU_LAUNCH("apr_kkt_kernel");
+    apr_reduce_kernel<true><<<1, APR_THREADS, 0, st>>>(c->part, blocks, c->scalar);
+    TF_CU_LAUNCH("apr_reduce_kernel");
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_multiply_async(tf_gpu_apr *c, uint32_t mode)
+{
+    TF_TRY(check(c, mode));
+    const uint64_t n = c->entries(mode);
+    apr_multiply_kernel<<<c->grid(n), APR_THREADS, 0, c->dev->stream>>>(c->mine(mode), c->Phi[mode], n);
+    TF_CU_LAUNCH("apr_multiply_kernel");
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_normalize(tf_gpu_apr *c, uint32_t mode)
+{
+    TF_TRY(check(c, mode));
+    const cudaStream_t st = c->dev->stream;
+    TF_TRY(colsums(c, c->A[mode], c->dims[mode], c->lambda));
+    TF_TRY(tf_gpu_get_values<double>(c->h_lambda.data(), c->lambda, c->R, st));
+    for (uint32_t r = 0; r < c->R; ++r)
+        if (!isfinite(c->h_lambda[r]))
+            return tf_fail(TF_ERR_NUMERIC, "factor column %u is not finite; the factors diverged", r + 1);
+    const uint64_t n = c->dims[mode] * c->R;
+    apr_scale_kernel<true><<<c->grid(n), APR_THREADS, 0, st>>>(c->A[mode], c->lambda, n, c->R);
+    TF_CU_LAUNCH("apr_scale_kernel");
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_loglik_async(tf_gpu_apr *c)
+{
+    TF_TRY(check(c, 0));
+    const cudaStream_t st = c->dev->stream;
+    if (c->md[0].nnz == 0) { /* no non-zeros here: the data term is 0 */
+        TF_CU(cudaMemsetAsync(c->scalar, 0, sizeof(double), st));
+        return TF_OK;
+    }
+    /* x log m over mode 1's copy, a sum per chunk, then the chunks' */
+    TF_TRY(over_copy(c, 0, [&](apr_args a, unsigned blocks) -> tf_status {
+        a.w = c->lambda;
+        a.out = c->part;
+        return tf_with_order(c->order, [&](auto ord) -> tf_status {
+            constexpr int ORDER = decltype(ord)::value;
+            apr_model_kernel<ORDER, true><<<blocks, APR_THREADS, 0, st>>>(a);
+            TF_CU_LAUNCH("apr_model_kernel");
+            return TF_OK;
+        });
+    }));
+    apr_reduce_kernel<false><<<1, APR_THREADS, 0, st>>>(c->part, c->md[0].nchunks, c->scalar);
+    TF_CU_LAUNCH("apr_reduce_kernel");
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_read(tf_gpu_apr *c, double *scalar, uint64_t *count)
+{
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    const cudaStream_t st = c->dev->stream;
+    unsigned long long k = 0;
+    if (scalar) TF_CU(cudaMemcpyAsync(scalar, c->scalar, sizeof(double), cudaMemcpyDeviceToHost, st));
+    if (count) TF_CU(cudaMemcpyAsync(&k, c->counter, sizeof k, cudaMemcpyDeviceToHost, st));
+    TF_CU(cudaStreamSynchronize(st));
+    if (count) *count = k;
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_model_sum(tf_gpu_apr *c, double *model)
+{
+    TF_TRY(check(c, 0));
+    const uint32_t R = c->R;
+    for (uint32_t m = 0; m < c->order; ++m) TF_TRY(colsums(c, c->A[m], c->dims[m], c->colsum + (uint64_t)m * R));
+    std::vector<double> sums((size_t)c->order * R);
+    TF_TRY(tf_gpu_get_values<double>(sums.data(), c->colsum, sums.size(), c->dev->stream));
+    std::vector<double> prod(c->h_lambda);
+    for (uint32_t m = 0; m < c->order; ++m)
+        for (uint32_t r = 0; r < R; ++r) prod[r] *= sums[(size_t)m * R + r];
+    double s = 0.0;
+    for (uint32_t r = 0; r < R; ++r) s += prod[r];
+    *model = s;
+    return TF_OK;
+}
+
+tf_status tf_gpu_apr_result(tf_gpu_apr *c, tf_ktensor *out)
+{
+    TF_TRY(check(c, 0));
+    if (out->order != c->order || out->rank != c->R)
+        return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the result does not match order %u rank %u", c->order, c->R);
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (out->factors[m].rows != c->dims[m] || out->factors[m].cols != c->R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: result factor %u has the wrong shape", m + 1);
+        TF_TRY(tf_gpu_get_values<double>(out->factors[m].data, c->A[m], c->dims[m] * c->R, c->dev->stream));
+    }
+    TF_TRY(tf_gpu_get_values<double>(out->lambda, c->lambda, c->R, c->dev->stream));
+    return TF_OK;
+}
+
+/* ------------------------------------------- the one-GPU backend (vtable) */
+
+namespace {
+
+tf_status op_init(void *ctx, const tf_ktensor *start)
+{
+    return tf_gpu_apr_start((gpu_apr *)ctx, start);
+}
+
+tf_status op_begin_mode(void *ctx, uint32_t mode, double kappa, double kappatol, uint64_t *scooched)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    *scooched = 0;
+    TF_TRY(tf_gpu_apr_begin_async(c, mode, kappa, kappatol));
+    return kappa > 0.0 ? tf_gpu_apr_read(c, nullptr, scooched) : TF_OK;
+}
+
+tf_status op_phi(void *ctx, uint32_t mode, double epsdivzero, double *kkt)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    *kkt = 0.0;
+    TF_TRY(tf_gpu_apr_phi_async(c, mode, epsdivzero));
+    return tf_gpu_apr_read(c, kkt, nullptr);
+}
+
+tf_status op_multiply(void *ctx, uint32_t mode)
+{
+    return tf_gpu_apr_multiply_async((gpu_apr *)ctx, mode);
+}
+
+tf_status op_end_mode(void *ctx, uint32_t mode)
+{
+    return tf_gpu_apr_normalize((gpu_apr *)ctx, mode);
+}
+
+tf_status op_loglik(void *ctx, double *ll)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    *ll = 0.0;
+    double data = 0.0, model = 0.0;
+    TF_TRY(tf_gpu_apr_loglik_async(c));
+    TF_TRY(tf_gpu_apr_read(c, &data, nullptr));
+    TF_TRY(tf_gpu_apr_model_sum(c, &model));
+    *ll = data - model;
+    return TF_OK;
+}
+
+tf_status op_result(void *ctx, tf_ktensor *out)
+{
+    return tf_gpu_apr_result((gpu_apr *)ctx, out);
+}
+
+void op_report(void *ctx, tf_cp_apr_report *rep)
+{
+    const gpu_apr *c = (const gpu_apr *)ctx;
+    rep->passes = c->passes;
+    rep->cached_passes = 0;
+    rep->cache_bytes = 0;
+}
+
+void op_destroy(void *ctx)
+{
+    tf_gpu_apr_delete((gpu_apr *)ctx);
+}
+
+const tf_cp_apr_backend_ops gpu_ops = {op_init, op_begin_mode, op_phi, op_multiply, op_end_mode,
+                                       op_loglik, op_result, op_destroy, op_report};
+
+/* The whole of X on one GPU: what it holds, against the budget first (one
+ * message naming every part), then the state with every mode's copy. */
+tf_status build(gpu_apr *c, tf_gpu_dev *dev, const tf_tensor *X, const tf_cp_apr_opts *o, uint64_t force,
+                char *desc, size_t desc_len)
+{
+    const uint32_t N = X->order, R = (uint32_t)o->rank, L = chunk_len(R);
+    const uint64_t nchunks = (X->nnz + L - 1) / L;
+    uint64_t sumdims = 0, maxdim = 0;
+    for (uint32_t m = 0; m < N; ++m) {
+        sumdims += X->dims[m];
+        maxdim = std::max(maxdim, X->dims[m]);
+    }
+    const uint64_t slabs = (maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
+    const uint64_t npart = std::max<uint64_t>({nchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
+    const uint64_t per_nnz = N * sizeof(uint32_t) + sizeof(double);
+    const uint64_t copies = (uint64_t)N * X->nnz * per_nnz;
+    const uint64_t dense = (2 * sumdims * R + R + (uint64_t)N * R) * sizeof(double); /* factors and Phi */
+    const uint64_t scratch = (2 * nchunks * R + (R > APR_FUSED_RANK ? X->nnz : 0) + npart + 1) * sizeof(double) +
+                             nchunks * sizeof(apr_cross) * 2;
+    uint64_t budget = 0;
+    TF_TRY(tf_gpu_dev_use(dev));
+    TF_TRY(tf_gpu_budget(dev, &budget));
+    uint64_t batch = force;
+    if (!force && copies + dense + scratch > budget) {
+        /* streamed: the copies in pinned host memory, two device slots of a
+         * batch of non-zeros each (a tenth of the room left as a margin) */
+        const uint64_t fixed =
+            dense + (2 * nchunks * R + npart + 1) * sizeof(double) + nchunks * sizeof(apr_cross) * N;
+        const uint64_t slot = 2 * per_nnz + (R > APR_FUSED_RANK ? sizeof(double) : 0);
+        const uint64_t room = budget > fixed ? (budget - fixed) / 10 * 9 : 0;
+        batch = std::min<uint64_t>(room / slot, APR_STREAM_BATCH) / L * L;
+        if (batch < L)
+            return tf_fail(TF_ERR_NOMEM,
+                           "GPU CP-APR: %u copies of the non-zeros (%llu bytes), the factors and Phi (%llu bytes) "
+                           "and scratch (%llu bytes) do not fit the GPU's %llu bytes, not even streamed from host "
+                           "memory",
+                           N, (unsigned long long)copies, (unsigned long long)dense, (unsigned long long)scratch,
+                           (unsigned long long)budget);
+    }
+    TF_TRY(tf_gpu_apr_setup(c, dev, N, X->dims, R));
+    TF_TRY(tf_gpu_apr_stream(c, batch));
+    for (uint32_t m = 0; m < N; ++m) TF_TRY(tf_gpu_apr_add_mode(c, m, X, 0, X->dims[m]));
+    TF_TRY(tf_gpu_apr_finish(c));
+    if (c->batch)
+        snprintf(desc, desc_len, "GPU %d, fp64, %u copies of the non-zeros (%.1f MB) streamed from host, %llu a batch",
+                 dev->device, N, (double)copies / 1e6, (unsigned long long)c->batch);
+    else
+        snprintf(desc, desc_len, "GPU %d, fp64, the non-zeros by each mode's rows (%u copies, %.1f MB)", dev->device,
+                 N, (double)copies / 1e6);
     return TF_OK;
 }
 
@@ -787,8 +1101,8 @@ tf_status tf_gpu_apr_poison(void *ctx, uint32_t mode)
     gpu_apr *c = (gpu_apr *)ctx;
     TF_TRY(check(c, mode));
     const cudaStream_t st = c->dev->stream;
-    TF_CU(cudaMemsetAsync(c->Phi[mode], 0xff, c->dims[mode] * c->R * sizeof(double), st)); /* all ones: NaN */
-    TF_CU(cudaMemsetAsync(c->edges, 0xff, 2 * c->nchunks * c->R * sizeof(double), st));
+    TF_CU(cudaMemsetAsync(c->Phi[mode], 0xff, c->entries(mode) * sizeof(double), st)); /* all ones: NaN */
+    TF_CU(cudaMemsetAsync(c->edges, 0xff, std::max<uint64_t>(2 * c->maxchunks * c->R, 1) * sizeof(double), st));
     TF_CU(cudaStreamSynchronize(st));
     return TF_OK;
 }
@@ -797,11 +1111,11 @@ tf_status tf_gpu_apr_get_phi(void *ctx, uint32_t mode, double *phi)
 {
     gpu_apr *c = (gpu_apr *)ctx;
     TF_TRY(check(c, mode));
-    return tf_gpu_get_values<double>(phi, c->Phi[mode], c->dims[mode] * c->R, c->dev->stream);
+    return tf_gpu_get_values<double>(phi, c->Phi[mode], c->entries(mode), c->dev->stream);
 }
 
-extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, const tf_cp_apr_opts *o,
-                                                        tf_cp_apr_backend *out)
+tf_status tf_gpu_apr_backend_make(const tf_tensor *X, const tf_cp_apr_opts *o, uint64_t stream_batch,
+                                  tf_cp_apr_backend *out)
 {
     memset(out, 0, sizeof *out);
     if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: missing tensor or options");
@@ -811,18 +1125,23 @@ extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, cons
     if (X->order > TF_GPU_MAX_ORDER)
         return tf_fail(TF_ERR_UNAVAILABLE, "GPU CP-APR backend: order %u is above the GPU's %u", X->order,
                        TF_GPU_MAX_ORDER);
-    gpu_apr *c = new (std::nothrow) gpu_apr();
+    gpu_apr *c = tf_gpu_apr_new();
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-APR backend");
-    tf_status s = tf_gpu_dev_of(o->context, &c->dev);
-    if (s == TF_OK) s = tf_gpu_dev_use(c->dev);
-    if (s == TF_OK) s = build(c, X, o, out->plan_desc, sizeof out->plan_desc);
+    tf_gpu_dev *dev = nullptr;
+    tf_status s = tf_gpu_dev_of(o->context, &dev);
+    if (s == TF_OK) s = build(c, dev, X, o, stream_batch, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {
-        if (c->dev) tf_gpu_dev_use(c->dev);
-        delete c;
+        tf_gpu_apr_delete(c);
         memset(out, 0, sizeof *out);
         return s;
     }
     out->ops = &gpu_ops;
     out->ctx = c;
     return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_cp_apr_backend_create_impl(const tf_tensor *X, const tf_cp_apr_opts *o,
+                                                        tf_cp_apr_backend *out)
+{
+    return tf_gpu_apr_backend_make(X, o, 0, out);
 }
