@@ -97,6 +97,15 @@ typedef struct tf_cpd_backend_ops {
     /* Optional: after the run, what the backend alone knows (several GPUs:
      * the factor exchange time) into rep. */
     void (*report)(void *ctx, tf_cpd_report *rep);
+    /* Optional (checkpoints, src/algo/checkpoint.h; NULL: the backend keeps
+     * no state beyond the factors and lambda, or cannot export it): the
+     * per-mode state the next iteration reads -- AO-ADMM's scaled dual
+     * variable of each mode that has one (in the normalised factor's scale),
+     * every row (ranks: gathered; collective). aux_get allocates aux[m]
+     * (dims[m] x R; rows 0 for a mode without one); aux_put (after init)
+     * takes them as aux_get gave them, a mode with rows 0 left without. */
+    tf_status (*aux_get)(void *ctx, tf_matrix *aux);
+    tf_status (*aux_put)(void *ctx, const tf_matrix *aux);
 } tf_cpd_backend_ops;
 
 typedef struct tf_cpd_backend {
