@@ -158,11 +158,18 @@ static const char *field(const char *line, const char *key)
     return !strncmp(line, key, n) && line[n] == ' ' ? line + n + 1 : NULL;
 }
 
-/* The first word of v (up to 60 characters) for messages. */
-static const char *shown(const char *v, char *buf, size_t len)
+/* Where two lines differ, for messages: the first differing word of a and
+ * of b, each with the word before it (an option's name), up to 60
+ * characters each. */
+static void differing(const char *a, const char *b, char *da, char *db, size_t len)
 {
-    snprintf(buf, len, "%.60s%s", v, strlen(v) > 60 ? "..." : "");
-    return buf;
+    size_t i = 0, w = 0, p = 0; /* the first difference, its word's start, the word before's start */
+    for (; a[i] && a[i] == b[i]; ++i)
+        if (a[i] == ' ') p = w, w = i + 1;
+    snprintf(da, len, "%.*s", (int)(w - p + strcspn(a + w, " ")), a + p);
+    snprintf(db, len, "%.*s", (int)(w - p + strcspn(b + w, " ")), b + p);
+    if (strlen(da) > 60) strcpy(da + 57, "...");
+    if (strlen(db) > 60) strcpy(db + 57, "...");
 }
 
 static tf_status parse_aux(tf_ckpt *c, const char *path, const char *spec, char **p, int *line_no)
@@ -208,14 +215,15 @@ static tf_status parse_state(tf_ckpt *c, const char *path, char *body)
         line = next_line(&p, &line_no);
         const char *sp = strchr(w, ' ');
         const size_t klen = (size_t)(sp - w);
-        char key[32], a[80], b[80];
+        char key[32], a[1600], b[1600];
         snprintf(key, sizeof key, "%.*s", (int)klen, w);
         if (!line || strncmp(line, w, klen) || line[klen] != ' ')
             return tf_fail(TF_ERR_PARSE, "%s:%d: expected the '%s' line", path, line_no, key);
         if (strcmp(line, w))
-            return tf_fail(TF_ERR_ARG, "%s:%d: the checkpoint's %s is '%s', this run's '%s': resume with the %s it "
-                           "was made with", path, line_no, key, shown(line + klen + 1, a, sizeof a),
-                           shown(w + klen + 1, b, sizeof b), !strcmp(key, "tensor") ? "tensor" : "options");
+            return tf_fail(TF_ERR_ARG, "%s:%d: the checkpoint was made with %s '%s', this run has '%s' (resume with "
+                           "the %s it was made with)", path, line_no, key,
+                           (differing(line + klen + 1, w + klen + 1, a, b, sizeof a), a), b,
+                           !strcmp(key, "tensor") ? "tensor" : "same options");
     }
     while ((line = next_line(&p, &line_no))) {
         const char *v;
