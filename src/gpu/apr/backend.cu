@@ -641,6 +641,35 @@ tf_status op_result(void *ctx, tf_ktensor *out)
     return TF_OK;
 }
 
+/* Checkpoints: every mode's last Phi (the next scooch reads it), to the host and back. */
+tf_status op_aux_get(void *ctx, tf_matrix *aux)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, 0));
+    for (uint32_t m = 0; m < c->order; ++m) {
+        TF_TRY(tf_matrix_alloc(&aux[m], c->dims[m], c->R));
+        TF_TRY(tf_gpu_get_values<double>(aux[m].data, c->Phi[m], c->dims[m] * c->R, c->dev->stream));
+    }
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
+tf_status op_aux_put(void *ctx, const tf_matrix *aux)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(check(c, 0));
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (!aux[m].rows) continue;
+        if (aux[m].rows != c->dims[m] || aux[m].cols != c->R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the Phi of mode %u is %llu x %llu, expected %llu x %u",
+                           m + 1, (unsigned long long)aux[m].rows, (unsigned long long)aux[m].cols,
+                           (unsigned long long)c->dims[m], c->R);
+        TF_TRY(tf_gpu_put_values<double>(c->Phi[m], aux[m].data, c->dims[m] * c->R, c->dev->stream));
+    }
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
 void op_report(void *ctx, tf_cp_apr_report *rep)
 {
     const gpu_apr *c = (const gpu_apr *)ctx;
@@ -657,8 +686,8 @@ void op_destroy(void *ctx)
     delete c;
 }
 
-const tf_cp_apr_backend_ops gpu_ops = {op_init, op_begin_mode, op_phi, op_multiply, op_end_mode,
-                                       op_loglik, op_result, op_destroy, op_report};
+const tf_cp_apr_backend_ops gpu_ops = {op_init,   op_begin_mode, op_phi,     op_multiply, op_end_mode, op_loglik,
+                                       op_result, op_destroy,    op_report,  op_aux_get,  op_aux_put};
 
 /* Chunk length of the pass at rank R: 64 non-zeros, R / 2 above rank 128,
  * so the edge rows (2 R doubles a chunk) stay within 4 doubles a non-zero. */
