@@ -5,7 +5,8 @@
 # straight on the ranks, for CP-ALS, AO-ADMM (the duals gathered from the
 # ranks), HALS and CP-APR (every mode's Phi gathered); the checkpoint is in
 # the caller's row order, so a single process resumes the ranks' checkpoint
-# and ends with the ranks' fits (1e-9); a time-based checkpoint is decided by
+# and ends with the ranks' fits (1e-9), also with the rows cut longest-first
+# (TF_PARTITION=longest: the model and the duals mapped back to the caller's labels); a time-based checkpoint is decided by
 # rank 0's clock (no rank waits for another). Skipped (77) without MPI in the
 # build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -52,6 +53,11 @@ method als x.tns
 method admm x.tns --nonneg --nonneg-method admm --l1 0.01@2
 method hals x.tns --nonneg --nonneg-method hals
 method apr c.tns --method apr
+# every mode's rows cut longest-first (relabelled): the checkpoint in the caller's row order all the same
+export TF_PARTITION=longest
+method als_longest x.tns
+method admm_longest x.tns --nonneg --nonneg-method admm --l1 0.01@2
+unset TF_PARTITION
 
 # a time-based checkpoint: rank 0's clock decides for both
 ranks 2 cpd x.tns -r 4 -t 1 -i 6 --tol 0 --nowrite --checkpoint tc --checkpoint-every 0.01s
