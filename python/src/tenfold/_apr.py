@@ -102,6 +102,12 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     returning True stops the run there (Ctrl-C does too, then
     KeyboardInterrupt is raised). epsActive belongs to pyttb's Newton methods
     and is not used by 'mu'.
+    checkpoint=STEM saves the run's state as it goes (a factor set STEM.* plus
+    STEM.state, switched in one step; 'tenfold cpd --checkpoint'):
+    checkpoint_every=N iterations, a time ('5m', '30s', '1h') or both as a
+    pair (default: every iteration), always the last; resume=STEM goes on
+    from such a checkpoint up to maxiters iterations in all and ends with the bits
+    of a run that never stopped (the histories hold the resumed iterations).
 
     Returns a CPResult: weights (decreasing) and factors with columns of unit
     1-norm (pyttb's normtype=1), loglik (pyttb's ``output['obj']``),

@@ -142,6 +142,9 @@ def non_negative_parafac_hals(tensor: Union[TensorLike, PathLike], rank: int, n_
     (``res.to_tensorly()`` makes one), with fit, n_iter, the inner sweeps
     (``inner_iterations``) and timings; with return_errors ``(res, errors)``.
     device: 'auto' or 'cpu' (HALS runs on the CPU); threads: CPU threads.
+    checkpoint=STEM, checkpoint_every=, resume=STEM: checkpoints and resume,
+    as ``cp_als``'s (with tol, a run ended by tensorly's criterion writes its
+    last iteration as stopped, not converged: a resume goes on from it).
     """
     return _run(tensor, rank, "hals", nn_modes, sparsity_coefficients, n_iter_max, init, svd, tol, random_state,
                 normalize_factors, verbose, return_errors, cvg_criterion, fixed_modes, 50000 if exact else None,

@@ -538,6 +538,12 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     memory_limit: device bytes (int or '8G'). callback(info) runs after every
     iteration with an IterInfo; returning True stops the run there (Ctrl-C does
     too, then KeyboardInterrupt is raised). The GIL is released while C runs.
+    checkpoint=STEM saves the run's state as it goes (a factor set STEM.* plus
+    STEM.state, switched in one step; 'tenfold cpd --checkpoint'):
+    checkpoint_every=N iterations, a time ('5m', '30s', '1h') or both as a
+    pair (default: every iteration), always the last; resume=STEM goes on
+    from such a checkpoint up to n_iter_max iterations in all and ends with the bits
+    of a run that never stopped (the histories hold the resumed iterations).
 
     >>> res = tenfold.cp_als(X, 16, n_iter_max=30, random_state=1)
     >>> res.fit, res.weights, res.factors[0].shape

@@ -204,7 +204,9 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
     iteration with a TuckerIter; returning True stops the run (Ctrl-C too,
     then KeyboardInterrupt is raised). memory_limit: host bytes for the dense
     arrays (int or '8G'; default half the physical memory). device 'gpu'
-    raises UnavailableError (not on the GPU yet).
+    raises UnavailableError (not on the GPU yet). checkpoint=STEM,
+    checkpoint_every=, resume=STEM: checkpoints and resume, as cp_als's (the
+    iterations before the checkpoint are in the result's history too).
 
     >>> core, factors = tenfold.tucker(X, rank=[8, 8, 4])
     >>> res = tenfold.tucker("data/uber-apr14.tns.xz", [5, 5, 10, 10], init="svd")
