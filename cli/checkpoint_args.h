@@ -16,12 +16,12 @@
     "      --checkpoint-every E  when: N (every N iterations), Tm / Ts / Th (when T\n"               \
     "                       minutes / seconds / hours have passed since the last one)\n"             \
     "                       or both, comma-separated (10,5m)\n"                                      \
-    "      --resume STEM    go on from the checkpoint STEM up to -i iterations in all:\n"            \
-    "                       the run ends with the fits and factors it would have had\n"              \
-    "                       without the stop. The tensor, rank, method and options that\n"          \
-    "                       shape the result must be the checkpoint's (else one line\n"              \
-    "                       naming what differs, exit 1); --checkpoint may name the\n"              \
-    "                       same STEM\n"
+    "      --resume STEM    go on from the checkpoint STEM up to -i iterations in\n"                \
+    "                       all: the run ends with the fits and factors it would\n"                 \
+    "                       have had without the stop. The tensor, rank, method and\n"              \
+    "                       options that shape the result must be the checkpoint's\n"               \
+    "                       (else one line naming what differs, exit 1);\n"                          \
+    "                       --checkpoint may name the same STEM\n"
 
 /* Fills *out (zeroed first) from the three values (each NULL when not
  * given). Returns 0 or a usage error (2). */

@@ -105,8 +105,8 @@ static const char help[] =
     "                       iterations from the same start); HALS on the CPU and\n"
     "                       CPU ranks (on a GPU, auto picks AO-ADMM)\n"
     CLI_CHECKPOINT_HELP
-    "                       (every method: ALS, AO-ADMM, HALS, apr; AO-ADMM's on\n"
-    "                       the CPU and CPU ranks, apr's with --kappa > 0 too)\n"
+    "                       (every method: ALS, AO-ADMM, HALS, apr; on the CPU, MPI\n"
+    "                       ranks and GPUs, AO-ADMM's on the CPU and CPU ranks only)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
