@@ -335,7 +335,8 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     memset(start, 0, sizeof start);
     const tf_matrix *given = NULL;
     tf_status s = TF_OK;
-    if (o.init == TF_TUCKER_INIT_HOSVD) {
+    const int resuming = o.checkpoint && o.checkpoint->resume && *o.checkpoint->resume;
+    if (o.init == TF_TUCKER_INIT_HOSVD && !resuming) { /* a resumed run starts from the checkpoint */
         s = hosvd_start(X, &o, order[0], start);
         given = start;
     } else if (o.init == TF_TUCKER_INIT_GIVEN) {
