@@ -269,12 +269,23 @@ tf_status tf_ckpt_load(tf_ckpt *c, tf_ktensor *k, tf_matrix *factors, uint32_t *
     const char *stem = c->opts->resume;
     if (!stem || !*stem) return TF_OK;
     char *body = NULL;
-    TF_TRY(tf_factor_set_read_with(stem, STATE_SUFFIX, k, factors, order, &body));
+    tf_status sr = tf_factor_set_read_with(stem, STATE_SUFFIX, k, factors, order, &body);
+    if (sr != TF_OK && c->dist) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tf_last_error());
+        return tf_fail_shared(sr, "%s", msg);
+    }
+    if (sr != TF_OK) return sr;
     char path[4096];
     snprintf(path, sizeof path, "%s." STATE_SUFFIX, stem);
     tf_status s = body ? parse_state(c, path, body)
                        : tf_fail(TF_ERR_ARG, "%s: no such file: %s is a factor set but not a checkpoint", path, stem);
     free(body);
+    if (s != TF_OK && c->dist) { /* every rank read the same files: the same failure everywhere */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tf_last_error());
+        s = tf_fail_shared(s, "%s", msg);
+    }
     if (s != TF_OK) {
         if (k) tf_ktensor_free(k);
         else for (uint32_t m = 0; m < *order; ++m) tf_matrix_free(&factors[m]);

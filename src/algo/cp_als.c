@@ -132,8 +132,9 @@ tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_
 {
     if (ck && o->update && o->update->kind == TF_CPD_UPDATE_AO_ADMM && !be->ops->aux_get && ck->opts->path &&
         *ck->opts->path)
-        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: checkpoints of AO-ADMM are not available on this backend yet (its "
-                                           "dual variables stay on the device): --device cpu");
+        return (ck->dist ? tf_fail_shared : tf_fail)(TF_ERR_UNAVAILABLE, "cpd: checkpoints of AO-ADMM are not "
+                                                     "available on this backend yet (its dual variables stay on the "
+                                                     "device): --device cpu");
     const int resumed = ck && ck->done;
     if (resumed && !o->init) return tf_fail(TF_ERR_ARG, "cpd: a resumed run without the checkpoint's model");
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);

@@ -7,7 +7,8 @@
 # the caller's row order, so a single process resumes the ranks' checkpoint
 # and ends with the ranks' fits (1e-9), also with the rows cut longest-first
 # (TF_PARTITION=longest: the model and the duals mapped back to the caller's labels); a time-based checkpoint is decided by
-# rank 0's clock (no rank waits for another). Skipped (77) without MPI in the
+# rank 0's clock (no rank waits for another); with 2 GPUs, 2 GPU ranks resume
+# CP-ALS to the straight run's fits (1e-12) and refuse AO-ADMM's. Skipped (77) without MPI in the
 # build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
@@ -58,6 +59,23 @@ export TF_PARTITION=longest
 method als_longest x.tns
 method admm_longest x.tns --nonneg --nonneg-method admm --l1 0.01@2
 unset TF_PARTITION
+
+# GPU ranks (2 GPUs or more; skipped without): CP-ALS resumes to the straight run's fits (1e-12)
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+if [ "${gpus:-0}" -ge 2 ]; then
+    ranks 2 cpd x.tns -r 4 -t 1 -i 10 --tol 0 --device gpu --nowrite --checkpoint gsc
+    check "GPU ranks: 10 straight (exit $rc)" test "$rc" -eq 0
+    ranks 2 cpd x.tns -r 4 -t 1 -i 4 --tol 0 --device gpu --nowrite --checkpoint gpc
+    check "GPU ranks: 4 (exit $rc)" test "$rc" -eq 0
+    ranks 2 cpd x.tns -r 4 -t 1 -i 10 --tol 0 --device gpu --nowrite --resume gpc --checkpoint grc
+    check "GPU ranks: resumed (exit $rc)" test "$rc" -eq 0
+    check "GPU ranks: resumed, the straight run's fits (1e-12)" close_fits gsc grc 1e-12
+    ranks 2 cpd x.tns -r 4 -t 1 -i 3 --device gpu --nonneg --nonneg-method admm --nowrite --checkpoint gac
+    check "GPU ranks: AO-ADMM checkpoints refused on every rank (exit $rc)" test "$rc" -eq 1
+    check "GPU ranks: AO-ADMM refused: the line says why" grep -q "checkpoints of AO-ADMM are not available" err.txt
+else
+    echo "$NAME: fewer than 2 GPUs: the GPU-rank cases are left out"
+fi
 
 # a time-based checkpoint: rank 0's clock decides for both
 ranks 2 cpd x.tns -r 4 -t 1 -i 6 --tol 0 --nowrite --checkpoint tc --checkpoint-every 0.01s
