@@ -123,6 +123,17 @@ void tf_ckpt_free(tf_ckpt *c)
     memset(c, 0, sizeof *c);
 }
 
+tf_status tf_ckpt_aux(uint32_t order, const uint64_t *dims, uint64_t rank,
+                      tf_status (*get)(void *ctx, tf_matrix *aux, int *has), void *ctx, tf_matrix *aux)
+{
+    int has[TF_MAX_ORDER] = {0};
+    for (uint32_t m = 0; m < order; ++m) TF_TRY(tf_matrix_alloc(&aux[m], dims[m], rank));
+    TF_TRY(get(ctx, aux, has));
+    for (uint32_t m = 0; m < order; ++m)
+        if (!has[m]) tf_matrix_free(&aux[m]), memset(&aux[m], 0, sizeof aux[m]);
+    return TF_OK;
+}
+
 static tf_status push_fit(tf_ckpt *c, double fit)
 {
     if (c->nfits == c->cap) {

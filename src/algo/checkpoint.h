@@ -65,5 +65,10 @@ tf_status tf_ckpt_due(tf_ckpt *c, uint32_t it, double fit, int last, int *due);
  * tensor t. */
 tf_status tf_ckpt_write(tf_ckpt *c, tf_ktensor *k, tf_matrix *aux, const tf_ttensor *t, uint32_t it,
                         int converged);
+/* aux[0..order) allocated dims[m] x rank for a backend's aux_get (fills
+ * them, has[m] = 1 where a mode has state), then the modes without state
+ * freed (rows 0). get(ctx, aux, has) is the backend's aux_get. */
+tf_status tf_ckpt_aux(uint32_t order, const uint64_t *dims, uint64_t rank,
+                      tf_status (*get)(void *ctx, tf_matrix *aux, int *has), void *ctx, tf_matrix *aux);
 void tf_ckpt_free(tf_ckpt *c);
 #endif

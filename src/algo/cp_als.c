@@ -27,7 +27,7 @@ static tf_status save(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd
     memset(aux, 0, sizeof aux);
     TF_TRY(tf_ktensor_alloc(&k, X->order, X->dims, o->rank));
     tf_status s = be->ops->result(be->ctx, &k);
-    if (s == TF_OK && be->ops->aux_get) s = be->ops->aux_get(be->ctx, aux);
+    if (s == TF_OK && be->ops->aux_get) s = tf_ckpt_aux(X->order, X->dims, o->rank, be->ops->aux_get, be->ctx, aux);
     if (s == TF_OK) s = tf_ckpt_write(ck, &k, aux, NULL, it, converged);
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&aux[m]);
     tf_ktensor_free(&k);

@@ -88,7 +88,7 @@ static tf_status save(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_
     memset(aux, 0, sizeof aux);
     TF_TRY(tf_ktensor_alloc(&k, X->order, X->dims, o->rank));
     tf_status s = be->ops->result(be->ctx, &k);
-    if (s == TF_OK && o->kappa > 0.0) s = be->ops->aux_get(be->ctx, aux);
+    if (s == TF_OK && o->kappa > 0.0) s = tf_ckpt_aux(X->order, X->dims, o->rank, be->ops->aux_get, be->ctx, aux);
     if (s == TF_OK) s = tf_ckpt_write(ck, &k, aux, NULL, it, converged);
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&aux[m]);
     tf_ktensor_free(&k);

@@ -248,7 +248,7 @@ static void cpu_destroy(void *ctx)
 }
 
 /* Every mode's last Phi, every row (this process's rows gathered from the ranks). */
-static tf_status cpu_aux_get(void *ctx, tf_matrix *aux)
+static tf_status cpu_aux_get(void *ctx, tf_matrix *aux, int *has)
 {
     cpu_apr *c = ctx;
     TF_TRY(check_mode(c, 0));
@@ -256,7 +256,7 @@ static tf_status cpu_aux_get(void *ctx, tf_matrix *aux)
     for (uint32_t m = 0; m < c->order; ++m) {
         uint64_t lo, hi;
         my_rows(c, m, &lo, &hi);
-        TF_TRY(tf_matrix_alloc(&aux[m], c->dims[m], R));
+        has[m] = 1;
         memset(aux[m].data, 0, c->dims[m] * R * sizeof(double));
         memcpy(aux[m].data + lo * R, c->Phi[m] + lo * R, (hi - lo) * R * sizeof(double));
         if (c->dist) TF_TRY(c->dist->allgather_rows(aux[m].data, c->row_lo[m], R, c->dist->round_bytes));

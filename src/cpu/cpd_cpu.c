@@ -271,17 +271,16 @@ static void cpu_destroy(void *ctx)
 }
 
 /* AO-ADMM's duals, every row: this process's rows gathered from the ranks. */
-static tf_status cpu_aux_get(void *ctx, tf_matrix *aux)
+static tf_status cpu_aux_get(void *ctx, tf_matrix *aux, int *has)
 {
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, 0));
     const uint64_t R = c->rank;
     for (uint32_t m = 0; m < c->order; ++m) {
-        memset(&aux[m], 0, sizeof aux[m]);
         if (!c->U[m]) continue;
         uint64_t lo, hi;
         my_rows(c, m, &lo, &hi);
-        TF_TRY(tf_matrix_alloc(&aux[m], c->dims[m], R));
+        has[m] = 1;
         memcpy(aux[m].data + lo * R, c->U[m], (hi - lo) * R * sizeof(double));
         if (c->dist) TF_TRY(c->dist->allgather_rows(aux[m].data, c->row_lo[m], R, c->dist->round_bytes));
     }

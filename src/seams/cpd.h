@@ -101,10 +101,11 @@ typedef struct tf_cpd_backend_ops {
      * no state beyond the factors and lambda, or cannot export it): the
      * per-mode state the next iteration reads -- AO-ADMM's scaled dual
      * variable of each mode that has one (in the normalised factor's scale),
-     * every row (ranks: gathered; collective). aux_get allocates aux[m]
-     * (dims[m] x R; rows 0 for a mode without one); aux_put (after init)
-     * takes them as aux_get gave them, a mode with rows 0 left without. */
-    tf_status (*aux_get)(void *ctx, tf_matrix *aux);
+     * every row (ranks: gathered; collective). aux_get fills aux[m]
+     * (dims[m] x R, allocated by the caller) and sets has[m] = 1 for each
+     * mode that has one (else leaves has[m] 0); aux_put (after init) takes
+     * them back, a mode with rows 0 left without. */
+    tf_status (*aux_get)(void *ctx, tf_matrix *aux, int *has);
     tf_status (*aux_put)(void *ctx, const tf_matrix *aux);
 } tf_cpd_backend_ops;
 

@@ -642,12 +642,14 @@ tf_status op_result(void *ctx, tf_ktensor *out)
 }
 
 /* Checkpoints: every mode's last Phi (the next scooch reads it), to the host and back. */
-tf_status op_aux_get(void *ctx, tf_matrix *aux)
+tf_status op_aux_get(void *ctx, tf_matrix *aux, int *has)
 {
     gpu_apr *c = (gpu_apr *)ctx;
     TF_TRY(check(c, 0));
     for (uint32_t m = 0; m < c->order; ++m) {
-        TF_TRY(tf_matrix_alloc(&aux[m], c->dims[m], c->R));
+        if (aux[m].rows != c->dims[m] || aux[m].cols != c->R)
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the Phi of mode %u does not fit the matrix given", m + 1);
+        has[m] = 1;
         TF_TRY(tf_gpu_get_values<double>(aux[m].data, c->Phi[m], c->dims[m] * c->R, c->dev->stream));
     }
     TF_CU(cudaStreamSynchronize(c->dev->stream));
