@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "args.h"
+#include "checkpoint_args.h"
 #include "commands.h"
 #include "cpd_output.h"
 #include "progress.h"
@@ -105,6 +106,9 @@ static const char help[] =
     "                       gpu, --gpus, GPU ranks: the CPU's fits and inner\n"
     "                       iterations from the same start); HALS on the CPU and\n"
     "                       CPU ranks (on a GPU, auto picks AO-ADMM)\n"
+    CLI_CHECKPOINT_HELP
+    "                       (every method: ALS, AO-ADMM, HALS, apr; on the CPU, MPI\n"
+    "                       ranks and GPUs, AO-ADMM's on the CPU and CPU ranks only)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -270,7 +274,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
                *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL,
-               *gpus = NULL, *method = NULL, *apr_inner = NULL, *kappa = NULL;
+               *gpus = NULL, *method = NULL, *apr_inner = NULL, *kappa = NULL, *ckpt = NULL, *resume = NULL;
     cpd_constraint_args ca;
     memset(&ca, 0, sizeof ca);
     const cli_opt opts[] = {
@@ -289,6 +293,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"hals-inner", 0, &ca.hals_inner, NULL}, {"hals-tol", 0, &ca.hals_tol, NULL},
         {"method", 0, &method, NULL},
         {"inner", 0, &apr_inner, NULL},  {"kappa", 0, &kappa, NULL},
+        {"checkpoint", 0, &ckpt, NULL},  {"checkpoint-every", 0, &run->ckpt_every, NULL},
+        {"resume", 0, &resume, NULL},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -299,6 +305,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         return cli_usage("cpd", "%s: only with --method apr", apr_inner ? "--inner" : "--kappa");
     if (run->apr.on && (rc = apr_conflicts(init, &ca, precision, format)))
         return rc;
+    if ((rc = cli_checkpoint_parse("cpd", ckpt, run->ckpt_every, resume, &run->ckpt))) return rc;
+    if (resume && init)
+        return cli_usage("cpd", "--resume: not with --init (the checkpoint is where the run goes on from)");
     if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd"))) {
         run->opts.start = TF_START_NVECS;
         init = NULL;
@@ -348,6 +357,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         snprintf(run->stem, sizeof run->stem, "%s%s%s", stem ? stem : "", n && stem[n - 1] != '/' ? "/" : "",
                  base);
     }
+    if (ckpt && !run->nowrite && !strcmp(ckpt, run->stem))
+        return cli_usage("cpd", "--checkpoint %s: the same stem as the factors (-o); give the checkpoints their own",
+                         ckpt);
     return -1;
 }
 
@@ -489,6 +501,9 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
     cli_agree_double(a, "--hals-tol", c->update.hals_tol);
     cli_agree_str(a, "TF_PARTITION", getenv("TF_PARTITION")); /* every rank must cut the rows alike */
     cli_agree_u64(a, "--method", (uint64_t)run->apr.on);
+    cli_agree_str(a, "--checkpoint", run->ckpt.path); /* every rank takes part in a write */
+    cli_agree_str(a, "--checkpoint-every", run->ckpt_every);
+    cli_agree_str(a, "--resume", run->ckpt.resume);
     if (run->apr.on) {
         const tf_cp_apr_opts *p = &run->apr.opts;
         cli_agree_u64(a, "-i/--iters (apr)", p->max_iters);
@@ -507,6 +522,7 @@ static tf_status run_apr(cpd_run *run)
     p->init = run->opts.init;
     p->context = run->opts.context;
     p->distributed_input = run->opts.distributed_input;
+    p->checkpoint = run->opts.checkpoint;
     p->callback = cpd_apr_on_iteration;
     p->user = &run->apr;
     return tf_cp_apr(&run->t, p, &run->k, &run->apr.rep);
@@ -642,6 +658,12 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         else
             printf("update: AO-ADMM (%s), at most %u inner iterations, tol %g%s\n", what, o->update->max_inner,
                    o->update->inner_tol, chosen);
+    }
+    if (run.ckpt.path || run.ckpt.resume) {
+        o->checkpoint = &run.ckpt;
+        char line[4400];
+        cli_checkpoint_describe(&run.ckpt, line, sizeof line);
+        if (!cli_quiet()) printf("checkpoints: %s\n", line);
     }
     if (cli_verbose() && o->backend == TF_BACKEND_CPU) {
         char line[1024];

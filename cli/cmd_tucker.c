@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "checkpoint_args.h"
 #include "commands.h"
 #include "json.h"
 #include "outfile.h"
@@ -58,6 +59,7 @@ static const char help[] =
     "                       it stops with one line naming the sizes\n"
     "      --device D       auto|cpu|gpu (default auto: the CPU -- Tucker is not on\n"
     "                       the GPU yet, and --device gpu says so)\n"
+    CLI_CHECKPOINT_HELP
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -89,6 +91,7 @@ typedef struct tucker_run {
     tf_tucker_report rep;
     tf_ktensor_out *set;
     double t_write, wall;
+    tf_checkpoint ckpt;              /* --checkpoint, --checkpoint-every, --resume */
 } tucker_run;
 
 static void run_free(tucker_run *r)
@@ -104,16 +107,24 @@ static void run_free(tucker_run *r)
 static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *device = NULL,
-               *mem = NULL;
+               *mem = NULL, *ckpt = NULL, *every = NULL, *resume = NULL;
     const cli_opt opts[] = {{"rank", 'r', &rank, NULL},          {"iters", 'i', &iters, NULL},
                             {"tol", 0, &tol, NULL},              {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL},    {"stem", 'o', &r->stem, NULL},
                             {"json", 0, &r->json_path, NULL},    {"init", 0, &r->init, NULL},
                             {"device", 0, &device, NULL},        {"memory-limit", 0, &mem, NULL},
-                            {"base", 0, &r->base, NULL},         CLI_VERBOSITY_OPTS,
-                            CLI_GEN_OPT,                         {0}};
+                            {"base", 0, &r->base, NULL},         {"checkpoint", 0, &ckpt, NULL},
+                            {"checkpoint-every", 0, &every, NULL}, {"resume", 0, &resume, NULL},
+                            CLI_VERBOSITY_OPTS,                  CLI_GEN_OPT,
+                            {0}};
     int rc = cli_parse(a, "tucker", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
+    if ((rc = cli_checkpoint_parse("tucker", ckpt, every, resume, &r->ckpt))) return rc;
+    if (resume && r->init)
+        return cli_usage("tucker", "--resume: not with --init (the checkpoint is where the run goes on from)");
+    if (ckpt && r->stem && !strcmp(ckpt, r->stem))
+        return cli_usage("tucker", "--checkpoint %s: the same stem as the result (-o); give the checkpoints their "
+                                   "own", ckpt);
     r->path = a->pos[0];
     tf_tucker_opts *o = &r->opts;
     r->init_kind = TF_TUCKER_INIT_RANDOM;
@@ -445,6 +456,12 @@ int cmd_tucker(int argc, char **argv)
         printf("tucker: ranks %s, max %u iteration%s, tol %g, %s, %d thread%s\n", ranks, r.opts.max_iters,
                cli_s(r.opts.max_iters), r.opts.tol, start, nthreads, cli_s((uint64_t)nthreads));
         cli_flush_stdout();
+    }
+    if (r.ckpt.path || r.ckpt.resume) {
+        r.opts.checkpoint = &r.ckpt;
+        char line[4400];
+        cli_checkpoint_describe(&r.ckpt, line, sizeof line);
+        if (!cli_quiet()) printf("checkpoints: %s\n", line);
     }
     r.opts.callback = on_iteration;
     if (tf_tucker(&r.t, &r.opts, &r.result, &r.rep) != TF_OK) {

@@ -23,6 +23,8 @@ typedef struct cpd_run {
     cpd_constraints cons;   /* --nonneg, --l1, --l2 (AO-ADMM)      */
     cpd_apr apr;            /* --method apr (CP-APR): its options,
                                report and iterations               */
+    tf_checkpoint ckpt;     /* --checkpoint, --checkpoint-every, --resume */
+    const char *ckpt_every; /* --checkpoint-every as given (the ranks agree on it) */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

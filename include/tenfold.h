@@ -32,6 +32,7 @@
 #include "tenfold/io.h"
 #include "tenfold/ktensor.h"
 #include "tenfold/context.h"
+#include "tenfold/checkpoint.h"
 #include "tenfold/mttkrp.h"
 #include "tenfold/cpd.h"
 #include "tenfold/cp_apr.h"

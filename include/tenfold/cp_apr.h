@@ -5,6 +5,7 @@
 #ifndef TENFOLD_CP_APR_H
 #define TENFOLD_CP_APR_H
 
+#include "checkpoint.h"
 #include "context.h"
 #include "ktensor.h"
 
@@ -89,6 +90,8 @@ typedef struct tf_cp_apr_opts {
                                    from it is several times faster). Default
                                    TF_CP_APR_CACHE_AUTO: a quarter of the physical
                                    memory; 0: none. The results do not depend on it */
+    const tf_checkpoint *checkpoint; /* appended (issue 49): checkpoints and resume
+                                   (tenfold/checkpoint.h); NULL (default) = none  */
 } tf_cp_apr_opts;
 
 /* tf_cp_apr_opts.cache_bytes: a quarter of the machine's physical memory. */

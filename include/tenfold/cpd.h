@@ -3,6 +3,7 @@
 #ifndef TENFOLD_CPD_H
 #define TENFOLD_CPD_H
 
+#include "checkpoint.h"
 #include "context.h"
 #include "ktensor.h"
 #include "mttkrp.h"
@@ -175,6 +176,12 @@ typedef struct tf_cpd_opts {
                                  is TF_ERR_UNAVAILABLE naming both (never run as
                                  another kind); under TF_BACKEND_AUTO such a run
                                  goes to the CPU, with a note                  */
+    const tf_checkpoint *checkpoint; /* appended (issue 49): checkpoints and resume
+                                 (tenfold/checkpoint.h); NULL (default) = none.
+                                 Every update kind on the CPU and MPI ranks; ALS
+                                 also on GPUs (one, several, GPU ranks); AO-ADMM
+                                 on a GPU is TF_ERR_UNAVAILABLE (its dual
+                                 variables stay on the device)                 */
 } tf_cpd_opts;
 
 

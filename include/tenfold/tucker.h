@@ -5,6 +5,7 @@
 #ifndef TENFOLD_TUCKER_H
 #define TENFOLD_TUCKER_H
 
+#include "checkpoint.h"
 #include "context.h"
 #include "ktensor.h"
 #include "tensor.h"
@@ -155,6 +156,8 @@ typedef struct tf_tucker_opts {
                                      machine's physical memory. Checked before any work:
                                      over it is TF_ERR_NOMEM naming the sizes            */
     tf_tucker_svd svd;            /* default TF_TUCKER_SVD_AUTO; another value forces it  */
+    const tf_checkpoint *checkpoint; /* appended (issue 49): checkpoints and resume
+                                     (tenfold/checkpoint.h); NULL (default) = none      */
 } tf_tucker_opts;
 
 /* The defaults in the first `size` bytes of o, o->size = size (callers use

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "algo/checkpoint.h"
 #include "algo/cp_ends.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -76,10 +77,28 @@ static tf_status outer(const tf_cp_apr_backend *be, uint32_t N, const tf_cp_apr_
     return TF_OK;
 }
 
-static tf_status iterate(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o,
+/* A checkpoint of outer iteration it (every rank takes part; rank 0
+ * writes): the model as the backend holds it and, with kappa, every mode's
+ * Phi (the next scooch reads it). */
+static tf_status save(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o, tf_ckpt *ck,
+                      uint32_t it, int converged)
+{
+    tf_ktensor k;
+    tf_matrix aux[TF_MAX_ORDER];
+    memset(aux, 0, sizeof aux);
+    TF_TRY(tf_ktensor_alloc(&k, X->order, X->dims, o->rank));
+    tf_status s = be->ops->result(be->ctx, &k);
+    if (s == TF_OK && o->kappa > 0.0) s = tf_ckpt_aux(X->order, X->dims, o->rank, be->ops->aux_get, be->ctx, aux);
+    if (s == TF_OK) s = tf_ckpt_write(ck, &k, aux, NULL, it, converged);
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&aux[m]);
+    tf_ktensor_free(&k);
+    return s;
+}
+
+static tf_status iterate(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o, tf_ckpt *ck,
                          tf_cp_apr_report *rep)
 {
-    for (uint32_t it = 1; it <= o->max_iters; ++it) {
+    for (uint32_t it = ck && ck->done ? ck->done + 1 : 1; it <= o->max_iters; ++it) {
         const double t_iter = tf_wtime();
         tf_cp_apr_iter info;
         memset(&info, 0, sizeof info);
@@ -102,6 +121,11 @@ static tf_status iterate(const tf_cp_apr_backend *be, const tf_tensor *X, const 
         rep->t_dense += info.t_dense;
         rep->t_loglik += info.t_loglik;
         if (o->callback) o->callback(&info, o->user);
+        if (ck) {
+            int due = 0;
+            TF_TRY(tf_ckpt_due(ck, it, info.loglik, converged || (o->stop && *o->stop) || it == o->max_iters, &due));
+            if (due) TF_TRY(save(be, X, o, ck, it, converged));
+        }
         if (converged) { /* pyttb: every subproblem met the tolerance at once */
             rep->converged = 1;
             break;
@@ -114,18 +138,30 @@ static tf_status iterate(const tf_cp_apr_backend *be, const tf_tensor *X, const 
     return TF_OK;
 }
 
-tf_status tf_apr_run(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *out,
-                     tf_cp_apr_report *rep)
+tf_status tf_apr_run(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o, tf_ckpt *ck,
+                     const tf_ktensor *resume, tf_ktensor *out, tf_cp_apr_report *rep)
 {
+    if (ck && o->kappa > 0.0 && (!be->ops->aux_get || !be->ops->aux_put))
+        return tf_fail(TF_ERR_UNAVAILABLE, "cp_apr: checkpoints with kappa > 0 are not available on this backend yet "
+                                           "(every mode's Phi stays on the device): --device cpu, or kappa 0");
+    const int resumed = ck && ck->done && resume;
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);
-    if (s == TF_OK) {
+    int left = 1; /* iterations left to run */
+    if (s == TF_OK && resumed) { /* the model as the backend held it after the checkpoint's iteration */
+        tf_cp_start_given(out, resume, 0);
+        rep->iters = ck->done;
+        rep->loglik = ck->fits[ck->done - 1];
+        rep->converged = ck->converged;
+        left = !ck->converged && ck->done < o->max_iters;
+    } else if (s == TF_OK) {
         if (o->init) tf_cp_start_given(out, o->init, 0);
         else tf_cp_start_random(out, o->seed);
         s = normalize_start(out);
     }
-    if (s == TF_OK) s = be->ops->init(be->ctx, out); /* every backend starts from out */
-    if (s == TF_OK) s = iterate(be, X, o, rep);
-    if (s == TF_OK) s = be->ops->result(be->ctx, out);
+    if (s == TF_OK && left) s = be->ops->init(be->ctx, out); /* every backend starts from out */
+    if (s == TF_OK && left && resumed && o->kappa > 0.0) s = be->ops->aux_put(be->ctx, ck->aux);
+    if (s == TF_OK && left) s = iterate(be, X, o, ck, rep);
+    if (s == TF_OK && left) s = be->ops->result(be->ctx, out);
     if (s == TF_OK) s = tf_cp_arrange(out, 1); /* pyttb's normalize(sort=True, normtype=1) */
     if (s != TF_OK) tf_ktensor_free(out);
     return s;

@@ -12,7 +12,11 @@
  * tt_cp_apr_mu on the backend (o resolved: every field set), filling rep's
  * counts, log-likelihood and step times and calling o->callback per outer
  * iteration, and copies the backend's result into out, arranged (unit
- * 1-norm columns, components by lambda, largest first; freed on failure). */
-tf_status tf_apr_run(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *out,
-                     tf_cp_apr_report *rep);
+ * 1-norm columns, components by lambda, largest first; freed on failure).
+ * ck (NULL: none): the checkpoints to write; with ck->done > 0 the run goes
+ * on from the checkpoint's model `resume` (as the backend held it) and
+ * ck->aux (every mode's Phi, with kappa). */
+struct tf_ckpt;
+tf_status tf_apr_run(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o, struct tf_ckpt *ck,
+                     const tf_ktensor *resume, tf_ktensor *out, tf_cp_apr_report *rep);
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -41,16 +42,39 @@ static tf_status add_iter(tf_tucker_report *rep, const tf_tucker_iter *it, uint3
     return TF_OK;
 }
 
+/* A checkpoint of iteration it: the factors and the core as the backend holds them. */
+static tf_status save(const tf_tucker_backend *be, const tf_tensor *X, const tf_tucker_opts *o, tf_ckpt *ck,
+                      uint32_t it, int converged)
+{
+    tf_ttensor t;
+    TF_TRY(tf_ttensor_alloc(&t, X->order, X->dims, o->ranks));
+    tf_status s = be->ops->result(be->ctx, &t);
+    if (s == TF_OK) s = tf_ckpt_write(ck, NULL, NULL, &t, it, converged);
+    tf_ttensor_free(&t);
+    return s;
+}
+
 static tf_status iterate(const tf_tucker_backend *be, const tf_tensor *X, const tf_tucker_opts *o,
-                         const uint32_t *order, double normx2, tf_tucker_report *rep)
+                         const uint32_t *order, double normx2, tf_ckpt *ck, tf_tucker_report *rep)
 {
     const tf_tucker_backend_ops *ops = be->ops;
     void *ctx = be->ctx;
     const uint32_t N = X->order;
     const double normx = sqrt(normx2);
     double fit_old = 0.0;
-    uint32_t cap = 0;
-    for (uint32_t it = 1; it <= o->max_iters; ++it) {
+    uint32_t cap = 0, first = 1;
+    if (ck && ck->done) { /* a resumed run: the checkpoint's iterations (their times unknown: 0) */
+        for (uint32_t i = 0; i < ck->done; ++i) {
+            const tf_tucker_iter info = {i + 1, ck->fits[i], ck->fits[i] - fit_old, 0.0, 0.0, 0.0, 0.0};
+            TF_TRY(add_iter(rep, &info, &cap));
+            fit_old = ck->fits[i];
+        }
+        rep->fit = fit_old;
+        rep->converged = ck->converged;
+        first = ck->done + 1;
+        if (ck->converged) return TF_OK;
+    }
+    for (uint32_t it = first; it <= o->max_iters; ++it) {
         const double t_iter = tf_wtime();
         double t_ttmc = 0.0, t_svd = 0.0;
         for (uint32_t j = 0; j < N; ++j) {
@@ -77,11 +101,17 @@ static tf_status iterate(const tf_tucker_backend *be, const tf_tensor *X, const 
         const tf_tucker_iter info = {it, fit, fit - fit_old, tf_wtime() - t_iter, t_ttmc, t_svd, t_core};
         TF_TRY(add_iter(rep, &info, &cap));
         if (o->callback) o->callback(&info, o->user);
-        if (o->stop && *o->stop) {
+        const int stopped = o->stop && *o->stop, converged = fabs(fit - fit_old) < o->tol;
+        if (ck) {
+            int due = 0;
+            TF_TRY(tf_ckpt_due(ck, it, fit, stopped || converged || it == o->max_iters, &due));
+            if (due) TF_TRY(save(be, X, o, ck, it, converged && !stopped));
+        }
+        if (stopped) {
             rep->stopped = 1;
             break;
         }
-        if (fabs(fit - fit_old) < o->tol) {
+        if (converged) {
             rep->converged = 1;
             break;
         }
@@ -91,7 +121,7 @@ static tf_status iterate(const tf_tucker_backend *be, const tf_tensor *X, const 
 }
 
 tf_status tf_hooi_run(const tf_tucker_backend *be, const tf_tensor *X, const tf_tucker_opts *o, const uint32_t *order,
-                      double normx2, const tf_matrix *start, tf_ttensor *out, tf_tucker_report *rep)
+                      double normx2, const tf_matrix *start, tf_ckpt *ck, tf_ttensor *out, tf_tucker_report *rep)
 {
     tf_matrix drawn[TF_MAX_ORDER];
     memset(drawn, 0, sizeof drawn);
@@ -100,9 +130,19 @@ tf_status tf_hooi_run(const tf_tucker_backend *be, const tf_tensor *X, const tf_
         s = random_start(X, o, order[0], drawn);
         start = drawn;
     }
-    if (s == TF_OK) s = be->ops->init(be->ctx, start, order[0]);
+    /* a resumed run with nothing left computes the last mode's factor and the
+     * core again from the others, as its last iteration did */
+    const int nothing = ck && ck->done && (ck->converged || ck->done >= o->max_iters);
+    const uint32_t last = order[X->order - 1];
+    if (s == TF_OK) s = be->ops->init(be->ctx, start, nothing ? last : order[0]);
     for (uint32_t m = 0; m < X->order; ++m) tf_matrix_free(&drawn[m]);
-    if (s == TF_OK) s = iterate(be, X, o, order, normx2, rep);
+    if (s == TF_OK) s = iterate(be, X, o, order, normx2, ck, rep);
+    if (s == TF_OK && nothing) {
+        double g2 = 0.0;
+        s = be->ops->ttmc(be->ctx, last);
+        if (s == TF_OK) s = be->ops->leading(be->ctx, last, &rep->svd_method[last]);
+        if (s == TF_OK) s = be->ops->core(be->ctx, last, &g2);
+    }
     if (s == TF_OK) s = tf_ttensor_alloc(out, X->order, X->dims, o->ranks);
     if (s == TF_OK) s = be->ops->result(be->ctx, out);
     if (s != TF_OK) tf_ttensor_free(out);

@@ -12,7 +12,11 @@
  * column order, order[0] skipped), iterates in the mode order `order` until
  * |delta fit| < o->tol or o->max_iters (normx2 = ||X||^2 > 0), filling rep
  * (fits, iterations, times; rep->iterations allocated), and copies the
- * backend's result into out (freed on failure). */
+ * backend's result into out (freed on failure). ck (NULL: none): the
+ * checkpoints to write; with ck->done > 0 `start` is the checkpoint's
+ * factors and the run goes on after its iteration ck->done. */
+struct tf_ckpt;
 tf_status tf_hooi_run(const tf_tucker_backend *be, const tf_tensor *X, const tf_tucker_opts *o, const uint32_t *order,
-                      double normx2, const tf_matrix *start, tf_ttensor *out, tf_tucker_report *rep);
+                      double normx2, const tf_matrix *start, struct tf_ckpt *ck, tf_ttensor *out,
+                      tf_tucker_report *rep);
 #endif

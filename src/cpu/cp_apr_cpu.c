@@ -247,6 +247,38 @@ static void cpu_destroy(void *ctx)
     tf_free(c);
 }
 
+/* Every mode's last Phi, every row (this process's rows gathered from the ranks). */
+static tf_status cpu_aux_get(void *ctx, tf_matrix *aux, int *has)
+{
+    cpu_apr *c = ctx;
+    TF_TRY(check_mode(c, 0));
+    const uint64_t R = c->rank;
+    for (uint32_t m = 0; m < c->order; ++m) {
+        uint64_t lo, hi;
+        my_rows(c, m, &lo, &hi);
+        has[m] = 1;
+        memset(aux[m].data, 0, c->dims[m] * R * sizeof(double));
+        memcpy(aux[m].data + lo * R, c->Phi[m] + lo * R, (hi - lo) * R * sizeof(double));
+        if (c->dist) TF_TRY(c->dist->allgather_rows(aux[m].data, c->row_lo[m], R, c->dist->round_bytes));
+    }
+    return TF_OK;
+}
+
+static tf_status cpu_aux_put(void *ctx, const tf_matrix *aux)
+{
+    cpu_apr *c = ctx;
+    TF_TRY(check_mode(c, 0));
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (!aux[m].rows) continue;
+        if (aux[m].rows != c->dims[m] || aux[m].cols != c->rank)
+            return tf_fail(TF_ERR_ARG, "CP-APR backend: the Phi of mode %u is %llu x %llu, expected %llu x %llu",
+                           m + 1, (unsigned long long)aux[m].rows, (unsigned long long)aux[m].cols,
+                           (unsigned long long)c->dims[m], (unsigned long long)c->rank);
+        memcpy(c->Phi[m], aux[m].data, c->dims[m] * c->rank * sizeof(double));
+    }
+    return TF_OK;
+}
+
 static const tf_cp_apr_backend_ops cpu_ops = {
     .init = cpu_init,
     .begin_mode = cpu_begin_mode,
@@ -257,6 +289,8 @@ static const tf_cp_apr_backend_ops cpu_ops = {
     .result = cpu_result,
     .destroy = cpu_destroy,
     .report = cpu_report,
+    .aux_get = cpu_aux_get,
+    .aux_put = cpu_aux_put,
 };
 
 /* The other modes of m in increasing order (X's own order, as a canonical

@@ -270,6 +270,45 @@ static void cpu_destroy(void *ctx)
     tf_free(c);
 }
 
+/* AO-ADMM's duals, every row: this process's rows gathered from the ranks. */
+static tf_status cpu_aux_get(void *ctx, tf_matrix *aux, int *has)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, 0));
+    const uint64_t R = c->rank;
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (!c->U[m]) continue;
+        uint64_t lo, hi;
+        my_rows(c, m, &lo, &hi);
+        has[m] = 1;
+        memcpy(aux[m].data + lo * R, c->U[m], (hi - lo) * R * sizeof(double));
+        if (c->dist) TF_TRY(c->dist->allgather_rows(aux[m].data, c->row_lo[m], R, c->dist->round_bytes));
+    }
+    return TF_OK;
+}
+
+/* The duals aux_get gave (this process's rows of them). */
+static tf_status cpu_aux_put(void *ctx, const tf_matrix *aux)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, 0));
+    const uint64_t R = c->rank;
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (!aux[m].rows) continue;
+        if (aux[m].rows != c->dims[m] || aux[m].cols != R)
+            return tf_fail(TF_ERR_ARG, "CP-ALS backend: the dual of mode %u is %llu x %llu, expected %llu x %llu",
+                           m + 1, (unsigned long long)aux[m].rows, (unsigned long long)aux[m].cols,
+                           (unsigned long long)c->dims[m], (unsigned long long)R);
+        uint64_t lo, hi;
+        my_rows(c, m, &lo, &hi);
+        tf_free(c->U[m]);
+        c->U[m] = NULL;
+        TF_TRY(TF_ALLOC(c->U[m], hi > lo ? (hi - lo) * R : 1, "AO-ADMM dual variable"));
+        memcpy(c->U[m], aux[m].data + lo * R, (hi - lo) * R * sizeof(double));
+    }
+    return TF_OK;
+}
+
 static const tf_cpd_backend_ops cpu_ops = {
     .init = cpu_init,
     .mttkrp = cpu_mttkrp,
@@ -279,6 +318,8 @@ static const tf_cpd_backend_ops cpu_ops = {
     .fit_terms = cpu_fit_terms,
     .result = cpu_result,
     .destroy = cpu_destroy,
+    .aux_get = cpu_aux_get,
+    .aux_put = cpu_aux_put,
 };
 
 tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_plan *plan,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algo/checkpoint.h"
 #include "algo/cp_apr.h"
 #include "seams/dist.h"
 #include "core/alloc.h"
@@ -275,6 +276,33 @@ static tf_status value_sum(const tf_tensor *X, const tf_dist *parts, double *sum
     return TF_OK;
 }
 
+/* tf_apr_run with o->checkpoint: the state to write and the one to go on
+ * from (the checkpoint's model as the backend held it: no relabeling, no
+ * scaling in CP-APR). */
+static tf_status checkpointed(const tf_cp_apr_backend *be, const tf_tensor *X, const tf_cp_apr_opts *o,
+                              const tf_dist *dist, const tf_dist *parts, tf_ktensor *out, tf_cp_apr_report *rep)
+{
+    char opt[512];
+    snprintf(opt, sizeof opt, "max_inner %u stoptol %.17g kappa %.17g kappatol %.17g epsdivzero %.17g", o->max_inner,
+             o->stoptol, o->kappa, o->kappatol, o->epsdivzero);
+    tf_ckpt ck;
+    int on = 0;
+    TF_TRY(tf_ckpt_begin(&ck, o->checkpoint, "cp-apr", X, parts, dist, &o->rank, 1, opt, &on));
+    if (!on) return tf_apr_run(be, X, o, NULL, NULL, out, rep);
+    tf_ktensor loaded;
+    memset(&loaded, 0, sizeof loaded);
+    tf_status s = tf_ckpt_load(&ck, &loaded, NULL, NULL);
+    if (s == TF_OK && ck.done) {
+        tf_cp_apr_opts lo = *o;
+        lo.init = &loaded;
+        s = check_start(X, &lo); /* the shapes and values a start must have */
+    }
+    if (s == TF_OK) s = tf_apr_run(be, X, o, &ck, ck.done ? &loaded : NULL, out, rep);
+    tf_ktensor_free(&loaded);
+    tf_ckpt_free(&ck);
+    return s;
+}
+
 static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *out, tf_cp_apr_report *rep)
 {
     TF_TRY(tf_tensor_validate(X));
@@ -309,7 +337,7 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
     rep->t_build = tf_wtime() - t;
     rep->parts = dist ? o->context->dist->size : 0;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
-    s = tf_apr_run(&be, X, o, out, rep);
+    s = checkpointed(&be, X, o, dist ? o->context->dist : NULL, parts, out, rep);
     if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
     tf_context_free(own);

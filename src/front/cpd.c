@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algo/checkpoint.h"
 #include "algo/cp_als.h"
 #include "seams/dist.h"
 #include "seams/plan.h"
@@ -441,9 +442,9 @@ static tf_status unscale_lambda(tf_ktensor *k, int e)
 }
 
 static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
-                         double t_start);
+                         double t_start, tf_ckpt *ck);
 static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
-                                double t_start);
+                                double t_start, tf_ckpt *ck);
 
 /* The ranks when X is this rank's part of the non-zeros, else NULL. */
 static const tf_dist *input_parts(const tf_cpd_opts *o)
@@ -488,7 +489,9 @@ static tf_status nvecs_start(const tf_tensor *X, const tf_cpd_opts *o, tf_ktenso
 }
 
 static tf_status cpd_resolved(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
-                              double t_start);
+                              double t_start, tf_ckpt *ck);
+static tf_status cpd_checkpointed(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                                  double t_start);
 
 tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep)
 {
@@ -530,16 +533,65 @@ tf_status tf_cpd(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_c
     }
     tf_cpd_report local;
     if (!rep) rep = &local;
-    const tf_status s = cpd_resolved(X, &ro, out, rep, t_start);
+    const tf_status s = ro.checkpoint ? cpd_checkpointed(X, &ro, out, rep, t_start)
+                                      : cpd_resolved(X, &ro, out, rep, t_start, NULL);
     rep->update_kind = update.kind;
     snprintf(rep->update_note, sizeof rep->update_note, "%s", why);
     return s;
 }
 
-static tf_status cpd_resolved(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
-                              double t_start)
+/* The options line of a checkpoint: what the trajectory depends on beyond
+ * the tensor and the rank (the update and its constraints, the precision). */
+static void ckpt_options(const tf_cpd_opts *o, uint32_t order, char *buf, size_t len)
 {
-    if (o->init || o->start != TF_START_NVECS || !X || !out) return cpd_from_start(X, o, out, rep, t_start);
+    const tf_cpd_update *u = o->update;
+    size_t at = (size_t)snprintf(buf, len, "precision %s", o->precision == TF_SINGLE ? "single" : "double");
+    if (u->kind == TF_CPD_UPDATE_AO_ADMM)
+        at += (size_t)snprintf(buf + at, at < len ? len - at : 0, " max_inner %u inner_tol %.17g", u->max_inner,
+                               u->inner_tol);
+    if (u->kind == TF_CPD_UPDATE_HALS)
+        at += (size_t)snprintf(buf + at, at < len ? len - at : 0, " hals_max_inner %u hals_tol %.17g",
+                               u->hals_max_inner, u->hals_tol);
+    for (uint32_t m = 0; u->kind != TF_CPD_UPDATE_ALS && m < order && at < len; ++m)
+        at += (size_t)snprintf(buf + at, len - at, " mode%u %s,l1=%.17g,l2=%.17g", m + 1,
+                               u->mode[m].nonneg ? "nonneg" : "free", u->mode[m].l1, u->mode[m].l2);
+}
+
+/* tf_cpd with o->checkpoint: the checkpoint's model as the start of a
+ * resumed run, the state (ck) down to the loop. */
+static tf_status cpd_checkpointed(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                                  double t_start)
+{
+    if (rep) memset(rep, 0, sizeof *rep);
+    if (out) memset(out, 0, sizeof *out);
+    if (!X || !out) return cpd_resolved(X, o, out, rep, t_start, NULL); /* its messages */
+    TF_TRY(check_opts(o));
+    TF_TRY(tf_tensor_validate(X));
+    const char *method = o->update->kind == TF_CPD_UPDATE_AO_ADMM ? "ao-admm"
+                         : o->update->kind == TF_CPD_UPDATE_HALS  ? "hals"
+                                                                  : "cp-als";
+    char opt[1024];
+    ckpt_options(o, X->order, opt, sizeof opt);
+    tf_ckpt ck;
+    int on = 0;
+    const tf_dist *dist = o->context ? o->context->dist : NULL;
+    TF_TRY(tf_ckpt_begin(&ck, o->checkpoint, method, X, input_parts(o), dist, &o->rank, 1, opt, &on));
+    if (!on) return cpd_resolved(X, o, out, rep, t_start, NULL);
+    tf_ktensor loaded;
+    memset(&loaded, 0, sizeof loaded);
+    tf_status s = tf_ckpt_load(&ck, &loaded, NULL, NULL);
+    tf_cpd_opts so = *o;
+    if (s == TF_OK && ck.done) so.init = &loaded; /* in the caller's labels and scale, as written */
+    if (s == TF_OK) s = cpd_resolved(X, &so, out, rep, t_start, &ck);
+    tf_ktensor_free(&loaded);
+    tf_ckpt_free(&ck);
+    return s;
+}
+
+static tf_status cpd_resolved(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
+                              double t_start, tf_ckpt *ck)
+{
+    if (o->init || o->start != TF_START_NVECS || !X || !out) return cpd_from_start(X, o, out, rep, t_start, ck);
     if (rep) memset(rep, 0, sizeof *rep);
     memset(out, 0, sizeof *out);
     TF_TRY(check_opts(o));
@@ -552,14 +604,14 @@ static tf_status cpd_resolved(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     const double t_init = tf_wtime() - t_start;
     tf_cpd_opts so = *o;
     so.init = &start;
-    tf_status s = cpd_from_start(X, &so, out, rep, t_start);
+    tf_status s = cpd_from_start(X, &so, out, rep, t_start, ck);
     if (rep) rep->t_init = t_init;
     tf_ktensor_free(&start);
     return s;
 }
 
 static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
-                                double t_start)
+                                double t_start, tf_ckpt *ck)
 {
     tf_cpd_report local;
     if (!rep) rep = &local;
@@ -579,7 +631,8 @@ static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_kte
         TF_TRY(parts->allreduce_max(&v, 1));
         e = v > -1e8 ? (int)v : 0;
     }
-    if (e >= -SAFE_EXP && e <= SAFE_EXP) return run_in_range(X, o, out, rep, t_start);
+    if (e >= -SAFE_EXP && e <= SAFE_EXP) return run_in_range(X, o, out, rep, t_start, ck);
+    if (ck) ck->lambda_exp = e; /* checkpoints in the caller's scale */
     /* CP-ALS is scale-equivariant: run on X 2^-e, then lambda *= 2^e. The
      * GPU backend gets the same view, so fp32 never sees the raw values; a
      * given start is the model of X, so its lambda is scaled the same way. */
@@ -601,7 +654,7 @@ static tf_status cpd_from_start(const tf_tensor *X, const tf_cpd_opts *o, tf_kte
         so.init = &start;
     }
     tf_status s = scaled_view(X, e, o->threads, &view, &vals);
-    if (s == TF_OK) s = run_in_range(&view, &so, out, rep, t_start);
+    if (s == TF_OK) s = run_in_range(&view, &so, out, rep, t_start, ck);
     tf_free(vals);
     tf_free(lambda);
     if (s == TF_OK) s = unscale_lambda(out, e);
@@ -676,9 +729,40 @@ static tf_status result_to_caller(const tf_partition *pt, tf_ktensor *k)
     return TF_OK;
 }
 
+/* A checkpoint's model and duals from the run's labels to the caller's (u:
+ * the run's partition). */
+static tf_status ckpt_to_caller(void *u, tf_ktensor *k, tf_matrix *aux)
+{
+    const tf_partition *pt = u;
+    TF_TRY(result_to_caller(pt, k));
+    for (uint32_t m = 0; aux && m < k->order; ++m) {
+        if (!pt->relabel[m] || !aux[m].rows) continue;
+        tf_matrix t;
+        TF_TRY(tf_matrix_alloc(&t, aux[m].rows, aux[m].cols));
+        tf_partition_rows_out(pt->relabel[m], t.rows, t.cols, aux[m].data, t.data);
+        tf_matrix_free(&aux[m]);
+        aux[m] = t;
+    }
+    return TF_OK;
+}
+
+/* A resumed run's duals (the caller's labels) in the run's. */
+static tf_status ckpt_aux_in(const tf_partition *pt, tf_ckpt *ck, uint32_t order)
+{
+    for (uint32_t m = 0; m < order; ++m) {
+        if (!pt->relabel[m] || !ck->aux[m].rows) continue;
+        tf_matrix t;
+        TF_TRY(tf_matrix_alloc(&t, ck->aux[m].rows, ck->aux[m].cols));
+        tf_partition_rows_in(pt->relabel[m], t.rows, t.cols, ck->aux[m].data, t.data);
+        tf_matrix_free(&ck->aux[m]);
+        ck->aux[m] = t;
+    }
+    return TF_OK;
+}
+
 /* tf_cpd on values within the safe range. */
 static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktensor *out, tf_cpd_report *rep,
-                         double t_start)
+                         double t_start, tf_ckpt *ck)
 {
     double normx2 = tf_tensor_norm2(X); /* deterministic for any thread count */
     if (input_parts(o)) TF_TRY(input_parts(o)->allreduce_sum(&normx2, 1)); /* summed over the parts */
@@ -716,7 +800,12 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     memset(&start, 0, sizeof start);
     tf_status s = relabeled ? relabeled_start(X, o, &hold.part, &start) : TF_OK;
     if (relabeled) ro.init = &start;
-    if (s == TF_OK) s = tf_als_run(&be, X, &ro, normx2, out, rep);
+    if (ck && relabeled) {
+        ck->to_caller = ckpt_to_caller;
+        ck->u = &hold.part;
+        if (s == TF_OK) s = ckpt_aux_in(&hold.part, ck, X->order);
+    }
+    if (s == TF_OK) s = tf_als_run(&be, X, &ro, normx2, ck, out, rep);
     if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
     if (s == TF_OK && relabeled) s = result_to_caller(&hold.part, out);

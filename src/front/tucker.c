@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algo/checkpoint.h"
 #include "algo/tucker.h"
 #include "core/alloc.h"
 #include "core/check_args.h"
@@ -334,7 +335,8 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     memset(start, 0, sizeof start);
     const tf_matrix *given = NULL;
     tf_status s = TF_OK;
-    if (o.init == TF_TUCKER_INIT_HOSVD) {
+    const int resuming = o.checkpoint && o.checkpoint->resume && *o.checkpoint->resume;
+    if (o.init == TF_TUCKER_INIT_HOSVD && !resuming) { /* a resumed run starts from the checkpoint */
         s = hosvd_start(X, &o, order[0], start);
         given = start;
     } else if (o.init == TF_TUCKER_INIT_GIVEN) {
@@ -348,10 +350,37 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
         s = tf_cpu_tucker_backend_create(X, &o, &be);
         rep->t_build = tf_wtime() - t;
     }
+    const int made = s == TF_OK;
+    /* checkpoints: a resumed run starts from the checkpoint's factors */
+    tf_ckpt ck;
+    int on = 0;
+    tf_matrix loaded[TF_MAX_ORDER];
+    memset(loaded, 0, sizeof loaded);
+    uint32_t nloaded = 0;
     if (s == TF_OK) {
-        s = tf_hooi_run(&be, X, &o, order, normx2, given, out, rep);
-        be.ops->destroy(be.ctx);
+        char opt[256];
+        size_t at = (size_t)snprintf(opt, sizeof opt, "svd %d dimorder", (int)o.svd);
+        for (uint32_t m = 0; m < X->order; ++m) at += (size_t)snprintf(opt + at, sizeof opt - at, " %u", order[m] + 1);
+        s = tf_ckpt_begin(&ck, o.checkpoint, "tucker", X, NULL, NULL, o.ranks, X->order, opt, &on);
     }
+    if (s == TF_OK && on) s = tf_ckpt_load(&ck, NULL, loaded, &nloaded);
+    if (s == TF_OK && on && ck.done) {
+        s = nloaded == X->order ? TF_OK
+                                : tf_fail(TF_ERR_PARSE, "%s: %u factor files for a tensor of order %u", ck.opts->resume,
+                                          nloaded, X->order);
+        for (uint32_t m = 0; s == TF_OK && m < X->order; ++m)
+            if (loaded[m].rows != X->dims[m] || loaded[m].cols != o.ranks[m])
+                s = tf_fail(TF_ERR_PARSE, "%s.mode%u.mat is %llu x %llu, expected %llu x %llu", ck.opts->resume, m + 1,
+                            (unsigned long long)loaded[m].rows, (unsigned long long)loaded[m].cols,
+                            (unsigned long long)X->dims[m], (unsigned long long)o.ranks[m]);
+        given = loaded;
+    }
+    if (s == TF_OK) {
+        s = tf_hooi_run(&be, X, &o, order, normx2, given, on ? &ck : NULL, out, rep);
+    }
+    if (made) be.ops->destroy(be.ctx);
+    if (on) tf_ckpt_free(&ck);
+    for (uint32_t m = 0; m < nloaded; ++m) tf_matrix_free(&loaded[m]);
     for (uint32_t m = 0; m < X->order; ++m) tf_matrix_free(&start[m]);
     if (s != TF_OK) {
         tf_tucker_report_free(rep);

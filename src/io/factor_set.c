@@ -735,6 +735,8 @@ typedef struct sink {
     int *has_lambda;
     tf_matrix *raw;
     uint32_t *nraw;
+    const char *extra; /* NULL, or the suffix of a file switched with the set (<stem>.<extra>) ... */
+    char **text;       /* ... read whole into *text (NULL: the set has none) */
 } sink;
 
 static tf_status to_ktensor(const char *stem, tf_matrix *f, uint32_t n, tf_matrix *lambda, tf_ktensor *k,
@@ -754,6 +756,10 @@ static tf_status to_sink(const char *stem, tf_matrix *f, uint32_t n, tf_matrix *
 
 static void sink_free(const sink *out)
 {
+    if (out->text) {
+        free(*out->text);
+        *out->text = NULL;
+    }
     if (out->k) {
         tf_ktensor_free(out->k);
         return;
@@ -803,6 +809,27 @@ static void free_mats(tf_matrix *f, uint32_t n, tf_matrix *lambda)
 
 static int path_exists(const char *p) { return access(p, F_OK) == 0 || errno != ENOENT; }
 
+/* <stem>.<out->extra> into *out->text: the temporary tmp while it exists
+ * (a switch in progress), else the file; absent: NULL. */
+static tf_status read_extra(const char *stem, const char *tmp, const sink *out)
+{
+    char *file = strf("%s.%s", stem, out->extra), *text = NULL;
+    if (!file) return tf_fail(TF_ERR_NOMEM, "out of memory");
+    size_t len = 0;
+    int missing = 1;
+    tf_status s = tmp ? load_small(tmp, &text, &len, &missing) : TF_OK;
+    if (s == TF_OK && missing) s = load_small(file, &text, &len, &missing);
+    if (s == TF_OK && len == (size_t)-1) s = tf_fail(TF_ERR_PARSE, "%s: holds a NUL byte: not a text file", file);
+    free(file);
+    if (s != TF_OK) {
+        free(text);
+        return s;
+    }
+    *out->text = missing ? NULL : text;
+    if (missing) free(text);
+    return TF_OK;
+}
+
 /* No manifest: the files that are there, as tenfold always read them. */
 static tf_status read_plain(const char *stem, const sink *out)
 {
@@ -824,6 +851,7 @@ static tf_status read_plain(const char *stem, const sink *out)
     if (s == TF_OK && out->k && !lp) s = tf_fail(TF_ERR_NOMEM, "out of memory");
     if (s == TF_OK && lp && path_exists(lp)) s = read_one(NULL, lp, &lambda);
     free(lp);
+    if (s == TF_OK && out->extra) s = read_extra(stem, NULL, out);
     if (s == TF_OK) s = to_sink(stem, f, n, &lambda, out);
     free_mats(f, n, &lambda);
     return s;
@@ -874,6 +902,28 @@ static tf_status read_listed(const char *stem, const char *dirp, const char *set
         if (s == TF_OK && i < n) got = i + 1;
         free(file), free(tmp), free(fin);
     }
+    if (s == TF_OK && out->extra) { /* the extra file of this generation, where the manifest names one */
+        char *want = strf("%s.%s", stem, out->extra);
+        tf_path_id a, b;
+        const char *t = NULL;
+        char *tmp = NULL;
+        if (!want) s = tf_fail(TF_ERR_NOMEM, "out of memory");
+        else tf_path_id_get(want, 1, &a);
+        for (int i = 0; s == TF_OK && i < m->n && !t; ++i) {
+            if (m->e[i].suffix) continue;
+            char *fin = mpath(dirp, m->e[i].final);
+            tmp = mpath(dirp, m->e[i].tmp);
+            if (fin && tmp && our_temp(tmp, fin)) {
+                tf_path_id_get(fin, 1, &b);
+                if (tf_path_id_same(&a, &b)) t = tmp;
+            }
+            free(fin);
+            if (!t) free(tmp), tmp = NULL;
+        }
+        if (s == TF_OK) s = read_extra(stem, t, out);
+        free(tmp);
+        free(want);
+    }
     if (s == TF_OK) s = to_sink(stem, f, n, &lambda, out);
     free_mats(f, got, &lambda);
     return s;
@@ -886,7 +936,7 @@ tf_status tf_ktensor_read(const char *stem, tf_ktensor *k, int *has_lambda)
     TF_ARG_NOT_NULL("tf_ktensor_read", k);
     memset(k, 0, sizeof *k);
     if (has_lambda) *has_lambda = 0;
-    const sink out = {k, has_lambda, NULL, NULL};
+    const sink out = {k, has_lambda, NULL, NULL, NULL, NULL};
     return read_set(stem, &out);
 }
 
@@ -896,7 +946,22 @@ tf_status tf_factor_files_read(const char *stem, tf_matrix *factors, uint32_t *o
     TF_ARG_NOT_NULL("tf_factor_files_read", order);
     memset(factors, 0, TF_MAX_ORDER * sizeof *factors);
     *order = 0;
-    const sink out = {NULL, NULL, factors, order};
+    const sink out = {NULL, NULL, factors, order, NULL, NULL};
+    return read_set(stem, &out);
+}
+
+tf_status tf_factor_set_read_with(const char *stem, const char *extra, tf_ktensor *k, tf_matrix *factors,
+                                  uint32_t *order, char **text)
+{
+    TF_ARG_NOT_NULL("tf_factor_set_read_with", text);
+    *text = NULL;
+    if (k) {
+        memset(k, 0, sizeof *k);
+    } else {
+        memset(factors, 0, TF_MAX_ORDER * sizeof *factors);
+        *order = 0;
+    }
+    const sink out = {k, NULL, k ? NULL : factors, k ? NULL : order, extra, text};
     return read_set(stem, &out);
 }
 

@@ -21,4 +21,11 @@ tf_status tf_ttensor_check(const char *what, const tf_ttensor *t);
 /* matrix_io.c: <stem>.mode1.mat .. .mode<order>.mat, then <stem>.core.tensor,
  * into set (temporaries, not yet renamed). */
 tf_status tf_ttensor_put_files(tf_out_set *set, const char *stem, const tf_ttensor *t, int require_file);
+/* A set with one file switched with it, read from the same generation:
+ * tf_ktensor_read (k non-NULL; lambda all 1 when the set has none) or
+ * tf_factor_files_read (k NULL: factors, *order) and <stem>.<extra> (the
+ * temporary the manifest names while it exists, as the factor files) whole
+ * into *text (NUL-terminated, malloc'ed; NULL when there is none). */
+tf_status tf_factor_set_read_with(const char *stem, const char *extra, tf_ktensor *k, tf_matrix *factors,
+                                  uint32_t *order, char **text);
 #endif

@@ -53,6 +53,13 @@ typedef struct tf_cp_apr_backend_ops {
     /* Optional: after the run, what the backend alone knows (its cache of
      * Khatri-Rao rows, the passes that read it) into rep. */
     void (*report)(void *ctx, tf_cp_apr_report *rep);
+    /* Optional (checkpoints, src/algo/checkpoint.h; NULL: not exported, so a
+     * checkpoint needs kappa = 0): every mode's last Phi, which the next
+     * scooch reads, every row (ranks: gathered; collective). aux_get fills
+     * aux[m] (dims[m] x R, allocated by the caller) and sets has[m] = 1;
+     * aux_put (after init) sets them. */
+    tf_status (*aux_get)(void *ctx, tf_matrix *aux, int *has);
+    tf_status (*aux_put)(void *ctx, const tf_matrix *aux);
 } tf_cp_apr_backend_ops;
 
 typedef struct tf_cp_apr_backend {

@@ -97,6 +97,16 @@ typedef struct tf_cpd_backend_ops {
     /* Optional: after the run, what the backend alone knows (several GPUs:
      * the factor exchange time) into rep. */
     void (*report)(void *ctx, tf_cpd_report *rep);
+    /* Optional (checkpoints, src/algo/checkpoint.h; NULL: the backend keeps
+     * no state beyond the factors and lambda, or cannot export it): the
+     * per-mode state the next iteration reads -- AO-ADMM's scaled dual
+     * variable of each mode that has one (in the normalised factor's scale),
+     * every row (ranks: gathered; collective). aux_get fills aux[m]
+     * (dims[m] x R, allocated by the caller) and sets has[m] = 1 for each
+     * mode that has one (else leaves has[m] 0); aux_put (after init) takes
+     * them back, a mode with rows 0 left without. */
+    tf_status (*aux_get)(void *ctx, tf_matrix *aux, int *has);
+    tf_status (*aux_put)(void *ctx, const tf_matrix *aux);
 } tf_cpd_backend_ops;
 
 typedef struct tf_cpd_backend {

@@ -7,6 +7,7 @@ from typing import Any, Callable, Literal, Optional, Union
 
 import numpy as np
 
+from ._checkpoint import _checkpoint
 from ._errors import ArgumentError, check
 from ._ops import CPResult, PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
 from ._tenfold_cffi import ffi, lib
@@ -81,7 +82,8 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
            printitn: int = 0, kappa: float = 0.01, kappatol: float = 1e-10, epsActive: float = 1e-8,
            random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
            device: Literal["auto", "cpu", "gpu"] = "auto", threads: Optional[int] = None,
-           callback: Optional[Callable[[APRIterInfo], Optional[bool]]] = None) -> CPResult:
+           callback: Optional[Callable[[APRIterInfo], Optional[bool]]] = None, checkpoint: Any = None,
+           checkpoint_every: Any = None, resume: Any = None) -> CPResult:
     """Non-negative CP of count data by alternating Poisson regression (CP-APR,
     Chi & Kolda 2012) with multiplicative updates, as ``pyttb.cp_apr(X, rank,
     algorithm='mu')``: the same parameters (names and defaults), the same
@@ -101,6 +103,12 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     returning True stops the run there (Ctrl-C does too, then
     KeyboardInterrupt is raised). epsActive belongs to pyttb's Newton methods
     and is not used by 'mu'.
+    checkpoint=STEM saves the run's state as it goes (a factor set STEM.* plus
+    STEM.state, switched in one step; 'tenfold cpd --checkpoint'):
+    checkpoint_every=N iterations, a time ('5m', '30s', '1h') or both as a
+    pair (default: every iteration), always the last; resume=STEM goes on
+    from such a checkpoint up to maxiters iterations in all and ends with the bits
+    of a run that never stopped (the histories hold the resumed iterations).
 
     Returns a CPResult: weights (decreasing) and factors with columns of unit
     1-norm (pyttb's normtype=1), loglik (pyttb's ``output['obj']``),
@@ -140,6 +148,9 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
         k = _init_ktensor(init, T, o.rank, keep)
         keep.append(k)  # owns the struct o.init points to
         o.init = k
+    ck = _checkpoint(checkpoint, checkpoint_every, resume, keep)
+    if ck is not None:
+        o.checkpoint = ck
     if callback is not None and not callable(callback):
         raise ArgumentError("callback: expected a callable taking an APRIterInfo")
     stop = ffi.new("int *")

@@ -47,7 +47,7 @@ def _sparsity(coefs, N, modes):
 
 
 def _run(X, rank, method, modes_arg, l1_arg, n_iter_max, init, svd, tol, random_state, normalize_factors, verbose,
-         return_errors, cvg_criterion, fixed_modes, inner, inner_tol, device, threads, callback):
+         return_errors, cvg_criterion, fixed_modes, inner, inner_tol, device, threads, callback, ckpt=(None, None, None)):
     if fixed_modes:
         raise ArgumentError("fixed_modes: tenfold updates every mode (fixed modes are not available)")
     if svd not in _SVDS:
@@ -75,7 +75,8 @@ def _run(X, rank, method, modes_arg, l1_arg, n_iter_max, init, svd, tol, random_
             return stop or (info.iter > 1 and info.dfit < tol)
     res = cp_als(T, rank, n_iter_max=n_iter_max, tol=stop_tol, init=init, random_state=random_state, device=device,
                  threads=threads, fixsigns=False, nonneg=modes, l1=l1, n_iter_max_inner=inner, tol_inner=inner_tol,
-                 nonneg_method=method, verbose=bool(verbose), callback=callback)
+                 nonneg_method=method, verbose=bool(verbose), callback=callback, checkpoint=ckpt[0],
+                 checkpoint_every=ckpt[1], resume=ckpt[2])
     if cvg_criterion == "rec_error" and tol and res.stopped and (user_cb is None or res.n_iter < n_iter_max):
         res.converged = True  # tensorly's criterion ended it
     if not normalize_factors:
@@ -98,7 +99,8 @@ def non_negative_parafac_hals(tensor: Union[TensorLike, PathLike], rank: int, n_
                               normalize_factors: bool = False, verbose: bool = False, return_errors: bool = False,
                               cvg_criterion: Literal["abs_rec_error", "rec_error"] = "abs_rec_error", *,
                               device: Device = "auto", threads: Optional[int] = None,
-                              callback: Optional[Callable[[IterInfo], Optional[bool]]] = None) -> Any:
+                              callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
+                              checkpoint: Any = None, checkpoint_every: Any = None, resume: Any = None) -> Any:
     """Non-negative CP by HALS, with tensorly's ``non_negative_parafac_hals``
     arguments and results, on tenfold's sparse tensors (``cp_als(...,
     nonneg=..., nonneg_method='hals')``; ``tenfold cpd --nonneg
@@ -140,10 +142,13 @@ def non_negative_parafac_hals(tensor: Union[TensorLike, PathLike], rank: int, n_
     (``res.to_tensorly()`` makes one), with fit, n_iter, the inner sweeps
     (``inner_iterations``) and timings; with return_errors ``(res, errors)``.
     device: 'auto' or 'cpu' (HALS runs on the CPU); threads: CPU threads.
+    checkpoint=STEM, checkpoint_every=, resume=STEM: checkpoints and resume,
+    as ``cp_als``'s (with tol, a run ended by tensorly's criterion writes its
+    last iteration as stopped, not converged: a resume goes on from it).
     """
     return _run(tensor, rank, "hals", nn_modes, sparsity_coefficients, n_iter_max, init, svd, tol, random_state,
                 normalize_factors, verbose, return_errors, cvg_criterion, fixed_modes, 50000 if exact else None,
-                1e-16 if exact else None, device, threads, callback)
+                1e-16 if exact else None, device, threads, callback, (checkpoint, checkpoint_every, resume))
 
 
 def non_negative_parafac(tensor: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 100, init: Any = "svd",
@@ -154,7 +159,8 @@ def non_negative_parafac(tensor: Union[TensorLike, PathLike], rank: int, n_iter_
                          fixed_modes: Optional[Sequence[int]] = None, *,
                          method: Literal["auto", "hals", "admm"] = "auto", device: Device = "auto",
                          threads: Optional[int] = None,
-                         callback: Optional[Callable[[IterInfo], Optional[bool]]] = None) -> Any:
+                         callback: Optional[Callable[[IterInfo], Optional[bool]]] = None,
+                         checkpoint: Any = None, checkpoint_every: Any = None, resume: Any = None) -> Any:
     """Non-negative CP with tensorly's ``non_negative_parafac`` arguments and
     results, on tenfold's sparse tensors: every factor >= 0.
 
@@ -173,7 +179,8 @@ def non_negative_parafac(tensor: Union[TensorLike, PathLike], rank: int, n_iter_
     if mask is not None:
         raise ArgumentError("mask: not available in tenfold (a sparse tensor's zeros are values, not missing)")
     return _run(tensor, rank, method, "all", None, n_iter_max, init, svd, tol, random_state, normalize_factors,
-                verbose, return_errors, cvg_criterion, fixed_modes, None, None, device, threads, callback)
+                verbose, return_errors, cvg_criterion, fixed_modes, None, None, device, threads, callback,
+                (checkpoint, checkpoint_every, resume))
 
 
 __all__ = ["non_negative_parafac", "non_negative_parafac_hals", "CPResult"]

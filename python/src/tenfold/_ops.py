@@ -10,6 +10,7 @@ from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 
+from ._checkpoint import _checkpoint
 from ._dlpack import GpuArray, common_device, empty_like, gpu_device, scatter
 from ._errors import ArgumentError, UnavailableError, check
 from ._helpers import fixsigns_inplace
@@ -482,7 +483,8 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
            threads: Optional[int] = None, fixsigns: bool = True, nonneg: Union[bool, Sequence[int]] = False,
            l1: Union[None, float, Sequence[float]] = None, l2: Union[None, float, Sequence[float]] = None,
            n_iter_max_inner: Optional[int] = None, tol_inner: Optional[float] = None,
-           nonneg_method: Literal["auto", "admm", "hals"] = "auto") -> CPResult:
+           nonneg_method: Literal["auto", "admm", "hals"] = "auto", checkpoint: Any = None,
+           checkpoint_every: Any = None, resume: Any = None) -> CPResult:
     """CP decomposition by alternating least squares (Tensor Toolbox cp_als rules).
 
     X: a Tensor, anything ``Tensor`` takes, or the path of a tensor file (str or
@@ -536,6 +538,12 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     memory_limit: device bytes (int or '8G'). callback(info) runs after every
     iteration with an IterInfo; returning True stops the run there (Ctrl-C does
     too, then KeyboardInterrupt is raised). The GIL is released while C runs.
+    checkpoint=STEM saves the run's state as it goes (a factor set STEM.* plus
+    STEM.state, switched in one step; 'tenfold cpd --checkpoint'):
+    checkpoint_every=N iterations, a time ('5m', '30s', '1h') or both as a
+    pair (default: every iteration), always the last; resume=STEM goes on
+    from such a checkpoint up to n_iter_max iterations in all and ends with the bits
+    of a run that never stopped (the histories hold the resumed iterations).
 
     >>> res = tenfold.cp_als(X, 16, n_iter_max=30, random_state=1)
     >>> res.fit, res.weights, res.factors[0].shape
@@ -570,6 +578,9 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     if update is not None:
         keep.append(update)
         o.update = update
+    ck = _checkpoint(checkpoint, checkpoint_every, resume, keep)
+    if ck is not None:
+        o.checkpoint = ck
     if callback is not None and not callable(callback):
         raise ArgumentError("callback: expected a callable taking an IterInfo")
     stop = ffi.new("int *")

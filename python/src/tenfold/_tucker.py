@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from ._checkpoint import _checkpoint
 from ._errors import ArgumentError, check
 from ._ops import (PathLike, _backend, _c_matrix, _matrix, _mode, _seed, _size, _tensor_arg, _threads)
 from ._tenfold_cffi import ffi, lib
@@ -179,7 +180,8 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
            tol: float = 1e-4, random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
            verbose: bool = False, callback: Optional[Callable[[TuckerIter], Optional[bool]]] = None,
            threads: Optional[int] = None, device: str = "auto", memory_limit: Union[None, int, str] = None,
-           dimorder: Optional[Sequence[int]] = None) -> TuckerResult:
+           dimorder: Optional[Sequence[int]] = None, checkpoint: Any = None, checkpoint_every: Any = None,
+           resume: Any = None) -> TuckerResult:
     """Sparse Tucker decomposition by HOOI (pyttb's / the Tensor Toolbox's
     tucker_als, tensorly's tucker names), never forming the dense tensor.
 
@@ -202,7 +204,9 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
     iteration with a TuckerIter; returning True stops the run (Ctrl-C too,
     then KeyboardInterrupt is raised). memory_limit: host bytes for the dense
     arrays (int or '8G'; default half the physical memory). device 'gpu'
-    raises UnavailableError (not on the GPU yet).
+    raises UnavailableError (not on the GPU yet). checkpoint=STEM,
+    checkpoint_every=, resume=STEM: checkpoints and resume, as cp_als's (the
+    iterations before the checkpoint are in the result's history too).
 
     >>> core, factors = tenfold.tucker(X, rank=[8, 8, 4])
     >>> res = tenfold.tucker("data/uber-apr14.tns.xz", [5, 5, 10, 10], init="svd")
@@ -255,6 +259,9 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
     stop = ffi.new("int *")
     state = _State(callback, verbose, stop)
     handle = ffi.new_handle(state)
+    ck = _checkpoint(checkpoint, checkpoint_every, resume, keep)
+    if ck is not None:
+        o.checkpoint = ck
     o.callback, o.user, o.stop = lib._tf_py_tucker_iter, handle, stop
     out = ffi.new("tf_ttensor *")
     rep = ffi.new("tf_tucker_report *")

@@ -1039,8 +1039,41 @@ void op_destroy(void *ctx)
     tf_gpu_apr_delete((gpu_apr *)ctx);
 }
 
-const tf_cp_apr_backend_ops gpu_ops = {op_init, op_begin_mode, op_phi, op_multiply, op_end_mode,
-                                       op_loglik, op_result, op_destroy, op_report};
+/* Checkpoints: every mode's last Phi (the next scooch reads it), to the
+ * host and back; one GPU holds every row of every mode's Phi. */
+tf_status op_aux_get(void *ctx, tf_matrix *aux, int *has)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (aux[m].rows != c->dims[m] || aux[m].cols != c->R || c->md[m].rows != c->dims[m])
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the Phi of mode %u does not fit the matrix given", m + 1);
+        has[m] = 1;
+        TF_TRY(tf_gpu_get_values<double>(aux[m].data, c->Phi[m], c->dims[m] * c->R, c->dev->stream));
+    }
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
+tf_status op_aux_put(void *ctx, const tf_matrix *aux)
+{
+    gpu_apr *c = (gpu_apr *)ctx;
+    TF_TRY(tf_gpu_dev_use(c->dev));
+    for (uint32_t m = 0; m < c->order; ++m) {
+        if (!aux[m].rows) continue;
+        if (aux[m].rows != c->dims[m] || aux[m].cols != c->R || c->md[m].rows != c->dims[m])
+            return tf_fail(TF_ERR_ARG, "GPU CP-APR backend: the Phi of mode %u is %llu x %llu, expected %llu x %u",
+                           m + 1, (unsigned long long)aux[m].rows, (unsigned long long)aux[m].cols,
+                           (unsigned long long)c->dims[m], c->R);
+        TF_TRY(tf_gpu_put_values<double>(c->Phi[m], aux[m].data, c->dims[m] * c->R, c->dev->stream));
+    }
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
+/* several GPUs (multi.cu) keep no aux: their checkpoints are refused with kappa > 0 */
+const tf_cp_apr_backend_ops gpu_ops = {op_init,   op_begin_mode, op_phi,    op_multiply, op_end_mode, op_loglik,
+                                       op_result, op_destroy,    op_report, op_aux_get,  op_aux_put};
 
 /* The whole of X on one GPU: what it holds, against the budget first (one
  * message naming every part), then the state with every mode's copy. */

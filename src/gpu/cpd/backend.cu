@@ -1181,8 +1181,9 @@ tf_status op_sweep(void *c, int mx, double *a, double *b, double *tm, double *td
 
 void op_report(void *c, tf_cpd_report *rep) { rep->device_bytes = self(c)->gpu()->allocated; }
 
-const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,
-                                    op_fit,  op_result, op_destroy, op_sweep, op_report};
+/* no aux_get / aux_put: AO-ADMM's duals stay on the device (its checkpoints are refused) */
+const tf_cpd_backend_ops gpu_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,  op_fit,
+                                    op_result, op_destroy, op_sweep, op_report, nullptr, nullptr};
 
 } // namespace
 

@@ -316,11 +316,12 @@ void op_report(void *c, tf_cpd_report *rep)
     for (int g = 0; g < m->n; ++g) rep->device_bytes += m->part[g]->gpu()->allocated;
 }
 
-const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,
-                                      op_fit,  op_result, op_destroy, nullptr,      op_report};
+/* no aux_get / aux_put: AO-ADMM's duals stay on the devices (its checkpoints are refused) */
+const tf_cpd_backend_ops multi_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram, op_fit,
+                                      op_result, op_destroy, nullptr, op_report, nullptr, nullptr};
 /* the same with the overlapped sweep */
-const tf_cpd_backend_ops multi_overlap_ops = {op_init, op_mttkrp, op_update,  op_normalize, op_gram,
-                                              op_fit,  op_result, op_destroy, op_sweep,     op_report};
+const tf_cpd_backend_ops multi_overlap_ops = {op_init,   op_mttkrp,  op_update, op_normalize, op_gram, op_fit,
+                                              op_result, op_destroy, op_sweep,  op_report,    nullptr, nullptr};
 
 /* Streams and events of the overlapped sweep. */
 tf_status overlap_setup(multi_cpd *m)

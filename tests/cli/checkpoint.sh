@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Checkpoints and resume (issue 49 item 4): for every iterative method --
+# CP-ALS, AO-ADMM (its duals in the state), HALS, CP-APR (every mode's Phi),
+# Tucker -- 4 iterations with --checkpoint and a --resume to 10 end with the
+# same bits as 10 straight (the fits of every iteration, the factor files);
+# a resume from a finished checkpoint gives its result; runs SIGKILLed while
+# they write checkpoints leave one that resumes to the same bits; another
+# rank, tensor, method or option is one line and exit 1; the flags' usage
+# errors; with a GPU, --device gpu (CP-ALS, CP-APR with its Phi) and --gpus 2 resume to the fits of a
+# straight run (1e-12), AO-ADMM on a GPU is refused (skipped without one).
+source "$(dirname "$0")/lib/common.bash"
+
+"$TF" gen -o x.tns --dims 60,50,40 --nnz 5000 --rank 3 --seed 2 >/dev/null 2>&1 || bad "gen x.tns"
+"$TF" gen -o y.tns --dims 60,50,40 --nnz 5000 --rank 3 --seed 3 >/dev/null 2>&1 || bad "gen y.tns"
+"$TF" gen -o c.tns --dims 60,50,40 --nnz 5000 --rank 3 --seed 2 --counts 4 >/dev/null 2>&1 || bad "gen c.tns"
+
+# the fits line of a checkpoint's state (every iteration's, %.17g)
+fits() { grep '^fits ' "$1.state"; }
+# same_bits A B SUFFIX...: A.SUFFIX and B.SUFFIX are the same bytes, for each suffix
+same_bits() {
+    local a=$1 b=$2; shift 2
+    local s
+    for s in "$@"; do cmp -s "$a.$s" "$b.$s" || return 1; done
+}
+CP_FILES="mode1.mat mode2.mat mode3.mat lambda.mat"
+TK_FILES="mode1.mat mode2.mat mode3.mat core.tensor"
+
+# method NAME FILES ARGS...: straight, stopped at 4 and resumed to 10, resumed from the end
+method() {
+    local m=$1 files=$2; shift 2
+    expect 0 "$m: 10 straight" "$@" -i 10 --tol 0 -o s_$m --checkpoint sc_$m --checkpoint-every 3
+    expect 0 "$m: 4 with checkpoints" "$@" -i 4 --tol 0 -o p_$m --checkpoint pc_$m --checkpoint-every 2
+    check "$m: the checkpoint of 4 says so" grep -qx 'iteration 4' pc_$m.state
+    expect 0 "$m: resumed to 10" "$@" -i 10 --tol 0 -o r_$m --resume pc_$m --checkpoint pc_$m
+    check "$m: the run says it resumes" grep -q "^checkpoints: resume from pc_$m" out.txt
+    check "$m: resumed, the fits of every iteration are the straight run's (bits)" \
+        test "$(fits sc_$m)" = "$(fits pc_$m)"
+    check "$m: resumed, the factors are the straight run's (bits)" same_bits s_$m r_$m $files
+    check "$m: resumed, the last checkpoint is the straight run's" same_bits sc_$m pc_$m $files
+    expect 0 "$m: resumed from the end" "$@" -i 10 --tol 0 -o e_$m --resume sc_$m
+    check "$m: resumed from the end: its result" same_bits s_$m e_$m $files
+    no_files "$m: no temporaries left" ./*.tmp.* ./*.lock
+}
+method als "$CP_FILES" cpd x.tns -r 4 -t 2 --device cpu
+method admm "$CP_FILES" cpd x.tns -r 4 -t 2 --device cpu --nonneg --nonneg-method admm --l1 0.01@2
+check "admm: the state holds every mode's dual" test "$(grep -c '^aux ' pc_admm.state)" -eq 3
+method hals "$CP_FILES" cpd x.tns -r 4 -t 2 --device cpu --nonneg --nonneg-method hals
+method apr "$CP_FILES" cpd c.tns -r 4 -t 2 --device cpu --method apr
+check "apr: the state holds every mode's Phi" test "$(grep -c '^aux ' pc_apr.state)" -eq 3
+method tucker "$TK_FILES" tucker x.tns -r 3,4,5 -t 2
+
+# a run that converges: its checkpoint says so, and a resume does not iterate
+expect 0 "converged run" cpd x.tns -r 4 -t 2 --device cpu -i 200 --tol 1e-3 -o cv --checkpoint cvc
+check "converged: the state says so" grep -qx 'converged 1' cvc.state
+expect 0 "resumed after convergence" cpd x.tns -r 4 -t 2 --device cpu -i 200 --tol 1e-3 -o cv2 --resume cvc
+check "resumed after convergence: no iteration" bash -c "! grep -q '^  its' out.txt"
+check "resumed after convergence: the result" same_bits cv cv2 $CP_FILES
+
+# mismatches: one line naming the field, exit 1
+expect_failure "another rank" "pc_als\.state:[0-9]+: the checkpoint was made with rank '4', this run has '5'" \
+    cpd x.tns -r 5 -t 2 --device cpu -i 10 --resume pc_als --nowrite
+expect_failure "another tensor" "the checkpoint was made with tensor '.*checksum [0-9a-f]+', this run has" \
+    cpd y.tns -r 4 -t 2 --device cpu -i 10 --resume pc_als --nowrite
+expect_failure "another method" "the checkpoint was made with method 'cp-als', this run has 'cp-apr'" \
+    cpd c.tns -r 4 -t 2 --device cpu -i 10 --method apr --resume pc_als --nowrite
+expect_failure "another constraint" "the checkpoint was made with options '.*l1=0.01.*', this run has" \
+    cpd x.tns -r 4 -t 2 --device cpu -i 10 --nonneg --nonneg-method admm --resume pc_admm --nowrite
+expect_failure "tucker from a CP checkpoint" "the checkpoint was made with method 'cp-als', this run has 'tucker'" \
+    tucker x.tns -r 3,4,5 -t 2 --resume pc_als
+expect_failure "a factor set that is not a checkpoint" "s_als\.state: no such file: s_als is a factor set but not" \
+    cpd x.tns -r 4 -t 2 --device cpu --resume s_als --nowrite
+cp pc_als.state bad_state_copy
+sed -i 's/^fits .*/fits 1 2/' pc_als.state
+expect_failure "a state cut short" "pc_als\.state: 2 fits for 10 iterations" \
+    cpd x.tns -r 4 -t 2 --device cpu --resume pc_als --nowrite
+mv bad_state_copy pc_als.state
+
+# usage errors
+expect_usage cpd x.tns -r 4 --checkpoint-every 3
+expect_usage cpd x.tns -r 4 --checkpoint k --checkpoint-every 0
+expect_usage cpd x.tns -r 4 --checkpoint k --checkpoint-every 3x
+expect_usage cpd x.tns -r 4 --checkpoint k --checkpoint-every 1m,2m
+expect_usage cpd x.tns -r 4 --checkpoint k --checkpoint-every 3,
+expect_usage cpd x.tns -r 4 --checkpoint k -o k
+expect_usage cpd x.tns -r 4 --resume k --init s_als
+expect_usage cpd x.tns -r 4 --checkpoint ''
+expect_usage tucker x.tns -r 3,4,5 --resume k --init s_tucker
+expect 0 "every 2 iterations and 1 minute" cpd x.tns -r 4 -t 2 --device cpu -i 3 --nowrite --checkpoint tm \
+    --checkpoint-every 2,1m
+check "every 2 and 1m: said" grep -q "^checkpoints: checkpoint to tm every 2 iterations and every 60 s" out.txt
+
+# SIGKILL while checkpoints are written (large factors: a write takes longer than an
+# iteration), at several moments: the checkpoint left resumes to the straight run's bits
+"$TF" gen -o big.tns --dims 30000,200,100 --nnz 60000 --rank 3 --seed 4 >/dev/null 2>&1 || bad "gen big.tns"
+expect 0 "big: straight" cpd big.tns -r 8 -t 2 --device cpu -i 12 --tol 0 -o bs --checkpoint bsc
+for delay in 0.05 0.3 0.7; do
+    rm -f bk.*
+    "$TF" cpd big.tns -r 8 -t 2 --device cpu -i 12 --tol 0 --nowrite --checkpoint bk -q >/dev/null 2>&1 &
+    pid=$!
+    for ((i = 0; i < 600; ++i)); do [ -e bk.state ] && break; sleep 0.05; done
+    sleep "$delay"
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    if ! grep -q '^iteration ' bk.state 2>/dev/null && ! ls bk.state.tmp.* >/dev/null 2>&1; then
+        bad "killed after $delay s: no checkpoint"; continue
+    fi
+    expect 0 "killed after $delay s: resumed" cpd big.tns -r 8 -t 2 --device cpu -i 12 --tol 0 -o bk_r \
+        --resume bk --checkpoint bk
+    check "killed after $delay s: resumed to the straight run's factors" same_bits bs bk_r $CP_FILES
+    check "killed after $delay s: and fits" test "$(fits bsc)" = "$(fits bk)"
+    no_files "killed after $delay s: the next write removed what the killed one left" ./bk.*.tmp.* ./bk.lock
+done
+
+# GPUs (skipped without): --device gpu and --gpus 2 resume to a straight run's fits (1e-12)
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+close_fits() {
+    python3 - "$1.state" "$2.state" <<'PY'
+import sys
+f = [[float(x) for x in l.split()[1:]] for p in sys.argv[1:] for l in open(p) if l.startswith("fits ")]
+assert len(f) == 2 and len(f[0]) == len(f[1]), f
+assert max(abs(a - b) / max(abs(a), 1e-300) for a, b in zip(*f)) <= 1e-12, f
+PY
+}
+if [ "${gpus:-0}" -ge 1 ]; then
+    for g in "--device gpu" "--device gpu --method apr"; do
+        t=x.tns; [[ "$g" == *apr* ]] && t=c.tns
+        tag=$(echo "$g" | tr -dc 'a-z')
+        expect 0 "$g: straight" cpd $t -r 4 $g -i 10 --tol 0 --nowrite --checkpoint gs_$tag
+        expect 0 "$g: 4" cpd $t -r 4 $g -i 4 --tol 0 --nowrite --checkpoint gp_$tag
+        expect 0 "$g: resumed" cpd $t -r 4 $g -i 10 --tol 0 --nowrite --resume gp_$tag --checkpoint gp_$tag
+        check "$g: resumed, the straight run's fits (1e-12)" close_fits gs_$tag gp_$tag
+    done
+    expect_failure "AO-ADMM checkpoints on a GPU" "checkpoints of AO-ADMM are not available on this backend" \
+        cpd x.tns -r 4 --device gpu --nonneg --nonneg-method admm -i 3 --nowrite --checkpoint ga
+else
+    echo "$NAME: no GPU: the --device gpu cases are left out"
+fi
+if [ "${gpus:-0}" -ge 2 ]; then
+    expect 0 "--gpus 2: straight" cpd x.tns -r 4 --gpus 2 -i 10 --tol 0 --nowrite --checkpoint g2s
+    expect 0 "--gpus 2: 4" cpd x.tns -r 4 --gpus 2 -i 4 --tol 0 --nowrite --checkpoint g2p
+    expect 0 "--gpus 2: resumed" cpd x.tns -r 4 --gpus 2 -i 10 --tol 0 --nowrite --resume g2p --checkpoint g2p
+    check "--gpus 2: resumed, the straight run's fits (1e-12)" close_fits g2s g2p
+    # the factors are written in the caller's row order: one GPU resumes a 2-GPU checkpoint to close fits
+    expect 0 "--gpus 2 checkpoint resumed on one GPU" cpd x.tns -r 4 --device gpu -i 10 --tol 0 --nowrite \
+        --resume g2p --checkpoint g1p
+    check "--gpus 2 -> one GPU: fits within 1e-9" python3 -c "
+import sys
+f=[[float(x) for x in l.split()[1:]] for p in ['g2s.state','g1p.state'] for l in open(p) if l.startswith('fits ')]
+assert max(abs(a-b)/abs(a) for a,b in zip(*f)) <= 1e-9, f"
+else
+    echo "$NAME: fewer than 2 GPUs: the --gpus 2 cases are left out"
+fi
+finish
