@@ -230,6 +230,7 @@ static int write_json(complete_run *r)
     json_u64(&j, "threads", (uint64_t)(r->opts.threads ? r->opts.threads : tf_default_threads()));
     if (r->val_path) json_str(&j, "val", r->val_path);
     if (r->test_path) json_str(&j, "test", r->test_path);
+    if (r->init) json_str(&j, "init", r->init);
     json_u64(&j, "val_nnz", r->val.nnz);
     json_u64(&j, "test_nnz", r->test.nnz);
     json_str(&j, "device", "cpu");
