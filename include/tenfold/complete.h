@@ -29,8 +29,9 @@ typedef struct tf_complete_iter {
     double objective;    /* sum over the training entries of (x - m)^2 + l2 * sum_n
                             ||A_n||_F^2: what ALS decreases                          */
     double seconds;      /* wall time of the iteration                               */
-    double t_solve;      /* its row solves (normal equations and Cholesky)           */
-    double t_rmse;       /* its error passes (training, validation)                  */
+    double t_solve;      /* its row solves (normal equations, Cholesky; the training
+                            error, computed with the last mode's rows)              */
+    double t_rmse;       /* its validation error pass                                */
 } tf_complete_iter;
 
 typedef void (*tf_complete_callback)(const tf_complete_iter *it, void *user);

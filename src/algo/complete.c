@@ -45,14 +45,16 @@ static double rmse(double sse, uint64_t n)
     return n ? sqrt(sse / (double)n) : NAN;
 }
 
-/* The current model's RMSEs and objective; keeps it when it improves.
+/* The current model's RMSEs and objective (its training error *train when
+ * not NULL, as the last update computed it); keeps it when it improves.
  * Returns through *improved. */
-static tf_status measure(run_state *st, tf_complete_iter *it, int *improved)
+static tf_status measure(run_state *st, const double *train, tf_complete_iter *it, int *improved)
 {
     const tf_complete_backend_ops *ops = st->be->ops;
     void *ctx = st->be->ctx;
     double sse = 0.0, vsse = 0.0, fro = 0.0;
-    TF_TRY(ops->sse(ctx, TF_COMPLETE_TRAIN, &sse));
+    if (train) sse = *train;
+    else TF_TRY(ops->sse(ctx, TF_COMPLETE_TRAIN, &sse));
     if (st->n_val) TF_TRY(ops->sse(ctx, TF_COMPLETE_VAL, &vsse));
     TF_TRY(ops->frob_sq(ctx, &fro));
     it->train_rmse = rmse(sse, st->n_train);
@@ -80,7 +82,7 @@ static tf_status iterate(run_state *st, tf_complete_report *rep, uint32_t N)
     tf_complete_iter start;
     memset(&start, 0, sizeof start);
     int improved = 0;
-    TF_TRY(measure(st, &start, &improved)); /* iteration 0: the start, as SPLATT's epoch 0 */
+    TF_TRY(measure(st, NULL, &start, &improved)); /* iteration 0: the start, as SPLATT's epoch 0 */
     rep->best_iter = 0;
     rep->train_rmse = start.train_rmse;
     rep->val_rmse = start.val_rmse;
@@ -91,9 +93,10 @@ static tf_status iterate(run_state *st, tf_complete_report *rep, uint32_t N)
         memset(&info, 0, sizeof info);
         info.iter = it;
         const double t0 = tf_wtime();
-        for (uint32_t n = 0; n < N; ++n) TF_TRY(ops->update(st->be->ctx, n, o->l2));
+        double train_sse = 0.0; /* from the last mode's update */
+        for (uint32_t n = 0; n < N; ++n) TF_TRY(ops->update(st->be->ctx, n, o->l2, n + 1 == N ? &train_sse : NULL));
         const double t1 = tf_wtime();
-        TF_TRY(measure(st, &info, &improved));
+        TF_TRY(measure(st, &train_sse, &info, &improved));
         info.t_solve = t1 - t0;
         info.t_rmse = tf_wtime() - t1;
         info.seconds = tf_wtime() - t0;

@@ -24,6 +24,8 @@ typedef struct cpu_complete {
     uint64_t *ptr[TF_MAX_ORDER];  /* dims[m] + 1 row offsets into by[m]         */
     const tf_tensor *sets[3];     /* train (by[0]), val, test (borrowed; NULL: none) */
     tf_ktensor cur, kept;         /* lambda all ones                             */
+    double *row_sse;              /* max_dim: the rows' errors of a fused update */
+    uint64_t max_dim;
     int started;
 } cpu_complete;
 
@@ -45,7 +47,7 @@ static tf_status cpu_init(void *ctx, const tf_ktensor *start)
     return TF_OK;
 }
 
-static tf_status cpu_update(void *ctx, uint32_t mode, double l2)
+static tf_status cpu_update(void *ctx, uint32_t mode, double l2, double *sse)
 {
     cpu_complete *c = ctx;
     if (mode >= c->order || !c->started)
@@ -61,7 +63,13 @@ static tf_status cpu_update(void *ctx, uint32_t mode, double l2)
     in.R = c->rank;
     in.l2 = l2;
     in.threads = c->threads;
-    return tf_cpu_complete_rows(&in, c->cur.factors[mode].data);
+    if (sse) {
+        if (!c->row_sse) TF_TRY(TF_ALLOC(c->row_sse, c->max_dim, "completion row errors"));
+        in.row_sse = c->row_sse;
+    }
+    TF_TRY(tf_cpu_complete_rows(&in, c->cur.factors[mode].data));
+    if (sse) *sse = tf_cpu_complete_rows_sse(&in);
+    return TF_OK;
 }
 
 static tf_status sse_of(const cpu_complete *c, const tf_ktensor *k, tf_complete_set set, double *sse)
@@ -123,6 +131,7 @@ static void cpu_destroy(void *ctx)
     }
     tf_ktensor_free(&c->cur);
     tf_ktensor_free(&c->kept);
+    tf_free(c->row_sse);
     tf_free(c);
 }
 
@@ -157,6 +166,8 @@ tf_status tf_cpu_complete_backend_create(const tf_tensor *train, const tf_tensor
     c->order = train->order;
     c->rank = o->rank;
     memcpy(c->dims, train->dims, sizeof c->dims);
+    for (uint32_t m = 0; m < c->order; ++m)
+        if (c->dims[m] > c->max_dim) c->max_dim = c->dims[m];
     c->threads = tf_resolve_threads(o->threads);
     tf_status s = tf_ktensor_alloc(&c->cur, c->order, c->dims, c->rank);
     if (s == TF_OK) s = tf_ktensor_alloc(&c->kept, c->order, c->dims, c->rank);

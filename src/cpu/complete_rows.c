@@ -6,6 +6,7 @@
  * x86-64 level); then the Cholesky solve of the lower triangle. */
 #include "cpu/complete_rows.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -22,14 +23,17 @@
 #define TF_ROWS_PAD(R) (((R) + 3) & ~(uint64_t)3)
 
 /* Cholesky of the lower triangle of G (leading dimension ld) in place,
- * then G G^T a = b solved in place of b. 0, or 1 + the failing column. */
+ * then G G^T a = b solved in place of b. 0, or 1 + the failing column: a
+ * pivot not above 64 eps times its diagonal entry (or not finite). */
 TF_ALWAYS_INLINE uint64_t cholesky(double *restrict G, uint64_t ld, double *restrict b, const uint64_t R)
 {
     for (uint64_t j = 0; j < R; ++j) {
         double *gj = G + j * ld;
-        double d = gj[j];
+        const double diag = gj[j];
+        double d = diag;
         for (uint64_t k = 0; k < j; ++k) d -= gj[k] * gj[k];
-        if (!(d > 0.0) || !isfinite(d)) return j + 1;
+        /* a pivot at rounding level of its diagonal: singular (not a huge solution) */
+        if (!(d > 64 * DBL_EPSILON * diag) || !isfinite(d)) return j + 1;
         const double ljj = sqrt(d), inv = 1.0 / ljj;
         gj[j] = ljj;
         for (uint64_t i = j + 1; i < R; ++i) {
@@ -98,7 +102,7 @@ TF_ALWAYS_INLINE void add_block(double *restrict G, double *restrict b, const do
  * the failing pivot's column. */
 TF_ALWAYS_INLINE uint64_t row_solve(const tf_complete_rows_in *in, uint64_t k0, uint64_t k1, double *restrict G,
                                     double *restrict H, double *restrict xb, double *restrict bb, double *a,
-                                    const uint64_t R, const uint64_t P)
+                                    double *row_sse, const uint64_t R, const uint64_t P)
 {
     const uint32_t N = in->X->order, n0 = in->mode;
     const double *A[TF_MAX_ORDER];
@@ -136,15 +140,32 @@ TF_ALWAYS_INLINE uint64_t row_solve(const tf_complete_rows_in *in, uint64_t k0, 
     for (uint64_t r = 0; r < R; ++r) G[r * P + r] += in->l2;
     const uint64_t bad = cholesky(G, P, bb, R);
     memcpy(a, bb, R * sizeof *a);
+    if (row_sse && !bad) { /* the new row's error on its entries, while they are in cache */
+        double sse = 0.0;
+        for (uint64_t k = k0; k < k1; ++k) {
+            const double *restrict a0 = A[0] + (uint64_t)ind[0][k] * R;
+            for (uint64_t r = 0; r < R; ++r) H[r] = bb[r] * a0[r];
+            for (uint32_t m = 1; m < M; ++m) {
+                const double *restrict am = A[m] + (uint64_t)ind[m][k] * R;
+                for (uint64_t r = 0; r < R; ++r) H[r] *= am[r];
+            }
+            double v = 0.0;
+            for (uint64_t r = 0; r < R; ++r) v += H[r];
+            const double e = in->X->vals[k] - v;
+            sse += e * e;
+        }
+        *row_sse = sse;
+    }
     return bad;
 }
 
 /* row_solve per constant rank and ISA level. */
 #define TF_ROW_SOLVE(suffix, RANK)                                                                                \
     TF_KERNEL_CLONES static uint64_t row_solve_##suffix(const tf_complete_rows_in *in, uint64_t k0, uint64_t k1,  \
-                                                        double *G, double *H, double *xb, double *bb, double *a) \
+                                                        double *G, double *H, double *xb, double *bb, double *a, \
+                                                        double *sse)                                              \
     {                                                                                                             \
-        return row_solve(in, k0, k1, G, H, xb, bb, a, (RANK), TF_ROWS_PAD(RANK));                                 \
+        return row_solve(in, k0, k1, G, H, xb, bb, a, sse, (RANK), TF_ROWS_PAD(RANK));                            \
     }
 TF_ROW_SOLVE(r4, 4)
 TF_ROW_SOLVE(r8, 8)
@@ -155,16 +176,16 @@ TF_ROW_SOLVE(r32, 32)
 TF_ROW_SOLVE(any, in->R)
 
 static uint64_t solve_row(const tf_complete_rows_in *in, uint64_t k0, uint64_t k1, double *G, double *H, double *xb,
-                          double *bb, double *a)
+                          double *bb, double *a, double *sse)
 {
     switch (in->R) {
-    case 4: return row_solve_r4(in, k0, k1, G, H, xb, bb, a);
-    case 8: return row_solve_r8(in, k0, k1, G, H, xb, bb, a);
-    case 10: return row_solve_r10(in, k0, k1, G, H, xb, bb, a);
-    case 16: return row_solve_r16(in, k0, k1, G, H, xb, bb, a);
-    case 20: return row_solve_r20(in, k0, k1, G, H, xb, bb, a);
-    case 32: return row_solve_r32(in, k0, k1, G, H, xb, bb, a);
-    default: return row_solve_any(in, k0, k1, G, H, xb, bb, a);
+    case 4: return row_solve_r4(in, k0, k1, G, H, xb, bb, a, sse);
+    case 8: return row_solve_r8(in, k0, k1, G, H, xb, bb, a, sse);
+    case 10: return row_solve_r10(in, k0, k1, G, H, xb, bb, a, sse);
+    case 16: return row_solve_r16(in, k0, k1, G, H, xb, bb, a, sse);
+    case 20: return row_solve_r20(in, k0, k1, G, H, xb, bb, a, sse);
+    case 32: return row_solve_r32(in, k0, k1, G, H, xb, bb, a, sse);
+    default: return row_solve_any(in, k0, k1, G, H, xb, bb, a, sse);
     }
 }
 
@@ -185,7 +206,8 @@ tf_status tf_cpu_complete_rows(const tf_complete_rows_in *in, double *out)
         uint64_t my_bad = UINT64_MAX, my_col = 0;
 #pragma omp for schedule(dynamic, 16)
         for (int64_t i = 0; i < (int64_t)rows; ++i) {
-            const uint64_t c = solve_row(in, in->ptr[i], in->ptr[i + 1], G, H, xb, bb, out + (uint64_t)i * R);
+            const uint64_t c = solve_row(in, in->ptr[i], in->ptr[i + 1], G, H, xb, bb, out + (uint64_t)i * R,
+                                       in->row_sse ? in->row_sse + i : NULL);
             if (c && (uint64_t)i < my_bad) {
                 my_bad = (uint64_t)i;
                 my_col = c;
@@ -204,4 +226,11 @@ tf_status tf_cpu_complete_rows(const tf_complete_rows_in *in, double *out)
                                    "rank %llu, pivot %llu): give an L2 penalty > 0 (--l2)",
                    (unsigned long long)bad + 1, in->mode + 1, (unsigned long long)count, count == 1 ? "y" : "ies",
                    (unsigned long long)R, (unsigned long long)bad_col);
+}
+
+double tf_cpu_complete_rows_sse(const tf_complete_rows_in *in)
+{
+    double s = 0.0;
+    for (uint64_t i = 0; i < in->rows; ++i) s += in->row_sse[i];
+    return s;
 }

@@ -28,8 +28,11 @@ typedef struct tf_complete_backend_ops {
      * l2 I) a = sum x h, h the elementwise product of the other factors'
      * rows at the entry (a row without entries: a = 0 when l2 > 0). A
      * system that is not positive definite is TF_ERR_NUMERIC naming the
-     * mode, the row and its entry count. */
-    tf_status (*update)(void *ctx, uint32_t mode, double l2);
+     * mode, the row and its entry count. sse (may be NULL) gets the sum over
+     * the training entries of (x - m)^2 with the mode's new rows (after the
+     * last mode: the model's training error, computed while each row's
+     * entries are at hand). */
+    tf_status (*update)(void *ctx, uint32_t mode, double l2, double *sse);
     /* *sse = sum over the set's entries of (x - m)^2, m the current model
      * there (a set the backend was not given: 0). */
     tf_status (*sse)(void *ctx, tf_complete_set set, double *sse);
