@@ -13,6 +13,8 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/blas_threads.h"
+#include "cpu/dense.h"
 #include "cpu/rowops.h"
 
 /* Entries per block of h's. */
@@ -63,25 +65,27 @@ uint64_t tf_cholesky_solve(double *G, double *b, uint64_t R)
 }
 
 /* G's rows 0..R-1 (length P) += H^T H and b += H^T x over the block's n
- * entries, H entries-major (n x P, zero past R). Two rows of G at a time
- * share the loads of each h; every element of G and b is summed over the
- * entries in their order, whatever the vector width. */
+ * entries, H entries-major (n x P, zero past R): whole rows, for P <= 16
+ * two at a time sharing the loads of each h (above, one: the accumulators
+ * of two would not fit the vector registers). Every element of G and b is summed over the entries in their order,
+ * whatever the vector width. */
 TF_ALWAYS_INLINE void add_block(double *restrict G, double *restrict b, const double *restrict H,
                                 const double *restrict xb, uint32_t n, const uint64_t R, const uint64_t P)
 {
     uint64_t r = 0;
-    for (; r + 1 < R; r += 2) {
-        double *restrict g0 = G + r * P, *restrict g1 = g0 + P;
-        for (uint32_t k = 0; k < n; ++k) {
-            const double *restrict hk = H + (uint64_t)k * P;
-            const double w0 = hk[r], w1 = hk[r + 1];
-            for (uint64_t s = 0; s < P; ++s) {
-                g0[s] += w0 * hk[s];
-                g1[s] += w1 * hk[s];
+    if (P <= 16) /* two rows' accumulators fit the vector registers */
+        for (; r + 1 < R; r += 2) {
+            double *restrict g0 = G + r * P, *restrict g1 = g0 + P;
+            for (uint32_t k = 0; k < n; ++k) {
+                const double *restrict hk = H + (uint64_t)k * P;
+                const double w0 = hk[r], w1 = hk[r + 1];
+                for (uint64_t s = 0; s < P; ++s) {
+                    g0[s] += w0 * hk[s];
+                    g1[s] += w1 * hk[s];
+                }
             }
         }
-    }
-    if (r < R) {
+    for (; r < R; ++r) {
         double *restrict g0 = G + r * P;
         for (uint32_t k = 0; k < n; ++k) {
             const double *restrict hk = H + (uint64_t)k * P;
@@ -94,6 +98,24 @@ TF_ALWAYS_INLINE void add_block(double *restrict G, double *restrict b, const do
         const double x = xb[k];
         for (uint64_t s = 0; s < P; ++s) b[s] += x * hk[s];
     }
+}
+
+/* Ranks from which LAPACK's blocked dpotrf / dpotrs solve the rows' systems
+ * (below, the hand Cholesky: no call overhead, a rounding-level pivot
+ * refused). */
+#define TF_ROWS_LAPACK_RANK 24u
+
+/* The system's solve: G's rows are the column-major upper triangle LAPACK
+ * factors (A = U^T U, U^T our lower triangle). */
+TF_ALWAYS_INLINE uint64_t solve_system(double *restrict G, uint64_t P, double *restrict b, const uint64_t R)
+{
+    if (R < TF_ROWS_LAPACK_RANK) return cholesky(G, P, b, R);
+    const int n = (int)R, ld = (int)P, one = 1;
+    int info = 0;
+    dpotrf_("U", &n, G, &ld, &info, 1);
+    if (info) return info > 0 ? (uint64_t)info : 1;
+    dpotrs_("U", &n, &one, G, &ld, b, &n, &info, 1);
+    return info ? 1 : 0;
 }
 
 /* One row's system from entries [k0, k1), solved into a (R, P constants
@@ -138,7 +160,7 @@ TF_ALWAYS_INLINE uint64_t row_solve(const tf_complete_rows_in *in, uint64_t k0, 
     }
     if (fill) add_block(G, bb, H, xb, fill, R, P);
     for (uint64_t r = 0; r < R; ++r) G[r * P + r] += in->l2;
-    const uint64_t bad = cholesky(G, P, bb, R);
+    const uint64_t bad = solve_system(G, P, bb, R);
     memcpy(a, bb, R * sizeof *a);
     if (row_sse && !bad) { /* the new row's error on its entries, while they are in cache */
         double sse = 0.0;
@@ -199,6 +221,7 @@ tf_status tf_cpu_complete_rows(const tf_complete_rows_in *in, double *out)
     double *work = NULL;
     TF_TRY(TF_ALLOC(work, (uint64_t)nt * per, "completion row systems"));
     uint64_t bad = UINT64_MAX, bad_col = 0;
+    const int blas = R >= TF_ROWS_LAPACK_RANK ? tf_blas_threads_pin_single() : 0; /* LAPACK inside the team */
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         double *G = work + (uint64_t)tf_thread_id() * per;
@@ -219,6 +242,7 @@ tf_status tf_cpu_complete_rows(const tf_complete_rows_in *in, double *out)
             bad_col = my_col;
         }
     }
+    if (R >= TF_ROWS_LAPACK_RANK) tf_blas_threads_restore(blas);
     tf_free(work);
     if (bad == UINT64_MAX) return TF_OK;
     const uint64_t count = in->ptr[bad + 1] - in->ptr[bad];
