@@ -14,4 +14,7 @@ int cmd_info(int argc, char **argv);
 int cmd_sddmm(int argc, char **argv);
 int cmd_ttm(int argc, char **argv);
 int cmd_tucker(int argc, char **argv);
+int cmd_complete(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_split(int argc, char **argv);
 #endif

@@ -91,6 +91,7 @@ def main():
     ffi.cdef('extern "Python" void _tf_py_cpd_iter(const tf_cpd_iter *, void *);')
     ffi.cdef('extern "Python" void _tf_py_cp_apr_iter(const tf_cp_apr_iter *, void *);')
     ffi.cdef('extern "Python" void _tf_py_tucker_iter(const tf_tucker_iter *, void *);')
+    ffi.cdef('extern "Python" void _tf_py_complete_iter(const tf_complete_iter *, void *);')
     ffi.set_source("tenfold._tenfold_cffi", '#include <stdint.h>\n#include "tenfold.h"\n' + DLPACK)
     ffi.emit_c_code(out)
 

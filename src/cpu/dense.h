@@ -27,6 +27,8 @@ void dgemm_(const char *transa, const char *transb, const int *m, const int *n, 
             const double *beta, double *c, const int *ldc, size_t lta, size_t ltb);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t luplo);
 void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t luplo);
+void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a, const int *lda, double *b,
+             const int *ldb, int *info, size_t luplo);
 void dpocon_(const char *uplo, const int *n, const double *a, const int *lda, const double *anorm,
              double *rcond, double *work, int *iwork, int *info, size_t luplo);
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,

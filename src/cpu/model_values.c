@@ -8,7 +8,10 @@
 #include "core/error.h"
 #include "core/parallel.h"
 
-tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot)
+/* The pass: out (may be NULL) gets m_j; *sum (may be NULL) gets sum_j x_j
+ * m_j, or with squares sum_j (x_j - m_j)^2. */
+static tf_status model_pass(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot,
+                            int squares)
 {
     const uint64_t nnz = X->nnz, R = K->rank;
     const uint32_t N = X->order;
@@ -52,7 +55,12 @@ tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threa
                 double m = 0.0;
                 for (uint64_t r = 0; r < R; ++r) m += acc[r];
                 if (out) out[k] = m;
-                sum += X->vals[k] * m;
+                if (squares) {
+                    const double e = X->vals[k] - m;
+                    sum += e * e;
+                } else {
+                    sum += X->vals[k] * m;
+                }
             }
             if (part) part[b] = sum;
         }
@@ -66,4 +74,14 @@ tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threa
     tf_free(part);
     tf_free(ones);
     return TF_OK;
+}
+
+tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot)
+{
+    return model_pass(X, K, threads, out, dot, 0);
+}
+
+tf_status tf_cpu_model_sse(const tf_tensor *X, const tf_ktensor *K, int threads, double *sse)
+{
+    return model_pass(X, K, threads, NULL, sse, 1);
 }

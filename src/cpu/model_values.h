@@ -15,4 +15,9 @@
  * gets sum_j x_j m_j. X valid and K's factors matching X's dims: not
  * checked here. threads 0 = default. */
 tf_status tf_cpu_model_values(const tf_tensor *X, const tf_ktensor *K, int threads, double *out, double *dot);
+/* *sse = sum_j (x_j - m_j)^2 over the non-zeros of X (completion's error
+ * on observed entries), in the same blocks: the same bits for any thread
+ * count. X's indices inside K's dims: not checked here (X's dims are not
+ * read). */
+tf_status tf_cpu_model_sse(const tf_tensor *X, const tf_ktensor *K, int threads, double *sse);
 #endif

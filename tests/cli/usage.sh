@@ -12,7 +12,7 @@ expect 0 "tenfold --version" --version
 check "--version prints the version" grep -qE '^tenfold [0-9]+\.[0-9]+\.[0-9]+$' out.txt
 
 # every command's --help exits 0 and prints its usage on stdout
-for c in cpd check stats convert gen mttkrp info bench; do
+for c in cpd check stats convert gen mttkrp info bench complete predict split; do
     expect 0 "tenfold $c --help" "$c" --help
     check "tenfold $c --help starts with usage" grep -q "^usage: tenfold $c" out.txt
     check "tenfold $c --help prints nothing on stderr" test ! -s err.txt
@@ -39,6 +39,9 @@ expect_usage convert t.tns o.tns --format tns
 expect_usage gen -o g.tns --dims 2,2 --nnz 2 --density 0.5
 expect_usage mttkrp t.tns --mode 1 --factors a,b,c -o o.mat --rank 2
 expect_usage info --verbose
+expect_usage complete t.tns -r 2 --bogus
+expect_usage predict m t.tns -o o.tns --bogus
+expect_usage split t.tns -o s --bogus
 
 # missing arguments and option values
 expect_usage cpd
@@ -54,6 +57,11 @@ expect_usage gen -o g.tns --dims 2,2
 expect_usage mttkrp t.tns --factors a,b,c -o o.mat
 expect_usage mttkrp t.tns --mode 1 -o o.mat
 expect_usage mttkrp t.tns --mode 1 --factors a,b,c
+expect_usage complete
+expect_usage complete t.tns
+expect_usage predict m
+expect_usage predict m t.tns
+expect_usage split t.tns
 
 # info: version, commit, compiler, BLAS/LAPACK, CUDA (issue 31)
 expect 0 "info" info

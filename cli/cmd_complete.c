@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tenfold complete: tensor completion (a CP model of the observed entries
+ * only) by ALS, with validation-based stopping and held-out test RMSE. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "json.h"
+#include "outfile.h"
+#include "report.h"
+#include "verbosity.h"
+
+static const char help[] =
+    "usage: tenfold complete TRAIN -r R [options]\n"
+    "\n"
+    "Tensor completion: fits a rank-R CP model to the entries listed in TRAIN\n"
+    "only -- the entries not listed are unknown, not zero (ratings, sensor gaps)\n"
+    "-- by alternating least squares with an L2 penalty, as SPLATT's `complete\n"
+    "-a als` (Smith, Park & Karypis, SC16). Per iteration each row a of each\n"
+    "factor in turn solves its own R x R system\n"
+    "    (sum over its observed entries of h h^T + L I) a = sum x h\n"
+    "(h the product of the other factors' rows at the entry) by Cholesky. Prints\n"
+    "the training and validation RMSE per iteration, keeps the model of the best\n"
+    "validation RMSE (training RMSE without --val), stops after --patience\n"
+    "iterations without an improvement of more than --tol, and prints the test\n"
+    "RMSE of the model kept.\n"
+    "\n"
+    "  -r, --rank R         rank of the model (1..1024; default 10)\n"
+    "      --val FILE       validation entries (same tensor, held out): RMSE per\n"
+    "                       iteration, and the stopping rule\n"
+    "      --test FILE      test entries (held out): the RMSE of the model kept\n"
+    "      --method M       als (default) | adam (GCP-Adam, Gaussian loss: not\n"
+    "                       available yet)\n"
+    "      --l2 L           the penalty L >= 0 (SPLATT's --reg; default 100, as\n"
+    "                       SPLATT's ALS): the objective is the sum of squared\n"
+    "                       errors on TRAIN + L * sum of the factors' squared\n"
+    "                       Frobenius norms\n"
+    "  -i, --iters N        maximum number of iterations (default 1000)\n"
+    "      --tol T          an iteration improves when it lowers the best RMSE by\n"
+    "                       more than T (default 1e-4)\n"
+    "      --patience N     stop after N iterations without improvement (default\n"
+    "                       20, as SPLATT's)\n"
+    "      --seed S         seed of the random start, factors uniform in [-1, 1)\n"
+    "                       (default 20240601)\n"
+    "      --init STEM      start from the factor set STEM (STEM.mode<N>.mat, as -o\n"
+    "                       writes it; its lambda, if any, folded into the first\n"
+    "                       factor); without -r the rank is its column count\n"
+    "  -o, --stem STEM      write the model kept as cpd -o does: STEM.mode<N>.mat,\n"
+    "                       STEM.lambda.mat (ones) and STEM.ktensor, one set\n"
+    "                       switched through STEM.set (see tenfold cpd --help);\n"
+    "                       tenfold predict STEM COORDS evaluates it\n"
+    "      --json REPORT    a machine-readable report (JSON; '-' is standard output),\n"
+    "                       switched together with the set when there is one:\n"
+    "                       result.train_rmse, result.val_rmse, result.test_rmse,\n"
+    "                       iterations[].train_rmse, iterations[].val_rmse\n"
+    "      --device D       auto|cpu|gpu (default auto: the CPU -- completion is\n"
+    "                       not on the GPU yet, and --device gpu says so)\n"
+    CLI_BASE_HELP
+    "  -t, --threads N      CPU threads (default: all cores); the result does not\n"
+    "                       depend on it\n"
+    CLI_VERBOSITY_HELP
+    "  -h, --help           this help\n"
+    "\n"
+    "The files are read as every tenfold input (duplicates summed, explicit zeros\n"
+    "dropped: a rating of 0 must be shifted to be kept); --val and --test must\n"
+    "have TRAIN's order and indices inside its dims. tenfold split makes the\n"
+    "three files from one.\n"
+    CLI_STDIN_HELP;
+
+static const char *const device_names[] = {"auto", "cpu", "gpu"};
+static const char *const method_names[] = {"als", "adam"};
+
+typedef struct complete_run {
+    const char *path, *val_path, *test_path, *base, *stem, *json_path, *json_write_path, *init;
+    int rank_given;
+    tf_ktensor start;
+    tf_complete_opts opts;
+    tf_tensor train, val, test;
+    tf_read_info info, vinfo, tinfo;
+    tf_ktensor result;
+    tf_complete_report rep;
+    tf_ktensor_out *set;
+    double t_write, wall;
+} complete_run;
+
+static void run_free(complete_run *r)
+{
+    tf_tensor_free(&r->train);
+    tf_tensor_free(&r->val);
+    tf_tensor_free(&r->test);
+    tf_ktensor_free(&r->result);
+    tf_ktensor_free(&r->start);
+    tf_complete_report_free(&r->rep);
+    if (r->set) tf_ktensor_out_abort(r->set);
+    r->set = NULL;
+}
+
+static int parse(int argc, char **argv, complete_run *r, cli_args *a)
+{
+    const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *device = NULL,
+               *method = NULL, *l2 = NULL, *patience = NULL;
+    const cli_opt opts[] = {{"rank", 'r', &rank, NULL},         {"iters", 'i', &iters, NULL},
+                            {"tol", 0, &tol, NULL},             {"seed", 0, &seed, NULL},
+                            {"threads", 't', &threads, NULL},   {"stem", 'o', &r->stem, NULL},
+                            {"json", 0, &r->json_path, NULL},   {"device", 0, &device, NULL},
+                            {"method", 0, &method, NULL},       {"l2", 0, &l2, NULL},
+                            {"patience", 0, &patience, NULL},   {"val", 0, &r->val_path, NULL},
+                            {"test", 0, &r->test_path, NULL},   {"base", 0, &r->base, NULL},
+                            {"init", 0, &r->init, NULL},        CLI_VERBOSITY_OPTS,                 {0}};
+    int rc = cli_parse(a, "complete", help, argc, argv, opts, 1, 1, "TRAIN");
+    if (rc >= 0) return rc;
+    r->path = a->pos[0];
+    tf_complete_opts *o = &r->opts;
+    if (!rank && !r->init) return cli_usage("complete", "missing -r R (the rank of the model)");
+    r->rank_given = rank != NULL;
+    int dev = 0, meth = 0;
+    uint64_t R = o->rank, max_iters = o->max_iters, pat = o->patience;
+    if ((rc = cli_u64("complete", "-r/--rank", rank, 1, TF_COMPLETE_MAX_RANK, &R)) ||
+        (rc = cli_u64("complete", "-i/--iters", iters, 1, 1000000, &max_iters)) ||
+        (rc = cli_u64("complete", "--patience", patience, 1, 1000000, &pat)) ||
+        (rc = cli_double("complete", "--tol", tol, 0.0, 1e300, &o->tol)) ||
+        (rc = cli_double("complete", "--l2", l2, 0.0, 1e300, &o->l2)) ||
+        (rc = cli_u64("complete", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
+        (rc = cli_threads("complete", threads, &o->threads)) ||
+        (rc = cli_choice("complete", "--device", device, device_names, 3, &dev)) ||
+        (rc = cli_choice("complete", "--method", method, method_names, 2, &meth)))
+        return rc;
+    o->rank = R;
+    o->max_iters = (uint32_t)max_iters;
+    o->patience = (uint32_t)pat;
+    o->backend = (tf_backend)dev;
+    o->method = meth ? TF_COMPLETE_ADAM : TF_COMPLETE_ALS;
+    if (r->stem && (!*r->stem || !strcmp(r->stem, "-")))
+        return cli_usage("complete", "-o %s: the model is several files, give a stem (--json - puts the report on "
+                                     "standard output)", r->stem);
+    const char *ins[3] = {r->path, r->val_path, r->test_path};
+    const char *names[3] = {"TRAIN", "--val", "--test"};
+    if ((rc = cli_one_stdin("complete", ins, names, 3))) return rc;
+    return -1;
+}
+
+/* Before the inputs are read: no output is an input or another output, the
+ * places can be written, the set's lock is held. */
+static int check_outputs(complete_run *r)
+{
+    char names[TF_MAX_ORDER + 4][4200];
+    cli_path p[TF_MAX_ORDER + 8];
+    int n = 0;
+    p[n++] = (cli_path){"TRAIN", r->path, 0, 0};
+    if (r->val_path) p[n++] = (cli_path){"--val", r->val_path, 0, 0};
+    if (r->test_path) p[n++] = (cli_path){"--test", r->test_path, 0, 0};
+    if (r->stem) {
+        int k = 0;
+        for (int m = 1; m <= TF_MAX_ORDER; ++m) snprintf(names[k++], sizeof names[0], "%s.mode%d.mat", r->stem, m);
+        snprintf(names[k++], sizeof names[0], "%s.lambda.mat", r->stem);
+        snprintf(names[k++], sizeof names[0], "%s.ktensor", r->stem);
+        snprintf(names[k++], sizeof names[0], "%s.set", r->stem);
+        snprintf(names[k++], sizeof names[0], "%s.lock", r->stem);
+        for (int i = 0; i < k; ++i) p[n++] = (cli_path){"the output set", names[i], 1, 1};
+    }
+    if (r->json_path) p[n++] = (cli_path){"--json", r->json_path, 1, 0};
+    int rc = cli_paths_distinct("complete", p, n);
+    if (rc) return rc;
+    const char *json[1] = {r->json_path};
+    if ((rc = cli_outputs_check(json, 1))) return rc;
+    r->json_write_path = json[0];
+    if (r->stem && tf_ktensor_out_open(r->stem, TF_KTENSOR_ALL, &r->set) != TF_OK) return cli_fail();
+    return CLI_OK;
+}
+
+static void on_iteration(const tf_complete_iter *it, void *user)
+{
+    (void)user;
+    if (cli_quiet()) return;
+    printf("  its = %3u (%.3f s)  train rmse = %.6f", it->iter, it->seconds, it->train_rmse);
+    if (it->val_rmse == it->val_rmse) printf("  val rmse = %.6f", it->val_rmse);
+    if (cli_verbose()) printf("  objective = %.10g  [solve %.3f  rmse %.3f s]", it->objective, it->t_solve, it->t_rmse);
+    printf("\n");
+    cli_flush_stdout();
+}
+
+static void print_summary(const complete_run *r)
+{
+    const tf_complete_report *p = &r->rep;
+    if (p->converged)
+        printf("stopped after %u iteration%s (%u without improving the %s RMSE by more than --tol %.2g)\n", p->iters,
+               cli_s(p->iters), r->opts.patience, r->val.nnz ? "validation" : "training", r->opts.tol);
+    else
+        printf("stopped after %u iteration%s (the iteration limit, -i %u)\n", p->iters, cli_s(p->iters),
+               r->opts.max_iters);
+    printf("model kept: iteration %u  train rmse = %.6f", p->best_iter, p->train_rmse);
+    if (p->val_rmse == p->val_rmse) printf("  val rmse = %.6f", p->val_rmse);
+    printf("\n");
+    if (p->test_rmse == p->test_rmse)
+        printf("test rmse = %.6f (%llu held-out entr%s)\n", p->test_rmse, (unsigned long long)r->test.nnz,
+               r->test.nnz == 1 ? "y" : "ies");
+    if (p->note[0]) printf("note: %s\n", p->note);
+    printf("timing (s): read %.3f  build %.3f  solve %.3f  rmse %.3f  test %.3f  complete total %.3f  write %.3f  "
+           "wall %.3f\n",
+           r->info.seconds + r->vinfo.seconds + r->tinfo.seconds, p->t_build, p->t_solve, p->t_rmse, p->t_test,
+           p->t_total, r->t_write, r->wall);
+    if (p->iters) printf("per iteration (s): %.4f (solve %.4f)\n", (p->t_solve + p->t_rmse) / p->iters,
+                         p->t_solve / p->iters);
+}
+
+static int write_json(complete_run *r)
+{
+    if (!r->json_path) return CLI_OK;
+    const char *path = r->json_write_path ? r->json_write_path : r->json_path;
+    cli_outfile out;
+    if (cli_out_open(&out, path)) return CLI_FAIL;
+    const tf_complete_report *p = &r->rep;
+    cli_json j;
+    json_open(&j, out.f);
+    json_str(&j, "tenfold", tf_version());
+    json_u64(&j, "schema", CLI_JSON_SCHEMA);
+    json_str(&j, "command", "complete");
+    cli_json_input(&j, r->path, &r->train, &r->info);
+    json_object(&j, "options");
+    json_str(&j, "method", "als");
+    json_u64(&j, "rank", r->opts.rank);
+    json_num(&j, "l2", r->opts.l2);
+    json_u64(&j, "max_iters", r->opts.max_iters);
+    json_num(&j, "tol", r->opts.tol);
+    json_u64(&j, "patience", r->opts.patience);
+    json_u64(&j, "seed", r->opts.seed);
+    json_u64(&j, "threads", (uint64_t)(r->opts.threads ? r->opts.threads : tf_default_threads()));
+    if (r->val_path) json_str(&j, "val", r->val_path);
+    if (r->test_path) json_str(&j, "test", r->test_path);
+    if (r->init) json_str(&j, "init", r->init);
+    json_u64(&j, "val_nnz", r->val.nnz);
+    json_u64(&j, "test_nnz", r->test.nnz);
+    json_str(&j, "device", "cpu");
+    json_end(&j);
+    if (p->note[0]) json_str(&j, "note", p->note);
+    json_str(&j, "plan", p->plan);
+    json_array(&j, "iterations");
+    for (uint32_t i = 0; i < p->iters; ++i) {
+        const tf_complete_iter *it = &p->iterations[i];
+        json_object(&j, NULL);
+        json_u64(&j, "iter", it->iter);
+        json_num(&j, "train_rmse", it->train_rmse);
+        json_num(&j, "val_rmse", it->val_rmse);
+        json_num(&j, "objective", it->objective);
+        json_num(&j, "seconds", it->seconds);
+        json_num(&j, "solve_seconds", it->t_solve);
+        json_num(&j, "rmse_seconds", it->t_rmse);
+        json_end(&j);
+    }
+    json_end(&j);
+    json_object(&j, "result");
+    json_num(&j, "train_rmse", p->train_rmse);
+    json_num(&j, "val_rmse", p->val_rmse);
+    json_num(&j, "test_rmse", p->test_rmse);
+    json_num(&j, "objective", p->objective);
+    json_u64(&j, "iterations", p->iters);
+    json_u64(&j, "best_iteration", p->best_iter);
+    json_bool(&j, "converged", p->converged);
+    json_end(&j);
+    json_object(&j, "timing_seconds");
+    json_num(&j, "read", r->info.seconds + r->vinfo.seconds + r->tinfo.seconds);
+    json_num(&j, "build", p->t_build);
+    json_num(&j, "solve", p->t_solve);
+    json_num(&j, "rmse", p->t_rmse);
+    json_num(&j, "test", p->t_test);
+    json_num(&j, "per_iteration", p->iters ? (p->t_solve + p->t_rmse) / p->iters : 0.0);
+    json_num(&j, "complete_total", p->t_total);
+    json_num(&j, "write", r->t_write);
+    json_num(&j, "wall", r->wall);
+    json_end(&j);
+    json_array(&j, "outputs");
+    if (r->set) {
+        char f[4200];
+        for (uint32_t m = 0; m < r->train.order; ++m) {
+            snprintf(f, sizeof f, "%s.mode%u.mat", r->stem, m + 1);
+            json_str(&j, NULL, f);
+        }
+        snprintf(f, sizeof f, "%s.lambda.mat", r->stem);
+        json_str(&j, NULL, f);
+        snprintf(f, sizeof f, "%s.ktensor", r->stem);
+        json_str(&j, NULL, f);
+    }
+    json_end(&j);
+    json_close(&j);
+    if (!r->set) return cli_out_commit(&out);
+    int rc = cli_out_close(&out);
+    if (rc == CLI_OK && tf_ktensor_out_add(r->set, path, out.buf, out.len) != TF_OK) rc = cli_fail();
+    cli_out_abort(&out);
+    return rc;
+}
+
+static int load_all(complete_run *r)
+{
+    int rc;
+    if ((rc = cli_load_base("complete", r->path, r->opts.threads, r->base, &r->train, &r->info))) return rc;
+    if (r->val_path && (rc = cli_load_base("complete", r->val_path, r->opts.threads, r->base, &r->val, &r->vinfo)))
+        return rc;
+    if (r->test_path &&
+        (rc = cli_load_base("complete", r->test_path, r->opts.threads, r->base, &r->test, &r->tinfo)))
+        return rc;
+    return CLI_OK;
+}
+
+int cmd_complete(int argc, char **argv)
+{
+    const double t_start = tf_wtime();
+    complete_run r;
+    memset(&r, 0, sizeof r);
+    tf_complete_opts_default(&r.opts);
+    cli_args a;
+    int rc = parse(argc, argv, &r, &a);
+    if (rc >= 0) return rc;
+    if (r.opts.method == TF_COMPLETE_ADAM) { /* costs no read */
+        fprintf(stderr, "tenfold: complete: --method adam (GCP-Adam) is not available yet (--method als is)\n");
+        return CLI_FAIL;
+    }
+    if (r.opts.backend == TF_BACKEND_GPU) {
+        fprintf(stderr, "tenfold: complete: not available on the GPU yet (the CPU runs it: --device cpu)\n");
+        return CLI_FAIL;
+    }
+    if ((rc = check_outputs(&r))) goto done;
+    if (r.init) { /* before the tensors */
+        if (tf_ktensor_read(r.init, &r.start, NULL) != TF_OK) {
+            fprintf(stderr, "tenfold: --init %s: %s\n", r.init, tf_last_error());
+            rc = CLI_FAIL;
+            goto done;
+        }
+        if (!r.rank_given) r.opts.rank = r.start.rank;
+        r.opts.init = &r.start;
+    }
+    if ((rc = load_all(&r))) goto done;
+    if (!cli_quiet()) {
+        cli_print_problem(stdout, r.path, &r.train, &r.info);
+        cli_print_fixes(stdout, &r.train, &r.info);
+        const int nthreads = r.opts.threads ? r.opts.threads : tf_default_threads();
+        printf("complete: ALS, rank %llu, l2 %g, max %u iteration%s, tol %g, patience %u, %s %llu, %llu training / "
+               "%llu validation / %llu test entries, %d thread%s\n",
+               (unsigned long long)r.opts.rank, r.opts.l2, r.opts.max_iters, cli_s(r.opts.max_iters), r.opts.tol,
+               r.opts.patience, r.init ? "start from --init, seed unused" : "seed", (unsigned long long)r.opts.seed, (unsigned long long)r.train.nnz,
+               (unsigned long long)r.val.nnz, (unsigned long long)r.test.nnz, nthreads, cli_s((uint64_t)nthreads));
+        cli_flush_stdout();
+    }
+    r.opts.callback = on_iteration;
+    if (tf_complete(&r.train, r.val_path ? &r.val : NULL, r.test_path ? &r.test : NULL, &r.opts, &r.result, &r.rep) !=
+        TF_OK) {
+        rc = cli_fail();
+        goto done;
+    }
+    if (r.set) {
+        const double t0 = tf_wtime();
+        if (tf_ktensor_out_put(r.set, &r.result) != TF_OK) {
+            rc = cli_fail();
+            goto done;
+        }
+        r.t_write = tf_wtime() - t0;
+    }
+    r.wall = tf_wtime() - t_start;
+    if ((rc = write_json(&r))) goto done;
+    if (r.set) {
+        tf_ktensor_out *set = r.set;
+        r.set = NULL;
+        if (tf_ktensor_out_commit(set) != TF_OK) {
+            rc = cli_fail();
+            goto done;
+        }
+        if (!cli_quiet())
+            printf("wrote: %s.mode{1..%u}.mat, %s.lambda.mat, %s.ktensor (one set: %s.set)\n", r.stem, r.train.order,
+                   r.stem, r.stem, r.stem);
+    }
+    if (!cli_quiet()) print_summary(&r);
+    if (r.json_path && !cli_quiet()) printf("wrote: %s (report)\n", r.json_path);
+done:
+    run_free(&r);
+    return rc;
+}

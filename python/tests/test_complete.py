@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Completion (tenfold.complete, tenfold.predict) against a numpy float64
+ALS on the observed entries from the same start: the training RMSE and the
+objective after every iteration and the factors to 1e-10 relative, on a
+random 3-way and 4-way tensor and a slice of a real ratings-like tensor
+(the shared lastfm-2k-tags); validation and test RMSE; predictions; the
+same numbers on 1 and 2 threads; the refusals."""
+import numpy as np
+import pytest
+from conftest import REPO
+
+import tenfold
+
+RTOL = 1e-10
+LASTFM = REPO.parent / "shared" / "data" / "lastfm-2k-tags.tns.xz"
+
+
+def random_entries(shape, nnz, seed):
+    rng = np.random.default_rng(seed)
+    flat = rng.choice(int(np.prod(shape)), size=nnz, replace=False)
+    coords = np.stack(np.unravel_index(flat, shape), axis=1)
+    return coords, rng.uniform(1, 5, nnz)
+
+
+def ref_als(coords, vals, shape, start, l2, iters):
+    """numpy ALS on the observed entries: per mode, per row, the normal
+    equations of its entries, solved by numpy.linalg.solve."""
+    A = [a.copy() for a in start]
+    N, R = len(shape), start[0].shape[1]
+    hist = []
+    for _ in range(iters):
+        for n in range(N):
+            H = np.ones((len(vals), R))
+            for m in range(N):
+                if m != n:
+                    H *= A[m][coords[:, m]]
+            for i in range(shape[n]):
+                sel = coords[:, n] == i
+                G = H[sel].T @ H[sel] + l2 * np.eye(R)
+                A[n][i] = np.linalg.solve(G, H[sel].T @ vals[sel])
+        m = model(A, coords)
+        sse = float(np.sum((vals - m) ** 2))
+        hist.append((np.sqrt(sse / len(vals)), sse + l2 * sum(float(np.sum(a * a)) for a in A)))
+    return A, hist
+
+
+def model(A, coords):
+    P = np.ones((coords.shape[0], A[0].shape[1]))
+    for m, a in enumerate(A):
+        P *= a[coords[:, m]]
+    return P.sum(axis=1)
+
+
+@pytest.mark.parametrize("shape,nnz,R,l2", [((14, 11, 9), 500, 4, 0.5), ((8, 7, 6, 5), 600, 3, 0.05)])
+def test_against_numpy(shape, nnz, R, l2):
+    coords, vals = random_entries(shape, nnz, seed=len(shape))
+    rng = np.random.default_rng(7)
+    start = [rng.uniform(-1, 1, (n, R)) for n in shape]
+    X = tenfold.Tensor((coords, vals, shape))
+    iters = 5
+    res = tenfold.complete(X, R, l2=l2, n_iter_max=iters, tol=0.0, patience=1000, init=start, threads=2)
+    A, hist = ref_als(coords, vals, shape, start, l2, iters)
+    assert res.n_iter == iters and len(res.train_rmse_history) == iters
+    for k, (rmse, obj) in enumerate(hist):
+        assert res.train_rmse_history[k] == pytest.approx(rmse, rel=RTOL), k
+        assert res.objective_history[k] == pytest.approx(obj, rel=RTOL), k
+    # the objective never rises
+    o = res.objective_history
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(o, o[1:]))
+    assert np.all(np.isnan(res.val_rmse_history)) and np.isnan(res.test_rmse)
+    if res.best_iter == iters:
+        for a, b in zip(res.factors, A):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10 * np.abs(b).max())
+    np.testing.assert_array_equal(res.weights, np.ones(R))
+
+
+def test_realdata_slice():
+    if not LASTFM.exists():
+        pytest.skip(f"{LASTFM} not present")
+    X = tenfold.read(str(LASTFM))
+    # its first 3000 entries, every mode's indices renumbered densely
+    c = np.asarray(X.coords)[:3000]
+    coords = np.stack([np.unique(c[:, m], return_inverse=True)[1] for m in range(X.ndim)], axis=1)
+    vals = np.log1p(np.asarray(X.values)[:3000])
+    shape = tuple(int(x) for x in coords.max(axis=0) + 1)
+    assert len(vals) > 100
+    R, l2 = 3, 0.3
+    rng = np.random.default_rng(3)
+    start = [rng.uniform(-1, 1, (n, R)) for n in shape]
+    res = tenfold.complete(tenfold.Tensor((coords, vals, shape)), R, l2=l2, n_iter_max=4, tol=0.0, patience=100,
+                           init=start)
+    _, hist = ref_als(coords, vals, shape, start, l2, 4)
+    for k, (rmse, obj) in enumerate(hist):
+        assert res.train_rmse_history[k] == pytest.approx(rmse, rel=RTOL)
+        assert res.objective_history[k] == pytest.approx(obj, rel=RTOL)
+
+
+def test_held_out_predict_threads():
+    shape = (20, 15, 10)
+    rng = np.random.default_rng(5)
+    F = [rng.uniform(0, 1, (n, 2)) for n in shape]
+    coords = np.argwhere(np.ones(shape, dtype=bool))
+    vals = model(F, coords)
+    part = rng.uniform(size=len(vals))
+    tr, va, te = part < 0.4, (part >= 0.4) & (part < 0.5), part >= 0.5
+    T = lambda s: tenfold.Tensor((coords[s], vals[s], shape))  # noqa: E731
+    runs = [tenfold.complete(T(tr), 2, val=T(va), test=T(te), l2=1e-3, n_iter_max=60, tol=0.0,
+                             threads=t) for t in (1, 2)]
+    a, b = runs
+    assert a.train_rmse_history == b.train_rmse_history and a.val_rmse_history == b.val_rmse_history
+    for x, y in zip(a.factors, b.factors):
+        np.testing.assert_array_equal(x, y)
+    assert a.val_rmse == min(a.val_rmse_history) and a.val_rmse == a.val_rmse_history[a.best_iter - 1]
+    # the test RMSE is the RMSE of predict at the test coordinates
+    p = tenfold.predict(a, coords[te])
+    np.testing.assert_allclose(p, model(a.factors, coords[te]), rtol=1e-12, atol=1e-14)
+    assert np.sqrt(np.mean((p - vals[te]) ** 2)) == pytest.approx(a.test_rmse, rel=1e-12)
+    assert a.test_rmse < 0.05
+    # a Tensor's coordinates too; a single coordinate
+    np.testing.assert_array_equal(tenfold.predict(a, T(te)), p)  # argwhere's order is the Tensor's
+    assert tenfold.predict(a, [1, 2, 3]).shape == (1,)
+    # a callback that stops
+    seen = []
+    r = tenfold.complete(T(tr), 2, l2=1e-3, callback=lambda info: seen.append(info.iter) or info.iter == 3)
+    assert seen == [1, 2, 3] and r.stopped and r.n_iter == 3
+
+
+def test_errors():
+    coords, vals = random_entries((6, 5, 4), 40, seed=1)
+    X = tenfold.Tensor((coords, vals, (6, 5, 4)))
+    with pytest.raises(tenfold.UnavailableError, match="not available yet"):
+        tenfold.complete(X, 2, method="adam")
+    with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
+        tenfold.complete(X, 2, device="gpu")
+    with pytest.raises(tenfold.ArgumentError, match="l2"):
+        tenfold.complete(X, 2, l2=-1)
+    with pytest.raises(tenfold.ArgumentError, match="rank"):
+        tenfold.complete(X, 0)
+    far = tenfold.Tensor((np.array([[6, 0, 0]]), np.array([1.0]), (7, 5, 4)))
+    with pytest.raises(tenfold.ArgumentError, match="test entry 1 has mode-1 index 7"):
+        tenfold.complete(X, 2, test=far)
+    res = tenfold.complete(X, 2, n_iter_max=2)
+    with pytest.raises(tenfold.ArgumentError, match="outside the model"):
+        tenfold.predict(res, [[6, 0, 0]])
+    with pytest.raises(tenfold.ArgumentError, match="shape"):
+        tenfold.predict(res, [[1, 2]])

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tf_complete, the front end of completion: resolves and checks the
+ * options, the entry sets and the start, creates the backend (the CPU; a
+ * GPU asked for is refused before anything is read), then runs the
+ * algorithm (algo/complete.c) on it. Also the RMSE and prediction helpers. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/complete.h"
+#include "core/alloc.h"
+#include "core/check_args.h"
+#include "core/error.h"
+#include "cpu/model_values.h"
+#include "front/auto_backend.h"
+#include "front/device_choice.h"
+
+void tf_complete_opts_default(tf_complete_opts *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->size = (uint32_t)sizeof *o;
+    o->method = TF_COMPLETE_ALS;
+    o->rank = 10;
+    o->max_iters = 1000;
+    o->l2 = 100.0;
+    o->tol = 1e-4;
+    o->patience = 20;
+    o->seed = TF_DEFAULT_SEED;
+    o->backend = TF_BACKEND_AUTO;
+}
+
+void tf_complete_report_free(tf_complete_report *r)
+{
+    if (!r) return;
+    tf_free(r->iterations);
+    r->iterations = NULL;
+}
+
+/* The size of tf_complete_opts's first layout (fields are appended after it). */
+#define OPTS_SIZE_FIRST (offsetof(tf_complete_opts, stop) + sizeof(const volatile int *))
+
+static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
+{
+    tf_complete_opts_default(out);
+    if (!in) return TF_OK;
+    if (in->size < OPTS_SIZE_FIRST)
+        return tf_fail(TF_ERR_ARG, "complete: tf_complete_opts.size is %u, expected at least %zu (set it up with "
+                                   "tf_complete_opts_default)", in->size, (size_t)OPTS_SIZE_FIRST);
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    out->size = (uint32_t)sizeof *out;
+    const tf_complete_opts *o = out;
+    if (o->method == TF_COMPLETE_ADAM)
+        return tf_fail(TF_ERR_UNAVAILABLE, "complete: the Adam method (GCP-Adam, Gaussian loss) is not available yet "
+                                           "(ALS is: --method als)");
+    if (o->method != TF_COMPLETE_ALS)
+        return tf_fail(TF_ERR_ARG, "complete: unknown method %d (TF_COMPLETE_ALS or TF_COMPLETE_ADAM)",
+                       (int)o->method);
+    if (o->rank < 1 || o->rank > TF_COMPLETE_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "complete: rank %llu is outside 1..%u", (unsigned long long)o->rank,
+                       TF_COMPLETE_MAX_RANK);
+    if (o->max_iters < 1 || o->max_iters > 1000000)
+        return tf_fail(TF_ERR_ARG, "complete: max_iters %u is outside 1..1000000", o->max_iters);
+    if (!(o->l2 >= 0.0) || isinf(o->l2))
+        return tf_fail(TF_ERR_ARG, "complete: l2 %g is not a finite number >= 0", o->l2);
+    if (!(o->tol >= 0.0) || isinf(o->tol))
+        return tf_fail(TF_ERR_ARG, "complete: tol %g is not a finite number >= 0", o->tol);
+    if (o->patience < 1) return tf_fail(TF_ERR_ARG, "complete: patience is 0 (expected at least 1)");
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "complete: threads %d is negative", o->threads);
+    if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "complete: unknown backend %d", (int)o->backend);
+    return TF_OK;
+}
+
+/* The CPU runs it: a GPU asked for (or a context made for GPUs or ranks)
+ * is refused; under auto on a machine with a GPU the note says why. */
+static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep)
+{
+    const tf_context *c = o->context;
+    if (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU) || (c && c->opts.ndevices > 1))
+        return tf_fail(TF_ERR_UNAVAILABLE, "complete: not available on the GPU yet (the CPU runs it: --device cpu)");
+    if (c && c->dist)
+        return tf_fail(TF_ERR_UNAVAILABLE, "complete: not available on MPI ranks yet (one process runs it)");
+    if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+        snprintf(rep->note, sizeof rep->note, "completion runs on the CPU: not on the GPU yet");
+    return TF_OK;
+}
+
+/* A held-out set: valid, of train's order, every index inside train's dims. */
+static tf_status check_set(const tf_tensor *X, const tf_tensor *train, const char *what)
+{
+    if (!X) return TF_OK;
+    if (X->order != train->order)
+        return tf_fail(TF_ERR_ARG, "complete: the %s entries have %u modes, the training entries %u", what, X->order,
+                       train->order);
+    if (X->nnz && !X->vals) return tf_fail(TF_ERR_ARG, "complete: the %s entries have no values", what);
+    for (uint32_t m = 0; m < X->order; ++m) {
+        if (X->nnz && !X->ind[m]) return tf_fail(TF_ERR_ARG, "complete: the %s entries lack mode %u", what, m + 1);
+        for (uint64_t k = 0; k < X->nnz; ++k)
+            if (X->ind[m][k] >= train->dims[m])
+                return tf_fail(TF_ERR_ARG, "complete: %s entry %llu has mode-%u index %llu, outside the training "
+                                           "tensor's 1..%llu", what, (unsigned long long)k + 1, m + 1,
+                               (unsigned long long)X->ind[m][k] + 1, (unsigned long long)train->dims[m]);
+    }
+    for (uint64_t k = 0; k < X->nnz; ++k)
+        if (!isfinite(X->vals[k]))
+            return tf_fail(TF_ERR_ARG, "complete: %s entry %llu has the value %g (expected a finite number)", what,
+                           (unsigned long long)k + 1, X->vals[k]);
+    return TF_OK;
+}
+
+static tf_status check_start(const tf_tensor *X, const tf_complete_opts *o)
+{
+    const tf_ktensor *k = o->init;
+    if (!k) return TF_OK;
+    if (k->order != X->order)
+        return tf_fail(TF_ERR_ARG, "complete: the initial Kruskal tensor has order %u, the tensor %u", k->order,
+                       X->order);
+    if (k->rank != o->rank)
+        return tf_fail(TF_ERR_ARG, "complete: the initial Kruskal tensor has rank %llu, expected %llu",
+                       (unsigned long long)k->rank, (unsigned long long)o->rank);
+    for (uint32_t m = 0; m < X->order; ++m) {
+        const tf_matrix *f = &k->factors[m];
+        if (f->rows != X->dims[m] || f->cols != o->rank || !f->data)
+            return tf_fail(TF_ERR_ARG, "complete: initial factor %u is %llu x %llu, expected %llu x %llu", m + 1,
+                           (unsigned long long)f->rows, (unsigned long long)f->cols, (unsigned long long)X->dims[m],
+                           (unsigned long long)o->rank);
+        for (uint64_t j = 0; j < f->rows * f->cols; ++j)
+            if (!isfinite(f->data[j]))
+                return tf_fail(TF_ERR_ARG, "complete: initial factor %u has the value %g at row %llu column %llu",
+                               m + 1, f->data[j], (unsigned long long)(j / f->cols) + 1,
+                               (unsigned long long)(j % f->cols) + 1);
+    }
+    if (k->lambda)
+        for (uint64_t r = 0; r < o->rank; ++r)
+            if (!isfinite(k->lambda[r]))
+                return tf_fail(TF_ERR_ARG, "complete: the initial lambda %llu is %g", (unsigned long long)r + 1,
+                               k->lambda[r]);
+    return TF_OK;
+}
+
+static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,
+                     tf_ktensor *out, tf_complete_report *rep)
+{
+    TF_TRY(choose(o, rep));
+    TF_TRY(tf_tensor_validate(train));
+    if (!train->nnz) return tf_fail(TF_ERR_ARG, "complete: the training tensor has no entries");
+    for (uint32_t m = 0; m < train->order; ++m)
+        if (train->dims[m] > UINT32_MAX)
+            return tf_fail(TF_ERR_ARG, "complete: mode %u has %llu rows (at most 2^32 - 1)", m + 1,
+                           (unsigned long long)train->dims[m]);
+    TF_TRY(check_set(val, train, "validation"));
+    TF_TRY(check_set(test, train, "test"));
+    TF_TRY(check_start(train, o));
+    if (val && !val->nnz) val = NULL;
+    if (test && !test->nnz) test = NULL;
+    tf_complete_backend be;
+    const double t = tf_wtime();
+    TF_TRY(tf_cpu_complete_backend_create(train, val, test, o, &be));
+    rep->t_build = tf_wtime() - t;
+    snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
+    const tf_status s = tf_complete_run(&be, train, val ? val->nnz : 0, test ? test->nnz : 0, o, out, rep);
+    be.ops->destroy(be.ctx);
+    return s;
+}
+
+tf_status tf_complete(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,
+                      tf_ktensor *out, tf_complete_report *rep)
+{
+    const double t_start = tf_wtime();
+    tf_complete_report local;
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    rep->train_rmse = rep->val_rmse = rep->test_rmse = rep->objective = NAN;
+    if (out) memset(out, 0, sizeof *out);
+    TF_ARG_NOT_NULL("tf_complete", train);
+    TF_ARG_NOT_NULL("tf_complete", out);
+    tf_complete_opts ro;
+    TF_TRY(resolve_opts(o, &ro));
+    const tf_status s = run(train, val, test, &ro, out, rep);
+    if (s != TF_OK || rep == &local) tf_complete_report_free(rep);
+    rep->t_total = tf_wtime() - t_start;
+    return s;
+}
+
+/* K's shape and finiteness, and C's indices inside K's dims. */
+static tf_status check_model_at(const char *fn, const tf_tensor *C, const tf_ktensor *K)
+{
+    TF_ARG_NOT_NULL(fn, C);
+    TF_ARG_NOT_NULL(fn, K);
+    if (C->order != K->order)
+        return tf_fail(TF_ERR_ARG, "%s: the coordinates have %u modes, the model %u", fn, C->order, K->order);
+    if (K->rank < 1) return tf_fail(TF_ERR_ARG, "%s: the model has rank 0", fn);
+    for (uint32_t m = 0; m < K->order; ++m) {
+        if (K->factors[m].rows != K->dims[m] || K->factors[m].cols != K->rank || !K->factors[m].data)
+            return tf_fail(TF_ERR_ARG, "%s: factor %u is %llu x %llu, expected %llu x %llu", fn, m + 1,
+                           (unsigned long long)K->factors[m].rows, (unsigned long long)K->factors[m].cols,
+                           (unsigned long long)K->dims[m], (unsigned long long)K->rank);
+        if (C->nnz && !C->ind[m]) return tf_fail(TF_ERR_ARG, "%s: the coordinates lack mode %u", fn, m + 1);
+        for (uint64_t k = 0; k < C->nnz; ++k)
+            if (C->ind[m][k] >= K->dims[m])
+                return tf_fail(TF_ERR_ARG, "%s: entry %llu has mode-%u index %llu, outside the model's 1..%llu", fn,
+                               (unsigned long long)k + 1, m + 1, (unsigned long long)C->ind[m][k] + 1,
+                               (unsigned long long)K->dims[m]);
+    }
+    return TF_OK;
+}
+
+tf_status tf_complete_rmse(const tf_tensor *X, const tf_ktensor *K, int threads, double *rmse)
+{
+    TF_TRY(check_model_at("tf_complete_rmse", X, K));
+    TF_ARG_NOT_NULL("tf_complete_rmse", rmse);
+    if (threads < 0) return tf_fail(TF_ERR_ARG, "tf_complete_rmse: threads %d is negative", threads);
+    if (X->nnz && !X->vals) return tf_fail(TF_ERR_ARG, "tf_complete_rmse: X has no values");
+    if (!X->nnz) {
+        *rmse = NAN;
+        return TF_OK;
+    }
+    double sse = 0.0;
+    TF_TRY(tf_cpu_model_sse(X, K, threads, &sse));
+    *rmse = sqrt(sse / (double)X->nnz);
+    return TF_OK;
+}
+
+tf_status tf_complete_predict(const tf_tensor *C, const tf_ktensor *K, int threads, double *out)
+{
+    TF_TRY(check_model_at("tf_complete_predict", C, K));
+    if (C->nnz) TF_ARG_NOT_NULL("tf_complete_predict", out);
+    if (threads < 0) return tf_fail(TF_ERR_ARG, "tf_complete_predict: threads %d is negative", threads);
+    if (!C->nnz) return TF_OK;
+    /* the pass reads values for its dot product: give it zeros when C has none */
+    tf_tensor view = *C;
+    double *zeros = NULL;
+    if (!view.vals) {
+        TF_TRY(TF_ALLOC(zeros, C->nnz, "prediction values"));
+        memset(zeros, 0, C->nnz * sizeof *zeros);
+        view.vals = zeros;
+    }
+    const tf_status s = tf_cpu_model_values(&view, K, threads, out, NULL);
+    tf_free(zeros);
+    return s;
+}

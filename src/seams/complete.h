@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The numeric steps of completion by ALS (docs/DESIGN.md, "Completion"),
+ * done by a backend on its own memory. The algorithm (src/algo/complete.c)
+ * owns the start, the loop, the stopping rule (the best model by validation
+ * RMSE, patience), the timers and the report; a backend (the CPU one in
+ * src/cpu/complete_cpu.c; a GPU one with batched Cholesky later) owns the
+ * factors, the copy of the best ones and its copies of the entries (the
+ * training entries grouped by each mode's index, the validation and test
+ * entries). Only scalars cross, and the start and the result once each. The
+ * front end (src/front/complete.c) checks the inputs and creates backends. */
+#ifndef TF_SEAMS_COMPLETE_H
+#define TF_SEAMS_COMPLETE_H
+#include "core/error.h"
+#include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The entry sets a backend holds. */
+typedef enum tf_complete_set { TF_COMPLETE_TRAIN = 0, TF_COMPLETE_VAL = 1, TF_COMPLETE_TEST = 2 } tf_complete_set;
+
+typedef struct tf_complete_backend_ops {
+    /* Takes the start (host, dims[m] x R factors; lambda all ones). */
+    tf_status (*init)(void *ctx, const tf_ktensor *start);
+    /* Mode n's update: every row i of A_n becomes the solution a of
+     * (sum over the training entries x with index i in mode n of h h^T +
+     * l2 I) a = sum x h, h the elementwise product of the other factors'
+     * rows at the entry (a row without entries: a = 0 when l2 > 0). A
+     * system that is not positive definite is TF_ERR_NUMERIC naming the
+     * mode, the row and its entry count. sse (may be NULL) gets the sum over
+     * the training entries of (x - m)^2 with the mode's new rows (after the
+     * last mode: the model's training error, computed while each row's
+     * entries are at hand). */
+    tf_status (*update)(void *ctx, uint32_t mode, double l2, double *sse);
+    /* *sse = sum over the set's entries of (x - m)^2, m the current model
+     * there (a set the backend was not given: 0). */
+    tf_status (*sse)(void *ctx, tf_complete_set set, double *sse);
+    /* *sq = sum_n ||A_n||_F^2 of the current factors. */
+    tf_status (*frob_sq)(void *ctx, double *sq);
+    /* Keeps a copy of the current factors as the best model. */
+    tf_status (*keep)(void *ctx);
+    /* *sse as sse, of the kept model. */
+    tf_status (*kept_sse)(void *ctx, tf_complete_set set, double *sse);
+    /* Copies the kept factors into out (allocated by the driver; lambda
+     * left to it). */
+    tf_status (*result)(void *ctx, tf_ktensor *out);
+    void (*destroy)(void *ctx);
+} tf_complete_backend_ops;
+
+typedef struct tf_complete_backend {
+    const tf_complete_backend_ops *ops;
+    void *ctx;
+    char plan_desc[96];
+} tf_complete_backend;
+
+/* CPU backend (src/cpu/complete_cpu.c): train copied and sorted by each
+ * mode; val and test (may be NULL) borrowed while it lives (their indices
+ * checked against train's dims by the caller). */
+tf_status tf_cpu_complete_backend_create(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
+                                         const tf_complete_opts *o, tf_complete_backend *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# tenfold complete / predict / split (tensor completion, issue 46): split's
+# three files (counts, the same split again from the seed, training keeping
+# the dims), a line per iteration with training and validation RMSE, the
+# summary and test RMSE, the JSON report (result.train_rmse / test_rmse,
+# iterations[].train_rmse / val_rmse), -o as a factor set that predict
+# evaluates (its values equal to the model's, checked in Python), --init,
+# the same numbers on 1 and 2 threads, and the refusals: --method adam, the
+# GPU, held-out entries outside the training dims, a singular row with --l2 0.
+LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
+source "$LIB/common.bash"
+
+"$TF" gen -o full.tns --dims 40,30,20 --nnz 8000 --rank 3 --seed 5 >/dev/null 2>&1 || bad "gen full.tns"
+
+expect 0 "split" split full.tns --fractions 0.8,0.1,0.1 --seed 3 -o s
+check "split: the counts line" grep -q '^split: 8000 entries of full.tns (seed 3): 6400 training, 800 validation, 800 test$' out.txt
+check "split: three files" test -s s.train.tns -a -s s.val.tns -a -s s.test.tns
+check "split: every entry once" python3 - full.tns s.train.tns s.val.tns s.test.tns <<'PY'
+import sys
+def load(p): return sorted(tuple(l.split()) for l in open(p) if l.strip() and not l.startswith("#"))
+full = load(sys.argv[1]); parts = [load(p) for p in sys.argv[2:]]
+assert sorted(sum(parts, [])) == full
+assert [len(p) for p in parts] == [6400, 800, 800], [len(p) for p in parts]
+PY
+expect 0 "split again" split full.tns --seed 3 -o t -q
+check "split: the same from the seed" cmp s.train.tns t.train.tns
+expect_usage split full.tns -o u --fractions 0.8,0.3,0.1
+expect_usage split full.tns -o u --fractions 0.8,0.2
+
+expect 0 "complete" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 30 -t 1 -o m --json m.json
+check "complete: a line per iteration" grep -qE '^  its =   1 \(.* s\)  train rmse = [0-9.]+  val rmse = [0-9.]+$' out.txt
+check "complete: the start line" grep -q '^complete: ALS, rank 3, l2 0.01, max 30 iterations, tol 0.0001, patience 20, seed 20240601, 6400 training / 800 validation / 800 test entries, 1 thread$' out.txt
+check "complete: the test line" grep -qE '^test rmse = [0-9.]+ \(800 held-out entries\)$' out.txt
+check "complete: the set" test -s m.mode1.mat -a -s m.mode3.mat -a -s m.lambda.mat -a -s m.ktensor -a -s m.set
+check "complete: the report" python3 - m.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+o, it, res = r["options"], r["iterations"], r["result"]
+assert r["command"] == "complete" and o["rank"] == 3 and o["l2"] == 0.01 and o["method"] == "als", o
+assert 1 <= len(it) <= 30 and [i["iter"] for i in it] == list(range(1, len(it) + 1))
+assert all(set(i) >= {"train_rmse", "val_rmse", "objective", "seconds"} for i in it)
+best = res["best_iteration"]
+assert res["train_rmse"] == it[best - 1]["train_rmse"] and res["val_rmse"] == it[best - 1]["val_rmse"]
+assert res["val_rmse"] == min(i["val_rmse"] for i in it)
+# a planted rank-3 tensor: the held-out entries are predicted well
+assert res["test_rmse"] < 0.05 and res["test_rmse"] < 2 * res["train_rmse"], res
+# the objective never rises
+obj = [i["objective"] for i in it]
+assert all(b <= a * (1 + 1e-12) for a, b in zip(obj, obj[1:])), obj
+PY
+
+expect 0 "predict" predict m s.test.tns -o p.tns
+check "predict: the line" grep -q '^predict: 800 values of the rank-3 model m at the coordinates of s.test.tns$' out.txt
+check "predict: the model's values; their RMSE is the report's" python3 - m p.tns s.test.tns m.json <<'PY'
+import json, sys, math
+stem, pred, test, rep = sys.argv[1:]
+def mat(p): return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+A = [mat("%s.mode%d.mat" % (stem, m)) for m in (1, 2, 3)]
+lam = [r[0] for r in mat(stem + ".lambda.mat")]
+def load(p): return [l.split() for l in open(p) if l.strip() and not l.startswith("#") and len(l.split()) == 4]
+P, T = load(pred), load(test)
+assert len(P) == len(T) == 800
+sse = 0.0
+for p, t in zip(P, T):
+    assert p[:3] == t[:3]
+    i = [int(x) - 1 for x in p[:3]]
+    m = sum(lam[r] * A[0][i[0]][r] * A[1][i[1]][r] * A[2][i[2]][r] for r in range(3))
+    assert abs(float(p[3]) - m) <= 1e-12 * (1 + abs(m)), (p, m)
+    sse += (float(t[3]) - m) ** 2
+got = json.load(open(rep))["result"]["test_rmse"]
+assert abs(math.sqrt(sse / 800) - got) <= 1e-9 * (1 + got), (math.sqrt(sse / 800), got)
+PY
+
+# --init: the rank from the files; 1 and 2 threads alike
+expect 0 "complete --init" complete s.train.tns --val s.val.tns --init m -i 3 -t 1 --json i1.json -q
+expect 0 "complete --init, 2 threads" complete s.train.tns --val s.val.tns --init m -i 3 -t 2 --json i2.json -q
+check "complete: 1 and 2 threads alike, rank from --init" python3 - i1.json i2.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["options"]["rank"] == 3
+assert [i["train_rmse"] for i in a["iterations"]] == [i["train_rmse"] for i in b["iterations"]]
+assert [i["val_rmse"] for i in a["iterations"]] == [i["val_rmse"] for i in b["iterations"]]
+PY
+
+# refusals
+expect_failure "complete: adam" '^tenfold: complete: --method adam \(GCP-Adam\) is not available yet \(--method als is\)$' \
+    complete s.train.tns -r 2 --method adam
+expect_failure "complete: the GPU" '^tenfold: complete: not available on the GPU yet \(the CPU runs it: --device cpu\)$' \
+    complete s.train.tns -r 2 --device gpu
+printf '1 1 1 2\n41 2 2 1\n' > far.tns
+expect_failure "complete: held-out entry outside the dims" 'complete: test entry 2 has mode-1 index 41, outside the training tensor.s 1\.\.40$' \
+    complete s.train.tns -r 2 --test far.tns -o bad
+no_files "complete: nothing written on failure" bad.mode1.mat bad.set
+printf '1 1 1 2\n2 2 2 1\n2 1 2 1\n' > tiny.tns
+expect_failure "complete: singular with --l2 0" 'row 1 of mode 1 has a singular system \(1 observed entry for rank 2, pivot 2\): give an L2 penalty > 0 \(--l2\)$' \
+    complete tiny.tns -r 2 --l2 0
+printf '1 1 2\n' > far2.tns
+expect_failure "predict: order" 'predict: far2.tns has 2 modes, the model m 3$' predict m far2.tns -o q.tns
+expect_failure "predict: outside the model" 'predict: far.tns: tf_complete_predict: entry 2 has mode-1 index 41, outside the model.s 1\.\.40$' \
+    predict m far.tns -o q.tns
+no_files "predict: nothing written on failure" q.tns
+expect_usage complete s.train.tns
+expect_usage complete s.train.tns -r 2 --l2 -1
+expect_usage complete s.train.tns -r 2 --method sgd
+expect_usage predict m s.test.tns
+finish

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Completion by ALS (src/front/complete.c, src/algo/complete.c, the CPU
+ * backend and its row solves): the row solves against plain float64 loops
+ * (every entry scanned per row, Gaussian elimination with pivoting) on
+ * fresh random inputs with poisoned outputs (orders 2..4, empty rows, rows
+ * longer than a block, ranks 1..40) and on the bundled uber-apr14 tensor;
+ * whole runs against a plain-loop ALS from the same start (RMSE and
+ * objective per iteration); the objective decreasing monotonically; a
+ * planted low-rank tensor with 30 % of its entries observed recovered on
+ * the rest; the same bits on 1 and 3 threads; the model values at given
+ * coordinates; the checks of the inputs and options. */
+#include <stdint.h>
+
+#include "check.h"
+#include "cpu/complete_rows.h"
+#include "kt_test_util.h"
+#include "tenfold.h"
+
+/* ------------------------------------------------------------- reference */
+
+/* Solves the n x n system M x = b (M overwritten) by Gaussian elimination
+ * with partial pivoting; 0 when singular. */
+static int ref_solve(double *M, double *b, uint64_t n)
+{
+    for (uint64_t c = 0; c < n; ++c) {
+        uint64_t p = c;
+        for (uint64_t r = c + 1; r < n; ++r)
+            if (fabs(M[r * n + c]) > fabs(M[p * n + c])) p = r;
+        if (M[p * n + c] == 0.0) return 0;
+        if (p != c) {
+            for (uint64_t k = 0; k < n; ++k) {
+                const double t = M[c * n + k];
+                M[c * n + k] = M[p * n + k];
+                M[p * n + k] = t;
+            }
+            const double t = b[c];
+            b[c] = b[p];
+            b[p] = t;
+        }
+        for (uint64_t r = c + 1; r < n; ++r) {
+            const double f = M[r * n + c] / M[c * n + c];
+            for (uint64_t k = c; k < n; ++k) M[r * n + k] -= f * M[c * n + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (uint64_t c = n; c-- > 0;) {
+        double s = b[c];
+        for (uint64_t k = c + 1; k < n; ++k) s -= M[c * n + k] * b[k];
+        b[c] = s / M[c * n + c];
+    }
+    return 1;
+}
+
+/* Mode n's update of K's factors (in place), as the plain definition: per
+ * row, every entry of X scanned. */
+static void ref_update(const tf_tensor *X, tf_ktensor *K, uint32_t n, double l2)
+{
+    const uint64_t R = K->rank;
+    double *M = malloc(R * R * sizeof *M), *b = malloc(R * sizeof *b), *h = malloc(R * sizeof *h);
+    for (uint64_t i = 0; i < K->dims[n]; ++i) {
+        memset(M, 0, R * R * sizeof *M);
+        memset(b, 0, R * sizeof *b);
+        for (uint64_t k = 0; k < X->nnz; ++k) {
+            if (X->ind[n][k] != i) continue;
+            for (uint64_t r = 0; r < R; ++r) h[r] = 1.0;
+            for (uint32_t m = 0; m < X->order; ++m)
+                if (m != n)
+                    for (uint64_t r = 0; r < R; ++r) h[r] *= K->factors[m].data[(uint64_t)X->ind[m][k] * R + r];
+            for (uint64_t r = 0; r < R; ++r) {
+                b[r] += X->vals[k] * h[r];
+                for (uint64_t s = 0; s < R; ++s) M[r * R + s] += h[r] * h[s];
+            }
+        }
+        for (uint64_t r = 0; r < R; ++r) M[r * R + r] += l2;
+        CHECK(ref_solve(M, b, R));
+        memcpy(K->factors[n].data + i * R, b, R * sizeof *b);
+    }
+    free(M);
+    free(b);
+    free(h);
+}
+
+static double ref_sse(const tf_tensor *X, const tf_ktensor *K)
+{
+    double s = 0.0, mag;
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        const double e = X->vals[k] - kt_ref_model(X, K, k, &mag);
+        s += e * e;
+    }
+    return s;
+}
+
+static double ref_objective(const tf_tensor *X, const tf_ktensor *K, double l2)
+{
+    double f = 0.0;
+    for (uint32_t m = 0; m < K->order; ++m)
+        for (uint64_t e = 0; e < K->dims[m] * K->rank; ++e) f += K->factors[m].data[e] * K->factors[m].data[e];
+    return ref_sse(X, K) + l2 * f;
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+/* nnz random entries (values in [-2, 3)), distinct coordinates, of order N
+ * in dims; with empty, the rows 0 mod 4 of mode 1 have none; with heavy,
+ * about half of them on row 1 of mode 1 (longer than a block). */
+static void random_entries(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int empty, int heavy,
+                           tf_tensor *X)
+{
+    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < N; ++m) {
+            uint32_t i;
+            do i = (uint32_t)tf_rng_below(rng, dims[m]);
+            while (m == 0 && empty && i % 4 == 0);
+            X->ind[m][k] = i;
+        }
+        if (heavy && tf_rng_uniform(rng) < 0.5) X->ind[0][k] = 1;
+        X->vals[k] = tf_rng_uniform(rng) * 5.0 - 2.0;
+    }
+    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
+}
+
+/* The row offsets of X sorted by mode n first. */
+static uint64_t *row_ptr(tf_tensor *X, uint32_t n)
+{
+    uint32_t order[TF_MAX_ORDER], c = 0;
+    order[c++] = n;
+    for (uint32_t m = 0; m < X->order; ++m)
+        if (m != n) order[c++] = m;
+    CHECK_OK(tf_tensor_sort(X, order));
+    uint64_t *p = calloc(X->dims[n] + 1, sizeof *p);
+    for (uint64_t k = 0; k < X->nnz; ++k) ++p[X->ind[n][k] + 1];
+    for (uint64_t i = 0; i < X->dims[n]; ++i) p[i + 1] += p[i];
+    return p;
+}
+
+/* ------------------------------------------------------- the row solves */
+
+static void check_rows(const char *what, tf_tensor *X, const tf_ktensor *K, uint32_t n, double l2, int threads)
+{
+    const uint64_t R = K->rank;
+    uint64_t *ptr = row_ptr(X, n);
+    tf_complete_rows_in in;
+    memset(&in, 0, sizeof in);
+    in.X = X;
+    in.ptr = ptr;
+    in.mode = n;
+    in.rows = X->dims[n];
+    for (uint32_t m = 0; m < X->order; ++m) in.A[m] = K->factors[m].data;
+    in.R = R;
+    in.l2 = l2;
+    in.threads = threads;
+    double *got = kt_poisoned(X->dims[n] * R);
+    CHECK_OK(tf_cpu_complete_rows(&in, got));
+    tf_ktensor ref;
+    CHECK_OK(tf_ktensor_alloc(&ref, K->order, K->dims, R));
+    for (uint32_t m = 0; m < K->order; ++m)
+        memcpy(ref.factors[m].data, K->factors[m].data, K->dims[m] * R * sizeof(double));
+    ref_update(X, &ref, n, l2);
+    double worst = 0.0, scale = 0.0;
+    for (uint64_t e = 0; e < X->dims[n] * R; ++e) scale = fmax(scale, fabs(ref.factors[n].data[e]));
+    int finite = 1;
+    for (uint64_t e = 0; e < X->dims[n] * R; ++e) {
+        finite &= isfinite(got[e]);
+        worst = fmax(worst, fabs(got[e] - ref.factors[n].data[e]));
+    }
+    CHECKF(finite && worst <= 1e-9 * (scale > 1.0 ? scale : 1.0), "%s: mode %u rank %llu: max error %g (scale %g)",
+           what, n + 1, (unsigned long long)R, worst, scale);
+    /* rows without entries are zero (l2 > 0) */
+    for (uint64_t i = 0; i < X->dims[n]; ++i)
+        if (ptr[i] == ptr[i + 1])
+            for (uint64_t r = 0; r < R; ++r) CHECK(got[i * R + r] == 0.0);
+    tf_ktensor_free(&ref);
+    free(got);
+    free(ptr);
+}
+
+static void test_rows(tf_rng *rng)
+{
+    static const uint64_t ranks[] = {1, 3, 4, 8, 10, 16, 17, 20, 32, 40}; /* every specialisation */
+    for (uint32_t N = 2; N <= 4; ++N)
+        for (unsigned t = 0; t < sizeof ranks / sizeof *ranks; ++t) {
+            const uint64_t R = ranks[t];
+            uint64_t dims[TF_MAX_ORDER] = {0};
+            for (uint32_t m = 0; m < N; ++m) dims[m] = 9 + tf_rng_below(rng, 20);
+            tf_tensor X;
+            random_entries(rng, N, dims, 400 + tf_rng_below(rng, 400), t % 2, t % 3 == 0, &X);
+            tf_ktensor K = kt_random_ktensor(rng, N, dims, R, 0);
+            const double l2 = t % 5 == 2 ? 1e-3 : 0.5 + tf_rng_uniform(rng);
+            for (uint32_t n = 0; n < N; ++n) check_rows("random", &X, &K, n, l2, 1 + (int)(t % 3));
+            tf_ktensor_free(&K);
+            tf_tensor_free(&X);
+        }
+    /* Cholesky alone: a singular system says which pivot */
+    double G[4] = {1.0, 0.0, 1.0, 1.0}, b[2] = {1.0, 1.0}; /* [[1,1],[1,1]] lower triangle */
+    CHECK(tf_cholesky_solve(G, b, 2) == 2);
+}
+
+static void test_rows_realdata(tf_rng *rng)
+{
+    tf_tensor X;
+    if (!kt_read_uber(&X)) return;
+    /* the first 20,000 entries (rows of every length, empty ones) */
+    tf_tensor Y;
+    CHECK_OK(tf_tensor_alloc(&Y, X.order, X.dims, 20000));
+    for (uint32_t m = 0; m < X.order; ++m) memcpy(Y.ind[m], X.ind[m], 20000 * sizeof(uint32_t));
+    for (uint64_t k = 0; k < 20000; ++k) Y.vals[k] = log1p(X.vals[k]);
+    tf_tensor_free(&X);
+    tf_ktensor K = kt_random_ktensor(rng, Y.order, Y.dims, 6, 0);
+    for (uint32_t n = 0; n < Y.order; ++n) check_rows("uber-apr14", &Y, &K, n, 0.1, 2);
+    tf_ktensor_free(&K);
+    tf_tensor_free(&Y);
+}
+
+/* ------------------------------------------------------------ whole runs */
+
+typedef struct trace {
+    uint32_t n;
+    double train[64], val[64], objective[64];
+} trace;
+
+static void on_iter(const tf_complete_iter *it, void *user)
+{
+    trace *t = user;
+    if (t->n < 64) {
+        t->train[t->n] = it->train_rmse;
+        t->val[t->n] = it->val_rmse;
+        t->objective[t->n] = it->objective;
+        ++t->n;
+    }
+}
+
+static void test_against_reference(tf_rng *rng)
+{
+    for (uint32_t N = 3; N <= 4; ++N) {
+        uint64_t dims[TF_MAX_ORDER] = {0};
+        for (uint32_t m = 0; m < N; ++m) dims[m] = 8 + tf_rng_below(rng, 10);
+        tf_tensor X;
+        random_entries(rng, N, dims, 600, 1, 0, &X);
+        const uint64_t R = 4;
+        tf_ktensor start = kt_random_ktensor(rng, N, dims, R, 1);
+        tf_complete_opts o;
+        tf_complete_opts_default(&o);
+        o.rank = R;
+        o.l2 = 0.3;
+        o.max_iters = 6;
+        o.patience = 1000;
+        o.tol = 0.0;
+        o.init = &start;
+        o.threads = 2;
+        trace tr = {0};
+        o.callback = on_iter;
+        o.user = &tr;
+        tf_ktensor out;
+        tf_complete_report rep;
+        CHECK_OK(tf_complete(&X, NULL, NULL, &o, &out, &rep));
+        CHECK(rep.iters == 6 && tr.n == 6);
+        /* the reference from the same start (lambda folded into factor 1) */
+        tf_ktensor K;
+        CHECK_OK(tf_ktensor_alloc(&K, N, dims, R));
+        for (uint32_t m = 0; m < N; ++m) memcpy(K.factors[m].data, start.factors[m].data, dims[m] * R * sizeof(double));
+        for (uint64_t i = 0; i < dims[0]; ++i)
+            for (uint64_t r = 0; r < R; ++r) K.factors[0].data[i * R + r] *= start.lambda[r];
+        free(K.lambda);
+        K.lambda = NULL;
+        double prev = ref_objective(&X, &K, o.l2);
+        for (uint32_t it = 0; it < 6 && it < tr.n; ++it) {
+            for (uint32_t n = 0; n < N; ++n) ref_update(&X, &K, n, o.l2);
+            const double rmse = sqrt(ref_sse(&X, &K) / (double)X.nnz), f = ref_objective(&X, &K, o.l2);
+            CHECKF(fabs(tr.train[it] - rmse) <= 1e-10 * rmse, "order %u iteration %u: rmse %.17g, reference %.17g", N,
+                   it + 1, tr.train[it], rmse);
+            CHECKF(fabs(tr.objective[it] - f) <= 1e-10 * f, "order %u iteration %u: objective %.17g, reference %.17g",
+                   N, it + 1, tr.objective[it], f);
+            CHECKF(tr.objective[it] <= prev * (1 + 1e-12), "objective rose at iteration %u: %.17g after %.17g", it + 1,
+                   tr.objective[it], prev);
+            CHECK(isnan(tr.val[it]));
+            prev = tr.objective[it];
+        }
+        CHECK(isnan(rep.val_rmse) && isnan(rep.test_rmse));
+        tf_ktensor_free(&K);
+        tf_ktensor_free(&out);
+        tf_ktensor_free(&start);
+        tf_complete_report_free(&rep);
+        tf_tensor_free(&X);
+    }
+}
+
+/* A planted rank-3 tensor, 30 % of its entries observed: the rest recovered. */
+static void test_planted(tf_rng *rng)
+{
+    const uint64_t dims[3] = {30, 25, 20}, R = 3, total = 30 * 25 * 20;
+    tf_ktensor P = kt_random_ktensor(rng, 3, dims, R, 0);
+    tf_tensor all;
+    CHECK_OK(tf_tensor_alloc(&all, 3, dims, total));
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < dims[0]; ++i)
+        for (uint32_t j = 0; j < dims[1]; ++j)
+            for (uint32_t l = 0; l < dims[2]; ++l, ++k) {
+                all.ind[0][k] = i;
+                all.ind[1][k] = j;
+                all.ind[2][k] = l;
+            }
+    double mag;
+    for (k = 0; k < total; ++k) all.vals[k] = kt_ref_model(&all, &P, k, &mag);
+    /* 30 % training, 5 % validation, the rest test */
+    unsigned char *part = malloc(total);
+    uint64_t n[3] = {0, 0, 0};
+    for (k = 0; k < total; ++k) {
+        const double u = tf_rng_uniform(rng);
+        part[k] = u < 0.30 ? 0 : u < 0.35 ? 1 : 2;
+        ++n[part[k]];
+    }
+    tf_tensor set[3];
+    for (int s = 0; s < 3; ++s) {
+        CHECK_OK(tf_tensor_alloc(&set[s], 3, dims, n[s]));
+        uint64_t at = 0;
+        for (k = 0; k < total; ++k) {
+            if (part[k] != s) continue;
+            for (uint32_t m = 0; m < 3; ++m) set[s].ind[m][at] = all.ind[m][k];
+            set[s].vals[at++] = all.vals[k];
+        }
+    }
+    /* stopping on the training RMSE, from a start a penalised run found
+     * (continuation: with l2 ~ 0 from a random start ALS can stall in a
+     * local minimum or a swamp for thousands of iterations) */
+    tf_complete_opts o;
+    tf_complete_opts_default(&o);
+    o.rank = R;
+    o.l2 = 1e-1;
+    o.max_iters = 100;
+    o.seed = 7;
+    tf_ktensor warm, out;
+    tf_complete_report rep;
+    CHECK_OK(tf_complete(&set[0], &set[1], NULL, &o, &warm, &rep));
+    tf_complete_report_free(&rep);
+    o.l2 = 1e-9;
+    o.max_iters = 3000;
+    o.tol = 0.0;
+    o.patience = 50;
+    o.init = &warm;
+    CHECK_OK(tf_complete(&set[0], NULL, &set[2], &o, &out, &rep));
+    tf_ktensor_free(&warm);
+    CHECKF(rep.test_rmse < 1e-6, "planted rank 3, 30%% observed: test rmse %g after %u iterations (train %g)",
+           rep.test_rmse, rep.iters, rep.train_rmse);
+    double check = NAN;
+    CHECK_OK(tf_complete_rmse(&set[2], &out, 0, &check));
+    CHECK(check == rep.test_rmse);
+    /* the model at the held-out coordinates (values not read) */
+    double *pred = kt_poisoned(set[2].nnz);
+    tf_tensor coords = set[2];
+    coords.vals = NULL;
+    CHECK_OK(tf_complete_predict(&coords, &out, 1, pred));
+    double worst = 0.0;
+    for (k = 0; k < set[2].nnz; ++k) worst = fmax(worst, fabs(pred[k] - set[2].vals[k]));
+    CHECKF(worst < 1e-5, "predictions off by %g", worst);
+    free(pred);
+    tf_ktensor_free(&out);
+    tf_complete_report_free(&rep);
+    for (int s = 0; s < 3; ++s) tf_tensor_free(&set[s]);
+    free(part);
+    tf_tensor_free(&all);
+    tf_ktensor_free(&P);
+}
+
+static void test_threads(tf_rng *rng)
+{
+    const uint64_t dims[3] = {60, 45, 30};
+    tf_tensor X, V;
+    random_entries(rng, 3, dims, 5000, 0, 1, &X);
+    random_entries(rng, 3, dims, 500, 0, 0, &V);
+    tf_ktensor out[2];
+    tf_complete_report rep[2];
+    for (int t = 0; t < 2; ++t) {
+        tf_complete_opts o;
+        tf_complete_opts_default(&o);
+        o.rank = 7;
+        o.l2 = 1.0;
+        o.max_iters = 5;
+        o.threads = t ? 3 : 1;
+        CHECK_OK(tf_complete(&X, &V, &V, &o, &out[t], &rep[t]));
+    }
+    int same = rep[0].iters == rep[1].iters && rep[0].val_rmse == rep[1].val_rmse &&
+               rep[0].test_rmse == rep[1].test_rmse;
+    for (uint32_t m = 0; m < 3; ++m)
+        same &= !memcmp(out[0].factors[m].data, out[1].factors[m].data, dims[m] * 7 * sizeof(double));
+    CHECKF(same, "1 and 3 threads differ");
+    CHECK(rep[0].val_rmse == rep[0].test_rmse && isfinite(rep[0].train_rmse));
+    for (int t = 0; t < 2; ++t) {
+        tf_ktensor_free(&out[t]);
+        tf_complete_report_free(&rep[t]);
+    }
+    tf_tensor_free(&X);
+    tf_tensor_free(&V);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void test_errors(tf_rng *rng)
+{
+    const uint64_t dims[3] = {10, 9, 8};
+    tf_tensor X, V4;
+    random_entries(rng, 3, dims, 200, 0, 0, &X);
+    const uint64_t d4[4] = {10, 9, 8, 2};
+    random_entries(rng, 4, d4, 20, 0, 0, &V4);
+    tf_ktensor out;
+    tf_complete_opts o;
+    tf_complete_opts_default(&o);
+    CHECK(o.size == sizeof o && o.rank == 10 && o.l2 == 100.0 && o.patience == 20 && o.max_iters == 1000);
+    CHECK_FAILS(tf_complete(NULL, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "train is NULL");
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, NULL, NULL), TF_ERR_ARG, "out is NULL");
+    o.rank = 0;
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "rank 0 is outside");
+    o.rank = 3;
+    o.l2 = -1.0;
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "l2 -1");
+    o.l2 = 1.0;
+    o.method = TF_COMPLETE_ADAM;
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_UNAVAILABLE, "not available yet");
+    o.method = TF_COMPLETE_ALS;
+    o.backend = TF_BACKEND_GPU;
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_UNAVAILABLE, "not available on the GPU yet");
+    o.backend = TF_BACKEND_AUTO;
+    o.size = 8;
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "tf_complete_opts.size is 8");
+    o.size = sizeof o;
+    CHECK_FAILS(tf_complete(&X, &V4, NULL, &o, &out, NULL), TF_ERR_ARG, "the validation entries have 4 modes");
+    tf_tensor T;
+    CHECK_OK(tf_tensor_copy(&X, &T));
+    T.ind[1][5] = 9; /* outside train's 9 rows */
+    CHECK_FAILS(tf_complete(&X, NULL, &T, &o, &out, NULL), TF_ERR_ARG, "test entry 6 has mode-2 index 10");
+    tf_ktensor bad = kt_random_ktensor(rng, 3, dims, 2, 1);
+    o.init = &bad;
+    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "has rank 2, expected 3");
+    o.init = NULL;
+    /* l2 = 0 and a row with one entry at rank 3: a singular system, named */
+    tf_tensor S;
+    const uint64_t ds[3] = {3, 40, 40};
+    random_entries(rng, 3, ds, 300, 0, 0, &S);
+    for (uint64_t k = 0; k < S.nnz; ++k)
+        if (S.ind[0][k] == 2) S.ind[0][k] = 1;
+    S.ind[0][0] = 2;
+    CHECK_OK(tf_tensor_canonicalize(&S, NULL, NULL));
+    o.l2 = 0.0;
+    CHECK_FAILS(tf_complete(&S, NULL, NULL, &o, &out, NULL), TF_ERR_NUMERIC, "row 3 of mode 1 has a singular system");
+    CHECK(out.order == 0 && out.lambda == NULL);
+    /* helpers */
+    double r = 0.0;
+    tf_ktensor K = kt_random_ktensor(rng, 3, dims, 2, 1);
+    CHECK_FAILS(tf_complete_rmse(&V4, &K, 0, &r), TF_ERR_ARG, "the coordinates have 4 modes, the model 3");
+    CHECK_FAILS(tf_complete_predict(&T, &K, 0, NULL), TF_ERR_ARG, "entry 6 has mode-2 index 10");
+    CHECK_OK(tf_complete_rmse(&X, &K, 2, &r));
+    double ref = sqrt(ref_sse(&X, &K) / (double)X.nnz);
+    CHECKF(fabs(r - ref) <= 1e-12 * ref, "rmse %.17g, reference %.17g", r, ref);
+    /* the stop flag */
+    volatile int stop = 1;
+    o.l2 = 1.0;
+    o.stop = &stop;
+    tf_complete_report rep;
+    CHECK_OK(tf_complete(&X, NULL, NULL, &o, &out, &rep));
+    CHECK(rep.iters == 1 && rep.stopped);
+    tf_ktensor_free(&out);
+    tf_complete_report_free(&rep);
+    tf_ktensor_free(&K);
+    tf_ktensor_free(&bad);
+    tf_tensor_free(&S);
+    tf_tensor_free(&T);
+    tf_tensor_free(&V4);
+    tf_tensor_free(&X);
+}
+
+int main(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, kt_seed("test_complete"));
+    test_rows(&rng);
+    test_rows_realdata(&rng);
+    test_against_reference(&rng);
+    test_planted(&rng);
+    test_threads(&rng);
+    test_errors(&rng);
+    return tf_test_finish("test_complete");
+}
