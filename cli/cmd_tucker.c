@@ -56,8 +56,16 @@ static const char help[] =
     "                       Grams, the core; 8G, 512M, ...; default: half the\n"
     "                       physical memory): checked before any work, a run over\n"
     "                       it stops with one line naming the sizes\n"
-    "      --device D       auto|cpu|gpu (default auto: the CPU -- Tucker is not on\n"
-    "                       the GPU yet, and --device gpu says so)\n"
+    "      --device D       auto|cpu|gpu (default auto: the GPU where there is one,\n"
+    "                       else the CPU; a problem the GPU cannot hold or lacks\n"
+    "                       -- both sides of a Y_(n) above 4096 -- runs on the CPU\n"
+    "                       with a note; gpu: there or an error). On the GPU: the\n"
+    "                       TTMc by a segmented pass over the non-zeros sorted per\n"
+    "                       mode, cuBLAS / cuSOLVER for the vectors, fp64; the\n"
+    "                       device budget (90% of its free memory) bounds it too\n"
+    "      --gpus G         GPUs of this process: several are not available for\n"
+    "                       Tucker yet (an error); 1, or one GPU number ('3,'), runs\n"
+    "                       on that GPU\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -88,6 +96,8 @@ typedef struct tucker_run {
     tf_ttensor result;
     tf_tucker_report rep;
     tf_ktensor_out *set;
+    cli_gpus gpus;
+    tf_context *ctx;
     double t_write, wall;
 } tucker_run;
 
@@ -99,18 +109,21 @@ static void run_free(tucker_run *r)
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&r->init_f[m]);
     if (r->set) tf_ktensor_out_abort(r->set);
     r->set = NULL;
+    tf_context_free(r->ctx);
+    r->ctx = NULL;
 }
 
 static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *device = NULL,
-               *mem = NULL;
+               *mem = NULL, *gpus = NULL;
     const cli_opt opts[] = {{"rank", 'r', &rank, NULL},          {"iters", 'i', &iters, NULL},
                             {"tol", 0, &tol, NULL},              {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL},    {"stem", 'o', &r->stem, NULL},
                             {"json", 0, &r->json_path, NULL},    {"init", 0, &r->init, NULL},
                             {"device", 0, &device, NULL},        {"memory-limit", 0, &mem, NULL},
-                            {"base", 0, &r->base, NULL},         CLI_VERBOSITY_OPTS,
+                            {"base", 0, &r->base, NULL},         {"gpus", 0, &gpus, NULL},
+                            CLI_VERBOSITY_OPTS,
                             CLI_GEN_OPT,                         {0}};
     int rc = cli_parse(a, "tucker", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
@@ -137,7 +150,8 @@ static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
         (rc = cli_u64("tucker", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
         (rc = cli_threads("tucker", threads, &o->threads)) ||
         (rc = cli_choice("tucker", "--device", device, device_names, 3, &dev)) ||
-        (rc = cli_size("tucker", "--memory-limit", mem, &o->memory_limit)))
+        (rc = cli_size("tucker", "--memory-limit", mem, &o->memory_limit)) ||
+        (rc = cli_parse_gpus("tucker", gpus, &r->gpus)))
         return rc;
     if (mem && !o->memory_limit) return cli_usage("tucker", "--memory-limit: 0 is not a size");
     o->max_iters = (uint32_t)max_iters;
@@ -314,6 +328,7 @@ static void print_summary(const tucker_run *r)
     for (uint32_t m = 0; m < N; ++m) printf("%s mode %u %s", m ? "," : "", m + 1, svd_name(p->svd_method[m]));
     printf("\nmemory: largest Y_(n) %s, dense arrays %s at most\n", cli_bytes(a, sizeof a, (double)p->y_bytes),
            cli_bytes(b, sizeof b, (double)p->work_bytes));
+    printf("ran on: %s (%s)\n", tf_backend_name(p->backend), p->plan);
     if (p->note[0]) printf("note: %s\n", p->note);
     printf("timing (s): read %.3f  init %.3f  build %.3f  ttmc %.3f  vectors %.3f  core %.3f  tucker total %.3f"
            "  write %.3f  wall %.3f\n",
@@ -372,6 +387,7 @@ static int write_json(tucker_run *r)
     json_array(&j, "leading_vectors");
     for (uint32_t m = 0; m < N; ++m) json_str(&j, NULL, svd_name(p->svd_method[m]));
     json_end(&j);
+    json_str(&j, "plan", p->plan);
     json_u64(&j, "y_bytes", p->y_bytes);
     json_u64(&j, "dense_bytes", p->work_bytes);
     json_end(&j);
@@ -418,10 +434,12 @@ int cmd_tucker(int argc, char **argv)
     cli_args a;
     int rc = parse(argc, argv, &r, &a);
     if (rc >= 0) return rc;
-    if (r.opts.backend == TF_BACKEND_GPU) { /* costs no read */
-        fprintf(stderr, "tenfold: tucker: not available on the GPU yet (the CPU runs it: --device cpu)\n");
+    if (r.gpus.all || r.gpus.n > 1) { /* costs no read */
+        fprintf(stderr, "tenfold: tucker: not available on several GPUs yet (one GPU or the CPU runs it: --gpus 1 "
+                        "or --device cpu)\n");
         return CLI_FAIL;
     }
+    if ((rc = cli_gpu_precheck(r.opts.backend, 0, &r.gpus, "--device"))) return rc;
     if ((rc = check_outputs(&r))) goto done;
     if (r.init && tf_factor_files_read(r.init, r.init_f, &r.init_n) != TF_OK) { /* before the tensor */
         rc = init_fail(&r, "%s", tf_last_error());
@@ -430,6 +448,10 @@ int cmd_tucker(int argc, char **argv)
     if ((rc = cli_load_base("tucker", r.path, r.opts.threads, r.base, &r.t, &r.info))) goto done;
     if ((rc = check_ranks(&r))) goto done;
     r.opts.init = (tf_tucker_init)r.init_kind;
+    if (r.opts.backend != TF_BACKEND_CPU &&
+        (rc = cli_run_context_ranks(r.opts.backend, 0, &r.gpus, r.opts.threads, 0, 0, "--device", &r.ctx)))
+        goto done;
+    r.opts.context = r.ctx;
     if (!cli_quiet()) {
         cli_print_problem(stdout, r.path, &r.t, &r.info);
         cli_print_fixes(stdout, &r.t, &r.info);

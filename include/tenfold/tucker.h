@@ -140,10 +140,13 @@ typedef struct tf_tucker_opts {
     const uint32_t *dimorder;     /* the order the modes are updated in (a permutation of
                                      0..order-1); NULL (default) = 0, 1, .., order-1     */
     int threads;                  /* CPU threads, 0 = default                            */
-    tf_backend backend;           /* default TF_BACKEND_AUTO: the CPU (Tucker is not on
-                                     the GPU yet: TF_BACKEND_GPU is TF_ERR_UNAVAILABLE,
-                                     auto runs on the CPU, with a note on a GPU machine) */
-    int device;                   /* GPU ordinal (for when it is)                        */
+    tf_backend backend;           /* default TF_BACKEND_AUTO: one GPU where the context's
+                                     device (without a context: the machine) has one, else
+                                     the CPU; under auto a run the GPU cannot hold (its
+                                     device budget) or lacks (the subspace method) runs on
+                                     the CPU with a note. Several GPUs and MPI ranks:
+                                     TF_ERR_UNAVAILABLE                                  */
+    int device;                   /* GPU ordinal (without a context)                     */
     tf_context *context;          /* NULL = a private default one                        */
     tf_tucker_callback callback;  /* after every iteration (may be NULL)                 */
     void *user;
@@ -152,8 +155,9 @@ typedef struct tf_tucker_opts {
                                      with rep->stopped = 1                                */
     uint64_t memory_limit;        /* host bytes the run's dense arrays may take (Y_(n), the
                                      Grams, the core, the factors): 0 (default) = half the
-                                     machine's physical memory. Checked before any work:
-                                     over it is TF_ERR_NOMEM naming the sizes            */
+                                     machine's physical memory. Checked before any work,
+                                     on either device: over it is TF_ERR_NOMEM naming the
+                                     sizes. A GPU run checks its device budget as well   */
     tf_tucker_svd svd;            /* default TF_TUCKER_SVD_AUTO; another value forces it  */
 } tf_tucker_opts;
 
@@ -183,6 +187,7 @@ typedef struct tf_tucker_report {
                                       memory limit was checked against)              */
     tf_tucker_iter *iterations;    /* every iteration (iters of them), allocated by the
                                       call: free with tf_tucker_report_free          */
+    char plan[96];                 /* what ran: "cpu csf (3 trees)", "GPU 0, fp64, ..." */
 } tf_tucker_report;
 
 void tf_tucker_report_free(tf_tucker_report *r);

@@ -287,6 +287,52 @@ static tf_status check_memory(const tf_tensor *X, const tf_tucker_opts *o, tf_tu
                    o->memory_limit ? "the memory limit" : "half the physical memory; a memory limit raises it");
 }
 
+/* Where the run goes: this process's one GPU (asked for, or under auto
+ * where the context's device -- without a context, the machine -- has
+ * one), else its CPU. Several GPUs and GPUs of MPI ranks lack Tucker:
+ * TF_ERR_UNAVAILABLE when the run asks for them. */
+static tf_status choose(const tf_tucker_opts *o, int *gpu)
+{
+    tf_context *c = o->context;
+    *gpu = 0;
+    if (c && (c->dist || c->opts.ndevices > 1)) {
+        if (o->backend == TF_BACKEND_GPU || (o->backend == TF_BACKEND_AUTO && tf_context_resolve(c) == TF_BACKEND_GPU))
+            return tf_fail(TF_ERR_UNAVAILABLE, "tucker: not available on %s yet (one GPU or the CPU runs it: --gpus 1 "
+                                               "or --device cpu)", c->dist ? "GPUs of MPI ranks" : "several GPUs");
+        return TF_OK;
+    }
+    /* a context made for the GPU asks for it as the backend would */
+    const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
+                                 ? TF_BACKEND_GPU : o->backend;
+    *gpu = tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
+    return TF_OK;
+}
+
+/* The backend: the GPU's (src/gpu/tucker) in o's context or a private one
+ * (*own, freed by the caller after the backend) when gpu; under auto a
+ * problem the GPU cannot hold (TF_ERR_NOMEM) or lacks (TF_ERR_UNAVAILABLE:
+ * a CPU-only module, the subspace method) runs on the CPU, the note saying
+ * why. */
+static tf_status create_backend(const tf_tensor *X, const tf_tucker_opts *o, int gpu, tf_tucker_backend *be,
+                                tf_context **own, tf_tucker_report *rep)
+{
+    if (gpu) {
+        tf_tucker_opts go = *o;
+        TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, own));
+        const tf_status s = tf_cuda_tucker_backend_create(X, &go, be);
+        if (s == TF_OK) {
+            rep->backend = TF_BACKEND_GPU;
+            return s;
+        }
+        tf_context_free(*own);
+        *own = NULL;
+        if (s == TF_ERR_UNAVAILABLE && o->backend == TF_BACKEND_AUTO) tf_cpu_fallback_note(rep->note, sizeof rep->note);
+        else if (!tf_gpu_fallback(s, o->backend, rep->note, sizeof rep->note)) return s;
+    }
+    rep->backend = TF_BACKEND_CPU;
+    return tf_cpu_tucker_backend_create(X, o, be);
+}
+
 /* The truncated HOSVD start (pyttb's init 'nvecs'): factor m the R_m leading
  * left singular vectors of X_(m) (tf_nvecs), every mode but skip. */
 static tf_status hosvd_start(const tf_tensor *X, const tf_tucker_opts *o, uint32_t skip, tf_matrix *f)
@@ -316,19 +362,15 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     TF_TRY(tf_tensor_validate(X));
     uint32_t order[TF_MAX_ORDER];
     TF_TRY(check_opts(X, &o, order));
-    /* the device: the CPU; a GPU asked for is refused, auto notes it */
-    if (o.backend == TF_BACKEND_GPU || (o.context && o.context->opts.backend == TF_BACKEND_GPU))
-        return tf_fail(TF_ERR_UNAVAILABLE, GPU_LACKS("tucker"));
-    rep->backend = tf_choose_backend(o.context, o.backend, 0);
-    if (o.backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-        snprintf(rep->note, sizeof rep->note, "Tucker runs on the CPU: not on the GPU yet");
+    int gpu = 0;
+    TF_TRY(choose(&o, &gpu));
     const double normx2 = tf_tensor_norm2(X);
     rep->norm_x = sqrt(normx2);
     if (!(normx2 > 0.0))
         return tf_fail(TF_ERR_ARG, "tucker: the tensor has no non-zero values (||X|| = 0), so there is nothing to "
                                    "decompose");
     if (!isfinite(normx2)) return tf_fail(TF_ERR_RANGE, "tucker: ||X||^2 overflows a double; rescale the values");
-    TF_TRY(check_memory(X, &o, rep));
+    TF_TRY(check_memory(X, &o, rep)); /* the same arrays on either device */
     /* the start */
     tf_matrix start[TF_MAX_ORDER];
     memset(start, 0, sizeof start);
@@ -343,15 +385,18 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     rep->t_init = tf_wtime() - t_start;
     tf_tucker_backend be;
     memset(&be, 0, sizeof be);
+    tf_context *own = NULL; /* the GPU's private context, when o has none */
     if (s == TF_OK) {
         const double t = tf_wtime();
-        s = tf_cpu_tucker_backend_create(X, &o, &be);
+        s = create_backend(X, &o, gpu, &be, &own, rep);
         rep->t_build = tf_wtime() - t;
     }
     if (s == TF_OK) {
+        snprintf(rep->plan, sizeof rep->plan, "%s", be.desc);
         s = tf_hooi_run(&be, X, &o, order, normx2, given, out, rep);
         be.ops->destroy(be.ctx);
     }
+    tf_context_free(own);
     for (uint32_t m = 0; m < X->order; ++m) tf_matrix_free(&start[m]);
     if (s != TF_OK) {
         tf_tucker_report_free(rep);
