@@ -102,10 +102,22 @@ static uint64_t check_ttmc(const char *what, const tf_tensor *X, const uint64_t 
         }
         CHECKF(bad == 0, "%s mode %u: %llu of %llu entries of Y differ", what, n + 1, (unsigned long long)bad,
                (unsigned long long)len);
-        /* the same bits on a second run */
+        /* the same bits on a second run, and through tf_ttmc on the GPU */
         double *again = kt_poisoned(len);
         if (s == TF_OK && tf_gpu_check_ttmc(X, n, U, again, &e) == TF_OK)
             CHECKF(memcmp(again, got, len * sizeof *got) == 0, "%s mode %u: a second run differs", what, n + 1);
+        tf_ttmc_info info;
+        o.backend = TF_BACKEND_GPU;
+        o.info = &info;
+        tf_matrix gpu;
+        const tf_status sg = tf_ttmc(X, n, U, &o, &gpu);
+        CHECKF(sg == TF_OK && info.backend == TF_BACKEND_GPU, "%s mode %u: tf_ttmc on the GPU: %s", what, n + 1,
+               tf_last_error());
+        if (sg == TF_OK) {
+            CHECKF(s != TF_OK || memcmp(gpu.data, got, len * sizeof *got) == 0,
+                   "%s mode %u: tf_ttmc on the GPU differs from the pass", what, n + 1);
+            tf_matrix_free(&gpu);
+        }
         tf_matrix_free(&cpu);
         free(ref);
         free(mag);

@@ -19,8 +19,10 @@ extern "C" {
 typedef tf_run_info tf_ttmc_info;
 
 typedef struct tf_ttmc_opts {
-    tf_backend backend;   /* default TF_BACKEND_AUTO (the CPU: TTMc is not on the GPU
-                             yet; TF_BACKEND_GPU is TF_ERR_UNAVAILABLE)                */
+    tf_backend backend;   /* default TF_BACKEND_AUTO: the CPU (one TTMc does not pay
+                             for the GPU's set-up); TF_BACKEND_GPU: GPU 0 of the
+                             context (a segmented pass over the non-zeros sorted by
+                             the mode, fp64; the same bits every run)                   */
     int threads;          /* CPU threads, 0 = default                                  */
     tf_context *context;  /* devices, tuning; NULL = a private default one             */
     tf_ttmc_info *info;   /* optional output (NULL: none)                               */

@@ -18,8 +18,6 @@
 #include "front/auto_backend.h"
 #include "front/device_choice.h"
 
-#define GPU_LACKS(what) "%s: not available on the GPU yet (the CPU runs it: --device cpu)", what
-
 /* ------------------------------------------------------------ the result */
 
 tf_status tf_ttensor_alloc(tf_ttensor *t, uint32_t order, const uint64_t *dims, const uint64_t *ranks)
@@ -94,6 +92,23 @@ static tf_status check_factors(const char *who, const tf_tensor *X, uint32_t ski
     return TF_OK;
 }
 
+/* tf_ttmc on one GPU (src/gpu/tucker/ttmc.cu) of o's context or a private one. */
+static tf_status ttmc_gpu(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_ttmc_opts *o, uint64_t I,
+                          uint64_t C, tf_matrix *out)
+{
+    if (o->context && (o->context->dist || o->context->opts.ndevices > 1))
+        return tf_fail(TF_ERR_UNAVAILABLE, "ttmc: not available on %s yet (one GPU or the CPU runs it)",
+                       o->context->dist ? "GPUs of MPI ranks" : "several GPUs");
+    tf_context *use = NULL, *own = NULL;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, 0, o->threads, &use, &own));
+    tf_status s = tf_matrix_alloc(out, I, C);
+    if (s == TF_OK) s = tf_cuda_ttmc(X, mode, U, use, out->data);
+    tf_context_free(own);
+    if (s != TF_OK) tf_matrix_free(out);
+    else if (o->info) o->info->backend = TF_BACKEND_GPU;
+    return s;
+}
+
 tf_status tf_ttmc(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_ttmc_opts *o, tf_matrix *out)
 {
     if (out) memset(out, 0, sizeof *out);
@@ -119,13 +134,10 @@ tf_status tf_ttmc(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const t
         return tf_fail(TF_ERR_RANGE, "tf_ttmc: the output of %llu x %llu doubles overflows", (unsigned long long)I,
                        (unsigned long long)C);
     if (o->backend == TF_BACKEND_GPU || (o->context && o->context->opts.backend == TF_BACKEND_GPU))
-        return tf_fail(TF_ERR_UNAVAILABLE, GPU_LACKS("ttmc"));
-    const tf_backend be = tf_choose_backend(o->context, o->backend, 0); /* the CPU: not on the GPU yet */
-    if (o->info) {
-        o->info->backend = be;
-        if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-            snprintf(o->info->note, sizeof o->info->note, "TTMc runs on the CPU: not on the GPU yet");
-    }
+        return ttmc_gpu(X, mode, U, o, I, C, out);
+    /* auto: the CPU (one TTMc does not pay for the GPU's set-up and the sorted copy) */
+    const tf_backend be = tf_choose_backend(o->context, o->backend, 0);
+    if (o->info) o->info->backend = be;
     int want[TF_MAX_ORDER] = {0};
     want[mode] = 1;
     tf_cpu_ttmc *p = NULL;

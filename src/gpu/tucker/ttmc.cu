@@ -316,3 +316,50 @@ tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U,
     }
     return TF_OK;
 }
+
+tf_status tf_gpu_ttmc_once(tf_gpu_dev *dev, const tf_tensor *X, uint32_t mode, const tf_matrix *U, double *Y,
+                           bool poison, uint64_t *edge_rows)
+{
+    if (edge_rows) *edge_rows = 0;
+    if (X->order > TF_GPU_MAX_ORDER)
+        return tf_fail(TF_ERR_UNAVAILABLE, "GPU TTMc: order %u is above the GPU's %u", X->order, TF_GPU_MAX_ORDER);
+    uint64_t ranks[TF_GPU_MAX_ORDER], C = 1, factors = 0;
+    int want[TF_GPU_MAX_ORDER] = {0};
+    for (uint32_t k = 0; k < X->order; ++k) {
+        ranks[k] = k == mode ? 1 : U[k].cols;
+        if (k == mode) continue;
+        C *= U[k].cols;
+        factors += X->dims[k] * U[k].cols;
+    }
+    want[mode] = 1;
+    const uint64_t n = X->dims[mode] * C;
+    tf_gpu_ttmc p;
+    TF_TRY(tf_gpu_ttmc_build(dev, X, ranks, want, (n + factors) * sizeof(double), &p));
+    if (edge_rows) *edge_rows = p.md[mode].ncross;
+    tf_dev_array<double> dU[TF_GPU_MAX_ORDER], dY;
+    const double *Us[TF_GPU_MAX_ORDER] = {nullptr};
+    const cudaStream_t st = dev->stream;
+    for (uint32_t k = 0; k < X->order; ++k) {
+        if (k == mode) continue;
+        TF_TRY(dU[k].alloc(X->dims[k] * U[k].cols, "TTMc factor"));
+        TF_TRY(tf_gpu_put_values<double>(dU[k].p, U[k].data, X->dims[k] * U[k].cols, st));
+        Us[k] = dU[k].p;
+    }
+    TF_TRY(dY.alloc(n, "TTMc output"));
+    if (poison) { /* all ones: NaN */
+        TF_CU(cudaMemsetAsync(dY.p, 0xff, n * sizeof(double), st));
+        if (p.edges) TF_CU(cudaMemsetAsync(p.edges, 0xff, p.edge_doubles * sizeof(double), st));
+    }
+    TF_TRY(tf_gpu_ttmc_run(&p, mode, Us, dY.p));
+    return tf_gpu_get_values<double>(Y, dY.p, n, st);
+}
+
+extern "C" tf_status tf_cuda_ttmc_impl(const tf_tensor *X, uint32_t mode, const tf_matrix *U, tf_context *ctx,
+                                       double *Y)
+{
+    if (!X || !U || !Y || mode >= X->order) return tf_fail(TF_ERR_ARG, "GPU TTMc: bad arguments");
+    tf_gpu_dev *dev = nullptr;
+    TF_TRY(tf_gpu_dev_of(ctx, &dev));
+    TF_TRY(tf_gpu_dev_use(dev));
+    return tf_gpu_ttmc_once(dev, X, mode, U, Y, false, nullptr);
+}

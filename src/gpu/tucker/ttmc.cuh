@@ -59,4 +59,10 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
  * device factors U[k] (dims[k] x ranks[k] row-major), k != mode; queued on
  * the device's work stream. */
 tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U, double *Y);
+/* One TTMc from host to host: the copy of `mode`, the factors U[k] (host,
+ * dims[k] x U[k].cols, k != mode) uploaded, Y (host, dims[mode] x C) the
+ * result. poison: Y and the edge rows on the device set to NaN first (the
+ * tests'); *edge_rows (may be NULL) the rows across chunks of the pass. */
+tf_status tf_gpu_ttmc_once(tf_gpu_dev *dev, const tf_tensor *X, uint32_t mode, const tf_matrix *U, double *Y,
+                           bool poison, uint64_t *edge_rows);
 #endif
