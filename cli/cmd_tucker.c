@@ -63,9 +63,11 @@ static const char help[] =
     "                       TTMc by a segmented pass over the non-zeros sorted per\n"
     "                       mode, cuBLAS / cuSOLVER for the vectors, fp64; the\n"
     "                       device budget (90% of its free memory) bounds it too\n"
-    "      --gpus G         GPUs of this process: several are not available for\n"
-    "                       Tucker yet (an error); 1, or one GPU number ('3,'), runs\n"
-    "                       on that GPU\n"
+    "      --gpus G         several GPUs in this process: a count N (GPUs 0..N-1),\n"
+    "                       all, or a list of GPU numbers (0,2; '3,' is GPU 3\n"
+    "                       alone); per mode each GPU owns a range of the rows of\n"
+    "                       Y_(n), cut by non-zeros, and the non-zeros of those\n"
+    "                       rows; the Grams and the core are summed on the host\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
     "  -t, --threads N      CPU threads (default: all cores)\n"
@@ -156,6 +158,7 @@ static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
     if (mem && !o->memory_limit) return cli_usage("tucker", "--memory-limit: 0 is not a size");
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev;
+    if (gpus && dev == TF_BACKEND_CPU) return cli_usage("tucker", "--gpus: not with --device cpu");
     if (r->stem && (!*r->stem || !strcmp(r->stem, "-")))
         return cli_usage("tucker", "-o %s: the result is several files, give a stem (--json - puts the report on "
                                    "standard output)", r->stem);
@@ -434,12 +437,7 @@ int cmd_tucker(int argc, char **argv)
     cli_args a;
     int rc = parse(argc, argv, &r, &a);
     if (rc >= 0) return rc;
-    if (r.gpus.all || r.gpus.n > 1) { /* costs no read */
-        fprintf(stderr, "tenfold: tucker: not available on several GPUs yet (one GPU or the CPU runs it: --gpus 1 "
-                        "or --device cpu)\n");
-        return CLI_FAIL;
-    }
-    if ((rc = cli_gpu_precheck(r.opts.backend, 0, &r.gpus, "--device"))) return rc;
+    if ((rc = cli_gpu_precheck(r.opts.backend, 0, &r.gpus, "--device"))) return rc; /* costs no read */
     if ((rc = check_outputs(&r))) goto done;
     if (r.init && tf_factor_files_read(r.init, r.init_f, &r.init_n) != TF_OK) { /* before the tensor */
         rc = init_fail(&r, "%s", tf_last_error());

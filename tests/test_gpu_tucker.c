@@ -17,7 +17,9 @@
  * - what the GPU lacks or cannot hold: the subspace method forced on the
  *   GPU is TF_ERR_UNAVAILABLE and runs on the CPU under auto; a context
  *   whose limit holds nothing fails with TF_ERR_NOMEM naming it, and runs
- *   on the CPU under auto, saying why; several GPUs are refused.
+ *   on the CPU under auto, saying why;
+ * - with 2 GPUs present, every run also on both (per mode each GPU owns a
+ *   range of rows of Y_(n)): the same checks against the CPU.
  * --quick: the small cases only. Exits 77 without a GPU. */
 #include <math.h>
 #include <stdlib.h>
@@ -179,9 +181,10 @@ static double subspace_gap(const tf_matrix *A, const tf_matrix *B)
     return worst;
 }
 
-/* From the same (random) start: the CPU and the GPU, every fit within
- * 1e-10, the subspaces and cores alike. */
-static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *ranks, tf_tucker_svd svd, uint32_t iters)
+/* From the same (random) start: the CPU and the GPU (of ctx: NULL one, or
+ * several), every fit within 1e-10, the subspaces and cores alike. */
+static void compare_on(const char *what, const tf_tensor *X, const uint64_t *ranks, tf_tucker_svd svd, uint32_t iters,
+                       tf_context *ctx)
 {
     tf_tucker_opts o;
     tf_tucker_opts_default(&o);
@@ -196,6 +199,7 @@ static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *r
     CHECKF(s == TF_OK, "%s on the CPU: %s", what, tf_last_error());
     if (s != TF_OK) return;
     o.backend = TF_BACKEND_GPU;
+    o.context = ctx;
     s = tf_tucker(X, &o, &Tg, &rg);
     CHECKF(s == TF_OK, "%s on the GPU: %s", what, tf_last_error());
     if (s != TF_OK) {
@@ -203,8 +207,8 @@ static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *r
         tf_tucker_report_free(&rc);
         return;
     }
-    CHECKF(rg.backend == TF_BACKEND_GPU && !strncmp(rg.plan, "GPU", 3), "%s: ran on %s (%s)", what,
-           tf_backend_name(rg.backend), rg.plan);
+    CHECKF(rg.backend == TF_BACKEND_GPU && !strncmp(rg.plan, ctx ? "2 GPUs" : "GPU", ctx ? 6 : 3), "%s: ran on %s (%s)",
+           what, tf_backend_name(rg.backend), rg.plan);
     CHECKF(rg.iters == rc.iters, "%s: %u iterations on the GPU, %u on the CPU", what, rg.iters, rc.iters);
     for (uint32_t i = 0; i < rg.iters && i < rc.iters; ++i)
         CHECKF(fabs(rg.iterations[i].fit - rc.iterations[i].fit) <= 1e-10,
@@ -229,6 +233,33 @@ static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *r
     tf_ttensor_free(&Tg);
     tf_tucker_report_free(&rc);
     tf_tucker_report_free(&rg);
+}
+
+/* The context of GPUs 0 and 1 (NULL with fewer than 2). */
+static tf_context *two_gpus(void)
+{
+    if (tf_gpu_count() < 2) return NULL;
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = 2;
+    co.devices[0] = 0, co.devices[1] = 1;
+    tf_context *ctx = NULL;
+    CHECK_OK(tf_context_create(&co, &ctx));
+    return ctx;
+}
+
+/* On one GPU, and on two where there are. */
+static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *ranks, tf_tucker_svd svd, uint32_t iters)
+{
+    compare_on(what, X, ranks, svd, iters, NULL);
+    tf_context *two = two_gpus();
+    if (two) {
+        char w[160];
+        snprintf(w, sizeof w, "%s, 2 GPUs", what);
+        compare_on(w, X, ranks, svd, iters, two);
+        tf_context_free(two);
+    }
 }
 
 static void run_cases(tf_rng *rng, int quick)
@@ -318,15 +349,12 @@ static void limits(tf_rng *rng)
         tf_ttensor_free(&T);
         tf_tucker_report_free(&rep);
     }
-    /* several GPUs: not yet */
-    if (tf_gpu_count() >= 2) {
-        tf_context_opts_default(&co);
-        co.backend = TF_BACKEND_GPU;
-        co.ndevices = 2;
-        co.devices[0] = 0, co.devices[1] = 1;
-        CHECK_OK(tf_context_create(&co, &ctx));
+    /* two GPUs: the subspace method refused there too */
+    if ((ctx = two_gpus()) != NULL) {
         o.context = ctx;
-        CHECK_FAILS(tf_tucker(&X, &o, &T, &rep), TF_ERR_UNAVAILABLE, "not available on several GPUs yet");
+        o.svd = TF_TUCKER_SVD_SUBSPACE;
+        o.backend = TF_BACKEND_GPU;
+        CHECK_FAILS(tf_tucker(&X, &o, &T, &rep), TF_ERR_UNAVAILABLE, "by the subspace method are not on the GPU yet");
         tf_context_free(ctx);
     }
     tf_tensor_free(&X);

@@ -299,18 +299,21 @@ static tf_status check_memory(const tf_tensor *X, const tf_tucker_opts *o, tf_tu
                    o->memory_limit ? "the memory limit" : "half the physical memory; a memory limit raises it");
 }
 
-/* Where the run goes: this process's one GPU (asked for, or under auto
- * where the context's device -- without a context, the machine -- has
- * one), else its CPU. Several GPUs and GPUs of MPI ranks lack Tucker:
- * TF_ERR_UNAVAILABLE when the run asks for them. */
+/* Where the run goes: this process's GPUs (the context's devices, one or
+ * several: asked for, or under auto where the context's device -- without
+ * a context, the machine -- has one), else its CPU. GPUs of MPI ranks lack
+ * Tucker: TF_ERR_UNAVAILABLE when the run asks for them. */
 static tf_status choose(const tf_tucker_opts *o, int *gpu)
 {
     tf_context *c = o->context;
     *gpu = 0;
     if (c && (c->dist || c->opts.ndevices > 1)) {
-        if (o->backend == TF_BACKEND_GPU || (o->backend == TF_BACKEND_AUTO && tf_context_resolve(c) == TF_BACKEND_GPU))
-            return tf_fail(TF_ERR_UNAVAILABLE, "tucker: not available on %s yet (one GPU or the CPU runs it: --gpus 1 "
-                                               "or --device cpu)", c->dist ? "GPUs of MPI ranks" : "several GPUs");
+        const int on_gpu =
+            o->backend == TF_BACKEND_GPU || (o->backend == TF_BACKEND_AUTO && tf_context_resolve(c) == TF_BACKEND_GPU);
+        if (c->dist && on_gpu)
+            return tf_fail(TF_ERR_UNAVAILABLE, "tucker: not available on GPUs of MPI ranks yet (the GPUs of one "
+                                               "process or the CPU run it)");
+        *gpu = on_gpu && !c->dist;
         return TF_OK;
     }
     /* a context made for the GPU asks for it as the backend would */

@@ -13,19 +13,13 @@
 #include <new>
 #include <vector>
 
+#include "gpu/tucker/common.cuh"
+#include "gpu/tucker/multi.cuh"
 #include "gpu/tucker/ttmc.cuh"
 #include "gpu/tucker/vectors.cuh"
 #include "seams/cuda_module.h"
 
 namespace {
-
-uint64_t cols_of(uint32_t N, const uint64_t *ranks, uint32_t n)
-{
-    uint64_t c = 1;
-    for (uint32_t k = 0; k < N; ++k)
-        if (k != n) c *= ranks[k];
-    return c;
-}
 
 struct gpu_tucker {
     tf_gpu_dev *dev = nullptr; /* the context's GPU (borrowed) */
@@ -84,7 +78,7 @@ tf_status op_ttmc(void *ctx, uint32_t mode)
 {
     gpu_tucker *c = (gpu_tucker *)ctx;
     TF_TRY(check(c, mode, false));
-    TF_TRY(tf_gpu_ttmc_run(&c->tt, mode, c->U, c->Y));
+    TF_TRY(tf_gpu_ttmc_run(&c->tt, mode, c->U, c->Y, 0, c->dims[mode]));
     TF_CU(cudaStreamSynchronize(c->dev->stream)); /* the algorithm times the phases */
     c->ymode = mode;
     return TF_OK;
@@ -94,7 +88,7 @@ tf_status op_leading(void *ctx, uint32_t mode, tf_tucker_svd *method)
 {
     gpu_tucker *c = (gpu_tucker *)ctx;
     TF_TRY(check(c, mode, true));
-    const uint64_t I = c->dims[mode], C = cols_of(c->N, c->ranks, mode), r = c->ranks[mode];
+    const uint64_t I = c->dims[mode], C = tf_tucker_cols(c->N, c->ranks, mode), r = c->ranks[mode];
     *method = c->method[mode];
     TF_TRY(tf_gpu_lead_run(&c->lead, c->Y, I, C, r, c->method[mode], c->U[mode]));
     TF_CU(cudaStreamSynchronize(c->dev->stream));
@@ -106,27 +100,13 @@ tf_status op_core(void *ctx, uint32_t mode, double *norm2)
     gpu_tucker *c = (gpu_tucker *)ctx;
     TF_TRY(check(c, mode, true));
     const uint32_t N = c->N;
-    const uint64_t I = c->dims[mode], C = cols_of(N, c->ranks, mode), r = c->ranks[mode];
+    const uint64_t I = c->dims[mode], C = tf_tucker_cols(N, c->ranks, mode), r = c->ranks[mode];
     const double one = 1.0, zero = 0.0;
     /* G_(n)^T (C x r column-major) = Y^T U: row-major Y is the column-major C x I matrix, U the r x I one */
     TF_CUBLAS(cublasDgemm(c->dev->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)C, (int)r, (int)I, &one, c->Y, (int)C,
                           c->U[mode], (int)r, &zero, c->Gt, (int)C));
     TF_TRY(tf_gpu_get_values<double>(c->hG.data(), c->Gt, r * C, c->dev->stream));
-    /* G_(n)(a, x) at hG[a C + x], as the CPU's: the same sum and placement */
-    double ss = 0.0;
-    for (uint64_t e = 0; e < r * C; ++e) ss += c->hG[e] * c->hG[e];
-    *norm2 = ss;
-    uint64_t stride[TF_GPU_MAX_ORDER], s = 1;
-    for (uint32_t k = 0; k < N; ++k) stride[k] = s, s *= c->ranks[k];
-    for (uint64_t x = 0; x < C; ++x) {
-        uint64_t rest = x, at = 0;
-        for (uint32_t k = 0; k < N; ++k) {
-            if (k == mode) continue;
-            at += (rest % c->ranks[k]) * stride[k];
-            rest /= c->ranks[k];
-        }
-        for (uint64_t a = 0; a < r; ++a) c->core[at + a * stride[mode]] = c->hG[a * C + x];
-    }
+    *norm2 = tf_tucker_core_place(N, c->ranks, mode, c->hG.data(), c->core.data());
     return TF_OK;
 }
 
@@ -166,7 +146,7 @@ tf_status build(gpu_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, char
     }
     for (uint32_t m = 0; m < N; ++m) {
         I[m] = X->dims[m];
-        C[m] = cols_of(N, o->ranks, m);
+        C[m] = tf_tucker_cols(N, o->ranks, m);
         c->method[m] = tf_tucker_svd_choose(I[m], C[m], o->svd);
         if (c->method[m] != TF_TUCKER_SVD_ROW_GRAM && c->method[m] != TF_TUCKER_SVD_COL_GRAM)
             return tf_fail(TF_ERR_UNAVAILABLE, "tucker: the leading vectors of Y_(%u) (%llu x %llu) by the subspace "
@@ -206,6 +186,7 @@ extern "C" tf_status tf_cuda_tucker_backend_create_impl(const tf_tensor *X, cons
     if (X->order > TF_GPU_MAX_ORDER)
         return tf_fail(TF_ERR_UNAVAILABLE, "GPU Tucker backend: order %u is above the GPU's %u", X->order,
                        TF_GPU_MAX_ORDER);
+    if (o->context && o->context->opts.ndevices > 1) return tf_gpu_tucker_multi_create(X, o, out);
     gpu_tucker *c = new (std::nothrow) gpu_tucker();
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU Tucker backend");
     tf_status s = tf_gpu_dev_of(o->context, &c->dev);

@@ -41,7 +41,7 @@ struct ttmc_args {
     const double *vals;
     const int64_t *slot;
     double *Y, *edges;
-    uint64_t nnz, nchunks, C, nslabs;
+    uint64_t nnz, nchunks, C, nslabs, row_lo; /* Y holds the rows from row_lo on */
     uint32_t order, mode, L, W;
 };
 
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(TTMC_THREADS) ttmc_kernel(ttmc_args a)
             if (i != cur) {
                 double *dst = cur == first && hs >= 0  ? a.edges + (uint64_t)hs * a.C
                               : cur == last && ts >= 0 ? a.edges + (uint64_t)ts * a.C
-                                                       : a.Y + (uint64_t)cur * a.C;
+                                                       : a.Y + (uint64_t)(cur - a.row_lo) * a.C;
                 dst[c] = acc;
                 acc = 0.0;
                 cur = i;
@@ -98,14 +98,14 @@ __global__ void __launch_bounds__(TTMC_THREADS) ttmc_kernel(ttmc_args a)
 /* Every row that crosses chunks: its edge rows summed in order. A block per
  * row (grid-stride), the threads over the columns. */
 __global__ void __launch_bounds__(TTMC_THREADS)
-    ttmc_merge_kernel(const tf_ttmc_cross *x, uint64_t n, const double *edges, double *Y, uint64_t C)
+    ttmc_merge_kernel(const tf_ttmc_cross *x, uint64_t n, const double *edges, double *Y, uint64_t C, uint64_t row_lo)
 {
     for (uint64_t e = blockIdx.x; e < n; e += gridDim.x) {
         const tf_ttmc_cross cr = x[e];
         for (uint64_t c = threadIdx.x; c < C; c += TTMC_THREADS) {
             double s = 0.0;
             for (uint64_t k = 0; k < cr.count; ++k) s += edges[(cr.slot + k) * C + c];
-            Y[cr.row * C + c] = s;
+            Y[(cr.row - row_lo) * C + c] = s;
         }
     }
 }
@@ -274,13 +274,14 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
     return TF_OK;
 }
 
-tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U, double *Y)
+tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U, double *Y, uint64_t row_lo,
+                          uint64_t rows)
 {
     if (mode >= p->order || !p->md[mode].built)
         return tf_fail(TF_ERR_ARG, "GPU TTMc: mode %u has no sorted copy", mode + 1);
     const tf_ttmc_mode &md = p->md[mode];
     const cudaStream_t st = p->dev->stream;
-    TF_CU(cudaMemsetAsync(Y, 0, p->dims[mode] * md.C * sizeof(double), st));
+    if (rows) TF_CU(cudaMemsetAsync(Y, 0, rows * md.C * sizeof(double), st));
     if (p->nnz == 0) return TF_OK;
     ttmc_args a;
     memset(&a, 0, sizeof a);
@@ -297,6 +298,7 @@ tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U,
     a.nchunks = md.nchunks;
     a.C = md.C;
     a.nslabs = (md.C + md.W - 1) / md.W;
+    a.row_lo = row_lo;
     a.order = p->order;
     a.mode = mode;
     a.L = md.L;
@@ -311,7 +313,7 @@ tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U,
     }));
     if (md.ncross) {
         const unsigned mb = (unsigned)std::min<uint64_t>(md.ncross, (uint64_t)p->dev->sm_count * 16);
-        ttmc_merge_kernel<<<mb, TTMC_THREADS, 0, st>>>(md.cross, md.ncross, p->edges, Y, md.C);
+        ttmc_merge_kernel<<<mb, TTMC_THREADS, 0, st>>>(md.cross, md.ncross, p->edges, Y, md.C, row_lo);
         TF_CU_LAUNCH("ttmc_merge_kernel");
     }
     return TF_OK;
@@ -350,7 +352,7 @@ tf_status tf_gpu_ttmc_once(tf_gpu_dev *dev, const tf_tensor *X, uint32_t mode, c
         TF_CU(cudaMemsetAsync(dY.p, 0xff, n * sizeof(double), st));
         if (p.edges) TF_CU(cudaMemsetAsync(p.edges, 0xff, p.edge_doubles * sizeof(double), st));
     }
-    TF_TRY(tf_gpu_ttmc_run(&p, mode, Us, dY.p));
+    TF_TRY(tf_gpu_ttmc_run(&p, mode, Us, dY.p, 0, X->dims[mode]));
     return tf_gpu_get_values<double>(Y, dY.p, n, st);
 }
 

@@ -55,10 +55,13 @@ uint64_t tf_gpu_ttmc_copy_bytes(const tf_tensor *X, const uint64_t *ranks, const
  * naming the bytes) beside `other_bytes` the caller will hold. */
 tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t *ranks, const int *want,
                             uint64_t other_bytes, tf_gpu_ttmc *p);
-/* Y (device, dims[mode] x C, every entry written) = TTMc of mode with the
- * device factors U[k] (dims[k] x ranks[k] row-major), k != mode; queued on
- * the device's work stream. */
-tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U, double *Y);
+/* Y (device, `rows` x C from row row_lo of Y_(mode) on, every entry
+ * written) = TTMc of mode with the device factors U[k] (dims[k] x ranks[k]
+ * row-major), k != mode; the copy's non-zeros must lie in those rows (the
+ * whole tensor: 0, dims[mode]; a GPU's part of several). Queued on the
+ * device's work stream. */
+tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U, double *Y, uint64_t row_lo,
+                          uint64_t rows);
 /* One TTMc from host to host: the copy of `mode`, the factors U[k] (host,
  * dims[k] x U[k].cols, k != mode) uploaded, Y (host, dims[mode] x C) the
  * result. poison: Y and the edge rows on the device set to NaN first (the

@@ -145,40 +145,73 @@ tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, con
     return TF_OK;
 }
 
-tf_status tf_gpu_lead_run(tf_gpu_lead *L, const double *Y, uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m,
-                          double *U)
+tf_status tf_gpu_gram(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, tf_tucker_svd m, double *G)
+{
+    const double one = 1.0, zero = 0.0;
+    const int i = (int)I, c = (int)C;
+    if (m == TF_TUCKER_SVD_ROW_GRAM)
+        TF_CUBLAS(cublasDsyrk(dev->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, i, c, &one, Y, c, &zero, G, i));
+    else
+        TF_CUBLAS(cublasDsyrk(dev->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, c, i, &one, Y, c, &zero, G, c));
+    return TF_OK;
+}
+
+tf_status tf_gpu_times_v(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, const double *V, uint64_t r,
+                         double *Q)
+{
+    const double one = 1.0, zero = 0.0;
+    if (I == 0) return TF_OK;
+    TF_CUBLAS(cublasDgemm(dev->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)I, (int)r, (int)C, &one, Y, (int)C, V, (int)C,
+                          &zero, Q, (int)I));
+    return TF_OK;
+}
+
+tf_status tf_gpu_lead_eig(tf_gpu_lead *L, uint64_t n, uint64_t r, tf_tucker_svd m, double *U)
 {
     tf_gpu_dev *dev = L->dev;
     const cudaStream_t st = dev->stream;
-    const double one = 1.0, zero = 0.0;
-    const int i = (int)I, c = (int)C, k = (int)r;
-    if (m != TF_TUCKER_SVD_ROW_GRAM && m != TF_TUCKER_SVD_COL_GRAM)
-        return tf_fail(TF_ERR_UNAVAILABLE, "tucker: the subspace method is not on the GPU yet (the CPU runs it: "
-                                           "--device cpu)");
+    const int k = (int)n;
+    TF_CUSOLVER(cusolverDnDsyevd(dev->solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, k, L->G, k, L->w,
+                                 L->work, L->lwork, L->info));
     if (m == TF_TUCKER_SVD_ROW_GRAM) {
-        TF_CUBLAS(cublasDsyrk(dev->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, i, c, &one, Y, c, &zero, L->G, i));
-        TF_CUSOLVER(cusolverDnDsyevd(dev->solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, i, L->G, i, L->w,
-                                     L->work, L->lwork, L->info));
-        TF_TRY(check_info(L, "the eigendecomposition (syevd) of the Gram Y Y^T", I));
-        take_leading_kernel<<<blocks_for(dev, I * r), LEAD_THREADS, 0, st>>>(L->G, I, (uint32_t)r, true, U);
+        TF_TRY(check_info(L, "the eigendecomposition (syevd) of the Gram Y Y^T", n));
+        take_leading_kernel<<<blocks_for(dev, n * r), LEAD_THREADS, 0, st>>>(L->G, n, (uint32_t)r, true, U);
         TF_CU_LAUNCH("take_leading_kernel");
+        fix_signs_kernel<<<(unsigned)r, LEAD_THREADS, 0, st>>>(U, n, (uint32_t)r);
+        TF_CU_LAUNCH("fix_signs_kernel");
     } else {
-        TF_CUBLAS(cublasDsyrk(dev->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, c, i, &one, Y, c, &zero, L->G, c));
-        TF_CUSOLVER(cusolverDnDsyevd(dev->solver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, c, L->G, c, L->w,
-                                     L->work, L->lwork, L->info));
-        TF_TRY(check_info(L, "the eigendecomposition (syevd) of the Gram Y^T Y", C));
-        take_leading_kernel<<<blocks_for(dev, C * r), LEAD_THREADS, 0, st>>>(L->G, C, (uint32_t)r, false, L->V);
+        TF_TRY(check_info(L, "the eigendecomposition (syevd) of the Gram Y^T Y", n));
+        take_leading_kernel<<<blocks_for(dev, n * r), LEAD_THREADS, 0, st>>>(L->G, n, (uint32_t)r, false, L->V);
         TF_CU_LAUNCH("take_leading_kernel");
-        /* Q = Y V (I x r column-major), orthonormalised */
-        TF_CUBLAS(cublasDgemm(dev->blas, CUBLAS_OP_T, CUBLAS_OP_N, i, k, c, &one, Y, c, L->V, c, &zero, L->Q, i));
-        TF_CUSOLVER(cusolverDnDgeqrf(dev->solver, i, k, L->Q, i, L->tau, L->work, L->lwork, L->info));
-        TF_TRY(check_info(L, "the QR factorisation (geqrf) of Y V", I));
-        TF_CUSOLVER(cusolverDnDorgqr(dev->solver, i, k, k, L->Q, i, L->tau, L->work, L->lwork, L->info));
-        TF_TRY(check_info(L, "the QR factorisation (orgqr) of Y V", I));
-        to_rowmajor_kernel<<<blocks_for(dev, I * r), LEAD_THREADS, 0, st>>>(L->Q, I, (uint32_t)r, U);
-        TF_CU_LAUNCH("to_rowmajor_kernel");
     }
+    return TF_OK;
+}
+
+tf_status tf_gpu_lead_qr(tf_gpu_lead *L, uint64_t I, uint64_t r, double *U)
+{
+    tf_gpu_dev *dev = L->dev;
+    const cudaStream_t st = dev->stream;
+    const int i = (int)I, k = (int)r;
+    TF_CUSOLVER(cusolverDnDgeqrf(dev->solver, i, k, L->Q, i, L->tau, L->work, L->lwork, L->info));
+    TF_TRY(check_info(L, "the QR factorisation (geqrf) of Y V", I));
+    TF_CUSOLVER(cusolverDnDorgqr(dev->solver, i, k, k, L->Q, i, L->tau, L->work, L->lwork, L->info));
+    TF_TRY(check_info(L, "the QR factorisation (orgqr) of Y V", I));
+    to_rowmajor_kernel<<<blocks_for(dev, I * r), LEAD_THREADS, 0, st>>>(L->Q, I, (uint32_t)r, U);
+    TF_CU_LAUNCH("to_rowmajor_kernel");
     fix_signs_kernel<<<(unsigned)r, LEAD_THREADS, 0, st>>>(U, I, (uint32_t)r);
     TF_CU_LAUNCH("fix_signs_kernel");
     return TF_OK;
+}
+
+tf_status tf_gpu_lead_run(tf_gpu_lead *L, const double *Y, uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m,
+                          double *U)
+{
+    if (m != TF_TUCKER_SVD_ROW_GRAM && m != TF_TUCKER_SVD_COL_GRAM)
+        return tf_fail(TF_ERR_UNAVAILABLE, "tucker: the subspace method is not on the GPU yet (the CPU runs it: "
+                                           "--device cpu)");
+    TF_TRY(tf_gpu_gram(L->dev, Y, I, C, m, L->G));
+    if (m == TF_TUCKER_SVD_ROW_GRAM) return tf_gpu_lead_eig(L, I, r, m, U);
+    TF_TRY(tf_gpu_lead_eig(L, C, r, m, U));
+    TF_TRY(tf_gpu_times_v(L->dev, Y, I, C, L->V, r, L->Q));
+    return tf_gpu_lead_qr(L, I, r, U);
 }

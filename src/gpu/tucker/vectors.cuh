@@ -35,8 +35,24 @@ uint64_t tf_gpu_lead_doubles(uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m
  * r[k], method m[k]) and the cuSOLVER workspace they need. */
 tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, const uint64_t *I, const uint64_t *C,
                             const uint64_t *r, const tf_tucker_svd *m);
+/* The steps, for a backend whose Y lies in parts (several GPUs):
+ * - tf_gpu_gram: G (device) <- Y Y^T (ROW_GRAM, I x I) or Y^T Y (COL_GRAM,
+ *   C x C) of Y (device, I x C row-major) on dev, upper triangle only;
+ * - tf_gpu_times_v: Q (device, I x r column-major) <- Y V, V (C x r
+ *   column-major) on dev;
+ * - tf_gpu_lead_eig: from the Gram in L->G (n x n): ROW_GRAM U (I x r
+ *   row-major) <- its r leading eigenvectors, signs fixed; COL_GRAM L->V
+ *   (C x r column-major) <- them;
+ * - tf_gpu_lead_qr: U (I x r row-major) <- L->Q (I x r column-major, Y V)
+ *   orthonormalised (geqrf / orgqr), signs fixed.
+ * The solver's steps wait for it (its info). */
+tf_status tf_gpu_gram(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, tf_tucker_svd m, double *G);
+tf_status tf_gpu_times_v(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, const double *V, uint64_t r,
+                         double *Q);
+tf_status tf_gpu_lead_eig(tf_gpu_lead *L, uint64_t n, uint64_t r, tf_tucker_svd m, double *U);
+tf_status tf_gpu_lead_qr(tf_gpu_lead *L, uint64_t I, uint64_t r, double *U);
 /* U (device, I x r row-major) <- the r leading left singular vectors of Y
- * (device, I x C row-major) by method m, signs fixed; waits for the solver. */
+ * (device, I x C row-major) by method m, signs fixed: the steps above. */
 tf_status tf_gpu_lead_run(tf_gpu_lead *L, const double *Y, uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m,
                           double *U);
 #endif
