@@ -16,8 +16,8 @@
 # the build (sorted copies / trees) seconds. Then the generated tensor of
 # 1B non-zeros (scripts/gpu-check 'scale': dims 20M x 10M x 2M, alpha 0.7)
 # at ranks 16,16,16 on the GPU(s): the CPU only with BIG_CPU=1 (hours).
-# Two GPUs are tried with --gpus 2 and shown as refused while Tucker is
-# not available on several GPUs.
+# Two GPUs: --gpus 2 (each GPU owns rows of Y_(n); a refusal is shown as
+# its one line).
 # Settings (environment): ITERS=5, BIG=1 (0: skip the 1B tensor), BIG_NNZ
 # (default 1000000000), BIG_ITERS=3, BIG_CPU=0, RUN_TIMEOUT=1800 seconds a run.
 set -uo pipefail

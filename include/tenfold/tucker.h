@@ -142,12 +142,12 @@ typedef struct tf_tucker_opts {
     const uint32_t *dimorder;     /* the order the modes are updated in (a permutation of
                                      0..order-1); NULL (default) = 0, 1, .., order-1     */
     int threads;                  /* CPU threads, 0 = default                            */
-    tf_backend backend;           /* default TF_BACKEND_AUTO: one GPU where the context's
-                                     device (without a context: the machine) has one, else
-                                     the CPU; under auto a run the GPU cannot hold (its
-                                     device budget) or lacks (the subspace method) runs on
-                                     the CPU with a note. Several GPUs and MPI ranks:
-                                     TF_ERR_UNAVAILABLE                                  */
+    tf_backend backend;           /* default TF_BACKEND_AUTO: the context's GPU(s) (without
+                                     a context: one, where the machine has one), else the
+                                     CPU; under auto a run the GPU cannot hold (its device
+                                     budget) or lacks (the subspace method) runs on the CPU
+                                     with a note. A context of several GPUs: each owns rows
+                                     of Y_(n). GPUs of MPI ranks: TF_ERR_UNAVAILABLE      */
     int device;                   /* GPU ordinal (without a context)                     */
     tf_context *context;          /* NULL = a private default one                        */
     tf_tucker_callback callback;  /* after every iteration (may be NULL)                 */
