@@ -9,9 +9,9 @@
  *   to 600 (one lane group of 1..256 columns, and slabs of 256), and the
  *   bundled uber-apr14 (4 modes, 416,744 non-zeros);
  * - whole HOOI runs from the same start on the GPU and the CPU: the fit of
- *   every iteration within 1e-10, the factors' subspaces equal (|U_cpu^T
- *   U_gpu| within 1e-8 of the identity, and so the columns, signs fixed
- *   alike) and the cores within 1e-8; both Grams (Y Y^T, Y^T Y) forced and
+ *   every iteration within 1e-10, the factors' subspaces equal (r -
+ *   ||U_cpu^T U_gpu||_F^2 within 1e-8) and, where the vectors themselves
+ *   agree (signs fixed alike), the cores within 1e-7; both Grams (Y Y^T, Y^T Y) forced and
  *   by the sizes; random tensors of 3 and 4 modes, uber-apr14 and the
  *   shared tensors ($TF_TEST_DATA: enron-igraphdata, when there);
  * - what the GPU lacks or cannot hold: the subspace method forced on the
@@ -96,7 +96,7 @@ static uint64_t check_ttmc(const char *what, const tf_tensor *X, const uint64_t 
         CHECK_OK(tf_ttmc(X, n, U, &o, &cpu));
         uint64_t bad = 0;
         for (uint64_t i = 0; s == TF_OK && i < len; ++i) {
-            if (!kt_close(got[i], ref[i], mag[i], 1e-13) || !kt_close(got[i], cpu.data[i], mag[i], 1e-13)) {
+            if (!kt_close(got[i], ref[i], mag[i], 1e-12) || !kt_close(got[i], cpu.data[i], mag[i], 1e-12)) {
                 if (bad++ < 3)
                     CHECKF(0, "%s mode %u: Y(%llu, %llu) is %.17g, the loop %.17g, tf_ttmc %.17g", what, n + 1,
                            (unsigned long long)(i / C), (unsigned long long)(i % C), got[i], ref[i], cpu.data[i]);
@@ -167,18 +167,20 @@ static void ttmc_cases(tf_rng *rng, int quick)
 
 /* ------------------------------------------------------------ HOOI */
 
-/* max |(U_a^T U_b)_{ij} - delta_ij| */
-static double subspace_gap(const tf_matrix *A, const tf_matrix *B)
+/* r - ||U_a^T U_b||_F^2 (0 when the column spaces are equal), and in
+ * *column the largest 1 - |u_a,j . u_b,j| (0 when the vectors are too). */
+static double subspace_gap(const tf_matrix *A, const tf_matrix *B, double *column)
 {
-    double worst = 0.0;
+    double fro = 0.0;
+    *column = 0.0;
     for (uint64_t i = 0; i < A->cols; ++i)
         for (uint64_t j = 0; j < B->cols; ++j) {
             double s = 0.0;
             for (uint64_t r = 0; r < A->rows; ++r) s += A->data[r * A->cols + i] * B->data[r * B->cols + j];
-            const double d = fabs(fabs(s) - (i == j ? 1.0 : 0.0));
-            if (d > worst) worst = d;
+            fro += s * s;
+            if (i == j && 1.0 - fabs(s) > *column) *column = 1.0 - fabs(s);
         }
-    return worst;
+    return fabs((double)A->cols - fro);
 }
 
 /* From the same (random) start: the CPU and the GPU (of ctx: NULL one, or
@@ -214,12 +216,16 @@ static void compare_on(const char *what, const tf_tensor *X, const uint64_t *ran
         CHECKF(fabs(rg.iterations[i].fit - rc.iterations[i].fit) <= 1e-10,
                "%s: iteration %u: fit %.15g on the GPU, %.15g on the CPU", what, i + 1, rg.iterations[i].fit,
                rc.iterations[i].fit);
+    int same_vectors = 1;
     for (uint32_t m = 0; m < X->order; ++m) {
         CHECKF(rg.svd_method[m] == rc.svd_method[m], "%s mode %u: method %d on the GPU, %d on the CPU", what, m + 1,
                (int)rg.svd_method[m], (int)rc.svd_method[m]);
-        const double gap = subspace_gap(&Tc.factors[m], &Tg.factors[m]);
-        CHECKF(gap <= 1e-8, "%s mode %u: |U_cpu^T U_gpu| is %.3g from the identity", what, m + 1, gap);
+        double column = 0.0;
+        const double gap = subspace_gap(&Tc.factors[m], &Tg.factors[m], &column);
+        CHECKF(gap <= 1e-8, "%s mode %u: r - ||U_cpu^T U_gpu||_F^2 is %.3g (the subspaces differ)", what, m + 1, gap);
+        if (column > 1e-8) same_vectors = 0; /* a rotation inside a (near-)repeated singular value */
     }
+    /* the core, where the vectors themselves agree (signs fixed alike) */
     uint64_t core = 1;
     double gmax = 0.0, dmax = 0.0;
     for (uint32_t m = 0; m < X->order; ++m) core *= ranks[m];
@@ -227,8 +233,11 @@ static void compare_on(const char *what, const tf_tensor *X, const uint64_t *ran
         gmax = fmax(gmax, fabs(Tc.core[e]));
         dmax = fmax(dmax, fabs(Tc.core[e] - Tg.core[e]));
     }
-    CHECKF(dmax <= 1e-8 * (gmax > 1.0 ? gmax : 1.0), "%s: the cores differ by %.3g (largest entry %.3g)", what, dmax,
-           gmax);
+    if (same_vectors)
+        CHECKF(dmax <= 1e-7 * (gmax > 1.0 ? gmax : 1.0), "%s: the cores differ by %.3g (largest entry %.3g)", what,
+               dmax, gmax);
+    else
+        printf("%s: vectors rotated within a repeated singular value; the core not compared\n", what);
     tf_ttensor_free(&Tc);
     tf_ttensor_free(&Tg);
     tf_tucker_report_free(&rc);
