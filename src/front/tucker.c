@@ -15,7 +15,6 @@
 #include "core/alloc.h"
 #include "core/check_args.h"
 #include "core/error.h"
-#include "front/auto_backend.h"
 #include "front/device_choice.h"
 
 /* ------------------------------------------------------------ the result */
