@@ -57,8 +57,18 @@ static const char help[] =
     "                       Grams, the core; 8G, 512M, ...; default: half the\n"
     "                       physical memory): checked before any work, a run over\n"
     "                       it stops with one line naming the sizes\n"
-    "      --device D       auto|cpu|gpu (default auto: the CPU -- Tucker is not on\n"
-    "                       the GPU yet, and --device gpu says so)\n"
+    "      --device D       auto|cpu|gpu (default auto: the GPU where there is one,\n"
+    "                       else the CPU; a problem the GPU cannot hold or lacks\n"
+    "                       -- both sides of a Y_(n) above 4096 -- runs on the CPU\n"
+    "                       with a note; gpu: there or an error). On the GPU: the\n"
+    "                       TTMc by a segmented pass over the non-zeros sorted per\n"
+    "                       mode, cuBLAS / cuSOLVER for the vectors, fp64; the\n"
+    "                       device budget (90% of its free memory) bounds it too\n"
+    "      --gpus G         several GPUs in this process: a count N (GPUs 0..N-1),\n"
+    "                       all, or a list of GPU numbers (0,2; '3,' is GPU 3\n"
+    "                       alone); per mode each GPU owns a range of the rows of\n"
+    "                       Y_(n), cut by non-zeros, and the non-zeros of those\n"
+    "                       rows; the Grams and the core are summed on the host\n"
     CLI_CHECKPOINT_HELP
     CLI_BASE_HELP
     CLI_GEN_HELP
@@ -90,6 +100,8 @@ typedef struct tucker_run {
     tf_ttensor result;
     tf_tucker_report rep;
     tf_ktensor_out *set;
+    cli_gpus gpus;
+    tf_context *ctx;
     double t_write, wall;
     tf_checkpoint ckpt;              /* --checkpoint, --checkpoint-every, --resume */
 } tucker_run;
@@ -102,12 +114,14 @@ static void run_free(tucker_run *r)
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_matrix_free(&r->init_f[m]);
     if (r->set) tf_ktensor_out_abort(r->set);
     r->set = NULL;
+    tf_context_free(r->ctx);
+    r->ctx = NULL;
 }
 
 static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *device = NULL,
-               *mem = NULL, *ckpt = NULL, *every = NULL, *resume = NULL;
+               *mem = NULL, *ckpt = NULL, *every = NULL, *resume = NULL, *gpus = NULL;
     const cli_opt opts[] = {{"rank", 'r', &rank, NULL},          {"iters", 'i', &iters, NULL},
                             {"tol", 0, &tol, NULL},              {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL},    {"stem", 'o', &r->stem, NULL},
@@ -115,8 +129,8 @@ static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
                             {"device", 0, &device, NULL},        {"memory-limit", 0, &mem, NULL},
                             {"base", 0, &r->base, NULL},         {"checkpoint", 0, &ckpt, NULL},
                             {"checkpoint-every", 0, &every, NULL}, {"resume", 0, &resume, NULL},
-                            CLI_VERBOSITY_OPTS,                  CLI_GEN_OPT,
-                            {0}};
+                            {"gpus", 0, &gpus, NULL},            CLI_VERBOSITY_OPTS,
+                            CLI_GEN_OPT,                         {0}};
     int rc = cli_parse(a, "tucker", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
     if ((rc = cli_checkpoint_parse("tucker", ckpt, every, resume, &r->ckpt))) return rc;
@@ -148,11 +162,13 @@ static int parse(int argc, char **argv, tucker_run *r, cli_args *a)
         (rc = cli_u64("tucker", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
         (rc = cli_threads("tucker", threads, &o->threads)) ||
         (rc = cli_choice("tucker", "--device", device, device_names, 3, &dev)) ||
-        (rc = cli_size("tucker", "--memory-limit", mem, &o->memory_limit)))
+        (rc = cli_size("tucker", "--memory-limit", mem, &o->memory_limit)) ||
+        (rc = cli_parse_gpus("tucker", gpus, &r->gpus)))
         return rc;
     if (mem && !o->memory_limit) return cli_usage("tucker", "--memory-limit: 0 is not a size");
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev;
+    if (gpus && dev == TF_BACKEND_CPU) return cli_usage("tucker", "--gpus: not with --device cpu");
     if (r->stem && (!*r->stem || !strcmp(r->stem, "-")))
         return cli_usage("tucker", "-o %s: the result is several files, give a stem (--json - puts the report on "
                                    "standard output)", r->stem);
@@ -325,6 +341,7 @@ static void print_summary(const tucker_run *r)
     for (uint32_t m = 0; m < N; ++m) printf("%s mode %u %s", m ? "," : "", m + 1, svd_name(p->svd_method[m]));
     printf("\nmemory: largest Y_(n) %s, dense arrays %s at most\n", cli_bytes(a, sizeof a, (double)p->y_bytes),
            cli_bytes(b, sizeof b, (double)p->work_bytes));
+    printf("ran on: %s (%s)\n", tf_backend_name(p->backend), p->plan);
     if (p->note[0]) printf("note: %s\n", p->note);
     printf("timing (s): read %.3f  init %.3f  build %.3f  ttmc %.3f  vectors %.3f  core %.3f  tucker total %.3f"
            "  write %.3f  wall %.3f\n",
@@ -383,6 +400,7 @@ static int write_json(tucker_run *r)
     json_array(&j, "leading_vectors");
     for (uint32_t m = 0; m < N; ++m) json_str(&j, NULL, svd_name(p->svd_method[m]));
     json_end(&j);
+    json_str(&j, "plan", p->plan);
     json_u64(&j, "y_bytes", p->y_bytes);
     json_u64(&j, "dense_bytes", p->work_bytes);
     json_end(&j);
@@ -429,10 +447,7 @@ int cmd_tucker(int argc, char **argv)
     cli_args a;
     int rc = parse(argc, argv, &r, &a);
     if (rc >= 0) return rc;
-    if (r.opts.backend == TF_BACKEND_GPU) { /* costs no read */
-        fprintf(stderr, "tenfold: tucker: not available on the GPU yet (the CPU runs it: --device cpu)\n");
-        return CLI_FAIL;
-    }
+    if ((rc = cli_gpu_precheck(r.opts.backend, 0, &r.gpus, "--device"))) return rc; /* costs no read */
     if ((rc = check_outputs(&r))) goto done;
     if (r.init && tf_factor_files_read(r.init, r.init_f, &r.init_n) != TF_OK) { /* before the tensor */
         rc = init_fail(&r, "%s", tf_last_error());
@@ -441,6 +456,10 @@ int cmd_tucker(int argc, char **argv)
     if ((rc = cli_load_base("tucker", r.path, r.opts.threads, r.base, &r.t, &r.info))) goto done;
     if ((rc = check_ranks(&r))) goto done;
     r.opts.init = (tf_tucker_init)r.init_kind;
+    if (r.opts.backend != TF_BACKEND_CPU &&
+        (rc = cli_run_context_ranks(r.opts.backend, 0, &r.gpus, r.opts.threads, 0, 0, "--device", &r.ctx)))
+        goto done;
+    r.opts.context = r.ctx;
     if (!cli_quiet()) {
         cli_print_problem(stdout, r.path, &r.t, &r.info);
         cli_print_fixes(stdout, &r.t, &r.info);

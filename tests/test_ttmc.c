@@ -174,7 +174,8 @@ static void errors(void)
     tf_ttmc_opts o;
     tf_ttmc_opts_default(&o);
     o.backend = TF_BACKEND_GPU;
-    CHECK_FAILS(tf_ttmc(&X, 0, U, &o, &Y), TF_ERR_UNAVAILABLE, "ttmc: not available on the GPU yet (the CPU runs it");
+    if (tf_gpu_count() == 0) /* one GPU runs it where there is one (test_gpu_tucker) */
+        CHECK(tf_ttmc(&X, 0, U, &o, &Y) != TF_OK && Y.data == NULL);
     CHECK_FAILS(tf_ttmc(NULL, 0, U, NULL, &Y), TF_ERR_ARG, "X is NULL");
     CHECK(Y.data == NULL);
     /* the public call equals the internal one */

@@ -20,8 +20,10 @@ extern "C" {
 typedef tf_run_info tf_ttmc_info;
 
 typedef struct tf_ttmc_opts {
-    tf_backend backend;   /* default TF_BACKEND_AUTO (the CPU: TTMc is not on the GPU
-                             yet; TF_BACKEND_GPU is TF_ERR_UNAVAILABLE)                */
+    tf_backend backend;   /* default TF_BACKEND_AUTO: the CPU (one TTMc does not pay
+                             for the GPU's set-up); TF_BACKEND_GPU: GPU 0 of the
+                             context (a segmented pass over the non-zeros sorted by
+                             the mode, fp64; the same bits every run)                   */
     int threads;          /* CPU threads, 0 = default                                  */
     tf_context *context;  /* devices, tuning; NULL = a private default one             */
     tf_ttmc_info *info;   /* optional output (NULL: none)                               */
@@ -141,10 +143,13 @@ typedef struct tf_tucker_opts {
     const uint32_t *dimorder;     /* the order the modes are updated in (a permutation of
                                      0..order-1); NULL (default) = 0, 1, .., order-1     */
     int threads;                  /* CPU threads, 0 = default                            */
-    tf_backend backend;           /* default TF_BACKEND_AUTO: the CPU (Tucker is not on
-                                     the GPU yet: TF_BACKEND_GPU is TF_ERR_UNAVAILABLE,
-                                     auto runs on the CPU, with a note on a GPU machine) */
-    int device;                   /* GPU ordinal (for when it is)                        */
+    tf_backend backend;           /* default TF_BACKEND_AUTO: the context's GPU(s) (without
+                                     a context: one, where the machine has one), else the
+                                     CPU; under auto a run the GPU cannot hold (its device
+                                     budget) or lacks (the subspace method) runs on the CPU
+                                     with a note. A context of several GPUs: each owns rows
+                                     of Y_(n). GPUs of MPI ranks: TF_ERR_UNAVAILABLE      */
+    int device;                   /* GPU ordinal (without a context)                     */
     tf_context *context;          /* NULL = a private default one                        */
     tf_tucker_callback callback;  /* after every iteration (may be NULL)                 */
     void *user;
@@ -153,8 +158,9 @@ typedef struct tf_tucker_opts {
                                      with rep->stopped = 1                                */
     uint64_t memory_limit;        /* host bytes the run's dense arrays may take (Y_(n), the
                                      Grams, the core, the factors): 0 (default) = half the
-                                     machine's physical memory. Checked before any work:
-                                     over it is TF_ERR_NOMEM naming the sizes            */
+                                     machine's physical memory. Checked before any work,
+                                     on either device: over it is TF_ERR_NOMEM naming the
+                                     sizes. A GPU run checks its device budget as well   */
     tf_tucker_svd svd;            /* default TF_TUCKER_SVD_AUTO; another value forces it  */
     const tf_checkpoint *checkpoint; /* appended (issue 49): checkpoints and resume
                                      (tenfold/checkpoint.h); NULL (default) = none      */
@@ -186,6 +192,7 @@ typedef struct tf_tucker_report {
                                       memory limit was checked against)              */
     tf_tucker_iter *iterations;    /* every iteration (iters of them), allocated by the
                                       call: free with tf_tucker_report_free          */
+    char plan[96];                 /* what ran: "cpu csf (3 trees)", "GPU 0, fp64, ..." */
 } tf_tucker_report;
 
 void tf_tucker_report_free(tf_tucker_report *r);

@@ -158,8 +158,9 @@ def test_errors():
         tenfold.tucker(T, [2, 2, 7])
     with pytest.raises(tenfold.ArgumentError, match="more than the product of the other ranks"):
         tenfold.tucker(T, [1, 1, 2])
-    with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
-        tenfold.tucker(T, 2, device="gpu")
+    if tenfold.gpu_count() == 0:  # one GPU runs it where there is one
+        with pytest.raises(tenfold.UnavailableError):
+            tenfold.tucker(T, 2, device="gpu")
     with pytest.raises(tenfold.OutOfMemoryError, match="over the limit"):
         tenfold.tucker(T, 2, memory_limit=100)
     with pytest.raises(tenfold.ArgumentError, match="init factor 1: 3 columns"):

@@ -16,10 +16,7 @@
 #include "core/alloc.h"
 #include "core/check_args.h"
 #include "core/error.h"
-#include "front/auto_backend.h"
 #include "front/device_choice.h"
-
-#define GPU_LACKS(what) "%s: not available on the GPU yet (the CPU runs it: --device cpu)", what
 
 /* ------------------------------------------------------------ the result */
 
@@ -95,6 +92,23 @@ static tf_status check_factors(const char *who, const tf_tensor *X, uint32_t ski
     return TF_OK;
 }
 
+/* tf_ttmc on one GPU (src/gpu/tucker/ttmc.cu) of o's context or a private one. */
+static tf_status ttmc_gpu(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_ttmc_opts *o, uint64_t I,
+                          uint64_t C, tf_matrix *out)
+{
+    if (o->context && (o->context->dist || o->context->opts.ndevices > 1))
+        return tf_fail(TF_ERR_UNAVAILABLE, "ttmc: not available on %s yet (one GPU or the CPU runs it)",
+                       o->context->dist ? "GPUs of MPI ranks" : "several GPUs");
+    tf_context *use = NULL, *own = NULL;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, 0, o->threads, &use, &own));
+    tf_status s = tf_matrix_alloc(out, I, C);
+    if (s == TF_OK) s = tf_cuda_ttmc(X, mode, U, use, out->data);
+    tf_context_free(own);
+    if (s != TF_OK) tf_matrix_free(out);
+    else if (o->info) o->info->backend = TF_BACKEND_GPU;
+    return s;
+}
+
 tf_status tf_ttmc(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const tf_ttmc_opts *o, tf_matrix *out)
 {
     if (out) memset(out, 0, sizeof *out);
@@ -120,13 +134,10 @@ tf_status tf_ttmc(const tf_tensor *X, uint32_t mode, const tf_matrix *U, const t
         return tf_fail(TF_ERR_RANGE, "tf_ttmc: the output of %llu x %llu doubles overflows", (unsigned long long)I,
                        (unsigned long long)C);
     if (o->backend == TF_BACKEND_GPU || (o->context && o->context->opts.backend == TF_BACKEND_GPU))
-        return tf_fail(TF_ERR_UNAVAILABLE, GPU_LACKS("ttmc"));
-    const tf_backend be = tf_choose_backend(o->context, o->backend, 0); /* the CPU: not on the GPU yet */
-    if (o->info) {
-        o->info->backend = be;
-        if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-            snprintf(o->info->note, sizeof o->info->note, "TTMc runs on the CPU: not on the GPU yet");
-    }
+        return ttmc_gpu(X, mode, U, o, I, C, out);
+    /* auto: the CPU (one TTMc does not pay for the GPU's set-up and the sorted copy) */
+    const tf_backend be = tf_choose_backend(o->context, o->backend, 0);
+    if (o->info) o->info->backend = be;
     int want[TF_MAX_ORDER] = {0};
     want[mode] = 1;
     tf_cpu_ttmc *p = NULL;
@@ -288,6 +299,55 @@ static tf_status check_memory(const tf_tensor *X, const tf_tucker_opts *o, tf_tu
                    o->memory_limit ? "the memory limit" : "half the physical memory; a memory limit raises it");
 }
 
+/* Where the run goes: this process's GPUs (the context's devices, one or
+ * several: asked for, or under auto where the context's device -- without
+ * a context, the machine -- has one), else its CPU. GPUs of MPI ranks lack
+ * Tucker: TF_ERR_UNAVAILABLE when the run asks for them. */
+static tf_status choose(const tf_tucker_opts *o, int *gpu)
+{
+    tf_context *c = o->context;
+    *gpu = 0;
+    if (c && (c->dist || c->opts.ndevices > 1)) {
+        const int on_gpu =
+            o->backend == TF_BACKEND_GPU || (o->backend == TF_BACKEND_AUTO && tf_context_resolve(c) == TF_BACKEND_GPU);
+        if (c->dist && on_gpu)
+            return tf_fail(TF_ERR_UNAVAILABLE, "tucker: not available on GPUs of MPI ranks yet (the GPUs of one "
+                                               "process or the CPU run it)");
+        *gpu = on_gpu && !c->dist;
+        return TF_OK;
+    }
+    /* a context made for the GPU asks for it as the backend would */
+    const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
+                                 ? TF_BACKEND_GPU : o->backend;
+    *gpu = tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
+    return TF_OK;
+}
+
+/* The backend: the GPU's (src/gpu/tucker) in o's context or a private one
+ * (*own, freed by the caller after the backend) when gpu; under auto a
+ * problem the GPU cannot hold (TF_ERR_NOMEM) or lacks (TF_ERR_UNAVAILABLE:
+ * a CPU-only module, the subspace method) runs on the CPU, the note saying
+ * why. */
+static tf_status create_backend(const tf_tensor *X, const tf_tucker_opts *o, int gpu, tf_tucker_backend *be,
+                                tf_context **own, tf_tucker_report *rep)
+{
+    if (gpu) {
+        tf_tucker_opts go = *o;
+        TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, own));
+        const tf_status s = tf_cuda_tucker_backend_create(X, &go, be);
+        if (s == TF_OK) {
+            rep->backend = TF_BACKEND_GPU;
+            return s;
+        }
+        tf_context_free(*own);
+        *own = NULL;
+        if (s == TF_ERR_UNAVAILABLE && o->backend == TF_BACKEND_AUTO) tf_cpu_fallback_note(rep->note, sizeof rep->note);
+        else if (!tf_gpu_fallback(s, o->backend, rep->note, sizeof rep->note)) return s;
+    }
+    rep->backend = TF_BACKEND_CPU;
+    return tf_cpu_tucker_backend_create(X, o, be);
+}
+
 /* The truncated HOSVD start (pyttb's init 'nvecs'): factor m the R_m leading
  * left singular vectors of X_(m) (tf_nvecs), every mode but skip. */
 static tf_status hosvd_start(const tf_tensor *X, const tf_tucker_opts *o, uint32_t skip, tf_matrix *f)
@@ -317,19 +377,15 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     TF_TRY(tf_tensor_validate(X));
     uint32_t order[TF_MAX_ORDER];
     TF_TRY(check_opts(X, &o, order));
-    /* the device: the CPU; a GPU asked for is refused, auto notes it */
-    if (o.backend == TF_BACKEND_GPU || (o.context && o.context->opts.backend == TF_BACKEND_GPU))
-        return tf_fail(TF_ERR_UNAVAILABLE, GPU_LACKS("tucker"));
-    rep->backend = tf_choose_backend(o.context, o.backend, 0);
-    if (o.backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-        snprintf(rep->note, sizeof rep->note, "Tucker runs on the CPU: not on the GPU yet");
+    int gpu = 0;
+    TF_TRY(choose(&o, &gpu));
     const double normx2 = tf_tensor_norm2(X);
     rep->norm_x = sqrt(normx2);
     if (!(normx2 > 0.0))
         return tf_fail(TF_ERR_ARG, "tucker: the tensor has no non-zero values (||X|| = 0), so there is nothing to "
                                    "decompose");
     if (!isfinite(normx2)) return tf_fail(TF_ERR_RANGE, "tucker: ||X||^2 overflows a double; rescale the values");
-    TF_TRY(check_memory(X, &o, rep));
+    TF_TRY(check_memory(X, &o, rep)); /* the same arrays on either device */
     /* the start */
     tf_matrix start[TF_MAX_ORDER];
     memset(start, 0, sizeof start);
@@ -345,9 +401,10 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     rep->t_init = tf_wtime() - t_start;
     tf_tucker_backend be;
     memset(&be, 0, sizeof be);
+    tf_context *own = NULL; /* the GPU's private context, when o has none */
     if (s == TF_OK) {
         const double t = tf_wtime();
-        s = tf_cpu_tucker_backend_create(X, &o, &be);
+        s = create_backend(X, &o, gpu, &be, &own, rep);
         rep->t_build = tf_wtime() - t;
     }
     const int made = s == TF_OK;
@@ -376,9 +433,11 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
         given = loaded;
     }
     if (s == TF_OK) {
+        snprintf(rep->plan, sizeof rep->plan, "%s", be.desc);
         s = tf_hooi_run(&be, X, &o, order, normx2, given, on ? &ck : NULL, out, rep);
     }
     if (made) be.ops->destroy(be.ctx);
+    tf_context_free(own);
     if (on) tf_ckpt_free(&ck);
     for (uint32_t m = 0; m < nloaded; ++m) tf_matrix_free(&loaded[m]);
     for (uint32_t m = 0; m < X->order; ++m) tf_matrix_free(&start[m]);

@@ -36,6 +36,7 @@ extern "C" {
 #include "seams/plan.h"
 #include "seams/sddmm_backends.h"
 #include "seams/spttm_backends.h"
+#include "seams/tucker.h"
 #include "core/alloc.h"
 #include "core/parallel.h"
 #include "fmt/auto_format.h"
@@ -62,6 +63,7 @@ extern "C" {
     TF_CUDA_SPTTM_API(ROW)                                                                                       \
     TF_CUDA_MODEL_API(ROW)                                                                                       \
     TF_CUDA_APR_API(ROW)                                                                                         \
+    TF_CUDA_TUCKER_API(ROW)                                                                                      \
     /* a new family: its table here, one line */
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
@@ -104,7 +106,8 @@ extern "C" {
       (S, tile_j, max_rows, max_nnz, t))                                                                         \
     X(uint32_t, tf_sddmm_model_tile_j, (const tf_csr *S, uint64_t K, size_t value_bytes, uint64_t l2_bytes),    \
       (S, K, value_bytes, l2_bytes))                                                                             \
-    X(tf_status, tf_spttm_fcoo_build, (const tf_tensor *X, const tf_fibres *F, tf_spttm_fcoo *out), (X, F, out))
+    X(tf_status, tf_spttm_fcoo_build, (const tf_tensor *X, const tf_fibres *F, tf_spttm_fcoo *out), (X, F, out)) \
+    X(tf_tucker_svd, tf_tucker_svd_choose, (uint64_t I, uint64_t C, tf_tucker_svd svd), (I, C, svd))
 #define TF_CUDA_CORE_VOID(X)                                                                  \
     X(void, tf_free, (void *p), (p))                                                          \
     X(void, tf_clear_error, (void), ())                                                       \
@@ -156,6 +159,8 @@ extern "C" {
     T(tf_cpd_update)          \
     T(tf_cp_apr_opts)         \
     T(tf_cp_apr_backend)      \
+    T(tf_tucker_opts)         \
+    T(tf_tucker_backend)      \
     /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1

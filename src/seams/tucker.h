@@ -4,17 +4,16 @@
  * backend owns the tensor's layout, the factors, Y_(n) and the core in its
  * own memory, and only scalars cross per iteration. The front end
  * (src/front/tucker.c) checks the options and the memory, and creates the
- * backend: the CPU one (src/cpu/tucker_cpu.c) today.
+ * backend: the CPU one (src/cpu/tucker_cpu.c) or one GPU's (src/gpu/tucker).
  *
- * A GPU backend implements the same table (tf_tucker_backend_ops) and adds
- * one row to a family table of its own beside this one, e.g.
- *   #define TF_CUDA_TUCKER_API(ROW) ROW(MAY_LOAD, tf_status, tf_cuda_tucker_backend_create,
- *       (const tf_tensor *X, const tf_tucker_opts *o, tf_tucker_backend *out), (X, o, out), ,
- *       tf_cuda_unavailable("GPU Tucker needs"))
- * (docs/DESIGN.md "Adding a GPU operation"), and the front end's
- * create_backend calls it where it now answers TF_ERR_UNAVAILABLE. */
+ * The GPU backend (src/gpu/tucker) implements the same table; its entry
+ * point, and the GPU's single TTMc, are the rows of TF_CUDA_TUCKER_API
+ * below (docs/DESIGN.md "Adding a GPU operation").
+ */
 #ifndef TF_SEAMS_TUCKER_H
 #define TF_SEAMS_TUCKER_H
+#include "core/error.h"
+#include "seams/cuda_table.h"
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -72,6 +71,29 @@ void tf_cpu_ttmc_set_chunking(uint64_t partial_doubles, uint32_t chunks);
 /* The CPU Tucker backend over the trees of every mode (o: the resolved
  * options: ranks checked, svd set). */
 tf_status tf_cpu_tucker_backend_create(const tf_tensor *X, const tf_tucker_opts *o, tf_tucker_backend *out);
+
+/* The CUDA backend's entry point (src/gpu/tucker; its format:
+ * seams/cuda_table.h):
+ * - tf_cuda_tucker_backend_create: HOOI on the one GPU of o->context (never
+ *   NULL here), in double precision: per mode a copy of the non-zeros
+ *   sorted by the mode's index (the TTMc's segmented pass), the factors,
+ *   Y_(n), the Grams on the device; the eigenvectors by cuSOLVER syevd, the
+ *   same sign rule as the CPU. o: the resolved options (ranks checked).
+ *   TF_ERR_NOMEM (naming the bytes and the budget) when they do not fit the
+ *   context's device budget; TF_ERR_UNAVAILABLE for what the GPU lacks (the
+ *   subspace method, an order above the GPU's), so that the front end runs
+ *   it on the CPU under auto. X borrowed during the call only.
+ * - tf_cuda_ttmc: one TTMc (tf_ttmc's) on the one GPU of ctx: Y (host,
+ *   dims[mode] x C) from the factors U (host); the sorted copy of the mode
+ *   made for the call. */
+#define TF_CUDA_TUCKER_API(ROW)                                                                                    \
+    ROW(MAY_LOAD, tf_status, tf_cuda_tucker_backend_create,                                                        \
+        (const tf_tensor *X, const tf_tucker_opts *o, tf_tucker_backend *out), (X, o, out),                        \
+        , tf_cuda_unavailable("GPU Tucker needs"))                                                                 \
+    ROW(MAY_LOAD, tf_status, tf_cuda_ttmc,                                                                         \
+        (const tf_tensor *X, uint32_t mode, const tf_matrix *U, tf_context *ctx, double *Y), (X, mode, U, ctx, Y), \
+        , tf_cuda_unavailable("GPU TTMc needs"))
+TF_CUDA_TUCKER_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus
 }

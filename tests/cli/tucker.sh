@@ -54,9 +54,34 @@ check "a rank above the product of the others" grep -q -- 'the rank of mode 3 is
 expect_usage tucker small.tns
 check "no ranks" grep -q 'missing -r' err.txt
 expect_usage tucker small.tns -r 2,x,2
-expect_failure "--device gpu" 'tucker: not available on the GPU yet \(the CPU runs it: --device cpu\)' \
-    tucker small.tns -r 2 --device gpu -o gpu
-no_files "--device gpu wrote nothing" gpu.mode1.mat gpu.set
+expect_usage tucker small.tns -r 2 --gpus 2 --device cpu
+if "$TF" info 2>/dev/null | grep -qE '^gpus: +[1-9]'; then
+    # one GPU: the fits of the CPU's to 1e-10 from the same start (test_gpu_tucker checks more)
+    expect 0 "--device gpu" tucker small.tns -r 2,3,2 -i 4 --tol 0 --device gpu -v --json gpu.json -o gpu
+    check "--device gpu: where it ran" grep -q '^ran on: gpu (GPU 0, fp64' out.txt
+    expect 0 "--device cpu, the same start" tucker small.tns -r 2,3,2 -i 4 --tol 0 --device cpu --json cpu.json
+    check "--device gpu: the CPU's fits" python3 - gpu.json cpu.json <<'PY'
+import json, sys
+g, c = (json.load(open(f)) for f in sys.argv[1:])
+assert g["options"]["device"] == "gpu" and g["result"]["plan"].startswith("GPU 0"), g["result"]["plan"]
+for a, b in zip(g["iterations"], c["iterations"]):
+    assert abs(a["fit"] - b["fit"]) <= 1e-10, (a["fit"], b["fit"])
+PY
+    if "$TF" info 2>/dev/null | grep -qE '^gpus: +([2-9]|[1-9][0-9])'; then
+        expect 0 "--gpus 2" tucker small.tns -r 2,3,2 -i 4 --tol 0 --gpus 2 --json gpus.json
+        check "--gpus 2: the CPU's fits" python3 - gpus.json cpu.json <<'PY'
+import json, sys
+g, c = (json.load(open(f)) for f in sys.argv[1:])
+assert g["result"]["plan"].startswith("2 GPUs"), g["result"]["plan"]
+for a, b in zip(g["iterations"], c["iterations"]):
+    assert abs(a["fit"] - b["fit"]) <= 1e-10, (a["fit"], b["fit"])
+PY
+    fi
+else
+    expect_failure "--device gpu without a GPU" 'tenfold: --device: (not available|no usable NVIDIA GPU)' \
+        tucker small.tns -r 2 --device gpu -o gpu
+    no_files "--device gpu wrote nothing" gpu.mode1.mat gpu.set
+fi
 expect_failure "--memory-limit 1K" 'Y_\(1\) is 30 x 6 doubles .* over the limit' tucker small.tns -r 2,3,2 --memory-limit 1K -o mem
 no_files "the memory failure wrote nothing" mem.mode1.mat mem.set mem.lock
 expect_failure "--init of files with other columns than -r" 'tk.mode1.mat has 4 columns, expected 2 \(-r\)' \

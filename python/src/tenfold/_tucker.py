@@ -37,13 +37,15 @@ class TuckerResult:
         one per mode), 'vectors' (leading singular vectors), 'core', 'total'.
     note : str
         Why an automatic device choice ran on the CPU, else "".
+    plan : str
+        Where it ran: "cpu csf (3 trees)", "GPU 0, fp64, ...".
     """
 
-    __slots__ = ("core", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings", "note")
+    __slots__ = ("core", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings", "note", "plan")
 
     def __init__(self, core: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"), n_iter: int = 0,
                  converged: bool = False, stopped: bool = False, fit_history: Optional[Sequence[float]] = None,
-                 timings: Optional[dict] = None, note: str = ""):
+                 timings: Optional[dict] = None, note: str = "", plan: str = ""):
         self.core = core
         self.factors = list(factors)
         self.fit = float(fit)
@@ -53,6 +55,7 @@ class TuckerResult:
         self.fit_history = list(fit_history) if fit_history is not None else []
         self.timings = dict(timings) if timings is not None else {}
         self.note = note
+        self.plan = plan
 
     @property
     def rank(self) -> tuple:
@@ -203,8 +206,10 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
     tol or after n_iter_max iterations. callback(info) runs after every
     iteration with a TuckerIter; returning True stops the run (Ctrl-C too,
     then KeyboardInterrupt is raised). memory_limit: host bytes for the dense
-    arrays (int or '8G'; default half the physical memory). device 'gpu'
-    raises UnavailableError (not on the GPU yet). checkpoint=STEM,
+    arrays (int or '8G'; default half the physical memory). device: 'auto'
+    (one GPU where there is one, else the CPU; what the GPU cannot hold or
+    lacks -- the subspace method -- runs on the CPU, res.note says why),
+    'cpu' or 'gpu' (UnavailableError without one); res.plan says where it ran. checkpoint=STEM,
     checkpoint_every=, resume=STEM: checkpoints and resume, as cp_als's (the
     iterations before the checkpoint are in the result's history too).
 
@@ -285,7 +290,7 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
                    "vectors": rep.t_svd, "core": rep.t_core, "total": rep.t_total}
         res = TuckerResult(core, factors, fit=rep.fit, n_iter=rep.iters, converged=rep.converged,
                            stopped=rep.stopped, fit_history=state.history, timings=timings,
-                           note=ffi.string(rep.note).decode())
+                           note=ffi.string(rep.note).decode(), plan=ffi.string(rep.plan).decode())
     finally:
         _runs.pop(tid, None)
         lib.tf_ttensor_free(out)
