@@ -67,7 +67,7 @@ extern "C" tf_status tf_gpu_check_apr_streamed(const tf_tensor *X, const tf_cp_a
     tf_status s = tf_gpu_apr_backend_make(X, &go, batch, &be);
     if (s == TF_OK) {
         snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
-        s = tf_apr_run(&be, X, &go, out, rep);
+        s = tf_apr_run(&be, X, &go, NULL, NULL, out, rep);
         be.ops->destroy(be.ctx);
     }
     tf_context_free(ctx);
