@@ -4,6 +4,7 @@
 #ifndef TF_CLI_CPD_OUTPUT_H
 #define TF_CLI_CPD_OUTPUT_H
 #include "cpd_apr.h"
+#include "cpd_gcp.h"
 #include "cpd_constraints.h"
 #include "cpd_init.h"
 #include "run_context.h"
@@ -23,6 +24,7 @@ typedef struct cpd_run {
     cpd_constraints cons;   /* --nonneg, --l1, --l2 (AO-ADMM)      */
     cpd_apr apr;            /* --method apr (CP-APR): its options,
                                report and iterations               */
+    cpd_gcp gcp;            /* --method gcp (GCP): the same        */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

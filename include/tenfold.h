@@ -35,6 +35,7 @@
 #include "tenfold/mttkrp.h"
 #include "tenfold/cpd.h"
 #include "tenfold/cp_apr.h"
+#include "tenfold/gcp.h"
 #include "tenfold/sddmm.h"
 #include "tenfold/spttm.h"
 #include "tenfold/tucker.h"
