@@ -5,7 +5,8 @@
  * the others the two-loop direction,
  * an Armijo backtracking search along the projected path, stopping when
  * the projected gradient's largest entry is <= pgtol or the loss changes by
- * less than ftol |f| in an iteration (or after max_epochs iterations). */
+ * less than ftol |f| in two iterations in a row, the second after the
+ * memory was cleared (or after max_epochs iterations). */
 #include <math.h>
 #include <string.h>
 
@@ -66,6 +67,7 @@ static tf_status iterate(const tf_gcp_backend *be, const tf_gcp_opts *o, lbfgs *
     rep->t_gradient += tf_wtime() - t0;
     rep->loss_initial = rep->loss_estimate = f;
     if (!isfinite(f)) return tf_fail(TF_ERR_NUMERIC, "gcp: the loss of the start is not finite (%g)", f);
+    int stalled = 0;
     for (uint32_t it = 1; it <= o->max_epochs; ++it) {
         const double t_iter = tf_wtime();
         /* the projected gradient; the variables within eps of the bound whose
@@ -113,9 +115,13 @@ static tf_status iterate(const tf_gcp_backend *be, const tf_gcp_opts *o, lbfgs *
             accepted = isfinite(fn) && fn <= f + 1e-4 * decrease;
             if (accepted) break;
         }
-        if (!accepted) { /* no decrease along the path: as far as it goes */
-            rep->converged = 1;
-            break;
+        if (!accepted) { /* no decrease along the path: from a scaled gradient step once more, then done */
+            if (!L->count) {
+                rep->converged = 1;
+                break;
+            }
+            L->count = 0;
+            continue;
         }
         double *sj = L->s[L->head], *yj = L->y[L->head];
         for (uint64_t e = 0; e < P; ++e) {
@@ -150,9 +156,14 @@ static tf_status iterate(const tf_gcp_backend *be, const tf_gcp_opts *o, lbfgs *
             o->callback(&info, o->user);
         }
         const double scale = fabs(f) > 1.0 ? fabs(f) : 1.0;
-        if (change <= o->ftol * scale) {
-            rep->converged = 1;
-            break;
+        if (change <= o->ftol * scale) { /* stalled: a stale memory, or the end (twice in a row) */
+            if (stalled++) {
+                rep->converged = 1;
+                break;
+            }
+            L->count = 0;
+        } else {
+            stalled = 0;
         }
         if (o->stop && *o->stop) {
             rep->stopped = 1;

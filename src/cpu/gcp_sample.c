@@ -86,9 +86,11 @@ void tf_gcp_draw(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, uint64_t
 {
     const tf_tensor *X = h->X;
     const uint32_t N = X->order;
-    const uint64_t nnz = X->nnz, total = gnz + gz;
+    const uint64_t nnz = X->nnz;
     double numel = 1.0;
     for (uint32_t n = 0; n < N; ++n) numel *= (double)X->dims[n];
+    if (numel <= (double)nnz) gz = 0; /* no zeros to draw */
+    const uint64_t total = gnz + gz;
     s->n = total;
     s->nnz_part = gnz;
     s->w_nz = gnz ? (double)nnz / (double)gnz : 0.0;

@@ -38,7 +38,8 @@ void tf_gcp_samples_free(tf_gcp_samples *s);
 
 /* Draws gnz non-zeros (streams 2 stream) and gz zeros (stream 2 stream + 1)
  * of X into s (cap >= gnz + gz), weights nnz / gnz and (prod dims - nnz) /
- * gz. threads 0 = default; the draws are the same for any count. */
+ * gz (none when X has no zeros). threads 0 = default; the draws are the
+ * same for any count. */
 void tf_gcp_draw(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, uint64_t gnz, uint64_t gz, int threads,
                  tf_gcp_samples *s);
 
