@@ -192,7 +192,7 @@ static void check_pass(const char *what, const tf_gcp_samples *s, double *const 
         for (uint32_t n = 0; n < N; ++n)
             for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
         double f = NAN;
-        const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads};
+        const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0};
         CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
         CHECKF(fabs(f - fref) <= 1e-11 * fabs(fref) + 1e-300, "%s loss %s, %d threads: f %.17g, reference %.17g", what,
                tf_gcp_loss_name((tf_gcp_loss)loss), threads, f, fref);
@@ -229,6 +229,28 @@ static void test_pass(tf_rng *rng)
             const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
             random_factors(rng, N, dims, R, lb == 0.0 ? 0.05 : -0.6, 0.6, A);
             check_pass("random", &s, A, dims, R, loss);
+            /* the fused draw (sampling inside the pass): the same bits as the drawn sample's pass */
+            double *G1[5], *G2[5], f1 = NAN, f2 = NAN;
+            for (uint32_t n = 0; n < N; ++n) {
+                G1[n] = malloc(dims[n] * R * sizeof(double));
+                G2[n] = malloc(dims[n] * R * sizeof(double));
+            }
+            tf_gcp_samples head;
+            memset(&head, 0, sizeof head);
+            tf_gcp_draw_setup(&h, 3000, 2500, &head);
+            const uint64_t fseed = tf_rng_next(rng);
+            tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s);
+            tf_gcp_pass_in in1 = {&s, (const double *const *)A, dims, R, loss, 3, 1, NULL, 0, 0};
+            tf_gcp_pass_in in2 = {&head, (const double *const *)A, dims, R, loss, 3, 1, &h, fseed, 9};
+            CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
+            CHECK_OK(tf_cpu_gcp_pass(&in2, G2, &f2));
+            int same = f1 == f2 && head.n == s.n && head.w_z == s.w_z;
+            for (uint32_t n = 0; n < N; ++n) same &= !memcmp(G1[n], G2[n], dims[n] * R * sizeof(double));
+            CHECKF(same, "order %u loss %s: the fused draw's pass differs", N, tf_gcp_loss_name((tf_gcp_loss)loss));
+            for (uint32_t n = 0; n < N; ++n) {
+                free(G1[n]);
+                free(G2[n]);
+            }
             for (uint32_t n = 0; n < N; ++n) free(A[n]);
             tf_gcp_samples_free(&s);
             tf_gcp_nzset_free(&h);
@@ -449,6 +471,7 @@ static void test_errors(tf_rng *rng)
     tf_ktensor bad;
     const uint64_t wrong[3] = {5, 4, 2};
     CHECK_OK(tf_ktensor_alloc(&bad, 3, wrong, 2));
+    for (uint32_t n = 0; n < 3; ++n) memset(bad.factors[n].data, 0, wrong[n] * 2 * sizeof(double));
     o.init = &bad;
     CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "initial factor 3 is 2 x 2");
     tf_ktensor_free(&bad);

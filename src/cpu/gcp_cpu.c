@@ -33,13 +33,15 @@ static void mode_ptrs(const cpu_gcp *c, double *base, double **p)
     }
 }
 
-static tf_status pass(cpu_gcp *c, const tf_gcp_samples *s, int want_grad, double *f)
+static tf_status pass(cpu_gcp *c, const tf_gcp_samples *s, int want_grad, int want_f, double *f,
+                      const tf_gcp_nzset *draw, uint64_t stream)
 {
     if (!c->started) return tf_fail(TF_ERR_ARG, "GCP backend: init was not called");
     double *A[TF_MAX_ORDER], *G[TF_MAX_ORDER];
     mode_ptrs(c, c->u, A);
     mode_ptrs(c, c->g, G);
-    const tf_gcp_pass_in in = {s, (const double *const *)A, c->dims, c->rank, c->loss, c->threads};
+    const tf_gcp_pass_in in = {s, (const double *const *)A, c->dims, c->rank, c->loss, c->threads, want_f,
+                               draw, c->seed, stream};
     return tf_cpu_gcp_pass(&in, want_grad ? G : NULL, f);
 }
 
@@ -67,17 +69,18 @@ static tf_status cpu_init(void *ctx, const tf_ktensor *start)
 static tf_status cpu_estimate(void *ctx, double *f)
 {
     cpu_gcp *c = ctx;
-    return pass(c, &c->fixed, 0, f);
+    return pass(c, &c->fixed, 0, 1, f, NULL, 0);
 }
 
 static tf_status cpu_gradient(void *ctx, uint64_t iter, double *t_sample)
 {
     cpu_gcp *c = ctx;
-    const double t = tf_wtime();
-    tf_gcp_draw(&c->set, c->seed, iter + 1, c->gnz, c->gz, c->threads, &c->grad);
-    *t_sample = tf_wtime() - t;
+    /* drawn inside the pass, a block at a time (no sample arrays): its
+     * time is the gradient's */
+    tf_gcp_draw_setup(&c->set, c->gnz, c->gz, &c->grad);
+    *t_sample = 0.0;
     double f;
-    return pass(c, &c->grad, 1, &f);
+    return pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1);
 }
 
 static tf_status cpu_adam(void *ctx, double step, double beta1, double beta2, double eps, double lower)
@@ -124,7 +127,7 @@ static tf_status cpu_dense_fg(void *ctx, const double *u, double *f, double *g)
 {
     cpu_gcp *c = ctx;
     memcpy(c->u, u, c->nparams * sizeof(double));
-    TF_TRY(pass(c, &c->fixed, 1, f));
+    TF_TRY(pass(c, &c->fixed, 1, 1, f, NULL, 0));
     memcpy(g, c->g, c->nparams * sizeof(double));
     return TF_OK;
 }
@@ -185,7 +188,7 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf
     } else if (s == TF_OK) {
         s = tf_gcp_nzset_build(X, &c->set);
         if (s == TF_OK) s = tf_gcp_samples_alloc(&c->fixed, X->order, o->fnz + o->fz);
-        if (s == TF_OK) s = tf_gcp_samples_alloc(&c->grad, X->order, o->gnz + o->gz);
+        if (s == TF_OK) s = tf_gcp_samples_alloc(&c->grad, X->order, 0); /* count and weights only */
         if (s == TF_OK) tf_gcp_draw(&c->set, o->seed, 0, o->fnz, o->fz, o->threads, &c->fixed);
     }
     if (s != TF_OK) {

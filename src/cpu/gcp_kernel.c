@@ -14,9 +14,20 @@
 
 /* One block [k0, k1): its loss sum; gradient rows into G (NULL: none).
  * pre: (N + 1) x R doubles of scratch. */
-static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *const *G, double *pre)
+static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *const *G, double *pre,
+                    uint32_t *const *bind, double *bvals)
 {
+    const int want_f = in->want_f || !G;
     const tf_gcp_samples *s = in->s;
+    const uint32_t *const *ind = (const uint32_t *const *)s->ind;
+    const double *vals = s->vals;
+    uint64_t base = 0;
+    if (in->draw) { /* this block's entries drawn now, into the thread's buffer */
+        tf_gcp_draw_range(in->draw, in->seed, in->stream, s, k0, k1, bind, bvals);
+        ind = (const uint32_t *const *)bind;
+        vals = bvals;
+        base = k0;
+    }
     const uint32_t N = s->order;
     const uint64_t R = in->rank;
     const int loss = in->loss;
@@ -24,25 +35,25 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
     double sum = 0.0;
     for (uint64_t k = k0; k < k1; ++k) {
         /* pre[n] = prod_{j < n} A_j(i_j, :) (pre[0] = 1), then the full product */
-        const double *a0 = in->A[0] + (uint64_t)s->ind[0][k] * R;
+        const double *a0 = in->A[0] + (uint64_t)ind[0][k - base] * R;
         double *p1 = pre + R;
         for (uint64_t r = 0; r < R; ++r) p1[r] = a0[r];
         for (uint32_t n = 1; n < N; ++n) {
-            const double *an = in->A[n] + (uint64_t)s->ind[n][k] * R;
+            const double *an = in->A[n] + (uint64_t)ind[n][k - base] * R;
             const double *pp = pre + (uint64_t)n * R;
             double *pn = n + 1 < N ? pre + (uint64_t)(n + 1) * R : suf;
             for (uint64_t r = 0; r < R; ++r) pn[r] = pp[r] * an[r];
         }
         double m = 0.0;
         for (uint64_t r = 0; r < R; ++r) m += suf[r];
-        const double w = k < s->nnz_part ? s->w_nz : s->w_z, x = s->vals[k];
-        sum += w * tf_gcp_f(loss, x, m);
+        const double w = k < s->nnz_part ? s->w_nz : s->w_z, x = vals[k - base];
+        if (want_f) sum += w * tf_gcp_f(loss, x, m);
         if (!G) continue;
         const double y = w * tf_gcp_df(loss, x, m);
         /* mode n's row gets y * pre[n] * (product of the modes after n) */
         for (uint64_t r = 0; r < R; ++r) suf[r] = y;
         for (uint32_t n = N; n-- > 0;) {
-            const uint64_t i = s->ind[n][k];
+            const uint64_t i = ind[n][k - base];
             double *g = G[n] + i * R;
             const double *pn = pre + (uint64_t)n * R;
             if (n == 0) {
@@ -67,7 +78,9 @@ tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
     if (nt < 1) nt = 1;
     uint64_t gsize = 0; /* all modes' gradient entries */
     for (uint32_t m = 0; m < N; ++m) gsize += in->dims[m] * R;
-    const uint64_t scr = ((uint64_t)(N + 1) * R + 7) & ~(uint64_t)7;
+    /* per thread: the products, and with a draw the block's entries */
+    const uint64_t bufd = in->draw ? TF_GCP_BLOCK + (N * TF_GCP_BLOCK + 1) / 2 : 0;
+    const uint64_t scr = (((uint64_t)(N + 1) * R + 7) & ~(uint64_t)7) + bufd;
     double *scratch = NULL, *parts = NULL, *bsum = NULL;
     TF_TRY(TF_ALLOC(scratch, (uint64_t)nt * scr, "GCP pass scratch"));
     tf_status st = TF_ALLOC(bsum, nb ? nb : 1, "GCP pass block sums");
@@ -83,6 +96,9 @@ tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
     {
         const int t = tf_thread_id();
         double *pre = scratch + (uint64_t)t * scr;
+        double *bvals = pre + (scr - bufd);
+        uint32_t *bind[TF_MAX_ORDER];
+        for (uint32_t m = 0; m < N && bufd; ++m) bind[m] = (uint32_t *)(bvals + TF_GCP_BLOCK) + (uint64_t)m * TF_GCP_BLOCK;
         double *Gt[TF_MAX_ORDER];
         double *const *g = G;
         if (G && t > 0) {
@@ -98,7 +114,7 @@ tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
         for (int64_t b = 0; b < (int64_t)nb; ++b) {
             const uint64_t k0 = (uint64_t)b * TF_GCP_BLOCK;
             const uint64_t k1 = k0 + TF_GCP_BLOCK < n ? k0 + TF_GCP_BLOCK : n;
-            bsum[b] = block(in, k0, k1, g, pre);
+            bsum[b] = block(in, k0, k1, g, pre, bind, bvals);
         }
         if (G && nt > 1) { /* the parts into G, every thread a range of entries, in thread order */
             uint64_t off = 0;

@@ -20,6 +20,13 @@ typedef struct tf_gcp_pass_in {
     uint64_t rank;
     int loss;               /* tf_gcp_loss */
     int threads;            /* 0 = default */
+    int want_f;             /* with G: also the loss sum (else *f = 0); without
+                               G it is always computed */
+    /* NULL: s holds the entries. Else the pass draws them (tf_gcp_draw_range
+     * of stream `stream`), a block at a time, and s gives only their count
+     * and weights (tf_gcp_draw_setup): sampling and gradient fused */
+    const tf_gcp_nzset *draw;
+    uint64_t seed, stream;
 } tf_gcp_pass_in;
 
 /* *f = sum over the sample of w f(x, m); with G (order arrays of dims[n] x
