@@ -12,6 +12,9 @@
 #include "core/parallel.h"
 #include "cpu/gcp_loss.h"
 
+/* Entries ahead whose rows are prefetched. */
+#define PREFETCH 6
+
 /* One block [k0, k1): its loss sum; gradient rows into G (NULL: none).
  * pre: (N + 1) x R doubles of scratch. */
 static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *const *G, double *pre,
@@ -34,6 +37,14 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
     double *suf = pre + (uint64_t)N * R;
     double sum = 0.0;
     for (uint64_t k = k0; k < k1; ++k) {
+        if (k + PREFETCH < k1) /* the rows a later entry reads (and writes): their misses overlap this one's work */
+            for (uint32_t n = 0; n < N; ++n) {
+                const uint64_t i = (uint64_t)ind[n][k + PREFETCH - base] * R;
+                for (uint64_t r = 0; r < R; r += 8) {
+                    __builtin_prefetch(in->A[n] + i + r);
+                    if (G) __builtin_prefetch(G[n] + i + r, 1);
+                }
+            }
         /* pre[n] = prod_{j < n} A_j(i_j, :) (pre[0] = 1), then the full product */
         const double *a0 = in->A[0] + (uint64_t)ind[0][k - base] * R;
         double *p1 = pre + R;

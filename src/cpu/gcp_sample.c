@@ -122,9 +122,9 @@ void tf_gcp_nzset_free(tf_gcp_nzset *h)
     memset(h, 0, sizeof *h);
 }
 
-int tf_gcp_nzset_has(const tf_gcp_nzset *h, const uint32_t *idx)
+/* The probe from slot p (key: the linear index + 1 where linear). */
+static int has_from(const tf_gcp_nzset *h, const uint32_t *idx, uint64_t p, uint64_t key)
 {
-    uint64_t key = 0, p = probe_start(h, idx, &key);
     for (;;) {
         const uint64_t s = h->slot[p];
         if (!s) return 0;
@@ -136,6 +136,13 @@ int tf_gcp_nzset_has(const tf_gcp_nzset *h, const uint32_t *idx)
         if (same_coord(h, s - 1, idx)) return 1;
         p = (p + 1) & h->mask;
     }
+}
+
+int tf_gcp_nzset_has(const tf_gcp_nzset *h, const uint32_t *idx)
+{
+    uint64_t key = 0;
+    const uint64_t p = probe_start(h, idx, &key);
+    return has_from(h, idx, p, key);
 }
 
 tf_status tf_gcp_samples_alloc(tf_gcp_samples *s, uint32_t order, uint64_t cap)
@@ -171,27 +178,56 @@ void tf_gcp_draw_setup(const tf_gcp_nzset *h, uint64_t gnz, uint64_t gz, tf_gcp_
     s->w_z = gz ? (numel - (double)nnz) / (double)gz : 0.0;
 }
 
+/* Entries are drawn in chunks: first every entry's random numbers, with
+ * a prefetch of the packed non-zero or the hash slot it reads, then the
+ * reads (the cache misses of a chunk overlap instead of following one
+ * another; each entry's numbers are its own generator's, as one at a time). */
+#define CHUNK 256
+
 void tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, const tf_gcp_samples *s, uint64_t j0,
                        uint64_t j1, uint32_t *const *ind, double *vals)
 {
     const tf_tensor *X = h->X;
     const uint32_t N = X->order;
     const uint64_t nnz = X->nnz, gnz = s->nnz_part;
-    for (uint64_t j = j0; j < j1; ++j) {
-        const uint64_t o = j - j0;
-        if (j < gnz) {
-            uint64_t x = tf_rng_key(seed, 2 * stream, j);
-            const uint32_t *c = h->coord + sm_below(&x, nnz) * h->stride;
-            for (uint32_t n = 0; n < N; ++n) ind[n][o] = c[n];
-            memcpy(&vals[o], c + N, sizeof(double));
-        } else {
-            uint64_t x = tf_rng_key(seed, 2 * stream + 1, j - gnz);
+    uint64_t state[CHUNK], at[CHUNK], key[CHUNK];
+    for (uint64_t c0 = j0; c0 < j1; c0 += CHUNK) {
+        const uint64_t c1 = c0 + CHUNK < j1 ? c0 + CHUNK : j1;
+        for (uint64_t j = c0; j < c1; ++j) { /* the numbers, the prefetches */
+            const uint64_t q = j - c0, o = j - j0;
+            if (j < gnz) {
+                uint64_t x = tf_rng_key(seed, 2 * stream, j);
+                at[q] = sm_below(&x, nnz) * h->stride;
+                __builtin_prefetch(h->coord + at[q]);
+            } else {
+                uint64_t x = tf_rng_key(seed, 2 * stream + 1, j - gnz);
+                uint32_t idx[TF_MAX_ORDER];
+                for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o] = (uint32_t)sm_below(&x, X->dims[n]);
+                state[q] = x;
+                if (nnz) {
+                    at[q] = probe_start(h, idx, &key[q]);
+                    __builtin_prefetch(h->slot + at[q]);
+                }
+            }
+        }
+        for (uint64_t j = c0; j < c1; ++j) { /* the reads; a zero that hit a non-zero drawn again */
+            const uint64_t q = j - c0, o = j - j0;
+            if (j < gnz) {
+                const uint32_t *c = h->coord + at[q];
+                for (uint32_t n = 0; n < N; ++n) ind[n][o] = c[n];
+                memcpy(&vals[o], c + N, sizeof(double));
+                continue;
+            }
+            vals[o] = 0.0;
+            if (!nnz) continue;
             uint32_t idx[TF_MAX_ORDER];
+            for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o];
+            if (!has_from(h, idx, at[q], key[q])) continue;
+            uint64_t x = state[q];
             do {
                 for (uint32_t n = 0; n < N; ++n) idx[n] = (uint32_t)sm_below(&x, X->dims[n]);
-            } while (nnz && tf_gcp_nzset_has(h, idx));
+            } while (tf_gcp_nzset_has(h, idx));
             for (uint32_t n = 0; n < N; ++n) ind[n][o] = idx[n];
-            vals[o] = 0.0;
         }
     }
 }
