@@ -148,7 +148,7 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_object(j, "options");
     json_u64(j, "rank", o->rank);
     json_u64(j, "max_iters", apr ? r->apr.opts.max_iters : r->gcp.on ? r->gcp.opts.max_epochs : o->max_iters);
-    json_num(j, "tol", apr ? r->apr.opts.stoptol : o->tol);
+    json_num(j, "tol", apr ? r->apr.opts.stoptol : r->gcp.on ? r->gcp.opts.gtol : o->tol);
     json_u64(j, "seed", o->seed);
     if (r->init.stem) json_str(j, "init", r->init.stem);
     else if (o->start == TF_START_NVECS) json_str(j, "init", "nvecs");
