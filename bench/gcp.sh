@@ -21,7 +21,7 @@
 # RUN_TIMEOUT=3600 seconds per run. Builds and installs nothing.
 set -u
 if [ $# -lt 2 ]; then
-    sed -n '8,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '9,13p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 TF=$1
