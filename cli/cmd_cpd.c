@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold cpd: CP decomposition of a sparse tensor file (CP-ALS; AO-ADMM
- * or HALS with --nonneg / --l1 / --l2; CP-APR with --method apr, cpd_apr.c). */
+ * or HALS with --nonneg / --l1 / --l2; CP-APR with --method apr, cpd_apr.c;
+ * GCP with --method gcp, cpd_gcp.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static const char help[] =
     "usage: tenfold cpd FILE|--gen SPEC -r R [options]\n"
     "\n"
     "CP decomposition of the sparse tensor in FILE (CP-ALS; CP-APR with --method\n"
-    "apr) (.tns FROSTT text with or\n"
+    "apr; GCP with --method gcp) (.tns FROSTT text with or\n"
     "without the ParTI header, Tensor Toolbox sptensor, tenfold .bin, Matrix\n"
     "Market .mtx; .xz and .gz are read directly). Prints the problem, one line\n"
     "per iteration (fit, delta fit, seconds), the final fit and a timing\n"
@@ -45,6 +46,30 @@ static const char help[] =
     "                       or the CPU, also on MPI ranks (CPU or GPU); one GPU\n"
     "                       streams the copies of the non-zeros from host memory when\n"
     "                       they do not fit it\n"
+    "                       gcp: Generalized CP (Kolda & Hong 2020) under --loss,\n"
+    "                       by Adam on stratified samples of the entries (GenTen's\n"
+    "                       gcp-sgd: every iteration a fresh sample of non-zeros and\n"
+    "                       zeros, weighted; epochs of --epoch-iters iterations; an\n"
+    "                       epoch whose loss estimate (a fixed sample's) rises is\n"
+    "                       undone and the rate decays); one line per epoch with\n"
+    "                       the estimate. On the CPU (one process) only yet\n"
+    "      --loss L         gcp: gaussian, poisson (m - x log m, factors >= 0),\n"
+    "                       poisson-log (e^m - x m), bernoulli-odds (= bernoulli,\n"
+    "                       log(m+1) - x log m, >= 0), bernoulli-logit\n"
+    "                       (log(1+e^m) - x m), gamma, rayleigh (>= 0): pyttb's\n"
+    "                       gcp_opt definitions (docs/USAGE.md)\n"
+    "      --samples NZ,Z   gcp: gradient samples per iteration (default GenTen's:\n"
+    "                       max(3 nnz / epochs, 1000) non-zeros, as many zeros)\n"
+    "      --fsamples NZ,Z  gcp: the loss estimate's fixed sample (default\n"
+    "                       max(nnz / 100, 100000) non-zeros, as many zeros)\n"
+    "      --epoch-iters N  gcp: iterations per epoch (default 1000)\n"
+    "      --epochs N       gcp: epochs at most (default 100; --dense-loss: its\n"
+    "                       iterations, default 1000)\n"
+    "      --rate R         gcp: Adam's step size (default 0.001)\n"
+    "      --decay D        gcp: the rate's factor after a failed epoch (0.1)\n"
+    "      --fails N        gcp: stop after more than N failed epochs (default 1)\n"
+    "      --dense-loss     gcp: the exact loss over every entry (at most 2^26),\n"
+    "                       minimised by L-BFGS: to check against pyttb's gcp_opt\n"
     "      --inner N        apr: multiplicative updates per mode and outer iteration\n"
     "                       at most (default 10)\n"
     "      --kappa K        apr: the offset that moves a factor entry off zero where\n"
@@ -250,22 +275,23 @@ static void warn_rank(const tf_tensor *t, uint64_t rank)
 /* What --method apr does not take: the constraints (its factors are
  * non-negative already), the nvecs start (negative entries), fp32 and a
  * format (it keeps its own layout). Returns 0 or 2 after a usage error. */
-static int apr_conflicts(const char *init, const cpd_constraint_args *ca, const char *precision, const char *format)
+static int apr_conflicts(const char *init, const cpd_constraint_args *ca, const char *precision, const char *format,
+                         const char *method)
 {
     const char *cons = ca->nonneg_flag || ca->nonneg ? "--nonneg" : ca->l1 ? "--l1" : ca->l2 ? "--l2"
                      : ca->method ? "--nonneg-method" : ca->admm_inner ? "--admm-inner" : ca->admm_tol ? "--admm-tol"
                      : ca->hals_inner ? "--hals-inner" : ca->hals_tol ? "--hals-tol" : NULL;
     if (cons)
-        return cli_usage("cpd", "%s: not with --method apr (CP-APR's factors are non-negative already; the "
-                         "constraints are AO-ADMM's and HALS's)", cons);
+        return cli_usage("cpd", "%s: not with --method %s (its factors have their own bounds; the "
+                         "constraints are AO-ADMM's and HALS's)", cons, method);
     if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd")))
-        return cli_usage("cpd", "--init %s: not with --method apr (singular vectors have negative entries; CP-APR "
-                         "starts from non-negative factors: --init random or --init STEM)", init);
+        return cli_usage("cpd", "--init %s: not with --method %s (singular vectors have negative entries; it "
+                         "starts from --init random or --init STEM)", init, method);
     if (precision && strcmp(precision, "double"))
-        return cli_usage("cpd", "--precision %s: not with --method apr (CP-APR runs in double precision)", precision);
+        return cli_usage("cpd", "--precision %s: not with --method %s (it runs in double precision)", precision, method);
     if (format && strcmp(format, "auto"))
-        return cli_usage("cpd", "--format %s: not with --method apr (CP-APR keeps the non-zeros by each mode's rows "
-                         "itself)", format);
+        return cli_usage("cpd", "--format %s: not with --method %s (it keeps the non-zeros in its own "
+                         "layout)", format, method);
     return CLI_OK;
 }
 
@@ -277,6 +303,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
                *gpus = NULL, *method = NULL, *apr_inner = NULL, *kappa = NULL, *ckpt = NULL, *resume = NULL;
     cpd_constraint_args ca;
     memset(&ca, 0, sizeof ca);
+    cpd_gcp_args ga;
+    memset(&ga, 0, sizeof ga);
     const cli_opt opts[] = {
         {"rank", 'r', &rank, NULL},      {"iters", 'i', &iters, NULL},
         {"tol", 0, &tol, NULL},          {"seed", 0, &seed, NULL},
@@ -295,17 +323,30 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"inner", 0, &apr_inner, NULL},  {"kappa", 0, &kappa, NULL},
         {"checkpoint", 0, &ckpt, NULL},  {"checkpoint-every", 0, &run->ckpt_every, NULL},
         {"resume", 0, &resume, NULL},
+        {"loss", 0, &ga.loss, NULL},     {"samples", 0, &ga.samples, NULL},
+        {"fsamples", 0, &ga.fsamples, NULL}, {"epoch-iters", 0, &ga.epoch_iters, NULL},
+        {"epochs", 0, &ga.epochs, NULL}, {"rate", 0, &ga.rate, NULL},
+        {"decay", 0, &ga.decay, NULL},   {"fails", 0, &ga.fails, NULL},
+        {"dense-loss", 0, NULL, &ga.dense},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
     if (rc >= 0) return rc;
-    if (method && strcmp(method, "als") && strcmp(method, "apr"))
-        return cli_usage("cpd", "--method: expected als or apr, got '%s'", method);
+    if (method && strcmp(method, "als") && strcmp(method, "apr") && strcmp(method, "gcp"))
+        return cli_usage("cpd", "--method: expected als, apr or gcp, got '%s'", method);
     run->apr.on = method && !strcmp(method, "apr");
+    run->gcp.on = method && !strcmp(method, "gcp");
     if (!run->apr.on && (apr_inner || kappa))
         return cli_usage("cpd", "%s: only with --method apr", apr_inner ? "--inner" : "--kappa");
-    if (run->apr.on && (rc = apr_conflicts(init, &ca, precision, format)))
+    if (!run->gcp.on && cpd_gcp_given(&ga))
+        return cli_usage("cpd", "%s: only with --method gcp", cpd_gcp_given(&ga));
+    if (run->gcp.on && (iters || tol))
+        return cli_usage("cpd", "%s: not with --method gcp (its limit is --epochs)", iters ? "-i/--iters" : "--tol");
+    if ((run->apr.on || run->gcp.on) && (rc = apr_conflicts(init, &ca, precision, format, method)))
         return rc;
     if ((rc = cli_checkpoint_parse("cpd", ckpt, run->ckpt_every, resume, &run->ckpt))) return rc;
+    if (run->gcp.on && (ckpt || resume))
+        return cli_usage("cpd", "%s: not with --method gcp yet (its epochs are not checkpointed)",
+                         ckpt ? "--checkpoint" : "--resume");
     if (resume && init)
         return cli_usage("cpd", "--resume: not with --init (the checkpoint is where the run goes on from)");
     if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd"))) {
@@ -340,6 +381,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev; /* device_names follows tf_backend's order */
     if (run->apr.on && (rc = cpd_apr_options(&run->apr, o, iters, tol, apr_inner, kappa))) return rc;
+    if (run->gcp.on && (rc = cpd_gcp_options(&run->gcp, o, &ga))) return rc;
     o->format = (tf_format)fmt;
     o->precision = prec ? TF_SINGLE : TF_DOUBLE;
     run->json_path = json;
@@ -500,7 +542,7 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
     cli_agree_u64(a, "--hals-inner", c->update.hals_max_inner);
     cli_agree_double(a, "--hals-tol", c->update.hals_tol);
     cli_agree_str(a, "TF_PARTITION", getenv("TF_PARTITION")); /* every rank must cut the rows alike */
-    cli_agree_u64(a, "--method", (uint64_t)run->apr.on);
+    cli_agree_u64(a, "--method", (uint64_t)run->apr.on + 2 * (uint64_t)run->gcp.on);
     cli_agree_str(a, "--checkpoint", run->ckpt.path); /* every rank takes part in a write */
     cli_agree_str(a, "--checkpoint-every", run->ckpt_every);
     cli_agree_str(a, "--resume", run->ckpt.resume);
@@ -526,6 +568,16 @@ static tf_status run_apr(cpd_run *run)
     p->callback = cpd_apr_on_iteration;
     p->user = &run->apr;
     return tf_cp_apr(&run->t, p, &run->k, &run->apr.rep);
+}
+
+/* --method gcp: tf_gcp with the run's rank and start (the CPU of one process). */
+static tf_status run_gcp(cpd_run *run)
+{
+    tf_gcp_opts *p = &run->gcp.opts;
+    p->init = run->opts.init;
+    p->callback = cpd_gcp_on_epoch;
+    p->user = &run->gcp;
+    return tf_gcp(&run->t, p, &run->k, &run->gcp.rep);
 }
 
 /* Under mpirun with several ranks: every rank reads its part of the input
@@ -596,6 +648,11 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
                           run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
         goto done;
     }
+    if (run.gcp.on && (size > 1 || run.gpus.n || run.gpus.all || run.opts.backend == TF_BACKEND_GPU)) {
+        rc = cli_fail_all(size > 1 ? "gcp: not available on MPI ranks yet (one process runs it)"
+                                   : "gcp: not available on the GPU yet (--device cpu)"); /* costs no read */
+        goto done;
+    }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))
         goto done; /* a missing GPU costs no read */
     /* several ranks: each reads its part of the non-zeros, and the ranks
@@ -616,10 +673,11 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     }
     if (cli_verbose()) cli_print_read(stdout, &run.info);
     tf_cpd_opts *o = &run.opts;
-    if (!run.apr.on) warn_rank(&run.t, o->rank);
+    if (!run.apr.on && !run.gcp.on) warn_rank(&run.t, o->rank);
     if (run.gpus.n || run.gpus.all) o->backend = TF_BACKEND_GPU;
     choose_device(o);
     if (run.apr.on) run.apr.opts.backend = o->backend; /* the GPU(s) or the CPU (the plan line says which) */
+    if (run.gcp.on) run.gcp.opts.backend = o->backend == TF_BACKEND_AUTO ? TF_BACKEND_CPU : o->backend;
     if ((rc = cli_run_context_ranks(o->backend, o->device, &run.gpus, o->threads, run.memory_limit, size > 1,
                                     "--device", &ctx)))
         goto done;
@@ -638,6 +696,9 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if (run.apr.on) {
         run.apr.opts.rank = o->rank; /* --init STEM: the files' column count */
         if (!cli_quiet()) cpd_apr_print_start(&run.apr, start, nthreads);
+    } else if (run.gcp.on) {
+        run.gcp.opts.rank = o->rank;
+        if (!cli_quiet()) cpd_gcp_print_start(&run.gcp, start, nthreads);
     } else if (!cli_quiet())
         printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
@@ -675,7 +736,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     o->user = &run;
     o->progress = cli_progress_fn(); /* a progress line for a long plan build */
     o->progress_user = (void *)"cpd";
-    const tf_status st = run.apr.on ? run_apr(&run) : tf_cpd(&run.t, o, &run.k, &run.rep);
+    const tf_status st = run.apr.on ? run_apr(&run) : run.gcp.on ? run_gcp(&run) : tf_cpd(&run.t, o, &run.k, &run.rep);
     if (st == TF_ERR_NUMERIC && run.init.stem) { /* diverged: the start is the first suspect */
         fprintf(stderr, "tenfold: %s (the run started from --init %s: its factors are the likely cause; rescale "
                         "them, or start without --init)\n", tf_last_error(), run.init.stem);
@@ -691,6 +752,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cpd_write_json(&run))) goto done; /* before the switch: its failure keeps the old set */
     if ((rc = cpd_switch(&run))) goto done;
     if (!cli_quiet() && run.apr.on) cpd_apr_print_summary(&run.apr, run.info.seconds, run.t_write, run.wall);
+    else if (!cli_quiet() && run.gcp.on) cpd_gcp_print_summary(&run.gcp, run.info.seconds, run.t_write, run.wall);
     else if (!cli_quiet()) print_summary(&run);
     cpd_print_json_written(&run);
 done:

@@ -25,6 +25,7 @@ void cpd_run_free(cpd_run *r)
     tf_ktensor_free(&r->k);
     cpd_init_free(&r->init);
     cpd_apr_free(&r->apr);
+    cpd_gcp_free(&r->gcp);
     cpd_run_abort_set(r);
     free(r->iters);
     r->iters = NULL;
@@ -146,8 +147,8 @@ static void json_options(cli_json *j, const cpd_run *r)
     const int apr = r->apr.on;
     json_object(j, "options");
     json_u64(j, "rank", o->rank);
-    json_u64(j, "max_iters", apr ? r->apr.opts.max_iters : o->max_iters);
-    json_num(j, "tol", apr ? r->apr.opts.stoptol : o->tol);
+    json_u64(j, "max_iters", apr ? r->apr.opts.max_iters : r->gcp.on ? r->gcp.opts.max_epochs : o->max_iters);
+    json_num(j, "tol", apr ? r->apr.opts.stoptol : r->gcp.on ? r->gcp.opts.gtol : o->tol);
     json_u64(j, "seed", o->seed);
     if (r->init.stem) json_str(j, "init", r->init.stem);
     else if (o->start == TF_START_NVECS) json_str(j, "init", "nvecs");
@@ -158,6 +159,7 @@ static void json_options(cli_json *j, const cpd_run *r)
     json_str(j, "format", tf_format_name(o->format));
     json_str(j, "precision", o->precision == TF_SINGLE ? "single" : "double");
     if (apr) cpd_apr_json_options(&r->apr, j);
+    else if (r->gcp.on) cpd_gcp_json_options(&r->gcp, j);
     else cpd_constraints_json(&r->cons, r->t.order, &r->rep, j);
     json_end(j);
 }
@@ -251,6 +253,9 @@ int cpd_write_json(cpd_run *r)
     json_options(&j, r);
     if (r->apr.on) {
         cpd_apr_json_result(&r->apr, r->t.nnz, r->info.seconds, r->t_write, r->wall, &j);
+        json_outputs(&j, r);
+    } else if (r->gcp.on) {
+        cpd_gcp_json_result(&r->gcp, r->info.seconds, r->t_write, r->wall, &j);
         json_outputs(&j, r);
     } else {
         json_result(&j, r);

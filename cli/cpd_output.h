@@ -4,6 +4,7 @@
 #ifndef TF_CLI_CPD_OUTPUT_H
 #define TF_CLI_CPD_OUTPUT_H
 #include "cpd_apr.h"
+#include "cpd_gcp.h"
 #include "cpd_constraints.h"
 #include "cpd_init.h"
 #include "run_context.h"
@@ -25,6 +26,7 @@ typedef struct cpd_run {
                                report and iterations               */
     tf_checkpoint ckpt;     /* --checkpoint, --checkpoint-every, --resume */
     const char *ckpt_every; /* --checkpoint-every as given (the ranks agree on it) */
+    cpd_gcp gcp;            /* --method gcp (GCP): the same        */
     tf_cpd_opts opts;
     tf_tensor t;
     tf_read_info info;

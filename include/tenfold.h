@@ -37,6 +37,7 @@
 #include "tenfold/cpd.h"
 #include "tenfold/cp_apr.h"
 #include "tenfold/complete.h"
+#include "tenfold/gcp.h"
 #include "tenfold/sddmm.h"
 #include "tenfold/spttm.h"
 #include "tenfold/tucker.h"

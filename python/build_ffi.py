@@ -90,6 +90,7 @@ def main():
     # Trampolines for the C callbacks (tenfold/_ops.py defines them).
     ffi.cdef('extern "Python" void _tf_py_cpd_iter(const tf_cpd_iter *, void *);')
     ffi.cdef('extern "Python" void _tf_py_cp_apr_iter(const tf_cp_apr_iter *, void *);')
+    ffi.cdef('extern "Python" void _tf_py_gcp_epoch(const tf_gcp_epoch *, void *);')
     ffi.cdef('extern "Python" void _tf_py_tucker_iter(const tf_tucker_iter *, void *);')
     ffi.cdef('extern "Python" void _tf_py_complete_iter(const tf_complete_iter *, void *);')
     ffi.set_source("tenfold._tenfold_cffi", '#include <stdint.h>\n#include "tenfold.h"\n' + DLPACK)

@@ -17,4 +17,8 @@ double tf_rng_normal(tf_rng *r);
 /* Poisson with mean lam >= 0 (lam < 2^52): the product of uniforms below
  * 10, Hormann's transformed rejection PTRS (1993, as numpy's) above. */
 uint64_t tf_rng_poisson(tf_rng *r, double lam);
+/* A counter-based key: the seed of draw `counter` of stream `stream`
+ * (splitmix64 finalisers chained), for draws that must not depend on the
+ * order or thread they are made in (seed a tf_rng with it). */
+uint64_t tf_rng_key(uint64_t seed, uint64_t stream, uint64_t counter);
 #endif

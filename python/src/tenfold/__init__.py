@@ -27,6 +27,7 @@ from ._ops import CPResult, IterInfo, SDDMMPlan, cp_als, mttkrp, nvecs, read, sd
 from ._nonneg import non_negative_parafac, non_negative_parafac_hals
 from ._apr import APRIterInfo, cp_apr
 from ._complete import CompleteIterInfo, CompletionResult, complete, predict
+from ._gcp import GCPEpochInfo, gcp
 from ._tensor import Tensor, as_tensor
 from ._tucker import TuckerIter, TuckerResult, ttmc, tucker
 from ._helpers import (arrange, collapse, fixsigns, full, innerprod, model_values, normalize, norm, permute, scale,
@@ -53,6 +54,7 @@ __all__ = ["Tensor", "as_tensor", "read", "write", "cp_als", "cp_apr", "non_nega
            "non_negative_parafac_hals", "CPResult", "IterInfo", "APRIterInfo", "nvecs", "mttkrp", "ttm", "sddmm",
            "SDDMMPlan", "plot", "gpu_count", "build_info", "Error", "ArgumentError", "FileError", "ParseError", "RangeError",
            "OutOfMemoryError", "NumericError", "UnavailableError", "DeviceError"]
+__all__ += ["gcp", "GCPEpochInfo"]  # Generalized CP (_gcp.py)
 __all__ += ["tucker", "TuckerResult", "TuckerIter", "ttmc"]  # sparse Tucker (_tucker.py)
 __all__ += ["complete", "predict", "CompletionResult", "CompleteIterInfo"]  # completion (_complete.py)
 __all__ += ["model_values", "innerprod", "norm", "full", "normalize", "arrange", "fixsigns", "score", "ttv",

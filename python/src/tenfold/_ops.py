@@ -267,13 +267,17 @@ class CPResult:
     loglik, loglik_history, kkt_history : float, list, list
         cp_apr: the final Poisson log-likelihood, and the log-likelihood and
         KKT violation after every outer iteration (cp_als: nan, [], []).
+    loss, loss_initial, loss_history, failed_epochs, samples : float, float, list, int, dict
+        gcp: the final loss estimate (dense mode: the exact loss), the
+        start's, one per epoch, the failed epochs, the sample sizes used
+        (other methods: nan, nan, [], 0, {}).
     rank : int
         The number of components (a property).
     """
 
     __slots__ = ("weights", "factors", "fit", "n_iter", "converged", "stopped", "fit_history", "timings",
                  "plan", "note", "inner_iterations", "algorithm", "algorithm_choice", "loglik", "loglik_history",
-                 "kkt_history")
+                 "kkt_history", "loss", "loss_initial", "loss_history", "failed_epochs", "samples")
     weights: np.ndarray
     factors: list
     fit: float
@@ -290,6 +294,11 @@ class CPResult:
     loglik: float
     loglik_history: list
     kkt_history: list
+    loss: float
+    loss_initial: float
+    loss_history: list
+    failed_epochs: int
+    samples: dict
 
     def __init__(self, weights: np.ndarray, factors: Sequence[np.ndarray], fit: float = float("nan"),
                  n_iter: int = 0, converged: bool = False, stopped: bool = False,
@@ -313,6 +322,10 @@ class CPResult:
         self.loglik = float(loglik)
         self.loglik_history = list(loglik_history) if loglik_history is not None else []
         self.kkt_history = list(kkt_history) if kkt_history is not None else []
+        self.loss = self.loss_initial = float("nan")
+        self.loss_history = []
+        self.failed_epochs = 0
+        self.samples = {}
 
     @classmethod
     def _from_run(cls, weights, factors, report, history, stopped):

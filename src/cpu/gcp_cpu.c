@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CPU backend of GCP (the vtable of src/seams/gcp.h): the factors, the
+ * gradient, Adam's moments and their checkpoint in host memory; the
+ * samples of cpu/gcp_sample.c (the fixed one drawn at creation, stream 0;
+ * gradient sample t from stream t + 1), the fused pass of cpu/gcp_kernel.c. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "seams/gcp.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "cpu/gcp_kernel.h"
+
+typedef struct cpu_gcp {
+    uint32_t order;
+    uint64_t rank, dims[TF_MAX_ORDER], nparams;
+    int loss, threads;
+    uint64_t seed, gnz, gz;
+    tf_gcp_nzset set;
+    tf_gcp_samples fixed, grad;
+    /* one block of nparams doubles each, mode after mode: */
+    double *u, *g, *m, *v, *u0, *m0, *v0;
+    int started;
+} cpu_gcp;
+
+static void mode_ptrs(const cpu_gcp *c, double *base, double **p)
+{
+    for (uint32_t n = 0; n < c->order; ++n) {
+        p[n] = base;
+        base += c->dims[n] * c->rank;
+    }
+}
+
+static tf_status pass(cpu_gcp *c, const tf_gcp_samples *s, int want_grad, int want_f, double *f,
+                      const tf_gcp_nzset *draw, uint64_t stream)
+{
+    if (!c->started) return tf_fail(TF_ERR_ARG, "GCP backend: init was not called");
+    double *A[TF_MAX_ORDER], *G[TF_MAX_ORDER];
+    mode_ptrs(c, c->u, A);
+    mode_ptrs(c, c->g, G);
+    const tf_gcp_pass_in in = {s, (const double *const *)A, c->dims, c->rank, c->loss, c->threads, want_f,
+                               draw, c->seed, stream};
+    return tf_cpu_gcp_pass(&in, want_grad ? G : NULL, f);
+}
+
+static tf_status cpu_save(void *ctx);
+
+static tf_status cpu_init(void *ctx, const tf_ktensor *start)
+{
+    cpu_gcp *c = ctx;
+    if (!start || start->order != c->order || start->rank != c->rank)
+        return tf_fail(TF_ERR_ARG, "GCP backend: the start does not match order %u rank %llu", c->order,
+                       (unsigned long long)c->rank);
+    double *A[TF_MAX_ORDER];
+    mode_ptrs(c, c->u, A);
+    for (uint32_t n = 0; n < c->order; ++n) {
+        if (start->factors[n].rows != c->dims[n] || start->factors[n].cols != c->rank)
+            return tf_fail(TF_ERR_ARG, "GCP backend: start factor %u has the wrong shape", n + 1);
+        memcpy(A[n], start->factors[n].data, c->dims[n] * c->rank * sizeof(double));
+    }
+    memset(c->m, 0, c->nparams * sizeof(double));
+    memset(c->v, 0, c->nparams * sizeof(double));
+    c->started = 1;
+    return cpu_save(c);
+}
+
+static tf_status cpu_estimate(void *ctx, double *f)
+{
+    cpu_gcp *c = ctx;
+    return pass(c, &c->fixed, 0, 1, f, NULL, 0);
+}
+
+static tf_status cpu_gradient(void *ctx, uint64_t iter, double *t_sample)
+{
+    cpu_gcp *c = ctx;
+    /* drawn inside the pass, a block at a time (no sample arrays): its
+     * time is the gradient's */
+    tf_gcp_draw_setup(&c->set, c->gnz, c->gz, &c->grad);
+    *t_sample = 0.0;
+    double f;
+    return pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1);
+}
+
+static tf_status cpu_adam(void *ctx, double step, double beta1, double beta2, double eps, double lower)
+{
+    cpu_gcp *c = ctx;
+    const uint64_t P = c->nparams;
+    double *u = c->u, *m = c->m, *v = c->v;
+    const double *g = c->g;
+    const int nt = tf_team_for_work(c->threads, (P + 4095) / 4096, 8 * P);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t e = 0; e < (int64_t)P; ++e) {
+        const double ge = g[e];
+        const double me = beta1 * m[e] + (1.0 - beta1) * ge;
+        const double ve = beta2 * v[e] + (1.0 - beta2) * ge * ge;
+        double ue = u[e] - step * me / sqrt(ve + eps);
+        m[e] = me;
+        v[e] = ve;
+        u[e] = ue < lower ? lower : ue;
+    }
+    return TF_OK;
+}
+
+static tf_status cpu_save(void *ctx)
+{
+    cpu_gcp *c = ctx;
+    const size_t b = c->nparams * sizeof(double);
+    memcpy(c->u0, c->u, b);
+    memcpy(c->m0, c->m, b);
+    memcpy(c->v0, c->v, b);
+    return TF_OK;
+}
+
+static tf_status cpu_restore(void *ctx)
+{
+    cpu_gcp *c = ctx;
+    const size_t b = c->nparams * sizeof(double);
+    memcpy(c->u, c->u0, b);
+    memcpy(c->m, c->m0, b);
+    memcpy(c->v, c->v0, b);
+    return TF_OK;
+}
+
+static tf_status cpu_dense_fg(void *ctx, const double *u, double *f, double *g)
+{
+    cpu_gcp *c = ctx;
+    memcpy(c->u, u, c->nparams * sizeof(double));
+    TF_TRY(pass(c, &c->fixed, 1, 1, f, NULL, 0));
+    memcpy(g, c->g, c->nparams * sizeof(double));
+    return TF_OK;
+}
+
+static tf_status cpu_result(void *ctx, tf_ktensor *out)
+{
+    cpu_gcp *c = ctx;
+    double *A[TF_MAX_ORDER];
+    mode_ptrs(c, c->u, A);
+    for (uint32_t n = 0; n < c->order; ++n)
+        memcpy(out->factors[n].data, A[n], c->dims[n] * c->rank * sizeof(double));
+    for (uint64_t r = 0; r < c->rank; ++r) out->lambda[r] = 1.0;
+    return TF_OK;
+}
+
+static void cpu_destroy(void *ctx)
+{
+    cpu_gcp *c = ctx;
+    if (!c) return;
+    tf_gcp_nzset_free(&c->set);
+    tf_gcp_samples_free(&c->fixed);
+    tf_gcp_samples_free(&c->grad);
+    tf_free(c->u);
+    tf_free(c);
+}
+
+static const tf_gcp_backend_ops cpu_ops = {cpu_init,    cpu_estimate, cpu_gradient, cpu_adam,    cpu_save,
+                                           cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy};
+
+tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    cpu_gcp *c = NULL;
+    TF_TRY(TF_ALLOC(c, 1, "GCP backend"));
+    memset(c, 0, sizeof *c);
+    c->order = X->order;
+    c->rank = o->rank;
+    c->loss = (int)o->loss;
+    c->threads = o->threads;
+    c->seed = o->seed;
+    c->gnz = o->gnz;
+    c->gz = o->gz;
+    for (uint32_t n = 0; n < X->order; ++n) {
+        c->dims[n] = X->dims[n];
+        c->nparams += X->dims[n] * o->rank;
+    }
+    tf_status s = TF_ALLOC(c->u, 7 * c->nparams, "GCP factors, gradient, moments and checkpoint");
+    if (s == TF_OK) {
+        c->g = c->u + c->nparams;
+        c->m = c->g + c->nparams;
+        c->v = c->m + c->nparams;
+        c->u0 = c->v + c->nparams;
+        c->m0 = c->u0 + c->nparams;
+        c->v0 = c->m0 + c->nparams;
+    }
+    if (s == TF_OK && o->dense) {
+        s = tf_gcp_samples_dense(X, &c->fixed);
+    } else if (s == TF_OK) {
+        s = tf_gcp_nzset_build(X, &c->set);
+        if (s == TF_OK) s = tf_gcp_samples_alloc(&c->fixed, X->order, o->fnz + o->fz);
+        if (s == TF_OK) s = tf_gcp_samples_alloc(&c->grad, X->order, 0); /* count and weights only */
+        if (s == TF_OK) tf_gcp_draw(&c->set, o->seed, 0, o->fnz, o->fz, o->threads, &c->fixed);
+    }
+    if (s != TF_OK) {
+        cpu_destroy(c);
+        return s;
+    }
+    out->ops = &cpu_ops;
+    out->ctx = c;
+    if (o->dense)
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, dense loss over all %llu entries",
+                 (unsigned long long)c->fixed.n);
+    else
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, stratified samples, fused model + gradient pass");
+    return TF_OK;
+}

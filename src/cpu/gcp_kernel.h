@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* GCP's one pass over a sample (cpu/gcp_sample.h) on the host: the model m
+ * at every sampled entry, the weighted loss sum w f(x, m), and (optional)
+ * the gradient G_n = the MTTKRP of the sampled entries with values
+ * w df/dm(x, m), fused: per entry the row products of the factors once,
+ * then every mode's row of G gets y times the product of the other modes'
+ * rows (prefix and suffix products). */
+#ifndef TF_CPU_GCP_KERNEL_H
+#define TF_CPU_GCP_KERNEL_H
+#include "cpu/gcp_sample.h"
+
+/* Entries per block of a pass: the loss's block sums are added in block
+ * order; the gradient's per-thread parts in thread order. */
+#define TF_GCP_BLOCK 2048u
+
+typedef struct tf_gcp_pass_in {
+    const tf_gcp_samples *s;
+    const double *const *A; /* order factors, dims[n] x R row-major (model lambda = 1) */
+    const uint64_t *dims;
+    uint64_t rank;
+    int loss;               /* tf_gcp_loss */
+    int threads;            /* 0 = default */
+    int want_f;             /* with G: also the loss sum (else *f = 0); without
+                               G it is always computed */
+    /* NULL: s holds the entries. Else the pass draws them (tf_gcp_draw_range
+     * of stream `stream`), a block at a time, and s gives only their count
+     * and weights (tf_gcp_draw_setup): sampling and gradient fused */
+    const tf_gcp_nzset *draw;
+    uint64_t seed, stream;
+} tf_gcp_pass_in;
+
+/* *f = sum over the sample of w f(x, m); with G (order arrays of dims[n] x
+ * R, overwritten) the gradient. */
+tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f);
+#endif

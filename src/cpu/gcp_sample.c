@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* GCP's stratified samples (cpu/gcp_sample.h). */
+#include "cpu/gcp_sample.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+
+static uint64_t hash_coord(const uint32_t *idx, uint32_t order)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (uint32_t n = 0; n < order; ++n) {
+        h ^= idx[n] + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+        h *= 0xBF58476D1CE4E5B9ULL;
+    }
+    return h ^ (h >> 31);
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t linear_of(const tf_gcp_nzset *h, const uint32_t *idx)
+{
+    uint64_t e = 0;
+    for (uint32_t n = 0; n < h->X->order; ++n) e += idx[n] * h->place[n];
+    return e;
+}
+
+/* The slot value of a coordinate and where its probe starts. */
+static uint64_t probe_start(const tf_gcp_nzset *h, const uint32_t *idx, uint64_t *key)
+{
+    if (h->linear) {
+        *key = linear_of(h, idx) + 1;
+        return mix64(*key) & h->mask;
+    }
+    return hash_coord(idx, h->X->order) & h->mask;
+}
+
+static int same_coord(const tf_gcp_nzset *h, uint64_t k, const uint32_t *idx)
+{
+    const uint32_t *c = h->coord + k * h->stride;
+    for (uint32_t n = 0; n < h->X->order; ++n)
+        if (c[n] != idx[n]) return 0;
+    return 1;
+}
+
+/* A draw's own generator: splitmix64 from its key. */
+static inline uint64_t sm_next(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) (Lemire's multiply-shift with rejection). */
+static inline uint64_t sm_below(uint64_t *x, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)sm_next(x) * n;
+    uint64_t lo = (uint64_t)m;
+    if (lo < n) {
+        const uint64_t t = -n % n;
+        while (lo < t) {
+            m = (unsigned __int128)sm_next(x) * n;
+            lo = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+tf_status tf_gcp_nzset_build(const tf_tensor *X, tf_gcp_nzset *h)
+{
+    memset(h, 0, sizeof *h);
+    uint64_t slots = 16;
+    while (slots < 2 * X->nnz) slots <<= 1;
+    TF_TRY(TF_ALLOC(h->slot, slots, "GCP hash set of the non-zeros"));
+    memset(h->slot, 0, slots * sizeof *h->slot);
+    h->X = X;
+    h->mask = slots - 1;
+    h->stride = X->order + 2;
+    double numel = 1.0;
+    for (uint32_t n = 0; n < X->order; ++n) {
+        h->place[n] = n ? h->place[n - 1] * X->dims[n - 1] : 1;
+        numel *= (double)X->dims[n];
+    }
+    h->linear = numel < 9.2e18;
+    const tf_status s = TF_ALLOC(h->coord, (X->nnz ? X->nnz : 1) * h->stride, "GCP packed non-zeros");
+    if (s != TF_OK) {
+        tf_gcp_nzset_free(h);
+        return s;
+    }
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        uint32_t *c = h->coord + k * h->stride;
+        for (uint32_t n = 0; n < X->order; ++n) c[n] = X->ind[n][k];
+        memcpy(c + X->order, &X->vals[k], sizeof(double));
+    }
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        const uint32_t *idx = h->coord + k * h->stride;
+        uint64_t key = 0, p = probe_start(h, idx, &key);
+        if (h->linear) {
+            while (h->slot[p] && h->slot[p] != key) p = (p + 1) & h->mask;
+            h->slot[p] = key;
+            continue;
+        }
+        while (h->slot[p] && !same_coord(h, h->slot[p] - 1, idx)) p = (p + 1) & h->mask;
+        if (!h->slot[p]) h->slot[p] = k + 1; /* a repeated coordinate: the first one stands for it */
+    }
+    return TF_OK;
+}
+
+void tf_gcp_nzset_free(tf_gcp_nzset *h)
+{
+    tf_free(h->slot);
+    tf_free(h->coord);
+    memset(h, 0, sizeof *h);
+}
+
+/* The probe from slot p (key: the linear index + 1 where linear). */
+static int has_from(const tf_gcp_nzset *h, const uint32_t *idx, uint64_t p, uint64_t key)
+{
+    for (;;) {
+        const uint64_t s = h->slot[p];
+        if (!s) return 0;
+        if (h->linear) {
+            if (s == key) return 1;
+            p = (p + 1) & h->mask;
+            continue;
+        }
+        if (same_coord(h, s - 1, idx)) return 1;
+        p = (p + 1) & h->mask;
+    }
+}
+
+int tf_gcp_nzset_has(const tf_gcp_nzset *h, const uint32_t *idx)
+{
+    uint64_t key = 0;
+    const uint64_t p = probe_start(h, idx, &key);
+    return has_from(h, idx, p, key);
+}
+
+tf_status tf_gcp_samples_alloc(tf_gcp_samples *s, uint32_t order, uint64_t cap)
+{
+    memset(s, 0, sizeof *s);
+    s->order = order;
+    s->cap = cap;
+    const uint64_t c = cap ? cap : 1;
+    tf_status st = TF_ALLOC(s->vals, c, "GCP sample values");
+    for (uint32_t n = 0; n < order && st == TF_OK; ++n) st = TF_ALLOC(s->ind[n], c, "GCP sample indices");
+    if (st != TF_OK) tf_gcp_samples_free(s);
+    return st;
+}
+
+void tf_gcp_samples_free(tf_gcp_samples *s)
+{
+    for (uint32_t n = 0; n < TF_MAX_ORDER; ++n) tf_free(s->ind[n]);
+    tf_free(s->vals);
+    memset(s, 0, sizeof *s);
+}
+
+void tf_gcp_draw_setup(const tf_gcp_nzset *h, uint64_t gnz, uint64_t gz, tf_gcp_samples *s)
+{
+    const tf_tensor *X = h->X;
+    const uint64_t nnz = X->nnz;
+    double numel = 1.0;
+    for (uint32_t n = 0; n < X->order; ++n) numel *= (double)X->dims[n];
+    if (numel <= (double)nnz) gz = 0; /* no zeros to draw */
+    s->order = X->order;
+    s->n = gnz + gz;
+    s->nnz_part = gnz;
+    s->w_nz = gnz ? (double)nnz / (double)gnz : 0.0;
+    s->w_z = gz ? (numel - (double)nnz) / (double)gz : 0.0;
+}
+
+/* Entries are drawn in chunks: first every entry's random numbers, with
+ * a prefetch of the packed non-zero or the hash slot it reads, then the
+ * reads (the cache misses of a chunk overlap instead of following one
+ * another; each entry's numbers are its own generator's, as one at a time). */
+#define CHUNK 256
+
+void tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, const tf_gcp_samples *s, uint64_t j0,
+                       uint64_t j1, uint32_t *const *ind, double *vals)
+{
+    const tf_tensor *X = h->X;
+    const uint32_t N = X->order;
+    const uint64_t nnz = X->nnz, gnz = s->nnz_part;
+    uint64_t state[CHUNK], at[CHUNK], key[CHUNK];
+    for (uint64_t c0 = j0; c0 < j1; c0 += CHUNK) {
+        const uint64_t c1 = c0 + CHUNK < j1 ? c0 + CHUNK : j1;
+        for (uint64_t j = c0; j < c1; ++j) { /* the numbers, the prefetches */
+            const uint64_t q = j - c0, o = j - j0;
+            if (j < gnz) {
+                uint64_t x = tf_rng_key(seed, 2 * stream, j);
+                at[q] = sm_below(&x, nnz) * h->stride;
+                __builtin_prefetch(h->coord + at[q]);
+            } else {
+                uint64_t x = tf_rng_key(seed, 2 * stream + 1, j - gnz);
+                uint32_t idx[TF_MAX_ORDER];
+                for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o] = (uint32_t)sm_below(&x, X->dims[n]);
+                state[q] = x;
+                if (nnz) {
+                    at[q] = probe_start(h, idx, &key[q]);
+                    __builtin_prefetch(h->slot + at[q]);
+                }
+            }
+        }
+        for (uint64_t j = c0; j < c1; ++j) { /* the reads; a zero that hit a non-zero drawn again */
+            const uint64_t q = j - c0, o = j - j0;
+            if (j < gnz) {
+                const uint32_t *c = h->coord + at[q];
+                for (uint32_t n = 0; n < N; ++n) ind[n][o] = c[n];
+                memcpy(&vals[o], c + N, sizeof(double));
+                continue;
+            }
+            vals[o] = 0.0;
+            if (!nnz) continue;
+            uint32_t idx[TF_MAX_ORDER];
+            for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o];
+            if (!has_from(h, idx, at[q], key[q])) continue;
+            uint64_t x = state[q];
+            do {
+                for (uint32_t n = 0; n < N; ++n) idx[n] = (uint32_t)sm_below(&x, X->dims[n]);
+            } while (tf_gcp_nzset_has(h, idx));
+            for (uint32_t n = 0; n < N; ++n) ind[n][o] = idx[n];
+        }
+    }
+}
+
+void tf_gcp_draw(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, uint64_t gnz, uint64_t gz, int threads,
+                 tf_gcp_samples *s)
+{
+    tf_gcp_draw_setup(h, gnz, gz, s);
+    const uint64_t total = s->n, nb = (total + 1023) / 1024;
+    const int nt = tf_team_for_work(threads, nb, total * (4 + s->order));
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        const uint64_t j0 = (uint64_t)b * 1024, j1 = j0 + 1024 < total ? j0 + 1024 : total;
+        uint32_t *ind[TF_MAX_ORDER];
+        for (uint32_t n = 0; n < s->order; ++n) ind[n] = s->ind[n] + j0;
+        tf_gcp_draw_range(h, seed, stream, s, j0, j1, ind, s->vals + j0);
+    }
+}
+
+tf_status tf_gcp_samples_dense(const tf_tensor *X, tf_gcp_samples *s)
+{
+    const uint32_t N = X->order;
+    uint64_t numel = 1;
+    for (uint32_t n = 0; n < N; ++n) numel *= X->dims[n]; /* checked small by the caller */
+    TF_TRY(tf_gcp_samples_alloc(s, N, numel));
+    memset(s->vals, 0, numel * sizeof *s->vals);
+    for (uint64_t e = 0; e < numel; ++e) {
+        uint64_t rest = e;
+        for (uint32_t n = 0; n < N; ++n) {
+            s->ind[n][e] = (uint32_t)(rest % X->dims[n]);
+            rest /= X->dims[n];
+        }
+    }
+    for (uint64_t k = 0; k < X->nnz; ++k) { /* repeated coordinates add up */
+        uint64_t e = 0, stride = 1;
+        for (uint32_t n = 0; n < N; ++n) {
+            e += X->ind[n][k] * stride;
+            stride *= X->dims[n];
+        }
+        s->vals[e] += X->vals[k];
+    }
+    s->n = numel;
+    s->nnz_part = numel;
+    s->w_nz = s->w_z = 1.0;
+    return TF_OK;
+}

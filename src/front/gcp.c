@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tf_gcp, the front end of GCP: resolves and checks the options (the sample
+ * sizes GenTen's defaults where 0), the values for the loss and the start,
+ * creates the backend (the CPU; a GPU or MPI ranks asked for are
+ * TF_ERR_UNAVAILABLE yet, before any work), then runs the algorithm
+ * (algo/gcp.c) on it. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/gcp.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "front/auto_backend.h"
+#include "seams/context.h"
+#include "cpu/gcp_sample.h"
+#include "cpu/gcp_kernel.h"
+
+/* The dense mode's largest tensor (entries). */
+#define DENSE_MAX (UINT64_C(1) << 26)
+
+static const char *const loss_names[TF_GCP_LOSSES] = {"gaussian",       "poisson",         "poisson-log",
+                                                      "bernoulli-odds", "bernoulli-logit", "gamma",
+                                                      "rayleigh"};
+
+const char *tf_gcp_loss_name(tf_gcp_loss loss)
+{
+    return (int)loss >= 0 && (int)loss < TF_GCP_LOSSES ? loss_names[loss] : NULL;
+}
+
+int tf_gcp_loss_parse(const char *name)
+{
+    static const struct { const char *alias; int loss; } alias[] = {
+        {"normal", TF_GCP_GAUSSIAN},        {"count", TF_GCP_POISSON},
+        {"bernoulli", TF_GCP_BERNOULLI_ODDS}, {"binary", TF_GCP_BERNOULLI_ODDS},
+        {"logit", TF_GCP_BERNOULLI_LOGIT}};
+    if (!name) return -1;
+    for (int l = 0; l < TF_GCP_LOSSES; ++l)
+        if (!strcmp(name, loss_names[l])) return l;
+    for (size_t a = 0; a < sizeof alias / sizeof *alias; ++a)
+        if (!strcmp(name, alias[a].alias)) return alias[a].loss;
+    return -1;
+}
+
+double tf_gcp_loss_lower_bound(tf_gcp_loss loss)
+{
+    switch (loss) {
+    case TF_GCP_POISSON:
+    case TF_GCP_BERNOULLI_ODDS:
+    case TF_GCP_GAMMA:
+    case TF_GCP_RAYLEIGH: return 0.0;
+    default: return -HUGE_VAL;
+    }
+}
+
+void tf_gcp_opts_default(tf_gcp_opts *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->size = (uint32_t)sizeof *o;
+    o->loss = TF_GCP_GAUSSIAN;
+    o->rank = 10;
+    o->seed = TF_DEFAULT_SEED;
+    o->epoch_iters = 1000;
+    o->max_epochs = 0; /* 100 sampled, 1000 dense (resolved) */
+    o->rate = 1e-3;
+    o->decay = 0.1;
+    o->max_fails = 1;
+    o->beta1 = 0.9;
+    o->beta2 = 0.999;
+    o->adam_eps = 1e-8;
+    o->ftol = 1e-12;
+    o->pgtol = 1e-8;
+    o->backend = TF_BACKEND_AUTO;
+}
+
+#define OPTS_SIZE_FIRST (offsetof(tf_gcp_opts, stop) + sizeof(void *))
+
+static tf_status check_num(const char *name, double v, double lo, double hi, int lo_open)
+{
+    if (!(v >= lo && v <= hi) || (lo_open && v == lo) || isnan(v))
+        return tf_fail(TF_ERR_ARG, "gcp: %s %g is outside %s%g, %g]", name, v, lo_open ? "(" : "[", lo, hi);
+    return TF_OK;
+}
+
+static tf_status resolve_opts(const tf_gcp_opts *in, tf_gcp_opts *out)
+{
+    tf_gcp_opts_default(out);
+    if (in) {
+        if (in->size < OPTS_SIZE_FIRST)
+            return tf_fail(TF_ERR_ARG, "gcp: tf_gcp_opts.size is %u, expected at least %zu (set it up with "
+                                       "tf_gcp_opts_default)", in->size, (size_t)OPTS_SIZE_FIRST);
+        memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+        out->size = (uint32_t)sizeof *out;
+    }
+    const tf_gcp_opts *o = out;
+    if (!tf_gcp_loss_name(o->loss)) return tf_fail(TF_ERR_ARG, "gcp: unknown loss %d", (int)o->loss);
+    if (o->rank < 1 || o->rank > TF_MAX_RANK)
+        return tf_fail(TF_ERR_ARG, "gcp: rank %llu is outside 1..%u", (unsigned long long)o->rank, TF_MAX_RANK);
+    if (o->epoch_iters < 1) return tf_fail(TF_ERR_ARG, "gcp: epoch_iters is 0 (expected at least 1)");
+    if (!out->max_epochs) out->max_epochs = o->dense ? 1000 : 100;
+    TF_TRY(check_num("rate", o->rate, 0.0, 1e6, 1));
+    TF_TRY(check_num("decay", o->decay, 0.0, 1.0, 1));
+    TF_TRY(check_num("beta1", o->beta1, 0.0, 1.0, 0));
+    TF_TRY(check_num("beta2", o->beta2, 0.0, 1.0, 0));
+    if (o->beta1 >= 1.0 || o->beta2 >= 1.0) return tf_fail(TF_ERR_ARG, "gcp: beta1 and beta2 must be below 1");
+    TF_TRY(check_num("adam_eps", o->adam_eps, 0.0, 1.0, 0));
+    TF_TRY(check_num("gtol", o->gtol, -1e300, 1e300, 0));
+    TF_TRY(check_num("ftol", o->ftol, 0.0, 1.0, 0));
+    TF_TRY(check_num("pgtol", o->pgtol, 0.0, 1e300, 0));
+    if (o->threads < 0) return tf_fail(TF_ERR_ARG, "gcp: threads %d is negative", o->threads);
+    if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_ARG, "gcp: unknown backend %d", (int)o->backend);
+    return TF_OK;
+}
+
+/* The GPU or MPI ranks asked for: not yet (before the tensor is looked at). */
+static tf_status check_place(const tf_gcp_opts *o)
+{
+    const tf_context *c = o->context;
+    if (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU) || (c && c->opts.ndevices > 1))
+        return tf_fail(TF_ERR_UNAVAILABLE, "gcp: not available on the GPU yet (--device cpu)");
+    if (c && c->dist) return tf_fail(TF_ERR_UNAVAILABLE, "gcp: not available on MPI ranks yet (one process runs it)");
+    return TF_OK;
+}
+
+/* X's values suit the loss (pyttb's checks): counts for Poisson, 0/1 for
+ * Bernoulli, > 0 for Gamma and Rayleigh. */
+static tf_status check_values(const tf_tensor *X, tf_gcp_loss loss)
+{
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        const double v = X->vals[k];
+        const char *need = NULL;
+        if ((loss == TF_GCP_POISSON || loss == TF_GCP_POISSON_LOG) && !(v >= 0.0 && v == floor(v)))
+            need = "counts (integers >= 0)";
+        else if ((loss == TF_GCP_BERNOULLI_ODDS || loss == TF_GCP_BERNOULLI_LOGIT) && v != 0.0 && v != 1.0)
+            need = "0 or 1";
+        else if ((loss == TF_GCP_GAMMA || loss == TF_GCP_RAYLEIGH) && !(v > 0.0))
+            need = "values > 0";
+        if (need) {
+            char at[256];
+            size_t n = 0;
+            for (uint32_t m = 0; m < X->order && n < sizeof at; ++m)
+                n += (size_t)snprintf(at + n, sizeof at - n, "%s%llu", m ? ", " : "",
+                                      (unsigned long long)X->ind[m][k] + 1);
+            return tf_fail(TF_ERR_ARG, "gcp: the %s loss needs %s: the non-zero at (%s) (1-based) is %.17g",
+                           tf_gcp_loss_name(loss), need, at, v);
+        }
+    }
+    return TF_OK;
+}
+
+static tf_status check_start(const tf_tensor *X, const tf_gcp_opts *o)
+{
+    const tf_ktensor *k = o->init;
+    if (!k) return TF_OK;
+    if (k->order != X->order || k->rank != o->rank)
+        return tf_fail(TF_ERR_ARG, "gcp: the initial Kruskal tensor has order %u rank %llu, the run %u and %llu",
+                       k->order, (unsigned long long)k->rank, X->order, (unsigned long long)o->rank);
+    const double lb = tf_gcp_loss_lower_bound(o->loss);
+    for (uint32_t m = 0; m < X->order; ++m) {
+        const tf_matrix *f = &k->factors[m];
+        if (f->rows != X->dims[m] || f->cols != o->rank || !f->data)
+            return tf_fail(TF_ERR_ARG, "gcp: initial factor %u is %llu x %llu, expected %llu x %llu", m + 1,
+                           (unsigned long long)f->rows, (unsigned long long)f->cols,
+                           (unsigned long long)X->dims[m], (unsigned long long)o->rank);
+        for (uint64_t e = 0; e < f->rows * f->cols; ++e)
+            if (!isfinite(f->data[e]) || f->data[e] < lb)
+                return tf_fail(TF_ERR_ARG, "gcp: initial factor %u has %g at row %llu, column %llu (expected "
+                               "finite%s)", m + 1, f->data[e], (unsigned long long)(e / f->cols + 1),
+                               (unsigned long long)(e % f->cols + 1), lb == 0.0 ? " and >= 0 for this loss" : "");
+    }
+    for (uint64_t r = 0; k->lambda && r < k->rank; ++r)
+        if (!isfinite(k->lambda[r]) || k->lambda[r] < lb)
+            return tf_fail(TF_ERR_ARG, "gcp: initial lambda %llu is %g", (unsigned long long)r + 1, k->lambda[r]);
+    return TF_OK;
+}
+
+/* prod dims as a double, and whether it fits the dense mode. */
+static double numel_of(const tf_tensor *X)
+{
+    double n = 1.0;
+    for (uint32_t m = 0; m < X->order; ++m) n *= (double)X->dims[m];
+    return n;
+}
+
+/* GenTen's default sample sizes (tenfold/gcp.h) where 0. */
+static void resolve_samples(const tf_tensor *X, tf_gcp_opts *o)
+{
+    const uint64_t nnz = X->nnz;
+    const double zeros_d = numel_of(X) - (double)nnz;
+    const uint64_t zeros = zeros_d > 1.8e19 ? UINT64_MAX : (uint64_t)zeros_d;
+    uint64_t ftmp = (nnz + 99) / 100, gtmp = (3 * nnz + o->max_epochs - 1) / o->max_epochs;
+    if (ftmp < 100000) ftmp = 100000;
+    if (gtmp < 1000) gtmp = 1000;
+    if (!o->fnz) o->fnz = ftmp < nnz ? ftmp : nnz;
+    if (!o->fz) o->fz = o->fnz < zeros ? o->fnz : zeros;
+    if (!o->gnz) o->gnz = gtmp < nnz ? gtmp : nnz;
+    if (!o->gz) o->gz = o->gnz < zeros ? o->gnz : zeros;
+    if (!zeros) o->fz = o->gz = 0;
+    if (!nnz) o->fnz = o->gnz = 0;
+}
+
+static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp_report *rep)
+{
+    TF_TRY(check_place(o));
+    TF_TRY(tf_tensor_validate(X));
+    TF_TRY(check_start(X, o));
+    TF_TRY(check_values(X, o->loss));
+    if (o->dense && numel_of(X) > (double)DENSE_MAX)
+        return tf_fail(TF_ERR_ARG, "gcp: the dense loss mode takes tensors of at most %llu entries; this one has %.6g "
+                       "(sample instead: leave dense off)", (unsigned long long)DENSE_MAX, numel_of(X));
+    if (!o->dense) {
+        if (!X->nnz) return tf_fail(TF_ERR_ARG, "gcp: the tensor has no non-zeros to sample");
+        resolve_samples(X, o);
+        if (o->gnz + o->gz == 0 || o->fnz + o->fz == 0)
+            return tf_fail(TF_ERR_ARG, "gcp: no samples to draw");
+    }
+    rep->fnz = o->fnz, rep->fz = o->fz, rep->gnz = o->gnz, rep->gz = o->gz;
+    if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+        snprintf(rep->note, sizeof rep->note, "GCP runs on the CPU: not on the GPU yet");
+    tf_gcp_backend be;
+    const double t = tf_wtime();
+    TF_TRY(tf_cpu_gcp_backend_create(X, o, &be));
+    rep->t_build = tf_wtime() - t;
+    snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
+    const tf_status s = tf_gcp_run(&be, X, o, out, rep);
+    be.ops->destroy(be.ctx);
+    return s;
+}
+
+tf_status tf_gcp(const tf_tensor *X, const tf_gcp_opts *o, tf_ktensor *out, tf_gcp_report *rep)
+{
+    const double t_start = tf_wtime();
+    tf_gcp_report local;
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    if (out) memset(out, 0, sizeof *out);
+    if (!X) return tf_fail(TF_ERR_ARG, "tf_gcp: X is NULL");
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_gcp: out is NULL");
+    tf_gcp_opts ro;
+    TF_TRY(resolve_opts(o, &ro));
+    const tf_status s = run(X, &ro, out, rep);
+    rep->t_total = tf_wtime() - t_start;
+    return s;
+}
+
+tf_status tf_gcp_loss_dense(const tf_tensor *X, const tf_ktensor *K, tf_gcp_loss loss, int threads, double *out)
+{
+    if (!X || !K || !out) return tf_fail(TF_ERR_ARG, "tf_gcp_loss_dense: a NULL argument");
+    if (!tf_gcp_loss_name(loss)) return tf_fail(TF_ERR_ARG, "gcp: unknown loss %d", (int)loss);
+    TF_TRY(tf_tensor_validate(X));
+    if (K->order != X->order) return tf_fail(TF_ERR_ARG, "gcp: the Kruskal tensor's order is not the tensor's");
+    for (uint32_t m = 0; m < X->order; ++m)
+        if (K->factors[m].rows != X->dims[m] || K->factors[m].cols != K->rank || !K->factors[m].data)
+            return tf_fail(TF_ERR_ARG, "gcp: factor %u is not %llu x %llu", m + 1, (unsigned long long)X->dims[m],
+                           (unsigned long long)K->rank);
+    if (K->rank < 1) return tf_fail(TF_ERR_ARG, "gcp: the Kruskal tensor has rank 0");
+    if (numel_of(X) > (double)DENSE_MAX)
+        return tf_fail(TF_ERR_ARG, "gcp: the dense loss takes tensors of at most %llu entries",
+                       (unsigned long long)DENSE_MAX);
+    tf_gcp_samples s;
+    TF_TRY(tf_gcp_samples_dense(X, &s));
+    /* lambda into a copy of the first factor */
+    double *a0 = NULL;
+    tf_status st = TF_ALLOC(a0, X->dims[0] * K->rank, "GCP first factor");
+    if (st == TF_OK) {
+        const double *A[TF_MAX_ORDER];
+        for (uint32_t m = 0; m < X->order; ++m) A[m] = K->factors[m].data;
+        for (uint64_t i = 0; i < X->dims[0]; ++i)
+            for (uint64_t r = 0; r < K->rank; ++r)
+                a0[i * K->rank + r] = A[0][i * K->rank + r] * (K->lambda ? K->lambda[r] : 1.0);
+        A[0] = a0;
+        const tf_gcp_pass_in in = {&s, A, X->dims, K->rank, (int)loss, threads, 1, NULL, 0, 0};
+        st = tf_cpu_gcp_pass(&in, NULL, out);
+    }
+    tf_free(a0);
+    tf_gcp_samples_free(&s);
+    return st;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The numeric steps of GCP (docs/DESIGN.md, "GCP"), done by a backend on
+ * its own memory. The algorithm (src/algo/gcp.c) owns the start, the
+ * epochs, the Adam schedule (its bias corrections, the rate and its decay
+ * on a failed epoch), the dense mode's L-BFGS and the timers; a backend
+ * (the CPU one in src/cpu/gcp_cpu.c) owns the factors, the gradient, Adam's
+ * moments, their checkpoint, the fixed sample of the loss estimate and
+ * draws the gradient samples. Only scalars cross in sampled mode (and the
+ * start and the result, once each), so a GPU backend can keep everything
+ * on the device; the dense mode's L-BFGS hands whole vectors over (its
+ * tensors are small). The front end (src/front/gcp.c) creates backends. */
+#ifndef TF_SEAMS_GCP_H
+#define TF_SEAMS_GCP_H
+#include "core/error.h"
+#include "tenfold.h"
+
+typedef struct tf_gcp_backend_ops {
+    /* Takes the start (host, dims[m] x R factors; lambda all ones); Adam's
+     * moments start at zero; the checkpoint is the start. */
+    tf_status (*init)(void *ctx, const tf_ktensor *start);
+    /* *f = the fixed sample's weighted loss at the current factors (dense
+     * mode: the exact loss over every entry). */
+    tf_status (*estimate)(void *ctx, double *f);
+    /* Draws gradient sample `iter` (0-based over the run: the draws of a
+     * seed and iteration are the same everywhere) and computes the
+     * gradient of its weighted loss; *t_sample gets the drawing's seconds. */
+    tf_status (*gradient)(void *ctx, uint64_t iter, double *t_sample);
+    /* Adam: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, u -= step m /
+     * sqrt(v + eps), then u = max(u, lower) entrywise. */
+    tf_status (*adam)(void *ctx, double step, double beta1, double beta2, double eps, double lower);
+    /* The checkpoint: save (factors and moments), restore them. */
+    tf_status (*save)(void *ctx);
+    tf_status (*restore)(void *ctx);
+    /* Dense mode: u (the factors, mode after mode, row-major, nparams
+     * doubles on the host) in, the exact loss and its gradient (g, the same
+     * layout) out. */
+    tf_status (*dense_fg)(void *ctx, const double *u, double *f, double *g);
+    /* Copies the factors into out (allocated by the driver; lambda ones). */
+    tf_status (*result)(void *ctx, tf_ktensor *out);
+    void (*destroy)(void *ctx);
+} tf_gcp_backend_ops;
+
+typedef struct tf_gcp_backend {
+    const tf_gcp_backend_ops *ops;
+    void *ctx;
+    char plan_desc[96];
+} tf_gcp_backend;
+
+/* The CPU backend (src/cpu/gcp_cpu.c) of X (borrowed while it lives) under
+ * o (resolved: the sample sizes set; o->dense: the fixed sample is every
+ * entry, weight 1). */
+tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out);
+#endif

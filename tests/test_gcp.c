@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* GCP (src/front/gcp.c, src/algo/gcp.c, gcp_lbfgs.c, the CPU backend):
+ * every loss's derivative against a central finite difference of its
+ * value; the stratified samples (counts, weights, every non-zero sample one
+ * of X's non-zeros with its value, every zero sample off them, the same
+ * draws on 1 and 3 threads, other streams other draws); the fused pass
+ * (loss sum and gradient) against plain float64 loops on random tensors and
+ * on samples of the real tensors, outputs poisoned; the dense loss against
+ * a loop over every entry; the dense mode's optimum (projected gradient 0
+ * by the reference gradient); GCP-Adam runs (the estimate never rises, the
+ * same bits for the same seed, failed epochs undone); the checks. */
+#include <math.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "cpu/gcp_kernel.h"
+#include "cpu/gcp_loss.h"
+#include "kt_test_util.h"
+#include "realdata.h"
+#include "tenfold.h"
+
+/* ------------------------------------------------------------ inputs */
+
+/* nnz random non-zeros (canonical: distinct coordinates) of order N, values
+ * by the loss: counts 1..5, ones, or (0.5, 2.5). */
+static void random_tensor(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int loss, tf_tensor *X)
+{
+    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < N; ++m) X->ind[m][k] = (uint32_t)tf_rng_below(rng, dims[m]);
+        double v = 0.5 + 2.0 * tf_rng_uniform(rng);
+        if (loss == TF_GCP_POISSON || loss == TF_GCP_POISSON_LOG) v = (double)(1 + tf_rng_below(rng, 5));
+        X->vals[k] = v;
+    }
+    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL)); /* repeated coordinates add up: then the ones */
+    if (loss == TF_GCP_BERNOULLI_ODDS || loss == TF_GCP_BERNOULLI_LOGIT)
+        for (uint64_t k = 0; k < X->nnz; ++k) X->vals[k] = 1.0;
+}
+
+static void random_factors(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t R, double lo, double hi,
+                           double **A)
+{
+    for (uint32_t n = 0; n < N; ++n) {
+        A[n] = malloc(dims[n] * R * sizeof(double));
+        for (uint64_t e = 0; e < dims[n] * R; ++e) A[n][e] = lo + (hi - lo) * tf_rng_uniform(rng);
+    }
+}
+
+/* ------------------------------------------------------- (a) the losses */
+
+static void test_losses(tf_rng *rng)
+{
+    for (int loss = 0; loss < TF_GCP_LOSSES; ++loss) {
+        double worst = 0.0;
+        for (int t = 0; t < 200; ++t) {
+            const int binary = loss == TF_GCP_BERNOULLI_ODDS || loss == TF_GCP_BERNOULLI_LOGIT;
+            const double x = binary ? (double)tf_rng_below(rng, 2)
+                           : loss == TF_GCP_POISSON || loss == TF_GCP_POISSON_LOG ? (double)tf_rng_below(rng, 6)
+                                                                                   : 0.2 + 3.0 * tf_rng_uniform(rng);
+            const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
+            const double m = lb == 0.0 ? 0.1 + 3.0 * tf_rng_uniform(rng) : -2.0 + 4.0 * tf_rng_uniform(rng);
+            const double h = 1e-5 * (fabs(m) > 1.0 ? fabs(m) : 1.0);
+            const double fd = (tf_gcp_f(loss, x, m + h) - tf_gcp_f(loss, x, m - h)) / (2.0 * h);
+            const double d = tf_gcp_df(loss, x, m);
+            const double err = fabs(fd - d) / (fabs(d) > 1.0 ? fabs(d) : 1.0);
+            if (err > worst) worst = err;
+        }
+        CHECKF(worst < 1e-6, "loss %s: df/dm vs finite differences off by %.3g", tf_gcp_loss_name((tf_gcp_loss)loss),
+               worst);
+        CHECK(tf_gcp_loss_parse(tf_gcp_loss_name((tf_gcp_loss)loss)) == loss);
+    }
+    /* pyttb's definitions at one point */
+    CHECK(fabs(tf_gcp_f(TF_GCP_POISSON, 3.0, 2.0) - (2.0 - 3.0 * log(2.0 + 1e-10))) < 1e-14);
+    CHECK(fabs(tf_gcp_f(TF_GCP_BERNOULLI_LOGIT, 1.0, 0.5) - (log(exp(0.5) + 1.0) - 0.5)) < 1e-14);
+    CHECK(tf_gcp_loss_parse("bernoulli") == TF_GCP_BERNOULLI_ODDS && tf_gcp_loss_parse("nope") == -1);
+    CHECK(tf_gcp_loss_name((tf_gcp_loss)TF_GCP_LOSSES) == NULL);
+}
+
+/* ----------------------------------------------------- (b) the samples */
+
+static int is_nonzero(const tf_tensor *X, const uint32_t *const *ind, uint64_t j, double *val)
+{
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        uint32_t n = 0;
+        while (n < X->order && X->ind[n][k] == ind[n][j]) ++n;
+        if (n == X->order) {
+            if (val) *val = X->vals[k];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void test_samples(tf_rng *rng)
+{
+    const uint64_t dims[3] = {9, 7, 5};
+    tf_tensor X;
+    random_tensor(rng, 3, dims, 120, TF_GCP_GAUSSIAN, &X);
+    tf_gcp_nzset h;
+    CHECK_OK(tf_gcp_nzset_build(&X, &h));
+    const uint64_t gnz = 5000, gz = 7000, seed = tf_rng_next(rng);
+    tf_gcp_samples a, b, c;
+    CHECK_OK(tf_gcp_samples_alloc(&a, 3, gnz + gz));
+    CHECK_OK(tf_gcp_samples_alloc(&b, 3, gnz + gz));
+    CHECK_OK(tf_gcp_samples_alloc(&c, 3, gnz + gz));
+    tf_gcp_draw(&h, seed, 4, gnz, gz, 1, &a);
+    tf_gcp_draw(&h, seed, 4, gnz, gz, 3, &b);
+    tf_gcp_draw(&h, seed, 5, gnz, gz, 3, &c);
+    CHECK(a.n == gnz + gz && a.nnz_part == gnz);
+    CHECK(fabs(a.w_nz - (double)X.nnz / gnz) < 1e-15 && fabs(a.w_z - (315.0 - (double)X.nnz) / gz) < 1e-12);
+    int same = 1, differ = 0, bad_nz = 0, bad_z = 0;
+    uint64_t hits_first = 0; /* samples of X's first non-zero: about gnz / nnz */
+    for (uint64_t j = 0; j < a.n; ++j) {
+        for (uint32_t n = 0; n < 3; ++n) {
+            same &= a.ind[n][j] == b.ind[n][j];
+            differ |= a.ind[n][j] != c.ind[n][j];
+        }
+        same &= a.vals[j] == b.vals[j];
+        double v = 0.0;
+        const int nz = is_nonzero(&X, (const uint32_t *const *)a.ind, j, &v);
+        if (j < gnz) {
+            bad_nz += !nz || v != a.vals[j];
+            hits_first += a.ind[0][j] == X.ind[0][0] && a.ind[1][j] == X.ind[1][0] && a.ind[2][j] == X.ind[2][0];
+        } else {
+            bad_z += nz || a.vals[j] != 0.0;
+        }
+    }
+    CHECKF(same, "the draws differ between 1 and 3 threads");
+    CHECK(differ);
+    CHECKF(!bad_nz && !bad_z, "%d non-zero samples off X, %d zero samples on it", bad_nz, bad_z);
+    const double expect = (double)gnz / (double)X.nnz;
+    CHECKF(fabs((double)hits_first - expect) < 6.0 * sqrt(expect), "first non-zero drawn %llu times, expected %.1f",
+           (unsigned long long)hits_first, expect);
+    /* the dense "sample": every entry once, X's values where they are */
+    tf_gcp_samples d;
+    CHECK_OK(tf_gcp_samples_dense(&X, &d));
+    CHECK(d.n == 315 && d.w_nz == 1.0);
+    double sum = 0.0, xsum = 0.0;
+    for (uint64_t j = 0; j < d.n; ++j) sum += d.vals[j];
+    for (uint64_t k = 0; k < X.nnz; ++k) xsum += X.vals[k];
+    CHECK(fabs(sum - xsum) < 1e-12 * xsum);
+    tf_gcp_samples_free(&a);
+    tf_gcp_samples_free(&b);
+    tf_gcp_samples_free(&c);
+    tf_gcp_samples_free(&d);
+    tf_gcp_nzset_free(&h);
+    tf_tensor_free(&X);
+}
+
+/* ------------------------------------------------------ (c) the pass */
+
+/* The plain float64 loss sum and gradient of the sample. */
+static double ref_pass(const tf_gcp_samples *s, double *const *A, const uint64_t *dims, uint64_t R, int loss,
+                       double **G)
+{
+    const uint32_t N = s->order;
+    for (uint32_t n = 0; n < N; ++n) memset(G[n], 0, dims[n] * R * sizeof(double));
+    double f = 0.0;
+    for (uint64_t j = 0; j < s->n; ++j) {
+        double m = 0.0;
+        for (uint64_t r = 0; r < R; ++r) {
+            double p = 1.0;
+            for (uint32_t n = 0; n < N; ++n) p *= A[n][s->ind[n][j] * R + r];
+            m += p;
+        }
+        const double w = j < s->nnz_part ? s->w_nz : s->w_z;
+        f += w * tf_gcp_f(loss, s->vals[j], m);
+        const double y = w * tf_gcp_df(loss, s->vals[j], m);
+        for (uint32_t n = 0; n < N; ++n)
+            for (uint64_t r = 0; r < R; ++r) {
+                double p = y;
+                for (uint32_t k = 0; k < N; ++k)
+                    if (k != n) p *= A[k][s->ind[k][j] * R + r];
+                G[n][s->ind[n][j] * R + r] += p;
+            }
+    }
+    return f;
+}
+
+/* The pass on threads 1 and 3 against ref_pass: f and every mode's gradient. */
+static void check_pass(const char *what, const tf_gcp_samples *s, double *const *A, const uint64_t *dims, uint64_t R,
+                       int loss)
+{
+    const uint32_t N = s->order;
+    double *G[TF_MAX_ORDER], *ref[TF_MAX_ORDER];
+    for (uint32_t n = 0; n < N; ++n) {
+        G[n] = malloc(dims[n] * R * sizeof(double));
+        ref[n] = malloc(dims[n] * R * sizeof(double));
+    }
+    const double fref = ref_pass(s, A, dims, R, loss, ref);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        for (uint32_t n = 0; n < N; ++n)
+            for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
+        double f = NAN;
+        const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0};
+        CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
+        CHECKF(fabs(f - fref) <= 1e-11 * fabs(fref) + 1e-300, "%s loss %s, %d threads: f %.17g, reference %.17g", what,
+               tf_gcp_loss_name((tf_gcp_loss)loss), threads, f, fref);
+        for (uint32_t n = 0; n < N; ++n) {
+            const double err = tf_rel_err(G[n], ref[n], dims[n] * R);
+            CHECKF(err < 1e-11, "%s loss %s, %d threads: mode %u gradient off by %.3g", what,
+                   tf_gcp_loss_name((tf_gcp_loss)loss), threads, n + 1, err);
+        }
+        double f2 = NAN; /* without the gradient: the same sum */
+        CHECK_OK(tf_cpu_gcp_pass(&in, NULL, &f2));
+        CHECK(f2 == f);
+    }
+    for (uint32_t n = 0; n < N; ++n) {
+        free(G[n]);
+        free(ref[n]);
+    }
+}
+
+static void test_pass(tf_rng *rng)
+{
+    for (uint32_t N = 2; N <= 5; ++N) {
+        uint64_t dims[5];
+        for (uint32_t n = 0; n < N; ++n) dims[n] = 8 + tf_rng_below(rng, 12); /* >= 64 entries: zeros left */
+        const uint64_t R = 1 + tf_rng_below(rng, 9);
+        for (int loss = 0; loss < TF_GCP_LOSSES; ++loss) {
+            tf_tensor X;
+            random_tensor(rng, N, dims, 40 + tf_rng_below(rng, 60), loss, &X);
+            tf_gcp_nzset h;
+            CHECK_OK(tf_gcp_nzset_build(&X, &h));
+            tf_gcp_samples s;
+            CHECK_OK(tf_gcp_samples_alloc(&s, N, 3000 + 2500));
+            tf_gcp_draw(&h, tf_rng_next(rng), 1, 3000, 2500, 2, &s); /* blocks of 2048: several */
+            double *A[5];
+            const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
+            random_factors(rng, N, dims, R, lb == 0.0 ? 0.05 : -0.6, 0.6, A);
+            check_pass("random", &s, A, dims, R, loss);
+            /* the fused draw (sampling inside the pass): the same bits as the drawn sample's pass */
+            double *G1[5], *G2[5], f1 = NAN, f2 = NAN;
+            for (uint32_t n = 0; n < N; ++n) {
+                G1[n] = malloc(dims[n] * R * sizeof(double));
+                G2[n] = malloc(dims[n] * R * sizeof(double));
+            }
+            tf_gcp_samples head;
+            memset(&head, 0, sizeof head);
+            tf_gcp_draw_setup(&h, 3000, 2500, &head);
+            const uint64_t fseed = tf_rng_next(rng);
+            tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s);
+            tf_gcp_pass_in in1 = {&s, (const double *const *)A, dims, R, loss, 3, 1, NULL, 0, 0};
+            tf_gcp_pass_in in2 = {&head, (const double *const *)A, dims, R, loss, 3, 1, &h, fseed, 9};
+            CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
+            CHECK_OK(tf_cpu_gcp_pass(&in2, G2, &f2));
+            int same = f1 == f2 && head.n == s.n && head.w_z == s.w_z;
+            for (uint32_t n = 0; n < N; ++n) same &= !memcmp(G1[n], G2[n], dims[n] * R * sizeof(double));
+            CHECKF(same, "order %u loss %s: the fused draw's pass differs", N, tf_gcp_loss_name((tf_gcp_loss)loss));
+            for (uint32_t n = 0; n < N; ++n) {
+                free(G1[n]);
+                free(G2[n]);
+            }
+            for (uint32_t n = 0; n < N; ++n) free(A[n]);
+            tf_gcp_samples_free(&s);
+            tf_gcp_nzset_free(&h);
+            tf_tensor_free(&X);
+        }
+    }
+}
+
+/* Real tensors: a sample of each (Poisson and Gaussian losses), the pass
+ * against the reference. */
+static void real_pass(const char *name, const char *path, tf_tensor *X, void *user)
+{
+    (void)path;
+    tf_rng *rng = user;
+    tf_gcp_nzset h;
+    CHECK_OK(tf_gcp_nzset_build(X, &h));
+    tf_gcp_samples s;
+    CHECK_OK(tf_gcp_samples_alloc(&s, X->order, 4000));
+    tf_gcp_draw(&h, tf_rng_next(rng), 7, 2000, 2000, 2, &s);
+    const uint64_t R = 4;
+    double *A[TF_MAX_ORDER];
+    random_factors(rng, X->order, X->dims, R, 0.01, 1.0, A);
+    check_pass(name, &s, A, X->dims, R, TF_GCP_GAUSSIAN);
+    check_pass(name, &s, A, X->dims, R, TF_GCP_POISSON);
+    for (uint32_t n = 0; n < X->order; ++n) free(A[n]);
+    tf_gcp_samples_free(&s);
+    tf_gcp_nzset_free(&h);
+}
+
+/* --------------------------------------------- (d) dense loss and mode */
+
+static tf_ktensor to_ktensor(uint32_t N, const uint64_t *dims, uint64_t R, double *const *A)
+{
+    tf_ktensor K;
+    CHECK_OK(tf_ktensor_alloc(&K, N, dims, R));
+    for (uint32_t n = 0; n < N; ++n) memcpy(K.factors[n].data, A[n], dims[n] * R * sizeof(double));
+    for (uint64_t r = 0; r < R; ++r) K.lambda[r] = 1.0;
+    return K;
+}
+
+static void trace(const tf_gcp_epoch *e, void *user)
+{
+    (void)user;
+    if (e->epoch % 100 == 1) printf("  %u %.17g %.3g\n", e->epoch, e->loss_estimate, e->rate);
+}
+
+static void test_dense(tf_rng *rng)
+{
+    const uint64_t dims[3] = {6, 5, 4}, R = 1; /* rank 1: no degenerate (diverging) optimum */
+    for (int loss = 0; loss < TF_GCP_LOSSES; ++loss) {
+        tf_tensor X;
+        random_tensor(rng, 3, dims, 40, loss, &X);
+        if (loss == TF_GCP_GAMMA || loss == TF_GCP_RAYLEIGH || loss == TF_GCP_POISSON_LOG) {
+            /* every entry a non-zero: Gamma's and Rayleigh's data are > 0, and
+             * with zeros the log link's optimum lies at m = -infinity */
+            tf_tensor_free(&X);
+            CHECK_OK(tf_tensor_alloc(&X, 3, dims, 120));
+            for (uint64_t e = 0; e < 120; ++e) {
+                X.ind[0][e] = (uint32_t)(e % 6), X.ind[1][e] = (uint32_t)(e / 6 % 5), X.ind[2][e] = (uint32_t)(e / 30);
+                X.vals[e] = loss == TF_GCP_POISSON_LOG ? (double)(1 + tf_rng_below(rng, 5)) : 0.5 + 2.0 * tf_rng_uniform(rng);
+            }
+        }
+        tf_gcp_samples all;
+        CHECK_OK(tf_gcp_samples_dense(&X, &all));
+        const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
+        double *A[3];
+        random_factors(rng, 3, dims, R, lb == 0.0 ? 0.1 : -0.5, 1.0, A);
+        tf_ktensor K = to_ktensor(3, dims, R, A);
+        double *G[3];
+        for (int n = 0; n < 3; ++n) G[n] = malloc(dims[n] * R * sizeof(double));
+        const double fref = ref_pass(&all, A, dims, R, loss, G);
+        double f = NAN;
+        CHECK_OK(tf_gcp_loss_dense(&X, &K, (tf_gcp_loss)loss, 2, &f));
+        CHECKF(fabs(f - fref) <= 1e-12 * fabs(fref), "dense loss %s: %.17g vs %.17g", tf_gcp_loss_name(loss), f, fref);
+        /* the dense mode from K: its optimum is stationary by the reference gradient */
+        tf_gcp_opts o;
+        tf_gcp_opts_default(&o);
+        o.loss = (tf_gcp_loss)loss;
+        o.rank = R;
+        o.dense = 1;
+        o.init = &K;
+        o.max_epochs = 5000;
+        o.callback = getenv("GCP_TRACE") ? trace : NULL;
+        tf_ktensor out;
+        tf_gcp_report rep;
+        CHECK_OK(tf_gcp(&X, &o, &out, &rep));
+        CHECK(rep.loss_estimate <= rep.loss_initial && fabs(rep.loss_initial - fref) <= 1e-12 * fabs(fref));
+        double *B[3];
+        for (int n = 0; n < 3; ++n) { /* lambda into mode 1 */
+            B[n] = malloc(dims[n] * R * sizeof(double));
+            for (uint64_t i = 0; i < dims[n]; ++i)
+                for (uint64_t r = 0; r < R; ++r)
+                    B[n][i * R + r] = out.factors[n].data[i * R + r] * (n == 0 ? out.lambda[r] : 1.0);
+        }
+        const double fopt = ref_pass(&all, B, dims, R, loss, G);
+        CHECKF(fabs(fopt - rep.loss_estimate) <= 1e-10 * fabs(fopt), "dense %s: the reported loss %.17g, the "
+               "model's %.17g", tf_gcp_loss_name(loss), rep.loss_estimate, fopt);
+        /* an optimum: a second run from it (arranged: the same model) gains nothing */
+        tf_gcp_report rep2;
+        tf_ktensor out2;
+        o.init = &out;
+        CHECK_OK(tf_gcp(&X, &o, &out2, &rep2));
+        /* (not the logit: on 0/1 data its infimum may lie at infinity, where
+         * m separates the ones from the zeros) */
+        CHECKF(loss == TF_GCP_BERNOULLI_LOGIT || (rep.converged && fabs(rep2.loss_initial - fopt) <= 1e-12 * fabs(fopt) &&
+               rep2.loss_estimate >= fopt - 1e-7 * fabs(fopt)), "dense %s: converged %d (%u iterations) at %.17g, a "
+               "restart from there reaches %.17g", tf_gcp_loss_name(loss), rep.converged, rep.epochs, fopt,
+               rep2.loss_estimate);
+        tf_ktensor_free(&out2);
+        for (int n = 0; n < 3; ++n) {
+            free(A[n]);
+            free(B[n]);
+            free(G[n]);
+        }
+        tf_ktensor_free(&out);
+        tf_ktensor_free(&K);
+        tf_gcp_samples_free(&all);
+        tf_tensor_free(&X);
+    }
+}
+
+/* ------------------------------------------------- (e) GCP-Adam runs */
+
+static void on_epoch(const tf_gcp_epoch *e, void *user)
+{
+    double *last = user;
+    if (!e->failed) CHECKF(e->loss_estimate <= last[0], "epoch %u: estimate %.17g rose over %.17g", e->epoch,
+                           e->loss_estimate, last[0]);
+    else CHECK(isinf(last[0]) || e->loss_estimate == last[0]);
+    last[0] = e->loss_estimate;
+    last[1] += e->failed;
+}
+
+static void test_adam(tf_rng *rng)
+{
+    const uint64_t dims[3] = {20, 15, 10};
+    tf_tensor X;
+    random_tensor(rng, 3, dims, 300, TF_GCP_POISSON, &X);
+    tf_gcp_opts o;
+    tf_gcp_opts_default(&o);
+    o.loss = TF_GCP_POISSON;
+    o.rank = 3;
+    o.seed = tf_rng_next(rng);
+    o.epoch_iters = 50;
+    o.max_epochs = 8;
+    o.rate = 0.01;
+    o.threads = 2;
+    double last[2] = {INFINITY, 0};
+    o.callback = on_epoch;
+    o.user = last;
+    tf_ktensor K1, K2;
+    tf_gcp_report r1, r2;
+    CHECK_OK(tf_gcp(&X, &o, &K1, &r1));
+    const uint64_t nz = X.nnz; /* GenTen's defaults, capped at nnz */
+    CHECKF(r1.gnz == nz && r1.gz == nz && r1.fnz == nz && r1.fz == nz, "samples %llu %llu %llu %llu",
+           (unsigned long long)r1.gnz, (unsigned long long)r1.gz, (unsigned long long)r1.fnz,
+           (unsigned long long)r1.fz);
+    CHECK(r1.loss_estimate < r1.loss_initial && r1.epochs >= 1 && r1.iters == (uint64_t)r1.epochs * 50);
+    CHECK((double)r1.fails == last[1]);
+    o.callback = NULL;
+    CHECK_OK(tf_gcp(&X, &o, &K2, &r2));
+    int same = r1.loss_estimate == r2.loss_estimate;
+    for (uint32_t n = 0; n < 3; ++n) same &= !memcmp(K1.factors[n].data, K2.factors[n].data, dims[n] * 3 * 8);
+    CHECKF(same, "two runs of one seed differ");
+    for (uint32_t n = 0; n < 3; ++n)
+        for (uint64_t e = 0; e < dims[n] * 3; ++e) CHECK(K1.factors[n].data[e] >= 0.0);
+    tf_ktensor_free(&K2);
+    /* a huge rate: failed epochs, undone, the run ends after more than max_fails */
+    o.rate = 50.0;
+    o.max_fails = 2;
+    o.callback = on_epoch;
+    last[0] = INFINITY, last[1] = 0;
+    CHECK_OK(tf_gcp(&X, &o, &K2, &r2));
+    CHECK(r2.fails == 3 && (double)r2.fails == last[1] && r2.loss_estimate <= r2.loss_initial);
+    tf_ktensor_free(&K1);
+    tf_ktensor_free(&K2);
+    tf_tensor_free(&X);
+}
+
+/* ------------------------------------------------------ (f) the checks */
+
+static void test_errors(tf_rng *rng)
+{
+    const uint64_t dims[3] = {5, 4, 3};
+    tf_tensor X;
+    random_tensor(rng, 3, dims, 20, TF_GCP_GAUSSIAN, &X);
+    tf_gcp_opts o;
+    tf_gcp_opts_default(&o);
+    o.rank = 2;
+    tf_ktensor K;
+    o.backend = TF_BACKEND_GPU;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_UNAVAILABLE, "gcp: not available on the GPU yet (--device cpu)");
+    o.backend = TF_BACKEND_AUTO;
+    o.loss = TF_GCP_POISSON;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "the poisson loss needs counts");
+    o.loss = TF_GCP_BERNOULLI_LOGIT;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "needs 0 or 1");
+    o.loss = (tf_gcp_loss)99;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "unknown loss 99");
+    o.loss = TF_GCP_GAUSSIAN;
+    o.rank = 0;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "rank 0");
+    o.rank = 2;
+    o.rate = -1.0;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "rate -1");
+    o.rate = 1e-3;
+    o.size = 8;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "tf_gcp_opts.size is 8");
+    o.size = sizeof o;
+    tf_tensor big;
+    const uint64_t bdims[3] = {1024, 1024, 128};
+    CHECK_OK(tf_tensor_alloc(&big, 3, bdims, 1));
+    big.ind[0][0] = big.ind[1][0] = big.ind[2][0] = 0;
+    big.vals[0] = 1.0;
+    o.dense = 1;
+    CHECK_FAILS(tf_gcp(&big, &o, &K, NULL), TF_ERR_ARG, "at most");
+    tf_tensor_free(&big);
+    tf_ktensor bad;
+    const uint64_t wrong[3] = {5, 4, 2};
+    CHECK_OK(tf_ktensor_alloc(&bad, 3, wrong, 2));
+    for (uint32_t n = 0; n < 3; ++n) memset(bad.factors[n].data, 0, wrong[n] * 2 * sizeof(double));
+    o.init = &bad;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "initial factor 3 is 2 x 2");
+    tf_ktensor_free(&bad);
+    tf_tensor_free(&X);
+}
+
+int main(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, kt_seed("test_gcp"));
+    test_losses(&rng);
+    test_samples(&rng);
+    test_pass(&rng);
+    static const char *const tns[] = {".tns.xz", NULL};
+    const int count = tf_for_each_data_file("test_gcp", tns, real_pass, &rng);
+    if (count >= 0) CHECKF(count > 0, "no .tns.xz file in %s", tf_test_data_dir());
+    if (count >= 0) printf("test_gcp: the pass on samples of %d real tensors\n", count);
+    test_dense(&rng);
+    test_adam(&rng);
+    test_errors(&rng);
+    return tf_test_finish("test_gcp");
+}
