@@ -6,7 +6,7 @@
 # a resume from a finished checkpoint gives its result; runs SIGKILLed while
 # they write checkpoints leave one that resumes to the same bits; another
 # rank, tensor, method or option is one line and exit 1; the flags' usage
-# errors; with a GPU, --device gpu (CP-ALS, CP-APR with its Phi) and --gpus 2 resume to the fits of a
+# errors; with a GPU, --device gpu (CP-ALS, CP-APR with its Phi, Tucker) and --gpus 2 resume to the fits of a
 # straight run (1e-12), AO-ADMM on a GPU is refused (skipped without one).
 source "$(dirname "$0")/lib/common.bash"
 
@@ -47,7 +47,7 @@ check "admm: the state holds every mode's dual" test "$(grep -c '^aux ' pc_admm.
 method hals "$CP_FILES" cpd x.tns -r 4 -t 2 --device cpu --nonneg --nonneg-method hals
 method apr "$CP_FILES" cpd c.tns -r 4 -t 2 --device cpu --method apr
 check "apr: the state holds every mode's Phi" test "$(grep -c '^aux ' pc_apr.state)" -eq 3
-method tucker "$TK_FILES" tucker x.tns -r 3,4,5 -t 2
+method tucker "$TK_FILES" tucker x.tns -r 3,4,5 -t 2 --device cpu
 
 # a run that converges: its checkpoint says so, and a resume does not iterate
 expect 0 "converged run" cpd x.tns -r 4 -t 2 --device cpu -i 200 --tol 1e-3 -o cv --checkpoint cvc
@@ -130,6 +130,11 @@ if [ "${gpus:-0}" -ge 1 ]; then
         expect 0 "$g: resumed" cpd $t -r 4 $g -i 10 --tol 0 --nowrite --resume gp_$tag --checkpoint gp_$tag
         check "$g: resumed, the straight run's fits (1e-12)" close_fits gs_$tag gp_$tag
     done
+    expect 0 "tucker --device gpu: straight" tucker x.tns -r 3,4,5 --device gpu -i 10 --tol 0 --checkpoint gs_tk
+    expect 0 "tucker --device gpu: 4" tucker x.tns -r 3,4,5 --device gpu -i 4 --tol 0 --checkpoint gp_tk
+    expect 0 "tucker --device gpu: resumed" tucker x.tns -r 3,4,5 --device gpu -i 10 --tol 0 --resume gp_tk \
+        --checkpoint gp_tk
+    check "tucker --device gpu: resumed, the straight run's fits (1e-12)" close_fits gs_tk gp_tk
     expect_failure "AO-ADMM checkpoints on a GPU" "checkpoints of AO-ADMM are not available on this backend" \
         cpd x.tns -r 4 --device gpu --nonneg --nonneg-method admm -i 3 --nowrite --checkpoint ga
 else
