@@ -352,6 +352,24 @@ int cmd_complete(int argc, char **argv)
     return cli_ranks_end(complete_ranks(argc, argv, rank, size, t_start), size);
 }
 
+/* load_all on several ranks: the ranks agree on how their reads went
+ * before any says it, so a file that fails to read (on every rank, or on
+ * some) stops every rank with one line (rank 0's) and no rank waits. */
+static int load_ranks(complete_run *r, int size)
+{
+    if (size < 2) return load_all(r);
+    cli_hold_failures(1);
+    const int rc = load_all(r);
+    cli_hold_failures(0);
+    char what[512];
+    snprintf(what, sizeof what, "%s", rc ? tf_last_error() : "ok");
+    tf_agree ag;
+    memset(&ag, 0, sizeof ag);
+    tf_agree_add(&ag, "read", rc ? what : "ok");
+    if (cli_ranks_agree(&ag, size)) return CLI_FAIL; /* "ranks disagree: rank R has read ..." */
+    return rc ? cli_fail_all("%s", what) : CLI_OK;
+}
+
 /* The same entries on every rank (after the reads, before any collective of the run). */
 static int agree_inputs(const complete_run *r, int size)
 {
@@ -405,7 +423,7 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
         if (!r.rank_given) r.opts.rank = r.start.rank;
         r.opts.init = &r.start;
     }
-    if ((rc = load_all(&r))) goto done;
+    if ((rc = load_ranks(&r, size))) goto done;
     if (size > 1) {
         if ((rc = agree_inputs(&r, size))) goto done;
         if ((rc = cli_run_context_ranks(TF_BACKEND_CPU, 0, NULL, r.opts.threads, 0, 1, "--device", &ctx))) goto done;

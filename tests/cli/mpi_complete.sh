@@ -6,7 +6,8 @@
 # them; a mode of length 2 over 3 ranks (a rank without rows in it) too; a
 # singular row in the last rank's rows fails every rank with one line (the
 # single process's) and no rank hangs; held-out entries outside the dims
-# fail alike; the ranks refuse standard input. Skipped (77) without MPI in
+# fail alike, as does a file that does not parse or that one rank cannot
+# read; the ranks refuse standard input. Skipped (77) without MPI in
 # the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
@@ -88,6 +89,19 @@ ranks 2 complete s.train.tns --test far.tns -r 2 -i 2
 check "outside the dims on 2 ranks: fails, no hang" test "$rc" -eq 1
 check "outside the dims on 2 ranks: one line" \
     test "$(grep -c "^tenfold: complete: test entry 2 has mode-1 index 41, outside the training tensor's 1..40$" err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
+# a file that does not parse (on every rank): one line, no hang
+printf '1 1 1 x\n' > junk.tns
+ranks 3 complete s.train.tns --val junk.tns -r 2 -i 2
+check "a bad --val file on 3 ranks: fails, no hang" test "$rc" -eq 1
+check "a bad --val file on 3 ranks: one line" \
+    test "$(grep -c "^tenfold: junk.tns:1: field 4: expected a number, found 'x'$" err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
+# a file that rank 1 alone cannot read: every rank stops, one line naming it
+printf 'if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ]; then f=nofile.tns; else f=s.train.tns; fi\nexec "%s" complete "$f" -r 2 -i 2\n' "$TF" > one_bad.sh
+timeout "${RANKS_TIMEOUT:-120}" $MPIRUN -np 2 bash one_bad.sh >out.txt 2>err.txt
+rc=$?
+check "unreadable on rank 1 alone: fails, no hang" test "$rc" -eq 1
+check "unreadable on rank 1 alone: one line naming it" \
+    test "$(grep -c '^tenfold: ranks disagree: rank 1 has read nofile.tns: cannot open' err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
 # standard input: ranks 1.. get none
 ranks 2 complete - -r 2 <s.train.tns
 check "standard input on 2 ranks: fails, no hang" test "$rc" -eq 1
