@@ -58,9 +58,14 @@ void cli_flush_stdout(void)
 
 int cli_stdout_errno(void) { return stdout_errno; }
 
+static int fail_held;
+
+void cli_hold_failures(int on) { fail_held = on; }
+
 int cli_fail(void)
 {
     const char *msg = tf_last_error();
+    if (fail_held) return CLI_FAIL; /* the caller says it (tf_last_error() keeps it) */
     if (tf_last_error_shared()) { /* every rank has it: rank 0 says it */
         failed_together = 1;
         if (run_rank != 0) return CLI_FAIL;

@@ -64,6 +64,10 @@ void cli_set_stdout_alias(const char *alias);
 /* Prints "tenfold: <tf_last_error()>" and returns 1. A failure every MPI
  * rank reached together (tf_last_error_shared) is printed by rank 0 alone. */
 int cli_fail(void);
+/* on = 1: cli_fail prints nothing until cli_hold_failures(0) (the message
+ * stays in tf_last_error()): ranks that agree on a failure before one of
+ * them says it. */
+void cli_hold_failures(int on);
 /* Over MPI ranks (run_context.h): this process's rank (0 without ranks). */
 void cli_set_rank(int rank);
 /* A failure every rank of the run reaches alike (from the options they

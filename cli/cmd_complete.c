@@ -11,6 +11,7 @@
 #include "json.h"
 #include "outfile.h"
 #include "report.h"
+#include "run_context.h"
 #include "verbosity.h"
 
 static const char help[] =
@@ -68,6 +69,16 @@ static const char help[] =
     "dropped: a rating of 0 must be shifted to be kept); --val and --test must\n"
     "have TRAIN's order and indices inside its dims. tenfold split makes the\n"
     "three files from one.\n"
+    "\n"
+    "Several processes (a build with MPI): `mpirun -np P tenfold complete TRAIN\n"
+    "...` cuts every mode's rows over the P ranks by training entries (as cpd\n"
+    "does); each rank solves its rows' systems and the new rows go to every rank\n"
+    "after each mode (MPI_Allgatherv); the RMSE sums are each rank's part summed\n"
+    "over the ranks. The RMSEs, the model kept and the stopping point are the\n"
+    "single process's (to rounding); rank 0 alone prints and writes. Every rank\n"
+    "reads the whole files; the ranks first check that they agree (the command,\n"
+    "the options but -t, -o, --json, and the entries read), else all stop with\n"
+    "one line 'ranks disagree: ...'. Standard input cannot be read by ranks.\n"
     CLI_STDIN_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
@@ -198,6 +209,7 @@ static void print_summary(const complete_run *r)
         printf("test rmse = %.6f (%llu held-out entr%s)\n", p->test_rmse, (unsigned long long)r->test.nnz,
                r->test.nnz == 1 ? "y" : "ies");
     if (p->note[0]) printf("note: %s\n", p->note);
+    printf("plan: %s\n", p->plan);
     printf("timing (s): read %.3f  build %.3f  solve %.3f  rmse %.3f  test %.3f  complete total %.3f  write %.3f  "
            "wall %.3f\n",
            r->info.seconds + r->vinfo.seconds + r->tinfo.seconds, p->t_build, p->t_solve, p->t_rmse, p->t_test,
@@ -304,22 +316,102 @@ static int load_all(complete_run *r)
     return CLI_OK;
 }
 
+/* What the ranks must agree on (cli_agree_begin): the options that shape
+ * the result; not -t, -o, --json, which may differ or matter on rank 0 alone. */
+static void agree_record(tf_agree *ag, const complete_run *r, int parse_rc)
+{
+    cli_agree_begin(ag, "complete", parse_rc, r->path);
+    if (parse_rc >= 0) return;
+    const tf_complete_opts *o = &r->opts;
+    cli_agree_u64(ag, "-r/--rank", r->rank_given ? o->rank : 0);
+    cli_agree_u64(ag, "-i/--iters", o->max_iters);
+    cli_agree_double(ag, "--tol", o->tol);
+    cli_agree_double(ag, "--l2", o->l2);
+    cli_agree_u64(ag, "--patience", o->patience);
+    cli_agree_u64(ag, "--seed", o->seed);
+    cli_agree_str(ag, "--method", method_names[o->method == TF_COMPLETE_ADAM]);
+    cli_agree_str(ag, "--device", device_names[o->backend]);
+    cli_agree_str(ag, "--base", r->base ? r->base : "auto");
+    cli_agree_str(ag, "--init", r->init);
+    cli_agree_str(ag, "--val", r->val_path ? "given" : NULL);
+    cli_agree_str(ag, "--test", r->test_path ? "given" : NULL);
+    cli_agree_str(ag, "TF_PARTITION", getenv("TF_PARTITION"));
+}
+
+static int complete_ranks(int argc, char **argv, int rank, int size, double t_start);
+
+/* Under mpirun with several ranks: every rank reads the entries and solves
+ * its rows; rank 0 alone prints and writes. A failure on one rank ends
+ * them all (the others would wait in a collective). */
 int cmd_complete(int argc, char **argv)
 {
     const double t_start = tf_wtime();
+    int rank = 0, size = 1;
+    int rc = cli_ranks_start(&argc, &argv, &rank, &size);
+    if (rc) return rc;
+    return cli_ranks_end(complete_ranks(argc, argv, rank, size, t_start), size);
+}
+
+/* load_all on several ranks: the ranks agree on how their reads went
+ * before any says it, so a file that fails to read (on every rank, or on
+ * some) stops every rank with one line (rank 0's) and no rank waits. */
+static int load_ranks(complete_run *r, int size)
+{
+    if (size < 2) return load_all(r);
+    cli_hold_failures(1);
+    const int rc = load_all(r);
+    cli_hold_failures(0);
+    char what[512];
+    snprintf(what, sizeof what, "%s", rc ? tf_last_error() : "ok");
+    tf_agree ag;
+    memset(&ag, 0, sizeof ag);
+    tf_agree_add(&ag, "read", rc ? what : "ok");
+    if (cli_ranks_agree(&ag, size)) return CLI_FAIL; /* "ranks disagree: rank R has read ..." */
+    return rc ? cli_fail_all("%s", what) : CLI_OK;
+}
+
+/* The same entries on every rank (after the reads, before any collective of the run). */
+static int agree_inputs(const complete_run *r, int size)
+{
+    int rc = cli_ranks_agree_input(&r->train, &r->info, r->opts.threads, size);
+    if (!rc && r->val_path) rc = cli_ranks_agree_input(&r->val, &r->vinfo, r->opts.threads, size);
+    if (!rc && r->test_path) rc = cli_ranks_agree_input(&r->test, &r->tinfo, r->opts.threads, size);
+    return rc;
+}
+
+static int complete_ranks(int argc, char **argv, int rank, int size, double t_start)
+{
     complete_run r;
     memset(&r, 0, sizeof r);
     tf_complete_opts_default(&r.opts);
+    tf_context *ctx = NULL;
     cli_args a;
     int rc = parse(argc, argv, &r, &a);
-    if (rc >= 0) return rc;
-    if (r.opts.method == TF_COMPLETE_ADAM) { /* costs no read */
-        fprintf(stderr, "tenfold: complete: --method adam (GCP-Adam) is not available yet (--method als is)\n");
-        return CLI_FAIL;
+    if (size > 1) { /* first of all: the same command and options everywhere */
+        tf_agree ag;
+        agree_record(&ag, &r, rc);
+        const int arc = cli_ranks_agree(&ag, size);
+        if (arc) return arc;
+        if (rc >= 0) return cli_alike(rc); /* --help or a usage error on every rank */
     }
-    if (r.opts.backend == TF_BACKEND_GPU) {
-        fprintf(stderr, "tenfold: complete: not available on the GPU yet (the CPU runs it: --device cpu)\n");
-        return CLI_FAIL;
+    if (rc >= 0) return rc;
+    if (r.opts.method == TF_COMPLETE_ADAM) /* costs no read */
+        return cli_fail_all("complete: --method adam (GCP-Adam) is not available yet (--method als is)");
+    if (r.opts.backend == TF_BACKEND_GPU)
+        return cli_fail_all("complete: not available on the GPU yet (the CPU runs it: --device cpu)");
+    if (size > 1) { /* from here on every rank has the same options */
+        const char *ins[3] = {r.path, r.val_path, r.test_path};
+        for (int i = 0; i < 3; ++i)
+            if (ins[i] && !strcmp(ins[i], "-"))
+                return cli_fail_all("complete: reading standard input ('-') is not possible on MPI ranks: ranks "
+                                    "1..%d get none (mpirun passes it to rank 0 alone); convert it to a file first "
+                                    "(tenfold convert - FILE.bin)", size - 1);
+        r.opts.backend = TF_BACKEND_CPU;
+        if (rank != 0) { /* rank 0 alone prints and writes */
+            cli_verbosity = CLI_QUIET;
+            r.stem = NULL;
+            r.json_path = NULL;
+        }
     }
     if ((rc = check_outputs(&r))) goto done;
     if (r.init) { /* before the tensors */
@@ -331,7 +423,12 @@ int cmd_complete(int argc, char **argv)
         if (!r.rank_given) r.opts.rank = r.start.rank;
         r.opts.init = &r.start;
     }
-    if ((rc = load_all(&r))) goto done;
+    if ((rc = load_ranks(&r, size))) goto done;
+    if (size > 1) {
+        if ((rc = agree_inputs(&r, size))) goto done;
+        if ((rc = cli_run_context_ranks(TF_BACKEND_CPU, 0, NULL, r.opts.threads, 0, 1, "--device", &ctx))) goto done;
+        r.opts.context = ctx;
+    }
     if (!cli_quiet()) {
         cli_print_problem(stdout, r.path, &r.train, &r.info);
         cli_print_fixes(stdout, &r.train, &r.info);
@@ -341,6 +438,7 @@ int cmd_complete(int argc, char **argv)
                (unsigned long long)r.opts.rank, r.opts.l2, r.opts.max_iters, cli_s(r.opts.max_iters), r.opts.tol,
                r.opts.patience, r.init ? "start from --init, seed unused" : "seed", (unsigned long long)r.opts.seed, (unsigned long long)r.train.nnz,
                (unsigned long long)r.val.nnz, (unsigned long long)r.test.nnz, nthreads, cli_s((uint64_t)nthreads));
+        if (size > 1) printf("ranks: %d (MPI), the CPU backend on each\n", size);
         cli_flush_stdout();
     }
     r.opts.callback = on_iteration;
@@ -374,5 +472,6 @@ int cmd_complete(int argc, char **argv)
     if (r.json_path && !cli_quiet()) printf("wrote: %s (report)\n", r.json_path);
 done:
     run_free(&r);
+    tf_context_free(ctx);
     return rc;
 }

@@ -63,8 +63,11 @@ typedef struct tf_complete_opts {
     tf_backend backend;         /* TF_BACKEND_AUTO (default) or TF_BACKEND_CPU;
                                    TF_BACKEND_GPU is TF_ERR_UNAVAILABLE (not yet)       */
     int device;                 /* GPU ordinal (without a context; for later)           */
-    tf_context *context;        /* NULL = none; a distributed context or one made for
-                                   GPUs is TF_ERR_UNAVAILABLE (not yet)                */
+    tf_context *context;        /* NULL = none; a distributed context (MPI ranks, CPU):
+                                   every rank calls with the same entries and options,
+                                   solves its rows (cut by training entries) and gets
+                                   the single process's model and RMSEs (to rounding);
+                                   one made for GPUs is TF_ERR_UNAVAILABLE (not yet)   */
     const tf_ktensor *init;     /* the start; NULL (default) = the random one. Else
                                    order, dims and rank as the training tensor's and
                                    rank, every entry finite; lambda (NULL = ones) is

@@ -248,7 +248,8 @@ tf_status tf_cpu_complete_rows(const tf_complete_rows_in *in, double *out)
     const uint64_t count = in->ptr[bad + 1] - in->ptr[bad];
     return tf_fail(TF_ERR_NUMERIC, "complete: row %llu of mode %u has a singular system (%llu observed entr%s for "
                                    "rank %llu, pivot %llu): %s",
-                   (unsigned long long)bad + 1, in->mode + 1, (unsigned long long)count, count == 1 ? "y" : "ies",
+                   (unsigned long long)(in->first + bad) + 1, in->mode + 1, (unsigned long long)count,
+                   count == 1 ? "y" : "ies",
                    (unsigned long long)R, (unsigned long long)bad_col,
                    in->l2 > 0.0 ? "the factors are not finite (scale the values, or a larger --l2)"
                                 : "give an L2 penalty > 0 (--l2)");

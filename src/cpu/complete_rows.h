@@ -13,7 +13,8 @@ typedef struct tf_complete_rows_in {
     const tf_tensor *X;      /* the entries, grouped by their mode-`mode` index       */
     const uint64_t *ptr;     /* row i's entries are [ptr[i], ptr[i+1]), dims+1 offsets */
     uint32_t mode;
-    uint64_t rows;           /* the mode's length                                      */
+    uint64_t rows;           /* the rows solved: the mode's length, or a rank's range  */
+    uint64_t first;          /* the label of row 0 (a rank's first row; the message)   */
     const double *A[TF_MAX_ORDER]; /* the factors (A[mode] not read)                    */
     uint64_t R;
     double l2;               /* >= 0                                                   */

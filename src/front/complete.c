@@ -16,6 +16,8 @@
 #include "cpu/model_values.h"
 #include "front/auto_backend.h"
 #include "front/device_choice.h"
+#include "front/partition.h"
+#include "seams/dist.h"
 
 void tf_complete_opts_default(tf_complete_opts *o)
 {
@@ -74,15 +76,16 @@ static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
     return TF_OK;
 }
 
-/* The CPU runs it: a GPU asked for (or a context made for GPUs or ranks)
- * is refused; under auto on a machine with a GPU the note says why. */
-static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep)
+/* The CPU runs it, of one process or of the ranks of a distributed context
+ * (*dist): a GPU asked for (or a context made for GPUs) is refused; under
+ * auto on a machine with a GPU the note says why. */
+static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, const tf_dist **dist)
 {
     const tf_context *c = o->context;
+    *dist = c ? c->dist : NULL;
     if (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU) || (c && c->opts.ndevices > 1))
-        return tf_fail(TF_ERR_UNAVAILABLE, "complete: not available on the GPU yet (the CPU runs it: --device cpu)");
-    if (c && c->dist)
-        return tf_fail(TF_ERR_UNAVAILABLE, "complete: not available on MPI ranks yet (one process runs it)");
+        return (*dist ? tf_fail_shared : tf_fail)(TF_ERR_UNAVAILABLE, "complete: not available on the GPU yet (the "
+                                                                      "CPU runs it: --device cpu)");
     if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
         snprintf(rep->note, sizeof rep->note, "completion runs on the CPU: not on the GPU yet");
     return TF_OK;
@@ -141,10 +144,11 @@ static tf_status check_start(const tf_tensor *X, const tf_complete_opts *o)
     return TF_OK;
 }
 
-static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,
-                     tf_ktensor *out, tf_complete_report *rep)
+/* The checks of the inputs (every rank holds them all, so on ranks a
+ * failure is every rank's alike). */
+static tf_status check_inputs(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
+                              const tf_complete_opts *o)
 {
-    TF_TRY(choose(o, rep));
     TF_TRY(tf_tensor_validate(train));
     if (!train->nnz) return tf_fail(TF_ERR_ARG, "complete: the training tensor has no entries");
     for (uint32_t m = 0; m < train->order; ++m)
@@ -153,16 +157,55 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
                            (unsigned long long)train->dims[m]);
     TF_TRY(check_set(val, train, "validation"));
     TF_TRY(check_set(test, train, "test"));
-    TF_TRY(check_start(train, o));
+    return check_start(train, o);
+}
+
+/* One rank's backend: every mode's rows cut over the ranks by training
+ * entries (contiguous ranges: the rows keep their labels; the partitioner
+ * of every distributed run), this rank's shard of each mode. */
+static tf_status create_dist(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
+                             const tf_complete_opts *o, const tf_dist *d, tf_partition *pt, tf_complete_backend *be)
+{
+    TF_TRY(tf_partition_make(pt, train, d->size, TF_PARTITION_CONTIGUOUS, NULL));
+    tf_tensor shard[TF_MAX_ORDER];
+    memset(shard, 0, sizeof shard);
+    tf_status s = TF_OK;
+    for (uint32_t m = 0; m < train->order && s == TF_OK; ++m) s = tf_partition_shard(train, pt, m, d->rank, &shard[m]);
+    if (s == TF_OK)
+        return tf_cpu_complete_backend_create_dist(train, val, test, o, shard, (const uint64_t *const *)pt->row_lo, d,
+                                                   be);
+    for (uint32_t m = 0; m < train->order; ++m) tf_tensor_free(&shard[m]);
+    return s;
+}
+
+static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,
+                     tf_ktensor *out, tf_complete_report *rep)
+{
+    const tf_dist *dist = NULL;
+    TF_TRY(choose(o, rep, &dist));
+    tf_status s = check_inputs(train, val, test, o);
+    if (s != TF_OK && dist) { /* every rank found it alike: rank 0 says it */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tf_last_error());
+        return tf_fail_shared(s, "%s", msg);
+    }
+    if (s != TF_OK) return s;
     if (val && !val->nnz) val = NULL;
     if (test && !test->nnz) test = NULL;
     tf_complete_backend be;
+    tf_partition pt;
+    memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
-    TF_TRY(tf_cpu_complete_backend_create(train, val, test, o, &be));
+    s = dist ? create_dist(train, val, test, o, dist, &pt, &be) : tf_cpu_complete_backend_create(train, val, test, o, &be);
+    if (s != TF_OK) {
+        tf_partition_free(&pt);
+        return s;
+    }
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
-    const tf_status s = tf_complete_run(&be, train, val ? val->nnz : 0, test ? test->nnz : 0, o, out, rep);
+    s = tf_complete_run(&be, train, val ? val->nnz : 0, test ? test->nnz : 0, o, out, rep);
     be.ops->destroy(be.ctx);
+    tf_partition_free(&pt);
     return s;
 }
 

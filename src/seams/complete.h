@@ -7,7 +7,10 @@
  * factors, the copy of the best ones and its copies of the entries (the
  * training entries grouped by each mode's index, the validation and test
  * entries). Only scalars cross, and the start and the result once each. The
- * front end (src/front/complete.c) checks the inputs and creates backends. */
+ * front end (src/front/complete.c) checks the inputs and creates backends.
+ * A backend over several processes (ranks) solves its rows, shares them
+ * after each mode and reduces its sums over the ranks before returning
+ * them, so every rank decides alike. */
 #ifndef TF_SEAMS_COMPLETE_H
 #define TF_SEAMS_COMPLETE_H
 #include "core/error.h"
@@ -59,6 +62,18 @@ typedef struct tf_complete_backend {
  * checked against train's dims by the caller). */
 tf_status tf_cpu_complete_backend_create(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
                                          const tf_complete_opts *o, tf_complete_backend *out);
+/* The CPU backend of one rank of a distributed run: shard[m] (taken over:
+ * the backend frees it, on failure too) the training entries whose mode-m
+ * index lies in this rank's rows [row_lo[m][rank], row_lo[m][rank+1])
+ * (contiguous cuts, no relabeling), which it solves, sharing them after each
+ * mode (dist->allgather_rows); val and test (every entry, borrowed) of which
+ * it sums a contiguous range, the sums reduced over the ranks; row_lo and
+ * dist borrowed. */
+struct tf_dist;
+tf_status tf_cpu_complete_backend_create_dist(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
+                                              const tf_complete_opts *o, tf_tensor *shard,
+                                              const uint64_t *const *row_lo, const struct tf_dist *dist,
+                                              tf_complete_backend *out);
 
 #ifdef __cplusplus
 }
