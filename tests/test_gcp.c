@@ -103,9 +103,9 @@ static void test_samples(tf_rng *rng)
     CHECK_OK(tf_gcp_samples_alloc(&a, 3, gnz + gz));
     CHECK_OK(tf_gcp_samples_alloc(&b, 3, gnz + gz));
     CHECK_OK(tf_gcp_samples_alloc(&c, 3, gnz + gz));
-    tf_gcp_draw(&h, seed, 4, gnz, gz, 1, &a);
-    tf_gcp_draw(&h, seed, 4, gnz, gz, 3, &b);
-    tf_gcp_draw(&h, seed, 5, gnz, gz, 3, &c);
+    CHECK_OK(tf_gcp_draw(&h, seed, 4, gnz, gz, 1, &a));
+    CHECK_OK(tf_gcp_draw(&h, seed, 4, gnz, gz, 3, &b));
+    CHECK_OK(tf_gcp_draw(&h, seed, 5, gnz, gz, 3, &c));
     CHECK(a.n == gnz + gz && a.nnz_part == gnz);
     CHECK(fabs(a.w_nz - (double)X.nnz / gnz) < 1e-15 && fabs(a.w_z - (315.0 - (double)X.nnz) / gz) < 1e-12);
     int same = 1, differ = 0, bad_nz = 0, bad_z = 0;
@@ -224,7 +224,7 @@ static void test_pass(tf_rng *rng)
             CHECK_OK(tf_gcp_nzset_build(&X, &h));
             tf_gcp_samples s;
             CHECK_OK(tf_gcp_samples_alloc(&s, N, 3000 + 2500));
-            tf_gcp_draw(&h, tf_rng_next(rng), 1, 3000, 2500, 2, &s); /* blocks of 2048: several */
+            CHECK_OK(tf_gcp_draw(&h, tf_rng_next(rng), 1, 3000, 2500, 2, &s)); /* blocks of 2048: several */
             double *A[5];
             const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
             random_factors(rng, N, dims, R, lb == 0.0 ? 0.05 : -0.6, 0.6, A);
@@ -239,7 +239,7 @@ static void test_pass(tf_rng *rng)
             memset(&head, 0, sizeof head);
             tf_gcp_draw_setup(&h, 3000, 2500, &head);
             const uint64_t fseed = tf_rng_next(rng);
-            tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s);
+            CHECK_OK(tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s));
             tf_gcp_pass_in in1 = {&s, (const double *const *)A, dims, R, loss, 3, 1, NULL, 0, 0};
             tf_gcp_pass_in in2 = {&head, (const double *const *)A, dims, R, loss, 3, 1, &h, fseed, 9};
             CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
@@ -269,7 +269,7 @@ static void real_pass(const char *name, const char *path, tf_tensor *X, void *us
     CHECK_OK(tf_gcp_nzset_build(X, &h));
     tf_gcp_samples s;
     CHECK_OK(tf_gcp_samples_alloc(&s, X->order, 4000));
-    tf_gcp_draw(&h, tf_rng_next(rng), 7, 2000, 2000, 2, &s);
+    CHECK_OK(tf_gcp_draw(&h, tf_rng_next(rng), 7, 2000, 2000, 2, &s));
     const uint64_t R = 4;
     double *A[TF_MAX_ORDER];
     random_factors(rng, X->order, X->dims, R, 0.01, 1.0, A);
