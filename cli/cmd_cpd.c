@@ -52,7 +52,8 @@ static const char help[] =
     "                       zeros, weighted; epochs of --epoch-iters iterations; an\n"
     "                       epoch whose loss estimate (a fixed sample's) rises is\n"
     "                       undone and the rate decays); one line per epoch with\n"
-    "                       the estimate. On the CPU (one process) only yet\n"
+    "                       the estimate. On the CPU, also on MPI ranks (the same\n"
+    "                       samples and results as one process; not --dense-loss)\n"
     "      --loss L         gcp: gaussian, poisson (m - x log m, factors >= 0),\n"
     "                       poisson-log (e^m - x m), bernoulli-odds (= bernoulli,\n"
     "                       log(m+1) - x log m, >= 0), bernoulli-logit\n"
@@ -553,6 +554,20 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
         cli_agree_u64(a, "--inner", p->max_inner);
         cli_agree_double(a, "--kappa", p->kappa);
     }
+    if (run->gcp.on) { /* every rank draws the same samples and takes the same steps */
+        const tf_gcp_opts *g = &run->gcp.opts;
+        cli_agree_u64(a, "--loss", (uint64_t)g->loss);
+        cli_agree_u64(a, "--samples (non-zeros)", g->gnz);
+        cli_agree_u64(a, "--samples (zeros)", g->gz);
+        cli_agree_u64(a, "--fsamples (non-zeros)", g->fnz);
+        cli_agree_u64(a, "--fsamples (zeros)", g->fz);
+        cli_agree_u64(a, "--epoch-iters", g->epoch_iters);
+        cli_agree_u64(a, "--epochs", g->max_epochs);
+        cli_agree_double(a, "--rate", g->rate);
+        cli_agree_double(a, "--decay", g->decay);
+        cli_agree_u64(a, "--fails", g->max_fails);
+        cli_agree_u64(a, "--dense-loss", (uint64_t)g->dense);
+    }
 }
 
 static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_start);
@@ -570,11 +585,14 @@ static tf_status run_apr(cpd_run *run)
     return tf_cp_apr(&run->t, p, &run->k, &run->apr.rep);
 }
 
-/* --method gcp: tf_gcp with the run's rank and start (the CPU of one process). */
+/* --method gcp: tf_gcp with the run's rank, start and context (the CPU of
+ * one process or of MPI ranks). */
 static tf_status run_gcp(cpd_run *run)
 {
     tf_gcp_opts *p = &run->gcp.opts;
     p->init = run->opts.init;
+    p->context = run->opts.context;
+    p->distributed_input = run->opts.distributed_input;
     p->callback = cpd_gcp_on_epoch;
     p->user = &run->gcp;
     return tf_gcp(&run->t, p, &run->k, &run->gcp.rep);
@@ -648,9 +666,13 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
                           run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
         goto done;
     }
-    if (run.gcp.on && (size > 1 || run.gpus.n || run.gpus.all || run.opts.backend == TF_BACKEND_GPU)) {
-        rc = cli_fail_all(size > 1 ? "gcp: not available on MPI ranks yet (one process runs it)"
-                                   : "gcp: not available on the GPU yet (--device cpu)"); /* costs no read */
+    if (run.gcp.on && (run.gpus.n || run.gpus.all || run.opts.backend == TF_BACKEND_GPU)) {
+        rc = cli_fail_all("gcp: not available on the GPU yet (--device cpu)"); /* costs no read */
+        goto done;
+    }
+    if (run.gcp.on && size > 1 && run.gcp.opts.dense) {
+        rc = cli_fail_all("gcp: --dense-loss is not available on MPI ranks (its tensors have at most 2^26 entries: "
+                          "run it in one process)"); /* costs no read */
         goto done;
     }
     if ((rc = cli_gpu_precheck(run.opts.backend, size > 1 ? 0 : run.opts.device, &run.gpus, "--device")))

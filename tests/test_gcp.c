@@ -8,7 +8,11 @@
  * on samples of the real tensors, outputs poisoned; the dense loss against
  * a loop over every entry; the dense mode's optimum (projected gradient 0
  * by the reference gradient); GCP-Adam runs (the estimate never rises, the
- * same bits for the same seed, failed epochs undone); the checks. */
+ * same bits for the same seed, failed epochs undone); the checks. MPI
+ * ranks' parts (tf_gcp_nzset_build_part, whole and cut tensors): their kept
+ * draws are one process's draws split (the zeros by index mod P, in order;
+ * the non-zeros their own range's), and their fused passes' loss sums and
+ * gradients add up to one process's (to 1e-12). */
 #include <math.h>
 #include <stdint.h>
 
@@ -103,9 +107,9 @@ static void test_samples(tf_rng *rng)
     CHECK_OK(tf_gcp_samples_alloc(&a, 3, gnz + gz));
     CHECK_OK(tf_gcp_samples_alloc(&b, 3, gnz + gz));
     CHECK_OK(tf_gcp_samples_alloc(&c, 3, gnz + gz));
-    tf_gcp_draw(&h, seed, 4, gnz, gz, 1, &a);
-    tf_gcp_draw(&h, seed, 4, gnz, gz, 3, &b);
-    tf_gcp_draw(&h, seed, 5, gnz, gz, 3, &c);
+    CHECK_OK(tf_gcp_draw(&h, seed, 4, gnz, gz, 1, &a));
+    CHECK_OK(tf_gcp_draw(&h, seed, 4, gnz, gz, 3, &b));
+    CHECK_OK(tf_gcp_draw(&h, seed, 5, gnz, gz, 3, &c));
     CHECK(a.n == gnz + gz && a.nnz_part == gnz);
     CHECK(fabs(a.w_nz - (double)X.nnz / gnz) < 1e-15 && fabs(a.w_z - (315.0 - (double)X.nnz) / gz) < 1e-12);
     int same = 1, differ = 0, bad_nz = 0, bad_z = 0;
@@ -224,7 +228,7 @@ static void test_pass(tf_rng *rng)
             CHECK_OK(tf_gcp_nzset_build(&X, &h));
             tf_gcp_samples s;
             CHECK_OK(tf_gcp_samples_alloc(&s, N, 3000 + 2500));
-            tf_gcp_draw(&h, tf_rng_next(rng), 1, 3000, 2500, 2, &s); /* blocks of 2048: several */
+            CHECK_OK(tf_gcp_draw(&h, tf_rng_next(rng), 1, 3000, 2500, 2, &s)); /* blocks of 2048: several */
             double *A[5];
             const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
             random_factors(rng, N, dims, R, lb == 0.0 ? 0.05 : -0.6, 0.6, A);
@@ -239,7 +243,7 @@ static void test_pass(tf_rng *rng)
             memset(&head, 0, sizeof head);
             tf_gcp_draw_setup(&h, 3000, 2500, &head);
             const uint64_t fseed = tf_rng_next(rng);
-            tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s);
+            CHECK_OK(tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s));
             tf_gcp_pass_in in1 = {&s, (const double *const *)A, dims, R, loss, 3, 1, NULL, 0, 0};
             tf_gcp_pass_in in2 = {&head, (const double *const *)A, dims, R, loss, 3, 1, &h, fseed, 9};
             CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
@@ -269,7 +273,7 @@ static void real_pass(const char *name, const char *path, tf_tensor *X, void *us
     CHECK_OK(tf_gcp_nzset_build(X, &h));
     tf_gcp_samples s;
     CHECK_OK(tf_gcp_samples_alloc(&s, X->order, 4000));
-    tf_gcp_draw(&h, tf_rng_next(rng), 7, 2000, 2000, 2, &s);
+    CHECK_OK(tf_gcp_draw(&h, tf_rng_next(rng), 7, 2000, 2000, 2, &s));
     const uint64_t R = 4;
     double *A[TF_MAX_ORDER];
     random_factors(rng, X->order, X->dims, R, 0.01, 1.0, A);
@@ -478,6 +482,123 @@ static void test_errors(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
+/* ------------------------------------------------------------ MPI ranks' parts */
+
+/* The draws of P parts (cut: each holds its part of X and the keys of
+ * all; else each holds all of X) against one process's. */
+static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut)
+{
+    const uint32_t N = X->order;
+    const uint64_t gnz = 3000, gz = 2500, seed = tf_rng_next(rng), R = 3;
+    tf_gcp_nzset h1;
+    CHECK_OK(tf_gcp_nzset_build(X, &h1));
+    tf_gcp_samples one;
+    CHECK_OK(tf_gcp_samples_alloc(&one, N, gnz + gz));
+    CHECK_OK(tf_gcp_draw(&h1, seed, 3, gnz, gz, 2, &one));
+    uint64_t *keys = malloc(X->nnz * sizeof(uint64_t));
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        uint64_t e = 0, place = 1;
+        for (uint32_t n = 0; n < N; ++n) {
+            e += X->ind[n][k] * place;
+            place *= X->dims[n];
+        }
+        keys[k] = e;
+    }
+    double *A[TF_MAX_ORDER], *G[TF_MAX_ORDER], *Gsum[TF_MAX_ORDER], *G1[TF_MAX_ORDER];
+    for (uint32_t n = 0; n < N; ++n) {
+        A[n] = malloc(X->dims[n] * R * sizeof(double));
+        G[n] = malloc(X->dims[n] * R * sizeof(double));
+        G1[n] = malloc(X->dims[n] * R * sizeof(double));
+        Gsum[n] = calloc(X->dims[n] * R, sizeof(double));
+        for (uint64_t e = 0; e < X->dims[n] * R; ++e) A[n][e] = 0.2 + tf_rng_uniform(rng);
+    }
+    double f1 = NAN, fsum = 0.0;
+    tf_gcp_samples gs;
+    CHECK_OK(tf_gcp_samples_alloc(&gs, N, 0));
+    tf_gcp_draw_setup(&h1, gnz, gz, &gs);
+    const tf_gcp_pass_in in1 = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h1, seed, 5};
+    CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
+    uint64_t total = 0, total_nz = 0, bad_z = 0, bad_nz = 0;
+    for (uint32_t p = 0; p < P; ++p) {
+        tf_tensor part;
+        CHECK_OK(tf_tensor_copy(X, &part));
+        const uint64_t held = X->nnz * p / P;
+        if (cut) CHECK_OK(tf_tensor_keep_part(&part, p, P));
+        tf_gcp_nzset h;
+        CHECK_OK(tf_gcp_nzset_build_part(&part, p, P, X->nnz, cut ? held : 0, cut ? keys : NULL, &h));
+        tf_gcp_samples s;
+        CHECK_OK(tf_gcp_samples_alloc(&s, N, gnz + gz));
+        CHECK_OK(tf_gcp_draw(&h, seed, 3, gnz, gz, 2, &s));
+        CHECK(s.w_nz == one.w_nz && s.w_z == one.w_z);
+        total += s.n;
+        total_nz += s.nnz_part;
+        /* the zeros: one process's zero draws z with z % P == p, in order */
+        uint64_t q = s.nnz_part;
+        for (uint64_t z = p; z < gz; z += P, ++q)
+            for (uint32_t n = 0; n < N; ++n) bad_z += q >= s.n || s.ind[n][q] != one.ind[n][gnz + z];
+        /* the non-zeros: a subsequence of one process's, each in this part's range */
+        uint64_t at = 0;
+        for (uint64_t j = 0; j < s.nnz_part; ++j) {
+            while (at < gnz) {
+                int eq = one.vals[at] == s.vals[j];
+                for (uint32_t n = 0; n < N; ++n) eq &= one.ind[n][at] == s.ind[n][j];
+                ++at;
+                if (eq) break;
+                if (at == gnz) ++bad_nz;
+            }
+            uint64_t k = 0;
+            for (; k < X->nnz; ++k) {
+                int eq = 1;
+                for (uint32_t n = 0; n < N; ++n) eq &= X->ind[n][k] == s.ind[n][j];
+                if (eq) break;
+            }
+            bad_nz += k < X->nnz * p / P || k >= X->nnz * (p + 1) / P;
+        }
+        /* the fused pass of the gradient sample: this part's share */
+        for (uint32_t n = 0; n < N; ++n)
+            for (uint64_t e = 0; e < X->dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
+        double f = NAN;
+        tf_gcp_draw_setup(&h, gnz, gz, &gs);
+        const tf_gcp_pass_in in = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h, seed, 5};
+        CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
+        fsum += f;
+        for (uint32_t n = 0; n < N; ++n)
+            for (uint64_t e = 0; e < X->dims[n] * R; ++e) Gsum[n][e] += G[n][e];
+        tf_gcp_samples_free(&s);
+        tf_gcp_nzset_free(&h);
+        tf_tensor_free(&part);
+    }
+    CHECKF(total == gnz + gz && total_nz == gnz, "%u parts (%s) kept %llu draws, %llu non-zeros", P,
+           cut ? "cut" : "whole", (unsigned long long)total, (unsigned long long)total_nz);
+    CHECKF(!bad_z && !bad_nz, "%u parts (%s): %llu zero draws, %llu non-zero draws not one process's", P,
+           cut ? "cut" : "whole", (unsigned long long)bad_z, (unsigned long long)bad_nz);
+    CHECKF(fabs(fsum - f1) <= 1e-12 * fabs(f1), "%u parts: loss %.17g, one process %.17g", P, fsum, f1);
+    for (uint32_t n = 0; n < N; ++n) {
+        const double err = tf_rel_err(Gsum[n], G1[n], X->dims[n] * R);
+        CHECKF(err < 1e-12, "%u parts (%s): mode %u gradient off by %.3g", P, cut ? "cut" : "whole", n + 1, err);
+        free(A[n]);
+        free(G[n]);
+        free(G1[n]);
+        free(Gsum[n]);
+    }
+    free(keys);
+    tf_gcp_samples_free(&gs);
+    tf_gcp_samples_free(&one);
+    tf_gcp_nzset_free(&h1);
+}
+
+static void test_parts(tf_rng *rng)
+{
+    const uint64_t dims[3] = {30, 20, 25};
+    tf_tensor X;
+    random_tensor(rng, 3, dims, 900, TF_GCP_POISSON, &X);
+    for (uint32_t P = 2; P <= 3; ++P) {
+        check_parts(rng, &X, P, 0);
+        check_parts(rng, &X, P, 1);
+    }
+    tf_tensor_free(&X);
+}
+
 int main(void)
 {
     tf_rng rng;
@@ -485,6 +606,7 @@ int main(void)
     test_losses(&rng);
     test_samples(&rng);
     test_pass(&rng);
+    test_parts(&rng);
     static const char *const tns[] = {".tns.xz", NULL};
     const int count = tf_for_each_data_file("test_gcp", tns, real_pass, &rng);
     if (count >= 0) CHECKF(count > 0, "no .tns.xz file in %s", tf_test_data_dir());

@@ -95,8 +95,10 @@ typedef struct tf_gcp_opts {
     int threads;            /* CPU threads, 0 = default                              */
     tf_backend backend;     /* AUTO or CPU (the CPU); GPU: TF_ERR_UNAVAILABLE yet    */
     int device;
-    tf_context *context;    /* NULL = none; a GPU or distributed context:
-                               TF_ERR_UNAVAILABLE yet                              */
+    tf_context *context;    /* NULL = none. A distributed context (MPI ranks, CPU):
+                               every rank draws the same samples and evaluates
+                               its own (the result is one process's, to rounding);
+                               not with dense. A GPU one: TF_ERR_UNAVAILABLE yet */
     const tf_ktensor *init; /* the start; NULL (default) = random: uniform [0,1)
                                factors (tf_cpd's stream for the seed) scaled alike
                                so that the model's norm is the tensor's. Else
@@ -105,6 +107,10 @@ typedef struct tf_gcp_opts {
     tf_gcp_callback callback; /* after every epoch (may be NULL)                     */
     void *user;
     const volatile int *stop; /* NULL, or a flag read after every epoch            */
+    int distributed_input;  /* a distributed context: 1 when X holds only this
+                               rank's part of the non-zeros, [nnz p / P, nnz (p +
+                               1) / P) of the canonical tensor (tf_read_opts.part;
+                               as tf_cpd_opts's); 0: every rank holds all of X   */
 } tf_gcp_opts;
 
 typedef struct tf_gcp_report {

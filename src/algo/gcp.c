@@ -41,11 +41,10 @@ static tf_status model_norm2(const tf_ktensor *k, double *out)
 
 /* The random start, every factor scaled by (||X|| / ||K||)^(1/N) so that
  * the model's norm is the tensor's (GenTen scales its start so too). */
-static tf_status scale_start(tf_ktensor *k, const tf_tensor *X)
+static tf_status scale_start(tf_ktensor *k, double x)
 {
     double k2 = 0.0;
     TF_TRY(model_norm2(k, &k2));
-    const double x = tf_tensor_norm(X);
     if (!(k2 > 0.0) || !(x > 0.0) || !isfinite(k2)) return TF_OK;
     const double f = pow(x / sqrt(k2), 1.0 / k->order);
     for (uint32_t n = 0; n < k->order; ++n)
@@ -123,8 +122,8 @@ static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_r
     return TF_OK;
 }
 
-tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, const tf_gcp_opts *o, tf_ktensor *out,
-                     tf_gcp_report *rep)
+tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, double xnorm, const tf_gcp_opts *o,
+                     tf_ktensor *out, tf_gcp_report *rep)
 {
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);
     if (s == TF_OK) {
@@ -132,7 +131,7 @@ tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, const tf_gcp_
             tf_cp_start_given(out, o->init, 1);
         } else {
             tf_cp_start_random(out, o->seed);
-            s = scale_start(out, X);
+            s = scale_start(out, xnorm);
         }
     }
     uint64_t nparams = 0;

@@ -11,9 +11,11 @@
  * into the first factor) or from the scaled random start, runs GCP-Adam
  * (o->dense: the L-BFGS) on the backend (o resolved), filling rep and
  * calling o->callback per epoch, and copies the result into out, arranged
- * (unit 2-norm columns, components by lambda; freed on failure). */
-tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, const tf_gcp_opts *o, tf_ktensor *out,
-                     tf_gcp_report *rep);
+ * (unit 2-norm columns, components by lambda; freed on failure). X gives
+ * the order and dims; xnorm is the whole tensor's Frobenius norm (on MPI
+ * ranks X is a part), the random start's scale. */
+tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, double xnorm, const tf_gcp_opts *o,
+                     tf_ktensor *out, tf_gcp_report *rep);
 
 /* The dense mode's minimisation from the backend's current factors
  * (tf_gcp_run calls it after init). */

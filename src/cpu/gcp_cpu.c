@@ -2,12 +2,16 @@
 /* CPU backend of GCP (the vtable of src/seams/gcp.h): the factors, the
  * gradient, Adam's moments and their checkpoint in host memory; the
  * samples of cpu/gcp_sample.c (the fixed one drawn at creation, stream 0;
- * gradient sample t from stream t + 1), the fused pass of cpu/gcp_kernel.c. */
+ * gradient sample t from stream t + 1), the fused pass of cpu/gcp_kernel.c.
+ * On MPI ranks every rank draws every sample and evaluates the ones it owns
+ * (cpu/gcp_sample.h); the loss sums and the gradient (every factor, dense)
+ * are summed over the ranks, so every rank takes the same Adam steps. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "seams/gcp.h"
+#include "seams/dist.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -23,6 +27,7 @@ typedef struct cpu_gcp {
     /* one block of nparams doubles each, mode after mode: */
     double *u, *g, *m, *v, *u0, *m0, *v0;
     int started;
+    const tf_dist *dist; /* MPI ranks, else NULL */
 } cpu_gcp;
 
 static void mode_ptrs(const cpu_gcp *c, double *base, double **p)
@@ -69,7 +74,8 @@ static tf_status cpu_init(void *ctx, const tf_ktensor *start)
 static tf_status cpu_estimate(void *ctx, double *f)
 {
     cpu_gcp *c = ctx;
-    return pass(c, &c->fixed, 0, 1, f, NULL, 0);
+    TF_TRY(pass(c, &c->fixed, 0, 1, f, NULL, 0));
+    return c->dist ? c->dist->allreduce_sum(f, 1) : TF_OK;
 }
 
 static tf_status cpu_gradient(void *ctx, uint64_t iter, double *t_sample)
@@ -80,7 +86,8 @@ static tf_status cpu_gradient(void *ctx, uint64_t iter, double *t_sample)
     tf_gcp_draw_setup(&c->set, c->gnz, c->gz, &c->grad);
     *t_sample = 0.0;
     double f;
-    return pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1);
+    TF_TRY(pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1));
+    return c->dist ? c->dist->allreduce_sum(c->g, c->nparams) : TF_OK;
 }
 
 static tf_status cpu_adam(void *ctx, double step, double beta1, double beta2, double eps, double lower)
@@ -126,6 +133,7 @@ static tf_status cpu_restore(void *ctx)
 static tf_status cpu_dense_fg(void *ctx, const double *u, double *f, double *g)
 {
     cpu_gcp *c = ctx;
+    if (c->dist) return tf_fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode is not available on MPI ranks");
     memcpy(c->u, u, c->nparams * sizeof(double));
     TF_TRY(pass(c, &c->fixed, 1, 1, f, NULL, 0));
     memcpy(g, c->g, c->nparams * sizeof(double));
@@ -157,8 +165,11 @@ static void cpu_destroy(void *ctx)
 static const tf_gcp_backend_ops cpu_ops = {cpu_init,    cpu_estimate, cpu_gradient, cpu_adam,    cpu_save,
                                            cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy};
 
-tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out)
+tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, const tf_gcp_ranks *ranks,
+                                    tf_gcp_backend *out)
 {
+    if (ranks && o->dense)
+        return tf_fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode is not available on MPI ranks");
     memset(out, 0, sizeof *out);
     cpu_gcp *c = NULL;
     TF_TRY(TF_ALLOC(c, 1, "GCP backend"));
@@ -170,6 +181,7 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf
     c->seed = o->seed;
     c->gnz = o->gnz;
     c->gz = o->gz;
+    c->dist = ranks ? ranks->dist : NULL;
     for (uint32_t n = 0; n < X->order; ++n) {
         c->dims[n] = X->dims[n];
         c->nparams += X->dims[n] * o->rank;
@@ -186,10 +198,12 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf
     if (s == TF_OK && o->dense) {
         s = tf_gcp_samples_dense(X, &c->fixed);
     } else if (s == TF_OK) {
-        s = tf_gcp_nzset_build(X, &c->set);
+        s = ranks ? tf_gcp_nzset_build_part(X, (uint32_t)ranks->dist->rank, (uint32_t)ranks->dist->size,
+                                            ranks->nnz, ranks->held, ranks->keys, &c->set)
+                  : tf_gcp_nzset_build(X, &c->set);
         if (s == TF_OK) s = tf_gcp_samples_alloc(&c->fixed, X->order, o->fnz + o->fz);
         if (s == TF_OK) s = tf_gcp_samples_alloc(&c->grad, X->order, 0); /* count and weights only */
-        if (s == TF_OK) tf_gcp_draw(&c->set, o->seed, 0, o->fnz, o->fz, o->threads, &c->fixed);
+        if (s == TF_OK) s = tf_gcp_draw(&c->set, o->seed, 0, o->fnz, o->fz, o->threads, &c->fixed);
     }
     if (s != TF_OK) {
         cpu_destroy(c);
@@ -200,6 +214,9 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf
     if (o->dense)
         snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, dense loss over all %llu entries",
                  (unsigned long long)c->fixed.n);
+    else if (ranks)
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU of %d MPI ranks, stratified samples (each rank its own), "
+                 "gradient summed", ranks->dist->size);
     else
         snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, stratified samples, fused model + gradient pass");
     return TF_OK;

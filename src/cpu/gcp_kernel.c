@@ -24,12 +24,15 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
     const tf_gcp_samples *s = in->s;
     const uint32_t *const *ind = (const uint32_t *const *)s->ind;
     const double *vals = s->vals;
-    uint64_t base = 0;
-    if (in->draw) { /* this block's entries drawn now, into the thread's buffer */
-        tf_gcp_draw_range(in->draw, in->seed, in->stream, s, k0, k1, bind, bvals);
+    uint64_t base = 0, nz_end = s->nnz_part; /* entries [k0, k1) at k - base; those below nz_end non-zeros */
+    if (in->draw) { /* this block's entries drawn now, into the thread's buffer (a part's own ones, packed) */
+        uint64_t knz = 0;
+        const uint64_t kept = tf_gcp_draw_range(in->draw, in->seed, in->stream, s, k0, k1, bind, bvals, &knz);
         ind = (const uint32_t *const *)bind;
         vals = bvals;
         base = k0;
+        k1 = k0 + kept;
+        nz_end = k0 + knz;
     }
     const uint32_t N = s->order;
     const uint64_t R = in->rank;
@@ -57,7 +60,7 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
         }
         double m = 0.0;
         for (uint64_t r = 0; r < R; ++r) m += suf[r];
-        const double w = k < s->nnz_part ? s->w_nz : s->w_z, x = vals[k - base];
+        const double w = k < nz_end ? s->w_nz : s->w_z, x = vals[k - base];
         if (want_f) sum += w * tf_gcp_f(loss, x, m);
         if (!G) continue;
         const double y = w * tf_gcp_df(loss, x, m);

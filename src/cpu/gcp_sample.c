@@ -77,20 +77,38 @@ static inline uint64_t sm_below(uint64_t *x, uint64_t n)
 
 tf_status tf_gcp_nzset_build(const tf_tensor *X, tf_gcp_nzset *h)
 {
+    return tf_gcp_nzset_build_part(X, 0, 1, X->nnz, 0, NULL, h);
+}
+
+tf_status tf_gcp_nzset_build_part(const tf_tensor *X, uint32_t part, uint32_t parts, uint64_t nnz_all,
+                                  uint64_t held, const uint64_t *keys, tf_gcp_nzset *h)
+{
     memset(h, 0, sizeof *h);
+    if (parts < 1 || part >= parts || (!keys && nnz_all != X->nnz) || (keys && held + X->nnz > nnz_all))
+        return tf_fail(TF_ERR_ARG, "GCP hash set: part %u of %u, %llu of %llu non-zeros from %llu", part, parts,
+                       (unsigned long long)X->nnz, (unsigned long long)nnz_all, (unsigned long long)held);
     uint64_t slots = 16;
-    while (slots < 2 * X->nnz) slots <<= 1;
-    TF_TRY(TF_ALLOC(h->slot, slots, "GCP hash set of the non-zeros"));
-    memset(h->slot, 0, slots * sizeof *h->slot);
-    h->X = X;
-    h->mask = slots - 1;
-    h->stride = X->order + 2;
+    while (slots < 2 * nnz_all) slots <<= 1;
     double numel = 1.0;
     for (uint32_t n = 0; n < X->order; ++n) {
         h->place[n] = n ? h->place[n - 1] * X->dims[n - 1] : 1;
         numel *= (double)X->dims[n];
     }
     h->linear = numel < 9.2e18;
+    if (keys && !h->linear)
+        return tf_fail(TF_ERR_UNAVAILABLE, "gcp: on MPI ranks the tensor's entries (%.6g) must be fewer than 2^63",
+                       numel);
+    TF_TRY(TF_ALLOC(h->slot, slots, "GCP hash set of the non-zeros"));
+    memset(h->slot, 0, slots * sizeof *h->slot);
+    h->X = X;
+    h->mask = slots - 1;
+    h->stride = X->order + 2;
+    h->nnz = nnz_all;
+    h->part = part;
+    h->parts = parts;
+    h->held = keys ? held : 0;
+    h->own_lo = keys ? held : (uint64_t)((unsigned __int128)nnz_all * part / parts);
+    h->own_hi = keys ? held + X->nnz : (uint64_t)((unsigned __int128)nnz_all * (part + 1) / parts);
     const tf_status s = TF_ALLOC(h->coord, (X->nnz ? X->nnz : 1) * h->stride, "GCP packed non-zeros");
     if (s != TF_OK) {
         tf_gcp_nzset_free(h);
@@ -100,6 +118,15 @@ tf_status tf_gcp_nzset_build(const tf_tensor *X, tf_gcp_nzset *h)
         uint32_t *c = h->coord + k * h->stride;
         for (uint32_t n = 0; n < X->order; ++n) c[n] = X->ind[n][k];
         memcpy(c + X->order, &X->vals[k], sizeof(double));
+    }
+    if (keys) { /* the whole tensor's linear indices */
+        for (uint64_t k = 0; k < nnz_all; ++k) {
+            const uint64_t key = keys[k] + 1;
+            uint64_t p = mix64(key) & h->mask;
+            while (h->slot[p] && h->slot[p] != key) p = (p + 1) & h->mask;
+            h->slot[p] = key;
+        }
+        return TF_OK;
     }
     for (uint64_t k = 0; k < X->nnz; ++k) {
         const uint32_t *idx = h->coord + k * h->stride;
@@ -167,7 +194,7 @@ void tf_gcp_samples_free(tf_gcp_samples *s)
 void tf_gcp_draw_setup(const tf_gcp_nzset *h, uint64_t gnz, uint64_t gz, tf_gcp_samples *s)
 {
     const tf_tensor *X = h->X;
-    const uint64_t nnz = X->nnz;
+    const uint64_t nnz = h->nnz;
     double numel = 1.0;
     for (uint32_t n = 0; n < X->order; ++n) numel *= (double)X->dims[n];
     if (numel <= (double)nnz) gz = 0; /* no zeros to draw */
@@ -184,67 +211,108 @@ void tf_gcp_draw_setup(const tf_gcp_nzset *h, uint64_t gnz, uint64_t gz, tf_gcp_
  * another; each entry's numbers are its own generator's, as one at a time). */
 #define CHUNK 256
 
-void tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, const tf_gcp_samples *s, uint64_t j0,
-                       uint64_t j1, uint32_t *const *ind, double *vals)
+/* at[q] of a draw this part does not evaluate */
+#define NOT_OWNED UINT64_MAX
+
+uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, const tf_gcp_samples *s,
+                           uint64_t j0, uint64_t j1, uint32_t *const *ind, double *vals, uint64_t *kept_nz)
 {
     const tf_tensor *X = h->X;
     const uint32_t N = X->order;
-    const uint64_t nnz = X->nnz, gnz = s->nnz_part;
+    const uint64_t nnz = h->nnz, gnz = s->nnz_part;
+    const uint32_t parts = h->parts, part = h->part;
     uint64_t state[CHUNK], at[CHUNK], key[CHUNK];
+    uint64_t w = 0, wnz = 0; /* the kept entries so far (packed at the front), the non-zeros among them */
     for (uint64_t c0 = j0; c0 < j1; c0 += CHUNK) {
         const uint64_t c1 = c0 + CHUNK < j1 ? c0 + CHUNK : j1;
         for (uint64_t j = c0; j < c1; ++j) { /* the numbers, the prefetches */
             const uint64_t q = j - c0, o = j - j0;
             if (j < gnz) {
                 uint64_t x = tf_rng_key(seed, 2 * stream, j);
-                at[q] = sm_below(&x, nnz) * h->stride;
+                const uint64_t k = sm_below(&x, nnz);
+                if (k < h->own_lo || k >= h->own_hi) {
+                    at[q] = NOT_OWNED;
+                    continue;
+                }
+                at[q] = (k - h->held) * h->stride;
                 __builtin_prefetch(h->coord + at[q]);
             } else {
+                if (parts > 1 && (j - gnz) % parts != part) {
+                    at[q] = NOT_OWNED;
+                    continue;
+                }
                 uint64_t x = tf_rng_key(seed, 2 * stream + 1, j - gnz);
                 uint32_t idx[TF_MAX_ORDER];
                 for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o] = (uint32_t)sm_below(&x, X->dims[n]);
                 state[q] = x;
+                at[q] = 0;
                 if (nnz) {
                     at[q] = probe_start(h, idx, &key[q]);
                     __builtin_prefetch(h->slot + at[q]);
                 }
             }
         }
-        for (uint64_t j = c0; j < c1; ++j) { /* the reads; a zero that hit a non-zero drawn again */
+        /* the reads; a zero that hit a non-zero drawn again; the kept ones
+         * written at w <= o (the first loop's zeros at o, read before) */
+        for (uint64_t j = c0; j < c1; ++j) {
             const uint64_t q = j - c0, o = j - j0;
+            if (at[q] == NOT_OWNED) continue;
             if (j < gnz) {
                 const uint32_t *c = h->coord + at[q];
-                for (uint32_t n = 0; n < N; ++n) ind[n][o] = c[n];
-                memcpy(&vals[o], c + N, sizeof(double));
+                for (uint32_t n = 0; n < N; ++n) ind[n][w] = c[n];
+                memcpy(&vals[w], c + N, sizeof(double));
+                ++w;
+                ++wnz;
                 continue;
             }
-            vals[o] = 0.0;
-            if (!nnz) continue;
             uint32_t idx[TF_MAX_ORDER];
             for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o];
-            if (!has_from(h, idx, at[q], key[q])) continue;
-            uint64_t x = state[q];
-            do {
-                for (uint32_t n = 0; n < N; ++n) idx[n] = (uint32_t)sm_below(&x, X->dims[n]);
-            } while (tf_gcp_nzset_has(h, idx));
-            for (uint32_t n = 0; n < N; ++n) ind[n][o] = idx[n];
+            if (nnz && has_from(h, idx, at[q], key[q])) {
+                uint64_t x = state[q];
+                do {
+                    for (uint32_t n = 0; n < N; ++n) idx[n] = (uint32_t)sm_below(&x, X->dims[n]);
+                } while (tf_gcp_nzset_has(h, idx));
+            }
+            for (uint32_t n = 0; n < N; ++n) ind[n][w] = idx[n];
+            vals[w++] = 0.0;
         }
     }
+    *kept_nz = wnz;
+    return w;
 }
 
-void tf_gcp_draw(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, uint64_t gnz, uint64_t gz, int threads,
-                 tf_gcp_samples *s)
+tf_status tf_gcp_draw(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, uint64_t gnz, uint64_t gz, int threads,
+                      tf_gcp_samples *s)
 {
     tf_gcp_draw_setup(h, gnz, gz, s);
     const uint64_t total = s->n, nb = (total + 1023) / 1024;
+    uint64_t *kept = NULL; /* a part's: every block's kept count and non-zeros */
+    if (h->parts > 1) TF_TRY(TF_ALLOC(kept, 2 * nb + 1, "GCP sample block counts"));
     const int nt = tf_team_for_work(threads, nb, total * (4 + s->order));
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         const uint64_t j0 = (uint64_t)b * 1024, j1 = j0 + 1024 < total ? j0 + 1024 : total;
         uint32_t *ind[TF_MAX_ORDER];
         for (uint32_t n = 0; n < s->order; ++n) ind[n] = s->ind[n] + j0;
-        tf_gcp_draw_range(h, seed, stream, s, j0, j1, ind, s->vals + j0);
+        uint64_t knz = 0;
+        const uint64_t k = tf_gcp_draw_range(h, seed, stream, s, j0, j1, ind, s->vals + j0, &knz);
+        if (kept) kept[2 * b] = k, kept[2 * b + 1] = knz;
     }
+    if (h->parts <= 1) return TF_OK;
+    /* a part's kept entries packed, in draw order (non-zeros first: they come first in the draw) */
+    uint64_t w = 0, wnz = 0;
+    for (uint64_t b = 0; b < nb; ++b) {
+        const uint64_t j0 = b * 1024;
+        for (uint64_t e = 0; e < kept[2 * b]; ++e, ++w) {
+            for (uint32_t n = 0; n < s->order; ++n) s->ind[n][w] = s->ind[n][j0 + e];
+            s->vals[w] = s->vals[j0 + e];
+        }
+        wnz += kept[2 * b + 1];
+    }
+    s->n = w;
+    s->nnz_part = wnz;
+    tf_free(kept);
+    return TF_OK;
 }
 
 tf_status tf_gcp_samples_dense(const tf_tensor *X, tf_gcp_samples *s)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_gcp, the front end of GCP: resolves and checks the options (the sample
  * sizes GenTen's defaults where 0), the values for the loss and the start,
- * creates the backend (the CPU; a GPU or MPI ranks asked for are
- * TF_ERR_UNAVAILABLE yet, before any work), then runs the algorithm
- * (algo/gcp.c) on it. */
+ * creates the backend (the CPU of one process or of MPI ranks; a GPU asked
+ * for is TF_ERR_UNAVAILABLE yet, before any work), then runs the algorithm
+ * (algo/gcp.c) on it. On ranks every check that reads the tensor is
+ * shared: a failure on one rank is every rank's (none is left waiting in a
+ * collective). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "core/error.h"
 #include "front/auto_backend.h"
 #include "seams/context.h"
+#include "seams/dist.h"
 #include "cpu/gcp_sample.h"
 #include "cpu/gcp_kernel.h"
 
@@ -115,14 +118,36 @@ static tf_status resolve_opts(const tf_gcp_opts *in, tf_gcp_opts *out)
     return TF_OK;
 }
 
-/* The GPU or MPI ranks asked for: not yet (before the tensor is looked at). */
+/* The GPU asked for: not yet (before the tensor is looked at); MPI ranks:
+ * the CPU's, sampled mode. */
 static tf_status check_place(const tf_gcp_opts *o)
 {
     const tf_context *c = o->context;
+    const int ranks = c && c->dist;
+    tf_status (*fail)(tf_status, const char *, ...) = ranks ? tf_fail_shared : tf_fail;
     if (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU) || (c && c->opts.ndevices > 1))
-        return tf_fail(TF_ERR_UNAVAILABLE, "gcp: not available on the GPU yet (--device cpu)");
-    if (c && c->dist) return tf_fail(TF_ERR_UNAVAILABLE, "gcp: not available on MPI ranks yet (one process runs it)");
+        return fail(TF_ERR_UNAVAILABLE, "gcp: not available on the GPU yet (--device cpu)");
+    if (ranks && o->dense)
+        return fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode is not available on MPI ranks (its tensors have at "
+                                        "most 2^26 entries: one process runs it)");
+    if (o->distributed_input && !ranks)
+        return tf_fail(TF_ERR_ARG, "gcp: distributed_input needs a distributed context (MPI ranks)");
     return TF_OK;
+}
+
+/* On ranks (d): s, one rank's failure (the lowest failing rank's message),
+ * made every rank's; without ranks s itself. */
+static tf_status shared(const tf_dist *d, tf_status s)
+{
+    if (!d) return s;
+    char what[512] = "";
+    if (s != TF_OK) snprintf(what, sizeof what, "%s", tf_last_error());
+    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX, code = (uint64_t)s;
+    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
+    if (holder == UINT64_MAX) return TF_OK;
+    TF_TRY(d->bcast_from(what, sizeof what, (int)holder));
+    TF_TRY(d->bcast_from(&code, sizeof code, (int)holder));
+    return tf_fail_shared((tf_status)code, "%s", what);
 }
 
 /* X's values suit the loss (pyttb's checks): counts for Poisson, 0/1 for
@@ -202,30 +227,105 @@ static void resolve_samples(const tf_tensor *X, tf_gcp_opts *o)
     if (!nnz) o->fnz = o->gnz = 0;
 }
 
+/* On ranks with a distributed input: the whole tensor's non-zero count,
+ * this rank's first canonical index, and (*keys, allocated) the linear
+ * index of every non-zero of the whole (8 bytes each, gathered). */
+static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz, uint64_t *held, uint64_t **keys)
+{
+    const uint64_t P = (uint64_t)d->size;
+    uint64_t *cnt = NULL, *row_lo = NULL;
+    double *buf = NULL;
+    tf_status s = TF_ALLOC(cnt, 2 * P + 1, "GCP rank counts");
+    if (s != TF_OK) return s;
+    row_lo = cnt + P;
+    memset(cnt, 0, P * sizeof *cnt);
+    cnt[d->rank] = X->nnz;
+    s = d->allreduce_u64(cnt, P, TF_RANKS_XOR); /* every slot one rank's: the XOR is the count */
+    row_lo[0] = 0;
+    for (uint64_t r = 0; r < P; ++r) row_lo[r + 1] = row_lo[r] + cnt[r];
+    *nnz = row_lo[P];
+    *held = row_lo[d->rank];
+    double numel = 1.0;
+    uint64_t place[TF_MAX_ORDER];
+    for (uint32_t n = 0; n < X->order; ++n) {
+        place[n] = n ? place[n - 1] * X->dims[n - 1] : 1;
+        numel *= (double)X->dims[n];
+    }
+    if (s == TF_OK && !(numel < 9.2e18))
+        s = tf_fail_shared(TF_ERR_UNAVAILABLE, "gcp: on MPI ranks the tensor's entries (%.6g) must be fewer than "
+                                               "2^63 (one process runs it)", numel);
+    if (s == TF_OK) s = TF_ALLOC(buf, *nnz ? *nnz : 1, "GCP non-zero keys of every rank");
+    s = shared(d, s);
+    if (s != TF_OK) {
+        tf_free(cnt);
+        tf_free(buf);
+        return s;
+    }
+    uint64_t *key = (uint64_t *)(void *)buf;
+    for (uint64_t k = 0; k < X->nnz; ++k) {
+        uint64_t e = 0;
+        for (uint32_t n = 0; n < X->order; ++n) e += X->ind[n][k] * place[n];
+        key[*held + k] = e;
+    }
+    s = d->allgather_rows(buf, row_lo, 1, d->round_bytes); /* bytes moved as they are */
+    tf_free(cnt);
+    if (s != TF_OK) {
+        tf_free(buf);
+        return s;
+    }
+    *keys = key;
+    return TF_OK;
+}
+
 static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp_report *rep)
 {
     TF_TRY(check_place(o));
-    TF_TRY(tf_tensor_validate(X));
-    TF_TRY(check_start(X, o));
-    TF_TRY(check_values(X, o->loss));
+    const tf_dist *d = o->context ? o->context->dist : NULL;
+    tf_status s = tf_tensor_validate(X);
+    if (s == TF_OK) s = check_start(X, o);
+    if (s == TF_OK) s = check_values(X, o->loss);
+    TF_TRY(shared(d, s));
+    tf_gcp_ranks ranks = {d, X->nnz, 0, NULL};
+    uint64_t *keys = NULL;
+    if (d && o->distributed_input) TF_TRY(gather_keys(X, d, &ranks.nnz, &ranks.held, &keys));
+    ranks.keys = keys;
+    tf_tensor whole = *X; /* the sample sizes are the whole tensor's */
+    whole.nnz = ranks.nnz;
+    s = TF_OK;
     if (o->dense && numel_of(X) > (double)DENSE_MAX)
-        return tf_fail(TF_ERR_ARG, "gcp: the dense loss mode takes tensors of at most %llu entries; this one has %.6g "
-                       "(sample instead: leave dense off)", (unsigned long long)DENSE_MAX, numel_of(X));
-    if (!o->dense) {
-        if (!X->nnz) return tf_fail(TF_ERR_ARG, "gcp: the tensor has no non-zeros to sample");
-        resolve_samples(X, o);
-        if (o->gnz + o->gz == 0 || o->fnz + o->fz == 0)
-            return tf_fail(TF_ERR_ARG, "gcp: no samples to draw");
+        s = tf_fail(TF_ERR_ARG, "gcp: the dense loss mode takes tensors of at most %llu entries; this one has %.6g "
+                    "(sample instead: leave dense off)", (unsigned long long)DENSE_MAX, numel_of(X));
+    if (s == TF_OK && !o->dense) {
+        if (!whole.nnz) s = (d ? tf_fail_shared : tf_fail)(TF_ERR_ARG, "gcp: the tensor has no non-zeros to sample");
+        if (s == TF_OK) resolve_samples(&whole, o);
+        if (s == TF_OK && (o->gnz + o->gz == 0 || o->fnz + o->fz == 0))
+            s = (d ? tf_fail_shared : tf_fail)(TF_ERR_ARG, "gcp: no samples to draw");
+    }
+    double xnorm = tf_tensor_norm(X);
+    if (s == TF_OK && d && o->distributed_input) { /* the whole tensor's norm */
+        double x2 = xnorm * xnorm;
+        s = d->allreduce_sum(&x2, 1);
+        xnorm = sqrt(x2);
+    }
+    if (s != TF_OK) {
+        tf_free(keys);
+        return s;
     }
     rep->fnz = o->fnz, rep->fz = o->fz, rep->gnz = o->gnz, rep->gz = o->gz;
     if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
         snprintf(rep->note, sizeof rep->note, "GCP runs on the CPU: not on the GPU yet");
     tf_gcp_backend be;
     const double t = tf_wtime();
-    TF_TRY(tf_cpu_gcp_backend_create(X, o, &be));
+    const tf_status cs = tf_cpu_gcp_backend_create(X, o, d ? &ranks : NULL, &be);
+    tf_free(keys);
+    s = shared(d, cs);
+    if (s != TF_OK) {
+        if (cs == TF_OK) be.ops->destroy(be.ctx);
+        return s;
+    }
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
-    const tf_status s = tf_gcp_run(&be, X, o, out, rep);
+    s = tf_gcp_run(&be, X, xnorm, o, out, rep);
     be.ops->destroy(be.ctx);
     return s;
 }

@@ -46,8 +46,23 @@ typedef struct tf_gcp_backend {
     char plan_desc[96];
 } tf_gcp_backend;
 
+struct tf_dist;
+
+/* A run on MPI ranks (the front end fills it): the ranks, the whole
+ * tensor's non-zero count; keys NULL when every rank holds the whole
+ * tensor (rank p evaluates the non-zeros [nnz p / P, nnz (p + 1) / P)),
+ * else X is the rank's canonical non-zeros [held, held + X->nnz) and keys
+ * the linear index of every non-zero of the whole tensor (nnz of them,
+ * borrowed during the creation: the hash set is built from them). */
+typedef struct tf_gcp_ranks {
+    const struct tf_dist *dist;
+    uint64_t nnz, held;
+    const uint64_t *keys;
+} tf_gcp_ranks;
+
 /* The CPU backend (src/cpu/gcp_cpu.c) of X (borrowed while it lives) under
  * o (resolved: the sample sizes set; o->dense: the fixed sample is every
- * entry, weight 1). */
-tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out);
+ * entry, weight 1; not on ranks), on ranks (NULL: one process). */
+tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, const tf_gcp_ranks *ranks,
+                                    tf_gcp_backend *out);
 #endif
