@@ -17,8 +17,9 @@
 #include "kt_test_util.h"
 #include "tenfold.h"
 
-/* The Adam comparison's settings (test_adam_planted). */
-#ifndef ADAM_L2
+/* The Adam comparison's settings (test_adam_planted): l2, epochs at most,
+ * steps per epoch, rate, entries per step (of ~4500), the tolerance
+ * relative to the data's RMS, failed epochs allowed. */
 #define ADAM_L2 1e-2
 #define ADAM_EPOCHS 200
 #define ADAM_ITERS 200
@@ -26,8 +27,6 @@
 #define ADAM_SAMPLES 500
 #define ADAM_REL 2e-3
 #define ADAM_FAILS 3
-#define ADAM_VAL (&set[1])
-#endif
 
 /* ------------------------------------------------------------- reference */
 
@@ -492,6 +491,30 @@ static void test_adam_gradient(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
+/* The best of three starts (seeds 11..13) by validation RMSE: both
+ * methods are local, and from a random start either can stall in a swamp
+ * on a small planted problem (seen for about 1 in 20 data sets each). */
+static uint64_t best_of_starts(tf_tensor *set, tf_complete_opts *o, tf_complete_report *best)
+{
+    uint64_t seed = 0;
+    best->val_rmse = INFINITY;
+    for (uint64_t sd = 11; sd <= 13; ++sd) {
+        tf_ktensor out;
+        tf_complete_report rep;
+        o->seed = sd;
+        CHECK_OK(tf_complete(&set[0], &set[1], &set[2], o, &out, &rep));
+        tf_ktensor_free(&out);
+        if (rep.val_rmse < best->val_rmse) {
+            if (seed) tf_complete_report_free(best);
+            *best = rep;
+            seed = sd;
+        } else {
+            tf_complete_report_free(&rep);
+        }
+    }
+    return seed;
+}
+
 /* Adam on the planted tensor beside ALS at the same l2: the test RMSE
  * close to ALS's; the same bits from a seed on a thread count, close on
  * another (the draws are the same; the gradient's sums over threads
@@ -504,33 +527,35 @@ static void test_adam_planted(tf_rng *rng)
     tf_complete_opts_default(&o);
     o.rank = 3;
     o.l2 = ADAM_L2;
-    o.seed = 11;
     o.tol = 0.0;
     o.patience = 1000;
     o.max_iters = 300;
-    tf_ktensor als, out[3];
-    tf_complete_report ra, rep[3];
-    CHECK_OK(tf_complete(&set[0], &set[1], &set[2], &o, &als, &ra));
+    tf_complete_report ra, rb;
+    best_of_starts(set, &o, &ra);
     o.method = TF_COMPLETE_ADAM;
     o.max_iters = ADAM_EPOCHS;
     o.epoch_iters = ADAM_ITERS;
     o.rate = ADAM_RATE;
     o.samples = ADAM_SAMPLES;
     o.max_fails = ADAM_FAILS;
+    o.seed = best_of_starts(set, &o, &rb);
+    tf_complete_report_free(&rb);
+    tf_ktensor out[3];
+    tf_complete_report rep[3];
     for (int t = 0; t < 3; ++t) {
         o.threads = t == 2 ? 3 : 1;
         trace tr = {0};
         o.callback = t ? NULL : on_iter;
         o.user = &tr;
-        CHECK_OK(tf_complete(&set[0], ADAM_VAL, &set[2], &o, &out[t], &rep[t]));
+        CHECK_OK(tf_complete(&set[0], &set[1], &set[2], &o, &out[t], &rep[t]));
         if (!t) CHECK(tr.n == (rep[t].iters < 64 ? rep[t].iters : 64));
     }
-    printf("planted: ALS test rmse %.6g (%u iterations), Adam %.6g (%u epochs, kept %u)\n", ra.test_rmse, ra.iters,
-           rep[0].test_rmse, rep[0].iters, rep[0].best_iter);
-    /* Both recover the planted model up to l2's shrinkage (relative
-     * ~ l2 / the data's scale, 1e-4 here) and their stopping: each test RMSE,
-     * and their difference, below 1e-3 of the test values' RMS (~0.3; seeds
-     * 1..4: ALS 5e-5..9e-5 after 300 iterations, Adam 1.8e-5..2e-5). */
+    printf("planted: ALS test rmse %.6g (%u iterations), Adam %.6g (seed %llu, %u epochs, kept %u)\n", ra.test_rmse,
+           ra.iters, rep[0].test_rmse, (unsigned long long)o.seed, rep[0].iters, rep[0].best_iter);
+    /* Both recover the planted model up to l2's shrinkage (relative ~ l2 /
+     * the data's scale, 1e-3 here) and their stopping: each test RMSE, and
+     * their difference, below 2e-3 of the test values' RMS (~0.3; over 30
+     * data sets: ALS 3e-4..6e-4 after 300 iterations, Adam 1.7e-4..2e-4). */
     double rms = 0.0;
     for (uint64_t k = 0; k < set[2].nnz; ++k) rms += set[2].vals[k] * set[2].vals[k];
     rms = sqrt(rms / (double)set[2].nnz);
@@ -553,7 +578,6 @@ static void test_adam_planted(tf_rng *rng)
         tf_ktensor_free(&out[t]);
         tf_complete_report_free(&rep[t]);
     }
-    tf_ktensor_free(&als);
     tf_complete_report_free(&ra);
     for (int s = 0; s < 3; ++s) tf_tensor_free(&set[s]);
 }
