@@ -2,8 +2,9 @@
 /* tenfold/complete.h — tensor completion: a CP model fitted to the observed
  * entries of a tensor only (entries not listed are unknown, not zero), by
  * alternating least squares with an L2 penalty, as SPLATT's `complete -a
- * als` (Smith, Park & Karypis, SC16), with validation-based stopping and
- * RMSE on held-out entries. */
+ * als` (Smith, Park & Karypis, SC16), or by GCP-Adam on samples of the
+ * observed entries, with validation-based stopping and RMSE on held-out
+ * entries. */
 #ifndef TENFOLD_COMPLETE_H
 #define TENFOLD_COMPLETE_H
 
@@ -128,11 +129,15 @@ void tf_complete_report_free(tf_complete_report *r);
 /* Completes the tensor whose observed entries are `train` (every value is an
  * observation, zeros included; the entries not listed are unknown). val and
  * test (may be NULL) are held-out entries of the same tensor: same order,
- * every index inside train's dims (their own dims are not read). Per
+ * every index inside train's dims (their own dims are not read). ALS: per
  * iteration every mode n in turn has each of its rows solve its own
  * regularised normal equations from the training entries in its slice
- * (rows without entries become zero when l2 > 0); after each iteration the
- * training and validation RMSE. The model returned in out (allocated by the
+ * (rows without entries become zero when l2 > 0). Adam: per iteration an
+ * epoch of epoch_iters Adam steps on the same objective, each step's
+ * gradient from `samples` training entries drawn uniformly (weight n /
+ * samples) plus 2 l2 A_n; an epoch that raises the validation RMSE (the
+ * objective's estimate without validation entries) is undone and the rate
+ * times decay. After each iteration the training and validation RMSE. The model returned in out (allocated by the
  * call; free with tf_ktensor_free; lambda all ones) is the best one seen by
  * validation RMSE (by training RMSE without validation entries), as
  * SPLATT's; rep (may be NULL) gets the RMSEs, its test RMSE included. */
