@@ -33,8 +33,19 @@ static const char help[] =
     "      --val FILE       validation entries (same tensor, held out): RMSE per\n"
     "                       iteration, and the stopping rule\n"
     "      --test FILE      test entries (held out): the RMSE of the model kept\n"
-    "      --method M       als (default) | adam (GCP-Adam, Gaussian loss: not\n"
-    "                       available yet)\n"
+    "      --method M       als (default) | adam: GCP-Adam (Kolda & Hong) with the\n"
+    "                       Gaussian loss on the observed entries only, the same\n"
+    "                       objective as ALS's: each step's gradient from a\n"
+    "                       uniform sample of TRAIN's entries (each weighing\n"
+    "                       count / sample), no zeros, plus 2 L A_n; an\n"
+    "                       iteration is an epoch of --epoch-iters steps; an epoch\n"
+    "                       that raises the validation RMSE (without --val: the\n"
+    "                       objective's fixed-sample estimate) is undone and the\n"
+    "                       rate divided by 10; more than one such ends the run\n"
+    "      --rate R         adam: the step size (default 1e-3)\n"
+    "      --epoch-iters N  adam: steps per epoch (default 1000)\n"
+    "      --samples S      adam: entries drawn per step (default 3% of TRAIN, at\n"
+    "                       least 1000; >= TRAIN's count: every entry)\n"
     "      --l2 L           the penalty L >= 0 (SPLATT's --reg; default 100, as\n"
     "                       SPLATT's ALS): the objective is the sum of squared\n"
     "                       errors on TRAIN + L * sum of the factors' squared\n"
@@ -112,7 +123,8 @@ static void run_free(complete_run *r)
 static int parse(int argc, char **argv, complete_run *r, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *device = NULL,
-               *method = NULL, *l2 = NULL, *patience = NULL;
+               *method = NULL, *l2 = NULL, *patience = NULL,
+               *rate = NULL, *epoch_iters = NULL, *samples = NULL;
     const cli_opt opts[] = {{"rank", 'r', &rank, NULL},         {"iters", 'i', &iters, NULL},
                             {"tol", 0, &tol, NULL},             {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL},   {"stem", 'o', &r->stem, NULL},
@@ -120,7 +132,9 @@ static int parse(int argc, char **argv, complete_run *r, cli_args *a)
                             {"method", 0, &method, NULL},       {"l2", 0, &l2, NULL},
                             {"patience", 0, &patience, NULL},   {"val", 0, &r->val_path, NULL},
                             {"test", 0, &r->test_path, NULL},   {"base", 0, &r->base, NULL},
-                            {"init", 0, &r->init, NULL},        CLI_VERBOSITY_OPTS,                 {0}};
+                            {"init", 0, &r->init, NULL},        {"rate", 0, &rate, NULL},
+                            {"epoch-iters", 0, &epoch_iters, NULL}, {"samples", 0, &samples, NULL},
+                            CLI_VERBOSITY_OPTS,                 {0}};
     int rc = cli_parse(a, "complete", help, argc, argv, opts, 1, 1, "TRAIN");
     if (rc >= 0) return rc;
     r->path = a->pos[0];
@@ -128,7 +142,7 @@ static int parse(int argc, char **argv, complete_run *r, cli_args *a)
     if (!rank && !r->init) return cli_usage("complete", "missing -r R (the rank of the model)");
     r->rank_given = rank != NULL;
     int dev = 0, meth = 0;
-    uint64_t R = o->rank, max_iters = o->max_iters, pat = o->patience;
+    uint64_t R = o->rank, max_iters = o->max_iters, pat = o->patience, eit = o->epoch_iters;
     if ((rc = cli_u64("complete", "-r/--rank", rank, 1, TF_COMPLETE_MAX_RANK, &R)) ||
         (rc = cli_u64("complete", "-i/--iters", iters, 1, 1000000, &max_iters)) ||
         (rc = cli_u64("complete", "--patience", patience, 1, 1000000, &pat)) ||
@@ -137,8 +151,14 @@ static int parse(int argc, char **argv, complete_run *r, cli_args *a)
         (rc = cli_u64("complete", "--seed", seed, 0, UINT64_MAX, &o->seed)) ||
         (rc = cli_threads("complete", threads, &o->threads)) ||
         (rc = cli_choice("complete", "--device", device, device_names, 3, &dev)) ||
-        (rc = cli_choice("complete", "--method", method, method_names, 2, &meth)))
+        (rc = cli_choice("complete", "--method", method, method_names, 2, &meth)) ||
+        (rc = cli_double("complete", "--rate", rate, 1e-300, 1e300, &o->rate)) ||
+        (rc = cli_u64("complete", "--epoch-iters", epoch_iters, 1, 100000000, &eit)) ||
+        (rc = cli_u64("complete", "--samples", samples, 1, UINT64_MAX, &o->samples)))
         return rc;
+    o->epoch_iters = (uint32_t)eit;
+    if (!meth && (rate || epoch_iters || samples))
+        return cli_usage("complete", "--rate, --epoch-iters and --samples are --method adam's");
     o->rank = R;
     o->max_iters = (uint32_t)max_iters;
     o->patience = (uint32_t)pat;
@@ -188,6 +208,7 @@ static void on_iteration(const tf_complete_iter *it, void *user)
     if (cli_quiet()) return;
     printf("  its = %3u (%.3f s)  train rmse = %.6f", it->iter, it->seconds, it->train_rmse);
     if (it->val_rmse == it->val_rmse) printf("  val rmse = %.6f", it->val_rmse);
+    if (it->failed) printf("  failed: undone, rate now %g", it->rate * 0.1);
     if (cli_verbose()) printf("  objective = %.10g  [solve %.3f  rmse %.3f s]", it->objective, it->t_solve, it->t_rmse);
     printf("\n");
     cli_flush_stdout();
@@ -196,7 +217,11 @@ static void on_iteration(const tf_complete_iter *it, void *user)
 static void print_summary(const complete_run *r)
 {
     const tf_complete_report *p = &r->rep;
-    if (p->converged)
+    uint32_t fails = 0;
+    for (uint32_t i = 0; i < p->iters; ++i) fails += p->iterations[i].failed != 0;
+    if (p->converged && fails > r->opts.max_fails)
+        printf("stopped after %u epoch%s (%u failed epochs)\n", p->iters, cli_s(p->iters), fails);
+    else if (p->converged)
         printf("stopped after %u iteration%s (%u without improving the %s RMSE by more than --tol %.2g)\n", p->iters,
                cli_s(p->iters), r->opts.patience, r->val.nnz ? "validation" : "training", r->opts.tol);
     else
@@ -232,7 +257,12 @@ static int write_json(complete_run *r)
     json_str(&j, "command", "complete");
     cli_json_input(&j, r->path, &r->train, &r->info);
     json_object(&j, "options");
-    json_str(&j, "method", "als");
+    json_str(&j, "method", r->opts.method == TF_COMPLETE_ADAM ? "adam" : "als");
+    if (r->opts.method == TF_COMPLETE_ADAM) {
+        json_num(&j, "rate", r->opts.rate);
+        json_u64(&j, "epoch_iters", r->opts.epoch_iters);
+        json_u64(&j, "samples", r->opts.samples);
+    }
     json_u64(&j, "rank", r->opts.rank);
     json_num(&j, "l2", r->opts.l2);
     json_u64(&j, "max_iters", r->opts.max_iters);
@@ -260,6 +290,10 @@ static int write_json(complete_run *r)
         json_num(&j, "seconds", it->seconds);
         json_num(&j, "solve_seconds", it->t_solve);
         json_num(&j, "rmse_seconds", it->t_rmse);
+        if (r->opts.method == TF_COMPLETE_ADAM) {
+            json_num(&j, "rate", it->rate);
+            json_u64(&j, "failed", (uint64_t)it->failed);
+        }
         json_end(&j);
     }
     json_end(&j);
@@ -395,8 +429,8 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
         if (rc >= 0) return cli_alike(rc); /* --help or a usage error on every rank */
     }
     if (rc >= 0) return rc;
-    if (r.opts.method == TF_COMPLETE_ADAM) /* costs no read */
-        return cli_fail_all("complete: --method adam (GCP-Adam) is not available yet (--method als is)");
+    if (r.opts.method == TF_COMPLETE_ADAM && size > 1) /* costs no read */
+        return cli_fail_all("complete: --method adam is not available on MPI ranks yet (--method als is)");
     if (r.opts.backend == TF_BACKEND_GPU)
         return cli_fail_all("complete: not available on the GPU yet (the CPU runs it: --device cpu)");
     if (size > 1) { /* from here on every rank has the same options */
@@ -433,8 +467,9 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
         cli_print_problem(stdout, r.path, &r.train, &r.info);
         cli_print_fixes(stdout, &r.train, &r.info);
         const int nthreads = r.opts.threads ? r.opts.threads : tf_default_threads();
-        printf("complete: ALS, rank %llu, l2 %g, max %u iteration%s, tol %g, patience %u, %s %llu, %llu training / "
+        printf("complete: %s, rank %llu, l2 %g, max %u iteration%s, tol %g, patience %u, %s %llu, %llu training / "
                "%llu validation / %llu test entries, %d thread%s\n",
+               r.opts.method == TF_COMPLETE_ADAM ? "Adam (Gaussian loss, observed entries)" : "ALS",
                (unsigned long long)r.opts.rank, r.opts.l2, r.opts.max_iters, cli_s(r.opts.max_iters), r.opts.tol,
                r.opts.patience, r.init ? "start from --init, seed unused" : "seed", (unsigned long long)r.opts.seed, (unsigned long long)r.train.nnz,
                (unsigned long long)r.val.nnz, (unsigned long long)r.test.nnz, nthreads, cli_s((uint64_t)nthreads));

@@ -2,8 +2,9 @@
 /* tenfold/complete.h — tensor completion: a CP model fitted to the observed
  * entries of a tensor only (entries not listed are unknown, not zero), by
  * alternating least squares with an L2 penalty, as SPLATT's `complete -a
- * als` (Smith, Park & Karypis, SC16), with validation-based stopping and
- * RMSE on held-out entries. */
+ * als` (Smith, Park & Karypis, SC16), or by GCP-Adam on samples of the
+ * observed entries, with validation-based stopping and RMSE on held-out
+ * entries. */
 #ifndef TENFOLD_COMPLETE_H
 #define TENFOLD_COMPLETE_H
 
@@ -17,11 +18,13 @@ extern "C" {
 /* The method (appended, never renumbered). */
 typedef enum tf_complete_method {
     TF_COMPLETE_ALS = 0, /* alternating least squares, one R x R solve per row (default) */
-    TF_COMPLETE_ADAM = 1 /* GCP-Adam with the Gaussian loss: not available yet
-                            (TF_ERR_UNAVAILABLE)                                 */
+    TF_COMPLETE_ADAM = 1 /* GCP-Adam with the Gaussian loss on the observed entries
+                            only: samples of them (no zeros), the same objective
+                            as ALS's (l2 included), epochs of epoch_iters steps */
 } tf_complete_method;
 
-/* One iteration (every mode updated once), as the callback sees it. */
+/* One iteration (ALS: every mode updated once; Adam: an epoch of epoch_iters
+ * steps), as the callback sees it. */
 typedef struct tf_complete_iter {
     uint32_t iter;       /* 1-based                                                */
     double train_rmse;   /* sqrt(sum over the training entries of (x - m)^2 / count) */
@@ -32,6 +35,12 @@ typedef struct tf_complete_iter {
     double t_solve;      /* its row solves (normal equations, Cholesky; the training
                             error, computed with the last mode's rows)              */
     double t_rmse;       /* its validation error pass                                */
+    /* appended for the Adam method (ALS: 0): */
+    double rate;         /* Adam: the step size the epoch ran with                   */
+    int failed;          /* Adam: 1 when the epoch raised the validation RMSE (without
+                            validation entries: the fixed sample's estimate of the
+                            objective) and was undone, the rate decayed; the RMSEs
+                            are those of the epoch's (discarded) model               */
 } tf_complete_iter;
 
 typedef void (*tf_complete_callback)(const tf_complete_iter *it, void *user);
@@ -77,6 +86,21 @@ typedef struct tf_complete_opts {
     const volatile int *stop;   /* NULL, or a flag read after every iteration (after the
                                    callback): non-zero ends the run there, as a success
                                    with rep->stopped = 1                               */
+    /* Appended: the Adam method's (GCP-Adam's names and defaults; ALS ignores
+     * them). An iteration is an epoch; max_iters, tol and patience apply to
+     * epochs as to ALS's iterations, and also the run stops after more than
+     * max_fails failed epochs. */
+    double rate;                /* Adam's step size (1e-3)                              */
+    double decay;               /* the rate's factor after a failed epoch (0.1)        */
+    uint32_t epoch_iters;       /* Adam steps per epoch (1000)                          */
+    uint32_t max_fails;         /* (1)                                                   */
+    uint64_t samples;           /* training entries drawn (uniformly, with replacement,
+                                   each weighing n / samples) for every step's
+                                   gradient; 0 = GCP's min(max(ceil(3 n / 100), 1000),
+                                   n); >= n: every entry, weight 1 (the full gradient) */
+    uint64_t fsamples;          /* the fixed sample of the objective's estimate (used
+                                   without validation entries); 0 = GCP's
+                                   min(max(ceil(n / 100), 100000), n); >= n: all      */
 } tf_complete_opts;
 
 /* The largest rank (the per-row solves hold R x R systems per thread). */
@@ -93,7 +117,8 @@ typedef struct tf_complete_report {
     double objective;           /* of the model returned                                */
     tf_complete_iter *iterations; /* every iteration (iters of them), allocated by the
                                    call: free with tf_complete_report_free             */
-    double t_build;             /* the backend's set-up (the entries sorted by mode)    */
+    double t_build;             /* the backend's set-up (the entries sorted by mode;
+                                   Adam: also the sampler's)                           */
     double t_solve, t_rmse;     /* summed over the iterations                           */
     double t_test;              /* the test RMSE                                        */
     double t_total;             /* the whole call                                       */
@@ -107,11 +132,15 @@ void tf_complete_report_free(tf_complete_report *r);
 /* Completes the tensor whose observed entries are `train` (every value is an
  * observation, zeros included; the entries not listed are unknown). val and
  * test (may be NULL) are held-out entries of the same tensor: same order,
- * every index inside train's dims (their own dims are not read). Per
+ * every index inside train's dims (their own dims are not read). ALS: per
  * iteration every mode n in turn has each of its rows solve its own
  * regularised normal equations from the training entries in its slice
- * (rows without entries become zero when l2 > 0); after each iteration the
- * training and validation RMSE. The model returned in out (allocated by the
+ * (rows without entries become zero when l2 > 0). Adam: per iteration an
+ * epoch of epoch_iters Adam steps on the same objective, each step's
+ * gradient from `samples` training entries drawn uniformly (weight n /
+ * samples) plus 2 l2 A_n; an epoch that raises the validation RMSE (the
+ * objective's estimate without validation entries) is undone and the rate
+ * times decay. After each iteration the training and validation RMSE. The model returned in out (allocated by the
  * call; free with tf_ktensor_free; lambda all ones) is the best one seen by
  * validation RMSE (by training RMSE without validation entries), as
  * SPLATT's; rep (may be NULL) gets the RMSEs, its test RMSE included. */

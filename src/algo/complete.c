@@ -16,8 +16,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
-/* The start on the host: o->init, or 2u - 1 per entry from the seed. */
-static tf_status make_start(const tf_tensor *X, const tf_complete_opts *o, tf_ktensor *k)
+tf_status tf_complete_start(const tf_tensor *X, const tf_complete_opts *o, tf_ktensor *k)
 {
     TF_TRY(tf_ktensor_alloc(k, X->order, X->dims, o->rank));
     if (o->init) {
@@ -127,7 +126,7 @@ tf_status tf_complete_run(const tf_complete_backend *be, const tf_tensor *train,
 {
     tf_ktensor start;
     memset(&start, 0, sizeof start);
-    tf_status s = make_start(train, o, &start);
+    tf_status s = tf_complete_start(train, o, &start);
     if (s == TF_OK) s = be->ops->init(be->ctx, &start);
     tf_ktensor_free(&start);
     run_state st = {be, o, train->nnz, n_val, INFINITY, 0};

@@ -52,6 +52,31 @@ static tf_status scale_start(tf_ktensor *k, double x)
     return TF_OK;
 }
 
+tf_status tf_gcp_adam_epoch(const tf_gcp_backend *be, tf_gcp_adam *a, tf_gcp_epoch *info)
+{
+    const tf_gcp_backend_ops *ops = be->ops;
+    for (uint32_t i = 0; i < a->epoch_iters; ++i, ++a->iter) {
+        double ts = 0.0, t = tf_wtime();
+        TF_TRY(ops->gradient(be->ctx, a->iter, &ts));
+        info->t_sample += ts;
+        info->t_gradient += tf_wtime() - t - ts;
+        a->b1t *= a->beta1;
+        a->b2t *= a->beta2;
+        t = tf_wtime();
+        TF_TRY(ops->adam(be->ctx, a->rate * sqrt(1.0 - a->b2t) / (1.0 - a->b1t), a->beta1, a->beta2, a->eps,
+                         a->lower));
+        info->t_step += tf_wtime() - t;
+    }
+    return TF_OK;
+}
+
+void tf_gcp_adam_undo(tf_gcp_adam *a)
+{
+    a->b1t /= pow(a->beta1, a->epoch_iters);
+    a->b2t /= pow(a->beta2, a->epoch_iters);
+    a->rate *= a->decay;
+}
+
 static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_report *rep)
 {
     const tf_gcp_backend_ops *ops = be->ops;
@@ -63,26 +88,14 @@ static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_r
     rep->loss_initial = rep->loss_estimate = fprev;
     if (!isfinite(fprev))
         return tf_fail(TF_ERR_NUMERIC, "gcp: the loss estimate of the start is not finite (%g)", fprev);
-    double rate = o->rate, b1t = 1.0, b2t = 1.0;
-    uint64_t iter = 0;
+    tf_gcp_adam adam = {o->rate, o->decay, o->beta1, o->beta2, o->adam_eps, lower, o->epoch_iters, 1.0, 1.0, 0};
     for (uint32_t e = 1; e <= o->max_epochs; ++e) {
         const double t_epoch = tf_wtime();
         tf_gcp_epoch info;
         memset(&info, 0, sizeof info);
         info.epoch = e;
-        info.rate = rate;
-        for (uint32_t i = 0; i < o->epoch_iters; ++i, ++iter) {
-            double ts = 0.0;
-            t = tf_wtime();
-            TF_TRY(ops->gradient(ctx, iter, &ts));
-            info.t_sample += ts;
-            info.t_gradient += tf_wtime() - t - ts;
-            b1t *= o->beta1;
-            b2t *= o->beta2;
-            t = tf_wtime();
-            TF_TRY(ops->adam(ctx, rate * sqrt(1.0 - b2t) / (1.0 - b1t), o->beta1, o->beta2, o->adam_eps, lower));
-            info.t_step += tf_wtime() - t;
-        }
+        info.rate = adam.rate;
+        TF_TRY(tf_gcp_adam_epoch(be, &adam, &info));
         rep->iters += o->epoch_iters;
         double f = 0.0;
         t = tf_wtime();
@@ -92,9 +105,7 @@ static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_r
             info.failed = 1;
             ++rep->fails;
             TF_TRY(ops->restore(ctx));
-            b1t /= pow(o->beta1, o->epoch_iters);
-            b2t /= pow(o->beta2, o->epoch_iters);
-            rate *= o->decay;
+            tf_gcp_adam_undo(&adam);
             f = fprev;
         } else {
             TF_TRY(ops->save(ctx));

@@ -21,4 +21,25 @@ tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, double xnorm,
  * (tf_gcp_run calls it after init). */
 tf_status tf_gcp_lbfgs(const tf_gcp_backend *be, const tf_gcp_opts *o, uint64_t nparams, tf_ktensor *start,
                        tf_gcp_report *rep);
+/* Adam's schedule over a run (GCP-Adam's, and completion by Adam's): the
+ * rate, its decay on a failed epoch, the moments' factors, the bound the
+ * factors are projected onto, the iterations per epoch; b1t = beta1^t and
+ * b2t = beta2^t (1 at the start) and iter (0 at the start: the gradient
+ * sample's stream) are its state. */
+typedef struct tf_gcp_adam {
+    double rate, decay, beta1, beta2, eps, lower;
+    uint32_t epoch_iters;
+    double b1t, b2t;
+    uint64_t iter;
+} tf_gcp_adam;
+
+/* One epoch: epoch_iters times a fresh gradient sample and an Adam step of
+ * size rate sqrt(1 - b2^t) / (1 - b1^t); its times added into info's
+ * t_sample, t_gradient, t_step. */
+tf_status tf_gcp_adam_epoch(const tf_gcp_backend *be, tf_gcp_adam *a, tf_gcp_epoch *info);
+
+/* After a failed epoch (the backend restored): the bias corrections wound
+ * back by the epoch's iterations, the rate times decay (the samples go on
+ * from iter: a retried epoch draws new ones). */
+void tf_gcp_adam_undo(tf_gcp_adam *a);
 #endif

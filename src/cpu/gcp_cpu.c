@@ -22,6 +22,9 @@ typedef struct cpu_gcp {
     uint64_t rank, dims[TF_MAX_ORDER], nparams;
     int loss, threads;
     uint64_t seed, gnz, gz;
+    double l2; /* observed-only mode's penalty: 2 l2 u added to the gradient */
+    tf_gcp_samples all;      /* observed-only mode: every entry, weight 1 (when a sample asks for them all) */
+    int fixed_all, grad_all; /* the fixed / gradient samples are `all` */
     tf_gcp_nzset set;
     tf_gcp_samples fixed, grad;
     /* one block of nparams doubles each, mode after mode: */
@@ -74,7 +77,7 @@ static tf_status cpu_init(void *ctx, const tf_ktensor *start)
 static tf_status cpu_estimate(void *ctx, double *f)
 {
     cpu_gcp *c = ctx;
-    TF_TRY(pass(c, &c->fixed, 0, 1, f, NULL, 0));
+    TF_TRY(pass(c, c->fixed_all ? &c->all : &c->fixed, 0, 1, f, NULL, 0));
     return c->dist ? c->dist->allreduce_sum(f, 1) : TF_OK;
 }
 
@@ -83,11 +86,24 @@ static tf_status cpu_gradient(void *ctx, uint64_t iter, double *t_sample)
     cpu_gcp *c = ctx;
     /* drawn inside the pass, a block at a time (no sample arrays): its
      * time is the gradient's */
-    tf_gcp_draw_setup(&c->set, c->gnz, c->gz, &c->grad);
     *t_sample = 0.0;
     double f;
-    TF_TRY(pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1));
-    return c->dist ? c->dist->allreduce_sum(c->g, c->nparams) : TF_OK;
+    if (c->grad_all) {
+        TF_TRY(pass(c, &c->all, 1, 0, &f, NULL, 0));
+    } else {
+        tf_gcp_draw_setup(&c->set, c->gnz, c->gz, &c->grad);
+        TF_TRY(pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1));
+    }
+    if (c->dist) TF_TRY(c->dist->allreduce_sum(c->g, c->nparams));
+    if (c->l2 > 0.0) { /* after the ranks' sum: the penalty once */
+        const uint64_t P = c->nparams;
+        const double k = 2.0 * c->l2, *u = c->u;
+        double *g = c->g;
+        const int nt = tf_team_for_work(c->threads, (P + 4095) / 4096, 3 * P);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int64_t e = 0; e < (int64_t)P; ++e) g[e] += k * u[e];
+    }
+    return TF_OK;
 }
 
 static tf_status cpu_adam(void *ctx, double step, double beta1, double beta2, double eps, double lower)
@@ -158,12 +174,43 @@ static void cpu_destroy(void *ctx)
     tf_gcp_nzset_free(&c->set);
     tf_gcp_samples_free(&c->fixed);
     tf_gcp_samples_free(&c->grad);
+    tf_gcp_samples_free(&c->all);
     tf_free(c->u);
     tf_free(c);
 }
 
 static const tf_gcp_backend_ops cpu_ops = {cpu_init,    cpu_estimate, cpu_gradient, cpu_adam,    cpu_save,
                                            cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy};
+
+tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
+                                             tf_gcp_backend *out)
+{
+    if (o->fz || o->gz || o->dense || !(l2 >= 0.0))
+        return tf_fail(TF_ERR_ARG, "GCP backend: observed-only mode draws no zeros (fz %llu, gz %llu, dense %d, "
+                                   "l2 %g)", (unsigned long long)o->fz, (unsigned long long)o->gz, o->dense, l2);
+    tf_gcp_opts oo = *o;
+    const int fixed_all = o->fnz >= X->nnz, grad_all = o->gnz >= X->nnz;
+    if (fixed_all) oo.fnz = 0; /* drawn from `all` instead */
+    TF_TRY(tf_cpu_gcp_backend_create(X, &oo, NULL, out));
+    cpu_gcp *c = out->ctx;
+    c->l2 = l2;
+    c->fixed_all = fixed_all;
+    c->grad_all = grad_all;
+    if (fixed_all || grad_all) {
+        const tf_status s = tf_gcp_samples_alloc(&c->all, X->order, X->nnz);
+        if (s != TF_OK) {
+            cpu_destroy(c);
+            memset(out, 0, sizeof *out);
+            return s;
+        }
+        for (uint32_t n = 0; n < X->order; ++n) memcpy(c->all.ind[n], X->ind[n], X->nnz * sizeof(uint32_t));
+        memcpy(c->all.vals, X->vals, X->nnz * sizeof(double));
+        c->all.n = c->all.nnz_part = X->nnz;
+        c->all.w_nz = 1.0;
+    }
+    snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, samples of the observed entries, fused model + gradient pass");
+    return TF_OK;
+}
 
 tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, const tf_gcp_ranks *ranks,
                                     tf_gcp_backend *out)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algo/complete.h"
+#include "seams/gcp.h"
 #include "core/alloc.h"
 #include "core/check_args.h"
 #include "core/error.h"
@@ -32,6 +33,10 @@ void tf_complete_opts_default(tf_complete_opts *o)
     o->patience = 20;
     o->seed = TF_DEFAULT_SEED;
     o->backend = TF_BACKEND_AUTO;
+    o->rate = 1e-3;
+    o->decay = 0.1;
+    o->epoch_iters = 1000;
+    o->max_fails = 1;
 }
 
 void tf_complete_report_free(tf_complete_report *r)
@@ -54,10 +59,7 @@ static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
     memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
     out->size = (uint32_t)sizeof *out;
     const tf_complete_opts *o = out;
-    if (o->method == TF_COMPLETE_ADAM)
-        return tf_fail(TF_ERR_UNAVAILABLE, "complete: the Adam method (GCP-Adam, Gaussian loss) is not available yet "
-                                           "(ALS is: --method als)");
-    if (o->method != TF_COMPLETE_ALS)
+    if (o->method != TF_COMPLETE_ALS && o->method != TF_COMPLETE_ADAM)
         return tf_fail(TF_ERR_ARG, "complete: unknown method %d (TF_COMPLETE_ALS or TF_COMPLETE_ADAM)",
                        (int)o->method);
     if (o->rank < 1 || o->rank > TF_COMPLETE_MAX_RANK)
@@ -71,6 +73,11 @@ static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
         return tf_fail(TF_ERR_ARG, "complete: tol %g is not a finite number >= 0", o->tol);
     if (o->patience < 1) return tf_fail(TF_ERR_ARG, "complete: patience is 0 (expected at least 1)");
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "complete: threads %d is negative", o->threads);
+    if (!(o->rate > 0.0) || isinf(o->rate))
+        return tf_fail(TF_ERR_ARG, "complete: rate %g is not a finite number > 0", o->rate);
+    if (!(o->decay > 0.0 && o->decay <= 1.0))
+        return tf_fail(TF_ERR_ARG, "complete: decay %g is outside (0, 1]", o->decay);
+    if (o->epoch_iters < 1) return tf_fail(TF_ERR_ARG, "complete: epoch_iters is 0 (expected at least 1)");
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "complete: unknown backend %d", (int)o->backend);
     return TF_OK;
@@ -144,6 +151,26 @@ static tf_status check_start(const tf_tensor *X, const tf_complete_opts *o)
     return TF_OK;
 }
 
+/* The GCP engine's options for the Adam method: the Gaussian loss, the
+ * samples of the training entries only (GCP's default sizes for 100 epochs
+ * where not given; at most every entry), the seed and threads. */
+static void gcp_opts_of(const tf_tensor *train, const tf_complete_opts *o, tf_gcp_opts *g)
+{
+    const uint64_t n = train->nnz;
+    tf_gcp_opts_default(g);
+    g->loss = TF_GCP_GAUSSIAN;
+    g->rank = o->rank;
+    g->seed = o->seed;
+    g->threads = o->threads;
+    uint64_t gs = o->samples, fs = o->fsamples;
+    if (!gs) gs = (3 * n + 99) / 100 > 1000 ? (3 * n + 99) / 100 : 1000;
+    if (!fs) fs = (n + 99) / 100 > 100000 ? (n + 99) / 100 : 100000;
+    g->gnz = gs < n ? gs : n;
+    g->fnz = fs < n ? fs : n;
+    g->fz = g->gz = 0;
+    g->epoch_iters = o->epoch_iters;
+}
+
 /* The checks of the inputs (every rank holds them all, so on ranks a
  * failure is every rank's alike). */
 static tf_status check_inputs(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
@@ -183,6 +210,9 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
 {
     const tf_dist *dist = NULL;
     TF_TRY(choose(o, rep, &dist));
+    if (dist && o->method == TF_COMPLETE_ADAM)
+        return tf_fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on MPI ranks yet (--method als "
+                                           "is)");
     tf_status s = check_inputs(train, val, test, o);
     if (s != TF_OK && dist) { /* every rank found it alike: rank 0 says it */
         char msg[512];
@@ -197,6 +227,21 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
     s = dist ? create_dist(train, val, test, o, dist, &pt, &be) : tf_cpu_complete_backend_create(train, val, test, o, &be);
+    if (s == TF_OK && o->method == TF_COMPLETE_ADAM) { /* one process (the front end refuses ranks) */
+        tf_gcp_backend gb;
+        tf_gcp_opts go;
+        gcp_opts_of(train, o, &go);
+        s = tf_cpu_gcp_backend_create_observed(train, &go, o->l2, &gb);
+        rep->t_build = tf_wtime() - t;
+        if (s == TF_OK) {
+            snprintf(rep->plan, sizeof rep->plan, "Adam: %.88s", gb.plan_desc);
+            s = tf_complete_adam_run(&gb, &be, train, val ? val->nnz : 0, test ? test->nnz : 0, o, out, rep);
+            gb.ops->destroy(gb.ctx);
+        }
+        be.ops->destroy(be.ctx);
+        tf_partition_free(&pt);
+        return s;
+    }
     if (s != TF_OK) {
         tf_partition_free(&pt);
         return s;

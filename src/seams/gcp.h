@@ -65,4 +65,14 @@ typedef struct tf_gcp_ranks {
  * entry, weight 1; not on ranks), on ranks (NULL: one process). */
 tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, const tf_gcp_ranks *ranks,
                                     tf_gcp_backend *out);
+
+/* The CPU backend in "observed only" mode (completion by Adam,
+ * algo/complete_adam.c): X's entries are the observed ones, the others
+ * unknown (not zero). The samples are of X's entries alone (o->fz and
+ * o->gz must be 0): the fixed one fnz entries and every gradient sample
+ * gnz entries drawn uniformly, each weighing nnz / (its count); l2 >= 0
+ * adds 2 l2 A_n to every mode's gradient after the pass (the gradient of
+ * l2 sum_n ||A_n||_F^2, the penalty of completion's objective). */
+tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
+                                             tf_gcp_backend *out);
 #endif

@@ -5,8 +5,10 @@
 # summary and test RMSE, the JSON report (result.train_rmse / test_rmse,
 # iterations[].train_rmse / val_rmse), -o as a factor set that predict
 # evaluates (its values equal to the model's, checked in Python), --init,
-# the same numbers on 1 and 2 threads, and the refusals: --method adam, the
-# GPU, held-out entries outside the training dims, a singular row with --l2 0.
+# the same numbers on 1 and 2 threads; --method adam (its report, its test
+# RMSE near ALS's, the same numbers again from the seed); the refusals: the
+# GPU, held-out entries outside the training dims, a singular row with --l2 0,
+# --rate without --method adam.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 
@@ -82,9 +84,35 @@ assert [i["train_rmse"] for i in a["iterations"]] == [i["train_rmse"] for i in b
 assert [i["val_rmse"] for i in a["iterations"]] == [i["val_rmse"] for i in b["iterations"]]
 PY
 
+# --method adam: a line per epoch, the report's fields as ALS's, the test
+# RMSE near ALS's (the same objective), the same numbers again from the seed
+expect 0 "complete --method adam" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 40 \
+    --method adam --rate 0.05 --epoch-iters 200 --samples 640 -t 1 -o a --json a.json
+check "complete adam: the start line" grep -q '^complete: Adam (Gaussian loss, observed entries), rank 3, l2 0.01, max 40 iterations' out.txt
+check "complete adam: a line per epoch" grep -qE '^  its =   1 \(.* s\)  train rmse = [0-9.]+  val rmse = [0-9.]+' out.txt
+check "complete adam: the report" python3 - a.json m.json <<'PY'
+import json, sys
+r, als = (json.load(open(f)) for f in sys.argv[1:])
+o, it, res = r["options"], r["iterations"], r["result"]
+assert o["method"] == "adam" and o["rate"] == 0.05 and o["epoch_iters"] == 200 and o["samples"] == 640, o
+assert r["plan"].startswith("Adam: CPU, samples of the observed entries"), r["plan"]
+assert 1 <= len(it) <= 40 and all(set(i) >= {"train_rmse", "val_rmse", "rate", "failed"} for i in it)
+best = res["best_iteration"]
+assert res["val_rmse"] == it[best - 1]["val_rmse"] and not it[best - 1]["failed"]
+assert res["val_rmse"] <= min(i["val_rmse"] for i in it if not i["failed"]) + 1e-4  # --tol's slack
+# the same objective as ALS's: the held-out entries predicted about as well
+assert res["test_rmse"] < 0.05 and res["test_rmse"] < 1.5 * als["result"]["test_rmse"] + 0.01, (res, als["result"])
+PY
+expect 0 "complete adam again" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 40 \
+    --method adam --rate 0.05 --epoch-iters 200 --samples 640 -t 1 --json b.json -q
+check "complete adam: the same from the seed" python3 - a.json b.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert [i["val_rmse"] for i in a["iterations"]] == [i["val_rmse"] for i in b["iterations"]]
+assert a["result"]["test_rmse"] == b["result"]["test_rmse"]
+PY
+
 # refusals
-expect_failure "complete: adam" '^tenfold: complete: --method adam \(GCP-Adam\) is not available yet \(--method als is\)$' \
-    complete s.train.tns -r 2 --method adam
 expect_failure "complete: the GPU" '^tenfold: complete: not available on the GPU yet \(the CPU runs it: --device cpu\)$' \
     complete s.train.tns -r 2 --device gpu
 printf '1 1 1 2\n41 2 2 1\n' > far.tns
@@ -102,5 +130,7 @@ no_files "predict: nothing written on failure" q.tns
 expect_usage complete s.train.tns
 expect_usage complete s.train.tns -r 2 --l2 -1
 expect_usage complete s.train.tns -r 2 --method sgd
+expect_usage complete s.train.tns -r 2 --rate 0.1
+expect_usage complete s.train.tns -r 2 --method adam --epoch-iters 0
 expect_usage predict m s.test.tns
 finish

@@ -8,7 +8,7 @@ from typing import Any, Callable, Literal, Optional, Union
 
 import numpy as np
 
-from ._errors import ArgumentError, UnavailableError, check
+from ._errors import ArgumentError, check
 from ._helpers import _c_ktensor, _ktensor
 from ._ops import PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
 from ._tenfold_cffi import ffi, lib
@@ -124,7 +124,8 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
              l2: float = 100.0, n_iter_max: int = 1000, tol: float = 1e-4, patience: int = 20, init: Any = "random",
              random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
              device: Literal["auto", "cpu", "gpu"] = "auto", threads: Optional[int] = None, verbose: bool = False,
-             callback: Optional[Callable[[CompleteIterInfo], Optional[bool]]] = None) -> CompletionResult:
+             callback: Optional[Callable[[CompleteIterInfo], Optional[bool]]] = None, rate: float = 1e-3,
+             epoch_iters: int = 1000, samples: Optional[int] = None) -> CompletionResult:
     """Tensor completion: a rank-`rank` CP model fitted to the entries of
     `train` only (the entries not listed are unknown, not zero) by
     alternating least squares with an L2 penalty, as ``tenfold complete`` and
@@ -140,16 +141,20 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     n_iter_max. l2: SPLATT's --reg (its ALS default, 100). init: 'random'
     (factors uniform in [-1, 1) from random_state) or a start (factors, a
     (weights, factors) pair, a CPResult / CompletionResult, a tensorly
-    CPTensor or a pyttb ktensor). method='adam' (GCP-Adam) is not available
-    yet (UnavailableError). callback(info) runs after every iteration with a
+    CPTensor or a pyttb ktensor). method='adam': GCP-Adam with the Gaussian
+    loss on the observed entries only (the same objective: squared errors
+    on train + l2 * sum of the factors' squared norms), each step's gradient
+    from `samples` entries of train drawn uniformly (default 3 % of them, at
+    least 1000; >= their count: every entry), step size `rate`, an iteration
+    being an epoch of `epoch_iters` steps; an epoch that raises the
+    validation RMSE is undone and the rate divided by 10 (a second one ends
+    the run). callback(info) runs after every iteration with a
     CompleteIterInfo; returning True stops the run.
 
     >>> res = tenfold.complete(train, 10, val=val, test=test, l2=1.0)
     >>> res.test_rmse, tenfold.predict(res, coords)
     """
-    if method == "adam":
-        raise UnavailableError("method: 'adam' (GCP-Adam, Gaussian loss) is not available yet ('als' is)")
-    if method != "als":
+    if method not in ("als", "adam"):
         raise ArgumentError(f"method: expected 'als' or 'adam', got {method!r}")
     T = _tensor_arg(train)
     V, S = _held_out(val, "val"), _held_out(test, "test")
@@ -160,6 +165,11 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     o.patience = _count(patience, "patience", 2**32 - 1)
     o.l2 = _number(l2, "l2")
     o.tol = _number(tol, "tol")
+    o.method = lib.TF_COMPLETE_ADAM if method == "adam" else lib.TF_COMPLETE_ALS
+    o.rate = _number(rate, "rate")
+    o.epoch_iters = _count(epoch_iters, "epoch_iters", 2**32 - 1)
+    if samples is not None:
+        o.samples = _count(samples, "samples", 2**63)
     o.threads = _threads(threads)
     o.backend = _backend(device)
     o.seed = _seed(random_state)
