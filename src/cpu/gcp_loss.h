@@ -23,7 +23,8 @@ TF_GCP_FN double tf_gcp_f(int loss, double x, double m)
     case TF_GCP_POISSON: return m - x * log(m + TF_GCP_EPS);
     case TF_GCP_POISSON_LOG: return exp(m) - x * m;
     case TF_GCP_BERNOULLI_ODDS: return log(m + 1.0) - x * log(m + TF_GCP_EPS);
-    case TF_GCP_BERNOULLI_LOGIT: return log(exp(m) + 1.0) - x * m;
+    case TF_GCP_BERNOULLI_LOGIT: /* log(e^m + 1) - x m, without overflow for large m */
+        return (m > 0.0 ? m + log1p(exp(-m)) : log1p(exp(m))) - x * m;
     case TF_GCP_GAMMA: return x / (m + TF_GCP_EPS) + log(m + TF_GCP_EPS);
     case TF_GCP_RAYLEIGH: {
         const double q = x / (m + TF_GCP_EPS);
@@ -41,7 +42,8 @@ TF_GCP_FN double tf_gcp_df(int loss, double x, double m)
     case TF_GCP_POISSON: return 1.0 - x / (m + TF_GCP_EPS);
     case TF_GCP_POISSON_LOG: return exp(m) - x;
     case TF_GCP_BERNOULLI_ODDS: return 1.0 / (m + 1.0) - x / (m + TF_GCP_EPS);
-    case TF_GCP_BERNOULLI_LOGIT: {
+    case TF_GCP_BERNOULLI_LOGIT: { /* e^m / (e^m + 1) - x, finite for any m */
+        if (m > 0.0) return 1.0 / (1.0 + exp(-m)) - x;
         const double e = exp(m);
         return e / (e + 1.0) - x;
     }
