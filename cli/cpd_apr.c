@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "args.h"
+#include "history.h"
 #include "report.h"
 #include "verbosity.h"
 
@@ -42,17 +43,9 @@ void cpd_apr_free(cpd_apr *a)
 void cpd_apr_on_iteration(const tf_cp_apr_iter *it, void *user)
 {
     cpd_apr *a = user;
-    if (a->niters == a->cap) {
-        const uint32_t cap = a->cap ? 2 * a->cap : 64;
-        tf_cp_apr_iter *p = realloc(a->iters, cap * sizeof *p);
-        if (p) {
-            a->iters = p;
-            a->cap = cap;
-        } else {
-            a->iters_lost = 1;
-        }
-    }
-    if (a->niters < a->cap) a->iters[a->niters++] = *it;
+    void *items = a->iters;
+    cli_history_add(&items, &a->niters, &a->cap, sizeof *it, it, &a->iters_lost);
+    a->iters = items;
     if (cli_quiet()) return;
     printf("  its = %3u (%.3f s)  loglik = %.10g  kkt = %.4e  inner = %u", it->iter, it->seconds, it->loglik, it->kkt,
            it->inner_iters);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "history.h"
 #include "report.h"
 #include "verbosity.h"
 
@@ -77,17 +78,9 @@ void cpd_gcp_free(cpd_gcp *a)
 void cpd_gcp_on_epoch(const tf_gcp_epoch *e, void *user)
 {
     cpd_gcp *a = user;
-    if (a->nepochs == a->cap) {
-        const uint32_t cap = a->cap ? 2 * a->cap : 64;
-        tf_gcp_epoch *p = realloc(a->epochs, cap * sizeof *p);
-        if (p) {
-            a->epochs = p;
-            a->cap = cap;
-        } else {
-            a->epochs_lost = 1;
-        }
-    }
-    if (a->nepochs < a->cap) a->epochs[a->nepochs++] = *e;
+    void *items = a->epochs;
+    cli_history_add(&items, &a->nepochs, &a->cap, sizeof *e, e, &a->epochs_lost);
+    a->epochs = items;
     if (cli_quiet()) return;
     if (a->opts.dense)
         printf("  its = %3u (%.3f s)  loss = %.10g  step = %.3g\n", e->epoch, e->seconds, e->loss_estimate, e->rate);

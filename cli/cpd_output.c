@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "history.h"
 #include "json.h"
 #include "outfile.h"
 #include "report.h"
@@ -33,14 +34,9 @@ void cpd_run_free(cpd_run *r)
 
 void cpd_run_add_iter(cpd_run *r, const tf_cpd_iter *it)
 {
-    if (r->niters == r->cap) {
-        uint32_t cap = r->cap ? 2 * r->cap : 64;
-        tf_cpd_iter *p = realloc(r->iters, cap * sizeof *p);
-        if (!p) { r->iters_lost = 1; return; }
-        r->iters = p;
-        r->cap = cap;
-    }
-    r->iters[r->niters++] = *it;
+    void *items = r->iters;
+    cli_history_add(&items, &r->niters, &r->cap, sizeof *it, it, &r->iters_lost);
+    r->iters = items;
 }
 
 void cpd_run_abort_set(cpd_run *r)
