@@ -2,7 +2,6 @@
 """CP-APR: non-negative CP of count data under a Poisson model (tf_cp_apr)."""
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Literal, Optional, Union
 
 import numpy as np
@@ -10,6 +9,7 @@ import numpy as np
 from ._checkpoint import _checkpoint
 from ._errors import ArgumentError, check
 from ._ops import CPResult, PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
+from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import TensorLike
 
@@ -35,20 +35,9 @@ class _AprRun:
         self.error = None
 
 
-_runs = {}  # thread id -> the cp_apr run on it (the callback runs on the calling thread)
 
 
-def _on_callback_error(exc):
-    # as cp_als: an exception in the callback (Ctrl-C too) stops the run after
-    # this iteration, and cp_apr raises it once C returned
-    st = _runs.get(threading.get_ident())
-    if st is not None:
-        if st.error is None:
-            st.error = exc
-        st.stop[0] = 1
-
-
-@ffi.def_extern(onerror=lambda et, ev, tb: _on_callback_error(ev))
+@ffi.def_extern(onerror=lambda et, ev, tb: on_callback_error(ev))
 def _tf_py_cp_apr_iter(it, user):
     st = ffi.from_handle(user)
     info = APRIterInfo(it)
@@ -161,8 +150,7 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     out = ffi.new("tf_ktensor *")
     rep = ffi.new("tf_cp_apr_report *")
     fit = ffi.new("double *")
-    tid = threading.get_ident()
-    _runs[tid] = state
+    prev = enter_run(state)
     try:
         status = lib.tf_cp_apr(Xc, o, out, rep)
         if state.error is not None:
@@ -177,7 +165,7 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
             a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
             factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
     finally:
-        _runs.pop(tid, None)
+        leave_run(prev)
         lib.tf_ktensor_free(out)  # zeroed by tf_cp_apr on failure: safe
     if printitn:
         print(f"cp_apr: log-likelihood {rep.loglik:.10g}, KKT violation {rep.kkt:.4g} after {rep.iters} iterations "

@@ -3,7 +3,6 @@
 and the model's values at given coordinates (tf_complete_predict)."""
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Literal, Optional, Union
 
 import numpy as np
@@ -11,6 +10,7 @@ import numpy as np
 from ._errors import ArgumentError, check
 from ._helpers import _c_ktensor, _ktensor
 from ._ops import PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
+from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike
 
@@ -71,18 +71,9 @@ class _Run:
         self.error = None
 
 
-_runs = {}  # thread id -> the run on it (the callback runs on the calling thread)
 
 
-def _on_callback_error(exc):
-    st = _runs.get(threading.get_ident())
-    if st is not None:
-        if st.error is None:
-            st.error = exc
-        st.stop[0] = 1
-
-
-@ffi.def_extern(onerror=lambda et, ev, tb: _on_callback_error(ev))
+@ffi.def_extern(onerror=lambda et, ev, tb: on_callback_error(ev))
 def _tf_py_complete_iter(it, user):
     st = ffi.from_handle(user)
     info = CompleteIterInfo(it)
@@ -193,8 +184,7 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     Sc = S._c() if S is not None else ffi.NULL
     out = ffi.new("tf_ktensor *")
     rep = ffi.new("tf_complete_report *")
-    tid = threading.get_ident()
-    _runs[tid] = state
+    prev = enter_run(state)
     try:
         status = lib.tf_complete(Tc, Vc, Sc, o, out, rep)
         if state.error is not None:
@@ -207,7 +197,7 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
             a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
             factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
     finally:
-        _runs.pop(tid, None)
+        leave_run(prev)
         lib.tf_ktensor_free(out)
         lib.tf_complete_report_free(rep)
     timings = {"build": rep.t_build, "solve": rep.t_solve, "rmse": rep.t_rmse, "test": rep.t_test,

@@ -2,7 +2,6 @@
 """Generalized CP (GCP): CP under a loss other than least squares (tf_gcp)."""
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Literal, Optional, Tuple, Union
 
 import numpy as np
@@ -10,6 +9,7 @@ import numpy as np
 from ._apr import _count, _number
 from ._errors import ArgumentError, check
 from ._ops import CPResult, PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
+from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import TensorLike
 
@@ -38,18 +38,9 @@ class _GcpRun:
         self.error = None
 
 
-_runs = {}
 
 
-def _on_callback_error(exc):
-    st = _runs.get(threading.get_ident())
-    if st is not None:
-        if st.error is None:
-            st.error = exc
-        st.stop[0] = 1
-
-
-@ffi.def_extern(onerror=lambda et, ev, tb: _on_callback_error(ev))
+@ffi.def_extern(onerror=lambda et, ev, tb: on_callback_error(ev))
 def _tf_py_gcp_epoch(e, user):
     st = ffi.from_handle(user)
     info = GCPEpochInfo(e)
@@ -139,8 +130,7 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
     Xc = T._c()
     out = ffi.new("tf_ktensor *")
     rep = ffi.new("tf_gcp_report *")
-    tid = threading.get_ident()
-    _runs[tid] = state
+    prev = enter_run(state)
     try:
         status = lib.tf_gcp(Xc, o, out, rep)
         if state.error is not None:
@@ -154,7 +144,7 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
             a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
             factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
     finally:
-        _runs.pop(tid, None)
+        leave_run(prev)
         lib.tf_ktensor_free(out)
     timings = {"build": rep.t_build, "sample": rep.t_sample, "gradient": rep.t_gradient, "step": rep.t_step,
                "estimate": rep.t_estimate, "total": rep.t_total}

@@ -14,6 +14,7 @@ from ._checkpoint import _checkpoint
 from ._dlpack import GpuArray, common_device, empty_like, gpu_device, scatter
 from ._errors import ArgumentError, UnavailableError, check
 from ._helpers import fixsigns_inplace
+from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike, _coo_parts, _real_values, as_tensor
 
@@ -418,7 +419,7 @@ class _RunState:
         self.error = None
 
 
-@ffi.def_extern(onerror=lambda et, ev, tb: _on_callback_error(ev))
+@ffi.def_extern(onerror=lambda et, ev, tb: on_callback_error(ev))
 def _tf_py_cpd_iter(it, user):
     st = ffi.from_handle(user)
     info = IterInfo(it)
@@ -430,17 +431,6 @@ def _tf_py_cpd_iter(it, user):
         st.stop[0] = 1
 
 
-_runs = {}  # thread id -> the cp_als run on it (the callback runs on the calling thread)
-
-
-def _on_callback_error(exc):
-    # An exception in the callback (KeyboardInterrupt from Ctrl-C too): the
-    # run stops after this iteration and cp_als raises it once C returned.
-    st = _runs.get(threading.get_ident())
-    if st is not None:
-        if st.error is None:
-            st.error = exc
-        st.stop[0] = 1
 
 
 def _seed(random_state):
@@ -603,8 +593,7 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
     Xc = T._c()
     out = ffi.new("tf_ktensor *")
     rep = ffi.new("tf_cpd_report *")
-    tid = threading.get_ident()
-    _runs[tid] = state
+    prev = enter_run(state)
     try:
         with _Context(device, gpus, memory_limit, threads) as ctx:
             o.context = ctx
@@ -620,7 +609,7 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
             a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
             factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
     finally:
-        _runs.pop(tid, None)
+        leave_run(prev)
         lib.tf_ktensor_free(out)  # zeroed by tf_cpd on failure: safe
     if verbose:
         print(f"cp_als: fit {rep.fit:.6g} after {rep.iters} iterations, {rep.t_total:.3f} s ({ffi.string(rep.plan).decode()})")

@@ -2,7 +2,6 @@
 """Sparse Tucker (HOOI) and TTMc over the C library (tf_tucker, tf_ttmc)."""
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -10,6 +9,7 @@ import numpy as np
 from ._checkpoint import _checkpoint
 from ._errors import ArgumentError, check
 from ._ops import (PathLike, _backend, _c_matrix, _matrix, _mode, _seed, _size, _tensor_arg, _threads)
+from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import TensorLike
 
@@ -119,18 +119,9 @@ class _State:
         self.error = None
 
 
-_runs = {}  # thread id -> the tucker run on it
 
 
-def _on_error(exc):
-    st = _runs.get(threading.get_ident())
-    if st is not None:
-        if st.error is None:
-            st.error = exc
-        st.stop[0] = 1
-
-
-@ffi.def_extern(onerror=lambda et, ev, tb: _on_error(ev))
+@ffi.def_extern(onerror=lambda et, ev, tb: on_callback_error(ev))
 def _tf_py_tucker_iter(it, user):
     st = ffi.from_handle(user)
     info = TuckerIter(it)
@@ -270,8 +261,7 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
     o.callback, o.user, o.stop = lib._tf_py_tucker_iter, handle, stop
     out = ffi.new("tf_ttensor *")
     rep = ffi.new("tf_tucker_report *")
-    tid = threading.get_ident()
-    _runs[tid] = state
+    prev = enter_run(state)
     try:
         status = lib.tf_tucker(T._c(), o, out, rep)
         if state.error is not None:
@@ -292,7 +282,7 @@ def tucker(X: Union[TensorLike, PathLike], rank: Union[int, Sequence[int]], n_it
                            stopped=rep.stopped, fit_history=state.history, timings=timings,
                            note=ffi.string(rep.note).decode(), plan=ffi.string(rep.plan).decode())
     finally:
-        _runs.pop(tid, None)
+        leave_run(prev)
         lib.tf_ttensor_free(out)
         lib.tf_tucker_report_free(rep)
     if verbose:
