@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold split: one tensor's entries into training, validation and test
  * files at random (completion's held-out sets). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
@@ -156,9 +158,23 @@ int cmd_split(int argc, char **argv)
             rc = cli_fail();
             goto done;
         }
+    /* the three as one set: each written beside its name first, then all
+     * renamed; a failed write removes what the others wrote and keeps any
+     * earlier files of those names whole */
+    char tmp[3][4240];
+    for (int i = 0; i < 3; ++i) snprintf(tmp[i], sizeof tmp[i], "%.4200s.tmp.%ld", names[i], (long)getpid());
     for (int i = 0; i < 3; ++i)
-        if (tf_write_tensor(outs[i], &part[i], TF_FILE_TNS) != TF_OK) {
+        if (tf_write_tensor(tmp[i], &part[i], TF_FILE_TNS) != TF_OK) {
             rc = cli_fail();
+            for (int j = 0; j <= i; ++j) unlink(tmp[j]);
+            goto done;
+        }
+    for (int i = 0; i < 3; ++i)
+        if (rename(tmp[i], names[i]) != 0) {
+            fprintf(stderr, "tenfold: split: %s: cannot rename %s into place: %s\n", names[i], tmp[i],
+                    strerror(errno));
+            rc = CLI_FAIL;
+            for (int j = i; j < 3; ++j) unlink(tmp[j]);
             goto done;
         }
     if (!cli_quiet())

@@ -17,6 +17,7 @@ source "$LIB/common.bash"
 expect 0 "split" split full.tns --fractions 0.8,0.1,0.1 --seed 3 -o s
 check "split: the counts line" grep -q '^split: 8000 entries of full.tns (seed 3): 6400 training, 800 validation, 800 test$' out.txt
 check "split: three files" test -s s.train.tns -a -s s.val.tns -a -s s.test.tns
+no_files "split: no temporaries left" ./s.*.tmp.*
 check "split: every entry once" python3 - full.tns s.train.tns s.val.tns s.test.tns <<'PY'
 import sys
 def load(p): return sorted(tuple(l.split()) for l in open(p) if l.strip() and not l.startswith("#"))
