@@ -8,6 +8,7 @@ import numpy as np
 
 from ._checkpoint import _checkpoint
 from ._errors import ArgumentError, check
+from ._helpers import _from_c_ktensor
 from ._ops import CPResult, PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
 from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
@@ -157,13 +158,7 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
             raise state.error
         check(status)
         check(lib.tf_ktensor_fit(Xc, out, fit))
-        R = int(out.rank)
-        weights = np.frombuffer(ffi.buffer(getattr(out, "lambda"), 8 * R), dtype=np.float64).copy()
-        factors = []
-        for m in range(T.ndim):
-            f = out.factors[m]
-            a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
-            factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
+        weights, factors = _from_c_ktensor(out)
     finally:
         leave_run(prev)
         lib.tf_ktensor_free(out)  # zeroed by tf_cp_apr on failure: safe

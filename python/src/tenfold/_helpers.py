@@ -84,6 +84,18 @@ def _c_ktensor(weights, factors):
     return k
 
 
+def _from_c_ktensor(k):
+    """(weights, factors): copies of a tf_ktensor's arrays (a method's result)."""
+    R = int(k.rank)
+    weights = np.frombuffer(ffi.buffer(getattr(k, "lambda"), 8 * R), dtype=np.float64).copy()
+    factors = []
+    for m in range(int(k.order)):
+        f = k.factors[m]
+        a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
+        factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
+    return weights, factors
+
+
 def _shape(factors):
     return tuple(int(f.shape[0]) for f in factors)
 

@@ -13,7 +13,7 @@ import numpy as np
 from ._checkpoint import _checkpoint
 from ._dlpack import GpuArray, common_device, empty_like, gpu_device, scatter
 from ._errors import ArgumentError, UnavailableError, check
-from ._helpers import fixsigns_inplace
+from ._helpers import _from_c_ktensor, fixsigns_inplace
 from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike, _coo_parts, _real_values, as_tensor
@@ -601,13 +601,7 @@ def cp_als(X: Union[TensorLike, PathLike], rank: int, n_iter_max: int = 50, tol:
         if state.error is not None:
             raise state.error
         check(status)
-        R = int(out.rank)
-        weights = np.frombuffer(ffi.buffer(getattr(out, "lambda"), 8 * R), dtype=np.float64).copy()
-        factors = []
-        for m in range(T.ndim):
-            f = out.factors[m]
-            a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
-            factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
+        weights, factors = _from_c_ktensor(out)
     finally:
         leave_run(prev)
         lib.tf_ktensor_free(out)  # zeroed by tf_cpd on failure: safe
