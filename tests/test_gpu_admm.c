@@ -13,8 +13,10 @@
  *     three), a mode of one row (nonneg and l1 on it), rank 70 (the
  *     large-rank path), the large-rank path forced at small rank
  *     (tuning.cpd_cusolver: the normalisation in place instead of
- *     deferred) and F-COO streamed from host memory (tuning.stream: every
- *     chunk streams);
+ *     deferred), F-COO streamed from host memory (tuning.stream: every
+ *     chunk streams), the inner iteration as one fused kernel (the default
+ *     up to rank 128) and as right-hand side, gemm and prox apart
+ *     (tuning.admm_fused = 0; rank 130 always);
  *   - no entry below zero in a non-negative mode's factor, nor in lambda
  *     (fp64 and fp32);
  *   - fp32: the fit of every outer iteration within 1e-4 of the CPU's (its
@@ -46,17 +48,22 @@ typedef struct gsetup {
     int cusolver; /* tuning.cpd_cusolver = 1: the large-rank path at any rank */
     int stream;   /* tuning.stream = 1: F-COO streamed from host memory, every chunk */
     int nccl;     /* tuning.gpu_exchange = 1: NCCL instead of peer copies */
+    int unfused;  /* tuning.admm_fused = 0: right-hand side, gemm and prox apart */
 } gsetup;
 
-static const gsetup on_cpu = {0, 0, 0, 0}, one_gpu = {1, 0, 0, 0}, one_cusolver = {1, 1, 0, 0},
-                    one_stream = {1, 0, 1, 0}, two_gpus = {2, 0, 0, 0}, two_nccl = {2, 0, 0, 1},
-                    two_stream = {2, 0, 1, 0};
+static const gsetup on_cpu = {0, 0, 0, 0, 0}, one_gpu = {1, 0, 0, 0, 0}, one_cusolver = {1, 1, 0, 0, 0},
+                    one_stream = {1, 0, 1, 0, 0}, one_unfused = {1, 0, 0, 0, 1}, two_gpus = {2, 0, 0, 0, 0},
+                    two_nccl = {2, 0, 0, 1, 0}, two_stream = {2, 0, 1, 0, 0}, two_unfused = {2, 0, 0, 0, 1};
 
 static const char *setup_name(gsetup su)
 {
     if (!su.ngpus) return "CPU";
-    if (su.ngpus == 1) return su.cusolver ? "1 GPU, cuSOLVER path" : su.stream ? "1 GPU, streamed" : "1 GPU";
-    return su.nccl ? "2 GPUs, NCCL" : su.stream ? "2 GPUs, streamed shards" : "2 GPUs";
+    if (su.ngpus == 1)
+        return su.cusolver ? "1 GPU, cuSOLVER path"
+               : su.stream ? "1 GPU, streamed"
+               : su.unfused ? "1 GPU, unfused inner"
+                            : "1 GPU";
+    return su.nccl ? "2 GPUs, NCCL" : su.stream ? "2 GPUs, streamed shards" : su.unfused ? "2 GPUs, unfused" : "2 GPUs";
 }
 
 static tf_status run(const tf_tensor *X, gsetup su, tf_precision prec, uint64_t R, uint32_t iters,
@@ -78,6 +85,7 @@ static tf_status run(const tf_tensor *X, gsetup su, tf_precision prec, uint64_t 
         tuning.stream = su.stream ? 1 : 0;
         tuning.stream_resident = su.stream ? 0 : -1; /* every chunk streams */
         tuning.gpu_exchange = su.nccl;
+        if (su.unfused) tuning.admm_fused = 0;
         const tf_status s = tf_context_create(&co, &ctx);
         if (s != TF_OK) return s;
     }
@@ -192,7 +200,7 @@ static void compare(const char *what, const tf_tensor *X, uint64_t R, uint32_t i
     tf_ktensor_free(&K);
 }
 
-enum { V_CUSOLVER = 1, V_STREAM = 2, V_FP32 = 4, V_MULTI = 8, V_ALL = 15 };
+enum { V_CUSOLVER = 1, V_STREAM = 2, V_FP32 = 4, V_MULTI = 8, V_UNFUSED = 16, V_ALL = 31 };
 
 /* One problem: the CPU's run, then one GPU in fp64 (and the variants
  * asked for) against it; two GPUs against one GPU. */
@@ -214,6 +222,8 @@ static void check_case(const char *what, const tf_tensor *X, uint64_t R, uint32_
         compare(what, X, R, iters, u, one_cusolver, TF_DOUBLE, "CPU", &tc, &rc, &Kc, FIT_TOL, FACTOR_TOL, 1);
     if (variants & V_STREAM)
         compare(what, X, R, iters, u, one_stream, TF_DOUBLE, "CPU", &tc, &rc, &Kc, FIT_TOL, FACTOR_TOL, 1);
+    if (variants & V_UNFUSED)
+        compare(what, X, R, iters, u, one_unfused, TF_DOUBLE, "CPU", &tc, &rc, &Kc, FIT_TOL, FACTOR_TOL, 1);
     if (variants & V_FP32)
         compare(what, X, R, iters, u, one_gpu, TF_SINGLE, "CPU", &tc, &rc, &Kc, FIT32_TOL, INFINITY, 0);
     if ((variants & V_MULTI) && tf_gpu_count() >= 2) {
@@ -222,6 +232,8 @@ static void check_case(const char *what, const tf_tensor *X, uint64_t R, uint32_
         if (s == TF_OK) {
             compare(what, X, R, iters, u, two_gpus, TF_DOUBLE, "1 GPU", &tg, &rg, &Kg, FIT_TOL, FACTOR_TOL, 1);
             compare(what, X, R, iters, u, two_nccl, TF_DOUBLE, "1 GPU", &tg, &rg, &Kg, FIT_TOL, FACTOR_TOL, 1);
+            if (variants & V_UNFUSED)
+                compare(what, X, R, iters, u, two_unfused, TF_DOUBLE, "1 GPU", &tg, &rg, &Kg, FIT_TOL, FACTOR_TOL, 1);
             if (variants & V_STREAM)
                 compare(what, X, R, iters, u, two_stream, TF_DOUBLE, "1 GPU", &tg, &rg, &Kg, FIT_TOL, FACTOR_TOL, 1);
             tf_ktensor_free(&Kg);
@@ -264,7 +276,7 @@ int main(int argc, char **argv)
     u = make_update(7u, 0u, 0.0, 0u, 0.0);
     check_case("signed 3-mode R6, nonneg", &X, 6, it, &u, V_ALL);
     u = make_update(1u, 7u, 0.2, 0u, 0.0);
-    check_case("signed 3-mode R6, nonneg+l1 / l1 / l1", &X, 6, it, &u, quick ? V_FP32 | V_MULTI : V_ALL);
+    check_case("signed 3-mode R6, nonneg+l1 / l1 / l1", &X, 6, it, &u, quick ? V_FP32 | V_MULTI | V_UNFUSED : V_ALL);
     tf_tensor_free(&X);
 
     /* a planted non-negative model: the least-squares solution is often
@@ -301,7 +313,10 @@ int main(int argc, char **argv)
         tt_spec big = tt_spec_make(3, (const uint64_t[]){300, 250, 200}, 40000, 45);
         CHECK_OK(tt_random(&big, &X));
         u = make_update(7u, 2u, 0.05, 0u, 0.0);
-        check_case("signed 3-mode R70, nonneg / nonneg+l1", &X, 70, 6, &u, V_FP32 | V_MULTI);
+        check_case("signed 3-mode R70, nonneg / nonneg+l1", &X, 70, 6, &u, V_FP32 | V_MULTI | V_UNFUSED);
+        /* rank 130: past the fused inner iteration (its inverse in shared memory) */
+        u = make_update(7u, 0u, 0.0, 0u, 0.0);
+        check_case("signed 3-mode R130, nonneg (unfused)", &X, 130, 3, &u, V_FP32 | V_MULTI);
         tf_tensor_free(&X);
     }
     return tf_test_finish("test_gpu_admm");

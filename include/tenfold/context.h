@@ -121,6 +121,10 @@ typedef struct tf_tuning {
     int64_t partition;            /* how each mode's rows are cut among them
                                      (tf_partition_schedule): 0 (default) per mode by the
                                      predicted imbalance, 1 contiguous, 2 longest-first      */
+    /* GPU AO-ADMM */
+    int64_t admm_fused;           /* -1 (default): an inner iteration is one fused kernel up
+                                     to rank 128, else right-hand side, gemm and prox
+                                     apart; 0: always apart (tests, measurements)            */
 } tf_tuning;
 
 /* The defaults in the first `size` bytes of t (size: the caller's

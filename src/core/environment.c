@@ -119,6 +119,7 @@ void tf_tuning_from_env(tf_tuning *caller)
     if (env_is("TF_GPU_APPLY", "custom")) t->cpd_apply = 1;
     if (env_is("TF_GPU_APPLY", "cublas")) t->cpd_apply = 2;
     if (env_is("TF_GPU_GRAM", "syrk")) t->cpd_gram_syrk = 1;
+    if (env_is("TF_GPU_ADMM_FUSED", "0")) t->admm_fused = 0;
     if (env_is("TF_GPU_APPLY_GRAM", "0")) t->cpd_apply_gram = 0;
     if (env_is("TF_GPU_APPLY_GRAM", "1")) t->cpd_apply_gram = 1;
     if (env_ll("TF_GPU_GRAM_SOLVE", &v)) t->cpd_gram_solve_rows = v < 0 ? 0 : v;

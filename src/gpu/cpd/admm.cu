@@ -8,6 +8,8 @@ namespace {
 
 /* the most blocks grid_for gives: the prox step's partial sums */
 const uint64_t kMaxBlocks = 4096;
+/* the fused inner iteration's grid (at most; fewer tiles, fewer blocks) */
+const unsigned kFusedBlocks = 1024;
 
 /* prox of l1 |x| / rho (+ the indicator of x >= 0) at v: the soft threshold
  * at t (t = 0: the identity, or the projection), as admm.c's prox. */
@@ -173,6 +175,152 @@ __global__ void __launch_bounds__(kThreads) prox_kernel(const T *Ht, T *H, T *U,
     }
 }
 
+/* The block partials of one inner iteration (nb of them) summed into row
+ * in a fixed order: thread t adds the blocks of its contiguous range, then
+ * a fixed tree (totals_kernel and inner_kernel's last block). */
+__device__ void sum_partials(const double *partial, uint32_t nb, double *row, double *buf)
+{
+    const uint32_t t = threadIdx.x;
+    const uint32_t lo = (uint32_t)((uint64_t)nb * t / kThreads), hi = (uint32_t)((uint64_t)nb * (t + 1) / kThreads);
+    double a[TF_GPU_ADMM_TERMS] = {0.0, 0.0, 0.0, 0.0};
+    for (uint32_t b = lo; b < hi; ++b)
+#pragma unroll
+        for (int k = 0; k < TF_GPU_ADMM_TERMS; ++k) a[k] += __ldcg(partial + (uint64_t)b * TF_GPU_ADMM_TERMS + k);
+    block_sum2(a[0], a[1], buf);
+    block_sum2(a[2], a[3], buf);
+    if (t == 0)
+        for (int k = 0; k < TF_GPU_ADMM_TERMS; ++k) row[k] = a[k];
+}
+
+/* Column c of W = (V + rho I)^-1 for the fused inner iteration: in RM
+ * registers per thread (RM >= R; the broadcast B row is then the only
+ * shared-memory read of the product), or, RM = 0, all of W in shared
+ * memory (ranks past the registers). */
+template <int RM>
+struct w_column {
+    double w[RM];
+    __device__ void load(const double *, const void *W, bool dbl, uint32_t R, uint32_t c)
+    {
+#pragma unroll
+        for (int k = 0; k < RM; ++k)
+            w[k] = (uint32_t)k < R ? (dbl ? ((const double *)W)[(uint64_t)k * R + c]
+                                          : (double)((const float *)W)[(uint64_t)k * R + c])
+                                   : 0.0;
+    }
+    __device__ double dot(const double *b, uint32_t R) const
+    {
+        double acc = 0.0;
+#pragma unroll
+        for (int k = 0; k < RM; ++k)
+            if ((uint32_t)k < R) acc += b[k] * w[k];
+        return acc;
+    }
+};
+template <>
+struct w_column<0> {
+    const double *ws;
+    uint32_t c, R;
+    __device__ void load(const double *shared_w, const void *, bool, uint32_t r, uint32_t col)
+    {
+        ws = shared_w;
+        R = r;
+        c = col;
+    }
+    __device__ double dot(const double *b, uint32_t) const
+    {
+        double acc = 0.0;
+        for (uint32_t k = 0; k < R; ++k) acc += b[k] * ws[(uint64_t)k * R + c];
+        return acc;
+    }
+};
+
+/* One whole inner iteration in one pass over the rows (R <=
+ * TF_GPU_ADMM_FUSED_RANK): per tile of kThreads / R rows (a thread per
+ * entry), B = M diag(p) + rho (H + U) into shared memory (double; rows
+ * padded to R + 1 so that a warp's rows fall in different banks), Ht = B W
+ * with W = (V + rho I)^-1 (w_column<RM>), then prox_kernel's step on the
+ * entry: H = prox(Ht - U), U += H - Ht and the residual sums. Reads M, H, U
+ * and writes H, U once each (the unfused steps move B and Ht through memory
+ * as well: 11 passes against 5); the last block to finish sums the block
+ * partials into row. Ht is rounded to T as the unfused gemm's output is. */
+template <typename T, int RM>
+__global__ void __launch_bounds__(kThreads)
+    inner_kernel(const T *M, const double *p, T *H, T *U, uint64_t I, uint32_t R, const T *W, int nonneg,
+                 const tf_gpu_admm_state *s, double *partial, unsigned *counter, double *row)
+{
+    extern __shared__ double sm[]; /* one tile of B (kThreads + its padding), then W when RM = 0 */
+    __shared__ double buf[2 * kThreads];
+    if (s->stop) return; /* uniform over the grid, before any barrier */
+    const double rho = s->rho, t = s->t;
+    const uint32_t rows_t = kThreads / R, li = threadIdx.x / R, c = threadIdx.x % R, stride = R + 1;
+    double *Bs = sm, *Ws = sm + (uint64_t)rows_t * stride;
+    if (RM == 0)
+        for (uint32_t e = threadIdx.x; e < R * R; e += kThreads) Ws[e] = (double)W[e];
+    const bool lane_on = li < rows_t;
+    w_column<RM> wc;
+    wc.load(Ws, W, sizeof(T) == 8, R, lane_on ? c : 0);
+    const uint64_t tiles = (I + rows_t - 1) / rows_t;
+    const double pc = lane_on ? p[c] : 0.0;
+    double pr = 0.0, dr = 0.0, hn = 0.0, un = 0.0;
+    /* the next tile's entry is read before this one's product (more loads
+     * in flight: at 112 registers two blocks fit on an SM) */
+    uint64_t tile = blockIdx.x;
+    double mn = 0.0, hnx = 0.0, unx = 0.0;
+    auto fetch = [&](uint64_t tl) {
+        const uint64_t i = tl * rows_t + li;
+        if (tl < tiles && lane_on && i < I) {
+            const uint64_t e = i * R + c;
+            mn = (double)M[e];
+            hnx = (double)H[e];
+            unx = (double)U[e];
+        }
+    };
+    fetch(tile);
+    for (; tile < tiles; tile += gridDim.x) {
+        const uint64_t i = tile * rows_t + li, e = i * R + c;
+        const bool on = lane_on && i < I;
+        const double h0 = hnx, u0 = unx;
+        __syncthreads(); /* the previous tile's B is read (and W is loaded) */
+        if (on) Bs[(uint64_t)li * stride + c] = mn * pc + rho * (h0 + u0);
+        __syncthreads();
+        fetch(tile + gridDim.x);
+        if (!on) continue;
+        const double ht = (double)(T)wc.dot(Bs + (uint64_t)li * stride, R);
+        const T hv = (T)prox(ht - u0, t, nonneg);
+        const double h = (double)hv, u = u0 + (h - ht), d = h - h0;
+        pr += (h - ht) * (h - ht);
+        dr += d * d;
+        hn += h * h;
+        un += u * u;
+        H[e] = hv;
+        U[e] = (T)u;
+    }
+    block_sum2(pr, dr, buf);
+    block_sum2(hn, un, buf);
+    if (threadIdx.x == 0) {
+        double *o = partial + (uint64_t)blockIdx.x * TF_GPU_ADMM_TERMS;
+        o[0] = pr;
+        o[1] = dr;
+        o[2] = hn;
+        o[3] = un;
+    }
+    if (last_block(counter)) sum_partials(partial, gridDim.x, row, buf);
+}
+
+template <typename T, int RM>
+tf_status launch_inner(unsigned nb, const T *M, const double *p, T *H, T *U, uint64_t I, uint32_t R, const T *W,
+                       int nonneg, const tf_gpu_admm_state *s, double *partial, unsigned *counter, double *row,
+                       cudaStream_t st)
+{
+    const uint32_t rows_t = kThreads / R;
+    const size_t shm = ((size_t)rows_t * (R + 1) + (RM == 0 ? (size_t)R * R : 0)) * sizeof(double);
+    if (shm > 48 * 1024)
+        TF_CU(cudaFuncSetAttribute(inner_kernel<T, RM>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+    inner_kernel<T, RM><<<nb, kThreads, shm, st>>>(M, p, H, U, I, R, W, nonneg, s, partial, counter, row);
+    TF_CU_LAUNCH("admm inner_kernel");
+    return TF_OK;
+}
+
 /* The prox step's nb block partials summed into row: thread t adds the
  * blocks of its contiguous range in order, then a fixed tree. */
 __global__ void __launch_bounds__(kThreads) totals_kernel(const double *partial, uint32_t nb,
@@ -180,16 +328,7 @@ __global__ void __launch_bounds__(kThreads) totals_kernel(const double *partial,
 {
     __shared__ double buf[2 * kThreads];
     if (s->stop) return;
-    const uint32_t t = threadIdx.x;
-    const uint32_t lo = (uint32_t)((uint64_t)nb * t / kThreads), hi = (uint32_t)((uint64_t)nb * (t + 1) / kThreads);
-    double a[TF_GPU_ADMM_TERMS] = {0.0, 0.0, 0.0, 0.0};
-    for (uint32_t b = lo; b < hi; ++b)
-#pragma unroll
-        for (int k = 0; k < TF_GPU_ADMM_TERMS; ++k) a[k] += partial[(uint64_t)b * TF_GPU_ADMM_TERMS + k];
-    block_sum2(a[0], a[1], buf);
-    block_sum2(a[2], a[3], buf);
-    if (t == 0)
-        for (int k = 0; k < TF_GPU_ADMM_TERMS; ++k) row[k] = a[k];
+    sum_partials(partial, nb, row, buf);
 }
 
 __global__ void test_kernel(const double *table, uint32_t parts, double tol, uint32_t max_inner,
@@ -329,6 +468,24 @@ tf_status tf_gpu_admm_prox(const T *Ht, T *H, T *U, uint64_t I, uint32_t R, int 
     return TF_OK;
 }
 
+template <typename T>
+tf_status tf_gpu_admm_inner(const T *M, const double *p, T *H, T *U, uint64_t I, uint32_t R, const T *W, int nonneg,
+                            const tf_gpu_admm_state *s, double *partial, unsigned *counter, double *row,
+                            cudaStream_t st)
+{
+    if (R == 0 || R > TF_GPU_ADMM_FUSED_RANK)
+        return tf_fail(TF_ERR_ARG, "AO-ADMM fused inner iteration: rank %u is outside 1..%d", R,
+                       TF_GPU_ADMM_FUSED_RANK);
+    const uint32_t rows_t = kThreads / R;
+    const uint64_t tiles = (I + rows_t - 1) / rows_t;
+    const unsigned nb = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>(tiles, kFusedBlocks));
+    /* W's column in registers up to rank 32 (64 doubles a thread past it
+     * spill); in shared memory above */
+    if (R <= 16) return launch_inner<T, 16>(nb, M, p, H, U, I, R, W, nonneg, s, partial, counter, row, st);
+    if (R <= 32) return launch_inner<T, 32>(nb, M, p, H, U, I, R, W, nonneg, s, partial, counter, row, st);
+    return launch_inner<T, 0>(nb, M, p, H, U, I, R, W, nonneg, s, partial, counter, row, st);
+}
+
 tf_status tf_gpu_admm_test(const double *table, uint32_t parts, double tol, uint32_t max_inner,
                            tf_gpu_admm_state *s, cudaStream_t st)
 {
@@ -360,6 +517,8 @@ tf_status tf_gpu_admm_unscale(T *U, uint64_t I, uint32_t R, const T *lambda, cud
                                           const tf_gpu_admm_state *, T *, cudaStream_t);                           \
     template tf_status tf_gpu_admm_prox<T>(const T *, T *, T *, uint64_t, uint32_t, int, const tf_gpu_admm_state *, \
                                            double *, double *, cudaStream_t);                                      \
-    template tf_status tf_gpu_admm_unscale<T>(T *, uint64_t, uint32_t, const T *, cudaStream_t);
+    template tf_status tf_gpu_admm_unscale<T>(T *, uint64_t, uint32_t, const T *, cudaStream_t);                   \
+    template tf_status tf_gpu_admm_inner<T>(const T *, const double *, T *, T *, uint64_t, uint32_t, const T *, int,  \
+                                            const tf_gpu_admm_state *, double *, unsigned *, double *, cudaStream_t);
 TF_ADMM_INSTANTIATE(float)
 TF_ADMM_INSTANTIATE(double)

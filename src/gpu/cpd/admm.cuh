@@ -89,6 +89,17 @@ tf_status tf_gpu_admm_rhs(const T *M, const double *p, const T *H, const T *U, u
 template <typename T>
 tf_status tf_gpu_admm_prox(const T *Ht, T *H, T *U, uint64_t I, uint32_t R, int nonneg,
                            const tf_gpu_admm_state *s, double *partial, double *row, cudaStream_t st);
+/* The largest rank of tf_gpu_admm_inner: (V + rho I)^-1 in double in one
+ * block's shared memory (128 KiB at 128). */
+#define TF_GPU_ADMM_FUSED_RANK 128
+/* rhs, Ht = B W and prox in one kernel (R <= TF_GPU_ADMM_FUSED_RANK; W =
+ * (V + rho I)^-1, row-major, T): the same values as tf_gpu_admm_rhs, the
+ * gemm and tf_gpu_admm_prox, up to the order of Ht's sums; counter: a zeroed
+ * unsigned of this GPU (the last block's count; it resets it). */
+template <typename T>
+tf_status tf_gpu_admm_inner(const T *M, const double *p, T *H, T *U, uint64_t I, uint32_t R, const T *W, int nonneg,
+                            const tf_gpu_admm_state *s, double *partial, unsigned *counter, double *row,
+                            cudaStream_t st);
 /* The stop test over the table's parts rows, added in row order (nothing
  * once s->stop): iters += 1; diverged (and stop) on a non-finite sum or a
  * failed Cholesky; stop when sqrt(primal) <= tol ||H|| and sqrt(dual) <=

@@ -175,6 +175,7 @@ struct gpu_cpd : gpu_cpd_base {
     double *aV = nullptr, *aL = nullptr, *aX = nullptr, *aY = nullptr, *aw = nullptr, *ap = nullptr;
     T *Wls = nullptr, *Wrho = nullptr;
     double *apart = nullptr, *table = nullptr;
+    unsigned *acount = nullptr; /* the fused inner iteration's last-block counter */
     uint32_t admm_parts = 1, admm_row = 0;
     int admm_nonneg = 0; /* the current update's projection */
     tf_gpu_admm_state *d_as = nullptr, *h_as = nullptr;
@@ -207,6 +208,7 @@ struct gpu_cpd : gpu_cpd_base {
         double *dbufs[] = {aV, aL, aX, aY, aw, ap, apart, table};
         for (double *b : dbufs) tf_gpu_free(b);
         tf_gpu_free(d_as);
+        tf_gpu_free(acount);
         tf_gpu_free(a_dwork);
         if (h_as) cudaFreeHost(h_as);
         tf_free(a_hwork);
@@ -833,6 +835,8 @@ struct gpu_cpd : gpu_cpd_base {
 
     /* A mode with a proximal operator, n of its rows here: its dual and
      * the scratch of at least n rows. */
+    bool fused() const { return R <= TF_GPU_ADMM_FUSED_RANK && ctx->tune.admm_fused != 0; }
+
     tf_status admm_rows(uint32_t m, uint64_t n)
     {
         if (!prox_mode(m) || n == 0) return TF_OK;
@@ -842,7 +846,8 @@ struct gpu_cpd : gpu_cpd_base {
             tf_gpu_free(Ht);
             B = Ht = nullptr;
             scratch_rows = 0;
-            TF_TRY(tf_gpu_alloc(&B, n * R, "AO-ADMM right-hand side"));
+            if (!fused()) /* the fused inner iteration keeps B in shared memory */
+                TF_TRY(tf_gpu_alloc(&B, n * R, "AO-ADMM right-hand side"));
             TF_TRY(tf_gpu_alloc(&Ht, n * R, "AO-ADMM inner iterate"));
             scratch_rows = n;
         }
@@ -859,6 +864,8 @@ struct gpu_cpd : gpu_cpd_base {
         TF_TRY(tf_gpu_alloc(&Wls, R * R, "AO-ADMM inverse"));
         TF_TRY(tf_gpu_alloc(&Wrho, R * R, "AO-ADMM inverse"));
         TF_TRY(tf_gpu_alloc(&apart, tf_gpu_admm_partial_count(), "AO-ADMM residual sums"));
+        TF_TRY(tf_gpu_alloc(&acount, 1, "AO-ADMM block counter"));
+        TF_CU(cudaMemsetAsync(acount, 0, sizeof *acount, ctx->stream));
         TF_TRY(tf_gpu_alloc(&table, (uint64_t)admm_parts * TF_GPU_ADMM_TERMS, "AO-ADMM residual table"));
         TF_CU(cudaMemsetAsync(table, 0, (size_t)admm_parts * TF_GPU_ADMM_TERMS * sizeof(double), ctx->stream));
         TF_TRY(tf_gpu_alloc(&d_as, 1, "AO-ADMM state"));
@@ -1009,6 +1016,9 @@ struct gpu_cpd : gpu_cpd_base {
         cudaStream_t st = ctx->stream;
         const uint64_t n = rows[mode];
         T *H = own(mode);
+        if (fused()) /* one pass (admm.cuh) */
+            return tf_gpu_admm_inner<T>(M, ap, H, U[mode], n, (uint32_t)R, Wrho, admm_nonneg, d_as, apart, acount,
+                                        my_row(), st);
         TF_TRY(tf_gpu_admm_rhs<T>(M, ap, H, U[mode], n, (uint32_t)R, d_as, B, st));
         TF_TRY(admm_apply(B, Wrho, Ht, n)); /* after the stop: scratch only */
         return tf_gpu_admm_prox<T>(Ht, H, U[mode], n, (uint32_t)R, admm_nonneg, d_as, apart, my_row(), st);
@@ -1061,16 +1071,24 @@ struct gpu_cpd : gpu_cpd_base {
         if (out->order != order || out->rank != R)
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result ktensor does not match order %u rank %llu",
                            order, (unsigned long long)R);
-        TF_TRY(tf_gpu_dev_use(ctx));
-        for (uint32_t m = 0; m < order; ++m) {
+        for (uint32_t m = 0; m < order; ++m)
             if (out->factors[m].rows != dims[m] || out->factors[m].cols != R)
                 return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: result factor %u has the wrong shape", m + 1);
-            /* apply the deferred scales once (they become 1) */
+        TF_TRY(flush_scales());
+        for (uint32_t m = 0; m < order; ++m)
+            TF_TRY(tf_gpu_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
+        return tf_gpu_get_values(out->lambda, lambda, R, ctx->stream);
+    }
+
+    tf_status flush_scales() override
+    {
+        if (!M) return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: init was not called");
+        TF_TRY(tf_gpu_dev_use(ctx));
+        for (uint32_t m = 0; m < order; ++m) { /* apply the deferred scales once (they become 1) */
             TF_TRY(tf_gpu_scale_columns(A[m], dims[m], (uint32_t)R, (const T *)scale[m], ctx->stream));
             TF_TRY(tf_gpu_fill(scale[m], R, T(1), ctx->stream));
-            TF_TRY(tf_gpu_get_values(out->factors[m].data, A[m], dims[m] * R, ctx->stream));
         }
-        return tf_gpu_get_values(out->lambda, lambda, R, ctx->stream);
+        return TF_OK;
     }
 };
 

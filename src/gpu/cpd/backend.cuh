@@ -34,6 +34,10 @@ struct gpu_cpd_base {
     virtual tf_status gram(uint32_t mode) = 0;
     virtual tf_status fit_terms(uint32_t mode, double *inner, double *knorm2) = 0;
     virtual tf_status result(tf_ktensor *out) = 0;
+    /* Applies the deferred column scales to the factors (they become 1).
+     * result() does it on its own GPU; several GPUs do it on every GPU
+     * first, so that all of them keep the same factors after a checkpoint. */
+    virtual tf_status flush_scales() = 0;
     virtual tf_status sweep(int max_norm, double *inner, double *knorm2, double *t_mttkrp, double *t_dense,
                             double *t_fit, uint64_t *pinv) = 0;
     /* The steps queued on the GPU's work stream without waiting (solve's

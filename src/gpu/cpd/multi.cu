@@ -304,7 +304,14 @@ tf_status op_sweep(void *c, int max_norm, double *inner, double *knorm2, double 
     return m->check(sweep_step(m, max_norm, inner, knorm2, t_mttkrp, t_dense, t_fit, pinv));
 }
 
-tf_status op_result(void *c, tf_ktensor *out) { return self(c)->part[0]->result(out); }
+/* every GPU applies its deferred scales (a checkpoint's result mid-run must
+ * leave the GPUs with the same factors), then GPU 0's copy is read */
+tf_status op_result(void *c, tf_ktensor *out)
+{
+    multi_cpd *m = self(c);
+    for (int g = 1; g < m->n; ++g) TF_TRY(m->part[g]->flush_scales());
+    return m->part[0]->result(out);
+}
 
 void op_destroy(void *c) { delete self(c); }
 
