@@ -142,6 +142,38 @@ __global__ void rhs_kernel(const T *M, const double *p, const T *H, const T *U, 
     B[e] = (T)((double)M[e] * p[e % R] + rho * ((double)H[e] + (double)U[e]));
 }
 
+/* The prox step of one entry and the residual terms it adds (prox_kernel
+ * and inner_kernel): H = prox(Ht - U), U += H - Ht (Ht already rounded to
+ * T; h0 = H before), then this block's four sums reduced in a fixed tree
+ * order into partial[block][0..3]. */
+struct prox_sums {
+    double pr = 0.0, dr = 0.0, hn = 0.0, un = 0.0;
+    template <typename T>
+    __device__ void step(double ht, double u0, double h0, double t, int nonneg, T *H, T *U, uint64_t e)
+    {
+        const T hv = (T)prox(ht - u0, t, nonneg);
+        const double h = (double)hv, u = u0 + (h - ht), d = h - h0;
+        pr += (h - ht) * (h - ht);
+        dr += d * d;
+        hn += h * h;
+        un += u * u;
+        H[e] = hv;
+        U[e] = (T)u;
+    }
+    __device__ void store(double *partial, double *buf)
+    {
+        block_sum2(pr, dr, buf);
+        block_sum2(hn, un, buf);
+        if (threadIdx.x == 0) {
+            double *o = partial + (uint64_t)blockIdx.x * TF_GPU_ADMM_TERMS;
+            o[0] = pr;
+            o[1] = dr;
+            o[2] = hn;
+            o[3] = un;
+        }
+    }
+};
+
 /* One block's part of the prox step: its grid-stride entries, then the
  * four sums reduced in a fixed tree order into partial[block][0..3]. */
 template <typename T>
@@ -151,28 +183,9 @@ __global__ void __launch_bounds__(kThreads) prox_kernel(const T *Ht, T *H, T *U,
     __shared__ double buf[2 * kThreads];
     if (s->stop) return; /* uniform over the grid, before any barrier */
     const double t = s->t;
-    double pr = 0.0, dr = 0.0, hn = 0.0, un = 0.0;
-    TF_GRID_LOOP(e, n)
-    {
-        const double ht = (double)Ht[e], uo = (double)U[e];
-        const T hv = (T)prox(ht - uo, t, nonneg);
-        const double h = (double)hv, u = uo + (h - ht), d = h - (double)H[e];
-        pr += (h - ht) * (h - ht);
-        dr += d * d;
-        hn += h * h;
-        un += u * u;
-        H[e] = hv;
-        U[e] = (T)u;
-    }
-    block_sum2(pr, dr, buf);
-    block_sum2(hn, un, buf);
-    if (threadIdx.x == 0) {
-        double *o = partial + (uint64_t)blockIdx.x * TF_GPU_ADMM_TERMS;
-        o[0] = pr;
-        o[1] = dr;
-        o[2] = hn;
-        o[3] = un;
-    }
+    prox_sums ps;
+    TF_GRID_LOOP(e, n) ps.step((double)Ht[e], (double)U[e], (double)H[e], t, nonneg, H, U, e);
+    ps.store(partial, buf);
 }
 
 /* The block partials of one inner iteration (nb of them) summed into row
@@ -261,7 +274,7 @@ __global__ void __launch_bounds__(kThreads)
     wc.load(Ws, W, sizeof(T) == 8, R, lane_on ? c : 0);
     const uint64_t tiles = (I + rows_t - 1) / rows_t;
     const double pc = lane_on ? p[c] : 0.0;
-    double pr = 0.0, dr = 0.0, hn = 0.0, un = 0.0;
+    prox_sums ps;
     /* the next tile's entry is read before this one's product (more loads
      * in flight: at 112 registers two blocks fit on an SM) */
     uint64_t tile = blockIdx.x;
@@ -285,25 +298,9 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
         fetch(tile + gridDim.x);
         if (!on) continue;
-        const double ht = (double)(T)wc.dot(Bs + (uint64_t)li * stride, R);
-        const T hv = (T)prox(ht - u0, t, nonneg);
-        const double h = (double)hv, u = u0 + (h - ht), d = h - h0;
-        pr += (h - ht) * (h - ht);
-        dr += d * d;
-        hn += h * h;
-        un += u * u;
-        H[e] = hv;
-        U[e] = (T)u;
+        ps.step((double)(T)wc.dot(Bs + (uint64_t)li * stride, R), u0, h0, t, nonneg, H, U, e);
     }
-    block_sum2(pr, dr, buf);
-    block_sum2(hn, un, buf);
-    if (threadIdx.x == 0) {
-        double *o = partial + (uint64_t)blockIdx.x * TF_GPU_ADMM_TERMS;
-        o[0] = pr;
-        o[1] = dr;
-        o[2] = hn;
-        o[3] = un;
-    }
+    ps.store(partial, buf);
     if (last_block(counter)) sum_partials(partial, gridDim.x, row, buf);
 }
 
