@@ -15,8 +15,8 @@
  *   train / validation RMSE of every iteration, the iteration counts, the
  *   test RMSE and the factors returned within 1e-10; a second GPU run has
  *   the same bits; auto picks the GPU;
- * - a singular system (l2 = 0, a row with fewer entries than the rank):
- *   TF_ERR_NUMERIC with the CPU's message word for word;
+ * - a singular system (l2 = 0, a row without entries, a row with one entry
+ *   at rank 2): TF_ERR_NUMERIC with the CPU's message word for word;
  * - refusals: a rank above the GPU's, Adam on the GPU (TF_ERR_UNAVAILABLE;
  *   auto runs on the CPU, the note saying why), a context whose limit
  *   holds nothing (TF_ERR_NOMEM; auto: the CPU).
@@ -310,23 +310,34 @@ static void whole_runs(tf_rng *rng, int quick)
 
 /* ------------------------------------------------------- errors, choices */
 
+/* l2 = 0: row 1 of mode 1 without entries (pivot 1) or with one entry at
+ * rank 2 (pivot 2) -- the first row, so the first failure on either side,
+ * and its pivot exact: the GPU's message is the CPU's. */
 static void singular(tf_rng *rng)
 {
     uint64_t dims[3] = {12, 10, 9};
-    tf_tensor X, sets[3];
-    random_entries(rng, 3, dims, 200, 0, 0, &X); /* ~17 entries a row of mode 1: fewer than rank 20 */
-    split3(rng, &X, sets);
-    tf_ktensor K;
-    tf_complete_report rep;
-    tf_status sc = run_on(TF_BACKEND_CPU, sets, 20, 0.0, &K, &rep);
-    char cpu_msg[512];
-    snprintf(cpu_msg, sizeof cpu_msg, "%s", tf_last_error());
-    CHECKF(sc == TF_ERR_NUMERIC, "l2 0 on the CPU: %s \"%s\"", tf_status_name(sc), cpu_msg);
-    tf_status sg = run_on(TF_BACKEND_GPU, sets, 20, 0.0, &K, &rep);
-    CHECKF(sg == TF_ERR_NUMERIC && !strcmp(tf_last_error(), cpu_msg) && strstr(cpu_msg, "singular system"),
-           "l2 0 on the GPU: %s \"%s\", the CPU's \"%s\"", tf_status_name(sg), tf_last_error(), cpu_msg);
-    for (int i = 0; i < 3; ++i) tf_tensor_free(&sets[i]);
-    tf_tensor_free(&X);
+    for (int one = 0; one < 2; ++one) {
+        tf_tensor X, sets[3];
+        random_entries(rng, 3, dims, 400, 1, 0, &X); /* rows 0 mod 4 of mode 1: no entries */
+        split3(rng, &X, sets);
+        if (one) sets[0].ind[0][0] = 0; /* row 1 gets one entry */
+        const uint64_t R = one ? 2 : 3;
+        tf_ktensor K;
+        tf_complete_report rep;
+        tf_status sc = run_on(TF_BACKEND_CPU, sets, R, 0.0, &K, &rep);
+        char cpu_msg[512];
+        snprintf(cpu_msg, sizeof cpu_msg, "%s", tf_last_error());
+        CHECKF(sc == TF_ERR_NUMERIC && strstr(cpu_msg, one ? "row 1 of mode 1 has a singular system (1 observed entry "
+                                                             "for rank 2, pivot 2)"
+                                                           : "row 1 of mode 1 has a singular system (0 observed "
+                                                             "entries for rank 3, pivot 1)"),
+               "l2 0 on the CPU: %s \"%s\"", tf_status_name(sc), cpu_msg);
+        tf_status sg = run_on(TF_BACKEND_GPU, sets, R, 0.0, &K, &rep);
+        CHECKF(sg == TF_ERR_NUMERIC && !strcmp(tf_last_error(), cpu_msg), "l2 0 on the GPU: %s \"%s\", the CPU's \"%s\"",
+               tf_status_name(sg), tf_last_error(), cpu_msg);
+        for (int i = 0; i < 3; ++i) tf_tensor_free(&sets[i]);
+        tf_tensor_free(&X);
+    }
 }
 
 static void refusals(tf_rng *rng)

@@ -5,7 +5,9 @@
 #define TF_GPU_COMPLETE_COMPLETE_CUH
 #include <stdint.h>
 
+extern "C" {
 #include "core/error.h"
+}
 #include "gpu/runtime/limits.cuh"
 
 struct tf_gpu_dev;
