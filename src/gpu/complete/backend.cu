@@ -455,6 +455,10 @@ extern "C" tf_status tf_cuda_complete_backend_create_impl(const tf_tensor *train
     if (train->nnz == 0 || train->nnz >= UINT32_MAX)
         return tf_fail(TF_ERR_UNAVAILABLE, "complete: %llu training entries: the GPU takes 1..%u (--device cpu runs "
                                            "it)", (unsigned long long)train->nnz, UINT32_MAX - 1);
+    for (uint32_t m = 0; m < train->order; ++m)
+        if (train->dims[m] > INT32_MAX) /* a block per row */
+            return tf_fail(TF_ERR_UNAVAILABLE, "complete: mode %u has %llu rows, above the GPU's 2^31 - 1 (--device "
+                                               "cpu runs it)", m + 1, (unsigned long long)train->dims[m]);
     tf_gpu_dev *dev = nullptr;
     TF_TRY(tf_gpu_dev_of(o->context, &dev));
     TF_TRY(tf_gpu_dev_use(dev));
