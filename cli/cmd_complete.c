@@ -68,8 +68,12 @@ static const char help[] =
     "                       switched together with the set when there is one:\n"
     "                       result.train_rmse, result.val_rmse, result.test_rmse,\n"
     "                       iterations[].train_rmse, iterations[].val_rmse\n"
-    "      --device D       auto|cpu|gpu (default auto: the CPU -- completion is\n"
-    "                       not on the GPU yet, and --device gpu says so)\n"
+    "      --device D       auto|cpu|gpu (default auto: one GPU where there is one,\n"
+    "                       else the CPU). ALS on the GPU: every row's system\n"
+    "                       summed and solved there (rank up to 128), the CPU's\n"
+    "                       numbers to rounding; above, or a problem the GPU\n"
+    "                       cannot hold, auto runs on the CPU (the note says\n"
+    "                       why). --method adam and MPI ranks: the CPU only\n"
     CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores); the result does not\n"
     "                       depend on it\n"
@@ -275,7 +279,7 @@ static int write_json(complete_run *r)
     if (r->init) json_str(&j, "init", r->init);
     json_u64(&j, "val_nnz", r->val.nnz);
     json_u64(&j, "test_nnz", r->test.nnz);
-    json_str(&j, "device", "cpu");
+    json_str(&j, "device", strncmp(p->plan, "GPU", 3) ? "cpu" : "gpu");
     json_end(&j);
     if (p->note[0]) json_str(&j, "note", p->note);
     json_str(&j, "plan", p->plan);
@@ -431,8 +435,12 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
     if (rc >= 0) return rc;
     if (r.opts.method == TF_COMPLETE_ADAM && size > 1) /* costs no read */
         return cli_fail_all("complete: --method adam is not available on MPI ranks yet (--method als is)");
-    if (r.opts.backend == TF_BACKEND_GPU)
-        return cli_fail_all("complete: not available on the GPU yet (the CPU runs it: --device cpu)");
+    if (r.opts.backend == TF_BACKEND_GPU && size > 1)
+        return cli_fail_all("complete: not available on GPU ranks yet (one GPU: --device gpu in one process; or "
+                            "--device cpu)");
+    if (r.opts.backend == TF_BACKEND_GPU && r.opts.method == TF_COMPLETE_ADAM) /* costs no read */
+        return cli_fail_all("complete: --method adam is not available on the GPU yet (--method als is; or --device "
+                            "cpu)");
     if (size > 1) { /* from here on every rank has the same options */
         const char *ins[3] = {r.path, r.val_path, r.test_path};
         for (int i = 0; i < 3; ++i)

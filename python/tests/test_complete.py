@@ -137,7 +137,10 @@ def test_errors():
     with pytest.raises(tenfold.ArgumentError, match="rate 0 is not a finite number > 0"):
         tenfold.complete(X, 2, method="adam", rate=0)
     with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
-        tenfold.complete(X, 2, device="gpu")
+        tenfold.complete(X, 2, method="adam", device="gpu")
+    if tenfold.gpu_count() == 0:  # ALS on the GPU: test_gpu_device_matches_cpu
+        with pytest.raises(tenfold.UnavailableError):
+            tenfold.complete(X, 2, device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="l2"):
         tenfold.complete(X, 2, l2=-1)
     with pytest.raises(tenfold.ArgumentError, match="rank"):
@@ -182,3 +185,21 @@ def test_adam_planted():
     assert np.isclose(a.objective_history[a.best_iter - 1], obj, rtol=1e-10)
     ct = sets[2]
     assert np.isclose(a.test_rmse, np.sqrt(np.mean((m[tuple(ct.T)] - full[tuple(ct.T)]) ** 2)), rtol=1e-10)
+
+
+def test_gpu_device_matches_cpu():
+    """device='gpu' (with a GPU): the CPU's RMSEs per iteration and factors to 1e-10."""
+    if tenfold.gpu_count() == 0:
+        pytest.skip("no GPU")
+    coords, vals = random_entries((30, 20, 10), 3000, seed=4)
+    n = len(vals)
+    tr = tenfold.Tensor((coords[: 8 * n // 10], vals[: 8 * n // 10], (30, 20, 10)))
+    va = tenfold.Tensor((coords[8 * n // 10 :], vals[8 * n // 10 :], (30, 20, 10)))
+    c = tenfold.complete(tr, 4, val=va, l2=0.5, n_iter_max=8, random_state=3, device="cpu")
+    g = tenfold.complete(tr, 4, val=va, l2=0.5, n_iter_max=8, random_state=3, device="gpu")
+    assert g.plan.startswith("GPU"), g.plan
+    assert c.n_iter == g.n_iter and c.best_iter == g.best_iter
+    for h in ("train_rmse_history", "val_rmse_history", "objective_history"):
+        np.testing.assert_allclose(getattr(g, h), getattr(c, h), rtol=1e-10, atol=0)
+    for A, B in zip(c.factors, g.factors):
+        np.testing.assert_allclose(B, A, rtol=1e-10, atol=1e-10 * np.abs(A).max())

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_complete, the front end of completion: resolves and checks the
- * options, the entry sets and the start, creates the backend (the CPU; a
- * GPU asked for is refused before anything is read), then runs the
- * algorithm (algo/complete.c) on it. Also the RMSE and prediction helpers. */
+ * options, the entry sets and the start, creates the backend (one GPU,
+ * the CPU of one process or of MPI ranks), then runs the algorithm
+ * (algo/complete.c) on it. Also the RMSE and prediction helpers. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -83,19 +83,58 @@ static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
     return TF_OK;
 }
 
-/* The CPU runs it, of one process or of the ranks of a distributed context
- * (*dist): a GPU asked for (or a context made for GPUs) is refused; under
- * auto on a machine with a GPU the note says why. */
-static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, const tf_dist **dist)
+/* Where the run goes: the ranks of a distributed context (on their CPUs:
+ * *dist), else this process's one GPU (asked for, or under auto where the
+ * context's device -- without a context, the machine -- has one: *gpu),
+ * else its CPU. Several GPUs, GPU ranks and Adam on the GPU are refused
+ * (Adam under auto runs on the CPU, the note saying so). */
+static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, const tf_dist **dist, int *gpu)
 {
-    const tf_context *c = o->context;
+    tf_context *c = o->context;
     *dist = c ? c->dist : NULL;
-    if (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU) || (c && c->opts.ndevices > 1))
-        return (*dist ? tf_fail_shared : tf_fail)(TF_ERR_UNAVAILABLE, "complete: not available on the GPU yet (the "
-                                                                      "CPU runs it: --device cpu)");
-    if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-        snprintf(rep->note, sizeof rep->note, "completion runs on the CPU: not on the GPU yet");
+    *gpu = 0;
+    if (c && (c->dist || c->opts.ndevices > 1)) {
+        if (o->backend == TF_BACKEND_GPU || c->opts.backend == TF_BACKEND_GPU || c->opts.ndevices > 1)
+            return (*dist ? tf_fail_shared : tf_fail)(TF_ERR_UNAVAILABLE, "complete: not available on several GPUs "
+                                                                          "or GPU ranks yet (one GPU: --device gpu "
+                                                                          "in one process; or --device cpu)");
+        return TF_OK;
+    }
+    const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
+                                 ? TF_BACKEND_GPU : o->backend;
+    if (o->method == TF_COMPLETE_ADAM) {
+        if (asked == TF_BACKEND_GPU)
+            return tf_fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on the GPU yet (--method "
+                                               "als is; or --device cpu)");
+        if (asked == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+            snprintf(rep->note, sizeof rep->note, "completion by Adam runs on the CPU: not on the GPU yet");
+        return TF_OK;
+    }
+    *gpu = tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
     return TF_OK;
+}
+
+/* The GPU backend (src/gpu/complete) in o's context or a private one
+ * (*own, freed by the caller after the backend); under auto a GPU backend
+ * that is not there after all (TF_ERR_UNAVAILABLE: a CPU-only module, a
+ * rank or order above the GPU's) or a problem the GPU cannot hold
+ * (TF_ERR_NOMEM) runs on the CPU, the note saying why. */
+static tf_status create_gpu(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
+                            const tf_complete_opts *o, tf_complete_backend *be, tf_context **own, char *note,
+                            size_t note_len)
+{
+    tf_complete_opts go = *o;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, own));
+    tf_status s = tf_cuda_complete_backend_create(train, val, test, &go, be);
+    if (s == TF_OK) return s;
+    tf_context_free(*own);
+    *own = NULL;
+    if (s == TF_ERR_UNAVAILABLE && o->backend == TF_BACKEND_AUTO) {
+        tf_cpu_fallback_note(note, note_len);
+        return tf_cpu_complete_backend_create(train, val, test, o, be);
+    }
+    if (!tf_gpu_fallback(s, o->backend, note, note_len)) return s;
+    return tf_cpu_complete_backend_create(train, val, test, o, be);
 }
 
 /* A held-out set: valid, of train's order, every index inside train's dims. */
@@ -209,7 +248,8 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
                      tf_ktensor *out, tf_complete_report *rep)
 {
     const tf_dist *dist = NULL;
-    TF_TRY(choose(o, rep, &dist));
+    int gpu = 0;
+    TF_TRY(choose(o, rep, &dist, &gpu));
     if (dist && o->method == TF_COMPLETE_ADAM)
         return tf_fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on MPI ranks yet (--method als "
                                            "is)");
@@ -223,10 +263,13 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
     if (val && !val->nnz) val = NULL;
     if (test && !test->nnz) test = NULL;
     tf_complete_backend be;
+    tf_context *own = NULL; /* the GPU's private context, when o has none */
     tf_partition pt;
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
-    s = dist ? create_dist(train, val, test, o, dist, &pt, &be) : tf_cpu_complete_backend_create(train, val, test, o, &be);
+    s = dist  ? create_dist(train, val, test, o, dist, &pt, &be)
+        : gpu ? create_gpu(train, val, test, o, &be, &own, rep->note, sizeof rep->note)
+              : tf_cpu_complete_backend_create(train, val, test, o, &be);
     if (s == TF_OK && o->method == TF_COMPLETE_ADAM) { /* one process (the front end refuses ranks) */
         tf_gcp_backend gb;
         tf_gcp_opts go;
@@ -250,6 +293,7 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
     s = tf_complete_run(&be, train, val ? val->nnz : 0, test ? test->nnz : 0, o, out, rep);
     be.ops->destroy(be.ctx);
+    tf_context_free(own);
     tf_partition_free(&pt);
     return s;
 }

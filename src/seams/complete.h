@@ -3,7 +3,8 @@
  * done by a backend on its own memory. The algorithm (src/algo/complete.c)
  * owns the start, the loop, the stopping rule (the best model by validation
  * RMSE, patience), the timers and the report; a backend (the CPU one in
- * src/cpu/complete_cpu.c; a GPU one with batched Cholesky later) owns the
+ * src/cpu/complete_cpu.c; the GPU one in src/gpu/complete, batched
+ * per-row Cholesky) owns the
  * factors, the copy of the best ones and its copies of the entries (the
  * training entries grouped by each mode's index, the validation and test
  * entries). Only scalars cross, and the start and the result once each. The
@@ -14,6 +15,7 @@
 #ifndef TF_SEAMS_COMPLETE_H
 #define TF_SEAMS_COMPLETE_H
 #include "core/error.h"
+#include "seams/cuda_table.h"
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -74,6 +76,27 @@ tf_status tf_cpu_complete_backend_create_dist(const tf_tensor *train, const tf_t
                                               const tf_complete_opts *o, tf_tensor *shard,
                                               const uint64_t *const *row_lo, const struct tf_dist *dist,
                                               tf_complete_backend *out);
+
+/* The CUDA backend's entry point (src/gpu/complete; its format:
+ * seams/cuda_table.h): tf_cuda_complete_backend_create, the whole of ALS
+ * completion on the one GPU of o->context (never NULL here), in double
+ * precision: the training entries sorted by each mode's index on the
+ * device (CUB radix sort; a row pointer per mode), the factors, the kept
+ * ones, the validation and test entries; each row's R x R system summed in
+ * shared memory (long rows in segments, their sums added in segment
+ * order), then a Cholesky solve there; every sum in a fixed order (no
+ * atomics), so a run has the same bits every time and the CPU's numbers to
+ * rounding. Ranks above the GPU's limit (TF_GPU_COMPLETE_MAX_RANK, or
+ * what the device's shared memory holds) are TF_ERR_UNAVAILABLE, a
+ * problem that does not fit the device budget TF_ERR_NOMEM (both: the CPU
+ * runs it under auto). The tensors are borrowed during the call only. */
+#define TF_GPU_COMPLETE_MAX_RANK 128u
+#define TF_CUDA_COMPLETE_API(ROW)                                                                                  \
+    ROW(MAY_LOAD, tf_status, tf_cuda_complete_backend_create,                                                      \
+        (const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,           \
+         tf_complete_backend *out),                                                                                \
+        (train, val, test, o, out), , tf_cuda_unavailable("GPU completion needs"))
+TF_CUDA_COMPLETE_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus
 }

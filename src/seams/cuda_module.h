@@ -29,6 +29,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#include "seams/complete.h"
 #include "seams/context.h"
 #include "seams/cp_apr.h"
 #include "seams/cpd.h"
@@ -64,6 +65,7 @@ extern "C" {
     TF_CUDA_MODEL_API(ROW)                                                                                       \
     TF_CUDA_APR_API(ROW)                                                                                         \
     TF_CUDA_TUCKER_API(ROW)                                                                                      \
+    TF_CUDA_COMPLETE_API(ROW)                                                                                    \
     /* a new family: its table here, one line */
 
 /* The core functions the CUDA code calls (tf_fail, variadic, is passed
@@ -161,6 +163,8 @@ extern "C" {
     T(tf_cp_apr_backend)      \
     T(tf_tucker_opts)         \
     T(tf_tucker_backend)      \
+    T(tf_complete_opts)       \
+    T(tf_complete_backend)    \
     /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1

@@ -6,9 +6,10 @@
 # iterations[].train_rmse / val_rmse), -o as a factor set that predict
 # evaluates (its values equal to the model's, checked in Python), --init,
 # the same numbers on 1 and 2 threads; --method adam (its report, its test
-# RMSE near ALS's, the same numbers again from the seed); the refusals: the
-# GPU, held-out entries outside the training dims, a singular row with --l2 0,
-# --rate without --method adam.
+# RMSE near ALS's, the same numbers again from the seed); --device gpu (with
+# a GPU: its numbers the CPU's to 1e-10; without: one line); the refusals:
+# Adam on the GPU, held-out entries outside the training dims, a singular row
+# with --l2 0, --rate without --method adam.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 
@@ -114,8 +115,46 @@ assert a["result"]["test_rmse"] == b["result"]["test_rmse"]
 PY
 
 # refusals
-expect_failure "complete: the GPU" '^tenfold: complete: not available on the GPU yet \(the CPU runs it: --device cpu\)$' \
-    complete s.train.tns -r 2 --device gpu
+# the GPU: with one, --device gpu runs there (the plan and the report say
+# so) and its RMSEs per iteration, test RMSE and factors equal the CPU's to
+# 1e-10, a singular row failing with the CPU's message; without one it fails
+# with one line; --method adam is refused there either way
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+if [ "${gpus:-0}" -ge 1 ]; then
+    expect 0 "complete on the CPU" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 30 -t 1 \
+        --device cpu -o c --json c.json
+    expect 0 "complete on the GPU" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 30 \
+        --device gpu -o g --json g.json
+    check "complete on the GPU: the plan" grep -q '^plan: GPU 0, fp64' out.txt
+    check "complete: GPU = CPU to 1e-10" python3 - c g <<'PY'
+import json, sys
+c, g = sys.argv[1:]
+rc, rg = (json.load(open(f + ".json")) for f in (c, g))
+assert rc["options"]["device"] == "cpu" and rg["options"]["device"] == "gpu", (rc["options"], rg["options"])
+def close(a, b): return abs(a - b) <= 1e-10 * max(abs(a), abs(b), 1e-300)
+ic, ig = rc["iterations"], rg["iterations"]
+assert len(ic) == len(ig), (len(ic), len(ig))
+for a, b in zip(ic, ig):
+    for k in ("train_rmse", "val_rmse", "objective"):
+        assert close(a[k], b[k]), (a["iter"], k, a[k], b[k])
+assert close(rc["result"]["test_rmse"], rg["result"]["test_rmse"]), (rc["result"], rg["result"])
+def mat(p): return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for m in (1, 2, 3):
+    A, B = mat(f"{c}.mode{m}.mat"), mat(f"{g}.mode{m}.mat")
+    for ra, rb in zip(A, B):
+        s = max(max(abs(x) for x in ra), 1e-12)
+        assert all(abs(x - y) <= 1e-10 * s for x, y in zip(ra, rb)), (m, ra, rb)
+PY
+    printf '1 1 1 2\n2 2 2 1\n2 1 2 1\n' > tiny.tns
+    expect_failure "complete on the GPU: singular with --l2 0" 'row 1 of mode 1 has a singular system \(1 observed entry for rank 2, pivot 2\): give an L2 penalty > 0 \(--l2\)$' \
+        complete tiny.tns -r 2 --l2 0 --device gpu
+else
+    run_tf complete s.train.tns -r 2 --device gpu -o nogpu
+    check "complete --device gpu without a GPU: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
+    no_files "complete --device gpu without a GPU: nothing written" nogpu.mode1.mat nogpu.set
+fi
+expect_failure "complete: adam on the GPU" '^tenfold: complete: --method adam is not available on the GPU yet \(--method als is; or --device cpu\)$' \
+    complete s.train.tns -r 2 --method adam --device gpu
 printf '1 1 1 2\n41 2 2 1\n' > far.tns
 expect_failure "complete: held-out entry outside the dims" 'complete: test entry 2 has mode-1 index 41, outside the training tensor.s 1\.\.40$' \
     complete s.train.tns -r 2 --test far.tns -o bad

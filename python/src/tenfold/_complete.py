@@ -140,7 +140,11 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     being an epoch of `epoch_iters` steps; an epoch that raises the
     validation RMSE is undone and the rate divided by 10 (a second one ends
     the run). callback(info) runs after every iteration with a
-    CompleteIterInfo; returning True stops the run.
+    CompleteIterInfo; returning True stops the run. device: 'gpu' runs ALS
+    on one GPU (every row's system summed and solved there, rank up to 128:
+    the CPU's numbers to rounding; method='adam' is not available there),
+    'auto' (default) there when the machine has a GPU, else the CPU;
+    the result's `plan` says which ran.
 
     >>> res = tenfold.complete(train, 10, val=val, test=test, l2=1.0)
     >>> res.test_rmse, tenfold.predict(res, coords)
