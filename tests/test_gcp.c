@@ -402,6 +402,7 @@ static void test_adam(tf_rng *rng)
     o.max_epochs = 8;
     o.rate = 0.01;
     o.threads = 2;
+    o.backend = TF_BACKEND_CPU; /* the same bits for a seed: the CPU's (a GPU sums by atomics) */
     double last[2] = {INFINITY, 0};
     o.callback = on_epoch;
     o.user = last;
