@@ -4,9 +4,9 @@
  * creates the backend (one GPU, src/gpu/gcp, asked for or under auto where
  * there is one, as CP-APR chooses; else the CPU of one process or of MPI
  * ranks; several GPUs are TF_ERR_UNAVAILABLE yet, before any work), then
- * runs the algorithm (algo/gcp.c) on it. On ranks every check that reads the tensor is
- * shared: a failure on one rank is every rank's (none is left waiting in a
- * collective). */
+ * runs the algorithm (algo/gcp.c) on it. On ranks every check that reads
+ * the tensor is shared: a failure on one rank is every rank's (none is
+ * left waiting in a collective). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>

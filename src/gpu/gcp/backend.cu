@@ -277,8 +277,8 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, char *desc
     TF_CU(cudaStreamSynchronize(st));
     uint32_t npriv = 0;
     for (uint32_t n = 0; n < N; ++n) npriv += a.priv_off[n] != TF_GCP_NOPRIV;
-    snprintf(desc, desc_len, "GPU %d, fp64, stratified samples drawn on the GPU, fused pass (%u of %u modes in "
-             "shared memory)", c->dev->device, npriv, N);
+    snprintf(desc, desc_len, "GPU %d, fp64, stratified samples drawn on the GPU, fused pass (%u/%u modes in smem)",
+             c->dev->device, npriv, N);
     return TF_OK;
 }
 
