@@ -18,7 +18,10 @@
 # samples per iteration), FNZ=100000, FZ=100000 (the estimate's; GenTen's
 # defaults for this tensor), THREADS (the CPU run's -t; default the CPUs),
 # RUN_TIMEOUT=1200 seconds per run, OUT (a directory for the reports;
-# default a temporary one, removed). Builds and installs nothing.
+# default a temporary one, removed), SMEM (space-separated TF_GCP_SMEM
+# values, bytes of shared memory per block for short modes' gradient rows,
+# each a GPU run of its own; default "default 0": the built-in 32 KiB and
+# none, every mode by global atomics). Builds and installs nothing.
 set -u
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
     sed -n '12,14p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -54,16 +57,18 @@ echo "# $(basename "$TENSOR"): loss $LOSS, rank $RANK, $EPOCH_ITERS iterations p
 echo "| device | plan | epochs | s / epoch | gradient s / epoch | step s / epoch | estimate s / epoch | loss estimates |"
 echo "|---|---|---|---|---|---|---|---|"
 
-# run DEVICE EPOCHS: one run, its row
+# run DEVICE EPOCHS [SMEM]: one run (SMEM: TF_GCP_SMEM), its row
 run() {
-    local dev=$1 epochs=$2 json=$OUT/$1.json log=$OUT/$1.log
-    if ! timeout "$RUN_TIMEOUT" "$TF" cpd "$TENSOR" --method gcp --loss "$LOSS" -r "$RANK" --epochs "$epochs" \
-        --epoch-iters "$EPOCH_ITERS" --rate "$RATE" --samples "$GNZ,$GZ" --fsamples "$FNZ,$FZ" --seed 1 \
-        --device "$dev" -t "$THREADS" --nowrite -q --json "$json" >"$log" 2>&1; then
-        echo "| $dev | failed: $(tail -n 1 "$log") | | | | | | |"
+    local dev=$1 epochs=$2 smem=${3:-default} tag=$1-${3:-default}
+    local json=$OUT/$tag.json log=$OUT/$tag.log env=()
+    [ "$smem" != default ] && env=(TF_GCP_SMEM="$smem")
+    if ! timeout "$RUN_TIMEOUT" env ${env[@]+"${env[@]}"} "$TF" cpd "$TENSOR" --method gcp --loss "$LOSS" -r "$RANK" \
+        --epochs "$epochs" --epoch-iters "$EPOCH_ITERS" --rate "$RATE" --samples "$GNZ,$GZ" --fsamples "$FNZ,$FZ" \
+        --seed 1 --device "$dev" -t "$THREADS" --nowrite -q --json "$json" >"$log" 2>&1; then
+        echo "| $dev${3:+ (TF_GCP_SMEM $smem)} | failed: $(tail -n 1 "$log") | | | | | | |"
         return
     fi
-    python3 - "$json" "$dev" <<'PY'
+    python3 - "$json" "$dev${3:+ (TF_GCP_SMEM $smem)}" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 it, t = r["iterations"], r["timing_seconds"]
@@ -74,7 +79,7 @@ print("| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %s |" % (
     " ".join("%.10e" % i["loss_estimate"] for i in it)))
 PY
 }
-run gpu "$EPOCHS"
+for smem in ${SMEM:-default 0}; do run gpu "$EPOCHS" "$smem"; done
 [ "$CPU_EPOCHS" -gt 0 ] && run cpu "$CPU_EPOCHS"
 echo "# the GPU's times of gradient and step are the host's (the launches are asynchronous: the work shows in"
 echo "# the estimate's time, which waits for it); s / epoch is exact. Goal: <= 0.4 s per epoch."

@@ -121,6 +121,12 @@ typedef struct tf_tuning {
     int64_t partition;            /* how each mode's rows are cut among them
                                      (tf_partition_schedule): 0 (default) per mode by the
                                      predicted imbalance, 1 contiguous, 2 longest-first      */
+    /* GPU GCP */
+    int64_t gcp_smem;             /* the gradient's pass: -1 (default) 32 KiB of shared
+                                     memory per block hold the shortest modes' gradient
+                                     rows (as many modes as fit); 0: none (every mode by
+                                     global atomics); N: N bytes (at most the GPU's
+                                     per-block limit)                                        */
 } tf_tuning;
 
 /* The defaults in the first `size` bytes of t (size: the caller's

@@ -167,8 +167,9 @@ void op_destroy(void *ctx)
 const tf_gcp_backend_ops gpu_ops = {op_init,    op_estimate, op_gradient, op_adam,   op_save,
                                     op_restore, op_dense_fg, op_result,   op_destroy};
 
-/* Mode m's gradient rows in shared memory, shortest modes first, while they fit. */
-void choose_private(tf_gcp_gpu_args &a)
+/* Mode m's gradient rows in shared memory, shortest modes first, while
+ * they fit `bytes`. */
+void choose_private(tf_gcp_gpu_args &a, uint64_t bytes)
 {
     uint32_t order[TF_GPU_MAX_ORDER];
     for (uint32_t n = 0; n < a.N; ++n) { /* by length, stably (an insertion sort) */
@@ -177,7 +178,7 @@ void choose_private(tf_gcp_gpu_args &a)
         for (; k > 0 && a.dims[order[k - 1]] > a.dims[n]; --k) order[k] = order[k - 1];
         order[k] = n;
     }
-    const uint64_t room = tf_gcp_gpu_priv_bytes() / sizeof(double);
+    const uint64_t room = bytes / sizeof(double);
     uint64_t used = 0;
     for (uint32_t k = 0; k < a.N; ++k) {
         const uint64_t len = a.dims[order[k]] * a.R;
@@ -271,7 +272,13 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, char *desc
     /* the gradient's sample: drawn in the pass */
     a.n = o->gnz + gz;
     a.nz = o->gnz;
-    choose_private(a);
+    /* short modes' rows in shared memory: 32 KiB a block, or the tuning's (at most the GPU's limit) */
+    const int64_t want = c->dev->tune.gcp_smem;
+    uint64_t smem = want < 0 ? (32u << 10) : (uint64_t)want;
+    const uint64_t limit = c->dev->smem_optin ? c->dev->smem_optin : c->dev->smem_block;
+    const uint64_t most = limit > 1024 ? limit - 1024 : 0; /* room for the kernel's static shared memory */
+    if (smem > most) smem = most;
+    choose_private(a, smem);
     c->grad = a;
     TF_TRY(tf_gcp_gpu_blocks(a, true, c->dev->sm_count, &c->gblocks));
     TF_CU(cudaStreamSynchronize(st));

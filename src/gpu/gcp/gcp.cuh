@@ -47,10 +47,10 @@ struct tf_gcp_gpu_args {
 tf_status tf_gcp_gpu_build_set(const tf_gcp_gpu_args &a, unsigned long long *slot, cudaStream_t s);
 /* Draws the sample of a (seed, stream, n, nz) into ind[N] / vals (n each), on s. */
 tf_status tf_gcp_gpu_draw(const tf_gcp_gpu_args &a, uint32_t *const *ind, double *vals, cudaStream_t s);
-/* The shared memory a block of the gradient's pass gives short modes' rows (bytes). */
-uint32_t tf_gcp_gpu_priv_bytes(void);
 /* The blocks a pass runs on (the gradient's: as many as the GPU holds at
- * once with its shared memory; the loss's: enough for the sample), sm SMs. */
+ * once with its shared memory, priv_total doubles a block, the kernel's
+ * opt-in set where that is above 48 KiB; the loss's: enough for the
+ * sample), sm SMs. */
 tf_status tf_gcp_gpu_blocks(const tf_gcp_gpu_args &a, bool grad, int sm, unsigned *blocks);
 /* The loss pass over the given sample: a.part[b] the block sums, then
  * *sum (device) their sum in block order; the same bits every time. */

@@ -10,8 +10,9 @@
  * f(x, m) to the lane's loss sum or, with y = w df/dm(x, m), adds y prod_{k
  * != n} A_k(i_k, r) to row i_n of every mode's gradient G_n: one pass, all
  * modes. Rows of short modes (those that fit the block's shared memory,
- * shortest first: uber's 24 hours and 183 days) are summed in shared
- * memory per block and added to G once at the end; longer modes' go
+ * shortest first: uber-apr14's 24 hours and 30 days at rank 16; the
+ * backend chooses, tf_tuning.gcp_smem) are summed in shared memory per
+ * block and added to G once at the end; longer modes' go
  * straight to G by atomics (their rows spread the contention). Every warp
  * runs the same number of rounds (its groups' samples, `on` or not), so
  * the shuffles see the whole warp. The loss pass's sums: per warp by
@@ -29,7 +30,6 @@ extern "C" {
 }
 
 #define GCP_WARPS (TF_GCP_THREADS / 32)
-#define GCP_PRIV_BYTES (32u << 10) /* shared memory per block for short modes' gradient rows */
 
 namespace {
 
@@ -272,6 +272,9 @@ tf_status tf_gcp_gpu_blocks(const tf_gcp_gpu_args &a, bool grad, int sm, unsigne
     int per_sm = 1;
     TF_TRY(tf_with_order(a.N, [&](auto ord) -> tf_status {
         constexpr int ORDER = decltype(ord)::value;
+        if (smem > (48u << 10)) /* above the default: the kernel's opt-in */
+            TF_CU(cudaFuncSetAttribute(gcp_pass_kernel<ORDER, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)smem));
         TF_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gcp_pass_kernel<ORDER, true>, TF_GCP_THREADS,
                                                             smem));
         return TF_OK;
@@ -279,11 +282,6 @@ tf_status tf_gcp_gpu_blocks(const tf_gcp_gpu_args &a, bool grad, int sm, unsigne
     const uint64_t most = (uint64_t)(sm > 0 ? sm : 1) * (uint64_t)(per_sm > 0 ? per_sm : 1);
     *blocks = (unsigned)(need < most ? (need ? need : 1) : most);
     return TF_OK;
-}
-
-uint32_t tf_gcp_gpu_priv_bytes(void)
-{
-    return GCP_PRIV_BYTES;
 }
 
 tf_status tf_gcp_gpu_loss(const tf_gcp_gpu_args &a, unsigned blocks, double *sum, cudaStream_t s)
