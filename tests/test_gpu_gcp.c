@@ -15,7 +15,8 @@
  * random tensors of 3, 4 and 5 modes (a mode of 3 rows, ranks 1, 5, 16
  * and 40: 1, 8, 16 and 32 lanes a sample, two columns a lane above 32),
  * several losses, and every real tensor of the data directory
- * (tests/realdata.h; uber-apr14's run too); the refusals: the dense mode
+ * (tests/realdata.h; uber-apr14's run too); the short modes' shared memory
+ * none, the default and above 48 KB (tf_tuning.gcp_smem); the refusals: the dense mode
  * asked for on the GPU (TF_ERR_UNAVAILABLE), auto running on the GPU.
  * Exits 77 without a GPU. */
 #include <math.h>
@@ -241,12 +242,17 @@ static tf_status run_on(const tf_tensor *X, const tf_gcp_opts *base, const tf_kt
     return s;
 }
 
-static void check_runs(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *start)
+/* The run on the CPU and on the GPU (of ctx where not NULL) from one start. */
+static void check_runs_in(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *start,
+                          tf_context *ctx, tf_gcp_report *gpu_rep)
 {
     trace tc, tg;
     tf_gcp_report rc, rg;
+    tf_gcp_opts og = *o;
+    og.context = ctx;
     const tf_status sc = run_on(X, o, start, TF_BACKEND_CPU, &tc, &rc);
-    const tf_status sg = run_on(X, o, start, TF_BACKEND_GPU, &tg, &rg);
+    const tf_status sg = run_on(X, &og, start, TF_BACKEND_GPU, &tg, &rg);
+    if (gpu_rep) *gpu_rep = rg;
     CHECKF(sc == TF_OK && sg == TF_OK, "%s: runs: CPU %s, GPU %s (%s)", what, tf_status_name(sc), tf_status_name(sg),
            tf_last_error());
     if (sc != TF_OK || sg != TF_OK) return;
@@ -260,6 +266,11 @@ static void check_runs(const char *what, const tf_tensor *X, const tf_gcp_opts *
         CHECKF(tg.failed[e] == tc.failed[e], "%s epoch %u: failed GPU %d, CPU %d", what, e + 1, tg.failed[e],
                tc.failed[e]);
     }
+}
+
+static void check_runs(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *start)
+{
+    check_runs_in(what, X, o, start, NULL, NULL);
 }
 
 /* ------------------------------------------------------------- cases */
@@ -313,6 +324,41 @@ static void real_case(const char *name, const char *path, tf_tensor *X, void *us
     one_case(rng, name, X, 16, counts ? TF_GCP_POISSON : TF_GCP_GAUSSIAN, 20000, 10000, uber);
 }
 
+/* The shared memory of the gradient's short modes (tf_tuning.gcp_smem): none
+ * (every mode by global atomics), and 100,000 bytes (every mode of 400 x
+ * 300 x 5 at rank 16, 90 KB: above the 48 KB default, the kernel's
+ * opt-in): the runs still the CPU's, the plan saying how many modes. */
+static void smem_cases(tf_rng *rng)
+{
+    const uint64_t dims[3] = {400, 300, 5};
+    tf_tensor X;
+    random_tensor(rng, 3, dims, 3000, TF_GCP_GAUSSIAN, &X);
+    tf_gcp_opts o = opts_for(16, TF_GCP_GAUSSIAN, tf_rng_next(rng), 3000, 3000, 2000, 2000);
+    tf_ktensor K = random_start(rng, &X, 16, -0.6, 0.6);
+    static const struct { int64_t smem; const char *modes; } cs[] = {{0, "(0/3 modes"}, {100000, "(3/3 modes"},
+                                                                       {-1, "(1/3 modes"}};
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; ++c) {
+        tf_tuning t;
+        tf_tuning_default(&t);
+        t.gcp_smem = cs[c].smem;
+        tf_context_opts co;
+        tf_context_opts_default(&co);
+        co.backend = TF_BACKEND_GPU;
+        co.tuning = &t;
+        tf_context *ctx = NULL;
+        CHECK_OK(tf_context_create(&co, &ctx));
+        char what[64];
+        snprintf(what, sizeof what, "gcp_smem %lld", (long long)cs[c].smem);
+        tf_gcp_report rg;
+        memset(&rg, 0, sizeof rg);
+        check_runs_in(what, &X, &o, &K, ctx, &rg);
+        CHECKF(strstr(rg.plan, cs[c].modes) != NULL, "%s: plan '%s', expected '%s'", what, rg.plan, cs[c].modes);
+        tf_context_free(ctx);
+    }
+    tf_ktensor_free(&K);
+    tf_tensor_free(&X);
+}
+
 /* The dense mode asked for on the GPU: refused; auto: the GPU. */
 static void choices(tf_rng *rng)
 {
@@ -351,6 +397,7 @@ int main(int argc, char **argv)
     tf_rng rng;
     tf_rng_seed(&rng, kt_seed("test_gpu_gcp"));
     random_cases(&rng);
+    smem_cases(&rng);
     choices(&rng);
     if (!quick) {
         static const char *const tns[] = {".tns.xz", NULL};
