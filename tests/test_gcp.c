@@ -402,6 +402,7 @@ static void test_adam(tf_rng *rng)
     o.max_epochs = 8;
     o.rate = 0.01;
     o.threads = 2;
+    o.backend = TF_BACKEND_CPU; /* the same bits for a seed: the CPU's (a GPU sums by atomics) */
     double last[2] = {INFINITY, 0};
     o.callback = on_epoch;
     o.user = last;
@@ -445,8 +446,16 @@ static void test_errors(tf_rng *rng)
     tf_gcp_opts_default(&o);
     o.rank = 2;
     tf_ktensor K;
-    o.backend = TF_BACKEND_GPU;
-    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_UNAVAILABLE, "gcp: not available on the GPU yet (--device cpu)");
+    o.backend = TF_BACKEND_GPU; /* the dense mode is the CPU's; sampled: one GPU (test_gpu_gcp), none here */
+    o.dense = 1;
+    CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_UNAVAILABLE, "gcp: the dense loss mode runs on the CPU only");
+    o.dense = 0;
+    if (tf_gpu_count() == 0) {
+        const tf_status s = tf_gcp(&X, &o, &K, NULL);
+        CHECKF(s == TF_ERR_UNAVAILABLE && !strchr(tf_last_error(), '\n'), "gcp on a missing GPU -> %s \"%s\"",
+               tf_status_name(s), tf_last_error());
+        if (s == TF_OK) tf_ktensor_free(&K);
+    }
     o.backend = TF_BACKEND_AUTO;
     o.loss = TF_GCP_POISSON;
     CHECK_FAILS(tf_gcp(&X, &o, &K, NULL), TF_ERR_ARG, "the poisson loss needs counts");

@@ -125,6 +125,12 @@ typedef struct tf_tuning {
     int64_t admm_fused;           /* -1 (default): an inner iteration is one fused kernel up
                                      to rank 128, else right-hand side, gemm and prox
                                      apart; 0: always apart (tests, measurements)            */
+    /* GPU GCP */
+    int64_t gcp_smem;             /* the gradient's pass: -1 (default) 32 KiB of shared
+                                     memory per block hold the shortest modes' gradient
+                                     rows (as many modes as fit); 0: none (every mode by
+                                     global atomics); N: N bytes (at most the GPU's
+                                     per-block limit)                                        */
 } tf_tuning;
 
 /* The defaults in the first `size` bytes of t (size: the caller's

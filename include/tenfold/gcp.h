@@ -93,12 +93,15 @@ typedef struct tf_gcp_opts {
     double pgtol;           /* dense: stop when the projected gradient's largest
                                entry is <= pgtol (1e-8)                         */
     int threads;            /* CPU threads, 0 = default                              */
-    tf_backend backend;     /* AUTO or CPU (the CPU); GPU: TF_ERR_UNAVAILABLE yet    */
+    tf_backend backend;     /* AUTO (one GPU where the context's device -- without
+                               a context, the machine -- has one, else the CPU),
+                               CPU, or GPU (one GPU; not dense: TF_ERR_UNAVAILABLE) */
     int device;
     tf_context *context;    /* NULL = none. A distributed context (MPI ranks, CPU):
                                every rank draws the same samples and evaluates
                                its own (the result is one process's, to rounding);
-                               not with dense. A GPU one: TF_ERR_UNAVAILABLE yet */
+                               not with dense. One of one GPU: that GPU; of several
+                               GPUs or GPU ranks: TF_ERR_UNAVAILABLE yet        */
     const tf_ktensor *init; /* the start; NULL (default) = random: uniform [0,1)
                                factors (tf_cpd's stream for the seed) scaled alike
                                so that the model's norm is the tensor's. Else

@@ -91,9 +91,9 @@ def test_reproducible_and_callback(uber_slice):
     c, v, shape = uber_slice
     X = tenfold.Tensor((c, v, shape))
     seen = []
-    a = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=3, random_state=5,
+    a = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=3, random_state=5, device="cpu",
                     callback=lambda e: seen.append(e.loss_estimate))
-    b = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=3, random_state=5)
+    b = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=3, random_state=5, device="cpu")
     assert seen == a.loss_history == b.loss_history and len(seen) == 3
     assert all(np.array_equal(x, y) for x, y in zip(a.factors, b.factors))
     stopped = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=9, callback=lambda e: e.epoch == 2)
@@ -107,7 +107,22 @@ def test_errors(uber_slice):
         tenfold.gcp(X, 2, loss="cauchy")
     with pytest.raises(tenfold.ArgumentError, match="samples"):
         tenfold.gcp(X, 2, samples=(5,))
-    with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
-        tenfold.gcp(X, 2, device="gpu")
+    with pytest.raises(tenfold.UnavailableError, match="dense loss mode runs on the CPU only"):
+        tenfold.gcp(X, 2, dense=True, device="gpu")
+    if tenfold.gpu_count() == 0:  # one GPU runs it where there is one
+        with pytest.raises(tenfold.UnavailableError):
+            tenfold.gcp(X, 2, device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="needs 0 or 1"):
         tenfold.gcp(X, 2, loss="bernoulli")
+
+
+@pytest.mark.skipif(tenfold.gpu_count() == 0, reason="no GPU")
+def test_gpu_is_the_cpus(uber_slice):
+    """One GPU draws the CPU's samples: the same estimates (to 1e-8: its gradient sums by atomics)."""
+    c, v, shape = uber_slice
+    X = tenfold.Tensor((c, v, shape))
+    a = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=3, random_state=5, device="cpu")
+    b = tenfold.gcp(X, 3, loss="poisson", epoch_iters=20, max_epochs=3, random_state=5, device="gpu")
+    assert b.plan.startswith("GPU"), b.plan
+    assert abs(a.loss_initial - b.loss_initial) <= 1e-12 * abs(a.loss_initial)
+    assert np.allclose(a.loss_history, b.loss_history, rtol=1e-8, atol=0)

@@ -127,6 +127,8 @@ void tf_tuning_from_env(tf_tuning *caller)
     if (env_ll("TF_MPI_ROUND", &v) && v >= 1) t->mpi_round_bytes = (uint64_t)v;
     /* SDDMM */
     if (env_ll("TF_SDDMM_ROW_GRID", &v) && v > 0 && v <= 0x7fffffff) t->sddmm_row_grid = (uint64_t)v;
+    /* GCP */
+    if (env_ll("TF_GCP_SMEM", &v) && v >= 0) t->gcp_smem = v;
     /* uploads, tests, measurements */
     if (env_is("TF_GPU_STAGING", "0")) t->gpu_staging = 0;
     if (env_is("TF_GPU_POISON", "1")) t->gpu_poison = 1;

@@ -3,26 +3,16 @@
 
 #include <math.h>
 
+#include "core/rng_key.h"
+
 static uint64_t splitmix64(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return tf_rng_split_next(x);
 }
 
 uint64_t tf_rng_key(uint64_t seed, uint64_t stream, uint64_t counter)
 {
-    uint64_t h = mix64(seed + 0x9E3779B97F4A7C15ULL);
-    h = mix64(h ^ (stream + 0x632BE59BD9B4E019ULL));
-    return mix64(h ^ (counter + 0xD1B54A32D192ED03ULL));
+    return tf_rng_key_of(seed, stream, counter);
 }
 
 void tf_rng_seed(tf_rng *r, uint64_t seed)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The GCP losses as element-function pairs (tenfold/gcp.h lists them):
  * the value f(x, m) and the derivative df/dm of every loss, in this one
- * place, for every backend's kernels (host code; a GPU backend includes it
- * from device code with TF_GCP_FN defined). Definitions as pyttb's
- * gcp/handles.py, eps = TF_GCP_EPS. */
+ * place, for every backend's kernels (host code, and CUDA's __host__
+ * __device__ when nvcc compiles it: the GPU backend, src/gpu/gcp).
+ * Definitions as pyttb's gcp/handles.py, eps = TF_GCP_EPS. */
 #ifndef TF_CPU_GCP_LOSS_H
 #define TF_CPU_GCP_LOSS_H
 #include <math.h>
@@ -11,7 +11,11 @@
 #include "tenfold.h"
 
 #ifndef TF_GCP_FN
+#ifdef __CUDACC__
+#define TF_GCP_FN static inline __host__ __device__
+#else
 #define TF_GCP_FN static inline
+#endif
 #endif
 #define TF_GCP_EPS 1e-10
 

@@ -7,7 +7,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
-#include "core/rng.h"
+#include "cpu/gcp_draw.h"
 
 static uint64_t hash_coord(const uint32_t *idx, uint32_t order)
 {
@@ -17,13 +17,6 @@ static uint64_t hash_coord(const uint32_t *idx, uint32_t order)
         h *= 0xBF58476D1CE4E5B9ULL;
     }
     return h ^ (h >> 31);
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
 }
 
 static uint64_t linear_of(const tf_gcp_nzset *h, const uint32_t *idx)
@@ -38,7 +31,7 @@ static uint64_t probe_start(const tf_gcp_nzset *h, const uint32_t *idx, uint64_t
 {
     if (h->linear) {
         *key = linear_of(h, idx) + 1;
-        return mix64(*key) & h->mask;
+        return tf_gcp_slot_start(*key, h->mask);
     }
     return hash_coord(idx, h->X->order) & h->mask;
 }
@@ -49,30 +42,6 @@ static int same_coord(const tf_gcp_nzset *h, uint64_t k, const uint32_t *idx)
     for (uint32_t n = 0; n < h->X->order; ++n)
         if (c[n] != idx[n]) return 0;
     return 1;
-}
-
-/* A draw's own generator: splitmix64 from its key. */
-static inline uint64_t sm_next(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) (Lemire's multiply-shift with rejection). */
-static inline uint64_t sm_below(uint64_t *x, uint64_t n)
-{
-    unsigned __int128 m = (unsigned __int128)sm_next(x) * n;
-    uint64_t lo = (uint64_t)m;
-    if (lo < n) {
-        const uint64_t t = -n % n;
-        while (lo < t) {
-            m = (unsigned __int128)sm_next(x) * n;
-            lo = (uint64_t)m;
-        }
-    }
-    return (uint64_t)(m >> 64);
 }
 
 tf_status tf_gcp_nzset_build(const tf_tensor *X, tf_gcp_nzset *h)
@@ -122,7 +91,7 @@ tf_status tf_gcp_nzset_build_part(const tf_tensor *X, uint32_t part, uint32_t pa
     if (keys) { /* the whole tensor's linear indices */
         for (uint64_t k = 0; k < nnz_all; ++k) {
             const uint64_t key = keys[k] + 1;
-            uint64_t p = mix64(key) & h->mask;
+            uint64_t p = tf_gcp_slot_start(key, h->mask);
             while (h->slot[p] && h->slot[p] != key) p = (p + 1) & h->mask;
             h->slot[p] = key;
         }
@@ -197,12 +166,10 @@ void tf_gcp_draw_setup(const tf_gcp_nzset *h, uint64_t gnz, uint64_t gz, tf_gcp_
     const uint64_t nnz = h->nnz;
     double numel = 1.0;
     for (uint32_t n = 0; n < X->order; ++n) numel *= (double)X->dims[n];
-    if (numel <= (double)nnz) gz = 0; /* no zeros to draw */
+    tf_gcp_draw_weights(numel, nnz, gnz, &gz, &s->w_nz, &s->w_z);
     s->order = X->order;
     s->n = gnz + gz;
     s->nnz_part = gnz;
-    s->w_nz = gnz ? (double)nnz / (double)gnz : 0.0;
-    s->w_z = gz ? (numel - (double)nnz) / (double)gz : 0.0;
 }
 
 /* Entries are drawn in chunks: first every entry's random numbers, with
@@ -228,8 +195,7 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
         for (uint64_t j = c0; j < c1; ++j) { /* the numbers, the prefetches */
             const uint64_t q = j - c0, o = j - j0;
             if (j < gnz) {
-                uint64_t x = tf_rng_key(seed, 2 * stream, j);
-                const uint64_t k = sm_below(&x, nnz);
+                const uint64_t k = tf_gcp_draw_nz(seed, stream, j, nnz);
                 if (k < h->own_lo || k >= h->own_hi) {
                     at[q] = NOT_OWNED;
                     continue;
@@ -241,9 +207,10 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
                     at[q] = NOT_OWNED;
                     continue;
                 }
-                uint64_t x = tf_rng_key(seed, 2 * stream + 1, j - gnz);
+                uint64_t x = tf_gcp_draw_zero_state(seed, stream, j - gnz);
                 uint32_t idx[TF_MAX_ORDER];
-                for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o] = (uint32_t)sm_below(&x, X->dims[n]);
+                tf_gcp_draw_coord(&x, N, X->dims, idx);
+                for (uint32_t n = 0; n < N; ++n) ind[n][o] = idx[n];
                 state[q] = x;
                 at[q] = 0;
                 if (nnz) {
@@ -270,7 +237,7 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
             if (nnz && has_from(h, idx, at[q], key[q])) {
                 uint64_t x = state[q];
                 do {
-                    for (uint32_t n = 0; n < N; ++n) idx[n] = (uint32_t)sm_below(&x, X->dims[n]);
+                    tf_gcp_draw_coord(&x, N, X->dims, idx);
                 } while (tf_gcp_nzset_has(h, idx));
             }
             for (uint32_t n = 0; n < N; ++n) ind[n][w] = idx[n];

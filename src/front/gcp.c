@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_gcp, the front end of GCP: resolves and checks the options (the sample
  * sizes GenTen's defaults where 0), the values for the loss and the start,
- * creates the backend (the CPU of one process or of MPI ranks; a GPU asked
- * for is TF_ERR_UNAVAILABLE yet, before any work), then runs the algorithm
- * (algo/gcp.c) on it. On ranks every check that reads the tensor is
- * shared: a failure on one rank is every rank's (none is left waiting in a
- * collective). */
+ * creates the backend (one GPU, src/gpu/gcp, asked for or under auto where
+ * there is one, as CP-APR chooses; else the CPU of one process or of MPI
+ * ranks; several GPUs are TF_ERR_UNAVAILABLE yet, before any work), then
+ * runs the algorithm (algo/gcp.c) on it. On ranks every check that reads
+ * the tensor is shared: a failure on one rank is every rank's (none is
+ * left waiting in a collective). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "front/auto_backend.h"
+#include "front/device_choice.h"
 #include "seams/context.h"
 #include "seams/dist.h"
 #include "cpu/gcp_sample.h"
@@ -118,21 +120,60 @@ static tf_status resolve_opts(const tf_gcp_opts *in, tf_gcp_opts *out)
     return TF_OK;
 }
 
-/* The GPU asked for: not yet (before the tensor is looked at); MPI ranks:
- * the CPU's, sampled mode. */
+/* Where the run may go, before the tensor is looked at: one GPU (not the
+ * dense mode, which is the CPU's), not several GPUs or GPU ranks yet; MPI
+ * ranks: the CPU's, sampled mode. */
 static tf_status check_place(const tf_gcp_opts *o)
 {
     const tf_context *c = o->context;
     const int ranks = c && c->dist;
     tf_status (*fail)(tf_status, const char *, ...) = ranks ? tf_fail_shared : tf_fail;
-    if (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU) || (c && c->opts.ndevices > 1))
-        return fail(TF_ERR_UNAVAILABLE, "gcp: not available on the GPU yet (--device cpu)");
+    if ((c && c->opts.ndevices > 1) || (ranks && (o->backend == TF_BACKEND_GPU || c->opts.backend == TF_BACKEND_GPU)))
+        return fail(TF_ERR_UNAVAILABLE, "gcp: not available on several GPUs or GPU ranks yet (one GPU, or --device "
+                                        "cpu)");
+    if (o->dense && (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU)))
+        return fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode runs on the CPU only (--device cpu; its tensors "
+                                        "have at most 2^26 entries)");
     if (ranks && o->dense)
         return fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode is not available on MPI ranks (its tensors have at "
                                         "most 2^26 entries: one process runs it)");
     if (o->distributed_input && !ranks)
         return tf_fail(TF_ERR_ARG, "gcp: distributed_input needs a distributed context (MPI ranks)");
     return TF_OK;
+}
+
+/* One GPU (asked for, or under auto where the context's device -- without
+ * a context, the machine -- has one), as CP-APR chooses; never for the
+ * dense mode or on ranks. */
+static int on_gpu(const tf_gcp_opts *o)
+{
+    tf_context *c = o->context;
+    if (o->dense || (c && c->dist)) return 0;
+    const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
+                                 ? TF_BACKEND_GPU : o->backend;
+    return tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
+}
+
+/* The GPU backend (src/gpu/gcp) in o's context or a private one (*own,
+ * freed by the caller after the backend); under auto a problem the GPU
+ * cannot hold (TF_ERR_NOMEM) or a GPU backend that is not there after all
+ * (TF_ERR_UNAVAILABLE: a CPU-only module, an order above the GPU's) runs
+ * on the CPU, the note saying why. */
+static tf_status create_gpu(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *be, tf_context **own,
+                            char *note, size_t note_len)
+{
+    tf_gcp_opts go = *o;
+    TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, own));
+    tf_status s = tf_cuda_gcp_backend_create(X, &go, be);
+    if (s == TF_OK) return s;
+    tf_context_free(*own);
+    *own = NULL;
+    if (s == TF_ERR_UNAVAILABLE && o->backend == TF_BACKEND_AUTO) {
+        tf_cpu_fallback_note(note, note_len);
+        return tf_cpu_gcp_backend_create(X, o, NULL, be);
+    }
+    if (!tf_gpu_fallback(s, o->backend, note, note_len)) return s;
+    return tf_cpu_gcp_backend_create(X, o, NULL, be);
 }
 
 /* On ranks (d): s, one rank's failure (the lowest failing rank's message),
@@ -312,21 +353,25 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
         return s;
     }
     rep->fnz = o->fnz, rep->fz = o->fz, rep->gnz = o->gnz, rep->gz = o->gz;
-    if (o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-        snprintf(rep->note, sizeof rep->note, "GCP runs on the CPU: not on the GPU yet");
+    if (o->dense && o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+        snprintf(rep->note, sizeof rep->note, "GCP's dense loss mode runs on the CPU");
     tf_gcp_backend be;
+    tf_context *own = NULL; /* the GPU's private context, when o has none */
     const double t = tf_wtime();
-    const tf_status cs = tf_cpu_gcp_backend_create(X, o, d ? &ranks : NULL, &be);
+    const tf_status cs = on_gpu(o) ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
+                                   : tf_cpu_gcp_backend_create(X, o, d ? &ranks : NULL, &be);
     tf_free(keys);
     s = shared(d, cs);
     if (s != TF_OK) {
         if (cs == TF_OK) be.ops->destroy(be.ctx);
+        tf_context_free(own);
         return s;
     }
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
     s = tf_gcp_run(&be, X, xnorm, o, out, rep);
     be.ops->destroy(be.ctx);
+    tf_context_free(own);
     return s;
 }
 

@@ -33,6 +33,7 @@ extern "C" {
 #include "seams/context.h"
 #include "seams/cp_apr.h"
 #include "seams/cpd.h"
+#include "seams/gcp.h"
 #include "seams/model_backends.h"
 #include "seams/plan.h"
 #include "seams/sddmm_backends.h"
@@ -64,6 +65,7 @@ extern "C" {
     TF_CUDA_SPTTM_API(ROW)                                                                                       \
     TF_CUDA_MODEL_API(ROW)                                                                                       \
     TF_CUDA_APR_API(ROW)                                                                                         \
+    TF_CUDA_GCP_API(ROW)                                                                                         \
     TF_CUDA_TUCKER_API(ROW)                                                                                      \
     TF_CUDA_COMPLETE_API(ROW)                                                                                    \
     /* a new family: its table here, one line */
@@ -165,6 +167,8 @@ extern "C" {
     T(tf_tucker_backend)      \
     T(tf_complete_opts)       \
     T(tf_complete_backend)    \
+    T(tf_gcp_opts)            \
+    T(tf_gcp_backend)         \
     /* a new one: a line here */
 #define TF_CUDA_ABI_SIZE_(type) sizeof(type),
 #define TF_CUDA_ABI_ONE_(type) +1

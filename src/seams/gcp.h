@@ -8,11 +8,18 @@
  * draws the gradient samples. Only scalars cross in sampled mode (and the
  * start and the result, once each), so a GPU backend can keep everything
  * on the device; the dense mode's L-BFGS hands whole vectors over (its
- * tensors are small). The front end (src/front/gcp.c) creates backends. */
+ * tensors are small). The front end (src/front/gcp.c) creates backends:
+ * the CPU's (src/cpu/gcp_cpu.c) or one GPU's (src/gpu/gcp, through the CUDA
+ * module's table: TF_CUDA_GCP_API below). */
 #ifndef TF_SEAMS_GCP_H
 #define TF_SEAMS_GCP_H
 #include "core/error.h"
+#include "seams/cuda_table.h"
 #include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct tf_gcp_backend_ops {
     /* Takes the start (host, dims[m] x R factors; lambda all ones); Adam's
@@ -75,4 +82,26 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, co
  * l2 sum_n ||A_n||_F^2, the penalty of completion's objective). */
 tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
                                              tf_gcp_backend *out);
+
+/* The CUDA backend's entry point (src/gpu/gcp; its format: seams/cuda_table.h):
+ * tf_cuda_gcp_backend_create: sampled GCP-Adam on the one GPU of
+ * o->context (never NULL here), in double precision, everything on the
+ * device: X's non-zeros and the hash set of their linear indices, the
+ * factors, the gradient, Adam's moments and their checkpoint, the fixed
+ * sample of the estimate (drawn there at creation); each gradient sample
+ * drawn inside the gradient's pass, the CPU's draws (cpu/gcp_draw.h). o
+ * resolved (the sample sizes set); not dense (TF_ERR_UNAVAILABLE: the
+ * dense mode runs on the CPU); TF_ERR_UNAVAILABLE too for an order above
+ * the GPU's or a tensor of 2^63 entries or more, TF_ERR_NOMEM (naming the
+ * bytes and the budget) when it does not fit the context's device budget.
+ * X borrowed during the call only. */
+#define TF_CUDA_GCP_API(ROW)                                                                                     \
+    ROW(MAY_LOAD, tf_status, tf_cuda_gcp_backend_create,                                                         \
+        (const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out), (X, o, out), ,                          \
+        tf_cuda_unavailable("GPU GCP needs"))
+TF_CUDA_GCP_API(TF_CUDA_DECLARE_)
+
+#ifdef __cplusplus
+}
+#endif
 #endif

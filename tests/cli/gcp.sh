@@ -3,8 +3,9 @@
 # estimate, the summary, the JSON report (iterations[].loss_estimate,
 # result.loss_estimate), -o, the same numbers for the same seed, the dense
 # loss mode (its loss never rises), and the refusals: values the loss does
-# not take (named), the GPU (before the tensor is read), the options GCP
-# does not take, GCP's options without --method gcp.
+# not take (named), several GPUs and the dense mode on the GPU (before the
+# tensor is read), the options GCP does not take, GCP's options without
+# --method gcp; with a GPU, a run on it (its estimates the CPU's).
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 
@@ -43,14 +44,14 @@ PY
 
 # the same seed: the same estimates, on 2 threads and 1 (the samples do not depend on the threads)
 expect 0 "gcp again" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 -t 2 \
-    --nowrite --json g2.json
+    --device cpu --nowrite --json g2.json
 check "gcp: one seed, one run" python3 - g.json g2.json <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert [i["loss_estimate"] for i in a["iterations"]] == [i["loss_estimate"] for i in b["iterations"]]
 PY
 expect 0 "gcp on 1 thread" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 -t 1 \
-    --nowrite --json g1.json
+    --device cpu --nowrite --json g1.json
 check "gcp: 1 and 2 threads to rounding" python3 - g.json g1.json <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
@@ -81,8 +82,29 @@ expect_failure "gcp: not counts" 'gcp: the poisson loss needs counts \(integers 
 expect_failure "gcp: not 0/1" 'gcp: the bernoulli-odds loss needs 0 or 1: the non-zero at \(1, 1, 1\) \(1-based\) is 2$' \
     cpd bad.tns -r 2 --method gcp --loss bernoulli --nowrite
 no_files "gcp: nothing written on failure" bad.mode1.mat bad.set
-expect_failure "gcp: the GPU" '^tenfold: gcp: not available on the GPU yet \(--device cpu\)$' \
-    cpd missing.tns -r 2 --method gcp --loss gaussian --device gpu --nowrite
+expect_failure "gcp: several GPUs" '^tenfold: gcp: not available on several GPUs or GPU ranks yet \(one GPU: --device gpu; or --device cpu\)$' \
+    cpd missing.tns -r 2 --method gcp --loss gaussian --gpus 2 --nowrite
+expect_failure "gcp: dense on the GPU" '^tenfold: gcp: --dense-loss runs on the CPU only \(--device cpu; its tensors have at most 2\^26 entries\)$' \
+    cpd missing.tns -r 2 --method gcp --loss gaussian --dense-loss --device gpu --nowrite
+
+# one GPU, where there is one: the plan says so, and the estimates are the
+# CPU's (the same samples; the GPU's gradient sums by atomics: to 1e-8)
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+if [ "${gpus:-0}" -ge 1 ]; then
+    expect 0 "gcp on the GPU" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
+        --device gpu --nowrite --json gg.json
+    check "gcp gpu: the plan" grep -q '^plan: GPU .*stratified samples drawn on the GPU' out.txt
+    check "gcp gpu: the CPU's estimates" python3 - g.json gg.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+x, y = a["result"]["loss_initial"], b["result"]["loss_initial"]
+assert abs(x - y) <= 1e-12 * abs(x), (x, y)
+assert len(a["iterations"]) == len(b["iterations"])
+for p, q in zip(a["iterations"], b["iterations"]):
+    assert abs(p["loss_estimate"] - q["loss_estimate"]) <= 1e-8 * abs(p["loss_estimate"]), (p, q)
+    assert p["failed"] == q["failed"], (p, q)
+PY
+fi
 expect_usage cpd counts.tns -r 2 --method gcp
 expect_usage cpd counts.tns -r 2 --method gcp --loss cauchy
 expect_usage cpd counts.tns -r 2 --method gcp --loss gaussian --nonneg

@@ -70,7 +70,7 @@ check "--dense-loss on 2 ranks: one line" \
     test "$(grep -c '^tenfold: gcp: --dense-loss is not available on MPI ranks' err.txt)" -eq 1
 ranks 2 cpd counts.tns -r 2 --method gcp --loss poisson --device gpu --nowrite
 check "--device gpu on 2 ranks: fails, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
-check "--device gpu on 2 ranks: one line" test "$(grep -c '^tenfold: gcp: not available on the GPU yet' err.txt)" -eq 1
+check "--device gpu on 2 ranks: one line" test "$(grep -c '^tenfold: gcp: not available on several GPUs or GPU ranks yet' err.txt)" -eq 1
 # a value the Poisson loss does not take, in the last rank's part
 printf '1 1 1 2\n1 2 2 1\n2 1 3 1\n2 2 2 3\n3 1 1 2.5\n3 3 3 1\n' > bad.tns
 "$TF" convert bad.tns bad.bin >/dev/null 2>&1 || bad "convert bad.bin"

@@ -82,8 +82,10 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
     L-BFGS to ``ftol`` / ``pgtol`` (``max_epochs`` its iterations, default
     1000) -- the objective pyttb's ``gcp_opt`` with L-BFGS-B minimises.
     init: 'random' or a start (factors, (weights, factors), a CPResult, a
-    tensorly CPTensor or a pyttb ktensor). The CPU runs it (device='gpu'
-    raises UnavailableError: not yet).
+    tensorly CPTensor or a pyttb ktensor). device: one GPU (the CPU's
+    samples, the same estimates to rounding; 'auto' where one is present) or
+    the CPU; dense=True runs on the CPU only (device='gpu' raises
+    UnavailableError).
 
     Returns a CPResult (weights, factors: unit 2-norm columns), with loss
     (the final estimate; dense: the exact loss), loss_initial, loss_history

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Test entries to GPU GCP; see gcp_check.h. */
+#include "hooks/gcp_check.h"
+
+#include <string.h>
+
+#include "gpu/gcp/gcp.cuh"
+#include "seams/cuda_module.h"
+
+namespace {
+
+/* The backend of X under o in a context of its own on GPU 0 (*ctx: freed by the caller). */
+tf_status make(const tf_tensor *X, const tf_gcp_opts *o, tf_context **ctx, tf_gcp_backend *be)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    *ctx = NULL;
+    TF_TRY(tf_context_create(&co, ctx));
+    tf_gcp_opts go = *o;
+    go.context = *ctx;
+    go.backend = TF_BACKEND_GPU;
+    const tf_status s = tf_cuda_gcp_backend_create_impl(X, &go, be);
+    if (s != TF_OK) {
+        tf_context_free(*ctx);
+        *ctx = NULL;
+    }
+    return s;
+}
+
+} // namespace
+
+extern "C" tf_status tf_gpu_check_gcp_draw(const tf_tensor *X, const tf_gcp_opts *o, uint64_t iter,
+                                           uint32_t *const *ind, double *vals, uint64_t *n, uint64_t *nz,
+                                           double *w_nz, double *w_z)
+{
+    if (!X || !o || !ind || !vals) return tf_fail(TF_ERR_ARG, "tf_gpu_check_gcp_draw: bad arguments");
+    tf_context *ctx = NULL;
+    tf_gcp_backend be;
+    TF_TRY(make(X, o, &ctx, &be));
+    const tf_status s = tf_gpu_gcp_draw_sample(be.ctx, iter, ind, vals, n, nz, w_nz, w_z);
+    be.ops->destroy(be.ctx);
+    tf_context_free(ctx);
+    return s;
+}
+
+extern "C" tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K,
+                                           uint64_t iter, double *f, double *g)
+{
+    if (!X || !o || !K || !f || !g) return tf_fail(TF_ERR_ARG, "tf_gpu_check_gcp_step: bad arguments");
+    tf_context *ctx = NULL;
+    tf_gcp_backend be;
+    TF_TRY(make(X, o, &ctx, &be));
+    double ts = 0.0;
+    tf_status s = be.ops->init(be.ctx, K);
+    if (s == TF_OK) s = tf_gpu_gcp_poison(be.ctx);
+    if (s == TF_OK) s = be.ops->estimate(be.ctx, f);
+    if (s == TF_OK) s = tf_gpu_gcp_poison(be.ctx);
+    if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
+    if (s == TF_OK) s = tf_gpu_gcp_get_gradient(be.ctx, g);
+    be.ops->destroy(be.ctx);
+    tf_context_free(ctx);
+    return s;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Test entries to GPU GCP (internal; tests only), on the backend of
+ * tf_cuda_gcp_backend_create in a context of its own on GPU 0: the
+ * gradient sample of an iteration as the GPU draws it, and one estimate
+ * and one gradient from a given start (the gradient's device copy
+ * poisoned with NaN first). Without the CUDA backend they fail with
+ * TF_ERR_UNAVAILABLE. */
+#ifndef TF_TESTS_HOOKS_GCP_CHECK_H
+#define TF_TESTS_HOOKS_GCP_CHECK_H
+#include <stdint.h>
+
+#include "tenfold.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The gradient sample of iteration iter for X under o (o->rank, loss,
+ * seed and the four sample sizes set; fnz + fz > 0) into host arrays
+ * ind[0 .. order - 1] and vals (room for o->gnz + o->gz each): *n entries,
+ * the first *nz non-zeros, their weights. */
+tf_status tf_gpu_check_gcp_draw(const tf_tensor *X, const tf_gcp_opts *o, uint64_t iter, uint32_t *const *ind,
+                                double *vals, uint64_t *n, uint64_t *nz, double *w_nz, double *w_z);
+
+/* The backend started at K's factors (lambda ignored: ones): the fixed
+ * sample's loss into *f, then the gradient of iteration iter's sample
+ * into g (the factors' sizes, mode after mode, row-major). */
+tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K, uint64_t iter,
+                                double *f, double *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
