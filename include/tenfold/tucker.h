@@ -149,10 +149,10 @@ typedef struct tf_tucker_opts {
                                      budget) or lacks (the subspace method) runs on the CPU
                                      with a note. A context of several GPUs: each owns rows
                                      of Y_(n). A context of MPI ranks: their CPUs, each
-                                     rank the TTMc of its part of the non-zeros, Y_(n)
-                                     summed over the ranks (every rank holds it whole),
-                                     the factors and core rank 0's on every rank; GPUs of
-                                     MPI ranks: TF_ERR_UNAVAILABLE                      */
+                                     rank the TTMc of its part of the non-zeros (a whole
+                                     I_n x C Y_(n) on every rank), summed on rank 0, which
+                                     computes the factors and core for every rank; GPUs
+                                     of MPI ranks: TF_ERR_UNAVAILABLE                   */
     int device;                   /* GPU ordinal (without a context)                     */
     tf_context *context;          /* NULL = a private default one                        */
     tf_tucker_callback callback;  /* after every iteration (may be NULL)                 */

@@ -5,12 +5,13 @@
  * is BLAS's column-major n x m, so no copies.
  *
  * On MPI ranks (tf_cpu_tucker_backend_create_dist) X is this rank's part of
- * the non-zeros: its TTMc is its part of Y_(n), summed over the ranks (an
- * all-reduce in pieces of the context's round size), so every rank holds
- * the whole Y_(n) and runs the same eigensolver on it; the new factor and
- * the core are then rank 0's on every rank (broadcast: whatever bits the
- * all-reduce gives each rank, the ranks never drift apart, and they stop
- * together), and a failure on one rank is every rank's (tf_dist_shared). */
+ * the non-zeros: its TTMc is its part of Y_(n), summed over the ranks on
+ * rank 0 (a reduction in pieces of the context's round size); rank 0 alone
+ * computes the leading vectors and the core from it, as one process would,
+ * and broadcasts them (every rank then holds the same factors: the ranks
+ * never drift apart, and they stop together); a failure on one rank is
+ * every rank's (tf_dist_shared). Every rank holds a whole Y_(n) (its part's
+ * sum over all the rows), so the memory check is the single process's. */
 #include <math.h>
 #include <string.h>
 
@@ -116,12 +117,16 @@ static tf_status cpu_init(void *ctx, const tf_matrix *factors, uint32_t skip)
     return TF_OK;
 }
 
-/* x[0..n) summed over the ranks, in pieces of at most the round size. */
+/* x[0..n) summed over the ranks into rank 0's x (every rank's, without a
+ * reduction in the table), in pieces of at most the round size. */
 static tf_status sum_ranks(const tf_dist *d, double *x, uint64_t n)
 {
     const uint64_t round = (d->round_bytes ? d->round_bytes : (uint64_t)256 << 20) / sizeof(double);
     const uint64_t piece = round < ((uint64_t)1 << 30) ? (round ? round : 1) : (uint64_t)1 << 30;
-    for (uint64_t lo = 0; lo < n; lo += piece) TF_TRY(d->allreduce_sum(x + lo, n - lo < piece ? n - lo : piece));
+    for (uint64_t lo = 0; lo < n; lo += piece) {
+        const uint64_t k = n - lo < piece ? n - lo : piece;
+        TF_TRY(d->reduce_sum ? d->reduce_sum(x + lo, k, 0) : d->allreduce_sum(x + lo, k));
+    }
     return TF_OK;
 }
 
@@ -243,6 +248,10 @@ static tf_status cpu_leading(void *ctx, uint32_t mode, tf_tucker_svd *method)
     const tf_tucker_svd m = tf_tucker_svd_choose(I, C, c->svd);
     *method = m;
     double *U = c->U[mode].data;
+    if (c->dist && c->dist->rank != 0) { /* rank 0 solves */
+        TF_TRY(tf_dist_shared(c->dist, TF_OK));
+        return c->dist->bcast_from(U, I * r * sizeof *U, 0);
+    }
     tf_status s = m == TF_TUCKER_SVD_ROW_GRAM   ? lead_rows(c->Y, I, C, r, U)
                   : m == TF_TUCKER_SVD_COL_GRAM ? lead_cols(c->Y, I, C, r, U)
                                                 : lead_subspace(c->Y, I, C, r, U);
@@ -252,14 +261,13 @@ static tf_status cpu_leading(void *ctx, uint32_t mode, tf_tucker_svd *method)
     return c->dist->bcast_from(U, I * r * sizeof *U, 0); /* rank 0's on every rank */
 }
 
-static tf_status cpu_core(void *ctx, uint32_t mode, double *norm2)
+/* The core from Y_(mode) and the new U_mode; *norm2 = ||G||^2. */
+static tf_status core_of(cpu_tucker *c, uint32_t mode, double *norm2)
 {
-    cpu_tucker *c = ctx;
-    if (c->ymode != mode) return tf_fail(TF_ERR_ARG, "tucker: the core of mode %u before its TTMc", mode + 1);
     const uint32_t N = c->N;
     const uint64_t I = c->dims[mode], C = cols_of(N, c->ranks, mode), r = c->ranks[mode];
     double *Gn = NULL;
-    TF_TRY(tf_dist_shared(c->dist, TF_ALLOC(Gn, r * C, "Tucker core unfolding")));
+    TF_TRY(TF_ALLOC(Gn, r * C, "Tucker core unfolding"));
     gemm_rm('T', 'N', r, C, I, c->U[mode].data, r, c->Y, C, Gn, C); /* G_(n) = U_n^T Y_(n) */
     double ss = 0.0;
     for (uint64_t e = 0; e < r * C; ++e) ss += Gn[e] * Gn[e];
@@ -277,9 +285,19 @@ static tf_status cpu_core(void *ctx, uint32_t mode, double *norm2)
         for (uint64_t a = 0; a < r; ++a) c->core[at + a * stride[mode]] = Gn[a * C + x];
     }
     tf_free(Gn);
-    if (!c->dist) return TF_OK;
+    return TF_OK;
+}
+
+static tf_status cpu_core(void *ctx, uint32_t mode, double *norm2)
+{
+    cpu_tucker *c = ctx;
+    if (c->ymode != mode) return tf_fail(TF_ERR_ARG, "tucker: the core of mode %u before its TTMc", mode + 1);
+    if (!c->dist) return core_of(c, mode, norm2);
     /* rank 0's core and norm on every rank: the same fit, the same stop */
-    TF_TRY(c->dist->bcast_from(c->core, r * C * sizeof *c->core, 0));
+    TF_TRY(tf_dist_shared(c->dist, c->dist->rank == 0 ? core_of(c, mode, norm2) : TF_OK));
+    uint64_t core = 1;
+    for (uint32_t k = 0; k < c->N; ++k) core *= c->ranks[k];
+    TF_TRY(c->dist->bcast_from(c->core, core * sizeof *c->core, 0));
     return c->dist->bcast_from(norm2, sizeof *norm2, 0);
 }
 
@@ -340,7 +358,8 @@ static tf_status create(const tf_tensor *X, const tf_tucker_opts *o, const tf_di
     c->dist = d;
     out->ops = &cpu_ops;
     out->ctx = c;
-    if (d) snprintf(out->desc, sizeof out->desc, "cpu csf (%u trees), %d MPI ranks (Y_(n) summed)", N, d->size);
+    if (d) snprintf(out->desc, sizeof out->desc, "cpu csf (%u trees), %d MPI ranks (Y_(n) summed on rank 0)", N,
+                      d->size);
     else snprintf(out->desc, sizeof out->desc, "cpu csf (%u trees)", N);
     return TF_OK;
 }

@@ -43,6 +43,9 @@ typedef struct tf_dist {
     /* tf_mpi_agree over these ranks: TF_OK when every rank's record equals
      * rank 0's, else the same shared failure on every rank. */
     tf_status (*agree)(const tf_agree *a);
+    /* x[0..n) summed over the ranks into rank root's x (the others' x
+     * unchanged); may be NULL (a table made before it: allreduce_sum). */
+    tf_status (*reduce_sum)(double *x, uint64_t n, int root);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
