@@ -5,9 +5,11 @@
 # of their largest entry, each column's sign aligned) and its core, from
 # --init random, hosvd (the non-zeros gathered on rank 0) and STEM, on a
 # planted tensor and the shared real ones (3- and 4-mode), also when each
-# rank reads only its part of a .bin; rank 0 alone prints and writes one
-# set. Bad input fails on every rank with one line (rank 0's), no hang;
-# what ranks cannot run yet (--device gpu, --checkpoint) is refused alike.
+# rank reads only its part of a .bin, also a rank without non-zeros; rank 0
+# alone prints and writes one set. Bad input (a malformed file, options that
+# differ between the ranks, a rank above a mode's length, the memory limit)
+# fails on every rank with one line (rank 0's), no hang, no MPI abort; what
+# ranks cannot run yet (--device gpu, --checkpoint) is refused alike.
 # Skipped (77) without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
@@ -92,8 +94,41 @@ if [ -f "$SHARED/uber-apr14.tns.xz" ]; then
     runs uber uber.bin -r 3,3,4,4 -i 3 --tol 0
 fi
 
+# a rank without non-zeros (2 of them over 3 ranks): one process's fits
+printf '1 1 1 2\n2 2 2 3\n' > tiny.tns
+expect 0 "tiny: one process" tucker tiny.tns -r 1 -i 2 --tol 0 -t 1 --device cpu -q -o tiny.one --json tiny.one.json
+ranks 3 tucker tiny.tns -r 1 -i 2 --tol 0 -t 1 -q -o tiny.r3 --json tiny.r3.json
+if [ "$rc" -ne 0 ]; then bad "tiny on 3 ranks: exit $rc; $(head -c 300 err.txt)"; else
+    check "3 ranks, one without non-zeros: one process's run" same tiny.one tiny.r3
+fi
+
+# fails DESC N PATTERN [LINES]: after `each`, every one of N ranks exited non-zero (no
+# hang) and stderr is one line (LINES: a usage error's two, the second 'try ...'),
+# the first matching PATTERN (nothing else: no MPI abort)
+fails() {
+    local desc=$1 n=$2 pattern=$3 lines=${4:-1} c
+    if [ "$rc" -eq 124 ]; then bad "$desc: hangs"; return; fi
+    c=$(codes "$n")
+    case " $c" in *" 0 "* | *none*) bad "$desc: rank exit codes $c; $(head -c 300 err.txt)"; return ;; esac
+    if [ "$(wc -l <err.txt)" -ne "$lines" ]; then bad "$desc: expected $lines stderr line(s), got: $(head -c 600 err.txt)"; return; fi
+    if ! grep -qE -- "$pattern" err.txt; then bad "$desc: $(cat err.txt)"; return; fi
+    ok
+}
+each -np 1 T tucker planted.tns -r 3 -q : -np 1 T tucker planted.tns -r 2 -q
+fails "-r differing between the ranks" 2 "^tenfold: ranks disagree: rank 1 has -r/--rank 2, rank 0 has 3$"
+each -np 2 T tucker planted.tns -r 3 --memory-limit 1K -o bad
+fails "the memory limit on 2 ranks" 2 '^tenfold: tucker: Y_\(.* on each MPI rank .* over the limit'
+each -np 3 T tucker planted.tns -r 30,3,3 -o bad
+fails "a rank above a mode's length on 3 ranks (a usage error, said once)" 3 \
+    "^tenfold tucker: -r: the rank of mode 1 is 30, larger than the mode's length 20" 2
+each -np 2 T tucker planted.tns -r 3 --device gpu
+fails "--device gpu on 2 ranks" 2 '^tenfold: tucker: not available on GPUs of MPI ranks yet'
+
 # bad input: one line from rank 0, a non-zero exit on every rank, no hang
 printf '1 1 1 2\n1 2 2 1\n2 1 3 1\n2 2 2 3\n3 1 1 x\n3 3 3 1\n' > bad.tns
+each -np 2 T tucker bad.tns -r 2 -o bad
+fails "a malformed file on 2 ranks (every rank)" 2 '^tenfold: bad.tns:5: '
+no_files "a malformed file on 2 ranks (every rank) wrote nothing" bad.mode1.mat bad.set bad.lock
 ranks 2 tucker bad.tns -r 2 -o bad
 check "a malformed file on 2 ranks: fails, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
 check "a malformed file on 2 ranks: one line naming the file and line" \
