@@ -174,7 +174,9 @@ typedef struct tf_tucker_opts {
                                      dims the whole tensor's; as tf_cpd_opts's), 0
                                      (default) when every rank holds all of X. HOSVD
                                      start of parts: the non-zeros gathered on rank 0
-                                     for it (rank 0 holds the whole tensor meanwhile)   */
+                                     for it (rank 0 holds the whole tensor meanwhile).
+                                     Every rank calls with the same options, seed and
+                                     init_factors                                       */
 } tf_tucker_opts;
 
 /* The defaults in the first `size` bytes of o, o->size = size (callers use
