@@ -82,10 +82,27 @@ static const char help[] =
     "Y^T Y when C < I_n and C <= 4096; else a randomised range finder with\n"
     "subspace iteration. Each column's largest-magnitude entry is positive, so\n"
     "the same input and seed give the same result.\n"
+    "\n"
+    "Several processes (a build with MPI): `mpirun -np P tenfold tucker FILE ...`\n"
+    "runs on the ranks' CPUs: each rank reads its part of the non-zeros (a .bin\n"
+    "at its offsets, other inputs whole then cut) and computes their part of\n"
+    "Y_(n) (every rank holds a Y_(n) of full size: --memory-limit is per rank);\n"
+    "the parts are summed on rank 0 (MPI_Reduce), which computes the leading\n"
+    "vectors and the core and sends them to every rank. The fits, factors and\n"
+    "core are the single process's (to rounding); --init hosvd gathers the\n"
+    "non-zeros on rank 0 for the start. Rank 0 alone prints and writes. The\n"
+    "ranks first check that they agree (the command, the options\n"
+    "but -t, -o, --json, --memory-limit, and the tensor), else all stop with one\n"
+    "line. Not on MPI ranks yet: --device gpu, --gpus, --checkpoint/--resume,\n"
+    "standard input.\n"
     CLI_STDIN_HELP
     CLI_PROGRESS_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
+
+/* Under mpirun with several ranks: failures every rank reaches alike (the
+ * same files and options) are said by rank 0 alone (run_context.h). */
+static int ranks_on, other_rank;
 
 typedef struct tucker_run {
     const char *path, *base, *init, *stem, *json_path, *json_write_path;
@@ -230,13 +247,30 @@ static int check_outputs(tucker_run *r)
 static int init_fail(const tucker_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int init_fail(const tucker_run *r, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "tenfold: --init %s: ", r->init);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return CLI_FAIL;
+    if (!other_rank) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "tenfold: --init %s: ", r->init);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    return ranks_on ? cli_alike(CLI_FAIL) : CLI_FAIL;
+}
+
+/* cli_usage for an error found after the read (every rank alike on ranks). */
+static int usage_alike(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_alike(const char *fmt, ...)
+{
+    if (!other_rank) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "tenfold tucker: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\ntry 'tenfold tucker --help'\n");
+        va_end(ap);
+    }
+    return ranks_on ? cli_alike(CLI_USAGE) : CLI_USAGE;
 }
 
 /* The ranks against the tensor (and the --init files against both). */
@@ -266,14 +300,14 @@ static int check_ranks(tucker_run *r)
         r->opts.init_factors = r->init_f;
     }
     if (r->nranks != 1 && (uint32_t)r->nranks != N)
-        return cli_usage("tucker", "-r: %d ranks given for a tensor of %u modes (expected %u, or one for every mode)",
-                         r->nranks, N, N);
+        return usage_alike("-r: %d ranks given for a tensor of %u modes (expected %u, or one for every mode)",
+                           r->nranks, N, N);
     for (uint32_t m = 0; m < N; ++m) {
         const uint64_t R = r->nranks == 1 ? r->ranks[0] : r->ranks[m];
         if (R > r->t.dims[m])
-            return cli_usage("tucker", "-r: the rank of mode %u is %llu, larger than the mode's length %llu (expected "
-                                       "1..%llu)", m + 1, (unsigned long long)R, (unsigned long long)r->t.dims[m],
-                             (unsigned long long)r->t.dims[m]);
+            return usage_alike("-r: the rank of mode %u is %llu, larger than the mode's length %llu (expected "
+                               "1..%llu)", m + 1, (unsigned long long)R, (unsigned long long)r->t.dims[m],
+                               (unsigned long long)r->t.dims[m]);
         r->opts.ranks[m] = R;
     }
     for (uint32_t m = 0; m < N; ++m) {
@@ -281,9 +315,9 @@ static int check_ranks(tucker_run *r)
         for (uint32_t k = 0; k < N && others < r->opts.ranks[m]; ++k)
             if (k != m) others *= r->opts.ranks[k];
         if (r->opts.ranks[m] > others)
-            return cli_usage("tucker", "-r: the rank of mode %u is %llu, more than the product of the other ranks "
-                                       "(%llu): expected at most that", m + 1, (unsigned long long)r->opts.ranks[m],
-                             (unsigned long long)others);
+            return usage_alike("-r: the rank of mode %u is %llu, more than the product of the other ranks "
+                               "(%llu): expected at most that", m + 1, (unsigned long long)r->opts.ranks[m],
+                               (unsigned long long)others);
     }
     return CLI_OK;
 }
@@ -438,26 +472,130 @@ static int write_json(tucker_run *r)
     return rc;
 }
 
+/* What the ranks must agree on (cli_agree_begin): the options that shape
+ * the result; not -t, -o, --json or --memory-limit, which may differ between
+ * nodes or matter on rank 0 alone. */
+static void agree_record(tf_agree *a, const tucker_run *r, int parse_rc)
+{
+    cli_agree_begin(a, "tucker", parse_rc, r->path);
+    if (parse_rc >= 0) return;
+    const tf_tucker_opts *o = &r->opts;
+    char ranks[TF_MAX_ORDER * 24] = "";
+    size_t at = 0;
+    for (int m = 0; m < r->nranks && at < sizeof ranks; ++m)
+        at += (size_t)snprintf(ranks + at, sizeof ranks - at, "%s%llu", m ? "," : "", (unsigned long long)r->ranks[m]);
+    cli_agree_str(a, "-r/--rank", ranks);
+    cli_agree_u64(a, "-i/--iters", o->max_iters);
+    cli_agree_double(a, "--tol", o->tol);
+    cli_agree_u64(a, "--seed", o->seed);
+    cli_agree_str(a, "--init", r->init ? r->init : r->init_kind == TF_TUCKER_INIT_HOSVD ? "hosvd" : "random");
+    cli_agree_str(a, "--device", device_names[o->backend]);
+    cli_agree_str(a, "--base", r->base ? r->base : "auto");
+    cli_agree_gpus(a, &r->gpus);
+    cli_agree_str(a, "--checkpoint", r->ckpt.path);
+    cli_agree_str(a, "--resume", r->ckpt.resume);
+}
+
+static int tucker_ranks(int argc, char **argv, int rank, int size, double t_start);
+
+/* Under mpirun with several ranks: every rank reads its part of the
+ * non-zeros and computes their part of each Y_(n); rank 0 alone prints and
+ * writes. A failure on one rank ends them all (the others would wait in a
+ * collective). */
 int cmd_tucker(int argc, char **argv)
 {
     const double t_start = tf_wtime();
+    int rank = 0, size = 1;
+    int rc = cli_ranks_start(&argc, &argv, &rank, &size);
+    if (rc) return rc;
+    return cli_ranks_end(tucker_ranks(argc, argv, rank, size, t_start), size);
+}
+
+/* Before any read on ranks: what they cannot run yet, refused on every rank alike. */
+static int ranks_refuse(const tucker_run *r, int size)
+{
+    if (!strcmp(r->path, "-"))
+        return cli_fail_all("tucker: reading standard input ('-') is not possible on MPI ranks: ranks 1..%d get none "
+                            "(mpirun passes it to rank 0 alone); convert it to a file first (tenfold convert - "
+                            "FILE.bin)", size - 1);
+    if (r->gpus.n || r->gpus.all)
+        return cli_fail_all("tucker: --gpus is not available on %d MPI ranks (several GPUs run in one process)", size);
+    if (r->opts.backend == TF_BACKEND_GPU)
+        return cli_fail_all("tucker: not available on GPUs of MPI ranks yet (--device cpu: the ranks' CPUs; or the "
+                            "GPUs of one process, --gpus)");
+    if (r->ckpt.path || r->ckpt.resume)
+        return cli_fail_all("tucker: --checkpoint and --resume are not available on MPI ranks yet (one process "
+                            "writes them)");
+    return CLI_OK;
+}
+
+/* The input, this rank's part of it on several ranks: the ranks agree on
+ * how their reads went before any says it, so a file that fails to read
+ * (on every rank, or on some) stops every rank with one line (rank 0's)
+ * and no rank waits. */
+static int load_ranks(tucker_run *r, int rank, int size)
+{
+    if (size < 2) return cli_load_base("tucker", r->path, r->opts.threads, r->base, &r->t, &r->info);
+    cli_hold_failures(1);
+    const int rc = cli_load_part("tucker", r->path, r->opts.threads, r->base, (uint64_t)rank, (uint64_t)size, &r->t,
+                                 &r->info);
+    cli_hold_failures(0);
+    char what[512];
+    snprintf(what, sizeof what, "%s", rc ? tf_last_error() : "ok");
+    tf_agree ag;
+    memset(&ag, 0, sizeof ag);
+    tf_agree_add(&ag, "read", what);
+    if (cli_ranks_agree(&ag, size)) return CLI_FAIL; /* "ranks disagree: rank R has read ..." */
+    return rc ? cli_fail_all("%s", what) : CLI_OK;
+}
+
+static int tucker_ranks(int argc, char **argv, int rank, int size, double t_start)
+{
     tucker_run r;
     memset(&r, 0, sizeof r);
     tf_tucker_opts_default(&r.opts);
     cli_args a;
     int rc = parse(argc, argv, &r, &a);
+    if (size > 1) { /* first of all: the same command and options everywhere */
+        tf_agree ag;
+        agree_record(&ag, &r, rc);
+        const int arc = cli_ranks_agree(&ag, size);
+        if (arc) {
+            run_free(&r);
+            return arc;
+        }
+        if (rc >= 0) return cli_alike(rc); /* --help or a usage error on every rank */
+    }
     if (rc >= 0) return rc;
+    if (size > 1) { /* from here on every rank has the same options: a failure of them is every rank's */
+        if ((rc = ranks_refuse(&r, size))) {
+            run_free(&r);
+            return rc;
+        }
+        ranks_on = 1;
+        r.opts.backend = TF_BACKEND_CPU;
+        if (rank != 0) { /* rank 0 alone prints and writes */
+            other_rank = 1;
+            cli_verbosity = CLI_QUIET;
+            r.stem = NULL;
+            r.json_path = NULL;
+        }
+    }
     if ((rc = cli_gpu_precheck(r.opts.backend, 0, &r.gpus, "--device"))) return rc; /* costs no read */
     if ((rc = check_outputs(&r))) goto done;
     if (r.init && tf_factor_files_read(r.init, r.init_f, &r.init_n) != TF_OK) { /* before the tensor */
         rc = init_fail(&r, "%s", tf_last_error());
         goto done;
     }
-    if ((rc = cli_load_base("tucker", r.path, r.opts.threads, r.base, &r.t, &r.info))) goto done;
+    /* several ranks: each reads its part of the non-zeros (tf_tucker_opts.distributed_input) */
+    if ((rc = load_ranks(&r, rank, size))) goto done;
+    /* before any collective of the computation: the same tensor on every rank */
+    if ((rc = cli_ranks_agree_input(&r.t, &r.info, r.opts.threads, size))) goto done;
+    r.opts.distributed_input = size > 1;
     if ((rc = check_ranks(&r))) goto done;
     r.opts.init = (tf_tucker_init)r.init_kind;
-    if (r.opts.backend != TF_BACKEND_CPU &&
-        (rc = cli_run_context_ranks(r.opts.backend, 0, &r.gpus, r.opts.threads, 0, 0, "--device", &r.ctx)))
+    if ((size > 1 || r.opts.backend != TF_BACKEND_CPU) &&
+        (rc = cli_run_context_ranks(r.opts.backend, 0, &r.gpus, r.opts.threads, 0, size > 1, "--device", &r.ctx)))
         goto done;
     r.opts.context = r.ctx;
     if (!cli_quiet()) {
@@ -474,6 +612,7 @@ int cmd_tucker(int argc, char **argv)
         const int nthreads = r.opts.threads ? r.opts.threads : tf_default_threads();
         printf("tucker: ranks %s, max %u iteration%s, tol %g, %s, %d thread%s\n", ranks, r.opts.max_iters,
                cli_s(r.opts.max_iters), r.opts.tol, start, nthreads, cli_s((uint64_t)nthreads));
+        if (size > 1) printf("MPI ranks: %d, the CPU backend on each\n", size);
         cli_flush_stdout();
     }
     if (r.ckpt.path || r.ckpt.resume) {

@@ -23,7 +23,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"cpd", cmd_cpd, "CP decomposition of a sparse tensor (ALS, constrained, CP-APR)", 1},
-    {"tucker", cmd_tucker, "Tucker decomposition of a sparse tensor (HOOI)", 0},
+    {"tucker", cmd_tucker, "Tucker decomposition of a sparse tensor (HOOI)", 1},
     {"complete", cmd_complete, "tensor completion from observed entries (ALS; RMSE on held-out entries)", 1},
     {"predict", cmd_predict, "a model's values at given coordinates (missing entries)", 0},
     {"split", cmd_split, "split a tensor's entries into training, validation and test files", 0},

@@ -289,6 +289,9 @@ static void errors(void)
     p = o;
     p.dimorder = bad;
     CHECK_FAILS(tf_tucker(&X, &p, &T, NULL), TF_ERR_ARG, "dimorder is not a permutation");
+    p = o;
+    p.distributed_input = 1; /* a part of X, but no ranks to sum the parts over */
+    CHECK_FAILS(tf_tucker(&X, &p, &T, NULL), TF_ERR_ARG, "distributed_input needs a distributed context");
     CHECK(T.core == NULL);
     tf_tensor_free(&X);
 }

@@ -148,7 +148,11 @@ typedef struct tf_tucker_opts {
                                      CPU; under auto a run the GPU cannot hold (its device
                                      budget) or lacks (the subspace method) runs on the CPU
                                      with a note. A context of several GPUs: each owns rows
-                                     of Y_(n). GPUs of MPI ranks: TF_ERR_UNAVAILABLE      */
+                                     of Y_(n). A context of MPI ranks: their CPUs, each
+                                     rank the TTMc of its part of the non-zeros (a whole
+                                     I_n x C Y_(n) on every rank), summed on rank 0, which
+                                     computes the factors and core for every rank; GPUs
+                                     of MPI ranks: TF_ERR_UNAVAILABLE                   */
     int device;                   /* GPU ordinal (without a context)                     */
     tf_context *context;          /* NULL = a private default one                        */
     tf_tucker_callback callback;  /* after every iteration (may be NULL)                 */
@@ -163,7 +167,16 @@ typedef struct tf_tucker_opts {
                                      sizes. A GPU run checks its device budget as well   */
     tf_tucker_svd svd;            /* default TF_TUCKER_SVD_AUTO; another value forces it  */
     const tf_checkpoint *checkpoint; /* appended (issue 49): checkpoints and resume
-                                     (tenfold/checkpoint.h); NULL (default) = none      */
+                                     (tenfold/checkpoint.h); NULL (default) = none; not
+                                     on MPI ranks yet (TF_ERR_UNAVAILABLE)              */
+    int distributed_input;        /* appended (issue 47): a context of MPI ranks: 1 when X
+                                     holds only this rank's part of the non-zeros (X's
+                                     dims the whole tensor's; as tf_cpd_opts's), 0
+                                     (default) when every rank holds all of X. HOSVD
+                                     start of parts: the non-zeros gathered on rank 0
+                                     for it (rank 0 holds the whole tensor meanwhile).
+                                     Every rank calls with the same options, seed and
+                                     init_factors                                       */
 } tf_tucker_opts;
 
 /* The defaults in the first `size` bytes of o, o->size = size (callers use

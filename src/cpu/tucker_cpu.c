@@ -2,11 +2,21 @@
 /* The CPU Tucker backend (seams/tucker.h): TTMc over compressed-fibre trees
  * (ttmc_cpu.c), the leading left singular vectors of Y_(n) by LAPACK, the
  * core by one dgemm. Row-major matrices throughout: a row-major m x n matrix
- * is BLAS's column-major n x m, so no copies. */
+ * is BLAS's column-major n x m, so no copies.
+ *
+ * On MPI ranks (tf_cpu_tucker_backend_create_dist) X is this rank's part of
+ * the non-zeros: its TTMc is its part of Y_(n), summed over the ranks on
+ * rank 0 (a reduction in pieces of the context's round size); rank 0 alone
+ * computes the leading vectors and the core from it, as one process would,
+ * and broadcasts them (every rank then holds the same factors: the ranks
+ * never drift apart, and they stop together); a failure on one rank is
+ * every rank's (tf_dist_shared). Every rank holds a whole Y_(n) (its part's
+ * sum over all the rows), so the memory check is the single process's. */
 #include <math.h>
 #include <string.h>
 
 #include "seams/tucker.h"
+#include "seams/dist.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -72,6 +82,7 @@ typedef struct cpu_tucker {
     double *Y;      /* the last TTMc                   */
     uint32_t ymode; /* its mode (N: none yet)           */
     double *core;   /* prod ranks, mode 1 fastest        */
+    const tf_dist *dist; /* MPI ranks (X this rank's part), else NULL */
 } cpu_tucker;
 
 /* Row-major C (M x Nn) = op(A) op(B), K inner; lda.. the row-major leading
@@ -106,10 +117,25 @@ static tf_status cpu_init(void *ctx, const tf_matrix *factors, uint32_t skip)
     return TF_OK;
 }
 
+/* x[0..n) summed over the ranks into rank 0's x (every rank's, without a
+ * reduction in the table), in pieces of at most the round size. */
+static tf_status sum_ranks(const tf_dist *d, double *x, uint64_t n)
+{
+    const uint64_t round = (d->round_bytes ? d->round_bytes : (uint64_t)256 << 20) / sizeof(double);
+    const uint64_t piece = round < ((uint64_t)1 << 30) ? (round ? round : 1) : (uint64_t)1 << 30;
+    for (uint64_t lo = 0; lo < n; lo += piece) {
+        const uint64_t k = n - lo < piece ? n - lo : piece;
+        TF_TRY(d->reduce_sum ? d->reduce_sum(x + lo, k, 0) : d->allreduce_sum(x + lo, k));
+    }
+    return TF_OK;
+}
+
 static tf_status cpu_ttmc(void *ctx, uint32_t mode)
 {
     cpu_tucker *c = ctx;
-    TF_TRY(tf_cpu_ttmc_run(c->ttmc, mode, c->U, c->Y));
+    c->ymode = c->N;
+    TF_TRY(tf_dist_shared(c->dist, tf_cpu_ttmc_run(c->ttmc, mode, c->U, c->Y)));
+    if (c->dist) TF_TRY(sum_ranks(c->dist, c->Y, c->dims[mode] * cols_of(c->N, c->ranks, mode)));
     c->ymode = mode;
     return TF_OK;
 }
@@ -222,17 +248,22 @@ static tf_status cpu_leading(void *ctx, uint32_t mode, tf_tucker_svd *method)
     const tf_tucker_svd m = tf_tucker_svd_choose(I, C, c->svd);
     *method = m;
     double *U = c->U[mode].data;
+    if (c->dist && c->dist->rank != 0) { /* rank 0 solves */
+        TF_TRY(tf_dist_shared(c->dist, TF_OK));
+        return c->dist->bcast_from(U, I * r * sizeof *U, 0);
+    }
     tf_status s = m == TF_TUCKER_SVD_ROW_GRAM   ? lead_rows(c->Y, I, C, r, U)
                   : m == TF_TUCKER_SVD_COL_GRAM ? lead_cols(c->Y, I, C, r, U)
                                                 : lead_subspace(c->Y, I, C, r, U);
     if (s == TF_OK) tf_eig_fix_signs(U, I, r);
-    return s;
+    if (!c->dist) return s;
+    TF_TRY(tf_dist_shared(c->dist, s));
+    return c->dist->bcast_from(U, I * r * sizeof *U, 0); /* rank 0's on every rank */
 }
 
-static tf_status cpu_core(void *ctx, uint32_t mode, double *norm2)
+/* The core from Y_(mode) and the new U_mode; *norm2 = ||G||^2. */
+static tf_status core_of(cpu_tucker *c, uint32_t mode, double *norm2)
 {
-    cpu_tucker *c = ctx;
-    if (c->ymode != mode) return tf_fail(TF_ERR_ARG, "tucker: the core of mode %u before its TTMc", mode + 1);
     const uint32_t N = c->N;
     const uint64_t I = c->dims[mode], C = cols_of(N, c->ranks, mode), r = c->ranks[mode];
     double *Gn = NULL;
@@ -257,6 +288,19 @@ static tf_status cpu_core(void *ctx, uint32_t mode, double *norm2)
     return TF_OK;
 }
 
+static tf_status cpu_core(void *ctx, uint32_t mode, double *norm2)
+{
+    cpu_tucker *c = ctx;
+    if (c->ymode != mode) return tf_fail(TF_ERR_ARG, "tucker: the core of mode %u before its TTMc", mode + 1);
+    if (!c->dist) return core_of(c, mode, norm2);
+    /* rank 0's core and norm on every rank: the same fit, the same stop */
+    TF_TRY(tf_dist_shared(c->dist, c->dist->rank == 0 ? core_of(c, mode, norm2) : TF_OK));
+    uint64_t core = 1;
+    for (uint32_t k = 0; k < c->N; ++k) core *= c->ranks[k];
+    TF_TRY(c->dist->bcast_from(c->core, core * sizeof *c->core, 0));
+    return c->dist->bcast_from(norm2, sizeof *norm2, 0);
+}
+
 static tf_status cpu_result(void *ctx, tf_ttensor *out)
 {
     cpu_tucker *c = ctx;
@@ -271,11 +315,25 @@ static tf_status cpu_result(void *ctx, tf_ttensor *out)
 
 static const tf_tucker_backend_ops cpu_ops = {cpu_init, cpu_ttmc, cpu_leading, cpu_core, cpu_result, cpu_destroy};
 
+static tf_status create(const tf_tensor *X, const tf_tucker_opts *o, const tf_dist *d, tf_tucker_backend *out);
+
 tf_status tf_cpu_tucker_backend_create(const tf_tensor *X, const tf_tucker_opts *o, tf_tucker_backend *out)
+{
+    return create(X, o, NULL, out);
+}
+
+tf_status tf_cpu_tucker_backend_create_dist(const tf_tensor *part, const tf_tucker_opts *o, const tf_dist *d,
+                                            tf_tucker_backend *out)
+{
+    if (!d) return tf_fail(TF_ERR_ARG, "tucker: the ranks' backend without ranks");
+    return create(part, o, d, out);
+}
+
+static tf_status create(const tf_tensor *X, const tf_tucker_opts *o, const tf_dist *d, tf_tucker_backend *out)
 {
     memset(out, 0, sizeof *out);
     cpu_tucker *c = NULL;
-    TF_TRY(TF_CALLOC(c, 1, "Tucker backend"));
+    TF_TRY(tf_dist_shared(d, TF_CALLOC(c, 1, "Tucker backend")));
     const uint32_t N = X->order;
     c->N = N;
     c->svd = o->svd;
@@ -292,12 +350,16 @@ tf_status tf_cpu_tucker_backend_create(const tf_tensor *X, const tf_tucker_opts 
     for (uint32_t m = 0; m < N && s == TF_OK; ++m) s = tf_matrix_alloc(&c->U[m], X->dims[m], o->ranks[m]);
     if (s == TF_OK) s = TF_ALLOC(c->Y, ymax ? ymax : 1, "Tucker Y_(n)");
     if (s == TF_OK) s = TF_CALLOC(c->core, core, "Tucker core");
+    s = tf_dist_shared(d, s);
     if (s != TF_OK) {
         cpu_destroy(c);
         return s;
     }
+    c->dist = d;
     out->ops = &cpu_ops;
     out->ctx = c;
-    snprintf(out->desc, sizeof out->desc, "cpu csf (%u trees)", N);
+    if (d) snprintf(out->desc, sizeof out->desc, "cpu csf (%u trees), %d MPI ranks (Y_(n) summed on rank 0)", N,
+                      d->size);
+    else snprintf(out->desc, sizeof out->desc, "cpu csf (%u trees)", N);
     return TF_OK;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The front end of TTMc (tf_ttmc) and sparse Tucker (tf_tucker): options,
- * argument checks, the device choice (the CPU: neither is on the GPU yet),
- * the memory check, the start, then the algorithm (algo/tucker.c) on the
- * backend (seams/tucker.h). */
+ * argument checks, the device choice (the CPU, one GPU, several GPUs, or
+ * the CPUs of MPI ranks), the memory check, the start, then the algorithm
+ * (algo/tucker.c) on the backend (seams/tucker.h). */
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include "core/check_args.h"
 #include "core/error.h"
 #include "front/device_choice.h"
+#include "seams/dist.h"
 
 /* ------------------------------------------------------------ the result */
 
@@ -292,28 +293,31 @@ static tf_status check_memory(const tf_tensor *X, const tf_tucker_opts *o, tf_tu
     size_t at = 0;
     for (uint32_t n = 0; n < X->order && at < sizeof core; ++n)
         at += (size_t)snprintf(core + at, sizeof core - at, "%s%llu", n ? " x " : "", (unsigned long long)o->ranks[n]);
+    const int ranks = o->context && o->context->dist;
     return tf_fail(TF_ERR_NOMEM, "tucker: Y_(%u) is %llu x %llu doubles (%s) and the core %s; with the other dense "
-                   "arrays the run needs %s, over the limit of %s (%s)", big + 1, (unsigned long long)X->dims[big],
+                   "arrays the run needs %s%s, over the limit of %s (%s)", big + 1, (unsigned long long)X->dims[big],
                    (unsigned long long)cols, bytes_text(y, a, sizeof a), core, bytes_text(need, b, sizeof b),
-                   bytes_text(limit, c, sizeof c),
+                   ranks ? " on each MPI rank (every rank holds the whole Y_(n))" : "", bytes_text(limit, c, sizeof c),
                    o->memory_limit ? "the memory limit" : "half the physical memory; a memory limit raises it");
 }
 
 /* Where the run goes: this process's GPUs (the context's devices, one or
  * several: asked for, or under auto where the context's device -- without
- * a context, the machine -- has one), else its CPU. GPUs of MPI ranks lack
- * Tucker: TF_ERR_UNAVAILABLE when the run asks for them. */
-static tf_status choose(const tf_tucker_opts *o, int *gpu)
+ * a context, the machine -- has one), else its CPU; a context of MPI ranks
+ * to the ranks' CPUs (*dist). GPUs of MPI ranks lack Tucker:
+ * TF_ERR_UNAVAILABLE (every rank's) when the run asks for them. */
+static tf_status choose(const tf_tucker_opts *o, int *gpu, int *dist)
 {
     tf_context *c = o->context;
-    *gpu = 0;
+    *gpu = *dist = 0;
     if (c && (c->dist || c->opts.ndevices > 1)) {
         const int on_gpu =
             o->backend == TF_BACKEND_GPU || (o->backend == TF_BACKEND_AUTO && tf_context_resolve(c) == TF_BACKEND_GPU);
         if (c->dist && on_gpu)
-            return tf_fail(TF_ERR_UNAVAILABLE, "tucker: not available on GPUs of MPI ranks yet (the GPUs of one "
-                                               "process or the CPU run it)");
+            return tf_fail_shared(TF_ERR_UNAVAILABLE, "tucker: not available on GPUs of MPI ranks yet (CPU ranks, "
+                                                      "--device cpu, or the GPUs of one process run it)");
         *gpu = on_gpu && !c->dist;
+        *dist = c->dist != NULL;
         return TF_OK;
     }
     /* a context made for the GPU asks for it as the backend would */
@@ -362,6 +366,82 @@ static tf_status hosvd_start(const tf_tensor *X, const tf_tucker_opts *o, uint32
     return TF_OK;
 }
 
+/* The HOSVD start on ranks whose X is each one's part (parts): the
+ * non-zeros gathered on rank 0 (in rank order: the input's order for parts
+ * cut in it), the start computed there as one process would, then each
+ * factor broadcast to every rank; a failure is every rank's. */
+static tf_status hosvd_start_ranks(const tf_tensor *X, const tf_tucker_opts *o, uint32_t skip, const tf_dist *d,
+                                   tf_matrix *f)
+{
+    const uint32_t N = X->order, rec = 4 * N + 8;
+    uint64_t *send_n = NULL, n = 0;
+    unsigned char *buf = NULL;
+    void *got = NULL;
+    tf_tensor all;
+    memset(&all, 0, sizeof all);
+    tf_status s = TF_CALLOC(send_n, (uint64_t)d->size, "tucker: the gather's counts");
+    if (s == TF_OK) s = tf_alloc((void **)&buf, X->nnz ? X->nnz : 1, rec, "tucker: the non-zeros to gather");
+    if (s == TF_OK) {
+        send_n[0] = X->nnz;
+        for (uint64_t k = 0; k < X->nnz; ++k) {
+            unsigned char *r = buf + k * rec;
+            for (uint32_t m = 0; m < N; ++m) memcpy(r + 4 * m, &X->ind[m][k], 4);
+            memcpy(r + 4 * N, &X->vals[k], 8);
+        }
+    }
+    s = tf_dist_shared(d, s);
+    if (s == TF_OK) s = d->alltoall_records(buf, send_n, rec, d->round_bytes, &got, &n);
+    tf_free(buf);
+    tf_free(send_n);
+    if (s == TF_OK && d->rank == 0) {
+        s = tf_tensor_alloc(&all, N, X->dims, n);
+        const unsigned char *g = got;
+        for (uint64_t k = 0; s == TF_OK && k < n; ++k) {
+            for (uint32_t m = 0; m < N; ++m) memcpy(&all.ind[m][k], g + k * rec + 4 * m, 4);
+            memcpy(&all.vals[k], g + k * rec + 4 * N, 8);
+        }
+        tf_free(got);
+        got = NULL;
+        if (s == TF_OK) s = hosvd_start(&all, o, skip, f);
+        tf_tensor_free(&all);
+    }
+    tf_free(got);
+    for (uint32_t m = 0; m < N && s == TF_OK && d->rank != 0; ++m)
+        if (m != skip) s = tf_matrix_alloc(&f[m], X->dims[m], o->ranks[m]);
+    s = tf_dist_shared(d, s);
+    for (uint32_t m = 0; m < N && s == TF_OK; ++m)
+        if (m != skip) s = d->bcast_from(f[m].data, X->dims[m] * o->ranks[m] * sizeof(double), 0);
+    return s;
+}
+
+/* On ranks whose X is the whole tensor (not parts): this rank's share of
+ * its non-zeros, a view (contiguous, by rank). */
+static tf_tensor rank_view(const tf_tensor *X, const tf_dist *d)
+{
+    tf_tensor v = *X;
+    const uint64_t lo = X->nnz * (uint64_t)d->rank / (uint64_t)d->size,
+                   hi = X->nnz * (uint64_t)(d->rank + 1) / (uint64_t)d->size;
+    for (uint32_t m = 0; m < X->order; ++m) v.ind[m] = X->ind[m] + lo;
+    v.vals = X->vals + lo;
+    v.nnz = hi - lo;
+    return v;
+}
+
+/* Before the work, on ranks: X's part valid, the options (the same on every
+ * rank), ||X||^2 summed over the parts; a failure every rank's. */
+static tf_status check_ranks(const tf_tensor *X, const tf_tucker_opts *o, const tf_dist *d, const tf_dist *parts,
+                             uint32_t *order, double *normx2)
+{
+    tf_status s = tf_tensor_validate(X);
+    if (s == TF_OK) s = check_opts(X, o, order);
+    if (s == TF_OK && o->checkpoint)
+        s = tf_fail(TF_ERR_UNAVAILABLE, "tucker: checkpoints are not available on MPI ranks yet (one process "
+                                        "writes them)");
+    TF_TRY(tf_dist_shared(d, s));
+    *normx2 = tf_tensor_norm2(X);
+    return parts ? parts->allreduce_sum(normx2, 1) : TF_OK;
+}
+
 tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *out, tf_tucker_report *rep)
 {
     const double t_start = tf_wtime();
@@ -374,18 +454,37 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     tf_tucker_opts o;
     if (opts) TF_TRY(resolve_opts(opts, &o));
     else opts_defaults(&o);
-    TF_TRY(tf_tensor_validate(X));
+    int gpu = 0, dist = 0;
+    TF_TRY(choose(&o, &gpu, &dist));
+    const tf_dist *d = dist ? o.context->dist : NULL, *parts = d && o.distributed_input ? d : NULL;
+    if (o.distributed_input && !d)
+        return tf_fail(TF_ERR_ARG, "tucker: distributed_input needs a distributed context (MPI ranks)");
     uint32_t order[TF_MAX_ORDER];
-    TF_TRY(check_opts(X, &o, order));
-    int gpu = 0;
-    TF_TRY(choose(&o, &gpu));
-    const double normx2 = tf_tensor_norm2(X);
+    double normx2 = 0.0;
+    if (d) {
+        TF_TRY(check_ranks(X, &o, d, parts, order, &normx2));
+    } else {
+        TF_TRY(tf_tensor_validate(X));
+        TF_TRY(check_opts(X, &o, order));
+        normx2 = tf_tensor_norm2(X);
+    }
+    /* every rank has the same ||X|| and options: a failure below is every rank's alike */
+    tf_status (*const fail)(tf_status, const char *, ...) = d ? tf_fail_shared : tf_fail;
     rep->norm_x = sqrt(normx2);
     if (!(normx2 > 0.0))
-        return tf_fail(TF_ERR_ARG, "tucker: the tensor has no non-zero values (||X|| = 0), so there is nothing to "
-                                   "decompose");
-    if (!isfinite(normx2)) return tf_fail(TF_ERR_RANGE, "tucker: ||X||^2 overflows a double; rescale the values");
-    TF_TRY(check_memory(X, &o, rep)); /* the same arrays on either device */
+        return fail(TF_ERR_ARG, "tucker: the tensor has no non-zero values (||X|| = 0), so there is nothing to "
+                                "decompose");
+    if (!isfinite(normx2)) return fail(TF_ERR_RANGE, "tucker: ||X||^2 overflows a double; rescale the values");
+    if (check_memory(X, &o, rep) != TF_OK) { /* the same arrays on either device, and on each rank */
+        if (!d) return TF_ERR_NOMEM;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tf_last_error());
+        return tf_fail_shared(TF_ERR_NOMEM, "%s", msg);
+    }
+    /* on ranks of the whole tensor, each computes with its share of the non-zeros */
+    const tf_tensor view = d && !parts ? rank_view(X, d) : *X;
+    const tf_tensor *whole = X;
+    X = &view;
     /* the start */
     tf_matrix start[TF_MAX_ORDER];
     memset(start, 0, sizeof start);
@@ -393,18 +492,24 @@ tf_status tf_tucker(const tf_tensor *X, const tf_tucker_opts *opts, tf_ttensor *
     tf_status s = TF_OK;
     const int resuming = o.checkpoint && o.checkpoint->resume && *o.checkpoint->resume;
     if (o.init == TF_TUCKER_INIT_HOSVD && !resuming) { /* a resumed run starts from the checkpoint */
-        s = hosvd_start(X, &o, order[0], start);
+        s = parts ? hosvd_start_ranks(X, &o, order[0], parts, start) : hosvd_start(whole, &o, order[0], start);
         given = start;
     } else if (o.init == TF_TUCKER_INIT_GIVEN) {
         given = o.init_factors;
     }
+    if (d) s = tf_dist_shared(d, s);
     rep->t_init = tf_wtime() - t_start;
     tf_tucker_backend be;
     memset(&be, 0, sizeof be);
     tf_context *own = NULL; /* the GPU's private context, when o has none */
     if (s == TF_OK) {
         const double t = tf_wtime();
-        s = create_backend(X, &o, gpu, &be, &own, rep);
+        if (d) {
+            rep->backend = TF_BACKEND_CPU;
+            s = tf_cpu_tucker_backend_create_dist(X, &o, d, &be);
+        } else {
+            s = create_backend(X, &o, gpu, &be, &own, rep);
+        }
         rep->t_build = tf_wtime() - t;
     }
     const int made = s == TF_OK;

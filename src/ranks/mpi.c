@@ -331,6 +331,17 @@ static tf_status allreduce_sum(double *x, uint64_t n) { return allreduce(x, n, M
 
 static tf_status allreduce_max(double *x, uint64_t n) { return allreduce(x, n, MPI_DOUBLE, MPI_MAX); }
 
+static tf_status reduce_sum(double *x, uint64_t n, int root)
+{
+    if (n > INT_MAX) return tf_fail(TF_ERR_RANGE, "MPI reduction of %llu values", (unsigned long long)n);
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Request req;
+    return run(MPI_Ireduce(me == root ? MPI_IN_PLACE : x, me == root ? x : NULL, (int)n, MPI_DOUBLE, MPI_SUM, root,
+                           MPI_COMM_WORLD, &req),
+               &req, "a reduction (MPI_Ireduce)");
+}
+
 static tf_status allreduce_u64(uint64_t *x, uint64_t n, tf_dist_op op)
 {
     return allreduce(x, n, MPI_UINT64_T, op == TF_RANKS_MIN ? MPI_MIN : op == TF_RANKS_MAX ? MPI_MAX : MPI_BXOR);
@@ -544,5 +555,6 @@ tf_status tf_dist_world(tf_dist *d)
     d->allreduce_u64 = allreduce_u64;
     d->bcast_from = bcast_from;
     d->agree = agree;
+    d->reduce_sum = reduce_sum;
     return node_rank(&d->local_rank);
 }

@@ -5,6 +5,10 @@
  * members go at the end (the CUDA module is built against this layout). */
 #ifndef TF_SEAMS_DIST_H
 #define TF_SEAMS_DIST_H
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
 #include "tenfold.h"
 
 typedef enum tf_dist_op { TF_RANKS_MIN, TF_RANKS_MAX, TF_RANKS_XOR } tf_dist_op;
@@ -39,6 +43,9 @@ typedef struct tf_dist {
     /* tf_mpi_agree over these ranks: TF_OK when every rank's record equals
      * rank 0's, else the same shared failure on every rank. */
     tf_status (*agree)(const tf_agree *a);
+    /* x[0..n) summed over the ranks into rank root's x (the others' x
+     * unchanged); may be NULL (a table made before it: allreduce_sum). */
+    tf_status (*reduce_sum)(double *x, uint64_t n, int root);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
@@ -47,4 +54,26 @@ typedef struct tf_dist {
  * call fails naming a rank that did not answer (a stopped or hung rank),
  * instead of waiting forever. */
 tf_status tf_dist_world(tf_dist *d);
+
+/* s, this rank's status, made every rank's: TF_OK when no rank failed,
+ * else the lowest failing rank's status and message on every rank
+ * (tf_fail_shared: rank 0 alone says it). d NULL: s itself. */
+static inline tf_status tf_dist_shared(const tf_dist *d, tf_status s)
+{
+    if (!d) return s;
+    struct {
+        int32_t status;
+        char msg[508];
+    } what;
+    memset(&what, 0, sizeof what);
+    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
+    if (s != TF_OK) {
+        what.status = (int32_t)s;
+        snprintf(what.msg, sizeof what.msg, "%s", tf_last_error());
+    }
+    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
+    if (holder == UINT64_MAX) return TF_OK;
+    TF_TRY(d->bcast_from(&what, sizeof what, (int)holder));
+    return tf_fail_shared((tf_status)what.status, "%s", what.msg);
+}
 #endif

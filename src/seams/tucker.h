@@ -71,6 +71,12 @@ void tf_cpu_ttmc_set_chunking(uint64_t partial_doubles, uint32_t chunks);
 /* The CPU Tucker backend over the trees of every mode (o: the resolved
  * options: ranks checked, svd set). */
 tf_status tf_cpu_tucker_backend_create(const tf_tensor *X, const tf_tucker_opts *o, tf_tucker_backend *out);
+/* The same on MPI ranks: part this rank's non-zeros (X's dims), its TTMc
+ * summed on rank 0, which computes the factors and the core and broadcasts
+ * them (every rank holds rank 0's); a failure every rank's (shared). */
+struct tf_dist;
+tf_status tf_cpu_tucker_backend_create_dist(const tf_tensor *part, const tf_tucker_opts *o, const struct tf_dist *d,
+                                            tf_tucker_backend *out);
 
 /* The CUDA backend's entry point (src/gpu/tucker; its format:
  * seams/cuda_table.h):

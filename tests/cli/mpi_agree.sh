@@ -16,18 +16,6 @@ source "$(dirname "$0")/lib/common.bash"
 
 RANKS_TIMEOUT=60
 source "$LIB/mpi.bash"
-# each ARGS...: an mpirun command line (app contexts joined by ':', `T` for
-# tenfold) where every rank's exit code lands in rc.RANK; mpirun is told not
-# to end the others when one exits non-zero, so every rank says its own.
-printf '#!/bin/sh\n"$@"\nrc=$?\necho $rc > "rc.$OMPI_COMM_WORLD_RANK"\nexit $rc\n' > each.sh
-chmod +x each.sh
-each() {
-    rm -f rc.*
-    local args=() a
-    for a in "$@"; do if [ "$a" = T ]; then args+=(./each.sh "$TF"); else args+=("$a"); fi; done
-    timeout 60 $MPIRUN --mca orte_abort_on_non_zero_status 0 "${args[@]}" >out.txt 2>err.txt
-    rc=$?
-}
 # disagree DESC NRANKS PATTERN: after `each`: every rank exited 1, within the
 # time (no hang), and stderr is one line "tenfold: ranks disagree: ..." matching PATTERN
 disagree() {

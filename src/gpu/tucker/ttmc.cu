@@ -221,7 +221,8 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
     const uint64_t copies = tf_gpu_ttmc_copy_bytes(X, ranks, want);
     if (copies + other_bytes > budget)
         return tf_fail(TF_ERR_NOMEM, "GPU Tucker: the sorted copies of the non-zeros (%llu bytes) and the dense arrays "
-                       "(Y_(n), the Grams, the factors: %llu bytes) do not fit the %llu bytes the GPU has for them",
+                       "(Y_(n), the Grams, the factors: %llu bytes) do not fit the %llu bytes the GPU has for them (they "
+                       "are not streamed from host memory yet: several GPUs split the copies; the CPU or MPI ranks run it)",
                        (unsigned long long)copies, (unsigned long long)other_bytes, (unsigned long long)budget);
     p->copy_bytes = copies;
     const cudaStream_t st = dev->stream;

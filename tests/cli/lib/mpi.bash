@@ -23,6 +23,24 @@ ranks() {
     timeout "${RANKS_TIMEOUT:-120}" $MPIRUN -np "$n" "$TF" "$@" >out.txt 2>err.txt
     rc=$?
 }
+# each ARGS...: an mpirun command line (app contexts joined by ':', `T` for
+# tenfold) where every rank's exit code lands in rc.RANK; mpirun is told not
+# to end the others when one exits non-zero, so every rank says its own.
+printf '#!/bin/sh\n"$@"\nrc=$?\necho $rc > "rc.$OMPI_COMM_WORLD_RANK"\nexit $rc\n' > each.sh
+chmod +x each.sh
+each() {
+    rm -f rc.*
+    local args=() a
+    for a in "$@"; do if [ "$a" = T ]; then args+=(./each.sh "$TF"); else args+=("$a"); fi; done
+    timeout 60 $MPIRUN --mca orte_abort_on_non_zero_status 0 "${args[@]}" >out.txt 2>err.txt
+    rc=$?
+}
+# codes N: every rank's exit code after `each`, space-separated ("none" for a rank that left none)
+codes() {
+    local r out=""
+    for ((r = 0; r < $1; ++r)); do out+="$(cat rc.$r 2>/dev/null || echo none) "; done
+    echo "$out"
+}
 # compare_runs ONE TWO FIT_REL: the --json reports ONE.json, TWO.json have as many
 # iterations and fits within FIT_REL (relative) at each; the factor files ONE.mode{1,2,3}.mat
 # and ONE.lambda.mat equal TWO's to 1e-9 of their largest entry
