@@ -113,6 +113,7 @@ static void current(const tf_complete_backend *be, tf_ktensor *K)
         for (uint64_t e = 0; e < K->dims[m] * K->rank; ++e) K->factors[m].data[e] = NAN;
     CHECK_OK(be->ops->keep(be->ctx));
     CHECK_OK(be->ops->result(be->ctx, K));
+    for (uint64_t r = 0; r < K->rank; ++r) K->lambda[r] = 1.0; /* result leaves lambda to the driver */
 }
 
 /* Every factor entry of g within TOL of c's (relative to its row's largest). */

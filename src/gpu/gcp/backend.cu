@@ -198,8 +198,8 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, char *desc
     memset(&a, 0, sizeof a);
     a.N = N;
     a.R = R;
-    a.C = R >= 32 ? 32 : 1;
-    while (a.C < R) a.C <<= 1;
+    a.C = 1; /* min(32, the power of two >= R): a warp holds 32 / C samples */
+    while (a.C < R && a.C < 32) a.C <<= 1;
     a.loss = (int)o->loss;
     a.nnz = nnz;
     a.seed = o->seed;
