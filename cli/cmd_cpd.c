@@ -61,6 +61,11 @@ static const char help[] =
     "                       gcp_opt definitions (docs/USAGE.md)\n"
     "      --samples NZ,Z   gcp: gradient samples per iteration (default GenTen's:\n"
     "                       max(3 nnz / epochs, 1000) non-zeros, as many zeros)\n"
+    "      --sampling S     gcp: the gradient samples' zeros: stratified (default:\n"
+    "                       uniform coordinates that are not non-zeros, a hit drawn\n"
+    "                       again) or semi-stratified (uniform over every entry, no\n"
+    "                       probe; the non-zero samples count f(x,m) - f(0,m):\n"
+    "                       unbiased, Kolda & Hong 2020; GenTen's); Z defaults to NZ\n"
     "      --fsamples NZ,Z  gcp: the loss estimate's fixed sample (default\n"
     "                       max(nnz / 100, 100000) non-zeros, as many zeros)\n"
     "      --epoch-iters N  gcp: iterations per epoch (default 1000)\n"
@@ -328,6 +333,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"fsamples", 0, &ga.fsamples, NULL}, {"epoch-iters", 0, &ga.epoch_iters, NULL},
         {"epochs", 0, &ga.epochs, NULL}, {"rate", 0, &ga.rate, NULL},
         {"decay", 0, &ga.decay, NULL},   {"fails", 0, &ga.fails, NULL},
+        {"sampling", 0, &ga.sampling, NULL},
         {"dense-loss", 0, NULL, &ga.dense},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
@@ -567,6 +573,7 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
         cli_agree_double(a, "--decay", g->decay);
         cli_agree_u64(a, "--fails", g->max_fails);
         cli_agree_u64(a, "--dense-loss", (uint64_t)g->dense);
+        cli_agree_u64(a, "--sampling", (uint64_t)g->sampling);
     }
 }
 

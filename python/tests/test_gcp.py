@@ -4,7 +4,7 @@ mode: from the same start, the same objective at the optimum each finds, to
 1e-6 relative, on small slices of the bundled uber-apr14 (Gaussian, Poisson,
 Poisson with the log link); started from pyttb's optimum tenfold stays there
 (the same loss and stationarity); the sampled GCP-Adam converges to within
-1 % of the dense optimum; results, callbacks and errors."""
+1 % of the dense optimum, with stratified and semi-stratified sampling; results, callbacks and errors."""
 import numpy as np
 import pytest
 from conftest import REPO
@@ -71,7 +71,8 @@ def test_dense_matches_pyttb(ttb, uber_slice, loss, rank):
     assert again.n_iter <= 3
 
 
-def test_sampled_within_one_percent(uber_slice):
+@pytest.mark.parametrize("sampling", ["stratified", "semi-stratified"])
+def test_sampled_within_one_percent(uber_slice, sampling):
     c, v, shape = uber_slice
     X = tenfold.Tensor((c, v, shape))
     rng = np.random.default_rng(2)
@@ -79,7 +80,7 @@ def test_sampled_within_one_percent(uber_slice):
     dense = tenfold.gcp(X, 2, loss="poisson", dense=True, init=init, max_epochs=10000)
     nnz = len(v)
     res = tenfold.gcp(X, 2, loss="poisson", init=init, samples=(nnz // 4, nnz // 4), fsamples=(nnz, 3 * nnz),
-                      epoch_iters=200, max_epochs=60, rate=0.01, max_fails=3, random_state=7)
+                      epoch_iters=200, max_epochs=60, rate=0.01, max_fails=3, random_state=7, sampling=sampling)
     exact = dense_loss("poisson", X, res.factors, res.weights)
     assert exact <= 1.01 * dense.loss, (exact, dense.loss)
     assert res.algorithm == "GCP-Adam" and len(res.loss_history) == res.n_iter
@@ -107,6 +108,8 @@ def test_errors(uber_slice):
         tenfold.gcp(X, 2, loss="cauchy")
     with pytest.raises(tenfold.ArgumentError, match="samples"):
         tenfold.gcp(X, 2, samples=(5,))
+    with pytest.raises(tenfold.ArgumentError, match="sampling"):
+        tenfold.gcp(X, 2, sampling="uniform")
     with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
         tenfold.gcp(X, 2, device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="needs 0 or 1"):

@@ -46,6 +46,12 @@ int tf_gcp_loss_parse(const char *name)
     return -1;
 }
 
+const char *tf_gcp_sampling_name(tf_gcp_sampling s)
+{
+    static const char *const names[] = {"stratified", "semi-stratified"};
+    return (int)s >= 0 && (int)s < 2 ? names[s] : NULL;
+}
+
 double tf_gcp_loss_lower_bound(tf_gcp_loss loss)
 {
     switch (loss) {
@@ -113,6 +119,8 @@ static tf_status resolve_opts(const tf_gcp_opts *in, tf_gcp_opts *out)
     TF_TRY(check_num("ftol", o->ftol, 0.0, 1.0, 0));
     TF_TRY(check_num("pgtol", o->pgtol, 0.0, 1e300, 0));
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "gcp: threads %d is negative", o->threads);
+    if (!tf_gcp_sampling_name(o->sampling))
+        return tf_fail(TF_ERR_ARG, "gcp: unknown sampling %d (0 stratified, 1 semi-stratified)", (int)o->sampling);
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "gcp: unknown backend %d", (int)o->backend);
     return TF_OK;
@@ -222,8 +230,12 @@ static void resolve_samples(const tf_tensor *X, tf_gcp_opts *o)
     if (!o->fnz) o->fnz = ftmp < nnz ? ftmp : nnz;
     if (!o->fz) o->fz = o->fnz < zeros ? o->fnz : zeros;
     if (!o->gnz) o->gnz = gtmp < nnz ? gtmp : nnz;
-    if (!o->gz) o->gz = o->gnz < zeros ? o->gnz : zeros;
-    if (!zeros) o->fz = o->gz = 0;
+    const int semi = o->sampling == TF_GCP_SEMI_STRATIFIED; /* its zeros: any entry */
+    const double numel = numel_of(X);
+    const uint64_t entries = numel > 1.8e19 ? UINT64_MAX : (uint64_t)numel;
+    if (!o->gz) o->gz = semi ? (o->gnz < entries ? o->gnz : entries) : o->gnz < zeros ? o->gnz : zeros;
+    if (!zeros) o->fz = 0;
+    if (!zeros && !semi) o->gz = 0;
     if (!nnz) o->fnz = o->gnz = 0;
 }
 
