@@ -74,6 +74,9 @@ static const char help[] =
     "      --rate R         gcp: Adam's step size (default 0.001)\n"
     "      --decay D        gcp: the rate's factor after a failed epoch (0.1)\n"
     "      --fails N        gcp: stop after more than N failed epochs (default 1)\n"
+    "                       gcp with --checkpoint: a checkpoint after epochs (the\n"
+    "                       factors, Adam's moments, rate and sample counter);\n"
+    "                       --resume goes on to --epochs in all (not --dense-loss)\n"
     "      --dense-loss     gcp: the exact loss over every entry (at most 2^26),\n"
     "                       minimised by L-BFGS: to check against pyttb's gcp_opt\n"
     "      --inner N        apr: multiplicative updates per mode and outer iteration\n"
@@ -351,9 +354,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
     if ((run->apr.on || run->gcp.on) && (rc = apr_conflicts(init, &ca, precision, format, method)))
         return rc;
     if ((rc = cli_checkpoint_parse("cpd", ckpt, run->ckpt_every, resume, &run->ckpt))) return rc;
-    if (run->gcp.on && (ckpt || resume))
-        return cli_usage("cpd", "%s: not with --method gcp yet (its epochs are not checkpointed)",
-                         ckpt ? "--checkpoint" : "--resume");
+    if (run->gcp.on && (ckpt || resume) && ga.dense)
+        return cli_usage("cpd", "%s: not with --dense-loss (its runs are short; the sampled GCP-Adam's epochs are "
+                         "checkpointed)", ckpt ? "--checkpoint" : "--resume");
     if (resume && init)
         return cli_usage("cpd", "--resume: not with --init (the checkpoint is where the run goes on from)");
     if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd"))) {
@@ -600,6 +603,7 @@ static tf_status run_gcp(cpd_run *run)
     p->init = run->opts.init;
     p->context = run->opts.context;
     p->distributed_input = run->opts.distributed_input;
+    p->checkpoint = run->opts.checkpoint;
     p->callback = cpd_gcp_on_epoch;
     p->user = &run->gcp;
     return tf_gcp(&run->t, p, &run->k, &run->gcp.rep);

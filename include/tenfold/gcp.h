@@ -7,6 +7,7 @@
 #ifndef TENFOLD_GCP_H
 #define TENFOLD_GCP_H
 
+#include "checkpoint.h"
 #include "context.h"
 #include "ktensor.h"
 
@@ -134,6 +135,17 @@ typedef struct tf_gcp_opts {
     tf_gcp_sampling sampling; /* the gradient samples' zeros (TF_GCP_STRATIFIED);
                                SEMI_STRATIFIED: gz defaults to gnz (at most
                                prod dims), zeros or not. Sampled mode only  */
+    const tf_checkpoint *checkpoint; /* NULL (default) = none. Sampled mode: after
+                               an epoch (every every_iters-th epoch, or by time;
+                               the last always) the factors, Adam's moments and
+                               schedule (rate, bias corrections, the gradient
+                               samples' counter), the failed epochs and every
+                               epoch's estimate; a resumed run goes on from
+                               there to the same estimates and factors as a run
+                               never stopped (max_epochs in all; the seed,
+                               loss, sampling, sample sizes, epoch_iters and
+                               Adam's constants must be the checkpoint's). Not
+                               with dense (TF_ERR_ARG)                        */
 } tf_gcp_opts;
 
 typedef struct tf_gcp_report {

@@ -114,3 +114,20 @@ def test_errors(uber_slice):
         tenfold.gcp(X, 2, device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="needs 0 or 1"):
         tenfold.gcp(X, 2, loss="bernoulli")
+
+
+def test_checkpoint_resume(uber_slice, tmp_path):
+    """4 epochs with checkpoint=, resumed to 8: the estimates and factors of 8 straight."""
+    c, v, shape = uber_slice
+    X = tenfold.Tensor((c, v, shape))
+    kw = dict(loss="poisson", samples=(1000, 1000), fsamples=(2000, 2000), epoch_iters=20, rate=0.05, max_fails=5,
+              random_state=3, threads=1)
+    full = tenfold.gcp(X, 3, max_epochs=8, **kw)
+    stem = str(tmp_path / "ck")
+    part = tenfold.gcp(X, 3, max_epochs=4, checkpoint=stem, **kw)
+    assert part.loss_history == full.loss_history[:4]
+    res = tenfold.gcp(X, 3, max_epochs=8, resume=stem, checkpoint=stem, **kw)
+    assert res.loss_history == full.loss_history[4:] and res.loss == full.loss
+    assert all(np.array_equal(a, b) for a, b in zip(res.factors, full.factors))
+    with pytest.raises(tenfold.ArgumentError, match="dense"):
+        tenfold.gcp(X, 2, dense=True, checkpoint=stem)

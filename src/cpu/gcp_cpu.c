@@ -179,8 +179,26 @@ static void cpu_destroy(void *ctx)
     tf_free(c);
 }
 
+static tf_status cpu_moments_get(void *ctx, double *m, double *v)
+{
+    const cpu_gcp *c = ctx;
+    memcpy(m, c->m, c->nparams * sizeof(double));
+    memcpy(v, c->v, c->nparams * sizeof(double));
+    return TF_OK;
+}
+
+static tf_status cpu_moments_put(void *ctx, const double *m, const double *v)
+{
+    cpu_gcp *c = ctx;
+    if (!c->started) return tf_fail(TF_ERR_ARG, "GCP backend: init was not called");
+    memcpy(c->m, m, c->nparams * sizeof(double));
+    memcpy(c->v, v, c->nparams * sizeof(double));
+    return cpu_save(c);
+}
+
 static const tf_gcp_backend_ops cpu_ops = {cpu_init,    cpu_estimate, cpu_gradient, cpu_adam,    cpu_save,
-                                           cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy};
+                                           cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy, cpu_moments_get,
+                                           cpu_moments_put};
 
 tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
                                              tf_gcp_backend *out)

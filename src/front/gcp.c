@@ -140,6 +140,9 @@ static tf_status check_place(const tf_gcp_opts *o)
                                         "most 2^26 entries: one process runs it)");
     if (o->distributed_input && !ranks)
         return tf_fail(TF_ERR_ARG, "gcp: distributed_input needs a distributed context (MPI ranks)");
+    const tf_checkpoint *ck = o->checkpoint;
+    if (o->dense && ck && ((ck->path && *ck->path) || (ck->resume && *ck->resume)))
+        return fail(TF_ERR_ARG, "gcp: checkpoints are not available in the dense loss mode (its runs are short)");
     return TF_OK;
 }
 
@@ -289,6 +292,32 @@ static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz
     return TF_OK;
 }
 
+/* tf_gcp_run with o->checkpoint: the state to write and the one to go on
+ * from (the checkpoint's factors as the backend held them, lambda ones). */
+static tf_status checkpointed(const tf_gcp_backend *be, const tf_tensor *X, double xnorm, const tf_gcp_opts *o,
+                              const tf_dist *d, tf_ktensor *out, tf_gcp_report *rep)
+{
+    char opt[512];
+    tf_gcp_ckpt_options(o, opt, sizeof opt);
+    tf_ckpt ck;
+    int on = 0;
+    TF_TRY(tf_ckpt_begin(&ck, o->checkpoint, "gcp", X, d && o->distributed_input ? d : NULL, d, &o->rank, 1, opt,
+                         &on));
+    if (!on) return tf_gcp_run(be, X, xnorm, o, NULL, NULL, out, rep);
+    tf_ktensor loaded;
+    memset(&loaded, 0, sizeof loaded);
+    tf_status s = tf_ckpt_load(&ck, &loaded, NULL, NULL);
+    if (s == TF_OK && ck.done) {
+        tf_gcp_opts lo = *o;
+        lo.init = &loaded;
+        s = shared(d, check_start(X, &lo)); /* the shapes and values a start must have */
+    }
+    if (s == TF_OK) s = tf_gcp_run(be, X, xnorm, o, &ck, ck.done ? &loaded : NULL, out, rep);
+    tf_ktensor_free(&loaded);
+    tf_ckpt_free(&ck);
+    return s;
+}
+
 static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp_report *rep)
 {
     TF_TRY(check_place(o));
@@ -337,7 +366,7 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
     }
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
-    s = tf_gcp_run(&be, X, xnorm, o, out, rep);
+    s = checkpointed(&be, X, xnorm, o, d, out, rep);
     be.ops->destroy(be.ctx);
     return s;
 }
