@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold/gcp.h — Generalized CP (GCP, Hong, Kolda & Duersch 2020): a CP
  * model fitted under a loss other than least squares (Poisson, Bernoulli,
- * Gamma, ...), by Adam on stratified samples of the entries (GCP-Adam,
- * Kolda & Hong, SIMODS 2020, as GenTen's gcp-sgd), or on every entry of a
- * small tensor (dense-loss mode, to check against pyttb's gcp_opt). */
+ * Gamma, ...), by Adam on stratified or semi-stratified samples of the
+ * entries (GCP-Adam, Kolda & Hong, SIMODS 2020, as GenTen's gcp-sgd), or
+ * on every entry of a small tensor (dense-loss mode, to check against pyttb's gcp_opt). */
 #ifndef TENFOLD_GCP_H
 #define TENFOLD_GCP_H
 
