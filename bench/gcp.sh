@@ -16,7 +16,8 @@
 # GNZ/GZ (gradient samples per iteration) and FNZ/FZ (the estimate's fixed
 # sample): default GenTen's for 100 epochs (its default maxiters):
 # max(ceil(3 nnz / 100), 1000) and max(ceil(nnz / 100), 100000), capped at
-# nnz; THREADS (tenfold -t, GenTen's OMP_NUM_THREADS; default the CPUs),
+# nnz; SAMPLING=stratified (or semi-stratified: both tools' --sampling);
+# THREADS (tenfold -t, GenTen's OMP_NUM_THREADS; default the CPUs),
 # OUT (a directory for the logs; default a temporary one, removed),
 # RUN_TIMEOUT=3600 seconds per run. Builds and installs nothing.
 set -u
@@ -31,6 +32,7 @@ RANK=${RANK:-16}
 EPOCHS=${EPOCHS:-3}
 EPOCH_ITERS=${EPOCH_ITERS:-1000}
 RATE=${RATE:-1e-3}
+SAMPLING=${SAMPLING:-stratified}
 THREADS=${THREADS:-$(nproc)}
 RUN_TIMEOUT=${RUN_TIMEOUT:-3600}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +53,7 @@ if [ -n "${GENTEN:-}" ]; then
 fi
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs," \
      "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $("$TF" --version | head -n 1); loss $LOSS, rank $RANK, $EPOCHS epochs of $EPOCH_ITERS iterations, rate $RATE, $THREADS threads"
+echo "# $("$TF" --version | head -n 1); loss $LOSS, rank $RANK, $EPOCHS epochs of $EPOCH_ITERS iterations, rate $RATE, $SAMPLING sampling, $THREADS threads"
 
 for tensor in "$@"; do
     name=$(basename "$tensor"); name=${name%.xz}; name=${name%.tns}
@@ -68,11 +70,11 @@ for tensor in "$@"; do
     echo "# $name: $nnz non-zeros; samples per iteration $gnz + $gz, estimate $fnz + $fz"
     timeout "$RUN_TIMEOUT" "$TF" cpd "$text" --method gcp --loss "$LOSS" -r "$RANK" --epochs "$EPOCHS" \
         --epoch-iters "$EPOCH_ITERS" --rate "$RATE" --samples "$gnz,$gz" --fsamples "$fnz,$fz" -t "$THREADS" \
-        --seed 1 --device cpu --nowrite --json "$OUT/$name.tenfold.json" >"$OUT/$name.tenfold.txt" 2>&1 ||
+        --sampling "$SAMPLING" --seed 1 --device cpu --nowrite --json "$OUT/$name.tenfold.json" >"$OUT/$name.tenfold.txt" 2>&1 ||
         { echo "gcp: tenfold on $name failed" >&2; tail -3 "$OUT/$name.tenfold.txt" >&2; }
     if [ -n "$GT" ]; then
         timeout "$RUN_TIMEOUT" env OMP_NUM_THREADS="$THREADS" OMP_PROC_BIND=false "$GT" --input "$text" --index-base 1 \
-            --rank "$RANK" --method gcp-sgd --type "$LOSS" --sampling stratified --step adam --rate "$RATE" \
+            --rank "$RANK" --method gcp-sgd --type "$LOSS" --sampling "$SAMPLING" --step adam --rate "$RATE" \
             --maxiters "$EPOCHS" --epochiters "$EPOCH_ITERS" --gnzs "$gnz" --gzs "$gz" --fnzs "$fnz" --fzs "$fz" \
             --seed 1 --gcp-seed 1 >"$OUT/$name.genten.txt" 2>&1 ||
             { echo "gcp: GenTen on $name failed" >&2; tail -3 "$OUT/$name.genten.txt" >&2; }

@@ -80,10 +80,11 @@ static const char help[] =
     CLI_VERBOSITY_HELP
     "  -h, --help           this help\n"
     "\n"
-    "The files are read as every tenfold input (duplicates summed, explicit zeros\n"
-    "dropped: a rating of 0 must be shifted to be kept); --val and --test must\n"
-    "have TRAIN's order and indices inside its dims. tenfold split makes the\n"
-    "three files from one.\n"
+    "The files are read as every tenfold input (duplicates summed), but their\n"
+    "entries of value 0 are kept: an observed 0 (a rating, a reading) is data,\n"
+    "fitted and counted in the RMSEs; the report says how many were kept. --val\n"
+    "and --test must have TRAIN's order and indices inside its dims. tenfold\n"
+    "split makes the three files from one.\n"
     "\n"
     "Several processes (a build with MPI): `mpirun -np P tenfold complete TRAIN\n"
     "...` cuts every mode's rows over the P ranks by training entries (as cpd\n"
@@ -279,6 +280,9 @@ static int write_json(complete_run *r)
     if (r->init) json_str(&j, "init", r->init);
     json_u64(&j, "val_nnz", r->val.nnz);
     json_u64(&j, "test_nnz", r->test.nnz);
+    json_u64(&j, "train_zeros_kept", r->info.zeros_kept);
+    json_u64(&j, "val_zeros_kept", r->vinfo.zeros_kept);
+    json_u64(&j, "test_zeros_kept", r->tinfo.zeros_kept);
     json_str(&j, "device", strncmp(p->plan, "GPU", 3) ? "cpu" : "gpu");
     json_end(&j);
     if (p->note[0]) json_str(&j, "note", p->note);
@@ -345,11 +349,11 @@ static int write_json(complete_run *r)
 static int load_all(complete_run *r)
 {
     int rc;
-    if ((rc = cli_load_base("complete", r->path, r->opts.threads, r->base, &r->train, &r->info))) return rc;
-    if (r->val_path && (rc = cli_load_base("complete", r->val_path, r->opts.threads, r->base, &r->val, &r->vinfo)))
+    if ((rc = cli_load_observed("complete", r->path, r->opts.threads, r->base, &r->train, &r->info))) return rc;
+    if (r->val_path && (rc = cli_load_observed("complete", r->val_path, r->opts.threads, r->base, &r->val, &r->vinfo)))
         return rc;
     if (r->test_path &&
-        (rc = cli_load_base("complete", r->test_path, r->opts.threads, r->base, &r->test, &r->tinfo)))
+        (rc = cli_load_observed("complete", r->test_path, r->opts.threads, r->base, &r->test, &r->tinfo)))
         return rc;
     return CLI_OK;
 }
@@ -481,6 +485,9 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
                (unsigned long long)r.opts.rank, r.opts.l2, r.opts.max_iters, cli_s(r.opts.max_iters), r.opts.tol,
                r.opts.patience, r.init ? "start from --init, seed unused" : "seed", (unsigned long long)r.opts.seed, (unsigned long long)r.train.nnz,
                (unsigned long long)r.val.nnz, (unsigned long long)r.test.nnz, nthreads, cli_s((uint64_t)nthreads));
+        printf("observed zeros kept: %llu training / %llu validation / %llu test entries of value 0\n",
+               (unsigned long long)r.info.zeros_kept, (unsigned long long)r.vinfo.zeros_kept,
+               (unsigned long long)r.tinfo.zeros_kept);
         if (size > 1) printf("ranks: %d (MPI), the CPU backend on each\n", size);
         cli_flush_stdout();
     }

@@ -47,7 +47,8 @@ static const char help[] =
     "                       streams the copies of the non-zeros from host memory when\n"
     "                       they do not fit it\n"
     "                       gcp: Generalized CP (Kolda & Hong 2020) under --loss,\n"
-    "                       by Adam on stratified samples of the entries (GenTen's\n"
+    "                       by Adam on stratified (or --sampling semi-stratified)\n"
+    "                       samples of the entries (GenTen's\n"
     "                       gcp-sgd: every iteration a fresh sample of non-zeros and\n"
     "                       zeros, weighted; epochs of --epoch-iters iterations; an\n"
     "                       epoch whose loss estimate (a fixed sample's) rises is\n"
@@ -63,6 +64,11 @@ static const char help[] =
     "                       gcp_opt definitions (docs/USAGE.md)\n"
     "      --samples NZ,Z   gcp: gradient samples per iteration (default GenTen's:\n"
     "                       max(3 nnz / epochs, 1000) non-zeros, as many zeros)\n"
+    "      --sampling S     gcp: the gradient samples' zeros: stratified (default:\n"
+    "                       uniform coordinates that are not non-zeros, a hit drawn\n"
+    "                       again) or semi-stratified (uniform over every entry, no\n"
+    "                       probe; the non-zero samples count f(x,m) - f(0,m):\n"
+    "                       unbiased, Kolda & Hong 2020; GenTen's); Z defaults to NZ\n"
     "      --fsamples NZ,Z  gcp: the loss estimate's fixed sample (default\n"
     "                       max(nnz / 100, 100000) non-zeros, as many zeros)\n"
     "      --epoch-iters N  gcp: iterations per epoch (default 1000)\n"
@@ -71,6 +77,9 @@ static const char help[] =
     "      --rate R         gcp: Adam's step size (default 0.001)\n"
     "      --decay D        gcp: the rate's factor after a failed epoch (0.1)\n"
     "      --fails N        gcp: stop after more than N failed epochs (default 1)\n"
+    "                       gcp with --checkpoint: a checkpoint after epochs (the\n"
+    "                       factors, Adam's moments, rate and sample counter);\n"
+    "                       --resume goes on to --epochs in all (not --dense-loss)\n"
     "      --dense-loss     gcp: the exact loss over every entry (at most 2^26),\n"
     "                       minimised by L-BFGS: to check against pyttb's gcp_opt\n"
     "      --inner N        apr: multiplicative updates per mode and outer iteration\n"
@@ -330,6 +339,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"fsamples", 0, &ga.fsamples, NULL}, {"epoch-iters", 0, &ga.epoch_iters, NULL},
         {"epochs", 0, &ga.epochs, NULL}, {"rate", 0, &ga.rate, NULL},
         {"decay", 0, &ga.decay, NULL},   {"fails", 0, &ga.fails, NULL},
+        {"sampling", 0, &ga.sampling, NULL},
         {"dense-loss", 0, NULL, &ga.dense},
         CLI_VERBOSITY_OPTS, CLI_GEN_OPT, {0}};
     int rc = cli_parse(a, "cpd", help, argc, argv, opts, 1, 1, "FILE");
@@ -347,9 +357,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
     if ((run->apr.on || run->gcp.on) && (rc = apr_conflicts(init, &ca, precision, format, method)))
         return rc;
     if ((rc = cli_checkpoint_parse("cpd", ckpt, run->ckpt_every, resume, &run->ckpt))) return rc;
-    if (run->gcp.on && (ckpt || resume))
-        return cli_usage("cpd", "%s: not with --method gcp yet (its epochs are not checkpointed)",
-                         ckpt ? "--checkpoint" : "--resume");
+    if (run->gcp.on && (ckpt || resume) && ga.dense)
+        return cli_usage("cpd", "%s: not with --dense-loss (its runs are short; the sampled GCP-Adam's epochs are "
+                         "checkpointed)", ckpt ? "--checkpoint" : "--resume");
     if (resume && init)
         return cli_usage("cpd", "--resume: not with --init (the checkpoint is where the run goes on from)");
     if (init && (!strcmp(init, "nvecs") || !strcmp(init, "svd"))) {
@@ -569,6 +579,7 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
         cli_agree_double(a, "--decay", g->decay);
         cli_agree_u64(a, "--fails", g->max_fails);
         cli_agree_u64(a, "--dense-loss", (uint64_t)g->dense);
+        cli_agree_u64(a, "--sampling", (uint64_t)g->sampling);
     }
 }
 
@@ -595,6 +606,7 @@ static tf_status run_gcp(cpd_run *run)
     p->init = run->opts.init;
     p->context = run->opts.context;
     p->distributed_input = run->opts.distributed_input;
+    p->checkpoint = run->opts.checkpoint;
     p->callback = cpd_gcp_on_epoch;
     p->user = &run->gcp;
     return tf_gcp(&run->t, p, &run->k, &run->gcp.rep);

@@ -18,8 +18,8 @@ static const char help[] =
     "tenfold cpd -o write it: MODEL_STEM.mode<N>.mat, MODEL_STEM.lambda.mat when\n"
     "present, read through MODEL_STEM.set when there is one) at the coordinates\n"
     "of COORDS, a tensor file of the model's order whose values are not used\n"
-    "(read as every tenfold input: give each entry a non-zero value such as 1 --\n"
-    "entries of value 0 are dropped by the reader, duplicates merged). Writes OUT,\n"
+    "(read as every tenfold input, but entries of value 0 kept, as tenfold\n"
+    "complete keeps them: every listed coordinate, duplicates merged). Writes OUT,\n"
     "a tensor with COORDS' coordinates and the predicted values, with the model's\n"
     "dims (.tns text unless the name ends .bin/.tfb or .mtx), written whole or\n"
     "not at all.\n"
@@ -59,7 +59,7 @@ int cmd_predict(int argc, char **argv)
         rc = cli_fail();
         goto done;
     }
-    if ((rc = cli_load_base("predict", coords, nt, base, &C, &info))) goto done;
+    if ((rc = cli_load_observed("predict", coords, nt, base, &C, &info))) goto done;
     if (C.order != K.order) {
         fprintf(stderr, "tenfold: predict: %s has %u modes, the model %s %u\n", cli_input_name(coords), C.order, stem,
                 K.order);

@@ -23,7 +23,8 @@ static const char help[] =
     "entry order, plain FROSTT text (SPLATT reads it too). Where no training\n"
     "entry has a mode's last index, its first entry moves to training, so the\n"
     "training file has FILE's dims. The same file and seed give the same split\n"
-    "on every machine.\n"
+    "on every machine. Entries of value 0 are kept (an observed 0 is data for\n"
+    "tenfold complete, which keeps them too); the summary says how many.\n"
     "\n"
     "  -o, --stem STEM      the output stem (required)\n"
     "      --fractions F1,F2,F3  the shares of training, validation and test\n"
@@ -145,7 +146,7 @@ int cmd_split(int argc, char **argv)
     memset(&X, 0, sizeof X);
     memset(part, 0, sizeof part);
     unsigned char *label = NULL;
-    if ((rc = cli_load_base("split", a.pos[0], 0, base, &X, &info))) goto done;
+    if ((rc = cli_load_observed("split", a.pos[0], 0, base, &X, &info))) goto done;
     label = malloc(X.nnz ? X.nnz : 1);
     if (!label || assign(X.nnz, f, s, label)) {
         fprintf(stderr, "tenfold: split: out of memory for %llu entries\n", (unsigned long long)X.nnz);
@@ -177,9 +178,13 @@ int cmd_split(int argc, char **argv)
             for (int j = i; j < 3; ++j) unlink(tmp[j]);
             goto done;
         }
+    char zeros[32] = "";
+    if (info.zeros_kept) snprintf(zeros, sizeof zeros, "%llu", (unsigned long long)info.zeros_kept);
     if (!cli_quiet())
-        printf("split: %llu entries of %s (seed %llu): %llu training, %llu validation, %llu test\nwrote: %s, %s, %s\n",
+        printf("split: %llu entries of %s (seed %llu%s%s): %llu training, %llu validation, %llu test\nwrote: %s, %s, "
+               "%s\n",
                (unsigned long long)X.nnz, cli_input_name(a.pos[0]), (unsigned long long)s,
+               info.zeros_kept ? "; of value 0, kept: " : "", zeros,
                (unsigned long long)part[0].nnz, (unsigned long long)part[1].nnz, (unsigned long long)part[2].nnz,
                names[0], names[1], names[2]);
 done:

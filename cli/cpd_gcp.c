@@ -15,7 +15,8 @@ const char *cpd_gcp_given(const cpd_gcp_args *g)
 {
     return g->loss ? "--loss" : g->samples ? "--samples" : g->fsamples ? "--fsamples"
          : g->epoch_iters ? "--epoch-iters" : g->epochs ? "--epochs" : g->rate ? "--rate"
-         : g->decay ? "--decay" : g->fails ? "--fails" : g->dense ? "--dense-loss" : NULL;
+         : g->decay ? "--decay" : g->fails ? "--fails" : g->dense ? "--dense-loss" : g->sampling ? "--sampling"
+         : NULL;
 }
 
 /* "NZ,Z" -> two counts (0: GenTen's default). */
@@ -53,10 +54,15 @@ int cpd_gcp_options(cpd_gcp *a, const tf_cpd_opts *o, const cpd_gcp_args *g)
         (rc = cli_double("cpd", "--decay", g->decay, 1e-300, 1.0, &p->decay)) ||
         (rc = cli_u64("cpd", "--fails", g->fails, 0, 1000000, &fails)))
         return rc;
-    if (g->dense && (g->samples || g->fsamples || g->epoch_iters || g->rate || g->decay || g->fails))
+    if (g->sampling) {
+        if (!strcmp(g->sampling, "stratified")) p->sampling = TF_GCP_STRATIFIED;
+        else if (!strcmp(g->sampling, "semi-stratified")) p->sampling = TF_GCP_SEMI_STRATIFIED;
+        else return cli_usage("cpd", "--sampling: expected stratified or semi-stratified, got '%s'", g->sampling);
+    }
+    if (g->dense && (g->samples || g->fsamples || g->epoch_iters || g->rate || g->decay || g->fails || g->sampling))
         return cli_usage("cpd", "--dense-loss takes every entry by L-BFGS: not with %s",
                          g->samples ? "--samples" : g->fsamples ? "--fsamples" : g->epoch_iters ? "--epoch-iters"
-                         : g->rate ? "--rate" : g->decay ? "--decay" : "--fails");
+                         : g->rate ? "--rate" : g->decay ? "--decay" : g->fails ? "--fails" : "--sampling");
     p->epoch_iters = (uint32_t)iters;
     p->max_epochs = (uint32_t)epochs;
     p->max_fails = (uint32_t)fails;
@@ -103,8 +109,9 @@ void cpd_gcp_print_start(const cpd_gcp *a, const char *start, int threads)
                threads, cli_s((uint64_t)threads));
         return;
     }
-    printf("cpd: GCP-Adam, %s loss, rank %llu, max %u epochs of %u iterations, rate %g (decay %g, max fails %u), %s, "
-           "%d thread%s\n", tf_gcp_loss_name(o->loss), (unsigned long long)o->rank, o->max_epochs ? o->max_epochs : 100,
+    printf("cpd: GCP-Adam, %s loss, %s sampling, rank %llu, max %u epochs of %u iterations, rate %g (decay %g, max "
+           "fails %u), %s, %d thread%s\n", tf_gcp_loss_name(o->loss), tf_gcp_sampling_name(o->sampling),
+           (unsigned long long)o->rank, o->max_epochs ? o->max_epochs : 100,
            o->epoch_iters, o->rate, o->decay, o->max_fails, start, threads, cli_s((uint64_t)threads));
 }
 
@@ -122,9 +129,10 @@ void cpd_gcp_print_summary(const cpd_gcp *a, double t_read, double t_write, doub
                r->fails > o->max_fails ? "stopped: more failed epochs than --fails"
                : r->stopped ? "stopped" : r->converged ? "converged" : "the epoch limit, --epochs");
         printf("  loss estimate = the %s loss summed over a fixed sample of %llu non-zeros and %llu zeros, weighted\n"
-               "  to stand for the whole tensor (start: %.10g); samples per iteration: %llu non-zeros, %llu zeros\n",
+               "  to stand for the whole tensor (start: %.10g); samples per iteration: %llu non-zeros, %llu %s\n",
                tf_gcp_loss_name(o->loss), (unsigned long long)r->fnz, (unsigned long long)r->fz, r->loss_initial,
-               (unsigned long long)r->gnz, (unsigned long long)r->gz);
+               (unsigned long long)r->gnz, (unsigned long long)r->gz,
+               o->sampling == TF_GCP_SEMI_STRATIFIED ? "uniform entries (semi-stratified)" : "zeros");
     }
     printf("plan: %s\n", r->plan);
     if (r->note[0]) printf("note: %s\n", r->note);
@@ -145,6 +153,7 @@ void cpd_gcp_json_options(const cpd_gcp *a, cli_json *j)
         json_num(j, "rate", o->rate);
         json_num(j, "decay", o->decay);
         json_u64(j, "max_fails", o->max_fails);
+        json_str(j, "sampling", tf_gcp_sampling_name(o->sampling));
         json_u64(j, "samples_nonzero", r->gnz);
         json_u64(j, "samples_zero", r->gz);
         json_u64(j, "fsamples_nonzero", r->fnz);

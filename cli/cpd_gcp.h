@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* `tenfold cpd --method gcp`: Generalized CP (tf_gcp) -- its options
  * (--loss, --samples, --fsamples, --epoch-iters, --epochs, --rate, --decay,
- * --fails, --dense-loss), the line per epoch, the summary and its part of
+ * --fails, --dense-loss, --sampling), the line per epoch, the summary and its part of
  * the JSON report. */
 #ifndef TF_CLI_CPD_GCP_H
 #define TF_CLI_CPD_GCP_H
@@ -21,7 +21,7 @@ typedef struct cpd_gcp {
 
 /* The values given (NULL: not given) of the GCP options. */
 typedef struct cpd_gcp_args {
-    const char *loss, *samples, *fsamples, *epoch_iters, *epochs, *rate, *decay, *fails;
+    const char *loss, *samples, *fsamples, *epoch_iters, *epochs, *rate, *decay, *fails, *sampling;
     int dense;               /* --dense-loss */
 } cpd_gcp_args;
 

@@ -103,28 +103,34 @@ int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *
 }
 
 static int load(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
-                tf_precision precision, tf_tensor *t, tf_read_info *info);
+                tf_precision precision, int keep_zeros, tf_tensor *t, tf_read_info *info);
 
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info)
 {
-    return load(cmd, path, threads, base, 0, 1, TF_DOUBLE, t, info);
+    return load(cmd, path, threads, base, 0, 1, TF_DOUBLE, 0, t, info);
+}
+
+int cli_load_observed(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
+                      tf_read_info *info)
+{
+    return load(cmd, path, threads, base, 0, 1, TF_DOUBLE, 1, t, info);
 }
 
 int cli_load_precision(const char *cmd, const char *path, int threads, const char *base, tf_precision precision,
                        tf_tensor *t, tf_read_info *info)
 {
-    return load(cmd, path, threads, base, 0, 1, precision, t, info);
+    return load(cmd, path, threads, base, 0, 1, precision, 0, t, info);
 }
 
 int cli_load_part(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
                   tf_tensor *t, tf_read_info *info)
 {
-    return load(cmd, path, threads, base, part, parts, TF_DOUBLE, t, info);
+    return load(cmd, path, threads, base, part, parts, TF_DOUBLE, 0, t, info);
 }
 
 static int load(const char *cmd, const char *path, int threads, const char *base, uint64_t part, uint64_t parts,
-                tf_precision precision, tf_tensor *t, tf_read_info *info)
+                tf_precision precision, int keep_zeros, tf_tensor *t, tf_read_info *info)
 {
     tf_read_opts o;
     tf_read_opts_default(&o);
@@ -133,6 +139,7 @@ static int load(const char *cmd, const char *path, int threads, const char *base
     o.parts = parts;
     o.collective = parts > 1; /* the parts are the MPI ranks: they read together */
     o.precision = precision;
+    o.keep_zeros = keep_zeros;
     memset(t, 0, sizeof *t);
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
@@ -192,10 +199,11 @@ void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info)
     char base[64];
     (void)t;
     if (info->format == TF_FILE_AUTO) return; /* generated (--gen): nothing was read */
-    fprintf(f, "fixes:  %llu duplicate%s summed, %llu explicit zero%s dropped, indices %s\n",
-            (unsigned long long)info->duplicates, info->duplicates == 1 ? "" : "s",
-            (unsigned long long)info->zeros, info->zeros == 1 ? "" : "s",
-            cli_index_base(base, sizeof base, info));
+    const int kept = info->zeros_kept > 0;
+    const uint64_t z = kept ? info->zeros_kept : info->zeros;
+    fprintf(f, "fixes:  %llu duplicate%s summed, %llu explicit zero%s %s, indices %s\n",
+            (unsigned long long)info->duplicates, info->duplicates == 1 ? "" : "s", (unsigned long long)z,
+            z == 1 ? "" : "s", kept ? "kept (observed entries)" : "dropped", cli_index_base(base, sizeof base, info));
 }
 
 void cli_print_read(FILE *f, const tf_read_info *info)

@@ -50,6 +50,10 @@ int cli_one_stdin(const char *cmd, const char *const *paths, const char *const *
  * "tenfold: <error>" and returns 1 (2 for a bad --base value or SPEC). */
 int cli_load_base(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
                   tf_read_info *info);
+/* cli_load_base keeping the entries of value 0 (tf_read_opts.keep_zeros;
+ * info->zeros_kept counts them): completion's observed entries. */
+int cli_load_observed(const char *cmd, const char *path, int threads, const char *base, tf_tensor *t,
+                      tf_read_info *info);
 /* The same for part `part` of `parts` of the non-zeros (parts > 1: the
  * MPI ranks, each calling it; tf_read_opts.part, .collective): a tenfold
  * binary file is read at its offsets (the ranks checking the whole file
@@ -67,8 +71,8 @@ int cli_load(const char *path, int threads, tf_tensor *t, tf_read_info *info);
  * the --gen SPEC (generation time and rate), and the tensor (order, dims,
  * nnz, density, COO memory). */
 void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_read_info *info);
-/* One line listing duplicates summed, zeros dropped and the index base
- * (none for a generated tensor). */
+/* One line listing duplicates summed, zeros dropped (or kept, with
+ * tf_read_opts.keep_zeros) and the index base (none for a generated tensor). */
 void cli_print_fixes(FILE *f, const tf_tensor *t, const tf_read_info *info);
 /* The read statistics of -v: lines, entries before the fixes, where the
  * dims came from, Matrix Market symmetry / pattern. */

@@ -24,6 +24,7 @@ void cli_json_input(cli_json *j, const char *path, const tf_tensor *t, const tf_
     json_u64(j, "entries", in->entries);
     json_u64(j, "duplicates_summed", in->duplicates);
     json_u64(j, "zeros_dropped", in->zeros);
+    json_u64(j, "zeros_kept", in->zeros_kept);
     json_u64(j, "index_base", (uint64_t)in->index_base);
     json_str(j, "index_base_from", cli_base_source_name(in->base_source));
     json_num(j, "read_seconds", in->seconds);

@@ -167,9 +167,10 @@ static double ref_pass(const tf_gcp_samples *s, double *const *A, const uint64_t
             for (uint32_t n = 0; n < N; ++n) p *= A[n][s->ind[n][j] * R + r];
             m += p;
         }
-        const double w = j < s->nnz_part ? s->w_nz : s->w_z;
-        f += w * tf_gcp_f(loss, s->vals[j], m);
-        const double y = w * tf_gcp_df(loss, s->vals[j], m);
+        const int nz = j < s->nnz_part, semi = nz && s->semi; /* semi-stratified: f(x, m) - f(0, m) */
+        const double w = nz ? s->w_nz : s->w_z;
+        f += w * (tf_gcp_f(loss, s->vals[j], m) - (semi ? tf_gcp_f(loss, 0.0, m) : 0.0));
+        const double y = w * (tf_gcp_df(loss, s->vals[j], m) - (semi ? tf_gcp_df(loss, 0.0, m) : 0.0));
         for (uint32_t n = 0; n < N; ++n)
             for (uint64_t r = 0; r < R; ++r) {
                 double p = y;
@@ -233,6 +234,12 @@ static void test_pass(tf_rng *rng)
             const double lb = tf_gcp_loss_lower_bound((tf_gcp_loss)loss);
             random_factors(rng, N, dims, R, lb == 0.0 ? 0.05 : -0.6, 0.6, A);
             check_pass("random", &s, A, dims, R, loss);
+            tf_gcp_samples semi;
+            CHECK_OK(tf_gcp_samples_alloc(&semi, N, 3000 + 2500));
+            semi.semi = 1;
+            CHECK_OK(tf_gcp_draw(&h, tf_rng_next(rng), 1, 3000, 2500, 2, &semi));
+            check_pass("semi-stratified", &semi, A, dims, R, loss);
+            tf_gcp_samples_free(&semi);
             /* the fused draw (sampling inside the pass): the same bits as the drawn sample's pass */
             double *G1[5], *G2[5], f1 = NAN, f2 = NAN;
             for (uint32_t n = 0; n < N; ++n) {
@@ -435,6 +442,157 @@ static void test_adam(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
+/* Semi-stratified sampling (issue 46): the draws (zeros uniform over every
+ * entry, no rejection: some land on non-zeros, kept with value 0; weights
+ * prod dims / gz; the same for 1 and 3 threads), and the expectation of
+ * its gradient and loss sum is the dense ones: the mean over T draws
+ * (streams 1..T, the fused pass as the backend runs it) within 5 standard
+ * errors (from the draws' own variance) of the gradient and loss over
+ * every entry, for the Poisson, Gaussian and Bernoulli losses; the
+ * stratified draws' alike. */
+static void test_semi_stratified(tf_rng *rng)
+{
+    const uint64_t dims[3] = {6, 5, 4}, R = 2, T = 4000, gnz = 12, gz = 18;
+    const uint64_t P = (dims[0] + dims[1] + dims[2]) * R;
+    static const int losses[] = {TF_GCP_POISSON, TF_GCP_GAUSSIAN, TF_GCP_BERNOULLI_ODDS};
+    for (size_t li = 0; li < sizeof losses / sizeof *losses; ++li) {
+        const int loss = losses[li];
+        tf_tensor X;
+        random_tensor(rng, 3, dims, 40, loss, &X);
+        tf_gcp_nzset h;
+        CHECK_OK(tf_gcp_nzset_build(&X, &h));
+        double *A[3], *G[3], *D[3];
+        random_factors(rng, 3, dims, R, 0.1, 1.0, A);
+        for (int n = 0; n < 3; ++n) {
+            G[n] = malloc(dims[n] * R * sizeof(double));
+            D[n] = malloc(dims[n] * R * sizeof(double));
+        }
+        tf_gcp_samples all;
+        CHECK_OK(tf_gcp_samples_dense(&X, &all));
+        const double fdense = ref_pass(&all, A, dims, R, loss, D);
+        /* the draws themselves */
+        const uint64_t seed = tf_rng_next(rng);
+        tf_gcp_samples a, b;
+        CHECK_OK(tf_gcp_samples_alloc(&a, 3, 3000 + 5000));
+        CHECK_OK(tf_gcp_samples_alloc(&b, 3, 3000 + 5000));
+        a.semi = b.semi = 1;
+        CHECK_OK(tf_gcp_draw(&h, seed, 2, 3000, 5000, 1, &a));
+        CHECK_OK(tf_gcp_draw(&h, seed, 2, 3000, 5000, 3, &b));
+        int same = a.n == b.n && a.n == 8000 && a.nnz_part == 3000;
+        uint64_t hits = 0, bad = 0;
+        for (uint64_t j = 0; same && j < a.n; ++j) {
+            for (uint32_t n = 0; n < 3; ++n) same &= a.ind[n][j] == b.ind[n][j];
+            double v = 0.0;
+            const int nz = is_nonzero(&X, (const uint32_t *const *)a.ind, j, &v);
+            if (j < a.nnz_part) bad += !nz || v != a.vals[j];
+            else bad += a.vals[j] != 0.0, hits += nz;
+        }
+        CHECKF(same, "semi-stratified: the draws differ between 1 and 3 threads");
+        const double expect_hits = 5000.0 * (double)X.nnz / 120.0;
+        CHECKF(!bad && fabs((double)hits - expect_hits) < 6.0 * sqrt(expect_hits),
+               "semi-stratified: %llu bad draws; %llu zero draws on non-zeros, expected about %.0f (no rejection)",
+               (unsigned long long)bad, (unsigned long long)hits, expect_hits);
+        CHECK(a.w_z == 120.0 / 5000.0 && a.w_nz == (double)X.nnz / 3000.0);
+        tf_gcp_samples_free(&a);
+        tf_gcp_samples_free(&b);
+        for (int semi = 0; semi <= 1; ++semi) {
+            double *sum = calloc(P, sizeof(double)), *sq = calloc(P, sizeof(double));
+            double fsum = 0.0, fsq = 0.0;
+            tf_gcp_samples gs;
+            CHECK_OK(tf_gcp_samples_alloc(&gs, 3, 0));
+            gs.semi = semi;
+            for (uint64_t t = 1; t <= T; ++t) {
+                tf_gcp_draw_setup(&h, gnz, gz, &gs);
+                for (int n = 0; n < 3; ++n)
+                    for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
+                double f = NAN;
+                const tf_gcp_pass_in in = {&gs, (const double *const *)A, dims, R, loss, 1, 1, &h, seed, t};
+                CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
+                fsum += f, fsq += f * f;
+                for (int n = 0, e0 = 0; n < 3; e0 += (int)(dims[n] * R), ++n)
+                    for (uint64_t e = 0; e < dims[n] * R; ++e) sum[e0 + e] += G[n][e], sq[e0 + e] += G[n][e] * G[n][e];
+            }
+            uint64_t off = 0;
+            double worst = 0.0;
+            for (int n = 0, e0 = 0; n < 3; e0 += (int)(dims[n] * R), ++n)
+                for (uint64_t e = 0; e < dims[n] * R; ++e) {
+                    const double mean = sum[e0 + e] / T, var = sq[e0 + e] / T - mean * mean;
+                    const double se = sqrt(var > 0.0 ? var / T : 0.0), z = fabs(mean - D[n][e]) / (se + 1e-300);
+                    if (z > worst) worst = z;
+                    off += fabs(mean - D[n][e]) > 5.0 * se + 1e-12 * fabs(D[n][e]);
+                }
+            const double fmean = fsum / T, fse = sqrt((fsq / T - fmean * fmean) / T);
+            CHECKF(!off, "%s loss, %s: %llu of %llu gradient entries' means beyond 5 standard errors of the dense "
+                   "gradient (worst %.2f)", tf_gcp_loss_name((tf_gcp_loss)loss), semi ? "semi-stratified" : "stratified",
+                   (unsigned long long)off, (unsigned long long)P, worst);
+            CHECKF(fabs(fmean - fdense) <= 5.0 * fse, "%s loss, %s: mean loss sum %.10g, dense %.10g (se %.3g)",
+                   tf_gcp_loss_name((tf_gcp_loss)loss), semi ? "semi-stratified" : "stratified", fmean, fdense, fse);
+            if (getenv("GCP_TRACE"))
+                printf("  %s %s: worst gradient z %.2f, loss z %.2f\n", tf_gcp_loss_name((tf_gcp_loss)loss),
+                       semi ? "semi" : "strat", worst, fabs(fmean - fdense) / fse);
+            tf_gcp_samples_free(&gs);
+            free(sum);
+            free(sq);
+        }
+        for (int n = 0; n < 3; ++n) {
+            free(A[n]);
+            free(G[n]);
+            free(D[n]);
+        }
+        tf_gcp_samples_free(&all);
+        tf_gcp_nzset_free(&h);
+        tf_tensor_free(&X);
+    }
+}
+
+/* The option through tf_gcp: the plan says it, the zero samples default to
+ * the non-zero ones' count even where the tensor has no zeros, the same
+ * seed gives the same run, a bad value is refused. */
+static void test_semi_runs(tf_rng *rng)
+{
+    const uint64_t dims[3] = {20, 15, 10};
+    tf_tensor X;
+    random_tensor(rng, 3, dims, 300, TF_GCP_POISSON, &X);
+    tf_gcp_opts o;
+    tf_gcp_opts_default(&o);
+    o.loss = TF_GCP_POISSON;
+    o.rank = 3;
+    o.seed = tf_rng_next(rng);
+    o.epoch_iters = 50;
+    o.max_epochs = 6;
+    o.rate = 0.01;
+    o.threads = 2;
+    o.sampling = TF_GCP_SEMI_STRATIFIED;
+    tf_ktensor K1, K2;
+    tf_gcp_report r1, r2;
+    CHECK_OK(tf_gcp(&X, &o, &K1, &r1));
+    CHECKF(strstr(r1.plan, "semi-stratified samples") != NULL, "plan '%s'", r1.plan);
+    CHECK(r1.gz == r1.gnz && r1.loss_estimate < r1.loss_initial);
+    CHECK_OK(tf_gcp(&X, &o, &K2, &r2));
+    int same = r1.loss_estimate == r2.loss_estimate;
+    for (uint32_t n = 0; n < 3; ++n) same &= !memcmp(K1.factors[n].data, K2.factors[n].data, dims[n] * 3 * 8);
+    CHECKF(same, "semi-stratified: two runs of one seed differ");
+    tf_ktensor_free(&K1);
+    tf_ktensor_free(&K2);
+    tf_tensor_free(&X);
+    /* every entry a non-zero: still zero samples (uniform entries, f(0, m)) */
+    tf_tensor F;
+    CHECK_OK(tf_tensor_alloc(&F, 3, (const uint64_t[]){4, 3, 2}, 24));
+    for (uint64_t e = 0; e < 24; ++e)
+        F.ind[0][e] = (uint32_t)(e / 6), F.ind[1][e] = (uint32_t)(e / 2 % 3), F.ind[2][e] = (uint32_t)(e % 2),
+        F.vals[e] = (double)(1 + e % 3);
+    o.rank = 1;
+    o.max_epochs = 2;
+    CHECK_OK(tf_gcp(&F, &o, &K1, &r1));
+    CHECKF(r1.gz == 24 && r1.gnz == 24 && r1.fz == 0, "full tensor: gz %llu gnz %llu fz %llu",
+           (unsigned long long)r1.gz, (unsigned long long)r1.gnz, (unsigned long long)r1.fz);
+    tf_ktensor_free(&K1);
+    o.sampling = (tf_gcp_sampling)2;
+    CHECK(tf_gcp(&F, &o, &K1, &r1) == TF_ERR_ARG && strstr(tf_last_error(), "sampling"));
+    CHECK(!strcmp(tf_gcp_sampling_name(TF_GCP_SEMI_STRATIFIED), "semi-stratified") && !tf_gcp_sampling_name(2));
+    tf_tensor_free(&F);
+}
+
 /* ------------------------------------------------------ (f) the checks */
 
 static void test_errors(tf_rng *rng)
@@ -495,7 +653,7 @@ static void test_errors(tf_rng *rng)
 
 /* The draws of P parts (cut: each holds its part of X and the keys of
  * all; else each holds all of X) against one process's. */
-static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut)
+static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut, int semi)
 {
     const uint32_t N = X->order;
     const uint64_t gnz = 3000, gz = 2500, seed = tf_rng_next(rng), R = 3;
@@ -503,6 +661,7 @@ static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut)
     CHECK_OK(tf_gcp_nzset_build(X, &h1));
     tf_gcp_samples one;
     CHECK_OK(tf_gcp_samples_alloc(&one, N, gnz + gz));
+    one.semi = semi;
     CHECK_OK(tf_gcp_draw(&h1, seed, 3, gnz, gz, 2, &one));
     uint64_t *keys = malloc(X->nnz * sizeof(uint64_t));
     for (uint64_t k = 0; k < X->nnz; ++k) {
@@ -524,6 +683,7 @@ static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut)
     double f1 = NAN, fsum = 0.0;
     tf_gcp_samples gs;
     CHECK_OK(tf_gcp_samples_alloc(&gs, N, 0));
+    gs.semi = semi;
     tf_gcp_draw_setup(&h1, gnz, gz, &gs);
     const tf_gcp_pass_in in1 = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h1, seed, 5};
     CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
@@ -537,6 +697,7 @@ static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut)
         CHECK_OK(tf_gcp_nzset_build_part(&part, p, P, X->nnz, cut ? held : 0, cut ? keys : NULL, &h));
         tf_gcp_samples s;
         CHECK_OK(tf_gcp_samples_alloc(&s, N, gnz + gz));
+        s.semi = semi;
         CHECK_OK(tf_gcp_draw(&h, seed, 3, gnz, gz, 2, &s));
         CHECK(s.w_nz == one.w_nz && s.w_z == one.w_z);
         total += s.n;
@@ -601,10 +762,11 @@ static void test_parts(tf_rng *rng)
     const uint64_t dims[3] = {30, 20, 25};
     tf_tensor X;
     random_tensor(rng, 3, dims, 900, TF_GCP_POISSON, &X);
-    for (uint32_t P = 2; P <= 3; ++P) {
-        check_parts(rng, &X, P, 0);
-        check_parts(rng, &X, P, 1);
-    }
+    for (uint32_t P = 2; P <= 3; ++P)
+        for (int semi = 0; semi <= 1; ++semi) {
+            check_parts(rng, &X, P, 0, semi);
+            check_parts(rng, &X, P, 1, semi);
+        }
     tf_tensor_free(&X);
 }
 
@@ -622,6 +784,8 @@ int main(void)
     if (count >= 0) printf("test_gcp: the pass on samples of %d real tensors\n", count);
     test_dense(&rng);
     test_adam(&rng);
+    test_semi_stratified(&rng);
+    test_semi_runs(&rng);
     test_errors(&rng);
     return tf_test_finish("test_gcp");
 }

@@ -709,8 +709,86 @@ static void files(void)
     remove(mat);
 }
 
+/* tf_read_opts.keep_zeros (issue 46): explicit zeros are kept and counted in
+ * info.zeros_kept -- a listed 0, a coordinate whose duplicates cancel --
+ * from unsorted and already-sorted text, Matrix Market and tenfold binary;
+ * without it they are dropped (info.zeros). */
+static tf_status parse_keep(const char *name, const char *text, int keep, tf_tensor *t, tf_read_info *info)
+{
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.threads = 2;
+    o.keep_zeros = keep;
+    memset(t, 0xA5, sizeof *t); /* poisoned: the reader must set everything */
+    memset(info, 0xA5, sizeof *info);
+    return tf_parse_tensor_opts(name, text, strlen(text), &o, t, info);
+}
+
+static void keep_zeros(void)
+{
+    tf_tensor t;
+    tf_read_info info;
+    static const char unsorted[] = "2 2 2 1\n1 1 1 0\n3 3 3 5\n2 1 1 2\n2 1 1 -2\n1 2 1 0.0\n";
+    CHECK_OK(parse_keep("z.tns", unsorted, 0, &t, &info));
+    CHECK(t.nnz == 2 && info.zeros == 3 && info.zeros_kept == 0 && info.duplicates == 1);
+    tf_tensor_free(&t);
+    CHECK_OK(parse_keep("z.tns", unsorted, 1, &t, &info));
+    CHECKF(t.nnz == 5 && info.zeros == 0 && info.zeros_kept == 3 && info.duplicates == 1, "nnz %llu kept %llu",
+           (unsigned long long)t.nnz, (unsigned long long)info.zeros_kept);
+    if (t.nnz == 5) {
+        check_entry3(&t, 0, 0, 0, 0, 0.0);
+        check_entry3(&t, 1, 0, 1, 0, 0.0);
+        check_entry3(&t, 2, 1, 0, 0, 0.0); /* 2 - 2: observed, summed to 0 */
+        check_entry3(&t, 3, 1, 1, 1, 1.0);
+        check_entry3(&t, 4, 2, 2, 2, 5.0);
+    }
+    tf_tensor_free(&t);
+    /* already sorted, with zeros: the fast path must not skip them */
+    static const char sorted[] = "1 1 1 0\n1 1 2 3\n2 2 2 0\n";
+    CHECK_OK(parse_keep("s.tns", sorted, 1, &t, &info));
+    CHECK(t.nnz == 3 && info.zeros_kept == 2 && t.vals[0] == 0.0 && t.vals[1] == 3.0 && t.vals[2] == 0.0);
+    tf_tensor_free(&t);
+    CHECK_OK(parse_keep("s.tns", sorted, 0, &t, &info));
+    CHECK(t.nnz == 1 && info.zeros == 2 && t.vals[0] == 3.0);
+    tf_tensor_free(&t);
+    /* only zeros: an error without the option, a tensor with it */
+    CHECK(parse_keep("a.tns", "1 1 1 0\n2 2 2 0\n", 0, &t, &info) == TF_ERR_PARSE);
+    tf_tensor_free(&t);
+    CHECK_OK(parse_keep("a.tns", "1 1 1 0\n2 2 2 0\n", 1, &t, &info));
+    CHECK(t.nnz == 2 && info.zeros_kept == 2);
+    tf_tensor_free(&t);
+    /* Matrix Market */
+    static const char mtx[] = "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 0\n2 2 4\n3 1 0\n";
+    CHECK_OK(parse_keep("m.mtx", mtx, 1, &t, &info));
+    CHECK(t.nnz == 3 && info.zeros_kept == 2);
+    tf_tensor_free(&t);
+    CHECK_OK(parse_keep("m.mtx", mtx, 0, &t, &info));
+    CHECK(t.nnz == 1 && info.zeros == 2);
+    tf_tensor_free(&t);
+    /* tenfold binary holding a zero (written from a tensor read with the option) */
+    CHECK_OK(parse_keep("z.tns", unsorted, 1, &t, &info));
+    mkdir(TF_TEST_TMP, 0777);
+    const char *bin = TF_TEST_TMP "/io_parse_keep_zeros.bin";
+    CHECK_OK(tf_write_tensor(bin, &t, TF_FILE_BIN));
+    tf_tensor_free(&t);
+    tf_read_opts o;
+    tf_read_opts_default(&o);
+    o.keep_zeros = 1;
+    memset(&t, 0xA5, sizeof t);
+    CHECK_OK(tf_read_tensor_opts(bin, &o, &t, &info));
+    CHECK(t.nnz == 5 && info.zeros_kept == 3 && t.vals[0] == 0.0);
+    tf_tensor_free(&t);
+    CHECK_OK(tf_read_tensor(bin, 2, &t, &info));
+    CHECK(t.nnz == 2 && info.zeros == 3);
+    tf_tensor_free(&t);
+    remove(bin);
+    /* a bad value of the option */
+    CHECK(parse_keep("z.tns", unsorted, 2, &t, &info) == TF_ERR_ARG && strstr(tf_last_error(), "keep_zeros"));
+}
+
 int main(void)
 {
+    keep_zeros();
     malformed_tns();
     malformed_mtx();
     variants();

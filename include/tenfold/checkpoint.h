@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold/checkpoint.h — checkpoints of the iterative methods (tf_cpd with
- * every update kind, tf_cp_apr, tf_tucker) and resuming from them. */
+ * every update kind, tf_cp_apr, tf_gcp's epochs, tf_tucker) and resuming
+ * from them. */
 #ifndef TENFOLD_CHECKPOINT_H
 #define TENFOLD_CHECKPOINT_H
 
@@ -12,7 +13,7 @@ extern "C" {
 
 /* Where and how often a run saves the state it needs to go on, and where it
  * goes on from (tf_cpd_opts.checkpoint, tf_cp_apr_opts.checkpoint,
- * tf_tucker_opts.checkpoint; NULL = neither).
+ * tf_gcp_opts.checkpoint, tf_tucker_opts.checkpoint; NULL = neither).
  *
  * A checkpoint is one factor set (see tf_ktensor_write: STEM.mode<N>.mat,
  * STEM.lambda.mat -- Tucker: STEM.core.tensor -- switched in one step

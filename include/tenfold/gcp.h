@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold/gcp.h — Generalized CP (GCP, Hong, Kolda & Duersch 2020): a CP
  * model fitted under a loss other than least squares (Poisson, Bernoulli,
- * Gamma, ...), by Adam on stratified samples of the entries (GCP-Adam,
- * Kolda & Hong, SIMODS 2020, as GenTen's gcp-sgd), or on every entry of a
- * small tensor (dense-loss mode, to check against pyttb's gcp_opt). */
+ * Gamma, ...), by Adam on stratified or semi-stratified samples of the
+ * entries (GCP-Adam, Kolda & Hong, SIMODS 2020, as GenTen's gcp-sgd), or
+ * on every entry of a small tensor (dense-loss mode, to check against pyttb's gcp_opt). */
 #ifndef TENFOLD_GCP_H
 #define TENFOLD_GCP_H
 
+#include "checkpoint.h"
 #include "context.h"
 #include "ktensor.h"
 
@@ -44,6 +45,26 @@ const char *tf_gcp_loss_name(tf_gcp_loss loss);
 int tf_gcp_loss_parse(const char *name);
 /* The lower bound of the factors under the loss: 0, or -HUGE_VAL. */
 double tf_gcp_loss_lower_bound(tf_gcp_loss loss);
+
+/* How the gradient's zeros are drawn (appended, never renumbered):
+ *   STRATIFIED       uniform coordinates that are not non-zeros (a hash
+ *                    set of the non-zeros; a hit is drawn again), weight
+ *                    (prod dims - nnz) / gz -- GenTen's "stratified"
+ *   SEMI_STRATIFIED  uniform coordinates of the whole tensor, kept without
+ *                    the probe (a hit on a non-zero counts as a 0), weight
+ *                    prod dims / gz, and every non-zero sample counts
+ *                    f(x, m) - f(0, m) (its derivative likewise), so the
+ *                    gradient stays unbiased (Kolda & Hong 2020, sec. 3.3;
+ *                    GenTen's "semi-stratified"): no probe per draw.
+ * The fixed sample of the loss estimate is stratified either way (drawn
+ * once), as GenTen's. */
+typedef enum tf_gcp_sampling {
+    TF_GCP_STRATIFIED = 0,
+    TF_GCP_SEMI_STRATIFIED = 1
+} tf_gcp_sampling;
+
+/* "stratified", "semi-stratified" (NULL outside the range). */
+const char *tf_gcp_sampling_name(tf_gcp_sampling s);
 
 /* One epoch (sampled mode) or iteration (dense mode), as the callback sees it. */
 typedef struct tf_gcp_epoch {
@@ -114,6 +135,20 @@ typedef struct tf_gcp_opts {
                                rank's part of the non-zeros, [nnz p / P, nnz (p +
                                1) / P) of the canonical tensor (tf_read_opts.part;
                                as tf_cpd_opts's); 0: every rank holds all of X   */
+    tf_gcp_sampling sampling; /* the gradient samples' zeros (TF_GCP_STRATIFIED);
+                               SEMI_STRATIFIED: gz defaults to gnz (at most
+                               prod dims), zeros or not. Sampled mode only  */
+    const tf_checkpoint *checkpoint; /* NULL (default) = none. Sampled mode: after
+                               an epoch (every every_iters-th epoch, or by time;
+                               the last always) the factors, Adam's moments and
+                               schedule (rate, bias corrections, the gradient
+                               samples' counter), the failed epochs and every
+                               epoch's estimate; a resumed run goes on from
+                               there to the same estimates and factors as a run
+                               never stopped (max_epochs in all; the seed,
+                               loss, sampling, sample sizes, epoch_iters and
+                               Adam's constants must be the checkpoint's). Not
+                               with dense (TF_ERR_ARG)                        */
 } tf_gcp_opts;
 
 typedef struct tf_gcp_report {

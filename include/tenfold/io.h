@@ -50,6 +50,9 @@ typedef struct tf_read_info {
                                        tensor's tf_tensor_checksum (for a .bin
                                        read in parts, its checked checksum);
                                        else 0 (not computed)               */
+    uint64_t zeros_kept;            /* tf_read_opts.keep_zeros: the entries of
+                                       value 0 kept (coordinates listed with
+                                       0, or whose duplicates sum to 0)    */
 } tf_read_info;
 
 #define TF_BASE_AUTO (-1)
@@ -89,6 +92,11 @@ typedef struct tf_read_opts {
      * double; TF_SINGLE: also every value within the float range, at most
      * FLT_MAX in magnitude), else the read fails naming the lines. */
     tf_precision precision;
+    /* 1: entries of value 0 are kept, as listed (a coordinate whose
+     * duplicates sum to 0 too): for completion, an observed 0 (a rating,
+     * a reading) is data, not an absent entry; info->zeros_kept counts
+     * them. 0 (default): dropped (info->zeros counts them). */
+    int keep_zeros;
 } tf_read_opts;
 
 /* threads 0, base TF_BASE_AUTO, no progress callback, the whole tensor. */
@@ -105,7 +113,8 @@ tf_status tf_tensor_keep_part(tf_tensor *t, uint64_t part, uint64_t parts);
  * stands; named "<stdin>" in messages). xz- and gzip-compressed files and
  * pipes are decompressed and parsed in windows, in memory bounded by the
  * tensor, not the text.
- * The result is canonical (sorted, duplicates summed, zeros dropped).
+ * The result is canonical (sorted, duplicates summed, zeros dropped --
+ * kept with opts->keep_zeros).
  * opts may be NULL (defaults). info may be NULL. */
 tf_status tf_read_tensor_opts(const char *path, const tf_read_opts *opts, tf_tensor *out,
                               tf_read_info *info);

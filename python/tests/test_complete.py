@@ -203,3 +203,36 @@ def test_gpu_device_matches_cpu():
         np.testing.assert_allclose(getattr(g, h), getattr(c, h), rtol=1e-10, atol=0)
     for A, B in zip(c.factors, g.factors):
         np.testing.assert_allclose(B, A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
+
+
+def test_observed_zeros(tmp_path):
+    """Entries of value 0 are observed data (issue 46): kept from files,
+    tuples and arrays of coordinates, fitted by the numpy ALS on the same
+    entries, counted in the RMSEs; tenfold.read drops them unless
+    keep_zeros=True."""
+    shape, R, l2 = (12, 10, 8), 3, 0.2
+    coords, vals = random_entries(shape, 400, seed=11)
+    vals[::5] = 0.0  # 80 observed zeros
+    path = tmp_path / "z.tns"
+    with open(path, "w") as f:
+        for c, v in zip(coords, vals):
+            f.write(" ".join(str(int(i) + 1) for i in c) + f" {float(v)!r}\n")
+    dropped = tenfold.read(str(path), base=1)
+    kept = tenfold.read(str(path), base=1, keep_zeros=True)
+    assert dropped.nnz == 320 and kept.nnz == 400 and np.sum(kept.values == 0) == 80
+    with pytest.raises(tenfold.ArgumentError):
+        tenfold.read(str(path), keep_zeros="yes")
+    rng = np.random.default_rng(2)
+    start = [rng.uniform(-1, 1, (n, R)) for n in shape]
+    order = np.lexsort(coords.T[::-1])
+    c, v = coords[order], vals[order]
+    A, hist = ref_als(c, v, shape, start, l2, 3)
+    for train in (str(path), (coords, vals, shape)):
+        res = tenfold.complete(train, R, test=train, l2=l2, n_iter_max=3, tol=0.0, patience=100, init=start)
+        for k, (rmse, obj) in enumerate(hist):
+            assert res.train_rmse_history[k] == pytest.approx(rmse, rel=RTOL), k
+            assert res.objective_history[k] == pytest.approx(obj, rel=RTOL), k
+        assert res.test_rmse == pytest.approx(np.sqrt(np.mean((v - model(res.factors, c)) ** 2)), rel=RTOL)
+    # the same entries without the zeros fit differently: they were used
+    res = tenfold.complete(dropped, R, l2=l2, n_iter_max=3, tol=0.0, patience=100, init=start)
+    assert abs(res.train_rmse_history[0] - hist[0][0]) > 1e-6

@@ -4,7 +4,7 @@ mode: from the same start, the same objective at the optimum each finds, to
 1e-6 relative, on small slices of the bundled uber-apr14 (Gaussian, Poisson,
 Poisson with the log link); started from pyttb's optimum tenfold stays there
 (the same loss and stationarity); the sampled GCP-Adam converges to within
-1 % of the dense optimum; results, callbacks and errors."""
+1 % of the dense optimum, with stratified and semi-stratified sampling; results, callbacks and errors."""
 import numpy as np
 import pytest
 from conftest import REPO
@@ -71,7 +71,8 @@ def test_dense_matches_pyttb(ttb, uber_slice, loss, rank):
     assert again.n_iter <= 3
 
 
-def test_sampled_within_one_percent(uber_slice):
+@pytest.mark.parametrize("sampling", ["stratified", "semi-stratified"])
+def test_sampled_within_one_percent(uber_slice, sampling):
     c, v, shape = uber_slice
     X = tenfold.Tensor((c, v, shape))
     rng = np.random.default_rng(2)
@@ -79,7 +80,7 @@ def test_sampled_within_one_percent(uber_slice):
     dense = tenfold.gcp(X, 2, loss="poisson", dense=True, init=init, max_epochs=10000)
     nnz = len(v)
     res = tenfold.gcp(X, 2, loss="poisson", init=init, samples=(nnz // 4, nnz // 4), fsamples=(nnz, 3 * nnz),
-                      epoch_iters=200, max_epochs=60, rate=0.01, max_fails=3, random_state=7)
+                      epoch_iters=200, max_epochs=60, rate=0.01, max_fails=3, random_state=7, sampling=sampling)
     exact = dense_loss("poisson", X, res.factors, res.weights)
     assert exact <= 1.01 * dense.loss, (exact, dense.loss)
     assert res.algorithm == "GCP-Adam" and len(res.loss_history) == res.n_iter
@@ -112,6 +113,10 @@ def test_errors(uber_slice):
     if tenfold.gpu_count() == 0:  # one GPU runs it where there is one
         with pytest.raises(tenfold.UnavailableError):
             tenfold.gcp(X, 2, device="gpu")
+    with pytest.raises(tenfold.ArgumentError, match="sampling"):
+        tenfold.gcp(X, 2, sampling="uniform")
+    with pytest.raises(tenfold.UnavailableError, match="semi-stratified sampling runs on the CPU only"):
+        tenfold.gcp(X, 2, sampling="semi-stratified", device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="needs 0 or 1"):
         tenfold.gcp(X, 2, loss="bernoulli")
 
@@ -126,3 +131,20 @@ def test_gpu_is_the_cpus(uber_slice):
     assert b.plan.startswith("GPU"), b.plan
     assert abs(a.loss_initial - b.loss_initial) <= 1e-12 * abs(a.loss_initial)
     assert np.allclose(a.loss_history, b.loss_history, rtol=1e-8, atol=0)
+
+
+def test_checkpoint_resume(uber_slice, tmp_path):
+    """4 epochs with checkpoint=, resumed to 8: the estimates and factors of 8 straight."""
+    c, v, shape = uber_slice
+    X = tenfold.Tensor((c, v, shape))
+    kw = dict(loss="poisson", samples=(1000, 1000), fsamples=(2000, 2000), epoch_iters=20, rate=0.05, max_fails=5,
+              random_state=3, threads=1, device="cpu")  # checkpoints: the CPU's (auto would run full on a GPU)
+    full = tenfold.gcp(X, 3, max_epochs=8, **kw)
+    stem = str(tmp_path / "ck")
+    part = tenfold.gcp(X, 3, max_epochs=4, checkpoint=stem, **kw)
+    assert part.loss_history == full.loss_history[:4]
+    res = tenfold.gcp(X, 3, max_epochs=8, resume=stem, checkpoint=stem, **kw)
+    assert res.loss_history == full.loss_history[4:] and res.loss == full.loss
+    assert all(np.array_equal(a, b) for a, b in zip(res.factors, full.factors))
+    with pytest.raises(tenfold.ArgumentError, match="dense"):
+        tenfold.gcp(X, 2, dense=True, checkpoint=stem)

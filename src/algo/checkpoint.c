@@ -261,6 +261,20 @@ static tf_status parse_state(tf_ckpt *c, const char *path, char *body)
                 TF_TRY(push_fit(c, f));
                 s = e;
             }
+        } else if ((v = field(line, "extra"))) {
+            const char *s = v;
+            c->nextra = 0;
+            for (;;) {
+                while (*s == ' ') ++s;
+                if (!*s) break;
+                char *e = NULL;
+                const double x = strtod(s, &e);
+                if (e == s || !isfinite(x) || c->nextra == TF_CKPT_EXTRA)
+                    return tf_fail(TF_ERR_PARSE, "%s:%d: expected at most %d numbers after 'extra'", path, line_no,
+                                   TF_CKPT_EXTRA);
+                c->extra[c->nextra++] = x;
+                s = e;
+            }
         } else if ((v = field(line, "aux"))) {
             TF_TRY(parse_aux(c, path, v, &p, &line_no));
         } else if (!strcmp(line, "end")) {
@@ -330,6 +344,11 @@ static tf_status write_set(tf_ckpt *c, const tf_ktensor *k, const tf_matrix *aux
             "\nmethod %s\n%siteration %u\nconverged %d\nfits", c->method, c->ident, it, converged != 0);
     for (uint32_t i = 0; i < c->nfits; ++i) put(&s, " %.17g", c->fits[i]);
     put(&s, "\n");
+    if (c->nextra) {
+        put(&s, "extra");
+        for (uint32_t i = 0; i < c->nextra; ++i) put(&s, " %.17g", c->extra[i]);
+        put(&s, "\n");
+    }
     for (uint32_t m = 0; aux && k && m < k->order; ++m)
         if (aux[m].rows) put_matrix(&s, "aux", m, &aux[m]);
     put(&s, "end\n");

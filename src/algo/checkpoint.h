@@ -6,13 +6,15 @@
  *
  *   # a comment line
  *   tenfold-checkpoint 1
- *   method cp-als | ao-admm | hals | cp-apr | tucker
+ *   method cp-als | ao-admm | hals | cp-apr | tucker | gcp
  *   tensor order N dims I1 .. IN nnz NNZ checksum HEX
  *   rank R              (tucker: ranks R1 .. RN)
  *   options ...         (what else the trajectory depends on)
  *   iteration K         (iterations done)
  *   converged 0|1
  *   fits F1 .. FK       (%.17g: the fit, or CP-APR's log-likelihood, per iteration)
+ *   extra V1 .. VE      (optional, %.17g: a method's scalar state -- GCP's
+ *                        Adam rate, moment factors, sample counter, fails)
  *   aux MODE ROWS COLS  (1-based mode; then ROWS lines of COLS values: AO-ADMM's
  *                        scaled duals, CP-APR's last Phi of the mode)
  *   end
@@ -22,6 +24,8 @@
 #define TF_ALGO_CHECKPOINT_H
 #include "seams/dist.h"
 #include "tenfold.h"
+
+#define TF_CKPT_EXTRA 16
 
 typedef struct tf_ckpt {
     const tf_checkpoint *opts; /* the caller's (path, every, resume)                  */
@@ -36,6 +40,9 @@ typedef struct tf_ckpt {
     uint32_t done;             /* iterations the checkpoint had done                   */
     int converged;
     tf_matrix aux[TF_MAX_ORDER]; /* per mode (rows 0: none), the caller's row order    */
+    double extra[TF_CKPT_EXTRA]; /* scalar state: set before a write (nextra of them),
+                                    read back by a load                              */
+    uint32_t nextra;
     /* Before a write: the model (and aux) from the run's view into the
      * caller's (row labels, value scale); NULL = the same. */
     tf_status (*to_caller)(void *u, tf_ktensor *k, tf_matrix *aux);

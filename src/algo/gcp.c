@@ -77,19 +77,27 @@ void tf_gcp_adam_undo(tf_gcp_adam *a)
     a->rate *= a->decay;
 }
 
-static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_report *rep)
+static tf_status epochs(const tf_gcp_backend *be, const tf_tensor *X, const tf_gcp_opts *o, tf_ckpt *ck,
+                        tf_gcp_report *rep)
 {
     const tf_gcp_backend_ops *ops = be->ops;
     void *ctx = be->ctx;
     const double lower = tf_gcp_loss_lower_bound(o->loss);
     double t = tf_wtime(), fprev = 0.0;
-    TF_TRY(ops->estimate(ctx, &fprev));
-    rep->t_estimate += tf_wtime() - t;
-    rep->loss_initial = rep->loss_estimate = fprev;
-    if (!isfinite(fprev))
-        return tf_fail(TF_ERR_NUMERIC, "gcp: the loss estimate of the start is not finite (%g)", fprev);
     tf_gcp_adam adam = {o->rate, o->decay, o->beta1, o->beta2, o->adam_eps, lower, o->epoch_iters, 1.0, 1.0, 0};
-    for (uint32_t e = 1; e <= o->max_epochs; ++e) {
+    uint32_t first = 1;
+    if (ck && ck->done) { /* resumed: the checkpoint's moments, schedule and estimates */
+        TF_TRY(tf_gcp_ckpt_resume(be, X, o, ck, &adam, rep, &fprev));
+        if (rep->converged || rep->fails > o->max_fails) return TF_OK; /* it had ended */
+        first = ck->done + 1;
+    } else {
+        TF_TRY(ops->estimate(ctx, &fprev));
+        rep->t_estimate += tf_wtime() - t;
+        rep->loss_initial = rep->loss_estimate = fprev;
+        if (!isfinite(fprev))
+            return tf_fail(TF_ERR_NUMERIC, "gcp: the loss estimate of the start is not finite (%g)", fprev);
+    }
+    for (uint32_t e = first; e <= o->max_epochs; ++e) {
         const double t_epoch = tf_wtime();
         tf_gcp_epoch info;
         memset(&info, 0, sizeof info);
@@ -120,12 +128,12 @@ static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_r
         rep->t_step += info.t_step;
         rep->t_estimate += info.t_estimate;
         if (o->callback) o->callback(&info, o->user);
-        if (rep->fails > o->max_fails) break;
-        if (o->gtol > 0.0 && f < o->gtol) {
-            rep->converged = 1;
-            break;
-        }
-        if (o->stop && *o->stop) {
+        const int out = rep->fails > o->max_fails;
+        if (!out && o->gtol > 0.0 && f < o->gtol) rep->converged = 1;
+        const int stop = !out && !rep->converged && o->stop && *o->stop;
+        if (ck) TF_TRY(tf_gcp_ckpt_epoch(be, X, o, ck, &adam, rep, e, f, out || rep->converged || stop || e == o->max_epochs));
+        if (out || rep->converged) break;
+        if (stop) {
             rep->stopped = 1;
             break;
         }
@@ -134,11 +142,14 @@ static tf_status epochs(const tf_gcp_backend *be, const tf_gcp_opts *o, tf_gcp_r
 }
 
 tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, double xnorm, const tf_gcp_opts *o,
-                     tf_ktensor *out, tf_gcp_report *rep)
+                     tf_ckpt *ck, const tf_ktensor *resume, tf_ktensor *out, tf_gcp_report *rep)
 {
+    if (ck && o->dense) return tf_fail(TF_ERR_ARG, "gcp: checkpoints are not available in the dense loss mode");
     tf_status s = tf_ktensor_alloc(out, X->order, X->dims, o->rank);
     if (s == TF_OK) {
-        if (o->init) {
+        if (resume && ck && ck->done) { /* the factors as the backend held them (lambda ones) */
+            tf_cp_start_given(out, resume, 1);
+        } else if (o->init) {
             tf_cp_start_given(out, o->init, 1);
         } else {
             tf_cp_start_random(out, o->seed);
@@ -148,7 +159,7 @@ tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, double xnorm,
     uint64_t nparams = 0;
     for (uint32_t n = 0; n < X->order; ++n) nparams += X->dims[n] * o->rank;
     if (s == TF_OK) s = be->ops->init(be->ctx, out);
-    if (s == TF_OK) s = o->dense ? tf_gcp_lbfgs(be, o, nparams, out, rep) : epochs(be, o, rep);
+    if (s == TF_OK) s = o->dense ? tf_gcp_lbfgs(be, o, nparams, out, rep) : epochs(be, X, o, ck, rep);
     if (s == TF_OK) s = be->ops->result(be->ctx, out);
     if (s == TF_OK) s = tf_cp_arrange(out, 0);
     if (s != TF_OK) tf_ktensor_free(out);

@@ -4,6 +4,7 @@
  * creating the backend (the front end, front/gcp.c, does that). */
 #ifndef TF_ALGO_GCP_H
 #define TF_ALGO_GCP_H
+#include "algo/checkpoint.h"
 #include "seams/gcp.h"
 #include "tenfold.h"
 
@@ -13,9 +14,11 @@
  * calling o->callback per epoch, and copies the result into out, arranged
  * (unit 2-norm columns, components by lambda; freed on failure). X gives
  * the order and dims; xnorm is the whole tensor's Frobenius norm (on MPI
- * ranks X is a part), the random start's scale. */
+ * ranks X is a part), the random start's scale. ck (NULL: none; sampled
+ * mode): the checkpoints to write, and with ck->done and resume the state
+ * to go on from (resume: the checkpoint's factors; gcp_ckpt.c). */
 tf_status tf_gcp_run(const tf_gcp_backend *be, const tf_tensor *X, double xnorm, const tf_gcp_opts *o,
-                     tf_ktensor *out, tf_gcp_report *rep);
+                     tf_ckpt *ck, const tf_ktensor *resume, tf_ktensor *out, tf_gcp_report *rep);
 
 /* The dense mode's minimisation from the backend's current factors
  * (tf_gcp_run calls it after init). */
@@ -42,4 +45,18 @@ tf_status tf_gcp_adam_epoch(const tf_gcp_backend *be, tf_gcp_adam *a, tf_gcp_epo
  * back by the epoch's iterations, the rate times decay (the samples go on
  * from iter: a retried epoch draws new ones). */
 void tf_gcp_adam_undo(tf_gcp_adam *a);
+
+/* Checkpoints of GCP-Adam (gcp_ckpt.c). The options line of the state
+ * (what the trajectory depends on) into opt (len bytes). */
+void tf_gcp_ckpt_options(const tf_gcp_opts *o, char *opt, size_t len);
+/* After epoch `epoch` (last: the run ends with it): records the estimate,
+ * and when one is due writes the factors, the moments (aux: a mode's m
+ * and v side by side, dims x 2R) and a's and rep's state (collective). */
+tf_status tf_gcp_ckpt_epoch(const tf_gcp_backend *be, const tf_tensor *X, const tf_gcp_opts *o, tf_ckpt *ck,
+                            const tf_gcp_adam *a, const tf_gcp_report *rep, uint32_t epoch, double f, int last);
+/* A resumed run (ck->done epochs, the backend started from the checkpoint's
+ * factors): the moments into the backend, the schedule into a, the counts
+ * and estimates into rep; *fprev the last estimate. */
+tf_status tf_gcp_ckpt_resume(const tf_gcp_backend *be, const tf_tensor *X, const tf_gcp_opts *o, const tf_ckpt *ck,
+                             tf_gcp_adam *a, tf_gcp_report *rep, double *fprev);
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/canonical.h"
 #include "core/check_args.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -266,6 +267,11 @@ tf_status tf_tensor_sort(tf_tensor *t, const uint32_t *mode_order)
 
 tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *zeros)
 {
+    return tf_tensor_canonicalize_zeros(t, 0, duplicates, zeros);
+}
+
+tf_status tf_tensor_canonicalize_zeros(tf_tensor *t, int keep_zeros, uint64_t *duplicates, uint64_t *zeros)
+{
     uint64_t dups = 0, zer = 0;
     TF_TRY(tf_tensor_arg("tf_tensor_canonicalize", "t", t));
     TF_TRY(tf_tensor_sort(t, NULL));
@@ -282,9 +288,8 @@ tf_status tf_tensor_canonicalize(tf_tensor *t, uint64_t *duplicates, uint64_t *z
             v += t->vals[j];
         }
         dups += j - k - 1;
-        if (v == 0.0) {
-            ++zer;
-        } else {
+        if (v == 0.0) ++zer;
+        if (v != 0.0 || keep_zeros) {
             for (uint32_t m = 0; m < N; ++m) t->ind[m][w] = t->ind[m][k];
             t->vals[w] = v;
             ++w;

@@ -179,8 +179,26 @@ static void cpu_destroy(void *ctx)
     tf_free(c);
 }
 
+static tf_status cpu_moments_get(void *ctx, double *m, double *v)
+{
+    const cpu_gcp *c = ctx;
+    memcpy(m, c->m, c->nparams * sizeof(double));
+    memcpy(v, c->v, c->nparams * sizeof(double));
+    return TF_OK;
+}
+
+static tf_status cpu_moments_put(void *ctx, const double *m, const double *v)
+{
+    cpu_gcp *c = ctx;
+    if (!c->started) return tf_fail(TF_ERR_ARG, "GCP backend: init was not called");
+    memcpy(c->m, m, c->nparams * sizeof(double));
+    memcpy(c->v, v, c->nparams * sizeof(double));
+    return cpu_save(c);
+}
+
 static const tf_gcp_backend_ops cpu_ops = {cpu_init,    cpu_estimate, cpu_gradient, cpu_adam,    cpu_save,
-                                           cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy};
+                                           cpu_restore, cpu_dense_fg, cpu_result,   cpu_destroy, cpu_moments_get,
+                                           cpu_moments_put};
 
 tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
                                              tf_gcp_backend *out)
@@ -250,6 +268,7 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, co
                   : tf_gcp_nzset_build(X, &c->set);
         if (s == TF_OK) s = tf_gcp_samples_alloc(&c->fixed, X->order, o->fnz + o->fz);
         if (s == TF_OK) s = tf_gcp_samples_alloc(&c->grad, X->order, 0); /* count and weights only */
+        c->grad.semi = o->sampling == TF_GCP_SEMI_STRATIFIED;
         if (s == TF_OK) s = tf_gcp_draw(&c->set, o->seed, 0, o->fnz, o->fz, o->threads, &c->fixed);
     }
     if (s != TF_OK) {
@@ -262,9 +281,10 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, co
         snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, dense loss over all %llu entries",
                  (unsigned long long)c->fixed.n);
     else if (ranks)
-        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU of %d MPI ranks, stratified samples (each rank its own), "
-                 "gradient summed", ranks->dist->size);
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU of %d MPI ranks, %s samples (each rank its own), "
+                 "gradient summed", ranks->dist->size, tf_gcp_sampling_name(o->sampling));
     else
-        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, stratified samples, fused model + gradient pass");
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, %s samples, fused model + gradient pass",
+                 tf_gcp_sampling_name(o->sampling));
     return TF_OK;
 }

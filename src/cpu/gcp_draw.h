@@ -35,14 +35,16 @@ TF_RNG_FN void tf_gcp_draw_coord(uint64_t *x, uint32_t N, const uint64_t *dims, 
 }
 
 /* A draw of gnz non-zeros and *gz zeros of a tensor of numel entries, nnz
- * of them non-zeros: *gz 0 when it has no zeros; a non-zero sample weighs
- * nnz / gnz, a zero one (numel - nnz) / *gz (0 when there are none). */
-TF_RNG_FN void tf_gcp_draw_weights(double numel, uint64_t nnz, uint64_t gnz, uint64_t *gz, double *w_nz,
+ * of them non-zeros: a non-zero sample weighs nnz / gnz; stratified (semi
+ * 0), *gz is 0 when the tensor has no zeros and a zero sample weighs
+ * (numel - nnz) / *gz; semi-stratified (semi 1), a "zero" draw is any
+ * entry (no rejection) and weighs numel / *gz (0 when there are none). */
+TF_RNG_FN void tf_gcp_draw_weights(double numel, uint64_t nnz, uint64_t gnz, int semi, uint64_t *gz, double *w_nz,
                                    double *w_z)
 {
-    if (numel <= (double)nnz) *gz = 0; /* no zeros to draw */
+    if (numel <= (double)nnz && !semi) *gz = 0; /* no zeros to draw */
     *w_nz = gnz ? (double)nnz / (double)gnz : 0.0;
-    *w_z = *gz ? (numel - (double)nnz) / (double)*gz : 0.0;
+    *w_z = *gz ? (semi ? numel : numel - (double)nnz) / (double)*gz : 0.0;
 }
 
 /* The slot where the probe of key (a linear index + 1) starts, in a set of mask + 1 slots. */

@@ -60,10 +60,11 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
         }
         double m = 0.0;
         for (uint64_t r = 0; r < R; ++r) m += suf[r];
-        const double w = k < nz_end ? s->w_nz : s->w_z, x = vals[k - base];
-        if (want_f) sum += w * tf_gcp_f(loss, x, m);
+        const int nz = k < nz_end, semi_nz = nz && s->semi; /* semi: f(x, m) - f(0, m) */
+        const double w = nz ? s->w_nz : s->w_z, x = vals[k - base];
+        if (want_f) sum += w * (tf_gcp_f(loss, x, m) - (semi_nz ? tf_gcp_f(loss, 0.0, m) : 0.0));
         if (!G) continue;
-        const double y = w * tf_gcp_df(loss, x, m);
+        const double y = w * (tf_gcp_df(loss, x, m) - (semi_nz ? tf_gcp_df(loss, 0.0, m) : 0.0));
         /* mode n's row gets y * pre[n] * (product of the modes after n) */
         for (uint64_t r = 0; r < R; ++r) suf[r] = y;
         for (uint32_t n = N; n-- > 0;) {

@@ -2,7 +2,8 @@
 /* GCP's one pass over a sample (cpu/gcp_sample.h) on the host: the model m
  * at every sampled entry, the weighted loss sum w f(x, m), and (optional)
  * the gradient G_n = the MTTKRP of the sampled entries with values
- * w df/dm(x, m), fused: per entry the row products of the factors once,
+ * w df/dm(x, m) (the non-zeros of a semi-stratified sample: w (f(x, m) -
+ * f(0, m)) and w (df/dm(x, m) - df/dm(0, m))), fused: per entry the row products of the factors once,
  * then every mode's row of G gets y times the product of the other modes'
  * rows (prefix and suffix products). */
 #ifndef TF_CPU_GCP_KERNEL_H

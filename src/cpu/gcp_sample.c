@@ -166,7 +166,7 @@ void tf_gcp_draw_setup(const tf_gcp_nzset *h, uint64_t gnz, uint64_t gz, tf_gcp_
     const uint64_t nnz = h->nnz;
     double numel = 1.0;
     for (uint32_t n = 0; n < X->order; ++n) numel *= (double)X->dims[n];
-    tf_gcp_draw_weights(numel, nnz, gnz, &gz, &s->w_nz, &s->w_z);
+    tf_gcp_draw_weights(numel, nnz, gnz, s->semi, &gz, &s->w_nz, &s->w_z);
     s->order = X->order;
     s->n = gnz + gz;
     s->nnz_part = gnz;
@@ -188,6 +188,7 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
     const uint32_t N = X->order;
     const uint64_t nnz = h->nnz, gnz = s->nnz_part;
     const uint32_t parts = h->parts, part = h->part;
+    const int probe = nnz && !s->semi; /* semi-stratified: a zero draw is any entry, no rejection */
     uint64_t state[CHUNK], at[CHUNK], key[CHUNK];
     uint64_t w = 0, wnz = 0; /* the kept entries so far (packed at the front), the non-zeros among them */
     for (uint64_t c0 = j0; c0 < j1; c0 += CHUNK) {
@@ -213,7 +214,7 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
                 for (uint32_t n = 0; n < N; ++n) ind[n][o] = idx[n];
                 state[q] = x;
                 at[q] = 0;
-                if (nnz) {
+                if (probe) {
                     at[q] = probe_start(h, idx, &key[q]);
                     __builtin_prefetch(h->slot + at[q]);
                 }
@@ -234,7 +235,7 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
             }
             uint32_t idx[TF_MAX_ORDER];
             for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o];
-            if (nnz && has_from(h, idx, at[q], key[q])) {
+            if (probe && has_from(h, idx, at[q], key[q])) {
                 uint64_t x = state[q];
                 do {
                     tf_gcp_draw_coord(&x, N, X->dims, idx);

@@ -2,7 +2,13 @@
 /* GCP's stratified samples on the host (Kolda & Hong 2020, GenTen's
  * "stratified" sampler): non-zeros drawn uniformly with replacement, and
  * zeros drawn as uniform coordinates, those that hit a non-zero (a hash set
- * of X's coordinates says) drawn again. Every sample j of a stream draws
+ * of X's coordinates says) drawn again. Semi-stratified (GenTen's
+ * "semi-stratified", Kolda & Hong section 3.3): the "zeros" are uniform
+ * coordinates of the whole tensor, kept without the hash probe (value 0
+ * even where they hit a non-zero), weight prod dims / gz; the non-zeros
+ * then count f(x, m) - f(0, m) (cpu/gcp_kernel.c), so the sum is still
+ * unbiased: sum over all entries of f(0, m) + sum over the non-zeros of
+ * f(x, m) - f(0, m). Every sample j of a stream draws
  * from its own generator (splitmix64 from tf_rng_key(seed, stream, j)), so
  * the samples do not depend on the thread count. Dense mode's "sample" is
  * every entry of the tensor, weight 1. */
@@ -47,13 +53,17 @@ void tf_gcp_nzset_free(tf_gcp_nzset *h);
 int tf_gcp_nzset_has(const tf_gcp_nzset *h, const uint32_t *idx);
 
 /* A sample: its first nnz_part entries are non-zeros of weight w_nz, the
- * rest zeros (value 0) of weight w_z. */
+ * rest zeros (value 0) of weight w_z. semi (0 after tf_gcp_samples_alloc;
+ * the caller sets it before a draw): semi-stratified -- the zeros are
+ * uniform over every entry (no rejection), w_z = prod dims / their count,
+ * and a non-zero's loss is f(x, m) - f(0, m). */
 typedef struct tf_gcp_samples {
     uint32_t order;
     uint64_t n, nnz_part, cap;
     uint32_t *ind[TF_MAX_ORDER];
     double *vals;
     double w_nz, w_z;
+    int semi;
 } tf_gcp_samples;
 
 tf_status tf_gcp_samples_alloc(tf_gcp_samples *s, uint32_t order, uint64_t cap);
@@ -68,7 +78,7 @@ tf_status tf_gcp_draw(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream, uin
                       tf_gcp_samples *s);
 
 /* The draw in parts: s's count and weights for gnz + gz samples (gz 0
- * when X has no zeros; no arrays touched), then entries [j0, j1) of that
+ * when X has no zeros, unless s->semi; no arrays touched), then entries [j0, j1) of that
  * draw into ind[n][j - j0] and vals[j - j0] (the fused pass draws a
  * block at a time into a buffer of its own). Of a part's set only the
  * entries it owns are kept, packed at the front in draw order: returns

@@ -48,6 +48,12 @@ int tf_gcp_loss_parse(const char *name)
     return -1;
 }
 
+const char *tf_gcp_sampling_name(tf_gcp_sampling s)
+{
+    static const char *const names[] = {"stratified", "semi-stratified"};
+    return (int)s >= 0 && (int)s < 2 ? names[s] : NULL;
+}
+
 double tf_gcp_loss_lower_bound(tf_gcp_loss loss)
 {
     switch (loss) {
@@ -115,14 +121,33 @@ static tf_status resolve_opts(const tf_gcp_opts *in, tf_gcp_opts *out)
     TF_TRY(check_num("ftol", o->ftol, 0.0, 1.0, 0));
     TF_TRY(check_num("pgtol", o->pgtol, 0.0, 1e300, 0));
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "gcp: threads %d is negative", o->threads);
+    if (!tf_gcp_sampling_name(o->sampling))
+        return tf_fail(TF_ERR_ARG, "gcp: unknown sampling %d (0 stratified, 1 semi-stratified)", (int)o->sampling);
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "gcp: unknown backend %d", (int)o->backend);
     return TF_OK;
 }
 
-/* Where the run may go, before the tensor is looked at: one GPU (not the
- * dense mode, which is the CPU's), not several GPUs or GPU ranks yet; MPI
- * ranks: the CPU's, sampled mode. */
+static int has_checkpoint(const tf_gcp_opts *o)
+{
+    const tf_checkpoint *ck = o->checkpoint;
+    return ck && ((ck->path && *ck->path) || (ck->resume && *ck->resume));
+}
+
+/* What keeps a run on the CPU (NULL: nothing): the dense mode, and for now
+ * semi-stratified sampling and checkpoints (the GPU backend has neither). */
+static const char *cpu_only(const tf_gcp_opts *o)
+{
+    if (o->dense) return "the dense loss mode runs on the CPU only (--device cpu; its tensors have at most 2^26 entries)";
+    if (o->sampling == TF_GCP_SEMI_STRATIFIED)
+        return "semi-stratified sampling runs on the CPU only yet (--device cpu, or stratified sampling)";
+    if (has_checkpoint(o)) return "checkpoints run on the CPU only yet (--device cpu)";
+    return NULL;
+}
+
+/* Where the run may go, before the tensor is looked at: one GPU (not what
+ * cpu_only names), not several GPUs or GPU ranks yet; MPI ranks: the
+ * CPU's, sampled mode. */
 static tf_status check_place(const tf_gcp_opts *o)
 {
     const tf_context *c = o->context;
@@ -131,14 +156,16 @@ static tf_status check_place(const tf_gcp_opts *o)
     if ((c && c->opts.ndevices > 1) || (ranks && (o->backend == TF_BACKEND_GPU || c->opts.backend == TF_BACKEND_GPU)))
         return fail(TF_ERR_UNAVAILABLE, "gcp: not available on several GPUs or GPU ranks yet (one GPU, or --device "
                                         "cpu)");
-    if (o->dense && (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU)))
-        return fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode runs on the CPU only (--device cpu; its tensors "
-                                        "have at most 2^26 entries)");
+    const char *why = cpu_only(o);
+    if (why && !ranks && (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU)))
+        return fail(TF_ERR_UNAVAILABLE, "gcp: %s", why);
     if (ranks && o->dense)
         return fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode is not available on MPI ranks (its tensors have at "
                                         "most 2^26 entries: one process runs it)");
     if (o->distributed_input && !ranks)
         return tf_fail(TF_ERR_ARG, "gcp: distributed_input needs a distributed context (MPI ranks)");
+    if (o->dense && has_checkpoint(o))
+        return fail(TF_ERR_ARG, "gcp: checkpoints are not available in the dense loss mode (its runs are short)");
     return TF_OK;
 }
 
@@ -148,7 +175,7 @@ static tf_status check_place(const tf_gcp_opts *o)
 static int on_gpu(const tf_gcp_opts *o)
 {
     tf_context *c = o->context;
-    if (o->dense || (c && c->dist)) return 0;
+    if (cpu_only(o) || (c && c->dist)) return 0;
     const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
                                  ? TF_BACKEND_GPU : o->backend;
     return tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
@@ -263,8 +290,12 @@ static void resolve_samples(const tf_tensor *X, tf_gcp_opts *o)
     if (!o->fnz) o->fnz = ftmp < nnz ? ftmp : nnz;
     if (!o->fz) o->fz = o->fnz < zeros ? o->fnz : zeros;
     if (!o->gnz) o->gnz = gtmp < nnz ? gtmp : nnz;
-    if (!o->gz) o->gz = o->gnz < zeros ? o->gnz : zeros;
-    if (!zeros) o->fz = o->gz = 0;
+    const int semi = o->sampling == TF_GCP_SEMI_STRATIFIED; /* its zeros: any entry */
+    const double numel = numel_of(X);
+    const uint64_t entries = numel > 1.8e19 ? UINT64_MAX : (uint64_t)numel;
+    if (!o->gz) o->gz = semi ? (o->gnz < entries ? o->gnz : entries) : o->gnz < zeros ? o->gnz : zeros;
+    if (!zeros) o->fz = 0;
+    if (!zeros && !semi) o->gz = 0;
     if (!nnz) o->fnz = o->gnz = 0;
 }
 
@@ -318,6 +349,32 @@ static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz
     return TF_OK;
 }
 
+/* tf_gcp_run with o->checkpoint: the state to write and the one to go on
+ * from (the checkpoint's factors as the backend held them, lambda ones). */
+static tf_status checkpointed(const tf_gcp_backend *be, const tf_tensor *X, double xnorm, const tf_gcp_opts *o,
+                              const tf_dist *d, tf_ktensor *out, tf_gcp_report *rep)
+{
+    char opt[512];
+    tf_gcp_ckpt_options(o, opt, sizeof opt);
+    tf_ckpt ck;
+    int on = 0;
+    TF_TRY(tf_ckpt_begin(&ck, o->checkpoint, "gcp", X, d && o->distributed_input ? d : NULL, d, &o->rank, 1, opt,
+                         &on));
+    if (!on) return tf_gcp_run(be, X, xnorm, o, NULL, NULL, out, rep);
+    tf_ktensor loaded;
+    memset(&loaded, 0, sizeof loaded);
+    tf_status s = tf_ckpt_load(&ck, &loaded, NULL, NULL);
+    if (s == TF_OK && ck.done) {
+        tf_gcp_opts lo = *o;
+        lo.init = &loaded;
+        s = shared(d, check_start(X, &lo)); /* the shapes and values a start must have */
+    }
+    if (s == TF_OK) s = tf_gcp_run(be, X, xnorm, o, &ck, ck.done ? &loaded : NULL, out, rep);
+    tf_ktensor_free(&loaded);
+    tf_ckpt_free(&ck);
+    return s;
+}
+
 static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp_report *rep)
 {
     TF_TRY(check_place(o));
@@ -353,8 +410,10 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
         return s;
     }
     rep->fnz = o->fnz, rep->fz = o->fz, rep->gnz = o->gnz, rep->gz = o->gz;
-    if (o->dense && o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-        snprintf(rep->note, sizeof rep->note, "GCP's dense loss mode runs on the CPU");
+    if (cpu_only(o) && !d && o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+        snprintf(rep->note, sizeof rep->note, "GCP's %s runs on the CPU",
+                 o->dense ? "dense loss mode" : o->sampling == TF_GCP_SEMI_STRATIFIED ? "semi-stratified sampling"
+                                                                                       : "checkpointed run");
     tf_gcp_backend be;
     tf_context *own = NULL; /* the GPU's private context, when o has none */
     const double t = tf_wtime();
@@ -369,7 +428,7 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
     }
     rep->t_build = tf_wtime() - t;
     snprintf(rep->plan, sizeof rep->plan, "%s", be.plan_desc);
-    s = tf_gcp_run(&be, X, xnorm, o, out, rep);
+    s = checkpointed(&be, X, xnorm, o, d, out, rep);
     be.ops->destroy(be.ctx);
     tf_context_free(own);
     return s;

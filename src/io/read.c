@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_read_tensor / tf_parse_tensor: content detection (tenfold binary, xz,
  * gzip, Matrix Market, .tns), then the canonical form every reader
- * returns: sorted, duplicates summed, zeros dropped; then a part of it
+ * returns: sorted, duplicates summed, zeros dropped (kept with
+ * tf_read_opts.keep_zeros); then a part of it
  * (tf_read_opts.parts; over MPI ranks, read_ranks.c). */
 #include <errno.h>
 #include <float.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/canonical.h"
 #include "core/check_args.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -223,7 +225,10 @@ tf_status tf_read_finish(const char *name, tf_tensor *t, const tf_read_opts *o, 
     if (s == TF_OK) s = check_sums(name, t, canonical, o, org, info->index_base);
     if (s == TF_OK && !canonical) {
         tf_progress_report(o->progress, o->progress_user, TF_STEP_SORT, 0, 0, 0);
-        s = tf_tensor_canonicalize(t, &info->duplicates, &info->zeros);
+        uint64_t zeros = 0;
+        s = tf_tensor_canonicalize_zeros(t, o->keep_zeros, &info->duplicates, &zeros);
+        if (o->keep_zeros) info->zeros_kept = zeros;
+        else info->zeros = zeros;
     }
     if (s == TF_OK && t->nnz == 0 && shared)
         s = tf_fail_shared(TF_ERR_PARSE, "%s: no non-zeros (all %llu entries are zero or cancel out)", name,
@@ -372,6 +377,8 @@ static tf_status check_opts(const char *fn, const tf_read_opts *o)
     TF_TRY(tf_threads_arg(fn, o->threads));
     if (o->base != TF_BASE_AUTO && o->base != 0 && o->base != 1)
         return tf_fail(TF_ERR_ARG, "%s: base must be -1 (auto), 0 or 1, got %d", fn, o->base);
+    if (o->keep_zeros != 0 && o->keep_zeros != 1)
+        return tf_fail(TF_ERR_ARG, "%s: keep_zeros must be 0 or 1, got %d", fn, o->keep_zeros);
     if (o->parts > 1 && o->part >= o->parts)
         return tf_fail(TF_ERR_ARG, "%s: part %llu of %llu (parts are 0..%llu)", fn, (unsigned long long)o->part,
                        (unsigned long long)o->parts, (unsigned long long)o->parts - 1);

@@ -45,6 +45,12 @@ typedef struct tf_gcp_backend_ops {
     /* Copies the factors into out (allocated by the driver; lambda ones). */
     tf_status (*result)(void *ctx, tf_ktensor *out);
     void (*destroy)(void *ctx);
+    /* Adam's moments m and v (nparams doubles each on the host, the
+     * factors' layout: mode after mode, row-major): get copies them out,
+     * put (after init) sets them and their checkpoint -- a resumed run's
+     * (algo/gcp_ckpt.c). NULL: a backend without checkpoints. */
+    tf_status (*moments_get)(void *ctx, double *m, double *v);
+    tf_status (*moments_put)(void *ctx, const double *m, const double *v);
 } tf_gcp_backend_ops;
 
 typedef struct tf_gcp_backend {

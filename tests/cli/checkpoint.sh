@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Checkpoints and resume (issue 49 item 4): for every iterative method --
 # CP-ALS, AO-ADMM (its duals in the state), HALS, CP-APR (every mode's Phi),
-# Tucker -- 4 iterations with --checkpoint and a --resume to 10 end with the
+# GCP-Adam (its moments and schedule; epochs as iterations), Tucker -- 4 iterations with --checkpoint and a --resume to 10 end with the
 # same bits as 10 straight (the fits of every iteration, the factor files);
 # a resume from a finished checkpoint gives its result; runs SIGKILLed while
 # they write checkpoints leave one that resumes to the same bits; another
@@ -48,6 +48,52 @@ method hals "$CP_FILES" cpd x.tns -r 4 -t 2 --device cpu --nonneg --nonneg-metho
 method apr "$CP_FILES" cpd c.tns -r 4 -t 2 --device cpu --method apr
 check "apr: the state holds every mode's Phi" test "$(grep -c '^aux ' pc_apr.state)" -eq 3
 method tucker "$TK_FILES" tucker x.tns -r 3,4,5 -t 2 --device cpu
+
+# GCP-Adam (issue 46): an epoch is an iteration; the state holds Adam's moments
+# (aux: m and v side by side) and schedule (extra: rate, bias corrections, the
+# samples' counter, the failed epochs). 4 epochs then resumed to 10 end with
+# the bits of 10 straight (every estimate, the factors, the last checkpoint),
+# with a rate that keeps and one that fails epochs (restores, decays); a run
+# that ended on its failed epochs resumes to its result
+G="cpd c.tns -r 3 -t 2 --device cpu --method gcp --loss poisson --epoch-iters 20 --samples 2000,2000 --fails 20"
+for rate in 0.05 4; do
+    tag=gcp${rate/./}
+    expect 0 "$tag: 10 straight" $G --rate $rate --epochs 10 -o s_$tag --checkpoint sc_$tag --checkpoint-every 3 \
+        --json s_$tag.json
+    expect 0 "$tag: 4 with checkpoints" $G --rate $rate --epochs 4 -o p_$tag --checkpoint pc_$tag --checkpoint-every 2
+    check "$tag: the checkpoint of 4 says so" grep -qx 'iteration 4' pc_$tag.state
+    check "$tag: the state holds every mode's moments" test "$(grep -c '^aux [123] [0-9]* 6$' pc_$tag.state)" -eq 3
+    check "$tag: the state holds the schedule" grep -qE '^extra( [-0-9.e+]+){6}$' pc_$tag.state
+    expect 0 "$tag: resumed to 10" $G --rate $rate --epochs 10 -o r_$tag --resume pc_$tag --checkpoint pc_$tag \
+        --json r_$tag.json
+    check "$tag: the run says it resumes" grep -q "^checkpoints: resume from pc_$tag" out.txt
+    check "$tag: resumed, epochs 5 to 10 only" test "$(grep -c '^  epoch = ' out.txt)" -eq 6
+    check "$tag: resumed, every estimate is the straight run's (bits)" test "$(fits sc_$tag)" = "$(fits pc_$tag)"
+    check "$tag: resumed, the factors are the straight run's (bits)" same_bits s_$tag r_$tag $CP_FILES
+    check "$tag: resumed, the last checkpoint is the straight run's" same_bits sc_$tag pc_$tag $CP_FILES
+    check "$tag: resumed, the report's epochs and result" python3 - s_$tag.json r_$tag.json <<'PY'
+import json, sys
+s, r = (json.load(open(f)) for f in sys.argv[1:])
+key = lambda i: (i["iter"], i["loss_estimate"], i["rate"], i["failed"])
+assert [key(i) for i in r["iterations"]] == [key(i) for i in s["iterations"][4:]], (r["iterations"], s["iterations"])
+for k in ("loss_estimate", "loss_initial", "iterations", "adam_iterations", "failed_epochs"):
+    assert r["result"][k] == s["result"][k], (k, r["result"], s["result"])
+PY
+done
+check "gcp4: epochs failed (restored, the rate decayed)" python3 -c "
+import json; assert sum(i['failed'] for i in json.load(open('s_gcp4.json'))['iterations']) >= 2"
+expect 0 "gcp: ended on failed epochs" $G --rate 50 --fails 1 --epochs 10 -o gf --checkpoint gfc
+check "gcp: ended on failed epochs early" bash -c "! grep -qx 'iteration 10' gfc.state"
+expect 0 "gcp: resumed after the end" $G --rate 50 --fails 1 --epochs 10 -o gf2 --resume gfc
+check "gcp: resumed after the end: no epoch" bash -c "! grep -q '^  epoch = ' out.txt"
+check "gcp: resumed after the end: the result" same_bits gf gf2 $CP_FILES
+expect_failure "gcp: another seed" "pc_gcp005\.state:[0-9]+: the checkpoint was made with options '.*seed [0-9]+', this run has '.*seed 9'" \
+    $G --rate 0.05 --epochs 10 --seed 9 --resume pc_gcp005 --nowrite
+expect_failure "gcp: another sampling" "the checkpoint was made with options 'sampling stratified', this run has 'sampling semi-stratified'" \
+    $G --rate 0.05 --epochs 10 --sampling semi-stratified --resume pc_gcp005 --nowrite
+expect_failure "gcp from a CP-APR checkpoint" "the checkpoint was made with method 'cp-apr', this run has 'gcp'" \
+    $G --rate 0.05 --epochs 10 --resume pc_apr --nowrite
+expect_usage cpd c.tns -r 3 --method gcp --loss poisson --dense-loss --checkpoint k
 
 # a run that converges: its checkpoint says so, and a resume does not iterate
 expect 0 "converged run" cpd x.tns -r 4 -t 2 --device cpu -i 200 --tol 1e-3 -o cv --checkpoint cvc

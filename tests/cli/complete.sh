@@ -9,7 +9,8 @@
 # RMSE near ALS's, the same numbers again from the seed); --device gpu (with
 # a GPU: its numbers the CPU's to 1e-10; without: one line); the refusals:
 # Adam on the GPU, held-out entries outside the training dims, a singular row
-# with --l2 0, --rate without --method adam.
+# with --l2 0, --rate without --method adam; observed zeros (entries of value
+# 0) kept through split, complete (counted, in the RMSEs) and predict.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 
@@ -112,6 +113,50 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert [i["val_rmse"] for i in a["iterations"]] == [i["val_rmse"] for i in b["iterations"]]
 assert a["result"]["test_rmse"] == b["result"]["test_rmse"]
+PY
+
+# observed zeros: 0-valued lines are entries of split, complete and predict
+python3 - full.tns z.tns <<'PY'
+import sys
+out = open(sys.argv[2], "w")
+for k, l in enumerate(l for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")):
+    f = l.split()
+    out.write(" ".join(f[:3] + (["0"] if k % 10 == 3 else [f[3]])) + "\n")  # 800 zeros
+PY
+expect 0 "split with zeros" split z.tns --seed 3 -o zs
+check "split: the zeros counted" grep -q '^split: 8000 entries of z.tns (seed 3; of value 0, kept: 800): 6400 training, 800 validation, 800 test$' out.txt
+check "split: the zeros in the files" python3 - zs.train.tns zs.val.tns zs.test.tns <<'PY'
+import sys
+z = [sum(1 for l in open(p) if l.split() and float(l.split()[3]) == 0) for p in sys.argv[1:]]
+assert sum(z) == 800 and all(z), z
+open("zeros.txt", "w").write(" ".join(map(str, z)))
+PY
+expect 0 "complete with zeros" complete zs.train.tns --val zs.val.tns --test zs.test.tns -r 3 --l2 0.01 -i 5 -t 1 -o zm --json zm.json
+check "complete: the zeros kept line" grep -q "^observed zeros kept: $(awk '{printf "%s training / %s validation / %s", $1, $2, $3}' zeros.txt) test entries of value 0\$" out.txt
+check "complete: the fixes line" grep -q 'explicit zeros kept (observed entries)' out.txt
+expect 0 "predict with zeros" predict zm zs.test.tns -o zp.tns
+check "complete: zeros in the counts and RMSEs, predict at them" python3 - zm zs.train.tns zs.test.tns zp.tns zm.json zeros.txt <<'PY'
+import json, sys, math
+stem, train, test, pred, rep, zeros = sys.argv[1:]
+z = [int(x) for x in open(zeros).read().split()]
+def mat(p): return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+A = [mat("%s.mode%d.mat" % (stem, m)) for m in (1, 2, 3)]
+def load(p): return [l.split() for l in open(p) if l.strip() and not l.startswith("#") and len(l.split()) == 4]
+def model(e):
+    i = [int(x) - 1 for x in e[:3]]
+    return sum(A[0][i[0]][r] * A[1][i[1]][r] * A[2][i[2]][r] for r in range(3))
+r = json.load(open(rep))
+assert r["input"]["zeros_kept"] == z[0] and r["input"]["zeros_dropped"] == 0, r["input"]
+o = r["options"]
+assert [o["train_zeros_kept"], o["val_zeros_kept"], o["test_zeros_kept"]] == z, o
+assert r["tensor"]["nnz"] == 6400 and o["val_nnz"] == 800 and o["test_nnz"] == 800
+for f, key in ((train, "train_rmse"), (test, "test_rmse")):
+    E = load(f)
+    rmse = math.sqrt(sum((float(e[3]) - model(e)) ** 2 for e in E) / len(E))
+    got = r["result"][key]
+    assert abs(rmse - got) <= 1e-9 * (1 + got), (key, rmse, got)
+P = load(pred)
+assert len(P) == 800 and [p[:3] for p in P] == [e[:3] for e in load(test)]
 PY
 
 # refusals

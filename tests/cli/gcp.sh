@@ -14,7 +14,7 @@ source "$LIB/common.bash"
 expect 0 "gcp runs" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 -t 2 \
     --device cpu -o g --json g.json
 check "gcp: a line per epoch" test "$(grep -c '^  epoch = .*loss estimate = .*rate = ' out.txt)" -eq 4
-check "gcp: the start line" grep -q '^cpd: GCP-Adam, poisson loss, rank 3, max 4 epochs of 20 iterations, rate 0.01' out.txt
+check "gcp: the start line" grep -q '^cpd: GCP-Adam, poisson loss, stratified sampling, rank 3, max 4 epochs of 20 iterations, rate 0.01' out.txt
 check "gcp: the final line" grep -q '^final loss estimate: .* after 4 epochs' out.txt
 check "gcp: the samples" grep -q 'samples per iteration: 4500 non-zeros, 4500 zeros' out.txt
 check "gcp: the plan" grep -q '^plan: CPU, stratified samples' out.txt
@@ -59,6 +59,35 @@ assert a["result"]["loss_initial"] == b["result"]["loss_initial"]
 for x, y in zip(a["iterations"], b["iterations"]):
     assert abs(x["loss_estimate"] - y["loss_estimate"]) <= 1e-6 * abs(y["loss_estimate"]), (x, y)
 PY
+
+# --sampling semi-stratified: the start line, the plan, the report; the
+# same estimates from the seed, on 1 and 2 threads to rounding; its loss
+# estimate (the stratified fixed sample) falls like the stratified run's
+expect 0 "gcp semi-stratified" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
+    -t 2 --sampling semi-stratified --nowrite --json s.json
+check "gcp semi: the start line" grep -q '^cpd: GCP-Adam, poisson loss, semi-stratified sampling, rank 3' out.txt
+check "gcp semi: the plan" grep -q '^plan: CPU, semi-stratified samples' out.txt
+check "gcp semi: the samples" grep -q 'samples per iteration: 4500 non-zeros, 4500 uniform entries (semi-stratified)' out.txt
+expect 0 "gcp semi, 1 thread" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
+    -t 1 --sampling semi-stratified --nowrite --json s1.json
+expect 0 "gcp semi again" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
+    -t 2 --sampling semi-stratified --nowrite --json s2.json
+check "gcp semi: the report, one seed one run, threads" python3 - s.json s1.json s2.json g.json <<'PY'
+import json, sys
+a, b, c, g = (json.load(open(f)) for f in sys.argv[1:])
+assert a["options"]["sampling"] == "semi-stratified" and g["options"]["sampling"] == "stratified"
+assert a["options"]["samples_zero"] == 4500
+la = [i["loss_estimate"] for i in a["iterations"]]
+assert la == [i["loss_estimate"] for i in c["iterations"]]
+for x, y in zip(la, [i["loss_estimate"] for i in b["iterations"]]):
+    assert abs(x - y) <= 1e-6 * abs(y), (x, y)
+assert la != [i["loss_estimate"] for i in g["iterations"]]
+assert a["result"]["loss_initial"] == g["result"]["loss_initial"]  # the same fixed sample
+assert a["result"]["loss_estimate"] < 0.99 * a["result"]["loss_initial"], a["result"]
+PY
+expect_usage cpd counts.tns -r 2 --method gcp --loss gaussian --sampling uniform
+expect_usage cpd counts.tns -r 2 --sampling semi-stratified
+expect_usage cpd counts.tns -r 2 --method gcp --loss gaussian --dense-loss --sampling semi-stratified
 
 # the dense loss over every entry: L-BFGS, its loss never rises
 "$TF" gen -o small.tns --dims 8,7,6 --nnz 80 --rank 2 --seed 5 >/dev/null 2>&1 || bad "gen small.tns"

@@ -3,7 +3,8 @@
 # only its part of the non-zeros) rank 0 alone writes the checkpoint; 4
 # iterations with --checkpoint and a --resume to 10 end with the bits of 10
 # straight on the ranks, for CP-ALS, AO-ADMM (the duals gathered from the
-# ranks), HALS and CP-APR (every mode's Phi gathered); the checkpoint is in
+# ranks), HALS, CP-APR (every mode's Phi gathered) and GCP-Adam (its moments
+# and schedule, every rank holding them whole); the checkpoint is in
 # the caller's row order, so a single process resumes the ranks' checkpoint
 # and ends with the ranks' fits (1e-9), also with the rows cut longest-first
 # (TF_PARTITION=longest: the model and the duals mapped back to the caller's labels); a time-based checkpoint is decided by
@@ -54,6 +55,21 @@ method als x.tns
 method admm x.tns --nonneg --nonneg-method admm --l1 0.01@2
 method hals x.tns --nonneg --nonneg-method hals
 method apr c.tns --method apr
+# GCP-Adam (issue 46): epochs as iterations, Adam's moments and schedule in the state
+G="--method gcp --loss poisson --epoch-iters 20 --samples 2000,2000 --rate 0.05"
+ranks 2 cpd c.tns -r 3 -t 1 $G --epochs 10 -o s_gcp --checkpoint sc_gcp --checkpoint-every 4
+check "gcp: 10 straight on 2 ranks (exit $rc)" test "$rc" -eq 0
+ranks 2 cpd c.tns -r 3 -t 1 $G --epochs 4 --nowrite --checkpoint pc_gcp
+check "gcp: 4 on 2 ranks (exit $rc)" test "$rc" -eq 0
+check "gcp: one checkpoint of 4 epochs (rank 0 writes)" grep -qx 'iteration 4' pc_gcp.state
+ranks 2 cpd c.tns -r 3 -t 1 $G --epochs 10 -o r_gcp --resume pc_gcp --checkpoint rc_gcp
+check "gcp: resumed on 2 ranks (exit $rc)" test "$rc" -eq 0
+check "gcp: resumed on 2 ranks, every estimate is the straight run's (bits)" test "$(fits sc_gcp)" = "$(fits rc_gcp)"
+check "gcp: resumed on 2 ranks, the factors are the straight run's (bits)" same_bits s_gcp r_gcp
+expect 0 "gcp: one process resumes the ranks' checkpoint" cpd c.tns -r 3 -t 1 --device cpu $G --epochs 10 \
+    --nowrite --resume pc_gcp --checkpoint oc_gcp
+check "gcp: one process from the ranks' checkpoint: the ranks' estimates (1e-9)" close_fits sc_gcp oc_gcp 1e-9
+
 # every mode's rows cut longest-first (relabelled): the checkpoint in the caller's row order all the same
 export TF_PARTITION=longest
 method als_longest x.tns

@@ -4,7 +4,8 @@
 # evaluates the ones it owns, the loss estimate and the gradient summed over
 # the ranks: 2 and 3 CPU ranks give one process's loss estimate at every
 # epoch (to 1e-10: the sums go in another order) and its factors (to 1e-8),
-# for the Poisson and the Gaussian loss, a .tns (every rank reads its part
+# for the Poisson and the Gaussian loss, stratified and semi-stratified
+# sampling, a .tns (every rank reads its part
 # of the canonical tensor) and a .bin (read at the part's offsets), failed
 # epochs included; the refusals: --dense-loss and --device gpu on ranks
 # (before the read), a value the loss does not take in the last rank's part
@@ -58,6 +59,9 @@ compare() {
 compare poisson counts.tns -r 4 --method gcp --loss poisson --epochs 4 --epoch-iters 40
 compare poisson_bin counts.bin -r 4 --method gcp --loss poisson --epochs 4 --epoch-iters 40 --samples 3000,2000
 compare gaussian real.tns -r 3 --method gcp --loss gaussian --epochs 4 --epoch-iters 40 --fsamples 5000,7000
+# semi-stratified sampling: the same draws on the ranks too (.tns and .bin)
+compare semi counts.tns -r 4 --method gcp --loss poisson --epochs 4 --epoch-iters 40 --sampling semi-stratified
+compare semi_bin counts.bin -r 4 --method gcp --loss poisson --epochs 4 --epoch-iters 40 --sampling semi-stratified
 # a rate so high that epochs fail: the restores and the decay alike on the ranks
 compare failing counts.tns -r 4 --method gcp --loss gaussian --epochs 5 --epoch-iters 30 --rate 3 --fails 3
 check "failing: epochs failed" python3 -c "

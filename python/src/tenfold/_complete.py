@@ -106,8 +106,7 @@ def _count(value, what, high):
 def _held_out(X, what):
     if X is None:
         return None
-    T = _tensor_arg(X)
-    return T
+    return _tensor_arg(X, keep_zeros=True)
 
 
 def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, TensorLike, PathLike] = None,
@@ -126,7 +125,9 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
 
     train, val, test: Tensors, anything ``Tensor`` takes, or tensor file
     paths; val and test are held-out entries of the same tensor (same order,
-    indices inside train's shape). The model kept is the one of the best
+    indices inside train's shape). Their entries of value 0 are kept
+    (observed zeros are data: files are read with keep_zeros=True, tuples and
+    arrays of coordinates keep them too; a Tensor is taken as it is). The model kept is the one of the best
     validation RMSE (training RMSE without val); the run stops after
     `patience` iterations without an improvement of more than tol, or at
     n_iter_max. l2: SPLATT's --reg (its ALS default, 100). init: 'random'
@@ -151,7 +152,7 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     """
     if method not in ("als", "adam"):
         raise ArgumentError(f"method: expected 'als' or 'adam', got {method!r}")
-    T = _tensor_arg(train)
+    T = _tensor_arg(train, keep_zeros=True)
     V, S = _held_out(val, "val"), _held_out(test, "test")
     o = ffi.new("tf_complete_opts *")
     lib.tf_complete_opts_default(o)

@@ -7,6 +7,7 @@ from typing import Any, Callable, Literal, Optional, Tuple, Union
 import numpy as np
 
 from ._apr import _count, _number
+from ._checkpoint import _checkpoint
 from ._errors import ArgumentError, check
 from ._helpers import _from_c_ktensor
 from ._ops import CPResult, PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
@@ -68,7 +69,9 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
         max_fails: int = 1, init: Any = "random", ftol: float = 1e-12, pgtol: float = 1e-8,
         random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
         device: Literal["auto", "cpu", "gpu"] = "auto", threads: Optional[int] = None, printitn: int = 0,
-        callback: Optional[Callable[[GCPEpochInfo], Optional[bool]]] = None) -> CPResult:
+        callback: Optional[Callable[[GCPEpochInfo], Optional[bool]]] = None,
+        sampling: Literal["stratified", "semi-stratified"] = "stratified", checkpoint: Any = None,
+        checkpoint_every: Any = None, resume: Any = None) -> CPResult:
     """Generalized CP (Hong, Kolda & Duersch 2020) of X under ``loss``:
     'gaussian', 'poisson' (m - x log m, factors >= 0), 'poisson-log',
     'bernoulli-odds' ('bernoulli'), 'bernoulli-logit', 'gamma', 'rayleigh'
@@ -77,7 +80,18 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
     ``fsamples`` the fixed sample of the loss estimate, 0 or None: GenTen's
     defaults; epochs of ``epoch_iters`` iterations, at most ``max_epochs``
     (default 100); a failed epoch is undone and the rate times ``decay``;
-    more than ``max_fails`` end the run). ``dense=True``: the exact loss over
+    more than ``max_fails`` end the run). ``sampling='semi-stratified'``
+    (GenTen's; Kolda & Hong 2020): the gradient's zero samples uniform over
+    every entry without the non-zero test, the non-zero samples counting
+    f(x, m) - f(0, m) (unbiased; zeros default to as many as the non-zeros);
+    the loss estimate's fixed sample stays stratified. checkpoint=STEM
+    (sampled mode) saves the state after epochs as ``tenfold cpd --method gcp
+    --checkpoint`` (the factors, Adam's moments, rate and sample counter;
+    checkpoint_every=N epochs, a time '5m' or both); resume=STEM goes on from
+    one to max_epochs in all, to the estimates and factors of a run never
+    stopped (the sample sizes must be the checkpoint's: the defaults depend
+    on max_epochs, so give ``samples``/``fsamples`` to resume with another).
+    ``dense=True``: the exact loss over
     every entry (tensors of at most 2^26 entries) minimised by projected
     L-BFGS to ``ftol`` / ``pgtol`` (``max_epochs`` its iterations, default
     1000) -- the objective pyttb's ``gcp_opt`` with L-BFGS-B minimises.
@@ -99,6 +113,10 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
     o.loss = lib.tf_gcp_loss_parse(loss.encode())
     o.rank = _count(rank, "rank", lib.TF_MAX_RANK)
     o.dense = 1 if dense else 0
+    kinds = {"stratified": lib.TF_GCP_STRATIFIED, "semi-stratified": lib.TF_GCP_SEMI_STRATIFIED}
+    if not isinstance(sampling, str) or sampling not in kinds:
+        raise ArgumentError(f"sampling: expected 'stratified' or 'semi-stratified', got {sampling!r}")
+    o.sampling = kinds[sampling]
     o.gnz, o.gz = _pair(samples, "samples")
     o.fnz, o.fz = _pair(fsamples, "fsamples")
     o.epoch_iters = _count(epoch_iters, "epoch_iters", 2**32 - 1)
@@ -124,6 +142,9 @@ def gcp(X: Union[TensorLike, PathLike], rank: int, loss: str = "gaussian", dense
         k = _init_ktensor(init, T, o.rank, keep)
         keep.append(k)
         o.init = k
+    ck = _checkpoint(checkpoint, checkpoint_every, resume, keep)
+    if ck is not None:
+        o.checkpoint = ck
     if callback is not None and not callable(callback):
         raise ArgumentError("callback: expected a callable taking a GCPEpochInfo")
     stop = ffi.new("int *")

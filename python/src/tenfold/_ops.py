@@ -194,11 +194,14 @@ def _csr_arrays(S):
 
 # ---------------------------------------------------------------- files
 
-def read(path: PathLike, base: Literal["auto", 0, 1] = "auto", threads: Optional[int] = None) -> Tensor:
+def read(path: PathLike, base: Literal["auto", 0, 1] = "auto", threads: Optional[int] = None,
+         keep_zeros: bool = False) -> Tensor:
     """Reads a tensor file: FROSTT .tns (any header form), tenfold .bin or
     Matrix Market .mtx, plain or xz / gzip compressed, told by content.
 
     base: index base of .tns input, 'auto' (0-based iff an index is 0), 0 or 1.
+    keep_zeros: keep the entries of value 0 (observed zeros of completion
+    data; tenfold.complete reads its file arguments so); default: dropped.
 
     >>> X = tenfold.read("data/uber-apr14.tns.xz")
     """
@@ -206,6 +209,7 @@ def read(path: PathLike, base: Literal["auto", 0, 1] = "auto", threads: Optional
     lib.tf_read_opts_default(o)
     o.threads = _threads(threads)
     o.base = _choice(base, {"auto": lib.TF_BASE_AUTO, 0: 0, 1: 1}, "base")
+    o.keep_zeros = _choice(keep_zeros, {False: 0, True: 1}, "keep_zeros")
     t = ffi.new("tf_tensor *")
     check(lib.tf_read_tensor_opts(_path(path), o, t, ffi.NULL))
     try:
@@ -708,11 +712,12 @@ def nvecs(X: Union[TensorLike, PathLike], mode: int, r: int, threads: Optional[i
         lib.tf_matrix_free(out)
 
 
-def _tensor_arg(X):
-    """X as a Tensor; a str or os.PathLike is a file, read by tenfold.read."""
+def _tensor_arg(X, keep_zeros=False):
+    """X as a Tensor; a str or os.PathLike is a file, read by tenfold.read.
+    keep_zeros: entries of value 0 kept (completion's observed entries)."""
     if isinstance(X, (str, bytes, os.PathLike)):
-        return read(X)
-    return as_tensor(X)
+        return read(X, keep_zeros=keep_zeros)
+    return as_tensor(X, keep_zeros=keep_zeros)
 
 
 # ---------------------------------------------------------------- kernels

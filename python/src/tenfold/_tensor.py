@@ -23,7 +23,8 @@ class Tensor:
 
     Built canonical, as the C readers make it: non-zeros sorted by mode 0,
     1, ..., duplicates summed and zeros dropped (``canonical=False`` keeps them
-    as given). Indices are stored per mode (N x nnz uint32), the layout of the
+    as given; ``keep_zeros=True`` sorts and sums but keeps the entries of
+    value 0, observed zeros for ``tenfold.complete``). Indices are stored per mode (N x nnz uint32), the layout of the
     C library, so calls pass them without a copy; ``coords`` is a view.
 
     >>> X = tenfold.Tensor(([[0, 1], [2, 0]], [1.5, 2.0], (3, 2)))
@@ -33,7 +34,8 @@ class Tensor:
 
     __slots__ = ("_ind", "values", "shape")
 
-    def __init__(self, data: Any, values: Any = None, shape: Any = None, *, canonical: bool = True):
+    def __init__(self, data: Any, values: Any = None, shape: Any = None, *, canonical: bool = True,
+                 keep_zeros: bool = False):
         if values is not None or shape is not None:
             data = (data, values, shape)
         if isinstance(data, Tensor):
@@ -41,7 +43,7 @@ class Tensor:
         else:
             ind, vals, shp = _coo_parts(data)
         if canonical:
-            ind, vals = _canonical(ind, vals)
+            ind, vals = _canonical(ind, vals, keep_zeros)
         self._ind = np.ascontiguousarray(ind, dtype=np.uint32)
         self.values = np.ascontiguousarray(vals, dtype=np.float64)
         self.shape = shp
@@ -205,8 +207,9 @@ def _coo_parts(X):
         f"a sparse.COO, a pyttb.sptensor or a numpy array, got {type(X).__name__}")
 
 
-def _canonical(ind, vals):
-    """Sorted by mode 0, 1, ..., duplicates summed, zeros dropped (as tf_tensor_canonicalize)."""
+def _canonical(ind, vals, keep_zeros=False):
+    """Sorted by mode 0, 1, ..., duplicates summed, zeros dropped unless
+    keep_zeros (as tf_tensor_canonicalize, tf_read_opts.keep_zeros)."""
     if vals.size > 1:
         order = np.lexsort(ind[::-1])
         ind, vals = ind[:, order], vals[order]
@@ -216,13 +219,13 @@ def _canonical(ind, vals):
             vals = np.add.reduceat(vals, starts)
             ind = ind[:, starts]
     keep = vals != 0
-    if not keep.all():
+    if not keep_zeros and not keep.all():
         ind, vals = ind[:, keep], vals[keep]
     return ind, vals
 
 
-def as_tensor(X: TensorLike, canonical: bool = True) -> Tensor:
+def as_tensor(X: TensorLike, canonical: bool = True, keep_zeros: bool = False) -> Tensor:
     """X as a Tensor (X itself when it is one already)."""
     if isinstance(X, Tensor):
         return X
-    return Tensor(X, canonical=canonical)
+    return Tensor(X, canonical=canonical, keep_zeros=keep_zeros)

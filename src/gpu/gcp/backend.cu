@@ -215,8 +215,8 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, char *desc
     a.mask = slots - 1;
     uint64_t fz = o->fz, gz = o->gz;
     double fw_nz = 0.0, fw_z = 0.0;
-    tf_gcp_draw_weights(numel, nnz, o->fnz, &fz, &fw_nz, &fw_z);
-    tf_gcp_draw_weights(numel, nnz, o->gnz, &gz, &a.w_nz, &a.w_z);
+    tf_gcp_draw_weights(numel, nnz, o->fnz, 0, &fz, &fw_nz, &fw_z);
+    tf_gcp_draw_weights(numel, nnz, o->gnz, 0, &gz, &a.w_nz, &a.w_z);
     const uint64_t fn = o->fnz + fz, per = N * sizeof(uint32_t) + sizeof(double);
     const uint64_t bytes = 7 * c->nparams * sizeof(double) + nnz * per + slots * sizeof(unsigned long long) +
                            fn * per + 4097 * sizeof(double);
