@@ -7,6 +7,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "gen/gen.h"
 
@@ -75,4 +78,64 @@ void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys
 #pragma omp parallel for schedule(dynamic, 1) num_threads(g->threads) if (n > 1)
     for (int64_t c = 0; c < (int64_t)n; ++c)
         draw_chunk(g, first + (uint64_t)c, keys + (uint64_t)c * TF_GEN_CHUNK * (uint64_t)g->words);
+}
+
+/* -1, 0, 1: key order of W-word keys (top word first). */
+static inline int key_order(const uint64_t *a, const uint64_t *b, int W)
+{
+    for (int i = W - 1; i >= 0; --i)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* A hash of a key, to sample cells independently of where they lie. */
+static inline uint64_t key_hash(const uint64_t *key, int W)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int w = 0; w < W; ++w) {
+        h ^= key[w];
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, const uint64_t *lo, const uint64_t *hi,
+                            uint64_t sample_mask, int nseg, uint64_t **seg, uint64_t *seg_n, uint64_t *seg_cap)
+{
+    const int W = g->words, rw = W + 1;
+    tf_status st = TF_OK;
+#pragma omp parallel num_threads(nseg)
+    {
+        uint64_t *keys = NULL;
+        tf_status mine = TF_ALLOC(keys, TF_GEN_CHUNK * (uint64_t)W, "generator candidates");
+        for (int t = tf_thread_id(); mine == TF_OK && t < nseg; t += tf_thread_count()) {
+            const uint64_t c0 = first + n * (uint64_t)t / (uint64_t)nseg;
+            const uint64_t c1 = first + n * (uint64_t)(t + 1) / (uint64_t)nseg;
+            for (uint64_t c = c0; mine == TF_OK && c < c1; ++c) {
+                draw_chunk(g, c, keys);
+                for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
+                    const uint64_t *key = keys + k * (uint64_t)W;
+                    if ((lo && key_order(key, lo, W) < 0) || (hi && key_order(key, hi, W) >= 0)) continue;
+                    if (sample_mask && (key_hash(key, W) & sample_mask)) continue;
+                    if (seg_n[t] == seg_cap[t]) {
+                        const uint64_t cap = seg_cap[t] + seg_cap[t] / 4 + 1024;
+                        mine = tf_realloc((void **)&seg[t], cap * (uint64_t)rw, sizeof(uint64_t),
+                                          "generator candidates of this part");
+                        if (mine != TF_OK) break;
+                        seg_cap[t] = cap;
+                    }
+                    uint64_t *r = seg[t] + seg_n[t]++ * (uint64_t)rw;
+                    for (int w = 0; w < W; ++w) r[w] = key[w];
+                    r[W] = c * TF_GEN_CHUNK + k;
+                }
+            }
+        }
+        tf_free(keys);
+        if (mine != TF_OK) {
+#pragma omp critical(tf_gen_draw_range)
+            st = mine;
+        }
+    }
+    return st;
 }

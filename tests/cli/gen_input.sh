@@ -15,7 +15,7 @@ check "gen prints the equivalent --gen spec" grep -qx "as --gen:  $spec" gen_out
 expect 0 "convert --gen" convert --gen "$spec" c.tns
 check "convert --gen writes the tensor gen writes" cmp -s g.tns c.tns
 check "the input line names the spec and the rate" \
-    grep -qE "^input:  generated $spec in [0-9.]+ s \([0-9.]+ M non-zeros/s\)$" out.txt
+    grep -qE "^input:  generated $spec in [0-9.]+ s \([0-9.]+ M non-zeros/s, peak host [0-9.]+ [KMGT]?B\)$" out.txt
 expect 0 "convert --gen=SPEC after OUT" convert c2.tns --gen="$spec"
 check "--gen=SPEC after OUT is the same" cmp -s g.tns c2.tns
 expect 0 "gen, per-mode alpha and a planted model" gen -o p.bin --dims 20,10,8,6 --nnz 700 --alpha 0.1,0.2,0.3,0.45 --rank 2 --noise 0.1 --seed 3 -t 1
