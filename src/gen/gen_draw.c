@@ -119,7 +119,7 @@ tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, con
                     if ((lo && key_order(key, lo, W) < 0) || (hi && key_order(key, hi, W) >= 0)) continue;
                     if (sample_mask && (key_hash(key, W) & sample_mask)) continue;
                     if (seg_n[t] == seg_cap[t]) {
-                        const uint64_t cap = seg_cap[t] + seg_cap[t] / 4 + 1024;
+                        const uint64_t cap = seg_cap[t] + seg_cap[t] / 16 + 1024; /* small steps: the peak counts */
                         mine = tf_realloc((void **)&seg[t], cap * (uint64_t)rw, sizeof(uint64_t),
                                           "generator candidates of this part");
                         if (mine != TF_OK) break;

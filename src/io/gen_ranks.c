@@ -152,7 +152,7 @@ static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t
     memset(set, 0, sizeof *set);
     while (st == TF_OK && chunks) {
         segs s;
-        segs_init(&s, g->threads, chunks * TF_GEN_CHUNK / (uint64_t)P * 5 / 4, rw);
+        segs_init(&s, g->threads, chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40, rw); /* grown if short */
         st = tf_gen_draw_range(g, drawn, chunks, lo, hi, 0, s.n, s.p, s.len, s.cap);
         drawn += chunks;
         tf_gen_set more;
@@ -236,7 +236,7 @@ static tf_status whole_sums(void *user, const double *part, uint64_t first_block
 /* Step 4: this rank's kept coordinates (records of order u32, positions
  * [s, s + n) of the whole) to the ranks of their positions; then the
  * widened part assembled in out (its positions [e0, e1)). */
-static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t *mine, uint64_t s, uint64_t n,
+static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t **mine, uint64_t s, uint64_t n,
                           tf_tensor *out, uint64_t *e0_out)
 {
     const uint64_t P = (uint64_t)d->size, p = (uint64_t)d->rank, nnz = o->nnz, order = o->order;
@@ -251,7 +251,9 @@ static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t *mine
         const uint64_t lo = a > s ? a : s, hi = b < s + n ? b : s + n;
         send_n[q] = hi > lo ? hi - lo : 0;
     }
-    tf_status st = d->alltoall_records(mine, send_n, rec, d->round_bytes, (void **)&part, &got);
+    tf_status st = d->alltoall_records(*mine, send_n, rec, d->round_bytes, (void **)&part, &got);
+    tf_free(*mine); /* sent: the peak is this part's, not two copies */
+    *mine = NULL;
     if (st == TF_OK && got != k1 - k0)
         st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of its %llu non-zeros", (unsigned long long)p,
                      (unsigned long long)got, (unsigned long long)(k1 - k0));
@@ -285,7 +287,13 @@ static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t *mine
     if (st == TF_OK && got2 != (k0 - e0) + (e1 - k1))
         st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of the %llu non-zeros around its part",
                      (unsigned long long)p, (unsigned long long)got2, (unsigned long long)((k0 - e0) + (e1 - k1)));
-    if (st == TF_OK) st = tf_tensor_alloc(out, o->order, o->dims, e1 - e0);
+    /* the indices first, the values once the records are gone */
+    memset(out, 0, sizeof *out);
+    out->order = o->order;
+    out->nnz = e1 - e0;
+    memcpy(out->dims, o->dims, sizeof out->dims);
+    for (uint64_t m = 0; st == TF_OK && m < order; ++m)
+        st = TF_ALLOC(out->ind[m], out->nnz ? out->nnz : 1, "tensor indices");
     if (st == TF_OK) {
         const uint64_t left = k0 - e0, mid = k1 - k0;
         for (uint64_t m = 0; m < order; ++m) {
@@ -297,6 +305,7 @@ static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t *mine
     }
     tf_free(part);
     tf_free(halo);
+    if (st == TF_OK) st = TF_ALLOC(out->vals, out->nnz ? out->nnz : 1, "tensor values");
     *e0_out = e0;
     return st;
 }
@@ -341,7 +350,7 @@ static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tenso
     tf_gen_set_free(&set);
     tf_gen_ctx_free(&g);
     uint64_t e0 = 0;
-    if (st == TF_OK) st = exchange(o, d, mine, s, n, out, &e0);
+    if (st == TF_OK) st = exchange(o, d, &mine, s, n, out, &e0);
     tf_free(mine);
     const uint64_t k0 = cut(nnz, p, P), k1 = cut(nnz, p + 1, P);
     sums_ctx sc = {d, k0, k1, nnz};
