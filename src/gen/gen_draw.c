@@ -48,27 +48,46 @@ static void permute(const tf_gen_perm *p, uint32_t *ix, int n)
         for (int k = 0; k < n; ++k) ix[k] = tf_gen_perm_feistel(p, ix[k]);
 }
 
-static void draw_chunk(const tf_gen_ctx *g, uint64_t c, uint64_t *keys)
+/* Chunk c's keys. With range0 (inclusive mode-0 indices), a candidate
+ * whose mode-0 index falls outside gets only its mode-0 bits (no power law
+ * nor lookups for the other modes): its key lies outside every key range
+ * of those mode-0 bounds anyway. The random numbers are drawn alike. Mode
+ * 0 must have length > 1 (bits[0] > 0) for range0. */
+static void draw_chunk(const tf_gen_ctx *g, uint64_t c, uint64_t *keys, const uint32_t *range0)
 {
     tf_rng r;
     tf_rng_seed(&r, tf_gen_stream_seed(g->o->seed, TF_GEN_TAG_COORD, c));
     const uint32_t order = g->o->order;
     const int W = g->words;
-    double u[BLOCK * TF_MAX_ORDER];
-    uint32_t ix[BLOCK];
+    double u[BLOCK * TF_MAX_ORDER], v[BLOCK];
+    uint32_t ix[BLOCK], pos[BLOCK];
     memset(keys, 0, TF_GEN_CHUNK * (uint64_t)W * sizeof *keys);
     for (uint64_t k0 = 0; k0 < TF_GEN_CHUNK; k0 += BLOCK) {
         const int n = TF_GEN_CHUNK - k0 < BLOCK ? (int)(TF_GEN_CHUNK - k0) : BLOCK;
         for (int j = 0; j < n * (int)order; ++j) u[j] = tf_rng_uniform(&r);
         uint64_t *kb = keys + k0 * (uint64_t)W;
+        int alive = n; /* candidates pos[0..alive) get every mode; all of them when pos is unused */
         for (uint32_t m = 0; m < order; ++m) {
+            const int some = range0 && m > 0;
             if (g->bits[m] == 0) continue; /* a mode of length 1: index 0 */
-            power_law(g, m, u + m, (int)order, n, ix);
-            permute(&g->perm[m], ix, n);
-            if (W == 1)
-                for (int k = 0; k < n; ++k) kb[k] |= (uint64_t)ix[k] << g->shift[m];
-            else
-                for (int k = 0; k < n; ++k) put_bits(kb + (uint64_t)k * (uint64_t)W, g->shift[m], g->bits[m], ix[k]);
+            if (some) {
+                for (int k = 0; k < alive; ++k) v[k] = u[(size_t)pos[k] * order + m];
+                power_law(g, m, v, 1, alive, ix);
+                permute(&g->perm[m], ix, alive);
+            } else {
+                power_law(g, m, u + m, (int)order, n, ix);
+                permute(&g->perm[m], ix, n);
+            }
+            const int cnt = some ? alive : n;
+            for (int j = 0; j < cnt; ++j) {
+                const int k = some ? (int)pos[j] : j;
+                if (W == 1) kb[k] |= (uint64_t)ix[j] << g->shift[m];
+                else put_bits(kb + (uint64_t)k * (uint64_t)W, g->shift[m], g->bits[m], ix[j]);
+            }
+            if (range0 && m == 0) {
+                alive = 0;
+                for (int k = 0; k < n; ++k) pos[alive] = (uint32_t)k, alive += ix[k] >= range0[0] && ix[k] <= range0[1];
+            }
         }
     }
 }
@@ -77,7 +96,16 @@ void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys
 {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(g->threads) if (n > 1)
     for (int64_t c = 0; c < (int64_t)n; ++c)
-        draw_chunk(g, first + (uint64_t)c, keys + (uint64_t)c * TF_GEN_CHUNK * (uint64_t)g->words);
+        draw_chunk(g, first + (uint64_t)c, keys + (uint64_t)c * TF_GEN_CHUNK * (uint64_t)g->words, NULL);
+}
+
+static inline uint64_t get_bits_w(const uint64_t *w, int pos, int bits)
+{
+    if (bits == 0) return 0;
+    int word = pos >> 6, off = pos & 63;
+    uint64_t v = w[word] >> off;
+    if (off + bits > 64) v |= w[word + 1] << (64 - off);
+    return bits == 64 ? v : v & ((1ULL << bits) - 1);
 }
 
 /* -1, 0, 1: key order of W-word keys (top word first). */
@@ -105,6 +133,11 @@ tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, con
 {
     const int W = g->words, rw = W + 1;
     tf_status st = TF_OK;
+    /* the mode-0 indices the range can hold: the others need no more than mode 0 */
+    uint32_t range0[2] = {0, (uint32_t)(g->o->dims[0] - 1)};
+    if (lo) range0[0] = (uint32_t)get_bits_w(lo, g->shift[0], g->bits[0]);
+    if (hi) range0[1] = (uint32_t)get_bits_w(hi, g->shift[0], g->bits[0]);
+    const uint32_t *r0 = (lo || hi) && g->bits[0] > 0 ? range0 : NULL;
 #pragma omp parallel num_threads(nseg)
     {
         uint64_t *keys = NULL;
@@ -113,7 +146,7 @@ tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, con
             const uint64_t c0 = first + n * (uint64_t)t / (uint64_t)nseg;
             const uint64_t c1 = first + n * (uint64_t)(t + 1) / (uint64_t)nseg;
             for (uint64_t c = c0; mine == TF_OK && c < c1; ++c) {
-                draw_chunk(g, c, keys);
+                draw_chunk(g, c, keys, r0);
                 for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
                     const uint64_t *key = keys + k * (uint64_t)W;
                     if ((lo && key_order(key, lo, W) < 0) || (hi && key_order(key, hi, W) >= 0)) continue;
