@@ -48,12 +48,13 @@ check "cpd --gen prints 4 iterations" test "$(wc -l < fits_gen.txt)" -eq 4
 check "cpd --gen = cpd FILE" cmp -s fits_file.txt fits_gen.txt
 check "cpd --gen: default stem gen" test -f gen.mode1.mat -a -f gen.lambda.mat
 if command -v python3 >/dev/null; then
-    check "cpd --json: input.generated, file null, rate" python3 -c '
+    check "cpd --json: input.generated, file null, rate, generator peak" python3 -c '
 import json
 i = json.load(open("r.json"))["input"]
 assert i["file"] is None and i["format"] == "generated", i
 assert i["generated"] == "'"$spec"'", i
-assert i["nnz_per_second"] > 0 and i["read_seconds"] >= 0, i'
+assert i["nnz_per_second"] > 0 and i["read_seconds"] >= 0, i
+assert i["generator_peak_bytes"] > 0, i'
 fi
 
 # mttkrp, bench mttkrp, ttm
