@@ -78,12 +78,15 @@ static void draw_chunk(const tf_gen_ctx *g, uint64_t c, uint64_t *keys, const ui
                 power_law(g, m, u + m, (int)order, n, ix);
                 permute(&g->perm[m], ix, n);
             }
-            const int cnt = some ? alive : n;
-            for (int j = 0; j < cnt; ++j) {
-                const int k = some ? (int)pos[j] : j;
-                if (W == 1) kb[k] |= (uint64_t)ix[j] << g->shift[m];
-                else put_bits(kb + (uint64_t)k * (uint64_t)W, g->shift[m], g->bits[m], ix[j]);
-            }
+            const int sh = g->shift[m];
+            if (some && W == 1)
+                for (int j = 0; j < alive; ++j) kb[pos[j]] |= (uint64_t)ix[j] << sh;
+            else if (some)
+                for (int j = 0; j < alive; ++j) put_bits(kb + (uint64_t)pos[j] * (uint64_t)W, sh, g->bits[m], ix[j]);
+            else if (W == 1)
+                for (int k = 0; k < n; ++k) kb[k] |= (uint64_t)ix[k] << sh;
+            else
+                for (int k = 0; k < n; ++k) put_bits(kb + (uint64_t)k * (uint64_t)W, sh, g->bits[m], ix[k]);
             if (range0 && m == 0) {
                 alive = 0;
                 for (int k = 0; k < n; ++k) pos[alive] = (uint32_t)k, alive += ix[k] >= range0[0] && ix[k] <= range0[1];
@@ -138,6 +141,7 @@ tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, con
     if (lo) range0[0] = (uint32_t)get_bits_w(lo, g->shift[0], g->bits[0]);
     if (hi) range0[1] = (uint32_t)get_bits_w(hi, g->shift[0], g->bits[0]);
     const uint32_t *r0 = (lo || hi) && g->bits[0] > 0 ? range0 : NULL;
+    const uint64_t lo1 = lo ? lo[0] : 0, hi1 = hi ? hi[0] : 0; /* one-word keys */
 #pragma omp parallel num_threads(nseg)
     {
         uint64_t *keys = NULL;
@@ -147,21 +151,33 @@ tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, con
             const uint64_t c1 = first + n * (uint64_t)(t + 1) / (uint64_t)nseg;
             for (uint64_t c = c0; mine == TF_OK && c < c1; ++c) {
                 draw_chunk(g, c, keys, r0);
-                for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
-                    const uint64_t *key = keys + k * (uint64_t)W;
-                    if ((lo && key_order(key, lo, W) < 0) || (hi && key_order(key, hi, W) >= 0)) continue;
-                    if (sample_mask && (key_hash(key, W) & sample_mask)) continue;
-                    if (seg_n[t] == seg_cap[t]) {
-                        const uint64_t cap = seg_cap[t] + seg_cap[t] / 16 + 1024; /* small steps: the peak counts */
-                        mine = tf_realloc((void **)&seg[t], cap * (uint64_t)rw, sizeof(uint64_t),
-                                          "generator candidates of this part");
-                        if (mine != TF_OK) break;
-                        seg_cap[t] = cap;
-                    }
-                    uint64_t *r = seg[t] + seg_n[t]++ * (uint64_t)rw;
-                    for (int w = 0; w < W; ++w) r[w] = key[w];
-                    r[W] = c * TF_GEN_CHUNK + k;
+                if (seg_cap[t] - seg_n[t] < TF_GEN_CHUNK) { /* room for the whole chunk; small steps: the peak counts */
+                    const uint64_t cap = seg_n[t] + TF_GEN_CHUNK + seg_cap[t] / 16;
+                    mine = tf_realloc((void **)&seg[t], cap * (uint64_t)rw, sizeof(uint64_t),
+                                      "generator candidates of this part");
+                    if (mine != TF_OK) break;
+                    seg_cap[t] = cap;
                 }
+                uint64_t *out = seg[t] + seg_n[t] * (uint64_t)rw, kept = 0;
+                const uint64_t seq = c * TF_GEN_CHUNK;
+                if (W == 1 && !sample_mask) { /* the common case, branch-light */
+                    for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
+                        const uint64_t key = keys[k];
+                        out[2 * kept] = key;
+                        out[2 * kept + 1] = seq + k;
+                        kept += key >= lo1 && (!hi || key < hi1);
+                    }
+                } else {
+                    for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
+                        const uint64_t *key = keys + k * (uint64_t)W;
+                        if ((lo && key_order(key, lo, W) < 0) || (hi && key_order(key, hi, W) >= 0)) continue;
+                        if (sample_mask && (key_hash(key, W) & sample_mask)) continue;
+                        uint64_t *r = out + kept++ * (uint64_t)rw;
+                        for (int w = 0; w < W; ++w) r[w] = key[w];
+                        r[W] = seq + k;
+                    }
+                }
+                seg_n[t] += kept;
             }
         }
         tf_free(keys);
