@@ -34,6 +34,7 @@
 #include "seams/dist.h"
 
 #define SAMPLE_TARGET (1ULL << 16) /* sampled candidates of the pilot          */
+#define PIECE_CHUNKS 64ULL        /* most chunks a rank draws per exchange     */
 #define PILOT_DIV 16               /* the pilot: the first round's first 1/16 (sparse) */
 #define VB TF_GEN_VALUE_BLOCK
 
@@ -149,9 +150,101 @@ static tf_status key_ranges(const tf_gen_ctx *g, const tf_dist *d, uint64_t firs
     return TF_OK;
 }
 
+/* The rank of the key range holding key: the splits at or below it. */
+static int owner_of_key(const uint64_t *key, const uint64_t *splits, int P, int W)
+{
+    int lo = 0, hi = P - 1; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2; /* split mid is rank mid's lower bound */
+        if (key_cmp_w(key, splits + (uint64_t)(mid - 1) * W, W) >= 0) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The candidates of chunks first .. first+chunks-1 in this rank's key range,
+ * in sequence order, as records (key, sequence number) in *out (tf_alloc,
+ * *out_n of them): the ranks draw each piece of the round between them (a
+ * share each, in rank order) and send every candidate to its range's rank. */
+static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
+                             uint64_t chunks, uint64_t **out, uint64_t *out_n)
+{
+    const int W = g->words, rw = W + 1, P = d->size, p = d->rank, T = g->threads;
+    /* pieces of 1/64 of a rank's share of the round (44 B per candidate of buffers: ~2 % of the
+     * peak), at most PIECE_CHUNKS chunks a rank */
+    uint64_t m = chunks / (64 * (uint64_t)P);
+    m = m < 1 ? 1 : m > PIECE_CHUNKS ? PIECE_CHUNKS : m;
+    const uint64_t piece = m * (uint64_t)P, most = (m + 1) * TF_GEN_CHUNK;
+    uint64_t *keys = NULL, *send = NULL, *hist = NULL, *send_n = NULL, *recs = NULL, n = 0;
+    int32_t *own = NULL;
+    uint64_t cap = chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40 + TF_GEN_CHUNK; /* grown if short */
+    tf_status st = TF_ALLOC(keys, most * (uint64_t)W, "generator candidates");
+    if (st == TF_OK) st = TF_ALLOC(send, most * (uint64_t)rw, "generator candidates to send");
+    if (st == TF_OK) st = TF_ALLOC(own, most, "generator candidates' ranks");
+    if (st == TF_OK) st = TF_ALLOC(hist, (uint64_t)T * (uint64_t)P, "generator send counts");
+    if (st == TF_OK) st = TF_ALLOC(send_n, (uint64_t)P, "generator send counts");
+    if (st == TF_OK) st = TF_ALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
+    for (uint64_t ps = first; st == TF_OK && ps < first + chunks; ps += piece) {
+        const uint64_t len = first + chunks - ps < piece ? first + chunks - ps : piece;
+        const uint64_t c0 = ps + len * (uint64_t)p / (uint64_t)P, c1 = ps + len * (uint64_t)(p + 1) / (uint64_t)P;
+        const uint64_t nk = (c1 - c0) * TF_GEN_CHUNK;
+        tf_gen_draw(g, c0, c1 - c0, keys);
+#pragma omp parallel num_threads(T)
+        {
+            const int t = tf_thread_id(), nt = tf_thread_count();
+            const uint64_t lo = nk * (uint64_t)t / (uint64_t)nt, hi = nk * (uint64_t)(t + 1) / (uint64_t)nt;
+            uint64_t *h = hist + (uint64_t)t * (uint64_t)P;
+            memset(h, 0, (size_t)P * sizeof *h);
+            for (uint64_t k = lo; k < hi; ++k) h[own[k] = owner_of_key(keys + k * (uint64_t)W, splits, P, W)]++;
+#pragma omp barrier
+#pragma omp single
+            { /* rank-major, thread-minor: each rank's block in sequence order */
+                uint64_t run = 0;
+                for (int q = 0; q < P; ++q) {
+                    const uint64_t at = run;
+                    for (int u = 0; u < nt; ++u) {
+                        const uint64_t c = hist[(uint64_t)u * (uint64_t)P + (uint64_t)q];
+                        hist[(uint64_t)u * (uint64_t)P + (uint64_t)q] = run;
+                        run += c;
+                    }
+                    send_n[q] = run - at;
+                }
+            }
+            for (uint64_t k = lo; k < hi; ++k) {
+                uint64_t *r = send + (uint64_t)rw * h[own[k]]++;
+                for (int w = 0; w < W; ++w) r[w] = keys[k * (uint64_t)W + (uint64_t)w];
+                r[W] = c0 * TF_GEN_CHUNK + k;
+            }
+        }
+        uint64_t *recv = NULL, got = 0;
+        st = d->alltoall_records(send, send_n, (uint32_t)((size_t)rw * sizeof(uint64_t)), d->round_bytes,
+                                 (void **)&recv, &got);
+        if (st == TF_OK && n + got > cap) {
+            cap = n + got + cap / 16; /* small steps: the peak counts */
+            st = TF_REALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
+        }
+        if (st == TF_OK && got) memcpy(recs + n * (uint64_t)rw, recv, got * (uint64_t)rw * sizeof(uint64_t));
+        n += got;
+        tf_free(recv);
+    }
+    tf_free(keys);
+    tf_free(send);
+    tf_free(own);
+    tf_free(hist);
+    tf_free(send_n);
+    if (st != TF_OK) {
+        tf_free(recs);
+        recs = NULL;
+        n = 0;
+    }
+    *out = recs;
+    *out_n = n;
+    return st;
+}
+
 /* Step 2: this rank's distinct candidates, until the ranks' sum reaches nnz. */
-static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *lo, const uint64_t *hi,
-                           uint64_t chunks, tf_gen_set *set, uint64_t *drawn_out)
+static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t chunks,
+                           tf_gen_set *set, uint64_t *drawn_out)
 {
     const int rw = g->words + 1, P = d->size;
     const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK / (uint64_t)P);
@@ -159,15 +252,22 @@ static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t
     tf_status st = TF_OK;
     memset(set, 0, sizeof *set);
     while (st == TF_OK && chunks) {
-        segs s;
-        segs_init(&s, g->threads, chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40, rw); /* grown if short */
-        st = tf_gen_draw_range(g, drawn, chunks, lo, hi, 0, s.n, s.p, s.len, s.cap);
+        uint64_t *recs = NULL, n = 0;
+        st = draw_shared(g, d, splits, drawn, chunks, &recs, &n);
         drawn += chunks;
         tf_gen_set more;
-        if (st == TF_OK)
-            st = tf_gen_set_build_segments(g, s.p, s.len, s.n, drawn * TF_GEN_CHUNK, bucket_bits,
+        if (st == TF_OK) { /* the records as one segment per thread, in turn */
+            uint64_t *seg[256], seg_n[256];
+            const int ns = g->threads < 256 ? g->threads : 256;
+            for (int t = 0; t < ns; ++t) {
+                const uint64_t a = n * (uint64_t)t / (uint64_t)ns, b = n * (uint64_t)(t + 1) / (uint64_t)ns;
+                seg[t] = recs + a * (uint64_t)rw;
+                seg_n[t] = b - a;
+            }
+            st = tf_gen_set_build_segments(g, seg, seg_n, ns, drawn * TF_GEN_CHUNK, bucket_bits,
                                            set->recs ? &more : set);
-        segs_free(&s);
+        }
+        tf_free(recs);
         if (st == TF_OK && set->draws < drawn * TF_GEN_CHUNK) st = tf_gen_set_merge(g, set, &more);
         double sum = st == TF_OK ? (double)set->distinct : 0.0; /* exact below 2^53 */
         tf_status sd = d->allreduce_sum(&sum, 1);
@@ -332,11 +432,7 @@ static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tenso
     uint64_t chunks = tf_gen_first_round(o);
     if (st == TF_OK) st = TF_CALLOC(splits, (P + 1) * (uint64_t)g.words, "generator key ranges");
     if (st == TF_OK) st = key_ranges(&g, d, chunks, splits);
-    if (st == TF_OK) {
-        const uint64_t *lo = p > 0 ? splits + (p - 1) * (uint64_t)g.words : NULL;
-        const uint64_t *hi = p + 1 < P ? splits + p * (uint64_t)g.words : NULL;
-        st = draw_part(&g, d, lo, hi, chunks, &set, &drawn);
-    }
+    if (st == TF_OK) st = draw_part(&g, d, splits, chunks, &set, &drawn);
     tf_free(splits);
     if (st == TF_OK) st = threshold(&g, d, &set, drawn, &last);
     if (st == TF_OK) st = tf_gen_set_write(&g, &set, last, NULL, 1, 0, &n);
