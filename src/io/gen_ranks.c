@@ -7,12 +7,13 @@
  *    sixteenth when few duplicates are expected) between them and keep a sample of cells (a hash of the key);
  *    every rank gets the sample, and its distinct keys' quantiles cut the
  *    keys into P ranges of about as many distinct keys (within ~1 %).
- * 2. Every rank draws the whole candidate sequence (counter-based: cheap,
- *    in parallel; the other modes only of candidates whose mode-0 index its
- *    range can hold) in the rounds tf_generate draws, keeps the candidates of
- *    its key range and reduces them to their distinct keys with the first
- *    sequence number of each (gen_set.c); the rounds end when the distinct
- *    keys summed over the ranks reach nnz.
+ * 2. The ranks draw the candidate sequence between them, in the rounds
+ *    tf_generate draws, each round in pieces (each rank a share of every
+ *    piece, in rank order), and send every candidate (key, sequence number)
+ *    to the rank of its key range; what a rank receives is in sequence
+ *    order, and its set (gen_set.c) keeps each distinct key with its first
+ *    sequence number. The rounds end when the distinct keys summed over the
+ *    ranks reach nnz.
  * 3. The whole keeps the keys first drawn at sequence numbers <= last, the
  *    nnz-th first sequence number: the per-chunk counts summed over the
  *    ranks find its chunk, the chunk's bitmaps (disjoint over the ranks:
