@@ -48,10 +48,11 @@ typedef struct tf_gen_info {
  * (tf_tensor_keep_part of it). parts = 1: tf_generate. parts >= 2: the
  * parts are the ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start; part
  * = this rank, parts = their number), which call this together; no rank
- * builds the whole: each draws the candidate sequence, keeps the distinct
- * candidates of its own range of coordinates, and the ranks find the whole's
- * cut together, then move the kept non-zeros to their parts. Peak memory
- * about the whole's over parts. info (may be NULL) gets the figures. */
+ * builds the whole: the ranks draw the candidate sequence between them,
+ * each candidate goes to the rank of its range of coordinates, which keeps
+ * the distinct ones; the ranks find the whole's cut together, then move the
+ * kept non-zeros to their parts. Peak memory about the whole's over parts.
+ * info (may be NULL) gets the figures. */
 tf_status tf_generate_part(const tf_gen_opts *o, uint64_t part, uint64_t parts, tf_tensor *out, tf_gen_info *info);
 
 #ifdef __cplusplus
