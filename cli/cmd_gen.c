@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold gen: synthetic sparse tensors. */
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
 #include "commands.h"
 #include "gen_spec.h"
 #include "outfile.h"
 #include "report.h"
+#include "run_context.h"
 #include "verbosity.h"
 
 static const char help[] =
@@ -20,6 +22,10 @@ static const char help[] =
     "whatever the thread count. Prints the time, the rate (non-zeros/s) and the\n"
     "equivalent --gen SPEC, which makes the same tensor in memory for cpd, bench\n"
     "mttkrp, mttkrp, ttm, sddmm, stats, check and convert without a file.\n"
+    "On P MPI ranks (mpirun -np P tenfold gen ...) each rank generates only its\n"
+    "part of the non-zeros, [N r/P, N (r+1)/P) of the canonical order (as cpd\n"
+    "--gen on ranks does), and writes it to OUT with .partR before the extension\n"
+    "(out.bin: out.part0.bin, out.part1.bin, ...).\n"
     "\n"
     "  -o, --output OUT     file to write: tenfold binary if OUT ends in .bin or\n"
     "                       .tfb (fast), Matrix Market if .mtx, else FROSTT .tns;\n"
@@ -43,7 +49,26 @@ static const char help[] =
     "\n"
     "example: tenfold gen -o skew.bin --dims 2000000,1000000,200000 --nnz 20M --alpha 0.7\n";
 
+/* OUT with ".partR" before its extension (or at its end). */
+static const char *part_name(char *buf, size_t len, const char *out, int rank)
+{
+    const char *slash = strrchr(out, '/'), *dot = strrchr(out, '.');
+    if (!dot || (slash && dot < slash) || dot == out || (slash && dot == slash + 1)) dot = out + strlen(out);
+    snprintf(buf, len, "%.*s.part%d%s", (int)(dot - out), out, rank, dot);
+    return buf;
+}
+
+static int gen_run(int argc, char **argv, int prank, int psize);
+
 int cmd_gen(int argc, char **argv)
+{
+    int rank = 0, size = 1;
+    int rc = cli_ranks_start(&argc, &argv, &rank, &size);
+    if (rc) return rc;
+    return cli_ranks_end(gen_run(argc, argv, rank, size), size);
+}
+
+static int gen_run(int argc, char **argv, int prank, int psize)
 {
     const char *out = NULL, *dims = NULL, *nnz = NULL, *alpha = NULL, *seed = NULL, *rank = NULL,
                *noise = NULL, *threads = NULL, *counts = NULL;
@@ -82,21 +107,38 @@ int cmd_gen(int argc, char **argv)
     if (o.counts > 0 && o.noise > 0) return cli_usage("gen", "--counts: not with --noise (the counts are Poisson draws)");
     if ((rc = cli_threads("gen", threads, &o.threads))) return rc;
 
+    char partbuf[4096], spec[1024];
+    if (psize > 1) { /* the ranks agree on what they generate, then each writes its part */
+        if (!strcmp(out, "-")) return cli_alike(cli_usage("gen", "-o -: on %d ranks, each writes a file", psize));
+        tf_agree a;
+        memset(&a, 0, sizeof a);
+        tf_agree_add(&a, "command", "gen");
+        tf_agree_add(&a, "generated", cli_gen_format(spec, sizeof spec, &o));
+        if ((rc = cli_ranks_agree(&a, psize))) return rc;
+        out = part_name(partbuf, sizeof partbuf, out, prank);
+    }
     if ((rc = cli_outputs_check(&out, 1))) return rc; /* before generating */
     tf_tensor t = {0};
+    tf_gen_info gi;
     double t0 = tf_wtime();
-    if (tf_generate(&o, &t) != TF_OK) return cli_fail();
+    if (tf_generate_part(&o, (uint64_t)prank, (uint64_t)psize, &t, &gi) != TF_OK) return cli_fail();
     double t1 = tf_wtime();
     if (tf_write_tensor(out, &t, TF_FILE_AUTO) != TF_OK) {
         tf_tensor_free(&t);
         return cli_fail();
     }
     double t2 = tf_wtime();
-    char d[TF_MAX_ORDER * 24], mem[32], spec[1024];
+    char d[TF_MAX_ORDER * 24], mem[32], peak[32];
+    tf_tensor whole = t;
+    whole.nnz = o.nnz;
     if (!cli_quiet()) {
         printf("generated: order %u, dims %s, nnz %llu, density %.3e, seed %llu in %.3f s (%.1f M non-zeros/s)\n",
-               t.order, cli_dims(d, sizeof d, t.order, t.dims), (unsigned long long)t.nnz, cli_density(&t),
-               (unsigned long long)o.seed, t1 - t0, t1 > t0 ? (double)t.nnz / (t1 - t0) / 1e6 : 0.0);
+               t.order, cli_dims(d, sizeof d, t.order, t.dims), (unsigned long long)o.nnz, cli_density(&whole),
+               (unsigned long long)o.seed, t1 - t0, t1 > t0 ? (double)o.nnz / (t1 - t0) / 1e6 : 0.0);
+        if (psize > 1)
+            printf("part:      rank %d of %d holds non-zeros %llu..%llu; generator peak host %s\n", prank, psize,
+                   (unsigned long long)gi.first, (unsigned long long)(gi.first + t.nnz),
+                   cli_bytes(peak, sizeof peak, (double)gi.peak_bytes));
         printf("skew:      alpha");
         for (int m = 0; m < order; ++m) printf("%s%g", m ? "," : " ", o.alpha[m]);
         if (o.counts > 0) printf("; counts of mean %g%s", o.counts, o.rank ? " around a planted model" : "");
@@ -106,6 +148,8 @@ int cmd_gen(int argc, char **argv)
         printf("wrote:     %s (COO %s in memory) in %.3f s\n", out,
                cli_bytes(mem, sizeof mem, (double)tf_tensor_bytes(&t)), t2 - t1);
     }
+    if (cli_verbose() && psize == 1)
+        printf("memory:    generator peak host %s\n", cli_bytes(peak, sizeof peak, (double)gi.peak_bytes));
     if (cli_verbose())
         printf("rates:     %.3g non-zeros/s generated, %.3g non-zeros/s written\n",
                t1 > t0 ? (double)t.nnz / (t1 - t0) : 0.0, t2 > t1 ? (double)t.nnz / (t2 - t1) : 0.0);

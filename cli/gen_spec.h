@@ -31,8 +31,14 @@ int cli_gen_parse(const char *cmd, const char *spec, tf_gen_opts *o);
 const char *cli_gen_format(char *buf, size_t len, const tf_gen_opts *o);
 /* The canonical SPEC if path is this run's --gen value, else NULL. */
 const char *cli_generated(const char *path);
-/* Generates the tensor of SPEC with `threads` threads; info->seconds is
- * the generation time, the rest of info zero. Usage error: 2; failure:
- * "tenfold: <error>", 1. */
-int cli_gen_load(const char *cmd, const char *spec, int threads, tf_tensor *t, tf_read_info *info);
+/* Generates part `part` of `parts` of the tensor of SPEC with `threads`
+ * threads (parts >= 2: the MPI ranks together, each generating only its
+ * part, tf_generate_part); info->seconds is the generation time,
+ * total_nnz the whole's non-zeros, checksum (on ranks) a hash of the
+ * canonical SPEC, the rest zero. Usage error: 2; failure: "tenfold:
+ * <error>", 1. */
+int cli_gen_load(const char *cmd, const char *spec, int threads, uint64_t part, uint64_t parts, tf_tensor *t,
+                 tf_read_info *info);
+/* Host memory the last cli_gen_load's generator held at most (this process). */
+uint64_t cli_gen_peak(void);
 #endif

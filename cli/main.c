@@ -30,7 +30,7 @@ static const command commands[] = {
     {"check", cmd_check, "validate a tensor file and report what was fixed", 0},
     {"stats", cmd_stats, "dims, slice-size distribution, skew and memory of each format", 0},
     {"convert", cmd_convert, "convert between tns, tns with header, sptensor, bin and mtx", 0},
-    {"gen", cmd_gen, "generate a synthetic tensor (power-law skew, planted model)", 0},
+    {"gen", cmd_gen, "generate a synthetic tensor (power-law skew, planted model)", 1},
     {"mttkrp", cmd_mttkrp, "one MTTKRP from given factor files", 0},
     {"sddmm", cmd_sddmm, "sampled dense-dense matrix product (benchmark or one product)", 1},
     {"ttm", cmd_ttm, "sparse tensor times matrix on one mode (benchmark or one product)", 0},

@@ -144,16 +144,8 @@ static int load(const char *cmd, const char *path, int threads, const char *base
     memset(info, 0, sizeof *info);
     int rc = cli_base(cmd, base, &o.base);
     if (rc) return rc;
-    if (cli_generated(path)) { /* every rank generates the whole, then keeps its part */
-        if ((rc = cli_gen_load(cmd, path, threads, t, info))) return rc;
-        info->total_nnz = t->nnz;
-        if (parts > 1) info->checksum = tf_tensor_checksum(t, threads); /* the whole's, for the ranks to compare */
-        if (parts > 1 && tf_tensor_keep_part(t, part, parts) != TF_OK) {
-            tf_tensor_free(t);
-            return cli_fail();
-        }
-        return CLI_OK;
-    }
+    if (cli_generated(path)) /* each rank generates only its part */
+        return cli_gen_load(cmd, path, threads, part, parts, t, info);
     o.progress = cli_progress_fn(); /* a progress line for a long read */
     o.progress_user = (void *)cli_input_name(path);
     if (tf_read_tensor_opts(path, &o, t, info) != TF_OK) {
@@ -174,8 +166,9 @@ void cli_print_problem(FILE *f, const char *path, const tf_tensor *t, const tf_r
     const char *z = cli_compression_name(info->compressed), *spec = cli_generated(path);
     double rate = info->seconds > 0 ? (double)info->bytes / info->seconds : 0.0;
     if (spec)
-        fprintf(f, "input:  generated %s in %.3f s (%.1f M non-zeros/s)\n", spec, info->seconds,
-                info->seconds > 0 ? (double)t->nnz / info->seconds / 1e6 : 0.0);
+        fprintf(f, "input:  generated %s in %.3f s (%.1f M non-zeros/s, peak host %s)\n", spec, info->seconds,
+                info->seconds > 0 ? (double)(info->total_nnz ? info->total_nnz : t->nnz) / info->seconds / 1e6 : 0.0,
+                cli_bytes(in, sizeof in, (double)cli_gen_peak()));
     else
         fprintf(f, "input:  %s (%s%s%s, %s, read in %.3f s, %s/s)\n", cli_input_name(path),
                 cli_file_format_name(info->format), *z ? ", " : "", z,

@@ -13,7 +13,9 @@ void cli_json_input(cli_json *j, const char *path, const tf_tensor *t, const tf_
     if (spec) { /* --gen: no file (null), the SPEC and the rate */
         json_num(j, "file", NAN);
         json_str(j, "generated", spec);
-        json_num(j, "nnz_per_second", in->seconds > 0 ? (double)t->nnz / in->seconds : NAN);
+        json_num(j, "nnz_per_second",
+                 in->seconds > 0 ? (double)(in->total_nnz ? in->total_nnz : t->nnz) / in->seconds : NAN);
+        json_u64(j, "generator_peak_bytes", cli_gen_peak()); /* this process's */
     } else {
         json_str(j, "file", path);
     }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_generate: determinism, exact distinct sorted non-zeros, the skew
  * model, planted values, counts, errors, and the output frozen in 0.2.0 (golden
- * checksums, and a serial copy of that algorithm on random shapes). */
+ * checksums, and a serial copy of that algorithm on random shapes), and the
+ * threshold over parts of the key space (the ranks' rank-local generation). */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "core/alloc.h"
 #include "core/rng.h"
 #include "gen/gen.h"
 #include "gen_golden.h"
@@ -454,8 +456,109 @@ static void test_reference(void)
     }
 }
 
+/* The threshold over parts (what tf_generate_part's ranks do, here in one
+ * process): the key space cut at the whole's keys nnz r/P, each part's set
+ * of the candidates in its range, the chunk counts summed and the chunk
+ * bitmaps OR-ed over the parts, the parts' kept keys written in turn: the
+ * whole's coordinates. Tiny dims (candidates repeat a lot), nnz = every
+ * cell (ties for the last distinct candidates), skewed and wide keys; nnz
+ * above the cells: the one-process error through tf_generate_part. */
+static void parts_case(const tf_gen_opts *o, uint64_t P)
+{
+    tf_tensor whole = {0};
+    CHECK_OK(tf_generate(o, &whole));
+    tf_gen_ctx g;
+    CHECK_OK(tf_gen_ctx_init(&g, o));
+    const int W = g.words;
+    uint64_t splits[8][4] = {{0}};
+    for (uint64_t r = 1; r < P; ++r) { /* the key of the whole's non-zero nnz r / P */
+        const uint64_t k = o->nnz * r / P;
+        for (uint32_t m = 0; m < o->order; ++m) {
+            const uint64_t v = whole.ind[m][k];
+            const int at = g.shift[m];
+            splits[r][at / 64] |= v << (at % 64);
+            if (at % 64 + g.bits[m] > 64) splits[r][at / 64 + 1] |= v >> (64 - at % 64);
+        }
+    }
+    const uint64_t chunks = 2 * tf_gen_first_round(o) + 64; /* enough for these shapes */
+    tf_gen_set set[8];
+    uint64_t *cnt = calloc(chunks, sizeof *cnt), *c = calloc(chunks, sizeof *c);
+    for (uint64_t r = 0; r < P; ++r) {
+        uint64_t *seg[2] = {NULL, NULL}, n[2] = {0, 0}, cap[2] = {0, 0};
+        CHECK_OK(tf_gen_draw_range(&g, 0, chunks, r ? splits[r] : NULL, r + 1 < P ? splits[r + 1] : NULL, 0, 2, seg,
+                                   n, cap));
+        CHECK_OK(tf_gen_set_build_segments(&g, seg, n, 2, chunks * TF_GEN_CHUNK, tf_gen_set_bucket_bits(&g, 1 << 16),
+                                           &set[r]));
+        tf_free(seg[0]);
+        tf_free(seg[1]);
+        CHECK_OK(tf_gen_set_chunk_counts(&g, &set[r], chunks, c));
+        for (uint64_t q = 0; q < chunks; ++q) cnt[q] += c[q];
+    }
+    uint64_t before = 0, bits[TF_GEN_CHUNK / 64] = {0}, b[TF_GEN_CHUNK / 64];
+    const uint64_t chunk = tf_gen_threshold_chunk(cnt, chunks, o->nnz, &before);
+    for (uint64_t r = 0; r < P; ++r) {
+        tf_gen_set_chunk_bits(&g, &set[r], chunk, b);
+        for (int w = 0; w < (int)(TF_GEN_CHUNK / 64); ++w) {
+            CHECKF(!(bits[w] & b[w]), "P %llu: parts share a first sequence number", (unsigned long long)P);
+            bits[w] |= b[w];
+        }
+    }
+    const uint64_t last = tf_gen_threshold_last(bits, chunk, o->nnz - before);
+    CHECKF(last != UINT64_MAX, "P %llu: no last sequence number", (unsigned long long)P);
+    uint64_t at = 0, bad = 0;
+    uint32_t *rec = malloc(o->nnz * o->order * sizeof *rec + 4);
+    for (uint64_t r = 0; r < P; ++r) {
+        uint32_t *ind[TF_MAX_ORDER];
+        uint64_t n = 0;
+        for (uint32_t m = 0; m < o->order; ++m) ind[m] = rec + at * o->order + m;
+        CHECK_OK(tf_gen_set_write(&g, &set[r], last, ind, o->order, o->nnz - at, &n));
+        at += n;
+        tf_gen_set_free(&set[r]);
+    }
+    CHECKF(at == o->nnz, "P %llu: the parts kept %llu of %llu", (unsigned long long)P, (unsigned long long)at,
+           (unsigned long long)o->nnz);
+    for (uint64_t k = 0; at == o->nnz && k < o->nnz; ++k)
+        for (uint32_t m = 0; m < o->order; ++m) bad += rec[k * o->order + m] != whole.ind[m][k];
+    CHECKF(bad == 0, "P %llu, dims %llu x %llu ..., nnz %llu: %llu indices differ from the whole's",
+           (unsigned long long)P, (unsigned long long)o->dims[0], (unsigned long long)o->dims[1],
+           (unsigned long long)o->nnz, (unsigned long long)bad);
+    free(rec);
+    free(cnt);
+    free(c);
+    tf_gen_ctx_free(&g);
+    tf_tensor_free(&whole);
+    (void)W;
+}
+
+static void test_parts(void)
+{
+    const uint64_t Ps[] = {1, 2, 3, 7};
+    for (int i = 0; i < 4; ++i) {
+        tf_gen_opts o = opts3(40, 30, 3, 500, 0.0, 3); /* 3600 cells: candidates repeat */
+        parts_case(&o, Ps[i]);
+        o = opts3(10, 10, 5, 500, 0.0, 1); /* every cell */
+        parts_case(&o, Ps[i]);
+        o = opts3(10, 10, 5, 500, 0.5, 8); /* every cell, skewed: the last cells come late */
+        parts_case(&o, Ps[i]);
+        o = opts3(3000, 2000, 100, 200000, 0.8, 5); /* skewed, several chunks */
+        parts_case(&o, Ps[i]);
+        o = opts3(4000000000ULL, 4000000000ULL, 1000, 20000, 0.9, 2); /* keys of two words */
+        parts_case(&o, Ps[i]);
+    }
+    tf_gen_opts o = opts3(10, 10, 5, 501, 0.0, 1);
+    tf_tensor t = {0};
+    CHECK_FAILS(tf_generate_part(&o, 0, 1, &t, NULL), TF_ERR_RANGE, "more than the 500 cells");
+    CHECK_FAILS(tf_generate_part(&o, 1, 1, &t, NULL), TF_ERR_ARG, "part 1 of 1");
+    o.nnz = 500;
+    tf_gen_info gi;
+    CHECK_OK(tf_generate_part(&o, 0, 1, &t, &gi));
+    CHECK(t.nnz == 500 && gi.first == 0 && gi.total_nnz == 500 && gi.peak_bytes > 0);
+    tf_tensor_free(&t);
+}
+
 int main(void)
 {
+    test_parts();
     test_golden();
     test_reference();
     test_permutations();

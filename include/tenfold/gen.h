@@ -35,6 +35,26 @@ typedef struct tf_gen_opts {
  * of up to 64 bits), then 16 per draw plus the COO. */
 tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out);
 
+/* What tf_generate_part reports. */
+typedef struct tf_gen_info {
+    uint64_t first;      /* the part's first non-zero in the whole tensor  */
+    uint64_t total_nnz;  /* the whole tensor's non-zeros (o->nnz)          */
+    uint64_t peak_bytes; /* host memory this process's generator held at most */
+    double seconds;      /* wall time                                       */
+} tf_gen_info;
+
+/* Part `part` of `parts` of tf_generate's tensor: its non-zeros [nnz part /
+ * parts, nnz (part + 1) / parts), equal bit for bit to the whole's there
+ * (tf_tensor_keep_part of it). parts = 1: tf_generate. parts >= 2: the
+ * parts are the ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start; part
+ * = this rank, parts = their number), which call this together; no rank
+ * builds the whole: the ranks draw the candidate sequence between them,
+ * each candidate goes to the rank of its range of coordinates, which keeps
+ * the distinct ones; the ranks find the whole's cut together, then move the
+ * kept non-zeros to their parts. Peak memory about the whole's over parts.
+ * info (may be NULL) gets the figures. */
+tf_status tf_generate_part(const tf_gen_opts *o, uint64_t part, uint64_t parts, tf_tensor *out, tf_gen_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,24 +21,6 @@ void tf_rng_seed(tf_rng *r, uint64_t seed)
     for (int i = 0; i < 4; ++i) r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t tf_rng_next(tf_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double tf_rng_uniform(tf_rng *r) { return (double)(tf_rng_next(r) >> 11) * 0x1.0p-53; }
-
 uint64_t tf_rng_below(tf_rng *r, uint64_t n)
 {
     /* Lemire's multiply-shift with rejection */

@@ -35,7 +35,7 @@ static uint64_t saturating_product(const uint64_t *d, uint32_t n)
     return p;
 }
 
-static tf_status check_opts(const tf_gen_opts *o)
+tf_status tf_gen_check_opts(const tf_gen_opts *o)
 {
     if (o->order < TF_MIN_ORDER || o->order > TF_MAX_ORDER)
         return tf_fail(TF_ERR_ARG, "generator: order %u is outside %d..%d", o->order, TF_MIN_ORDER,
@@ -68,7 +68,7 @@ static tf_status check_opts(const tf_gen_opts *o)
     return TF_OK;
 }
 
-static tf_status ctx_init(tf_gen_ctx *g, const tf_gen_opts *o)
+tf_status tf_gen_ctx_init(tf_gen_ctx *g, const tf_gen_opts *o)
 {
     memset(g, 0, sizeof *g);
     g->o = o;
@@ -92,7 +92,7 @@ static tf_status ctx_init(tf_gen_ctx *g, const tf_gen_opts *o)
     return TF_OK;
 }
 
-static void ctx_free(tf_gen_ctx *g)
+void tf_gen_ctx_free(tf_gen_ctx *g)
 {
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gen_perm_free(&g->perm[m]);
 }
@@ -117,12 +117,21 @@ static double mode_collision(uint64_t d, double alpha)
     return q;
 }
 
+/* Most draws before giving up (rejection gets slow when the skewed
+ * distribution has little mass left on unused cells: a clear message
+ * instead of spinning), and most chunks a round. */
+static uint64_t max_draws(const tf_gen_opts *o) { return 32 * o->nnz + (1ULL << 22); }
+static uint64_t max_round(const tf_gen_opts *o)
+{
+    return 2 * (o->nnz > (1ULL << 23) ? o->nnz : (1ULL << 23)) / TF_GEN_CHUNK + 2;
+}
+
 /* Candidates of the first round: nnz plus the expected duplicates. Two
  * candidates coincide with probability Q = prod_m sum_i p_i^2, and n draws
  * lose at most n^2 Q / 2 to duplicates, so n = nnz + n^2 Q / 2 is enough
  * on average; a margin covers the spread, and at most 2 nnz are drawn
  * before looking (later rounds draw what is still missing). */
-static uint64_t first_round(const tf_gen_opts *o)
+uint64_t tf_gen_first_round(const tf_gen_opts *o)
 {
     double Q = 1.0, nnz = (double)o->nnz, n = nnz;
     for (uint32_t m = 0; m < o->order; ++m) Q *= mode_collision(o->dims[m], o->alpha[m]);
@@ -134,24 +143,43 @@ static uint64_t first_round(const tf_gen_opts *o)
     }
     const double dup = n - nnz;
     n += 0.05 * dup + 4.0 * sqrt(dup) + nnz / 4096.0;
-    return (uint64_t)(n / (double)TF_GEN_CHUNK) + 1;
+    const uint64_t chunks = (uint64_t)(n / (double)TF_GEN_CHUNK) + 1;
+    return chunks < max_round(o) ? chunks : max_round(o);
+}
+
+tf_status tf_gen_next_round(const tf_gen_opts *o, uint64_t drawn, uint64_t distinct, uint64_t gained, uint64_t last,
+                            uint64_t *chunks)
+{
+    const uint64_t nnz = o->nnz, most = max_draws(o);
+    *chunks = 0;
+    if (distinct >= nnz) return TF_OK;
+    /* The acceptance rate only falls, so what is missing over this
+     * round's rate underestimates the draws still needed: stop early
+     * when even that is too many. */
+    const double rate = (double)(gained ? gained : 1) / (double)last;
+    const double projected = (double)(nnz - distinct) / rate;
+    const uint64_t draws = drawn * TF_GEN_CHUNK;
+    if ((double)draws + projected > (double)most)
+        return tf_fail(TF_ERR_RANGE,
+                       "generator: stopped with %llu of %llu distinct non-zeros after %llu draws: "
+                       "rejection of duplicates is too slow because nnz is too close to the "
+                       "number of cells the skew reaches (lower --nnz or --alpha)",
+                       (unsigned long long)distinct, (unsigned long long)nnz, (unsigned long long)draws);
+    uint64_t c = (uint64_t)(fmin(1.25 * projected, (double)(most - draws)) / (double)TF_GEN_CHUNK) + 1;
+    *chunks = c > max_round(o) ? max_round(o) : c;
+    return TF_OK;
 }
 
 /* Draws candidates until their set holds at least nnz distinct keys. */
 static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
 {
-    const uint64_t nnz = g->o->nnz, W = (uint64_t)g->words;
-    /* Rejection gets slow when the skewed distribution has little mass left
-     * on unused cells; give up with a clear message instead of spinning. */
-    const uint64_t max_draws = 32 * nnz + (1ULL << 22);
-    const uint64_t max_round = 2 * (nnz > (1ULL << 23) ? nnz : (1ULL << 23)) / TF_GEN_CHUNK + 2;
-    uint64_t drawn = 0, chunks = first_round(g->o);
-    if (chunks > max_round) chunks = max_round;
+    const uint64_t W = (uint64_t)g->words;
+    uint64_t drawn = 0, chunks = tf_gen_first_round(g->o), cap = chunks;
     const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK);
     uint64_t *keys = NULL;
     tf_status st = TF_ALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
     memset(set, 0, sizeof *set);
-    while (st == TF_OK) {
+    while (st == TF_OK && chunks) {
         const uint64_t first = drawn * TF_GEN_CHUNK, n = chunks * TF_GEN_CHUNK, before = set->distinct;
         tf_gen_draw(g, drawn, chunks, keys);
         drawn += chunks;
@@ -162,25 +190,11 @@ static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
             st = tf_gen_set_build(g, keys, n, first, bucket_bits, &more);
             if (st == TF_OK) st = tf_gen_set_merge(g, set, &more);
         }
-        if (st != TF_OK || set->distinct >= nnz) break;
-        /* The acceptance rate only falls, so what is missing over this
-         * round's rate underestimates the draws still needed: stop early
-         * when even that is too many. */
-        const double rate = (double)(set->distinct > before ? set->distinct - before : 1) / (double)n;
-        const double projected = (double)(nnz - set->distinct) / rate;
-        const uint64_t draws = drawn * TF_GEN_CHUNK;
-        if ((double)draws + projected > (double)max_draws) {
-            st = tf_fail(TF_ERR_RANGE,
-                         "generator: stopped with %llu of %llu distinct non-zeros after %llu draws: "
-                         "rejection of duplicates is too slow because nnz is too close to the "
-                         "number of cells the skew reaches (lower --nnz or --alpha)",
-                         (unsigned long long)set->distinct, (unsigned long long)nnz,
-                         (unsigned long long)draws);
-            break;
+        if (st == TF_OK) st = tf_gen_next_round(g->o, drawn, set->distinct, set->distinct - before, n, &chunks);
+        if (st == TF_OK && chunks > cap) {
+            st = TF_REALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
+            cap = chunks;
         }
-        chunks = (uint64_t)(fmin(1.25 * projected, (double)(max_draws - draws)) / (double)TF_GEN_CHUNK) + 1;
-        if (chunks > max_round) chunks = max_round;
-        if (chunks * TF_GEN_CHUNK > n) st = TF_REALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
     }
     tf_free(keys);
     if (st != TF_OK) tf_gen_set_free(set);
@@ -192,11 +206,11 @@ tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
     if (!out) return tf_fail(TF_ERR_ARG, "tf_generate: out is NULL");
     memset(out, 0, sizeof *out);
     if (!o) return tf_fail(TF_ERR_ARG, "tf_generate: o is NULL");
-    TF_TRY(check_opts(o));
+    TF_TRY(tf_gen_check_opts(o));
     tf_gen_ctx g;
     tf_gen_set set;
     memset(&set, 0, sizeof set);
-    tf_status s = ctx_init(&g, o);
+    tf_status s = tf_gen_ctx_init(&g, o);
     if (s == TF_OK && o->nnz > (1ULL << 40))
         s = tf_fail(TF_ERR_NOMEM, "generator: nnz %llu needs more than 24 TB of candidates",
                     (unsigned long long)o->nnz);
@@ -204,7 +218,7 @@ tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
     if (s == TF_OK) s = tf_tensor_alloc(out, o->order, o->dims, o->nnz);
     if (s == TF_OK) s = tf_gen_set_take(&g, &set, out);
     tf_gen_set_free(&set);
-    ctx_free(&g);
+    tf_gen_ctx_free(&g);
     if (s == TF_OK) s = tf_gen_values(o, out);
     if (s != TF_OK) tf_tensor_free(out);
     return s;

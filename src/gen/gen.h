@@ -59,9 +59,32 @@ typedef struct tf_gen_ctx {
     int threads;               /* resolved o->threads        */
 } tf_gen_ctx;
 
+/* Checks o as tf_generate does (the one-line errors of bad options). */
+tf_status tf_gen_check_opts(const tf_gen_opts *o);
+/* The key layout and permutations of o; tf_gen_ctx_free releases them. */
+tf_status tf_gen_ctx_init(tf_gen_ctx *g, const tf_gen_opts *o);
+void tf_gen_ctx_free(tf_gen_ctx *g);
+
 /* Keys of chunks first .. first+n-1 of the candidate sequence, in order
  * (n * TF_GEN_CHUNK keys of ctx->words words), drawn in parallel. */
 void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys);
+/* The candidates of chunks first .. first+n-1 whose keys lie in [lo, hi)
+ * (NULL: unbounded) and, if sample_mask, whose hash has no bit of it set (a
+ * sample of the cells), as records (key, sequence number) appended to nseg
+ * segments: segment t gets those of the t-th of nseg equal blocks of the
+ * chunks, so the segments in turn are in sequence order. seg[t] (tf_alloc,
+ * seg_cap[t] records) grows as needed; seg_n[t] counts its records. */
+tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, const uint64_t *lo, const uint64_t *hi,
+                            uint64_t sample_mask, int nseg, uint64_t **seg, uint64_t *seg_n, uint64_t *seg_cap);
+
+/* Rounds of drawing: chunks of the first round (nnz plus the expected
+ * duplicates), and after a round that left `distinct` (of nnz) distinct
+ * keys after `drawn` chunks, `gained` of them new from the last round's
+ * `last` candidates, the chunks of the next one (0 if distinct >= nnz);
+ * fails when rejection has become too slow to finish. */
+uint64_t tf_gen_first_round(const tf_gen_opts *o);
+tf_status tf_gen_next_round(const tf_gen_opts *o, uint64_t drawn, uint64_t distinct, uint64_t gained, uint64_t last,
+                            uint64_t *chunks);
 
 /* The distinct candidates: for every distinct key, the smallest sequence
  * number it was drawn at, in key order, held as records of words + 1
@@ -87,9 +110,29 @@ tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n
 /* a = a + b where b holds later candidates than a (a's record wins on
  * equal keys); frees b. */
 tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b);
+/* The same from segments of records (tf_gen_draw_range) of candidates
+ * drawn below sequence number draws. */
+tf_status tf_gen_set_build_segments(const tf_gen_ctx *g, uint64_t *const *seg, const uint64_t *seg_n, int nseg,
+                                    uint64_t draws, int bucket_bits, tf_gen_set *s);
 /* Writes the indices of the nnz distinct keys first drawn (smallest
  * sequence numbers) to t, in canonical order; needs s->distinct >= t->nnz. */
 tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t);
+/* The steps of tf_gen_set_take, for sets held in parts (ranks, each a range
+ * of keys): the kept keys are those first drawn at sequence numbers <=
+ * last, last the nnz-th first sequence number of the whole. cnt[q]: the
+ * set's first sequence numbers in chunk q (q < nchunks), summed over the
+ * parts; the chunk of the nnz-th and the count before it; bitmap (a
+ * chunk's TF_GEN_CHUNK bits, OR-ed over the parts) of the first sequence
+ * numbers in that chunk; the (need)-th set bit of it (UINT64_MAX if fewer). */
+tf_status tf_gen_set_chunk_counts(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t nchunks, uint64_t *cnt);
+uint64_t tf_gen_threshold_chunk(const uint64_t *cnt, uint64_t nchunks, uint64_t nnz, uint64_t *before);
+void tf_gen_set_chunk_bits(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t chunk, uint64_t *bitmap);
+uint64_t tf_gen_threshold_last(const uint64_t *bitmap, uint64_t chunk, uint64_t need);
+/* The kept keys' coordinates in key order: coordinate k, mode m to
+ * ind[m][k * stride] (ind NULL: count only), at most cap of them (else an
+ * error); *kept_n their count. */
+tf_status tf_gen_set_write(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t last, uint32_t *const *ind,
+                           uint64_t stride, uint64_t cap, uint64_t *kept_n);
 void tf_gen_set_free(tf_gen_set *s);
 
 /* The planted model of o (o->rank > 0): lambda = 1 and factors uniform in
@@ -98,4 +141,19 @@ tf_status tf_gen_model(const tf_gen_opts *o, tf_ktensor *k);
 
 /* Fills t->vals for the (sorted) coordinates of t as tf_generate does. */
 tf_status tf_gen_values(const tf_gen_opts *o, tf_tensor *t);
+
+/* Non-zeros per block of values: each block's random numbers come from
+ * its own stream and its sums are added in block order. */
+#define TF_GEN_VALUE_BLOCK 65536ULL
+/* The sums of values of all blocks of the whole (nblocks_total), in block
+ * order, from this holder's blocks: part[2 b], part[2 b + 1] the sum and
+ * sum of squares of its block first_block + b (b < nblocks). */
+typedef tf_status (*tf_gen_sums_fn)(void *user, const double *part, uint64_t first_block, uint64_t nblocks,
+                                    double *sum, double *sumsq);
+/* The same for a piece of the whole tensor (total_nnz non-zeros): t holds
+ * whole blocks first_block, first_block + 1, ... (the last may be the
+ * whole's shorter last one); sums (NULL when t is the whole) gives the
+ * whole's sums. Every value equals the whole's there. */
+tf_status tf_gen_values_blocks(const tf_gen_opts *o, tf_tensor *t, uint64_t first_block, uint64_t total_nnz,
+                               tf_gen_sums_fn sums, void *user);
 #endif

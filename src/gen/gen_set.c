@@ -57,40 +57,71 @@ static inline uint64_t bucket_of(const layout *L, const uint64_t *key)
     return get_bits(key, L->key_bits - L->msd_bits, L->msd_bits);
 }
 
-/* Stable scatter of keys[0..n) into buckets of records; fills start and
+/* What a set is built from: n keys of sequence numbers first_seq.. in
+ * order (keys), or nseg segments of records (key, sequence number), the
+ * segments one after another in sequence order (seg). */
+typedef struct input {
+    const uint64_t *keys;
+    uint64_t n, first_seq;
+    uint64_t *const *seg;
+    const uint64_t *seg_n;
+    int nseg;
+} input;
+
+/* Stable scatter of the input into buckets of records; fills start and
  * count (records per bucket, before deduplication). */
-static tf_status scatter(const layout *L, const uint64_t *keys, uint64_t n, uint64_t first_seq, uint64_t *recs,
-                         uint64_t *start, uint64_t *count, uint64_t nb)
+static tf_status scatter(const layout *L, const input *in, uint64_t *recs, uint64_t *start, uint64_t *count,
+                         uint64_t nb)
 {
-    int T = L->threads;
-    if (n < 65536) T = 1;
+    const uint64_t n = in->n;
+    int T = in->seg ? in->nseg : L->threads;
+    if (!in->seg && n < 65536) T = 1;
     uint64_t *hist = NULL;
     TF_TRY(TF_CALLOC(hist, (uint64_t)T * nb, "generator bucket counts"));
     const int W = L->W, rw = L->rw;
 #pragma omp parallel num_threads(T)
     {
-        const int t = tf_thread_id(), nt = tf_thread_count();
-        const uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
-        uint64_t *h = hist + (uint64_t)t * nb;
-        for (uint64_t k = lo; k < hi; ++k) h[bucket_of(L, keys + k * (uint64_t)W)]++;
+        const int nt = tf_thread_count();
+        for (int t = tf_thread_id(); t < T; t += nt) { /* a thread per part (fewer if the runtime gives fewer) */
+            uint64_t *h = hist + (uint64_t)t * nb;
+            if (in->seg) {
+                for (uint64_t k = 0; k < in->seg_n[t]; ++k) h[bucket_of(L, in->seg[t] + k * (uint64_t)rw)]++;
+            } else {
+                const uint64_t lo = n * (uint64_t)t / (uint64_t)T, hi = n * (uint64_t)(t + 1) / (uint64_t)T;
+                for (uint64_t k = lo; k < hi; ++k) h[bucket_of(L, in->keys + k * (uint64_t)W)]++;
+            }
+        }
 #pragma omp barrier
 #pragma omp single
         {
-            const uint64_t total = tf_bucket_offsets(hist, start, nb, nt);
+            const uint64_t total = tf_bucket_offsets(hist, start, nb, T);
             for (uint64_t b = 0; b < nb; ++b) count[b] = (b + 1 < nb ? start[b + 1] : total) - start[b];
         }
-        if (W == 1) {
-            for (uint64_t k = lo; k < hi; ++k) {
-                uint64_t *r = recs + 2 * h[bucket_of(L, keys + k)]++;
-                r[0] = keys[k];
-                r[1] = first_seq + k;
+        for (int t = tf_thread_id(); t < T; t += nt) {
+            uint64_t *h = hist + (uint64_t)t * nb;
+            if (in->seg) {
+                const uint64_t *sg = in->seg[t];
+                for (uint64_t k = 0; k < in->seg_n[t]; ++k) {
+                    const uint64_t *r = sg + k * (uint64_t)rw;
+                    rec_copy(recs + (uint64_t)rw * h[bucket_of(L, r)]++, r, rw);
+                }
+                continue;
             }
-        } else {
-            for (uint64_t k = lo; k < hi; ++k) {
-                const uint64_t *key = keys + k * (uint64_t)W;
-                uint64_t *r = recs + (uint64_t)rw * h[bucket_of(L, key)]++;
-                rec_copy(r, key, W);
-                r[W] = first_seq + k;
+            const uint64_t lo = n * (uint64_t)t / (uint64_t)T, hi = n * (uint64_t)(t + 1) / (uint64_t)T;
+            const uint64_t *keys = in->keys, first_seq = in->first_seq;
+            if (W == 1) {
+                for (uint64_t k = lo; k < hi; ++k) {
+                    uint64_t *r = recs + 2 * h[bucket_of(L, keys + k)]++;
+                    r[0] = keys[k];
+                    r[1] = first_seq + k;
+                }
+            } else {
+                for (uint64_t k = lo; k < hi; ++k) {
+                    const uint64_t *key = keys + k * (uint64_t)W;
+                    uint64_t *r = recs + (uint64_t)rw * h[bucket_of(L, key)]++;
+                    rec_copy(r, key, W);
+                    r[W] = first_seq + k;
+                }
             }
         }
     }
@@ -248,19 +279,21 @@ static layout make_layout(const tf_gen_ctx *g, int msd_bits)
     return L;
 }
 
-tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t first_seq,
-                           int bucket_bits, tf_gen_set *s)
+/* The set of the records of in (n in all; draws: the sequence numbers
+ * below which they were drawn). */
+static tf_status build(const tf_gen_ctx *g, const input *in, uint64_t draws, int bucket_bits, tf_gen_set *s)
 {
     memset(s, 0, sizeof *s);
+    const uint64_t n = in->n;
     const layout L = make_layout(g, bucket_bits);
     const uint64_t nb = 1ULL << L.msd_bits, rw = (uint64_t)L.rw;
     s->nbuckets = nb;
     s->bucket_bits = bucket_bits;
-    s->draws = first_seq + n;
-    tf_status st = TF_ALLOC(s->recs, n * rw, "generator candidates (key, sequence)");
+    s->draws = draws;
+    tf_status st = TF_ALLOC(s->recs, (n ? n : 1) * rw, "generator candidates (key, sequence)");
     if (st == TF_OK) st = TF_ALLOC(s->start, nb, "generator buckets");
     if (st == TF_OK) st = TF_ALLOC(s->count, nb, "generator buckets");
-    if (st == TF_OK) st = scatter(&L, keys, n, first_seq, s->recs, s->start, s->count, nb);
+    if (st == TF_OK) st = scatter(&L, in, s->recs, s->start, s->count, nb);
     if (st != TF_OK) { tf_gen_set_free(s); return st; }
 
     /* Buckets above big are sorted by all threads together, the others
@@ -308,38 +341,62 @@ tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n
     return TF_OK;
 }
 
-tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t)
+tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t first_seq,
+                           int bucket_bits, tf_gen_set *s)
 {
-    const uint64_t nnz = t->nnz, nb = s->nbuckets;
-    const int W = g->words, rw = W + 1;
-    if (s->distinct < nnz) return tf_fail(TF_ERR_ARG, "generator: %llu distinct candidates for %llu non-zeros",
-                                          (unsigned long long)s->distinct, (unsigned long long)nnz);
-    /* First sequence numbers per chunk of the sequence, to find the chunk
-     * where the nnz-th distinct key was first drawn. */
-    const uint64_t nchunks = (s->draws + TF_GEN_CHUNK - 1) / TF_GEN_CHUNK;
-    const int T = g->threads;
-    uint32_t *cnt = NULL;
-    uint64_t *kept = NULL;
-    TF_TRY(TF_CALLOC(cnt, (uint64_t)T * nchunks, "generator chunk counts"));
-    tf_status st = TF_ALLOC(kept, nb + 1, "generator bucket offsets");
-    if (st != TF_OK) { tf_free(cnt); return st; }
+    const input in = {.keys = keys, .n = n, .first_seq = first_seq};
+    return build(g, &in, first_seq + n, bucket_bits, s);
+}
+
+tf_status tf_gen_set_build_segments(const tf_gen_ctx *g, uint64_t *const *seg, const uint64_t *seg_n, int nseg,
+                                    uint64_t draws, int bucket_bits, tf_gen_set *s)
+{
+    input in = {.seg = seg, .seg_n = seg_n, .nseg = nseg};
+    for (int t = 0; t < nseg; ++t) in.n += seg_n[t];
+    return build(g, &in, draws, bucket_bits, s);
+}
+
+tf_status tf_gen_set_chunk_counts(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t nchunks, uint64_t *cnt)
+{
+    const uint64_t nb = s->nbuckets;
+    const int W = g->words, rw = W + 1, T = g->threads;
+    uint32_t *c = NULL;
+    TF_TRY(TF_CALLOC(c, (uint64_t)T * nchunks, "generator chunk counts"));
 #pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
-        uint32_t *c = cnt + (uint64_t)tf_thread_id() * nchunks;
+        uint32_t *ct = c + (uint64_t)tf_thread_id() * nchunks;
         const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
-        for (uint64_t k = 0; k < s->count[b]; ++k) c[r[k * rw + W] / TF_GEN_CHUNK]++;
+        for (uint64_t k = 0; k < s->count[b]; ++k) {
+            const uint64_t q = r[k * rw + W] / TF_GEN_CHUNK;
+            if (q < nchunks) ct[q]++;
+        }
     }
+    for (uint64_t q = 0; q < nchunks; ++q) {
+        uint64_t sum = 0;
+        for (int u = 0; u < T; ++u) sum += c[(uint64_t)u * nchunks + q];
+        cnt[q] = sum;
+    }
+    tf_free(c);
+    return TF_OK;
+}
+
+uint64_t tf_gen_threshold_chunk(const uint64_t *cnt, uint64_t nchunks, uint64_t nnz, uint64_t *before)
+{
     uint64_t cum = 0, chunk = 0;
     for (; chunk + 1 < nchunks; ++chunk) {
-        uint64_t c = 0;
-        for (int u = 0; u < T; ++u) c += cnt[(uint64_t)u * nchunks + chunk];
-        if (cum + c >= nnz) break;
-        cum += c;
+        if (cum + cnt[chunk] >= nnz) break;
+        cum += cnt[chunk];
     }
-    tf_free(cnt);
-    /* Within that chunk, the (nnz - cum)-th first sequence number is the last one kept. */
-    uint64_t bitmap[TF_GEN_CHUNK / 64] = {0};
-#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
+    *before = cum;
+    return chunk;
+}
+
+void tf_gen_set_chunk_bits(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t chunk, uint64_t *bitmap)
+{
+    const uint64_t nb = s->nbuckets;
+    const int W = g->words, rw = W + 1;
+    memset(bitmap, 0, TF_GEN_CHUNK / 8);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(g->threads) if (nb > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
         for (uint64_t k = 0; k < s->count[b]; ++k) {
@@ -350,13 +407,22 @@ tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t
             *w |= bit;
         }
     }
-    uint64_t need = nnz - cum, last = 0;
+}
+
+uint64_t tf_gen_threshold_last(const uint64_t *bitmap, uint64_t chunk, uint64_t need)
+{
     for (uint64_t i = 0; i < TF_GEN_CHUNK; ++i)
-        if ((bitmap[i / 64] >> (i % 64)) & 1 && --need == 0) {
-            last = chunk * TF_GEN_CHUNK + i;
-            break;
-        }
-    /* Keys first drawn at or before `last`, bucket by bucket in key order. */
+        if ((bitmap[i / 64] >> (i % 64)) & 1 && --need == 0) return chunk * TF_GEN_CHUNK + i;
+    return UINT64_MAX; /* fewer than need: the caller's counts were wrong */
+}
+
+tf_status tf_gen_set_write(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t last, uint32_t *const *ind,
+                           uint64_t stride, uint64_t cap, uint64_t *kept_n)
+{
+    const uint64_t nb = s->nbuckets;
+    const int W = g->words, rw = W + 1, T = g->threads;
+    uint64_t *kept = NULL;
+    TF_TRY(TF_ALLOC(kept, nb + 1, "generator bucket offsets"));
 #pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
@@ -370,28 +436,52 @@ tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t
         kept[b] = run;
         run += c;
     }
-    if (run != nnz) { /* never past the tensor's arrays, whatever went wrong above */
+    *kept_n = run;
+    if (!ind || run > cap) { /* a count only; never past the caller's arrays */
         tf_free(kept);
-        return tf_fail(TF_ERR_ARG, "generator: kept %llu of %llu non-zeros (chunk %llu, last %llu)",
-                       (unsigned long long)run, (unsigned long long)nnz, (unsigned long long)chunk,
-                       (unsigned long long)last);
+        return ind ? tf_fail(TF_ERR_ARG, "generator: kept %llu non-zeros, room for %llu", (unsigned long long)run,
+                             (unsigned long long)cap)
+                   : TF_OK;
     }
-    const uint32_t order = t->order;
+    const uint32_t order = g->o->order;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
-        uint64_t at = kept[b];
+        uint64_t at = kept[b] * stride;
         for (uint64_t k = 0; k < s->count[b]; ++k) {
             const uint64_t *rec = r + k * rw;
             if (rec[W] > last) continue;
-            for (uint32_t m = 0; m < order; ++m) t->ind[m][at] = (uint32_t)get_bits(rec, g->shift[m], g->bits[m]);
-            ++at;
+            for (uint32_t m = 0; m < order; ++m) ind[m][at] = (uint32_t)get_bits(rec, g->shift[m], g->bits[m]);
+            at += stride;
         }
     }
     tf_free(kept);
+    return TF_OK;
+}
+
+tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t)
+{
+    const uint64_t nnz = t->nnz;
+    if (s->distinct < nnz) return tf_fail(TF_ERR_ARG, "generator: %llu distinct candidates for %llu non-zeros",
+                                          (unsigned long long)s->distinct, (unsigned long long)nnz);
+    /* First sequence numbers per chunk of the sequence, to find the chunk
+     * where the nnz-th distinct key was first drawn; within it, the
+     * (nnz - before)-th first sequence number is the last one kept. */
+    const uint64_t nchunks = (s->draws + TF_GEN_CHUNK - 1) / TF_GEN_CHUNK;
+    uint64_t *cnt = NULL, before = 0, bitmap[TF_GEN_CHUNK / 64];
+    TF_TRY(TF_ALLOC(cnt, nchunks ? nchunks : 1, "generator chunk counts"));
+    tf_status st = tf_gen_set_chunk_counts(g, s, nchunks, cnt);
+    const uint64_t chunk = tf_gen_threshold_chunk(cnt, nchunks, nnz, &before);
+    tf_free(cnt);
+    TF_TRY(st);
+    tf_gen_set_chunk_bits(g, s, chunk, bitmap);
+    const uint64_t last = tf_gen_threshold_last(bitmap, chunk, nnz - before);
+    uint64_t run = 0;
+    TF_TRY(tf_gen_set_write(g, s, last, t->ind, 1, nnz, &run));
     return run == nnz ? TF_OK
-                      : tf_fail(TF_ERR_ARG, "generator: kept %llu of %llu non-zeros", (unsigned long long)run,
-                                (unsigned long long)nnz);
+                      : tf_fail(TF_ERR_ARG, "generator: kept %llu of %llu non-zeros (chunk %llu, last %llu)",
+                                (unsigned long long)run, (unsigned long long)nnz, (unsigned long long)chunk,
+                                (unsigned long long)last);
 }
 
 /* Merges the sorted distinct records x[0..nx) and y[0..ny) into out; on

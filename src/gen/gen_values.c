@@ -14,7 +14,15 @@
 #include "core/rng.h"
 #include "gen/gen.h"
 
-#define VALUE_BLOCK 65536ULL
+#define VALUE_BLOCK TF_GEN_VALUE_BLOCK
+
+/* Where a piece of the whole sits: its first block, the whole's non-zeros,
+ * and how the whole's sums are had (NULL: the piece is the whole). */
+typedef struct piece {
+    uint64_t first_block, total_nnz;
+    tf_gen_sums_fn sums;
+    void *user;
+} piece;
 
 tf_status tf_gen_model(const tf_gen_opts *o, tf_ktensor *k)
 {
@@ -50,7 +58,7 @@ static inline double nonzero(double v) { return v == 0.0 ? DBL_MIN : v; }
 
 /* The planted model's values into t->vals; *sum and *sumsq the sums of
  * them and of their squares (block sums added in order). */
-static tf_status model_values(const tf_gen_opts *o, tf_tensor *t, double *sum, double *sumsq)
+static tf_status model_values(const tf_gen_opts *o, const piece *pc, tf_tensor *t, double *sum, double *sumsq)
 {
     tf_ktensor k = {0};
     TF_TRY(tf_gen_model(o, &k));
@@ -76,27 +84,31 @@ static tf_status model_values(const tf_gen_opts *o, tf_tensor *t, double *sum, d
         part[2 * b + 1] = s2;
     }
     *sum = *sumsq = 0.0;
-    for (uint64_t b = 0; b < nblocks; ++b) {
-        *sum += part[2 * b];
-        *sumsq += part[2 * b + 1];
+    if (pc->sums) {
+        s = pc->sums(pc->user, part, pc->first_block, nblocks, sum, sumsq);
+    } else {
+        for (uint64_t b = 0; b < nblocks; ++b) {
+            *sum += part[2 * b];
+            *sumsq += part[2 * b + 1];
+        }
     }
     tf_free(part);
     tf_ktensor_free(&k);
-    return TF_OK;
+    return s;
 }
 
-static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
+static tf_status planted_values(const tf_gen_opts *o, const piece *pc, tf_tensor *t)
 {
     const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
     const int T = tf_resolve_threads(o->threads);
     double sum, sq;
-    TF_TRY(model_values(o, t, &sum, &sq));
+    TF_TRY(model_values(o, pc, t, &sum, &sq));
     if (o->noise > 0 && nnz > 0) {
-        const double scale = o->noise * sqrt(sq / (double)nnz);
+        const double scale = o->noise * sqrt(sq / (double)pc->total_nnz);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
         for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
             tf_rng rng;
-            tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_NOISE, (uint64_t)b));
+            tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_NOISE, pc->first_block + (uint64_t)b));
             uint64_t lo = (uint64_t)b * VALUE_BLOCK, hi = lo + VALUE_BLOCK < nnz ? lo + VALUE_BLOCK : nnz;
             for (uint64_t z = lo; z < hi; ++z) t->vals[z] += scale * tf_rng_normal(&rng);
         }
@@ -110,20 +122,20 @@ static tf_status planted_values(const tf_gen_opts *o, tf_tensor *t)
 /* Counts of mean o->counts: 1 + Poisson(counts - 1), scaled by the planted
  * model's value over its mean when there is one (every value >= 1, so
  * every coordinate stays a non-zero). */
-static tf_status count_values(const tf_gen_opts *o, tf_tensor *t)
+static tf_status count_values(const tf_gen_opts *o, const piece *pc, tf_tensor *t)
 {
     const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
     double mean = 1.0, sq;
-    if (o->rank > 0 && nnz > 0) {
-        TF_TRY(model_values(o, t, &mean, &sq));
-        mean /= (double)nnz;
+    if (o->rank > 0 && pc->total_nnz > 0) {
+        TF_TRY(model_values(o, pc, t, &mean, &sq));
+        mean /= (double)pc->total_nnz;
     }
     const int T = tf_resolve_threads(o->threads);
     const double extra = o->counts - 1.0;
 #pragma omp parallel for schedule(dynamic, 4) num_threads(T) if (nblocks > 1)
     for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
         tf_rng rng;
-        tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_COUNT, (uint64_t)b));
+        tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_COUNT, pc->first_block + (uint64_t)b));
         uint64_t lo = (uint64_t)b * VALUE_BLOCK, hi = lo + VALUE_BLOCK < nnz ? lo + VALUE_BLOCK : nnz;
         for (uint64_t z = lo; z < hi; ++z) {
             const double lam = o->rank > 0 && mean > 0.0 ? extra * t->vals[z] / mean : extra;
@@ -133,23 +145,30 @@ static tf_status count_values(const tf_gen_opts *o, tf_tensor *t)
     return TF_OK;
 }
 
-static void uniform_values(const tf_gen_opts *o, tf_tensor *t)
+static void uniform_values(const tf_gen_opts *o, const piece *pc, tf_tensor *t)
 {
     const uint64_t nnz = t->nnz, nblocks = (nnz + VALUE_BLOCK - 1) / VALUE_BLOCK;
     const int T = tf_resolve_threads(o->threads);
 #pragma omp parallel for schedule(static) num_threads(T) if (nblocks > 1)
     for (int64_t b = 0; b < (int64_t)nblocks; ++b) {
         tf_rng rng;
-        tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_VALUE, (uint64_t)b));
+        tf_rng_seed(&rng, tf_gen_stream_seed(o->seed, TF_GEN_TAG_VALUE, pc->first_block + (uint64_t)b));
         uint64_t lo = (uint64_t)b * VALUE_BLOCK, hi = lo + VALUE_BLOCK < nnz ? lo + VALUE_BLOCK : nnz;
         for (uint64_t z = lo; z < hi; ++z) t->vals[z] = 1.0 - tf_rng_uniform(&rng); /* (0,1] */
     }
 }
 
+tf_status tf_gen_values_blocks(const tf_gen_opts *o, tf_tensor *t, uint64_t first_block, uint64_t total_nnz,
+                               tf_gen_sums_fn sums, void *user)
+{
+    const piece pc = {first_block, total_nnz, sums, user};
+    if (o->counts >= 1.0) return count_values(o, &pc, t);
+    if (o->rank > 0) return planted_values(o, &pc, t);
+    uniform_values(o, &pc, t);
+    return TF_OK;
+}
+
 tf_status tf_gen_values(const tf_gen_opts *o, tf_tensor *t)
 {
-    if (o->counts >= 1.0) return count_values(o, t);
-    if (o->rank > 0) return planted_values(o, t);
-    uniform_values(o, t);
-    return TF_OK;
+    return tf_gen_values_blocks(o, t, 0, t->nnz, NULL, NULL);
 }

@@ -15,7 +15,7 @@ check "gen prints the equivalent --gen spec" grep -qx "as --gen:  $spec" gen_out
 expect 0 "convert --gen" convert --gen "$spec" c.tns
 check "convert --gen writes the tensor gen writes" cmp -s g.tns c.tns
 check "the input line names the spec and the rate" \
-    grep -qE "^input:  generated $spec in [0-9.]+ s \([0-9.]+ M non-zeros/s\)$" out.txt
+    grep -qE "^input:  generated $spec in [0-9.]+ s \([0-9.]+ M non-zeros/s, peak host [0-9.]+ [KMGT]?B\)$" out.txt
 expect 0 "convert --gen=SPEC after OUT" convert c2.tns --gen="$spec"
 check "--gen=SPEC after OUT is the same" cmp -s g.tns c2.tns
 expect 0 "gen, per-mode alpha and a planted model" gen -o p.bin --dims 20,10,8,6 --nnz 700 --alpha 0.1,0.2,0.3,0.45 --rank 2 --noise 0.1 --seed 3 -t 1
@@ -48,12 +48,13 @@ check "cpd --gen prints 4 iterations" test "$(wc -l < fits_gen.txt)" -eq 4
 check "cpd --gen = cpd FILE" cmp -s fits_file.txt fits_gen.txt
 check "cpd --gen: default stem gen" test -f gen.mode1.mat -a -f gen.lambda.mat
 if command -v python3 >/dev/null; then
-    check "cpd --json: input.generated, file null, rate" python3 -c '
+    check "cpd --json: input.generated, file null, rate, generator peak" python3 -c '
 import json
 i = json.load(open("r.json"))["input"]
 assert i["file"] is None and i["format"] == "generated", i
 assert i["generated"] == "'"$spec"'", i
-assert i["nnz_per_second"] > 0 and i["read_seconds"] >= 0, i'
+assert i["nnz_per_second"] > 0 and i["read_seconds"] >= 0, i
+assert i["generator_peak_bytes"] > 0, i'
 fi
 
 # mttkrp, bench mttkrp, ttm

@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tf_generate_part: the ranks of MPI_COMM_WORLD generate tf_generate's
+ * tensor together, each holding only its part [nnz p/P, nnz (p+1)/P) of the
+ * canonical non-zeros, bit for bit the whole's there.
+ *
+ * 1. Key ranges: the ranks draw the first round's candidates (its first
+ *    sixteenth when few duplicates are expected) between them and keep a sample of cells (a hash of the key);
+ *    every rank gets the sample, and its distinct keys' quantiles cut the
+ *    keys into P ranges of about as many distinct keys (within ~1 %).
+ * 2. The ranks draw the candidate sequence between them, in the rounds
+ *    tf_generate draws, each round in pieces (each rank a share of every
+ *    piece, in rank order), and send every candidate (key, sequence number)
+ *    to the rank of its key range; what a rank receives is in sequence
+ *    order, and its set (gen_set.c) keeps each distinct key with its first
+ *    sequence number. The rounds end when the distinct keys summed over the
+ *    ranks reach nnz.
+ * 3. The whole keeps the keys first drawn at sequence numbers <= last, the
+ *    nnz-th first sequence number: the per-chunk counts summed over the
+ *    ranks find its chunk, the chunk's bitmaps (disjoint over the ranks:
+ *    a candidate has one key) OR-ed find it in the chunk.
+ * 4. Each rank writes its kept coordinates (in key order: a canonical
+ *    range), and they move to the ranks of their positions (one exchange,
+ *    neighbours mostly), plus the few before and after a part that
+ *    complete its blocks of values (TF_GEN_VALUE_BLOCK: each block's random
+ *    streams and sums are the whole's); the block sums are summed over the
+ *    ranks in block order, as one process adds them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "gen/gen.h"
+#include "seams/dist.h"
+
+#define SAMPLE_TARGET (1ULL << 16) /* sampled candidates of the pilot          */
+#define PIECE_CHUNKS 64ULL        /* most chunks a rank draws per exchange     */
+#define PILOT_DIV 16               /* the pilot: the first round's first 1/16 (sparse) */
+#define VB TF_GEN_VALUE_BLOCK
+
+static uint64_t cut(uint64_t nnz, uint64_t p, uint64_t P) { return (uint64_t)((unsigned __int128)nnz * p / P); }
+
+/* The non-zeros [e0, e1) rank q holds while the values are made: its part
+ * widened to whole blocks of values. */
+static void widened(uint64_t nnz, uint64_t q, uint64_t P, uint64_t *e0, uint64_t *e1)
+{
+    const uint64_t k0 = cut(nnz, q, P), k1 = cut(nnz, q + 1, P);
+    if (k1 == k0) {
+        *e0 = *e1 = k0;
+        return;
+    }
+    *e0 = k0 / VB * VB;
+    *e1 = (k1 + VB - 1) / VB * VB;
+    if (*e1 > nnz) *e1 = nnz;
+}
+
+/* The last error, which every rank has alike, marked so (rank 0 says it). */
+static tf_status shared(tf_status s)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tf_last_error());
+    return tf_fail_shared(s, "%s", msg);
+}
+
+static int key_cmp_w(const uint64_t *a, const uint64_t *b, int W)
+{
+    for (int i = W - 1; i >= 0; --i)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static int sample_words; /* qsort's comparison has no user pointer */
+static int cmp_rec(const void *a, const void *b) { return key_cmp_w(a, b, sample_words); }
+
+typedef struct segs {
+    int n;
+    uint64_t *p[256], len[256], cap[256];
+} segs;
+
+static void segs_free(segs *s)
+{
+    for (int t = 0; t < s->n; ++t) tf_free(s->p[t]);
+    memset(s, 0, sizeof *s);
+}
+
+static void segs_init(segs *s, int threads, uint64_t expect, int rw)
+{
+    memset(s, 0, sizeof *s);
+    s->n = threads < 256 ? threads : 256;
+    for (int t = 0; t < s->n; ++t) {
+        s->cap[t] = expect / (uint64_t)s->n + 1024;
+        if (TF_ALLOC(s->p[t], s->cap[t] * (uint64_t)rw, "generator candidates of this part") != TF_OK) s->cap[t] = 0;
+    }
+}
+
+/* Step 1: the P - 1 keys that cut the key space (splits[(r-1) W ..], r = 1..P-1). */
+static tf_status key_ranges(const tf_gen_ctx *g, const tf_dist *d, uint64_t first_round, uint64_t *splits)
+{
+    const int W = g->words, rw = W + 1, P = d->size, p = d->rank;
+    /* Few duplicates expected (a first round under 1.1 nnz): a sixteenth of it, and the cut is
+     * within ~1 % of even (5M skewed non-zeros on 3 ranks: 0.3 % from the whole round, at 30x
+     * the time). Many (cells near saturation): the sample of a prefix over-weights the heavy
+     * cells (a rank got 2.3x its share), so the whole round. */
+    if ((double)first_round * (double)TF_GEN_CHUNK < 1.1 * (double)g->o->nnz)
+        first_round = first_round / PILOT_DIV > 0 ? first_round / PILOT_DIV : 1;
+    const uint64_t draws = first_round * TF_GEN_CHUNK;
+    uint64_t mask = 0;
+    while ((draws >> 1) / (mask + 1) >= SAMPLE_TARGET) mask = 2 * mask + 1;
+    const uint64_t c0 = first_round * (uint64_t)p / (uint64_t)P, c1 = first_round * (uint64_t)(p + 1) / (uint64_t)P;
+    segs s;
+    segs_init(&s, g->threads, (c1 - c0) * TF_GEN_CHUNK / (mask + 1) + 1024, rw);
+    tf_status st = tf_gen_draw_range(g, c0, c1 - c0, NULL, NULL, mask, s.n, s.p, s.len, s.cap);
+    uint64_t mine = 0;
+    for (int t = 0; t < s.n; ++t) mine += s.len[t];
+    uint64_t *send = NULL, *send_n = NULL, *recv = NULL, total = 0;
+    if (st == TF_OK) st = TF_ALLOC(send, (uint64_t)P * (mine ? mine : 1) * rw, "generator key sample");
+    if (st == TF_OK) st = TF_ALLOC(send_n, (uint64_t)P, "generator key sample");
+    if (st == TF_OK) {
+        uint64_t at = 0;
+        for (int q = 0; q < P; ++q) {
+            send_n[q] = mine;
+            for (int t = 0; t < s.n; ++t) {
+                memcpy(send + at, s.p[t], s.len[t] * (uint64_t)rw * sizeof(uint64_t));
+                at += s.len[t] * (uint64_t)rw;
+            }
+        }
+    }
+    segs_free(&s);
+    if (st == TF_OK)
+        st = d->alltoall_records(send, send_n, (uint32_t)(rw * sizeof(uint64_t)), d->round_bytes, (void **)&recv,
+                                 &total);
+    tf_free(send);
+    tf_free(send_n);
+    if (st != TF_OK) {
+        tf_free(recv);
+        return st;
+    }
+    sample_words = W;
+    qsort(recv, total, (size_t)rw * sizeof(uint64_t), cmp_rec);
+    uint64_t distinct = 0;
+    for (uint64_t k = 0; k < total; ++k)
+        if (k == 0 || key_cmp_w(recv + k * rw, recv + (distinct - 1) * rw, W))
+            memmove(recv + distinct++ * rw, recv + k * rw, (size_t)rw * sizeof(uint64_t));
+    for (int r = 1; r < P; ++r) {
+        uint64_t *sp = splits + (uint64_t)(r - 1) * W;
+        if (distinct) memcpy(sp, recv + distinct * (uint64_t)r / (uint64_t)P * rw, (size_t)W * sizeof(uint64_t));
+        else memset(sp, 0, (size_t)W * sizeof(uint64_t)); /* no sample: rank P-1 takes all, the exchange evens it */
+    }
+    tf_free(recv);
+    return TF_OK;
+}
+
+/* The rank of the key range holding key: the splits at or below it. */
+static int owner_of_key(const uint64_t *key, const uint64_t *splits, int P, int W)
+{
+    int lo = 0, hi = P - 1; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2; /* split mid is rank mid's lower bound */
+        if (key_cmp_w(key, splits + (uint64_t)(mid - 1) * W, W) >= 0) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The candidates of chunks first .. first+chunks-1 in this rank's key range,
+ * in sequence order, as records (key, sequence number) in *out (tf_alloc,
+ * *out_n of them): the ranks draw each piece of the round between them (a
+ * share each, in rank order) and send every candidate to its range's rank. */
+static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
+                             uint64_t chunks, uint64_t **out, uint64_t *out_n)
+{
+    const int W = g->words, rw = W + 1, P = d->size, p = d->rank, T = g->threads;
+    /* pieces of 1/64 of a rank's share of the round (44 B per candidate of buffers: ~2 % of the
+     * peak), at most PIECE_CHUNKS chunks a rank */
+    uint64_t m = chunks / (64 * (uint64_t)P);
+    m = m < 1 ? 1 : m > PIECE_CHUNKS ? PIECE_CHUNKS : m;
+    const uint64_t piece = m * (uint64_t)P, most = (m + 1) * TF_GEN_CHUNK;
+    uint64_t *keys = NULL, *send = NULL, *hist = NULL, *send_n = NULL, *recs = NULL, n = 0;
+    int32_t *own = NULL;
+    uint64_t cap = chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40 + TF_GEN_CHUNK; /* grown if short */
+    tf_status st = TF_ALLOC(keys, most * (uint64_t)W, "generator candidates");
+    if (st == TF_OK) st = TF_ALLOC(send, most * (uint64_t)rw, "generator candidates to send");
+    if (st == TF_OK) st = TF_ALLOC(own, most, "generator candidates' ranks");
+    if (st == TF_OK) st = TF_ALLOC(hist, (uint64_t)T * (uint64_t)P, "generator send counts");
+    if (st == TF_OK) st = TF_ALLOC(send_n, (uint64_t)P, "generator send counts");
+    if (st == TF_OK) st = TF_ALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
+    for (uint64_t ps = first; st == TF_OK && ps < first + chunks; ps += piece) {
+        const uint64_t len = first + chunks - ps < piece ? first + chunks - ps : piece;
+        const uint64_t c0 = ps + len * (uint64_t)p / (uint64_t)P, c1 = ps + len * (uint64_t)(p + 1) / (uint64_t)P;
+        const uint64_t nk = (c1 - c0) * TF_GEN_CHUNK;
+        tf_gen_draw(g, c0, c1 - c0, keys);
+#pragma omp parallel num_threads(T)
+        {
+            const int t = tf_thread_id(), nt = tf_thread_count();
+            const uint64_t lo = nk * (uint64_t)t / (uint64_t)nt, hi = nk * (uint64_t)(t + 1) / (uint64_t)nt;
+            uint64_t *h = hist + (uint64_t)t * (uint64_t)P;
+            memset(h, 0, (size_t)P * sizeof *h);
+            for (uint64_t k = lo; k < hi; ++k) h[own[k] = owner_of_key(keys + k * (uint64_t)W, splits, P, W)]++;
+#pragma omp barrier
+#pragma omp single
+            { /* rank-major, thread-minor: each rank's block in sequence order */
+                uint64_t run = 0;
+                for (int q = 0; q < P; ++q) {
+                    const uint64_t at = run;
+                    for (int u = 0; u < nt; ++u) {
+                        const uint64_t c = hist[(uint64_t)u * (uint64_t)P + (uint64_t)q];
+                        hist[(uint64_t)u * (uint64_t)P + (uint64_t)q] = run;
+                        run += c;
+                    }
+                    send_n[q] = run - at;
+                }
+            }
+            for (uint64_t k = lo; k < hi; ++k) {
+                uint64_t *r = send + (uint64_t)rw * h[own[k]]++;
+                for (int w = 0; w < W; ++w) r[w] = keys[k * (uint64_t)W + (uint64_t)w];
+                r[W] = c0 * TF_GEN_CHUNK + k;
+            }
+        }
+        uint64_t *recv = NULL, got = 0;
+        st = d->alltoall_records(send, send_n, (uint32_t)((size_t)rw * sizeof(uint64_t)), d->round_bytes,
+                                 (void **)&recv, &got);
+        if (st == TF_OK && n + got > cap) {
+            cap = n + got + cap / 16; /* small steps: the peak counts */
+            st = TF_REALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
+        }
+        if (st == TF_OK && got) memcpy(recs + n * (uint64_t)rw, recv, got * (uint64_t)rw * sizeof(uint64_t));
+        n += got;
+        tf_free(recv);
+    }
+    tf_free(keys);
+    tf_free(send);
+    tf_free(own);
+    tf_free(hist);
+    tf_free(send_n);
+    if (st != TF_OK) {
+        tf_free(recs);
+        recs = NULL;
+        n = 0;
+    }
+    *out = recs;
+    *out_n = n;
+    return st;
+}
+
+/* Step 2: this rank's distinct candidates, until the ranks' sum reaches nnz. */
+static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t chunks,
+                           tf_gen_set *set, uint64_t *drawn_out)
+{
+    const int rw = g->words + 1, P = d->size;
+    const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK / (uint64_t)P);
+    uint64_t drawn = 0, total = 0;
+    tf_status st = TF_OK;
+    memset(set, 0, sizeof *set);
+    while (st == TF_OK && chunks) {
+        uint64_t *recs = NULL, n = 0;
+        st = draw_shared(g, d, splits, drawn, chunks, &recs, &n);
+        drawn += chunks;
+        tf_gen_set more;
+        if (st == TF_OK) { /* the records as one segment per thread, in turn */
+            uint64_t *seg[256], seg_n[256];
+            const int ns = g->threads < 256 ? g->threads : 256;
+            for (int t = 0; t < ns; ++t) {
+                const uint64_t a = n * (uint64_t)t / (uint64_t)ns, b = n * (uint64_t)(t + 1) / (uint64_t)ns;
+                seg[t] = recs + a * (uint64_t)rw;
+                seg_n[t] = b - a;
+            }
+            st = tf_gen_set_build_segments(g, seg, seg_n, ns, drawn * TF_GEN_CHUNK, bucket_bits,
+                                           set->recs ? &more : set);
+        }
+        tf_free(recs);
+        if (st == TF_OK && set->draws < drawn * TF_GEN_CHUNK) st = tf_gen_set_merge(g, set, &more);
+        double sum = st == TF_OK ? (double)set->distinct : 0.0; /* exact below 2^53 */
+        tf_status sd = d->allreduce_sum(&sum, 1);
+        if (st == TF_OK) st = sd;
+        if (st != TF_OK) break;
+        const uint64_t before = total;
+        total = (uint64_t)sum;
+        st = tf_gen_next_round(g->o, drawn, total, total - before, chunks * TF_GEN_CHUNK, &chunks);
+        if (st != TF_OK) st = shared(st); /* from the ranks' sums: on every rank */
+    }
+    *drawn_out = drawn;
+    if (st != TF_OK) tf_gen_set_free(set);
+    return st;
+}
+
+/* Step 3: the last sequence number kept. */
+static tf_status threshold(const tf_gen_ctx *g, const tf_dist *d, const tf_gen_set *set, uint64_t drawn,
+                           uint64_t *last)
+{
+    const uint64_t nnz = g->o->nnz;
+    uint64_t *cnt = NULL, before = 0, bitmap[TF_GEN_CHUNK / 64];
+    double *sum = NULL;
+    TF_TRY(TF_ALLOC(cnt, drawn ? drawn : 1, "generator chunk counts"));
+    tf_status st = TF_ALLOC(sum, drawn ? drawn : 1, "generator chunk counts");
+    if (st == TF_OK) st = tf_gen_set_chunk_counts(g, set, drawn, cnt);
+    if (st == TF_OK) {
+        for (uint64_t q = 0; q < drawn; ++q) sum[q] = (double)cnt[q];
+        st = d->allreduce_sum(sum, drawn);
+        for (uint64_t q = 0; q < drawn; ++q) cnt[q] = (uint64_t)sum[q];
+    }
+    const uint64_t chunk = tf_gen_threshold_chunk(cnt, drawn, nnz, &before);
+    tf_free(cnt);
+    tf_free(sum);
+    TF_TRY(st);
+    tf_gen_set_chunk_bits(g, set, chunk, bitmap);
+    TF_TRY(d->allreduce_u64(bitmap, TF_GEN_CHUNK / 64, TF_RANKS_XOR)); /* disjoint bits: XOR is OR */
+    *last = tf_gen_threshold_last(bitmap, chunk, nnz - before);
+    if (*last == UINT64_MAX)
+        return tf_fail_shared(TF_ERR_ARG, "generator: the ranks' distinct candidates do not reach %llu",
+                              (unsigned long long)nnz);
+    return TF_OK;
+}
+
+/* The sums of the whole's blocks from every rank's (its part's blocks). */
+typedef struct sums_ctx {
+    const tf_dist *d;
+    uint64_t k0, k1, nnz;
+} sums_ctx;
+
+static tf_status whole_sums(void *user, const double *part, uint64_t first_block, uint64_t nblocks, double *sum,
+                            double *sumsq)
+{
+    const sums_ctx *c = user;
+    const uint64_t total = (c->nnz + VB - 1) / VB;
+    double *all = NULL;
+    TF_TRY(TF_CALLOC(all, 2 * (total ? total : 1), "generator block sums"));
+    for (uint64_t b = 0; b < nblocks; ++b) {
+        const uint64_t gb = first_block + b, at = gb * VB;
+        if (gb < total && at >= c->k0 && at < c->k1) { /* a block is the holder's of its first non-zero */
+            all[2 * gb] = part[2 * b];
+            all[2 * gb + 1] = part[2 * b + 1];
+        }
+    }
+    tf_status st = c->d->allreduce_sum(all, 2 * total);
+    *sum = *sumsq = 0.0;
+    for (uint64_t b = 0; st == TF_OK && b < total; ++b) {
+        *sum += all[2 * b];
+        *sumsq += all[2 * b + 1];
+    }
+    tf_free(all);
+    return st;
+}
+
+/* Step 4: this rank's kept coordinates (records of order u32, positions
+ * [s, s + n) of the whole) to the ranks of their positions; then the
+ * widened part assembled in out (its positions [e0, e1)). */
+static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t **mine, uint64_t s, uint64_t n,
+                          tf_tensor *out, uint64_t *e0_out)
+{
+    const uint64_t P = (uint64_t)d->size, p = (uint64_t)d->rank, nnz = o->nnz, order = o->order;
+    const uint32_t rec = (uint32_t)(order * sizeof(uint32_t));
+    const uint64_t k0 = cut(nnz, p, P), k1 = cut(nnz, p + 1, P);
+    uint64_t e0, e1, *send_n = NULL, got = 0, got2 = 0;
+    widened(nnz, p, P, &e0, &e1);
+    uint32_t *part = NULL, *halo = NULL, *send = NULL;
+    TF_TRY(TF_ALLOC(send_n, P, "generator exchange counts"));
+    for (uint64_t q = 0; q < P; ++q) { /* the intersection of [s, s + n) with q's part */
+        const uint64_t a = cut(nnz, q, P), b = cut(nnz, q + 1, P);
+        const uint64_t lo = a > s ? a : s, hi = b < s + n ? b : s + n;
+        send_n[q] = hi > lo ? hi - lo : 0;
+    }
+    tf_status st = d->alltoall_records(*mine, send_n, rec, d->round_bytes, (void **)&part, &got);
+    tf_free(*mine); /* sent: the peak is this part's, not two copies */
+    *mine = NULL;
+    if (st == TF_OK && got != k1 - k0)
+        st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of its %llu non-zeros", (unsigned long long)p,
+                     (unsigned long long)got, (unsigned long long)(k1 - k0));
+    /* the halos: what of this part widens another's */
+    uint64_t halo_n = 0;
+    if (st == TF_OK) {
+        for (uint64_t q = 0; q < P; ++q) {
+            uint64_t a, b, lo = 0, hi = 0;
+            widened(nnz, q, P, &a, &b);
+            if (q < p) { lo = k0 > cut(nnz, q + 1, P) ? k0 : cut(nnz, q + 1, P); hi = k1 < b ? k1 : b; }
+            if (q > p) { lo = k0 > a ? k0 : a; hi = k1 < cut(nnz, q, P) ? k1 : cut(nnz, q, P); }
+            send_n[q] = hi > lo ? hi - lo : 0;
+            halo_n += send_n[q];
+        }
+        st = TF_ALLOC(send, (halo_n ? halo_n : 1) * order, "generator exchange");
+    }
+    if (st == TF_OK) {
+        uint64_t at = 0;
+        for (uint64_t q = 0; q < P; ++q) {
+            if (!send_n[q]) continue;
+            uint64_t a, b, lo;
+            widened(nnz, q, P, &a, &b);
+            lo = q < p ? k0 : (k0 > a ? k0 : a);
+            memcpy(send + at * order, part + (lo - k0) * order, send_n[q] * rec);
+            at += send_n[q];
+        }
+        st = d->alltoall_records(send, send_n, rec, d->round_bytes, (void **)&halo, &got2);
+    }
+    tf_free(send);
+    tf_free(send_n);
+    if (st == TF_OK && got2 != (k0 - e0) + (e1 - k1))
+        st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of the %llu non-zeros around its part",
+                     (unsigned long long)p, (unsigned long long)got2, (unsigned long long)((k0 - e0) + (e1 - k1)));
+    /* the indices first, the values once the records are gone */
+    memset(out, 0, sizeof *out);
+    out->order = o->order;
+    out->nnz = e1 - e0;
+    memcpy(out->dims, o->dims, sizeof out->dims);
+    for (uint64_t m = 0; st == TF_OK && m < order; ++m)
+        st = TF_ALLOC(out->ind[m], out->nnz ? out->nnz : 1, "tensor indices");
+    if (st == TF_OK) {
+        const uint64_t left = k0 - e0, mid = k1 - k0;
+        for (uint64_t m = 0; m < order; ++m) {
+            uint32_t *x = out->ind[m];
+            for (uint64_t k = 0; k < left; ++k) x[k] = halo[k * order + m];
+            for (uint64_t k = 0; k < mid; ++k) x[left + k] = part[k * order + m];
+            for (uint64_t k = 0; k < e1 - k1; ++k) x[left + mid + k] = halo[(left + k) * order + m];
+        }
+    }
+    tf_free(part);
+    tf_free(halo);
+    if (st == TF_OK) st = TF_ALLOC(out->vals, out->nnz ? out->nnz : 1, "tensor values");
+    *e0_out = e0;
+    return st;
+}
+
+static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tensor *out, uint64_t *first)
+{
+    const uint64_t P = (uint64_t)d->size, p = (uint64_t)d->rank, nnz = o->nnz;
+    tf_gen_ctx g;
+    tf_gen_set set;
+    memset(&set, 0, sizeof set);
+    uint64_t *splits = NULL, drawn = 0, last = 0, n = 0;
+    tf_status st = tf_gen_ctx_init(&g, o);
+    if (st == TF_OK && nnz > (1ULL << 40))
+        st = tf_fail_shared(TF_ERR_NOMEM, "generator: nnz %llu needs more than 24 TB of candidates",
+                     (unsigned long long)nnz);
+    uint64_t chunks = tf_gen_first_round(o);
+    if (st == TF_OK) st = TF_CALLOC(splits, (P + 1) * (uint64_t)g.words, "generator key ranges");
+    if (st == TF_OK) st = key_ranges(&g, d, chunks, splits);
+    if (st == TF_OK) st = draw_part(&g, d, splits, chunks, &set, &drawn);
+    tf_free(splits);
+    if (st == TF_OK) st = threshold(&g, d, &set, drawn, &last);
+    if (st == TF_OK) st = tf_gen_set_write(&g, &set, last, NULL, 1, 0, &n);
+    double *all = NULL;
+    if (st == TF_OK) st = TF_CALLOC(all, P, "generator part counts");
+    if (st == TF_OK) {
+        all[p] = (double)n;
+        st = d->allreduce_sum(all, P);
+    }
+    uint64_t s = 0;
+    for (uint64_t q = 0; st == TF_OK && q < p; ++q) s += (uint64_t)all[q];
+    tf_free(all);
+    uint32_t *mine = NULL, *ind[TF_MAX_ORDER];
+    if (st == TF_OK) st = TF_ALLOC(mine, (n ? n : 1) * o->order, "generator coordinates of this rank");
+    if (st == TF_OK) {
+        for (uint32_t m = 0; m < o->order; ++m) ind[m] = mine + m;
+        st = tf_gen_set_write(&g, &set, last, ind, o->order, n, &n);
+    }
+    tf_gen_set_free(&set);
+    tf_gen_ctx_free(&g);
+    uint64_t e0 = 0;
+    if (st == TF_OK) st = exchange(o, d, &mine, s, n, out, &e0);
+    tf_free(mine);
+    const uint64_t k0 = cut(nnz, p, P), k1 = cut(nnz, p + 1, P);
+    sums_ctx sc = {d, k0, k1, nnz};
+    if (st == TF_OK) st = tf_gen_values_blocks(o, out, e0 / VB, nnz, whole_sums, &sc);
+    if (st == TF_OK && (k0 > e0 || out->nnz > k1 - k0)) { /* the part alone */
+        for (uint32_t m = 0; m < o->order; ++m) memmove(out->ind[m], out->ind[m] + (k0 - e0), (k1 - k0) * 4);
+        memmove(out->vals, out->vals + (k0 - e0), (k1 - k0) * sizeof(double));
+        out->nnz = k1 - k0;
+    }
+    if (st != TF_OK) tf_tensor_free(out);
+    *first = k0;
+    return st;
+}
+
+tf_status tf_generate_part(const tf_gen_opts *o, uint64_t part, uint64_t parts, tf_tensor *out, tf_gen_info *info)
+{
+    if (!out) return tf_fail(TF_ERR_ARG, "tf_generate_part: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (info) memset(info, 0, sizeof *info);
+    if (!o) return tf_fail(TF_ERR_ARG, "tf_generate_part: o is NULL");
+    if (parts < 1 || part >= parts)
+        return tf_fail(TF_ERR_ARG, "tf_generate_part: part %llu of %llu (parts are 0..%llu)",
+                       (unsigned long long)part, (unsigned long long)parts, (unsigned long long)parts - 1);
+    const double t0 = tf_wtime();
+    const uint64_t held = tf_alloc_peak_reset();
+    uint64_t first = 0;
+    tf_status st;
+    if (parts == 1) {
+        st = tf_generate(o, out);
+    } else {
+        tf_dist d;
+        memset(&d, 0, sizeof d);
+        st = tf_gen_check_opts(o);
+        if (st != TF_OK) st = shared(st); /* the same on every rank */
+        if (st == TF_OK) st = tf_dist_world(&d);
+        if (st == TF_OK && ((uint64_t)d.size != parts || (uint64_t)d.rank != part))
+            st = tf_fail(TF_ERR_ARG, "tf_generate_part: part %llu of %llu on rank %d of %d (the parts are the ranks)",
+                         (unsigned long long)part, (unsigned long long)parts, d.rank, d.size);
+        if (st == TF_OK) st = generate_ranks(o, &d, out, &first);
+    }
+    if (info) {
+        info->first = first;
+        info->total_nnz = o->nnz;
+        info->peak_bytes = tf_alloc_peak() - held;
+        info->seconds = tf_wtime() - t0;
+    }
+    return st;
+}
