@@ -83,4 +83,41 @@ static inline double *kt_poisoned(uint64_t n)
     for (uint64_t i = 0; i < n; ++i) p[i] = NAN;
     return p;
 }
+/* A random GCP test tensor: nnz coordinates uniform over dims (repeats
+ * add up), values in [0.5, 2.5), counts 1..5 for the Poisson losses, ones
+ * for the Bernoulli ones (tests/test_gcp.c, test_gpu_gcp.c). */
+static inline void kt_gcp_tensor(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int loss, tf_tensor *X)
+{
+    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < N; ++m) X->ind[m][k] = (uint32_t)tf_rng_below(rng, dims[m]);
+        double v = 0.5 + 2.0 * tf_rng_uniform(rng);
+        if (loss == TF_GCP_POISSON || loss == TF_GCP_POISSON_LOG) v = (double)(1 + tf_rng_below(rng, 5));
+        X->vals[k] = v;
+    }
+    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL)); /* repeated coordinates add up: then the ones */
+    if (loss == TF_GCP_BERNOULLI_ODDS || loss == TF_GCP_BERNOULLI_LOGIT)
+        for (uint64_t k = 0; k < X->nnz; ++k) X->vals[k] = 1.0;
+}
+
+/* Random ratings-like entries for completion tests (tests/test_complete.c,
+ * test_gpu_complete.c): values in [-2, 3); empty: no row i % 4 == 0 of mode
+ * 1 has entries; heavy: half of them in row 1 of mode 1 (a long row). */
+static inline void kt_complete_entries(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int empty,
+                                       int heavy, tf_tensor *X)
+{
+    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
+    for (uint64_t k = 0; k < nnz; ++k) {
+        for (uint32_t m = 0; m < N; ++m) {
+            uint32_t i;
+            do i = (uint32_t)tf_rng_below(rng, dims[m]);
+            while (m == 0 && empty && i % 4 == 0);
+            X->ind[m][k] = i;
+        }
+        if (heavy && tf_rng_uniform(rng) < 0.5) X->ind[0][k] = 1;
+        X->vals[k] = tf_rng_uniform(rng) * 5.0 - 2.0;
+    }
+    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
+}
+
 #endif

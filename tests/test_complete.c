@@ -116,26 +116,6 @@ static double ref_objective(const tf_tensor *X, const tf_ktensor *K, double l2)
 
 /* ---------------------------------------------------------------- inputs */
 
-/* nnz random entries (values in [-2, 3)), distinct coordinates, of order N
- * in dims; with empty, the rows 0 mod 4 of mode 1 have none; with heavy,
- * about half of them on row 1 of mode 1 (longer than a block). */
-static void random_entries(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int empty, int heavy,
-                           tf_tensor *X)
-{
-    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
-    for (uint64_t k = 0; k < nnz; ++k) {
-        for (uint32_t m = 0; m < N; ++m) {
-            uint32_t i;
-            do i = (uint32_t)tf_rng_below(rng, dims[m]);
-            while (m == 0 && empty && i % 4 == 0);
-            X->ind[m][k] = i;
-        }
-        if (heavy && tf_rng_uniform(rng) < 0.5) X->ind[0][k] = 1;
-        X->vals[k] = tf_rng_uniform(rng) * 5.0 - 2.0;
-    }
-    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
-}
-
 /* The row offsets of X sorted by mode n first. */
 static uint64_t *row_ptr(tf_tensor *X, uint32_t n)
 {
@@ -200,7 +180,7 @@ static void test_rows(tf_rng *rng)
             uint64_t dims[TF_MAX_ORDER] = {0};
             for (uint32_t m = 0; m < N; ++m) dims[m] = 9 + tf_rng_below(rng, 20);
             tf_tensor X;
-            random_entries(rng, N, dims, 400 + tf_rng_below(rng, 400), t % 2, t % 3 == 0, &X);
+            kt_complete_entries(rng, N, dims, 400 + tf_rng_below(rng, 400), t % 2, t % 3 == 0, &X);
             tf_ktensor K = kt_random_ktensor(rng, N, dims, R, 0);
             const double l2 = t % 5 == 2 ? 1e-3 : 0.5 + tf_rng_uniform(rng);
             for (uint32_t n = 0; n < N; ++n) check_rows("random", &X, &K, n, l2, 1 + (int)(t % 3));
@@ -252,7 +232,7 @@ static void test_against_reference(tf_rng *rng)
         uint64_t dims[TF_MAX_ORDER] = {0};
         for (uint32_t m = 0; m < N; ++m) dims[m] = 8 + tf_rng_below(rng, 10);
         tf_tensor X;
-        random_entries(rng, N, dims, 600, 1, 0, &X);
+        kt_complete_entries(rng, N, dims, 600, 1, 0, &X);
         const uint64_t R = 4;
         tf_ktensor start = kt_random_ktensor(rng, N, dims, R, 1);
         tf_complete_opts o;
@@ -403,8 +383,8 @@ static void test_threads(tf_rng *rng)
 {
     const uint64_t dims[3] = {60, 45, 30};
     tf_tensor X, V;
-    random_entries(rng, 3, dims, 5000, 0, 1, &X);
-    random_entries(rng, 3, dims, 500, 0, 0, &V);
+    kt_complete_entries(rng, 3, dims, 5000, 0, 1, &X);
+    kt_complete_entries(rng, 3, dims, 500, 0, 0, &V);
     tf_ktensor out[2];
     tf_complete_report rep[2];
     for (int t = 0; t < 2; ++t) {
@@ -443,7 +423,7 @@ static void test_adam_gradient(tf_rng *rng)
     const uint64_t dims[3] = {12, 9, 7}, R = 4;
     const double l2 = 0.7;
     tf_tensor X;
-    random_entries(rng, 3, dims, 300, 1, 0, &X);
+    kt_complete_entries(rng, 3, dims, 300, 1, 0, &X);
     tf_ktensor start = kt_random_ktensor(rng, 3, dims, R, 0);
     for (int pass = 0; pass < 2; ++pass)
         for (int threads = 1; threads <= 3; threads += 2) {
@@ -606,7 +586,7 @@ static void test_adam_fails(tf_rng *rng)
 {
     const uint64_t dims[3] = {20, 15, 10};
     tf_tensor X;
-    random_entries(rng, 3, dims, 900, 0, 0, &X);
+    kt_complete_entries(rng, 3, dims, 900, 0, 0, &X);
     tf_complete_opts o;
     tf_complete_opts_default(&o);
     o.method = TF_COMPLETE_ADAM;
@@ -642,9 +622,9 @@ static void test_errors(tf_rng *rng)
 {
     const uint64_t dims[3] = {10, 9, 8};
     tf_tensor X, V4;
-    random_entries(rng, 3, dims, 200, 0, 0, &X);
+    kt_complete_entries(rng, 3, dims, 200, 0, 0, &X);
     const uint64_t d4[4] = {10, 9, 8, 2};
-    random_entries(rng, 4, d4, 20, 0, 0, &V4);
+    kt_complete_entries(rng, 4, d4, 20, 0, 0, &V4);
     tf_ktensor out;
     tf_complete_opts o;
     tf_complete_opts_default(&o);
@@ -688,7 +668,7 @@ static void test_errors(tf_rng *rng)
     /* l2 = 0 and a row with one entry at rank 3: a singular system, named */
     tf_tensor S;
     const uint64_t ds[3] = {3, 40, 40};
-    random_entries(rng, 3, ds, 300, 0, 0, &S);
+    kt_complete_entries(rng, 3, ds, 300, 0, 0, &S);
     for (uint64_t k = 0; k < S.nnz; ++k)
         if (S.ind[0][k] == 2) S.ind[0][k] = 1;
     S.ind[0][0] = 2;

@@ -25,22 +25,6 @@
 
 /* ------------------------------------------------------------ inputs */
 
-/* nnz random non-zeros (canonical: distinct coordinates) of order N, values
- * by the loss: counts 1..5, ones, or (0.5, 2.5). */
-static void random_tensor(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int loss, tf_tensor *X)
-{
-    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
-    for (uint64_t k = 0; k < nnz; ++k) {
-        for (uint32_t m = 0; m < N; ++m) X->ind[m][k] = (uint32_t)tf_rng_below(rng, dims[m]);
-        double v = 0.5 + 2.0 * tf_rng_uniform(rng);
-        if (loss == TF_GCP_POISSON || loss == TF_GCP_POISSON_LOG) v = (double)(1 + tf_rng_below(rng, 5));
-        X->vals[k] = v;
-    }
-    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL)); /* repeated coordinates add up: then the ones */
-    if (loss == TF_GCP_BERNOULLI_ODDS || loss == TF_GCP_BERNOULLI_LOGIT)
-        for (uint64_t k = 0; k < X->nnz; ++k) X->vals[k] = 1.0;
-}
-
 static void random_factors(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t R, double lo, double hi,
                            double **A)
 {
@@ -99,7 +83,7 @@ static void test_samples(tf_rng *rng)
 {
     const uint64_t dims[3] = {9, 7, 5};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 120, TF_GCP_GAUSSIAN, &X);
+    kt_gcp_tensor(rng, 3, dims, 120, TF_GCP_GAUSSIAN, &X);
     tf_gcp_nzset h;
     CHECK_OK(tf_gcp_nzset_build(&X, &h));
     const uint64_t gnz = 5000, gz = 7000, seed = tf_rng_next(rng);
@@ -224,7 +208,7 @@ static void test_pass(tf_rng *rng)
         const uint64_t R = 1 + tf_rng_below(rng, 9);
         for (int loss = 0; loss < TF_GCP_LOSSES; ++loss) {
             tf_tensor X;
-            random_tensor(rng, N, dims, 40 + tf_rng_below(rng, 60), loss, &X);
+            kt_gcp_tensor(rng, N, dims, 40 + tf_rng_below(rng, 60), loss, &X);
             tf_gcp_nzset h;
             CHECK_OK(tf_gcp_nzset_build(&X, &h));
             tf_gcp_samples s;
@@ -313,7 +297,7 @@ static void test_dense(tf_rng *rng)
     const uint64_t dims[3] = {6, 5, 4}, R = 1; /* rank 1: no degenerate (diverging) optimum */
     for (int loss = 0; loss < TF_GCP_LOSSES; ++loss) {
         tf_tensor X;
-        random_tensor(rng, 3, dims, 40, loss, &X);
+        kt_gcp_tensor(rng, 3, dims, 40, loss, &X);
         if (loss == TF_GCP_GAMMA || loss == TF_GCP_RAYLEIGH || loss == TF_GCP_POISSON_LOG) {
             /* every entry a non-zero: Gamma's and Rayleigh's data are > 0, and
              * with zeros the log link's optimum lies at m = -infinity */
@@ -399,7 +383,7 @@ static void test_adam(tf_rng *rng)
 {
     const uint64_t dims[3] = {20, 15, 10};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 300, TF_GCP_POISSON, &X);
+    kt_gcp_tensor(rng, 3, dims, 300, TF_GCP_POISSON, &X);
     tf_gcp_opts o;
     tf_gcp_opts_default(&o);
     o.loss = TF_GCP_POISSON;
@@ -458,7 +442,7 @@ static void test_semi_stratified(tf_rng *rng)
     for (size_t li = 0; li < sizeof losses / sizeof *losses; ++li) {
         const int loss = losses[li];
         tf_tensor X;
-        random_tensor(rng, 3, dims, 40, loss, &X);
+        kt_gcp_tensor(rng, 3, dims, 40, loss, &X);
         tf_gcp_nzset h;
         CHECK_OK(tf_gcp_nzset_build(&X, &h));
         double *A[3], *G[3], *D[3];
@@ -552,7 +536,7 @@ static void test_semi_runs(tf_rng *rng)
 {
     const uint64_t dims[3] = {20, 15, 10};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 300, TF_GCP_POISSON, &X);
+    kt_gcp_tensor(rng, 3, dims, 300, TF_GCP_POISSON, &X);
     tf_gcp_opts o;
     tf_gcp_opts_default(&o);
     o.loss = TF_GCP_POISSON;
@@ -599,7 +583,7 @@ static void test_errors(tf_rng *rng)
 {
     const uint64_t dims[3] = {5, 4, 3};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 20, TF_GCP_GAUSSIAN, &X);
+    kt_gcp_tensor(rng, 3, dims, 20, TF_GCP_GAUSSIAN, &X);
     tf_gcp_opts o;
     tf_gcp_opts_default(&o);
     o.rank = 2;
@@ -761,7 +745,7 @@ static void test_parts(tf_rng *rng)
 {
     const uint64_t dims[3] = {30, 20, 25};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 900, TF_GCP_POISSON, &X);
+    kt_gcp_tensor(rng, 3, dims, 900, TF_GCP_POISSON, &X);
     for (uint32_t P = 2; P <= 3; ++P)
         for (int semi = 0; semi <= 1; ++semi) {
             check_parts(rng, &X, P, 0, semi);

@@ -36,26 +36,6 @@
 
 /* ------------------------------------------------------------ inputs */
 
-/* nnz random entries (values in [-2, 3)), distinct coordinates; with
- * empty, rows 0 mod 4 of mode 1 have none; with heavy, about half of them
- * on row 1 of mode 1 (longer than a segment when nnz > 4096). */
-static void random_entries(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int empty, int heavy,
-                           tf_tensor *X)
-{
-    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
-    for (uint64_t k = 0; k < nnz; ++k) {
-        for (uint32_t m = 0; m < N; ++m) {
-            uint32_t i;
-            do i = (uint32_t)tf_rng_below(rng, dims[m]);
-            while (m == 0 && empty && i % 4 == 0);
-            X->ind[m][k] = i;
-        }
-        if (heavy && tf_rng_uniform(rng) < 0.5) X->ind[0][k] = 1;
-        X->vals[k] = tf_rng_uniform(rng) * 5.0 - 2.0;
-    }
-    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
-}
-
 /* X's entries cut three ways (about 80 / 10 / 10 %, at random). */
 static void split3(tf_rng *rng, const tf_tensor *X, tf_tensor *sets)
 {
@@ -213,7 +193,7 @@ static void lockstep_random(tf_rng *rng, int quick, tf_context *ctx)
         const int heavy = t % 3 == 1;
         const uint64_t nnz = heavy ? 12000 : 1500 + tf_rng_below(rng, 1500);
         tf_tensor X, sets[3];
-        random_entries(rng, N, dims, nnz, t % 2 == 0, heavy, &X);
+        kt_complete_entries(rng, N, dims, nnz, t % 2 == 0, heavy, &X);
         split3(rng, &X, sets);
         char what[96];
         snprintf(what, sizeof what, "random order %u rank %llu%s%s", N, (unsigned long long)R,
@@ -264,7 +244,7 @@ static void whole_runs(tf_rng *rng, int quick)
         uint64_t dims[TF_MAX_ORDER] = {0};
         for (uint32_t m = 0; m < N; ++m) dims[m] = 20 + tf_rng_below(rng, 30);
         tf_tensor X, sets[3];
-        random_entries(rng, N, dims, 6000, 1, t == 1, &X);
+        kt_complete_entries(rng, N, dims, 6000, 1, t == 1, &X);
         split3(rng, &X, sets);
         const uint64_t R = ranks[t];
         tf_ktensor kc, kg, kg2;
@@ -319,7 +299,7 @@ static void singular(tf_rng *rng)
     uint64_t dims[3] = {12, 10, 9};
     for (int one = 0; one < 2; ++one) {
         tf_tensor X, sets[3];
-        random_entries(rng, 3, dims, 400, 1, 0, &X); /* rows 0 mod 4 of mode 1: no entries */
+        kt_complete_entries(rng, 3, dims, 400, 1, 0, &X); /* rows 0 mod 4 of mode 1: no entries */
         split3(rng, &X, sets);
         if (one) sets[0].ind[0][0] = 0; /* row 1 gets one entry */
         const uint64_t R = one ? 2 : 3;
@@ -345,7 +325,7 @@ static void refusals(tf_rng *rng)
 {
     uint64_t dims[3] = {30, 20, 10};
     tf_tensor X, sets[3];
-    random_entries(rng, 3, dims, 2000, 0, 0, &X);
+    kt_complete_entries(rng, 3, dims, 2000, 0, 0, &X);
     split3(rng, &X, sets);
     tf_ktensor K;
     tf_complete_report rep;

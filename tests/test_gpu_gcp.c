@@ -39,22 +39,6 @@
 
 /* ------------------------------------------------------------ inputs */
 
-/* nnz random non-zeros (distinct coordinates), values by the loss: counts
- * 1..5, ones, or (0.5, 2.5). */
-static void random_tensor(tf_rng *rng, uint32_t N, const uint64_t *dims, uint64_t nnz, int loss, tf_tensor *X)
-{
-    CHECK_OK(tf_tensor_alloc(X, N, dims, nnz));
-    for (uint64_t k = 0; k < nnz; ++k) {
-        for (uint32_t m = 0; m < N; ++m) X->ind[m][k] = (uint32_t)tf_rng_below(rng, dims[m]);
-        double v = 0.5 + 2.0 * tf_rng_uniform(rng);
-        if (loss == TF_GCP_POISSON || loss == TF_GCP_POISSON_LOG) v = (double)(1 + tf_rng_below(rng, 5));
-        X->vals[k] = v;
-    }
-    CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
-    if (loss == TF_GCP_BERNOULLI_ODDS || loss == TF_GCP_BERNOULLI_LOGIT)
-        for (uint64_t k = 0; k < X->nnz; ++k) X->vals[k] = 1.0;
-}
-
 /* Factors uniform in [lo, hi), lambda ones. */
 static tf_ktensor random_start(tf_rng *rng, const tf_tensor *X, uint64_t R, double lo, double hi)
 {
@@ -308,7 +292,7 @@ static void random_cases(tf_rng *rng)
     };
     for (size_t c = 0; c < sizeof cs / sizeof *cs; ++c) {
         tf_tensor X;
-        random_tensor(rng, cs[c].N, cs[c].dims, cs[c].nnz, cs[c].loss, &X);
+        kt_gcp_tensor(rng, cs[c].N, cs[c].dims, cs[c].nnz, cs[c].loss, &X);
         char what[96];
         snprintf(what, sizeof what, "random order %u rank %llu", cs[c].N, (unsigned long long)cs[c].R);
         one_case(rng, what, &X, cs[c].R, cs[c].loss, 3000, 2500, 1);
@@ -336,7 +320,7 @@ static void smem_cases(tf_rng *rng)
 {
     const uint64_t dims[3] = {400, 300, 5};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 3000, TF_GCP_GAUSSIAN, &X);
+    kt_gcp_tensor(rng, 3, dims, 3000, TF_GCP_GAUSSIAN, &X);
     tf_gcp_opts o = opts_for(16, TF_GCP_GAUSSIAN, tf_rng_next(rng), 3000, 3000, 2000, 2000);
     tf_ktensor K = random_start(rng, &X, 16, -0.6, 0.6);
     static const struct { int64_t smem; const char *modes; } cs[] = {{0, "(0/3 modes"}, {100000, "(3/3 modes"},
@@ -368,7 +352,7 @@ static void choices(tf_rng *rng)
 {
     const uint64_t dims[3] = {6, 5, 4};
     tf_tensor X;
-    random_tensor(rng, 3, dims, 30, TF_GCP_POISSON, &X);
+    kt_gcp_tensor(rng, 3, dims, 30, TF_GCP_POISSON, &X);
     tf_gcp_opts o = opts_for(2, TF_GCP_POISSON, 7, 0, 0, 0, 0);
     o.dense = 1;
     o.max_epochs = 3;
