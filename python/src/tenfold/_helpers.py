@@ -279,10 +279,19 @@ def fixsigns_inplace(fs: List[np.ndarray]) -> None:
     """pyttb's ktensor.fixsigns() without another ktensor, on the factor arrays
     themselves: per component, the columns whose largest-magnitude entry is
     negative flipped, in pairs (so the model is unchanged)."""
-    for r in range(fs[0].shape[1] if fs else 0):
-        neg = [n for n, A in enumerate(fs) if A.shape[0] and A[np.argmax(np.abs(A[:, r])), r] < 0]
-        for n in neg[:2 * (len(neg) // 2)]:
-            fs[n][:, r] = -fs[n][:, r]
+    if not fs or fs[0].shape[1] == 0:
+        return
+    R = fs[0].shape[1]
+    # per mode, one argmax over the columns (the first of ties, as per column)
+    neg = np.zeros((len(fs), R), dtype=bool)
+    for n, A in enumerate(fs):
+        if A.shape[0]:
+            neg[n] = A[np.argmax(np.abs(A), axis=0), np.arange(R)] < 0
+    # the first 2 floor(k / 2) of a component's k negative modes, in mode order
+    flip = neg & (np.cumsum(neg, axis=0) <= 2 * (neg.sum(axis=0) // 2))
+    for n, A in enumerate(fs):
+        if flip[n].any():
+            A[:, flip[n]] = -A[:, flip[n]]
 
 
 def fixsigns(K: Any, other: Any = None) -> KTensor:
