@@ -63,9 +63,9 @@ def cp_als_split(X_in, rank, iters, start, reps):
     rows = []
     try:
         for k in range(reps + 1):
+            init = [f.copy() for f in start]
             t0 = time.perf_counter()
-            res = tenfold.cp_als(X_in, rank, n_iter_max=iters, tol=0.0, init=[f.copy() for f in start],
-                                 device="cpu")
+            res = tenfold.cp_als(X_in, rank, n_iter_max=iters, tol=0.0, init=init, device="cpu")
             wall = time.perf_counter() - t0
             t = res.timings
             a = conv.take()
