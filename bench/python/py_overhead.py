@@ -135,8 +135,8 @@ def methods(path, a):
             py_call()
             p = time.perf_counter() - t0
             py, ratio = f"{p:.3f}", f"{p / w:.0f}x"
-        print(f"| {name} | {w:.4f} | {tt:.4f} | {1e3 * (w - tt):.2f} ms | {100 * (w - tt) / w:.1f} % | {py} | {ratio} |",
-              flush=True)
+        print(f"| {name} | {w:.4f} | {tt:.4f} | {1e3 * (w - tt):.2f} ms | {100 * (w - tt) / w:.1f} % | {py} "
+              f"| {ratio} |", flush=True)
 
 
 def main():
@@ -167,7 +167,8 @@ def main():
             x = f"{py_s / wall:.0f}x" if label == "pyttb sptensor" and py_s == py_s else ""
             ps = f"{py_s:.3f}" if label == "pyttb sptensor" else ""
             print(f"| {name} ({X.nnz:,}) | {label} | {1e3 * wall:.1f} | {1e3 * conv:.1f} | {1e3 * build:.1f} | "
-                  f"{1e3 * it:.1f} | {1e3 * res_s:.2f} | {1e3 * pyo:.2f} | {100 * (1 - it / wall):.0f} % | {ps} | {x} | "
+                  f"{1e3 * it:.1f} | {1e3 * res_s:.2f} | {1e3 * pyo:.2f} | {100 * (1 - it / wall):.0f} % | {ps} "
+                  f"| {x} | "
                   f"{res.fit:.6f}{'' if label != 'pyttb sptensor' or py_fit != py_fit else f' / {py_fit:.6f}'} |",
                   flush=True)
     if a.methods:

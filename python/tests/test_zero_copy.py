@@ -140,3 +140,22 @@ def test_real_data_zero_copy_and_pyttb(name):
     pyttb = pytest.importorskip("pyttb")
     S = pyttb.sptensor(c64, X.values.reshape(-1, 1), X.shape)
     same_result(cp(S, start), ref)
+
+
+def test_results_taken_over_from_c_outlive_the_result():
+    import gc
+
+    c, v, shape = random_coo((30, 20, 10), 400, seed=5)
+    X = tenfold.Tensor((c, v, shape))
+    a = tenfold.cp_als(X, 4, n_iter_max=5, random_state=3)
+    b = tenfold.cp_als(X, 4, n_iter_max=5, random_state=3)
+    assert all(f.flags.writeable and f.flags.c_contiguous and f.dtype == np.float64 for f in a.factors)
+    kept = a.factors[1][2:5]  # a view: keeps the C buffer alive
+    w = a.weights
+    del a
+    gc.collect()
+    junk = [np.full((30, 4), np.nan) for _ in range(50)]  # reuse of freed memory would show
+    np.testing.assert_array_equal(kept, b.factors[1][2:5])
+    np.testing.assert_array_equal(w, b.weights)
+    kept[0, 0] = 7.0  # writable, its own memory
+    assert b.factors[1][2, 0] != 7.0 and len(junk) == 50

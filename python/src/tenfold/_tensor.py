@@ -26,6 +26,10 @@ class Tensor:
     as given; ``keep_zeros=True`` sorts and sums but keeps the entries of
     value 0, observed zeros for ``tenfold.complete``). Indices are stored per mode (N x nnz uint32), the layout of the
     C library, so calls pass them without a copy; ``coords`` is a view.
+    Arrays given that need no conversion are used as they are, not copied
+    (float64 values, uint32 indices in that layout or its nnz x N Fortran
+    transpose, already canonical): the Tensor then shares their memory, and
+    tenfold never writes to it (copy an input you will change in place).
 
     >>> X = tenfold.Tensor(([[0, 1], [2, 0]], [1.5, 2.0], (3, 2)))
     >>> X.nnz, X.shape
