@@ -84,15 +84,36 @@ def _c_ktensor(weights, factors):
     return k
 
 
+def _free_doubles(p):
+    m = ffi.new("tf_matrix *")
+    m.data = p
+    lib.tf_matrix_free(m)  # tf_free: the allocator that made it
+
+
+def _adopt(ptr, shape):
+    """A float64 numpy array over C memory of the library's allocator that it
+    now owns (no copy): freed when the array and its views are gone."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0 or ptr == ffi.NULL:
+        if ptr != ffi.NULL:
+            _free_doubles(ptr)
+        return np.zeros(shape)
+    p = ffi.gc(ffi.cast("double *", ptr), _free_doubles, size=8 * n)
+    return np.frombuffer(ffi.buffer(p, 8 * n), dtype=np.float64).reshape(shape)
+
+
 def _from_c_ktensor(k):
-    """(weights, factors): copies of a tf_ktensor's arrays (a method's result)."""
+    """(weights, factors): a method's result tf_ktensor's arrays themselves,
+    taken over (no copy; k's pointers cleared, so tf_ktensor_free(k) after
+    frees only the rest)."""
     R = int(k.rank)
-    weights = np.frombuffer(ffi.buffer(getattr(k, "lambda"), 8 * R), dtype=np.float64).copy()
+    weights = _adopt(getattr(k, "lambda"), (R,))
+    setattr(k, "lambda", ffi.NULL)
     factors = []
     for m in range(int(k.order)):
         f = k.factors[m]
-        a = np.frombuffer(ffi.buffer(f.data, 8 * f.rows * f.cols), dtype=np.float64)
-        factors.append(a.reshape(int(f.rows), int(f.cols)).copy())
+        factors.append(_adopt(f.data, (int(f.rows), int(f.cols))))
+        f.data = ffi.NULL
     return weights, factors
 
 
@@ -279,10 +300,20 @@ def fixsigns_inplace(fs: List[np.ndarray]) -> None:
     """pyttb's ktensor.fixsigns() without another ktensor, on the factor arrays
     themselves: per component, the columns whose largest-magnitude entry is
     negative flipped, in pairs (so the model is unchanged)."""
-    for r in range(fs[0].shape[1] if fs else 0):
-        neg = [n for n, A in enumerate(fs) if A.shape[0] and A[np.argmax(np.abs(A[:, r])), r] < 0]
-        for n in neg[:2 * (len(neg) // 2)]:
-            fs[n][:, r] = -fs[n][:, r]
+    if not fs or fs[0].shape[1] == 0:
+        return
+    R = fs[0].shape[1]
+    # per mode, one argmax along the rows of |A|^T made contiguous (the first of
+    # ties, as per column; argmax over axis 0 of A itself copies A, and slower)
+    neg = np.zeros((len(fs), R), dtype=bool)
+    for n, A in enumerate(fs):
+        if A.shape[0]:
+            neg[n] = A[np.argmax(np.abs(A.T, order="C"), axis=1), np.arange(R)] < 0
+    # the first 2 floor(k / 2) of a component's k negative modes, in mode order
+    flip = neg & (np.cumsum(neg, axis=0) <= 2 * (neg.sum(axis=0) // 2))
+    for n, A in enumerate(fs):
+        if flip[n].any():
+            A[:, flip[n]] = -A[:, flip[n]]
 
 
 def fixsigns(K: Any, other: Any = None) -> KTensor:

@@ -426,8 +426,10 @@ class _RunState:
 @ffi.def_extern(onerror=lambda et, ev, tb: on_callback_error(ev))
 def _tf_py_cpd_iter(it, user):
     st = ffi.from_handle(user)
+    st.history.append(it.fit)
+    if st.callback is None and not st.verbose:
+        return  # the history alone (and Ctrl-C, raised here): no IterInfo
     info = IterInfo(it)
-    st.history.append(info.fit)
     if st.verbose:
         print(f"  iter {info.iter:3d}  fit {info.fit:.6g}  delta {info.dfit:+.3e}  {info.seconds:.3f} s",
               flush=True)

@@ -26,6 +26,10 @@ class Tensor:
     as given; ``keep_zeros=True`` sorts and sums but keeps the entries of
     value 0, observed zeros for ``tenfold.complete``). Indices are stored per mode (N x nnz uint32), the layout of the
     C library, so calls pass them without a copy; ``coords`` is a view.
+    Arrays given that need no conversion are used as they are, not copied
+    (float64 values, uint32 indices in that layout or its nnz x N Fortran
+    transpose, already canonical): the Tensor then shares their memory, and
+    tenfold never writes to it (copy an input you will change in place).
 
     >>> X = tenfold.Tensor(([[0, 1], [2, 0]], [1.5, 2.0], (3, 2)))
     >>> X.nnz, X.shape
@@ -43,7 +47,7 @@ class Tensor:
         else:
             ind, vals, shp = _coo_parts(data)
         if canonical:
-            ind, vals = _canonical(ind, vals, keep_zeros)
+            ind, vals = _canonical(ind, vals, keep_zeros, shp)
         self._ind = np.ascontiguousarray(ind, dtype=np.uint32)
         self.values = np.ascontiguousarray(vals, dtype=np.float64)
         self.shape = shp
@@ -152,7 +156,12 @@ def _check_shape(shape, N, what="shape"):
 
 
 def _from_coo(coords, values, shape, index_rows=False):
-    """(N x nnz per-mode indices, float64 values, shape), checked."""
+    """(N x nnz per-mode indices, float64 values, shape), checked.
+
+    The indices come back as one C-contiguous N x nnz uint32 array: the array
+    given itself (no copy) where it is one already (an N x nnz uint32 array in
+    C order, or its nnz x N transpose in Fortran order), else converted in one
+    vectorised pass after a range check over the whole input."""
     c = _int_array(coords, "coords")
     v = _real_values(values).reshape(-1)
     if c.ndim != 2:
@@ -166,17 +175,47 @@ def _from_coo(coords, values, shape, index_rows=False):
             raise ArgumentError("an empty tensor needs its shape")
     shp = _check_shape(shape, ind.shape[0])
     if ind.size:
-        # one reduction per mode's row: 4x faster than min(axis=1) on the transposed
-        # view of an nnz x N array (numpy's axis reduction walks it column-wise)
-        lo, hi = [ind[m].min() for m in range(len(shp))], [ind[m].max() for m in range(len(shp))]
-        for m in range(len(shp)):
-            if lo[m] < 0 or hi[m] >= shp[m]:
-                bad = lo[m] if lo[m] < 0 else hi[m]
-                raise ArgumentError(f"coords: mode {m} index {int(bad)} is outside 0..{shp[m] - 1}")
-    if not np.all(np.isfinite(v)):
+        ind = _uint32_rows(ind, shp)
+    else:
+        ind = np.zeros(ind.shape, dtype=np.uint32)
+    if not np.isfinite(v).all():
         k = int(np.flatnonzero(~np.isfinite(v))[0])
         raise ArgumentError(f"values: entry {k} is {v[k]} (values must be finite)")
-    return ind.astype(np.uint32, copy=False), v, shp
+    return ind, v, shp
+
+
+def _range_error(ind, shp):
+    """The first mode with an index outside 0..shape-1 (ind: N x nnz, any integers)."""
+    for m in range(len(shp)):
+        lo, hi = ind[m].min(), ind[m].max()
+        if lo < 0 or hi >= shp[m]:
+            bad = lo if lo < 0 else hi
+            raise ArgumentError(f"coords: mode {m} index {int(bad)} is outside 0..{shp[m] - 1}")
+
+
+def _uint32_rows(ind, shp):
+    """ind (N x nnz integers, any layout) as C-contiguous uint32, range-checked.
+    uint32 already: no conversion, per-mode maxima on the rows. Else the whole
+    array's minimum and maximum (contiguous passes over the input, whatever its
+    layout) decide that the cast is exact, then one casting copy and the
+    per-mode maxima on its uint32 rows."""
+    if ind.dtype != np.uint32:
+        if ind.dtype.kind == "u" and ind.dtype.itemsize < 4:
+            pass  # uint8/16: always >= 0 and < 2^32
+        else:
+            whole = ind.T if ind.T.flags.c_contiguous else ind  # reduce in memory order
+            lo, hi = whole.min(), whole.max()
+            if lo < 0 or hi >= 2**32:
+                _range_error(ind, shp)
+        out = np.empty(ind.shape, dtype=np.uint32)
+        np.copyto(out, ind, casting="unsafe")
+        ind = out
+    else:
+        ind = np.ascontiguousarray(ind)
+    for m in range(len(shp)):
+        if shp[m] < 2**32 and ind[m].max() >= shp[m]:
+            _range_error(ind, shp)
+    return ind
 
 
 def _coo_parts(X):
@@ -207,20 +246,61 @@ def _coo_parts(X):
         f"a sparse.COO, a pyttb.sptensor or a numpy array, got {type(X).__name__}")
 
 
-def _canonical(ind, vals, keep_zeros=False):
+def _keys(ind, shape):
+    """The row-major linear index of every non-zero (uint64), or None where the
+    tensor has 2^64 entries or more."""
+    if int(np.prod([int(d) for d in shape], dtype=object)) > 2**64:
+        return None
+    key = ind[0].astype(np.uint64)
+    for m in range(1, len(shape)):
+        key *= np.uint64(shape[m])
+        key += ind[m]
+    return key
+
+
+def _strictly_sorted(ind):
+    """Whether the non-zeros are in strictly increasing lexicographic order
+    (sorted by mode 0, 1, ..., no duplicate), one vectorised pass per mode."""
+    eq = np.ones(ind.shape[1] - 1, dtype=bool)
+    for m in range(ind.shape[0]):
+        a, b = ind[m, 1:], ind[m, :-1]
+        if (eq & (a < b)).any():
+            return False
+        eq &= a == b
+    return not eq.any()
+
+
+def _canonical(ind, vals, keep_zeros=False, shape=None):
     """Sorted by mode 0, 1, ..., duplicates summed, zeros dropped unless
-    keep_zeros (as tf_tensor_canonicalize, tf_read_opts.keep_zeros)."""
+    keep_zeros (as tf_tensor_canonicalize, tf_read_opts.keep_zeros).
+
+    Input already in that order (tenfold's files, pyttb's and sparse's COO, a
+    Tensor's coords): a cheap vectorised test (increasing linear indices) and no
+    sort, no copy. Else a stable sort on the linear index (lexsort over the modes
+    where the tensor has 2^64 entries or more): the same order either way."""
     if vals.size > 1:
-        order = np.lexsort(ind[::-1])
-        ind, vals = ind[:, order], vals[order]
-        new = np.any(ind[:, 1:] != ind[:, :-1], axis=0)
-        if not new.all():
-            starts = np.flatnonzero(np.concatenate(([True], new)))
-            vals = np.add.reduceat(vals, starts)
-            ind = ind[:, starts]
-    keep = vals != 0
-    if not keep_zeros and not keep.all():
-        ind, vals = ind[:, keep], vals[keep]
+        key = _keys(ind, shape) if shape is not None else None
+        if key is not None:
+            if not (key[1:] > key[:-1]).all():
+                order = np.argsort(key, kind="stable")
+                ind, vals, key = ind[:, order], vals[order], key[order]
+                new = key[1:] != key[:-1]
+                if not new.all():
+                    starts = np.flatnonzero(np.concatenate(([True], new)))
+                    vals = np.add.reduceat(vals, starts)
+                    ind = ind[:, starts]
+        elif not _strictly_sorted(ind):
+            order = np.lexsort(ind[::-1])
+            ind, vals = ind[:, order], vals[order]
+            new = np.any(ind[:, 1:] != ind[:, :-1], axis=0)
+            if not new.all():
+                starts = np.flatnonzero(np.concatenate(([True], new)))
+                vals = np.add.reduceat(vals, starts)
+                ind = ind[:, starts]
+    if not keep_zeros:
+        keep = vals != 0
+        if not keep.all():
+            ind, vals = ind[:, keep], vals[keep]
     return ind, vals
 
 
