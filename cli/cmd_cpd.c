@@ -88,7 +88,7 @@ static const char help[] =
     "                       it is below 1e-10 while its gradient says it should grow\n"
     "                       (default 0.01; 0: never; mu only)\n"
     "      --apr-algorithm A  apr: mu (multiplicative updates, the default) or pdnr\n"
-    "                       (row-wise projected damped Newton, pyttb's 'pdnr':\n"
+    "                       (row-wise projected Newton steps, pyttb's 'pdnr':\n"
     "                       far fewer outer iterations; the CPU only yet; --inner\n"
     "                       is then Newton steps per row; no --kappa, no\n"
     "                       checkpoints)\n"
