@@ -88,15 +88,24 @@ static double search_dir(const double *pi, const double *ups, uint64_t J, uint64
             fr[F++] = (uint32_t)r; /* free */
         }
     }
-    /* the damped Hessian of the free variables, lower triangle */
+    /* the damped Hessian of the free variables, lower triangle, summed
+     * over the non-zeros in order (one pass over pi; rhs holds a non-zero's
+     * free entries meanwhile) */
     for (uint64_t c = 0; c < F; ++c)
-        for (uint64_t e = 0; e <= c; ++e) {
-            const uint64_t rc = fr[c], re = fr[e];
-            double s = 0.0;
-            for (uint64_t j = 0; j < J; ++j) s += ups[j] * pi[j * R + rc] * pi[j * R + re];
-            H[c * F + e] = s + (c == e ? mu : 0.0);
-            H[e * F + c] = H[c * F + e];
+        for (uint64_t e = 0; e <= c; ++e) H[c * F + e] = 0.0;
+    for (uint64_t j = 0; j < J; ++j) {
+        const double *p = pi + j * R;
+        for (uint64_t c = 0; c < F; ++c) rhs[c] = p[fr[c]];
+        for (uint64_t c = 0; c < F; ++c) {
+            const double uc = ups[j] * rhs[c];
+            double *h = H + c * F;
+            for (uint64_t e = 0; e <= c; ++e) h[e] += uc * rhs[e];
         }
+    }
+    for (uint64_t c = 0; c < F; ++c) {
+        H[c * F + c] += mu;
+        for (uint64_t e = 0; e < c; ++e) H[e * F + c] = H[c * F + e];
+    }
     for (uint64_t c = 0; c < F; ++c) {
         rhs[c] = -g[fr[c]];
         diag[c] = H[c * F + c];
