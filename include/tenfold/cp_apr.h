@@ -37,7 +37,8 @@ typedef struct tf_cp_apr_iter {
     uint64_t scooched;      /* factor entries moved off zero by kappa            */
     double seconds;         /* wall time of the iteration                        */
     double t_phi;           /* its Phi passes over the non-zeros                 */
-    double t_dense;         /* its row steps (scooch, update, normalisation)     */
+    double t_dense;         /* its row steps (scooch, update, normalisation;
+                               PDNR: the row subproblems, t_phi then 0)          */
     double t_loglik;        /* its log-likelihood                                */
 } tf_cp_apr_iter;
 
