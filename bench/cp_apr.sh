@@ -15,7 +15,10 @@
 #            bench/genten-unpack (the pip-installed tool of 0.1.5 dies at start,
 #            see there); unset: no GenTen
 #
-# Settings: RANK=8, ITERS=20 (outer iterations of tenfold and pyttb),
+# Settings: ALGORITHM=mu (tenfold's --apr-algorithm and pyttb's algorithm=:
+# mu or pdnr, the row-wise Newton method), TARGET (a log-likelihood: the
+# summary adds the seconds tenfold's run took to reach it, the build aside,
+# so that runs of mu and pdnr compare), RANK=8, ITERS=20 (outer iterations of tenfold and pyttb),
 # GENTEN_ITERS (GenTen's L-BFGS-B iterations, default ITERS: an iteration of
 # CP-OPT gains less than one of CP-APR, so a larger count shows the time it
 # takes to a likelihood as high), INNER=10 (tenfold's and pyttb's inner iterations),
@@ -38,6 +41,9 @@ if [ $# -lt 2 ]; then
 fi
 TF=$1
 shift
+ALGORITHM=${ALGORITHM:-mu}
+case $ALGORITHM in mu|pdnr) ;; *) echo "cp_apr: ALGORITHM is mu or pdnr, not '$ALGORITHM'" >&2; exit 2 ;; esac
+TARGET=${TARGET:-}
 RANK=${RANK:-8}
 ITERS=${ITERS:-20}
 GENTEN_ITERS=${GENTEN_ITERS:-$ITERS}
@@ -69,7 +75,7 @@ if [ -n "${GENTEN:-}" ]; then
 fi
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs," \
      "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $("$TF" --version | head -n 1); rank $RANK, $ITERS iterations (GenTen $GENTEN_ITERS), inner $INNER, $THREADS threads, tenfold on the $DEVICE"
+echo "# $("$TF" --version | head -n 1); $ALGORITHM, rank $RANK, $ITERS iterations (GenTen $GENTEN_ITERS), inner $INNER, $THREADS threads, tenfold on the $DEVICE"
 [ -n "$PY" ] && echo "# pyttb $("$PY" -c 'import pyttb; print(pyttb.__version__)') ($PY)"
 [ -n "$GT" ] && echo "# GenTen: $GT --method cp-opt --type poisson --lower 0 (Kokkos OpenMP)"
 
@@ -102,24 +108,26 @@ EOF
     fi
     init=(--seed 1)
     [ -s "$start.mode1.mat" ] && init=(--init "$start")
-    timeout "$RUN_TIMEOUT" "$TF" cpd "$text" --method apr -r "$RANK" -i "$ITERS" --inner "$INNER" -t "$THREADS" \
+    timeout "$RUN_TIMEOUT" "$TF" cpd "$text" --method apr --apr-algorithm "$ALGORITHM" -r "$RANK" -i "$ITERS" --inner "$INNER" -t "$THREADS" \
         "${init[@]}" --device "$DEVICE" --nowrite --json "$OUT/$name.tenfold.json" >"$OUT/$name.tenfold.txt" 2>&1 ||
         { echo "cp_apr: tenfold on $name failed" >&2; tail -3 "$OUT/$name.tenfold.txt" >&2; }
     if [ -n "$PY" ]; then
-        timeout "$RUN_TIMEOUT" "$PY" - "$text" "$RANK" "$ITERS" "$INNER" "$start" >"$OUT/$name.pyttb.json" \
+        timeout "$RUN_TIMEOUT" "$PY" - "$text" "$RANK" "$ITERS" "$INNER" "$start" "$ALGORITHM" >"$OUT/$name.pyttb.json" \
             2>"$OUT/$name.pyttb.log" <<'EOF' || { echo "cp_apr: pyttb on $name failed" >&2; tail -3 "$OUT/$name.pyttb.log" >&2; }
 import json, os, sys, time
 import numpy as np, pyttb as ttb
-path, R, iters, inner, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+path, R, iters, inner, start, alg = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 d = np.loadtxt(path, ndmin=2)
 subs = d[:, :-1].astype(np.int64) - 1
 X = ttb.sptensor(subs, d[:, -1:], tuple(int(n) for n in subs.max(0) + 1))
 F = [np.loadtxt("%s.mode%d.mat" % (start, m + 1), ndmin=2) for m in range(X.ndims)]
 w = np.loadtxt(start + ".lambda.mat", ndmin=1) if os.path.exists(start + ".lambda.mat") else np.ones(R)
 t = time.perf_counter()
-M, _, out = ttb.cp_apr(X, R, init=ttb.ktensor(F, w), maxiters=iters, maxinneriters=inner, printitn=0)
+M, _, out = ttb.cp_apr(X, R, algorithm=alg, init=ttb.ktensor(F, w), maxiters=iters, maxinneriters=inner,
+                       printitn=0)
+inner = out["nTotalIters"] if "nTotalIters" in out else sum(out["nInnerIters"])
 print(json.dumps({"seconds": time.perf_counter() - t, "iterations": len(out["kktViolations"]), "loglik": out["obj"],
-                  "inner": int(out["nTotalIters"])}))
+                  "inner": int(inner)}))
 EOF
     fi
     if [ -n "$GT" ]; then
@@ -128,9 +136,9 @@ EOF
             --history-file "$OUT/$name.genten.hist" >"$OUT/$name.genten.txt" 2>&1 ||
             { echo "cp_apr: GenTen on $name failed" >&2; tail -3 "$OUT/$name.genten.txt" >&2; }
     fi
-    python3 - "$OUT" "$name" <<'EOF'
+    python3 - "$OUT" "$name" "$ALGORITHM" "$TARGET" <<'EOF'
 import json, re, sys
-out, name = sys.argv[1:3]
+out, name, alg, target = sys.argv[1:5]
 def load(path):
     try:
         return json.load(open(path))
@@ -141,14 +149,24 @@ tf = load("%s/%s.tenfold.json" % (out, name))
 if tf:
     r = tf["result"]
     ll = [i["log_likelihood"] for i in tf["iterations"]]
-    rows.append(("tenfold", "CP-APR mu", r["iterations"], tf["timing_seconds"]["cpd_total"], r["log_likelihood"],
-                 "%d inner" % r["inner_iterations"]))
+    note = "%d inner" % r["inner_iterations"]
+    if target:  # the time to the given log-likelihood
+        acc, reach = 0.0, None
+        for it in tf["iterations"]:
+            acc += it["seconds"]
+            if it["log_likelihood"] >= float(target):
+                reach = (it["iter"], acc)
+                break
+        note += ("; reaches %s at outer iteration %d, %.3f s" % (target, reach[0], reach[1]) if reach
+                 else "; does not reach %s" % target)
+    rows.append(("tenfold", "CP-APR " + alg, r["iterations"], tf["timing_seconds"]["cpd_total"], r["log_likelihood"],
+                 note))
 py = load("%s/%s.pyttb.json" % (out, name))
 if py:
     note = "%d inner" % py["inner"]
     if tf and len(ll) == py["iterations"]:
         note += "; tenfold's loglik within %.1e" % (abs(ll[-1] - py["loglik"]) / abs(py["loglik"]))
-    rows.append(("pyttb", "cp_apr mu", py["iterations"], py["seconds"], py["loglik"], note))
+    rows.append(("pyttb", "cp_apr " + alg, py["iterations"], py["seconds"], py["loglik"], note))
 try:  # the history: iter, residual (the loss), fit, ||grad||, ..., time (from the start, the read aside)
     hist = [l.split() for l in open("%s/%s.genten.hist" % (out, name))]
     hist = [h for h in hist if h and h[0].isdigit()]

@@ -86,7 +86,12 @@ static const char help[] =
     "                       at most (default 10)\n"
     "      --kappa K        apr: the offset that moves a factor entry off zero where\n"
     "                       it is below 1e-10 while its gradient says it should grow\n"
-    "                       (default 0.01; 0: never)\n"
+    "                       (default 0.01; 0: never; mu only)\n"
+    "      --apr-algorithm A  apr: mu (multiplicative updates, the default) or pdnr\n"
+    "                       (row-wise projected Newton steps, pyttb's 'pdnr':\n"
+    "                       far fewer outer iterations; the CPU only yet; --inner\n"
+    "                       is then Newton steps per row; no --kappa, no\n"
+    "                       checkpoints)\n"
     "  -i, --iters N        maximum number of iterations (default 50)\n"
     "      --tol T          stop when |delta fit| < T (default 1e-5)\n"
     "      --seed S         seed of the random initial factors (default 20240601;\n"
@@ -312,7 +317,8 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *stem = NULL,
                *json = NULL, *device = NULL, *format = NULL, *precision = NULL, *mem = NULL, *init = NULL,
-               *gpus = NULL, *method = NULL, *apr_inner = NULL, *kappa = NULL, *ckpt = NULL, *resume = NULL;
+               *gpus = NULL, *method = NULL, *apr_inner = NULL, *kappa = NULL, *ckpt = NULL, *resume = NULL,
+               *apr_alg = NULL;
     cpd_constraint_args ca;
     memset(&ca, 0, sizeof ca);
     cpd_gcp_args ga;
@@ -333,6 +339,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         {"hals-inner", 0, &ca.hals_inner, NULL}, {"hals-tol", 0, &ca.hals_tol, NULL},
         {"method", 0, &method, NULL},
         {"inner", 0, &apr_inner, NULL},  {"kappa", 0, &kappa, NULL},
+        {"apr-algorithm", 0, &apr_alg, NULL},
         {"checkpoint", 0, &ckpt, NULL},  {"checkpoint-every", 0, &run->ckpt_every, NULL},
         {"resume", 0, &resume, NULL},
         {"loss", 0, &ga.loss, NULL},     {"samples", 0, &ga.samples, NULL},
@@ -348,8 +355,9 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         return cli_usage("cpd", "--method: expected als, apr or gcp, got '%s'", method);
     run->apr.on = method && !strcmp(method, "apr");
     run->gcp.on = method && !strcmp(method, "gcp");
-    if (!run->apr.on && (apr_inner || kappa))
-        return cli_usage("cpd", "%s: only with --method apr", apr_inner ? "--inner" : "--kappa");
+    if (!run->apr.on && (apr_inner || kappa || apr_alg))
+        return cli_usage("cpd", "%s: only with --method apr",
+                         apr_inner ? "--inner" : kappa ? "--kappa" : "--apr-algorithm");
     if (!run->gcp.on && cpd_gcp_given(&ga))
         return cli_usage("cpd", "%s: only with --method gcp", cpd_gcp_given(&ga));
     if (run->gcp.on && (iters || tol))
@@ -393,7 +401,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco, got '%s'", format);
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev; /* device_names follows tf_backend's order */
-    if (run->apr.on && (rc = cpd_apr_options(&run->apr, o, iters, tol, apr_inner, kappa))) return rc;
+    if (run->apr.on && (rc = cpd_apr_options(&run->apr, o, iters, tol, apr_inner, kappa, apr_alg))) return rc;
     if (run->gcp.on && (rc = cpd_gcp_options(&run->gcp, o, &ga))) return rc;
     o->format = (tf_format)fmt;
     o->precision = prec ? TF_SINGLE : TF_DOUBLE;
@@ -565,6 +573,7 @@ static void agree_record(tf_agree *a, const cpd_run *run, int parse_rc)
         cli_agree_double(a, "--tol (apr)", p->stoptol);
         cli_agree_u64(a, "--inner", p->max_inner);
         cli_agree_double(a, "--kappa", p->kappa);
+        cli_agree_u64(a, "--apr-algorithm", (uint64_t)p->algorithm);
     }
     if (run->gcp.on) { /* every rank draws the same samples and takes the same steps */
         const tf_gcp_opts *g = &run->gcp.opts;

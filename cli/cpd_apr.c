@@ -12,12 +12,17 @@
 #include "verbosity.h"
 
 int cpd_apr_options(cpd_apr *a, const tf_cpd_opts *o, const char *iters, const char *tol, const char *inner,
-                    const char *kappa)
+                    const char *kappa, const char *algorithm)
 {
+    static const char *const algorithms[] = {"mu", "pdnr"}; /* tf_cp_apr_algorithm's order */
     tf_cp_apr_opts *p = &a->opts;
     tf_cp_apr_opts_default(p);
     uint64_t max_iters = p->max_iters, max_inner = p->max_inner;
-    int rc;
+    int rc, alg = 0;
+    if ((rc = cli_choice("cpd", "--apr-algorithm", algorithm, algorithms, 2, &alg))) return rc;
+    p->algorithm = (tf_cp_apr_algorithm)alg;
+    if (p->algorithm == TF_CP_APR_PDNR && kappa)
+        return cli_usage("cpd", "--kappa: not with --apr-algorithm pdnr (its rows need no scooch)");
     if ((rc = cli_u64("cpd", "-i/--iters", iters, 1, 1000000, &max_iters)) ||
         (rc = cli_double("cpd", "--tol", tol, 0.0, 1e6, &p->stoptol)) ||
         (rc = cli_u64("cpd", "--inner", inner, 1, 100000, &max_inner)) ||
@@ -59,17 +64,26 @@ void cpd_apr_on_iteration(const tf_cp_apr_iter *it, void *user)
 void cpd_apr_print_start(const cpd_apr *a, const char *start, int threads)
 {
     const tf_cp_apr_opts *o = &a->opts;
-    printf("cpd: CP-APR (Poisson, multiplicative updates), rank %llu, max %u outer iteration%s of at most %u inner "
-           "per mode, tol %g (KKT), kappa %g, %s, %d thread%s\n",
-           (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->max_inner, o->stoptol, o->kappa, start,
-           threads, cli_s((uint64_t)threads));
+    if (o->algorithm == TF_CP_APR_PDNR)
+        printf("cpd: CP-APR (Poisson, row-wise projected damped Newton, pdnr), rank %llu, max %u outer iteration%s of "
+               "at most %u Newton steps per row, tol %g (KKT), %s, %d thread%s\n",
+               (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->max_inner, o->stoptol, start,
+               threads, cli_s((uint64_t)threads));
+    else
+        printf("cpd: CP-APR (Poisson, multiplicative updates), rank %llu, max %u outer iteration%s of at most %u "
+               "inner per mode, tol %g (KKT), kappa %g, %s, %d thread%s\n",
+               (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->max_inner, o->stoptol, o->kappa,
+               start, threads, cli_s((uint64_t)threads));
 }
 
 void cpd_apr_print_summary(const cpd_apr *a, double t_read, double t_write, double wall)
 {
     const tf_cp_apr_report *r = &a->rep;
     const tf_cp_apr_opts *o = &a->opts;
-    if (r->converged)
+    if (r->converged && o->algorithm == TF_CP_APR_PDNR)
+        printf("final log-likelihood: %.10g after %u iteration%s (converged: every row's KKT violation < --tol %.2g "
+               "at its first Newton step)\n", r->loglik, r->iters, cli_s(r->iters), o->stoptol);
+    else if (r->converged)
         printf("final log-likelihood: %.10g after %u iteration%s (converged: every mode's KKT violation < --tol %.2g "
                "at its first inner iteration)\n", r->loglik, r->iters, cli_s(r->iters), o->stoptol);
     else if (r->stopped)
@@ -81,9 +95,13 @@ void cpd_apr_print_summary(const cpd_apr *a, double t_read, double t_write, doub
                o->max_iters, r->kkt, o->stoptol, 4 * r->iters);
     printf("  log-likelihood = sum over the non-zeros of x log m - the sum of the model m (Poisson, without the\n"
            "  log x! terms; higher is better); the KKT violation is 0 at a stationary point\n");
-    printf("CP-APR: %llu inner iteration%s (at most %u per mode and iteration), %llu factor entr%s moved off zero by "
-           "kappa\n", (unsigned long long)r->inner_iters, cli_s(r->inner_iters), o->max_inner,
-           (unsigned long long)r->scooched, r->scooched == 1 ? "y" : "ies");
+    if (o->algorithm == TF_CP_APR_PDNR)
+        printf("CP-APR: %llu Newton step%s over the rows (at most %u per row and iteration)\n",
+               (unsigned long long)r->inner_iters, cli_s(r->inner_iters), o->max_inner);
+    else
+        printf("CP-APR: %llu inner iteration%s (at most %u per mode and iteration), %llu factor entr%s moved off zero "
+               "by kappa\n", (unsigned long long)r->inner_iters, cli_s(r->inner_iters), o->max_inner,
+               (unsigned long long)r->scooched, r->scooched == 1 ? "y" : "ies");
     printf("plan: %s\n", r->plan);
     if (r->note[0]) printf("note: %s\n", r->note);
     if (cli_verbose()) {
@@ -100,6 +118,7 @@ void cpd_apr_json_options(const cpd_apr *a, cli_json *j)
 {
     const tf_cp_apr_opts *o = &a->opts;
     json_str(j, "algorithm", "CP-APR");
+    json_str(j, "apr_algorithm", o->algorithm == TF_CP_APR_PDNR ? "pdnr" : "mu");
     json_u64(j, "max_inner", o->max_inner);
     json_num(j, "kappa", o->kappa);
     json_num(j, "kappatol", o->kappatol);

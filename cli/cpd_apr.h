@@ -20,10 +20,11 @@ typedef struct cpd_apr {
 
 /* a->opts from the run's common options (rank, seed, threads, device,
  * context) and the values given (NULL: not given) of -i (default 1000),
- * --tol (the KKT tolerance, default 1e-4), --inner (10) and --kappa
- * (0.01); pyttb's defaults otherwise. Returns 0 or 2 after a usage error. */
+ * --tol (the KKT tolerance, default 1e-4), --inner (10), --kappa (0.01)
+ * and --apr-algorithm (mu); pyttb's defaults otherwise. Returns 0 or 2
+ * after a usage error. */
 int cpd_apr_options(cpd_apr *a, const tf_cpd_opts *o, const char *iters, const char *tol, const char *inner,
-                    const char *kappa);
+                    const char *kappa, const char *algorithm);
 void cpd_apr_free(cpd_apr *a);
 /* The callback of tf_cp_apr: keeps the iteration, prints its line. */
 void cpd_apr_on_iteration(const tf_cp_apr_iter *it, void *user);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold/cp_apr.h — CP-APR: non-negative CP of count data under a Poisson
  * model (Chi & Kolda 2012), by multiplicative updates, as pyttb's
- * cp_apr(algorithm='mu'). */
+ * cp_apr(algorithm='mu'), or by row-wise projected damped Newton steps, as
+ * its cp_apr(algorithm='pdnr'). */
 #ifndef TENFOLD_CP_APR_H
 #define TENFOLD_CP_APR_H
 
@@ -15,7 +16,10 @@ extern "C" {
 
 /* The method (appended, never renumbered). */
 typedef enum tf_cp_apr_algorithm {
-    TF_CP_APR_MU = 0 /* multiplicative updates (pyttb's 'mu', the default) */
+    TF_CP_APR_MU = 0,  /* multiplicative updates (pyttb's 'mu', the default)   */
+    TF_CP_APR_PDNR = 1 /* row-wise projected damped Newton (pyttb's 'pdnr',
+                          Hansen, Plantenga & Kolda 2015): the CPU only yet
+                          (one process or MPI ranks)                          */
 } tf_cp_apr_algorithm;
 
 /* One outer iteration, as the callback sees it. */
@@ -27,12 +31,14 @@ typedef struct tf_cp_apr_iter {
                                log x! term)                                     */
     double kkt;             /* the KKT violation: over the modes, the largest
                                max |min(B, 1 - Phi)| of the mode's last inner
-                               iteration                                        */
-    uint32_t inner_iters;   /* inner iterations, summed over the modes          */
+                               iteration (PDNR: of a row's first Newton step)   */
+    uint32_t inner_iters;   /* inner iterations, summed over the modes (PDNR:
+                               Newton steps, summed over the rows)              */
     uint64_t scooched;      /* factor entries moved off zero by kappa            */
     double seconds;         /* wall time of the iteration                        */
     double t_phi;           /* its Phi passes over the non-zeros                 */
-    double t_dense;         /* its row steps (scooch, update, normalisation)     */
+    double t_dense;         /* its row steps (scooch, update, normalisation;
+                               PDNR: the row subproblems, t_phi then 0)          */
     double t_loglik;        /* its log-likelihood                                */
 } tf_cp_apr_iter;
 
@@ -44,22 +50,22 @@ typedef void (*tf_cp_apr_callback)(const tf_cp_apr_iter *it, void *user);
  * defaults are pyttb's (cp_apr). */
 typedef struct tf_cp_apr_opts {
     uint32_t size;              /* sizeof(tf_cp_apr_opts) (tf_cp_apr_opts_default) */
-    tf_cp_apr_algorithm algorithm; /* TF_CP_APR_MU                                  */
+    tf_cp_apr_algorithm algorithm; /* TF_CP_APR_MU (default) or TF_CP_APR_PDNR      */
     uint64_t rank;              /* 1..TF_MAX_RANK (default 10)                      */
     uint32_t max_iters;         /* outer iterations at most (pyttb maxiters, 1000)  */
     uint32_t max_inner;         /* inner iterations per mode at most
-                                   (maxinneriters, 10)                              */
+                                   (maxinneriters, 10; PDNR: Newton steps per row) */
     double stoptol;             /* stop when every mode's first inner iteration has
                                    KKT violation < stoptol (1e-4); an inner loop
                                    stops at the first below it                      */
-    double kappa;               /* the offset of entries that violate complementary
+    double kappa;               /* (MU only) the offset of entries that violate complementary
                                    slackness (1e-2): from the second outer iteration
                                    on, A_n(i,r) += kappa where A_n(i,r) < kappatol
                                    and the mode's last Phi(i,r) > 0 (0: never)      */
     double kappatol;            /* (1e-10)                                          */
     double epsdivzero;          /* the model's floor in x / m (1e-10)               */
-    double epsactive;           /* the active-set tolerance of the Newton methods
-                                   (1e-8; not used by MU)                           */
+    double epsactive;           /* the active-set tolerance of PDNR (epsActive,
+                                   1e-8; not used by MU)                           */
     uint64_t seed;              /* the random start: factors uniform in [0,1) (default
                                    TF_DEFAULT_SEED; the same stream as tf_cpd's)    */
     int threads;                /* CPU threads, 0 = default                         */
@@ -91,7 +97,15 @@ typedef struct tf_cp_apr_opts {
                                    TF_CP_APR_CACHE_AUTO: a quarter of the physical
                                    memory; 0: none. The results do not depend on it */
     const tf_checkpoint *checkpoint; /* appended (issue 49): checkpoints and resume
-                                   (tenfold/checkpoint.h); NULL (default) = none  */
+                                   (tenfold/checkpoint.h); NULL (default) = none;
+                                   MU only                                          */
+    /* appended (issue 45): PDNR's parameters (pyttb's names) */
+    double mu0;                 /* the damping every row starts from (mu0, 1e-5)    */
+    int inexact;                /* 1 (default): inexact Newton steps -- two steps
+                                   per row in the first outer iteration, then a row
+                                   tolerance of max(stoptol, last KKT / 100); the
+                                   run stops when no row moved at the tolerance
+                                   stoptol. 0: stoptol throughout                  */
 } tf_cp_apr_opts;
 
 /* tf_cp_apr_opts.cache_bytes: a quarter of the machine's physical memory. */
@@ -129,7 +143,13 @@ void tf_cp_apr_opts_default(tf_cp_apr_opts *o);
  * max_inner multiplicative updates B <- B .* Phi with Phi = (X_(n) ./
  * max(B Pi^T, epsdivzero)) Pi (Pi the Khatri-Rao rows of the other factors
  * at the non-zeros), stopping at KKT violation max|min(B, 1 - Phi)| <
- * stoptol, then lambda = column sums of B and B's columns divided by them. */
+ * stoptol, then lambda = column sums of B and B's columns divided by them.
+ * TF_CP_APR_PDNR is pyttb's tt_cp_apr_pdnr instead: per outer iteration and
+ * mode, every row of B solved as its own Poisson subproblem by at most
+ * max_inner projected damped Newton steps with a line search (no kappa),
+ * stopping when no row moved (opts.inexact says at which tolerance); a
+ * start row of all zeros gets 1e-8 in its first column, and a row of X
+ * without non-zeros makes the model's row 0. */
 tf_status tf_cp_apr(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *out, tf_cp_apr_report *rep);
 
 /* The Poisson log-likelihood of K for X (pyttb's tt_loglikelihood):

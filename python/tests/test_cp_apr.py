@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""CP-APR (tenfold.cp_apr) against pyttb.cp_apr(algorithm='mu') from the same
-start: the log-likelihood after every outer iteration (pyttb run for 1..K
+"""CP-APR (tenfold.cp_apr) against pyttb.cp_apr(algorithm='mu') -- and
+'pdnr', the row-wise Newton method, whose per-iteration log-likelihoods
+pyttb prints (output['fnVals']) -- from the same start: the log-likelihood after every outer iteration (pyttb run for 1..K
 iterations: its output['obj']) and the KKT violations to 1e-9 relative, the
 final model, on a planted Poisson tensor and a real count tensor (the shared
 enron-igraphdata); the CLI's numbers; results, callbacks and errors."""
@@ -143,10 +144,79 @@ def test_errors():
         F[0][0, 0] = -1.0
         tenfold.cp_apr(X, 2, init=F)
     with pytest.raises(tenfold.ArgumentError, match="algorithm"):
-        tenfold.cp_apr(X, 2, algorithm="pdnr")
+        tenfold.cp_apr(X, 2, algorithm="pqnr")
+    with pytest.raises(tenfold.UnavailableError, match="pdnr: not available on the GPU"):
+        tenfold.cp_apr(X, 2, algorithm="pdnr", device="gpu")
+    with pytest.raises(tenfold.ArgumentError, match="mu0"):
+        tenfold.cp_apr(X, 2, algorithm="pdnr", mu0=-1)
     with pytest.raises(tenfold.ArgumentError, match="epsDivZero"):
         tenfold.cp_apr(X, 2, epsDivZero=0)
     with pytest.raises(tenfold.ArgumentError, match="maxinneriters"):
         tenfold.cp_apr(X, 2, maxinneriters=0)
     with pytest.raises(tenfold.ArgumentError, match="init"):
         tenfold.cp_apr(X, 2, init="nvecs")
+
+
+def pyttb_pdnr(ttb, X, F, R, K, capsys, **kw):
+    """pyttb's pdnr for K outer iterations: its log-likelihood after each
+    (output['fnVals'], negated: computed when it prints), KKT violations,
+    Newton steps per iteration and final model."""
+    S = ttb.sptensor(X.coords.astype(np.int64), X.values.reshape(-1, 1), X.shape)
+    def run(k):
+        return ttb.cp_apr(S, R, algorithm="pdnr", init=ttb.ktensor([f.copy() for f in F]), maxiters=k, printitn=1,
+                          **kw)
+
+    M, _, out = run(K)
+    ll = -out["fnVals"]
+    if not kw.get("inexact", True):  # pyttb computes fnVals only when inexact: one run per iteration count
+        ll = [run(k)[2]["obj"] for k in range(1, len(out["fnVals"]) + 1)]
+    capsys.readouterr()
+    return ll, out["kktViolations"], out["nInnerIters"], M, out
+
+
+def check_pdnr(ttb, capsys, X, R, K, seed, **kw):
+    F = start(X.shape, R, seed)
+    seen = []
+    res = tenfold.cp_apr(X, R, algorithm="pdnr", init=[f.copy() for f in F], maxiters=K, device="cpu",
+                         callback=lambda i: seen.append(i.inner_iters), **kw)
+    ll, kkt, inner, M, out = pyttb_pdnr(ttb, X, F, R, K, capsys, **kw)
+    assert res.n_iter == len(ll), (res.n_iter, len(ll))
+    assert rel(res.loglik_history, ll) <= RTOL, (res.loglik_history, ll)
+    assert rel(res.kkt_history, kkt) <= RTOL, (res.kkt_history, kkt)
+    assert seen == list(inner)  # Newton steps per outer iteration, summed over the rows
+    assert abs(res.loglik - out["obj"]) <= RTOL * abs(out["obj"])
+    ours = [res.factors[0] * res.weights] + res.factors[1:]
+    for a, b in zip(ours, M.factor_matrices):
+        assert np.max(np.abs(a - b)) <= 1e-7 * np.max(np.abs(b))
+    return res
+
+
+def test_pdnr_planted_poisson_equals_pyttb(ttb, capsys):
+    X = planted_poisson((30, 25, 20), 3, seed=4)
+    res = check_pdnr(ttb, capsys, X, 3, 8, seed=5)
+    assert res.loglik_history[-1] > res.loglik_history[0]
+
+
+def test_pdnr_exact_and_converged_equal_pyttb(ttb, capsys):
+    X = planted_poisson((12, 10, 9), 2, seed=8)
+    res = check_pdnr(ttb, capsys, X, 2, 200, seed=9, stoptol=1e-3)
+    assert res.converged and res.n_iter < 200
+    check_pdnr(ttb, capsys, X, 2, 4, seed=9, inexact=False, maxinneriters=5, mu0=1e-3)
+
+
+def test_pdnr_real_counts_equal_pyttb(ttb, capsys):
+    if not ENRON.exists():
+        pytest.skip(f"{ENRON} is not there")
+    X = tenfold.read(ENRON)
+    # a slice: the first 40 senders' and receivers' (pyttb's row loop is Python)
+    keep = (X.coords[:, 0] < 40) & (X.coords[:, 1] < 40)
+    Y = tenfold.Tensor((X.coords[keep], X.values[keep], (40, 40) + tuple(X.shape[2:])))
+    assert Y.nnz > 500
+    check_pdnr(ttb, capsys, Y, 4, 4, seed=7)
+
+
+def test_pdnr_threads_same_bits():
+    X = planted_poisson((40, 30, 20), 3, seed=6)
+    a = tenfold.cp_apr(X, 3, algorithm="pdnr", maxiters=5, threads=1, device="cpu")
+    b = tenfold.cp_apr(X, 3, algorithm="pdnr", maxiters=5, threads=2, device="cpu")
+    assert a.loglik_history == b.loglik_history and a.kkt_history == b.kkt_history

@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "cpu/apr_newton.h"
 #include "cpu/apr_phi.h"
 #include "cpu/apr_rows.h"
 #include "cpu/dense.h"
@@ -279,7 +280,27 @@ static tf_status cpu_aux_put(void *ctx, const tf_matrix *aux)
     return TF_OK;
 }
 
+static tf_status cpu_row_newton(void *ctx, uint32_t mode, const tf_apr_newton_params *p, tf_apr_newton_stats *st)
+{
+    cpu_apr *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    const double *A[TF_MAX_ORDER];
+    for (uint32_t m = 0; m < c->order; ++m) A[m] = c->A[m].data;
+    tf_apr_newton_in in = {c->nz[mode], mode, A, c->rank, 0, 0, c->threads};
+    my_rows(c, mode, &in.row_lo, &in.row_hi);
+    TF_TRY(tf_cpu_apr_newton(&in, p, c->A[mode].data, st));
+    if (!c->dist) return TF_OK;
+    double sums[3] = {(double)st->steps, (double)st->rows_changed, (double)st->evals}; /* exact below 2^53 */
+    TF_TRY(c->dist->allreduce_max(&st->kkt, 1));
+    TF_TRY(c->dist->allreduce_sum(sums, 3));
+    st->steps = (uint64_t)sums[0];
+    st->rows_changed = (uint64_t)sums[1];
+    st->evals = (uint64_t)sums[2];
+    return TF_OK;
+}
+
 static const tf_cp_apr_backend_ops cpu_ops = {
+    .row_newton = cpu_row_newton,
     .init = cpu_init,
     .begin_mode = cpu_begin_mode,
     .phi = cpu_phi,

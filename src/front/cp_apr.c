@@ -38,6 +38,8 @@ void tf_cp_apr_opts_default(tf_cp_apr_opts *o)
     o->seed = TF_DEFAULT_SEED;
     o->backend = TF_BACKEND_AUTO;
     o->cache_bytes = TF_CP_APR_CACHE_AUTO;
+    o->mu0 = 1e-5;
+    o->inexact = 1;
 }
 
 /* The size of tf_cp_apr_opts's first layout (fields are appended after it). */
@@ -71,9 +73,9 @@ static tf_status resolve_opts(const tf_cp_apr_opts *in, tf_cp_apr_opts *out)
     memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
     out->size = (uint32_t)sizeof *out;
     const tf_cp_apr_opts *o = out;
-    if (o->algorithm != TF_CP_APR_MU)
-        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: CP-APR algorithm %d is not available (multiplicative updates, "
-                                           "TF_CP_APR_MU, are)", (int)o->algorithm);
+    if (o->algorithm != TF_CP_APR_MU && o->algorithm != TF_CP_APR_PDNR)
+        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: CP-APR algorithm %d is not available (TF_CP_APR_MU and "
+                                           "TF_CP_APR_PDNR are)", (int)o->algorithm);
     if (o->rank < 1 || o->rank > TF_MAX_RANK)
         return tf_fail(TF_ERR_ARG, "cpd: rank %llu is outside 1..%u", (unsigned long long)o->rank, TF_MAX_RANK);
     if (o->max_iters < 1) return tf_fail(TF_ERR_ARG, "cpd: max_iters is 0 (expected at least 1)");
@@ -84,6 +86,11 @@ static tf_status resolve_opts(const tf_cp_apr_opts *in, tf_cp_apr_opts *out)
     TF_TRY(check_param("kappatol", o->kappatol, 1));
     TF_TRY(check_param("epsdivzero", o->epsdivzero, 0));
     TF_TRY(check_param("epsactive", o->epsactive, 1));
+    TF_TRY(check_param("mu0", o->mu0, 1));
+    if (o->inexact != 0 && o->inexact != 1) return tf_fail(TF_ERR_ARG, "cpd: CP-APR's inexact %d is not 0 or 1", o->inexact);
+    if (o->algorithm == TF_CP_APR_PDNR && o->checkpoint &&
+        ((o->checkpoint->path && *o->checkpoint->path) || (o->checkpoint->resume && *o->checkpoint->resume)))
+        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: checkpoints are not available for CP-APR's pdnr yet (mu has them)");
     if (o->threads < 0) return tf_fail(TF_ERR_ARG, "cpd: threads %d is negative", o->threads);
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "cpd: unknown backend %d", (int)o->backend);
@@ -186,9 +193,13 @@ static tf_status check_counts(const tf_tensor *X, const tf_cp_apr_opts *o, const
 static tf_status choose(const tf_cp_apr_opts *o, int *dist, int *gpu, int *multi)
 {
     tf_context *c = o->context;
+    const int pdnr = o->algorithm == TF_CP_APR_PDNR;
     *dist = *gpu = *multi = 0;
     if (c && (c->dist || c->opts.ndevices > 1)) {
         const int on_gpu = tf_context_resolve(c) == TF_BACKEND_GPU;
+        if (on_gpu && pdnr)
+            return (c->dist ? tf_fail_shared : tf_fail)(TF_ERR_UNAVAILABLE, "cpd: pdnr: not available on the GPU yet "
+                                                                            "(--device cpu)");
         if (on_gpu && o->backend == TF_BACKEND_CPU)
             return tf_fail(TF_ERR_ARG, "cpd: the run's context is on %s GPUs; the CPU backend was asked for",
                            c->dist ? "its ranks'" : "several");
@@ -202,7 +213,9 @@ static tf_status choose(const tf_cp_apr_opts *o, int *dist, int *gpu, int *multi
     /* a context made for the GPU asks for it as the backend would */
     const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
                                  ? TF_BACKEND_GPU : o->backend;
-    *gpu = tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
+    if (pdnr && asked == TF_BACKEND_GPU)
+        return tf_fail(TF_ERR_UNAVAILABLE, "cpd: pdnr: not available on the GPU yet (--device cpu)");
+    *gpu = !pdnr && tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU; /* pdnr: the CPU's (auto too) */
     return TF_OK;
 }
 
@@ -319,6 +332,8 @@ static tf_status run(const tf_tensor *X, const tf_cp_apr_opts *o, tf_ktensor *ou
         return (dist ? tf_fail_shared : tf_fail)(TF_ERR_ARG, "cpd: the tensor has no non-zero values, so there is "
                                                              "nothing to decompose");
 
+    if (o->algorithm == TF_CP_APR_PDNR && !dist && o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+        snprintf(rep->note, sizeof rep->note, "CP-APR's pdnr runs on the CPU (the GPU has only mu yet)");
     tf_cp_apr_backend be;
     tf_context *own = NULL; /* the GPU's private context, when o has none */
     tf_partition pt;

@@ -21,6 +21,23 @@
 extern "C" {
 #endif
 
+/* The row-wise Newton method's parameters for one mode (pyttb's
+ * tt_cp_apr_pdnr) and what it reports back. */
+typedef struct tf_apr_newton_params {
+    double epsdivzero;  /* the floor of <b, pi_j> in the gradient               */
+    double epsactive;   /* the active-set tolerance (Bertsekas)                 */
+    double mu0;         /* the damping each row starts from                     */
+    double row_tol;     /* a row stops at a KKT violation below it              */
+    uint32_t max_inner; /* Newton steps per row at most                         */
+} tf_apr_newton_params;
+
+typedef struct tf_apr_newton_stats {
+    double kkt;            /* the largest first-step KKT violation of a row     */
+    uint64_t steps;        /* Newton steps, summed over the rows                */
+    uint64_t rows_changed; /* rows that took a step (0: the mode converged)      */
+    uint64_t evals;        /* row objective evaluations                         */
+} tf_apr_newton_stats;
+
 typedef struct tf_cp_apr_backend_ops {
     /* Takes the start (host, dims[m] x R factors with columns of unit
      * 1-norm, and lambda); every mode's Phi starts at zero. */
@@ -60,6 +77,13 @@ typedef struct tf_cp_apr_backend_ops {
      * aux_put (after init) sets them. */
     tf_status (*aux_get)(void *ctx, tf_matrix *aux, int *has);
     tf_status (*aux_put)(void *ctx, const tf_matrix *aux);
+    /* Optional (NULL: the backend has no row-wise Newton method, and
+     * TF_CP_APR_PDNR is refused on it): between begin_mode (kappa 0) and
+     * end_mode, every row of B solved as its own subproblem by projected
+     * damped Newton steps (src/cpu/apr_newton.h), a row without non-zeros
+     * set to 0. Ranks: each its rows, the stats reduced (kkt: max; counts:
+     * summed) so every rank decides alike. */
+    tf_status (*row_newton)(void *ctx, uint32_t mode, const tf_apr_newton_params *p, tf_apr_newton_stats *st);
 } tf_cp_apr_backend_ops;
 
 typedef struct tf_cp_apr_backend {

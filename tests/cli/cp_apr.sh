@@ -4,7 +4,8 @@
 # (result.log_likelihood, iterations[].log_likelihood / kkt_violation), -o and
 # --init STEM (a run continued from its factors does not lose likelihood),
 # convergence on a loose --tol, --gen counts, the same numbers on 1 and 2
-# threads, --gpus 2 (with two GPUs: one GPU's and the CPU's numbers), and the
+# threads, --apr-algorithm pdnr (its lines, report, threads, convergence,
+# refusals), --gpus 2 (with two GPUs: one GPU's and the CPU's numbers), and the
 # refusals: values that are not counts (the first one named) and the options
 # CP-APR does not take.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -113,6 +114,35 @@ expect_usage cpd counts.tns -r 2 --inner 3
 expect_usage cpd counts.tns -r 2 --kappa 0.1
 expect_usage cpd counts.tns -r 2 --method apx
 expect_usage cpd counts.tns -r 2 --method apr --inner 0
+
+# --apr-algorithm pdnr: the row-wise Newton method (pyttb's 'pdnr'; its numbers: python/tests/test_cp_apr.py)
+expect 0 "apr pdnr runs" cpd counts.tns -r 3 --method apr --apr-algorithm pdnr -i 5 -t 1 -o p --json p.json
+check "pdnr: the start line" grep -q '^cpd: CP-APR (Poisson, row-wise projected damped Newton, pdnr), rank 3, max 5 outer iterations of at most 10 Newton steps per row' out.txt
+check "pdnr: a line per outer iteration" test "$(grep -c '^  its = .*loglik = .*kkt = .*inner = ' out.txt)" -eq 5
+check "pdnr: the steps line" grep -q '^CP-APR: [0-9]* Newton steps over the rows (at most 10 per row and iteration)' out.txt
+check "pdnr: the CPU" grep -q '^plan: CPU, the non-zeros by each mode' out.txt
+check "pdnr: the factors" test -s p.mode1.mat -a -s p.lambda.mat
+expect 0 "apr pdnr on 2 threads" cpd counts.tns -r 3 --method apr --apr-algorithm pdnr -i 5 -t 2 --nowrite --json p2.json
+check "pdnr: the report; 1 and 2 threads alike; it gains on mu" python3 - p.json p2.json a.json <<'PY'
+import json, sys
+p, p2, a = (json.load(open(f)) for f in sys.argv[1:])
+assert p["options"]["apr_algorithm"] == "pdnr" and a["options"]["apr_algorithm"] == "mu"
+ll = [i["log_likelihood"] for i in p["iterations"]]
+assert ll == [i["log_likelihood"] for i in p2["iterations"]]
+assert ll[-1] > ll[0] and ll[-1] > a["result"]["log_likelihood"], (ll, a["result"]["log_likelihood"])
+assert p["result"]["inner_iterations"] == sum(i["inner_iterations"] for i in p["iterations"])
+PY
+expect 0 "pdnr converges" cpd counts.tns -r 2 --method apr --apr-algorithm pdnr --tol 0.05 -t 1 --nowrite
+check "pdnr: converged" grep -q '^final log-likelihood: .*(converged: every row' out.txt
+# (a build without CUDA refuses --device gpu itself)
+expect_failure "pdnr: not on the GPU" '(^tenfold: cpd: pdnr: not available on the GPU yet \(--device cpu\)$|--device: not available)' \
+    cpd counts.tns -r 2 --method apr --apr-algorithm pdnr --device gpu -o pg
+no_files "pdnr on the GPU: nothing written" pg.mode1.mat pg.set
+expect_failure "pdnr: no checkpoints" 'checkpoints are not available for CP-APR.s pdnr yet' \
+    cpd counts.tns -r 2 --method apr --apr-algorithm pdnr --checkpoint ck --nowrite
+expect_usage cpd counts.tns -r 2 --method apr --apr-algorithm pqnr
+expect_usage cpd counts.tns -r 2 --method apr --apr-algorithm pdnr --kappa 0.1
+expect_usage cpd counts.tns -r 2 --apr-algorithm pdnr
 expect 0 "cpd --help" cpd --help
 check "cpd --help: --method apr" grep -q -- '--method M' out.txt
 finish

@@ -2,7 +2,8 @@
 # tenfold cpd --method apr on MPI ranks (issue 45): CPU ranks, 2 and 3 of
 # them, each computing the Phi rows it owns, give the single process's
 # log-likelihood and KKT violation at every outer iteration (to 1e-12) and
-# its factors (to 1e-9), also when each rank reads only its part of a .bin;
+# its factors (to 1e-9), also when each rank reads only its part of a .bin
+# (pdnr too: each rank solves its rows);
 # values that are not counts fail on every rank with one line (rank 0's),
 # and no rank hangs; with two GPUs, 2 GPU ranks (--device gpu) give one
 # GPU's and the CPU's numbers to 1e-10. Skipped (77) without MPI in the build
@@ -37,6 +38,7 @@ PY
 
 # the same to 1e-10 (GPU runs: their sums go in another order)
 same_gpu() { TOL=1e-10 same "$@"; }
+same_pdnr() { TOL=1e-9 same "$@"; }
 
 expect 0 "one process" cpd counts.tns -r 4 --method apr -i 6 -t 1 --device cpu -o one --json one.json
 for n in 2 3; do
@@ -51,6 +53,17 @@ ranks 3 cpd counts.bin -r 4 --method apr -i 6 -t 1 -o bin --json bin.json
 if [ "$rc" -ne 0 ]; then bad "counts.bin on 3 ranks: exit $rc; $(head -c 300 err.txt)"; else
     check "counts.bin on 3 ranks (each reads its part): one process's run" same one bin
 fi
+
+# pdnr (--apr-algorithm pdnr): each rank solves the rows it owns; to 1e-9 (a
+# rank's copy orders a row's non-zeros otherwise than X does: the sums round
+# apart, and the Newton solves carry it to ~1e-12)
+expect 0 "pdnr: one process" cpd counts.tns -r 4 --method apr --apr-algorithm pdnr -i 3 -t 1 --device cpu -o pone \
+    --json pone.json
+for n in 2 3; do
+    ranks $n cpd counts.tns -r 4 --method apr --apr-algorithm pdnr -i 3 -t 1 -o pr$n --json pr$n.json
+    if [ "$rc" -ne 0 ]; then bad "pdnr on $n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+    check "pdnr on $n ranks: likelihoods and factors equal one process's" same_pdnr pone pr$n
+done
 
 # a value that is not a count, in the last rank's part: every rank fails alike, rank 0 says it
 printf '1 1 1 2\n1 2 2 1\n2 1 3 1\n2 2 2 3\n3 1 1 2.5\n3 3 3 1\n' > bad.tns

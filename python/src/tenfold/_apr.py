@@ -67,9 +67,10 @@ def _count(value, what, high):
     return int(value)
 
 
-def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] = "mu", stoptol: float = 1e-4,
-           maxiters: int = 1000, init: Any = "random", maxinneriters: int = 10, epsDivZero: float = 1e-10,
-           printitn: int = 0, kappa: float = 0.01, kappatol: float = 1e-10, epsActive: float = 1e-8,
+def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu", "pdnr"] = "mu",
+           stoptol: float = 1e-4, maxiters: int = 1000, init: Any = "random", maxinneriters: int = 10,
+           epsDivZero: float = 1e-10, printitn: int = 0, kappa: float = 0.01, kappatol: float = 1e-10,
+           epsActive: float = 1e-8, mu0: float = 1e-5, inexact: bool = True,
            random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
            device: Literal["auto", "cpu", "gpu"] = "auto", threads: Optional[int] = None,
            callback: Optional[Callable[[APRIterInfo], Optional[bool]]] = None, checkpoint: Any = None,
@@ -77,7 +78,14 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     """Non-negative CP of count data by alternating Poisson regression (CP-APR,
     Chi & Kolda 2012) with multiplicative updates, as ``pyttb.cp_apr(X, rank,
     algorithm='mu')``: the same parameters (names and defaults), the same
-    iteration, the same log-likelihood (``tt_loglikelihood``).
+    iteration, the same log-likelihood (``tt_loglikelihood``); or, with
+    algorithm='pdnr', by row-wise projected damped Newton steps (Hansen,
+    Plantenga & Kolda 2015) as ``pyttb.cp_apr(..., algorithm='pdnr')``: every
+    row of a mode its own subproblem, maxinneriters Newton steps per row at
+    most, epsActive the active-set tolerance, mu0 the starting damping,
+    inexact pyttb's inexact Newton schedule; no kappa; far fewer outer
+    iterations than 'mu'. 'pdnr' runs on the CPU only yet (device='gpu'
+    raises; 'auto' runs it on the CPU) and takes no checkpoints.
 
     X: a Tensor, anything ``Tensor`` takes, or the path of a tensor file; its
     values must be counts (integers >= 0: ``ArgumentError`` names the first
@@ -91,8 +99,8 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     the CPU runs what does not fit even so), else the CPU.
     callback(info) runs after every outer iteration with an APRIterInfo;
     returning True stops the run there (Ctrl-C does too, then
-    KeyboardInterrupt is raised). epsActive belongs to pyttb's Newton methods
-    and is not used by 'mu'.
+    KeyboardInterrupt is raised). epsActive, mu0 and inexact belong to pdnr
+    and are not used by 'mu'; kappa and kappatol are not used by 'pdnr'.
     checkpoint=STEM saves the run's state as it goes (a factor set STEM.* plus
     STEM.state, switched in one step; 'tenfold cpd --checkpoint'):
     checkpoint_every=N iterations, a time ('5m', '30s', '1h') or both as a
@@ -112,10 +120,16 @@ def cp_apr(X: Union[TensorLike, PathLike], rank: int, algorithm: Literal["mu"] =
     >>> res.loglik, res.kkt_history[-1], res.weights
     """
     T = _tensor_arg(X)
-    if algorithm != "mu":
-        raise ArgumentError(f"algorithm: only 'mu' (multiplicative updates) is available, got {algorithm!r}")
+    algorithms = {"mu": lib.TF_CP_APR_MU, "pdnr": lib.TF_CP_APR_PDNR}
+    if algorithm not in algorithms:
+        raise ArgumentError(f"algorithm: expected 'mu' or 'pdnr' ('pqnr' is not available yet), got {algorithm!r}")
+    if not isinstance(inexact, (bool, np.bool_)):
+        raise ArgumentError(f"inexact: expected True or False, got {inexact!r}")
     o = ffi.new("tf_cp_apr_opts *")
     lib.tf_cp_apr_opts_default(o)
+    o.algorithm = algorithms[algorithm]
+    o.mu0 = _number(mu0, "mu0")
+    o.inexact = int(bool(inexact))
     o.rank = _count(rank, "rank", lib.TF_MAX_RANK)
     o.max_iters = _count(maxiters, "maxiters", 2**32 - 1)
     o.max_inner = _count(maxinneriters, "maxinneriters", 100000)

@@ -1073,7 +1073,8 @@ tf_status op_aux_put(void *ctx, const tf_matrix *aux)
 
 /* several GPUs (multi.cu) keep no aux: their checkpoints are refused with kappa > 0 */
 const tf_cp_apr_backend_ops gpu_ops = {op_init,   op_begin_mode, op_phi,    op_multiply, op_end_mode, op_loglik,
-                                       op_result, op_destroy,    op_report, op_aux_get,  op_aux_put};
+                                       op_result, op_destroy,    op_report, op_aux_get,  op_aux_put,
+                                       nullptr /* row_newton: pdnr stays on the CPU (front/cp_apr.c) */};
 
 /* The whole of X on one GPU: what it holds, against the budget first (one
  * message naming every part), then the state with every mode's copy. */

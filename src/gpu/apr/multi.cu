@@ -169,7 +169,9 @@ void op_destroy(void *ctx)
 }
 
 const tf_cp_apr_backend_ops multi_ops = {op_init, op_begin_mode, op_phi, op_multiply, op_end_mode,
-                                         op_loglik, op_result, op_destroy, op_report};
+                                         op_loglik, op_result, op_destroy, op_report,
+                                         nullptr, nullptr, /* aux_get, aux_put: no checkpoints with kappa here */
+                                         nullptr /* row_newton: pdnr stays on the CPU (front/cp_apr.c) */};
 
 /* On ranks, s agreed by every rank (a collective, so that no rank goes on
  * into the next collective while another has stopped): TF_OK where every
