@@ -103,10 +103,11 @@ TF_ALWAYS_INLINE uint64_t cholesky_v(double *restrict G, uint64_t ld, double *re
     }
     for (uint64_t i = 0; i < R; ++i) /* L y = b */
         b[i] = (b[i] - dot_v(G + i * ld, b, i)) / G[i * ld + i];
-    for (uint64_t i = R; i-- > 0;) { /* L^T a = y */
-        double s = b[i];
-        for (uint64_t k = i + 1; k < R; ++k) s -= G[k * ld + i] * b[k];
-        b[i] = s / G[i * ld + i];
+    for (uint64_t i = R; i-- > 0;) { /* L^T a = y, by rows of L: a_i final, then taken from the a_k, k < i */
+        const double *restrict gi = G + i * ld;
+        const double ai = b[i] / gi[i];
+        b[i] = ai;
+        for (uint64_t k = 0; k < i; ++k) b[k] -= gi[k] * ai;
     }
     return 0;
 }
