@@ -84,21 +84,30 @@ TF_ALWAYS_INLINE double dot_v(const double *restrict a, const double *restrict b
     return s;
 }
 
-/* cholesky() with its row dot products in vectors (dot_v): for the ranks of
- * the tiles, where the sequential sums' latency would cost as much as the
- * systems' forming. The same pivot rule. */
-TF_ALWAYS_INLINE uint64_t cholesky_v(double *restrict G, uint64_t ld, double *restrict b, const uint64_t R)
+/* cholesky() for the ranks of the tiles, in vectors: right-looking (column
+ * j scaled, then every later row i updated from it by a contiguous axpy
+ * against column j's copy c), the forward solve by vector dots, the back
+ * substitution by rows of L. The same pivot rule against the original
+ * diagonal (kept in dg). c, dg: R doubles each. */
+TF_ALWAYS_INLINE uint64_t cholesky_v(double *restrict G, uint64_t ld, double *restrict b, double *restrict c,
+                                     double *restrict dg, const uint64_t R)
 {
+    for (uint64_t j = 0; j < R; ++j) dg[j] = G[j * ld + j];
     for (uint64_t j = 0; j < R; ++j) {
         double *gj = G + j * ld;
-        const double diag = gj[j];
-        const double d = diag - dot_v(gj, gj, j);
-        if (!(d > 64 * DBL_EPSILON * diag) || !isfinite(d)) return j + 1;
+        const double d = gj[j];
+        if (!(d > 64 * DBL_EPSILON * dg[j]) || !isfinite(d)) return j + 1;
         const double ljj = sqrt(d), inv = 1.0 / ljj;
         gj[j] = ljj;
         for (uint64_t i = j + 1; i < R; ++i) {
             double *gi = G + i * ld;
-            gi[j] = (gi[j] - dot_v(gi, gj, j)) * inv;
+            gi[j] *= inv;
+            c[i] = gi[j];
+        }
+        for (uint64_t i = j + 1; i < R; ++i) { /* G[i][j+1..i] -= L[i][j] L[j+1..i][j] */
+            double *restrict gi = G + i * ld;
+            const double lij = gi[j];
+            for (uint64_t k = j + 1; k <= i; ++k) gi[k] -= lij * c[k];
         }
     }
     for (uint64_t i = 0; i < R; ++i) /* L y = b */
@@ -220,10 +229,11 @@ TF_ALWAYS_INLINE void add_block(double *restrict G, double *restrict b, const do
 
 /* The system's solve: G's rows are the column-major upper triangle LAPACK
  * factors (A = U^T U, U^T our lower triangle). */
-TF_ALWAYS_INLINE uint64_t solve_system(double *restrict G, uint64_t P, double *restrict b, const uint64_t R)
+TF_ALWAYS_INLINE uint64_t solve_system(double *restrict G, uint64_t P, double *restrict b, double *restrict work,
+                                        const uint64_t R)
 {
     if (R < TF_ROWS_TILE_RANK) return cholesky(G, P, b, R);
-    if (R < TF_ROWS_LAPACK_RANK) return cholesky_v(G, P, b, R);
+    if (R < TF_ROWS_LAPACK_RANK) return cholesky_v(G, P, b, work, work + R, R);
     const int n = (int)R, ld = (int)P, one = 1;
     int info = 0;
     dpotrf_("U", &n, G, &ld, &info, 1);
@@ -274,7 +284,7 @@ TF_ALWAYS_INLINE uint64_t row_solve(const tf_complete_rows_in *in, uint64_t k0, 
     }
     if (fill) add_block(G, bb, H, xb, fill, R, P);
     for (uint64_t r = 0; r < R; ++r) G[r * P + r] += in->l2;
-    const uint64_t bad = solve_system(G, P, bb, R);
+    const uint64_t bad = solve_system(G, P, bb, H, R); /* H (32 P doubles) free now: its scratch */
     memcpy(a, bb, R * sizeof *a);
     if (row_sse && !bad) { /* the new row's error on its entries, while they are in cache */
         double sse = 0.0;
