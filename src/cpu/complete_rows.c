@@ -3,7 +3,7 @@
  * products h go into a block of TF_ROWS_BLOCK rows (H, entries-major), from
  * which sum h h^T and sum x h are added, every row of G a vector update
  * (SPLATT's buffered dsyrk, by hand: no BLAS call per block, built per
- * x86-64 level; from rank 17 only the lower triangle, in register tiles);
+ * x86-64 level; from rank 9 only the lower triangle, in register tiles);
  * then the Cholesky solve of the lower triangle. */
 #include "cpu/complete_rows.h"
 
@@ -126,8 +126,10 @@ uint64_t tf_cholesky_solve(double *G, double *b, uint64_t R)
     return cholesky(G, R, b, R);
 }
 
-/* Ranks from which the lower triangle is formed in tiles (below, whole rows). */
-#define TF_ROWS_TILE_RANK 17u
+/* Ranks from which the lower triangle is formed in tiles and solved by
+ * cholesky_v (below, whole rows and cholesky(); measured on MovieLens 100k,
+ * one thread: the tiles 1.6x the square at rank 32, 1.2x at 16, 1.1-1.2x at 10). */
+#define TF_ROWS_TILE_RANK 9u
 
 /* G's lower triangle (rows 0..P-1 of length P) += H^T H over the block's n
  * entries, in tiles of 4 rows x 8 (or 4) columns kept in registers over
