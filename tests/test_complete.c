@@ -173,7 +173,7 @@ static void check_rows(const char *what, tf_tensor *X, const tf_ktensor *K, uint
 
 static void test_rows(tf_rng *rng)
 {
-    static const uint64_t ranks[] = {1, 3, 4, 8, 10, 16, 17, 20, 32, 40}; /* every specialisation */
+    static const uint64_t ranks[] = {1, 3, 4, 8, 10, 16, 17, 20, 24, 32, 40, 48, 64, 72}; /* every specialisation, LAPACK above 64 */
     for (uint32_t N = 2; N <= 4; ++N)
         for (unsigned t = 0; t < sizeof ranks / sizeof *ranks; ++t) {
             const uint64_t R = ranks[t];

@@ -11,14 +11,16 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "cpu/gcp_loss.h"
+#include "cpu/rowops.h"
 
 /* Entries ahead whose rows are prefetched. */
 #define PREFETCH 6
 
 /* One block [k0, k1): its loss sum; gradient rows into G (NULL: none).
- * pre: (N + 1) x R doubles of scratch. */
-static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *const *G, double *pre,
-                    uint32_t *const *bind, double *bvals)
+ * pre: (N + 1) x R doubles of scratch. R a constant in the specialisations
+ * below (the rows' loops unrolled into whole vectors). */
+TF_ALWAYS_INLINE double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *const *G, double *pre,
+                              uint32_t *const *bind, double *bvals, const uint64_t R)
 {
     const int want_f = in->want_f || !G;
     const tf_gcp_samples *s = in->s;
@@ -35,7 +37,6 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
         nz_end = k0 + knz;
     }
     const uint32_t N = s->order;
-    const uint64_t R = in->rank;
     const int loss = in->loss;
     double *suf = pre + (uint64_t)N * R;
     double sum = 0.0;
@@ -51,11 +52,13 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
         /* pre[n] = prod_{j < n} A_j(i_j, :) (pre[0] = 1), then the full product */
         const double *a0 = in->A[0] + (uint64_t)ind[0][k - base] * R;
         double *p1 = pre + R;
+        TF_SIMD
         for (uint64_t r = 0; r < R; ++r) p1[r] = a0[r];
         for (uint32_t n = 1; n < N; ++n) {
             const double *an = in->A[n] + (uint64_t)ind[n][k - base] * R;
             const double *pp = pre + (uint64_t)n * R;
             double *pn = n + 1 < N ? pre + (uint64_t)(n + 1) * R : suf;
+            TF_SIMD
             for (uint64_t r = 0; r < R; ++r) pn[r] = pp[r] * an[r];
         }
         double m = 0.0;
@@ -66,21 +69,56 @@ static double block(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *
         if (!G) continue;
         const double y = w * (tf_gcp_df(loss, x, m) - (semi_nz ? tf_gcp_df(loss, 0.0, m) : 0.0));
         /* mode n's row gets y * pre[n] * (product of the modes after n) */
+        TF_SIMD
         for (uint64_t r = 0; r < R; ++r) suf[r] = y;
         for (uint32_t n = N; n-- > 0;) {
             const uint64_t i = ind[n][k - base];
             double *g = G[n] + i * R;
             const double *pn = pre + (uint64_t)n * R;
             if (n == 0) {
+                TF_SIMD
                 for (uint64_t r = 0; r < R; ++r) g[r] += suf[r];
             } else {
+                TF_SIMD
                 for (uint64_t r = 0; r < R; ++r) g[r] += suf[r] * pn[r];
                 const double *an = in->A[n] + i * R;
+                TF_SIMD
                 for (uint64_t r = 0; r < R; ++r) suf[r] *= an[r];
             }
         }
     }
     return sum;
+}
+
+/* block per constant rank and ISA level; products and sums not contracted
+ * into fused multiply-adds, so every level gives the baseline's bits (the
+ * results do not depend on the machine's vector width). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TF_GCP_NO_FMA __attribute__((optimize("fp-contract=off")))
+#else
+#define TF_GCP_NO_FMA
+#endif
+#define TF_GCP_BLOCK_FN(suffix, RANK)                                                                           \
+    TF_KERNEL_CLONES TF_GCP_NO_FMA static double block_##suffix(const tf_gcp_pass_in *in, uint64_t k0,           \
+                                                                uint64_t k1, double *const *G, double *pre,      \
+                                                                uint32_t *const *bind, double *bvals)            \
+    {                                                                                                           \
+        return block(in, k0, k1, G, pre, bind, bvals, (RANK));                                                  \
+    }
+TF_GCP_BLOCK_FN(r8, 8)
+TF_GCP_BLOCK_FN(r16, 16)
+TF_GCP_BLOCK_FN(r32, 32)
+TF_GCP_BLOCK_FN(any, in->rank)
+
+static double block_of(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, double *const *G, double *pre,
+                       uint32_t *const *bind, double *bvals)
+{
+    switch (in->rank) {
+    case 8: return block_r8(in, k0, k1, G, pre, bind, bvals);
+    case 16: return block_r16(in, k0, k1, G, pre, bind, bvals);
+    case 32: return block_r32(in, k0, k1, G, pre, bind, bvals);
+    default: return block_any(in, k0, k1, G, pre, bind, bvals);
+    }
 }
 
 tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
@@ -129,7 +167,7 @@ tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
         for (int64_t b = 0; b < (int64_t)nb; ++b) {
             const uint64_t k0 = (uint64_t)b * TF_GCP_BLOCK;
             const uint64_t k1 = k0 + TF_GCP_BLOCK < n ? k0 + TF_GCP_BLOCK : n;
-            bsum[b] = block(in, k0, k1, g, pre, bind, bvals);
+            bsum[b] = block_of(in, k0, k1, g, pre, bind, bvals);
         }
         if (G && nt > 1) { /* the parts into G, every thread a range of entries, in thread order */
             uint64_t off = 0;

@@ -233,6 +233,10 @@ uint64_t tf_gcp_draw_range(const tf_gcp_nzset *h, uint64_t seed, uint64_t stream
                 ++wnz;
                 continue;
             }
+            if (!probe && w == o) { /* semi-stratified, nothing dropped before: the coordinates are in place */
+                vals[w++] = 0.0;
+                continue;
+            }
             uint32_t idx[TF_MAX_ORDER];
             for (uint32_t n = 0; n < N; ++n) idx[n] = ind[n][o];
             if (probe && has_from(h, idx, at[q], key[q])) {
