@@ -120,4 +120,38 @@ static inline void kt_complete_entries(tf_rng *rng, uint32_t N, const uint64_t *
     CHECK_OK(tf_tensor_canonicalize(X, NULL, NULL));
 }
 
+/* Solves the n x n system M x = b in place of b (M overwritten) by
+ * Gaussian elimination with partial pivoting: the float64 reference of the
+ * row solves (tests/test_complete.c, test_cp_apr_pdnr.c); 0 when singular. */
+static inline int kt_ref_solve(double *M, double *b, uint64_t n)
+{
+    for (uint64_t c = 0; c < n; ++c) {
+        uint64_t p = c;
+        for (uint64_t r = c + 1; r < n; ++r)
+            if (fabs(M[r * n + c]) > fabs(M[p * n + c])) p = r;
+        if (M[p * n + c] == 0.0) return 0;
+        if (p != c) {
+            for (uint64_t k = 0; k < n; ++k) {
+                const double t = M[c * n + k];
+                M[c * n + k] = M[p * n + k];
+                M[p * n + k] = t;
+            }
+            const double t = b[c];
+            b[c] = b[p];
+            b[p] = t;
+        }
+        for (uint64_t r = c + 1; r < n; ++r) {
+            const double f = M[r * n + c] / M[c * n + c];
+            for (uint64_t k = c; k < n; ++k) M[r * n + k] -= f * M[c * n + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (uint64_t c = n; c-- > 0;) {
+        double s = b[c];
+        for (uint64_t k = c + 1; k < n; ++k) s -= M[c * n + k] * b[k];
+        b[c] = s / M[c * n + c];
+    }
+    return 1;
+}
+
 #endif

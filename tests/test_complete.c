@@ -34,39 +34,6 @@
 
 /* ------------------------------------------------------------- reference */
 
-/* Solves the n x n system M x = b (M overwritten) by Gaussian elimination
- * with partial pivoting; 0 when singular. */
-static int ref_solve(double *M, double *b, uint64_t n)
-{
-    for (uint64_t c = 0; c < n; ++c) {
-        uint64_t p = c;
-        for (uint64_t r = c + 1; r < n; ++r)
-            if (fabs(M[r * n + c]) > fabs(M[p * n + c])) p = r;
-        if (M[p * n + c] == 0.0) return 0;
-        if (p != c) {
-            for (uint64_t k = 0; k < n; ++k) {
-                const double t = M[c * n + k];
-                M[c * n + k] = M[p * n + k];
-                M[p * n + k] = t;
-            }
-            const double t = b[c];
-            b[c] = b[p];
-            b[p] = t;
-        }
-        for (uint64_t r = c + 1; r < n; ++r) {
-            const double f = M[r * n + c] / M[c * n + c];
-            for (uint64_t k = c; k < n; ++k) M[r * n + k] -= f * M[c * n + k];
-            b[r] -= f * b[c];
-        }
-    }
-    for (uint64_t c = n; c-- > 0;) {
-        double s = b[c];
-        for (uint64_t k = c + 1; k < n; ++k) s -= M[c * n + k] * b[k];
-        b[c] = s / M[c * n + c];
-    }
-    return 1;
-}
-
 /* Mode n's update of K's factors (in place), as the plain definition: per
  * row, every entry of X scanned. */
 static void ref_update(const tf_tensor *X, tf_ktensor *K, uint32_t n, double l2)
@@ -88,7 +55,7 @@ static void ref_update(const tf_tensor *X, tf_ktensor *K, uint32_t n, double l2)
             }
         }
         for (uint64_t r = 0; r < R; ++r) M[r * R + r] += l2;
-        CHECK(ref_solve(M, b, R));
+        CHECK(kt_ref_solve(M, b, R));
         memcpy(K->factors[n].data + i * R, b, R * sizeof *b);
     }
     free(M);

@@ -54,34 +54,6 @@ static double ref_grad(const double *x, const double *pi, uint64_t J, uint64_t R
     return kkt;
 }
 
-/* Gaussian elimination with partial pivoting of A (n x n, destroyed) x = y. */
-static void ref_solve(double *A, double *y, uint64_t n)
-{
-    for (uint64_t c = 0; c < n; ++c) {
-        uint64_t p = c;
-        for (uint64_t i = c + 1; i < n; ++i)
-            if (fabs(A[i * n + c]) > fabs(A[p * n + c])) p = i;
-        for (uint64_t k = 0; k < n; ++k) {
-            const double t = A[c * n + k];
-            A[c * n + k] = A[p * n + k];
-            A[p * n + k] = t;
-        }
-        const double t = y[c];
-        y[c] = y[p];
-        y[p] = t;
-        for (uint64_t i = c + 1; i < n; ++i) {
-            const double f = A[i * n + c] / A[c * n + c];
-            for (uint64_t k = c; k < n; ++k) A[i * n + k] -= f * A[c * n + k];
-            y[i] -= f * y[c];
-        }
-    }
-    for (uint64_t c = n; c-- > 0;) {
-        double s = y[c];
-        for (uint64_t k = c + 1; k < n; ++k) s -= A[c * n + k] * y[k];
-        y[c] = s / A[c * n + c];
-    }
-}
-
 /* One PDNR step of pyttb's (get_search_dir_pdnr + tt_linesearch_prowsubprob)
  * from b into bn; returns the KKT violation at b. */
 static double ref_step(const double *x, const double *pi, uint64_t J, uint64_t R, const double *b, double mu,
@@ -105,7 +77,7 @@ static double ref_step(const double *x, const double *pi, uint64_t J, uint64_t R
         y[c] = -g[fr[c]];
         for (uint64_t e = 0; e < F; ++e) A[c * F + e] = H[fr[c] * R + fr[e]] + (c == e ? mu : 0.0);
     }
-    ref_solve(A, y, F);
+    kt_ref_solve(A, y, F);
     double q = 0.0, lin = 0.0;
     for (uint64_t c = 0; c < F; ++c) {
         d[fr[c]] = y[c];
