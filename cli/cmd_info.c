@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tenfold info: version, build options, threads and GPUs. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "args.h"
 #include "commands.h"
@@ -72,7 +73,8 @@ int cmd_info(int argc, char **argv)
     else printf("mpi:     no\n");
     printf("threads: %d (CPU backend default)\n", tf_default_threads());
     int n = tf_gpu_count();
-    printf("gpus:    %d found\n", n);
+    printf("gpus:    %d found%s\n", n,
+           n > 0 && getenv("TF_TEST_GPUS") ? " (TF_TEST_GPUS test mode: GPU i is physical GPU i mod the count)" : "");
     for (int d = 0; d < n; ++d) {
         char desc[256];
         if (tf_gpu_describe(d, desc, sizeof desc) == TF_OK) printf("  gpu %d: %s\n", d, desc);

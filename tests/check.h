@@ -57,6 +57,14 @@ static inline int tf_test_quick(int argc, char **argv)
     return (argc > 1 && !strcmp(argv[1], "--quick")) || (env && !strcmp(env, "1"));
 }
 
+/* Whether the NCCL cases of the several-GPU tests can run: not under
+ * TF_TEST_GPUS (several logical GPUs on one physical GPU: NCCL refuses one
+ * device twice; docs/DESIGN.md, "Several GPUs on one"). */
+static inline int tf_test_nccl_ok(void)
+{
+    return getenv("TF_TEST_GPUS") == NULL;
+}
+
 static inline int tf_test_skip(const char *name, const char *why)
 {
     printf("%s: skipped: %s\n", name, why);

@@ -54,7 +54,7 @@ bool tf_peer_usable(tf_gpu_dev *const *gpu, int n)
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
             if (i == j) continue;
-            if (gpu[i]->device == gpu[j]->device) return false; /* one GPU twice: nothing to copy across */
+            if (gpu[i]->device == gpu[j]->device) continue; /* one GPU twice (TF_TEST_GPUS): a copy within it */
             int ok = 0;
             if (cudaDeviceCanAccessPeer(&ok, gpu[i]->device, gpu[j]->device) != cudaSuccess) {
                 cudaGetLastError();
@@ -75,7 +75,7 @@ tf_status tf_peer_exchange_init(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
         g->gpu[i] = gpu[i];
         TF_TRY(tf_gpu_dev_use(gpu[i]));
         for (int j = 0; j < n; ++j)
-            if (j != i) TF_TRY(tf_peer_enable(gpu[i]->device, gpu[j]->device));
+            if (j != i && gpu[j]->device != gpu[i]->device) TF_TRY(tf_peer_enable(gpu[i]->device, gpu[j]->device));
         TF_CU(cudaEventCreateWithFlags(&g->ready[i], cudaEventDisableTiming));
         TF_CU(cudaEventCreateWithFlags(&g->sent[i], cudaEventDisableTiming));
     }

@@ -2,6 +2,7 @@
 /* CUDA device queries: how many devices, and what each one is. */
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "seams/cuda_module.h"
@@ -17,7 +18,7 @@ extern "C" void tf_cuda_versions_impl(int *runtime, int *driver)
 }
 
 
-extern "C" int tf_gpu_count_impl(void)
+int tf_gpu_physical_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -27,10 +28,35 @@ extern "C" int tf_gpu_count_impl(void)
     return n;
 }
 
+/* TF_TEST_GPUS=k (1..TF_MAX_GPUS), read once: the test mode's count, else 0. */
+static int test_gpus(void)
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *s = getenv("TF_TEST_GPUS");
+        char *end = nullptr;
+        const long v = s ? strtol(s, &end, 10) : 0;
+        k = s && end != s && *end == '\0' && v >= 1 && v <= TF_MAX_GPUS ? (int)v : 0;
+    }
+    return k;
+}
+
+extern "C" int tf_gpu_count_impl(void)
+{
+    const int n = tf_gpu_physical_count();
+    return n > 0 && test_gpus() ? test_gpus() : n;
+}
+
+int tf_gpu_physical(int device)
+{
+    const int n = tf_gpu_physical_count();
+    return test_gpus() && n > 0 && device >= 0 ? device % n : device;
+}
+
 extern "C" tf_status tf_gpu_describe_impl(int device, char *buf, size_t len)
 {
     cudaDeviceProp p;
-    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    cudaError_t e = cudaGetDeviceProperties(&p, tf_gpu_physical(device));
     if (e != cudaSuccess) {
         if (buf && len) snprintf(buf, len, "none");
         return tf_fail(TF_ERR_DEVICE, "cannot query CUDA device %d: %s", device, cudaGetErrorString(e));
@@ -73,7 +99,7 @@ static cudaError_t median_copy_seconds(void *dst, const void *src, size_t bytes,
 extern "C" tf_status tf_gpu_copy_bandwidth_impl(int device, double *bytes_per_s)
 {
     *bytes_per_s = 0.0;
-    cudaError_t e = cudaSetDevice(device);
+    cudaError_t e = cudaSetDevice(tf_gpu_physical(device));
     size_t fr = 0, tot = 0;
     if (e == cudaSuccess) e = cudaMemGetInfo(&fr, &tot);
     if (e != cudaSuccess)
@@ -102,7 +128,7 @@ extern "C" tf_status tf_gpu_copy_bandwidth_impl(int device, double *bytes_per_s)
 extern "C" tf_status tf_gpu_h2d_bandwidth_impl(int device, double *bytes_per_s)
 {
     *bytes_per_s = 0.0;
-    cudaError_t e = cudaSetDevice(device);
+    cudaError_t e = cudaSetDevice(tf_gpu_physical(device));
     size_t fr = 0, tot = 0;
     if (e == cudaSuccess) e = cudaMemGetInfo(&fr, &tot);
     if (e != cudaSuccess)

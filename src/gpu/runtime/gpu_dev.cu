@@ -72,8 +72,10 @@ tf_status tf_gpu_dev_init(tf_gpu_dev *c, int device)
         return tf_fail(TF_ERR_UNAVAILABLE, "no CUDA device is present (%s)",
                        e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     }
+    n = tf_gpu_count_impl(); /* TF_TEST_GPUS's count where set */
     if (device < 0 || device >= n)
         return tf_fail(TF_ERR_ARG, "CUDA device %d does not exist (devices 0..%d)", device, n - 1);
+    device = tf_gpu_physical(device);
     c->device = device;
     TF_CU(cudaSetDevice(device));
     cudaDeviceProp p;

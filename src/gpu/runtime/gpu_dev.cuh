@@ -59,7 +59,17 @@ tf_status tf_gpu_dev_at(tf_context *c, int i, tf_gpu_dev **out);
  * left of the context's memory limit where that is smaller. */
 tf_status tf_gpu_budget(const tf_gpu_dev *c, uint64_t *bytes);
 
-/* Selects `device` (which must exist) and creates the streams. */
+/* The CUDA devices: physically present, and the physical device behind a
+ * run's device number. The test mode TF_TEST_GPUS=k (docs/DESIGN.md,
+ * "Several GPUs on one") makes tf_gpu_count say k and device i be the
+ * physical i mod count: several GPUs' code (the executor, the partition,
+ * the peer exchange as copies within a device) runs on one GPU; NCCL
+ * refuses one device twice, so GPU ranks still need distinct GPUs. */
+int tf_gpu_physical_count(void);
+int tf_gpu_physical(int device);
+
+/* Selects `device` (a run's device number: it must exist) and creates the
+ * streams; c->device is the physical device. */
 tf_status tf_gpu_dev_init(tf_gpu_dev *c, int device);
 /* Makes `c->device` current for the calling thread, and c the context
  * that this thread's device allocations are counted against (its memory
