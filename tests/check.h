@@ -57,9 +57,10 @@ static inline int tf_test_quick(int argc, char **argv)
     return (argc > 1 && !strcmp(argv[1], "--quick")) || (env && !strcmp(env, "1"));
 }
 
-/* Whether the NCCL cases of the several-GPU tests can run: not under
- * TF_TEST_GPUS (several logical GPUs on one physical GPU: NCCL refuses one
- * device twice; docs/DESIGN.md, "Several GPUs on one"). */
+/* Whether the GPUs are physical ones: not under TF_TEST_GPUS (several
+ * logical GPUs on one physical GPU; docs/DESIGN.md, "Several GPUs on one"),
+ * where NCCL refuses one device twice and a caller's device pointers name
+ * physical GPUs, so such cases are left out. */
 static inline int tf_test_nccl_ok(void)
 {
     return getenv("TF_TEST_GPUS") == NULL;

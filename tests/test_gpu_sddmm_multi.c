@@ -415,6 +415,8 @@ int main(int argc, char **argv)
 {
     const int quick = tf_test_quick(argc, argv);
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_sddmm_multi", "fewer than two CUDA devices");
+    if (!tf_test_nccl_ok()) /* the caller's arrays name physical GPUs */
+        return tf_test_skip("test_gpu_sddmm_multi", "TF_TEST_GPUS: logical GPUs on one physical GPU");
     cases(quick);
     bad_inputs();
     return tf_test_finish("test_gpu_sddmm_multi");
