@@ -12,6 +12,10 @@
 #   GENTEN    (environment) GenTen's `genten` tool, or a pygenten wheel, which is
 #             unpacked into OUT_DIR/genten (bench/genten-prep downloads it into
 #             .devdeps/genten/); unset: tenfold alone
+#   ALTO      (environment) ALTO's `cpd64` (IntelLabs/ALTO, built outside the
+#             project; a .xz of it is unpacked into OUT_DIR), run from its own
+#             binary copy of each tensor (written once by `cpd64 -f 1`) and its own
+#             random start (-x 1): seconds per iteration only; unset: no ALTO
 #
 # Per tensor, environment and tool one row: the median seconds per iteration
 # (iterations 2..N: the first one is left out) at each thread count, the
@@ -37,7 +41,8 @@
 # RUN_TIMEOUT=300 seconds per run, DEADLINE=450: no run starts later than this
 # many seconds after the script (each tensor's table is printed when its runs
 # end, the 20M tensor last). "default" unsets the OMP_* variables of
-# the caller; GenTen gets OMP_NUM_THREADS=t.
+# the caller; GenTen and ALTO get OMP_NUM_THREADS=t (ALTO on the 20M tensor
+# at GENTEN_SKEW_THREADS too).
 set -u
 if [ $# -lt 2 ]; then
     sed -n '6,15p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -95,6 +100,17 @@ if [ -n "${GENTEN:-}" ]; then
     [ -x "$GT" ] || { echo "cpu_scaling: GenTen's tool $GT is not an executable" >&2; exit 1; }
 fi
 
+# ---- ALTO
+AL=""
+if [ -n "${ALTO:-}" ]; then
+    case $ALTO in
+        *.xz) mkdir -p "$OUT/alto" && xz -dc "$ALTO" >"$OUT/alto/cpd64" && chmod +x "$OUT/alto/cpd64" || exit 1
+              AL=$OUT/alto/cpd64 ;;
+        *) AL=$ALTO ;;
+    esac
+    [ -x "$AL" ] || { echo "cpu_scaling: ALTO's tool $AL is not an executable" >&2; exit 1; }
+fi
+
 # ---- the machine and the tools
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $("${CLEAN[@]}" nproc) CPUs in the mask," \
      "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
@@ -103,6 +119,7 @@ topo=$(lscpu 2>/dev/null | grep -E '^(Thread\(s\) per core|Core\(s\) per socket|
        sed 's/  */ /g' | paste -sd ';' -)
 [ -n "$topo" ] && echo "# $topo"
 [ -n "$GT" ] && echo "# GenTen: $GT (Kokkos OpenMP; OMP_NUM_THREADS=t)"
+[ -n "$AL" ] && echo "# ALTO: $AL (OpenMP; OMP_NUM_THREADS=t; its binary input, its own start)"
 for e in $ENVS; do
     echo "# info --threads under '$e':"
     "${CLEAN[@]}" $(env_of "$e") "$TF" info --threads 2>&1 | cut -c1-200 | sed 's/^/#   /'
@@ -118,10 +135,30 @@ if [ ! -s "$skew" ]; then
     "${CLEAN[@]}" "$TF" gen -o "$skew" --dims "$dims" --nnz "$nnz" --alpha 0.7 -q ||
         { echo "cpu_scaling: tenfold gen failed" >&2; exit 1; }
 fi
-if [ -n "$GT" ]; then
+if [ -n "$GT$AL" ]; then
     for n in uber-apr14 nycflights13; do
         [ -s "$OUT/$n.tns" ] || "${CLEAN[@]}" "$TF" convert "$DATA/$n.tns.xz" "$OUT/$n.tns" -q ||
             { echo "cpu_scaling: tenfold convert of $n failed" >&2; exit 1; }
+    done
+fi
+# ALTO's binary copy of a text tensor: alto_copy TEXT NAME (cpd64 -f 1 writes <N>D_<nnz>.bin in its cwd)
+alto_copy() {
+    [ -s "$OUT/$2.abin" ] && return 0
+    mkdir -p "$OUT/alto-$2" && (cd "$OUT/alto-$2" && rm -f ./*.bin &&
+        timeout "$RUN_TIMEOUT" "${CLEAN[@]}" OMP_NUM_THREADS=4 "$AL" -i "$1" -r 2 -m 1 -f 1 >copy.log 2>&1) &&
+        mv "$OUT/alto-$2"/*.bin "$OUT/$2.abin" ||
+        { echo "cpu_scaling: ALTO's copy of $2 failed" >&2; tail -n 3 "$OUT/alto-$2/copy.log" >&2; return 1; }
+}
+if [ -n "$AL" ]; then
+    for n in uber-apr14 nycflights13; do alto_copy "$OUT/$n.tns" "$n" || exit 1; done
+    if [ -n "$GENTEN_SKEW_THREADS" ] && [ ! -s "$OUT/skew.abin" ]; then
+        { "${CLEAN[@]}" "$TF" convert "$skew" "$OUT/skew-$SKEW_NNZ.alto.tns" -q && alto_copy "$OUT/skew-$SKEW_NNZ.alto.tns" skew; } ||
+            exit 1
+        rm -f "$OUT/skew-$SKEW_NNZ.alto.tns"
+    fi
+fi
+if [ -n "$GT" ]; then
+    for n in uber-apr14 nycflights13; do
         # the shared start: GenTen's random guess (seed 1), as tenfold's --init files
         if [ ! -s "$OUT/$n.start.txt" ]; then
             timeout "$RUN_TIMEOUT" "${CLEAN[@]}" OMP_NUM_THREADS=1 "$GT" --input "$OUT/$n.tns" --index-base 1 \
@@ -149,7 +186,7 @@ fi
 echo "# prepared in $(( $(date +%s) - T0 )) s"
 
 # ---- the runs: OUT/NAME.TOOL.ENV.tT.{json,hist,txt} (a kept OUT_DIR's earlier ones removed first)
-rm -f "$OUT"/*.tenfold.*.t*.* "$OUT"/*.genten.*.t*.*
+rm -f "$OUT"/*.tenfold.*.t*.* "$OUT"/*.genten.*.t*.* "$OUT"/*.alto.*.t*.*
 run_tenfold() { # NAME INPUT ITERS ENV T [INIT_STEM]
     local base=$OUT/$1.tenfold.$4.t$5 init=()
     [ -n "${6:-}" ] && init=(--init "$6")
@@ -164,13 +201,17 @@ run_genten() { # NAME INPUT ITERS ENV T [START_FILE]
         --rank "$RANK" --maxiters "$3" --tol 0 --printitn 0 "${start[@]}" --timings \
         --history-file "$base.hist" >"$base.txt" 2>&1
 }
+run_alto() { # NAME ITERS ENV T
+    timeout "$RUN_TIMEOUT" "${CLEAN[@]}" $(env_of "$3") OMP_NUM_THREADS="$4" "$AL" -b "$OUT/$1.abin" -r "$RANK" \
+        -m "$2" -x 1 >"$OUT/$1.alto.$3.t$4.txt" 2>&1
+}
 # the table of one tensor (NAME: nycflights13, uber-apr14 or skew), from the reports in OUT
 table() {
-    python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" "$1" <<'EOF'
+    python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" "$1" "${AL:+alto}" <<'EOF'
 import json, os, re, statistics, sys
-out, rank, iters, skew_iters, skew_nnz, threads, real_envs, skew_envs, with_genten, only = sys.argv[1:11]
+out, rank, iters, skew_iters, skew_nnz, threads, real_envs, skew_envs, with_genten, only, with_alto = sys.argv[1:12]
 threads = [int(t) for t in threads.split()]
-tools = ['tenfold'] + (['genten'] if with_genten else [])
+tools = ['tenfold'] + (['genten'] if with_genten else []) + (['alto'] if with_alto else [])
 
 def tenfold(name, env, t):
     """(median s/iter of iterations 2.., final fit, report) or None"""
@@ -196,6 +237,17 @@ def genten(name, env, t):
         rows.append((int(f[0]), float(f[2]), float(f[6])))
     s = [rows[k][2] - rows[k - 1][2] for k in range(2, len(rows))]  # iteration k = time[k] - time[k-1], k >= 2
     return (statistics.median(s) if s else None, rows[-1][1] if rows else None)
+
+def alto(name, env, t):
+    """(median s/iter of iterations 2.., None) or None, from ALTO's `it: k fit: F ... time(for MTTKRP): S s (M s)`"""
+    try:
+        txt = open('%s/%s.alto.%s.t%d.txt' % (out, name, env, t)).read()
+    except OSError:
+        return None
+    rows = [(int(m.group(1)), float(m.group(2)))
+            for m in re.finditer(r'^it: (\d+)\s.*time\(for MTTKRP\): (\S+) s', txt, re.M)]
+    s = [r[1] for r in rows if r[0] >= 1]
+    return (statistics.median(s) if s else None, None)
 
 def fmt(v):
     return '-' if v is None else ('%.3g' % v)
@@ -233,10 +285,10 @@ for name, it in names:
     fits = {tool: [] for tool in tools}
     for e in envs:
         for tool in tools:
-            res = [(tenfold if tool == 'tenfold' else genten)(key, e, t) for t in threads]
+            res = [{'tenfold': tenfold, 'genten': genten, 'alto': alto}[tool](key, e, t) for t in threads]
             times = [r[0] if r else None for r in res]
             fits[tool] += [r[1] for r in res if r and r[1] is not None]
-            if tool == 'genten' and not any(times):
+            if tool != 'tenfold' and not any(times):
                 continue
             sp, mono = tail(times)
             print('%-8s %-8s' % (tool, e) + ''.join(' %8s' % fmt(v) for v in times) + '  %-11s %s' % (sp, mono))
@@ -246,7 +298,7 @@ for name, it in names:
         if f:
             spread = (max(f) - min(f)) / abs(statistics.mean(f)) if statistics.mean(f) else 0
             line.append('%s %.10g (%d runs, spread %.1e)' % (tool, statistics.median(f), len(f), spread))
-    if len(tools) == 2 and fits['tenfold'] and fits['genten'] and key != 'skew':
+    if 'genten' in tools and fits['tenfold'] and fits['genten'] and key != 'skew':
         a, b = statistics.median(fits['tenfold']), statistics.median(fits['genten'])
         line.append('agree to 7 digits: %s' % ('yes' if abs(a - b) <= 5e-7 * abs(b) + 1e-12 else 'NO (%.2e apart)' % abs(a - b)))
     print('fits: ' + '; '.join(line))
@@ -289,6 +341,7 @@ for name in nycflights13 uber-apr14 skew; do
             fi
             run_tenfold "$name" "$x" "$it" "$e" "$t" "$stem"
             if [ -n "$GT" ] && [[ " $gthreads " == *" $t "* ]]; then run_genten "$name" "$gx" "$it" "$e" "$t" "$gstart"; fi
+            if [ -n "$AL" ] && [[ " $gthreads " == *" $t "* ]]; then run_alto "$name" "$it" "$e" "$t"; fi
         done
     done
     table "$name"
