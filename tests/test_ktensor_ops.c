@@ -149,6 +149,52 @@ static void hand_example(void)
     tf_ktensor_free(&K);
 }
 
+/* tf_ktensor_fixsigns against the rule worked by hand (pyttb's fixsigns):
+ * per component, the largest-magnitude entry of each factor's column (the
+ * first of ties; a NaN wins and is not negative), and the first 2 floor(k/2)
+ * of the k factors where it is negative negated. Outputs checked entry by
+ * entry, so a flip too many or too few fails. */
+static void fixsigns_hand(void)
+{
+    const uint64_t dims[4] = {3, 2, 2, 2};
+    tf_ktensor K;
+    CHECK_OK(tf_ktensor_alloc(&K, 4, dims, 4));
+    /* columns (components) r = 0..3, factors row-major (rows x 4):
+     * r 0: largest negative in factors 1, 2, 3 (three: factors 1 and 2 flip)
+     * r 1: a tie -5 (first) / 5 in factor 1 -> negative; factor 2 negative: both flip
+     * r 2: a NaN in factor 1 (not negative) after -9; factor 3 negative: one, none flips
+     * r 3: all positive: nothing */
+    const double f1[12] = {-4, -5, -9, 1,  /* row 0 */
+                           2, 5, NAN, 1,    /* row 1 */
+                           1, 1, 1, 2};     /* row 2 */
+    const double f2[8] = {-3, -2, 1, 1, 1, 1, 1, 1};
+    const double f3[8] = {1, 1, 1, 1, -7, 1, 1, 1};
+    const double f4[8] = {1, 1, -2, 1, 1, 1, 1, 1};
+    memcpy(K.factors[0].data, f1, sizeof f1);
+    memcpy(K.factors[1].data, f2, sizeof f2);
+    memcpy(K.factors[2].data, f3, sizeof f3);
+    memcpy(K.factors[3].data, f4, sizeof f4);
+    for (int r = 0; r < 4; ++r) K.lambda[r] = r + 1.0;
+    CHECK_OK(tf_ktensor_fixsigns(&K));
+    const int flip[4][4] = {{1, 1, 0, 0}, {1, 1, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}; /* [mode][r] */
+    const double *orig[4] = {f1, f2, f3, f4};
+    for (int m = 0; m < 4; ++m)
+        for (uint64_t i = 0; i < dims[m]; ++i)
+            for (int r = 0; r < 4; ++r) {
+                const double want = flip[m][r] ? -orig[m][i * 4 + r] : orig[m][i * 4 + r],
+                             got = K.factors[m].data[i * 4 + r];
+                CHECKF(got == want || (isnan(got) && isnan(want)), "fixsigns: factor %d (%llu, %d) %g, expected %g",
+                       m + 1, (unsigned long long)i, r, got, want);
+            }
+    for (int r = 0; r < 4; ++r) CHECKF(K.lambda[r] == r + 1.0, "fixsigns: lambda %d changed", r);
+    CHECKF(tf_ktensor_fixsigns(NULL) == TF_ERR_ARG, "fixsigns(NULL): %s", tf_last_error());
+    K.factors[1].cols = 3;
+    CHECKF(tf_ktensor_fixsigns(&K) == TF_ERR_ARG && strstr(tf_last_error(), "factor 2"), "a 2 x 3 factor: %s",
+           tf_last_error());
+    K.factors[1].cols = 4;
+    tf_ktensor_free(&K);
+}
+
 static void real_data(tf_rng *rng)
 {
     tf_tensor X;
@@ -270,6 +316,7 @@ int main(void)
     tf_rng_seed(&rng, kt_seed("test_ktensor_ops"));
     random_cases(&rng);
     hand_example();
+    fixsigns_hand();
     real_data(&rng);
     model_values_ex(&rng);
     errors(&rng);

@@ -137,6 +137,13 @@ tf_status tf_ktensor_innerprod(const tf_tensor *X, const tf_ktensor *K, double *
  * densely: sqrt(|sum_{r,s} lambda_r lambda_s prod_n (A_n^T A_n)(r,s)|)
  * (pyttb ktensor.norm). rank <= TF_MAX_RANK. */
 tf_status tf_ktensor_norm(const tf_ktensor *K, double *out);
+/* pyttb's ktensor.fixsigns() in place: in every component r, per factor the
+ * entry of largest magnitude in column r (the first of ties; a NaN counts as
+ * largest and is not negative), and of the factors where it is negative the
+ * first 2 floor(k / 2) of the k (in mode order) have column r negated -- an
+ * even count, so the model is unchanged. lambda is left alone; a factor of 0
+ * rows may have no data. */
+tf_status tf_ktensor_fixsigns(tf_ktensor *K);
 
 /* Fit 1 - ||X - K|| / ||X|| of a Kruskal tensor, computed directly (for
  * tests); X and lambda are scaled by a power of two first, so values near

@@ -397,3 +397,20 @@ def test_errors(X):
         tenfold.score(rand_kt(X.shape, 2, 1), rand_kt(X.shape, 3, 2))
     with pytest.raises(tenfold.ArgumentError, match="permutation"):
         tenfold.arrange(K, [0, 0, 1])
+
+
+def test_fixsigns_ties_nan_layouts(ttb):
+    """The C pass (tf_ktensor_fixsigns) on ties, a NaN and arrays that are not C-contiguous, as pyttb."""
+    from tenfold import _helpers
+
+    w, fs = rand_kt((9, 7, 6, 5), 4, 11, negative=True)
+    fs[0][2, 1], fs[0][5, 1] = -50.0, 50.0  # a tie: the first (negative) wins
+    fs[1][3, 2] = np.nan  # the largest: not negative
+    theirs = kt(ttb, (w, fs)).fixsigns()
+    wide = np.zeros((fs[2].shape[0], 2 * fs[2].shape[1]))
+    wide[:, ::2] = fs[2]
+    ours = [np.asfortranarray(fs[0]), fs[1].copy(), wide[:, ::2], fs[3].copy()]  # F order, C, a strided view, C
+    _helpers.fixsigns_inplace(ours)
+    for a, b in zip(ours, theirs.factor_matrices):
+        assert np.array_equal(a, b, equal_nan=True)
+    assert np.array_equal(wide[:, ::2], ours[2])  # written back into the caller's view

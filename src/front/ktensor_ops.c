@@ -148,6 +148,75 @@ tf_status tf_ktensor_norm(const tf_ktensor *K, double *out)
     return s;
 }
 
+tf_status tf_ktensor_fixsigns(tf_ktensor *K)
+{
+    if (!K) return tf_fail(TF_ERR_ARG, "tf_ktensor_fixsigns: K must not be NULL");
+    if (K->order < TF_MIN_ORDER || K->order > TF_MAX_ORDER)
+        return tf_fail(TF_ERR_ARG, "tf_ktensor_fixsigns: the ktensor's order %u is outside %d..%d", K->order,
+                       TF_MIN_ORDER, TF_MAX_ORDER);
+    const uint64_t R = K->rank;
+    for (uint32_t m = 0; m < K->order; ++m) {
+        const tf_matrix *A = &K->factors[m];
+        if (A->rows != K->dims[m] || A->cols != R || (A->rows && !A->data))
+            return tf_fail(TF_ERR_ARG, "tf_ktensor_fixsigns: factor %u is %llu x %llu%s, expected %llu x %llu", m + 1,
+                           (unsigned long long)A->rows, (unsigned long long)A->cols, A->data ? "" : " without data",
+                           (unsigned long long)K->dims[m], (unsigned long long)R);
+    }
+    if (R == 0) return TF_OK;
+    /* per column: the largest magnitude so far, whether it is negative,
+     * whether a NaN was seen (np.argmax picks the first NaN, whose sign is
+     * not negative); then per mode and column the sign to multiply by */
+    double *big = NULL, *sign = NULL;
+    int *neg = NULL, *nan = NULL;
+    TF_TRY(TF_ALLOC(big, R, "fixsigns column maxima"));
+    tf_status s = TF_ALLOC(sign, (uint64_t)K->order * R, "fixsigns signs");
+    if (s == TF_OK) s = TF_ALLOC(neg, (uint64_t)K->order * R, "fixsigns negative columns");
+    if (s == TF_OK) s = TF_ALLOC(nan, R, "fixsigns NaN columns");
+    for (uint32_t m = 0; s == TF_OK && m < K->order; ++m) {
+        const double *A = K->factors[m].data;
+        int *ng = neg + (uint64_t)m * R;
+        for (uint64_t r = 0; r < R; ++r) big[r] = -1.0, ng[r] = 0, nan[r] = 0;
+        /* row by row (row-major factors), branch-free so it vectorises over
+         * the columns; strictly larger wins, so the first of ties stays */
+        for (uint64_t i = 0; i < K->factors[m].rows; ++i) {
+            const double *row = A + i * R;
+            for (uint64_t r = 0; r < R; ++r) {
+                const double b = fabs(row[r]);
+                const int gt = b > big[r];
+                big[r] = gt ? b : big[r];
+                ng[r] = gt ? row[r] < 0.0 : ng[r];
+                nan[r] |= b != b;
+            }
+        }
+        for (uint64_t r = 0; r < R; ++r) ng[r] &= !nan[r];
+    }
+    if (s == TF_OK)
+        for (uint64_t r = 0; r < R; ++r) {
+            uint32_t k = 0;
+            for (uint32_t m = 0; m < K->order; ++m) k += (uint32_t)neg[(uint64_t)m * R + r];
+            uint32_t left = 2 * (k / 2); /* the first `left` negative ones, in mode order */
+            for (uint32_t m = 0; m < K->order; ++m) {
+                const int flip = neg[(uint64_t)m * R + r] && left > 0;
+                left -= (uint32_t)flip;
+                sign[(uint64_t)m * R + r] = flip ? -1.0 : 1.0;
+            }
+        }
+    for (uint32_t m = 0; s == TF_OK && m < K->order; ++m) {
+        const double *sg = sign + (uint64_t)m * R;
+        uint64_t r = 0;
+        while (r < R && sg[r] > 0) ++r;
+        if (r == R) continue; /* nothing to flip in this factor */
+        double *A = K->factors[m].data;
+        for (uint64_t i = 0; i < K->factors[m].rows; ++i)
+            for (uint64_t c = 0; c < R; ++c) A[i * R + c] *= sg[c];
+    }
+    tf_free(big);
+    tf_free(sign);
+    tf_free(neg);
+    tf_free(nan);
+    return s;
+}
+
 tf_status tf_cp_apr_loglik(const tf_tensor *X, const tf_ktensor *K, int threads, double *out)
 {
     if (!X || !K || !out) return tf_fail(TF_ERR_ARG, "tf_cp_apr_loglik: X, K and out must not be NULL");

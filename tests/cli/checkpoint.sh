@@ -192,8 +192,10 @@ if [ "${gpus:-0}" -ge 2 ]; then
     expect 0 "--gpus 2: resumed" cpd x.tns -r 4 --gpus 2 -i 10 --tol 0 --nowrite --resume g2p --checkpoint g2p
     check "--gpus 2: resumed, the straight run's fits (1e-12)" close_fits g2s g2p
     # the factors are written in the caller's row order: one GPU resumes a 2-GPU checkpoint to close fits
+    # (a checkpoint of its own at iteration 4: g2p has reached 10 above)
+    expect 0 "--gpus 2: 4 again" cpd x.tns -r 4 --gpus 2 -i 4 --tol 0 --nowrite --checkpoint g2h
     expect 0 "--gpus 2 checkpoint resumed on one GPU" cpd x.tns -r 4 --device gpu -i 10 --tol 0 --nowrite \
-        --resume g2p --checkpoint g1p
+        --resume g2h --checkpoint g1p
     check "--gpus 2 -> one GPU: fits within 1e-9" python3 -c "
 import sys
 f=[[float(x) for x in l.split()[1:]] for p in ['g2s.state','g1p.state'] for l in open(p) if l.startswith('fits ')]

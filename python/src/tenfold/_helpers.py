@@ -299,21 +299,17 @@ def arrange(K: Any, permutation: Optional[Sequence[int]] = None, weight_factor: 
 def fixsigns_inplace(fs: List[np.ndarray]) -> None:
     """pyttb's ktensor.fixsigns() without another ktensor, on the factor arrays
     themselves: per component, the columns whose largest-magnitude entry is
-    negative flipped, in pairs (so the model is unchanged)."""
+    negative flipped, in pairs (so the model is unchanged). One pass in C
+    (tf_ktensor_fixsigns) over arrays that are C-contiguous float64 already
+    (a method's results), else over contiguous copies written back."""
     if not fs or fs[0].shape[1] == 0:
         return
-    R = fs[0].shape[1]
-    # per mode, one argmax along the rows of |A|^T made contiguous (the first of
-    # ties, as per column; argmax over axis 0 of A itself copies A, and slower)
-    neg = np.zeros((len(fs), R), dtype=bool)
-    for n, A in enumerate(fs):
-        if A.shape[0]:
-            neg[n] = A[np.argmax(np.abs(A.T, order="C"), axis=1), np.arange(R)] < 0
-    # the first 2 floor(k / 2) of a component's k negative modes, in mode order
-    flip = neg & (np.cumsum(neg, axis=0) <= 2 * (neg.sum(axis=0) // 2))
-    for n, A in enumerate(fs):
-        if flip[n].any():
-            A[:, flip[n]] = -A[:, flip[n]]
+    work = [f if f.dtype == np.float64 and f.flags.c_contiguous and f.flags.writeable
+            else np.ascontiguousarray(f, dtype=np.float64) for f in fs]
+    check(lib.tf_ktensor_fixsigns(_c_ktensor(np.ones(fs[0].shape[1]), work)))
+    for f, w in zip(fs, work):
+        if w is not f:
+            f[...] = w
 
 
 def fixsigns(K: Any, other: Any = None) -> KTensor:
