@@ -373,7 +373,7 @@ static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz
     }
     s = d->allgather_rows(buf, row_lo, 1, d->round_bytes); /* bytes moved as they are */
     double *v = NULL;
-    if (s == TF_OK && vals) s = shared(d, TF_ALLOC(v, *nnz ? *nnz : 1, "GCP non-zero values of every rank"));
+    if (vals) s = shared(d, s == TF_OK ? TF_ALLOC(v, *nnz ? *nnz : 1, "GCP non-zero values of every rank") : s);
     if (s == TF_OK && vals) {
         memcpy(v + *held, X->vals, X->nnz * sizeof *v);
         s = d->allgather_rows(v, row_lo, 1, d->round_bytes);
@@ -490,7 +490,8 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
     tf_gcp_backend be;
     tf_context *own = NULL; /* the GPU's private context, when o has none */
     const double t = tf_wtime();
-    const tf_status cs = multi      ? tf_cuda_gcp_backend_create_multi(d && o->distributed_input ? &gathered : X, o, d, &be)
+    const tf_tensor *all = gathered.nnz ? &gathered : X; /* the several GPUs' */
+    const tf_status cs = multi      ? tf_cuda_gcp_backend_create_multi(all, o, d, &be)
                          : on_gpu(o) ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
                                      : tf_cpu_gcp_backend_create(X, o, d ? &ranks : NULL, &be);
     tf_free(keys);
