@@ -9,7 +9,9 @@
  * the CPU's draws, cpu/gcp_draw.h), so an iteration is three launches --
  * clear g, the pass, Adam -- and no copy; the host reads one double per
  * estimate. The kernels: kernels.cu. The dense mode is the CPU's (its
- * tensors are small): TF_ERR_UNAVAILABLE here. */
+ * tensors are small): TF_ERR_UNAVAILABLE here. The same state, its passes
+ * over a part of every sample's entries, is one GPU's of the several-GPU
+ * backend (multi.cu: tf_gpu_gcp_state_new and the calls after it). */
 #include <stdio.h>
 #include <string.h>
 

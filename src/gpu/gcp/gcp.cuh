@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU backend of GCP (src/gpu/gcp): the kernels' arguments and
- * launchers (kernels.cu), and what the test hooks (tests/hooks/gcp_check.cu)
- * reach besides the vtable of seams/gcp.h (backend.cu). */
+ * launchers (kernels.cu), one GPU's state as the several-GPU backend
+ * (multi.cu) uses it, and what the test hooks (tests/hooks/gcp_check.cu)
+ * reach besides the vtable of seams/gcp.h (backend.cu, multi.cu). */
 #ifndef TF_GPU_GCP_GCP_CUH
 #define TF_GPU_GCP_GCP_CUH
 #include <cuda_runtime.h>
