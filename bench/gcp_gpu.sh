@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # GCP-Adam on one GPU (issue 46): tenfold's cpd --method gcp --device gpu
-# beside the CPU (--device cpu), the same tensor, loss, rank, samples,
+# beside several GPUs (--gpus N, where present) and the CPU (--device
+# cpu), the same tensor, loss, rank, samples,
 # seed and epochs: seconds per epoch (each epoch's own time from the JSON
 # report: its 1000 iterations -- draw, gradient, Adam step -- and the
 # estimate), the parts (gradient, step, estimate) and the loss estimates of
@@ -21,10 +22,13 @@
 # default a temporary one, removed), SMEM (space-separated TF_GCP_SMEM
 # values, bytes of shared memory per block for short modes' gradient rows,
 # each a GPU run of its own; default "default 0": the built-in 32 KiB and
-# none, every mode by global atomics). Builds and installs nothing.
+# none, every mode by global atomics), GPUS (space-separated GPU counts
+# above 1, each a run with --gpus N where the machine has that many: the
+# several-GPU backend, every GPU the whole tensor and its part of every
+# sample; default "2"). Builds and installs nothing.
 set -u
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-    sed -n '12,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '13,15p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 TF=$1
@@ -57,14 +61,16 @@ echo "# $(basename "$TENSOR"): loss $LOSS, rank $RANK, $EPOCH_ITERS iterations p
 echo "| device | plan | epochs | s / epoch | gradient s / epoch | step s / epoch | estimate s / epoch | loss estimates |"
 echo "|---|---|---|---|---|---|---|---|"
 
-# run DEVICE EPOCHS [SMEM]: one run (SMEM: TF_GCP_SMEM), its row
+# run DEVICE EPOCHS [SMEM]: one run (DEVICE cpu, gpu or gpusN: --gpus N;
+# SMEM: TF_GCP_SMEM), its row
 run() {
     local dev=$1 epochs=$2 smem=${3:-default} tag=$1-${3:-default}
-    local json=$OUT/$tag.json log=$OUT/$tag.log env=()
+    local json=$OUT/$tag.json log=$OUT/$tag.log env=() where=(--device "$1")
     [ "$smem" != default ] && env=(TF_GCP_SMEM="$smem")
+    case $dev in gpus*) where=(--gpus "${dev#gpus}") ;; esac
     if ! timeout "$RUN_TIMEOUT" env ${env[@]+"${env[@]}"} "$TF" cpd "$TENSOR" --method gcp --loss "$LOSS" -r "$RANK" \
         --epochs "$epochs" --epoch-iters "$EPOCH_ITERS" --rate "$RATE" --samples "$GNZ,$GZ" --fsamples "$FNZ,$FZ" \
-        --seed 1 --device "$dev" -t "$THREADS" --nowrite -q --json "$json" >"$log" 2>&1; then
+        --seed 1 "${where[@]}" -t "$THREADS" --nowrite -q --json "$json" >"$log" 2>&1; then
         echo "| $dev${3:+ (TF_GCP_SMEM $smem)} | failed: $(tail -n 1 "$log") | | | | | | |"
         return
     fi
@@ -80,6 +86,8 @@ print("| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %s |" % (
 PY
 }
 for smem in ${SMEM:-default 0}; do run gpu "$EPOCHS" "$smem"; done
+ngpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+for n in ${GPUS:-2}; do [ "${ngpus:-0}" -ge "$n" ] && run "gpus$n" "$EPOCHS"; done
 [ "$CPU_EPOCHS" -gt 0 ] && run cpu "$CPU_EPOCHS"
 echo "# the GPU's times of gradient and step are the host's (the launches are asynchronous: the work shows in"
 echo "# the estimate's time, which waits for it); s / epoch is exact. Goal: <= 0.4 s per epoch."

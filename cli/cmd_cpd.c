@@ -54,8 +54,10 @@ static const char help[] =
     "                       epoch whose loss estimate (a fixed sample's) rises is\n"
     "                       undone and the rate decays); one line per epoch with\n"
     "                       the estimate. On one GPU (fp64, the CPU's samples; auto\n"
-    "                       where one is present) or the CPU, also on MPI ranks\n"
-    "                       (CPU; the same samples and results as one process);\n"
+    "                       where one is present), several (--gpus: each GPU holds\n"
+    "                       the whole tensor and takes its part of every sample)\n"
+    "                       or the CPU, also on MPI ranks (CPU or GPU; the same\n"
+    "                       samples and results as one process or one GPU);\n"
     "                       --dense-loss on the CPU only\n"
     "      --loss L         gcp: gaussian, poisson (m - x log m, factors >= 0),\n"
     "                       poisson-log (e^m - x m), bernoulli-odds (= bernoulli,\n"
@@ -608,7 +610,7 @@ static tf_status run_apr(cpd_run *run)
 }
 
 /* --method gcp: tf_gcp with the run's rank, start and context (one GPU,
- * or the CPU of one process or of MPI ranks). */
+ * several GPUs, GPU ranks, or the CPU of one process or of MPI ranks). */
 static tf_status run_gcp(cpd_run *run)
 {
     tf_gcp_opts *p = &run->gcp.opts;
@@ -689,11 +691,6 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
                           run.gpus.n > 1 || run.gpus.all ? "several GPUs" : size > 1 ? "GPUs of MPI ranks" : "the GPU");
         goto done;
     }
-    if (run.gcp.on && (run.gpus.n > 1 || run.gpus.all || (size > 1 && run.opts.backend == TF_BACKEND_GPU))) {
-        rc = cli_fail_all("gcp: not available on several GPUs or GPU ranks yet (one GPU: --device gpu; or --device "
-                          "cpu)"); /* costs no read */
-        goto done;
-    }
     if (run.gcp.on && run.gcp.opts.dense && (run.gpus.n || run.opts.backend == TF_BACKEND_GPU)) {
         rc = cli_fail_all("gcp: --dense-loss runs on the CPU only (--device cpu; its tensors have at most 2^26 "
                           "entries)"); /* costs no read */
@@ -728,7 +725,7 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if (run.gpus.n || run.gpus.all) o->backend = TF_BACKEND_GPU;
     choose_device(o);
     if (run.apr.on) run.apr.opts.backend = o->backend; /* the GPU(s) or the CPU (the plan line says which) */
-    if (run.gcp.on) run.gcp.opts.backend = o->backend; /* one GPU or the CPU (the plan line says which) */
+    if (run.gcp.on) run.gcp.opts.backend = o->backend; /* the GPU(s) or the CPU (the plan line says which) */
     if ((rc = cli_run_context_ranks(o->backend, o->device, &run.gpus, o->threads, run.memory_limit, size > 1,
                                     "--device", &ctx)))
         goto done;

@@ -20,6 +20,20 @@
  * (tests/realdata.h; uber-apr14's run too); the short modes' shared memory
  * none, the default and above 48 KB (tf_tuning.gcp_smem); the refusals: the dense mode
  * asked for on the GPU (TF_ERR_UNAVAILABLE), auto running on the GPU.
+ * Where there are two GPUs or more (TF_TEST_GPUS=2 makes one GPU two), the
+ * backend over several GPUs (src/gpu/gcp/multi.cu) against one GPU's:
+ * - one estimate and one gradient on 2 GPUs (and 3 where there are 3): the
+ *   estimate within 1e-10 of one GPU's (relative), the gradient the same
+ *   bits on every GPU after the sum, within 1e-12 of one GPU's and 1e-10
+ *   of the float64 reference (relative to its terms' magnitudes), outputs
+ *   poisoned first;
+ * - whole runs (tf_gcp in a context of 2 GPUs) from one GPU's start and
+ *   seed: the estimate after every epoch within 1e-10 relative, the same
+ *   failed epochs, the final factors within 1e-10 of their largest entry;
+ * random tensors of 3 and 4 modes, the Poisson, Gaussian and Bernoulli
+ * losses, and every real tensor (steps; uber-apr14 a whole run too); the
+ * refusals on several GPUs: semi-stratified sampling and checkpoints
+ * asked for on the GPUs (TF_ERR_UNAVAILABLE).
  * Exits 77 without a GPU. */
 #include <math.h>
 #include <stdlib.h>
@@ -155,6 +169,40 @@ static double ref_pass(const tf_gcp_samples *s, const tf_ktensor *K, int loss, d
     return f;
 }
 
+/* The several-GPU backend's step against one GPU's (f1, g1) and the
+ * reference (G, gmag; fmag the estimate's magnitude). */
+static void check_step_multi(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K,
+                             uint64_t iter, int gpus, double f1, const double *g1, const double *G, const double *gmag,
+                             double fmag, uint64_t total)
+{
+    double f = NAN, *got = kt_poisoned((uint64_t)gpus * total);
+    char plan[96] = "";
+    const tf_status st = tf_gpu_check_gcp_step_multi(X, o, K, iter, gpus, &f, got, plan);
+    CHECKF(st == TF_OK, "%s on %d GPUs: the step: %s", what, gpus, tf_last_error());
+    if (st == TF_OK) {
+        char want[16];
+        snprintf(want, sizeof want, "%d GPUs", gpus);
+        CHECKF(!strncmp(plan, want, strlen(want)), "%s on %d GPUs: plan '%s'", what, gpus, plan);
+        CHECKF(kt_close(f, f1, fabs(f1), 1e-10) && kt_close(f, f1, fmag, 1e-12), "%s on %d GPUs: estimate %.17g, one "
+               "GPU %.17g", what, gpus, f, f1);
+        uint64_t bad = 0, split = 0;
+        for (uint64_t e = 0; e < total; ++e) {
+            for (int d = 1; d < gpus; ++d)
+                if (memcmp(&got[e], &got[(uint64_t)d * total + e], sizeof *got) && split++ < 3)
+                    CHECKF(0, "%s on %d GPUs: gradient entry %llu is %.17g on GPU 1, %.17g on GPU %d", what, gpus,
+                           (unsigned long long)e, got[e], got[(uint64_t)d * total + e], d + 1);
+            if ((!kt_close(got[e], g1[e], gmag[e], 1e-12) || !kt_close(got[e], G[e], gmag[e], GRAD_TOL)) &&
+                bad++ < 3)
+                CHECKF(0, "%s on %d GPUs: gradient entry %llu is %.17g, one GPU %.17g, reference %.17g", what, gpus,
+                       (unsigned long long)e, got[e], g1[e], G[e]);
+        }
+        CHECKF(bad == 0 && split == 0, "%s on %d GPUs: %llu of %llu gradient entries differ from one GPU's, %llu "
+               "between the GPUs", what, gpus, (unsigned long long)bad, (unsigned long long)total,
+               (unsigned long long)split);
+    }
+    free(got);
+}
+
 static void check_step(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K, uint64_t iter)
 {
     const uint32_t N = X->order;
@@ -184,6 +232,8 @@ static void check_step(const char *what, const tf_tensor *X, const tf_gcp_opts *
                        tf_gcp_loss_name(o->loss), (unsigned long long)e, got[e], G[e]);
         CHECKF(bad == 0, "%s loss %s: %llu of %llu gradient entries differ", what, tf_gcp_loss_name(o->loss),
                (unsigned long long)bad, (unsigned long long)total);
+        for (int gpus = 2; gpus <= 3 && gpus <= tf_gpu_count(); ++gpus)
+            check_step_multi(what, X, o, K, iter, gpus, f, got, G, gmag, fmag, total);
     }
     free(G);
     free(gmag);
@@ -256,9 +306,80 @@ static void check_runs_in(const char *what, const tf_tensor *X, const tf_gcp_opt
     }
 }
 
+/* A context of `gpus` GPUs (0 .. gpus - 1; 1: GPU 0 alone). */
+static tf_context *gpus_context(int gpus)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = gpus;
+    for (int i = 0; i < gpus; ++i) co.devices[i] = i;
+    tf_context *ctx = NULL;
+    CHECK_OK(tf_context_create(&co, &ctx));
+    return ctx;
+}
+
+/* The run on 2 GPUs against one GPU's, from one start: every epoch's
+ * estimate within 1e-10 relative, the failed epochs alike, the final
+ * factors within 1e-10 of each factor's largest entry. */
+static void check_runs_multi(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *start)
+{
+    if (tf_gpu_count() < 2) return;
+    tf_context *c1 = gpus_context(1), *c2 = gpus_context(2);
+    trace t1, t2;
+    tf_gcp_report r1, r2;
+    tf_ktensor k1, k2;
+    tf_gcp_opts o1 = *o, o2 = *o;
+    o1.context = c1;
+    o2.context = c2;
+    o1.backend = o2.backend = TF_BACKEND_GPU;
+    o1.init = o2.init = start;
+    o1.epoch_iters = o2.epoch_iters = 25;
+    o1.max_epochs = o2.max_epochs = 5;
+    o1.max_fails = o2.max_fails = 3;
+    o1.rate = o2.rate = 1e-2;
+    o1.callback = o2.callback = on_epoch;
+    o1.user = &t1;
+    o2.user = &t2;
+    memset(&t1, 0, sizeof t1);
+    memset(&t2, 0, sizeof t2);
+    const tf_status s1 = tf_gcp(X, &o1, &k1, &r1);
+    const tf_status s2 = tf_gcp(X, &o2, &k2, &r2);
+    CHECKF(s1 == TF_OK && s2 == TF_OK, "%s: runs: one GPU %s, two %s (%s)", what, tf_status_name(s1),
+           tf_status_name(s2), tf_last_error());
+    if (s1 == TF_OK && s2 == TF_OK) {
+        CHECKF(!strncmp(r2.plan, "2 GPUs", 6), "%s: the 2-GPU run's plan is '%s'", what, r2.plan);
+        CHECKF(kt_close(r2.loss_initial, r1.loss_initial, 0.0, 1e-10), "%s: first estimate 2 GPUs %.17g, one %.17g",
+               what, r2.loss_initial, r1.loss_initial);
+        CHECKF(t1.n == t2.n, "%s: %u epochs on 2 GPUs, %u on one", what, t2.n, t1.n);
+        for (uint32_t e = 0; e < t1.n && e < t2.n; ++e) {
+            CHECKF(kt_close(t2.f[e], t1.f[e], 0.0, 1e-10), "%s epoch %u: estimate 2 GPUs %.17g, one %.17g", what,
+                   e + 1, t2.f[e], t1.f[e]);
+            CHECKF(t2.failed[e] == t1.failed[e], "%s epoch %u: failed 2 GPUs %d, one %d", what, e + 1, t2.failed[e],
+                   t1.failed[e]);
+        }
+        for (uint32_t n = 0; n < X->order; ++n) {
+            const uint64_t len = X->dims[n] * o->rank;
+            double big = 0.0, diff = 0.0;
+            for (uint64_t e = 0; e < len; ++e) {
+                const double a = k1.factors[n].data[e], b = k2.factors[n].data[e];
+                big = fabs(a) > big ? fabs(a) : big;
+                diff = fabs(a - b) > diff || b != b ? fabs(a - b) : diff;
+            }
+            CHECKF(diff <= 1e-10 * big, "%s: factor %u differs by %.3g on 2 GPUs (largest entry %.3g)", what, n + 1,
+                   diff, big);
+        }
+    }
+    if (s1 == TF_OK) tf_ktensor_free(&k1);
+    if (s2 == TF_OK) tf_ktensor_free(&k2);
+    tf_context_free(c1);
+    tf_context_free(c2);
+}
+
 static void check_runs(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *start)
 {
     check_runs_in(what, X, o, start, NULL, NULL);
+    check_runs_multi(what, X, o, start);
 }
 
 /* ------------------------------------------------------------- cases */
@@ -284,6 +405,7 @@ static void random_cases(tf_rng *rng)
         int loss;
     } cs[] = {
         {3, {30, 20, 25}, 900, 5, TF_GCP_POISSON},
+        {3, {35, 28, 22}, 1100, 6, TF_GCP_BERNOULLI_ODDS},
         {3, {40, 3, 50}, 1500, 1, TF_GCP_GAUSSIAN},
         {4, {12, 9, 24, 7}, 2000, 16, TF_GCP_GAUSSIAN},
         {4, {25, 3, 30, 18}, 2500, 40, TF_GCP_BERNOULLI_LOGIT},
@@ -378,6 +500,34 @@ static void choices(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
+/* On several GPUs: semi-stratified sampling and checkpoints refused when
+ * the GPUs are asked for. */
+static void multi_choices(tf_rng *rng)
+{
+    if (tf_gpu_count() < 2) return;
+    const uint64_t dims[3] = {6, 5, 4};
+    tf_tensor X;
+    kt_gcp_tensor(rng, 3, dims, 30, TF_GCP_POISSON, &X);
+    tf_gcp_opts o = opts_for(2, TF_GCP_POISSON, 7, 0, 0, 0, 0);
+    o.max_epochs = 2;
+    o.epoch_iters = 5;
+    o.context = gpus_context(2);
+    o.sampling = TF_GCP_SEMI_STRATIFIED;
+    tf_ktensor K;
+    tf_gcp_report rep;
+    tf_status s = tf_gcp(&X, &o, &K, &rep);
+    CHECKF(s == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), "semi-stratified"), "semi-stratified on 2 GPUs -> %s "
+           "\"%s\"", tf_status_name(s), tf_last_error());
+    if (s == TF_OK) tf_ktensor_free(&K);
+    o.sampling = TF_GCP_STRATIFIED;
+    s = tf_gcp(&X, &o, &K, &rep);
+    CHECKF(s == TF_OK && !strncmp(rep.plan, "2 GPUs", 6), "stratified on 2 GPUs -> %s, plan '%s'", tf_status_name(s),
+           rep.plan);
+    if (s == TF_OK) tf_ktensor_free(&K);
+    tf_context_free(o.context);
+    tf_tensor_free(&X);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = tf_test_quick(argc, argv);
@@ -387,6 +537,7 @@ int main(int argc, char **argv)
     random_cases(&rng);
     smem_cases(&rng);
     choices(&rng);
+    multi_choices(&rng);
     if (!quick) {
         static const char *const tns[] = {".tns.xz", NULL};
         const int count = tf_for_each_data_file("test_gpu_gcp", tns, real_case, &rng);

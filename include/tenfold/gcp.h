@@ -122,7 +122,10 @@ typedef struct tf_gcp_opts {
                                every rank draws the same samples and evaluates
                                its own (the result is one process's, to rounding);
                                not with dense. One of one GPU: that GPU; of several
-                               GPUs or GPU ranks: TF_ERR_UNAVAILABLE yet        */
+                               GPUs or GPU ranks: those GPUs, each holding the whole
+                               tensor and evaluating its part of every sample (one
+                               GPU's result to rounding; sampled, stratified, no
+                               checkpoints: else TF_ERR_UNAVAILABLE)            */
     const tf_ktensor *init; /* the start; NULL (default) = random: uniform [0,1)
                                factors (tf_cpd's stream for the seed) scaled alike
                                so that the model's norm is the tensor's. Else

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_gcp, the front end of GCP: resolves and checks the options (the sample
  * sizes GenTen's defaults where 0), the values for the loss and the start,
- * creates the backend (one GPU, src/gpu/gcp, asked for or under auto where
- * there is one, as CP-APR chooses; else the CPU of one process or of MPI
- * ranks; several GPUs are TF_ERR_UNAVAILABLE yet, before any work), then
+ * creates the backend (as CP-APR chooses: a context of several GPUs or of
+ * GPU ranks, their GPUs, src/gpu/gcp/multi.cu; one GPU, src/gpu/gcp, asked
+ * for or under auto where there is one; else the CPU of one process or of
+ * MPI ranks), then
  * runs the algorithm (algo/gcp.c) on it. On ranks every check that reads
  * the tensor is shared: a failure on one rank is every rank's (none is
  * left waiting in a collective). */
@@ -145,23 +146,52 @@ static const char *cpu_only(const tf_gcp_opts *o)
     return NULL;
 }
 
-/* Where the run may go, before the tensor is looked at: one GPU (not what
- * cpu_only names), not several GPUs or GPU ranks yet; MPI ranks: the
+/* Where a context of several GPUs, or of MPI ranks on GPUs, runs it (as
+ * CP-APR chooses): *multi on those GPUs (src/gpu/gcp/multi.cu; a
+ * rank-local input gathered whole on every rank: gather_whole), sampled
+ * mode only; what cpu_only names refused when the GPU was asked for (the
+ * option or the context), else on the CPU (one process, or the ranks'
+ * CPUs), *note set. */
+static tf_status choose_multi(const tf_gcp_opts *o, int *multi, int *note)
+{
+    tf_context *c = o->context;
+    *multi = *note = 0;
+    if (!c || !(c->dist || c->opts.ndevices > 1)) return TF_OK;
+    const int ranks = c->dist != NULL;
+    tf_status (*fail)(tf_status, const char *, ...) = ranks ? tf_fail_shared : tf_fail;
+    const int gpus = tf_context_resolve(c) == TF_BACKEND_GPU;
+    if (gpus && o->backend == TF_BACKEND_CPU)
+        return fail(TF_ERR_ARG, "gcp: the run's context is on %s GPUs; the CPU backend was asked for",
+                    ranks ? "its ranks'" : "several");
+    if (!gpus) {
+        if (o->backend == TF_BACKEND_GPU)
+            return fail(TF_ERR_UNAVAILABLE, "gcp: this run's context is on the CPU (it has no GPU%s)",
+                        ranks ? ": --device gpu puts one rank on each GPU" : "");
+        return TF_OK;
+    }
+    const char *why = cpu_only(o);
+    if (why && (o->backend == TF_BACKEND_GPU || c->opts.backend == TF_BACKEND_GPU))
+        return fail(TF_ERR_UNAVAILABLE, "gcp: %s", why);
+    *note = why != NULL;
+    *multi = !why;
+    return TF_OK;
+}
+
+/* Where the run may go, before the tensor is looked at: several GPUs or GPU
+ * ranks (choose_multi), one GPU (not what cpu_only names); MPI ranks: the
  * CPU's, sampled mode. */
-static tf_status check_place(const tf_gcp_opts *o)
+static tf_status check_place(const tf_gcp_opts *o, int *multi, int *note)
 {
     const tf_context *c = o->context;
     const int ranks = c && c->dist;
     tf_status (*fail)(tf_status, const char *, ...) = ranks ? tf_fail_shared : tf_fail;
-    if ((c && c->opts.ndevices > 1) || (ranks && (o->backend == TF_BACKEND_GPU || c->opts.backend == TF_BACKEND_GPU)))
-        return fail(TF_ERR_UNAVAILABLE, "gcp: not available on several GPUs or GPU ranks yet (one GPU, or --device "
-                                        "cpu)");
-    const char *why = cpu_only(o);
-    if (why && !ranks && (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU)))
-        return fail(TF_ERR_UNAVAILABLE, "gcp: %s", why);
     if (ranks && o->dense)
         return fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode is not available on MPI ranks (its tensors have at "
                                         "most 2^26 entries: one process runs it)");
+    TF_TRY(choose_multi(o, multi, note));
+    const char *why = cpu_only(o);
+    if (why && !ranks && (o->backend == TF_BACKEND_GPU || (c && c->opts.backend == TF_BACKEND_GPU)))
+        return fail(TF_ERR_UNAVAILABLE, "gcp: %s", why);
     if (o->distributed_input && !ranks)
         return tf_fail(TF_ERR_ARG, "gcp: distributed_input needs a distributed context (MPI ranks)");
     if (o->dense && has_checkpoint(o))
@@ -171,11 +201,11 @@ static tf_status check_place(const tf_gcp_opts *o)
 
 /* One GPU (asked for, or under auto where the context's device -- without
  * a context, the machine -- has one), as CP-APR chooses; never for the
- * dense mode or on ranks. */
+ * dense mode, on ranks or in a context of several GPUs (choose_multi). */
 static int on_gpu(const tf_gcp_opts *o)
 {
     tf_context *c = o->context;
-    if (cpu_only(o) || (c && c->dist)) return 0;
+    if (cpu_only(o) || (c && (c->dist || c->opts.ndevices > 1))) return 0;
     const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
                                  ? TF_BACKEND_GPU : o->backend;
     return tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
@@ -301,8 +331,10 @@ static void resolve_samples(const tf_tensor *X, tf_gcp_opts *o)
 
 /* On ranks with a distributed input: the whole tensor's non-zero count,
  * this rank's first canonical index, and (*keys, allocated) the linear
- * index of every non-zero of the whole (8 bytes each, gathered). */
-static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz, uint64_t *held, uint64_t **keys)
+ * index of every non-zero of the whole (8 bytes each, gathered); vals not
+ * NULL: *vals (allocated) every non-zero's value too. */
+static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz, uint64_t *held, uint64_t **keys,
+                             double **vals)
 {
     const uint64_t P = (uint64_t)d->size;
     uint64_t *cnt = NULL, *row_lo = NULL;
@@ -340,13 +372,45 @@ static tf_status gather_keys(const tf_tensor *X, const tf_dist *d, uint64_t *nnz
         key[*held + k] = e;
     }
     s = d->allgather_rows(buf, row_lo, 1, d->round_bytes); /* bytes moved as they are */
+    double *v = NULL;
+    if (vals) s = shared(d, s == TF_OK ? TF_ALLOC(v, *nnz ? *nnz : 1, "GCP non-zero values of every rank") : s);
+    if (s == TF_OK && vals) {
+        memcpy(v + *held, X->vals, X->nnz * sizeof *v);
+        s = d->allgather_rows(v, row_lo, 1, d->round_bytes);
+    }
     tf_free(cnt);
     if (s != TF_OK) {
         tf_free(buf);
+        tf_free(v);
         return s;
     }
     *keys = key;
+    if (vals) *vals = v;
     return TF_OK;
+}
+
+/* On GPU ranks with a distributed input: the whole tensor into W (every
+ * GPU holds it: src/gpu/gcp/multi.cu), the ranks' parts in rank order (the
+ * canonical order, as one process reads it), from the gathered keys and
+ * values. */
+static tf_status gather_whole(const tf_tensor *X, const tf_dist *d, tf_tensor *W)
+{
+    uint64_t nnz = 0, held = 0, *keys = NULL;
+    double *vals = NULL;
+    memset(W, 0, sizeof *W);
+    TF_TRY(gather_keys(X, d, &nnz, &held, &keys, &vals));
+    tf_status s = shared(d, tf_tensor_alloc(W, X->order, X->dims, nnz));
+    if (s == TF_OK) {
+        uint64_t place[TF_MAX_ORDER];
+        for (uint32_t n = 0; n < X->order; ++n) place[n] = n ? place[n - 1] * X->dims[n - 1] : 1;
+        for (uint64_t k = 0; k < nnz; ++k) {
+            for (uint32_t n = 0; n < X->order; ++n) W->ind[n][k] = (uint32_t)(keys[k] / place[n] % X->dims[n]);
+            W->vals[k] = vals[k];
+        }
+    }
+    tf_free(keys);
+    tf_free(vals);
+    return s;
 }
 
 /* tf_gcp_run with o->checkpoint: the state to write and the one to go on
@@ -377,7 +441,8 @@ static tf_status checkpointed(const tf_gcp_backend *be, const tf_tensor *X, doub
 
 static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp_report *rep)
 {
-    TF_TRY(check_place(o));
+    int multi = 0, multi_note = 0;
+    TF_TRY(check_place(o, &multi, &multi_note));
     const tf_dist *d = o->context ? o->context->dist : NULL;
     tf_status s = tf_tensor_validate(X);
     if (s == TF_OK) s = check_start(X, o);
@@ -385,7 +450,14 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
     TF_TRY(shared(d, s));
     tf_gcp_ranks ranks = {d, X->nnz, 0, NULL};
     uint64_t *keys = NULL;
-    if (d && o->distributed_input) TF_TRY(gather_keys(X, d, &ranks.nnz, &ranks.held, &keys));
+    tf_tensor gathered; /* GPU ranks of a distributed input: the whole tensor */
+    memset(&gathered, 0, sizeof gathered);
+    if (d && o->distributed_input && multi) {
+        TF_TRY(gather_whole(X, d, &gathered));
+        ranks.nnz = gathered.nnz;
+    } else if (d && o->distributed_input) {
+        TF_TRY(gather_keys(X, d, &ranks.nnz, &ranks.held, &keys, NULL));
+    }
     ranks.keys = keys;
     tf_tensor whole = *X; /* the sample sizes are the whole tensor's */
     whole.nnz = ranks.nnz;
@@ -407,19 +479,23 @@ static tf_status run(const tf_tensor *X, tf_gcp_opts *o, tf_ktensor *out, tf_gcp
     }
     if (s != TF_OK) {
         tf_free(keys);
+        tf_tensor_free(&gathered);
         return s;
     }
     rep->fnz = o->fnz, rep->fz = o->fz, rep->gnz = o->gnz, rep->gz = o->gz;
-    if (cpu_only(o) && !d && o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())
+    if (cpu_only(o) && (multi_note || (!d && o->backend == TF_BACKEND_AUTO && tf_gpu_maybe_present())))
         snprintf(rep->note, sizeof rep->note, "GCP's %s runs on the CPU",
                  o->dense ? "dense loss mode" : o->sampling == TF_GCP_SEMI_STRATIFIED ? "semi-stratified sampling"
                                                                                        : "checkpointed run");
     tf_gcp_backend be;
     tf_context *own = NULL; /* the GPU's private context, when o has none */
     const double t = tf_wtime();
-    const tf_status cs = on_gpu(o) ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
-                                   : tf_cpu_gcp_backend_create(X, o, d ? &ranks : NULL, &be);
+    const tf_tensor *all = gathered.nnz ? &gathered : X; /* the several GPUs' */
+    const tf_status cs = multi      ? tf_cuda_gcp_backend_create_multi(all, o, d, &be)
+                         : on_gpu(o) ? create_gpu(X, o, &be, &own, rep->note, sizeof rep->note)
+                                     : tf_cpu_gcp_backend_create(X, o, d ? &ranks : NULL, &be);
     tf_free(keys);
+    tf_tensor_free(&gathered);
     s = shared(d, cs);
     if (s != TF_OK) {
         if (cs == TF_OK) be.ops->destroy(be.ctx);

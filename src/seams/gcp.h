@@ -9,8 +9,8 @@
  * start and the result, once each), so a GPU backend can keep everything
  * on the device; the dense mode's L-BFGS hands whole vectors over (its
  * tensors are small). The front end (src/front/gcp.c) creates backends:
- * the CPU's (src/cpu/gcp_cpu.c) or one GPU's (src/gpu/gcp, through the CUDA
- * module's table: TF_CUDA_GCP_API below). */
+ * the CPU's (src/cpu/gcp_cpu.c) or one or several GPUs' (src/gpu/gcp, through
+ * the CUDA module's table: TF_CUDA_GCP_API below). */
 #ifndef TF_SEAMS_GCP_H
 #define TF_SEAMS_GCP_H
 #include "core/error.h"
@@ -100,11 +100,26 @@ tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_op
  * dense mode runs on the CPU); TF_ERR_UNAVAILABLE too for an order above
  * the GPU's or a tensor of 2^63 entries or more, TF_ERR_NOMEM (naming the
  * bytes and the budget) when it does not fit the context's device budget.
- * X borrowed during the call only. */
+ * X borrowed during the call only.
+ * tf_cuda_gcp_backend_create_multi (src/gpu/gcp/multi.cu): the same over
+ * several GPUs, GenTen's way: this process's GPUs are o->context's devices
+ * (dist NULL) or, on MPI ranks (dist), the one GPU of this rank, dist->size
+ * GPUs in all. Every GPU holds what one GPU's backend holds (the whole
+ * tensor X -- every rank's X the whole tensor --, its hash set, the
+ * factors, the moments: the same memory per GPU) and draws every sample
+ * whole, alike, but evaluates only its part of the sample's entries (the
+ * run's GPU p of P: entries [n p / P, n (p + 1) / P)); the partial
+ * gradients are summed over the GPUs (exec/exchange.cuh's sum: peer copies
+ * in GPU order, or NCCL), so that every GPU runs Adam on the same gradient
+ * and the factors stay the same on all (no factor exchange); the partial
+ * losses are summed on the host in GPU order, then over the ranks. */
 #define TF_CUDA_GCP_API(ROW)                                                                                     \
     ROW(MAY_LOAD, tf_status, tf_cuda_gcp_backend_create,                                                         \
         (const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out), (X, o, out), ,                          \
-        tf_cuda_unavailable("GPU GCP needs"))
+        tf_cuda_unavailable("GPU GCP needs"))                                                                    \
+    ROW(MAY_LOAD, tf_status, tf_cuda_gcp_backend_create_multi,                                                   \
+        (const tf_tensor *X, const tf_gcp_opts *o, const struct tf_dist *dist, tf_gcp_backend *out),            \
+        (X, o, dist, out), , tf_cuda_unavailable("GPU GCP needs"))
 TF_CUDA_GCP_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus

@@ -3,9 +3,10 @@
 # estimate, the summary, the JSON report (iterations[].loss_estimate,
 # result.loss_estimate), -o, the same numbers for the same seed, the dense
 # loss mode (its loss never rises), and the refusals: values the loss does
-# not take (named), several GPUs and the dense mode on the GPU (before the
-# tensor is read), the options GCP does not take, GCP's options without
-# --method gcp; with a GPU, a run on it (its estimates the CPU's).
+# not take (named), the dense mode on the GPU (before the tensor is read),
+# the options GCP does not take, GCP's options without --method gcp; with a
+# GPU, a run on it (its estimates the CPU's); with two, --gpus 2 (one GPU's
+# numbers), without, --gpus 2 failing in one line.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 
@@ -111,8 +112,6 @@ expect_failure "gcp: not counts" 'gcp: the poisson loss needs counts \(integers 
 expect_failure "gcp: not 0/1" 'gcp: the bernoulli-odds loss needs 0 or 1: the non-zero at \(1, 1, 1\) \(1-based\) is 2$' \
     cpd bad.tns -r 2 --method gcp --loss bernoulli --nowrite
 no_files "gcp: nothing written on failure" bad.mode1.mat bad.set
-expect_failure "gcp: several GPUs" '^tenfold: gcp: not available on several GPUs or GPU ranks yet \(one GPU: --device gpu; or --device cpu\)$' \
-    cpd missing.tns -r 2 --method gcp --loss gaussian --gpus 2 --nowrite
 expect_failure "gcp: dense on the GPU" '^tenfold: gcp: --dense-loss runs on the CPU only \(--device cpu; its tensors have at most 2\^26 entries\)$' \
     cpd missing.tns -r 2 --method gcp --loss gaussian --dense-loss --device gpu --nowrite
 
@@ -133,6 +132,36 @@ for p, q in zip(a["iterations"], b["iterations"]):
     assert abs(p["loss_estimate"] - q["loss_estimate"]) <= 1e-8 * abs(p["loss_estimate"]), (p, q)
     assert p["failed"] == q["failed"], (p, q)
 PY
+fi
+# several GPUs: with two or more, --gpus 2 runs (the plan says so; every GPU
+# the whole tensor, its part of every sample) and its estimates and factors
+# equal one GPU's to 1e-10; semi-stratified sampling there is refused with
+# one line; with fewer GPUs --gpus 2 fails with one line
+if [ "${gpus:-0}" -ge 2 ]; then
+    G="counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01"
+    expect 0 "gcp on one GPU" cpd $G --device gpu -o g1 --json g1.json
+    expect 0 "gcp on 2 GPUs" cpd $G --gpus 2 -o g2 --json g2.json
+    check "gcp on 2 GPUs: the plan" grep -q '^plan: 2 GPUs, fp64, samples split' out.txt
+    check "gcp: 2 GPUs = 1 GPU to 1e-10" python3 - g1 g2 <<'PY'
+import json, sys
+def load(p): return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+a, b = (json.load(open(f + ".json")) for f in sys.argv[1:])
+x, y = a["result"]["loss_initial"], b["result"]["loss_initial"]
+assert abs(x - y) <= 1e-10 * abs(x), (x, y)
+assert len(a["iterations"]) == len(b["iterations"]) == 4
+for p, q in zip(a["iterations"], b["iterations"]):
+    assert abs(p["loss_estimate"] - q["loss_estimate"]) <= 1e-10 * abs(p["loss_estimate"]), (p, q)
+    assert p["failed"] == q["failed"], (p, q)
+for f in ("mode1", "mode2", "mode3", "lambda"):
+    u, v = (load(s + "." + f + ".mat") for s in sys.argv[1:])
+    assert max(abs(p - q) for x, y in zip(u, v) for p, q in zip(x, y)) <= 1e-10 * max(abs(p) for x in u for p in x), f
+PY
+    run_tf cpd $G --gpus 2 --sampling semi-stratified --nowrite
+    check "gcp: semi-stratified on 2 GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
+    check "gcp: semi-stratified on 2 GPUs: the reason" grep -q '^tenfold: gcp: semi-stratified sampling runs on the CPU only yet' err.txt
+else
+    run_tf cpd counts.tns -r 2 --method gcp --loss gaussian --gpus 2 --nowrite
+    check "gcp --gpus 2 without two GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
 fi
 expect_usage cpd counts.tns -r 2 --method gcp
 expect_usage cpd counts.tns -r 2 --method gcp --loss cauchy

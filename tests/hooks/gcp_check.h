@@ -28,6 +28,14 @@ tf_status tf_gpu_check_gcp_draw(const tf_tensor *X, const tf_gcp_opts *o, uint64
 tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K, uint64_t iter,
                                 double *f, double *g);
 
+/* The same over `gpus` GPUs (devices 0 .. gpus - 1 of a context of its
+ * own; tf_cuda_gcp_backend_create_multi): the estimate, then the gradient
+ * of iteration iter as every GPU holds it after the sum over the GPUs into
+ * g (gpus copies of the factors' sizes, GPU after GPU), every GPU's device
+ * gradient poisoned with NaN first; *plan the backend's description. */
+tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K, uint64_t iter,
+                                      int gpus, double *f, double *g, char plan[96]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,3 +29,17 @@ tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts *o, const 
     (void)g;
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU GCP needs the CUDA backend, which this build lacks");
 }
+
+tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K, uint64_t iter,
+                                      int gpus, double *f, double *g, char plan[96])
+{
+    (void)X;
+    (void)o;
+    (void)K;
+    (void)iter;
+    (void)gpus;
+    (void)f;
+    (void)g;
+    (void)plan;
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU GCP needs the CUDA backend, which this build lacks");
+}

@@ -173,29 +173,6 @@ const tf_cp_apr_backend_ops multi_ops = {op_init, op_begin_mode, op_phi, op_mult
                                          nullptr, nullptr, /* aux_get, aux_put: no checkpoints with kappa here */
                                          nullptr /* row_newton: pdnr stays on the CPU (front/cp_apr.c) */};
 
-/* On ranks, s agreed by every rank (a collective, so that no rank goes on
- * into the next collective while another has stopped): TF_OK where every
- * rank's is; else the lowest failing rank's status and message, on every
- * rank. One process: s. */
-tf_status agree(const tf_dist *d, tf_status s)
-{
-    if (!d) return s;
-    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
-    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
-    if (holder == UINT64_MAX) return TF_OK;
-    struct {
-        int32_t status;
-        char what[500];
-    } msg;
-    memset(&msg, 0, sizeof msg);
-    if ((uint64_t)d->rank == holder) {
-        msg.status = (int32_t)s;
-        snprintf(msg.what, sizeof msg.what, "%s", tf_last_error());
-    }
-    TF_TRY(d->bcast_from(&msg, sizeof msg, (int)holder));
-    return tf_fail((tf_status)msg.status, "%s", msg.what);
-}
-
 /* This process's GPUs (the executor's), a state on each, then every mode's
  * shards, one mode at a time (the front end holds one mode's parts at
  * once; on ranks gathering them is a collective), each GPU sorting and
@@ -213,7 +190,7 @@ tf_status build_parts(multi_apr *m, const tf_tensor *X, const tf_cp_apr_opts *o,
         s = m->part[g] ? tf_gpu_apr_setup(m->part[g], m->set.gpu[g], X->order, X->dims, m->R)
                        : tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU CP-APR backend");
     }
-    TF_TRY(m->check(agree(sh->dist, s)));
+    TF_TRY(m->check(tf_devset::agree(sh->dist, s)));
     tf_tensor part[2 * TF_MAX_GPUS];
     for (uint32_t mode = 0; mode < X->order; ++mode) {
         s = sh->split(sh->user, mode, part);
@@ -221,10 +198,10 @@ tf_status build_parts(multi_apr *m, const tf_tensor *X, const tf_cp_apr_opts *o,
             s = m->set.at_once([&](int g) {
                 return tf_gpu_apr_add_mode(m->part[g], mode, &part[g], m->set.lo(g, mode), m->set.rows(g, mode));
             });
-        TF_TRY(m->check(agree(sh->dist, s)));
+        TF_TRY(m->check(tf_devset::agree(sh->dist, s)));
     }
     s = m->set.at_once([&](int g) { return tf_gpu_apr_finish(m->part[g]); });
-    return m->check(agree(sh->dist, s));
+    return m->check(tf_devset::agree(sh->dist, s));
 }
 
 /* The parts, then the exchange (on ranks NCCL's communicators, opened

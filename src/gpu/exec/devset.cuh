@@ -61,6 +61,11 @@ struct tf_devset {
         if (s != TF_OK) failed = true;
         return s;
     }
+    /* On ranks (d), s agreed by every rank (a collective, so that no rank
+     * goes on into the next collective while another has stopped): TF_OK
+     * where every rank's is; else the lowest failing rank's status and
+     * message, on every rank. One process (d NULL): s. */
+    static tf_status agree(const tf_dist *d, tf_status s);
     /* fn(g) for every GPU in turn, g's device current: queues work, never waits. */
     template <class Fn> tf_status each(Fn &&fn)
     {

@@ -28,6 +28,7 @@ struct nccl_api {
     ncclResult_t (*GroupStart)(void);
     ncclResult_t (*GroupEnd)(void);
     ncclResult_t (*Broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*AllReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
 };
 
 nccl_api api;
@@ -62,6 +63,7 @@ void open_nccl()
     TF_NCCL_SYM(GroupStart, "ncclGroupStart");
     TF_NCCL_SYM(GroupEnd, "ncclGroupEnd");
     TF_NCCL_SYM(Broadcast, "ncclBroadcast");
+    TF_NCCL_SYM(AllReduce, "ncclAllReduce");
 #undef TF_NCCL_SYM
     api_ok = true; /* the handle stays open for the process */
 }
@@ -198,6 +200,25 @@ tf_status nccl_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo
     return s;
 }
 
+/* Every GPU's a[i] summed over the group, in place (tf_exchange_sum). */
+tf_status nccl_sum(tf_exchange *g, double *const *a, uint64_t count, const cudaStream_t *streams)
+{
+    TF_TRY(need_api());
+    TF_NCCL("ncclGroupStart", api.GroupStart());
+    tf_status s = TF_OK;
+    for (int i = 0; i < g->n && count; ++i) {
+        const ncclResult_t e = api.AllReduce(a[i], a[i], (size_t)count, ncclFloat64, ncclSum, (ncclComm_t)g->comm[i],
+                                             streams ? streams[i] : g->gpu[i]->stream);
+        if (e != ncclSuccess) {
+            s = nccl_fail("ncclAllReduce", e);
+            break;
+        }
+    }
+    const ncclResult_t e = api.GroupEnd();
+    if (s == TF_OK && e != ncclSuccess) s = nccl_fail("ncclGroupEnd", e);
+    return s;
+}
+
 /* GPU i's communicator reports an asynchronous error: the failure (the
  * caller aborts the group). */
 tf_status nccl_async_error(tf_exchange *g, int i)
@@ -229,6 +250,7 @@ tf_status nccl_share_rows(tf_exchange *, void *const *, const uint64_t *, uint64
 {
     return no_nccl();
 }
+tf_status nccl_sum(tf_exchange *, double *const *, uint64_t, const cudaStream_t *) { return no_nccl(); }
 tf_status nccl_async_error(tf_exchange *, int) { return TF_OK; }
 } // namespace
 #endif
@@ -273,6 +295,20 @@ tf_status tf_exchange_share_rows(tf_exchange *g, void *const *a, const uint64_t 
 {
     if (g->peer) return tf_peer_share_rows(g, a, row_lo, cols, value_bytes, streams);
     return nccl_share_rows(g, a, row_lo, cols, value_bytes, streams);
+}
+
+uint64_t tf_exchange_sum_scratch(const tf_exchange *g, uint64_t count)
+{
+    if (!g->peer || g->n < 2) return 0;
+    return (uint64_t)g->n * ((count + (uint64_t)g->n - 1) / (uint64_t)g->n); /* n parts of the largest */
+}
+
+tf_status tf_exchange_sum(tf_exchange *g, double *const *a, double *const *scratch, uint64_t count,
+                          const cudaStream_t *streams)
+{
+    if (g->nranks < 2) return TF_OK; /* one GPU: its vector is the sum */
+    if (g->peer) return tf_peer_sum(g, a, scratch, count, streams);
+    return nccl_sum(g, a, count, streams);
 }
 
 tf_status tf_exchange_wait(tf_exchange *g)

@@ -59,6 +59,19 @@ void tf_exchange_free(tf_exchange *g, bool abort);
  * already there. */
 tf_status tf_exchange_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
+/* The sum over the group's GPUs (all processes) of a vector each holds its
+ * own of: a[g] (this process's g-th GPU's, count doubles) becomes, on every
+ * GPU, the sum of every GPU's, the same bits on all of them. Peer copies:
+ * GPU i owns part i of the vector (entries [count i / n, count (i + 1) /
+ * n)), pulls that part of every other GPU's vector into scratch[i]
+ * (tf_exchange_sum_scratch doubles; NULL for NCCL), adds the parts in GPU
+ * order (GPU 0's + GPU 1's + ...: the same bits every run), and the parts
+ * then go to every GPU (share_rows); NCCL: ncclAllReduce in place (its
+ * order fixed for a fixed group). Queued on streams[g] (NULL: the work
+ * streams) after the work already there. */
+uint64_t tf_exchange_sum_scratch(const tf_exchange *g, uint64_t count);
+tf_status tf_exchange_sum(tf_exchange *g, double *const *a, double *const *scratch, uint64_t count,
+                          const cudaStream_t *streams);
 /* GPU `from` (the current device) may read and write GPU `to`'s memory:
  * cudaDeviceEnablePeerAccess once per ordered pair for the process's life
  * (enabling it again is an API error, which compute-sanitizer reports). */
@@ -72,6 +85,8 @@ bool tf_peer_usable(tf_gpu_dev *const *gpu, int n);
 tf_status tf_peer_exchange_init(tf_exchange *g, tf_gpu_dev *const *gpu, int n);
 tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams);
+tf_status tf_peer_sum(tf_exchange *g, double *const *a, double *const *scratch, uint64_t count,
+                      const cudaStream_t *streams);
 void tf_peer_exchange_free(tf_exchange *g);
 /* Monotonic seconds, and the bound on waits: the context's tuning.nccl_timeout
  * (the tool's TF_NCCL_TIMEOUT), default 600. */

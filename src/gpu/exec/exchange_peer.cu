@@ -129,3 +129,56 @@ tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row
     }
     return TF_OK;
 }
+
+namespace {
+
+/* a[lo + e] = sum over GPUs j in order of their part (GPU `self`'s own in
+ * a, the others' pulled into scratch at j * stride). */
+__global__ void sum_parts_kernel(double *a, const double *scratch, uint64_t lo, uint64_t len, uint64_t stride, int n,
+                                 int self)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < len; e += (uint64_t)gridDim.x * blockDim.x) {
+        double s = 0.0;
+        for (int j = 0; j < n; ++j) s += j == self ? a[lo + e] : scratch[(uint64_t)j * stride + e];
+        a[lo + e] = s;
+    }
+}
+
+} // namespace
+
+/* As tf_exchange_sum. Order: GPU i pulls its part of GPU j's vector only
+ * once j's stream has reached this call (the vector made), and the parts
+ * then go out as share_rows sends rows (each stream goes on once every
+ * part is in). Within one device (a GPU listed twice) the pulls are plain
+ * device copies. */
+tf_status tf_peer_sum(tf_exchange *g, double *const *a, double *const *scratch, uint64_t count,
+                      const cudaStream_t *streams)
+{
+    const int n = g->n;
+    if (n < 2 || !count) return TF_OK;
+    uint64_t lo[TF_MAX_GPUS + 1];
+    for (int i = 0; i <= n; ++i) lo[i] = (uint64_t)((unsigned __int128)count * (unsigned)i / (unsigned)n);
+    const uint64_t stride = (count + (uint64_t)n - 1) / (uint64_t)n;
+    cudaStream_t st[TF_MAX_GPUS];
+    for (int i = 0; i < n; ++i) {
+        st[i] = streams ? streams[i] : g->gpu[i]->stream;
+        TF_TRY(tf_gpu_dev_use(g->gpu[i]));
+        TF_CU(cudaEventRecord(g->ready[i], st[i]));
+    }
+    for (int i = 0; i < n; ++i) {
+        TF_TRY(tf_gpu_dev_use(g->gpu[i]));
+        const uint64_t len = lo[i + 1] - lo[i];
+        if (!len) continue;
+        for (int k = 1; k < n; ++k) { /* from i+1, i+2, ... (mod n): the senders spread as share_rows' */
+            const int j = (i + k) % n;
+            TF_CU(cudaStreamWaitEvent(st[i], g->ready[j], 0));
+            TF_CU(cudaMemcpyPeerAsync(scratch[i] + (uint64_t)j * stride, g->gpu[i]->device, a[j] + lo[i],
+                                      g->gpu[j]->device, len * sizeof(double), st[i]));
+        }
+        const uint64_t blocks = (len + 255) / 256;
+        sum_parts_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, st[i]>>>(a[i], scratch[i], lo[i], len,
+                                                                                     stride, n, i);
+        TF_CU_LAUNCH("sum_parts_kernel");
+    }
+    return tf_peer_share_rows(g, (void *const *)a, lo, 1, (uint32_t)sizeof(double), streams);
+}

@@ -9,7 +9,9 @@
  * the CPU's draws, cpu/gcp_draw.h), so an iteration is three launches --
  * clear g, the pass, Adam -- and no copy; the host reads one double per
  * estimate. The kernels: kernels.cu. The dense mode is the CPU's (its
- * tensors are small): TF_ERR_UNAVAILABLE here. */
+ * tensors are small): TF_ERR_UNAVAILABLE here. The same state, its passes
+ * over a part of every sample's entries, is one GPU's of the several-GPU
+ * backend (multi.cu: tf_gpu_gcp_state_new and the calls after it). */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +27,12 @@ extern "C" {
 
 namespace {
 
+/* Part p of P of n entries: [n p / P, n (p + 1) / P). */
+uint64_t cut(uint64_t n, int p, int P)
+{
+    return (uint64_t)((unsigned __int128)n * (unsigned)p / (unsigned)P);
+}
+
 struct gpu_gcp {
     tf_gpu_dev *dev = nullptr; /* the GPU (borrowed) */
     uint64_t nparams = 0;
@@ -37,6 +45,7 @@ struct gpu_gcp {
     double *fvals = nullptr, *part = nullptr, *scalar = nullptr;
     tf_gcp_gpu_args fixed = {}, grad = {}; /* the estimate's pass, the gradient's (stream set per iteration) */
     unsigned fblocks = 1, gblocks = 1;
+    uint64_t gn = 0; /* the gradient sample's entries (grad covers [grad.j0, grad.n) of them) */
     bool started = false;
 
     ~gpu_gcp()
@@ -165,7 +174,8 @@ void op_destroy(void *ctx)
 }
 
 const tf_gcp_backend_ops gpu_ops = {op_init,    op_estimate, op_gradient, op_adam,   op_save,
-                                    op_restore, op_dense_fg, op_result,   op_destroy};
+                                    op_restore, op_dense_fg, op_result,   op_destroy,
+                                    nullptr,    nullptr /* moments: checkpoints run on the CPU */};
 
 /* Mode m's gradient rows in shared memory, shortest modes first, while
  * they fit `bytes`. */
@@ -189,8 +199,10 @@ void choose_private(tf_gcp_gpu_args &a, uint64_t bytes)
     a.priv_total = (uint32_t)used;
 }
 
-/* The backend's device state for X under o (the checks done). */
-tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, char *desc, size_t desc_len)
+/* The backend's device state for X under o (the checks done), its passes
+ * over part `part` of `parts` of every sample's entries. */
+tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts, char *desc,
+                size_t desc_len)
 {
     const uint32_t N = X->order, R = (uint32_t)o->rank;
     const uint64_t nnz = X->nnz;
@@ -267,11 +279,16 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, char *desc
     TF_TRY(tf_gcp_gpu_draw(f, c->find, c->fvals, st));
     for (uint32_t n = 0; n < N; ++n) f.sind[n] = c->find[n];
     f.svals = c->fvals;
+    f.j0 = cut(fn, part, parts); /* drawn whole, evaluated on this part */
+    f.n = cut(fn, part + 1, parts);
     c->fixed = f;
     TF_TRY(tf_gcp_gpu_blocks(f, false, c->dev->sm_count, &c->fblocks));
     /* the gradient's sample: drawn in the pass */
     a.n = o->gnz + gz;
     a.nz = o->gnz;
+    c->gn = a.n;
+    a.j0 = cut(a.n, part, parts);
+    a.n = cut(a.n, part + 1, parts);
     /* short modes' rows in shared memory: 32 KiB a block, or the tuning's (at most the GPU's limit) */
     const int64_t want = c->dev->tune.gcp_smem;
     uint64_t smem = want < 0 ? (32u << 10) : (uint64_t)want;
@@ -298,6 +315,8 @@ tf_status tf_gpu_gcp_draw_sample(void *ctx, uint64_t iter, uint32_t *const *ind,
     TF_TRY(tf_gpu_dev_use(c->dev));
     tf_gcp_gpu_args a = c->grad;
     a.stream = iter + 1;
+    a.j0 = 0; /* the whole sample */
+    a.n = c->gn;
     const uint32_t N = a.N;
     uint32_t *dind[TF_GPU_MAX_ORDER] = {nullptr};
     double *dvals = nullptr;
@@ -321,6 +340,52 @@ tf_status tf_gpu_gcp_draw_sample(void *ctx, uint64_t iter, uint32_t *const *ind,
     return s;
 }
 
+tf_status tf_gpu_gcp_state_new(tf_gpu_dev *dev, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts,
+                               void **ctx, char *desc, size_t len)
+{
+    *ctx = nullptr;
+    if (parts < 1 || part < 0 || part >= parts) return tf_fail(TF_ERR_ARG, "GPU GCP: part %d of %d", part, parts);
+    gpu_gcp *c = new (std::nothrow) gpu_gcp();
+    if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU GCP backend");
+    c->dev = dev;
+    const tf_status s = build(c, X, o, part, parts, desc, len);
+    if (s != TF_OK) {
+        delete c;
+        return s;
+    }
+    *ctx = c;
+    return TF_OK;
+}
+
+const tf_gcp_backend_ops *tf_gpu_gcp_state_ops()
+{
+    return &gpu_ops;
+}
+
+tf_status tf_gpu_gcp_loss_async(void *ctx)
+{
+    gpu_gcp *c = (gpu_gcp *)ctx;
+    TF_TRY(use(c));
+    return tf_gcp_gpu_loss(c->fixed, c->fblocks, c->scalar, c->dev->stream);
+}
+
+tf_status tf_gpu_gcp_loss_read(void *ctx, double *f)
+{
+    gpu_gcp *c = (gpu_gcp *)ctx;
+    *f = 0.0;
+    TF_TRY(use(c));
+    TF_CU(cudaMemcpyAsync(f, c->scalar, sizeof(double), cudaMemcpyDeviceToHost, c->dev->stream));
+    TF_CU(cudaStreamSynchronize(c->dev->stream)); /* the caller waited for the pass (bounded) */
+    return TF_OK;
+}
+
+double *tf_gpu_gcp_gradient_of(void *ctx, uint64_t *nparams)
+{
+    gpu_gcp *c = (gpu_gcp *)ctx;
+    *nparams = c->nparams;
+    return c->g;
+}
+
 tf_status tf_gpu_gcp_get_gradient(void *ctx, double *g)
 {
     gpu_gcp *c = (gpu_gcp *)ctx;
@@ -339,9 +404,8 @@ tf_status tf_gpu_gcp_poison(void *ctx)
     return TF_OK;
 }
 
-extern "C" tf_status tf_cuda_gcp_backend_create_impl(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out)
+tf_status tf_gpu_gcp_check(const tf_tensor *X, const tf_gcp_opts *o)
 {
-    memset(out, 0, sizeof *out);
     if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU GCP backend: missing tensor or options");
     if (o->dense)
         return tf_fail(TF_ERR_UNAVAILABLE, "gcp: the dense loss mode runs on the CPU only (--device cpu)");
@@ -355,12 +419,18 @@ extern "C" tf_status tf_cuda_gcp_backend_create_impl(const tf_tensor *X, const t
     if (!(numel < 9.2e18))
         return tf_fail(TF_ERR_UNAVAILABLE, "gcp: on the GPU the tensor's entries (%.6g) must be fewer than 2^63",
                        numel);
-    gpu_gcp *c = new (std::nothrow) gpu_gcp();
-    if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU GCP backend");
-    tf_status s = tf_gpu_dev_of(o->context, &c->dev);
-    if (s == TF_OK) s = build(c, X, o, out->plan_desc, sizeof out->plan_desc);
+    return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_gcp_backend_create_impl(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    TF_TRY(tf_gpu_gcp_check(X, o));
+    tf_gpu_dev *dev = nullptr;
+    void *c = nullptr;
+    tf_status s = tf_gpu_dev_of(o->context, &dev);
+    if (s == TF_OK) s = tf_gpu_gcp_state_new(dev, X, o, 0, 1, &c, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {
-        delete c;
         memset(out, 0, sizeof *out);
         return s;
     }

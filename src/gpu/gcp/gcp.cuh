@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU backend of GCP (src/gpu/gcp): the kernels' arguments and
- * launchers (kernels.cu), and what the test hooks (tests/hooks/gcp_check.cu)
- * reach besides the vtable of seams/gcp.h (backend.cu). */
+ * launchers (kernels.cu), one GPU's state as the several-GPU backend
+ * (multi.cu) uses it, and what the test hooks (tests/hooks/gcp_check.cu)
+ * reach besides the vtable of seams/gcp.h (backend.cu, multi.cu). */
 #ifndef TF_GPU_GCP_GCP_CUH
 #define TF_GPU_GCP_GCP_CUH
 #include <cuda_runtime.h>
@@ -12,6 +13,8 @@
 extern "C" {
 #include "seams/gcp.h"
 }
+
+struct tf_gpu_dev;
 
 #define TF_GCP_THREADS 256
 #define TF_GCP_NOPRIV 0xFFFFFFFFu /* priv_off of a mode whose gradient rows are not in shared memory */
@@ -31,8 +34,9 @@ struct tf_gcp_gpu_args {
     uint64_t nnz;
     const unsigned long long *slot;
     uint64_t mask;
-    /* the sample: n entries, the first nz of them non-zeros */
-    uint64_t n, nz, seed, stream;
+    /* the sample: n entries, the first nz of them non-zeros; a pass
+     * covers entries [j0, n) of it (several GPUs: each its own range) */
+    uint64_t n, nz, seed, stream, j0;
     double w_nz, w_z;
     const uint32_t *sind[TF_GPU_MAX_ORDER];
     const double *svals;
@@ -62,6 +66,23 @@ tf_status tf_gcp_gpu_gradient(const tf_gcp_gpu_args &a, unsigned blocks, cudaStr
 tf_status tf_gcp_gpu_adam(double *u, double *m, double *v, const double *g, uint64_t P, double step, double beta1,
                           double beta2, double eps, double lower, cudaStream_t s);
 
+/* One GPU's state (backend.cu): the whole of the one-GPU backend's, its
+ * passes over part `part` of `parts` of every sample's entries ([n part /
+ * parts, n (part + 1) / parts) of the fixed sample's n and of every
+ * gradient sample's: the several-GPU backend, multi.cu, holds one per GPU,
+ * each drawing the whole sample's entries alike). tf_gpu_gcp_check: the
+ * refusals both backends share (dense, rank, order, 2^63 entries). The
+ * vtable of seams/gcp.h runs on a state; besides it: the loss pass queued
+ * (no wait) and its sum read once the caller has waited, and the device
+ * gradient (nparams doubles, the factors' layout). */
+tf_status tf_gpu_gcp_check(const tf_tensor *X, const tf_gcp_opts *o);
+tf_status tf_gpu_gcp_state_new(tf_gpu_dev *dev, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts,
+                               void **ctx, char *desc, size_t len);
+const tf_gcp_backend_ops *tf_gpu_gcp_state_ops();
+tf_status tf_gpu_gcp_loss_async(void *ctx);
+tf_status tf_gpu_gcp_loss_read(void *ctx, double *f);
+double *tf_gpu_gcp_gradient_of(void *ctx, uint64_t *nparams);
+
 /* Test entries (the backend of tf_cuda_gcp_backend_create): the gradient
  * sample of iteration iter drawn into host arrays (ind[N], vals: room for
  * gnz + gz; *n the count, *nz the non-zeros among them first, the weights);
@@ -71,4 +92,8 @@ tf_status tf_gpu_gcp_draw_sample(void *ctx, uint64_t iter, uint32_t *const *ind,
                                  uint64_t *nz, double *w_nz, double *w_z);
 tf_status tf_gpu_gcp_get_gradient(void *ctx, double *g);
 tf_status tf_gpu_gcp_poison(void *ctx);
+/* The same for the several-GPU backend (multi.cu): GPU g's gradient (after
+ * `gradient`: the sum over every GPU), every GPU's poisoned. */
+tf_status tf_gpu_gcp_multi_get_gradient(void *ctx, int g, double *out);
+tf_status tf_gpu_gcp_multi_poison(void *ctx);
 #endif

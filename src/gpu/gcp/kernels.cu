@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(TF_GCP_THREADS) gcp_pass_kernel(const tf_gcp_g
     const uint64_t warp = ((uint64_t)blockIdx.x * TF_GCP_THREADS + threadIdx.x) / 32;
     const uint64_t step = (uint64_t)gridDim.x * GCP_WARPS * G;
     double fsum = 0.0;
-    for (uint64_t base = warp * G; base < a.n; base += step) {
+    for (uint64_t base = a.j0 + warp * G; base < a.n; base += step) {
         const uint64_t j = base + lane / C;
         const bool on = j < a.n;
         uint32_t idx[NMAX];
@@ -262,7 +262,8 @@ tf_status tf_gcp_gpu_draw(const tf_gcp_gpu_args &a, uint32_t *const *ind, double
 
 tf_status tf_gcp_gpu_blocks(const tf_gcp_gpu_args &a, bool grad, int sm, unsigned *blocks)
 {
-    const uint64_t groups = (a.n + (32 / a.C) - 1) / (32 / a.C); /* samples a round of a warp holds: 32 / C */
+    const uint64_t count = a.n > a.j0 ? a.n - a.j0 : 0; /* the pass's entries [j0, n) */
+    const uint64_t groups = (count + (32 / a.C) - 1) / (32 / a.C); /* samples a round of a warp holds: 32 / C */
     const uint64_t need = (groups + GCP_WARPS - 1) / GCP_WARPS;
     if (!grad) { /* the loss pass: a few samples per warp, at most 4096 block sums */
         *blocks = (unsigned)(need < 4096 ? (need ? need : 1) : 4096);
@@ -286,7 +287,7 @@ tf_status tf_gcp_gpu_blocks(const tf_gcp_gpu_args &a, bool grad, int sm, unsigne
 
 tf_status tf_gcp_gpu_loss(const tf_gcp_gpu_args &a, unsigned blocks, double *sum, cudaStream_t s)
 {
-    if (!a.n) {
+    if (a.n <= a.j0) {
         TF_CU(cudaMemsetAsync(sum, 0, sizeof(double), s));
         return TF_OK;
     }
@@ -306,7 +307,7 @@ tf_status tf_gcp_gpu_gradient(const tf_gcp_gpu_args &a, unsigned blocks, cudaStr
     uint64_t gsize = 0;
     for (uint32_t n = 0; n < a.N; ++n) gsize += a.dims[n] * a.R;
     TF_CU(cudaMemsetAsync(a.G[0], 0, gsize * sizeof(double), s)); /* the modes' gradients are one block */
-    if (!a.n) return TF_OK;
+    if (a.n <= a.j0) return TF_OK;
     const size_t smem = (size_t)a.priv_total * sizeof(double);
     return tf_with_order(a.N, [&](auto ord) -> tf_status {
         constexpr int ORDER = decltype(ord)::value;
