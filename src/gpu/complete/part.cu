@@ -57,11 +57,11 @@ __global__ void tfc_iota_kernel(uint32_t *x, uint64_t n)
         x[e] = (uint32_t)e;
 }
 
-/* out[e] = in[perm[e]] + shift (the mode's own index back in the run's labels). */
+/* out[e] = in[perm[e]] (+ shift: the mode's own index back in the run's labels). */
 template <class T> __global__ void tfc_gather_kernel(T *out, const T *in, const uint32_t *perm, uint64_t n, T shift)
 {
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (uint64_t)gridDim.x * blockDim.x)
-        out[e] = in[perm[e]] + shift;
+        out[e] = shift ? (T)(in[perm[e]] + shift) : in[perm[e]];
 }
 
 /* ptr[i] = the first entry of row i (rows 0..I, keys sorted): entry k
