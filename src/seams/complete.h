@@ -3,15 +3,15 @@
  * done by a backend on its own memory. The algorithm (src/algo/complete.c)
  * owns the start, the loop, the stopping rule (the best model by validation
  * RMSE, patience), the timers and the report; a backend (the CPU one in
- * src/cpu/complete_cpu.c; the GPU one in src/gpu/complete, batched
- * per-row Cholesky) owns the
+ * src/cpu/complete_cpu.c; the GPU ones in src/gpu/complete, batched
+ * per-row Cholesky on one GPU or several) owns the
  * factors, the copy of the best ones and its copies of the entries (the
  * training entries grouped by each mode's index, the validation and test
  * entries). Only scalars cross, and the start and the result once each. The
  * front end (src/front/complete.c) checks the inputs and creates backends.
- * A backend over several processes (ranks) solves its rows, shares them
- * after each mode and reduces its sums over the ranks before returning
- * them, so every rank decides alike. */
+ * A backend over several processes (ranks) or GPUs solves its rows,
+ * shares them after each mode and reduces its sums over the GPUs and ranks
+ * before returning them, so every rank decides alike. */
 #ifndef TF_SEAMS_COMPLETE_H
 #define TF_SEAMS_COMPLETE_H
 #include "core/error.h"
