@@ -107,6 +107,11 @@ check "unreadable on rank 1 alone: one line naming it" \
 ranks 2 complete - -r 2 <s.train.tns
 check "standard input on 2 ranks: fails, no hang" test "$rc" -eq 1
 check "standard input on 2 ranks: one line" test "$(grep -c '^tenfold: complete: reading standard input' err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
+# --gpus above 1 on ranks: one GPU per rank, said once before any read
+ranks 2 complete s.train.tns -r 2 -i 2 --gpus 2
+check "--gpus 2 on 2 ranks: fails, no hang" test "$rc" -eq 1
+check "--gpus 2 on 2 ranks: one line" \
+    test "$(grep -c '^tenfold: complete: --gpus: a run on 2 MPI ranks takes one GPU per rank (--device gpu)$' err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
 # GPU ranks (--device gpu): one GPU each, NCCL shares the rows; their RMSEs
 # and factors equal one process's (to 1e-10); without two GPUs they fail on
 # every rank, no hang. TF_TEST_GPUS (one GPU seen as several) serves one
