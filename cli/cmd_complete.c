@@ -73,7 +73,12 @@ static const char help[] =
     "                       summed and solved there (rank up to 128), the CPU's\n"
     "                       numbers to rounding; above, or a problem the GPU\n"
     "                       cannot hold, auto runs on the CPU (the note says\n"
-    "                       why). --method adam and MPI ranks: the CPU only\n"
+    "                       why). --method adam: the CPU only\n"
+    "      --gpus G         ALS on several GPUs of this process: a count N (GPUs\n"
+    "                       0..N-1), all, or a list of GPU numbers (0,2; '3,' is\n"
+    "                       GPU 3 alone); every mode's rows are cut over them by\n"
+    "                       training entries, each GPU solves its rows and sends\n"
+    "                       them to the others: one GPU's factors, bit for bit\n"
     CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores); the result does not\n"
     "                       depend on it\n"
@@ -95,6 +100,8 @@ static const char help[] =
     "reads the whole files; the ranks first check that they agree (the command,\n"
     "the options but -t, -o, --json, and the entries read), else all stop with\n"
     "one line 'ranks disagree: ...'. Standard input cannot be read by ranks.\n"
+    "With --device gpu each rank solves its rows on one GPU (one rank per GPU;\n"
+    "the rows go among the GPUs through NCCL).\n"
     CLI_STDIN_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
@@ -103,6 +110,7 @@ static const char *const method_names[] = {"als", "adam"};
 typedef struct complete_run {
     const char *path, *val_path, *test_path, *base, *stem, *json_path, *json_write_path, *init;
     int rank_given;
+    cli_gpus gpus;
     tf_ktensor start;
     tf_complete_opts opts;
     tf_tensor train, val, test;
@@ -129,7 +137,7 @@ static int parse(int argc, char **argv, complete_run *r, cli_args *a)
 {
     const char *rank = NULL, *iters = NULL, *tol = NULL, *seed = NULL, *threads = NULL, *device = NULL,
                *method = NULL, *l2 = NULL, *patience = NULL,
-               *rate = NULL, *epoch_iters = NULL, *samples = NULL;
+               *rate = NULL, *epoch_iters = NULL, *samples = NULL, *gpus = NULL;
     const cli_opt opts[] = {{"rank", 'r', &rank, NULL},         {"iters", 'i', &iters, NULL},
                             {"tol", 0, &tol, NULL},             {"seed", 0, &seed, NULL},
                             {"threads", 't', &threads, NULL},   {"stem", 'o', &r->stem, NULL},
@@ -139,7 +147,8 @@ static int parse(int argc, char **argv, complete_run *r, cli_args *a)
                             {"test", 0, &r->test_path, NULL},   {"base", 0, &r->base, NULL},
                             {"init", 0, &r->init, NULL},        {"rate", 0, &rate, NULL},
                             {"epoch-iters", 0, &epoch_iters, NULL}, {"samples", 0, &samples, NULL},
-                            CLI_VERBOSITY_OPTS,                 {0}};
+                            {"gpus", 0, &gpus, NULL},           CLI_VERBOSITY_OPTS,
+                            {0}};
     int rc = cli_parse(a, "complete", help, argc, argv, opts, 1, 1, "TRAIN");
     if (rc >= 0) return rc;
     r->path = a->pos[0];
@@ -159,8 +168,10 @@ static int parse(int argc, char **argv, complete_run *r, cli_args *a)
         (rc = cli_choice("complete", "--method", method, method_names, 2, &meth)) ||
         (rc = cli_double("complete", "--rate", rate, 1e-300, 1e300, &o->rate)) ||
         (rc = cli_u64("complete", "--epoch-iters", epoch_iters, 1, 100000000, &eit)) ||
-        (rc = cli_u64("complete", "--samples", samples, 1, UINT64_MAX, &o->samples)))
+        (rc = cli_u64("complete", "--samples", samples, 1, UINT64_MAX, &o->samples)) ||
+        (rc = cli_parse_gpus("complete", gpus, &r->gpus)))
         return rc;
+    if (gpus && dev == TF_BACKEND_CPU) return cli_usage("complete", "--gpus: not with --device cpu");
     o->epoch_iters = (uint32_t)eit;
     if (!meth && (rate || epoch_iters || samples))
         return cli_usage("complete", "--rate, --epoch-iters and --samples are --method adam's");
@@ -283,7 +294,7 @@ static int write_json(complete_run *r)
     json_u64(&j, "train_zeros_kept", r->info.zeros_kept);
     json_u64(&j, "val_zeros_kept", r->vinfo.zeros_kept);
     json_u64(&j, "test_zeros_kept", r->tinfo.zeros_kept);
-    json_str(&j, "device", strncmp(p->plan, "GPU", 3) ? "cpu" : "gpu");
+    json_str(&j, "device", strstr(p->plan, "GPU") ? "gpu" : "cpu");
     json_end(&j);
     if (p->note[0]) json_str(&j, "note", p->note);
     json_str(&j, "plan", p->plan);
@@ -373,6 +384,7 @@ static void agree_record(tf_agree *ag, const complete_run *r, int parse_rc)
     cli_agree_u64(ag, "--seed", o->seed);
     cli_agree_str(ag, "--method", method_names[o->method == TF_COMPLETE_ADAM]);
     cli_agree_str(ag, "--device", device_names[o->backend]);
+    cli_agree_gpus(ag, &r->gpus);
     cli_agree_str(ag, "--base", r->base ? r->base : "auto");
     cli_agree_str(ag, "--init", r->init);
     cli_agree_str(ag, "--val", r->val_path ? "given" : NULL);
@@ -439,12 +451,15 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
     if (rc >= 0) return rc;
     if (r.opts.method == TF_COMPLETE_ADAM && size > 1) /* costs no read */
         return cli_fail_all("complete: --method adam is not available on MPI ranks yet (--method als is)");
-    if (r.opts.backend == TF_BACKEND_GPU && size > 1)
-        return cli_fail_all("complete: not available on GPU ranks yet (one GPU: --device gpu in one process; or "
-                            "--device cpu)");
-    if (r.opts.backend == TF_BACKEND_GPU && r.opts.method == TF_COMPLETE_ADAM) /* costs no read */
+    const int several = r.gpus.n > 1 || r.gpus.all;
+    if (several && size > 1)
+        return cli_fail_all("complete: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)", size);
+    if ((r.opts.backend == TF_BACKEND_GPU || r.gpus.n || r.gpus.all) && r.opts.method == TF_COMPLETE_ADAM)
         return cli_fail_all("complete: --method adam is not available on the GPU yet (--method als is; or --device "
-                            "cpu)");
+                            "cpu)"); /* costs no read */
+    if ((r.gpus.n || r.gpus.all || (size > 1 && r.opts.backend == TF_BACKEND_GPU)) &&
+        (rc = cli_gpu_precheck(TF_BACKEND_GPU, 0, &r.gpus, "--device")))
+        return rc; /* a missing GPU costs no read */
     if (size > 1) { /* from here on every rank has the same options */
         const char *ins[3] = {r.path, r.val_path, r.test_path};
         for (int i = 0; i < 3; ++i)
@@ -452,7 +467,7 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
                 return cli_fail_all("complete: reading standard input ('-') is not possible on MPI ranks: ranks "
                                     "1..%d get none (mpirun passes it to rank 0 alone); convert it to a file first "
                                     "(tenfold convert - FILE.bin)", size - 1);
-        r.opts.backend = TF_BACKEND_CPU;
+        if (r.opts.backend != TF_BACKEND_GPU) r.opts.backend = TF_BACKEND_CPU;
         if (rank != 0) { /* rank 0 alone prints and writes */
             cli_verbosity = CLI_QUIET;
             r.stem = NULL;
@@ -472,7 +487,10 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
     if ((rc = load_ranks(&r, size))) goto done;
     if (size > 1) {
         if ((rc = agree_inputs(&r, size))) goto done;
-        if ((rc = cli_run_context_ranks(TF_BACKEND_CPU, 0, NULL, r.opts.threads, 0, 1, "--device", &ctx))) goto done;
+        if ((rc = cli_run_context_ranks(r.opts.backend, 0, NULL, r.opts.threads, 0, 1, "--device", &ctx))) goto done;
+        r.opts.context = ctx;
+    } else if (r.gpus.n || r.gpus.all) { /* this process's GPUs */
+        if ((rc = cli_run_context_ranks(TF_BACKEND_GPU, 0, &r.gpus, r.opts.threads, 0, 0, "--gpus", &ctx))) goto done;
         r.opts.context = ctx;
     }
     if (!cli_quiet()) {
@@ -488,7 +506,9 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
         printf("observed zeros kept: %llu training / %llu validation / %llu test entries of value 0\n",
                (unsigned long long)r.info.zeros_kept, (unsigned long long)r.vinfo.zeros_kept,
                (unsigned long long)r.tinfo.zeros_kept);
-        if (size > 1) printf("ranks: %d (MPI), the CPU backend on each\n", size);
+        if (size > 1)
+            printf("ranks: %d (MPI), %s\n", size,
+                   r.opts.backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU backend on each");
         cli_flush_stdout();
     }
     r.opts.callback = on_iteration;

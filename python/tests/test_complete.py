@@ -205,6 +205,27 @@ def test_gpu_device_matches_cpu():
         np.testing.assert_allclose(B, A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
 
 
+def test_two_gpus_match_one():
+    """gpus=2 (with two GPUs; TF_TEST_GPUS=2 makes one GPU two): one GPU's RMSEs
+    per iteration to 1e-10 and its factors bit for bit; method='adam' refused."""
+    if tenfold.gpu_count() < 2:
+        pytest.skip("fewer than 2 GPUs")
+    coords, vals = random_entries((30, 20, 10), 3000, seed=5)
+    n = len(vals)
+    tr = tenfold.Tensor((coords[: 8 * n // 10], vals[: 8 * n // 10], (30, 20, 10)))
+    va = tenfold.Tensor((coords[8 * n // 10 :], vals[8 * n // 10 :], (30, 20, 10)))
+    g = tenfold.complete(tr, 4, val=va, l2=0.5, n_iter_max=8, random_state=3, device="gpu")
+    m = tenfold.complete(tr, 4, val=va, l2=0.5, n_iter_max=8, random_state=3, device="gpu", gpus=2)
+    assert m.plan.startswith("2 GPUs"), m.plan
+    assert g.n_iter == m.n_iter and g.best_iter == m.best_iter
+    for h in ("train_rmse_history", "val_rmse_history", "objective_history"):
+        np.testing.assert_allclose(getattr(m, h), getattr(g, h), rtol=1e-10, atol=0)
+    for A, B in zip(g.factors, m.factors):
+        np.testing.assert_array_equal(B, A)
+    with pytest.raises(tenfold.UnavailableError, match="adam is not available on several GPUs"):
+        tenfold.complete(tr, 2, method="adam", device="gpu", gpus=2)
+
+
 def test_observed_zeros(tmp_path):
     """Entries of value 0 are observed data (issue 46): kept from files,
     tuples and arrays of coordinates, fitted by the numpy ALS on the same

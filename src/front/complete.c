@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tf_complete, the front end of completion: resolves and checks the
  * options, the entry sets and the start, creates the backend (one GPU,
- * the CPU of one process or of MPI ranks), then runs the algorithm
+ * the CPU of one process or of MPI ranks, several GPUs of one process or
+ * GPU ranks), then runs the algorithm
  * (algo/complete.c) on it. Also the RMSE and prediction helpers. */
 #include <math.h>
 #include <stddef.h>
@@ -83,21 +84,31 @@ static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
     return TF_OK;
 }
 
-/* Where the run goes: the ranks of a distributed context (on their CPUs:
- * *dist), else this process's one GPU (asked for, or under auto where the
- * context's device -- without a context, the machine -- has one: *gpu),
- * else its CPU. Several GPUs, GPU ranks and Adam on the GPU are refused
- * (Adam under auto runs on the CPU, the note saying so). */
-static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, const tf_dist **dist, int *gpu)
+/* Where the run goes: a context of several GPUs, or of MPI ranks on GPUs,
+ * to those GPUs (*multi; ALS only); the ranks of a distributed context on
+ * their CPUs (*dist alone); else this process's one GPU (asked for, or
+ * under auto where the context's device -- without a context, the machine
+ * -- has one: *gpu), else its CPU. Adam on the GPU is refused (Adam under
+ * auto runs on the CPU, the note saying so). */
+static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, const tf_dist **dist, int *gpu,
+                        int *multi)
 {
     tf_context *c = o->context;
     *dist = c ? c->dist : NULL;
-    *gpu = 0;
+    *gpu = *multi = 0;
     if (c && (c->dist || c->opts.ndevices > 1)) {
-        if (o->backend == TF_BACKEND_GPU || c->opts.backend == TF_BACKEND_GPU || c->opts.ndevices > 1)
-            return (*dist ? tf_fail_shared : tf_fail)(TF_ERR_UNAVAILABLE, "complete: not available on several GPUs "
-                                                                          "or GPU ranks yet (one GPU: --device gpu "
-                                                                          "in one process; or --device cpu)");
+        const int on_gpu = tf_context_resolve(c) == TF_BACKEND_GPU;
+        tf_status (*fail)(tf_status, const char *, ...) = *dist ? tf_fail_shared : tf_fail;
+        if (on_gpu && o->method == TF_COMPLETE_ADAM)
+            return fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on several GPUs or GPU ranks "
+                                            "yet (--method als is; or --device cpu)");
+        if (on_gpu && o->backend == TF_BACKEND_CPU)
+            return fail(TF_ERR_ARG, "complete: the run's context is on %s GPUs; the CPU backend was asked for",
+                        c->dist ? "its ranks'" : "several");
+        if (!on_gpu && o->backend == TF_BACKEND_GPU)
+            return fail(TF_ERR_UNAVAILABLE, "complete: this distributed run is on the CPU (its context has no GPU: "
+                                            "--device gpu puts one rank on each GPU)");
+        *multi = on_gpu;
         return TF_OK;
     }
     const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
@@ -244,12 +255,33 @@ static tf_status create_dist(const tf_tensor *train, const tf_tensor *val, const
     return s;
 }
 
+/* Several GPUs of this process (the context's devices), or this rank's
+ * GPU of a run on GPU ranks: every mode's rows cut over the GPUs by
+ * training entries (contiguous ranges, as the CPU's ranks), the shards
+ * built on the GPUs by the module (src/gpu/complete/multi.cu), one mode at
+ * a time. */
+static tf_status create_multi(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
+                              const tf_complete_opts *o, tf_partition *pt, tf_complete_backend *be)
+{
+    const tf_context *c = o->context;
+    const tf_dist *d = c->dist;
+    TF_TRY(tf_partition_make(pt, train, d ? d->size : c->opts.ndevices, TF_PARTITION_CONTIGUOUS, NULL));
+    tf_partition_shards set;
+    tf_shards sh;
+    tf_status s = d ? tf_partition_shards_make(&set, train, pt, d->rank, 1, 0, d, 0, &sh)
+                    : tf_partition_shards_make(&set, train, pt, 0, c->opts.ndevices, 0, NULL, 0, &sh);
+    if (s != TF_OK) return s;
+    s = tf_cuda_complete_backend_create_multi(train, val, test, o, &sh, be);
+    tf_partition_shards_free(&set);
+    return s;
+}
+
 static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,
                      tf_ktensor *out, tf_complete_report *rep)
 {
     const tf_dist *dist = NULL;
-    int gpu = 0;
-    TF_TRY(choose(o, rep, &dist, &gpu));
+    int gpu = 0, multi = 0;
+    TF_TRY(choose(o, rep, &dist, &gpu, &multi));
     if (dist && o->method == TF_COMPLETE_ADAM)
         return tf_fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on MPI ranks yet (--method als "
                                            "is)");
@@ -267,9 +299,10 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
     tf_partition pt;
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
-    s = dist  ? create_dist(train, val, test, o, dist, &pt, &be)
-        : gpu ? create_gpu(train, val, test, o, &be, &own, rep->note, sizeof rep->note)
-              : tf_cpu_complete_backend_create(train, val, test, o, &be);
+    s = multi ? create_multi(train, val, test, o, &pt, &be)
+        : dist  ? create_dist(train, val, test, o, dist, &pt, &be)
+        : gpu   ? create_gpu(train, val, test, o, &be, &own, rep->note, sizeof rep->note)
+                : tf_cpu_complete_backend_create(train, val, test, o, &be);
     if (s == TF_OK && o->method == TF_COMPLETE_ADAM) { /* one process (the front end refuses ranks) */
         tf_gcp_backend gb;
         tf_gcp_opts go;

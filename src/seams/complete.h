@@ -3,19 +3,20 @@
  * done by a backend on its own memory. The algorithm (src/algo/complete.c)
  * owns the start, the loop, the stopping rule (the best model by validation
  * RMSE, patience), the timers and the report; a backend (the CPU one in
- * src/cpu/complete_cpu.c; the GPU one in src/gpu/complete, batched
- * per-row Cholesky) owns the
+ * src/cpu/complete_cpu.c; the GPU ones in src/gpu/complete, batched
+ * per-row Cholesky on one GPU or several) owns the
  * factors, the copy of the best ones and its copies of the entries (the
  * training entries grouped by each mode's index, the validation and test
  * entries). Only scalars cross, and the start and the result once each. The
  * front end (src/front/complete.c) checks the inputs and creates backends.
- * A backend over several processes (ranks) solves its rows, shares them
- * after each mode and reduces its sums over the ranks before returning
- * them, so every rank decides alike. */
+ * A backend over several processes (ranks) or GPUs solves its rows,
+ * shares them after each mode and reduces its sums over the GPUs and ranks
+ * before returning them, so every rank decides alike. */
 #ifndef TF_SEAMS_COMPLETE_H
 #define TF_SEAMS_COMPLETE_H
 #include "core/error.h"
 #include "seams/cuda_table.h"
+#include "seams/shards.h"
 #include "tenfold.h"
 
 #ifdef __cplusplus
@@ -91,11 +92,28 @@ tf_status tf_cpu_complete_backend_create_dist(const tf_tensor *train, const tf_t
  * problem that does not fit the device budget TF_ERR_NOMEM (both: the CPU
  * runs it under auto). The tensors are borrowed during the call only. */
 #define TF_GPU_COMPLETE_MAX_RANK 128u
+/* tf_cuda_complete_backend_create_multi (src/gpu/complete/multi.cu): the
+ * same over several GPUs: this process's GPUs are o->context's devices
+ * (sh->count of them) or, with sh->dist, its one GPU of the ranks' run.
+ * Each GPU holds every factor whole and, per mode, the training entries of
+ * its rows (sh: contiguous rows, no pairs), sorted as on one GPU, and solves
+ * those rows with the one GPU's kernels (the same bits: a row's entries
+ * stay in their order, its segments are the one GPU's); after a mode its
+ * rows go to every GPU (exec/exchange.cuh). The sums (the update's
+ * training error: this GPU's rows; the sets: the training entries of its
+ * mode-1 rows, a contiguous range of the validation and test entries) are
+ * added over the GPUs in GPU order on the host, then over the ranks; the
+ * norms and the result come from GPU 0's whole factors. TF_ERR_NOMEM when a
+ * GPU cannot hold its part. */
 #define TF_CUDA_COMPLETE_API(ROW)                                                                                  \
     ROW(MAY_LOAD, tf_status, tf_cuda_complete_backend_create,                                                      \
         (const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,           \
          tf_complete_backend *out),                                                                                \
-        (train, val, test, o, out), , tf_cuda_unavailable("GPU completion needs"))
+        (train, val, test, o, out), , tf_cuda_unavailable("GPU completion needs"))                                 \
+    ROW(MAY_LOAD, tf_status, tf_cuda_complete_backend_create_multi,                                                \
+        (const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,           \
+         const tf_shards *sh, tf_complete_backend *out),                                                           \
+        (train, val, test, o, sh, out), , tf_cuda_unavailable("GPU completion needs"))
 TF_CUDA_COMPLETE_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus

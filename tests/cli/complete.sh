@@ -7,8 +7,9 @@
 # evaluates (its values equal to the model's, checked in Python), --init,
 # the same numbers on 1 and 2 threads; --method adam (its report, its test
 # RMSE near ALS's, the same numbers again from the seed); --device gpu (with
-# a GPU: its numbers the CPU's to 1e-10; without: one line); the refusals:
-# Adam on the GPU, held-out entries outside the training dims, a singular row
+# a GPU: its numbers the CPU's to 1e-10; without: one line); --gpus 2 (with
+# two GPUs: one GPU's numbers, its factors equal; without: one line); the
+# refusals: Adam on the GPU and on several GPUs, --gpus with --device cpu, held-out entries outside the training dims, a singular row
 # with --l2 0, --rate without --method adam; observed zeros (entries of value
 # 0) kept through split, complete (counted, in the RMSEs) and predict.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -198,6 +199,40 @@ else
     check "complete --device gpu without a GPU: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
     no_files "complete --device gpu without a GPU: nothing written" nogpu.mode1.mat nogpu.set
 fi
+# several GPUs (--gpus 2; TF_TEST_GPUS=2 makes one GPU two): one GPU's run,
+# the factor files the same numbers, a singular row with the one GPU's
+# message; without two GPUs, one line before any read and nothing written
+if [ "${gpus:-0}" -ge 2 ]; then
+    expect 0 "complete on 2 GPUs" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 30 \
+        --gpus 2 -o g2 --json g2.json
+    check "complete on 2 GPUs: the plan" grep -q '^plan: 2 GPUs, fp64' out.txt
+    check "complete: 2 GPUs = one GPU (RMSEs to 1e-10, factors equal)" python3 - g g2 <<'PY'
+import json, sys
+a, b = sys.argv[1:]
+ra, rb = (json.load(open(f + ".json")) for f in (a, b))
+assert rb["options"]["device"] == "gpu", rb["options"]
+def close(x, y): return abs(x - y) <= 1e-10 * max(abs(x), abs(y), 1e-300)
+ia, ib = ra["iterations"], rb["iterations"]
+assert len(ia) == len(ib), (len(ia), len(ib))
+for x, y in zip(ia, ib):
+    for k in ("train_rmse", "val_rmse", "objective"):
+        assert close(x[k], y[k]), (x["iter"], k, x[k], y[k])
+assert close(ra["result"]["test_rmse"], rb["result"]["test_rmse"]), (ra["result"], rb["result"])
+def mat(p): return [[float(v) for v in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]
+for m in (1, 2, 3):
+    assert mat(f"{a}.mode{m}.mat") == mat(f"{b}.mode{m}.mat"), m
+PY
+    expect_failure "complete on 2 GPUs: singular with --l2 0" 'row 1 of mode 1 has a singular system \(1 observed entry for rank 2, pivot 2\): give an L2 penalty > 0 \(--l2\)$' \
+        complete tiny.tns -r 2 --l2 0 --gpus 2
+else
+    run_tf complete s.train.tns -r 2 --gpus 2 -o nogpus
+    check "complete --gpus 2 without two GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
+    no_files "complete --gpus 2 without two GPUs: nothing written" nogpus.mode1.mat nogpus.set
+fi
+expect_failure "complete: adam on several GPUs" '^tenfold: complete: --method adam is not available on the GPU yet \(--method als is; or --device cpu\)$' \
+    complete s.train.tns -r 2 --method adam --gpus 2
+run_tf complete s.train.tns -r 2 --gpus 2 --device cpu
+check "complete: --gpus with --device cpu is a usage error" test "$rc" -eq 2
 expect_failure "complete: adam on the GPU" '^tenfold: complete: --method adam is not available on the GPU yet \(--method als is; or --device cpu\)$' \
     complete s.train.tns -r 2 --method adam --device gpu
 printf '1 1 1 2\n41 2 2 1\n' > far.tns

@@ -7,8 +7,9 @@
 # singular row in the last rank's rows fails every rank with one line (the
 # single process's) and no rank hangs; held-out entries outside the dims
 # fail alike, as does a file that does not parse or that one rank cannot
-# read; the ranks refuse standard input. Skipped (77) without MPI in
-# the build or without mpirun.
+# read; the ranks refuse standard input; GPU ranks (--device gpu, one GPU
+# each) give the one process's run. Skipped (77) without MPI in the build or
+# without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 source "$LIB/mpi.bash"
@@ -106,6 +107,30 @@ check "unreadable on rank 1 alone: one line naming it" \
 ranks 2 complete - -r 2 <s.train.tns
 check "standard input on 2 ranks: fails, no hang" test "$rc" -eq 1
 check "standard input on 2 ranks: one line" test "$(grep -c '^tenfold: complete: reading standard input' err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
+# --gpus above 1 on ranks: one GPU per rank, said once before any read
+ranks 2 complete s.train.tns -r 2 -i 2 --gpus 2
+check "--gpus 2 on 2 ranks: fails, no hang" test "$rc" -eq 1
+check "--gpus 2 on 2 ranks: one line" \
+    test "$(grep -c '^tenfold: complete: --gpus: a run on 2 MPI ranks takes one GPU per rank (--device gpu)$' err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
+# GPU ranks (--device gpu): one GPU each, NCCL shares the rows; their RMSEs
+# and factors equal one process's (to 1e-10); without two GPUs they fail on
+# every rank, no hang. TF_TEST_GPUS (one GPU seen as several) serves one
+# process only (NCCL refuses one device twice): skipped under it.
+gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+if [ -n "${TF_TEST_GPUS:-}" ]; then
+    echo "GPU ranks: skipped under TF_TEST_GPUS (NCCL needs distinct GPUs)"
+elif [ "${gpus:-0}" -ge 2 ]; then
+    ranks 2 complete "${args[@]}" --device gpu -o g2 --json g2.json
+    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; else
+        check "2 GPU ranks: the ranks line" grep -q "^ranks: 2 (MPI), one GPU each$" out.txt
+        check "2 GPU ranks: the plan names them" grep -q "^plan: 2 GPUs (MPI ranks)" out.txt
+        check "2 GPU ranks: printed once" test "$(grep -c '^test rmse = ' out.txt)" -eq 1
+        check "2 GPU ranks: one process's run" same one g2
+    fi
+else
+    ranks 2 complete s.train.tns -r 2 -i 2 --device gpu
+    check "GPU ranks without two GPUs: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
+fi
 # the single-process commands stay so: every rank runs predict alone (the same values)
 ranks 2 predict one s.test.tns -o p2.tns -q
 check "predict under mpirun: runs" test "$rc" -eq 0 -a -s p2.tns

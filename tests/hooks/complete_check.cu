@@ -7,3 +7,8 @@ extern "C" tf_status tf_gpu_check_complete_poison(void *ctx, uint32_t mode)
 {
     return tf_gpu_complete_poison(ctx, mode);
 }
+
+extern "C" tf_status tf_gpu_check_complete_multi_poison(void *ctx, uint32_t mode)
+{
+    return tf_gpu_complete_multi_poison(ctx, mode);
+}

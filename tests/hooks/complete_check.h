@@ -14,6 +14,9 @@ extern "C" {
 #endif
 
 tf_status tf_gpu_check_complete_poison(void *ctx, uint32_t mode);
+/* The same for a backend over several GPUs (tf_cuda_complete_backend_create_multi's
+ * ctx): the factor on every GPU. */
+tf_status tf_gpu_check_complete_multi_poison(void *ctx, uint32_t mode);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._errors import ArgumentError, check
 from ._helpers import _c_ktensor, _ktensor
-from ._ops import PathLike, _backend, _init_ktensor, _seed, _tensor_arg, _threads
+from ._ops import PathLike, _backend, _Context, _init_ktensor, _seed, _tensor_arg, _threads
 from ._runs import enter_run, leave_run, on_callback_error
 from ._tenfold_cffi import ffi, lib
 from ._tensor import Tensor, TensorLike
@@ -115,7 +115,7 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
              random_state: Union[None, int, np.random.Generator, np.random.RandomState] = None,
              device: Literal["auto", "cpu", "gpu"] = "auto", threads: Optional[int] = None, verbose: bool = False,
              callback: Optional[Callable[[CompleteIterInfo], Optional[bool]]] = None, rate: float = 1e-3,
-             epoch_iters: int = 1000, samples: Optional[int] = None) -> CompletionResult:
+             epoch_iters: int = 1000, samples: Optional[int] = None, gpus: int = 1) -> CompletionResult:
     """Tensor completion: a rank-`rank` CP model fitted to the entries of
     `train` only (the entries not listed are unknown, not zero) by
     alternating least squares with an L2 penalty, as ``tenfold complete`` and
@@ -145,7 +145,10 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     on one GPU (every row's system summed and solved there, rank up to 128:
     the CPU's numbers to rounding; method='adam' is not available there),
     'auto' (default) there when the machine has a GPU, else the CPU;
-    the result's `plan` says which ran.
+    the result's `plan` says which ran. gpus=N (ALS): GPUs 0..N-1 of this
+    process, every mode's rows cut over them by training entries, each
+    solving its rows and sending them to the others -- one GPU's factors,
+    bit for bit.
 
     >>> res = tenfold.complete(train, 10, val=val, test=test, l2=1.0)
     >>> res.test_rmse, tenfold.predict(res, coords)
@@ -191,7 +194,12 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     rep = ffi.new("tf_complete_report *")
     prev = enter_run(state)
     try:
-        status = lib.tf_complete(Tc, Vc, Sc, o, out, rep)
+        if gpus != 1:  # several GPUs: a context of GPUs 0..gpus-1
+            with _Context(device, gpus, None, threads) as ctx:
+                o.context = ctx
+                status = lib.tf_complete(Tc, Vc, Sc, o, out, rep)
+        else:
+            status = lib.tf_complete(Tc, Vc, Sc, o, out, rep)
         if state.error is not None:
             raise state.error
         check(status)
