@@ -31,9 +31,10 @@
  *   seed: the estimate after every epoch within 1e-10 relative, the same
  *   failed epochs, the final factors within 1e-10 of their largest entry;
  * random tensors of 3 and 4 modes, the Poisson, Gaussian and Bernoulli
- * losses, and every real tensor (steps; uber-apr14 a whole run too); the
- * refusals on several GPUs: semi-stratified sampling and checkpoints
- * asked for on the GPUs (TF_ERR_UNAVAILABLE).
+ * losses, and every real tensor (steps; uber-apr14 a whole run too);
+ * semi-stratified sampling alike (the draws, a step, whole runs on one GPU
+ * and 2 GPUs against the CPU's); checkpoints asked for on the GPUs refused
+ * (TF_ERR_UNAVAILABLE).
  * Exits 77 without a GPU. */
 #include <math.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ static void check_draws(const char *what, const tf_tensor *X, const tf_gcp_opts 
     CHECK_OK(tf_gcp_nzset_build(X, &h));
     tf_gcp_samples s;
     CHECK_OK(tf_gcp_samples_alloc(&s, N, cap));
+    s.semi = o->sampling == TF_GCP_SEMI_STRATIFIED;
     uint32_t *ind[TF_MAX_ORDER];
     for (uint32_t n = 0; n < N; ++n) ind[n] = malloc((cap ? cap : 1) * sizeof(uint32_t));
     double *vals = kt_poisoned(cap);
@@ -150,11 +152,12 @@ static double ref_pass(const tf_gcp_samples *s, const tf_ktensor *K, int loss, d
             m += p;
         }
         const double w = j < s->nnz_part ? s->w_nz : s->w_z;
-        const double t = w * tf_gcp_f(loss, s->vals[j], m);
+        const int semi_nz = s->semi && j < s->nnz_part; /* semi-stratified: f(x, m) - f(0, m) */
+        const double t = w * (tf_gcp_f(loss, s->vals[j], m) - (semi_nz ? tf_gcp_f(loss, 0.0, m) : 0.0));
         f += t;
         fm += fabs(t);
         if (!G) continue;
-        const double y = w * tf_gcp_df(loss, s->vals[j], m);
+        const double y = w * (tf_gcp_df(loss, s->vals[j], m) - (semi_nz ? tf_gcp_df(loss, 0.0, m) : 0.0));
         for (uint32_t n = 0; n < N; ++n)
             for (uint64_t r = 0; r < R; ++r) {
                 double p = y;
@@ -213,6 +216,7 @@ static void check_step(const char *what, const tf_tensor *X, const tf_gcp_opts *
     tf_gcp_samples fs, gs;
     CHECK_OK(tf_gcp_samples_alloc(&fs, N, o->fnz + o->fz));
     CHECK_OK(tf_gcp_samples_alloc(&gs, N, o->gnz + o->gz));
+    gs.semi = o->sampling == TF_GCP_SEMI_STRATIFIED; /* the fixed sample is stratified either way */
     CHECK_OK(tf_gcp_draw(&h, o->seed, 0, o->fnz, o->fz, 1, &fs));
     CHECK_OK(tf_gcp_draw(&h, o->seed, iter + 1, o->gnz, o->gz, 1, &gs));
     double fmag = 0.0, gm = 0.0;
@@ -394,6 +398,14 @@ static void one_case(tf_rng *rng, const char *what, const tf_tensor *X, uint64_t
     check_step(what, X, &o, &K, 0);
     check_step(what, X, &o, &K, 41);
     if (runs) check_runs(what, X, &o, &K);
+    /* semi-stratified: zero draws over every entry (no rejection), non-zeros' terms f(x, m) - f(0, m) */
+    char semi[128];
+    snprintf(semi, sizeof semi, "%s, semi-stratified", what);
+    o.sampling = TF_GCP_SEMI_STRATIFIED;
+    o.gz = gs;
+    check_draws(semi, X, &o);
+    check_step(semi, X, &o, &K, 7);
+    if (runs) check_runs(semi, X, &o, &K);
     tf_ktensor_free(&K);
 }
 
@@ -500,8 +512,8 @@ static void choices(tf_rng *rng)
     tf_tensor_free(&X);
 }
 
-/* On several GPUs: semi-stratified sampling and checkpoints refused when
- * the GPUs are asked for. */
+/* On several GPUs: semi-stratified sampling runs there (as on one GPU), and
+ * stratified too. */
 static void multi_choices(tf_rng *rng)
 {
     if (tf_gpu_count() < 2) return;
@@ -516,8 +528,9 @@ static void multi_choices(tf_rng *rng)
     tf_ktensor K;
     tf_gcp_report rep;
     tf_status s = tf_gcp(&X, &o, &K, &rep);
-    CHECKF(s == TF_ERR_UNAVAILABLE && strstr(tf_last_error(), "semi-stratified"), "semi-stratified on 2 GPUs -> %s "
-           "\"%s\"", tf_status_name(s), tf_last_error());
+    CHECKF(s == TF_OK && !strncmp(rep.plan, "2 GPUs", 6) && strstr(rep.plan, "semi-stratified"),
+           "semi-stratified on 2 GPUs -> %s \"%s\", plan '%s'", tf_status_name(s), tf_last_error(),
+           s == TF_OK ? rep.plan : "");
     if (s == TF_OK) tf_ktensor_free(&K);
     o.sampling = TF_GCP_STRATIFIED;
     s = tf_gcp(&X, &o, &K, &rep);

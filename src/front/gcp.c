@@ -135,14 +135,11 @@ static int has_checkpoint(const tf_gcp_opts *o)
     return ck && ((ck->path && *ck->path) || (ck->resume && *ck->resume));
 }
 
-/* What keeps a run on the CPU (NULL: nothing): the dense mode, and for now
- * semi-stratified sampling and checkpoints (the GPU backend has neither). */
+/* What keeps a run on the CPU (NULL: nothing): the dense mode (its
+ * L-BFGS hands whole vectors over; its tensors are small). */
 static const char *cpu_only(const tf_gcp_opts *o)
 {
     if (o->dense) return "the dense loss mode runs on the CPU only (--device cpu; its tensors have at most 2^26 entries)";
-    if (o->sampling == TF_GCP_SEMI_STRATIFIED)
-        return "semi-stratified sampling runs on the CPU only yet (--device cpu, or stratified sampling)";
-    if (has_checkpoint(o)) return "checkpoints run on the CPU only yet (--device cpu)";
     return NULL;
 }
 

@@ -159,12 +159,12 @@ done
 
 # GPUs (skipped without): --device gpu and --gpus 2 resume to a straight run's fits (1e-12)
 gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
-close_fits() {
-    python3 - "$1.state" "$2.state" <<'PY'
+close_fits() { # STEM STEM [TOL, default 1e-12]
+    python3 - "$1.state" "$2.state" "${3:-1e-12}" <<'PY'
 import sys
-f = [[float(x) for x in l.split()[1:]] for p in sys.argv[1:] for l in open(p) if l.startswith("fits ")]
+f = [[float(x) for x in l.split()[1:]] for p in sys.argv[1:3] for l in open(p) if l.startswith("fits ")]
 assert len(f) == 2 and len(f[0]) == len(f[1]), f
-assert max(abs(a - b) / max(abs(a), 1e-300) for a, b in zip(*f)) <= 1e-12, f
+assert max(abs(a - b) / max(abs(a), 1e-300) for a, b in zip(*f)) <= float(sys.argv[3]), f
 PY
 }
 if [ "${gpus:-0}" -ge 1 ]; then
@@ -181,6 +181,15 @@ if [ "${gpus:-0}" -ge 1 ]; then
     expect 0 "tucker --device gpu: resumed" tucker x.tns -r 3,4,5 --device gpu -i 10 --tol 0 --resume gp_tk \
         --checkpoint gp_tk
     check "tucker --device gpu: resumed, the straight run's fits (1e-12)" close_fits gs_tk gp_tk
+    # GCP-Adam on the GPU (its gradient sums by atomics: the estimates to 1e-9, not bits), semi-stratified too
+    for smp in stratified semi-stratified; do
+        GG="cpd c.tns -r 3 --device gpu --method gcp --loss poisson --epoch-iters 20 --samples 2000,2000 --rate 0.05 --sampling $smp --nowrite"
+        expect 0 "gcp $smp --device gpu: straight" $GG --epochs 10 --checkpoint ggs_$smp
+        expect 0 "gcp $smp --device gpu: 4" $GG --epochs 4 --checkpoint ggp_$smp
+        check "gcp $smp --device gpu: the state holds every mode's moments" test "$(grep -c '^aux [123] [0-9]* 6$' ggp_$smp.state)" -eq 3
+        expect 0 "gcp $smp --device gpu: resumed" $GG --epochs 10 --resume ggp_$smp --checkpoint ggp_$smp
+        check "gcp $smp --device gpu: resumed, the straight run's estimates (1e-9)" close_fits ggs_$smp ggp_$smp 1e-9
+    done
     expect_failure "AO-ADMM checkpoints on a GPU" "checkpoints of AO-ADMM are not available on this backend" \
         cpd x.tns -r 4 --device gpu --nonneg --nonneg-method admm -i 3 --nowrite --checkpoint ga
 else
@@ -200,6 +209,11 @@ if [ "${gpus:-0}" -ge 2 ]; then
 import sys
 f=[[float(x) for x in l.split()[1:]] for p in ['g2s.state','g1p.state'] for l in open(p) if l.startswith('fits ')]
 assert max(abs(a-b)/abs(a) for a,b in zip(*f)) <= 1e-9, f"
+    G2="cpd c.tns -r 3 --gpus 2 --method gcp --loss poisson --epoch-iters 20 --samples 2000,2000 --rate 0.05 --nowrite"
+    expect 0 "gcp --gpus 2: straight" $G2 --epochs 10 --checkpoint gg2s
+    expect 0 "gcp --gpus 2: 4" $G2 --epochs 4 --checkpoint gg2p
+    expect 0 "gcp --gpus 2: resumed" $G2 --epochs 10 --resume gg2p --checkpoint gg2p
+    check "gcp --gpus 2: resumed, the straight run's estimates (1e-9)" close_fits gg2s gg2p 1e-9
 else
     echo "$NAME: fewer than 2 GPUs: the --gpus 2 cases are left out"
 fi

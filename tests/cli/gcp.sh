@@ -65,14 +65,14 @@ PY
 # same estimates from the seed, on 1 and 2 threads to rounding; its loss
 # estimate (the stratified fixed sample) falls like the stratified run's
 expect 0 "gcp semi-stratified" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
-    -t 2 --sampling semi-stratified --nowrite --json s.json
+    -t 2 --sampling semi-stratified --device cpu --nowrite --json s.json
 check "gcp semi: the start line" grep -q '^cpd: GCP-Adam, poisson loss, semi-stratified sampling, rank 3' out.txt
 check "gcp semi: the plan" grep -q '^plan: CPU, semi-stratified samples' out.txt
 check "gcp semi: the samples" grep -q 'samples per iteration: 4500 non-zeros, 4500 uniform entries (semi-stratified)' out.txt
 expect 0 "gcp semi, 1 thread" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
-    -t 1 --sampling semi-stratified --nowrite --json s1.json
+    -t 1 --sampling semi-stratified --device cpu --nowrite --json s1.json
 expect 0 "gcp semi again" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
-    -t 2 --sampling semi-stratified --nowrite --json s2.json
+    -t 2 --sampling semi-stratified --device cpu --nowrite --json s2.json
 check "gcp semi: the report, one seed one run, threads" python3 - s.json s1.json s2.json g.json <<'PY'
 import json, sys
 a, b, c, g = (json.load(open(f)) for f in sys.argv[1:])
@@ -121,7 +121,19 @@ gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
 if [ "${gpus:-0}" -ge 1 ]; then
     expect 0 "gcp on the GPU" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01 \
         --device gpu --nowrite --json gg.json
-    check "gcp gpu: the plan" grep -q '^plan: GPU .*stratified samples drawn on the GPU' out.txt
+    check "gcp gpu: the plan" grep -q '^plan: GPU .*, stratified samples drawn on the GPU' out.txt
+    expect 0 "gcp semi-stratified on the GPU" cpd counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 \
+        --rate 0.01 -t 2 --sampling semi-stratified --device gpu --nowrite --json sg.json
+    check "gcp semi gpu: the plan" grep -q '^plan: GPU .*, semi-stratified samples drawn on the GPU' out.txt
+    check "gcp semi gpu: the CPU's estimates (1e-8)" python3 - s.json sg.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["result"]["loss_initial"] == b["result"]["loss_initial"] or \
+    abs(a["result"]["loss_initial"] - b["result"]["loss_initial"]) <= 1e-12 * abs(a["result"]["loss_initial"])
+assert len(a["iterations"]) == len(b["iterations"])
+for p, q in zip(a["iterations"], b["iterations"]):
+    assert abs(p["loss_estimate"] - q["loss_estimate"]) <= 1e-8 * abs(p["loss_estimate"]), (p, q)
+PY
     check "gcp gpu: the CPU's estimates" python3 - g.json gg.json <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
@@ -135,8 +147,8 @@ PY
 fi
 # several GPUs: with two or more, --gpus 2 runs (the plan says so; every GPU
 # the whole tensor, its part of every sample) and its estimates and factors
-# equal one GPU's to 1e-10; semi-stratified sampling there is refused with
-# one line; with fewer GPUs --gpus 2 fails with one line
+# equal one GPU's to 1e-10, semi-stratified sampling too;
+# with fewer GPUs --gpus 2 fails with one line
 if [ "${gpus:-0}" -ge 2 ]; then
     G="counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01"
     expect 0 "gcp on one GPU" cpd $G --device gpu -o g1 --json g1.json
@@ -156,9 +168,16 @@ for f in ("mode1", "mode2", "mode3", "lambda"):
     u, v = (load(s + "." + f + ".mat") for s in sys.argv[1:])
     assert max(abs(p - q) for x, y in zip(u, v) for p, q in zip(x, y)) <= 1e-10 * max(abs(p) for x in u for p in x), f
 PY
-    run_tf cpd $G --gpus 2 --sampling semi-stratified --nowrite
-    check "gcp: semi-stratified on 2 GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
-    check "gcp: semi-stratified on 2 GPUs: the reason" grep -q '^tenfold: gcp: semi-stratified sampling runs on the CPU only yet' err.txt
+    expect 0 "gcp semi-stratified on one GPU" cpd $G --device gpu --sampling semi-stratified --nowrite --json gs1.json
+    expect 0 "gcp semi-stratified on 2 GPUs" cpd $G --gpus 2 --sampling semi-stratified --nowrite --json gs2.json
+    check "gcp semi-stratified on 2 GPUs: the plan" grep -q '^plan: 2 GPUs, fp64, semi-stratified samples split' out.txt
+    check "gcp semi-stratified: 2 GPUs = 1 GPU to 1e-10" python3 - gs1.json gs2.json <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert len(a["iterations"]) == len(b["iterations"]) == 4
+for p, q in zip(a["iterations"], b["iterations"]):
+    assert abs(p["loss_estimate"] - q["loss_estimate"]) <= 1e-10 * abs(p["loss_estimate"]), (p, q)
+PY
 else
     run_tf cpd counts.tns -r 2 --method gcp --loss gaussian --gpus 2 --nowrite
     check "gcp --gpus 2 without two GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1

@@ -173,9 +173,30 @@ void op_destroy(void *ctx)
     delete (gpu_gcp *)ctx;
 }
 
+/* Adam's moments for a checkpoint (algo/gcp_ckpt.c): m and v, the factors'
+ * layout, to the host; put sets them and their saved copy (m0, v0). */
+tf_status op_moments_get(void *ctx, double *m, double *v)
+{
+    gpu_gcp *c = (gpu_gcp *)ctx;
+    TF_TRY(use(c));
+    TF_TRY(tf_gpu_get_values<double>(m, c->m, c->nparams, c->dev->stream));
+    return tf_gpu_get_values<double>(v, c->v, c->nparams, c->dev->stream);
+}
+
+tf_status op_moments_put(void *ctx, const double *m, const double *v)
+{
+    gpu_gcp *c = (gpu_gcp *)ctx;
+    TF_TRY(use(c));
+    TF_TRY(tf_gpu_put_values<double>(c->m, m, c->nparams, c->dev->stream));
+    TF_TRY(tf_gpu_put_values<double>(c->v, v, c->nparams, c->dev->stream));
+    TF_TRY(op_save(c));
+    TF_CU(cudaStreamSynchronize(c->dev->stream));
+    return TF_OK;
+}
+
 const tf_gcp_backend_ops gpu_ops = {op_init,    op_estimate, op_gradient, op_adam,   op_save,
                                     op_restore, op_dense_fg, op_result,   op_destroy,
-                                    nullptr,    nullptr /* moments: checkpoints run on the CPU */};
+                                    op_moments_get, op_moments_put};
 
 /* Mode m's gradient rows in shared memory, shortest modes first, while
  * they fit `bytes`. */
@@ -228,7 +249,8 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, 
     uint64_t fz = o->fz, gz = o->gz;
     double fw_nz = 0.0, fw_z = 0.0;
     tf_gcp_draw_weights(numel, nnz, o->fnz, 0, &fz, &fw_nz, &fw_z);
-    tf_gcp_draw_weights(numel, nnz, o->gnz, 0, &gz, &a.w_nz, &a.w_z);
+    a.semi = o->sampling == TF_GCP_SEMI_STRATIFIED; /* the gradient's; the fixed sample is stratified */
+    tf_gcp_draw_weights(numel, nnz, o->gnz, a.semi, &gz, &a.w_nz, &a.w_z);
     const uint64_t fn = o->fnz + fz, per = N * sizeof(uint32_t) + sizeof(double);
     const uint64_t bytes = 7 * c->nparams * sizeof(double) + nnz * per + slots * sizeof(unsigned long long) +
                            fn * per + 4097 * sizeof(double);
@@ -269,6 +291,7 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, 
     }
     /* the fixed sample, stream 0 */
     tf_gcp_gpu_args f = a;
+    f.semi = 0;
     f.n = fn;
     f.nz = o->fnz;
     f.stream = 0;
@@ -301,8 +324,8 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, 
     TF_CU(cudaStreamSynchronize(st));
     uint32_t npriv = 0;
     for (uint32_t n = 0; n < N; ++n) npriv += a.priv_off[n] != TF_GCP_NOPRIV;
-    snprintf(desc, desc_len, "GPU %d, fp64, stratified samples drawn on the GPU, fused pass (%u/%u modes in smem)",
-             c->dev->device, npriv, N);
+    snprintf(desc, desc_len, "GPU %d, fp64, %s samples drawn on the GPU, fused pass (%u/%u modes in smem)",
+             c->dev->device, a.semi ? "semi-stratified" : "stratified", npriv, N);
     return TF_OK;
 }
 

@@ -26,6 +26,8 @@ struct tf_gpu_dev;
 struct tf_gcp_gpu_args {
     uint32_t N, R, C; /* order, rank, lanes per sample (a power of two <= 32) */
     int loss;         /* tf_gcp_loss */
+    int semi;         /* the gradient's sample semi-stratified: a zero draw is any entry (no
+                         rejection), a non-zero's term f(x, m) - f(0, m) (cpu/gcp_kernel.c) */
     uint64_t dims[TF_GPU_MAX_ORDER], place[TF_GPU_MAX_ORDER];
     const double *A[TF_GPU_MAX_ORDER];
     double *G[TF_GPU_MAX_ORDER];

@@ -66,7 +66,7 @@ __device__ __forceinline__ void draw_entry(const tf_gcp_gpu_args &a, uint32_t N,
     uint64_t st = tf_gcp_draw_zero_state(a.seed, a.stream, j - a.nz);
     do {
         tf_gcp_draw_coord(&st, N, dims, idx);
-    } while (a.nnz && has_nonzero<NMAX>(a, N, idx));
+    } while (a.nnz && !a.semi && has_nonzero<NMAX>(a, N, idx));
     *x = 0.0;
 }
 
@@ -155,7 +155,8 @@ __global__ void __launch_bounds__(TF_GCP_THREADS) gcp_pass_kernel(const tf_gcp_g
             continue;
         }
         if (!on) continue;
-        const double y = w * tf_gcp_df(a.loss, x, m);
+        const bool semi_nz = a.semi && j < a.nz; /* semi-stratified: df(x, m) - df(0, m) */
+        const double y = w * (tf_gcp_df(a.loss, x, m) - (semi_nz ? tf_gcp_df(a.loss, 0.0, m) : 0.0));
         for (uint32_t r = c; r < R; r += C) {
             double v[NMAX], suf[NMAX];
 #pragma unroll

@@ -141,9 +141,24 @@ void op_destroy(void *ctx)
     delete self(ctx);
 }
 
-const tf_gcp_backend_ops multi_ops = {op_init,    op_estimate, op_gradient, op_adam,   op_save,
-                                      op_restore, op_dense_fg, op_result,   op_destroy,
-                                      nullptr,    nullptr /* moments: checkpoints run on the CPU */};
+/* A checkpoint's moments: GPU 0's (every GPU's are the same); put on every GPU. */
+tf_status op_moments_get(void *ctx, double *mo, double *v)
+{
+    multi_gcp *m = self(ctx);
+    TF_TRY(m->set.wait());
+    return m->check(m->ops->moments_get(m->part[0], mo, v));
+}
+
+tf_status op_moments_put(void *ctx, const double *mo, const double *v)
+{
+    multi_gcp *m = self(ctx);
+    for (int g = 0; g < m->n; ++g) TF_TRY(m->check(m->ops->moments_put(m->part[g], mo, v)));
+    return TF_OK;
+}
+
+const tf_gcp_backend_ops multi_ops = {op_init,    op_estimate, op_gradient,    op_adam,       op_save,
+                                      op_restore, op_dense_fg, op_result,      op_destroy,
+                                      op_moments_get, op_moments_put};
 
 /* This process's GPUs, a state on each (built on all at once), on ranks
  * the statuses agreed before the exchange's collective opening; then the
@@ -176,7 +191,8 @@ tf_status build(multi_gcp *m, const tf_tensor *X, const tf_gcp_opts *o, const tf
             TF_TRY(m->check(tf_gpu_dev_use(m->set.gpu[g])));
             TF_TRY(m->check(tf_gpu_alloc(&m->scratch[g], need, "GCP gradient sum scratch")));
         }
-    snprintf(desc, len, "%d GPUs%s, fp64, samples split, gradients summed by %s", sh.parts, d ? " (MPI ranks)" : "",
+    snprintf(desc, len, "%d GPUs%s, fp64, %s samples split, gradients summed by %s", sh.parts,
+             d ? " (MPI ranks)" : "", o->sampling == TF_GCP_SEMI_STRATIFIED ? "semi-stratified" : "stratified",
              m->set.peer() ? "peer copies" : "NCCL");
     return TF_OK;
 }
