@@ -153,7 +153,7 @@ if [ "${gpus:-0}" -ge 2 ]; then
     G="counts.tns -r 3 --method gcp --loss poisson --epochs 4 --epoch-iters 20 --rate 0.01"
     expect 0 "gcp on one GPU" cpd $G --device gpu -o g1 --json g1.json
     expect 0 "gcp on 2 GPUs" cpd $G --gpus 2 -o g2 --json g2.json
-    check "gcp on 2 GPUs: the plan" grep -q '^plan: 2 GPUs, fp64, samples split' out.txt
+    check "gcp on 2 GPUs: the plan" grep -q '^plan: 2 GPUs, fp64, stratified samples split' out.txt
     check "gcp: 2 GPUs = 1 GPU to 1e-10" python3 - g1 g2 <<'PY'
 import json, sys
 def load(p): return [[float(x) for x in l.split()] for l in open(p) if l.strip() and not l.startswith("#")]

@@ -91,7 +91,7 @@ elif [ "$gpus" -ge 2 ]; then
         ranks 2 cpd $G --device gpu -o g2_$tag --json g2_$tag.json
         if [ "$rc" -ne 0 ]; then bad "$tag on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
         check "$tag on 2 GPU ranks: the run says so" grep -q "^ranks: 2 (MPI), one GPU each" out.txt
-        check "$tag on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks), fp64, samples split" out.txt
+        check "$tag on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks), fp64, stratified samples split" out.txt
         check "$tag on 2 GPU ranks: printed once" test "$(grep -c '^final loss estimate' out.txt)" -eq 1
         check "$tag on 2 GPU ranks: loss estimates and factors equal one GPU's" same g1_$tag g2_$tag
     done
