@@ -41,6 +41,14 @@ const char *tf_env_omp_places(void) { return var("OMP_PLACES"); }
 const char *tf_env_omp_wait_policy(void) { return var("OMP_WAIT_POLICY"); }
 const char *tf_env_gomp_spincount(void) { return var("GOMP_SPINCOUNT"); }
 
+int tf_env_test_gpus(void)
+{
+    const char *s = var("TF_TEST_GPUS");
+    char *end = NULL;
+    const long v = s ? strtol(s, &end, 10) : 0;
+    return s && end != s && *end == '\0' && v >= 1 && v <= TF_MAX_GPUS ? (int)v : 0;
+}
+
 /* ---- the tuning policy's overrides */
 
 /* 1 if the variable is set to exactly `want`. */

@@ -24,4 +24,8 @@ const char *tf_env_openblas_num_threads(void);
 const char *tf_env_omp_places(void);
 const char *tf_env_omp_wait_policy(void);
 const char *tf_env_gomp_spincount(void);
+/* TF_TEST_GPUS=k (1..TF_MAX_GPUS): the test mode's count of logical GPUs
+ * (src/gpu/runtime/device.cu, docs/DESIGN.md "Several GPUs on one"); 0
+ * when unset or not such a number. */
+int tf_env_test_gpus(void);
 #endif

@@ -40,6 +40,7 @@ extern "C" {
 #include "seams/spttm_backends.h"
 #include "seams/tucker.h"
 #include "core/alloc.h"
+#include "core/environment.h"
 #include "core/parallel.h"
 #include "fmt/auto_format.h"
 #include "fmt/blco.h"
@@ -77,6 +78,7 @@ extern "C" {
     X(tf_status, tf_alloc, (void **out, uint64_t n, uint64_t size, const char *what), (out, n, size, what))     \
     X(const char *, tf_format_name, (tf_format f), (f))                                                          \
     X(const char *, tf_last_error, (void), ())                                                                   \
+    X(int, tf_env_test_gpus, (void), ())                                                                         \
     X(tf_status, tf_csr_rows, (const tf_csr *S, uint64_t lo, uint64_t hi, tf_csr *view, uint64_t **rowptr),    \
       (S, lo, hi, view, rowptr))                                                                                 \
     X(tf_status, tf_fcoo_build, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *out),           \

@@ -2,7 +2,6 @@
 /* CUDA device queries: how many devices, and what each one is. */
 #include <cuda_runtime.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "seams/cuda_module.h"
@@ -28,16 +27,11 @@ int tf_gpu_physical_count(void)
     return n;
 }
 
-/* TF_TEST_GPUS=k (1..TF_MAX_GPUS), read once: the test mode's count, else 0. */
+/* TF_TEST_GPUS (core/environment.h), read once: the test mode's count, else 0. */
 static int test_gpus(void)
 {
     static int k = -1;
-    if (k < 0) {
-        const char *s = getenv("TF_TEST_GPUS");
-        char *end = nullptr;
-        const long v = s ? strtol(s, &end, 10) : 0;
-        k = s && end != s && *end == '\0' && v >= 1 && v <= TF_MAX_GPUS ? (int)v : 0;
-    }
+    if (k < 0) k = tf_env_test_gpus();
     return k;
 }
 
