@@ -3,6 +3,7 @@
  * tensors of orders 2..6, uniform and skewed (one row of one mode holds half
  * the non-zeros), with empty slices and modes of length 1, ranks that hit
  * the fixed-rank kernels and the generic one, 1..3 threads, every mode;
+ * 4-/5-mode tensors with short modes and long fibres (uber, nycflights13);
  * outputs poisoned with NaN before each run. Then the real tensors in
  * TF_SHARED_DATA, and argument errors. */
 #include <math.h>
@@ -180,6 +181,28 @@ static void random_tensors(void)
         }
 }
 
+/* 4- and 5-mode tensors shaped like uber-apr14 and nycflights13: short
+ * modes and fibres of several non-zeros, so every tree has compressed
+ * levels above one flat leaf level (the CSF kernel's register path for
+ * R = 8 and 16; R = 7 and 33 the generic one), on up to 5 threads that
+ * split the slices. */
+static void short_mode_tensors(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 20261129);
+    static const uint64_t dims4[] = {12, 9, 20, 200}, dims5[] = {30, 5, 3, 12, 150};
+    static const uint64_t rk[] = {8, 16, 7, 33};
+    static const int th[] = {1, 2, 5};
+    for (int hot = -1; hot <= 0; ++hot) {
+        tf_tensor X = make_tensor(&rng, 4, dims4, 20000, hot, 1);
+        check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), hot < 0 ? "short 4-mode" : "short 4-mode skewed");
+        tf_tensor_free(&X);
+        X = make_tensor(&rng, 5, dims5, 20000, hot, 1);
+        check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), hot < 0 ? "short 5-mode" : "short 5-mode skewed");
+        tf_tensor_free(&X);
+    }
+}
+
 /* Fewer non-zeros than threads, no non-zeros, and a non-canonical list
  * (unsorted, repeated coordinates). */
 static void corner_tensors(void)
@@ -303,6 +326,7 @@ static void validation(void)
 int main(void)
 {
     random_tensors();
+    short_mode_tensors();
     corner_tensors();
     bad_arguments();
     validation();
