@@ -184,14 +184,14 @@ static void random_tensors(void)
 /* 4- and 5-mode tensors shaped like uber-apr14 and nycflights13: short
  * modes and fibres of several non-zeros, so every tree has compressed
  * levels above one flat leaf level (the CSF kernel's register path for
- * R = 8 and 16; R = 7 and 33 the generic one), on up to 5 threads that
+ * R = 8, 16 and 32; R = 7 and 33 the generic one), on up to 5 threads that
  * split the slices. */
 static void short_mode_tensors(void)
 {
     tf_rng rng;
     tf_rng_seed(&rng, 20261129);
     static const uint64_t dims4[] = {12, 9, 20, 200}, dims5[] = {30, 5, 3, 12, 150};
-    static const uint64_t rk[] = {8, 16, 7, 33};
+    static const uint64_t rk[] = {8, 16, 32, 7, 33};
     static const int th[] = {1, 2, 5};
     for (int hot = -1; hot <= 0; ++hot) {
         tf_tensor X = make_tensor(&rng, 4, dims4, 20000, hot, 1);

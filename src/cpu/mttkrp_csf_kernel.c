@@ -96,22 +96,25 @@ TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, do
  * uber-apr14 and nycflights13: fibres of 3-60 non-zeros). With the sums in
  * memory (leaf_sum and the climb) each non-zero's multiply-adds waited for
  * the previous non-zero's store, and each fibre's for the previous fibre's:
- * a chain of store-to-load latencies, not the arithmetic, set the pace. */
+ * a chain of store-to-load latencies, not the arithmetic, set the pace
+ * (1.7-2.1x slower on those tensors). */
 #define REG_PATH 1
 /* Four doubles: one AVX register, two SSE registers in the baseline clone. */
 typedef double v4d __attribute__((vector_size(32)));
 typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
-/* The longest rank on the register path (2 x R/4 + R/4 registers). */
-#define REG_MAX_R 16
+/* The longest rank on the register path (it holds 2 x R/4 vectors). */
+#define REG_MAX_R 32
 
 /* (macros, not functions: a function returning an AVX vector has a
  * different ABI in the baseline clone, and GCC warns) */
 #define ld4(p) (*(const v4du *)(p))
 #define bc4(x) ((v4d){(x), (x), (x), (x)}) /* x evaluated four times: a variable */
 
-/* s = sum over non-zeros zb..ze-1 of val * their row, R a multiple of 4,
- * in two chains (even and odd non-zeros) so that consecutive non-zeros do
- * not wait for each other's multiply-adds. */
+/* s = sum over non-zeros zb..ze-1 of val * their row, R a multiple of 4.
+ * (Two chains, even and odd non-zeros, so that consecutive non-zeros do not
+ * wait on each other's multiply-adds, were 10 % slower on uber-apr14 and
+ * nycflights13: their fibres are short, and the extra loop exit costs more
+ * than the chain.) */
 TF_ALWAYS_INLINE void fibre_reg(const tf_csf_job *j, uint64_t zb, uint64_t ze, v4d *restrict s,
                                 const uint64_t R)
 {
@@ -120,28 +123,13 @@ TF_ALWAYS_INLINE void fibre_reg(const tf_csf_job *j, uint64_t zb, uint64_t ze, v
     const uint32_t *const id = c->fids[c->flat];
     const double *const F = j->F[c->flat];
     const uint64_t V = R / 4;
-    v4d s1[REG_MAX_R / 4];
-    for (uint64_t k = 0; k < V; ++k) s[k] = s1[k] = bc4(0.0);
-    uint64_t z = zb;
-    for (; z + 1 < ze; z += 2) {
-        if (z + 1 + PREFETCH_AHEAD < j->zhi) {
-            prefetch_row(F + (uint64_t)id[z + PREFETCH_AHEAD] * R, R);
-            prefetch_row(F + (uint64_t)id[z + 1 + PREFETCH_AHEAD] * R, R);
-        }
-        const double *r0 = F + (uint64_t)id[z] * R, *r1 = F + (uint64_t)id[z + 1] * R;
-        const double x0 = val[z], x1 = val[z + 1];
-        const v4d v0 = bc4(x0), v1 = bc4(x1);
-        for (uint64_t k = 0; k < V; ++k) {
-            s[k] += v0 * ld4(r0 + 4 * k);
-            s1[k] += v1 * ld4(r1 + 4 * k);
-        }
-    }
-    if (z < ze) {
+    for (uint64_t k = 0; k < V; ++k) s[k] = bc4(0.0);
+    for (uint64_t z = zb; z < ze; ++z) {
+        if (z + PREFETCH_AHEAD < j->zhi) prefetch_row(F + (uint64_t)id[z + PREFETCH_AHEAD] * R, R);
         const double *r0 = F + (uint64_t)id[z] * R, x0 = val[z];
         const v4d v0 = bc4(x0);
         for (uint64_t k = 0; k < V; ++k) s[k] += v0 * ld4(r0 + 4 * k);
     }
-    for (uint64_t k = 0; k < V; ++k) s[k] += s1[k];
 }
 
 /* The nodes of level L = flat-1 from f to the last child of f's parent in
@@ -238,7 +226,7 @@ TF_ALWAYS_INLINE void csf_job(const tf_csf_job *j, const uint64_t R, const int r
     TF_KERNEL_CLONES static void name(const tf_csf_job *j) { csf_job(j, rank, reg); }
 CSF_INSTANCE(csf_job_r8, 8, 1)
 CSF_INSTANCE(csf_job_r16, 16, 1)
-CSF_INSTANCE(csf_job_r32, 32, 0)
+CSF_INSTANCE(csf_job_r32, 32, 1)
 CSF_INSTANCE(csf_job_r64, 64, 0)
 CSF_INSTANCE(csf_job_any, j->R, 0)
 
