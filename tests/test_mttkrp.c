@@ -17,18 +17,21 @@
 #include "realdata.h"
 #include "tenfold.h"
 
-/* The plans under test: coo, csf as tf_plan_build makes it, and csf forced
- * to full trees (every level compressed) and to flat levels (only the
- * root compressed). */
+/* The plans under test: coo, csf as tf_plan_build makes it (and with its
+ * factor rows prefetched, which it does only for large factors), and csf
+ * forced to full trees (every level compressed) and to flat levels (only
+ * the root compressed). */
 typedef struct variant {
     const char *name;
     tf_format format;
     double flat_ratio; /* < 0: tf_plan_build's choice */
+    int prefetch;      /* tf_cpu_csf_plan_fix_prefetch */
 } variant;
-static const variant variants[] = {{"coo", TF_FORMAT_COO, -1},
-                                   {"csf", TF_FORMAT_CSF, -1},
-                                   {"csf-tree", TF_FORMAT_CSF, 1e300},
-                                   {"csf-flat", TF_FORMAT_CSF, 0.0}};
+static const variant variants[] = {{"coo", TF_FORMAT_COO, -1, -1},
+                                   {"csf", TF_FORMAT_CSF, -1, -1},
+                                   {"csf-prefetch", TF_FORMAT_CSF, -1, 1},
+                                   {"csf-tree", TF_FORMAT_CSF, 1e300, -1},
+                                   {"csf-flat", TF_FORMAT_CSF, 0.0, -1}};
 static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF};
 static const uint64_t ranks[] = {1, 7, 8, 16, 33, 64};
 static const int thread_counts[] = {1, 2, 3};
@@ -116,6 +119,7 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
          * the CSF plans run on exactly `threads`, to split slices */
         tf_status s = tf_plan_build(X, &o, out);
         if (s == TF_OK) tf_cpu_csf_plan_fix_team(*out, threads);
+        if (s == TF_OK) tf_cpu_csf_plan_fix_prefetch(*out, v->prefetch);
         return s;
     }
     /* what tf_plan_build does, with the builder's ratio forced */

@@ -97,7 +97,9 @@ TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, do
  * memory (leaf_sum and the climb) each non-zero's multiply-adds waited for
  * the previous non-zero's store, and each fibre's for the previous fibre's:
  * a chain of store-to-load latencies, not the arithmetic, set the pace
- * (1.7-2.1x slower on those tensors). */
+ * (1.7-2.1x slower on those tensors). Rows are prefetched only when the
+ * job says so (factors larger than a core's cache): uber-apr14's and
+ * nycflights13's are not, and prefetching them cost 7-14 %. */
 #define REG_PATH 1
 /* Four doubles: one AVX register, two SSE registers in the baseline clone. */
 typedef double v4d __attribute__((vector_size(32)));
@@ -125,7 +127,7 @@ TF_ALWAYS_INLINE void fibre_reg(const tf_csf_job *j, uint64_t zb, uint64_t ze, v
     const uint64_t V = R / 4;
     for (uint64_t k = 0; k < V; ++k) s[k] = bc4(0.0);
     for (uint64_t z = zb; z < ze; ++z) {
-        if (z + PREFETCH_AHEAD < j->zhi) prefetch_row(F + (uint64_t)id[z + PREFETCH_AHEAD] * R, R);
+        if (j->prefetch && z + PREFETCH_AHEAD < j->zhi) prefetch_row(F + (uint64_t)id[z + PREFETCH_AHEAD] * R, R);
         const double *r0 = F + (uint64_t)id[z] * R, x0 = val[z];
         const v4d v0 = bc4(x0);
         for (uint64_t k = 0; k < V; ++k) s[k] += v0 * ld4(r0 + 4 * k);
@@ -148,7 +150,8 @@ TF_ALWAYS_INLINE uint64_t parent_reg(const tf_csf_job *j, uint64_t f, uint64_t f
     v4d p[REG_MAX_R / 4], s[REG_MAX_R / 4];
     for (uint64_t k = 0; k < V; ++k) p[k] = bc4(0.0);
     for (;; ++f) {
-        if (f + PREFETCH_AHEAD <= j->hi[L]) prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
+        if (j->prefetch && f + PREFETCH_AHEAD <= j->hi[L])
+            prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
         const uint64_t zb = fp[f] > j->zlo ? fp[f] : j->zlo;
         const uint64_t ze = fp[f + 1] < j->zhi ? fp[f + 1] : j->zhi;
         fibre_reg(j, zb, ze, s, R);
