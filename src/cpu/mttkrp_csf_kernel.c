@@ -97,11 +97,12 @@ TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, do
  * memory (leaf_sum and the climb) each non-zero's multiply-adds waited for
  * the previous non-zero's store, and each fibre's for the previous fibre's:
  * a chain of store-to-load latencies, not the arithmetic, set the pace
- * (1.7-2.1x slower on those tensors). Rows are prefetched only when the
+ * (2-3x slower on those tensors). Rows are prefetched only when the
  * job says so (factors larger than a core's cache): uber-apr14's and
  * nycflights13's are not, and prefetching them cost 7-14 %. */
 #define REG_PATH 1
-/* Four doubles: one AVX register, two SSE registers in the baseline clone. */
+/* Four doubles: one AVX register, two SSE registers in the baseline clone
+ * (where R = 32's 16 vectors spill: only pre-AVX2 machines run it). */
 typedef double v4d __attribute__((vector_size(32)));
 typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
 /* The longest rank on the register path (it holds 2 x R/4 vectors). */
