@@ -3,6 +3,7 @@
  * tensors of orders 2..6, uniform and skewed (one row of one mode holds half
  * the non-zeros), with empty slices and modes of length 1, ranks that hit
  * the fixed-rank kernels and the generic one, 1..3 threads, every mode;
+ * 4-/5-mode tensors with short modes and long fibres (uber, nycflights13);
  * outputs poisoned with NaN before each run. Then the real tensors in
  * TF_SHARED_DATA, and argument errors. */
 #include <math.h>
@@ -16,18 +17,21 @@
 #include "realdata.h"
 #include "tenfold.h"
 
-/* The plans under test: coo, csf as tf_plan_build makes it, and csf forced
- * to full trees (every level compressed) and to flat levels (only the
- * root compressed). */
+/* The plans under test: coo, csf as tf_plan_build makes it (and with its
+ * factor rows prefetched, which it does only for large factors), and csf
+ * forced to full trees (every level compressed) and to flat levels (only
+ * the root compressed). */
 typedef struct variant {
     const char *name;
     tf_format format;
     double flat_ratio; /* < 0: tf_plan_build's choice */
+    int prefetch;      /* tf_cpu_csf_plan_fix_prefetch */
 } variant;
-static const variant variants[] = {{"coo", TF_FORMAT_COO, -1},
-                                   {"csf", TF_FORMAT_CSF, -1},
-                                   {"csf-tree", TF_FORMAT_CSF, 1e300},
-                                   {"csf-flat", TF_FORMAT_CSF, 0.0}};
+static const variant variants[] = {{"coo", TF_FORMAT_COO, -1, -1},
+                                   {"csf", TF_FORMAT_CSF, -1, -1},
+                                   {"csf-prefetch", TF_FORMAT_CSF, -1, 1},
+                                   {"csf-tree", TF_FORMAT_CSF, 1e300, -1},
+                                   {"csf-flat", TF_FORMAT_CSF, 0.0, -1}};
 static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF};
 static const uint64_t ranks[] = {1, 7, 8, 16, 33, 64};
 static const int thread_counts[] = {1, 2, 3};
@@ -115,6 +119,7 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
          * the CSF plans run on exactly `threads`, to split slices */
         tf_status s = tf_plan_build(X, &o, out);
         if (s == TF_OK) tf_cpu_csf_plan_fix_team(*out, threads);
+        if (s == TF_OK) tf_cpu_csf_plan_fix_prefetch(*out, v->prefetch);
         return s;
     }
     /* what tf_plan_build does, with the builder's ratio forced */
@@ -178,6 +183,28 @@ static void random_tensors(void)
             check_tensor(&rng, &X, ranks, COUNT(ranks), thread_counts, COUNT(thread_counts), what);
             tf_tensor_free(&X);
         }
+}
+
+/* 4- and 5-mode tensors shaped like uber-apr14 and nycflights13: short
+ * modes and fibres of several non-zeros, so every tree has compressed
+ * levels above one flat leaf level (the CSF kernel's register path for
+ * R = 8, 16 and 32; R = 7 and 33 the generic one), on up to 5 threads that
+ * split the slices. */
+static void short_mode_tensors(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 20261129);
+    static const uint64_t dims4[] = {12, 9, 20, 200}, dims5[] = {30, 5, 3, 12, 150};
+    static const uint64_t rk[] = {8, 16, 32, 7, 33};
+    static const int th[] = {1, 2, 5};
+    for (int hot = -1; hot <= 0; ++hot) {
+        tf_tensor X = make_tensor(&rng, 4, dims4, 20000, hot, 1);
+        check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), hot < 0 ? "short 4-mode" : "short 4-mode skewed");
+        tf_tensor_free(&X);
+        X = make_tensor(&rng, 5, dims5, 20000, hot, 1);
+        check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), hot < 0 ? "short 5-mode" : "short 5-mode skewed");
+        tf_tensor_free(&X);
+    }
 }
 
 /* Fewer non-zeros than threads, no non-zeros, and a non-canonical list
@@ -303,6 +330,7 @@ static void validation(void)
 int main(void)
 {
     random_tensors();
+    short_mode_tensors();
     corner_tensors();
     bad_arguments();
     validation();

@@ -20,6 +20,7 @@ typedef struct tf_csf_job {
     double *edge;            /* 2 x R                                              */
     double *acc;             /* order x R scratch                                  */
     int stream;              /* write output rows with non-temporal stores         */
+    int prefetch;            /* prefetch factor rows (register path: see the kernel) */
 } tf_csf_job;
 
 void tf_csf_mttkrp_job(const tf_csf_job *j);
@@ -34,4 +35,8 @@ tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, 
  * again), so the tests reach the split of a slice between threads on small
  * tensors. Other plans are left alone. */
 void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team);
+/* Prefetches factor rows in every MTTKRP of a CPU CSF plan (on = 1), never
+ * (0), or as the factors' sizes say (-1, the default), so the tests reach
+ * the prefetching code on small tensors. Other plans are left alone. */
+void tf_cpu_csf_plan_fix_prefetch(struct tf_plan *p, int on);
 #endif

@@ -21,11 +21,16 @@
  * least this large: it cannot stay in the caches anyway, and the factor
  * rows can. */
 #define CSF_STREAM_MIN_BYTES (64ULL << 20)
+/* Factor rows are prefetched by the register-held kernel when a factor of
+ * the two lowest levels is at least this large; smaller ones stay in a
+ * core's L2 cache (512 KiB-2 MiB here), and prefetching them costs time. */
+#define CSF_PREFETCH_MIN_BYTES (512ULL << 10)
 
 typedef struct csf_plan {
     uint32_t order;
     int threads;
     int fixed_team; /* > 0: every MTTKRP on exactly this many threads (tests) */
+    int fixed_prefetch; /* >= 0: prefetch rows (1) or not (0) whatever their size (tests) */
     tf_csf tree[TF_MAX_ORDER]; /* tree[m] is rooted at mode m */
 } csf_plan;
 
@@ -104,6 +109,9 @@ static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *fac
         j->edge = scratch + (uint64_t)i * per_job;
         j->acc = j->edge + 2 * R;
         j->stream = I * R * sizeof(double) >= CSF_STREAM_MIN_BYTES;
+        j->prefetch = cp->fixed_prefetch > 0;
+        for (uint32_t l = c->flat > 1 ? c->flat - 1 : 1; cp->fixed_prefetch < 0 && l < c->order; ++l)
+            if (c->dims[l] * R * sizeof(double) >= CSF_PREFETCH_MIN_BYTES) j->prefetch = 1;
     }
 #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
     for (int i = 0; i < n; ++i) tf_csf_mttkrp_job(&jobs[i]);
@@ -124,6 +132,11 @@ void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team)
     if (p && p->ops == &csf_ops) ((csf_plan *)p->impl)->fixed_team = team;
 }
 
+void tf_cpu_csf_plan_fix_prefetch(struct tf_plan *p, int on)
+{
+    if (p && p->ops == &csf_ops) ((csf_plan *)p->impl)->fixed_prefetch = on;
+}
+
 tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
 {
     return tf_cpu_csf_plan_build_flat(X, o, CSF_FLAT_RATIO, p);
@@ -136,6 +149,7 @@ tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, 
     TF_TRY(TF_CALLOC(cp, 1, "CSF plan"));
     cp->order = X->order;
     cp->threads = p->threads;
+    cp->fixed_prefetch = -1;
     uint64_t bytes = sizeof *cp;
     for (uint32_t m = 0; m < X->order; ++m) {
         uint32_t mo[TF_MAX_ORDER];

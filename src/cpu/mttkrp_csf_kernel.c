@@ -53,6 +53,13 @@ TF_ALWAYS_INLINE void emit_root(const tf_csf_job *j, uint64_t s, const double *a
     else tf_row_copy(j->out + (uint64_t)rid[s] * R, acc, R);
 }
 
+TF_ALWAYS_INLINE void leaf_prefetch(const tf_csf_job *j, uint64_t z, const uint64_t R)
+{
+    const tf_csf *c = j->csf;
+    if (z < j->zhi)
+        for (uint32_t l = c->flat; l < c->order; ++l) prefetch_row(j->F[l] + (uint64_t)c->fids[l][z] * R, R);
+}
+
 /* a = sum over non-zeros zb..ze-1 (zb < ze) of val * the Hadamard product
  * of their rows in levels flat..order-1. */
 TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, double *restrict a,
@@ -63,10 +70,9 @@ TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, do
     const double *const val = c->vals;
     const uint32_t *const id0 = c->fids[f0];
     const double *const F0 = j->F[f0];
-    const uint64_t zend = j->zhi;
     if (f0 + 1 == N) { /* one row per non-zero */
         for (uint64_t z = zb; z < ze; ++z) {
-            if (z + PREFETCH_AHEAD < zend) prefetch_row(F0 + (uint64_t)id0[z + PREFETCH_AHEAD] * R, R);
+            if (z + PREFETCH_AHEAD < j->zhi) prefetch_row(F0 + (uint64_t)id0[z + PREFETCH_AHEAD] * R, R);
             const double *r0 = F0 + (uint64_t)id0[z] * R;
             if (z == zb) tf_row_scale(a, val[z], r0, R);
             else tf_row_axpy(a, val[z], r0, R);
@@ -77,16 +83,94 @@ TF_ALWAYS_INLINE void leaf_sum(const tf_csf_job *j, uint64_t zb, uint64_t ze, do
     const double *const FN = j->F[N - 1];
     tf_row_zero(a, R);
     for (uint64_t z = zb; z < ze; ++z) {
-        if (z + PREFETCH_AHEAD < zend)
-            for (uint32_t l = f0; l < N; ++l)
-                prefetch_row(j->F[l] + (uint64_t)c->fids[l][z + PREFETCH_AHEAD] * R, R);
+        leaf_prefetch(j, z + PREFETCH_AHEAD, R);
         tf_row_scale(t, val[z], F0 + (uint64_t)id0[z] * R, R);
         for (uint32_t l = f0 + 1; l + 1 < N; ++l) tf_row_mul(t, j->F[l] + (uint64_t)c->fids[l][z] * R, R);
         tf_row_hadd(a, t, FN + (uint64_t)idN[z] * R, R);
     }
 }
 
-TF_ALWAYS_INLINE void csf_job(const tf_csf_job *j, const uint64_t R)
+#if defined(__GNUC__)
+/* Register-held sums for the common shape: a tree whose leaves are its only
+ * per-non-zero level, below at least one compressed level (every tree of
+ * uber-apr14 and nycflights13: fibres of 3-60 non-zeros). With the sums in
+ * memory (leaf_sum and the climb) each non-zero's multiply-adds waited for
+ * the previous non-zero's store, and each fibre's for the previous fibre's:
+ * a chain of store-to-load latencies, not the arithmetic, set the pace
+ * (2-3x slower on those tensors). Rows are prefetched only when the
+ * job says so (factors larger than a core's cache): uber-apr14's and
+ * nycflights13's are not, and prefetching them cost 7-14 %. */
+#define REG_PATH 1
+/* Four doubles: one AVX register, two SSE registers in the baseline clone
+ * (where R = 32's 16 vectors spill: only pre-AVX2 machines run it). */
+typedef double v4d __attribute__((vector_size(32)));
+typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
+/* The longest rank on the register path (it holds 2 x R/4 vectors). */
+#define REG_MAX_R 32
+
+/* (macros, not functions: a function returning an AVX vector has a
+ * different ABI in the baseline clone, and GCC warns) */
+#define ld4(p) (*(const v4du *)(p))
+#define bc4(x) ((v4d){(x), (x), (x), (x)}) /* x evaluated four times: a variable */
+
+/* s = sum over non-zeros zb..ze-1 of val * their row, R a multiple of 4.
+ * (Two chains, even and odd non-zeros, so that consecutive non-zeros do not
+ * wait on each other's multiply-adds, were 10 % slower on uber-apr14 and
+ * nycflights13: their fibres are short, and the extra loop exit costs more
+ * than the chain.) */
+TF_ALWAYS_INLINE void fibre_reg(const tf_csf_job *j, uint64_t zb, uint64_t ze, v4d *restrict s,
+                                const uint64_t R)
+{
+    const tf_csf *c = j->csf;
+    const double *const val = c->vals;
+    const uint32_t *const id = c->fids[c->flat];
+    const double *const F = j->F[c->flat];
+    const uint64_t V = R / 4;
+    for (uint64_t k = 0; k < V; ++k) s[k] = bc4(0.0);
+    for (uint64_t z = zb; z < ze; ++z) {
+        if (j->prefetch && z + PREFETCH_AHEAD < j->zhi) prefetch_row(F + (uint64_t)id[z + PREFETCH_AHEAD] * R, R);
+        const double *r0 = F + (uint64_t)id[z] * R, x0 = val[z];
+        const v4d v0 = bc4(x0);
+        for (uint64_t k = 0; k < V; ++k) s[k] += v0 * ld4(r0 + 4 * k);
+    }
+}
+
+/* The nodes of level L = flat-1 from f to the last child of f's parent in
+ * the job's range: acc(L-1) = sum over them of their fibre's sum times
+ * their own row, held in registers until the parent is complete. Returns
+ * the last node done. */
+TF_ALWAYS_INLINE uint64_t parent_reg(const tf_csf_job *j, uint64_t f, uint64_t fend, double *restrict up,
+                                     const uint64_t R)
+{
+    const tf_csf *c = j->csf;
+    const uint32_t L = c->flat - 1;
+    const uint64_t *const fp = c->fptr[L];
+    const uint32_t *const idL = c->fids[L];
+    const double *const FL = j->F[L];
+    const uint64_t V = R / 4;
+    v4d p[REG_MAX_R / 4], s[REG_MAX_R / 4];
+    for (uint64_t k = 0; k < V; ++k) p[k] = bc4(0.0);
+    for (;; ++f) {
+        if (j->prefetch && f + PREFETCH_AHEAD <= j->hi[L])
+            prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
+        const uint64_t zb = fp[f] > j->zlo ? fp[f] : j->zlo;
+        const uint64_t ze = fp[f + 1] < j->zhi ? fp[f + 1] : j->zhi;
+        fibre_reg(j, zb, ze, s, R);
+        const double *fr = FL + (uint64_t)idL[f] * R;
+        for (uint64_t k = 0; k < V; ++k) p[k] += s[k] * ld4(fr + 4 * k);
+        if (f + 1 >= fend) break;
+    }
+    for (uint64_t k = 0; k < V; ++k) *(v4du *)(up + 4 * k) = p[k];
+    return f;
+}
+#else
+#define REG_PATH 0
+#define REG_MAX_R 0
+#endif
+
+/* reg: take parent_reg for trees of the shape it serves (R <= REG_MAX_R, a
+ * multiple of 4, known at compile time). */
+TF_ALWAYS_INLINE void csf_job(const tf_csf_job *j, const uint64_t R, const int reg)
 {
     const tf_csf *c = j->csf;
     const uint32_t L = c->flat - 1;
@@ -102,16 +186,28 @@ TF_ALWAYS_INLINE void csf_job(const tf_csf_job *j, const uint64_t R)
     const uint32_t *const idL = c->fids[L];
     const double *const FL = j->F[L];
     double *const a = acc + (uint64_t)L * R;
+    const int in_regs = REG_PATH && reg && L > 0 && c->flat + 1 == c->order;
     for (uint64_t f = j->lo[L]; f <= j->hi[L]; ++f) {
-        if (L > 0 && f + PREFETCH_AHEAD <= j->hi[L])
-            prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
-        const uint64_t zb = fp[f] > j->zlo ? fp[f] : j->zlo;
-        const uint64_t ze = fp[f + 1] < j->zhi ? fp[f + 1] : j->zhi;
-        leaf_sum(j, zb, ze, a, acc + (uint64_t)(L + 1) * R, R);
-
-        /* climb while the node just finished was its parent's last child */
         uint64_t cur = f;
         uint32_t l = L;
+#if REG_PATH
+        if (in_regs) {
+            /* level L and its parent in registers, then climb from L-1 */
+            f = parent_reg(j, f, end[L - 1], acc + (uint64_t)(L - 1) * R, R);
+            l = L - 1;
+            cur = node[l]++;
+            if (node[l] <= j->hi[l]) end[l] = child_end(j, l, node[l]);
+        } else
+#endif
+        {
+            if (L > 0 && f + PREFETCH_AHEAD <= j->hi[L])
+                prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
+            const uint64_t zb = fp[f] > j->zlo ? fp[f] : j->zlo;
+            const uint64_t ze = fp[f + 1] < j->zhi ? fp[f + 1] : j->zhi;
+            leaf_sum(j, zb, ze, a, acc + (uint64_t)(L + 1) * R, R);
+        }
+
+        /* climb while the node just finished was its parent's last child */
         while (l > 0) {
             double *up = acc + (uint64_t)(l - 1) * R;
             tf_row_hadd(up, acc + (uint64_t)l * R, j->F[l] + (uint64_t)c->fids[l][cur] * R, R);
@@ -130,13 +226,13 @@ TF_ALWAYS_INLINE void csf_job(const tf_csf_job *j, const uint64_t R)
 }
 
 /* One instance per fixed rank the compiler can fully unroll, one generic. */
-#define CSF_INSTANCE(name, rank)                                                \
-    TF_KERNEL_CLONES static void name(const tf_csf_job *j) { csf_job(j, rank); }
-CSF_INSTANCE(csf_job_r8, 8)
-CSF_INSTANCE(csf_job_r16, 16)
-CSF_INSTANCE(csf_job_r32, 32)
-CSF_INSTANCE(csf_job_r64, 64)
-CSF_INSTANCE(csf_job_any, j->R)
+#define CSF_INSTANCE(name, rank, reg)                                           \
+    TF_KERNEL_CLONES static void name(const tf_csf_job *j) { csf_job(j, rank, reg); }
+CSF_INSTANCE(csf_job_r8, 8, 1)
+CSF_INSTANCE(csf_job_r16, 16, 1)
+CSF_INSTANCE(csf_job_r32, 32, 1)
+CSF_INSTANCE(csf_job_r64, 64, 0)
+CSF_INSTANCE(csf_job_any, j->R, 0)
 
 void tf_csf_mttkrp_job(const tf_csf_job *j)
 {
