@@ -67,6 +67,8 @@ typedef struct tf_partition {
                                         row i of the caller is row relabel[i] of the run */
     int schedule[TF_MAX_ORDER];      /* TF_PARTITION_CONTIGUOUS or _LONGEST_FIRST */
     double imbalance[TF_MAX_ORDER];  /* the cut's (tf_partition_cut) */
+    uint64_t *nnz[TF_MAX_ORDER];     /* parts each: part p's non-zeros of the mode (with
+                                        sum: over every rank's part of the input) */
     double worst;                    /* the largest of them */
 } tf_partition;
 

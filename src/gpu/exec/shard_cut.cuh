@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A GPU's shards cut on the GPU itself (docs/DESIGN.md, "The device-set
+ * executor"): X's COO, in the caller's labels on the host, streams through
+ * the GPU in chunks (the context's pinned staging ring), and the non-zeros
+ * of this GPU's rows of a mode are compacted there -- every index mapped
+ * into the run's labels (the partition's relabel maps, uploaded once), the
+ * mode's index shifted down by the part's first row -- in X's order (a
+ * scan per chunk, chunk after chunk), so the shard is the front end's
+ * tf_partition_split's bit for bit. With pairs the non-zeros whose
+ * previous mode's index lies in the part's rows of that mode go to the
+ * front of the one allocation, the others to its back (reversed there,
+ * then turned round in place): both exactly sized, from the front end's
+ * count of the part's non-zeros. The host does nothing but the staging
+ * copies: no shard of the tensor is ever made on the host. The F-COO copy
+ * is then sorted from the device COO by the one device builder
+ * (engine/fcoo_build.cu, tf_gpu_fcoo_create_from_device). */
+#ifndef TF_GPU_EXEC_SHARD_CUT_CUH
+#define TF_GPU_EXEC_SHARD_CUT_CUH
+#include "gpu/engine/fcoo_build.cuh"
+
+/* One GPU's shard of one mode as an operation gets it: the front end's
+ * split on the host (host), or cut on the GPU (dev, and shape its order,
+ * dims and nnz, without host arrays). tf_gpu_engine_create_shard takes
+ * either. */
+struct tf_gpu_shard {
+    const tf_tensor *host = nullptr;
+    tf_tensor shape = {};
+    const tf_fcoo_dcoo *dev = nullptr;
+    const tf_tensor *tensor() const { return host ? host : &shape; }
+    uint64_t nnz() const { return tensor()->nnz; }
+};
+
+/* One GPU's cutter, kept over the modes of a build: the relabel maps and
+ * the chunk buffers on the device, the last cut's COO. */
+struct tf_shard_cutter {
+    tf_gpu_dev *ctx = nullptr;
+    uint32_t order = 0;
+    uint64_t chunk = 0;                           /* non-zeros per chunk (0: the default, set before open) */
+    uint32_t *map[TF_MAX_ORDER] = {nullptr};      /* run label of each caller's row; NULL: the same */
+    uint32_t *cind[TF_MAX_ORDER] = {nullptr};     /* a chunk of X's indices */
+    double *cvals = nullptr;                      /* and of its values */
+    uint64_t *cnt = nullptr, *pos = nullptr;      /* per non-zero of the chunk: 1 local, 2^32 remote, 0 not here; its scan */
+    uint64_t *base = nullptr;                     /* local and remote non-zeros written so far */
+    void *tmp = nullptr;                          /* the scan's scratch */
+    size_t tmp_bytes = 0;
+    tf_fcoo_dcoo coo[2];                          /* the last cut: local, remote (one allocation, coo[0]'s) */
+
+    tf_shard_cutter() = default;
+    tf_shard_cutter(const tf_shard_cutter &) = delete;
+    tf_shard_cutter &operator=(const tf_shard_cutter &) = delete;
+    ~tf_shard_cutter() { close(); }
+
+    /* Device bytes open() takes for X (the maps and the chunk buffers). */
+    static uint64_t bytes(const tf_tensor *X, const uint32_t *const *relabel, uint64_t chunk);
+    /* Uploads the relabel maps of X's modes (relabel[m] NULL: none) and
+     * allocates the chunk buffers on ctx (current on this thread). */
+    tf_status open(tf_gpu_dev *ctx, const tf_tensor *X, const uint32_t *const *relabel);
+    /* The non-zeros of X whose (run's) index of `mode` lies in [lo, hi),
+     * that index less lo, every index in the run's labels, values as
+     * value_bytes (4: float, 8: double), in X's order; n: how many (the
+     * front end's count; a different count fails). Without pairs out[0]
+     * holds them all; with pairs (prev_lo < prev_hi or not: the previous
+     * mode's rows of the part, [prev_lo, prev_hi)) out[0] those whose
+     * previous mode's index lies there, out[1] the others. The shards stay
+     * valid until the next cut or drop(). */
+    tf_status cut(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, bool pairs, uint64_t prev_lo,
+                  uint64_t prev_hi, uint64_t n, uint32_t value_bytes, tf_gpu_shard out[2]);
+    /* Frees the last cut's COO. */
+    void drop();
+    void close();
+};
+#endif
