@@ -103,7 +103,16 @@ tf_status tf_gpu_engine_create_shard(tf_gpu_dev *ctx, const tf_gpu_shard *S, uin
         TF_TRY(tf_gpu_fcoo_create_from_device(ctx, X, S->dev, prec, R ? R : 32, 1u << mode, out));
         return settle(out);
     }
-    /* a host shard (an empty one cut on the GPU too: no arrays to read) */
+    if (S->dev) { /* an empty shard cut on the GPU: as the host split's empty one (arrays, none read) */
+        static uint32_t no_index = 0;
+        static double no_value = 0.0;
+        tf_tensor empty = *X;
+        for (uint32_t m = 0; m < empty.order; ++m) empty.ind[m] = &no_index;
+        empty.vals = &no_value;
+        tf_gpu_shard h;
+        h.host = &empty;
+        return tf_gpu_engine_create_shard(ctx, &h, mode, prec, R, out);
+    }
     tf_gpu_placement pl;
     TF_TRY(tf_gpu_place(ctx, X, TF_FORMAT_FCOO, prec, R, 1u << mode, &pl));
     TF_TRY(tf_gpu_fcoo_create_modes(ctx, X, prec, R ? R : 32, 1u << mode, pl.streamed, out));
