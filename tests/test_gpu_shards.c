@@ -6,7 +6,8 @@
  * run's labels, every value (fp64, and as fp32) -- contiguous and
  * longest-first (relabeled) partitions, with and without pairs (the split
  * by the previous mode), 2 and 3 parts, chunks of the default size and of
- * 257 non-zeros (many chunks, none a multiple of 32), a heavy row, a mode
+ * 320 and 1024 non-zeros (many chunks through the 3 pinned slots, the last
+ * one part full), a heavy row, a mode
  * shorter than the parts (empty parts), orders 2-5, and the real tensors.
  * Outputs are poisoned first. Skips without a GPU. */
 #include "check.h"
@@ -33,10 +34,10 @@ static void all_ways(const tf_tensor *X, const char *what, int quick)
     for (int parts = 2; parts <= 3; ++parts)
         for (int sched = TF_PARTITION_CONTIGUOUS; sched <= TF_PARTITION_LONGEST_FIRST; ++sched)
             for (int pairs = 0; pairs < 2; ++pairs) {
-                one(X, what, parts, sched, pairs, TF_DOUBLE, 257);
+                one(X, what, parts, sched, pairs, TF_DOUBLE, 320);
                 if (quick) continue;
                 one(X, what, parts, sched, pairs, TF_DOUBLE, 0);
-                one(X, what, parts, sched, pairs, TF_SINGLE, 1000);
+                one(X, what, parts, sched, pairs, TF_SINGLE, 1024);
             }
     printf("  %s (%llu non-zeros): done\n", what, (unsigned long long)X->nnz);
 }

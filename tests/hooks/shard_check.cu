@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/exec/shard_cut.cuh"
+#include "gpu/runtime/per_gpu.cuh"
 extern "C" {
 #include "front/partition.h"
 }
@@ -58,12 +59,22 @@ tf_status compare(tf_gpu_dev *ctx, const tf_gpu_shard &s, const tf_tensor *h, co
     return TF_OK;
 }
 
+/* Two readers of one feed (two contexts on GPU 0, as TF_TEST_GPUS makes
+ * them, each on a thread of its own): in pass p of mode m reader i cuts
+ * part (p + i) mod P, and both are compared with the host's. */
+constexpr int READERS = 2;
+
 tf_status check_all(tf_gpu_dev *ctx, const tf_tensor *X, const tf_partition *pt, int pairs, tf_precision prec,
                     uint64_t chunk, char *diff, size_t len)
 {
-    tf_shard_cutter c;
-    c.chunk = chunk;
-    TF_TRY(c.open(ctx, X, pt->relabel));
+    tf_shard_feed feed;
+    TF_TRY(tf_gpu_dev_use(&ctx[0]));
+    TF_TRY(feed.open(X, READERS, chunk));
+    tf_shard_cutter c[READERS];
+    for (int i = 0; i < READERS; ++i) {
+        TF_TRY(tf_gpu_dev_use(&ctx[i]));
+        TF_TRY(c[i].open(&ctx[i], X, pt->relabel, feed.chunk));
+    }
     const int P = pt->parts, nout = pairs ? 2 * P : P;
     std::vector<tf_tensor> host((size_t)nout);
     for (uint32_t m = 0; m < X->order && !diff[0]; ++m) {
@@ -71,19 +82,33 @@ tf_status check_all(tf_gpu_dev *ctx, const tf_tensor *X, const tf_partition *pt,
         tf_status s = TF_OK;
         const uint32_t prev = (m + X->order - 1) % X->order;
         for (int p = 0; p < P && s == TF_OK && !diff[0]; ++p) {
-            tf_gpu_shard out[2];
-            s = c.cut(X, m, pt->row_lo[m][p], pt->row_lo[m][p + 1], pairs != 0, pt->row_lo[prev][p],
-                      pt->row_lo[prev][p + 1], pt->nnz[m][p], prec == TF_SINGLE ? 4 : 8, out);
-            for (int h = 0; h < (pairs ? 2 : 1) && s == TF_OK && !diff[0]; ++h) {
-                char what[64];
-                snprintf(what, sizeof what, "mode %u, part %d%s", m + 1, p, pairs ? (h ? ", remote" : ", local") : "");
-                const tf_tensor *ht = &host[(size_t)(pairs ? 2 * p + h : p)];
-                s = prec == TF_SINGLE ? compare<float>(ctx, out[h], ht, what, diff, len)
-                                      : compare<double>(ctx, out[h], ht, what, diff, len);
-            }
+            tf_gpu_shard out[READERS][2];
+            feed.restart();
+            s = tf_per_gpu(READERS, [&](int i) {
+                TF_TRY(tf_gpu_dev_use(&ctx[i]));
+                const int q = (p + i) % P;
+                return c[i].cut(&feed, m, pt->row_lo[m][q], pt->row_lo[m][q + 1], pairs != 0, pt->row_lo[prev][q],
+                                pt->row_lo[prev][q + 1], pt->nnz[m][q], prec == TF_SINGLE ? 4 : 8, out[i]);
+            });
+            for (int i = 0; i < READERS && s == TF_OK && !diff[0]; ++i)
+                for (int h = 0; h < (pairs ? 2 : 1) && s == TF_OK && !diff[0]; ++h) {
+                    const int q = (p + i) % P;
+                    char what[64];
+                    snprintf(what, sizeof what, "mode %u, part %d%s", m + 1, q,
+                             pairs ? (h ? ", remote" : ", local") : "");
+                    const tf_tensor *ht = &host[(size_t)(pairs ? 2 * q + h : q)];
+                    s = tf_gpu_dev_use(&ctx[i]);
+                    if (s == TF_OK)
+                        s = prec == TF_SINGLE ? compare<float>(&ctx[i], out[i][h], ht, what, diff, len)
+                                              : compare<double>(&ctx[i], out[i][h], ht, what, diff, len);
+                }
         }
         for (auto &t : host) tf_tensor_free(&t);
         TF_TRY(s);
+    }
+    for (int i = 0; i < READERS; ++i) { /* freed with their context current */
+        TF_TRY(tf_gpu_dev_use(&ctx[i]));
+        c[i].close();
     }
     return TF_OK;
 }
@@ -98,13 +123,16 @@ tf_status tf_gpu_check_shards(const tf_tensor *X, int parts, int schedule, int p
     tf_partition pt;
     TF_TRY(tf_partition_make(&pt, X, parts, schedule, NULL));
     *relabeled = tf_partition_relabels(&pt);
-    tf_gpu_dev ctx;
-    tf_status s = tf_gpu_dev_init(&ctx, 0);
-    tf_tuning_default(&ctx.tune); /* the chunks through the pinned staging, as in a run */
-    ctx.tune.gpu_poison = 1;      /* every output entry written */
-    if (s == TF_OK) s = tf_gpu_dev_use(&ctx);
-    if (s == TF_OK) s = check_all(&ctx, X, &pt, pairs, prec, chunk, diff, len);
-    tf_gpu_dev_destroy(&ctx);
+    tf_gpu_dev ctx[READERS];
+    tf_status s = TF_OK;
+    int made = 0;
+    for (; made < READERS && s == TF_OK; ++made) {
+        s = tf_gpu_dev_init(&ctx[made], 0);
+        tf_tuning_default(&ctx[made].tune); /* as in a run */
+        ctx[made].tune.gpu_poison = 1;      /* every output entry written */
+    }
+    if (s == TF_OK) s = check_all(ctx, X, &pt, pairs, prec, chunk, diff, len);
+    for (int i = 0; i < made; ++i) tf_gpu_dev_destroy(&ctx[i]);
     tf_partition_free(&pt);
     return s;
 }

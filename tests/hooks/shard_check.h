@@ -15,8 +15,10 @@ extern "C" {
 
 /* Cuts X over `parts` parts by `schedule` (tf_partition_schedule, the
  * front end's tf_partition_make), then every part's shards of every mode
- * on GPU 0 (chunk non-zeros per streamed chunk, 0: the default; values in
- * precision prec; with pairs split by the previous mode) and on the host
+ * on GPU 0 -- two contexts there reading one pinned feed from two threads,
+ * as two GPUs of a run do (chunk non-zeros per chunk, rounded up to 64; 0:
+ * the default; values in precision prec; with pairs split by the previous
+ * mode) -- and on the host
  * (tf_partition_split), and compares them: dims, non-zero counts, every
  * index and every value (the host's as prec). Device outputs are poisoned
  * first. diff gets "" when all are equal, else the first difference

@@ -104,32 +104,43 @@ struct tf_devset {
      * unless sh->pairs (then local holds the non-zeros whose previous-mode
      * index lies in this GPU's rows, remote the others). Where every GPU of
      * the mode takes it (tf_gpu_shard_cut_here, for copies of precision
-     * prec at rank R), each cuts its shards itself from sh->whole streamed
-     * through it (exec/shard_cut.cuh) and they are freed once made;
-     * otherwise the front end splits the mode on the host (sh->split). */
+     * prec at rank R), each cuts its shards itself from sh->whole, whose
+     * chunks the GPUs read from one pinned copy (exec/shard_cut.cuh), and
+     * they are freed once made; otherwise the front end splits the mode on
+     * the host (sh->split). */
     template <class Fn> tf_status build_shards(const tf_shards *sh, tf_precision prec, uint64_t R, Fn &&make)
     {
         tf_tensor part[2 * TF_MAX_GPUS];
         tf_shard_cutter cutter[TF_MAX_GPUS];
+        tf_shard_feed feed; /* X's chunks in pinned memory, read by every GPU */
         for (uint32_t m = 0; m < order; ++m) {
-            bool here[TF_MAX_GPUS] = {false};
-            if (sh->whole && sh->nnz[m])
+            bool all = sh->whole && sh->nnz[m];
+            if (all) {
+                bool here[TF_MAX_GPUS] = {false};
+                const uint64_t extra = tf_shard_cutter::bytes(sh->whole, sh->relabel, 0);
                 TF_TRY(at_once([&](int g) {
-                    here[g] = cut_here(sh, m, g, prec, R, cutter[g].ctx ? 0 : tf_shard_cutter::bytes(sh->whole, sh->relabel, 0));
+                    here[g] = cut_here(sh, m, g, prec, R, cutter[g].ctx ? 0 : extra);
                     return TF_OK;
                 }));
-            bool all = sh->whole && sh->nnz[m];
-            for (int g = 0; g < n; ++g) all = all && here[g];
+                for (int g = 0; g < n; ++g) all = all && here[g];
+            }
+            if (all && !feed.pinned && feed.open(sh->whole, n, 0) != TF_OK) {
+                tf_clear_error(); /* no pinned chunks: the host splits */
+                all = false;
+            }
             if (all) {
+                feed.restart();
                 TF_TRY(at_once([&](int g) {
                     tf_shard_cutter &c = cutter[g];
-                    if (!c.ctx) TF_TRY(c.open(gpu[g], sh->whole, sh->relabel));
                     const int p = first + g;
                     const uint32_t prev = (m + order - 1) % order;
                     tf_gpu_shard s[2];
-                    TF_TRY(c.cut(sh->whole, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0, row_lo[prev][p],
-                                 row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s));
-                    const tf_status st = make(g, m, &s[0], sh->pairs ? &s[1] : nullptr);
+                    tf_status st = c.ctx ? TF_OK : c.open(gpu[g], sh->whole, sh->relabel, feed.chunk);
+                    if (st != TF_OK) feed.abort(); /* the others read the chunks without this GPU */
+                    if (st == TF_OK)
+                        st = c.cut(&feed, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0, row_lo[prev][p],
+                                   row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s);
+                    if (st == TF_OK) st = make(g, m, &s[0], sh->pairs ? &s[1] : nullptr);
                     c.drop();
                     return st;
                 }));

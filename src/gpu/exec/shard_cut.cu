@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shards cut on their GPU (shard_cut.cuh). Per chunk: flags (1: the part's
- * local non-zero, 2^32: a remote one with pairs, 0: another part's), one
- * exclusive scan of them (both counts at once), a scatter to base + the
- * scanned position (remote: counted from the back), and the bases moved
- * on by the chunk's totals -- all queued on the work stream, no wait per
- * chunk. */
+/* Shards cut on their GPU (shard_cut.cuh). Per chunk: its copy from the
+ * feed's pinned slot, flags (1: the part's local non-zero, 2^32: a remote
+ * one with pairs, 0: another part's), one exclusive scan of them (both
+ * counts at once), a scatter to base + the scanned position (remote:
+ * counted from the back), and the bases moved on by the chunk's totals --
+ * queued on the work stream; the thread waits only for the copy before it
+ * releases the slot. */
 #include <algorithm>
+#include <chrono>
 
 #include <cub/device/device_scan.cuh>
 
 #include "gpu/exec/shard_cut.cuh"
+extern "C" {
+#include "core/parallel.h"
+}
 
 namespace {
 
 constexpr unsigned BLOCK = 256;
-constexpr uint64_t CHUNK = 1ull << 24; /* 16 Mi non-zeros: ~0.5 GB of buffers at order 3 */
+constexpr uint64_t CHUNK = 1ull << 23; /* 8 Mi non-zeros: 160 MB a pinned slot, ~0.3 GB on a GPU at order 3 */
 constexpr uint64_t REMOTE = 1ull << 32;
 
 unsigned blocks_for(uint64_t n)
@@ -107,20 +112,31 @@ __global__ void reverse_kernel(out_args<T> o, uint32_t order, uint64_t lo)
 }
 
 template <typename T>
-tf_status run_cut(tf_shard_cutter *c, const tf_tensor *X, cut_args a, uint64_t n, uint64_t *nlocal)
+tf_status run_cut(tf_shard_cutter *c, tf_shard_feed *feed, cut_args a, uint64_t n, uint64_t *nlocal)
 {
     tf_gpu_dev *ctx = c->ctx;
+    const tf_tensor *X = feed->X;
     cudaStream_t st = ctx->stream;
     out_args<T> o = {};
     for (uint32_t m = 0; m < X->order; ++m) o.ind[m] = c->coo[0].ind[m];
     o.vals = (T *)c->coo[0].vals;
     o.n = n;
     TF_CU(cudaMemsetAsync(c->base, 0, 2 * sizeof(uint64_t), st));
-    for (uint64_t k0 = 0; k0 < X->nnz; k0 += c->chunk) {
-        const uint64_t len = std::min<uint64_t>(c->chunk, X->nnz - k0);
-        for (uint32_t m = 0; m < X->order; ++m)
-            TF_TRY(tf_gpu_h2d_staged(ctx, c->cind[m], X->ind[m] + k0, len * sizeof(uint32_t), st));
-        TF_TRY(tf_gpu_h2d_staged(ctx, c->cvals, X->vals + k0, len * sizeof(double), st));
+    for (uint64_t q = 0; q < feed->nchunks; ++q) {
+        const uint64_t len = std::min<uint64_t>(feed->chunk, X->nnz - q * feed->chunk);
+        int slot = 0;
+        TF_TRY(feed->acquire(q, &slot));
+        bool copied = true;
+        for (uint32_t m = 0; m < X->order && copied; ++m)
+            copied = cudaMemcpyAsync(c->cind[m], feed->ind(slot, m), len * sizeof(uint32_t), cudaMemcpyHostToDevice,
+                                     st) == cudaSuccess;
+        copied = copied &&
+                 cudaMemcpyAsync(c->cvals, feed->vals(slot), len * sizeof(double), cudaMemcpyHostToDevice, st) ==
+                     cudaSuccess;
+        copied = copied && cudaEventRecord(c->copied, st) == cudaSuccess &&
+                 cudaEventSynchronize(c->copied) == cudaSuccess;
+        if (!copied) return tf_gpu_fail(__FILE__, __LINE__, "a chunk's copy to the GPU (shards)", cudaGetLastError());
+        feed->release(slot);
         a.len = len;
         flag_kernel<<<blocks_for(len), BLOCK, 0, st>>>(a, c->cnt);
         TF_CU_LAUNCH("flag_kernel");
@@ -146,12 +162,112 @@ tf_status run_cut(tf_shard_cutter *c, const tf_tensor *X, cut_args a, uint64_t n
     return TF_OK;
 }
 
-} // namespace
-
-uint64_t tf_shard_cutter::bytes(const tf_tensor *X, const uint32_t *const *relabel, uint64_t chunk)
+uint64_t feed_chunk(const tf_tensor *X, uint64_t chunk)
 {
     if (!chunk) chunk = CHUNK;
     chunk = std::min<uint64_t>(chunk, std::max<uint64_t>(X->nnz, 1));
+    chunk = std::min<uint64_t>(chunk, 1ull << 30); /* the scan's int count and 32-bit halves */
+    return (chunk + 63) / 64 * 64;                 /* every slot's arrays 8-byte aligned */
+}
+
+} // namespace
+
+/* ------------------------------------------------------------- the feed */
+
+uint64_t tf_shard_feed::bytes(const tf_tensor *X, uint64_t chunk)
+{
+    return TF_FEED_SLOTS * feed_chunk(X, chunk) * (X->order * sizeof(uint32_t) + sizeof(double));
+}
+
+tf_status tf_shard_feed::open(const tf_tensor *x, int nreaders, uint64_t want)
+{
+    close();
+    X = x;
+    readers = nreaders;
+    chunk = feed_chunk(x, want);
+    nchunks = (x->nnz + chunk - 1) / chunk;
+    slot_bytes = chunk * (x->order * sizeof(uint32_t) + sizeof(double));
+    void *p = nullptr;
+    const cudaError_t e = cudaHostAlloc(&p, TF_FEED_SLOTS * slot_bytes, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return tf_fail(TF_ERR_NOMEM, "GPU shards: %.1f MiB of pinned host memory for the chunks: %s",
+                       (double)(TF_FEED_SLOTS * slot_bytes) / (1 << 20), cudaGetErrorString(e));
+    }
+    pinned = (char *)p;
+    restart();
+    return TF_OK;
+}
+
+void tf_shard_feed::restart()
+{
+    std::lock_guard<std::mutex> lock(mu);
+    for (int k = 0; k < TF_FEED_SLOTS; ++k) {
+        held[k] = -1;
+        pending[k] = 0;
+        filling[k] = false;
+    }
+    aborted = false;
+}
+
+tf_status tf_shard_feed::acquire(uint64_t c, int *slot)
+{
+    const int k = (int)(c % TF_FEED_SLOTS);
+    *slot = k;
+    std::unique_lock<std::mutex> lock(mu);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+    for (;;) {
+        if (aborted) return tf_fail(TF_ERR_DEVICE, "GPU shards: another GPU of the run failed while cutting");
+        if (held[k] == (int64_t)c && !filling[k]) return TF_OK;
+        if (held[k] < (int64_t)c && pending[k] == 0 && !filling[k]) { /* free: this thread fills it */
+            filling[k] = true;
+            lock.unlock();
+            const uint64_t k0 = c * chunk, len = std::min<uint64_t>(chunk, X->nnz - k0);
+            for (uint32_t m = 0; m < X->order; ++m)
+                tf_copy_bytes((void *)ind(k, m), X->ind[m] + k0, len * sizeof(uint32_t));
+            tf_copy_bytes((void *)vals(k), X->vals + k0, len * sizeof(double));
+            lock.lock();
+            held[k] = (int64_t)c;
+            pending[k] = readers;
+            filling[k] = false;
+            cv.notify_all();
+            return TF_OK;
+        }
+        if (cv.wait_until(lock, until) == std::cv_status::timeout) {
+            aborted = true;
+            cv.notify_all();
+            return tf_fail(TF_ERR_DEVICE, "GPU shards: chunk %llu waited %.0f s for the other GPUs of the run",
+                           (unsigned long long)c, timeout);
+        }
+    }
+}
+
+void tf_shard_feed::release(int slot)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    if (pending[slot] > 0) --pending[slot];
+    cv.notify_all();
+}
+
+void tf_shard_feed::abort()
+{
+    std::lock_guard<std::mutex> lock(mu);
+    aborted = true;
+    cv.notify_all();
+}
+
+void tf_shard_feed::close()
+{
+    if (pinned) cudaFreeHost(pinned);
+    pinned = nullptr;
+    X = nullptr;
+}
+
+/* ----------------------------------------------------------- the cutter */
+
+uint64_t tf_shard_cutter::bytes(const tf_tensor *X, const uint32_t *const *relabel, uint64_t chunk)
+{
+    chunk = feed_chunk(X, chunk);
     uint64_t b = chunk * (X->order * sizeof(uint32_t) + sizeof(double)) + 2 * (chunk + 1) * sizeof(uint64_t) +
                  (4u << 20); /* the scan's scratch, with room */
     for (uint32_t m = 0; m < X->order; ++m)
@@ -159,14 +275,12 @@ uint64_t tf_shard_cutter::bytes(const tf_tensor *X, const uint32_t *const *relab
     return b;
 }
 
-tf_status tf_shard_cutter::open(tf_gpu_dev *c, const tf_tensor *X, const uint32_t *const *relabel)
+tf_status tf_shard_cutter::open(tf_gpu_dev *c, const tf_tensor *X, const uint32_t *const *relabel, uint64_t n)
 {
     close();
     ctx = c;
     order = X->order;
-    if (!chunk) chunk = CHUNK;
-    chunk = std::min<uint64_t>(chunk, std::max<uint64_t>(X->nnz, 1));
-    if (chunk >= (1ull << 31)) chunk = 1ull << 30; /* the scan's int count and 32-bit halves */
+    chunk = n;
     for (uint32_t m = 0; m < X->order; ++m) {
         if (relabel && relabel[m])
             TF_TRY(tf_gpu_upload_staged(ctx, &map[m], relabel[m], X->dims[m], "relabel map (GPU shards)", ctx->stream));
@@ -180,15 +294,33 @@ tf_status tf_shard_cutter::open(tf_gpu_dev *c, const tf_tensor *X, const uint32_
     TF_CU(cub::DeviceScan::ExclusiveSum(nullptr, need, cnt, pos, (int)(chunk + 1), ctx->stream));
     TF_TRY(tf_gpu_alloc_bytes(&tmp, need ? need : 16, "GPU shard scan scratch"));
     tmp_bytes = need ? need : 16;
+    TF_CU(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
     return TF_OK;
 }
 
-tf_status tf_shard_cutter::cut(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, bool pairs,
+static tf_status cut_once(tf_shard_cutter *c, tf_shard_feed *feed, uint32_t mode, uint64_t lo, uint64_t hi,
+                          bool pairs, uint64_t prev_lo, uint64_t prev_hi, uint64_t n, uint32_t value_bytes,
+                          tf_gpu_shard out[2]);
+
+tf_status tf_shard_cutter::cut(tf_shard_feed *feed, uint32_t mode, uint64_t lo, uint64_t hi, bool pairs,
                                uint64_t prev_lo, uint64_t prev_hi, uint64_t n, uint32_t value_bytes,
                                tf_gpu_shard out[2])
 {
-    drop();
-    if (!ctx || X->order != order || mode >= order || hi < lo)
+    const tf_status s = cut_once(this, feed, mode, lo, hi, pairs, prev_lo, prev_hi, n, value_bytes, out);
+    if (s != TF_OK) feed->abort(); /* no other GPU waits for this one's releases */
+    return s;
+}
+
+static tf_status cut_once(tf_shard_cutter *c, tf_shard_feed *feed, uint32_t mode, uint64_t lo, uint64_t hi,
+                          bool pairs, uint64_t prev_lo, uint64_t prev_hi, uint64_t n, uint32_t value_bytes,
+                          tf_gpu_shard out[2])
+{
+    c->drop();
+    const tf_tensor *X = feed->X;
+    const uint32_t order = c->order;
+    tf_fcoo_dcoo *coo = c->coo;
+    tf_gpu_dev *ctx = c->ctx;
+    if (!ctx || !X || X->order != order || mode >= order || hi < lo || feed->chunk != c->chunk)
         return tf_fail(TF_ERR_ARG, "GPU shard of mode %u: the cutter was not opened for this tensor", mode + 1);
     const uint32_t vb = value_bytes == 4 ? 4 : 8;
     for (int h = 0; h < 2; ++h) coo[h].value_bytes = vb;
@@ -201,10 +333,10 @@ tf_status tf_shard_cutter::cut(const tf_tensor *X, uint32_t mode, uint64_t lo, u
     }
     cut_args a = {};
     for (uint32_t m = 0; m < order; ++m) {
-        a.ind[m] = cind[m];
-        a.map[m] = map[m];
+        a.ind[m] = c->cind[m];
+        a.map[m] = c->map[m];
     }
-    a.vals = cvals;
+    a.vals = c->cvals;
     a.order = order;
     a.mode = mode;
     a.prev = (mode + order - 1) % order;
@@ -214,7 +346,7 @@ tf_status tf_shard_cutter::cut(const tf_tensor *X, uint32_t mode, uint64_t lo, u
     a.phi = prev_hi;
     a.pairs = pairs;
     uint64_t nl = 0;
-    TF_TRY(vb == 4 ? run_cut<float>(this, X, a, n, &nl) : run_cut<double>(this, X, a, n, &nl));
+    TF_TRY(vb == 4 ? run_cut<float>(c, feed, a, n, &nl) : run_cut<double>(c, feed, a, n, &nl));
     for (uint32_t m = 0; m < order; ++m) coo[1].ind[m] = coo[0].ind[m] ? coo[0].ind[m] + nl : nullptr;
     coo[1].vals = coo[0].vals ? (char *)coo[0].vals + nl * vb : nullptr;
     for (int h = 0; h < (pairs ? 2 : 1); ++h) {
@@ -254,4 +386,7 @@ void tf_shard_cutter::close()
     cnt = pos = base = nullptr;
     tmp = nullptr;
     tmp_bytes = 0;
+    if (copied) cudaEventDestroy(copied);
+    copied = nullptr;
+    ctx = nullptr;
 }
