@@ -174,11 +174,6 @@ uint64_t feed_chunk(const tf_tensor *X, uint64_t chunk)
 
 /* ------------------------------------------------------------- the feed */
 
-uint64_t tf_shard_feed::bytes(const tf_tensor *X, uint64_t chunk)
-{
-    return TF_FEED_SLOTS * feed_chunk(X, chunk) * (X->order * sizeof(uint32_t) + sizeof(double));
-}
-
 tf_status tf_shard_feed::open(const tf_tensor *x, int nreaders, uint64_t want)
 {
     close();

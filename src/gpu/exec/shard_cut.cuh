@@ -62,8 +62,6 @@ struct tf_shard_feed {
     tf_shard_feed &operator=(const tf_shard_feed &) = delete;
     ~tf_shard_feed() { close(); }
 
-    /* Pinned host bytes open() takes for X (chunk 0: the default). */
-    static uint64_t bytes(const tf_tensor *X, uint64_t chunk);
     /* The slots for X's chunks of `chunk` non-zeros (0: the default; made
      * a multiple of 64), read by `readers` GPUs (a GPU context must be
      * current). */
