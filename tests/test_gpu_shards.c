@@ -9,7 +9,9 @@
  * 320 and 1024 non-zeros (many chunks through the 3 pinned slots, the last
  * one part full), a heavy row, a mode
  * shorter than the parts (empty parts), orders 2-5, and the real tensors.
- * Outputs are poisoned first. Skips without a GPU. */
+ * Outputs are poisoned first. The pinned feed's protocol (readers taking
+ * chunks in turn, one failing half way) runs on the host first, GPU or
+ * not. Skips the rest without a GPU. */
 #include "check.h"
 #include "gpu_test_tensors.h"
 #include "hooks/shard_check.h"
@@ -66,7 +68,17 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const int quick = tf_test_quick(argc, argv);
-    if (tf_gpu_count() == 0) return tf_test_skip("test_gpu_shards", "no CUDA device");
+    for (int readers = 1; readers <= 4; ++readers) { /* the pinned feed's protocol: no GPU needed */
+        char diff[256];
+        const tf_status s = tf_gpu_check_feed(readers, 200, diff, sizeof diff);
+        if (s == TF_ERR_UNAVAILABLE) break; /* no CUDA backend */
+        CHECKF(s == TF_OK && !diff[0], "feed: %s", s == TF_OK ? diff : tf_last_error());
+    }
+    if (tf_gpu_count() == 0) {
+        if (tf_t_fail) return tf_test_finish("test_gpu_shards");
+        return tf_test_skip("test_gpu_shards", tf_t_pass ? "no CUDA device (the feed's protocol passed)"
+                                                          : "no CUDA device");
+    }
     const uint64_t d3[] = {50, 60, 70};
     random_case(tt_spec_make(3, d3, 3000, 1), "3-mode", quick);
     random_case(tt_spec_make(3, d3, 1, 2), "one non-zero", quick);

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "gpu/exec/shard_cut.cuh"
@@ -135,4 +138,76 @@ tf_status tf_gpu_check_shards(const tf_tensor *X, int parts, int schedule, int p
     for (int i = 0; i < made; ++i) tf_gpu_dev_destroy(&ctx[i]);
     tf_partition_free(&pt);
     return s;
+}
+
+tf_status tf_gpu_check_feed(int readers, uint64_t chunks, char *diff, size_t len)
+{
+    if (len) diff[0] = 0;
+    if (readers < 1 || readers > 8) return tf_fail(TF_ERR_ARG, "feed check: %d readers", readers);
+    const uint64_t chunk = 64, nnz = chunks * chunk - 17; /* the last chunk part full */
+    std::vector<uint32_t> ind[3];
+    std::vector<double> vals(nnz);
+    tf_tensor X = {};
+    X.order = 3;
+    X.nnz = nnz;
+    for (uint32_t m = 0; m < 3; ++m) {
+        ind[m].resize(nnz);
+        for (uint64_t k = 0; k < nnz; ++k) ind[m][k] = (uint32_t)(k * (m + 7) % 1000);
+        X.ind[m] = ind[m].data();
+        X.dims[m] = 1000;
+    }
+    for (uint64_t k = 0; k < nnz; ++k) vals[k] = 0.5 + (double)k;
+    X.vals = vals.data();
+    for (int failing = 0; failing < 2 && !diff[0]; ++failing) {
+        tf_shard_feed feed; /* its slots in plain memory: the protocol without a GPU */
+        feed.X = &X;
+        feed.readers = readers;
+        feed.chunk = chunk;
+        feed.nchunks = chunks;
+        feed.slot_bytes = chunk * (3 * sizeof(uint32_t) + sizeof(double));
+        feed.timeout = 20.0;
+        std::vector<char> mem(TF_FEED_SLOTS * feed.slot_bytes);
+        feed.pinned = mem.data();
+        feed.restart();
+        std::atomic<int> bad(0), errors(0);
+        std::vector<std::thread> th;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int r = 0; r < readers; ++r)
+            th.emplace_back([&, r]() {
+                unsigned seed = 12345u + 977u * (unsigned)r;
+                for (uint64_t q = 0; q < chunks; ++q) {
+                    if (failing && r == 0 && q == chunks / 2) { /* as cut() does on a failure */
+                        feed.abort();
+                        errors++;
+                        return;
+                    }
+                    int slot = -1;
+                    if (feed.acquire(q, &slot) != TF_OK) {
+                        errors++;
+                        return;
+                    }
+                    const uint64_t k0 = q * chunk, n = std::min<uint64_t>(chunk, nnz - k0);
+                    for (uint64_t k = 0; k < n; ++k) {
+                        for (uint32_t m = 0; m < 3; ++m) bad += feed.ind(slot, m)[k] != ind[m][k0 + k];
+                        bad += feed.vals(slot)[k] != vals[k0 + k];
+                    }
+                    seed = seed * 1103515245u + 12345u;
+                    std::this_thread::sleep_for(std::chrono::microseconds((seed >> 16) % 300));
+                    feed.release(slot);
+                }
+            });
+        for (auto &t : th) t.join();
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        feed.pinned = nullptr; /* not cudaHostAlloc's */
+        if (bad) snprintf(diff, len, "%d readers%s: %d entries wrong in a taken chunk", readers,
+                          failing ? " (one failing)" : "", bad.load());
+        else if (!failing && errors) snprintf(diff, len, "%d readers: %d failed", readers, errors.load());
+        else if (failing && errors != readers)
+            snprintf(diff, len, "%d readers, one failing: %d of them stopped", readers, errors.load());
+        else if (secs > 10.0)
+            snprintf(diff, len, "%d readers%s: %.1f s (a reader waited for the bound)", readers,
+                     failing ? " (one failing)" : "", secs);
+    }
+    tf_clear_error();
+    return TF_OK;
 }

@@ -27,6 +27,15 @@ extern "C" {
 tf_status tf_gpu_check_shards(const tf_tensor *X, int parts, int schedule, int pairs, tf_precision prec,
                               uint64_t chunk, int *relabeled, char *diff, size_t len);
 
+/* The pinned feed's protocol alone, on the host (no GPU needed; plain
+ * memory in place of the pinned slots): `readers` threads take `chunks`
+ * chunks of a random tensor each, in order, holding each a random while
+ * before releasing it; every chunk must hold X's non-zeros when taken.
+ * Then the same with reader 0 failing (aborting the feed) half way: the
+ * others must return an error within the wait bound instead of hanging.
+ * diff gets "" or the first fault. */
+tf_status tf_gpu_check_feed(int readers, uint64_t chunks, char *diff, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

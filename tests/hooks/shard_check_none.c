@@ -10,3 +10,9 @@ tf_status tf_gpu_check_shards(const tf_tensor *X, int parts, int schedule, int p
         (void)len;
     return tf_fail(TF_ERR_UNAVAILABLE, "the GPU shard cutter needs the CUDA backend, which this build lacks");
 }
+
+tf_status tf_gpu_check_feed(int readers, uint64_t chunks, char *diff, size_t len)
+{
+    (void)readers, (void)chunks, (void)diff, (void)len;
+    return tf_fail(TF_ERR_UNAVAILABLE, "the GPU shard feed needs the CUDA backend, which this build lacks");
+}
