@@ -198,7 +198,7 @@ tf_status tf_gpu_check_feed(int readers, uint64_t chunks, char *diff, size_t len
             });
         for (auto &t : th) t.join();
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        feed.pinned = nullptr; /* not cudaHostAlloc's */
+        feed.pinned = nullptr; /* not the feed's own */
         if (bad) snprintf(diff, len, "%d readers%s: %d entries wrong in a taken chunk", readers,
                           failing ? " (one failing)" : "", bad.load());
         else if (!failing && errors) snprintf(diff, len, "%d readers: %d failed", readers, errors.load());

@@ -13,6 +13,7 @@
 
 #include "gpu/exec/shard_cut.cuh"
 extern "C" {
+#include "core/alloc.h"
 #include "core/parallel.h"
 }
 
@@ -182,11 +183,14 @@ tf_status tf_shard_feed::open(const tf_tensor *x, int nreaders, uint64_t want)
     chunk = feed_chunk(x, want);
     nchunks = (x->nnz + chunk - 1) / chunk;
     slot_bytes = chunk * (x->order * sizeof(uint32_t) + sizeof(double));
+    /* tenfold's allocator (so the report's host peak counts it), then pinned */
     void *p = nullptr;
-    const cudaError_t e = cudaHostAlloc(&p, TF_FEED_SLOTS * slot_bytes, cudaHostAllocPortable);
+    TF_TRY(tf_alloc(&p, TF_FEED_SLOTS, slot_bytes, "pinned chunks (GPU shards)"));
+    const cudaError_t e = cudaHostRegister(p, TF_FEED_SLOTS * slot_bytes, cudaHostRegisterPortable);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return tf_fail(TF_ERR_NOMEM, "GPU shards: %.1f MiB of pinned host memory for the chunks: %s",
+        tf_free(p);
+        return tf_fail(TF_ERR_NOMEM, "GPU shards: %.1f MiB of host memory for the chunks could not be pinned: %s",
                        (double)(TF_FEED_SLOTS * slot_bytes) / (1 << 20), cudaGetErrorString(e));
     }
     pinned = (char *)p;
@@ -253,7 +257,10 @@ void tf_shard_feed::abort()
 
 void tf_shard_feed::close()
 {
-    if (pinned) cudaFreeHost(pinned);
+    if (pinned) {
+        cudaHostUnregister(pinned);
+        tf_free(pinned);
+    }
     pinned = nullptr;
     X = nullptr;
 }
