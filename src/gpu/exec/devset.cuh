@@ -19,6 +19,7 @@
 #include "gpu/exec/exchange.cuh"
 #include "gpu/exec/placement.cuh"
 #include "gpu/runtime/per_gpu.cuh"
+#include "gpu/runtime/timing.cuh"
 extern "C" {
 #include "seams/shards.h"
 }
@@ -135,18 +136,25 @@ struct tf_devset {
                     const int p = first + g;
                     const uint32_t prev = (m + order - 1) % order;
                     tf_gpu_shard s[2];
+                    tf_phase_clock clock(gpu[g]->tune.build_report, gpu[g]->stream); /* TF_BUILD_REPORT */
                     tf_status st = c.ctx ? TF_OK : c.open(gpu[g], sh->whole, sh->relabel, feed.chunk);
                     if (st != TF_OK) feed.abort(); /* the others read the chunks without this GPU */
                     if (st == TF_OK)
                         st = c.cut(&feed, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0, row_lo[prev][p],
                                    row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s);
+                    clock.mark("cut");
                     if (st == TF_OK) st = make(g, m, &s[0], sh->pairs ? &s[1] : nullptr);
+                    clock.mark("engines");
                     c.drop();
+                    clock.report(sh->pairs ? "gpu-shards-cut-on-gpu-pairs" : "gpu-shards-cut-on-gpu");
                     return st;
                 }));
                 continue;
             }
+            tf_phase_clock clock(gpu[0]->tune.build_report, gpu[0]->stream);
             TF_TRY(check(sh->split(sh->user, m, part)));
+            clock.mark("split");
+            clock.report("gpu-shards-split-on-host");
             TF_TRY(at_once([&](int g) {
                 tf_gpu_shard local, remote;
                 local.host = sh->pairs ? &part[2 * g] : &part[g];
