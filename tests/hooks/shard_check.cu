@@ -177,7 +177,7 @@ tf_status tf_gpu_check_feed(int readers, uint64_t chunks, char *diff, size_t len
                 unsigned seed = 12345u + 977u * (unsigned)r;
                 for (uint64_t q = 0; q < chunks; ++q) {
                     if (failing && r == 0 && q == chunks / 2) { /* as cut() does on a failure */
-                        feed.abort();
+                        feed.abort("reader 0 failed (on purpose)");
                         errors++;
                         return;
                     }

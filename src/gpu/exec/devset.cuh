@@ -138,7 +138,7 @@ struct tf_devset {
                     tf_gpu_shard s[2];
                     tf_phase_clock clock(gpu[g]->tune.build_report, gpu[g]->stream); /* TF_BUILD_REPORT */
                     tf_status st = c.ctx ? TF_OK : c.open(gpu[g], sh->whole, sh->relabel, feed.chunk);
-                    if (st != TF_OK) feed.abort(); /* the others read the chunks without this GPU */
+                    if (st != TF_OK) feed.abort(tf_last_error()); /* the others stop waiting for this GPU */
                     if (st == TF_OK)
                         st = c.cut(&feed, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0, row_lo[prev][p],
                                    row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s);

@@ -6,6 +6,8 @@
  * counted from the back), and the bases moved on by the chunk's totals --
  * queued on the work stream; the thread waits only for the copy before it
  * releases the slot. */
+#include <stdio.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -207,6 +209,7 @@ void tf_shard_feed::restart()
         filling[k] = false;
     }
     aborted = false;
+    why[0] = 0;
 }
 
 tf_status tf_shard_feed::acquire(uint64_t c, int *slot)
@@ -216,7 +219,7 @@ tf_status tf_shard_feed::acquire(uint64_t c, int *slot)
     std::unique_lock<std::mutex> lock(mu);
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
     for (;;) {
-        if (aborted) return tf_fail(TF_ERR_DEVICE, "GPU shards: another GPU of the run failed while cutting");
+        if (aborted) return tf_fail(TF_ERR_DEVICE, "GPU shards: another GPU of the run failed: %s", why);
         if (held[k] == (int64_t)c && !filling[k]) return TF_OK;
         if (held[k] < (int64_t)c && pending[k] == 0 && !filling[k]) { /* free: this thread fills it */
             filling[k] = true;
@@ -233,6 +236,7 @@ tf_status tf_shard_feed::acquire(uint64_t c, int *slot)
             return TF_OK;
         }
         if (cv.wait_until(lock, until) == std::cv_status::timeout) {
+            if (!aborted) snprintf(why, sizeof why, "a GPU waited %.0f s for the others' chunks", timeout);
             aborted = true;
             cv.notify_all();
             return tf_fail(TF_ERR_DEVICE, "GPU shards: chunk %llu waited %.0f s for the other GPUs of the run",
@@ -248,9 +252,10 @@ void tf_shard_feed::release(int slot)
     cv.notify_all();
 }
 
-void tf_shard_feed::abort()
+void tf_shard_feed::abort(const char *msg)
 {
     std::lock_guard<std::mutex> lock(mu);
+    if (!aborted) snprintf(why, sizeof why, "%s", msg ? msg : "");
     aborted = true;
     cv.notify_all();
 }
@@ -309,7 +314,7 @@ tf_status tf_shard_cutter::cut(tf_shard_feed *feed, uint32_t mode, uint64_t lo, 
                                tf_gpu_shard out[2])
 {
     const tf_status s = cut_once(this, feed, mode, lo, hi, pairs, prev_lo, prev_hi, n, value_bytes, out);
-    if (s != TF_OK) feed->abort(); /* no other GPU waits for this one's releases */
+    if (s != TF_OK) feed->abort(tf_last_error()); /* no other GPU waits for this one's releases */
     return s;
 }
 

@@ -53,6 +53,7 @@ struct tf_shard_feed {
     int pending[TF_FEED_SLOTS] = {0};   /* readers that have not released it */
     bool filling[TF_FEED_SLOTS] = {false};
     bool aborted = false;
+    char why[256] = "";                 /* the first failure, for the others' messages */
     double timeout = 600.0;             /* seconds a reader waits at most */
     std::mutex mu;
     std::condition_variable cv;
@@ -79,7 +80,8 @@ struct tf_shard_feed {
         return (const double *)(pinned + slot * slot_bytes + X->order * chunk * sizeof(uint32_t));
     }
     void release(int slot);
-    void abort();
+    /* A reader failed (why: its message): every wait ends with an error. */
+    void abort(const char *why);
     void close();
 };
 
