@@ -125,6 +125,7 @@ struct tf_devset {
                 }));
                 for (int g = 0; g < n; ++g) all = all && here[g];
             }
+            if (gpu[0]->tune.nccl_timeout > 0) feed.timeout = gpu[0]->tune.nccl_timeout; /* the waits' bound */
             if (all && !feed.pinned && feed.open(sh->whole, n, 0) != TF_OK) {
                 tf_clear_error(); /* no pinned chunks: the host splits */
                 all = false;
