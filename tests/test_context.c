@@ -127,6 +127,7 @@ static void environment(void)
     setenv("TF_AUTO_COST", "0", 1);
     setenv("TF_GPU_STAGING", "0", 1);
     setenv("TF_BUILD_REPORT", "1", 1);
+    setenv("TF_GPU_SHARDS", "host", 1);
 
     tf_tuning d, t;
     tf_tuning_default(&d);
@@ -145,19 +146,22 @@ static void environment(void)
     CHECK(t.fcoo_build == 1 && t.auto_cost == 0 && d.fcoo_build == 0 && d.auto_cost == 1);
     CHECK(t.gpu_staging == 0 && t.build_report == 1 && d.gpu_staging == 1 && d.build_report == 0);
     CHECK(t.fcoo_tune == 1 && t.fcoo_vec == 1 && t.cpd_cusolver == 0); /* untouched */
+    CHECK(t.gpu_shards == 1 && d.gpu_shards == 0);
 
     setenv("TF_FCOO_MINB", "4", 1);
     setenv("TF_FCOO_KERNEL", "seg", 1);
     setenv("TF_FCOO_BUILD", "device", 1);
     setenv("TF_FCOO_TUNE", "full", 1);
+    setenv("TF_GPU_SHARDS", "device", 1);
     tf_tuning_from_env(&t);
     CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2 && t.fcoo_build == 2 && t.fcoo_tune == 2);
+    CHECK(t.gpu_shards == 2);
 
     const char *vars[] = {"TF_FCOO_KERNEL", "TF_FCOO_MINB", "TF_FCOO_PART", "TF_FCOO_SEG_PART",
                           "TF_FCOO_TUNE_NNZ", "TF_FCOO_SLICE", "TF_BLCO_RESOLUTION", "TF_BLCO_HOT",
                           "TF_GPU_GRAPH", "TF_GPU_APPLY", "TF_GPU_GRAM_SOLVE", "TF_GPU_APPLY_GRAM",
                           "TF_SDDMM_ROW_GRID", "TF_GPU_POISON", "TF_FCOO_BUILD", "TF_AUTO_COST", "TF_FCOO_TUNE",
-                          "TF_GPU_STAGING", "TF_BUILD_REPORT"};
+                          "TF_GPU_STAGING", "TF_BUILD_REPORT", "TF_GPU_SHARDS"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; ++i) unsetenv(vars[i]);
 }
 

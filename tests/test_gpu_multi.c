@@ -10,8 +10,11 @@
  * holding 45 % of the non-zeros next to the parts' boundary, a mode shorter
  * than the GPUs (a part with no rows), the GPUs listed in reverse, and the
  * rows cut longest-first (tuning.partition: modes relabeled inside the run,
- * the results in the caller's order). MTTKRP plans over two GPUs match the
- * float64 reference on every mode, contiguous and longest-first.
+ * the results in the caller's order), the shards cut on the GPUs (the
+ * default where they fit; tuning.gpu_shards 2 forces it) and split on the
+ * host (tuning.gpu_shards 1). MTTKRP plans over two GPUs match the float64
+ * reference on every mode, contiguous and longest-first, shards cut on the
+ * GPUs, split on the host, and streamed.
  * Bad device lists fail with a message. Skipped (exit 77) with fewer than two
  * GPUs; `--quick` (or TF_TEST_QUICK=1) runs a subset. */
 #include <math.h>
@@ -30,6 +33,7 @@ typedef struct setup {
     int no_overlap;   /* tuning.cpd_overlap = 0: the exchange waited for in each step */
     int nccl;         /* tuning.gpu_exchange = 1: NCCL, not peer copies */
     int partition;    /* tuning.partition (TF_PARTITION_LONGEST_FIRST: relabeled modes) */
+    int shards;       /* tuning.gpu_shards: 0 cut on the GPUs where they fit, 1 split on the host, 2 on the GPUs */
 } setup;
 
 /* The update of the next runs (NULL: ALS). */
@@ -52,6 +56,7 @@ static tf_status run(const tf_tensor *X, setup su, tf_precision prec, uint64_t R
     tuning.cpd_overlap = !su.no_overlap;
     tuning.gpu_exchange = su.nccl;
     tuning.partition = su.partition;
+    tuning.gpu_shards = su.shards;
     tf_context *ctx = NULL;
     tf_status s = tf_context_create(&co, &ctx);
     if (s != TF_OK) return s;
@@ -102,7 +107,7 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
         trace one, many;
         tf_cpd_report r1, rn;
         tf_ktensor K1, Kn;
-        setup single = {1, 0, 0, su.cusolver, 0, 0, 0};
+        setup single = {1, 0, 0, su.cusolver, 0, 0, 0, 0};
         tf_status s = run(X, single, (tf_precision)prec, R, iters, &one, &r1, &K1);
         CHECKF(s == TF_OK, "%s: one GPU: %s", what, tf_last_error());
         if (s != TF_OK) continue;
@@ -152,8 +157,9 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int part
         CHECK_OK(tf_matrix_alloc(&ref[m], X->dims[m], R));
         CHECK_OK(tf_mttkrp_reference(X, m, F, &ref[m]));
     }
-    for (int stream = 0; stream < 2; ++stream)
+    for (int way = 0; way < 3; ++way) /* shards cut on the GPUs, split on the host, streamed */
         for (int prec = 0; prec < 2; ++prec) {
+            const int stream = way == 2;
             tf_context_opts co;
             tf_context_opts_default(&co);
             tf_tuning tuning;
@@ -165,6 +171,7 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int part
             tuning.stream = stream ? 1 : 0;
             tuning.stream_resident = stream ? 0 : -1;
             tuning.partition = partition;
+            tuning.gpu_shards = way == 1;
             tf_context *ctx = NULL;
             CHECK_OK(tf_context_create(&co, &ctx));
             tf_plan_opts o;
@@ -197,8 +204,8 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int part
             }
             CHECKF(s != TF_OK || (stream ? streamed > 0 : streamed == 0) , "%s [%s]: %llu bytes streamed",
                    what, p ? tf_plan_describe(p) : "", (unsigned long long)streamed);
-            if (s == TF_OK) printf("  MTTKRP plan %-40s %s %s: every mode within tolerance\n", what,
-                                   prec ? "fp32" : "fp64", tf_plan_describe(p));
+            if (s == TF_OK) printf("  MTTKRP plan %-40s %s%s %s: every mode within tolerance\n", what,
+                                   prec ? "fp32" : "fp64", way == 1 ? " (host shards)" : "", tf_plan_describe(p));
             tf_plan_free(p);
             tf_context_free(ctx);
         }
@@ -238,7 +245,7 @@ static void update_kinds(void)
     trace t;
     tf_cpd_report rep;
     tf_ktensor K;
-    const setup two = {2, 0, 0, 0, 0, 0, 0};
+    const setup two = {2, 0, 0, 0, 0, 0, 0, 0};
     const tf_status s = run(&X, two, TF_DOUBLE, 3, 2, &t, &rep, &K);
     CHECKF(s == TF_OK && rep.parts == 2 && rep.inner_iters > 0, "AO-ADMM on two GPUs: %s: %s (%d parts, %llu inner)",
            tf_status_name(s), tf_last_error(), rep.parts, (unsigned long long)rep.inner_iters);
@@ -253,16 +260,21 @@ int main(int argc, char **argv)
     if (tf_gpu_count() < 2) return tf_test_skip("test_gpu_multi", "fewer than two CUDA devices");
     bad_lists();
     update_kinds();
-    const setup two = {2, 0, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0, 0},
-                two_cus = {2, 0, 0, 1, 0, 0, 0}, two_plain = {2, 0, 0, 0, 1, 0, 0}, two_nccl = {2, 0, 0, 0, 0, 1, 0},
-                two_plain_nccl = {2, 0, 0, 0, 1, 1, 0}, two_lpt = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST},
-                two_lpt_plain = {2, 0, 0, 0, 1, 0, TF_PARTITION_LONGEST_FIRST};
+    const setup two = {2, 0, 0, 0, 0, 0, 0, 0}, two_rev = {2, 1, 0, 0, 0, 0, 0, 0}, two_stream = {2, 0, 1, 0, 0, 0, 0, 0},
+                two_cus = {2, 0, 0, 1, 0, 0, 0, 0}, two_plain = {2, 0, 0, 0, 1, 0, 0, 0}, two_nccl = {2, 0, 0, 0, 0, 1, 0, 0},
+                two_plain_nccl = {2, 0, 0, 0, 1, 1, 0, 0}, two_lpt = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 0},
+                two_lpt_plain = {2, 0, 0, 0, 1, 0, TF_PARTITION_LONGEST_FIRST, 0},
+                two_host = {2, 0, 0, 0, 0, 0, 0, 1}, two_dev = {2, 0, 0, 0, 0, 0, 0, 2},
+                two_lpt_host = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 1},
+                two_lpt_dev = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 2};
     tf_tensor X;
 
     CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
     compare(&X, "planted 3-mode R8", 8, quick ? 4 : 12, two);
     plan_case(&X, "planted 3-mode", 32, 0);
     compare(&X, "planted 3-mode R8, longest-first", 8, quick ? 4 : 12, two_lpt);
+    compare(&X, "planted 3-mode R8, shards split on the host", 8, quick ? 4 : 12, two_host);
+    compare(&X, "planted 3-mode R8, shards cut on the GPUs", 8, quick ? 4 : 12, two_dev);
     if (!quick) {
         compare(&X, "planted 3-mode R8, GPUs 1,0", 8, 8, two_rev);
         compare(&X, "planted 3-mode R8, streamed shards", 8, 8, two_stream);
@@ -275,11 +287,13 @@ int main(int argc, char **argv)
     compare(&X, "planted 3-mode R32, exchange not overlapped", 32, quick ? 2 : 6, two_plain);
     if (tf_test_nccl_ok()) compare(&X, "planted 3-mode R32, through NCCL", 32, quick ? 2 : 6, two_nccl);
     compare(&X, "planted 3-mode R32, longest-first, not overlapped", 32, quick ? 2 : 6, two_lpt_plain);
+    compare(&X, "planted 3-mode R32, longest-first, host shards", 32, quick ? 2 : 6, two_lpt_host);
+    compare(&X, "planted 3-mode R32, longest-first, GPU shards", 32, quick ? 2 : 6, two_lpt_dev);
     if (!quick && tf_test_nccl_ok()) compare(&X, "planted 3-mode R32, not overlapped, NCCL", 32, 4, two_plain_nccl);
     if (tf_gpu_count() >= 3) { /* the peer copies' rotation and NCCL over more than two GPUs */
         const int n = tf_gpu_count() >= 4 ? 4 : 3;
-        const setup many = {n, 0, 0, 0, 0, 0, 0}, many_nccl = {n, 0, 0, 0, 0, 1, 0},
-                    many_lpt = {n, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST};
+        const setup many = {n, 0, 0, 0, 0, 0, 0, 0}, many_nccl = {n, 0, 0, 0, 0, 1, 0, 0},
+                    many_lpt = {n, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 0};
         compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs" : "planted 3-mode R32, 3 GPUs", 32, quick ? 2 : 6, many);
         if (tf_test_nccl_ok())
             compare(&X, n == 4 ? "planted 3-mode R32, 4 GPUs, NCCL" : "planted 3-mode R32, 3 GPUs, NCCL", 32,
@@ -312,6 +326,8 @@ int main(int argc, char **argv)
     plan_case(&X, "heavy slice, a 1-row mode", 16, 0);
     plan_case(&X, "heavy slice, a 1-row mode, longest-first", 16, TF_PARTITION_LONGEST_FIRST);
     compare(&X, "heavy slice, a 1-row mode, longest-first", 4, quick ? 3 : 8, two_lpt);
+    compare(&X, "heavy slice, a 1-row mode, host shards", 4, quick ? 3 : 8, two_host);
+    compare(&X, "heavy slice, a 1-row mode, GPU shards", 4, quick ? 3 : 8, two_dev);
     if (!quick) compare(&X, "heavy slice, a 1-row mode, streamed shards", 4, 5, two_stream);
     tf_tensor_free(&X);
     return tf_test_finish("test_gpu_multi");

@@ -275,7 +275,8 @@ static void check_longest_first_random(void)
  * lands in exactly one output, in X's order, every index in the run's
  * labels and the mode's shifted by the part's first row, in the local half
  * exactly when its previous index is one of the part's rows of that mode;
- * dims as promised. */
+ * dims as promised; the partition's count of each part's non-zeros
+ * (tf_partition.nnz, which sizes the shards cut on the GPUs) is theirs. */
 static void check_split(const tf_tensor *X, int size, int schedule, int first, int count, const char *what)
 {
     tf_partition pt;
@@ -306,6 +307,7 @@ static void check_split(const tf_tensor *X, int size, int schedule, int first, i
                     ok &= o->nnz == at[h] && o->dims[m] == (rows ? rows : 1);
                     for (uint32_t q = 0; q < X->order; ++q) ok &= q == m || o->dims[q] == X->dims[q];
                 }
+                ok &= pt.nnz[m][r] == at[0] + at[1]; /* the count the GPUs size their shards by */
             }
             CHECKF(ok, "%s: split of mode %u, parts %d..%d of %d, schedule %d%s", what, m + 1, first,
                    first + count - 1, size, pt.schedule[m], pairs ? ", by the previous mode" : "");

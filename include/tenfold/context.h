@@ -131,6 +131,12 @@ typedef struct tf_tuning {
                                      rows (as many modes as fit); 0: none (every mode by
                                      global atomics); N: N bytes (at most the GPU's
                                      per-block limit)                                        */
+    /* several GPUs in one process (and GPU ranks with the whole tensor) */
+    int64_t gpu_shards;           /* 0 (default): each GPU cuts its shards of a mode from the
+                                     COO streamed through it and sorts them there, where the
+                                     shard stays resident and fits; 1: the host splits every
+                                     mode's shards (the older path; A/B and tests); 2: on
+                                     the GPUs wherever resident, without the budget test   */
 } tf_tuning;
 
 /* The defaults in the first `size` bytes of t (size: the caller's

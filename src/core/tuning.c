@@ -18,7 +18,7 @@
     X(blco_resolution) X(blco_hot) X(cpd_cusolver) X(cpd_graph) X(cpd_apply) X(cpd_gram_syrk)                \
     X(cpd_apply_gram) X(cpd_gram_solve_rows) X(cpd_overlap) X(gpu_exchange) X(mpi_round_bytes)               \
     X(sddmm_row_grid) X(gpu_staging) X(gpu_poison) X(build_report) X(mpi_timeout) X(nccl_timeout) \
-    X(partition) X(admm_fused) X(gcp_smem)
+    X(partition) X(admm_fused) X(gcp_smem) X(gpu_shards)
 #define TF_KNOB_8_(name) _Static_assert(sizeof(((tf_tuning *)0)->name) == 8, "tf_tuning." #name " is not 8 bytes");
 TF_TUNING_KNOBS(TF_KNOB_8_)
 #define TF_KNOB_COUNT_(name) +1

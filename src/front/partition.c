@@ -267,6 +267,21 @@ static tf_status row_prefix(const tf_tensor *X, uint32_t mode, const tf_dist *su
     return TF_OK;
 }
 
+/* count[p]: part p's non-zeros, from the rows' prefix sums (in the
+ * caller's labels) and the cut (in the run's). */
+static void part_counts(const uint64_t *prefix, uint64_t rows, const uint64_t *row_lo, const uint32_t *relabel,
+                        int parts, uint64_t *count)
+{
+    if (!relabel) {
+        for (int p = 0; p < parts; ++p) count[p] = prefix[row_lo[p + 1]] - prefix[row_lo[p]];
+        return;
+    }
+    for (uint64_t i = 0; i < rows; ++i) {
+        const int p = owner(row_lo, 0, parts, relabel[i]);
+        if (p >= 0) count[p] += prefix[i + 1] - prefix[i];
+    }
+}
+
 tf_status tf_partition_make(tf_partition *pt, const tf_tensor *X, int parts, int schedule, const struct tf_dist *sum)
 {
     memset(pt, 0, sizeof *pt);
@@ -284,6 +299,8 @@ tf_status tf_partition_make(tf_partition *pt, const tf_tensor *X, int parts, int
         if (s == TF_OK)
             s = tf_partition_cut(prefix, X->dims[m], parts, schedule, pt->row_lo[m], &pt->relabel[m],
                                  &pt->schedule[m], &pt->imbalance[m]);
+        if (s == TF_OK) s = TF_CALLOC(pt->nnz[m], (uint64_t)parts, "non-zeros per part");
+        if (s == TF_OK) part_counts(prefix, X->dims[m], pt->row_lo[m], pt->relabel[m], parts, pt->nnz[m]);
         tf_free(prefix);
         if (s == TF_OK && pt->imbalance[m] > pt->worst) pt->worst = pt->imbalance[m];
     }
@@ -296,6 +313,7 @@ void tf_partition_free(tf_partition *pt)
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
         tf_free(pt->row_lo[m]);
         tf_free(pt->relabel[m]);
+        tf_free(pt->nnz[m]);
     }
     memset(pt, 0, sizeof *pt);
 }
@@ -546,7 +564,12 @@ tf_status tf_partition_shards_make(tf_partition_shards *set, const tf_tensor *X,
     set->pairs = pairs != 0;
     set->dist = dist;
     set->input_part = dist && input_part;
-    for (uint32_t m = 0; m < X->order; ++m) sh->row_lo[m] = pt->row_lo[m];
+    for (uint32_t m = 0; m < X->order; ++m) {
+        sh->row_lo[m] = pt->row_lo[m];
+        sh->relabel[m] = pt->relabel[m];
+        sh->nnz[m] = pt->nnz[m];
+    }
+    sh->whole = set->input_part ? NULL : X; /* a rank's part: the rows' owners gather it (split) */
     sh->parts = parts;
     sh->first = first;
     sh->count = count;

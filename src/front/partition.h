@@ -67,6 +67,8 @@ typedef struct tf_partition {
                                         row i of the caller is row relabel[i] of the run */
     int schedule[TF_MAX_ORDER];      /* TF_PARTITION_CONTIGUOUS or _LONGEST_FIRST */
     double imbalance[TF_MAX_ORDER];  /* the cut's (tf_partition_cut) */
+    uint64_t *nnz[TF_MAX_ORDER];     /* parts each: part p's non-zeros of the mode (with
+                                        sum: over every rank's part of the input) */
     double worst;                    /* the largest of them */
 } tf_partition;
 
@@ -124,7 +126,11 @@ typedef struct tf_partition_shards {
 /* Fills set and sh (which points into set: keep set in place while sh is
  * used); pairs: every shard split in two by the previous mode (tf_shards);
  * input_part (with dist): X is this rank's part of the non-zeros, and each
- * mode's shard is gathered from the ranks (tf_partition_exchange). */
+ * mode's shard is gathered from the ranks (tf_partition_exchange).
+ * Otherwise sh also hands the module X whole, pt's relabel maps and its
+ * counts per part, so that each GPU can cut its own shards
+ * (gpu/exec/shard_cut.cuh) and split is called only for the modes it does
+ * not. */
 tf_status tf_partition_shards_make(tf_partition_shards *set, const tf_tensor *X, const tf_partition *pt, int first,
                                    int count, int pairs, const struct tf_dist *dist, int input_part, tf_shards *sh);
 void tf_partition_shards_free(tf_partition_shards *set);

@@ -5,7 +5,8 @@
  * mode at a time (src/front/partition.c cuts the rows and builds them; CP-ALS
  * and MTTKRP plans over several GPUs take them). A mode's rows may be
  * relabeled by the front end (the longest-first schedule): every index here
- * is in the run's labels, which the module never needs to know. */
+ * is in the run's labels; the module maps them only where it cuts the shards
+ * itself (whole, relabel). */
 #ifndef TF_SEAMS_SHARDS_H
 #define TF_SEAMS_SHARDS_H
 #include "tenfold.h"
@@ -27,5 +28,12 @@ typedef struct tf_shards {
     int pairs;
     void *user;
     const struct tf_dist *dist; /* MPI ranks of one GPU each (count 1), else NULL */
+    /* For shards cut on the GPUs (gpu/exec/shard_cut.cuh) in place of split:
+     * the whole tensor in the caller's labels (NULL: split only -- a rank's
+     * part of a distributed input), each mode's map into the run's labels
+     * (NULL: the same), and per mode every part's non-zeros (parts entries). */
+    const tf_tensor *whole;
+    const uint32_t *relabel[TF_MAX_ORDER];
+    const uint64_t *nnz[TF_MAX_ORDER];
 } tf_shards;
 #endif

@@ -250,9 +250,10 @@ struct gpu_cpd : gpu_cpd_base {
         return tf_gpu_dev_use(ctx);
     }
 
-    tf_status add_shard(uint32_t mode, const tf_tensor *part, const tf_tensor *remote, uint64_t first, uint64_t n,
-                        const tf_cpd_opts *o, char *desc, size_t len) override
+    tf_status add_shard(uint32_t mode, const tf_gpu_shard *shard, const tf_gpu_shard *remote, uint64_t first,
+                        uint64_t n, const tf_cpd_opts *o, char *desc, size_t len) override
     {
+        const tf_tensor *part = shard->tensor();
         if (!sharded || mode >= order || first + n > dims[mode] || (n && (part->order != order || part->dims[mode] != n)))
             return tf_fail(TF_ERR_ARG, "GPU CP-ALS backend: shard of mode %u does not fit the tensor", mode + 1);
         TF_TRY(tf_gpu_dev_use(ctx));
@@ -263,9 +264,9 @@ struct gpu_cpd : gpu_cpd_base {
         if (len) desc[0] = 0;
         if (!n) return TF_OK; /* no rows here (a mode shorter than the GPUs): nothing to compute */
         TF_TRY(admm_rows(mode, n)); /* before the engine's placement */
-        TF_TRY(tf_gpu_engine_create_shard(ctx, part, mode, o->precision, R, &part_eng[mode]));
+        TF_TRY(tf_gpu_engine_create_shard(ctx, shard, mode, o->precision, R, &part_eng[mode]));
         tf_gpu_describe_engine(desc, len, part_eng[mode], sizeof(T) == 4 ? TF_SINGLE : TF_DOUBLE, "");
-        if (remote && remote->nnz) {
+        if (remote && remote->nnz()) {
             TF_TRY(tf_gpu_engine_create_shard(ctx, remote, mode, o->precision, R, &part_eng2[mode]));
             part_eng2[mode]->accumulate = true;
         }

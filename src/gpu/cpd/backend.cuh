@@ -9,6 +9,7 @@
  * factor, the same on every GPU. */
 #ifndef TF_GPU_CPD_BACKEND_CUH
 #define TF_GPU_CPD_BACKEND_CUH
+#include "gpu/exec/shard_cut.cuh"
 #include "gpu/runtime/gpu_dev.cuh"
 extern "C" {
 #include "seams/cpd.h"
@@ -24,8 +25,9 @@ struct gpu_cpd_base {
      * their non-zeros with that index shifted down by lo (dims[mode] = rows;
      * unused when rows is 0); split in two where remote is not NULL: part
      * then holds the non-zeros whose previous mode's index is one of this
-     * GPU's rows of that mode, remote the others (desc: the engine's description) */
-    virtual tf_status add_shard(uint32_t mode, const tf_tensor *part, const tf_tensor *remote, uint64_t lo,
+     * GPU's rows of that mode, remote the others (desc: the engine's
+     * description); each on the host or cut on this GPU (exec/shard_cut.cuh) */
+    virtual tf_status add_shard(uint32_t mode, const tf_gpu_shard *part, const tf_gpu_shard *remote, uint64_t lo,
                                 uint64_t rows, const tf_cpd_opts *o, char *desc, size_t len) = 0;
     virtual tf_status init(const tf_ktensor *k) = 0;
     virtual tf_status mttkrp(uint32_t mode) = 0;

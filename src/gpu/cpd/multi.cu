@@ -367,7 +367,8 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
     }
     char d[TF_MAX_ORDER][TF_MAX_GPUS][96] = {};
     /* every GPU sorts and lays out its shard of a mode at once */
-    TF_TRY(m->set.build_shards(sh, [&](int g, uint32_t mode, const tf_tensor *local, const tf_tensor *remote) {
+    TF_TRY(m->set.build_shards(sh, o->precision, m->R, [&](int g, uint32_t mode, const tf_gpu_shard *local,
+                                                            const tf_gpu_shard *remote) {
         return m->part[g]->add_shard(mode, local, remote, m->set.lo(g, mode), m->set.rows(g, mode), o, d[mode][g],
                                      sizeof d[mode][g]);
     }));

@@ -62,6 +62,16 @@ tf_status tf_gpu_coo_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision pr
  * (exec/placement.cuh decides). */
 tf_status tf_gpu_fcoo_create_modes(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec, uint64_t R,
                                    uint32_t modes, bool streamed, tf_gpu_engine **out);
+/* The same, resident, from a COO already on the device with X's shape
+ * (X->order, dims, nnz; its host arrays unused): a shard cut on its GPU
+ * (exec/shard_cut.cuh). The copies are sorted there (fcoo_build.cu); coo
+ * is borrowed until this returns. */
+struct tf_fcoo_dcoo;
+tf_status tf_gpu_fcoo_create_from_device(tf_gpu_dev *ctx, const tf_tensor *X, const tf_fcoo_dcoo *coo,
+                                         tf_precision prec, uint64_t R, uint32_t modes, tf_gpu_engine **out);
+/* Whether the device build of `modes` of X (its COO, the sort's scratch
+ * and the copies, with a margin) fits ctx's budget now. */
+bool tf_fcoo_dbuild_fits(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, uint32_t modes);
 tf_status tf_gpu_blco_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_precision prec,
                              tf_gpu_engine **out);
 

@@ -400,17 +400,25 @@ bool build_on_device(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, 
 {
     *src = tf_fcoo_dsrc();
     if (ctx->tune.fcoo_build == 1 || X->nnz == 0 || X->nnz >= (1ULL << 32)) return false;
-    if (ctx->tune.fcoo_build != 2) {
-        uint64_t budget = 0;
-        if (tf_gpu_budget(ctx, &budget) != TF_OK) return false;
-        const double need = (double)tf_fcoo_dsrc_bytes(X, value_bytes) +
-                            1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) / X->order +
-            64.0 * (1 << 20);
-        if (need > (double)budget) return false;
-    }
+    if (ctx->tune.fcoo_build != 2 && !tf_fcoo_dbuild_fits(ctx, X, value_bytes, modes)) return false;
     /* a failure here (memory) leaves the host build */
     return tf_fcoo_dsrc_create(ctx, X, value_bytes, src) == TF_OK;
 }
+
+} // namespace
+
+bool tf_fcoo_dbuild_fits(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, uint32_t modes)
+{
+    uint64_t budget = 0;
+    if (tf_gpu_budget(ctx, &budget) != TF_OK) return false;
+    const double need = (double)tf_fcoo_dsrc_bytes(X, value_bytes) +
+                        1.1 * (double)tf_gpu_format_bytes(X, TF_FORMAT_FCOO, value_bytes) * tf_mode_count(modes) /
+                            X->order +
+                        64.0 * (1 << 20);
+    return need <= (double)budget;
+}
+
+namespace {
 
 /* Partition size of a mode that uses seg: tuning.fcoo_seg_part = N (a
  * multiple of 32) for measurements; else at least 64 non-zeros (a group's walk must
@@ -495,8 +503,11 @@ void describe(E *e)
         snprintf(e->desc, sizeof e->desc, "fcoo, %s nnz per warp", parts);
 }
 
+/* X's copies of `modes`; coo (not NULL): X's COO is on the device already,
+ * and X gives only its shape. */
 template <typename T>
-tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, uint64_t R, uint32_t modes, bool streamed, tf_gpu_engine **out)
+tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, const tf_fcoo_dcoo *coo, uint64_t R, uint32_t modes,
+                 bool streamed, tf_gpu_engine **out)
 {
     if (streamed) {
         const uint32_t part_nnz = partition_size(ctx->tune, X->nnz, ctx->sm_count);
@@ -526,9 +537,11 @@ tf_status create(tf_gpu_dev *ctx, const tf_tensor *X, uint64_t R, uint32_t modes
         clock.mark("pin");
     }
     tf_fcoo_dsrc src;
-    const bool on_device = build_on_device(ctx, X, sizeof(T), modes, &src);
-    clock.mark("upload");
     tf_status s = TF_OK;
+    bool on_device = true;
+    if (coo) s = tf_fcoo_dsrc_adopt(ctx, X, coo, &src); /* no host copy to fall back on */
+    else on_device = build_on_device(ctx, X, sizeof(T), modes, &src);
+    clock.mark("upload");
     tf_fcoo f = {}; /* the host build's copy: one mode at a time, its arrays reused */
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         if (!tf_mode_in(modes, m)) continue;
@@ -581,6 +594,17 @@ tf_status tf_gpu_fcoo_create_modes(tf_gpu_dev *ctx, const tf_tensor *X, tf_preci
                                    uint32_t modes, bool streamed, tf_gpu_engine **out)
 {
     *out = nullptr;
-    return prec == TF_SINGLE ? create<float>(ctx, X, R, modes, streamed, out)
-                             : create<double>(ctx, X, R, modes, streamed, out);
+    return prec == TF_SINGLE ? create<float>(ctx, X, nullptr, R, modes, streamed, out)
+                             : create<double>(ctx, X, nullptr, R, modes, streamed, out);
+}
+
+tf_status tf_gpu_fcoo_create_from_device(tf_gpu_dev *ctx, const tf_tensor *X, const tf_fcoo_dcoo *coo,
+                                         tf_precision prec, uint64_t R, uint32_t modes, tf_gpu_engine **out)
+{
+    *out = nullptr;
+    if (coo->value_bytes != (prec == TF_SINGLE ? 4u : 8u))
+        return tf_fail(TF_ERR_ARG, "F-COO device build: a COO of %u-byte values for %s copies", coo->value_bytes,
+                       prec == TF_SINGLE ? "fp32" : "fp64");
+    return prec == TF_SINGLE ? create<float>(ctx, X, coo, R, modes, false, out)
+                             : create<double>(ctx, X, coo, R, modes, false, out);
 }

@@ -193,8 +193,10 @@ uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes)
 
 void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s)
 {
-    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gpu_free(s->ind[m]);
-    tf_gpu_free(s->vals);
+    if (!s->borrowed) {
+        for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) tf_gpu_free(s->ind[m]);
+        tf_gpu_free(s->vals);
+    }
     for (int b = 0; b < 2; ++b) {
         tf_gpu_free(s->key[b]);
         tf_gpu_free(s->perm[b]);
@@ -208,7 +210,8 @@ void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s)
     *s = tf_fcoo_dsrc();
 }
 
-tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s)
+/* The shape of X into s, and the checks of both ways in. */
+static tf_status dsrc_shape(const tf_tensor *X, tf_fcoo_dsrc *s)
 {
     *s = tf_fcoo_dsrc();
     const uint64_t n = X->nnz;
@@ -218,6 +221,35 @@ tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t valu
     s->order = X->order;
     s->nnz = n;
     for (uint32_t m = 0; m < X->order; ++m) s->dims[m] = X->dims[m];
+    return TF_OK;
+}
+
+/* The sort's keys, permutation, head-bit words and CUB scratch of s. */
+static tf_status dsrc_scratch(tf_gpu_dev *ctx, tf_fcoo_dsrc *s)
+{
+    const uint64_t n = s->nnz;
+    for (int b = 0; b < 2; ++b) {
+        TF_TRY(tf_gpu_alloc(&s->key[b], n, "F-COO sort keys"));
+        TF_TRY(tf_gpu_alloc(&s->perm[b], n, "F-COO sort permutation"));
+    }
+    TF_TRY(tf_gpu_alloc(&s->wcnt, words32(n) + 1, "F-COO head counts"));
+    TF_TRY(tf_gpu_alloc(&s->wpre, words32(n) + 1, "F-COO head prefix"));
+    /* the radix sort's scratch, at its size for n pairs */
+    size_t need = 0;
+    cub::DoubleBuffer<uint64_t> kb(s->key[0], s->key[1]);
+    cub::DoubleBuffer<uint32_t> pb(s->perm[0], s->perm[1]);
+    TF_CU(cub::DeviceRadixSort::SortPairs(nullptr, need, kb, pb, (uint32_t)n, 0, 64, ctx->stream));
+    if (need) {
+        TF_TRY(tf_gpu_alloc_bytes(&s->tmp, need, "F-COO build scratch"));
+        s->tmp_bytes = need;
+    }
+    return TF_OK;
+}
+
+tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s)
+{
+    TF_TRY(dsrc_shape(X, s));
+    const uint64_t n = X->nnz;
     tf_status st = TF_OK;
     for (uint32_t m = 0; m < X->order && st == TF_OK; ++m)
         st = tf_gpu_upload_staged(ctx, &s->ind[m], X->ind[m], n, "COO indices (F-COO build)", ctx->stream);
@@ -228,29 +260,21 @@ tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t valu
         s->vals_ready = nullptr;
         st = tf_gpu_fail(__FILE__, __LINE__, "cudaEventCreateWithFlags", cudaGetLastError());
     }
-    for (int b = 0; b < 2 && st == TF_OK; ++b) {
-        st = tf_gpu_alloc(&s->key[b], n, "F-COO sort keys");
-        if (st == TF_OK) st = tf_gpu_alloc(&s->perm[b], n, "F-COO sort permutation");
-    }
-    if (st == TF_OK) st = tf_gpu_alloc(&s->wcnt, words32(n) + 1, "F-COO head counts");
-    if (st == TF_OK) st = tf_gpu_alloc(&s->wpre, words32(n) + 1, "F-COO head prefix");
-    if (st == TF_OK) {
-        /* the radix sort's scratch, at its size for n pairs */
-        size_t need = 0;
-        cub::DoubleBuffer<uint64_t> kb(s->key[0], s->key[1]);
-        cub::DoubleBuffer<uint32_t> pb(s->perm[0], s->perm[1]);
-        cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, need, kb, pb, (uint32_t)n, 0, 64, ctx->stream);
-        if (e != cudaSuccess) st = tf_gpu_fail(__FILE__, __LINE__, "cub::DeviceRadixSort::SortPairs", e);
-        else if (need) {
-            st = tf_gpu_alloc_bytes(&s->tmp, need, "F-COO build scratch");
-            if (st == TF_OK) s->tmp_bytes = need;
-        }
-    }
-    if (st != TF_OK) {
-        tf_fcoo_dsrc_free(s);
-        return st;
-    }
-    return TF_OK;
+    if (st == TF_OK) st = dsrc_scratch(ctx, s);
+    if (st != TF_OK) tf_fcoo_dsrc_free(s);
+    return st;
+}
+
+tf_status tf_fcoo_dsrc_adopt(tf_gpu_dev *ctx, const tf_tensor *X, const tf_fcoo_dcoo *coo, tf_fcoo_dsrc *s)
+{
+    TF_TRY(dsrc_shape(X, s));
+    s->borrowed = true;
+    for (uint32_t m = 0; m < X->order; ++m) s->ind[m] = coo->ind[m];
+    s->vals = coo->vals;
+    s->value_bytes = coo->value_bytes == 4 ? 4 : 8;
+    const tf_status st = dsrc_scratch(ctx, s);
+    if (st != TF_OK) tf_fcoo_dsrc_free(s);
+    return st;
 }
 
 /* Sorts s's permutation into the stable order of modes mo[0..N) (mo[0]

@@ -33,6 +33,15 @@ struct tf_fcoo_dsrc {
     uint64_t rows_len = 0;
     void *tmp = nullptr;       /* CUB scratch */
     size_t tmp_bytes = 0;
+    bool borrowed = false;     /* ind and vals are the caller's (tf_fcoo_dsrc_adopt): not freed here */
+};
+
+/* A COO already on the device (a shard cut there: exec/shard_cut.cuh):
+ * order index arrays and the values, value_bytes each. Borrowed. */
+struct tf_fcoo_dcoo {
+    uint32_t *ind[TF_MAX_ORDER] = {nullptr};
+    void *vals = nullptr;
+    uint32_t value_bytes = 8;
 };
 
 /* Device bytes tf_fcoo_dsrc_create would hold for X, without CUB's
@@ -43,6 +52,10 @@ uint64_t tf_fcoo_dsrc_bytes(const tf_tensor *X, uint32_t value_bytes);
  * values must stay until the first tf_fcoo_dbuild_mode has returned,
  * which uploads them. */
 tf_status tf_fcoo_dsrc_create(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t value_bytes, tf_fcoo_dsrc *s);
+/* The same from a COO on the device with X's shape (X->order, dims, nnz;
+ * its host arrays unused): coo's arrays are borrowed (kept by the caller
+ * until s is freed), only the scratch is allocated. */
+tf_status tf_fcoo_dsrc_adopt(tf_gpu_dev *ctx, const tf_tensor *X, const tf_fcoo_dcoo *coo, tf_fcoo_dsrc *s);
 void tf_fcoo_dsrc_free(tf_fcoo_dsrc *s);
 
 /* One mode's sorted copy (sizeof(T) must be s->value_bytes; allocated here, the caller frees them with

@@ -17,7 +17,9 @@
 #ifndef TF_GPU_EXEC_DEVSET_CUH
 #define TF_GPU_EXEC_DEVSET_CUH
 #include "gpu/exec/exchange.cuh"
+#include "gpu/exec/placement.cuh"
 #include "gpu/runtime/per_gpu.cuh"
+#include "gpu/runtime/timing.cuh"
 extern "C" {
 #include "seams/shards.h"
 }
@@ -103,25 +105,87 @@ struct tf_devset {
         return check(
             tf_exchange_share_rows(&xchg, (void *const *)a, unit_lo, count, (uint32_t)sizeof(double), nullptr));
     }
-    /* The shards of every mode, one mode at a time (the front end holds one
-     * mode's parts at once): make(g, mode, local, remote) on every GPU at
-     * once, remote NULL unless sh->pairs (then local holds the non-zeros
-     * whose previous-mode index lies in this GPU's rows, remote the others). */
-    template <class Fn> tf_status build_shards(const tf_shards *sh, Fn &&make)
+    /* The shards of every mode, one mode at a time: make(g, mode, local,
+     * remote) (tf_gpu_shard pointers) on every GPU at once, remote NULL
+     * unless sh->pairs (then local holds the non-zeros whose previous-mode
+     * index lies in this GPU's rows, remote the others). Where every GPU of
+     * the mode takes it (tf_gpu_shard_cut_here, for copies of precision
+     * prec at rank R), each cuts its shards itself from sh->whole, whose
+     * chunks the GPUs read from one pinned copy (exec/shard_cut.cuh), and
+     * they are freed once made; otherwise the front end splits the mode on
+     * the host (sh->split). */
+    template <class Fn> tf_status build_shards(const tf_shards *sh, tf_precision prec, uint64_t R, Fn &&make)
     {
         tf_tensor part[2 * TF_MAX_GPUS];
+        tf_shard_cutter cutter[TF_MAX_GPUS];
+        tf_shard_feed feed; /* X's chunks in pinned memory, read by every GPU */
         for (uint32_t m = 0; m < order; ++m) {
+            bool all = sh->whole && sh->nnz[m];
+            if (all) {
+                bool here[TF_MAX_GPUS] = {false};
+                const uint64_t extra = tf_shard_cutter::bytes(sh->whole, sh->relabel, 0);
+                TF_TRY(at_once([&](int g) {
+                    here[g] = cut_here(sh, m, g, prec, R, cutter[g].ctx ? 0 : extra);
+                    return TF_OK;
+                }));
+                for (int g = 0; g < n; ++g) all = all && here[g];
+            }
+            if (gpu[0]->tune.nccl_timeout > 0) feed.timeout = gpu[0]->tune.nccl_timeout; /* the waits' bound */
+            if (all && !feed.pinned && feed.open(sh->whole, n, 0) != TF_OK) {
+                tf_clear_error(); /* no pinned chunks: the host splits */
+                all = false;
+            }
+            if (all) {
+                feed.restart();
+                TF_TRY(at_once([&](int g) {
+                    tf_shard_cutter &c = cutter[g];
+                    const int p = first + g;
+                    const uint32_t prev = (m + order - 1) % order;
+                    tf_gpu_shard s[2];
+                    tf_phase_clock clock(gpu[g]->tune.build_report, gpu[g]->stream); /* TF_BUILD_REPORT */
+                    tf_status st = c.ctx ? TF_OK : c.open(gpu[g], sh->whole, sh->relabel, feed.chunk);
+                    if (st != TF_OK) feed.abort(tf_last_error()); /* the others stop waiting for this GPU */
+                    if (st == TF_OK)
+                        st = c.cut(&feed, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0, row_lo[prev][p],
+                                   row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s);
+                    clock.mark("cut");
+                    if (st == TF_OK) st = make(g, m, &s[0], sh->pairs ? &s[1] : nullptr);
+                    clock.mark("engines");
+                    c.drop();
+                    clock.report(sh->pairs ? "gpu-shards-cut-on-gpu-pairs" : "gpu-shards-cut-on-gpu");
+                    return st;
+                }));
+                continue;
+            }
+            tf_phase_clock clock(gpu[0]->tune.build_report, gpu[0]->stream);
             TF_TRY(check(sh->split(sh->user, m, part)));
+            clock.mark("split");
+            clock.report("gpu-shards-split-on-host");
             TF_TRY(at_once([&](int g) {
-                const tf_tensor *local = sh->pairs ? &part[2 * g] : &part[g];
-                const tf_tensor *remote = sh->pairs ? &part[2 * g + 1] : nullptr;
-                return make(g, m, local, remote);
+                tf_gpu_shard local, remote;
+                local.host = sh->pairs ? &part[2 * g] : &part[g];
+                remote.host = sh->pairs ? &part[2 * g + 1] : nullptr;
+                return make(g, m, &local, sh->pairs ? &remote : nullptr);
             }));
         }
-        return TF_OK;
+        return at_once([&](int g) { /* each GPU's buffers freed with it current */
+            cutter[g].close();
+            return TF_OK;
+        });
     }
 
 private:
+    /* GPU g's shard of mode m can be cut on it (extra: the cutter's bytes
+     * still to allocate). */
+    bool cut_here(const tf_shards *sh, uint32_t m, int g, tf_precision prec, uint64_t R, uint64_t extra) const
+    {
+        tf_tensor shape = {};
+        shape.order = order;
+        for (uint32_t q = 0; q < order; ++q) shape.dims[q] = sh->whole->dims[q];
+        shape.dims[m] = rows(g, m) ? rows(g, m) : 1;
+        shape.nnz = sh->nnz[m][first + g];
+        return tf_gpu_shard_cut_here(gpu[g], &shape, m, prec, R, extra);
+    }
     void no_transport();
 };
 #endif

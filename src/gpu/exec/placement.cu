@@ -92,16 +92,58 @@ tf_status tf_gpu_engine_create(tf_gpu_dev *ctx, const tf_tensor *X, tf_format fm
     return s;
 }
 
-tf_status tf_gpu_engine_create_shard(tf_gpu_dev *ctx, const tf_tensor *X, uint32_t mode, tf_precision prec,
+tf_status tf_gpu_engine_create_shard(tf_gpu_dev *ctx, const tf_gpu_shard *S, uint32_t mode, tf_precision prec,
                                      uint64_t R, tf_gpu_engine **out)
 {
     *out = nullptr;
+    const tf_tensor *X = S->tensor();
     TF_TRY(order_fits(X));
     if (mode >= X->order) return tf_fail(TF_ERR_ARG, "GPU shard of mode %u of an order-%u tensor", mode + 1, X->order);
+    if (S->dev && X->nnz) { /* cut on this GPU: resident, sorted here */
+        TF_TRY(tf_gpu_fcoo_create_from_device(ctx, X, S->dev, prec, R ? R : 32, 1u << mode, out));
+        return settle(out);
+    }
+    if (S->dev) { /* an empty shard cut on the GPU: as the host split's empty one (arrays, none read) */
+        static uint32_t no_index = 0;
+        static double no_value = 0.0;
+        tf_tensor empty = *X;
+        for (uint32_t m = 0; m < empty.order; ++m) empty.ind[m] = &no_index;
+        empty.vals = &no_value;
+        tf_gpu_shard h;
+        h.host = &empty;
+        return tf_gpu_engine_create_shard(ctx, &h, mode, prec, R, out);
+    }
     tf_gpu_placement pl;
     TF_TRY(tf_gpu_place(ctx, X, TF_FORMAT_FCOO, prec, R, 1u << mode, &pl));
     TF_TRY(tf_gpu_fcoo_create_modes(ctx, X, prec, R ? R : 32, 1u << mode, pl.streamed, out));
     return settle(out);
+}
+
+bool tf_gpu_shard_cut_here(tf_gpu_dev *ctx, const tf_tensor *shape, uint32_t mode, tf_precision prec, uint64_t R,
+                           uint64_t extra)
+{
+    if (ctx->tune.gpu_shards == 1 || ctx->tune.fcoo_build == 1 || shape->nnz >= (1ULL << 32)) return false;
+    if (order_fits(shape) != TF_OK) {
+        tf_clear_error();
+        return false;
+    }
+    tf_gpu_placement pl;
+    if (tf_gpu_place(ctx, shape, TF_FORMAT_FCOO, prec, R, 1u << mode, &pl) != TF_OK) {
+        tf_clear_error();
+        return false;
+    }
+    if (pl.streamed) return false;
+    if (ctx->tune.gpu_shards == 2 || !shape->nnz) return true;
+    uint64_t budget = 0;
+    if (tf_gpu_budget(ctx, &budget) != TF_OK) {
+        tf_clear_error();
+        return false;
+    }
+    const uint32_t vb = prec == TF_SINGLE ? 4 : 8;
+    /* fcoo.cu's test for a device sort (build_on_device), with the cutter's buffers */
+    return (double)extra + (double)tf_fcoo_dsrc_bytes(shape, vb) +
+               1.1 * (double)tf_gpu_format_bytes(shape, TF_FORMAT_FCOO, vb) / shape->order + 64.0 * (1 << 20) <=
+           (double)budget;
 }
 
 void tf_gpu_describe_engine(char *dst, size_t len, const tf_gpu_engine *eng, tf_precision prec, const char *why)

@@ -148,7 +148,8 @@ tf_status build(multi_plan *mp, const tf_tensor *X, const tf_plan_opts *o, const
     for (uint32_t m = 0; m < X->order; ++m) mp->dims[m] = X->dims[m];
     TF_TRY(mp->set.open(o->context, sh, X->order));
     /* every GPU sorts and lays out its shard of a mode at once */
-    TF_TRY(mp->set.build_shards(sh, [&](int i, uint32_t m, const tf_tensor *local, const tf_tensor *) {
+    TF_TRY(mp->set.build_shards(sh, o->precision, o->rank_hint, [&](int i, uint32_t m, const tf_gpu_shard *local,
+                                                                     const tf_gpu_shard *) {
         part_gpu &q = mp->g[i];
         const uint64_t rows = mp->set.rows(i, m);
         q.maxrows = std::max(q.maxrows, rows);
