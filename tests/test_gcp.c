@@ -548,6 +548,7 @@ static void test_semi_runs(tf_rng *rng)
     o.max_epochs = 6;
     o.rate = 0.01;
     o.threads = 2;
+    o.backend = TF_BACKEND_CPU; /* the CPU's bits (a GPU's gradient sums by atomics: test_gpu_gcp) */
     o.sampling = TF_GCP_SEMI_STRATIFIED;
     tf_ktensor K1, K2;
     tf_gcp_report r1, r2;

@@ -17,6 +17,15 @@ fi
 for kb in $(seq 400000 -20000 80000); do
     (ulimit -v "$kb"; exec timeout 30 "$TF" cpd tiny.tns -r 4 -i 2 --nowrite -q) >out.txt 2>err.txt
     rc=$?
+    # OpenBLAS's constructor runs before main and starts a thread per core: on a many-core
+    # host (16 on the device) their stacks may not fit a low limit, and it exits there,
+    # before any tenfold code (the tool's OPENBLAS_NUM_THREADS=1 re-exec comes after it).
+    # Not this test's subject: said, not failed.
+    if [ "$rc" -ne 0 ] && grep -q 'blas_thread_init: pthread_create failed' err.txt; then
+        echo "$NAME: ulimit -v $kb: OpenBLAS's constructor could not start its threads (before main; OPENBLAS_NUM_THREADS=1 avoids it)"
+        ok
+        continue
+    fi
     case $rc in
     0) ok ;;
     1)
@@ -29,7 +38,7 @@ done
 # somewhere in the sweep the BLAS buffer is what does not fit, and the message says so
 (ulimit -v 150000; exec timeout 30 "$TF" cpd tiny.tns -r 4 -i 2 --nowrite -q) >out.txt 2>err.txt
 rc=$?
-if [ "$rc" -eq 0 ] || grep -qE '^tenfold: (no room for the [0-9]+ MiB work buffer of the BLAS library.*ulimit -v|out of memory)' err.txt; then ok
+if [ "$rc" -eq 0 ] || grep -q 'blas_thread_init: pthread_create failed' err.txt || grep -qE '^tenfold: (no room for the [0-9]+ MiB work buffer of the BLAS library.*ulimit -v|out of memory)' err.txt; then ok
 else bad "ulimit -v 150000: exit $rc: $(head -c 300 err.txt)"; fi
 
 finish
