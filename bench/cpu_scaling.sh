@@ -76,18 +76,8 @@ else
     trap 'rm -rf "$OUT"' EXIT
 fi
 
-CLEAN=(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT -u OMP_PROC_BIND -u OMP_PLACES -u OMP_WAIT_POLICY
-       -u GOMP_SPINCOUNT -u GOMP_CPU_AFFINITY -u OMP_DYNAMIC -u OPENBLAS_NUM_THREADS -u KOKKOS_NUM_THREADS)
-env_of() { # NAME -> the environment's assignments
-    case $1 in
-        default) echo "" ;;
-        spread) echo "OMP_PROC_BIND=spread OMP_PLACES=threads" ;;
-        close) echo "OMP_PROC_BIND=close OMP_PLACES=cores" ;;
-        active) echo "OMP_WAIT_POLICY=active" ;;
-        spread-active) echo "OMP_PROC_BIND=spread OMP_PLACES=threads OMP_WAIT_POLICY=active" ;;
-        *) echo "cpu_scaling: unknown environment '$1' (default, spread, close, active, spread-active)" >&2; exit 2 ;;
-    esac
-}
+SCALING_NAME=cpu_scaling
+. "$HERE/lib/scaling.bash"
 for e in $ENVS $SKEW_ENVS; do env_of "$e" >/dev/null || exit 2; done
 
 # ---- GenTen
@@ -112,29 +102,13 @@ if [ -n "${ALTO:-}" ]; then
 fi
 
 # ---- the machine and the tools
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $("${CLEAN[@]}" nproc) CPUs in the mask," \
-     "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
-echo "# $("$TF" --version | head -n 1), source $(git -C "$HERE/.." describe --always --dirty 2>/dev/null || echo '(no git)')"
-topo=$(lscpu 2>/dev/null | grep -E '^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\)|L3 cache):' |
-       sed 's/  */ /g' | paste -sd ';' -)
-[ -n "$topo" ] && echo "# $topo"
+scaling_machine
 [ -n "$GT" ] && echo "# GenTen: $GT (Kokkos OpenMP; OMP_NUM_THREADS=t)"
 [ -n "$AL" ] && echo "# ALTO: $AL (OpenMP; OMP_NUM_THREADS=t; its binary input, its own start)"
-for e in $ENVS; do
-    echo "# info --threads under '$e':"
-    "${CLEAN[@]}" $(env_of "$e") "$TF" info --threads 2>&1 | cut -c1-200 | sed 's/^/#   /'
-done
+scaling_info_threads $ENVS
 
 # ---- the tensors: the real ones as text (GenTen reads no .xz), the skewed one generated
-nnz=$(echo "$SKEW_NNZ" | awk '{ n = $1; m = 1; if (n ~ /[kK]$/) m = 1e3; if (n ~ /M$/) m = 1e6;
-                                 sub(/[kKM]$/, "", n); printf "%d", n * m }')
-scale=$(awk -v n="$nnz" 'BEGIN { printf "%.6f", n / 2e7 }')
-dims=$(awk -v s="$scale" 'BEGIN { printf "%d,%d,%d", 2e6 * s + 1, 1e6 * s + 1, 2e5 * s + 1 }')
-skew=$OUT/skew-$SKEW_NNZ.bin
-if [ ! -s "$skew" ]; then
-    "${CLEAN[@]}" "$TF" gen -o "$skew" --dims "$dims" --nnz "$nnz" --alpha 0.7 -q ||
-        { echo "cpu_scaling: tenfold gen failed" >&2; exit 1; }
-fi
+skew=$(scaling_skew "$OUT" "$SKEW_NNZ") || exit 1
 if [ -n "$GT$AL" ]; then
     for n in uber-apr14 nycflights13; do
         [ -s "$OUT/$n.tns" ] || "${CLEAN[@]}" "$TF" convert "$DATA/$n.tns.xz" "$OUT/$n.tns" -q ||
@@ -207,8 +181,9 @@ run_alto() { # NAME ITERS ENV T
 }
 # the table of one tensor (NAME: nycflights13, uber-apr14 or skew), from the reports in OUT
 table() {
-    python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" "$1" "${AL:+alto}" <<'EOF'
+    PYTHONPATH="$HERE/lib${PYTHONPATH:+:$PYTHONPATH}" python3 - "$OUT" "$RANK" "$ITERS" "$SKEW_ITERS" "$SKEW_NNZ" "$THREADS" "$ENVS" "$SKEW_ENVS" "${GT:+genten}" "$1" "${AL:+alto}" <<'EOF'
 import json, os, re, statistics, sys
+from scaling import fmt, header, row
 out, rank, iters, skew_iters, skew_nnz, threads, real_envs, skew_envs, with_genten, only, with_alto = sys.argv[1:12]
 threads = [int(t) for t in threads.split()]
 tools = ['tenfold'] + (['genten'] if with_genten else []) + (['alto'] if with_alto else [])
@@ -249,25 +224,6 @@ def alto(name, env, t):
     s = [r[1] for r in rows if r[0] >= 1]
     return (statistics.median(s) if s else None, None)
 
-def fmt(v):
-    return '-' if v is None else ('%.3g' % v)
-
-def tail(times):
-    """speedup from the first to the last thread count with a time, its efficiency, never slower"""
-    have = [(t, v) for t, v in zip(threads, times) if v]
-    if len(have) < 2:
-        return '', ''
-    (t0, v0), (t1, v1) = have[0], have[-1]
-    sp = v0 / v1
-    eff = sp / (t1 / t0)
-    worst, where = 0.0, None
-    for k in range(1, len(have)):
-        best_before = min(v for _, v in have[:k])
-        if have[k][1] > best_before * 1.05 and have[k][1] / best_before - 1 > worst:
-            worst, where = have[k][1] / best_before - 1, have[k][0]
-    mono = 'yes' if where is None else 'no (t=%d +%.0f%%)' % (where, 100 * worst)
-    return '%5.1fx %3.0f%%' % (sp, 100 * eff), mono
-
 names = [('nycflights13', iters), ('uber-apr14', iters), ('skew-' + skew_nnz, skew_iters)]
 for name, it in names:
     key = 'skew' if name.startswith('skew') else name
@@ -281,7 +237,7 @@ for name, it in names:
         desc = ', %s, %s non-zeros' % (' x '.join(str(d) for d in ten.get('dims', [])), ten.get('nnz', '?'))
     same = ' from the same start' if key != 'skew' and with_genten else ''
     print('\n# %s%s: CP-ALS rank %s, %s iterations%s; median s/iter of iterations 2..%s' % (name, desc, rank, it, same, it))
-    print('%-8s %-8s' % ('tool', 'env') + ''.join(' %8s' % ('t=%d' % t) for t in threads) + '  %-11s %s' % ('first->last', 'more threads never slower'))
+    print(header(threads))
     fits = {tool: [] for tool in tools}
     for e in envs:
         for tool in tools:
@@ -290,8 +246,7 @@ for name, it in names:
             fits[tool] += [r[1] for r in res if r and r[1] is not None]
             if tool != 'tenfold' and not any(times):
                 continue
-            sp, mono = tail(times)
-            print('%-8s %-8s' % (tool, e) + ''.join(' %8s' % fmt(v) for v in times) + '  %-11s %s' % (sp, mono))
+            print(row(threads, times, '%-8s %-8s' % (tool, e)))
     line = []
     for tool in tools:
         f = fits[tool]
@@ -335,7 +290,7 @@ for name in nycflights13 uber-apr14 skew; do
     [ $name = skew ] && envs=$SKEW_ENVS
     for e in $envs; do
         for t in $THREADS; do
-            if [ $(( $(date +%s) - T0 )) -ge "$DEADLINE" ]; then
+            if past_deadline; then
                 echo "# $name, $e, t=$t: not run (past DEADLINE=$DEADLINE s)"
                 continue
             fi
