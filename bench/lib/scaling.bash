@@ -38,14 +38,16 @@ scaling_info_threads() { # ENV... -> `tenfold info --threads` under each
     done
 }
 
-scaling_skew() { # OUT NNZ -> the 20M-style skewed tensor OUT/skew-NNZ.bin (made once; its dims shrink with NNZ)
-    local nnz scale dims skew=$1/skew-$2.bin
+scaling_skew() { # OUT NNZ [counts] -> the 20M-style skewed tensor OUT/skew-NNZ.bin (made once; its dims
+                  # shrink with NNZ); counts: the same non-zeros with counts of mean 4, OUT/skew-NNZ.counts.bin
+    local nnz scale dims skew=$1/skew-$2.bin values=()
+    [ "${3:-}" = counts ] && { skew=$1/skew-$2.counts.bin; values=(--counts 4); }
     nnz=$(echo "$2" | awk '{ n = $1; m = 1; if (n ~ /[kK]$/) m = 1e3; if (n ~ /M$/) m = 1e6;
                             sub(/[kKM]$/, "", n); printf "%d", n * m }')
     scale=$(awk -v n="$nnz" 'BEGIN { printf "%.6f", n / 2e7 }')
     dims=$(awk -v s="$scale" 'BEGIN { printf "%d,%d,%d", 2e6 * s + 1, 1e6 * s + 1, 2e5 * s + 1 }')
     if [ ! -s "$skew" ]; then
-        "${CLEAN[@]}" "$TF" gen -o "$skew" --dims "$dims" --nnz "$nnz" --alpha 0.7 -q ||
+        "${CLEAN[@]}" "$TF" gen -o "$skew" --dims "$dims" --nnz "$nnz" --alpha 0.7 "${values[@]}" -q ||
             { echo "$SCALING_NAME: tenfold gen failed" >&2; return 1; }
     fi
     echo "$skew"
