@@ -144,8 +144,8 @@ for n in $TENSORS; do
 done
 echo "# prepared in $(( $(date +%s) - T0 )) s"
 
-# ---- the runs: OUT/NAME.METHOD.TOOL.ENV.tT.{json,txt} (a kept OUT_DIR's earlier ones removed first)
-rm -f "$OUT"/*.tenfold.*.t*.* "$OUT"/*.genten.*.t*.*
+# ---- the runs: OUT/NAME.METHOD.TOOL.ENV.tT.{json,txt,failed} (a kept OUT_DIR's earlier ones of METHODS removed first)
+for m in $METHODS; do rm -f "$OUT"/*."$m".tenfold.*.t*.* "$OUT"/*."$m".genten.*.t*.*; done
 samples() { # NAME -> gcp's "GNZ FNZ"
     local n=${nnz[$1]} g f
     g=$(( (3 * n + 99) / 100 )); [ "$g" -lt 1000 ] && g=1000; [ "$g" -gt "$n" ] && g=$n

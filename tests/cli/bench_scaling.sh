@@ -60,7 +60,8 @@ deadline=0
 scale "$TF" data runs
 check "past DEADLINE: exit 0" test "$rc" -eq 0
 check "past DEADLINE: says so" grep -q '^# hals, small, default, t=1: not run (past DEADLINE=0 s)' out.txt
-check "past DEADLINE: no earlier report left" test ! -e runs/small.tucker.tenfold.default.t1.json
+check "past DEADLINE: no earlier report of the method left" test ! -e runs/small.hals.tenfold.default.t1.json
+check "past DEADLINE: the other methods' reports kept" test -s runs/small.tucker.tenfold.default.t1.json
 
 # usage errors: exit 2 (no arguments, an unknown method or environment), 1 (a missing tensor or tool)
 scale
