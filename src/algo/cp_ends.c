@@ -11,12 +11,16 @@
 
 void tf_cp_start_random(tf_ktensor *k, uint64_t seed)
 {
-    tf_rng rng;
-    tf_rng_seed(&rng, seed);
+    /* the factors in turn, mode after mode, of one generator's uniforms; filled
+     * in parallel from jumped generators (the same values: core/rng.h), so a
+     * billion-entry start is not one thread's (1B-non-zero runs: 32M rows x 32) */
+    double *out[TF_MAX_ORDER];
+    uint64_t len[TF_MAX_ORDER];
     for (uint32_t m = 0; m < k->order; ++m) {
-        double *a = k->factors[m].data;
-        for (uint64_t e = 0; e < k->dims[m] * k->rank; ++e) a[e] = tf_rng_uniform(&rng);
+        out[m] = k->factors[m].data;
+        len[m] = k->dims[m] * k->rank;
     }
+    tf_rng_fill_uniform(seed, out, len, k->order, 0);
     for (uint64_t r = 0; r < k->rank; ++r) k->lambda[r] = 1.0;
 }
 

@@ -35,6 +35,8 @@ int tf_env_launcher_ranks(void)
     return most;
 }
 
+const char *tf_env_cuda_visible_devices(void) { return var("CUDA_VISIBLE_DEVICES"); }
+
 int tf_env_omp_num_threads_set(void) { return var("OMP_NUM_THREADS") != NULL; }
 const char *tf_env_openblas_num_threads(void) { return var("OPENBLAS_NUM_THREADS"); }
 const char *tf_env_omp_places(void) { return var("OMP_PLACES"); }

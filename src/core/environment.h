@@ -14,6 +14,10 @@ const char *tf_env_cuda_module(void);
  * (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE, MPI_LOCALNRANKS, SLURM_NTASKS);
  * 0 when none is set. */
 int tf_env_launcher_ranks(void);
+/* CUDA_VISIBLE_DEVICES as set (NULL when unset): the GPUs this process
+ * sees, which tells the ranks of a node that a launcher bound to GPUs of
+ * their own (src/ranks/local.c). */
+const char *tf_env_cuda_visible_devices(void);
 /* 1 when OMP_NUM_THREADS is set (the user chose the thread count: no cgroup
  * quota applies). */
 int tf_env_omp_num_threads_set(void);

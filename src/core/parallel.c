@@ -359,3 +359,21 @@ uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt)
 {
     return tf_bucket_offsets_strided(hist, nb, start, nb, nt);
 }
+
+#define COPY_PART_MIN ((size_t)64 << 20)
+
+void tf_copy_parallel(void *dst, const void *src, size_t bytes, int threads)
+{
+    int T = tf_resolve_threads(threads);
+    if ((size_t)T > bytes / COPY_PART_MIN) T = (int)(bytes / COPY_PART_MIN);
+    if (T < 2) {
+        if (bytes) memcpy(dst, src, bytes);
+        return;
+    }
+    const size_t part = (bytes + (size_t)T - 1) / (size_t)T;
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+    for (int t = 0; t < T; ++t) {
+        const size_t lo = (size_t)t * part, hi = lo + part < bytes ? lo + part : bytes;
+        if (lo < hi) memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
+    }
+}

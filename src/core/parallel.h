@@ -50,6 +50,11 @@ int tf_cpu_quota(void);
 /* floor(sqrt(work / TF_TEAM_WAKE_WORK)), at least 1: about the best team
  * with threads to spare. Non-decreasing in work. */
 int tf_team_best(uint64_t work);
+/* memcpy(dst, src, bytes) in contiguous parts on up to `threads` threads (0:
+ * the default) when it is large (>= 64 MiB a thread): a fresh destination's
+ * pages are then first touched -- zeroed by the kernel, the larger cost --
+ * in parallel (a 1B-non-zero run's factors: gigabytes). */
+void tf_copy_parallel(void *dst, const void *src, size_t bytes, int threads);
 /* CPUs the process can run at once: those of tf_process_cpus (all places
  * under binding), held to a cgroup quota (read once). No team is larger. */
 int tf_team_cpus(void);

@@ -35,6 +35,17 @@ double tf_rng_normal(tf_rng *r);
 /* Poisson with mean lam >= 0 (lam < 2^52): the product of uniforms below
  * 10, Hormann's transformed rejection PTRS (1993, as numpy's) above. */
 uint64_t tf_rng_poisson(tf_rng *r, double lam);
+/* The generator as it would be after n more draws (tf_rng_next), in
+ * O(log n) products of the update's 256 x 256 matrix over GF(2): the state
+ * update of xoshiro256 is linear there, so its n-th power jumps exactly. */
+void tf_rng_advance(tf_rng *r, uint64_t n);
+/* The first n uniforms (tf_rng_uniform) of a generator seeded with `seed`,
+ * in order, written in pieces: piece p gets len[p] of them at out[p]
+ * (the pieces in turn make up the one sequence). On up to `threads`
+ * threads (0: the default), each starting its contiguous part of the
+ * sequence from a jumped generator, so the values are the one-thread
+ * loop's bit for bit and the pages are first touched in parallel. */
+void tf_rng_fill_uniform(uint64_t seed, double *const *out, const uint64_t *len, uint32_t pieces, int threads);
 /* A counter-based key: the seed of draw `counter` of stream `stream`
  * (splitmix64 finalisers chained), for draws that must not depend on the
  * order or thread they are made in (seed a tf_rng with it). */

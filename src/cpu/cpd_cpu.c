@@ -79,7 +79,7 @@ static tf_status cpu_init(void *ctx, const tf_ktensor *init)
                            (unsigned long long)c->dims[m], (unsigned long long)R);
         if (c->dims[m] > maxdim) maxdim = c->dims[m];
         TF_TRY(tf_matrix_alloc(&c->A[m], c->dims[m], R));
-        memcpy(c->A[m].data, init->factors[m].data, c->dims[m] * R * sizeof(double));
+        tf_copy_parallel(c->A[m].data, init->factors[m].data, c->dims[m] * R * sizeof(double), c->threads);
         TF_TRY(TF_ALLOC(c->G[m], R * R, "Gram matrix"));
     }
     TF_TRY(TF_ALLOC(c->V, R * R, "Hadamard of Grams"));

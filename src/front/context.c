@@ -72,15 +72,18 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
             return tf_fail(TF_ERR_UNAVAILABLE, "context: a distributed run takes one GPU per rank (start one "
                                                "rank per GPU instead of %d GPUs per rank)", o->ndevices);
         TF_TRY(tf_dist_world(&dist));
-        /* each rank on one GPU when asked for: a node's ranks take its GPUs in
-         * order; else (and under auto) the CPU */
+        /* each rank on one GPU when asked for: a node's ranks that see the
+         * same GPUs take them in order (src/ranks/local.c: mpirun, srun, and
+         * launchers that bind a GPU per rank alike); else (and under auto) the CPU */
         if (b == TF_BACKEND_GPU) {
             const int gpus = tf_gpu_count();
             if (gpus == 0)
                 return tf_fail(TF_ERR_UNAVAILABLE, "rank %d: no CUDA device is present for --device gpu", dist.rank);
             if (dist.local_rank >= gpus)
-                return tf_fail(TF_ERR_ARG, "rank %d: its node has %d GPU%s for more ranks (start one rank per GPU)",
-                               dist.rank, gpus, gpus == 1 ? "" : "s");
+                return tf_fail(TF_ERR_ARG,
+                               "rank %d: it sees %d GPU%s, shared with %d ranks before it on its node (start one "
+                               "rank per GPU)",
+                               dist.rank, gpus, gpus == 1 ? "" : "s", dist.local_rank);
             use.device = dist.local_rank;
         } else {
             b = TF_BACKEND_CPU;

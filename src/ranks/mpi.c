@@ -15,7 +15,9 @@
 
 #include "seams/dist.h"
 #include "core/alloc.h"
+#include "core/environment.h"
 #include "core/error.h"
+#include "ranks/local.h"
 #include "ranks/launch.h"
 
 static int started; /* 1 when tf_mpi_start called MPI_Init */
@@ -519,24 +521,28 @@ static tf_status agree(const tf_agree *mine)
 /* This rank's place among the ranks that share its node (by processor
  * name: an all-gather with a bounded wait, where MPI_Comm_split_type would
  * block). */
+/* The rank's index among the ranks of its host that see the same GPUs
+ * (src/ranks/local.c): the GPU it takes. */
 static tf_status node_rank(int *local)
 {
     int size = 1, me = 0, len = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     *local = 0;
-    char *names = calloc((size_t)size, MPI_MAX_PROCESSOR_NAME);
-    if (!names) return tf_fail(TF_ERR_NOMEM, "out of memory naming the ranks' nodes");
-    char *mine = names + (size_t)me * MPI_MAX_PROCESSOR_NAME;
-    if (MPI_Get_processor_name(mine, &len) != MPI_SUCCESS) len = 0;
-    mine[len < MPI_MAX_PROCESSOR_NAME ? len : MPI_MAX_PROCESSOR_NAME - 1] = 0;
+    const size_t width = tf_local_key_width(MPI_MAX_PROCESSOR_NAME);
+    if (width > INT_MAX) return tf_fail(TF_ERR_ARG, "the ranks' node names are too long");
+    char *keys = calloc((size_t)size, width);
+    char host[MPI_MAX_PROCESSOR_NAME];
+    if (!keys) return tf_fail(TF_ERR_NOMEM, "out of memory naming the ranks' nodes");
+    if (MPI_Get_processor_name(host, &len) != MPI_SUCCESS) len = 0;
+    host[len < MPI_MAX_PROCESSOR_NAME ? len : MPI_MAX_PROCESSOR_NAME - 1] = 0;
+    tf_local_key(keys + (size_t)me * width, width, host, tf_env_cuda_visible_devices());
     MPI_Request req;
-    tf_status s = run(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+    tf_status s = run(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, keys, (int)width, MPI_CHAR,
                                      MPI_COMM_WORLD, &req),
                       &req, "the roll of the ranks' nodes (MPI_Iallgather)");
-    for (int r = 0; s == TF_OK && r < me; ++r)
-        *local += !strncmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME, mine, MPI_MAX_PROCESSOR_NAME);
-    free(names);
+    if (s == TF_OK) *local = tf_local_index(keys, width, me);
+    free(keys);
     return s;
 }
 

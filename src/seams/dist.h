@@ -15,7 +15,7 @@ typedef enum tf_dist_op { TF_RANKS_MIN, TF_RANKS_MAX, TF_RANKS_XOR } tf_dist_op;
 
 typedef struct tf_dist {
     int rank, size;
-    int local_rank; /* rank among the ranks of this node (its GPU: local_rank % GPUs) */
+    int local_rank; /* rank among the ranks of this node that see the same GPUs: its GPU (ranks/local.c) */
     /* Every rank's rows [row_lo[r], row_lo[r+1]) of the row-major matrix a
      * (cols columns) to every rank, in place; at most round_bytes (0: 256
      * MiB) from each rank per round, as alltoall_records. */

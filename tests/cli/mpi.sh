@@ -110,6 +110,22 @@ elif [ "$gpus" -ge 2 ]; then
         if [ "$rc" -ne 0 ]; then bad "$t on 2 GPU ranks, longest-first: exit $rc; $(head -c 300 err.txt)"; continue; fi
         check "$t on 2 GPU ranks, longest-first: equal to one GPU's to 1e-9" compare g1_$t gl_$t
     done
+    # a launcher that binds one GPU per rank (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES
+    # per task; here a wrapper from OMPI_COMM_WORLD_LOCAL_RANK): each rank takes the one GPU it
+    # sees (src/ranks/local.c); two ranks shown the same one GPU: refused, naming it
+    printf '#!/bin/sh\nCUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$@"\n' > bind.sh
+    printf '#!/bin/sh\nCUDA_VISIBLE_DEVICES=0 exec "$@"\n' > one.sh
+    chmod +x bind.sh one.sh
+    timeout 120 $MPIRUN -np 2 ./bind.sh "$TF" cpd small.tns -r 5 -i 8 --tol 0 --device gpu -o gb_small \
+        --json gb_small.json >out.txt 2>err.txt
+    rc=$?
+    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks bound a GPU each: exit $rc; $(head -c 300 err.txt)"; else
+        check "2 GPU ranks bound a GPU each: equal to one GPU's to 1e-9" compare g1_small gb_small
+    fi
+    timeout 120 $MPIRUN -np 2 ./one.sh "$TF" cpd small.tns -r 5 -i 2 --device gpu --nowrite >out.txt 2>err.txt
+    rc=$?
+    check "2 GPU ranks shown one GPU: fail" test "$rc" -ne 0 -a "$rc" -ne 124
+    check "2 GPU ranks shown one GPU: say why" grep -q "rank 1: it sees 1 GPU, shared with 1 ranks before it" err.txt
     # AO-ADMM on GPU ranks: the residual sums gathered over the ranks (NCCL), one GPU's run
     expect 0 "AO-ADMM: one GPU" cpd small.tns -r 5 -i 8 --tol 0 --device gpu --nonneg --l1 0.1@2 -o g1_admm \
         --json g1_admm.json

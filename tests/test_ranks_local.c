@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Which GPU each rank of a node takes (src/ranks/local.c), as the launchers
+ * lay ranks out: mpirun and srun (block and cyclic) with every GPU seen by
+ * every rank -> 0, 1, 2, ... per host (OMPI_COMM_WORLD_LOCAL_RANK's and
+ * SLURM_LOCALID's numbers); srun --gpus-per-task=1 / --gpu-bind (each rank
+ * sees its own GPU) -> 0 everywhere; two ranks seeing one GPU -> 0 and 1 (the
+ * context then refuses the second); CUDA_VISIBLE_DEVICES unset against set;
+ * long host names and lists cut, not overrun; and the environment accessor. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "core/environment.h"
+#include "ranks/local.h"
+
+#define HOST_WIDTH 256 /* MPI_MAX_PROCESSOR_NAME of Open MPI and MPICH */
+
+/* Fills keys for n ranks (host[r], visible[r]) and writes each rank's index
+ * into got[r]. */
+static char *layout(int n, const char *const *host, const char *const *visible, int *got)
+{
+    const size_t w = tf_local_key_width(HOST_WIDTH);
+    char *keys = malloc((size_t)n * w);
+    if (!keys) abort();
+    memset(keys, 'X', (size_t)n * w); /* poisoned: the key must fill its width */
+    for (int r = 0; r < n; ++r) tf_local_key(keys + (size_t)r * w, w, host[r], visible ? visible[r] : NULL);
+    for (int r = 0; r < n; ++r) got[r] = tf_local_index(keys, w, r);
+    return keys;
+}
+
+static int same(const int *got, const int *want, int n)
+{
+    for (int r = 0; r < n; ++r)
+        if (got[r] != want[r]) return 0;
+    return 1;
+}
+
+int main(void)
+{
+    int got[8];
+    /* mpirun / srun --distribution=block, 2 nodes x 4 ranks, all GPUs seen */
+    {
+        const char *h[] = {"n1", "n1", "n1", "n1", "n2", "n2", "n2", "n2"};
+        const int want[] = {0, 1, 2, 3, 0, 1, 2, 3};
+        free(layout(8, h, NULL, got));
+        CHECK(same(got, want, 8));
+        const char *v[] = {"0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3", "0,1,2,3"};
+        free(layout(8, h, v, got));
+        CHECK(same(got, want, 8));
+    }
+    /* srun --distribution=cyclic: ranks alternate nodes */
+    {
+        const char *h[] = {"n1", "n2", "n1", "n2", "n1", "n2"};
+        const int want[] = {0, 0, 1, 1, 2, 2};
+        free(layout(6, h, NULL, got));
+        CHECK(same(got, want, 6));
+    }
+    /* srun --gpus-per-task=1 (Slurm sets CUDA_VISIBLE_DEVICES per task): each rank's GPU 0 */
+    {
+        const char *h[] = {"n1", "n1", "n1", "n1", "n2", "n2"};
+        const char *v[] = {"0", "1", "2", "3", "0", "1"};
+        const int want[] = {0, 0, 0, 0, 0, 0};
+        free(layout(6, h, v, got));
+        CHECK(same(got, want, 6));
+    }
+    /* two GPUs a task (--gpus-per-task=2): still the first of its own */
+    {
+        const char *h[] = {"n1", "n1"};
+        const char *v[] = {"0,1", "2,3"};
+        const int want[] = {0, 0};
+        free(layout(2, h, v, got));
+        CHECK(same(got, want, 2));
+    }
+    /* two ranks that see the same one GPU: 0 and 1 (one too many for it) */
+    {
+        const char *h[] = {"n1", "n1", "n1"};
+        const char *v[] = {"0", "0", "1"};
+        const int want[] = {0, 1, 0};
+        free(layout(3, h, v, got));
+        CHECK(same(got, want, 3));
+    }
+    /* unset and set to a list are different views; host names differ by a suffix */
+    {
+        const char *h[] = {"n1", "n1", "n10", "n1"};
+        const char *v[] = {NULL, "0,1", NULL, NULL};
+        const int want[] = {0, 0, 0, 1};
+        free(layout(4, h, v, got));
+        CHECK(same(got, want, 4));
+    }
+    /* long names and lists are cut inside the key, never past it */
+    {
+        char longhost[600], longlist[2000];
+        memset(longhost, 'h', sizeof longhost - 1);
+        longhost[sizeof longhost - 1] = 0;
+        memset(longlist, '7', sizeof longlist - 1);
+        longlist[sizeof longlist - 1] = 0;
+        const size_t w = tf_local_key_width(HOST_WIDTH);
+        CHECK(w == HOST_WIDTH + 1 + TF_LOCAL_VISIBLE_WIDTH);
+        char *k = malloc(w + 16);
+        if (!k) abort();
+        memset(k, 'Z', w + 16);
+        tf_local_key(k, w, longhost, longlist);
+        int tail = 1;
+        for (size_t i = w; i < w + 16; ++i) tail &= k[i] == 'Z';
+        CHECK(tail);
+        CHECK(k[w - 1] == 0);
+        CHECK(memchr(k, '\n', w) != NULL);
+        tf_local_key(k, w, NULL, NULL);
+        CHECK(k[0] == '\n' && k[1] == 0);
+        free(k);
+    }
+    /* the accessor reads the variable (src/core/environment.c alone calls getenv) */
+    CHECK(setenv("CUDA_VISIBLE_DEVICES", "3,1", 1) == 0);
+    CHECK(tf_env_cuda_visible_devices() && !strcmp(tf_env_cuda_visible_devices(), "3,1"));
+    CHECK(unsetenv("CUDA_VISIBLE_DEVICES") == 0);
+    CHECK(tf_env_cuda_visible_devices() == NULL);
+    return tf_test_finish("test_ranks_local");
+}
