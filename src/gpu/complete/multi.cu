@@ -55,29 +55,6 @@ multi_complete *self(void *c)
     return (multi_complete *)c;
 }
 
-/* On ranks, s agreed by every rank (a collective, so that no rank goes on
- * into the next collective while another has stopped): TF_OK where every
- * rank's is; else the lowest failing rank's status and message on every
- * rank (as CP-APR's GPU ranks: gpu/apr/multi.cu). One process: s. */
-tf_status agree(const tf_dist *d, tf_status s)
-{
-    if (!d) return s;
-    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
-    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
-    if (holder == UINT64_MAX) return TF_OK;
-    struct {
-        int32_t status;
-        char what[500];
-    } msg;
-    memset(&msg, 0, sizeof msg);
-    if ((uint64_t)d->rank == holder) {
-        msg.status = (int32_t)s;
-        snprintf(msg.what, sizeof msg.what, "%s", tf_last_error());
-    }
-    TF_TRY(d->bcast_from(&msg, sizeof msg, (int)holder));
-    return tf_fail((tf_status)msg.status, "%s", msg.what);
-}
-
 /* The sum over every GPU of the run of the step's scalar: each GPU's read
  * in GPU order, then over the ranks. */
 tf_status sum_parts(multi_complete *m, double *out)
@@ -121,7 +98,7 @@ tf_status op_update(void *ctx, uint32_t mode, double l2, double *sse)
         s = tfc_part_update_read(m->part[g], mode, l2, &x);
         total += x;
     }
-    s = agree(m->dist, s);
+    s = tf_devset::agree(m->dist, s);
     if (s != TF_OK) return m->check(s);
     if (m->dist && sse) TF_TRY(m->check(m->dist->allreduce_sum(&total, 1)));
     if (sse) *sse = total;
@@ -248,17 +225,17 @@ tf_status build_parts(multi_complete *m, const tf_tensor *train, const tf_tensor
         s = m->part[g] ? tfc_part_setup(m->part[g], m->set.gpu[g], train->order, train->dims, m->R, segment)
                        : tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU completion backend");
     }
-    TF_TRY(m->check(agree(sh->dist, s)));
+    TF_TRY(m->check(tf_devset::agree(sh->dist, s)));
     tf_tensor part[2 * TF_MAX_GPUS];
     for (uint32_t mode = 0; mode < train->order; ++mode) {
         s = sh->split(sh->user, mode, part);
         if (s == TF_OK) s = m->set.at_once([&](int g) { return add_mode(m, g, mode, &part[g]); });
-        TF_TRY(m->check(agree(sh->dist, s)));
+        TF_TRY(m->check(tf_devset::agree(sh->dist, s)));
     }
     /* the segments' partial systems: at most one more than entries / segment per mode (the one GPU's bound) */
     const uint64_t seg_bytes = (2 * train->nnz / segment + 1) * tfc_pairs(m->R) * sizeof(double);
     s = m->set.at_once([&](int g) { return add_rest(m, g, val, test, train->dims, seg_bytes); });
-    return m->check(agree(sh->dist, s));
+    return m->check(tf_devset::agree(sh->dist, s));
 }
 
 tf_status build(multi_complete *m, const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
