@@ -36,26 +36,6 @@
 
 /* ------------------------------------------------------------ inputs */
 
-/* X's entries cut three ways (about 80 / 10 / 10 %, at random). */
-static void split3(tf_rng *rng, const tf_tensor *X, tf_tensor *sets)
-{
-    uint64_t n[3] = {0, 0, 0};
-    uint8_t *to = malloc(X->nnz ? X->nnz : 1);
-    for (uint64_t k = 0; k < X->nnz; ++k) {
-        const double u = tf_rng_uniform(rng);
-        to[k] = u < 0.8 ? 0 : u < 0.9 ? 1 : 2;
-        ++n[to[k]];
-    }
-    for (int s = 0; s < 3; ++s) CHECK_OK(tf_tensor_alloc(&sets[s], X->order, X->dims, n[s]));
-    uint64_t at[3] = {0, 0, 0};
-    for (uint64_t k = 0; k < X->nnz; ++k) {
-        tf_tensor *S = &sets[to[k]];
-        for (uint32_t m = 0; m < X->order; ++m) S->ind[m][at[to[k]]] = X->ind[m][k];
-        S->vals[at[to[k]]++] = X->vals[k];
-    }
-    free(to);
-}
-
 static int close_rel(double got, double want, double scale)
 {
     const double s = fabs(want) > scale ? fabs(want) : scale;
@@ -194,7 +174,7 @@ static void lockstep_random(tf_rng *rng, int quick, tf_context *ctx)
         const uint64_t nnz = heavy ? 12000 : 1500 + tf_rng_below(rng, 1500);
         tf_tensor X, sets[3];
         kt_complete_entries(rng, N, dims, nnz, t % 2 == 0, heavy, &X);
-        split3(rng, &X, sets);
+        kt_split3(rng, &X, sets);
         char what[96];
         snprintf(what, sizeof what, "random order %u rank %llu%s%s", N, (unsigned long long)R,
                  t % 2 == 0 ? ", empty rows" : "", heavy ? ", a long row" : "");
@@ -214,7 +194,7 @@ static void lockstep_realdata(tf_rng *rng, tf_context *ctx)
     for (uint32_t m = 0; m < X.order; ++m) memcpy(Y.ind[m], X.ind[m], n * sizeof(uint32_t));
     for (uint64_t k = 0; k < n; ++k) Y.vals[k] = log1p(X.vals[k]);
     tf_tensor_free(&X);
-    split3(rng, &Y, sets);
+    kt_split3(rng, &Y, sets);
     lockstep("uber-apr14 (100,000 entries) rank 10", &sets[0], &sets[1], &sets[2], 10, 0.1, 3, ctx);
     tf_tensor_free(&Y);
     for (int s = 0; s < 3; ++s) tf_tensor_free(&sets[s]);
@@ -245,7 +225,7 @@ static void whole_runs(tf_rng *rng, int quick)
         for (uint32_t m = 0; m < N; ++m) dims[m] = 20 + tf_rng_below(rng, 30);
         tf_tensor X, sets[3];
         kt_complete_entries(rng, N, dims, 6000, 1, t == 1, &X);
-        split3(rng, &X, sets);
+        kt_split3(rng, &X, sets);
         const uint64_t R = ranks[t];
         tf_ktensor kc, kg, kg2;
         tf_complete_report rc, rg, rg2;
@@ -300,7 +280,7 @@ static void singular(tf_rng *rng)
     for (int one = 0; one < 2; ++one) {
         tf_tensor X, sets[3];
         kt_complete_entries(rng, 3, dims, 400, 1, 0, &X); /* rows 0 mod 4 of mode 1: no entries */
-        split3(rng, &X, sets);
+        kt_split3(rng, &X, sets);
         if (one) sets[0].ind[0][0] = 0; /* row 1 gets one entry */
         const uint64_t R = one ? 2 : 3;
         tf_ktensor K;
@@ -326,7 +306,7 @@ static void refusals(tf_rng *rng)
     uint64_t dims[3] = {30, 20, 10};
     tf_tensor X, sets[3];
     kt_complete_entries(rng, 3, dims, 2000, 0, 0, &X);
-    split3(rng, &X, sets);
+    kt_split3(rng, &X, sets);
     tf_ktensor K;
     tf_complete_report rep;
     /* a rank above the GPU's: refused on the GPU, the CPU under auto */

@@ -37,26 +37,6 @@
 #define TOL 1e-10
 #define TOL_SUM 1e-12
 
-/* X's entries cut three ways (about 80 / 10 / 10 %, at random). */
-static void split3(tf_rng *rng, const tf_tensor *X, tf_tensor *sets)
-{
-    uint64_t n[3] = {0, 0, 0};
-    uint8_t *to = malloc(X->nnz ? X->nnz : 1);
-    for (uint64_t k = 0; k < X->nnz; ++k) {
-        const double u = tf_rng_uniform(rng);
-        to[k] = u < 0.8 ? 0 : u < 0.9 ? 1 : 2;
-        ++n[to[k]];
-    }
-    for (int s = 0; s < 3; ++s) CHECK_OK(tf_tensor_alloc(&sets[s], X->order, X->dims, n[s]));
-    uint64_t at[3] = {0, 0, 0};
-    for (uint64_t k = 0; k < X->nnz; ++k) {
-        tf_tensor *S = &sets[to[k]];
-        for (uint32_t m = 0; m < X->order; ++m) S->ind[m][at[to[k]]] = X->ind[m][k];
-        S->vals[at[to[k]]++] = X->vals[k];
-    }
-    free(to);
-}
-
 static int close_tol(double got, double want, double scale, double tol)
 {
     const double s = fabs(want) > scale ? fabs(want) : scale;
@@ -247,7 +227,7 @@ static void lockstep_random(tf_rng *rng, int quick, tf_context *ctx1, tf_context
         const uint64_t nnz = heavy ? 12000 : 1500 + tf_rng_below(rng, 1500);
         tf_tensor X, sets[3];
         kt_complete_entries(rng, N, dims, nnz, t % 2 == 0, heavy, &X);
-        split3(rng, &X, sets);
+        kt_split3(rng, &X, sets);
         char what[128];
         snprintf(what, sizeof what, "random order %u rank %llu%s%s%s", N, (unsigned long long)R,
                  t % 2 == 0 ? ", empty rows" : "", heavy ? ", a long row" : "", thin ? ", a mode of one row" : "");
@@ -267,7 +247,7 @@ static void lockstep_realdata(tf_rng *rng, tf_context *ctx1, tf_context *ctx2)
     for (uint32_t m = 0; m < X.order; ++m) memcpy(Y.ind[m], X.ind[m], n * sizeof(uint32_t));
     for (uint64_t k = 0; k < n; ++k) Y.vals[k] = log1p(X.vals[k]);
     tf_tensor_free(&X);
-    split3(rng, &Y, sets);
+    kt_split3(rng, &Y, sets);
     lockstep("uber-apr14 (100,000 entries) rank 10", &sets[0], &sets[1], &sets[2], 10, 0.1, 3, ctx1, ctx2);
     tf_tensor_free(&Y);
     for (int s = 0; s < 3; ++s) tf_tensor_free(&sets[s]);
@@ -317,7 +297,7 @@ static void whole_runs(tf_rng *rng, int quick, tf_context *ctx2)
         for (uint32_t m = 0; m < N; ++m) dims[m] = 20 + tf_rng_below(rng, 30);
         tf_tensor X, sets[3];
         kt_complete_entries(rng, N, dims, 6000, 1, t == 1, &X);
-        split3(rng, &X, sets);
+        kt_split3(rng, &X, sets);
         const uint64_t R = ranks[t];
         char what[64];
         snprintf(what, sizeof what, "whole run rank %llu", (unsigned long long)R);
@@ -352,7 +332,7 @@ static void singular(tf_rng *rng, tf_context *ctx2)
     const uint64_t dims[3] = {12, 10, 9};
     tf_tensor X, sets[3];
     kt_complete_entries(rng, 3, dims, 600, 0, 0, &X);
-    split3(rng, &X, sets);
+    kt_split3(rng, &X, sets);
     int kept = 0;
     for (uint64_t k = 0; k < sets[0].nnz; ++k)
         if (sets[0].ind[0][k] == 11 && kept++) sets[0].ind[0][k] = 3;
