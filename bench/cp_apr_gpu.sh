@@ -13,7 +13,8 @@
 # dims=4000000x2000000x400000,nnz=100000000,alpha=0.7,seed=7,counts=3),
 # BIG (the two-GPU tensor; default the same at 1B non-zeros,
 # dims=20000000x10000000x2000000,nnz=1000000000,alpha=0.7,seed=7,counts=3;
-# empty: skipped), RANK=16, ITERS=5 (outer iterations), INNER=10, HBM (bytes
+# empty: skipped), BIG_GPUS (the GPU counts the big tensor runs on, default
+# "2"; "1 2" adds one GPU), SMALL=1 (0: only the big tensor), RANK=16, ITERS=5 (outer iterations), INNER=10, HBM (bytes
 # per second of one GPU's memory, default 4.8e12: an H200), STREAM_LIMIT (the
 # --memory-limit of the streamed run, default 3G: less than the 100M
 # tensor's 6 GB of copies; empty: skipped), H2D (host-to-device bytes per
@@ -37,6 +38,8 @@ fi
 TF=$1
 SPEC=${SPEC:-dims=4000000x2000000x400000,nnz=100000000,alpha=0.7,seed=7,counts=3}
 BIG=${BIG-dims=20000000x10000000x2000000,nnz=1000000000,alpha=0.7,seed=7,counts=3}
+BIG_GPUS=${BIG_GPUS:-2}
+SMALL=${SMALL:-1}
 RANK=${RANK:-16}
 ITERS=${ITERS:-5}
 INNER=${INNER:-10}
@@ -92,8 +95,12 @@ print("| %s | %d GPU%s%s | %s | %.1f | %.3f | %.3f | %.3f | %.3f | %g | %.3f | %
 PY
 }
 
-run small "$SPEC" 1
-run small "$SPEC" 2
-[ -n "$STREAM_LIMIT" ] && run small "$SPEC" 1 "$STREAM_LIMIT"
-[ -n "$BIG" ] && run big "$BIG" 2
+if [ "$SMALL" = 1 ]; then
+    run small "$SPEC" 1
+    run small "$SPEC" 2
+    [ -n "$STREAM_LIMIT" ] && run small "$SPEC" 1 "$STREAM_LIMIT"
+fi
+if [ -n "$BIG" ]; then
+    for g in $BIG_GPUS; do run big "$BIG" "$g"; done
+fi
 exit 0

@@ -18,7 +18,8 @@
 # at ranks 16,16,16 on the GPU(s): the CPU only with BIG_CPU=1 (hours).
 # Two GPUs: --gpus 2 (each GPU owns rows of Y_(n); a refusal is shown as
 # its one line).
-# Settings (environment): ITERS=5, BIG=1 (0: skip the 1B tensor), BIG_NNZ
+# Settings (environment): CASES (NAME:RANKS words of the shared tensors;
+# default the six below; empty: only the 1B tensor), ITERS=5, BIG=1 (0: skip the 1B tensor), BIG_NNZ
 # (default 1000000000), BIG_ITERS=3, BIG_CPU=0, RUN_TIMEOUT=1800 seconds a run.
 set -uo pipefail
 if [ $# -lt 2 ]; then
@@ -68,8 +69,9 @@ run() { # JSON ARGS...: one tucker run, its stderr beside the report
 
 echo "# tenfold tucker, $ITERS iterations (1B: $BIG_ITERS), tol 0; seconds per iteration (median of 2..), shares of it"
 printf '%-18s %-12s %-6s %9s %7s %7s %6s %12s %8s  %-4s %s\n' tensor ranks device s/iter ttmc vectors core fit build same plan
-for c in enron-igraphdata:8,8,8 collegemsg:8,8,8 uber-apr14:5,5,10,10 nycflights13:5,5,3,5,5 \
-    enron-igraphdata:16,16,16 uber-apr14:16,16,16,16; do
+CASES=${CASES-enron-igraphdata:8,8,8 collegemsg:8,8,8 uber-apr14:5,5,10,10 nycflights13:5,5,3,5,5 \
+enron-igraphdata:16,16,16 uber-apr14:16,16,16,16}
+for c in $CASES; do
     name=${c%%:*} ranks=${c#*:}
     f="$DATA/$name.tns.xz"
     [ -f "$f" ] || { echo "$name: $f not found, skipped"; continue; }
