@@ -333,7 +333,8 @@ static void identical_runs(const char *what, const tf_tensor *X, uint64_t R, con
     CHECKF(!memcmp(ka->lambda, kb->lambda, R * sizeof(double)), "%s: lambda differs", what);
 }
 
-/* The copies streamed from pinned host memory in forced batches (whole
+/* The copies sorted on the host instead of the GPU give the same bits.
+ * The copies streamed from pinned host memory in forced batches (whole
  * chunks: one chunk, a few, a batch that is not a divisor of the copy)
  * give the resident run's bits: rows going on across batches (a mode of
  * length 1 spans all of them), the two-step pass above rank 256, the
@@ -378,6 +379,29 @@ static void streamed_cases(tf_rng *rng, int quick)
             CHECKF(strstr(rs.plan, "streamed") != NULL, "%s: the plan is '%s'", what, rs.plan);
             identical_runs(what, &X, R, &ts, &ks, &tr, &kr);
             tf_ktensor_free(&ks);
+        }
+        if (s == TF_OK) { /* the copies sorted on the host (tuning.fcoo_build 1) = sorted on the GPU */
+            tf_tuning tuning;
+            tf_tuning_default(&tuning);
+            tuning.fcoo_build = 1;
+            tf_context_opts co;
+            tf_context_opts_default(&co);
+            co.backend = TF_BACKEND_GPU;
+            co.tuning = &tuning;
+            tf_context *ctx = NULL;
+            CHECK_OK(tf_context_create(&co, &ctx));
+            tf_ktensor kh;
+            trace th;
+            tf_cp_apr_report rh;
+            char what[128];
+            snprintf(what, sizeof what, "host-sorted copies: order %u R %llu", X.order, (unsigned long long)R);
+            const tf_status h = run_in(ctx, &X, &start, R, 6, TF_BACKEND_GPU, &kh, &th, &rh);
+            CHECKF(h == TF_OK, "%s: %s", what, tf_last_error());
+            if (h == TF_OK) {
+                identical_runs(what, &X, R, &th, &kh, &tr, &kr);
+                tf_ktensor_free(&kh);
+            }
+            tf_context_free(ctx);
         }
         if (s == TF_OK && ci == 0) { /* the trigger: 4 MB hold the factors and two slots, not the copies */
             tf_tensor Y;

@@ -60,7 +60,8 @@ typedef struct tf_tuning {
     int64_t fcoo_vec;             /* 1 (default): 16-byte factor loads where aligned; 0 off  */
     int64_t fcoo_build;           /* 0 (default): the copies are sorted on the GPU when the
                                      COO and the sort's scratch fit its budget, else on the
-                                     host; 1 always on the host; 2 on the GPU if at all possible */
+                                     host; 1 always on the host; 2 on the GPU if at all possible
+                                     (F-COO's copies; CP-APR's resident copies: 1 or not) */
     /* GPU MTTKRP on tensors larger than the device (the streamed F-COO path) */
     int64_t stream;               /* 0 (default): the F-COO copies stay in pinned host memory
                                      and stream through the GPU only when no format fits the

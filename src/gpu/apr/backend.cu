@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "gpu/apr/apr.cuh"
+#include "gpu/engine/mode_sort.cuh"
 #include "gpu/runtime/gpu_dev.cuh"
 #include "gpu/runtime/warp.cuh"
 #include "seams/cuda_module.h"
@@ -427,6 +428,12 @@ struct tf_gpu_apr {
     uint32_t *s_ind[2][TF_GPU_MAX_ORDER] = {{nullptr}};
     double *s_vals[2] = {nullptr};
     cudaEvent_t uploaded[2] = {nullptr}, consumed[2] = {nullptr};
+    /* Resident: the non-zeros sent up to sort into mode copies on the
+     * device; with same_nz (one GPU: every add_mode gets the same whole
+     * tensor) one upload serves every mode until finish, else each
+     * add_mode's own is dropped when its copy is made. */
+    tf_gpu_mode_sort up;
+    bool same_nz = false;
 
     ~tf_gpu_apr()
     {
@@ -603,40 +610,21 @@ uint32_t chunk_len(uint32_t R)
     return R > 128 ? R / 2 : 64;
 }
 
-/* perm <- the non-zeros of X stably sorted by their mode-m index (a
- * counting sort where the mode is not much longer than X has non-zeros). */
-void sort_by_mode(const tf_tensor *X, uint32_t m, std::vector<uint64_t> &perm)
-{
-    const uint64_t nnz = X->nnz, I = X->dims[m];
-    const uint32_t *key = X->ind[m];
-    perm.resize(nnz);
-    if (I <= 4 * nnz + 1024) {
-        std::vector<uint64_t> at(I + 1, 0);
-        for (uint64_t k = 0; k < nnz; ++k) ++at[key[k] + 1];
-        for (uint64_t i = 0; i < I; ++i) at[i + 1] += at[i];
-        for (uint64_t k = 0; k < nnz; ++k) perm[at[key[k]]++] = k;
-    } else {
-        for (uint64_t k = 0; k < nnz; ++k) perm[k] = k;
-        std::stable_sort(perm.begin(), perm.end(), [key](uint64_t x, uint64_t y) { return key[x] < key[y]; });
-    }
-}
-
-/* The rows of a mode's sorted copy (row) that cross chunks, and where. */
-void crossing_rows(const uint32_t *row, uint64_t nnz, uint32_t L, std::vector<apr_cross> &out)
+/* The rows of a mode's sorted copy that cross chunks, and where, from
+ * each chunk's first and last row (head[b], tail[b]: the copy's index at b L
+ * and at the chunk's last entry). */
+void crossing_rows(const uint32_t *head, const uint32_t *tail, uint64_t nchunks, std::vector<apr_cross> &out)
 {
     out.clear();
-    const uint64_t nchunks = (nnz + L - 1) / L;
     for (uint64_t b = 0; b < nchunks; ++b) {
-        const uint64_t k0 = b * L, k1 = std::min<uint64_t>(k0 + L, nnz);
-        const uint32_t first = row[k0], last = row[k1 - 1];
-        const bool from_prev = k0 > 0 && row[k0 - 1] == first, into_next = k1 < nnz && row[k1] == last;
+        const uint32_t first = head[b], last = tail[b];
+        const bool from_prev = b > 0 && tail[b - 1] == first, into_next = b + 1 < nchunks && head[b + 1] == last;
         if (!into_next || (from_prev && first == last)) continue;
         uint64_t b1 = b;
-        for (uint64_t d = b + 1; d < nchunks; ++d) { /* row[d L] == last: into_next */
-            const uint64_t d0 = d * L, d1 = std::min<uint64_t>(d0 + L, nnz);
-            if (row[d0] != last) break;
+        for (uint64_t d = b + 1; d < nchunks; ++d) { /* head[d] == last: into_next */
+            if (head[d] != last) break;
             b1 = d;
-            if (!(row[d1 - 1] == last && d1 < nnz && row[d1] == last)) break;
+            if (!(tail[d] == last && d + 1 < nchunks && head[d + 1] == last)) break;
         }
         out.push_back({last, b, b1});
     }
@@ -658,18 +646,26 @@ tf_status room_for(const gpu_apr *c, uint64_t bytes, const char *what)
     return TF_OK;
 }
 
-/* Mode m's crossing rows (of its sorted index, keys) to the device. */
-tf_status send_cross(gpu_apr *c, uint32_t m, const uint32_t *keys)
+/* Mode m's crossing rows (of its chunks' first and last rows) to the device. */
+tf_status send_cross(gpu_apr *c, uint32_t m, const uint32_t *head, const uint32_t *tail)
 {
     apr_mode &md = c->md[m];
     std::vector<apr_cross> cross;
-    if (md.nnz) crossing_rows(keys, md.nnz, c->L, cross);
+    crossing_rows(head, tail, md.nchunks, cross);
     md.ncross = cross.size();
     if (!md.ncross) return TF_OK;
     TF_TRY(tf_gpu_alloc(&md.cross, md.ncross, "CP-APR crossing rows"));
     TF_TRY(tf_gpu_h2d_staged(c->dev, md.cross, cross.data(), md.ncross * sizeof(apr_cross), c->dev->stream));
     TF_CU(cudaStreamSynchronize(c->dev->stream));
     return TF_OK;
+}
+
+/* The same from the sorted row index on the host. */
+tf_status send_cross_host(gpu_apr *c, uint32_t m, const uint32_t *keys)
+{
+    std::vector<uint32_t> head, tail;
+    tf_host_chunk_ends(keys, c->md[m].nnz, c->L, head, tail);
+    return send_cross(c, m, head.data(), tail.data());
 }
 
 /* Streamed: mode m's copy sorted straight into pinned host memory (its
@@ -692,11 +688,11 @@ tf_status add_host_copy(gpu_apr *c, uint32_t m, const tf_tensor *nz)
         md.h_vals = (double *)((char *)md.h_block + ibytes);
     }
     std::vector<uint64_t> perm;
-    sort_by_mode(nz, m, perm);
+    tf_host_sort_by_mode(nz, m, perm);
     for (uint32_t k = 0; k < N; ++k)
         for (uint64_t j = 0; j < nnz; ++j) md.h_ind[k][j] = nz->ind[k][perm[j]];
     for (uint64_t j = 0; j < nnz; ++j) md.h_vals[j] = nz->vals[perm[j]];
-    return send_cross(c, m, md.h_ind[m]);
+    return send_cross_host(c, m, md.h_ind[m]);
 }
 
 } // namespace
@@ -783,29 +779,52 @@ tf_status tf_gpu_apr_add_mode(tf_gpu_apr *c, uint32_t m, const tf_tensor *nz, ui
                     c->batch ? "a mode's Phi" : "a copy of the non-zeros by a mode's rows and its Phi"));
     TF_TRY(tf_gpu_alloc(&c->Phi[m], std::max<uint64_t>(rows, 1) * R, "CP-APR Phi"));
     if (c->batch) return add_host_copy(c, m, nz);
-    /* the stable sort, the copy gathered into one host buffer an index
-     * array at a time and sent up (the staging returns once it may be reused) */
+    for (uint32_t k = 0; k < N; ++k) TF_TRY(tf_gpu_alloc(&md.ind[k], nnz, "CP-APR sorted indices"));
+    TF_TRY(tf_gpu_alloc(&md.vals, nnz, "CP-APR sorted values"));
+    if (!nnz) return TF_OK;
+    /* the stable sort on the device where the non-zeros and the sort's
+     * scratch fit beside the copies still to come (one GPU: every mode's
+     * copy from the same non-zeros, sent up once) */
+    if (!c->same_nz || c->up.src != nz) {
+        c->up.release();
+        uint64_t need = 0, budget = 0, later = 0;
+        TF_TRY(tf_gpu_mode_sort_bytes(c->dev, N, nnz, &need));
+        TF_TRY(tf_gpu_budget(c->dev, &budget));
+        for (uint32_t k = m + 1; k < N; ++k) later += copy + std::max<uint64_t>(c->dims[k], 1) * R * sizeof(double);
+        if (c->dev->tune.fcoo_build != 1 && nnz <= UINT32_MAX && need + later <= budget) /* 1: host sorts */
+            TF_TRY(tf_gpu_mode_sort_put(c->up, c->dev, nz));
+    }
+    if (c->up.src == nz) {
+        TF_TRY(tf_gpu_mode_sort_by(c->up, m, std::max<uint64_t>(nz->dims[m], 1), 0, md.ind, md.vals));
+        std::vector<uint32_t> head, tail;
+        TF_TRY(tf_gpu_mode_sort_chunk_ends(c->up, c->L, head, tail));
+        TF_TRY(send_cross(c, m, head.data(), tail.data()));
+        if (!c->same_nz) c->up.release();
+        return TF_OK;
+    }
+    /* else on the host: the stable sort, the copy gathered into one host
+     * buffer an index array at a time and sent up (the staging returns once
+     * it may be reused) */
     const cudaStream_t st = c->dev->stream;
     std::vector<uint64_t> perm;
     std::vector<uint32_t> ibuf(nnz), keys(nnz);
     std::vector<double> vbuf(nnz);
-    sort_by_mode(nz, m, perm);
+    tf_host_sort_by_mode(nz, m, perm);
     for (uint32_t k = 0; k < N; ++k) {
         uint32_t *h = k == m ? keys.data() : ibuf.data();
         for (uint64_t j = 0; j < nnz; ++j) h[j] = nz->ind[k][perm[j]];
-        TF_TRY(tf_gpu_alloc(&md.ind[k], nnz, "CP-APR sorted indices"));
         TF_TRY(tf_gpu_h2d_staged(c->dev, md.ind[k], h, nnz * sizeof(uint32_t), st));
     }
     for (uint64_t j = 0; j < nnz; ++j) vbuf[j] = nz->vals[perm[j]];
-    TF_TRY(tf_gpu_alloc(&md.vals, nnz, "CP-APR sorted values"));
     TF_TRY(tf_gpu_h2d_staged(c->dev, md.vals, vbuf.data(), nnz * sizeof(double), st));
     TF_CU(cudaStreamSynchronize(st)); /* this GPU's own copies only */
-    return send_cross(c, m, keys.data());
+    return send_cross_host(c, m, keys.data());
 }
 
 tf_status tf_gpu_apr_finish(tf_gpu_apr *c)
 {
     TF_TRY(tf_gpu_dev_use(c->dev));
+    c->up.release(); /* the sorts are done: the copies are made */
     const uint32_t R = c->R;
     const uint64_t slabs = (c->maxdim + APR_SLAB_ROWS - 1) / APR_SLAB_ROWS;
     c->npart = std::max<uint64_t>({c->maxchunks, slabs * R, (uint64_t)APR_MAX_BLOCKS, 1});
@@ -1117,6 +1136,7 @@ tf_status build(gpu_apr *c, tf_gpu_dev *dev, const tf_tensor *X, const tf_cp_apr
     }
     TF_TRY(tf_gpu_apr_setup(c, dev, N, X->dims, R));
     TF_TRY(tf_gpu_apr_stream(c, batch));
+    c->same_nz = true; /* every mode's copy from X: one upload to sort from */
     for (uint32_t m = 0; m < N; ++m) TF_TRY(tf_gpu_apr_add_mode(c, m, X, 0, X->dims[m]));
     TF_TRY(tf_gpu_apr_finish(c));
     if (c->batch)

@@ -39,10 +39,9 @@ tf_status build(tfc_part *c, tf_gpu_dev *dev, const tf_tensor *train, const tf_t
     const uint64_t partial = (2 * n / segment + 1) * pairs * sizeof(double);
     const uint64_t copies = (uint64_t)N * n * per + (sumdims + N) * sizeof(uint64_t) + sumdims * 2 * sizeof(uint32_t);
     const uint64_t dense = 2 * sumdims * R * sizeof(double) + max_dim * (sizeof(double) + sizeof(uint32_t));
-    const uint64_t sorting = n * per + 3 * n * sizeof(uint32_t);
-    size_t tmp_bytes = 0;
-    TF_TRY(tfc_sort_bytes(dev, n, &tmp_bytes));
-    const uint64_t need = copies + dense + held * per + partial + sorting + tmp_bytes;
+    uint64_t sorting = 0;
+    TF_TRY(tf_gpu_mode_sort_bytes(dev, N, n, &sorting));
+    const uint64_t need = copies + dense + held * per + partial + sorting;
     uint64_t budget = 0;
     TF_TRY(tf_gpu_budget(dev, &budget));
     if (need > budget)
@@ -51,11 +50,11 @@ tf_status build(tfc_part *c, tf_gpu_dev *dev, const tf_tensor *train, const tf_t
                        "(%llu bytes), the held-out entries (%llu bytes) and scratch (%llu bytes) do not fit the "
                        "%llu bytes the GPU has left (--device cpu runs it)",
                        dev->device, N, (unsigned long long)copies, (unsigned long long)dense,
-                       (unsigned long long)(held * per), (unsigned long long)(partial + sorting + tmp_bytes),
+                       (unsigned long long)(held * per), (unsigned long long)(partial + sorting),
                        (unsigned long long)budget);
     {
-        tfc_upload u;
-        TF_TRY(tfc_upload_put(c, train, u));
+        tf_gpu_mode_sort u;
+        TF_TRY(tf_gpu_mode_sort_put(u, dev, train));
         for (uint32_t m = 0; m < N; ++m) TF_TRY(tfc_part_add_mode(c, m, u, 0, train->dims[m]));
     }
     if (val) TF_TRY(tfc_part_add_set(c, TF_COMPLETE_VAL, val, 0, val->nnz));

@@ -10,6 +10,7 @@ extern "C" {
 #include "tenfold.h"
 }
 #include "gpu/runtime/limits.cuh"
+#include "gpu/engine/mode_sort.cuh"
 
 struct tf_gpu_dev;
 
@@ -86,28 +87,10 @@ tf_status tfc_rows_reduce(const tf_gpu_dev *dev, const double *row_sse, const ui
  * the validation and test entries (one GPU: all rows, all entries). */
 struct tfc_part;
 
-/* Entries on the device in their given order, and the scratch of their
- * sort (tfc_part_add_mode sorts from it; one GPU: the whole training set,
- * up once for every mode; several: a mode's shard). */
-struct tfc_upload {
-    uint32_t *ind[TF_GPU_MAX_ORDER] = {nullptr};
-    double *vals = nullptr;
-    uint64_t nnz = 0;
-    uint32_t *keys = nullptr, *perm[2] = {nullptr, nullptr};
-    void *tmp = nullptr;
-    size_t tmp_bytes = 0;
-    tfc_upload() = default;
-    tfc_upload(const tfc_upload &) = delete;
-    tfc_upload &operator=(const tfc_upload &) = delete;
-    ~tfc_upload();
-};
-
 /* Entries of a long row's segment for a run of nnz training entries at
  * rank R (the same for every GPU of a run, so that a long row's segments,
  * and its sums, are the one GPU's). */
 uint64_t tfc_segment_for(uint64_t nnz, uint32_t R);
-/* Bytes of CUB's sort scratch for n keys on dev. */
-tf_status tfc_sort_bytes(const tf_gpu_dev *dev, uint64_t n, size_t *bytes);
 
 tfc_part *tfc_part_new();
 void tfc_part_delete(tfc_part *c);
@@ -123,8 +106,9 @@ double *tfc_part_factor(tfc_part *c, uint32_t mode);
  * Every step allocates on c's device (current). */
 tf_status tfc_part_setup(tfc_part *c, tf_gpu_dev *dev, uint32_t order, const uint64_t *dims, uint32_t R,
                          uint64_t segment);
-tf_status tfc_upload_put(tfc_part *c, const tf_tensor *X, tfc_upload &u);
-tf_status tfc_part_add_mode(tfc_part *c, uint32_t m, tfc_upload &u, uint64_t lo, uint64_t rows);
+/* Mode m's copy from the entries u holds (engine/mode_sort.cuh: one GPU,
+ * the whole training set, up once for every mode; several, a mode's shard). */
+tf_status tfc_part_add_mode(tfc_part *c, uint32_t m, tf_gpu_mode_sort &u, uint64_t lo, uint64_t rows);
 tf_status tfc_part_add_set(tfc_part *c, int set, const tf_tensor *X, uint64_t k0, uint64_t k1);
 tf_status tfc_part_finish(tfc_part *c);
 

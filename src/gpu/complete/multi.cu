@@ -168,13 +168,13 @@ tf_status add_mode(multi_complete *m, int g, uint32_t mode, const tf_tensor *nz)
     tfc_part *c = m->part[g];
     const uint64_t n = nz->nnz, rows = m->set.rows(g, mode);
     const uint64_t per = m->order * sizeof(uint32_t) + sizeof(double);
-    size_t tmp = 0;
-    TF_TRY(tfc_sort_bytes(tfc_part_dev(c), n, &tmp));
-    TF_TRY(room(c, 2 * n * per + 3 * n * sizeof(uint32_t) + tmp + (rows + 1) * sizeof(uint64_t) +
+    uint64_t sorting = 0;
+    TF_TRY(tf_gpu_mode_sort_bytes(tfc_part_dev(c), m->order, n, &sorting));
+    TF_TRY(room(c, n * per + sorting + (rows + 1) * sizeof(uint64_t) +
                        2 * rows * sizeof(uint32_t),
                 "a copy of its training entries, and its sort"));
-    tfc_upload u;
-    TF_TRY(tfc_upload_put(c, nz, u));
+    tf_gpu_mode_sort u;
+    TF_TRY(tf_gpu_mode_sort_put(u, tfc_part_dev(c), nz));
     return tfc_part_add_mode(c, mode, u, m->set.lo(g, mode), rows);
 }
 

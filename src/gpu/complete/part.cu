@@ -18,8 +18,6 @@
 #include <new>
 #include <vector>
 
-#include <cub/device/device_radix_sort.cuh>
-
 #include "gpu/complete/complete.cuh"
 #include "gpu/runtime/gpu_dev.cuh"
 extern "C" {
@@ -51,21 +49,6 @@ struct cset {
     uint64_t nnz = 0;
 };
 
-__global__ void tfc_iota_kernel(uint32_t *x, uint64_t n)
-{
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (uint64_t)gridDim.x * blockDim.x)
-        x[e] = (uint32_t)e;
-}
-
-/* out[e] = in[perm[e]] (+ shift: the mode's own index back in the run's labels). */
-template <class T> __global__ void tfc_gather_kernel(T *out, const T *in, const uint32_t *perm, uint64_t n, T shift)
-{
-    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (uint64_t)gridDim.x * blockDim.x)
-        out[e] = shift ? (T)(in[perm[e]] + shift) : in[perm[e]];
-}
-
-/* ptr[i] = the first entry of row i (rows 0..I, keys sorted): entry k
- * writes the offsets of the rows after its predecessor's up to its own. */
 __global__ void tfc_offsets_kernel(const uint32_t *key, uint64_t n, uint64_t I, uint64_t *ptr)
 {
     for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k <= n; k += (uint64_t)gridDim.x * blockDim.x) {
@@ -115,16 +98,6 @@ struct tfc_part {
     }
 };
 
-tfc_upload::~tfc_upload()
-{
-    for (uint32_t k = 0; k < TF_GPU_MAX_ORDER; ++k) tf_gpu_free(ind[k]);
-    tf_gpu_free(vals);
-    tf_gpu_free(keys);
-    tf_gpu_free(perm[0]);
-    tf_gpu_free(perm[1]);
-    tf_gpu_free(tmp);
-}
-
 namespace {
 
 unsigned grid_of(const tfc_part *c, uint64_t n)
@@ -165,15 +138,6 @@ uint64_t tfc_segment_for(uint64_t nnz, uint32_t R)
     return segment;
 }
 
-tf_status tfc_sort_bytes(const tf_gpu_dev *dev, uint64_t n, size_t *bytes)
-{
-    *bytes = 0;
-    TF_CU(cub::DeviceRadixSort::SortPairs(nullptr, *bytes, (const uint32_t *)nullptr, (uint32_t *)nullptr,
-                                          (const uint32_t *)nullptr, (uint32_t *)nullptr, (uint32_t)n, 0, 32,
-                                          dev->stream));
-    return TF_OK;
-}
-
 tfc_part *tfc_part_new()
 {
     return new (std::nothrow) tfc_part();
@@ -205,19 +169,7 @@ tf_status tfc_part_setup(tfc_part *c, tf_gpu_dev *dev, uint32_t order, const uin
     return tf_gpu_dev_use(dev);
 }
 
-tf_status tfc_upload_put(tfc_part *c, const tf_tensor *X, tfc_upload &u)
-{
-    const uint64_t n = X->nnz;
-    u.nnz = n;
-    TF_TRY(put_entries(c, X, 0, n, u.ind, &u.vals, "completion training entries"));
-    TF_TRY(tf_gpu_alloc(&u.keys, n, "completion sort keys"));
-    TF_TRY(tf_gpu_alloc(&u.perm[0], n, "completion sort order"));
-    TF_TRY(tf_gpu_alloc(&u.perm[1], n, "completion sort order"));
-    TF_TRY(tfc_sort_bytes(c->dev, n, &u.tmp_bytes));
-    return tf_gpu_alloc_bytes(&u.tmp, std::max<size_t>(u.tmp_bytes, 1), "completion sort scratch");
-}
-
-tf_status tfc_part_add_mode(tfc_part *c, uint32_t m, tfc_upload &u, uint64_t lo, uint64_t rows)
+tf_status tfc_part_add_mode(tfc_part *c, uint32_t m, tf_gpu_mode_sort &u, uint64_t lo, uint64_t rows)
 {
     const cudaStream_t st = c->dev->stream;
     const uint64_t n = u.nnz, I = rows;
@@ -226,23 +178,9 @@ tf_status tfc_part_add_mode(tfc_part *c, uint32_t m, tfc_upload &u, uint64_t lo,
     md.rows = rows;
     md.nnz = n;
     c->max_rows = std::max(c->max_rows, rows);
-    int bits = 1;
-    while (bits < 32 && I > 1 && (I - 1) >> bits) ++bits;
-    tfc_iota_kernel<<<grid_of(c, n), 256, 0, st>>>(u.perm[0], n);
-    TF_CU_LAUNCH("tfc_iota_kernel");
-    size_t bytes = u.tmp_bytes;
-    if (n)
-        TF_CU(cub::DeviceRadixSort::SortPairs(u.tmp, bytes, u.ind[m], u.keys, u.perm[0], u.perm[1], (uint32_t)n, 0,
-                                              bits, st));
-    for (uint32_t k = 0; k < c->order; ++k) {
-        TF_TRY(tf_gpu_alloc(&md.ind[k], n, "completion sorted indices"));
-        tfc_gather_kernel<uint32_t><<<grid_of(c, n), 256, 0, st>>>(md.ind[k], u.ind[k], u.perm[1], n,
-                                                                   k == m ? (uint32_t)lo : 0u);
-        TF_CU_LAUNCH("tfc_gather_kernel");
-    }
+    for (uint32_t k = 0; k < c->order; ++k) TF_TRY(tf_gpu_alloc(&md.ind[k], n, "completion sorted indices"));
     TF_TRY(tf_gpu_alloc(&md.vals, n, "completion sorted values"));
-    tfc_gather_kernel<double><<<grid_of(c, n), 256, 0, st>>>(md.vals, u.vals, u.perm[1], n, 0.0);
-    TF_CU_LAUNCH("tfc_gather_kernel");
+    TF_TRY(tf_gpu_mode_sort_by(u, m, I, (uint32_t)lo, md.ind, md.vals));
     TF_TRY(tf_gpu_alloc(&md.ptr, I + 1, "completion row offsets"));
     tfc_offsets_kernel<<<grid_of(c, n + 1), 256, 0, st>>>(u.keys, n, I, md.ptr);
     TF_CU_LAUNCH("tfc_offsets_kernel");

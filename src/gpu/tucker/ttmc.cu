@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gpu/tucker/ttmc.cuh"
+#include "gpu/engine/mode_sort.cuh"
 #include "gpu/runtime/warp.cuh"
 #include "seams/cuda_module.h"
 
@@ -125,46 +126,26 @@ uint32_t chunk_len(uint64_t C)
     return (uint32_t)std::min<uint64_t>(4096, std::max<uint64_t>(64, 2 * C));
 }
 
-/* perm <- the non-zeros of X stably sorted by their mode-m index (a
- * counting sort where the mode is not much longer than X has non-zeros). */
-void sort_by_mode(const tf_tensor *X, uint32_t m, std::vector<uint64_t> &perm)
-{
-    const uint64_t nnz = X->nnz, I = X->dims[m];
-    const uint32_t *key = X->ind[m];
-    perm.resize(nnz);
-    if (I <= 4 * nnz + 1024) {
-        std::vector<uint64_t> at(I + 1, 0);
-        for (uint64_t k = 0; k < nnz; ++k) ++at[key[k] + 1];
-        for (uint64_t i = 0; i < I; ++i) at[i + 1] += at[i];
-        for (uint64_t k = 0; k < nnz; ++k) perm[at[key[k]]++] = k;
-    } else {
-        for (uint64_t k = 0; k < nnz; ++k) perm[k] = k;
-        std::stable_sort(perm.begin(), perm.end(), [key](uint64_t x, uint64_t y) { return key[x] < key[y]; });
-    }
-}
-
 /* The edge slots of a sorted copy's chunks (the kernel's cut: a chunk's
  * first row goes to its head when it began before, its last to its tail
  * when it goes on; a chunk of one row that began before is a head) and
- * the rows that cross, with their slots in chunk order. */
-void cross_slots(const uint32_t *row, uint64_t nnz, uint32_t L, std::vector<int64_t> &slot,
+ * the rows that cross, with their slots in chunk order, from each chunk's
+ * first and last row (head[b], tail[b]). */
+void cross_slots(const uint32_t *head, const uint32_t *tail, uint64_t nchunks, std::vector<int64_t> &slot,
                  std::vector<tf_ttmc_cross> &out, uint64_t *nslots)
 {
-    const uint64_t nchunks = (nnz + L - 1) / L;
     slot.assign(2 * nchunks, -1);
     out.clear();
     uint64_t next = 0;
     for (uint64_t b = 0; b < nchunks; ++b) {
-        const uint64_t k0 = b * L, k1 = std::min<uint64_t>(k0 + L, nnz);
-        const uint32_t first = row[k0], last = row[k1 - 1];
-        const bool from_prev = k0 > 0 && row[k0 - 1] == first, into_next = k1 < nnz && row[k1] == last;
+        const uint32_t first = head[b], last = tail[b];
+        const bool from_prev = b > 0 && tail[b - 1] == first, into_next = b + 1 < nchunks && head[b + 1] == last;
         if (!into_next || (from_prev && first == last)) continue;
         uint64_t b1 = b;
-        for (uint64_t d = b + 1; d < nchunks; ++d) { /* row[d L] == last: into_next */
-            const uint64_t d0 = d * L, d1 = std::min<uint64_t>(d0 + L, nnz);
-            if (row[d0] != last) break;
+        for (uint64_t d = b + 1; d < nchunks; ++d) { /* head[d] == last: into_next */
+            if (head[d] != last) break;
             b1 = d;
-            if (!(row[d1 - 1] == last && d1 < nnz && row[d1] == last)) break;
+            if (!(tail[d] == last && d + 1 < nchunks && head[d + 1] == last)) break;
         }
         slot[2 * b + 1] = (int64_t)next;
         for (uint64_t d = b + 1; d <= b1; ++d) slot[2 * d] = (int64_t)(next + (d - b));
@@ -226,9 +207,17 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
                        (unsigned long long)copies, (unsigned long long)other_bytes, (unsigned long long)budget);
     p->copy_bytes = copies;
     const cudaStream_t st = dev->stream;
+    /* the copies sorted on the device where the non-zeros and the sort's
+     * scratch fit beside them (else on the host: a stable counting sort) */
+    tf_gpu_mode_sort up;
+    if (X->nnz && X->nnz <= UINT32_MAX && dev->tune.fcoo_build != 1) {
+        uint64_t need = 0;
+        TF_TRY(tf_gpu_mode_sort_bytes(dev, N, X->nnz, &need));
+        if (copies + other_bytes + need <= budget) TF_TRY(tf_gpu_mode_sort_put(up, dev, X));
+    }
     std::vector<uint64_t> perm;
-    std::vector<uint32_t> ibuf(X->nnz), rows(X->nnz);
-    std::vector<double> vbuf(X->nnz);
+    std::vector<uint32_t> ibuf, rows, head, tail;
+    std::vector<double> vbuf;
     std::vector<int64_t> slot;
     std::vector<tf_ttmc_cross> cross;
     uint64_t edge_doubles = 0;
@@ -241,17 +230,26 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
         md.nchunks = (X->nnz + md.L - 1) / md.L;
         md.built = true;
         if (X->nnz == 0) continue;
-        sort_by_mode(X, m, perm);
-        for (uint32_t k = 0; k < N; ++k) {
-            uint32_t *h = k == m ? rows.data() : ibuf.data();
-            for (uint64_t j = 0; j < X->nnz; ++j) h[j] = X->ind[k][perm[j]];
-            TF_TRY(tf_gpu_alloc(&md.ind[k], X->nnz, "TTMc sorted indices"));
-            TF_TRY(tf_gpu_h2d_staged(dev, md.ind[k], h, X->nnz * sizeof(uint32_t), st));
-        }
-        for (uint64_t j = 0; j < X->nnz; ++j) vbuf[j] = X->vals[perm[j]];
+        for (uint32_t k = 0; k < N; ++k) TF_TRY(tf_gpu_alloc(&md.ind[k], X->nnz, "TTMc sorted indices"));
         TF_TRY(tf_gpu_alloc(&md.vals, X->nnz, "TTMc sorted values"));
-        TF_TRY(tf_gpu_h2d_staged(dev, md.vals, vbuf.data(), X->nnz * sizeof(double), st));
-        cross_slots(rows.data(), X->nnz, md.L, slot, cross, &md.nslots);
+        if (up.src == X) {
+            TF_TRY(tf_gpu_mode_sort_by(up, m, std::max<uint64_t>(X->dims[m], 1), 0, md.ind, md.vals));
+            TF_TRY(tf_gpu_mode_sort_chunk_ends(up, (uint32_t)md.L, head, tail));
+        } else {
+            ibuf.resize(X->nnz);
+            rows.resize(X->nnz);
+            vbuf.resize(X->nnz);
+            tf_host_sort_by_mode(X, m, perm);
+            for (uint32_t k = 0; k < N; ++k) {
+                uint32_t *h = k == m ? rows.data() : ibuf.data();
+                for (uint64_t j = 0; j < X->nnz; ++j) h[j] = X->ind[k][perm[j]];
+                TF_TRY(tf_gpu_h2d_staged(dev, md.ind[k], h, X->nnz * sizeof(uint32_t), st));
+            }
+            for (uint64_t j = 0; j < X->nnz; ++j) vbuf[j] = X->vals[perm[j]];
+            TF_TRY(tf_gpu_h2d_staged(dev, md.vals, vbuf.data(), X->nnz * sizeof(double), st));
+            tf_host_chunk_ends(rows.data(), X->nnz, (uint32_t)md.L, head, tail);
+        }
+        cross_slots(head.data(), tail.data(), md.nchunks, slot, cross, &md.nslots);
         TF_TRY(tf_gpu_alloc(&md.slot, slot.size(), "TTMc chunk slots"));
         TF_TRY(tf_gpu_h2d_staged(dev, md.slot, slot.data(), slot.size() * sizeof(int64_t), st));
         md.ncross = cross.size();
@@ -262,6 +260,7 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
         edge_doubles = std::max(edge_doubles, md.nslots * md.C);
     }
     TF_CU(cudaStreamSynchronize(st));
+    up.release(); /* the copies are made */
     if (edge_doubles) {
         TF_TRY(tf_gpu_budget(dev, &budget));
         if (edge_doubles * sizeof(double) + other_bytes > budget)
