@@ -196,15 +196,12 @@ static tf_status cpu_update(void *ctx, uint32_t mode, const tf_cpd_update_step *
     return c->dist ? c->dist->allgather_rows(c->A[mode].data, c->row_lo[mode], R, c->dist->round_bytes) : TF_OK;
 }
 
-static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
+/* AO-ADMM's dual of mode m (if it has one) in the normalised factor's scale,
+ * as the factor (admm_update): divided by lambda. */
+static void scale_dual(cpu_cpd *c, uint32_t mode)
 {
-    cpu_cpd *c = ctx;
-    TF_TRY(check_mode(c, mode));
-    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank,
-                              max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda));
     double *U = c->U[mode];
-    if (!U) return TF_OK;
-    /* the dual in the normalised factor's scale, as the factor (admm_update) */
+    if (!U) return;
     const uint64_t R = c->rank;
     uint64_t lo, hi;
     my_rows(c, mode, &lo, &hi);
@@ -212,6 +209,15 @@ static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
     for (int64_t i = 0; i < (int64_t)(hi - lo); ++i)
         for (uint64_t r = 0; r < R; ++r)
             if (c->lambda[r] > 0.0) U[(uint64_t)i * R + r] /= c->lambda[r];
+}
+
+static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank,
+                              max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda));
+    scale_dual(c, mode);
     return TF_OK;
 }
 
@@ -220,6 +226,13 @@ static tf_status cpu_gram(void *ctx, uint32_t mode)
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, mode));
     return tf_dense_gram(c->A[mode].data, c->dims[mode], c->rank, c->threads, c->G[mode]);
+}
+
+/* ||K||^2 = lambda^T (Hadamard of all Grams) lambda. */
+static double model_norm2_of(cpu_cpd *c)
+{
+    tf_dense_hadamard((const double *const *)c->G, c->order, c->order, c->rank, c->V);
+    return tf_dense_quadratic(c->V, c->lambda, c->rank);
 }
 
 static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *model_norm2)
@@ -233,8 +246,38 @@ static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *
     TF_TRY(tf_dense_weighted_inner(c->M + lo * c->rank, c->A[mode].data + lo * c->rank, hi - lo, c->rank,
                                    c->lambda, c->threads, inner));
     if (c->dist) TF_TRY(c->dist->allreduce_sum(inner, 1));
-    tf_dense_hadamard((const double *const *)c->G, c->order, c->order, c->rank, c->V);
-    *model_norm2 = tf_dense_quadratic(c->V, c->lambda, c->rank);
+    *model_norm2 = model_norm2_of(c);
+    return TF_OK;
+}
+
+/* One ALS iteration on one process (seams/cpd.h, sweep): per mode the
+ * MTTKRP, then the solve, normalisation, Gram -- and on the last mode the
+ * fit's inner product -- in two passes over the factor (tf_dense_als_step:
+ * the bits of the steps one by one, which read and write the 0.4 GB of
+ * factors of the 20M tensor four to six times per mode, issue 48). The
+ * fused passes count as dense time; the fit's time is ||K||^2 alone. */
+static tf_status cpu_sweep(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
+                           double *t_dense, double *t_fit, uint64_t *pinv)
+{
+    cpu_cpd *c = ctx;
+    const uint64_t R = c->rank;
+    for (uint32_t n = 0; n < c->order; ++n) {
+        double t = tf_wtime();
+        TF_TRY(cpu_mttkrp(c, n));
+        t_mttkrp[n] += tf_wtime() - t;
+        t = tf_wtime();
+        tf_dense_hadamard((const double *const *)c->G, c->order, n, R, c->V);
+        int used_pinv = 0;
+        TF_TRY(tf_dense_als_step(c->M, c->A[n].data, c->dims[n], R, c->V,
+                                 max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda, c->G[n],
+                                 n + 1 == c->order ? inner : NULL, &used_pinv));
+        *pinv += (uint64_t)(used_pinv != 0);
+        scale_dual(c, n);
+        *t_dense += tf_wtime() - t;
+    }
+    const double t = tf_wtime();
+    *model_norm2 = model_norm2_of(c);
+    *t_fit += tf_wtime() - t;
     return TF_OK;
 }
 
@@ -309,18 +352,14 @@ static tf_status cpu_aux_put(void *ctx, const tf_matrix *aux)
     return TF_OK;
 }
 
-static const tf_cpd_backend_ops cpu_ops = {
-    .init = cpu_init,
-    .mttkrp = cpu_mttkrp,
-    .update = cpu_update,
-    .normalize = cpu_normalize,
-    .gram = cpu_gram,
-    .fit_terms = cpu_fit_terms,
-    .result = cpu_result,
-    .destroy = cpu_destroy,
-    .aux_get = cpu_aux_get,
-    .aux_put = cpu_aux_put,
-};
+#define CPU_STEP_OPS                                                                                         \
+    .init = cpu_init, .mttkrp = cpu_mttkrp, .update = cpu_update, .normalize = cpu_normalize,              \
+    .gram = cpu_gram, .fit_terms = cpu_fit_terms, .result = cpu_result, .destroy = cpu_destroy,            \
+    .aux_get = cpu_aux_get, .aux_put = cpu_aux_put
+/* one process: ALS's iteration fused (cpu_sweep); ranks: the steps one by
+ * one (normalisation and Gram on the whole factor after the rows' exchange) */
+static const tf_cpd_backend_ops cpu_ops = {CPU_STEP_OPS, .sweep = cpu_sweep};
+static const tf_cpd_backend_ops cpu_dist_ops = {CPU_STEP_OPS};
 
 tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_plan *plan,
                                     tf_cpd_backend *out)
@@ -352,6 +391,7 @@ tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *
     TF_TRY(tf_cpu_cpd_backend_create(X, o, shard[0], out));
     cpu_cpd *c = out->ctx;
     c->dist = dist;
+    out->ops = &cpu_dist_ops;
     for (uint32_t m = 0; m < X->order; ++m) {
         c->shard[m] = shard[m];
         c->row_lo[m] = row_lo[m];
