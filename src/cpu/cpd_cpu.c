@@ -2,7 +2,9 @@
 /* CPU backend of CP (the vtable of src/seams/cpd.h): an MTTKRP plan for
  * the tensor plus the factors, Grams and lambda in host memory; the dense
  * steps are the BLAS/LAPACK helpers of dense.c; the updates ALS (dense.c's
- * solve), AO-ADMM (admm.c) and HALS (hals.c).
+ * solve), AO-ADMM (admm.c) and HALS (hals.c). On one process ALS's
+ * iteration is cpu_sweep: per mode the MTTKRP and dense.c's fused step
+ * (solve, normalisation, Gram, the fit's inner product in two passes).
  *
  * Distributed (several ranks, seams/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
