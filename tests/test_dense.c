@@ -2,8 +2,8 @@
 /* Dense CP-ALS helpers (src/cpu/dense.c) against plain float64 loops:
  * Gram, Hadamard, Cholesky solve, the pseudo-inverse fallback (rank-deficient
  * V, zero column), normalisation, fit terms; thread-count independence; the
- * fused ALS step (tf_dense_als_step) against the steps one by one (bits) and
- * the loops. */
+ * fused ALS step (tf_dense_als_step) and tf_dense_normalize_gram against
+ * the steps one by one (bits) and the loops. */
 #include <stdint.h>
 
 #include "check.h"
@@ -303,8 +303,16 @@ static void check_als_step(tf_rng *rng, uint64_t I, uint64_t R, const double *V,
     double *A1 = poisoned(I * R), *G1 = poisoned(R * R), *l1 = poisoned(R), in1 = NAN;
     int p1 = -1;
     CHECK_OK(tf_dense_solve(M, A1, I, R, V, 2, &p1));
+    double *A3 = malloc(I * R * sizeof *A3), *G3 = poisoned(R * R), *l3 = poisoned(R);
+    memcpy(A3, A1, I * R * sizeof *A3);
     CHECK_OK(tf_dense_normalize(A1, I, R, norm, 2, l1));
     CHECK_OK(tf_dense_gram(A1, I, R, 2, G1));
+    /* the ranks' pair after the rows' exchange: normalisation and Gram in one pass */
+    CHECK_OK(tf_dense_normalize_gram(A3, I, R, norm, 1, l3, G3));
+    CHECKF(memcmp(A1, A3, I * R * sizeof *A1) == 0 && memcmp(l1, l3, R * sizeof *l1) == 0 &&
+               memcmp(G1, G3, R * R * sizeof *G1) == 0,
+           "%s: normalize_gram is not normalize and gram's bits", what);
+    free(A3); free(G3); free(l3);
     if (with_fit) CHECK_OK(tf_dense_weighted_inner(M, A1, I, R, l1, 2, &in1));
     for (int t = 1; t <= 2; ++t) {
         double *A2 = poisoned(I * R), *G2 = poisoned(R * R), *l2 = poisoned(R), in2 = NAN;

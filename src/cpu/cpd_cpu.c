@@ -2,9 +2,9 @@
 /* CPU backend of CP (the vtable of src/seams/cpd.h): an MTTKRP plan for
  * the tensor plus the factors, Grams and lambda in host memory; the dense
  * steps are the BLAS/LAPACK helpers of dense.c; the updates ALS (dense.c's
- * solve), AO-ADMM (admm.c) and HALS (hals.c). On one process ALS's
- * iteration is cpu_sweep: per mode the MTTKRP and dense.c's fused step
- * (solve, normalisation, Gram, the fit's inner product in two passes).
+ * solve), AO-ADMM (admm.c) and HALS (hals.c). ALS's iteration is
+ * cpu_sweep: per mode the MTTKRP and dense.c's fused passes (one process:
+ * solve, normalisation, Gram and the fit's inner product in two passes).
  *
  * Distributed (several ranks, seams/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
@@ -252,33 +252,51 @@ static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *
     return TF_OK;
 }
 
-/* One ALS iteration on one process (seams/cpd.h, sweep): per mode the
- * MTTKRP, then the solve, normalisation, Gram -- and on the last mode the
- * fit's inner product -- in two passes over the factor (tf_dense_als_step:
- * the bits of the steps one by one, which read and write the 0.4 GB of
- * factors of the 20M tensor four to six times per mode, issue 48). The
- * fused passes count as dense time; the fit's time is ||K||^2 alone. */
+/* The dense part of ALS's mode n in a sweep (V: the Hadamard of the other
+ * Grams). One process: tf_dense_als_step, two passes over the factor, the
+ * fit's inner product on the last mode (fit_inner not NULL). Ranks: this
+ * rank's rows solved, every rank's rows to every rank, then normalisation
+ * and Gram of the whole factor in one pass after the column norms' one. */
+static tf_status als_mode(cpu_cpd *c, uint32_t n, int max_norm, double *fit_inner, int *used_pinv)
+{
+    const uint64_t R = c->rank;
+    const int norm = max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2;
+    tf_dense_hadamard((const double *const *)c->G, c->order, n, R, c->V);
+    if (!c->dist)
+        return tf_dense_als_step(c->M, c->A[n].data, c->dims[n], R, c->V, norm, c->threads, c->lambda, c->G[n],
+                                 fit_inner, used_pinv);
+    uint64_t lo, hi;
+    my_rows(c, n, &lo, &hi);
+    TF_TRY(tf_dense_solve(c->M + lo * R, c->A[n].data + lo * R, hi - lo, R, c->V, c->threads, used_pinv));
+    TF_TRY(c->dist->allgather_rows(c->A[n].data, c->row_lo[n], R, c->dist->round_bytes));
+    return tf_dense_normalize_gram(c->A[n].data, c->dims[n], R, norm, c->threads, c->lambda, c->G[n]);
+}
+
+/* One ALS iteration (seams/cpd.h, sweep): per mode the MTTKRP, then the
+ * solve, normalisation and Gram -- on one process with the last mode's fit
+ * inner product -- in two passes over the factor (als_mode: the bits of the
+ * steps one by one, which read and write the 0.4 GB of factors of the 20M
+ * tensor four to six times per mode, issue 48). The fused passes count as
+ * dense time; the fit's time is ||K||^2 (ranks: and the inner product of
+ * this rank's rows, summed over the ranks). */
 static tf_status cpu_sweep(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
                            double *t_dense, double *t_fit, uint64_t *pinv)
 {
     cpu_cpd *c = ctx;
-    const uint64_t R = c->rank;
     for (uint32_t n = 0; n < c->order; ++n) {
         double t = tf_wtime();
         TF_TRY(cpu_mttkrp(c, n));
         t_mttkrp[n] += tf_wtime() - t;
         t = tf_wtime();
-        tf_dense_hadamard((const double *const *)c->G, c->order, n, R, c->V);
         int used_pinv = 0;
-        TF_TRY(tf_dense_als_step(c->M, c->A[n].data, c->dims[n], R, c->V,
-                                 max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda, c->G[n],
-                                 n + 1 == c->order ? inner : NULL, &used_pinv));
+        TF_TRY(als_mode(c, n, max_norm, n + 1 == c->order && !c->dist ? inner : NULL, &used_pinv));
         *pinv += (uint64_t)(used_pinv != 0);
         scale_dual(c, n);
         *t_dense += tf_wtime() - t;
     }
     const double t = tf_wtime();
-    *model_norm2 = model_norm2_of(c);
+    if (c->dist) TF_TRY(cpu_fit_terms(c, c->order - 1, inner, model_norm2));
+    else *model_norm2 = model_norm2_of(c);
     *t_fit += tf_wtime() - t;
     return TF_OK;
 }
@@ -354,14 +372,19 @@ static tf_status cpu_aux_put(void *ctx, const tf_matrix *aux)
     return TF_OK;
 }
 
-#define CPU_STEP_OPS                                                                                         \
-    .init = cpu_init, .mttkrp = cpu_mttkrp, .update = cpu_update, .normalize = cpu_normalize,              \
-    .gram = cpu_gram, .fit_terms = cpu_fit_terms, .result = cpu_result, .destroy = cpu_destroy,            \
-    .aux_get = cpu_aux_get, .aux_put = cpu_aux_put
-/* one process: ALS's iteration fused (cpu_sweep); ranks: the steps one by
- * one (normalisation and Gram on the whole factor after the rows' exchange) */
-static const tf_cpd_backend_ops cpu_ops = {CPU_STEP_OPS, .sweep = cpu_sweep};
-static const tf_cpd_backend_ops cpu_dist_ops = {CPU_STEP_OPS};
+static const tf_cpd_backend_ops cpu_ops = {
+    .init = cpu_init,
+    .mttkrp = cpu_mttkrp,
+    .update = cpu_update,
+    .normalize = cpu_normalize,
+    .gram = cpu_gram,
+    .fit_terms = cpu_fit_terms,
+    .result = cpu_result,
+    .destroy = cpu_destroy,
+    .sweep = cpu_sweep, /* ALS's iteration; the other updates step by step */
+    .aux_get = cpu_aux_get,
+    .aux_put = cpu_aux_put,
+};
 
 tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, tf_plan *plan,
                                     tf_cpd_backend *out)
@@ -393,7 +416,6 @@ tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *
     TF_TRY(tf_cpu_cpd_backend_create(X, o, shard[0], out));
     cpu_cpd *c = out->ctx;
     c->dist = dist;
-    out->ops = &cpu_dist_ops;
     for (uint32_t m = 0; m < X->order; ++m) {
         c->shard[m] = shard[m];
         c->row_lo[m] = row_lo[m];

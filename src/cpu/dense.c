@@ -454,6 +454,20 @@ tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int th
 
 /* ------------------------------------------------------- the fused step */
 
+tf_status tf_dense_normalize_gram(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda,
+                                  double *G)
+{
+    TF_TRY(check_rank(R, "Gram matrix"));
+    const int kind = norm_kind(norm);
+    TF_TRY(column_reduce(A, kind == TF_DENSE_ACC_DOT ? A : NULL, I, R, kind, threads, lambda));
+    double *inv = NULL;
+    TF_TRY(TF_ALLOC(inv, R, "column scales"));
+    tf_status s = norm_scales(lambda, R, norm, inv);
+    if (s == TF_OK) s = scale_gram(A, I, R, inv, NULL, 0, NULL, threads, G);
+    tf_free(inv);
+    return s;
+}
+
 tf_status tf_dense_als_step(const double *M, double *A, uint64_t I, uint64_t R, const double *V, int norm,
                             int threads, double *lambda, double *G, double *inner, int *used_pinv)
 {

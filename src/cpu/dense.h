@@ -122,6 +122,12 @@ tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int th
 tf_status tf_dense_als_step(const double *M, double *A, uint64_t I, uint64_t R, const double *V, int norm,
                             int threads, double *lambda, double *G, double *inner, int *used_pinv);
 
+/* tf_dense_normalize then tf_dense_gram (the same bits), the scaling and
+ * the Gram in one pass over the rows: the steps after a solve whose rows
+ * came from elsewhere (CPU ranks: after the rows' exchange). */
+tf_status tf_dense_normalize_gram(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda,
+                                  double *G);
+
 /* out[r] = sum_i |A(i,r)| (deterministic for any thread count). */
 tf_status tf_dense_column_abs_sums(const double *A, uint64_t I, uint64_t R, int threads, double *out);
 
