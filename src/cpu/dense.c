@@ -435,13 +435,20 @@ static tf_status norm_scales(double *lambda, uint64_t R, int norm, double *inv)
     return TF_OK;
 }
 
-tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda)
+/* lambda and inv (R each, allocated by the caller: *inv) for A's columns. */
+static tf_status column_norms(const double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda,
+                              double **inv)
 {
     const int kind = norm_kind(norm);
     TF_TRY(column_reduce(A, kind == TF_DENSE_ACC_DOT ? A : NULL, I, R, kind, threads, lambda));
+    TF_TRY(TF_ALLOC(*inv, R, "column scales"));
+    return norm_scales(lambda, R, norm, *inv);
+}
+
+tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda)
+{
     double *inv = NULL;
-    TF_TRY(TF_ALLOC(inv, R, "column scales"));
-    tf_status s = norm_scales(lambda, R, norm, inv);
+    tf_status s = column_norms(A, I, R, norm, threads, lambda, &inv);
     if (s == TF_OK) {
         const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
@@ -458,11 +465,8 @@ tf_status tf_dense_normalize_gram(double *A, uint64_t I, uint64_t R, int norm, i
                                   double *G)
 {
     TF_TRY(check_rank(R, "Gram matrix"));
-    const int kind = norm_kind(norm);
-    TF_TRY(column_reduce(A, kind == TF_DENSE_ACC_DOT ? A : NULL, I, R, kind, threads, lambda));
     double *inv = NULL;
-    TF_TRY(TF_ALLOC(inv, R, "column scales"));
-    tf_status s = norm_scales(lambda, R, norm, inv);
+    tf_status s = column_norms(A, I, R, norm, threads, lambda, &inv);
     if (s == TF_OK) s = scale_gram(A, I, R, inv, NULL, 0, NULL, threads, G);
     tf_free(inv);
     return s;
