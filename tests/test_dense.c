@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense CP-ALS helpers (src/cpu/dense.c) against plain float64 loops:
  * Gram, Hadamard, Cholesky solve, the pseudo-inverse fallback (rank-deficient
- * V, zero column), normalisation, fit terms; thread-count independence. */
+ * V, zero column), normalisation, fit terms; thread-count independence; the
+ * fused ALS step (tf_dense_als_step) and tf_dense_normalize_gram against
+ * the steps one by one (bits) and the loops. */
 #include <stdint.h>
 
 #include "check.h"
@@ -291,6 +293,110 @@ static void test_fit_terms(tf_rng *rng)
     free(A); free(B); free(w); free(V);
 }
 
+/* The fused ALS step against the steps one by one (the same bits, on 1 and
+ * 2 threads: outputs poisoned first) and against float64 loops (V given
+ * with its inverse Vi; NULL: the loops are skipped, for the large rank). */
+static void check_als_step(tf_rng *rng, uint64_t I, uint64_t R, const double *V, const double *Vi, int norm,
+                           int with_fit, const char *what)
+{
+    double *M = random_matrix(rng, I, R);
+    double *A1 = poisoned(I * R), *G1 = poisoned(R * R), *l1 = poisoned(R), in1 = NAN;
+    int p1 = -1;
+    CHECK_OK(tf_dense_solve(M, A1, I, R, V, 2, &p1));
+    double *A3 = malloc(I * R * sizeof *A3), *G3 = poisoned(R * R), *l3 = poisoned(R);
+    memcpy(A3, A1, I * R * sizeof *A3);
+    CHECK_OK(tf_dense_normalize(A1, I, R, norm, 2, l1));
+    CHECK_OK(tf_dense_gram(A1, I, R, 2, G1));
+    /* the ranks' pair after the rows' exchange: normalisation and Gram in one pass */
+    CHECK_OK(tf_dense_normalize_gram(A3, I, R, norm, 1, l3, G3));
+    CHECKF(memcmp(A1, A3, I * R * sizeof *A1) == 0 && memcmp(l1, l3, R * sizeof *l1) == 0 &&
+               memcmp(G1, G3, R * R * sizeof *G1) == 0,
+           "%s: normalize_gram is not normalize and gram's bits", what);
+    free(A3); free(G3); free(l3);
+    if (with_fit) CHECK_OK(tf_dense_weighted_inner(M, A1, I, R, l1, 2, &in1));
+    for (int t = 1; t <= 2; ++t) {
+        double *A2 = poisoned(I * R), *G2 = poisoned(R * R), *l2 = poisoned(R), in2 = NAN;
+        int p2 = -1;
+        CHECK_OK(tf_dense_als_step(M, A2, I, R, V, norm, t, l2, G2, with_fit ? &in2 : NULL, &p2));
+        CHECKF(p2 == p1, "%s: pinv %d vs %d", what, p2, p1);
+        CHECKF(memcmp(A1, A2, I * R * sizeof *A1) == 0, "%s, %d threads: the factor is not the steps' bits", what, t);
+        CHECKF(memcmp(l1, l2, R * sizeof *l1) == 0, "%s, %d threads: lambda is not the steps' bits", what, t);
+        CHECKF(memcmp(G1, G2, R * R * sizeof *G1) == 0, "%s, %d threads: the Gram is not the steps' bits", what, t);
+        CHECKF(!with_fit || in1 == in2, "%s, %d threads: inner %.17g vs %.17g", what, t, in2, in1);
+        CHECKF(with_fit || isnan(in2), "%s: inner written without the fit", what);
+        free(A2); free(G2); free(l2);
+    }
+    if (Vi) { /* the loops: A = M Vi, lambda, A / lambda, A^T A, sum lambda M.A */
+        double *ref = malloc(I * R * sizeof *ref), *lam = calloc(R, sizeof *lam), *Gr = malloc(R * R * sizeof *Gr);
+        matmul(M, Vi, I, R, R, ref);
+        for (uint64_t e = 0; e < I * R; ++e) {
+            const double x = ref[e];
+            lam[e % R] = norm == TF_DENSE_NORM_MAX ? fmax(lam[e % R], fabs(x))
+                         : norm == TF_DENSE_NORM1  ? lam[e % R] + fabs(x) : lam[e % R] + x * x;
+        }
+        double scale = 0.0, inner = 0.0;
+        for (uint64_t r = 0; r < R; ++r) {
+            lam[r] = norm == TF_DENSE_NORM_MAX ? fmax(lam[r], 1.0) : norm == TF_DENSE_NORM1 ? lam[r] : sqrt(lam[r]);
+            CHECKF(fabs(l1[r] - lam[r]) <= 1e-10 * lam[r], "%s: lambda[%llu] %g vs %g", what,
+                   (unsigned long long)r, l1[r], lam[r]);
+        }
+        for (uint64_t e = 0; e < I * R; ++e) {
+            ref[e] /= lam[e % R] > 0 ? lam[e % R] : 1.0;
+            scale = fmax(scale, fabs(ref[e]));
+            inner += lam[e % R] * M[e] * ref[e];
+        }
+        CHECKF(tf_rel_err(A1, ref, I * R) < 1e-10, "%s: factor rel err %g", what, tf_rel_err(A1, ref, I * R));
+        gram_ref(ref, I, R, Gr);
+        CHECKF(tf_rel_err(G1, Gr, R * R) < 1e-10, "%s: Gram rel err %g", what, tf_rel_err(G1, Gr, R * R));
+        CHECKF(!with_fit || fabs(in1 - inner) < 1e-10 * fabs(inner) + 1e-12, "%s: inner %g vs %g", what, in1, inner);
+        CHECK(scale > 0.0);
+        free(ref); free(lam); free(Gr);
+    }
+    free(M); free(A1); free(G1); free(l1);
+}
+
+static void test_als_step(tf_rng *rng)
+{
+    static const struct { uint64_t I, R; } shapes[] = {{3, 1}, {2049, 3}, {5000, 16}, {150001, 16}};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; ++k) {
+        const uint64_t I = shapes[k].I, R = shapes[k].R;
+        double *F = random_matrix(rng, 2 * R + 20, R), *V = malloc(R * R * sizeof *V),
+               *Vi = malloc(R * R * sizeof *Vi);
+        gram_ref(F, 2 * R + 20, R, V);
+        CHECK(inverse_ref(V, R, Vi));
+        for (int norm = 0; norm < 3; ++norm) {
+            char what[96];
+            snprintf(what, sizeof what, "ALS step %llu x %llu, norm %d", (unsigned long long)I,
+                     (unsigned long long)R, norm);
+            check_als_step(rng, I, R, V, Vi, norm, norm != TF_DENSE_NORM1, what);
+        }
+        /* rank-deficient V: the pseudo-inverse, the same in both */
+        for (uint64_t e = 0; e < R * R; ++e) V[e] = 1.0;
+        if (R > 1) check_als_step(rng, I, R, V, NULL, TF_DENSE_NORM_MAX, 1, "ALS step, pseudo-inverse");
+        free(F); free(V); free(Vi);
+    }
+    /* rank 1000 on 8193 rows: 5 column slabs but 4 Gram slabs (the fit's
+     * dots in their own pass) */
+    const uint64_t I = 8193, R = 1000;
+    CHECK(tf_dense_slab_count(I, R) == 5 && tf_dense_slab_count(I, R * R) == 4);
+    double *V = calloc(R * R, sizeof *V);
+    for (uint64_t r = 0; r < R; ++r) V[r * R + r] = 2.0 + (double)r / R;
+    check_als_step(rng, I, R, V, NULL, TF_DENSE_NORM2, 1, "ALS step, rank 1000");
+    /* a non-finite solution: one line, as the steps say it */
+    double *M = random_matrix(rng, 100, 4), *A = poisoned(400), G[16], l[4], in;
+    int p = 0;
+    M[77] = INFINITY;
+    memset(V, 0, 16 * sizeof *V);
+    for (uint64_t r = 0; r < 4; ++r) V[r * 4 + r] = 1.0;
+    CHECK_FAILS(tf_dense_als_step(M, A, 100, 4, V, TF_DENSE_NORM2, 2, l, G, &in, &p), TF_ERR_NUMERIC,
+                "factor column");
+    M[77] = 0.0;
+    V[5] = NAN;
+    CHECK_FAILS(tf_dense_als_step(M, A, 100, 4, V, TF_DENSE_NORM2, 2, l, G, &in, &p), TF_ERR_NUMERIC,
+                "not finite");
+    free(M); free(A); free(V);
+}
+
 int main(void)
 {
     tf_rng rng;
@@ -301,5 +407,6 @@ int main(void)
     test_solve_zero_column(&rng);
     test_normalize(&rng);
     test_fit_terms(&rng);
+    test_als_step(&rng);
     return tf_test_finish("test_dense");
 }

@@ -194,7 +194,10 @@ typedef struct tf_cpd_report {
      * the device, the iteration queued without waits; CPU: wall clock). */
     double t_mttkrp[TF_MAX_ORDER];      /* per mode                        */
     double t_dense;                     /* Gram, Hadamard, solve, normalise */
-    double t_fit;                       /* fit computation                 */
+    double t_fit;                       /* fit computation (CPU CP-ALS on one
+                                           process: ||K||^2 alone, the inner
+                                           product rides on the last mode's
+                                           dense pass and counts as dense) */
     double t_total;                     /* whole tf_cpd call               */
     uint64_t pinv_fallbacks;            /* solves that fell back to pinv   */
     char plan[96];                      /* tf_plan_describe of the plan    */

@@ -2,7 +2,9 @@
 /* CPU backend of CP (the vtable of src/seams/cpd.h): an MTTKRP plan for
  * the tensor plus the factors, Grams and lambda in host memory; the dense
  * steps are the BLAS/LAPACK helpers of dense.c; the updates ALS (dense.c's
- * solve), AO-ADMM (admm.c) and HALS (hals.c).
+ * solve), AO-ADMM (admm.c) and HALS (hals.c). ALS's iteration is
+ * cpu_sweep: per mode the MTTKRP and dense.c's fused passes (one process:
+ * solve, normalisation, Gram and the fit's inner product in two passes).
  *
  * Distributed (several ranks, seams/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
@@ -196,15 +198,12 @@ static tf_status cpu_update(void *ctx, uint32_t mode, const tf_cpd_update_step *
     return c->dist ? c->dist->allgather_rows(c->A[mode].data, c->row_lo[mode], R, c->dist->round_bytes) : TF_OK;
 }
 
-static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
+/* AO-ADMM's dual of mode m (if it has one) in the normalised factor's scale,
+ * as the factor (admm_update): divided by lambda. */
+static void scale_dual(cpu_cpd *c, uint32_t mode)
 {
-    cpu_cpd *c = ctx;
-    TF_TRY(check_mode(c, mode));
-    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank,
-                              max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda));
     double *U = c->U[mode];
-    if (!U) return TF_OK;
-    /* the dual in the normalised factor's scale, as the factor (admm_update) */
+    if (!U) return;
     const uint64_t R = c->rank;
     uint64_t lo, hi;
     my_rows(c, mode, &lo, &hi);
@@ -212,6 +211,15 @@ static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
     for (int64_t i = 0; i < (int64_t)(hi - lo); ++i)
         for (uint64_t r = 0; r < R; ++r)
             if (c->lambda[r] > 0.0) U[(uint64_t)i * R + r] /= c->lambda[r];
+}
+
+static tf_status cpu_normalize(void *ctx, uint32_t mode, int max_norm)
+{
+    cpu_cpd *c = ctx;
+    TF_TRY(check_mode(c, mode));
+    TF_TRY(tf_dense_normalize(c->A[mode].data, c->dims[mode], c->rank,
+                              max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2, c->threads, c->lambda));
+    scale_dual(c, mode);
     return TF_OK;
 }
 
@@ -220,6 +228,13 @@ static tf_status cpu_gram(void *ctx, uint32_t mode)
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, mode));
     return tf_dense_gram(c->A[mode].data, c->dims[mode], c->rank, c->threads, c->G[mode]);
+}
+
+/* ||K||^2 = lambda^T (Hadamard of all Grams) lambda. */
+static double model_norm2_of(cpu_cpd *c)
+{
+    tf_dense_hadamard((const double *const *)c->G, c->order, c->order, c->rank, c->V);
+    return tf_dense_quadratic(c->V, c->lambda, c->rank);
 }
 
 static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *model_norm2)
@@ -233,8 +248,56 @@ static tf_status cpu_fit_terms(void *ctx, uint32_t mode, double *inner, double *
     TF_TRY(tf_dense_weighted_inner(c->M + lo * c->rank, c->A[mode].data + lo * c->rank, hi - lo, c->rank,
                                    c->lambda, c->threads, inner));
     if (c->dist) TF_TRY(c->dist->allreduce_sum(inner, 1));
-    tf_dense_hadamard((const double *const *)c->G, c->order, c->order, c->rank, c->V);
-    *model_norm2 = tf_dense_quadratic(c->V, c->lambda, c->rank);
+    *model_norm2 = model_norm2_of(c);
+    return TF_OK;
+}
+
+/* The dense part of ALS's mode n in a sweep (V: the Hadamard of the other
+ * Grams). One process: tf_dense_als_step, two passes over the factor, the
+ * fit's inner product on the last mode (fit_inner not NULL). Ranks: this
+ * rank's rows solved, every rank's rows to every rank, then normalisation
+ * and Gram of the whole factor in one pass after the column norms' one. */
+static tf_status als_mode(cpu_cpd *c, uint32_t n, int max_norm, double *fit_inner, int *used_pinv)
+{
+    const uint64_t R = c->rank;
+    const int norm = max_norm ? TF_DENSE_NORM_MAX : TF_DENSE_NORM2;
+    tf_dense_hadamard((const double *const *)c->G, c->order, n, R, c->V);
+    if (!c->dist)
+        return tf_dense_als_step(c->M, c->A[n].data, c->dims[n], R, c->V, norm, c->threads, c->lambda, c->G[n],
+                                 fit_inner, used_pinv);
+    uint64_t lo, hi;
+    my_rows(c, n, &lo, &hi);
+    TF_TRY(tf_dense_solve(c->M + lo * R, c->A[n].data + lo * R, hi - lo, R, c->V, c->threads, used_pinv));
+    TF_TRY(c->dist->allgather_rows(c->A[n].data, c->row_lo[n], R, c->dist->round_bytes));
+    return tf_dense_normalize_gram(c->A[n].data, c->dims[n], R, norm, c->threads, c->lambda, c->G[n]);
+}
+
+/* One ALS iteration (seams/cpd.h, sweep): per mode the MTTKRP, then the
+ * solve, normalisation and Gram -- on one process with the last mode's fit
+ * inner product -- in two passes over the factor (als_mode: the bits of the
+ * steps one by one, which read and write the 0.4 GB of factors of the 20M
+ * tensor four to six times per mode, issue 48). The fused passes count as
+ * dense time; the fit's time is ||K||^2 (ranks: and the inner product of
+ * this rank's rows, summed over the ranks). */
+static tf_status cpu_sweep(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
+                           double *t_dense, double *t_fit, uint64_t *pinv)
+{
+    cpu_cpd *c = ctx;
+    for (uint32_t n = 0; n < c->order; ++n) {
+        double t = tf_wtime();
+        TF_TRY(cpu_mttkrp(c, n));
+        t_mttkrp[n] += tf_wtime() - t;
+        t = tf_wtime();
+        int used_pinv = 0;
+        TF_TRY(als_mode(c, n, max_norm, n + 1 == c->order && !c->dist ? inner : NULL, &used_pinv));
+        *pinv += (uint64_t)(used_pinv != 0);
+        scale_dual(c, n);
+        *t_dense += tf_wtime() - t;
+    }
+    const double t = tf_wtime();
+    if (c->dist) TF_TRY(cpu_fit_terms(c, c->order - 1, inner, model_norm2));
+    else *model_norm2 = model_norm2_of(c);
+    *t_fit += tf_wtime() - t;
     return TF_OK;
 }
 
@@ -318,6 +381,7 @@ static const tf_cpd_backend_ops cpu_ops = {
     .fit_terms = cpu_fit_terms,
     .result = cpu_result,
     .destroy = cpu_destroy,
+    .sweep = cpu_sweep, /* ALS's iteration; the other updates step by step */
     .aux_get = cpu_aux_get,
     .aux_put = cpu_aux_put,
 };

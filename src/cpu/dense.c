@@ -20,7 +20,7 @@
 /* Number of slabs of a reduction over I rows whose per-slab partial holds
  * `partial` doubles: depends on I and the partial size only, so results do
  * not change with the thread count. At most 64 slabs and 32 MiB of partials. */
-static uint64_t slab_count(uint64_t I, uint64_t partial)
+uint64_t tf_dense_slab_count(uint64_t I, uint64_t partial)
 {
     uint64_t blocks = (I + TF_DENSE_BLOCK - 1) / TF_DENSE_BLOCK;
     uint64_t cap = ((uint64_t)1 << 22) / (partial ? partial : 1);
@@ -29,11 +29,8 @@ static uint64_t slab_count(uint64_t I, uint64_t partial)
     return s ? s : 1;
 }
 
-/* First row of slab s of S (slab sizes differ by at most one row). */
-static inline uint64_t slab_begin(uint64_t I, uint64_t S, uint64_t s)
-{
-    return I / S * s + (s < I % S ? s : I % S);
-}
+#define slab_count tf_dense_slab_count
+#define slab_begin tf_dense_slab_begin
 
 /* Threads for a loop of `units` independent pieces and `work` in all (about
  * one multiply-add each, a streamed element counts STREAM): never more
@@ -109,34 +106,6 @@ static uint64_t blas_rows(uint64_t R)
     return rows < 32 ? 32 : rows > TF_DENSE_BLOCK ? TF_DENSE_BLOCK : rows;
 }
 
-/* out[r] = sum_i A(i,r) * B(i,r), or sum_i |A(i,r)| when B is NULL,
- * summed per slab then across slabs in order. */
-static tf_status column_dots(const double *A, const double *B, uint64_t I, uint64_t R, int threads,
-                             double *out)
-{
-    const uint64_t S = slab_count(I, R);
-    double *part = NULL;
-    TF_TRY(TF_CALLOC(part, S * R, "column sums"));
-    const int nt = team_size(threads, S, 2 * STREAM * I * R);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
-    for (int64_t s = 0; s < (int64_t)S; ++s) {
-        double *p = part + (uint64_t)s * R;
-        const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
-        for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; ++i) {
-            const double *a = A + i * R, *b = B ? B + i * R : NULL;
-            if (b)
-                for (uint64_t r = 0; r < R; ++r) p[r] += a[r] * b[r];
-            else
-                for (uint64_t r = 0; r < R; ++r) p[r] += fabs(a[r]);
-        }
-    }
-    for (uint64_t r = 0; r < R; ++r) out[r] = 0.0;
-    for (uint64_t s = 0; s < S; ++s)
-        for (uint64_t r = 0; r < R; ++r) out[r] += part[s * R + r];
-    tf_free(part);
-    return TF_OK;
-}
-
 /* NaN-sticky running maximum of |x|. */
 static inline double max_abs(double m, double x)
 {
@@ -144,23 +113,48 @@ static inline double max_abs(double m, double x)
     return (!(v <= m) && m == m) ? v : m;
 }
 
-/* out[r] = max_i |A(i,r)| (NaN if any entry of the column is NaN). */
-static void column_max_abs(const double *A, uint64_t I, uint64_t R, int threads, double *part,
-                           uint64_t S, double *out)
+void tf_dense_acc_rows(double *p, const double *A, const double *B, uint64_t n, uint64_t R, int kind)
 {
-    const int nt = team_size(threads, S, STREAM * I * R);
+    for (uint64_t i = 0; i < n; ++i) {
+        const double *a = A + i * R;
+        if (kind == TF_DENSE_ACC_DOT) {
+            const double *b = B + i * R;
+            for (uint64_t r = 0; r < R; ++r) p[r] += a[r] * b[r];
+        } else if (kind == TF_DENSE_ACC_ABS) {
+            for (uint64_t r = 0; r < R; ++r) p[r] += fabs(a[r]);
+        } else {
+            for (uint64_t r = 0; r < R; ++r) p[r] = max_abs(p[r], a[r]);
+        }
+    }
+}
+
+/* out[r] = the slab partials part[s * R + r] reduced in slab order (sums,
+ * or the NaN-sticky maximum for TF_DENSE_ACC_MAX). */
+static void reduce_slabs(const double *part, uint64_t S, uint64_t R, int kind, double *out)
+{
+    for (uint64_t r = 0; r < R; ++r) out[r] = 0.0;
+    for (uint64_t s = 0; s < S; ++s)
+        for (uint64_t r = 0; r < R; ++r)
+            out[r] = kind == TF_DENSE_ACC_MAX ? max_abs(out[r], part[s * R + r]) : out[r] + part[s * R + r];
+}
+
+/* out[r] = the column reduction `kind` of A (with B for TF_DENSE_ACC_DOT),
+ * per slab then across slabs in order. */
+static tf_status column_reduce(const double *A, const double *B, uint64_t I, uint64_t R, int kind, int threads,
+                               double *out)
+{
+    const uint64_t S = slab_count(I, R);
+    double *part = NULL;
+    TF_TRY(TF_CALLOC(part, S * R, "column sums"));
+    const int nt = team_size(threads, S, (kind == TF_DENSE_ACC_DOT ? 2 : 1) * STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
     for (int64_t s = 0; s < (int64_t)S; ++s) {
-        double *p = part + (uint64_t)s * R;
-        for (uint64_t r = 0; r < R; ++r) p[r] = 0.0;
-        const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
-        for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; ++i)
-            for (uint64_t r = 0; r < R; ++r) p[r] = max_abs(p[r], A[i * R + r]);
+        const uint64_t b = slab_begin(I, S, (uint64_t)s), e = slab_begin(I, S, (uint64_t)s + 1);
+        tf_dense_acc_rows(part + (uint64_t)s * R, A + b * R, B ? B + b * R : NULL, e - b, R, kind);
     }
-    for (uint64_t r = 0; r < R; ++r) {
-        out[r] = 0.0;
-        for (uint64_t s = 0; s < S; ++s) out[r] = max_abs(out[r], part[s * R + r]);
-    }
+    reduce_slabs(part, S, R, kind, out);
+    tf_free(part);
+    return TF_OK;
 }
 
 static tf_status check_rank(uint64_t R, const char *what)
@@ -173,12 +167,18 @@ static tf_status check_rank(uint64_t R, const char *what)
 
 /* ----------------------------------------------------------------- Gram */
 
-tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G)
+/* The second pass of an ALS step (and the Gram alone): per Gram slab, row
+ * block by row block while the block is in cache, A *= inv (column scales;
+ * NULL: none), the block's A^T A into the slab's partial, and with M the
+ * fit's column dots M(i,r) A(i,r) into dots (slab count fs, that of a
+ * column reduction: the same slabs, or fs = 0 for none). */
+static tf_status scale_gram(double *A, uint64_t I, uint64_t R, const double *inv, const double *M, uint64_t fs,
+                            double *dots, int threads, double *G)
 {
     TF_TRY(check_rank(R, "Gram matrix"));
     const uint64_t S = slab_count(I, R * R);
     double *part = NULL;
-    int nt = team_size(threads, S, I * R * (R + 1) / 2);
+    int nt = team_size(threads, S, I * R * (R + 1) / 2 + (inv ? STREAM * I * R : 0) + (fs ? STREAM * I * R : 0));
     TF_TRY(blas_callers(&nt));
     TF_TRY(TF_CALLOC(part, S * R * R, "Gram partial sums"));
     const int n = (int)R;
@@ -187,11 +187,15 @@ tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, do
     for (int64_t s = 0; s < (int64_t)S; ++s) {
         const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
         for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; i += rows) {
+            const int k = (int)(end - i < rows ? end - i : rows);
+            double *a = A + i * R;
+            for (uint64_t e = 0; inv && e < (uint64_t)k * R; e += R)
+                for (uint64_t r = 0; r < R; ++r) a[e + r] *= inv[r];
+            if (fs) tf_dense_acc_rows(dots + (uint64_t)s * R, M + i * R, a, (uint64_t)k, R, TF_DENSE_ACC_DOT);
             /* Row-major rows i.. are the column-major R x k matrix A^T:
              * dsyrk 'N' gives A^T A (upper triangle, column-major). */
-            const int k = (int)(end - i < rows ? end - i : rows);
             const double one = 1.0;
-            dsyrk_("U", "N", &n, &k, &one, A + i * R, &n, &one, part + (uint64_t)s * R * R, &n, 1, 1);
+            dsyrk_("U", "N", &n, &k, &one, a, &n, &one, part + (uint64_t)s * R * R, &n, 1, 1);
         }
     }
     memset(G, 0, R * R * sizeof *G);
@@ -202,6 +206,11 @@ tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, do
         for (uint64_t i = 0; i < j; ++i) G[i * R + j] = G[j * R + i];
     tf_free(part);
     return TF_OK;
+}
+
+tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G)
+{
+    return scale_gram((double *)A, I, R, NULL, NULL, 0, NULL, threads, G); /* A is only read without scales */
 }
 
 void tf_dense_hadamard(const double *const *G, uint32_t n, uint32_t skip, uint64_t R, double *V)
@@ -334,26 +343,32 @@ void tf_dense_apply_block(const double *P, const double *M, double *A, uint64_t 
 }
 
 /* A = M * P (P symmetric R x R): blocked dgemm on the column-major views,
- * A^T = P M^T. Each output row depends only on its input row. */
-static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, const double *P,
-                               int threads)
+ * A^T = P M^T, per slab of a column reduction (the block a row lies in, and
+ * so its bits, depend on I and R alone: OpenBLAS's dgemm gives a row other
+ * bits in another place of its block), and with kind >= 0 the column
+ * reduction `kind` of the new rows into the slab's partial (S * R, zeroed)
+ * while they are in cache. */
+static tf_status multiply_rows(const double *M, double *A, uint64_t I, uint64_t R, const double *P, int kind,
+                               double *part, int threads)
 {
-    const uint64_t rows = blas_rows(R);
-    const int64_t nblocks = (int64_t)((I + rows - 1) / rows);
+    const uint64_t rows = blas_rows(R), S = slab_count(I, R);
     int nt = 1;
-    TF_TRY(tf_dense_blas_team(threads, (uint64_t)nblocks, I * R * R, &nt));
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4) if (nt > 1)
-    for (int64_t b = 0; b < nblocks; ++b) {
-        const uint64_t i = (uint64_t)b * rows;
-        tf_dense_apply_block(P, M + i * R, A + i * R, I - i < rows ? I - i : rows, R);
+    TF_TRY(tf_dense_blas_team(threads, S, I * R * R + (kind >= 0 ? STREAM * I * R : 0), &nt));
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+    for (int64_t s = 0; s < (int64_t)S; ++s) {
+        const uint64_t end = slab_begin(I, S, (uint64_t)s + 1);
+        for (uint64_t i = slab_begin(I, S, (uint64_t)s); i < end; i += rows) {
+            const uint64_t k = end - i < rows ? end - i : rows;
+            tf_dense_apply_block(P, M + i * R, A + i * R, k, R);
+            if (kind >= 0) tf_dense_acc_rows(part + (uint64_t)s * R, A + i * R, A + i * R, k, R, kind);
+        }
     }
     return TF_OK;
 }
 
 int tf_dense_team(uint64_t I, uint64_t R, int threads)
 {
-    const uint64_t rows = blas_rows(R);
-    const int teams[] = {team_size(threads, (I + rows - 1) / rows, I * R * R),             /* solve */
+    const int teams[] = {team_size(threads, slab_count(I, R), I * R * R),                   /* solve */
                          team_size(threads, slab_count(I, R * R), I * R * (R + 1) / 2),     /* Gram */
                          team_size(threads, slab_count(I, R), 2 * STREAM * I * R),          /* fit */
                          team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R)}; /* scale */
@@ -388,57 +403,123 @@ tf_status tf_dense_solve(const double *M, double *A, uint64_t I, uint64_t R, con
     double *P = NULL;
     TF_TRY(TF_ALLOC(P, R * R, "inverse of the normal matrix"));
     tf_status s = tf_dense_inverse(V, R, P, used_pinv);
-    if (s == TF_OK) s = multiply_rows(M, A, I, R, P, threads);
+    if (s == TF_OK) s = multiply_rows(M, A, I, R, P, -1, NULL, threads);
     tf_free(P);
     return s;
 }
 
-/* -------------------------------------------------- normalise, fit terms */
+/* ------------------------------------------------------------ normalise */
 
 tf_status tf_dense_column_abs_sums(const double *A, uint64_t I, uint64_t R, int threads, double *out)
 {
-    return column_dots(A, NULL, I, R, threads, out);
+    return column_reduce(A, NULL, I, R, TF_DENSE_ACC_ABS, threads, out);
+}
+
+/* The column reduction of a norm: squares summed, |a| summed or maxima. */
+static int norm_kind(int norm)
+{
+    return norm == TF_DENSE_NORM_MAX ? TF_DENSE_ACC_MAX : norm == TF_DENSE_NORM1 ? TF_DENSE_ACC_ABS : TF_DENSE_ACC_DOT;
+}
+
+/* lambda from the column reduction of `norm` (in lambda); inv[r] = 1 / lambda[r] (1 for a zero column). */
+static tf_status norm_scales(double *lambda, uint64_t R, int norm, double *inv)
+{
+    for (uint64_t r = 0; r < R; ++r) {
+        if (!isfinite(lambda[r]))
+            return tf_fail(TF_ERR_NUMERIC, "factor column %llu is not finite; the factors diverged",
+                           (unsigned long long)r + 1);
+        if (norm != TF_DENSE_NORM1)
+            lambda[r] = norm == TF_DENSE_NORM_MAX ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
+        inv[r] = lambda[r] > 0.0 ? 1.0 / lambda[r] : 1.0;
+    }
+    return TF_OK;
+}
+
+/* lambda and inv (R each, allocated by the caller: *inv) for A's columns. */
+static tf_status column_norms(const double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda,
+                              double **inv)
+{
+    const int kind = norm_kind(norm);
+    TF_TRY(column_reduce(A, kind == TF_DENSE_ACC_DOT ? A : NULL, I, R, kind, threads, lambda));
+    TF_TRY(TF_ALLOC(*inv, R, "column scales"));
+    return norm_scales(lambda, R, norm, *inv);
 }
 
 tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda)
 {
-    const int max_norm = norm == TF_DENSE_NORM_MAX;
-    if (norm == TF_DENSE_NORM1) {
-        TF_TRY(column_dots(A, NULL, I, R, threads, lambda));
-    } else if (max_norm) {
-        const uint64_t S = slab_count(I, R);
-        double *part = NULL;
-        TF_TRY(TF_ALLOC(part, S * R, "column maxima"));
-        column_max_abs(A, I, R, threads, part, S, lambda);
-        tf_free(part);
-    } else {
-        TF_TRY(column_dots(A, A, I, R, threads, lambda));
-    }
     double *inv = NULL;
-    TF_TRY(TF_ALLOC(inv, R, "column scales"));
-    for (uint64_t r = 0; r < R; ++r) {
-        if (!isfinite(lambda[r])) {
-            tf_free(inv);
-            return tf_fail(TF_ERR_NUMERIC, "factor column %llu is not finite; the factors diverged",
-                           (unsigned long long)r + 1);
-        }
-        if (norm != TF_DENSE_NORM1) lambda[r] = max_norm ? (lambda[r] > 1.0 ? lambda[r] : 1.0) : sqrt(lambda[r]);
-        inv[r] = lambda[r] > 0.0 ? 1.0 / lambda[r] : 1.0;
-    }
-    const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R);
+    tf_status s = column_norms(A, I, R, norm, threads, lambda, &inv);
+    if (s == TF_OK) {
+        const int nt = team_size(threads, I * R / (TF_DENSE_BLOCK * 16), STREAM * I * R);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t i = 0; i < (int64_t)I; ++i)
-        for (uint64_t r = 0; r < R; ++r) A[(uint64_t)i * R + r] *= inv[r];
+        for (int64_t i = 0; i < (int64_t)I; ++i)
+            for (uint64_t r = 0; r < R; ++r) A[(uint64_t)i * R + r] *= inv[r];
+    }
     tf_free(inv);
-    return TF_OK;
+    return s;
 }
+
+/* ------------------------------------------------------- the fused step */
+
+tf_status tf_dense_normalize_gram(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda,
+                                  double *G)
+{
+    TF_TRY(check_rank(R, "Gram matrix"));
+    double *inv = NULL;
+    tf_status s = column_norms(A, I, R, norm, threads, lambda, &inv);
+    if (s == TF_OK) s = scale_gram(A, I, R, inv, NULL, 0, NULL, threads, G);
+    tf_free(inv);
+    return s;
+}
+
+tf_status tf_dense_als_step(const double *M, double *A, uint64_t I, uint64_t R, const double *V, int norm,
+                            int threads, double *lambda, double *G, double *inner, int *used_pinv)
+{
+    TF_TRY(check_rank(R, "normal equations"));
+    const uint64_t S = slab_count(I, R);
+    const int kind = norm_kind(norm);
+    /* the fit's dots ride on the Gram's pass when its slabs are theirs (R <= 256) */
+    const uint64_t fs = inner && slab_count(I, R * R) == S ? S : 0;
+    double *P = NULL, *part = NULL, *dots = NULL, *inv = NULL;
+    tf_status s = TF_ALLOC(P, R * R, "inverse of the normal matrix");
+    if (s == TF_OK) s = TF_CALLOC(part, S * R, "column sums");
+    if (s == TF_OK) s = TF_CALLOC(dots, (fs ? fs : 1) * R, "column inner products");
+    if (s == TF_OK) s = TF_ALLOC(inv, R, "column scales");
+    if (s == TF_OK) s = tf_dense_inverse(V, R, P, used_pinv);
+    /* pass 1: the solve, the column norms of the new rows as they come */
+    if (s == TF_OK) s = multiply_rows(M, A, I, R, P, kind, part, threads);
+    if (s == TF_OK) {
+        reduce_slabs(part, S, R, kind, lambda);
+        s = norm_scales(lambda, R, norm, inv);
+    }
+    /* pass 2: the scaling, the Gram (and the fit's dots) of the scaled rows */
+    if (s == TF_OK) s = scale_gram(A, I, R, inv, M, fs, dots, threads, G);
+    if (s == TF_OK && inner) {
+        if (fs) {
+            double *col = part; /* S * R >= R */
+            reduce_slabs(dots, fs, R, TF_DENSE_ACC_DOT, col);
+            double acc = 0.0;
+            for (uint64_t r = 0; r < R; ++r) acc += lambda[r] * col[r];
+            *inner = acc;
+        } else {
+            s = tf_dense_weighted_inner(M, A, I, R, lambda, threads, inner);
+        }
+    }
+    tf_free(P);
+    tf_free(part);
+    tf_free(dots);
+    tf_free(inv);
+    return s;
+}
+
+/* ------------------------------------------------------------ fit terms */
 
 tf_status tf_dense_weighted_inner(const double *A, const double *B, uint64_t I, uint64_t R,
                                   const double *w, int threads, double *result)
 {
     double *col = NULL;
     TF_TRY(TF_ALLOC(col, R, "column inner products"));
-    tf_status s = column_dots(A, B, I, R, threads, col);
+    tf_status s = column_reduce(A, B, I, R, TF_DENSE_ACC_DOT, threads, col);
     double acc = 0.0;
     for (uint64_t r = 0; s == TF_OK && r < R; ++r) acc += w[r] * col[r];
     *result = acc;
@@ -459,5 +540,5 @@ double tf_dense_quadratic(const double *V, const double *x, uint64_t R)
 
 tf_status tf_dense_sumsq(const double *x, uint64_t n, int threads, double *result)
 {
-    return column_dots(x, x, n, 1, threads, result);
+    return column_reduce(x, x, n, 1, TF_DENSE_ACC_DOT, threads, result);
 }

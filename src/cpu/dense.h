@@ -8,7 +8,10 @@
  * Determinism: every reduction over rows is split into a number of slabs
  * that depends only on I and R (never on the thread count), each slab is
  * reduced by one thread, and the slab partials are added in order. The same
- * inputs therefore give bit-identical results with any number of threads. */
+ * inputs therefore give bit-identical results with any number of threads.
+ * The fused ALS step (tf_dense_als_step) uses the same slabs, blocks and
+ * row accumulator (tf_dense_acc_rows) as the separate steps, so it gives
+ * their bits with two passes over the factor instead of four to six. */
 #ifndef TF_CPU_DENSE_H
 #define TF_CPU_DENSE_H
 #include <stddef.h>
@@ -39,6 +42,24 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
  * threshold is TF_DENSE_PINV_RCOND of seams/cpd.h. */
 /* Rows per slab unit of a reduction and most rows per BLAS call. */
 #define TF_DENSE_BLOCK 2048u
+
+/* Slabs of a reduction over I rows whose per-slab partial holds `partial`
+ * doubles (a function of I and partial alone: at most 64, and at most
+ * 32 MiB of partials), and the first row of slab s of S (slab sizes differ
+ * by at most one row; slab S begins at I). */
+uint64_t tf_dense_slab_count(uint64_t I, uint64_t partial);
+static inline uint64_t tf_dense_slab_begin(uint64_t I, uint64_t S, uint64_t s)
+{
+    return I / S * s + (s < I % S ? s : I % S);
+}
+
+/* A column reduction's step over rows [0, n) of A (row-major n x R) into
+ * its partial p (R): p[r] += A(i,r) * B(i,r) (TF_DENSE_ACC_DOT), += |A(i,r)|
+ * (TF_DENSE_ACC_ABS, B unused) or p[r] = max(p[r], |A(i,r)|), NaN-sticky
+ * (TF_DENSE_ACC_MAX), row by row. Every column reduction here goes through
+ * it (one compiled loop: the same bits in every pass that calls it). */
+enum { TF_DENSE_ACC_DOT = 0, TF_DENSE_ACC_ABS = 1, TF_DENSE_ACC_MAX = 2 };
+void tf_dense_acc_rows(double *p, const double *A, const double *B, uint64_t n, uint64_t R, int kind);
 
 /* G (R x R, both triangles) = A^T A, A row-major I x R. */
 tf_status tf_dense_gram(const double *A, uint64_t I, uint64_t R, int threads, double *G);
@@ -88,6 +109,24 @@ enum { TF_DENSE_NORM2 = 0, TF_DENSE_NORM_MAX = 1, TF_DENSE_NORM1 = 2 };
  * (TF_DENSE_NORM1); each column with lambda[r] > 0 is divided by it (zero
  * columns stay zero). A non-finite column is TF_ERR_NUMERIC. */
 tf_status tf_dense_normalize(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda);
+
+/* One CP-ALS mode update in two passes over the rows (CP-ALS on one
+ * process; the steps one by one read and write the factor four to six
+ * times): A = M pinv(V) with the column norms `norm` of the new rows taken
+ * as each row block leaves the solve (lambda), then per row block the
+ * columns divided by lambda (zero columns left), G = A^T A, and when inner
+ * is not NULL *inner = sum_r lambda_r sum_i M(i,r) A(i,r) of the scaled A
+ * (the fit's inner product: M is this mode's MTTKRP). The same bits as
+ * tf_dense_solve, tf_dense_normalize, tf_dense_gram and
+ * tf_dense_weighted_inner(M, A, lambda) in turn, on any number of threads. */
+tf_status tf_dense_als_step(const double *M, double *A, uint64_t I, uint64_t R, const double *V, int norm,
+                            int threads, double *lambda, double *G, double *inner, int *used_pinv);
+
+/* tf_dense_normalize then tf_dense_gram (the same bits), the scaling and
+ * the Gram in one pass over the rows: the steps after a solve whose rows
+ * came from elsewhere (CPU ranks: after the rows' exchange). */
+tf_status tf_dense_normalize_gram(double *A, uint64_t I, uint64_t R, int norm, int threads, double *lambda,
+                                  double *G);
 
 /* out[r] = sum_i |A(i,r)| (deterministic for any thread count). */
 tf_status tf_dense_column_abs_sums(const double *A, uint64_t I, uint64_t R, int threads, double *out);

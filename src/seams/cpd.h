@@ -90,7 +90,9 @@ typedef struct tf_cpd_backend_ops {
     /* Optional (NULL: the driver calls the steps above one by one): one
      * whole ALS iteration -- for every mode mttkrp, the ALS update,
      * normalize(max_norm), gram; then fit_terms of the last mode -- without
-     * waiting between steps (the driver calls it for ALS only). Adds each step's measured seconds to t_mttkrp[mode], *t_dense
+     * waiting between steps (GPU) or with the dense steps fused into two passes
+     * over the factor (CPU, one process), the numbers the steps give (the
+     * driver calls it for ALS only). Adds each step's measured seconds to t_mttkrp[mode], *t_dense
      * and *t_fit, and the pseudo-inverse fallbacks to *pinv. */
     tf_status (*sweep)(void *ctx, int max_norm, double *inner, double *model_norm2, double *t_mttkrp,
                        double *t_dense, double *t_fit, uint64_t *pinv);
