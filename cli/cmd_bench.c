@@ -36,13 +36,16 @@ static const char help[] =
     "the factors on the device and time each run with CUDA events; CPU runs use\n"
     "the wall clock.\n"
     "\n"
-    "      --format LIST    comma-separated formats: coo, csf, fcoo, blco,\n"
-    "                       auto (default coo,fcoo,blco on the GPU, coo,csf when\n"
-    "                       everything runs on the CPU)\n"
+    "      --format LIST    comma-separated formats: coo, csf, csf-short, fcoo,\n"
+    "                       blco, auto (default coo,fcoo,blco on the GPU,\n"
+    "                       coo,csf,csf-short when everything runs on the CPU;\n"
+    "                       csf-short is csf with each node's fibres in order\n"
+    "                       of length, what auto does on the CPU where fibres\n"
+    "                       hold under 8 non-zeros on average)\n"
     "      --precision LIST comma-separated precisions: double, single (default\n"
     "                       double; single on the GPU only)\n"
     "      --device D       auto|cpu|gpu (default auto: fcoo and blco on the\n"
-    "                       GPU, csf on the CPU, coo and auto on the GPU when one is\n"
+    "                       GPU, csf and csf-short on the CPU, coo and auto on the GPU when one is\n"
     "                       present, else on the CPU)\n"
     "      --gpu N          GPU ordinal (default 0)\n"
     "      --gpus G         several GPUs (a count N, all, or a list 0,2): each\n"
@@ -157,12 +160,13 @@ static tf_status random_factors(const tf_tensor *t, uint64_t rank, uint64_t seed
 }
 
 /* --device auto: the GPU formats on the GPU (which reports when there is
- * none), csf on the CPU, coo and auto on the GPU when one is present. */
+ * none), csf and csf-short on the CPU, coo and auto on the GPU when one is present. */
 static tf_backend resolve_backend(tf_backend device, tf_format f, int have_gpu)
 {
     if (device != TF_BACKEND_AUTO) return device;
     switch (f) {
-    case TF_FORMAT_CSF: return TF_BACKEND_CPU;
+    case TF_FORMAT_CSF:
+    case TF_FORMAT_CSF_SHORT: return TF_BACKEND_CPU;
     case TF_FORMAT_COO:
     case TF_FORMAT_AUTO: return have_gpu ? TF_BACKEND_GPU : TF_BACKEND_CPU;
     default: return TF_BACKEND_GPU;
@@ -241,7 +245,7 @@ static void print_row(const char *name, const char *prec, const char *mode, cons
     char min[32] = "", frac[16] = "-";
     if (with_min) snprintf(min, sizeof min, "%.3f", x->min_ms);
     if (isfinite(x->frac)) snprintf(frac, sizeof frac, "%.3f", x->frac);
-    printf("%-6s %-6s %5s %12.3f %12s %9.2f %9.3f %9.2f %6s\n", name, prec, mode, x->median_ms, min, x->gflops,
+    printf("%-9s %-6s %5s %12.3f %12s %9.2f %9.3f %9.2f %6s\n", name, prec, mode, x->median_ms, min, x->gflops,
            x->gbytes, x->gbps, frac);
 }
 
@@ -249,13 +253,13 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
 {
     const char *name = tf_format_name(r->format), *prec = prec_name(r->precision);
     if (!r->ok) { /* a row in the table, and the error line on stderr */
-        printf("%-6s %-6s failed: %s\n", name, prec, r->error);
+        printf("%-9s %-6s failed: %s\n", name, prec, r->error);
         cli_flush_stdout();
         fprintf(stderr, "tenfold: %s %s: %s\n", name, prec, r->error);
         return;
     }
     char mem[32], peak[32];
-    printf("%-6s %-6s build %.3f s (%.1f M nnz/s, peak host %s), %s (%s)\n", name, prec, r->build_s,
+    printf("%-9s %-6s build %.3f s (%.1f M nnz/s, peak host %s), %s (%s)\n", name, prec, r->build_s,
            r->build_s > 0 ? (double)t->nnz / r->build_s / 1e6 : 0.0,
            cli_bytes(peak, sizeof peak, (double)r->build_peak), cli_bytes(mem, sizeof mem, (double)r->bytes),
            r->plan);
@@ -266,7 +270,7 @@ static void print_result(const tf_tensor *t, const run_result *r, double h2d_bw)
     }
     print_row(name, prec, "all", &r->all, 0);
     if (r->all.stream_gb > 0) {
-        printf("%-6s %-6s streamed from host memory: %.3f GB per all-mode pass, %.2f GB/s", name, prec,
+        printf("%-9s %-6s streamed from host memory: %.3f GB per all-mode pass, %.2f GB/s", name, prec,
                r->all.stream_gb, r->all.stream_gbps);
         if (h2d_bw > 0) printf(" = %.2f of the pinned host-to-device %.2f GB/s", r->all.stream_gbps * 1e9 / h2d_bw, h2d_bw / 1e9);
         printf("\n");
@@ -386,7 +390,7 @@ static int parse_formats(const char *list, tf_format *fmt, int *n)
     int rc = cli_split(BENCH_CMD, "--format", list, &buf, piece, MAX_FORMATS, n);
     for (int i = 0; rc == CLI_OK && i < *n; ++i) {
         int f = tf_format_parse(piece[i]);
-        if (f < 0) rc = cli_usage(BENCH_CMD, "--format: unknown format '%s' (formats: coo, csf, fcoo, blco, auto)",
+        if (f < 0) rc = cli_usage(BENCH_CMD, "--format: unknown format '%s' (formats: coo, csf, csf-short, fcoo, blco, auto)",
                                   piece[i]);
         else fmt[i] = (tf_format)f;
     }
@@ -481,7 +485,7 @@ int cmd_bench(int argc, char **argv)
     o.device = (tf_backend)dev;
     const int have_gpu = o.device != TF_BACKEND_CPU && tf_gpu_count() > 0; /* --device cpu loads no CUDA */
     if (!formats)
-        formats = o.device == TF_BACKEND_CPU || (o.device == TF_BACKEND_AUTO && !have_gpu) ? "coo,csf"
+        formats = o.device == TF_BACKEND_CPU || (o.device == TF_BACKEND_AUTO && !have_gpu) ? "coo,csf,csf-short"
                                                                                           : "coo,fcoo,blco";
     if ((rc = parse_formats(formats, fmt, &nfmt))) return rc;
 
@@ -509,9 +513,9 @@ int cmd_bench(int argc, char **argv)
             snprintf(why, sizeof why, "no CUDA backend: its module %.900s", m);
         }
         if (o.device == TF_BACKEND_GPU)
-            fprintf(stderr, "tenfold: --device gpu: %s (coo and csf run on the CPU with --device cpu)\n", why);
+            fprintf(stderr, "tenfold: --device gpu: %s (coo, csf and csf-short run on the CPU with --device cpu)\n", why);
         else
-            fprintf(stderr, "tenfold: --format %s: GPU formats, and %s (the CPU runs coo and csf)\n", formats, why);
+            fprintf(stderr, "tenfold: --format %s: GPU formats, and %s (the CPU runs coo, csf and csf-short)\n", formats, why);
         return CLI_FAIL;
     }
 
@@ -541,7 +545,7 @@ int cmd_bench(int argc, char **argv)
         goto done;
     }
     print_setup(&o);
-    printf("%-6s %-6s %5s %12s %12s %9s %9s %9s %6s\n", "format", "prec", "mode", "median ms", "min ms",
+    printf("%-9s %-6s %5s %12s %12s %9s %9s %9s %6s\n", "format", "prec", "mode", "median ms", "min ms",
            "GFLOP/s", "GB", "GB/s", "frac");
     cli_flush_stdout();
     int failed = 0;

@@ -177,7 +177,7 @@ static const char help[] =
     "                       and supported, except for problems so small that the\n"
     "                       CPU finishes before the GPU has started (a note says\n"
     "                       so); else the CPU)\n"
-    "      --format F       auto|coo|csf|fcoo|blco (default auto)\n"
+    "      --format F       auto|coo|csf|csf-short|fcoo|blco (default auto)\n"
     "      --precision P    double|single (default double)\n"
     CLI_MEMORY_LIMIT_HELP
     "                       (under --device auto: it runs on the CPU, with a note)\n"
@@ -400,7 +400,7 @@ static int parse(int argc, char **argv, cpd_run *run, cli_args *a)
         return rc;
     if (gpus && dev == TF_BACKEND_CPU) return cli_usage("cpd", "--gpus: not with --device cpu");
     if (format && (fmt = tf_format_parse(format)) < 0)
-        return cli_usage("cpd", "--format: expected auto|coo|csf|fcoo|blco, got '%s'", format);
+        return cli_usage("cpd", "--format: expected auto|coo|csf|csf-short|fcoo|blco, got '%s'", format);
     o->max_iters = (uint32_t)max_iters;
     o->backend = (tf_backend)dev; /* device_names follows tf_backend's order */
     if (run->apr.on && (rc = cpd_apr_options(&run->apr, o, iters, tol, apr_inner, kappa, apr_alg))) return rc;

@@ -27,8 +27,9 @@ static const char help[] =
     "                       others disagree on the column count)\n"
     "  -o, --output OUT     output matrix file (written atomically; '-' is standard\n"
     "                       output, then the report goes to stderr)\n"
-    "      --format F       auto|coo|csf|fcoo|blco, or reference for the plain\n"
-    "                       float64 single-threaded reference kernel (default auto)\n"
+    "      --format F       auto|coo|csf|csf-short|fcoo|blco, or reference for\n"
+    "                       the plain float64 single-threaded reference kernel\n"
+    "                       (default auto)\n"
     "      --device D       cpu|gpu|auto (default cpu; auto: the GPU when one is\n"
     "                       present)\n"
     "      --precision P    double|single (single on the GPU only; default double)\n"
@@ -175,7 +176,7 @@ int cmd_mttkrp(int argc, char **argv)
     if ((rc = cli_int("mttkrp", "--mode", mode_s, 1, TF_MAX_ORDER, &mode1))) return rc;
     if ((rc = cli_threads("mttkrp", threads, &nthreads))) return rc;
     if (format && !reference && ((fmt = tf_format_parse(format)) < 0))
-        return cli_usage("mttkrp", "--format: expected auto, coo, csf, fcoo, blco or reference, got '%s'", format);
+        return cli_usage("mttkrp", "--format: expected auto, coo, csf, csf-short, fcoo, blco or reference, got '%s'", format);
     int dev = TF_BACKEND_CPU, prec = 0;
     cli_gpus gpus;
     uint64_t memory_limit = 0;

@@ -14,25 +14,33 @@
 #include "check.h"
 #include "core/rng.h"
 #include "cpu/csf_kernel.h"
+#include "fmt/csf.h"
 #include "realdata.h"
 #include "tenfold.h"
 
 /* The plans under test: coo, csf as tf_plan_build makes it (and with its
  * factor rows prefetched, which it does only for large factors), and csf
  * forced to full trees (every level compressed) and to flat levels (only
- * the root compressed). */
+ * the root compressed); csf-short (every tree's fibres in order of length,
+ * the kernel's pairs of equal fibres) likewise, and auto (csf-short's order
+ * in the trees whose fibres are short). */
 typedef struct variant {
     const char *name;
     tf_format format;
     double flat_ratio; /* < 0: tf_plan_build's choice */
     int prefetch;      /* tf_cpu_csf_plan_fix_prefetch */
+    int by_length;     /* with flat_ratio >= 0: tf_cpu_csf_plan_build_flat's */
 } variant;
-static const variant variants[] = {{"coo", TF_FORMAT_COO, -1, -1},
-                                   {"csf", TF_FORMAT_CSF, -1, -1},
-                                   {"csf-prefetch", TF_FORMAT_CSF, -1, 1},
-                                   {"csf-tree", TF_FORMAT_CSF, 1e300, -1},
-                                   {"csf-flat", TF_FORMAT_CSF, 0.0, -1}};
-static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF};
+static const variant variants[] = {{"coo", TF_FORMAT_COO, -1, -1, 0},
+                                   {"csf", TF_FORMAT_CSF, -1, -1, 0},
+                                   {"csf-prefetch", TF_FORMAT_CSF, -1, 1, 0},
+                                   {"csf-tree", TF_FORMAT_CSF, 1e300, -1, 0},
+                                   {"csf-flat", TF_FORMAT_CSF, 0.0, -1, 0},
+                                   {"auto", TF_FORMAT_AUTO, -1, -1, 0},
+                                   {"csf-short", TF_FORMAT_CSF_SHORT, -1, -1, 0},
+                                   {"csf-short-prefetch", TF_FORMAT_CSF_SHORT, -1, 1, 0},
+                                   {"csf-short-tree", TF_FORMAT_CSF_SHORT, 1e300, -1, 1}};
+static const tf_format formats[] = {TF_FORMAT_COO, TF_FORMAT_CSF, TF_FORMAT_CSF_SHORT};
 static const uint64_t ranks[] = {1, 7, 8, 16, 33, 64};
 static const int thread_counts[] = {1, 2, 3};
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -130,9 +138,9 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
     p->nnz = X->nnz;
     memcpy(p->dims, X->dims, sizeof p->dims);
     p->backend = TF_BACKEND_CPU;
-    p->format = TF_FORMAT_CSF;
+    p->format = v->format;
     p->threads = threads;
-    tf_status s = tf_cpu_csf_plan_build_flat(X, &o, v->flat_ratio, p);
+    tf_status s = tf_cpu_csf_plan_build_flat(X, &o, v->flat_ratio, v->by_length, p);
     if (s != TF_OK) { free(p); return s; }
     tf_cpu_csf_plan_fix_team(p, threads);
     *out = p;
@@ -203,6 +211,72 @@ static void short_mode_tensors(void)
         tf_tensor_free(&X);
         X = make_tensor(&rng, 5, dims5, 20000, hot, 1);
         check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), hot < 0 ? "short 5-mode" : "short 5-mode skewed");
+        tf_tensor_free(&X);
+    }
+}
+
+/* 4- and 5-mode tensors whose fibres hold 1-6 non-zeros (uber-apr14's
+ * 4.3): auto orders every tree's fibres by length (tf_csf_sort_fibres; the
+ * lengths must then rise within each parent), csf none, and the kernel sums
+ * runs of equal fibres in pairs; every rank of the register path and the
+ * generic one, up to 7 threads. */
+static void short_fibre_tensors(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 20261130);
+    static const uint64_t dims4[] = {10, 8, 30, 100}, dims5[] = {20, 4, 3, 10, 300};
+    static const uint64_t rk[] = {1, 7, 8, 16, 32, 33};
+    static const int th[] = {1, 2, 3, 7};
+    for (int shape = 0; shape < 4; ++shape) {
+        const int hot = shape % 2 ? 0 : -1;
+        tf_tensor X = shape < 2 ? make_tensor(&rng, 4, dims4, 2000, hot, 1) : make_tensor(&rng, 5, dims5, 3000, hot, 1);
+        char what[64];
+        snprintf(what, sizeof what, "short fibres, order %u%s", X.order, hot < 0 ? "" : " skewed");
+        uint32_t short_trees = 0, fibred = 0; /* the rule: flat >= 2 and under 8 non-zeros per fibre */
+        for (uint32_t m = 0; m < X.order; ++m) {
+            uint32_t mo[TF_MAX_ORDER];
+            tf_csf c;
+            tf_csf_default_order(&X, m, mo);
+            CHECK_OK(tf_csf_build(&X, mo, 0.5, 2, &c));
+            short_trees += c.flat >= 2 && tf_csf_mean_fibre(&c) < 8.0;
+            fibred += c.flat >= 2;
+            tf_csf_free(&c);
+        }
+        if (hot < 0) CHECKF(short_trees == X.order, "%s: %u trees of short fibres", what, short_trees);
+        for (int f = 0; f < 3; ++f) {
+            tf_plan_opts o;
+            tf_plan_opts_default(&o);
+            o.backend = TF_BACKEND_CPU;
+            o.format = f == 0 ? TF_FORMAT_AUTO : f == 1 ? TF_FORMAT_CSF : TF_FORMAT_CSF_SHORT;
+            tf_plan *p = NULL;
+            CHECK_OK(tf_plan_build(&X, &o, &p));
+            const uint32_t want = f == 1 ? 0 : f == 0 ? short_trees : fibred;
+            CHECKF(tf_cpu_csf_plan_sorted(p) == want, "%s, %s: %u trees by fibre length, expected %u", what,
+                   tf_format_name(o.format), tf_cpu_csf_plan_sorted(p), want);
+            tf_plan_free(p);
+        }
+        for (uint32_t m = 0; m < X.order; ++m) { /* the order itself, and that nothing was lost */
+            uint32_t mo[TF_MAX_ORDER];
+            tf_csf c;
+            tf_csf_default_order(&X, m, mo);
+            CHECK_OK(tf_csf_build(&X, mo, 0.5, 2, &c));
+            CHECKF(c.flat >= 2, "%s, tree %u: flat %u", what, m, c.flat);
+            if (c.flat < 2) { tf_csf_free(&c); continue; }
+            double sum = 0.0, sorted_sum = 0.0;
+            for (uint64_t z = 0; z < c.nnz; ++z) sum += c.vals[z] * (1.0 + c.fids[c.order - 1][z]);
+            CHECK_OK(tf_csf_sort_fibres(&c, 2));
+            uint64_t falls = 0;
+            const uint32_t L = c.flat - 1;
+            for (uint64_t p = 0; p < c.nodes[L - 1]; ++p)
+                for (uint64_t f = c.fptr[L - 1][p] + 1; f < c.fptr[L - 1][p + 1]; ++f)
+                    falls += c.fptr[L][f + 1] - c.fptr[L][f] < c.fptr[L][f] - c.fptr[L][f - 1];
+            for (uint64_t z = 0; z < c.nnz; ++z) sorted_sum += c.vals[z] * (1.0 + c.fids[c.order - 1][z]);
+            CHECKF(falls == 0, "%s, tree %u: %llu fibres shorter than the one before", what, m, (unsigned long long)falls);
+            CHECKF(fabs(sum - sorted_sum) <= 1e-9 * fabs(sum), "%s, tree %u: the leaves changed", what, m);
+            CHECKF(c.fptr[L][0] == 0 && c.fptr[L][c.nodes[L]] == c.nnz, "%s, tree %u: fibre pointers", what, m);
+            tf_csf_free(&c);
+        }
+        check_tensor(&rng, &X, rk, COUNT(rk), th, COUNT(th), what);
         tf_tensor_free(&X);
     }
 }
@@ -331,6 +405,7 @@ int main(void)
 {
     random_tensors();
     short_mode_tensors();
+    short_fibre_tensors();
     corner_tensors();
     bad_arguments();
     validation();

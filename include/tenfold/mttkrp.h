@@ -16,7 +16,9 @@ typedef enum tf_format {
     TF_FORMAT_COO,   /* plain coordinate list                               */
     TF_FORMAT_CSF,   /* per-mode compressed sparse fibres (CPU)             */
     TF_FORMAT_FCOO,  /* flagged COO (GPU)                                   */
-    TF_FORMAT_BLCO   /* blocked linearised coordinates (GPU)                */
+    TF_FORMAT_BLCO,  /* blocked linearised coordinates (GPU)                */
+    TF_FORMAT_CSF_SHORT /* csf with every parent's fibres in order of length
+                         * (CPU; csf and auto do it where fibres are short) */
 } tf_format;
 
 typedef struct tf_plan_opts {

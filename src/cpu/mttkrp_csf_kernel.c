@@ -135,6 +135,35 @@ TF_ALWAYS_INLINE void fibre_reg(const tf_csf_job *j, uint64_t zb, uint64_t ze, v
     }
 }
 
+/* The same for two fibres of n non-zeros each, from za and zb: two
+ * independent chains with one loop exit (the fibres of a parent ordered by
+ * length, fmt/csf_sort.c, put such fibres side by side). */
+TF_ALWAYS_INLINE void fibre_pair_reg(const tf_csf_job *j, uint64_t za, uint64_t zb, uint64_t n,
+                                     v4d *restrict s, v4d *restrict u, const uint64_t R)
+{
+    const tf_csf *c = j->csf;
+    const double *const val = c->vals;
+    const uint32_t *const id = c->fids[c->flat];
+    const double *const F = j->F[c->flat];
+    const uint64_t V = R / 4;
+    for (uint64_t k = 0; k < V; ++k) s[k] = u[k] = bc4(0.0);
+    for (uint64_t t = 0; t < n; ++t) {
+        if (j->prefetch && zb + t + PREFETCH_AHEAD < j->zhi) {
+            prefetch_row(F + (uint64_t)id[za + t + PREFETCH_AHEAD] * R, R);
+            prefetch_row(F + (uint64_t)id[zb + t + PREFETCH_AHEAD] * R, R);
+        }
+        const double *ra = F + (uint64_t)id[za + t] * R, *rb = F + (uint64_t)id[zb + t] * R;
+        const double xa = val[za + t], xb = val[zb + t];
+        const v4d va = bc4(xa), vb = bc4(xb);
+        for (uint64_t k = 0; k < V; ++k) s[k] += va * ld4(ra + 4 * k);
+        for (uint64_t k = 0; k < V; ++k) u[k] += vb * ld4(rb + 4 * k);
+    }
+}
+
+/* Pairs of fibres need 3 x R/4 vector registers (the parent's sum and the
+ * two fibres'): R <= 16 on AVX2's sixteen. */
+#define PAIR_MAX_R 16
+
 /* The nodes of level L = flat-1 from f to the last child of f's parent in
  * the job's range: acc(L-1) = sum over them of their fibre's sum times
  * their own row, held in registers until the parent is complete. Returns
@@ -155,6 +184,20 @@ TF_ALWAYS_INLINE uint64_t parent_reg(const tf_csf_job *j, uint64_t f, uint64_t f
             prefetch_row(FL + (uint64_t)idL[f + PREFETCH_AHEAD] * R, R);
         const uint64_t zb = fp[f] > j->zlo ? fp[f] : j->zlo;
         const uint64_t ze = fp[f + 1] < j->zhi ? fp[f + 1] : j->zhi;
+        if (R <= PAIR_MAX_R && f + 1 < fend) { /* the next fibre (in the range) as long: both at once */
+            const uint64_t ze2 = fp[f + 2] < j->zhi ? fp[f + 2] : j->zhi;
+            if (ze2 - fp[f + 1] == ze - zb) {
+                v4d u[REG_MAX_R / 4];
+                if (j->prefetch && f + 1 + PREFETCH_AHEAD <= j->hi[L])
+                    prefetch_row(FL + (uint64_t)idL[f + 1 + PREFETCH_AHEAD] * R, R);
+                fibre_pair_reg(j, zb, fp[f + 1], ze - zb, s, u, R);
+                const double *fr = FL + (uint64_t)idL[f] * R, *fu = FL + (uint64_t)idL[f + 1] * R;
+                for (uint64_t k = 0; k < V; ++k) p[k] += s[k] * ld4(fr + 4 * k);
+                for (uint64_t k = 0; k < V; ++k) p[k] += u[k] * ld4(fu + 4 * k);
+                if (++f + 1 >= fend) break;
+                continue;
+            }
+        }
         fibre_reg(j, zb, ze, s, R);
         const double *fr = FL + (uint64_t)idL[f] * R;
         for (uint64_t k = 0; k < V; ++k) p[k] += s[k] * ld4(fr + 4 * k);

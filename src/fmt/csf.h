@@ -38,6 +38,12 @@ tf_status tf_csf_build(const tf_tensor *X, const uint32_t *mode_order, double fl
 void tf_csf_free(tf_csf *c);
 /* Memory held by the arrays, in bytes. */
 uint64_t tf_csf_bytes(const tf_csf *c);
+/* Non-zeros per fibre (node of level flat-1) on average. */
+double tf_csf_mean_fibre(const tf_csf *c);
+/* Orders the fibres of every node of level flat-2 by length (ties keep
+ * their order), moving their non-zeros with them (fmt/csf_sort.c). A tree
+ * with flat < 2 is left alone. On failure (memory) the tree is unchanged. */
+tf_status tf_csf_sort_fibres(tf_csf *c, int threads);
 /* path[l] = the node of level l on the way from the root to leaf z (z < nnz). */
 void tf_csf_leaf_path(const tf_csf *c, uint64_t z, uint64_t *path);
 #endif

@@ -163,7 +163,7 @@ static tf_status check_opts(const tf_cpd_opts *o)
         return tf_fail(TF_ERR_ARG, "cpd: unknown backend %d", (int)o->backend);
     if (o->start != TF_START_RANDOM && o->start != TF_START_NVECS)
         return tf_fail(TF_ERR_ARG, "cpd: unknown start %d", (int)o->start);
-    if ((unsigned)o->format > TF_FORMAT_BLCO)
+    if ((unsigned)o->format > TF_FORMAT_CSF_SHORT)
         return tf_fail(TF_ERR_ARG, "cpd: unknown format %d", (int)o->format);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "cpd: unknown precision %d", (int)o->precision);
@@ -265,7 +265,7 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     tf_plan_opts po;
     tf_plan_opts_default(&po);
     po.backend = TF_BACKEND_CPU;
-    po.format = o->format == TF_FORMAT_COO ? TF_FORMAT_COO : TF_FORMAT_AUTO;
+    po.format = o->format == TF_FORMAT_COO || o->format == TF_FORMAT_CSF_SHORT ? o->format : TF_FORMAT_AUTO;
     po.threads = o->threads;
     po.rank_hint = o->rank;
     tf_status s = tf_partition_make(&h->part, X, d->size, (int)o->context->tuning.partition,
@@ -324,7 +324,7 @@ static tf_status create_cpu_instead(const tf_tensor *X, const tf_cpd_opts *o, tf
                                     backend_hold *h, char *note, size_t note_len)
 {
     tf_cpd_opts co = *o;
-    if (co.format != TF_FORMAT_COO) co.format = TF_FORMAT_AUTO;
+    if (co.format != TF_FORMAT_COO && co.format != TF_FORMAT_CSF_SHORT) co.format = TF_FORMAT_AUTO;
     if (co.precision == TF_SINGLE) {
         co.precision = TF_DOUBLE;
         const size_t n = strlen(note);

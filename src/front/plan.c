@@ -129,7 +129,7 @@ static tf_status check_opts(const tf_plan_opts *o)
     static const char who[] = "tf_plan_build";
     if (o->backend != TF_BACKEND_AUTO && o->backend != TF_BACKEND_CPU && o->backend != TF_BACKEND_GPU)
         return tf_fail(TF_ERR_ARG, "%s: unknown backend %d", who, (int)o->backend);
-    if ((unsigned)o->format > TF_FORMAT_BLCO) return tf_fail(TF_ERR_ARG, "%s: unknown format %d", who, (int)o->format);
+    if ((unsigned)o->format > TF_FORMAT_CSF_SHORT) return tf_fail(TF_ERR_ARG, "%s: unknown format %d", who, (int)o->format);
     if (o->precision != TF_DOUBLE && o->precision != TF_SINGLE)
         return tf_fail(TF_ERR_ARG, "%s: unknown precision %d", who, (int)o->precision);
     return tf_threads_arg(who, o->threads);
@@ -154,8 +154,9 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
 {
     if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: X is NULL");
     TF_TRY(tf_tensor_validate(X));
-    /* every format exists on the GPU but CSF */
-    const tf_backend be = tf_choose_backend(o->context, o->backend, o->format != TF_FORMAT_CSF);
+    /* every format exists on the GPU but the CSF ones */
+    const tf_backend be = tf_choose_backend(o->context, o->backend,
+                                            o->format != TF_FORMAT_CSF && o->format != TF_FORMAT_CSF_SHORT);
     if (be == TF_BACKEND_CPU && o->precision == TF_SINGLE)
         return tf_fail(TF_ERR_UNAVAILABLE, "the CPU backend computes in double precision only");
     tf_format fmt = o->format;
@@ -198,9 +199,10 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
     }
     switch (fmt) {
     case TF_FORMAT_COO: s = tf_cpu_coo_plan_build(X, o, p); break;
-    case TF_FORMAT_CSF: s = tf_cpu_csf_plan_build(X, o, p); break;
+    case TF_FORMAT_CSF: /* auto too: o->format says which (the fibre order's rule) */
+    case TF_FORMAT_CSF_SHORT: s = tf_cpu_csf_plan_build(X, o, p); break;
     default:
-        s = tf_fail(TF_ERR_UNAVAILABLE, "format '%s' is not available on the CPU backend (use coo or csf)",
+        s = tf_fail(TF_ERR_UNAVAILABLE, "format '%s' is not available on the CPU backend (use coo, csf or csf-short)",
                     tf_format_name(fmt));
     }
     if (s != TF_OK) { tf_free(p); return s; }

@@ -96,6 +96,14 @@ expect_usage cpd t.tns -r 2 --seed 99999999999999999999999
 expect_usage cpd t.tns -r 2 -t many
 expect_usage cpd t.tns -r 2 --device tpu
 expect_usage cpd t.tns -r 2 --format xyz
+# csf-short (the CSF trees with their fibres by length) is a format of its own
+for c in "bench mttkrp" cpd mttkrp; do
+    expect 0 "tenfold $c --help" $c --help
+    check "tenfold $c --help names csf-short" grep -q "csf-short" out.txt
+done
+expect 0 "bench --format csf-short" bench mttkrp t.tns --format csf,csf-short --device cpu -r 2 --reps 1 --warmup 0
+check "bench --format csf-short runs" grep -qE '^csf-short +double +all ' out.txt
+check "bench --format csf-short's plan says so" grep -qE 'cpu csf-short \([0-9]+ of 3 trees by fibre length\)' out.txt
 expect_usage cpd t.tns -r 2 --precision half
 expect_usage convert t.tns o.x --to foo
 expect_usage gen -o g.tns --dims 2,x --nnz 2
