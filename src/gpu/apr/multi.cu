@@ -211,8 +211,8 @@ tf_status build(multi_apr *m, const tf_tensor *X, const tf_cp_apr_opts *o, const
 {
     TF_TRY(build_parts(m, X, o, sh));
     TF_TRY(m->set.open_exchange());
-    snprintf(desc, len, "%d GPUs%s%s, fp64, each the non-zeros of its rows by mode", sh->parts,
-             sh->dist ? " (MPI ranks)" : "", m->set.peer() ? ", peer copies" : ", NCCL");
+    snprintf(desc, len, "%d GPUs%s, %s, fp64, each the non-zeros of its rows by mode", sh->parts,
+             sh->dist ? " (MPI ranks)" : "", m->set.transport());
     return TF_OK;
 }
 

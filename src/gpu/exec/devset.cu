@@ -62,14 +62,8 @@ tf_status tf_devset::open_exchange()
 {
     if (exchanging) return TF_OK;
     xchg = tf_exchange();
-    if (dist) {
-        unsigned char id[TF_NCCL_ID_BYTES] = {0};
-        if (dist->rank == 0) TF_TRY(check(tf_nccl_unique_id(id)));
-        TF_TRY(check(dist->bcast_bytes(id, sizeof id)));
-        TF_TRY(check(tf_exchange_init_rank(&xchg, gpu[0], parts, first, id)));
-    } else {
-        TF_TRY(check(tf_exchange_init_all(&xchg, gpu, n)));
-    }
+    if (dist) TF_TRY(check(tf_exchange_init_ranks(&xchg, gpu[0], dist, parts, first)));
+    else TF_TRY(check(tf_exchange_init_all(&xchg, gpu, n)));
     exchanging = true;
     return TF_OK;
 }
