@@ -85,7 +85,9 @@ int cmd_info(int argc, char **argv)
         char links[512];
         tf_gpu_links(links, sizeof links);
         printf("links:   %s\n", links);
-        tf_tuning t; /* the exchange of factor rows among GPUs: TF_EXCHANGE (tf_tuning_from_env) */
+    }
+    if (st == TF_CUDA_MODULE_LOADED) { /* how factor rows go among GPUs: TF_EXCHANGE (tf_tuning_from_env) */
+        tf_tuning t;
         tf_tuning_default(&t);
         tf_tuning_from_env(&t);
         if (t.gpu_exchange == 1) printf("exchange: nccl (TF_EXCHANGE=nccl: NCCL among GPUs and GPU ranks)\n");

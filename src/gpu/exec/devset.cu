@@ -68,21 +68,4 @@ tf_status tf_devset::open_exchange()
     return TF_OK;
 }
 
-tf_status tf_devset::agree(const tf_dist *d, tf_status s)
-{
-    if (!d) return s;
-    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
-    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
-    if (holder == UINT64_MAX) return TF_OK;
-    struct {
-        int32_t status;
-        char what[500];
-    } msg;
-    memset(&msg, 0, sizeof msg);
-    if ((uint64_t)d->rank == holder) {
-        msg.status = (int32_t)s;
-        snprintf(msg.what, sizeof msg.what, "%s", tf_last_error());
-    }
-    TF_TRY(d->bcast_from(&msg, sizeof msg, (int)holder));
-    return tf_fail((tf_status)msg.status, "%s", msg.what);
-}
+tf_status tf_devset::agree(const tf_dist *d, tf_status s) { return tf_exchange_agree(d, s); }

@@ -368,11 +368,30 @@ tf_status tf_exchange_init_ranks(tf_exchange *g, tf_gpu_dev *gpu, const tf_dist 
     }
     unsigned char id[TF_NCCL_ID_BYTES] = {0};
     /* rank 0's failure to make the id is every rank's (no rank left waiting for it) */
-    TF_TRY(tf_dist_shared(d, d->rank == 0 ? tf_nccl_unique_id(id) : TF_OK));
+    TF_TRY(tf_exchange_agree(d, d->rank == 0 ? tf_nccl_unique_id(id) : TF_OK));
     TF_TRY(d->bcast_bytes(id, sizeof id));
     TF_TRY(tf_exchange_init_rank(g, gpu, nranks, rank, id));
     snprintf(g->why, sizeof g->why, "%s", why);
     return TF_OK;
+}
+
+tf_status tf_exchange_agree(const tf_dist *d, tf_status s)
+{
+    if (!d) return s;
+    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
+    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
+    if (holder == UINT64_MAX) return TF_OK;
+    struct {
+        int32_t status;
+        char what[500];
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    if ((uint64_t)d->rank == holder) {
+        msg.status = (int32_t)s;
+        snprintf(msg.what, sizeof msg.what, "%s", tf_last_error());
+    }
+    TF_TRY(d->bcast_from(&msg, sizeof msg, (int)holder));
+    return tf_fail((tf_status)msg.status, "%s", msg.what);
 }
 
 void tf_exchange_describe(const tf_exchange *g, char *buf, size_t len)

@@ -76,6 +76,10 @@ tf_status tf_exchange_init_rank(tf_exchange *g, tf_gpu_dev *gpu, int nranks, int
  * rank (a collective: every rank calls it); NCCL's id made by rank 0 and
  * handed out over d. */
 tf_status tf_exchange_init_ranks(tf_exchange *g, tf_gpu_dev *gpu, const tf_dist *d, int nranks, int rank);
+/* On ranks (d), s agreed by every rank (a collective): TF_OK where every
+ * rank's is; else the lowest failing rank's status and message, on every
+ * rank (tf_devset::agree). d NULL: s. */
+tf_status tf_exchange_agree(const tf_dist *d, tf_status s);
 /* The transport's name for a plan line: "peer copies", "NCCL" or "host
  * staging", with g->why where it was chosen for a reason ("host staging
  * (ranks 0 and 1 share one GPU)"). */
