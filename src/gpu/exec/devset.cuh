@@ -35,7 +35,7 @@ struct tf_devset {
     tf_exchange xchg;                           /* its transport opened by open_exchange */
     bool exchanging = false;
     bool failed = false; /* a step failed: communicators are aborted, not destroyed */
-    char how[160] = "";  /* transport()'s */
+    char how[64] = "";   /* transport()'s */
 
     tf_devset() = default;
     tf_devset(const tf_devset &) = delete;
@@ -57,8 +57,8 @@ struct tf_devset {
     uint64_t lo(int g, uint32_t mode) const { return row_lo[mode][first + g]; }
     uint64_t rows(int g, uint32_t mode) const { return row_lo[mode][first + g + 1] - row_lo[mode][first + g]; }
     bool peer() const { return exchanging && xchg.peer; }
-    /* The transport for a plan line ("NCCL", "host staging (auto: ranks 0
-     * and 1 share one GPU)", ...). */
+    /* The transport for a plan line ("NCCL", "host staging (shared GPU)",
+     * ...). */
     const char *transport()
     {
         tf_exchange_describe(&xchg, how, sizeof how);

@@ -292,7 +292,7 @@ tf_status tf_exchange_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
     const int64_t want = gpu[0]->tune.gpu_exchange; /* 0 auto, 1 NCCL, 2 host staging */
     if (want == 2) {
         TF_TRY(tf_host_exchange_init(g, gpu, n, nullptr, n, 0));
-        snprintf(g->why, sizeof g->why, "TF_EXCHANGE=host");
+        snprintf(g->why, sizeof g->why, "TF_EXCHANGE");
         return TF_OK;
     }
     if (want != 1 && tf_peer_usable(gpu, n)) {
@@ -304,11 +304,11 @@ tf_status tf_exchange_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
     }
     if (want != 1 && !tf_nccl_loads(nullptr, 0)) { /* auto without NCCL: through the host */
         TF_TRY(tf_host_exchange_init(g, gpu, n, nullptr, n, 0));
-        snprintf(g->why, sizeof g->why, "no peer access, no NCCL");
+        snprintf(g->why, sizeof g->why, "no NCCL");
         return TF_OK;
     }
     TF_TRY(nccl_init_all(g, gpu, n));
-    if (want == 1) snprintf(g->why, sizeof g->why, "TF_EXCHANGE=nccl");
+    if (want == 1) snprintf(g->why, sizeof g->why, "TF_EXCHANGE");
     return TF_OK;
 }
 
@@ -319,10 +319,9 @@ namespace {
  * UUID gathered to every rank). */
 tf_status ranks_want_nccl(tf_gpu_dev *gpu, const tf_dist *d, int nranks, bool *nccl, char *why, size_t len)
 {
-    char mine[160] = "";
-    uint64_t loads = tf_nccl_loads(mine, sizeof mine) ? 1 : 0;
+    uint64_t loads = tf_nccl_loads(nullptr, 0) ? 1 : 0;
     TF_TRY(d->allreduce_u64(&loads, 1, TF_RANKS_MIN));
-    int a = -1, b = -1; /* the first two ranks on one GPU */
+    bool shared = false; /* two ranks on one GPU */
     if (d->allgather_bytes) {
         unsigned char *ids = nullptr;
         uint64_t *lo = nullptr;
@@ -336,17 +335,16 @@ tf_status ranks_want_nccl(tf_gpu_dev *gpu, const tf_dist *d, int nranks, bool *n
             else cudaGetLastError(); /* no UUID: all zeros, alike on every rank that has none */
             s = d->allgather_bytes(ids, lo, 16, d->round_bytes);
         }
-        for (int i = 0; s == TF_OK && i < nranks && a < 0; ++i)
-            for (int j = i + 1; j < nranks && a < 0; ++j)
-                if (!memcmp(ids + (size_t)i * 16, ids + (size_t)j * 16, 16)) a = i, b = j;
+        for (int i = 0; s == TF_OK && i < nranks && !shared; ++i)
+            for (int j = i + 1; j < nranks && !shared; ++j)
+                shared = !memcmp(ids + (size_t)i * 16, ids + (size_t)j * 16, 16);
         tf_free(ids);
         tf_free(lo);
         TF_TRY(s);
     }
-    *nccl = loads && a < 0;
-    if (!loads && mine[0]) snprintf(why, len, "auto: no NCCL on rank %d", d->rank);
-    else if (!loads) snprintf(why, len, "auto: no NCCL on another rank");
-    else if (a >= 0) snprintf(why, len, "auto: ranks %d and %d share one GPU", a, b);
+    *nccl = loads && !shared;
+    if (!loads) snprintf(why, len, "no NCCL");
+    else if (shared) snprintf(why, len, "shared GPU");
     return TF_OK;
 }
 
@@ -358,8 +356,7 @@ tf_status tf_exchange_init_ranks(tf_exchange *g, tf_gpu_dev *gpu, const tf_dist 
     const int64_t want = gpu->tune.gpu_exchange; /* 0 auto, 1 NCCL, 2 host staging */
     bool nccl = want == 1;
     char why[128] = "";
-    if (want == 1) snprintf(why, sizeof why, "TF_EXCHANGE=nccl");
-    else if (want == 2) snprintf(why, sizeof why, "TF_EXCHANGE=host");
+    if (want == 1 || want == 2) snprintf(why, sizeof why, "TF_EXCHANGE");
     else TF_TRY(ranks_want_nccl(gpu, d, nranks, &nccl, why, sizeof why));
     if (!nccl) {
         TF_TRY(tf_host_exchange_init(g, &gpu, 1, d, nranks, rank));

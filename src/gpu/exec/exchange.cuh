@@ -55,9 +55,11 @@ struct tf_exchange {
     void *stage = nullptr;
     size_t stage_bytes = 0;
     uint64_t *unit = nullptr;
-    /* why this transport (for the plan line and -v): "TF_EXCHANGE=host",
-     * "ranks 0 and 1 share one GPU", ... */
-    char why[128] = "";
+    /* why this transport, short (plan lines hold 95 characters):
+     * "TF_EXCHANGE" (asked for), "shared GPU" (two ranks' GPUs have one
+     * UUID), "no NCCL" (it does not load, here or on another rank); "" the
+     * default choice */
+    char why[32] = "";
 };
 
 /* NCCL's version ("2.28.9") or why it is not there; never fails. */
@@ -82,7 +84,7 @@ tf_status tf_exchange_init_ranks(tf_exchange *g, tf_gpu_dev *gpu, const tf_dist 
 tf_status tf_exchange_agree(const tf_dist *d, tf_status s);
 /* The transport's name for a plan line: "peer copies", "NCCL" or "host
  * staging", with g->why where it was chosen for a reason ("host staging
- * (ranks 0 and 1 share one GPU)"). */
+ * (shared GPU)"): at most 26 characters. */
 void tf_exchange_describe(const tf_exchange *g, char *buf, size_t len);
 /* Whether libnccl.so.2 loads here (never fails; why: the reason if not). */
 bool tf_nccl_loads(char *why, size_t len);

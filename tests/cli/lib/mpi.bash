@@ -81,7 +81,8 @@ gpu_ranks() {
 }
 # plan_transport: the plan line of a run of 2 GPU ranks (out.txt) names them, and where
 # SHARED_GPU says the rows went through the host because the ranks share one GPU
+# ("host staging (shared GPU)")
 plan_transport() {
-    if [ "$SHARED_GPU" -eq 1 ]; then grep -q "^plan: .*host staging (auto: ranks 0 and 1 share one GPU)" out.txt
+    if [ "$SHARED_GPU" -eq 1 ]; then grep -q "^plan: 2 GPUs (MPI ranks).*host staging (shared GPU)" out.txt
     else grep -q "^plan: 2 GPUs (MPI ranks)" out.txt; fi
 }
