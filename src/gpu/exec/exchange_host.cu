@@ -140,7 +140,8 @@ tf_status tf_host_sum(tf_exchange *g, double *const *a, uint64_t count, const cu
                               st[i]));
     }
     TF_TRY(tf_exchange_wait_on(g, st));
-    if (g->dist) TF_TRY(g->dist->allgather_bytes(h, g->unit, row, g->dist->round_bytes));
+    /* as doubles (bits kept), so a round holds at most round_bytes of a long vector */
+    if (g->dist) TF_TRY(g->dist->allgather_rows(h, g->unit, count, g->dist->round_bytes));
     double *sum = h + (uint64_t)g->nranks * count;
     /* 0.0 + rank 0's + rank 1's + ...: exchange_peer.cu's sum_parts_kernel's order, the same bits */
     for (uint64_t e = 0; e < count; ++e) sum[e] = 0.0;
