@@ -6,8 +6,8 @@
 # (pdnr too: each rank solves its rows);
 # values that are not counts fail on every rank with one line (rank 0's),
 # and no rank hangs; with a GPU (one: both ranks on it), 2 GPU ranks
-# (--device gpu) give one GPU's and the CPU's numbers to 1e-10. Skipped (77) without MPI in the build
-# or without mpirun.
+# (--device gpu) give one GPU's and the CPU's numbers to 1e-10. Skipped (77)
+# without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 source "$LIB/mpi.bash"

@@ -96,8 +96,8 @@ elif [ "$gpus" -ge 2 ]; then
         check "$tag on 2 GPU ranks: the run says so" grep -q "^ranks: 2 (MPI), one GPU each" out.txt
         check "$tag on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks), fp64, stratified samples split" out.txt
         check "$tag on 2 GPU ranks: printed once" test "$(grep -c '^final loss estimate' out.txt)" -eq 1
-        check "$tag on 2 GPU ranks: loss estimates and factors equal one GPU's" same g1_$tag g2_$tag
         check "$tag on 2 GPU ranks: the transport" plan_transport
+        check "$tag on 2 GPU ranks: loss estimates and factors equal one GPU's" same g1_$tag g2_$tag
     done
     G="counts.tns -r 4 --method gcp --loss poisson --epochs 4 --epoch-iters 40 -t 1"
     TF_EXCHANGE=host ranks 2 cpd $G --device gpu -o gx --json gx.json
