@@ -101,7 +101,8 @@ static const char help[] =
     "the options but -t, -o, --json, and the entries read), else all stop with\n"
     "one line 'ranks disagree: ...'. Standard input cannot be read by ranks.\n"
     "With --device gpu each rank solves its rows on one GPU (one rank per GPU;\n"
-    "the rows go among the GPUs through NCCL).\n"
+    "the rows go among the GPUs through NCCL, or through the host where NCCL\n"
+    "is missing or cannot serve them: TF_EXCHANGE=auto|nccl|host).\n"
     CLI_STDIN_HELP;
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};

@@ -15,7 +15,8 @@ static const char help[] =
     "libtenfold_cuda.so was loaded from (or why it was not: TF_CUDA_MODULE\n"
     "names the file to load), the default number of CPU threads\n"
     "(OMP_NUM_THREADS overrides it), the GPUs found, and for several GPUs\n"
-    "NCCL's version and which GPUs reach each other directly (peer access).\n"
+    "NCCL's version and which GPUs reach each other directly (peer access),\n"
+    "and how factor rows go among GPUs and GPU ranks (TF_EXCHANGE=auto|nccl|host).\n"
     "\n"
     "      --threads  only the CPU threads: the OpenMP team, the BLAS library's\n"
     "                 threads, the OpenMP binding (OMP_PROC_BIND, OMP_PLACES) and\n"
@@ -84,6 +85,19 @@ int cmd_info(int argc, char **argv)
         char links[512];
         tf_gpu_links(links, sizeof links);
         printf("links:   %s\n", links);
+    }
+    if (st == TF_CUDA_MODULE_LOADED) { /* how factor rows go among GPUs: TF_EXCHANGE (tf_tuning_from_env) */
+        tf_tuning t;
+        tf_tuning_default(&t);
+        tf_tuning_from_env(&t);
+        if (t.gpu_exchange == 1) printf("exchange: nccl (TF_EXCHANGE=nccl: NCCL among GPUs and GPU ranks)\n");
+        else if (t.gpu_exchange == 2)
+            printf("exchange: host (TF_EXCHANGE=host: factor rows staged through pinned host memory, MPI between "
+                   "GPU ranks)\n");
+        else
+            printf("exchange: auto (one process: peer copies where the GPUs reach each other, else NCCL, else the "
+                   "host; GPU ranks: NCCL where it loads on every rank and their GPUs are distinct, else host "
+                   "staging over MPI; TF_EXCHANGE=auto|nccl|host)\n");
     }
     return 0;
 }

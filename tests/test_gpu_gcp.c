@@ -311,16 +311,63 @@ static void check_runs_in(const char *what, const tf_tensor *X, const tf_gcp_opt
 }
 
 /* A context of `gpus` GPUs (0 .. gpus - 1; 1: GPU 0 alone). */
-static tf_context *gpus_context(int gpus)
+/* exchange: tuning.gpu_exchange (0 auto, 2 host staging) */
+static tf_context *gpus_context_x(int gpus, int exchange)
 {
     tf_context_opts co;
     tf_context_opts_default(&co);
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    tuning.gpu_exchange = exchange;
+    co.tuning = &tuning;
     co.backend = TF_BACKEND_GPU;
     co.ndevices = gpus;
     for (int i = 0; i < gpus; ++i) co.devices[i] = i;
     tf_context *ctx = NULL;
     CHECK_OK(tf_context_create(&co, &ctx));
     return ctx;
+}
+
+static tf_context *gpus_context(int gpus) { return gpus_context_x(gpus, 0); }
+
+/* The same run on 2 GPUs with the gradients summed through the host
+ * (TF_EXCHANGE=host: exec/exchange_host.cu): the plan says so, and where the
+ * other run summed by peer copies (the same order of the same additions)
+ * every estimate and factor entry has its bits; else within 1e-10. */
+static void check_runs_host(const char *what, const tf_tensor *X, const tf_gcp_opts *o2, const trace *t2,
+                            const tf_gcp_report *r2, const tf_ktensor *k2)
+{
+    tf_context *cx = gpus_context_x(2, 2);
+    trace tx;
+    tf_gcp_report rx;
+    tf_ktensor kx;
+    tf_gcp_opts ox = *o2;
+    ox.context = cx;
+    ox.user = &tx;
+    memset(&tx, 0, sizeof tx);
+    const tf_status sx = tf_gcp(X, &ox, &kx, &rx);
+    CHECKF(sx == TF_OK, "%s: the run through the host: %s (%s)", what, tf_status_name(sx), tf_last_error());
+    if (sx == TF_OK) {
+        const int exact = strstr(r2->plan, "peer copies") != NULL;
+        const double tol = exact ? 0.0 : 1e-10;
+        CHECKF(strstr(rx.plan, "summed by host staging (TF_EXCHANGE)") != NULL, "%s: plan '%s'", what, rx.plan);
+        CHECKF(tx.n == t2->n, "%s: %u epochs through the host, %u by %s", what, tx.n, t2->n, r2->plan);
+        for (uint32_t e = 0; e < tx.n && e < t2->n; ++e)
+            CHECKF(exact ? tx.f[e] == t2->f[e] : kt_close(tx.f[e], t2->f[e], 0.0, tol),
+                   "%s epoch %u: estimate through the host %.17g, %.17g (exact: %d)", what, e + 1, tx.f[e], t2->f[e],
+                   exact);
+        double diff = 0.0, big = 0.0;
+        for (uint32_t n = 0; n < X->order; ++n)
+            for (uint64_t e = 0; e < X->dims[n] * o2->rank; ++e) {
+                const double a = kx.factors[n].data[e], b = k2->factors[n].data[e];
+                big = fabs(b) > big ? fabs(b) : big;
+                diff = fabs(a - b) > diff || a != a ? fabs(a - b) : diff;
+            }
+        CHECKF(exact ? diff == 0.0 : diff <= 1e-10 * big, "%s: factors through the host differ by %.3g (exact: %d)",
+               what, diff, exact);
+        tf_ktensor_free(&kx);
+    }
+    tf_context_free(cx);
 }
 
 /* The run on 2 GPUs against one GPU's, from one start: every epoch's
@@ -373,6 +420,7 @@ static void check_runs_multi(const char *what, const tf_tensor *X, const tf_gcp_
             CHECKF(diff <= 1e-10 * big, "%s: factor %u differs by %.3g on 2 GPUs (largest entry %.3g)", what, n + 1,
                    diff, big);
         }
+        check_runs_host(what, X, &o2, &t2, &r2, &k2);
     }
     if (s1 == TF_OK) tf_ktensor_free(&k1);
     if (s2 == TF_OK) tf_ktensor_free(&k2);

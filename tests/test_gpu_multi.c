@@ -31,7 +31,7 @@ typedef struct setup {
     int stream;       /* tuning.stream = 1: every shard streams */
     int cusolver;     /* tuning.cpd_cusolver = 1 */
     int no_overlap;   /* tuning.cpd_overlap = 0: the exchange waited for in each step */
-    int nccl;         /* tuning.gpu_exchange = 1: NCCL, not peer copies */
+    int nccl;         /* tuning.gpu_exchange: 1 NCCL, 2 host staging, not peer copies */
     int partition;    /* tuning.partition (TF_PARTITION_LONGEST_FIRST: relabeled modes) */
     int shards;       /* tuning.gpu_shards: 0 cut on the GPUs where they fit, 1 split on the host, 2 on the GPUs */
 } setup;
@@ -131,8 +131,11 @@ static void compare(const tf_tensor *X, const char *what, uint64_t R, uint32_t i
         int forced = 1;
         for (uint32_t m = 0; m < X->order; ++m) forced &= rn.schedule[m] == TF_PARTITION_LONGEST_FIRST;
         CHECKF(su.partition != TF_PARTITION_LONGEST_FIRST || forced, "%s: longest-first asked, not reported", what);
-        CHECKF(!su.nccl || strstr(rn.plan, ", NCCL"), "%s: plan '%s' (NCCL asked for)", what, rn.plan);
-        CHECKF(su.nccl || strstr(rn.plan, ", peer copies") || strstr(rn.plan, ", NCCL"),
+        CHECKF(su.nccl != 1 || strstr(rn.plan, ", NCCL"), "%s: plan '%s' (NCCL asked for)", what, rn.plan);
+        CHECKF(su.nccl != 2 || strstr(rn.plan, ", host staging"), "%s: plan '%s' (host staging asked for)", what,
+               rn.plan);
+        CHECKF(su.nccl || strstr(rn.plan, ", peer copies") || strstr(rn.plan, ", NCCL") ||
+                   strstr(rn.plan, ", host staging"),
                "%s: plan '%s' names no transport", what, rn.plan);
         const int overlapped = strstr(rn.plan, "overlapped") != NULL;
         CHECKF(overlapped == (R <= 32 && !su.cusolver && !su.no_overlap), "%s: plan '%s' (overlap expected: %d)", what,
@@ -266,7 +269,8 @@ int main(int argc, char **argv)
                 two_lpt_plain = {2, 0, 0, 0, 1, 0, TF_PARTITION_LONGEST_FIRST, 0},
                 two_host = {2, 0, 0, 0, 0, 0, 0, 1}, two_dev = {2, 0, 0, 0, 0, 0, 0, 2},
                 two_lpt_host = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 1},
-                two_lpt_dev = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 2};
+                two_lpt_dev = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 2},
+                two_xhost = {2, 0, 0, 0, 0, 2, 0, 0}, two_plain_xhost = {2, 0, 0, 0, 1, 2, 0, 0};
     tf_tensor X;
 
     CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
@@ -286,6 +290,9 @@ int main(int argc, char **argv)
     compare(&X, "planted 3-mode R32", 32, quick ? 3 : 10, two);
     compare(&X, "planted 3-mode R32, exchange not overlapped", 32, quick ? 2 : 6, two_plain);
     if (tf_test_nccl_ok()) compare(&X, "planted 3-mode R32, through NCCL", 32, quick ? 2 : 6, two_nccl);
+    /* host staging (TF_EXCHANGE=host): also where NCCL refuses one device twice */
+    compare(&X, "planted 3-mode R32, through the host", 32, quick ? 2 : 6, two_xhost);
+    compare(&X, "planted 3-mode R32, not overlapped, through the host", 32, quick ? 2 : 4, two_plain_xhost);
     compare(&X, "planted 3-mode R32, longest-first, not overlapped", 32, quick ? 2 : 6, two_lpt_plain);
     compare(&X, "planted 3-mode R32, longest-first, host shards", 32, quick ? 2 : 6, two_lpt_host);
     compare(&X, "planted 3-mode R32, longest-first, GPU shards", 32, quick ? 2 : 6, two_lpt_dev);

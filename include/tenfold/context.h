@@ -93,10 +93,13 @@ typedef struct tf_tuning {
     int64_t cpd_overlap;          /* several GPUs, R <= 32: 1 (default) the factor-row
                                      exchange of a mode runs beside the next mode's MTTKRP
                                      of the non-zeros that need no other GPU's rows; 0 not */
-    int64_t gpu_exchange;         /* several GPUs in one process: 0 (default) the factor rows
-                                     go GPU to GPU on the copy engines where every pair has
-                                     peer access, else through NCCL; 1 NCCL always (MPI
-                                     ranks always use NCCL)                                  */
+    int64_t gpu_exchange;         /* how factor rows go among GPUs (TF_EXCHANGE): 0 (default)
+                                     auto: in one process GPU to GPU on the copy engines
+                                     where every pair has peer access, else NCCL where it
+                                     loads, else through the host; GPU MPI ranks NCCL where
+                                     it loads on every rank and their GPUs are distinct,
+                                     else host staging over MPI; 1 NCCL always; 2 host
+                                     staging always (pinned copies, MPI between ranks)      */
     /* MPI ranks */
     uint64_t mpi_round_bytes;     /* collectives between ranks (the non-zeros' all-to-all,
                                      the rows' all-gather) move at most this many bytes from

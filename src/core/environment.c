@@ -127,7 +127,11 @@ void tf_tuning_from_env(tf_tuning *caller)
     if (var("TF_GPU_CUSOLVER")) t->cpd_cusolver = 1;
     if (env_is("TF_GPU_GRAPH", "0")) t->cpd_graph = 0;
     if (env_is("TF_GPU_OVERLAP", "0")) t->cpd_overlap = 0;
+    /* the GPUs' factor-row exchange (TF_GPU_EXCHANGE=nccl: its older spelling) */
     if (env_is("TF_GPU_EXCHANGE", "nccl")) t->gpu_exchange = 1;
+    if (env_is("TF_EXCHANGE", "auto")) t->gpu_exchange = 0;
+    if (env_is("TF_EXCHANGE", "nccl")) t->gpu_exchange = 1;
+    if (env_is("TF_EXCHANGE", "host")) t->gpu_exchange = 2;
     if (env_is("TF_GPU_APPLY", "custom")) t->cpd_apply = 1;
     if (env_is("TF_GPU_APPLY", "cublas")) t->cpd_apply = 2;
     if (env_is("TF_GPU_GRAM", "syrk")) t->cpd_gram_syrk = 1;

@@ -288,12 +288,14 @@ static tf_status round_piece(int size, const uint64_t *n, const uint64_t *at, ui
 
 /* In rounds (round_piece): every rank knows every rank's count (row_lo is
  * the same everywhere), so all take part in the same rounds; each round
- * gathers the next piece of every rank's rows in place. */
-static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols, uint64_t round_bytes)
+ * gathers the next piece of every rank's rows in place. Items of
+ * item_bytes (type), per_row of them a row. */
+static tf_status allgather_items(unsigned char *a, const uint64_t *row_lo, uint64_t per_row, uint64_t item_bytes,
+                                 MPI_Datatype type, uint64_t round_bytes)
 {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const uint64_t per = round_items(round_bytes, sizeof(double), INT_MAX);
+    const uint64_t per = round_items(round_bytes, item_bytes, INT_MAX);
     uint64_t most = 0, *n = NULL, *at = NULL;
     int *cnt = NULL, *disp = NULL;
     tf_status s = TF_ALLOC(cnt, (uint64_t)size, "MPI counts");
@@ -301,8 +303,8 @@ static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols
     if (s == TF_OK) s = TF_ALLOC(n, (uint64_t)size, "MPI counts");
     if (s == TF_OK) s = TF_ALLOC(at, (uint64_t)size, "MPI displacements");
     for (int r = 0; s == TF_OK && r < size; ++r) {
-        n[r] = (row_lo[r + 1] - row_lo[r]) * cols;
-        at[r] = row_lo[r] * cols;
+        n[r] = (row_lo[r + 1] - row_lo[r]) * per_row;
+        at[r] = row_lo[r] * per_row;
         if (n[r] > most) most = n[r];
     }
     for (uint64_t lo = 0; s == TF_OK && lo < most; lo += per) {
@@ -310,14 +312,34 @@ static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols
         s = round_piece(size, n, at, lo, per, cnt, disp, &base);
         if (s != TF_OK) break;
         MPI_Request req;
-        s = run(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a + base, cnt, disp, MPI_DOUBLE, MPI_COMM_WORLD,
-                                &req),
+        s = run(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a + base * item_bytes, cnt, disp, type,
+                                MPI_COMM_WORLD, &req),
                 &req, "the all-gather of rows (MPI_Iallgatherv)");
     }
     tf_free(cnt);
     tf_free(disp);
     tf_free(n);
     tf_free(at);
+    return s;
+}
+
+static tf_status allgather_rows(double *a, const uint64_t *row_lo, uint64_t cols, uint64_t round_bytes)
+{
+    return allgather_items((unsigned char *)a, row_lo, cols, sizeof(double), MPI_DOUBLE, round_bytes);
+}
+
+/* Rows of row_bytes as items of one MPI type each (so displacements count
+ * rows, not bytes). */
+static tf_status allgather_bytes(void *a, const uint64_t *row_lo, uint64_t row_bytes, uint64_t round_bytes)
+{
+    if (!row_bytes || row_bytes > INT_MAX)
+        return tf_fail(TF_ERR_RANGE, "MPI all-gather of rows of %llu bytes", (unsigned long long)row_bytes);
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int e = MPI_Type_contiguous((int)row_bytes, MPI_BYTE, &type);
+    if (e == MPI_SUCCESS) e = MPI_Type_commit(&type);
+    if (e != MPI_SUCCESS) return mpi_fail("MPI_Type_contiguous", e);
+    const tf_status s = allgather_items((unsigned char *)a, row_lo, 1, row_bytes, type, round_bytes);
+    MPI_Type_free(&type);
     return s;
 }
 
@@ -562,5 +584,6 @@ tf_status tf_dist_world(tf_dist *d)
     d->bcast_from = bcast_from;
     d->agree = agree;
     d->reduce_sum = reduce_sum;
+    d->allgather_bytes = allgather_bytes;
     return node_rank(&d->local_rank);
 }

@@ -46,6 +46,10 @@ typedef struct tf_dist {
     /* x[0..n) summed over the ranks into rank root's x (the others' x
      * unchanged); may be NULL (a table made before it: allreduce_sum). */
     tf_status (*reduce_sum)(double *x, uint64_t n, int root);
+    /* As allgather_rows for rows of row_bytes bytes each, moved as they are
+     * (fp32 factor rows, device UUIDs: the GPU exchange's host staging,
+     * src/gpu/exec/exchange_host.cu); may be NULL (a table made before it). */
+    tf_status (*allgather_bytes)(void *a, const uint64_t *row_lo, uint64_t row_bytes, uint64_t round_bytes);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

@@ -4,9 +4,10 @@
 # heavy slice at a rank boundary, and 5 ranks on a mode of 3 rows; every rank
 # holds only its part of the non-zeros (a .bin read at the part's offsets, on 3
 # ranks: the same result); rank 0 alone prints and writes; AO-ADMM (--nonneg,
-# --l1) and HALS (--nonneg) on 2 and 3 ranks are one process's runs too; with two GPUs or more, 2 GPU ranks (--device gpu) equal one
-# GPU to 1e-9, also with the rows cut longest-first (TF_PARTITION=longest), and AO-ADMM on them with the same
-# inner iterations; without a GPU, --device gpu fails on every rank with one line, as
+# --l1) and HALS (--nonneg) on 2 and 3 ranks are one process's runs too; with a GPU, 2 GPU ranks (--device gpu;
+# on one GPU both on it, TF_TEST_GPUS=2, the rows through the host) equal one GPU to 1e-9, also with the rows cut
+# longest-first (TF_PARTITION=longest), with TF_EXCHANGE=host (fp32 too: 2 GPUs of one process), and AO-ADMM on
+# them with the same inner iterations; without a GPU, --device gpu fails on every rank with one line, as
 # does fp32 on CPU ranks, and no rank hangs. Skipped
 # (77) without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -89,43 +90,61 @@ for f, n in (("a.txt", 300), ("b.txt", 200)):
     open(f, "w").write("".join(" ".join("%.17g" % random.uniform(-1, 1) for _ in range(6)) + "\n" for _ in range(n)))
 PY
 
-# GPU ranks (--device gpu): one GPU each, NCCL shares the rows; without GPUs a
+# GPU ranks (--device gpu): one GPU each, NCCL shares the rows (or, two ranks on one GPU
+# -- TF_TEST_GPUS=2 on a machine with one -- host staging over MPI); without GPUs a
 # clear failure on every rank, not a hang
-gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
-if [ "${gpus:-0}" -eq 0 ]; then
+gpu_ranks
+if [ "$gpus" -eq 0 ]; then
     ranks 2 cpd small.tns -r 3 -i 2 --device gpu --nowrite
     check "2 ranks with --device gpu and no GPU fail" test "$rc" -ne 0 -a "$rc" -ne 124
     check "2 ranks with --device gpu and no GPU: the reason" grep -qE "no CUDA device|no CUDA backend|no usable NVIDIA GPU" err.txt
 elif [ "$gpus" -ge 2 ]; then
-    export NCCL_NVLS_ENABLE=0
     for t in small heavy; do
         expect 0 "$t: one GPU" cpd $t.tns -r 5 -i 8 --tol 0 --device gpu -o g1_$t --json g1_$t.json
         ranks 2 cpd $t.tns -r 5 -i 8 --tol 0 --device gpu -o g2_$t --json g2_$t.json
         if [ "$rc" -ne 0 ]; then bad "$t on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
         check "$t on 2 GPU ranks: the run says so" grep -q "^ranks: 2 (MPI), one GPU each" out.txt
-        check "$t on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks)" out.txt
+        check "$t on 2 GPU ranks: the plan names the GPUs and the transport" plan_transport
         check "$t on 2 GPU ranks: printed once" test "$(grep -c '^final fit' out.txt)" -eq 1
         check "$t on 2 GPU ranks: fits and factors equal one GPU's to 1e-9" compare g1_$t g2_$t
         TF_PARTITION=longest ranks 2 cpd $t.tns -r 5 -i 8 --tol 0 --device gpu -o gl_$t --json gl_$t.json
         if [ "$rc" -ne 0 ]; then bad "$t on 2 GPU ranks, longest-first: exit $rc; $(head -c 300 err.txt)"; continue; fi
         check "$t on 2 GPU ranks, longest-first: equal to one GPU's to 1e-9" compare g1_$t gl_$t
     done
-    # a launcher that binds one GPU per rank (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES
-    # per task; here a wrapper from OMPI_COMM_WORLD_LOCAL_RANK): each rank takes the one GPU it
-    # sees (src/ranks/local.c); two ranks shown the same one GPU: refused, naming it
-    printf '#!/bin/sh\nCUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$@"\n' > bind.sh
-    printf '#!/bin/sh\nCUDA_VISIBLE_DEVICES=0 exec "$@"\n' > one.sh
-    chmod +x bind.sh one.sh
-    timeout 120 $MPIRUN -np 2 ./bind.sh "$TF" cpd small.tns -r 5 -i 8 --tol 0 --device gpu -o gb_small \
-        --json gb_small.json >out.txt 2>err.txt
-    rc=$?
-    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks bound a GPU each: exit $rc; $(head -c 300 err.txt)"; else
-        check "2 GPU ranks bound a GPU each: equal to one GPU's to 1e-9" compare g1_small gb_small
+    # the host-staged exchange forced (TF_EXCHANGE=host): one GPU's run to the same 1e-9,
+    # and in single precision (fp32 rows all-gathered as bytes) 2 GPUs' fits
+    TF_EXCHANGE=host ranks 2 cpd small.tns -r 5 -i 8 --tol 0 --device gpu -o gx_small --json gx_small.json
+    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks, TF_EXCHANGE=host: exit $rc; $(head -c 300 err.txt)"; else
+        check "2 GPU ranks, TF_EXCHANGE=host: the plan says so" grep -q "^plan: 2 GPUs (MPI ranks), host staging (TF_EXCHANGE)" out.txt
+        check "2 GPU ranks, TF_EXCHANGE=host: fits and factors equal one GPU's to 1e-9" compare g1_small gx_small
     fi
-    timeout 120 $MPIRUN -np 2 ./one.sh "$TF" cpd small.tns -r 5 -i 2 --device gpu --nowrite >out.txt 2>err.txt
-    rc=$?
-    check "2 GPU ranks shown one GPU: fail" test "$rc" -ne 0 -a "$rc" -ne 124
-    check "2 GPU ranks shown one GPU: say why" grep -q "rank 1: it sees 1 GPU, shared with 1 ranks before it" err.txt
+    expect 0 "fp32: 2 GPUs in one process" cpd small.tns -r 5 -i 8 --tol 0 --device gpu --gpus 2 --precision single \
+        -o gp_f32 --json gp_f32.json
+    TF_EXCHANGE=host ranks 2 cpd small.tns -r 5 -i 8 --tol 0 --device gpu --precision single -o gx_f32 --json gx_f32.json
+    if [ "$rc" -ne 0 ]; then bad "fp32 on 2 GPU ranks, TF_EXCHANGE=host: exit $rc; $(head -c 300 err.txt)"; else
+        check "fp32 on 2 GPU ranks, TF_EXCHANGE=host: 2 GPUs' fits to 1e-5" python3 -c '
+import json, sys
+a, b = ([i["fit"] for i in json.load(open(f))["iterations"]] for f in sys.argv[1:])
+assert len(a) == len(b) == 8 and max(abs(x - y) / abs(x) for x, y in zip(a, b)) <= 1e-5, (a, b)' gp_f32.json gx_f32.json
+    fi
+    if [ -z "${TF_TEST_GPUS:-}" ]; then
+        # a launcher that binds one GPU per rank (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES
+        # per task; here a wrapper from OMPI_COMM_WORLD_LOCAL_RANK): each rank takes the one GPU it
+        # sees (src/ranks/local.c); two ranks shown the same one GPU: refused, naming it
+        printf '#!/bin/sh\nCUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$@"\n' > bind.sh
+        printf '#!/bin/sh\nCUDA_VISIBLE_DEVICES=0 exec "$@"\n' > one.sh
+        chmod +x bind.sh one.sh
+        timeout 120 $MPIRUN -np 2 ./bind.sh "$TF" cpd small.tns -r 5 -i 8 --tol 0 --device gpu -o gb_small \
+            --json gb_small.json >out.txt 2>err.txt
+        rc=$?
+        if [ "$rc" -ne 0 ]; then bad "2 GPU ranks bound a GPU each: exit $rc; $(head -c 300 err.txt)"; else
+            check "2 GPU ranks bound a GPU each: equal to one GPU's to 1e-9" compare g1_small gb_small
+        fi
+        timeout 120 $MPIRUN -np 2 ./one.sh "$TF" cpd small.tns -r 5 -i 2 --device gpu --nowrite >out.txt 2>err.txt
+        rc=$?
+        check "2 GPU ranks shown one GPU: fail" test "$rc" -ne 0 -a "$rc" -ne 124
+        check "2 GPU ranks shown one GPU: say why" grep -q "rank 1: it sees 1 GPU, shared with 1 ranks before it" err.txt
+    fi # (not under TF_TEST_GPUS: CUDA_VISIBLE_DEVICES names physical GPUs)
     # AO-ADMM on GPU ranks: the residual sums gathered over the ranks (NCCL), one GPU's run
     expect 0 "AO-ADMM: one GPU" cpd small.tns -r 5 -i 8 --tol 0 --device gpu --nonneg --l1 0.1@2 -o g1_admm \
         --json g1_admm.json

@@ -5,9 +5,9 @@
 # its factors (to 1e-9), also when each rank reads only its part of a .bin
 # (pdnr too: each rank solves its rows);
 # values that are not counts fail on every rank with one line (rank 0's),
-# and no rank hangs; with two GPUs, 2 GPU ranks (--device gpu) give one
-# GPU's and the CPU's numbers to 1e-10. Skipped (77) without MPI in the build
-# or without mpirun.
+# and no rank hangs; with a GPU (one: both ranks on it), 2 GPU ranks
+# (--device gpu) give one GPU's and the CPU's numbers to 1e-10. Skipped (77)
+# without MPI in the build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 source "$LIB/mpi.bash"
@@ -77,20 +77,27 @@ done
 # GPU ranks (--device gpu): one GPU each, NCCL shares the rows; their
 # likelihoods and factors equal one GPU's (to 1e-10: the Phi rows' sums
 # start their chunks elsewhere), also when each rank reads its part of a
-# .bin; without two GPUs they fail on every rank, no hang
-gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
-if [ "${gpus:-0}" -ge 2 ]; then
+# .bin, and with the rows through the host (TF_EXCHANGE=host; on a machine
+# with one GPU both ranks run on it, TF_TEST_GPUS=2, and auto picks the
+# host); without a GPU they fail on every rank, no hang
+gpu_ranks
+if [ "$gpus" -ge 2 ]; then
     expect 0 "one GPU" cpd counts.tns -r 4 --method apr -i 6 --device gpu -o g1 --json g1.json
     for f in counts.tns counts.bin; do
         ranks 2 cpd $f -r 4 --method apr -i 6 --device gpu -o g2 --json g2.json
         if [ "$rc" -ne 0 ]; then bad "$f on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
-        check "$f on 2 GPU ranks: the plan names them" grep -q "^plan: 2 GPUs (MPI ranks)" out.txt
+        check "$f on 2 GPU ranks: the plan names them and the transport" plan_transport
         check "$f on 2 GPU ranks: printed once" test "$(grep -c '^final log-likelihood' out.txt)" -eq 1
         check "$f on 2 GPU ranks: one GPU's run to 1e-10" same_gpu g1 g2
         check "$f on 2 GPU ranks: the CPU's run to 1e-10" same_gpu one g2
     done
+    TF_EXCHANGE=host ranks 2 cpd counts.tns -r 4 --method apr -i 6 --device gpu -o gx --json gx.json
+    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks, TF_EXCHANGE=host: exit $rc; $(head -c 300 err.txt)"; else
+        check "2 GPU ranks, TF_EXCHANGE=host: the plan says so" grep -q "^plan: 2 GPUs (MPI ranks), fp64, .*, host staging (TF_EXCHANGE)$" out.txt
+        check "2 GPU ranks, TF_EXCHANGE=host: one GPU's run to 1e-10" same_gpu g1 gx
+    fi
 else
     ranks 2 cpd counts.tns -r 2 --method apr --device gpu --nowrite
-    check "GPU ranks without two GPUs: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
+    check "GPU ranks without a GPU: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
 fi
 finish

@@ -8,7 +8,7 @@
 # the caller's row order, so a single process resumes the ranks' checkpoint
 # and ends with the ranks' fits (1e-9), also with the rows cut longest-first
 # (TF_PARTITION=longest: the model and the duals mapped back to the caller's labels); a time-based checkpoint is decided by
-# rank 0's clock (no rank waits for another); with 2 GPUs, 2 GPU ranks resume
+# rank 0's clock (no rank waits for another); with a GPU (one: both ranks on it), 2 GPU ranks resume
 # CP-ALS to the straight run's fits (1e-12) and refuse AO-ADMM's. Skipped (77) without MPI in the
 # build or without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -76,9 +76,9 @@ method als_longest x.tns
 method admm_longest x.tns --nonneg --nonneg-method admm --l1 0.01@2
 unset TF_PARTITION
 
-# GPU ranks (2 GPUs or more; skipped without): CP-ALS resumes to the straight run's fits (1e-12)
-gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
-if [ "${gpus:-0}" -ge 2 ]; then
+# GPU ranks (a GPU or more; skipped without): CP-ALS resumes to the straight run's fits (1e-12)
+gpu_ranks # (one GPU: both ranks on it, the rows through the host)
+if [ "$gpus" -ge 2 ]; then
     ranks 2 cpd x.tns -r 4 -t 1 -i 10 --tol 0 --device gpu --nowrite --checkpoint gsc
     check "GPU ranks: 10 straight (exit $rc)" test "$rc" -eq 0
     ranks 2 cpd x.tns -r 4 -t 1 -i 4 --tol 0 --device gpu --nowrite --checkpoint gpc
@@ -90,7 +90,7 @@ if [ "${gpus:-0}" -ge 2 ]; then
     check "GPU ranks: AO-ADMM checkpoints refused on every rank (exit $rc)" test "$rc" -eq 1
     check "GPU ranks: AO-ADMM refused: the line says why" grep -q "checkpoints of AO-ADMM are not available" err.txt
 else
-    echo "$NAME: fewer than 2 GPUs: the GPU-rank cases are left out"
+    echo "$NAME: no GPU: the GPU-rank cases are left out"
 fi
 
 # a time-based checkpoint: rank 0's clock decides for both

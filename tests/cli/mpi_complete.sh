@@ -8,7 +8,7 @@
 # single process's) and no rank hangs; held-out entries outside the dims
 # fail alike, as does a file that does not parse or that one rank cannot
 # read; the ranks refuse standard input; GPU ranks (--device gpu, one GPU
-# each) give the one process's run. Skipped (77) without MPI in the build or
+# each, or both on one GPU through the host) give the one process's run. Skipped (77) without MPI in the build or
 # without mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
@@ -112,24 +112,27 @@ ranks 2 complete s.train.tns -r 2 -i 2 --gpus 2
 check "--gpus 2 on 2 ranks: fails, no hang" test "$rc" -eq 1
 check "--gpus 2 on 2 ranks: one line" \
     test "$(grep -c '^tenfold: complete: --gpus: a run on 2 MPI ranks takes one GPU per rank (--device gpu)$' err.txt)" -eq 1 -a "$(grep -c '^tenfold' err.txt)" -eq 1
-# GPU ranks (--device gpu): one GPU each, NCCL shares the rows; their RMSEs
-# and factors equal one process's (to 1e-10); without two GPUs they fail on
-# every rank, no hang. TF_TEST_GPUS (one GPU seen as several) serves one
-# process only (NCCL refuses one device twice): skipped under it.
-gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
-if [ -n "${TF_TEST_GPUS:-}" ]; then
-    echo "GPU ranks: skipped under TF_TEST_GPUS (NCCL needs distinct GPUs)"
-elif [ "${gpus:-0}" -ge 2 ]; then
+# GPU ranks (--device gpu): one GPU each, NCCL shares the rows (two ranks on
+# one GPU -- TF_TEST_GPUS=2 on a machine with one -- through the host); their
+# RMSEs and factors equal one process's (to 1e-10), also with TF_EXCHANGE=host;
+# without a GPU they fail on every rank, no hang.
+gpu_ranks
+if [ "$gpus" -ge 2 ]; then
     ranks 2 complete "${args[@]}" --device gpu -o g2 --json g2.json
     if [ "$rc" -ne 0 ]; then bad "2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; else
         check "2 GPU ranks: the ranks line" grep -q "^ranks: 2 (MPI), one GPU each$" out.txt
-        check "2 GPU ranks: the plan names them" grep -q "^plan: 2 GPUs (MPI ranks)" out.txt
+        check "2 GPU ranks: the plan names them and the transport" plan_transport
         check "2 GPU ranks: printed once" test "$(grep -c '^test rmse = ' out.txt)" -eq 1
         check "2 GPU ranks: one process's run" same one g2
     fi
+    TF_EXCHANGE=host ranks 2 complete "${args[@]}" --device gpu -o gx --json gx.json
+    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks, TF_EXCHANGE=host: exit $rc; $(head -c 300 err.txt)"; else
+        check "2 GPU ranks, TF_EXCHANGE=host: the plan says so" grep -q "^plan: 2 GPUs (MPI ranks).*host staging (TF_EXCHANGE)" out.txt
+        check "2 GPU ranks, TF_EXCHANGE=host: one process's run" same one gx
+    fi
 else
     ranks 2 complete s.train.tns -r 2 -i 2 --device gpu
-    check "GPU ranks without two GPUs: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
+    check "GPU ranks without a GPU: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
 fi
 # the single-process commands stay so: every rank runs predict alone (the same values)
 ranks 2 predict one s.test.tns -o p2.tns -q

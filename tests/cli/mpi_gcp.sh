@@ -7,8 +7,9 @@
 # for the Poisson and the Gaussian loss, stratified and semi-stratified
 # sampling, a .tns (every rank reads its part
 # of the canonical tensor) and a .bin (read at the part's offsets), failed
-# epochs included; with two GPUs or more, 2 GPU ranks (--device gpu) equal
-# one GPU; the refusals: --dense-loss on ranks (before the read), --device
+# epochs included; with a GPU (one: both ranks on it, the gradients summed
+# through the host), 2 GPU ranks (--device gpu) equal one GPU, also with
+# TF_EXCHANGE=host; the refusals: --dense-loss on ranks (before the read), --device
 # gpu without a GPU, a value the loss does not take in the last rank's part
 # (every rank fails, rank 0 says it in one line, no hang). Skipped (77)
 # without MPI in the build or without mpirun.
@@ -75,10 +76,12 @@ check "--dense-loss on 2 ranks: one line" \
     test "$(grep -c '^tenfold: gcp: --dense-loss is not available on MPI ranks' err.txt)" -eq 1
 # GPU ranks (--device gpu): one GPU each, every rank's GPU the whole tensor
 # (each reads its part, the parts gathered) and its part of every sample,
-# the gradients summed by NCCL: one GPU's estimates and factors (1e-10,
-# 1e-8); without a GPU every rank fails with one line, no hang
-gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
-if [ "${gpus:-0}" -eq 0 ]; then
+# the gradients summed by NCCL, or through the host (two ranks on one GPU:
+# TF_TEST_GPUS=2 on a machine with one; TF_EXCHANGE=host): one GPU's
+# estimates and factors (1e-10, 1e-8); without a GPU every rank fails with
+# one line, no hang
+gpu_ranks
+if [ "$gpus" -eq 0 ]; then
     ranks 2 cpd counts.tns -r 2 --method gcp --loss poisson --device gpu --nowrite
     check "--device gpu on 2 ranks: fails, no hang" test "$rc" -ne 0 -a "$rc" -ne 124
     check "--device gpu on 2 ranks without a GPU: the reason" grep -qE "no CUDA device|no CUDA backend|no usable NVIDIA GPU" err.txt
@@ -93,8 +96,15 @@ elif [ "$gpus" -ge 2 ]; then
         check "$tag on 2 GPU ranks: the run says so" grep -q "^ranks: 2 (MPI), one GPU each" out.txt
         check "$tag on 2 GPU ranks: the plan names the GPUs" grep -q "^plan: 2 GPUs (MPI ranks), fp64, stratified samples split" out.txt
         check "$tag on 2 GPU ranks: printed once" test "$(grep -c '^final loss estimate' out.txt)" -eq 1
+        check "$tag on 2 GPU ranks: the transport" plan_transport
         check "$tag on 2 GPU ranks: loss estimates and factors equal one GPU's" same g1_$tag g2_$tag
     done
+    G="counts.tns -r 4 --method gcp --loss poisson --epochs 4 --epoch-iters 40 -t 1"
+    TF_EXCHANGE=host ranks 2 cpd $G --device gpu -o gx --json gx.json
+    if [ "$rc" -ne 0 ]; then bad "2 GPU ranks, TF_EXCHANGE=host: exit $rc; $(head -c 300 err.txt)"; else
+        check "2 GPU ranks, TF_EXCHANGE=host: the plan says so" grep -q "summed by host staging (TF_EXCHANGE)" out.txt
+        check "2 GPU ranks, TF_EXCHANGE=host: loss estimates and factors equal one GPU's" same g1_poisson gx
+    fi
 fi
 # a value the Poisson loss does not take, in the last rank's part
 printf '1 1 1 2\n1 2 2 1\n2 1 3 1\n2 2 2 3\n3 1 1 2.5\n3 3 3 1\n' > bad.tns

@@ -68,6 +68,12 @@ expect 0 "info" info
 check "info: version line" grep -qE '^tenfold [0-9]+\.[0-9]+\.[0-9]+$' out.txt
 check "info: commit, compiler and BLAS lines" bash -c 'grep -qE "^commit: +[0-9a-f]+|^commit: +unknown" out.txt && grep -qE "^compiler: +[A-Za-z]+ [0-9]" out.txt && grep -qE "^blas: +[^ ]" out.txt'
 check "--version agrees with info" bash -c '[ "$("$0" --version)" = "$(head -1 out.txt)" ]' "$TF"
+# with the CUDA module: how factor rows go among GPUs (TF_EXCHANGE)
+if grep -q '^module: *loaded' out.txt; then
+    check "info: the exchange line (auto)" grep -q '^exchange: auto (' out.txt
+    TF_EXCHANGE=host "$TF" info >info_x.txt 2>&1
+    check "info: TF_EXCHANGE=host says host" grep -q '^exchange: host (' info_x.txt
+fi
 
 # distribution is not a format: amped is gone from --format (several GPUs
 # come from the context, not the format)

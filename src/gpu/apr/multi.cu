@@ -211,8 +211,9 @@ tf_status build(multi_apr *m, const tf_tensor *X, const tf_cp_apr_opts *o, const
 {
     TF_TRY(build_parts(m, X, o, sh));
     TF_TRY(m->set.open_exchange());
-    snprintf(desc, len, "%d GPUs%s%s, fp64, each the non-zeros of its rows by mode", sh->parts,
-             sh->dist ? " (MPI ranks)" : "", m->set.peer() ? ", peer copies" : ", NCCL");
+    const int k = snprintf(desc, len, "%d GPUs%s, fp64, each the non-zeros of its rows by mode, ", sh->parts,
+                           sh->dist ? " (MPI ranks)" : "");
+    if (k > 0 && (size_t)k < len) tf_exchange_describe(&m->set.xchg, desc + k, len - (size_t)k); /* the transport */
     return TF_OK;
 }
 

@@ -243,8 +243,9 @@ tf_status build(multi_complete *m, const tf_tensor *train, const tf_tensor *val,
 {
     TF_TRY(build_parts(m, train, val, test, o, sh));
     TF_TRY(m->set.open_exchange());
-    snprintf(desc, len, "%d GPUs%s, fp64, per-row Cholesky in shared memory, rows cut by entries, %s", sh->parts,
-             sh->dist ? " (MPI ranks)" : "", m->set.peer() ? "peer copies" : "NCCL");
+    const int k = snprintf(desc, len, "%d GPUs%s, fp64, per-row Cholesky, rows cut by entries, ", sh->parts,
+                           sh->dist ? " (MPI ranks)" : "");
+    if (k > 0 && (size_t)k < len) tf_exchange_describe(&m->set.xchg, desc + k, len - (size_t)k); /* the transport */
     return TF_OK;
 }
 

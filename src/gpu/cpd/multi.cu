@@ -378,8 +378,8 @@ tf_status build(multi_cpd *m, const tf_tensor *X, const tf_cpd_opts *o, const tf
     m->overlap = sh->pairs && m->part[0]->small_rank();
     TF_TRY(m->set.open_exchange());
     if (m->overlap) TF_TRY(overlap_setup(m));
-    snprintf(desc, len, "%d GPUs%s%s%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "",
-             m->set.peer() ? ", peer copies" : ", NCCL", m->overlap ? ", overlapped" : "", first);
+    snprintf(desc, len, "%d GPUs%s, %s%s: %s", sh->parts, sh->dist ? " (MPI ranks)" : "", m->set.transport(),
+             m->overlap ? ", overlapped" : "", first);
     return TF_OK;
 }
 

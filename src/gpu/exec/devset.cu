@@ -62,33 +62,10 @@ tf_status tf_devset::open_exchange()
 {
     if (exchanging) return TF_OK;
     xchg = tf_exchange();
-    if (dist) {
-        unsigned char id[TF_NCCL_ID_BYTES] = {0};
-        if (dist->rank == 0) TF_TRY(check(tf_nccl_unique_id(id)));
-        TF_TRY(check(dist->bcast_bytes(id, sizeof id)));
-        TF_TRY(check(tf_exchange_init_rank(&xchg, gpu[0], parts, first, id)));
-    } else {
-        TF_TRY(check(tf_exchange_init_all(&xchg, gpu, n)));
-    }
+    if (dist) TF_TRY(check(tf_exchange_init_ranks(&xchg, gpu[0], dist, parts, first)));
+    else TF_TRY(check(tf_exchange_init_all(&xchg, gpu, n)));
     exchanging = true;
     return TF_OK;
 }
 
-tf_status tf_devset::agree(const tf_dist *d, tf_status s)
-{
-    if (!d) return s;
-    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
-    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
-    if (holder == UINT64_MAX) return TF_OK;
-    struct {
-        int32_t status;
-        char what[500];
-    } msg;
-    memset(&msg, 0, sizeof msg);
-    if ((uint64_t)d->rank == holder) {
-        msg.status = (int32_t)s;
-        snprintf(msg.what, sizeof msg.what, "%s", tf_last_error());
-    }
-    TF_TRY(d->bcast_from(&msg, sizeof msg, (int)holder));
-    return tf_fail((tf_status)msg.status, "%s", msg.what);
-}
+tf_status tf_devset::agree(const tf_dist *d, tf_status s) { return tf_exchange_agree(d, s); }

@@ -8,8 +8,8 @@
  *     cuts them: src/front/partition.c, the one partitioner) and the shards of
  *     this process's GPUs, built on all GPUs at once, each placed resident
  *     or streamed by exec/placement.cuh (the one residency decision);
- *   - the exchange of rows (exec/exchange.cuh: peer copies or NCCL), opened
- *     when the operation needs one;
+ *   - the exchange of rows (exec/exchange.cuh: peer copies, NCCL or host
+ *     staging over MPI), opened when the operation needs one;
  *   - bounded waits: a GPU or rank that stops answering fails the run.
  * An operation supplies what each GPU does with its shard (a lambda per
  * step) and which rows to exchange. Every step is queued on all GPUs
@@ -35,6 +35,7 @@ struct tf_devset {
     tf_exchange xchg;                           /* its transport opened by open_exchange */
     bool exchanging = false;
     bool failed = false; /* a step failed: communicators are aborted, not destroyed */
+    char how[64] = "";   /* transport()'s */
 
     tf_devset() = default;
     tf_devset(const tf_devset &) = delete;
@@ -48,14 +49,21 @@ struct tf_devset {
      * cuts its own: SDDMM's row panels of S); peers reach each other
      * directly where the GPUs allow it. */
     tf_status open_devices(tf_context *c, int count);
-    /* Peer copies or NCCL among the run's GPUs (MPI ranks: rank 0 makes
-     * NCCL's id, dist hands it out). */
+    /* Peer copies, NCCL or host staging among the run's GPUs (MPI ranks:
+     * chosen alike on every rank, tf_exchange_init_ranks; a collective). */
     tf_status open_exchange();
 
     /* GPU g's rows of mode: [lo, lo + rows). */
     uint64_t lo(int g, uint32_t mode) const { return row_lo[mode][first + g]; }
     uint64_t rows(int g, uint32_t mode) const { return row_lo[mode][first + g + 1] - row_lo[mode][first + g]; }
     bool peer() const { return exchanging && xchg.peer; }
+    /* The transport for a plan line ("NCCL", "host staging (shared GPU)",
+     * ...). */
+    const char *transport()
+    {
+        tf_exchange_describe(&xchg, how, sizeof how);
+        return how;
+    }
 
     /* s, remembering a failure (so that destruction aborts the exchange). */
     tf_status check(tf_status s)

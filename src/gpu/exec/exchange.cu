@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The exchange group (exchange.cuh): NCCL, opened on first use, and the
- * transport-independent calls. */
+/* The exchange group (exchange.cuh): NCCL, opened on first use, the choice
+ * of transport, and the transport-independent calls. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +9,9 @@
 #include <time.h>
 
 #include "gpu/exec/exchange.cuh"
+extern "C" {
+#include "core/alloc.h"
+}
 
 #ifdef TF_HAVE_NCCL
 #include <nccl.h>
@@ -108,6 +111,14 @@ void tf_nccl_describe(char *buf, size_t len)
     api.GetVersion(&v);
     /* 2.9 and later: major * 10000 + minor * 100 + patch */
     snprintf(buf, len, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
+bool tf_nccl_loads(char *why, size_t len)
+{
+    if (need_api() == TF_OK) return true;
+    tf_clear_error();
+    if (why && len) snprintf(why, len, "%s", api_why);
+    return false;
 }
 
 tf_status tf_nccl_unique_id(unsigned char id[TF_NCCL_ID_BYTES])
@@ -241,6 +252,11 @@ static tf_status no_nccl()
                                        "(nccl.h was not found)");
 }
 void tf_nccl_describe(char *buf, size_t len) { snprintf(buf, len, "not built (nccl.h was not found)"); }
+bool tf_nccl_loads(char *why, size_t len)
+{
+    if (why && len) snprintf(why, len, "this build of tenfold was made without NCCL (nccl.h was not found)");
+    return false;
+}
 tf_status tf_nccl_unique_id(unsigned char *) { return no_nccl(); }
 tf_status tf_exchange_init_rank(tf_exchange *, tf_gpu_dev *, int, int, const unsigned char *) { return no_nccl(); }
 namespace {
@@ -273,19 +289,119 @@ double tf_group_timeout(const tf_gpu_dev *gpu)
 tf_status tf_exchange_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n)
 {
     if (n < 1 || n > TF_MAX_GPUS) return tf_fail(TF_ERR_ARG, "GPU group of %d GPUs (1..%d)", n, TF_MAX_GPUS);
-    if (tf_peer_usable(gpu, n)) {
+    const int64_t want = gpu[0]->tune.gpu_exchange; /* 0 auto, 1 NCCL, 2 host staging */
+    if (want == 2) {
+        TF_TRY(tf_host_exchange_init(g, gpu, n, nullptr, n, 0));
+        snprintf(g->why, sizeof g->why, "TF_EXCHANGE");
+        return TF_OK;
+    }
+    if (want != 1 && tf_peer_usable(gpu, n)) {
         if (tf_peer_exchange_init(g, gpu, n) == TF_OK) return TF_OK;
         /* peer access refused after all (e.g. too many peers for a GPU): NCCL instead */
         tf_peer_exchange_free(g);
         g->n = 0;
         tf_clear_error();
     }
-    return nccl_init_all(g, gpu, n);
+    if (want != 1 && !tf_nccl_loads(nullptr, 0)) { /* auto without NCCL: through the host */
+        TF_TRY(tf_host_exchange_init(g, gpu, n, nullptr, n, 0));
+        snprintf(g->why, sizeof g->why, "no NCCL");
+        return TF_OK;
+    }
+    TF_TRY(nccl_init_all(g, gpu, n));
+    if (want == 1) snprintf(g->why, sizeof g->why, "TF_EXCHANGE");
+    return TF_OK;
+}
+
+namespace {
+
+/* auto on ranks: whether NCCL serves them, and if not why (the same answer
+ * on every rank: the NCCL test combined over the ranks, every rank's GPU
+ * UUID gathered to every rank). */
+tf_status ranks_want_nccl(tf_gpu_dev *gpu, const tf_dist *d, int nranks, bool *nccl, char *why, size_t len)
+{
+    uint64_t loads = tf_nccl_loads(nullptr, 0) ? 1 : 0;
+    TF_TRY(d->allreduce_u64(&loads, 1, TF_RANKS_MIN));
+    bool shared = false; /* two ranks on one GPU */
+    if (d->allgather_bytes) {
+        unsigned char *ids = nullptr;
+        uint64_t *lo = nullptr;
+        tf_status s = TF_ALLOC(ids, (uint64_t)nranks * 16, "the ranks' GPU UUIDs");
+        if (s == TF_OK) s = TF_ALLOC(lo, (uint64_t)nranks + 1, "the ranks' GPU UUIDs");
+        if (s == TF_OK) {
+            for (int r = 0; r <= nranks; ++r) lo[r] = (uint64_t)r;
+            cudaDeviceProp p;
+            memset(ids, 0, (size_t)nranks * 16);
+            if (cudaGetDeviceProperties(&p, gpu->device) == cudaSuccess) memcpy(ids + (size_t)d->rank * 16, &p.uuid, 16);
+            else cudaGetLastError(); /* no UUID: all zeros, alike on every rank that has none */
+            s = d->allgather_bytes(ids, lo, 16, d->round_bytes);
+        }
+        for (int i = 0; s == TF_OK && i < nranks && !shared; ++i)
+            for (int j = i + 1; j < nranks && !shared; ++j)
+                shared = !memcmp(ids + (size_t)i * 16, ids + (size_t)j * 16, 16);
+        tf_free(ids);
+        tf_free(lo);
+        TF_TRY(s);
+    }
+    *nccl = loads && !shared;
+    if (!loads) snprintf(why, len, "no NCCL");
+    else if (shared) snprintf(why, len, "shared GPU");
+    return TF_OK;
+}
+
+} // namespace
+
+tf_status tf_exchange_init_ranks(tf_exchange *g, tf_gpu_dev *gpu, const tf_dist *d, int nranks, int rank)
+{
+    if (!d || !gpu) return tf_fail(TF_ERR_ARG, "GPU ranks' exchange: no ranks or no GPU");
+    const int64_t want = gpu->tune.gpu_exchange; /* 0 auto, 1 NCCL, 2 host staging */
+    bool nccl = want == 1;
+    char why[128] = "";
+    if (want == 1 || want == 2) snprintf(why, sizeof why, "TF_EXCHANGE");
+    else TF_TRY(ranks_want_nccl(gpu, d, nranks, &nccl, why, sizeof why));
+    if (!nccl) {
+        TF_TRY(tf_host_exchange_init(g, &gpu, 1, d, nranks, rank));
+        snprintf(g->why, sizeof g->why, "%s", why);
+        return TF_OK;
+    }
+    unsigned char id[TF_NCCL_ID_BYTES] = {0};
+    /* rank 0's failure to make the id is every rank's (no rank left waiting for it) */
+    TF_TRY(tf_exchange_agree(d, d->rank == 0 ? tf_nccl_unique_id(id) : TF_OK));
+    TF_TRY(d->bcast_bytes(id, sizeof id));
+    TF_TRY(tf_exchange_init_rank(g, gpu, nranks, rank, id));
+    snprintf(g->why, sizeof g->why, "%s", why);
+    return TF_OK;
+}
+
+tf_status tf_exchange_agree(const tf_dist *d, tf_status s)
+{
+    if (!d) return s;
+    uint64_t holder = s != TF_OK ? (uint64_t)d->rank : UINT64_MAX;
+    TF_TRY(d->allreduce_u64(&holder, 1, TF_RANKS_MIN));
+    if (holder == UINT64_MAX) return TF_OK;
+    struct {
+        int32_t status;
+        char what[500];
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    if ((uint64_t)d->rank == holder) {
+        msg.status = (int32_t)s;
+        snprintf(msg.what, sizeof msg.what, "%s", tf_last_error());
+    }
+    TF_TRY(d->bcast_from(&msg, sizeof msg, (int)holder));
+    return tf_fail((tf_status)msg.status, "%s", msg.what);
+}
+
+void tf_exchange_describe(const tf_exchange *g, char *buf, size_t len)
+{
+    const char *name = g->host ? "host staging" : g->peer ? "peer copies" : "NCCL";
+    if (g->why[0]) snprintf(buf, len, "%s (%s)", name, g->why);
+    else snprintf(buf, len, "%s", name);
 }
 
 void tf_exchange_free(tf_exchange *g, bool abort)
 {
-    if (g->peer) tf_peer_exchange_free(g);
+    if (g->host) tf_host_exchange_free(g);
+    else if (g->peer) tf_peer_exchange_free(g);
     else nccl_free(g, abort);
     g->n = 0;
 }
@@ -293,6 +409,7 @@ void tf_exchange_free(tf_exchange *g, bool abort)
 tf_status tf_exchange_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
                              uint32_t value_bytes, const cudaStream_t *streams)
 {
+    if (g->host) return tf_host_share_rows(g, a, row_lo, cols, value_bytes, streams);
     if (g->peer) return tf_peer_share_rows(g, a, row_lo, cols, value_bytes, streams);
     return nccl_share_rows(g, a, row_lo, cols, value_bytes, streams);
 }
@@ -307,11 +424,14 @@ tf_status tf_exchange_sum(tf_exchange *g, double *const *a, double *const *scrat
                           const cudaStream_t *streams)
 {
     if (g->nranks < 2) return TF_OK; /* one GPU: its vector is the sum */
+    if (g->host) return tf_host_sum(g, a, count, streams);
     if (g->peer) return tf_peer_sum(g, a, scratch, count, streams);
     return nccl_sum(g, a, count, streams);
 }
 
-tf_status tf_exchange_wait(tf_exchange *g)
+tf_status tf_exchange_wait(tf_exchange *g) { return tf_exchange_wait_on(g, nullptr); }
+
+tf_status tf_exchange_wait_on(tf_exchange *g, const cudaStream_t *st)
 {
     const double t0 = tf_group_now();
     bool idle[TF_MAX_GPUS] = {false};
@@ -319,7 +439,7 @@ tf_status tf_exchange_wait(tf_exchange *g)
         bool all = true;
         for (int i = 0; i < g->n; ++i) {
             if (idle[i]) continue;
-            const cudaError_t e = cudaStreamQuery(g->gpu[i]->stream);
+            const cudaError_t e = cudaStreamQuery(st ? st[i] : g->gpu[i]->stream);
             if (e == cudaSuccess) {
                 idle[i] = true;
                 continue;
@@ -330,7 +450,7 @@ tf_status tf_exchange_wait(tf_exchange *g)
                 tf_exchange_free(g, true);
                 return s;
             }
-            if (!g->peer) {
+            if (!g->peer && !g->host) {
                 const tf_status s = nccl_async_error(g, i);
                 if (s != TF_OK) {
                     tf_exchange_free(g, true);

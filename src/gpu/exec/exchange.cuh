@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The exchange: the one module that moves factor rows among the GPUs of a
- * run (exec/devset.cuh owns one per run). In one process whose GPUs all
- * reach each other (peer access) the rows go GPU to GPU on the copy
- * engines (exchange_peer.cu: cudaMemcpyPeerAsync, no SMs taken from the
- * kernels beside it, no NCCL needed); otherwise, and across MPI ranks,
- * through NCCL (exchange.cu), opened on first use (dlopen of libnccl.so.2),
- * so a single-GPU run, or a machine without NCCL, never needs it; without
- * it, or in a build made without nccl.h, the NCCL calls fail with
- * TF_ERR_UNAVAILABLE naming the reason. (Host rows of CPU ranks go through
- * MPI: tf_dist.allgather_rows, src/ranks/mpi.c.)
+ * run (exec/devset.cuh owns one per run). Three transports:
+ *   - peer copies (exchange_peer.cu): one process whose GPUs all reach each
+ *     other; GPU to GPU on the copy engines (cudaMemcpyPeerAsync, no SMs
+ *     taken from the kernels beside it, no NCCL needed);
+ *   - NCCL (exchange.cu), opened on first use (dlopen of libnccl.so.2), so a
+ *     single-GPU run, or a machine without NCCL, never needs it; without
+ *     it, or in a build made without nccl.h, the NCCL calls fail with
+ *     TF_ERR_UNAVAILABLE naming the reason;
+ *   - host staging (exchange_host.cu): each GPU's rows to pinned host
+ *     memory, all-gathered over the ranks' MPI (tf_dist.allgather_bytes;
+ *     within one process a copy), and the others' rows back to each GPU;
+ *     needs neither NCCL nor distinct GPUs (two ranks on one GPU).
+ * The choice (tuning.gpu_exchange, the tool's TF_EXCHANGE): auto (0) takes
+ * peer copies in one process where every pair reaches each other; across
+ * MPI ranks NCCL where it loads on every rank and every rank's GPU is
+ * another device (their UUIDs compared, one all-gather); else host
+ * staging. 1 (nccl) NCCL always; 2 (host) host staging always. (Host rows
+ * of CPU ranks go through MPI: tf_dist.allgather_rows, src/ranks/mpi.c.)
  *
  * An NCCL exchange is one communicator per GPU of this process, over
  * `nranks` GPUs in all (one process driving them all: ncclCommInitAll; one
@@ -20,6 +29,9 @@
 #ifndef TF_GPU_EXEC_EXCHANGE_CUH
 #define TF_GPU_EXEC_EXCHANGE_CUH
 #include "gpu/runtime/gpu_dev.cuh"
+extern "C" {
+#include "seams/dist.h"
+}
 
 #define TF_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
 
@@ -35,6 +47,19 @@ struct tf_exchange {
      * marking its own rows sent */
     bool peer = false;
     cudaEvent_t ready[TF_MAX_GPUS] = {nullptr}, sent[TF_MAX_GPUS] = {nullptr};
+    /* the host-staging transport: the ranks' MPI (NULL: one process), one
+     * pinned buffer grown to the largest exchange (reused), and the group
+     * ranks 0, 1, ..., nranks (the rows of a sum's all-gather) */
+    bool host = false;
+    const tf_dist *dist = nullptr;
+    void *stage = nullptr;
+    size_t stage_bytes = 0;
+    uint64_t *unit = nullptr;
+    /* why this transport, short (plan lines hold 95 characters):
+     * "TF_EXCHANGE" (asked for), "shared GPU" (two ranks' GPUs have one
+     * UUID), "no NCCL" (it does not load, here or on another rank); "" the
+     * default choice */
+    char why[32] = "";
 };
 
 /* NCCL's version ("2.28.9") or why it is not there; never fails. */
@@ -48,6 +73,21 @@ tf_status tf_exchange_init_all(tf_exchange *g, tf_gpu_dev *const *gpu, int n);
 /* One GPU of a group of nranks spread over processes: this one is `rank`. */
 tf_status tf_exchange_init_rank(tf_exchange *g, tf_gpu_dev *gpu, int nranks, int rank,
                                   const unsigned char id[TF_NCCL_ID_BYTES]);
+/* One GPU per MPI rank (d: the ranks, nranks of them; this is `rank`): the
+ * transport chosen as tuning.gpu_exchange says (above), the same on every
+ * rank (a collective: every rank calls it); NCCL's id made by rank 0 and
+ * handed out over d. */
+tf_status tf_exchange_init_ranks(tf_exchange *g, tf_gpu_dev *gpu, const tf_dist *d, int nranks, int rank);
+/* On ranks (d), s agreed by every rank (a collective): TF_OK where every
+ * rank's is; else the lowest failing rank's status and message, on every
+ * rank (tf_devset::agree). d NULL: s. */
+tf_status tf_exchange_agree(const tf_dist *d, tf_status s);
+/* The transport's name for a plan line: "peer copies", "NCCL" or "host
+ * staging", with g->why where it was chosen for a reason ("host staging
+ * (shared GPU)"): at most 26 characters. */
+void tf_exchange_describe(const tf_exchange *g, char *buf, size_t len);
+/* Whether libnccl.so.2 loads here (never fails; why: the reason if not). */
+bool tf_nccl_loads(char *why, size_t len);
 /* Communicators destroyed (aborted when `abort`: after a failure, so no
  * call waits on a peer). */
 void tf_exchange_free(tf_exchange *g, bool abort);
@@ -88,6 +128,15 @@ tf_status tf_peer_share_rows(tf_exchange *g, void *const *a, const uint64_t *row
 tf_status tf_peer_sum(tf_exchange *g, double *const *a, double *const *scratch, uint64_t count,
                       const cudaStream_t *streams);
 void tf_peer_exchange_free(tf_exchange *g);
+/* The host-staging transport (exchange_host.cu), behind the calls above: n
+ * GPUs of this process, group ranks first.. of nranks; d the ranks' MPI
+ * (then n is 1, nranks d->size and first d->rank), NULL in one process. */
+tf_status tf_host_exchange_init(tf_exchange *g, tf_gpu_dev *const *gpu, int n, const tf_dist *d, int nranks,
+                                int first);
+tf_status tf_host_share_rows(tf_exchange *g, void *const *a, const uint64_t *row_lo, uint64_t cols,
+                             uint32_t value_bytes, const cudaStream_t *streams);
+tf_status tf_host_sum(tf_exchange *g, double *const *a, uint64_t count, const cudaStream_t *streams);
+void tf_host_exchange_free(tf_exchange *g);
 /* Monotonic seconds, and the bound on waits: the context's tuning.nccl_timeout
  * (the tool's TF_NCCL_TIMEOUT), default 600. */
 double tf_group_now();
@@ -97,4 +146,7 @@ double tf_group_timeout(const tf_gpu_dev *gpu);
  * communicator's asynchronous error or the timeout aborts the group and
  * fails naming the GPU. */
 tf_status tf_exchange_wait(tf_exchange *g);
+/* The same for the streams st[0..n) of this process's GPUs (NULL: the work
+ * streams). */
+tf_status tf_exchange_wait_on(tf_exchange *g, const cudaStream_t *st);
 #endif

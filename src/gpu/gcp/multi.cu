@@ -191,9 +191,9 @@ tf_status build(multi_gcp *m, const tf_tensor *X, const tf_gcp_opts *o, const tf
             TF_TRY(m->check(tf_gpu_dev_use(m->set.gpu[g])));
             TF_TRY(m->check(tf_gpu_alloc(&m->scratch[g], need, "GCP gradient sum scratch")));
         }
-    snprintf(desc, len, "%d GPUs%s, fp64, %s samples split, gradients summed by %s", sh.parts,
+    snprintf(desc, len, "%d GPUs%s, fp64, %s samples split, summed by %s", sh.parts,
              d ? " (MPI ranks)" : "", o->sampling == TF_GCP_SEMI_STRATIFIED ? "semi-stratified" : "stratified",
-             m->set.peer() ? "peer copies" : "NCCL");
+             m->set.transport());
     return TF_OK;
 }
 

@@ -61,3 +61,28 @@ for f in ["mode1", "mode2", "mode3", "lambda"]:
     assert len(x) == len(y) and d <= 1e-9 * scale, (f, d, scale)
 PY
 }
+# gpu_ranks: $gpus, the GPUs two GPU ranks can take (0: none, 1: one GPU, which it makes
+# two by exporting TF_TEST_GPUS=2 -- src/gpu/runtime/device.cu -- so both ranks run on it),
+# and SHARED_GPU=1 where the ranks share a physical GPU: NCCL refuses that, so the exchange
+# goes through the host (TF_EXCHANGE=auto picks host staging, src/gpu/exec/exchange_host.cu)
+gpu_ranks() {
+    local phys
+    phys=$(env -u TF_TEST_GPUS "$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+    gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
+    phys=${phys:-0}
+    gpus=${gpus:-0}
+    if [ "$phys" -eq 1 ] && [ -z "${TF_TEST_GPUS:-}" ]; then
+        export TF_TEST_GPUS=2
+        gpus=2
+    fi
+    SHARED_GPU=0
+    if [ "$phys" -ge 1 ] && [ "$phys" -lt 2 ]; then SHARED_GPU=1; fi
+    export NCCL_NVLS_ENABLE=0
+}
+# plan_transport: the plan line of a run of 2 GPU ranks (out.txt) names them, and where
+# SHARED_GPU says the rows went through the host because the ranks share one GPU
+# ("host staging (shared GPU)")
+plan_transport() {
+    if [ "$SHARED_GPU" -eq 1 ]; then grep -q "^plan: 2 GPUs (MPI ranks).*host staging (shared GPU)" out.txt
+    else grep -q "^plan: 2 GPUs (MPI ranks)" out.txt; fi
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The ranks' all-gathers (src/ranks/mpi.c, seams/dist.h): allgather_bytes
+ * (rows of any byte width, moved as they are: the GPU exchange's host
+ * staging sends fp32 rows and device UUIDs through it) and allgather_rows
+ * (doubles), on 3 ranks with unequal row ranges (one rank with none),
+ * widths 4 (an fp32 row of one column), 12, 16 and 40 bytes, and rounds of
+ * 1 byte (one row a round), 64 bytes and the default; every row not the
+ * rank's own poisoned beforehand, every byte checked after. Run plainly it
+ * starts itself on 3 ranks (mpirun); skipped (77) without MPI in the build
+ * or without mpirun. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/environment.h"
+#include "seams/dist.h"
+
+/* byte b of row i: a function of both, never the poison */
+static unsigned char want(uint64_t i, uint64_t b) { return (unsigned char)(1 + (i * 31 + b * 7) % 250); }
+
+static void bytes_case(const tf_dist *d, uint64_t row_bytes, uint64_t round_bytes)
+{
+    const uint64_t row_lo[4] = {0, 5, 5, 12}; /* rank 1 owns no rows */
+    const uint64_t rows = row_lo[d->size];
+    unsigned char *a = malloc((size_t)(rows * row_bytes));
+    memset(a, 0xEE, (size_t)(rows * row_bytes)); /* poison */
+    for (uint64_t i = row_lo[d->rank]; i < row_lo[d->rank + 1]; ++i)
+        for (uint64_t b = 0; b < row_bytes; ++b) a[i * row_bytes + b] = want(i, b);
+    CHECK_OK(d->allgather_bytes(a, row_lo, row_bytes, round_bytes));
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < rows; ++i)
+        for (uint64_t b = 0; b < row_bytes; ++b) bad += a[i * row_bytes + b] != want(i, b);
+    CHECKF(bad == 0, "rank %d: rows of %llu bytes, rounds of %llu: %llu bytes wrong", d->rank,
+           (unsigned long long)row_bytes, (unsigned long long)round_bytes, (unsigned long long)bad);
+    free(a);
+}
+
+static void rows_case(const tf_dist *d, uint64_t round_bytes)
+{
+    const uint64_t row_lo[4] = {0, 2, 9, 9}, cols = 3; /* rank 2 owns no rows */
+    double a[27];
+    for (int k = 0; k < 27; ++k) a[k] = -1e300;
+    for (uint64_t i = row_lo[d->rank]; i < row_lo[d->rank + 1]; ++i)
+        for (uint64_t c = 0; c < cols; ++c) a[i * cols + c] = (double)(i * 10 + c) + 0.25;
+    CHECK_OK(d->allgather_rows(a, row_lo, cols, round_bytes));
+    int bad = 0;
+    for (uint64_t i = 0; i < 9; ++i)
+        for (uint64_t c = 0; c < cols; ++c) bad += a[i * cols + c] != (double)(i * 10 + c) + 0.25;
+    CHECKF(bad == 0, "rank %d: allgather_rows, rounds of %llu bytes: %d values wrong", d->rank,
+           (unsigned long long)round_bytes, bad);
+}
+
+static int on_ranks(int argc, char **argv)
+{
+    int rank = 0, size = 1;
+    CHECK_OK(tf_mpi_start(&argc, &argv, &rank, &size));
+    if (size != 3) {
+        tf_mpi_stop();
+        return tf_test_skip("test_dist_gather", "needs 3 ranks");
+    }
+    tf_dist d;
+    memset(&d, 0, sizeof d);
+    CHECK_OK(tf_dist_world(&d));
+    CHECKF(d.allgather_bytes != NULL, "the MPI table has no allgather_bytes");
+    if (d.allgather_bytes) {
+        const uint64_t widths[] = {4, 12, 16, 40}, rounds[] = {1, 64, 0};
+        for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w)
+            for (size_t r = 0; r < sizeof rounds / sizeof rounds[0]; ++r) bytes_case(&d, widths[w], rounds[r]);
+        CHECK_FAILS(d.allgather_bytes(NULL, (const uint64_t[]){0, 0, 0, 0}, 0, 0), TF_ERR_RANGE, "rows of 0 bytes");
+    }
+    rows_case(&d, 8);
+    rows_case(&d, 0);
+    char name[64];
+    snprintf(name, sizeof name, "test_dist_gather (rank %d)", rank);
+    const int rc = tf_test_finish(name);
+    tf_mpi_stop();
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (tf_env_launcher_ranks() > 0) return on_ranks(argc, argv);
+    if (!tf_have_mpi()) return tf_test_skip("test_dist_gather", "no MPI in this build");
+    if (system("command -v mpirun >/dev/null 2>&1") != 0) return tf_test_skip("test_dist_gather", "no mpirun");
+    /* as tests/cli/lib/mpi.bash: no remote launcher, no cross-process memory attach */
+    setenv("OMPI_MCA_plm", "isolated", 0);
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    /* a sanitizer build: what MPI_Init allocates is kept to the end, not ours (as mpi.bash) */
+    char supp[512];
+    snprintf(supp, sizeof supp, "%s/test_dist_gather.lsan", TF_TEST_TMP);
+    FILE *f = fopen(supp, "w");
+    if (f) {
+        fputs("leak:MPI_Init_thread\nleak:MPI_Finalize\nleak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\n"
+              "leak:libevent\n",
+              f);
+        fclose(f);
+        char lsan[1024];
+        const char *old = getenv("LSAN_OPTIONS");
+        snprintf(lsan, sizeof lsan, "%s%ssuppressions=%s:print_suppressions=0", old ? old : "", old ? ":" : "", supp);
+        setenv("LSAN_OPTIONS", lsan, 1);
+        const char *asan = getenv("ASAN_OPTIONS"); /* full stacks, so the suppressions see the MPI frames */
+        snprintf(lsan, sizeof lsan, "%s%sfast_unwind_on_malloc=0", asan ? asan : "", asan ? ":" : "");
+        setenv("ASAN_OPTIONS", lsan, 1);
+    }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 '%s'", argv[0]);
+    const int rc = system(cmd);
+    CHECKF(rc == 0, "3 ranks of %s: exit status %d", argv[0], rc);
+    return tf_test_finish("test_dist_gather");
+}
