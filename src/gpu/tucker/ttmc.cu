@@ -208,12 +208,13 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
     p->copy_bytes = copies;
     const cudaStream_t st = dev->stream;
     /* the copies sorted on the device where the non-zeros and the sort's
-     * scratch fit beside them (else on the host: a stable counting sort) */
+     * scratch fit beside them (else on the host: a stable counting sort);
+     * the scratch is gone before the dense arrays (other_bytes) are made */
     tf_gpu_mode_sort up;
     if (X->nnz && X->nnz <= UINT32_MAX && dev->tune.fcoo_build != 1) {
         uint64_t need = 0;
         TF_TRY(tf_gpu_mode_sort_bytes(dev, N, X->nnz, &need));
-        if (copies + other_bytes + need <= budget) TF_TRY(tf_gpu_mode_sort_put(up, dev, X));
+        if (copies + need <= budget) TF_TRY(tf_gpu_mode_sort_put(up, dev, X));
     }
     std::vector<uint64_t> perm;
     std::vector<uint32_t> ibuf, rows, head, tail;
