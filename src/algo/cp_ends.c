@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 
 void tf_cp_start_random(tf_ktensor *k, uint64_t seed)
@@ -36,11 +37,47 @@ void tf_cp_start_given(tf_ktensor *k, const tf_ktensor *init, int fold)
         for (uint64_t r = 0; r < R; ++r) a[i * R + r] *= init->lambda[r];
 }
 
-/* row[r] <- row[perm[r]] through buf (R doubles). */
-static void permute_row(double *row, const uint64_t *perm, uint64_t R, double *buf)
+/* Rows of a block of the column sums: the sums are added block by block in
+ * block order, so they are the same for any thread count (and a factor of
+ * at most this many rows is summed in row order, as one loop would). */
+#define ARRANGE_BLOCK 8192u
+
+/* norm[r] <- sum over the rows of A (I x R) of |a| (norm1) or a^2, from
+ * partial sums of fixed row blocks (part: ceil(I / ARRANGE_BLOCK) x R). */
+static void column_sums(const double *A, uint64_t I, uint64_t R, int norm1, double *part, double *norm)
 {
-    memcpy(buf, row, R * sizeof *buf);
-    for (uint64_t r = 0; r < R; ++r) row[r] = buf[perm[r]];
+    const uint64_t nb = (I + ARRANGE_BLOCK - 1) / ARRANGE_BLOCK;
+#pragma omp parallel for num_threads(tf_resolve_threads(0)) schedule(static) if (nb > 1)
+    for (int64_t b = 0; b < (int64_t)nb; ++b) {
+        double *p = part + (uint64_t)b * R;
+        const uint64_t lo = (uint64_t)b * ARRANGE_BLOCK, hi = lo + ARRANGE_BLOCK < I ? lo + ARRANGE_BLOCK : I;
+        for (uint64_t r = 0; r < R; ++r) p[r] = 0.0;
+        for (uint64_t i = lo; i < hi; ++i)
+            for (uint64_t r = 0; r < R; ++r) p[r] += norm1 ? fabs(A[i * R + r]) : A[i * R + r] * A[i * R + r];
+    }
+    for (uint64_t r = 0; r < R; ++r) norm[r] = nb ? part[r] : 0.0;
+    for (uint64_t b = 1; b < nb; ++b)
+        for (uint64_t r = 0; r < R; ++r) norm[r] += part[b * R + r];
+}
+
+/* Every row of A scaled by scale[] column by column, then its entries
+ * permuted (row[r] <- row[perm[r]]; perm NULL: kept), in one parallel pass
+ * (buf: nt x R doubles, a row's copy per thread). */
+static void scale_permute(double *A, uint64_t I, uint64_t R, const double *scale, const uint64_t *perm, int nt,
+                          double *buf)
+{
+#pragma omp parallel num_threads(nt) if (nt > 1 && I * R > 100000)
+    {
+        double *tmp = buf + (uint64_t)tf_thread_id() * R;
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < (int64_t)I; ++i) {
+            double *row = A + (uint64_t)i * R;
+            for (uint64_t r = 0; r < R; ++r) row[r] *= scale[r];
+            if (!perm) continue;
+            memcpy(tmp, row, R * sizeof *tmp);
+            for (uint64_t r = 0; r < R; ++r) row[r] = tmp[perm[r]];
+        }
+    }
 }
 
 /* Tensor Toolbox `arrange`: every factor column scaled to unit 2-norm
@@ -52,29 +89,33 @@ static void permute_row(double *row, const uint64_t *perm, uint64_t R, double *b
 tf_status tf_cp_arrange(tf_ktensor *k, int norm1)
 {
     const uint64_t R = k->rank;
-    double *norm = NULL, *tmp = NULL;
+    const int nt = tf_resolve_threads(0);
+    uint64_t most = 0;
+    for (uint32_t m = 0; m < k->order; ++m) most = k->dims[m] > most ? k->dims[m] : most;
+    const uint64_t nb = (most + ARRANGE_BLOCK - 1) / ARRANGE_BLOCK;
+    double *norm = NULL, *scale = NULL, *part = NULL, *buf = NULL;
     uint64_t *perm = NULL;
-    tf_status s = TF_ALLOC(norm, R, "ktensor column norms");
+    tf_status s = TF_ALLOC(norm, (uint64_t)k->order * R, "ktensor column norms");
+    if (s == TF_OK) s = TF_ALLOC(scale, (uint64_t)k->order * R, "ktensor column scales");
     if (s == TF_OK) s = TF_ALLOC(perm, R, "ktensor order");
+    if (s == TF_OK) s = TF_ALLOC(part, (nb ? nb : 1) * R, "ktensor column partial sums");
+    if (s == TF_OK) s = TF_ALLOC(buf, (uint64_t)nt * R, "ktensor reorder buffers");
     if (s != TF_OK) goto done;
+    /* the norms of every factor first (lambda takes them), then one pass a
+     * factor scales and reorders its rows */
     for (uint32_t m = 0; m < k->order; ++m) {
-        double *a = k->factors[m].data;
-        const uint64_t I = k->dims[m];
-        for (uint64_t r = 0; r < R; ++r) norm[r] = 0.0;
-        for (uint64_t i = 0; i < I; ++i)
-            for (uint64_t r = 0; r < R; ++r) norm[r] += norm1 ? fabs(a[i * R + r]) : a[i * R + r] * a[i * R + r];
+        double *nm = norm + (uint64_t)m * R, *sc = scale + (uint64_t)m * R;
+        column_sums(k->factors[m].data, k->dims[m], R, norm1, part, nm);
         for (uint64_t r = 0; r < R; ++r) {
-            if (!isfinite(norm[r]) || !isfinite(k->lambda[r])) {
+            if (!isfinite(nm[r]) || !isfinite(k->lambda[r])) {
                 s = tf_fail(TF_ERR_NUMERIC, "cpd: factor %u column %llu is not finite", m + 1,
                             (unsigned long long)r + 1);
                 goto done;
             }
-            if (!norm1) norm[r] = sqrt(norm[r]);
-            k->lambda[r] *= norm[r];
-            norm[r] = norm[r] > 0.0 ? 1.0 / norm[r] : 1.0;
+            if (!norm1) nm[r] = sqrt(nm[r]);
+            k->lambda[r] *= nm[r];
+            sc[r] = nm[r] > 0.0 ? 1.0 / nm[r] : 1.0;
         }
-        for (uint64_t i = 0; i < I; ++i)
-            for (uint64_t r = 0; r < R; ++r) a[i * R + r] *= norm[r];
     }
     int sorted = 1;
     for (uint64_t r = 0; r < R; ++r) perm[r] = r;
@@ -84,15 +125,17 @@ tf_status tf_cp_arrange(tf_ktensor *k, int norm1)
         perm[j] = p;
         sorted &= j == r;
     }
-    if (sorted) goto done;
-    s = TF_ALLOC(tmp, R, "ktensor reorder buffer");
-    if (s != TF_OK) goto done;
-    permute_row(k->lambda, perm, R, tmp);
+    if (!sorted) {
+        memcpy(buf, k->lambda, R * sizeof *buf);
+        for (uint64_t r = 0; r < R; ++r) k->lambda[r] = buf[perm[r]];
+    }
     for (uint32_t m = 0; m < k->order; ++m)
-        for (uint64_t i = 0; i < k->dims[m]; ++i) permute_row(k->factors[m].data + i * R, perm, R, tmp);
+        scale_permute(k->factors[m].data, k->dims[m], R, scale + (uint64_t)m * R, sorted ? NULL : perm, nt, buf);
 done:
     tf_free(norm);
+    tf_free(scale);
     tf_free(perm);
-    tf_free(tmp);
+    tf_free(part);
+    tf_free(buf);
     return s;
 }

@@ -10,6 +10,7 @@
 
 #include "algo/checkpoint.h"
 #include "algo/cp_als.h"
+#include "algo/cp_ends.h"
 #include "seams/dist.h"
 #include "seams/plan.h"
 #include "core/alloc.h"
@@ -699,16 +700,22 @@ static tf_status relabeled_start(const tf_tensor *X, const tf_cpd_opts *o, const
         }
         return TF_OK;
     }
+    /* drawn in the caller's labels in parallel (tf_cp_start_random), then
+     * each relabeled factor's rows moved to the run's labels */
     TF_TRY(tf_ktensor_alloc(k, X->order, X->dims, R));
-    tf_rng rng;
-    tf_rng_seed(&rng, o->seed);
+    tf_cp_start_random(k, o->seed);
     for (uint32_t m = 0; m < X->order; ++m) {
-        const uint32_t *map = pt->relabel[m];
-        double *a = k->factors[m].data;
-        for (uint64_t i = 0; i < X->dims[m]; ++i)
-            for (uint64_t r = 0; r < R; ++r) a[(map ? map[i] : i) * R + r] = tf_rng_uniform(&rng);
+        if (!pt->relabel[m]) continue;
+        tf_matrix t;
+        const tf_status s = tf_matrix_alloc(&t, X->dims[m], R);
+        if (s != TF_OK) {
+            tf_ktensor_free(k);
+            return s;
+        }
+        tf_partition_rows_in(pt->relabel[m], X->dims[m], R, k->factors[m].data, t.data);
+        tf_matrix_free(&k->factors[m]);
+        k->factors[m] = t;
     }
-    for (uint64_t r = 0; r < R; ++r) k->lambda[r] = 1.0;
     return TF_OK;
 }
 
