@@ -503,9 +503,10 @@ static void print_summary(const cpd_run *run)
     for (uint32_t m = 0; m < N; ++m) mtt += r->t_mttkrp[m];
     char init[40] = "";
     if (run->opts.start == TF_START_NVECS && !run->opts.init) snprintf(init, sizeof init, "  nvecs %.3f", r->t_init);
-    printf("timing (s): read %.3f%s  build %.3f  mttkrp %.3f  dense %.3f  fit %.3f  cpd total %.3f  write %.3f"
-           "  wall %.3f\n",
-           run->info.seconds, init, r->t_build, mtt, r->t_dense, r->t_fit, r->t_total, run->t_write, run->wall);
+    printf("timing (s): read %.3f%s  build %.3f  setup %.3f  mttkrp %.3f  dense %.3f  fit %.3f  finish %.3f  "
+           "cpd total %.3f  write %.3f  wall %.3f\n",
+           run->info.seconds, init, r->t_build, r->t_setup, mtt, r->t_dense, r->t_fit, r->t_finish, r->t_total,
+           run->t_write, run->wall);
     if (cli_verbose()) {
         char peak[32], coo[32];
         printf("build: %.1f M non-zeros/s, peak host memory %s above the input (COO %s)\n",

@@ -227,6 +227,8 @@ static void json_result(cli_json *j, const cpd_run *r)
     json_num(j, "mttkrp", mtt);
     json_num(j, "dense", p->t_dense);
     json_num(j, "fit", p->t_fit);
+    json_num(j, "setup", p->t_setup);
+    json_num(j, "finish", p->t_finish);
     json_num(j, "cpd_total", p->t_total);
     json_num(j, "write", r->t_write);
     json_num(j, "wall", r->wall);

@@ -232,6 +232,11 @@ typedef struct tf_cpd_report {
                                            resolved: ALS, AO-ADMM or HALS)   */
     char update_note[128];              /* why TF_CPD_UPDATE_AUTO chose it (as
                                            tf_cpd_update_choose says), else "" */
+    double t_setup;                     /* the start drawn (or copied) and put on
+                                           the backend (part of t_total)     */
+    double t_finish;                    /* the result fetched from the backend,
+                                           back in the caller's labels and
+                                           arranged (part of t_total)        */
 } tf_cpd_report;
 
 void tf_cpd_opts_default(tf_cpd_opts *o);

@@ -46,7 +46,7 @@ def test_result_matches_direct_fit():
     assert res.fit > 0.99
     assert res.weights.shape == (2,) and [f.shape for f in res.factors] == [(8, 2), (7, 2), (6, 2)]
     np.testing.assert_allclose([np.linalg.norm(f[:, 0]) for f in res.factors], 1.0)
-    assert set(res.timings) == {"init", "build", "mttkrp", "dense", "fit", "total"} and len(res.timings["mttkrp"]) == 3
+    assert set(res.timings) == {"init", "build", "mttkrp", "dense", "fit", "setup", "finish", "total"} and len(res.timings["mttkrp"]) == 3
     w, fs = res  # unpacks like a CPTensor
 
 

@@ -25,7 +25,7 @@ def test_cpresult_attributes_are_documented_and_visible(small3):
     assert "fit_history" in params and "history" not in params and "report" not in params
     res = tenfold.cp_als(small3, 2, n_iter_max=4, tol=0.0)
     assert res.history is res.fit_history and len(res.history) == res.n_iter == 4
-    assert set(res.timings) == {"init", "build", "mttkrp", "dense", "fit", "total"} and res.timings["init"] == 0
+    assert set(res.timings) == {"init", "build", "mttkrp", "dense", "fit", "setup", "finish", "total"} and res.timings["init"] == 0
     assert not hasattr(res, "__dict__")  # slots: a misspelt attribute is an error
     with pytest.raises(AttributeError):
         res.histroy = []

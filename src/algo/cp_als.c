@@ -147,14 +147,18 @@ tf_status tf_als_run(const tf_cpd_backend *be, const tf_tensor *X, const tf_cpd_
             return TF_OK;
         }
     }
+    double t = tf_wtime();
     if (s == TF_OK) {
         if (o->init) tf_cp_start_given(out, o->init, 1);
         else tf_cp_start_random(out, o->seed);
         s = be->ops->init(be->ctx, out); /* every backend starts from out */
     }
     if (s == TF_OK && resumed) s = resume_aux(be, o, ck);
+    rep->t_setup += tf_wtime() - t;
     if (s == TF_OK) s = iterate(be, X, o, normx2, ck, rep);
+    t = tf_wtime();
     if (s == TF_OK) s = be->ops->result(be->ctx, out);
+    rep->t_finish += tf_wtime() - t;
     if (s != TF_OK) tf_ktensor_free(out);
     return s;
 }

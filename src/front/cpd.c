@@ -815,10 +815,12 @@ static tf_status run_in_range(const tf_tensor *X, const tf_cpd_opts *o, tf_ktens
     if (s == TF_OK) s = tf_als_run(&be, X, &ro, normx2, ck, out, rep);
     if (be.ops->report) be.ops->report(be.ctx, rep);
     be.ops->destroy(be.ctx);
+    t = tf_wtime();
     if (s == TF_OK && relabeled) s = result_to_caller(&hold.part, out);
     if (relabeled) start_free(&start, o, &hold.part);
     hold_free(&hold);
     if (s == TF_OK) s = tf_als_arrange(out);
+    rep->t_finish += tf_wtime() - t;
     if (s != TF_OK) tf_ktensor_free(out);
     rep->t_total = tf_wtime() - t_start;
     return s;

@@ -18,7 +18,7 @@ check "cpd prints 6 iteration lines" test "$(fits run1.txt | wc -l)" -eq 6
 check "iteration lines carry fit and delta" grep -qE '^  its = +1 \([0-9.]+ s\) +fit = [0-9.]+ +delta = [-+]' run1.txt
 check "cpd prints the final fit" grep -qE '^final fit: [0-9.]+ after 6 iterations' run1.txt
 check "cpd prints the plan" grep -qE '^plan: ' run1.txt
-check "cpd prints the timing breakdown" grep -qE '^timing \(s\): read [0-9.]+ +build [0-9.]+ +mttkrp [0-9.]+ +dense [0-9.]+ +fit [0-9.]+' run1.txt
+check "cpd prints the timing breakdown" grep -qE '^timing \(s\): read [0-9.]+ +build [0-9.]+ +setup [0-9.]+ +mttkrp [0-9.]+ +dense [0-9.]+ +fit [0-9.]+ +finish [0-9.]+ +cpd total [0-9.]+' run1.txt
 check "cpd prints the per-mode MTTKRP times" grep -qE '^mttkrp per mode \(s\): 1: [0-9.]+ 2: [0-9.]+ 3: [0-9.]+$' run1.txt
 for m in 1 2 3; do check "small.mode$m.mat exists" test -f small.mode$m.mat; done
 check "mode1.mat has 30 rows" test "$(grep -vc '^#' small.mode1.mat)" -eq 30

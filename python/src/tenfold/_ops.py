@@ -255,7 +255,8 @@ class CPResult:
     timings : dict
         Seconds: 'init' (computing the start, init='nvecs'; else 0), 'build'
         (the MTTKRP plan), 'mttkrp' (a list, one per mode), 'dense', 'fit',
-        'total' (the whole C call).
+        'setup' (the start put on the backend), 'finish' (the result fetched
+        and arranged), 'total' (the whole C call).
     plan : str
         The plan the run used ("cpu csf, 2 threads", ...).
     note : str
@@ -337,7 +338,8 @@ class CPResult:
         N = len(factors)
         timings = {
             "init": report.t_init, "build": report.t_build, "mttkrp": [report.t_mttkrp[m] for m in range(N)],
-            "dense": report.t_dense, "fit": report.t_fit, "total": report.t_total,
+            "dense": report.t_dense, "fit": report.t_fit, "setup": report.t_setup, "finish": report.t_finish,
+            "total": report.t_total,
         }
         return cls(weights, factors, fit=report.fit, n_iter=report.iters, converged=report.converged,
                    stopped=stopped, fit_history=history, timings=timings,
