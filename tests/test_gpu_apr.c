@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu_context.h"
 #include "hooks/apr_check.h"
 #include "kt_test_util.h"
 #include "tenfold.h"
@@ -384,12 +385,8 @@ static void streamed_cases(tf_rng *rng, int quick)
             tf_tuning tuning;
             tf_tuning_default(&tuning);
             tuning.fcoo_build = 1;
-            tf_context_opts co;
-            tf_context_opts_default(&co);
-            co.backend = TF_BACKEND_GPU;
-            co.tuning = &tuning;
             tf_context *ctx = NULL;
-            CHECK_OK(tf_context_create(&co, &ctx));
+            CHECK_OK(tt_gpu_context(&tuning, &ctx));
             tf_ktensor kh;
             trace th;
             tf_cp_apr_report rh;

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu_context.h"
 #include "cpu/gcp_loss.h"
 #include "cpu/gcp_sample.h"
 #include "hooks/gcp_check.h"
@@ -511,12 +512,8 @@ static void smem_cases(tf_rng *rng)
         tf_tuning t;
         tf_tuning_default(&t);
         t.gcp_smem = cs[c].smem;
-        tf_context_opts co;
-        tf_context_opts_default(&co);
-        co.backend = TF_BACKEND_GPU;
-        co.tuning = &t;
         tf_context *ctx = NULL;
-        CHECK_OK(tf_context_create(&co, &ctx));
+        CHECK_OK(tt_gpu_context(&t, &ctx));
         char what[64];
         snprintf(what, sizeof what, "gcp_smem %lld", (long long)cs[c].smem);
         tf_gcp_report rg;
