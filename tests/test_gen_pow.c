@@ -19,7 +19,7 @@ static const double alphas[] = {0.0, 0.3, 0.5, 0.7, 0.9, 0.99};
 static const uint64_t dims[] = {1, 2, 3, 1000, 1ULL << 20, 20000000, 1ULL << 31, 4294967295ULL};
 
 static uint64_t mismatches, fallbacks, values;
-static double worst_ratio; /* max |y / pow - 1| / ((|E| + 1) 2^-50), the claimed bound's share */
+static double worst_ratio; /* max |y / pow - 1| / ((|E| + 1) 2^-49), the claimed bound's share */
 
 /* The index of every u (stride 1 and 3) as the scalar formula gives it. */
 static void check_values(uint64_t dim, double e, const double *u, int n)
