@@ -44,6 +44,15 @@ static inline uint32_t tf_gen_perm_apply(const tf_gen_perm *p, uint64_t i)
  * j % TF_GEN_CHUNK of stream j / TF_GEN_CHUNK (tag TF_GEN_TAG_COORD). */
 #define TF_GEN_CHUNK 16384ULL
 
+/* The power law: out[k] = min(floor(d * pow(u, e)), d - 1) (d = dim,
+ * e >= 1; u = in[k * stride] in [0, 1)), bit for bit as the one-value
+ * formula tf_gen_power_index computes it with libm's pow, mostly without
+ * calling pow (gen_pow.c). tf_gen_pow_approx: the approximation of u^e it
+ * uses and its relative error bound (for the tests). */
+void tf_gen_power_law(uint64_t dim, double e, const double *in, int stride, int n, uint32_t *out);
+uint32_t tf_gen_power_index(uint64_t dim, double e, double u);
+double tf_gen_pow_approx(double u, double e, double *rel_bound);
+
 /* What drawing and deduplicating candidates need: the options, the
  * permutations, and the packing of a coordinate into a key of `words`
  * 64-bit words (word 0 least significant; mode 0 in the most significant

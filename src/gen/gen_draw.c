@@ -27,17 +27,9 @@ static inline void put_bits(uint64_t *w, int pos, int bits, uint64_t v)
     if (off + bits > 64) w[word + 1] |= v >> (64 - off);
 }
 
-/* floor(d * u^expo), at most d - 1, for u[0], u[stride], ... */
 static void power_law(const tf_gen_ctx *g, uint32_t m, const double *u, int stride, int n, uint32_t *out)
 {
-    const uint64_t dim = g->o->dims[m];
-    const double d = (double)dim, e = g->expo[m];
-    for (int k = 0; k < n; ++k) {
-        double x = u[(size_t)k * (size_t)stride];
-        if (e != 1.0) x = pow(x, e);
-        uint64_t i = (uint64_t)(d * x);
-        out[k] = (uint32_t)(i >= dim ? dim - 1 : i);
-    }
+    tf_gen_power_law(g->o->dims[m], g->expo[m], u, stride, n, out);
 }
 
 static void permute(const tf_gen_perm *p, uint32_t *ix, int n)
