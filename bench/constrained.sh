@@ -78,12 +78,8 @@ mkdir -p "$OUT" || exit 1
 OUT=$(cd "$OUT" && pwd)
 [ $keep -eq 1 ] || trap 'rm -rf "$OUT"' EXIT
 GT=""
-if [ -n "$GENTEN" ]; then
-    case $GENTEN in
-        *.whl) GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten" 2>/dev/null) || { echo "constrained.sh: unpacking $GENTEN failed" >&2; exit 1; } ;;
-        *) GT=$GENTEN ;;
-    esac
-    [ -x "$GT" ] || { echo "constrained.sh: GenTen's tool $GT is not an executable" >&2; exit 1; }
+if [ -n "${GENTEN:-}" ]; then
+    GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 # a wheel unpacked, or the tool itself
 fi
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false} # quiets Kokkos (GenTen); the others do not bind

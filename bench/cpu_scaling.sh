@@ -83,11 +83,7 @@ for e in $ENVS $SKEW_ENVS; do env_of "$e" >/dev/null || exit 2; done
 # ---- GenTen
 GT=""
 if [ -n "${GENTEN:-}" ]; then
-    case $GENTEN in
-        *.whl) GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 ;;
-        *) GT=$GENTEN ;;
-    esac
-    [ -x "$GT" ] || { echo "cpu_scaling: GenTen's tool $GT is not an executable" >&2; exit 1; }
+    GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 # a wheel unpacked, or the tool itself
 fi
 
 # ---- ALTO

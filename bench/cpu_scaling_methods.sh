@@ -103,11 +103,7 @@ fi
 
 GT=""
 if [ -n "${GENTEN:-}" ]; then
-    case $GENTEN in
-        *.whl) GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 ;;
-        *) GT=$GENTEN ;;
-    esac
-    [ -x "$GT" ] || { echo "$SCALING_NAME: GenTen's tool $GT is not an executable" >&2; exit 1; }
+    GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 # a wheel unpacked, or the tool itself
 fi
 
 scaling_machine

@@ -45,11 +45,7 @@ else
 fi
 GT=""
 if [ -n "${GENTEN:-}" ]; then
-    case $GENTEN in
-        *.whl) GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 ;;
-        *) GT=$GENTEN ;;
-    esac
-    [ -x "$GT" ] || { echo "gcp: GenTen's tool $GT is not an executable" >&2; exit 1; }
+    GT=$("$HERE/genten-unpack" "$GENTEN" "$OUT/genten") || exit 1 # a wheel unpacked, or the tool itself
 fi
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs," \
      "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -29,17 +29,6 @@ void tf_rng_seed(tf_rng *r, uint64_t seed)
  * 64 w + b of a state is bit b of word w). 8 KiB. */
 typedef struct gf2mat { uint64_t col[256][4]; } gf2mat;
 
-/* The linear part of tf_rng_next (its output is not part of the state). */
-static void step(uint64_t *s)
-{
-    const uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = tf_rng_rotl(s[3], 45);
-}
 
 /* out = M v (out may not be v). */
 static void apply(const gf2mat *M, const uint64_t *v, uint64_t *out)
@@ -63,7 +52,7 @@ static void power(uint64_t n, gf2mat *P)
     for (int j = 0; j < 256; ++j) {
         memset(base.col[j], 0, sizeof base.col[j]);
         base.col[j][j >> 6] = 1ull << (j & 63);
-        step(base.col[j]);
+        tf_rng_step(base.col[j]);
     }
     int have = 0;
     while (n) {

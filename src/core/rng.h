@@ -12,10 +12,9 @@ void tf_rng_seed(tf_rng *r, uint64_t seed);
  * its time on one thread). */
 static inline uint64_t tf_rng_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-static inline uint64_t tf_rng_next(tf_rng *r)
+/* The state update of tf_rng_next (linear over GF(2): rng.c's jumps use it). */
+static inline void tf_rng_step(uint64_t *s)
 {
-    uint64_t *s = r->s;
-    const uint64_t result = tf_rng_rotl(s[1] * 5, 7) * 9;
     const uint64_t t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
@@ -23,6 +22,12 @@ static inline uint64_t tf_rng_next(tf_rng *r)
     s[0] ^= s[3];
     s[2] ^= t;
     s[3] = tf_rng_rotl(s[3], 45);
+}
+
+static inline uint64_t tf_rng_next(tf_rng *r)
+{
+    const uint64_t result = tf_rng_rotl(r->s[1] * 5, 7) * 9;
+    tf_rng_step(r->s);
     return result;
 }
 
