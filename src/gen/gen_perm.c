@@ -48,12 +48,25 @@ tf_status tf_gen_perm_init(tf_gen_perm *p, uint64_t dim, uint64_t seed, uint32_t
     tf_rng_seed(&r, tf_gen_stream_seed(seed, TF_GEN_TAG_PERM, mode));
     if (dim <= table_max) {
         TF_TRY(TF_ALLOC(p->table, dim, "generator permutation"));
-        for (uint64_t i = 0; i < dim; ++i) p->table[i] = (uint32_t)i;
-        for (uint64_t i = dim; i > 1; --i) { /* Fisher-Yates */
-            uint64_t j = tf_rng_below(&r, i);
-            uint32_t t = p->table[i - 1];
-            p->table[i - 1] = p->table[j];
-            p->table[j] = t;
+        uint32_t *t = p->table;
+        for (uint64_t i = 0; i < dim; ++i) t[i] = (uint32_t)i;
+        /* Fisher-Yates. The draws do not depend on the table, so a block
+         * of them is taken ahead and their slots prefetched: a long
+         * mode's swaps otherwise wait on one cache miss each. The same
+         * draws and swaps in the same order: the same table. */
+        enum { AHEAD = 64 };
+        uint64_t js[AHEAD];
+        for (uint64_t i = dim; i > 1;) {
+            const uint64_t n = i - 1 < AHEAD ? i - 1 : AHEAD; /* swaps at i, i-1, ..., i-n+1 */
+            for (uint64_t k = 0; k < n; ++k) {
+                js[k] = tf_rng_below(&r, i - k);
+                __builtin_prefetch(&t[js[k]], 1);
+            }
+            for (uint64_t k = 0; k < n; ++k, --i) {
+                const uint32_t x = t[i - 1];
+                t[i - 1] = t[js[k]];
+                t[js[k]] = x;
+            }
         }
         return TF_OK;
     }
