@@ -127,6 +127,7 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
          * the CSF plans run on exactly `threads`, to split slices */
         tf_status s = tf_plan_build(X, &o, out);
         if (s == TF_OK) tf_cpu_csf_plan_fix_team(*out, threads);
+        if (s == TF_OK) tf_cpu_csf_plan_fix_jobs(*out, 2 * threads + 1); /* job edges inside slices */
         if (s == TF_OK) tf_cpu_csf_plan_fix_prefetch(*out, v->prefetch);
         return s;
     }
@@ -143,6 +144,7 @@ static tf_status build_variant(const tf_tensor *X, const variant *v, int threads
     tf_status s = tf_cpu_csf_plan_build_flat(X, &o, v->flat_ratio, v->by_length, p);
     if (s != TF_OK) { free(p); return s; }
     tf_cpu_csf_plan_fix_team(p, threads);
+    tf_cpu_csf_plan_fix_jobs(p, 2 * threads + 1);
     *out = p;
     return TF_OK;
 }
@@ -317,6 +319,55 @@ static void corner_tensors(void)
     tf_tensor_free(&Z);
 }
 
+/* The CSF plans' jobs come from the tree and the rank, not the team: every
+ * team size gives the same bits (default jobs, ~60 of them here, their
+ * edges inside slices of a skewed mode), and so do the csf-short trees.
+ * (Jobs of one per thread failed this: 96 of 96 comparisons.) */
+static void team_independent(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 20261201);
+    static const uint64_t dims[] = {40, 300, 25, 12};
+    static const uint64_t rk[] = {8, 16, 33};
+    static const int teams[] = {2, 3, 5, 8};
+    tf_tensor X = make_tensor(&rng, 4, dims, 60000, 0, 1);
+    for (size_t ri = 0; ri < COUNT(rk); ++ri) {
+        tf_matrix F[TF_MAX_ORDER];
+        random_factors(&rng, &X, rk[ri], F);
+        for (int f = 0; f < 2; ++f) {
+            tf_plan_opts o;
+            tf_plan_opts_default(&o);
+            o.backend = TF_BACKEND_CPU;
+            o.format = f == 0 ? TF_FORMAT_CSF : TF_FORMAT_CSF_SHORT;
+            o.threads = 8;
+            tf_plan *p = NULL;
+            CHECK_OK(tf_plan_build(&X, &o, &p));
+            for (uint32_t m = 0; m < X.order; ++m) {
+                const uint64_t I = X.dims[m], R = rk[ri];
+                tf_matrix one, other;
+                CHECK_OK(tf_matrix_alloc(&one, I, R));
+                CHECK_OK(tf_matrix_alloc(&other, I, R));
+                tf_cpu_csf_plan_fix_team(p, 1);
+                for (uint64_t e = 0; e < I * R; ++e) one.data[e] = NAN;
+                CHECK_OK(tf_plan_mttkrp(p, m, F, &one));
+                for (size_t ti = 0; ti < COUNT(teams); ++ti) {
+                    tf_cpu_csf_plan_fix_team(p, teams[ti]);
+                    for (uint64_t e = 0; e < I * R; ++e) other.data[e] = NAN;
+                    CHECK_OK(tf_plan_mttkrp(p, m, F, &other));
+                    CHECKF(memcmp(one.data, other.data, I * R * sizeof(double)) == 0,
+                           "%s R=%llu mode %u: %d threads differ from 1 in the bits", tf_format_name(o.format),
+                           (unsigned long long)R, m + 1, teams[ti]);
+                }
+                tf_matrix_free(&one);
+                tf_matrix_free(&other);
+            }
+            tf_plan_free(p);
+        }
+        free_factors(X.order, F);
+    }
+    tf_tensor_free(&X);
+}
+
 static void bad_arguments(void)
 {
     tf_rng rng;
@@ -407,6 +458,7 @@ int main(void)
     short_mode_tensors();
     short_fibre_tensors();
     corner_tensors();
+    team_independent();
     bad_arguments();
     validation();
     real_tensors();

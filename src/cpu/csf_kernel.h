@@ -33,10 +33,14 @@ struct tf_plan;
 tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
                                      int by_length, struct tf_plan *p);
 /* Runs every MTTKRP of a CPU CSF plan on exactly `team` threads (at most
- * one per non-zero) instead of the team from the work (0: from the work
- * again), so the tests reach the split of a slice between threads on small
- * tensors. Other plans are left alone. */
+ * one per job) instead of the team from the work (0: from the work again).
+ * The jobs, and so the result's bits, do not depend on the team. Other
+ * plans are left alone. */
 void tf_cpu_csf_plan_fix_team(struct tf_plan *p, int team);
+/* Splits every MTTKRP of a CPU CSF plan into exactly `jobs` jobs (at most
+ * one per non-zero; 0: from the tree and the rank again), so the tests put
+ * job edges inside the slices of small tensors. Other plans are left alone. */
+void tf_cpu_csf_plan_fix_jobs(struct tf_plan *p, int jobs);
 /* Prefetches factor rows in every MTTKRP of a CPU CSF plan (on = 1), never
  * (0), or as the factors' sizes say (-1, the default), so the tests reach
  * the prefetching code on small tensors. Other plans are left alone. */
