@@ -36,10 +36,11 @@
  * the two lowest levels is at least this large; smaller ones stay in a
  * core's L2 cache (512 KiB-2 MiB here), and prefetching them costs time. */
 #define CSF_PREFETCH_MIN_BYTES (512ULL << 10)
-/* Non-zeros per job: a job costs ~0.2 us besides its non-zeros (measured on
- * uber-apr14 at R 16, one thread: 1024 per job +8 %, 2048 +4 %, 4096 +2 %
- * against one job), and the team that uber-apr14's work gets (~10 threads)
- * still has ten jobs each (102 a tree). */
+/* Non-zeros per job: a job cost ~0.2 us besides its non-zeros (uber-apr14 at
+ * R 16, one thread: 1024 per job +8 %, 2048 +4 %, 4096 +2 % against one job;
+ * ~0.05 us since the kernel's row zeroing is no memset: CMakeLists.txt), and
+ * the team uber-apr14's work gets (~10 threads) still has ten jobs each (102
+ * a tree). */
 #define CSF_JOB_NNZ 4096
 /* At most this many jobs; at a rank whose edge rows (2 x R doubles a job)
  * would pass CSF_EDGE_BYTES, consecutive jobs are run as one. */
