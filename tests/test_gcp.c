@@ -177,26 +177,39 @@ static void check_pass(const char *what, const tf_gcp_samples *s, double *const 
         ref[n] = malloc(dims[n] * R * sizeof(double));
     }
     const double fref = ref_pass(s, A, dims, R, loss, ref);
-    for (int threads = 1; threads <= 3; threads += 2) {
-        for (uint32_t n = 0; n < N; ++n)
-            for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
-        double f = NAN;
-        const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0};
-        CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
-        CHECKF(fabs(f - fref) <= 1e-11 * fabs(fref) + 1e-300, "%s loss %s, %d threads: f %.17g, reference %.17g", what,
-               tf_gcp_loss_name((tf_gcp_loss)loss), threads, f, fref);
-        for (uint32_t n = 0; n < N; ++n) {
-            const double err = tf_rel_err(G[n], ref[n], dims[n] * R);
-            CHECKF(err < 1e-11, "%s loss %s, %d threads: mode %u gradient off by %.3g", what,
-                   tf_gcp_loss_name((tf_gcp_loss)loss), threads, n + 1, err);
+    double *G1[TF_MAX_ORDER]; /* one thread's gradient: by entry, every team gives its bits */
+    for (uint32_t n = 0; n < N; ++n) G1[n] = malloc(dims[n] * R * sizeof(double));
+    /* both routes of a mode's rows: private copies (these short modes) and, forced, by entry */
+    for (int by_sample = 0; by_sample <= 1; ++by_sample) {
+        tf_cpu_gcp_pass_force_by_sample(by_sample);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            for (uint32_t n = 0; n < N; ++n)
+                for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
+            double f = NAN;
+            const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0};
+            CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
+            CHECKF(fabs(f - fref) <= 1e-11 * fabs(fref) + 1e-300, "%s loss %s, %d threads%s: f %.17g, reference %.17g",
+                   what, tf_gcp_loss_name((tf_gcp_loss)loss), threads, by_sample ? " by entry" : "", f, fref);
+            for (uint32_t n = 0; n < N; ++n) {
+                const double err = tf_rel_err(G[n], ref[n], dims[n] * R);
+                CHECKF(err < 1e-11, "%s loss %s, %d threads%s: mode %u gradient off by %.3g", what,
+                       tf_gcp_loss_name((tf_gcp_loss)loss), threads, by_sample ? " by entry" : "", n + 1, err);
+                if (threads == 1) memcpy(G1[n], G[n], dims[n] * R * sizeof(double));
+                else if (by_sample)
+                    CHECKF(!memcmp(G1[n], G[n], dims[n] * R * sizeof(double)),
+                           "%s loss %s%s: mode %u gradient on 3 threads differs from 1 in the bits", what,
+                           tf_gcp_loss_name((tf_gcp_loss)loss), by_sample ? " by entry" : "", n + 1);
+            }
+            double f2 = NAN; /* without the gradient: the same sum */
+            CHECK_OK(tf_cpu_gcp_pass(&in, NULL, &f2));
+            CHECK(f2 == f);
         }
-        double f2 = NAN; /* without the gradient: the same sum */
-        CHECK_OK(tf_cpu_gcp_pass(&in, NULL, &f2));
-        CHECK(f2 == f);
     }
+    tf_cpu_gcp_pass_force_by_sample(0);
     for (uint32_t n = 0; n < N; ++n) {
         free(G[n]);
         free(ref[n]);
+        free(G1[n]);
     }
 }
 
@@ -749,11 +762,17 @@ static void test_parts(tf_rng *rng)
     const uint64_t dims[3] = {30, 20, 25};
     tf_tensor X;
     kt_gcp_tensor(rng, 3, dims, 900, TF_GCP_POISSON, &X);
-    for (uint32_t P = 2; P <= 3; ++P)
-        for (int semi = 0; semi <= 1; ++semi) {
-            check_parts(rng, &X, P, 0, semi);
-            check_parts(rng, &X, P, 1, semi);
-        }
+    /* also every mode by entry: a part's pass leaves the other parts'
+     * entries out of its blocks, and their rows out of the sums */
+    for (int by_sample = 0; by_sample <= 1; ++by_sample) {
+        tf_cpu_gcp_pass_force_by_sample(by_sample);
+        for (uint32_t P = 2; P <= 3; ++P)
+            for (int semi = 0; semi <= 1; ++semi) {
+                check_parts(rng, &X, P, 0, semi);
+                check_parts(rng, &X, P, 1, semi);
+            }
+    }
+    tf_cpu_gcp_pass_force_by_sample(0);
     tf_tensor_free(&X);
 }
 

@@ -11,7 +11,8 @@
 #include "cpu/gcp_sample.h"
 
 /* Entries per block of a pass: the loss's block sums are added in block
- * order; the gradient's per-thread parts in thread order. */
+ * order; the gradient's per-thread copies in thread order (modes summed by
+ * entry: row by row in entry order). */
 #define TF_GCP_BLOCK 2048u
 
 typedef struct tf_gcp_pass_in {
@@ -33,4 +34,7 @@ typedef struct tf_gcp_pass_in {
 /* *f = sum over the sample of w f(x, m); with G (order arrays of dims[n] x
  * R, overwritten) the gradient. */
 tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f);
+/* Tests: every mode's gradient by entry (on = 1; the rows summed after a
+ * sort of the entries by row), instead of the choice from the sizes (0). */
+void tf_cpu_gcp_pass_force_by_sample(int on);
 #endif
