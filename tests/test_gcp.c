@@ -179,6 +179,8 @@ static void check_pass(const char *what, const tf_gcp_samples *s, double *const 
     const double fref = ref_pass(s, A, dims, R, loss, ref);
     double *G1[TF_MAX_ORDER]; /* one thread's gradient: by entry, every team gives its bits */
     for (uint32_t n = 0; n < N; ++n) G1[n] = malloc(dims[n] * R * sizeof(double));
+    tf_gcp_pass_ws ws;
+    memset(&ws, 0, sizeof ws);
     /* both routes of a mode's rows: private copies (these short modes) and, forced, by entry */
     for (int by_sample = 0; by_sample <= 1; ++by_sample) {
         tf_cpu_gcp_pass_force_by_sample(by_sample);
@@ -186,7 +188,9 @@ static void check_pass(const char *what, const tf_gcp_samples *s, double *const 
             for (uint32_t n = 0; n < N; ++n)
                 for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
             double f = NAN;
-            const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0};
+            /* 3 threads through a workspace kept over both routes (grown, reused) */
+            const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0,
+                                       threads == 3 ? &ws : NULL};
             CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
             CHECKF(fabs(f - fref) <= 1e-11 * fabs(fref) + 1e-300, "%s loss %s, %d threads%s: f %.17g, reference %.17g",
                    what, tf_gcp_loss_name((tf_gcp_loss)loss), threads, by_sample ? " by entry" : "", f, fref);
@@ -206,6 +210,7 @@ static void check_pass(const char *what, const tf_gcp_samples *s, double *const 
         }
     }
     tf_cpu_gcp_pass_force_by_sample(0);
+    tf_cpu_gcp_pass_ws_free(&ws);
     for (uint32_t n = 0; n < N; ++n) {
         free(G[n]);
         free(ref[n]);
@@ -250,8 +255,8 @@ static void test_pass(tf_rng *rng)
             tf_gcp_draw_setup(&h, 3000, 2500, &head);
             const uint64_t fseed = tf_rng_next(rng);
             CHECK_OK(tf_gcp_draw(&h, fseed, 9, 3000, 2500, 1, &s));
-            tf_gcp_pass_in in1 = {&s, (const double *const *)A, dims, R, loss, 3, 1, NULL, 0, 0};
-            tf_gcp_pass_in in2 = {&head, (const double *const *)A, dims, R, loss, 3, 1, &h, fseed, 9};
+            tf_gcp_pass_in in1 = {&s, (const double *const *)A, dims, R, loss, 3, 1, NULL, 0, 0, NULL};
+            tf_gcp_pass_in in2 = {&head, (const double *const *)A, dims, R, loss, 3, 1, &h, fseed, 9, NULL};
             CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
             CHECK_OK(tf_cpu_gcp_pass(&in2, G2, &f2));
             int same = f1 == f2 && head.n == s.n && head.w_z == s.w_z;
@@ -505,7 +510,7 @@ static void test_semi_stratified(tf_rng *rng)
                 for (int n = 0; n < 3; ++n)
                     for (uint64_t e = 0; e < dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
                 double f = NAN;
-                const tf_gcp_pass_in in = {&gs, (const double *const *)A, dims, R, loss, 1, 1, &h, seed, t};
+                const tf_gcp_pass_in in = {&gs, (const double *const *)A, dims, R, loss, 1, 1, &h, seed, t, NULL};
                 CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
                 fsum += f, fsq += f * f;
                 for (int n = 0, e0 = 0; n < 3; e0 += (int)(dims[n] * R), ++n)
@@ -685,7 +690,7 @@ static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut, in
     CHECK_OK(tf_gcp_samples_alloc(&gs, N, 0));
     gs.semi = semi;
     tf_gcp_draw_setup(&h1, gnz, gz, &gs);
-    const tf_gcp_pass_in in1 = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h1, seed, 5};
+    const tf_gcp_pass_in in1 = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h1, seed, 5, NULL};
     CHECK_OK(tf_cpu_gcp_pass(&in1, G1, &f1));
     uint64_t total = 0, total_nz = 0, bad_z = 0, bad_nz = 0;
     for (uint32_t p = 0; p < P; ++p) {
@@ -729,7 +734,7 @@ static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut, in
             for (uint64_t e = 0; e < X->dims[n] * R; ++e) G[n][e] = NAN; /* poisoned */
         double f = NAN;
         tf_gcp_draw_setup(&h, gnz, gz, &gs);
-        const tf_gcp_pass_in in = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h, seed, 5};
+        const tf_gcp_pass_in in = {&gs, (const double *const *)A, X->dims, R, TF_GCP_POISSON, 2, 1, &h, seed, 5, NULL};
         CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
         fsum += f;
         for (uint32_t n = 0; n < N; ++n)

@@ -31,6 +31,7 @@ typedef struct cpu_gcp {
     double *u, *g, *m, *v, *u0, *m0, *v0;
     int started;
     const tf_dist *dist; /* MPI ranks, else NULL */
+    tf_gcp_pass_ws ws;   /* the passes' buffers, kept between iterations */
 } cpu_gcp;
 
 static void mode_ptrs(const cpu_gcp *c, double *base, double **p)
@@ -49,7 +50,7 @@ static tf_status pass(cpu_gcp *c, const tf_gcp_samples *s, int want_grad, int wa
     mode_ptrs(c, c->u, A);
     mode_ptrs(c, c->g, G);
     const tf_gcp_pass_in in = {s, (const double *const *)A, c->dims, c->rank, c->loss, c->threads, want_f,
-                               draw, c->seed, stream};
+                               draw, c->seed, stream, &c->ws};
     return tf_cpu_gcp_pass(&in, want_grad ? G : NULL, f);
 }
 
@@ -175,6 +176,7 @@ static void cpu_destroy(void *ctx)
     tf_gcp_samples_free(&c->fixed);
     tf_gcp_samples_free(&c->grad);
     tf_gcp_samples_free(&c->all);
+    tf_cpu_gcp_pass_ws_free(&c->ws);
     tf_free(c->u);
     tf_free(c);
 }

@@ -165,18 +165,43 @@ static double block_of(const tf_gcp_pass_in *in, uint64_t k0, uint64_t k1, const
     }
 }
 
+enum { WS_SCRATCH, WS_PARTS, WS_BSUM, WS_C, WS_AT, WS_KEY, WS_ENT, WS_KBUF, WS_EBUF };
+
+void tf_cpu_gcp_pass_ws_free(tf_gcp_pass_ws *ws)
+{
+    if (!ws) return;
+    for (int i = 0; i < 9; ++i) tf_free(ws->buf[i]);
+    memset(ws, 0, sizeof *ws);
+}
+
+/* ws's buffer i with room for n elements of size bytes each. */
+static tf_status ws_get(tf_gcp_pass_ws *ws, int i, uint64_t n, uint64_t size, const char *what, void **out)
+{
+    const uint64_t need = (n ? n : 1) * size;
+    if (ws->bytes[i] < need) {
+        tf_free(ws->buf[i]);
+        ws->buf[i] = NULL;
+        ws->bytes[i] = 0;
+        TF_TRY(tf_alloc(&ws->buf[i], n ? n : 1, size, what));
+        ws->bytes[i] = need;
+    }
+    *out = ws->buf[i];
+    return TF_OK;
+}
+
 /* G = the sum of the by-sample rows C (n entries, R each; at: each entry's
  * row, UINT32_MAX: none) per row, in entry order: a stable sort of the
  * entries by row, then pieces of whole rows in parallel. Rows no entry has
  * keep what G held (zeros). */
-static tf_status sum_by_row(const double *C, const uint32_t *at, uint64_t n, uint64_t I, uint64_t R, int nt, double *G)
+static tf_status sum_by_row(tf_gcp_pass_ws *ws, const double *C, const uint32_t *at, uint64_t n, uint64_t I,
+                            uint64_t R, int nt, double *G)
 {
     uint64_t *key = NULL, *ent = NULL, *kbuf = NULL, *ebuf = NULL;
-    tf_status s = TF_ALLOC(key, n, "GCP gradient rows");
-    if (s == TF_OK) s = TF_ALLOC(ent, n, "GCP gradient entries");
-    if (s == TF_OK) s = TF_ALLOC(kbuf, n, "GCP gradient rows");
-    if (s == TF_OK) s = TF_ALLOC(ebuf, n, "GCP gradient entries");
-    if (s != TF_OK) goto done;
+    tf_status s = ws_get(ws, WS_KEY, n, sizeof *key, "GCP gradient rows", (void **)&key);
+    if (s == TF_OK) s = ws_get(ws, WS_ENT, n, sizeof *ent, "GCP gradient entries", (void **)&ent);
+    if (s == TF_OK) s = ws_get(ws, WS_KBUF, n, sizeof *kbuf, "GCP gradient rows", (void **)&kbuf);
+    if (s == TF_OK) s = ws_get(ws, WS_EBUF, n, sizeof *ebuf, "GCP gradient entries", (void **)&ebuf);
+    if (s != TF_OK) return s;
     int bits = 1;
     while (bits < 33 && (I >> bits)) ++bits; /* rows 0..I-1 and I for none */
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
@@ -185,7 +210,12 @@ static tf_status sum_by_row(const double *C, const uint32_t *at, uint64_t n, uin
         ent[k] = (uint64_t)k;
     }
     s = tf_radix_sort_pairs(&key, &ent, &kbuf, &ebuf, n, bits);
-    if (s != TF_OK) goto done;
+    /* the sort swaps its buffers: the workspace keeps all four, wherever they went */
+    ws->buf[WS_KEY] = key;
+    ws->buf[WS_KBUF] = kbuf;
+    ws->buf[WS_ENT] = ent;
+    ws->buf[WS_EBUF] = ebuf;
+    if (s != TF_OK) return s;
     const uint64_t P = n < GCP_PIECES ? (n ? n : 1) : GCP_PIECES;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
     for (int64_t p = 0; p < (int64_t)P; ++p) {
@@ -204,12 +234,7 @@ static tf_status sum_by_row(const double *C, const uint32_t *at, uint64_t n, uin
             }
         }
     }
-done:
-    tf_free(key);
-    tf_free(ent);
-    tf_free(kbuf);
-    tf_free(ebuf);
-    return s;
+    return TF_OK;
 }
 
 tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
@@ -234,11 +259,15 @@ tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
     }
     double *scratch = NULL, *parts = NULL, *bsum = NULL, *C = NULL;
     uint32_t *at = NULL;
-    TF_TRY(TF_ALLOC(scratch, (uint64_t)nt * scr, "GCP pass scratch"));
-    tf_status st = TF_ALLOC(bsum, nb ? nb : 1, "GCP pass block sums");
-    if (st == TF_OK && psize && nt > 1) st = TF_ALLOC(parts, (uint64_t)(nt - 1) * psize, "GCP gradient parts");
-    if (st == TF_OK && csize) st = TF_ALLOC(C, csize * (n ? n : 1) * R, "GCP gradient rows by entry");
-    if (st == TF_OK && csize) st = TF_ALLOC(at, csize * (n ? n : 1), "GCP gradient rows of the entries");
+    tf_gcp_pass_ws own, *ws = in->ws;
+    memset(&own, 0, sizeof own);
+    if (!ws) ws = &own;
+    tf_status st = ws_get(ws, WS_SCRATCH, (uint64_t)nt * scr, sizeof *scratch, "GCP pass scratch", (void **)&scratch);
+    if (st == TF_OK) st = ws_get(ws, WS_BSUM, nb, sizeof *bsum, "GCP pass block sums", (void **)&bsum);
+    if (st == TF_OK && psize && nt > 1)
+        st = ws_get(ws, WS_PARTS, (uint64_t)(nt - 1) * psize, sizeof *parts, "GCP gradient parts", (void **)&parts);
+    if (st == TF_OK && csize) st = ws_get(ws, WS_C, csize * n * R, sizeof *C, "GCP gradient rows by entry", (void **)&C);
+    if (st == TF_OK && csize) st = ws_get(ws, WS_AT, csize * n, sizeof *at, "GCP gradient rows of the entries", (void **)&at);
     if (st != TF_OK) goto done;
     if (G)
         for (uint32_t m = 0; m < N; ++m) memset(G[m], 0, in->dims[m] * R * sizeof(double));
@@ -292,17 +321,13 @@ tf_status tf_cpu_gcp_pass(const tf_gcp_pass_in *in, double *const *G, double *f)
     }
     for (uint32_t m = 0, c = 0; st == TF_OK && m < N; ++m)
         if (by_sample[m]) {
-            st = sum_by_row(C + (uint64_t)c * n * R, at + (uint64_t)c * n, n, in->dims[m], R, nt, G[m]);
+            st = sum_by_row(ws, C + (uint64_t)c * n * R, at + (uint64_t)c * n, n, in->dims[m], R, nt, G[m]);
             ++c;
         }
     double sum = 0.0;
     for (uint64_t b = 0; b < nb; ++b) sum += bsum[b];
     *f = sum;
 done:
-    tf_free(scratch);
-    tf_free(parts);
-    tf_free(bsum);
-    tf_free(C);
-    tf_free(at);
+    tf_cpu_gcp_pass_ws_free(&own);
     return st;
 }

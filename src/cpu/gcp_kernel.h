@@ -15,6 +15,15 @@
  * entry: row by row in entry order). */
 #define TF_GCP_BLOCK 2048u
 
+/* Buffers a caller keeps between passes (grown, never shrunk; zeroed to
+ * start; tf_cpu_gcp_pass_ws_free): new pages every pass, the per-thread
+ * copies and the by-entry rows, cost more than the pass on large gradients. */
+typedef struct tf_gcp_pass_ws {
+    void *buf[9];
+    uint64_t bytes[9];
+} tf_gcp_pass_ws;
+void tf_cpu_gcp_pass_ws_free(tf_gcp_pass_ws *ws);
+
 typedef struct tf_gcp_pass_in {
     const tf_gcp_samples *s;
     const double *const *A; /* order factors, dims[n] x R row-major (model lambda = 1) */
@@ -29,6 +38,7 @@ typedef struct tf_gcp_pass_in {
      * and weights (tf_gcp_draw_setup): sampling and gradient fused */
     const tf_gcp_nzset *draw;
     uint64_t seed, stream;
+    tf_gcp_pass_ws *ws;     /* NULL: the pass allocates and frees its own */
 } tf_gcp_pass_in;
 
 /* *f = sum over the sample of w f(x, m); with G (order arrays of dims[n] x

@@ -549,7 +549,7 @@ tf_status tf_gcp_loss_dense(const tf_tensor *X, const tf_ktensor *K, tf_gcp_loss
             for (uint64_t r = 0; r < K->rank; ++r)
                 a0[i * K->rank + r] = A[0][i * K->rank + r] * (K->lambda ? K->lambda[r] : 1.0);
         A[0] = a0;
-        const tf_gcp_pass_in in = {&s, A, X->dims, K->rank, (int)loss, threads, 1, NULL, 0, 0};
+        const tf_gcp_pass_in in = {&s, A, X->dims, K->rank, (int)loss, threads, 1, NULL, 0, 0, NULL};
         st = tf_cpu_gcp_pass(&in, NULL, out);
     }
     tf_free(a0);
