@@ -53,6 +53,7 @@ static void test_losses(tf_rng *rng)
             const double err = fabs(fd - d) / (fabs(d) > 1.0 ? fabs(d) : 1.0);
             if (err > worst) worst = err;
         }
+        TF_T_MARGIN(worst, 1e-6);
         CHECKF(worst < 1e-6, "loss %s: df/dm vs finite differences off by %.3g", tf_gcp_loss_name((tf_gcp_loss)loss),
                worst);
         CHECK(tf_gcp_loss_parse(tf_gcp_loss_name((tf_gcp_loss)loss)) == loss);
@@ -117,6 +118,7 @@ static void test_samples(tf_rng *rng)
     CHECK(differ);
     CHECKF(!bad_nz && !bad_z, "%d non-zero samples off X, %d zero samples on it", bad_nz, bad_z);
     const double expect = (double)gnz / (double)X.nnz;
+    TF_T_MARGIN((double)hits_first - expect, 6.0 * sqrt(expect));
     CHECKF(fabs((double)hits_first - expect) < 6.0 * sqrt(expect), "first non-zero drawn %llu times, expected %.1f",
            (unsigned long long)hits_first, expect);
     /* the dense "sample": every entry once, X's values where they are */
@@ -126,6 +128,7 @@ static void test_samples(tf_rng *rng)
     double sum = 0.0, xsum = 0.0;
     for (uint64_t j = 0; j < d.n; ++j) sum += d.vals[j];
     for (uint64_t k = 0; k < X.nnz; ++k) xsum += X.vals[k];
+    TF_T_MARGIN(sum - xsum, 1e-12 * xsum);
     CHECK(fabs(sum - xsum) < 1e-12 * xsum);
     tf_gcp_samples_free(&a);
     tf_gcp_samples_free(&b);
@@ -183,10 +186,12 @@ static void check_pass(const char *what, const tf_gcp_samples *s, double *const 
         double f = NAN;
         const tf_gcp_pass_in in = {s, (const double *const *)A, dims, R, loss, threads, 1, NULL, 0, 0};
         CHECK_OK(tf_cpu_gcp_pass(&in, G, &f));
+        TF_T_MARGIN(f - fref, 1e-11 * fabs(fref) + 1e-300);
         CHECKF(fabs(f - fref) <= 1e-11 * fabs(fref) + 1e-300, "%s loss %s, %d threads: f %.17g, reference %.17g", what,
                tf_gcp_loss_name((tf_gcp_loss)loss), threads, f, fref);
         for (uint32_t n = 0; n < N; ++n) {
             const double err = tf_rel_err(G[n], ref[n], dims[n] * R);
+            TF_T_MARGIN(err, 1e-11);
             CHECKF(err < 1e-11, "%s loss %s, %d threads: mode %u gradient off by %.3g", what,
                    tf_gcp_loss_name((tf_gcp_loss)loss), threads, n + 1, err);
         }
@@ -321,6 +326,7 @@ static void test_dense(tf_rng *rng)
         const double fref = ref_pass(&all, A, dims, R, loss, G);
         double f = NAN;
         CHECK_OK(tf_gcp_loss_dense(&X, &K, (tf_gcp_loss)loss, 2, &f));
+        TF_T_MARGIN(f - fref, 1e-12 * fabs(fref));
         CHECKF(fabs(f - fref) <= 1e-12 * fabs(fref), "dense loss %s: %.17g vs %.17g", tf_gcp_loss_name(loss), f, fref);
         /* the dense mode from K: its optimum is stationary by the reference gradient */
         tf_gcp_opts o;
@@ -334,6 +340,7 @@ static void test_dense(tf_rng *rng)
         tf_ktensor out;
         tf_gcp_report rep;
         CHECK_OK(tf_gcp(&X, &o, &out, &rep));
+        TF_T_MARGIN(rep.loss_initial - fref, 1e-12 * fabs(fref));
         CHECK(rep.loss_estimate <= rep.loss_initial && fabs(rep.loss_initial - fref) <= 1e-12 * fabs(fref));
         double *B[3];
         for (int n = 0; n < 3; ++n) { /* lambda into mode 1 */
@@ -343,6 +350,7 @@ static void test_dense(tf_rng *rng)
                     B[n][i * R + r] = out.factors[n].data[i * R + r] * (n == 0 ? out.lambda[r] : 1.0);
         }
         const double fopt = ref_pass(&all, B, dims, R, loss, G);
+        TF_T_MARGIN(fopt - rep.loss_estimate, 1e-10 * fabs(fopt));
         CHECKF(fabs(fopt - rep.loss_estimate) <= 1e-10 * fabs(fopt), "dense %s: the reported loss %.17g, the "
                "model's %.17g", tf_gcp_loss_name(loss), rep.loss_estimate, fopt);
         /* an optimum: a second run from it (arranged: the same model) gains nothing */
@@ -352,6 +360,10 @@ static void test_dense(tf_rng *rng)
         CHECK_OK(tf_gcp(&X, &o, &out2, &rep2));
         /* (not the logit: on 0/1 data its infimum may lie at infinity, where
          * m separates the ones from the zeros) */
+        if (loss != TF_GCP_BERNOULLI_LOGIT) {
+            TF_T_MARGIN(rep2.loss_initial - fopt, 1e-12 * fabs(fopt));
+            TF_T_MARGIN(fmax(fopt - rep2.loss_estimate, 0.0), 1e-7 * fabs(fopt));
+        }
         CHECKF(loss == TF_GCP_BERNOULLI_LOGIT || (rep.converged && fabs(rep2.loss_initial - fopt) <= 1e-12 * fabs(fopt) &&
                rep2.loss_estimate >= fopt - 1e-7 * fabs(fopt)), "dense %s: converged %d (%u iterations) at %.17g, a "
                "restart from there reaches %.17g", tf_gcp_loss_name(loss), rep.converged, rep.epochs, fopt,
@@ -475,6 +487,7 @@ static void test_semi_stratified(tf_rng *rng)
         }
         CHECKF(same, "semi-stratified: the draws differ between 1 and 3 threads");
         const double expect_hits = 5000.0 * (double)X.nnz / 120.0;
+        TF_T_MARGIN((double)hits - expect_hits, 6.0 * sqrt(expect_hits));
         CHECKF(!bad && fabs((double)hits - expect_hits) < 6.0 * sqrt(expect_hits),
                "semi-stratified: %llu bad draws; %llu zero draws on non-zeros, expected about %.0f (no rejection)",
                (unsigned long long)bad, (unsigned long long)hits, expect_hits);
@@ -505,12 +518,14 @@ static void test_semi_stratified(tf_rng *rng)
                     const double mean = sum[e0 + e] / T, var = sq[e0 + e] / T - mean * mean;
                     const double se = sqrt(var > 0.0 ? var / T : 0.0), z = fabs(mean - D[n][e]) / (se + 1e-300);
                     if (z > worst) worst = z;
+                    TF_T_MARGIN(mean - D[n][e], 5.0 * se + 1e-12 * fabs(D[n][e]));
                     off += fabs(mean - D[n][e]) > 5.0 * se + 1e-12 * fabs(D[n][e]);
                 }
             const double fmean = fsum / T, fse = sqrt((fsq / T - fmean * fmean) / T);
             CHECKF(!off, "%s loss, %s: %llu of %llu gradient entries' means beyond 5 standard errors of the dense "
                    "gradient (worst %.2f)", tf_gcp_loss_name((tf_gcp_loss)loss), semi ? "semi-stratified" : "stratified",
                    (unsigned long long)off, (unsigned long long)P, worst);
+            TF_T_MARGIN(fmean - fdense, 5.0 * fse);
             CHECKF(fabs(fmean - fdense) <= 5.0 * fse, "%s loss, %s: mean loss sum %.10g, dense %.10g (se %.3g)",
                    tf_gcp_loss_name((tf_gcp_loss)loss), semi ? "semi-stratified" : "stratified", fmean, fdense, fse);
             if (getenv("GCP_TRACE"))
@@ -729,9 +744,11 @@ static void check_parts(tf_rng *rng, const tf_tensor *X, uint32_t P, int cut, in
            cut ? "cut" : "whole", (unsigned long long)total, (unsigned long long)total_nz);
     CHECKF(!bad_z && !bad_nz, "%u parts (%s): %llu zero draws, %llu non-zero draws not one process's", P,
            cut ? "cut" : "whole", (unsigned long long)bad_z, (unsigned long long)bad_nz);
+    TF_T_MARGIN(fsum - f1, 1e-12 * fabs(f1));
     CHECKF(fabs(fsum - f1) <= 1e-12 * fabs(f1), "%u parts: loss %.17g, one process %.17g", P, fsum, f1);
     for (uint32_t n = 0; n < N; ++n) {
         const double err = tf_rel_err(Gsum[n], G1[n], X->dims[n] * R);
+        TF_T_MARGIN(err, 1e-12);
         CHECKF(err < 1e-12, "%u parts (%s): mode %u gradient off by %.3g", P, cut ? "cut" : "whole", n + 1, err);
         free(A[n]);
         free(G[n]);
