@@ -489,9 +489,9 @@ static uint64_t best_of_starts(tf_tensor *set, tf_complete_opts *o, tf_complete_
 }
 
 /* Adam on the planted tensor beside ALS at the same l2: the test RMSE
- * close to ALS's; the same bits from a seed on a thread count, close on
- * another (the draws are the same; the gradient's sums over threads
- * differ in rounding). */
+ * close to that of ALS continued from Adam's model; the same bits from a
+ * seed on a thread count, close on another (the draws are the same; the
+ * gradient's sums over threads differ in rounding). */
 static void test_adam_planted(tf_rng *rng)
 {
     tf_tensor set[3];
@@ -502,9 +502,7 @@ static void test_adam_planted(tf_rng *rng)
     o.l2 = ADAM_L2;
     o.tol = 0.0;
     o.patience = 1000;
-    o.max_iters = 300;
     tf_complete_report ra, rb;
-    best_of_starts(set, &o, &ra);
     o.method = TF_COMPLETE_ADAM;
     o.max_iters = ADAM_EPOCHS;
     o.epoch_iters = ADAM_ITERS;
@@ -523,12 +521,28 @@ static void test_adam_planted(tf_rng *rng)
         CHECK_OK(tf_complete(&set[0], &set[1], &set[2], &o, &out[t], &rep[t]));
         if (!t) CHECK(tr.n == (rep[t].iters < 64 ? rep[t].iters : 64));
     }
-    printf("planted: ALS test rmse %.6g (%u iterations), Adam %.6g (seed %llu, %u epochs, kept %u)\n", ra.test_rmse,
+    /* ALS from Adam's kept model: its exact row solves only lower the
+     * penalised objective, so where Adam stopped near the l2 optimum they
+     * keep its test RMSE. (ALS from a random start is no reference: after
+     * 300 iterations it was still in a swamp on many data sets, its test
+     * RMSE 0.49..1.08 of the bound below over 120 of them, 3000 iterations
+     * to reach Adam's; that measured ALS's stopping, not Adam's.) */
+    tf_complete_opts ao;
+    tf_complete_opts_default(&ao);
+    ao.rank = 3;
+    ao.l2 = ADAM_L2;
+    ao.tol = 0.0;
+    ao.patience = 1000;
+    ao.max_iters = 300;
+    ao.init = &out[0];
+    tf_ktensor als;
+    CHECK_OK(tf_complete(&set[0], &set[1], &set[2], &ao, &als, &ra));
+    tf_ktensor_free(&als);
+    printf("planted: ALS from Adam's model test rmse %.6g (%u iterations), Adam %.6g (seed %llu, %u epochs, kept %u)\n", ra.test_rmse,
            ra.iters, rep[0].test_rmse, (unsigned long long)o.seed, rep[0].iters, rep[0].best_iter);
     /* Both recover the planted model up to l2's shrinkage (relative ~ l2 /
-     * the data's scale, 1e-3 here) and their stopping: each test RMSE, and
-     * their difference, below 2e-3 of the test values' RMS (~0.3; over 30
-     * data sets: ALS 3e-4..6e-4 after 300 iterations, Adam 1.7e-4..2e-4). */
+     * the data's scale, 1e-3 here): each test RMSE, and their difference,
+     * below 2e-3 of the test values' RMS (~0.3). */
     double rms = 0.0;
     for (uint64_t k = 0; k < set[2].nnz; ++k) rms += set[2].vals[k] * set[2].vals[k];
     rms = sqrt(rms / (double)set[2].nnz);
