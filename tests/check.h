@@ -43,8 +43,39 @@ static int tf_t_pass, tf_t_fail;
                #call, tf_status_name(st_), msg_, tf_status_name(want), (part));                                \
     } while (0)
 
+/* Margins: the worst ratio of a checked error to its bound at each check
+ * that notes one (TF_T_MARGIN(err, bound) next to the CHECK, or kt_close),
+ * printed by tf_test_finish under TF_TEST_MARGINS=1 as
+ * "margin FILE:LINE WORST" (1 = at the bound; a seed sweep reads these to
+ * find the bounds that hold with little room). */
+typedef struct {
+    const char *file;
+    int line;
+    double worst;
+} tf_t_margin_at;
+static tf_t_margin_at tf_t_margins[256];
+static int tf_t_nmargins;
+
+static inline void tf_t_margin(const char *file, int line, double err, double bound)
+{
+    const double q = isnan(err) || isnan(bound) ? INFINITY : bound > 0 ? fabs(err) / bound : err == 0 ? 0.0 : INFINITY;
+    int i = 0;
+    while (i < tf_t_nmargins && (tf_t_margins[i].line != line || strcmp(tf_t_margins[i].file, file))) ++i;
+    if (i == tf_t_nmargins) {
+        if (i == (int)(sizeof tf_t_margins / sizeof *tf_t_margins)) return;
+        tf_t_margins[tf_t_nmargins++] = (tf_t_margin_at){file, line, q};
+    } else if (q > tf_t_margins[i].worst) tf_t_margins[i].worst = q;
+}
+#define TF_T_MARGIN(err, bound) tf_t_margin(__FILE__, __LINE__, (err), (bound))
+
 static inline int tf_test_finish(const char *name)
 {
+    const char *env = getenv("TF_TEST_MARGINS");
+    if (env && !strcmp(env, "1"))
+        for (int i = 0; i < tf_t_nmargins; ++i)
+            printf("margin %s:%d %.3g\n", strrchr(tf_t_margins[i].file, '/') ? strrchr(tf_t_margins[i].file, '/') + 1
+                                                                               : tf_t_margins[i].file,
+                   tf_t_margins[i].line, tf_t_margins[i].worst);
     printf("%s: %d passed, %d failed\n", name, tf_t_pass, tf_t_fail);
     return tf_t_fail ? 1 : 0;
 }

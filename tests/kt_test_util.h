@@ -29,10 +29,13 @@ static inline uint64_t kt_seed(const char *name)
 
 /* |got - want| <= tol * mag (mag: the sum of the terms' magnitudes, >= |want|);
  * NaN or infinity fails. */
-static inline int kt_close(double got, double want, double mag, double tol)
+static inline int kt_close_at(const char *file, int line, double got, double want, double mag, double tol)
 {
-    return isfinite(got) && fabs(got - want) <= tol * (mag > fabs(want) ? mag : fabs(want)) + 1e-300;
+    const double bound = tol * (mag > fabs(want) ? mag : fabs(want)) + 1e-300;
+    tf_t_margin(file, line, isfinite(got) ? got - want : INFINITY, bound);
+    return isfinite(got) && fabs(got - want) <= bound;
 }
+#define kt_close(got, want, mag, tol) kt_close_at(__FILE__, __LINE__, (got), (want), (mag), (tol))
 
 /* The bundled uber-apr14 tensor (data/uber-apr14.tns.xz): 30 x 24 x 659 x 1086, 416,744 non-zeros. */
 static inline int kt_read_uber(tf_tensor *X)

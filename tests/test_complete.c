@@ -127,6 +127,7 @@ static void check_rows(const char *what, tf_tensor *X, const tf_ktensor *K, uint
         finite &= isfinite(got[e]);
         worst = fmax(worst, fabs(got[e] - ref.factors[n].data[e]));
     }
+    TF_T_MARGIN(finite ? worst : INFINITY, 1e-9 * (scale > 1.0 ? scale : 1.0));
     CHECKF(finite && worst <= 1e-9 * (scale > 1.0 ? scale : 1.0), "%s: mode %u rank %llu: max error %g (scale %g)",
            what, n + 1, (unsigned long long)R, worst, scale);
     /* rows without entries are zero (l2 > 0) */
@@ -230,6 +231,9 @@ static void test_against_reference(tf_rng *rng)
         for (uint32_t it = 0; it < 6 && it < tr.n; ++it) {
             for (uint32_t n = 0; n < N; ++n) ref_update(&X, &K, n, o.l2);
             const double rmse = sqrt(ref_sse(&X, &K) / (double)X.nnz), f = ref_objective(&X, &K, o.l2);
+            TF_T_MARGIN(tr.train[it] - rmse, 1e-10 * rmse);
+            TF_T_MARGIN(tr.objective[it] - f, 1e-10 * f);
+            TF_T_MARGIN(fmax(tr.objective[it] - prev, 0.0), 1e-12 * prev);
             CHECKF(fabs(tr.train[it] - rmse) <= 1e-10 * rmse, "order %u iteration %u: rmse %.17g, reference %.17g", N,
                    it + 1, tr.train[it], rmse);
             CHECKF(fabs(tr.objective[it] - f) <= 1e-10 * f, "order %u iteration %u: objective %.17g, reference %.17g",
@@ -325,11 +329,13 @@ static void test_planted(tf_rng *rng)
         tf_ktensor_free(&warm);
         if (rep.test_rmse < 1e-6) break;
     }
+    TF_T_MARGIN(rep.test_rmse, 1e-6);
     CHECKF(rep.test_rmse < 1e-6, "planted rank 3, 30%% observed: test rmse %g after %u iterations (train %g), the "
            "best of five starts", rep.test_rmse, rep.iters, rep.train_rmse);
     double check = NAN;
     CHECK_OK(tf_complete_rmse(&set[2], &out, 0, &check));
     /* the run's test RMSE is its backend's (the GPU's sums where auto picks it): equal to rounding */
+    TF_T_MARGIN(check - rep.test_rmse, 1e-12 * check + 1e-14);
     CHECKF(fabs(check - rep.test_rmse) <= 1e-12 * check + 1e-14, "test RMSE %.17g, recomputed %.17g", rep.test_rmse,
            check); /* absolute 1e-14: a residual near 0 of O(1) values is rounding's (here ~3e-11) */
     /* the model at the held-out coordinates (values not read) */
@@ -339,6 +345,7 @@ static void test_planted(tf_rng *rng)
     CHECK_OK(tf_complete_predict(&coords, &out, 1, pred));
     double worst = 0.0;
     for (uint64_t k = 0; k < set[2].nnz; ++k) worst = fmax(worst, fabs(pred[k] - set[2].vals[k]));
+    TF_T_MARGIN(worst, 1e-5);
     CHECKF(worst < 1e-5, "predictions off by %g", worst);
     free(pred);
     tf_ktensor_free(&out);
@@ -409,6 +416,7 @@ static void test_adam_gradient(tf_rng *rng)
             double f = NAN, ts = 0.0;
             CHECK_OK(gb.ops->estimate(gb.ctx, &f));
             const double sse = ref_sse(&X, &start);
+            TF_T_MARGIN(f - sse, 1e-12 * sse);
             CHECKF(fabs(f - sse) <= 1e-12 * sse, "estimate over every entry %.17g, reference %.17g", f, sse);
             CHECK_OK(gb.ops->gradient(gb.ctx, 0, &ts));
             CHECK_OK(gb.ops->adam(gb.ctx, 1.0, 0.0, 1.0, 1.0, -HUGE_VAL));
@@ -446,6 +454,7 @@ static void test_adam_gradient(tf_rng *rng)
                         big = fmax(big, fabs(ref[m][e]) + fabs(start.factors[m].data[e]));
                     }
                 }
+            TF_T_MARGIN(err, 1e-13 * big);
             CHECKF(err <= 1e-13 * big, "%s, %d threads: gradient off by %.3g (scale %.3g)",
                    pass ? "sample of 50" : "every entry", threads, err, big);
             for (uint32_t m = 0; m < 3; ++m) free(ref[m]);
@@ -480,9 +489,9 @@ static uint64_t best_of_starts(tf_tensor *set, tf_complete_opts *o, tf_complete_
 }
 
 /* Adam on the planted tensor beside ALS at the same l2: the test RMSE
- * close to ALS's; the same bits from a seed on a thread count, close on
- * another (the draws are the same; the gradient's sums over threads
- * differ in rounding). */
+ * close to that of ALS continued from Adam's model; the same bits from a
+ * seed on a thread count, close on another (the draws are the same; the
+ * gradient's sums over threads differ in rounding). */
 static void test_adam_planted(tf_rng *rng)
 {
     tf_tensor set[3];
@@ -493,9 +502,7 @@ static void test_adam_planted(tf_rng *rng)
     o.l2 = ADAM_L2;
     o.tol = 0.0;
     o.patience = 1000;
-    o.max_iters = 300;
     tf_complete_report ra, rb;
-    best_of_starts(set, &o, &ra);
     o.method = TF_COMPLETE_ADAM;
     o.max_iters = ADAM_EPOCHS;
     o.epoch_iters = ADAM_ITERS;
@@ -514,20 +521,40 @@ static void test_adam_planted(tf_rng *rng)
         CHECK_OK(tf_complete(&set[0], &set[1], &set[2], &o, &out[t], &rep[t]));
         if (!t) CHECK(tr.n == (rep[t].iters < 64 ? rep[t].iters : 64));
     }
-    printf("planted: ALS test rmse %.6g (%u iterations), Adam %.6g (seed %llu, %u epochs, kept %u)\n", ra.test_rmse,
+    /* ALS from Adam's kept model: its exact row solves only lower the
+     * penalised objective, so where Adam stopped near the l2 optimum they
+     * keep its test RMSE. (ALS from a random start is no reference: after
+     * 300 iterations it was still in a swamp on many data sets, its test
+     * RMSE 0.49..1.08 of the bound below over 120 of them, 3000 iterations
+     * to reach Adam's; that measured ALS's stopping, not Adam's.) */
+    tf_complete_opts ao;
+    tf_complete_opts_default(&ao);
+    ao.rank = 3;
+    ao.l2 = ADAM_L2;
+    ao.tol = 0.0;
+    ao.patience = 1000;
+    ao.max_iters = 300;
+    ao.init = &out[0];
+    tf_ktensor als;
+    CHECK_OK(tf_complete(&set[0], &set[1], &set[2], &ao, &als, &ra));
+    tf_ktensor_free(&als);
+    printf("planted: ALS from Adam's model test rmse %.6g (%u iterations), Adam %.6g (seed %llu, %u epochs, kept %u)\n", ra.test_rmse,
            ra.iters, rep[0].test_rmse, (unsigned long long)o.seed, rep[0].iters, rep[0].best_iter);
     /* Both recover the planted model up to l2's shrinkage (relative ~ l2 /
-     * the data's scale, 1e-3 here) and their stopping: each test RMSE, and
-     * their difference, below 2e-3 of the test values' RMS (~0.3; over 30
-     * data sets: ALS 3e-4..6e-4 after 300 iterations, Adam 1.7e-4..2e-4). */
+     * the data's scale, 1e-3 here): each test RMSE, and their difference,
+     * below 2e-3 of the test values' RMS (~0.3). */
     double rms = 0.0;
     for (uint64_t k = 0; k < set[2].nnz; ++k) rms += set[2].vals[k] * set[2].vals[k];
     rms = sqrt(rms / (double)set[2].nnz);
+    TF_T_MARGIN(rep[0].test_rmse, ADAM_REL * rms);
+    TF_T_MARGIN(ra.test_rmse, ADAM_REL * rms);
+    TF_T_MARGIN(rep[0].test_rmse - ra.test_rmse, ADAM_REL * rms);
     CHECKF(rep[0].test_rmse <= ADAM_REL * rms && ra.test_rmse <= ADAM_REL * rms &&
                fabs(rep[0].test_rmse - ra.test_rmse) <= ADAM_REL * rms,
            "Adam's test rmse %.6g, ALS's %.6g (allowed %g of %g)", rep[0].test_rmse, ra.test_rmse, ADAM_REL, rms);
     double check = NAN;
     CHECK_OK(tf_complete_rmse(&set[2], &out[0], 0, &check));
+    TF_T_MARGIN(check - rep[0].test_rmse, 1e-12 * check);
     CHECKF(fabs(check - rep[0].test_rmse) <= 1e-12 * check, "kept model's test rmse %.17g, report %.17g", check,
            rep[0].test_rmse);
     CHECK(rep[0].best_iter >= 1 && rep[0].iterations[rep[0].best_iter - 1].val_rmse == rep[0].val_rmse &&
@@ -536,6 +563,7 @@ static void test_adam_planted(tf_rng *rng)
     for (uint32_t m = 0; m < 3; ++m)
         same &= !memcmp(out[0].factors[m].data, out[1].factors[m].data, set[0].dims[m] * 3 * sizeof(double));
     CHECKF(same, "two runs on 1 thread differ");
+    TF_T_MARGIN(rep[2].test_rmse - rep[0].test_rmse, 1e-6 * rep[0].test_rmse + 1e-12);
     CHECKF(fabs(rep[2].test_rmse - rep[0].test_rmse) <= 1e-6 * rep[0].test_rmse + 1e-12,
            "1 and 3 threads: test rmse %.17g and %.17g", rep[0].test_rmse, rep[2].test_rmse);
     for (int t = 0; t < 3; ++t) {
@@ -576,6 +604,7 @@ static void test_adam_fails(tf_rng *rng)
     CHECK(rep.iterations[0].rate == o.rate && isnan(rep.val_rmse) && isfinite(rep.train_rmse));
     double check = NAN;
     CHECK_OK(tf_complete_rmse(&X, &out, 0, &check));
+    TF_T_MARGIN(check - rep.train_rmse, 1e-12 * check);
     CHECKF(fabs(check - rep.train_rmse) <= 1e-12 * check, "kept model's train rmse %.17g, report %.17g", check,
            rep.train_rmse);
     tf_ktensor_free(&out);
@@ -650,6 +679,7 @@ static void test_errors(tf_rng *rng)
     CHECK_FAILS(tf_complete_predict(&T, &K, 0, NULL), TF_ERR_ARG, "entry 6 has mode-2 index 10");
     CHECK_OK(tf_complete_rmse(&X, &K, 2, &r));
     double ref = sqrt(ref_sse(&X, &K) / (double)X.nnz);
+    TF_T_MARGIN(r - ref, 1e-12 * ref);
     CHECKF(fabs(r - ref) <= 1e-12 * ref, "rmse %.17g, reference %.17g", r, ref);
     /* the stop flag */
     volatile int stop = 1;

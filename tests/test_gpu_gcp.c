@@ -187,8 +187,10 @@ static void check_step_multi(const char *what, const tf_tensor *X, const tf_gcp_
         char want[16];
         snprintf(want, sizeof want, "%d GPUs", gpus);
         CHECKF(!strncmp(plan, want, strlen(want)), "%s on %d GPUs: plan '%s'", what, gpus, plan);
-        CHECKF(kt_close(f, f1, fabs(f1), 1e-10) && kt_close(f, f1, fmag, 1e-12), "%s on %d GPUs: estimate %.17g, one "
-               "GPU %.17g", what, gpus, f, f1);
+        /* against the terms' magnitude only: Gamma's terms take both signs, so
+         * |f1| can be far below them (test_gcp: a sum of -2.65 over terms of 7,043) */
+        CHECKF(kt_close(f, f1, fmag, 1e-12), "%s on %d GPUs: estimate %.17g, one GPU %.17g (terms %.3g)", what, gpus, f,
+               f1, fmag);
         uint64_t bad = 0, split = 0;
         for (uint64_t e = 0; e < total; ++e) {
             for (int d = 1; d < gpus; ++d)
