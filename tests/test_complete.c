@@ -492,16 +492,22 @@ static uint64_t best_of_starts(tf_tensor *set, tf_complete_opts *o, tf_complete_
  * close to that of ALS continued from Adam's model; the same bits from a
  * seed on a thread count, close on another (the draws are the same; the
  * gradient's sums over threads differ in rounding). */
+/* The planted runs' common options: rank 3 at ADAM_L2, every iteration run. */
+static void planted_opts(tf_complete_opts *o)
+{
+    tf_complete_opts_default(o);
+    o->rank = 3;
+    o->l2 = ADAM_L2;
+    o->tol = 0.0;
+    o->patience = 1000;
+}
+
 static void test_adam_planted(tf_rng *rng)
 {
     tf_tensor set[3];
     planted_sets(rng, set);
     tf_complete_opts o;
-    tf_complete_opts_default(&o);
-    o.rank = 3;
-    o.l2 = ADAM_L2;
-    o.tol = 0.0;
-    o.patience = 1000;
+    planted_opts(&o);
     tf_complete_report ra, rb;
     o.method = TF_COMPLETE_ADAM;
     o.max_iters = ADAM_EPOCHS;
@@ -528,11 +534,7 @@ static void test_adam_planted(tf_rng *rng)
      * RMSE 0.49..1.08 of the bound below over 120 of them, 3000 iterations
      * to reach Adam's; that measured ALS's stopping, not Adam's.) */
     tf_complete_opts ao;
-    tf_complete_opts_default(&ao);
-    ao.rank = 3;
-    ao.l2 = ADAM_L2;
-    ao.tol = 0.0;
-    ao.patience = 1000;
+    planted_opts(&ao);
     ao.max_iters = 300;
     ao.init = &out[0];
     tf_ktensor als;

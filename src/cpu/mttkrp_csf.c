@@ -181,7 +181,7 @@ static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *fac
     }
     /* the split's jobs taken g at a time when their edge rows would pass
      * CSF_EDGE_BYTES (a large rank): still a function of the tree and R */
-    const uint64_t most = CSF_EDGE_BYTES / (2 * R * sizeof(double)) ? CSF_EDGE_BYTES / (2 * R * sizeof(double)) : 1;
+    const uint64_t fit = CSF_EDGE_BYTES / (2 * R * sizeof(double)), most = fit ? fit : 1;
     const uint64_t g = (sp->n + most - 1) / most, n = (sp->n + g - 1) / g;
     /* a small tree: fewer threads than the plan's (their wake-up would cost
      * more than their share); the dense steps after it keep this team */
