@@ -1,8 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Tensor completion by ALS on one GPU beside the CPU (issue 46): seconds
-# per iteration of `tenfold complete --device gpu` and `--device cpu` from
-# the same start, and their RMSEs (which agree to rounding).
+# Tensor completion on one GPU beside the CPU (issue 46): seconds per
+# iteration of `tenfold complete --device gpu` and `--device cpu` from the
+# same start, and their RMSEs (which agree to rounding). METHOD=als
+# (default) or adam (GCP-Adam: an iteration is an epoch of EPOCH_ITERS,
+# default 1000, steps of SAMPLES entries, default GCP's 3 % of the training
+# entries, at RATE, default 1e-3).
 #
 # usage: bench/complete_gpu.sh TENFOLD [RATINGS]
 #   TENFOLD  the tool of a CUDA build (build/cuda/tenfold)
@@ -33,6 +36,13 @@ if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; W=$OUT; else W=$(mktemp -d); trap 'r
 "$TF" info 2>/dev/null | grep -q '^gpus: *[1-9]' || { echo "complete_gpu.sh: no GPU (tenfold info)" >&2; exit 1; }
 TOPT=()
 [ "$THREADS" != 0 ] && TOPT=(-t "$THREADS")
+METHOD=${METHOD:-als}
+case "$METHOD" in
+    als) ;;
+    adam) TOPT+=(--method adam --epoch-iters "${EPOCH_ITERS:-1000}" --rate "${RATE:-1e-3}")
+          [ -n "${SAMPLES:-}" ] && TOPT+=(--samples "$SAMPLES") ;;
+    *) echo "complete_gpu.sh: METHOD must be als or adam, not '$METHOD'" >&2; exit 2 ;;
+esac
 
 cases=()
 if [ -n "$RATINGS" ]; then
@@ -59,6 +69,7 @@ for c in "${cases[@]}"; do
     done
 done
 
+echo "# tenfold complete, method $METHOD, $ITERS iterations, l2 $L2${TOPT[*]:+, options ${TOPT[*]}}"
 python3 - "$W" "$RANKS" "${cases[@]}" <<'PY'
 import json, sys
 w, ranks, cases = sys.argv[1], sys.argv[2].split(), sys.argv[3:]

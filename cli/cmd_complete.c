@@ -73,12 +73,16 @@ static const char help[] =
     "                       summed and solved there (rank up to 128), the CPU's\n"
     "                       numbers to rounding; above, or a problem the GPU\n"
     "                       cannot hold, auto runs on the CPU (the note says\n"
-    "                       why). --method adam: the CPU only\n"
-    "      --gpus G         ALS on several GPUs of this process: a count N (GPUs\n"
+    "                       why). --method adam on the GPU: the samples drawn\n"
+    "                       and the gradient summed there (the CPU's draws)\n"
+    "      --gpus G         several GPUs of this process: a count N (GPUs\n"
     "                       0..N-1), all, or a list of GPU numbers (0,2; '3,' is\n"
     "                       GPU 3 alone); every mode's rows are cut over them by\n"
     "                       training entries, each GPU solves its rows and sends\n"
-    "                       them to the others: one GPU's factors, bit for bit\n"
+    "                       them to the others: one GPU's factors, bit for bit.\n"
+    "                       Adam: every GPU draws every sample, evaluates its\n"
+    "                       part of it, the gradients summed (one GPU's run to\n"
+    "                       rounding)\n"
     CLI_BASE_HELP
     "  -t, --threads N      CPU threads (default: all cores); the result does not\n"
     "                       depend on it\n"
@@ -450,14 +454,9 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
         if (rc >= 0) return cli_alike(rc); /* --help or a usage error on every rank */
     }
     if (rc >= 0) return rc;
-    if (r.opts.method == TF_COMPLETE_ADAM && size > 1) /* costs no read */
-        return cli_fail_all("complete: --method adam is not available on MPI ranks yet (--method als is)");
     const int several = r.gpus.n > 1 || r.gpus.all;
     if (several && size > 1)
         return cli_fail_all("complete: --gpus: a run on %d MPI ranks takes one GPU per rank (--device gpu)", size);
-    if ((r.opts.backend == TF_BACKEND_GPU || r.gpus.n || r.gpus.all) && r.opts.method == TF_COMPLETE_ADAM)
-        return cli_fail_all("complete: --method adam is not available on the GPU yet (--method als is; or --device "
-                            "cpu)"); /* costs no read */
     if ((r.gpus.n || r.gpus.all || (size > 1 && r.opts.backend == TF_BACKEND_GPU)) &&
         (rc = cli_gpu_precheck(TF_BACKEND_GPU, 0, &r.gpus, "--device")))
         return rc; /* a missing GPU costs no read */

@@ -411,7 +411,7 @@ static void test_adam_gradient(tf_rng *rng)
             go.gnz = pass ? 50 : X.nnz;
             go.fz = go.gz = 0;
             tf_gcp_backend gb;
-            CHECK_OK(tf_cpu_gcp_backend_create_observed(&X, &go, l2, &gb));
+            CHECK_OK(tf_cpu_gcp_backend_create_observed(&X, &go, l2, NULL, &gb));
             CHECK_OK(gb.ops->init(gb.ctx, &start));
             double f = NAN, ts = 0.0;
             CHECK_OK(gb.ops->estimate(gb.ctx, &f));
@@ -642,15 +642,13 @@ static void test_errors(tf_rng *rng)
     o.epoch_iters = 0;
     CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "epoch_iters is 0");
     o.epoch_iters = 1000;
-    o.backend = TF_BACKEND_GPU;
-    CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_UNAVAILABLE, "not available on the GPU yet");
-    o.backend = TF_BACKEND_AUTO;
-    o.method = TF_COMPLETE_ALS;
-    if (tf_gpu_count() == 0) { /* ALS on the GPU: test_gpu_complete; without one, a clear refusal */
+    for (int m = 0; m < 2 && tf_gpu_count() == 0; ++m) { /* on the GPU: test_gpu_complete(_adam); without one, a clear refusal */
+        o.method = m ? TF_COMPLETE_ADAM : TF_COMPLETE_ALS;
         o.backend = TF_BACKEND_GPU;
         CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_UNAVAILABLE, "");
-        o.backend = TF_BACKEND_AUTO;
     }
+    o.backend = TF_BACKEND_AUTO;
+    o.method = TF_COMPLETE_ALS;
     o.size = 8;
     CHECK_FAILS(tf_complete(&X, NULL, NULL, &o, &out, NULL), TF_ERR_ARG, "tf_complete_opts.size is 8");
     o.size = sizeof o;

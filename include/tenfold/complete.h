@@ -72,16 +72,19 @@ typedef struct tf_complete_opts {
     tf_backend backend;         /* TF_BACKEND_AUTO (default: one GPU where there is
                                    one, else the CPU), TF_BACKEND_CPU or TF_BACKEND_GPU
                                    (ALS, rank up to 128: every row's system summed
-                                   and solved on the device, the CPU's numbers to
-                                   rounding; Adam is TF_ERR_UNAVAILABLE there)         */
+                                   and solved on the device; Adam: the samples drawn
+                                   and the gradient summed there; the CPU's numbers to
+                                   rounding)                                           */
     int device;                 /* GPU ordinal (without a context)                      */
     tf_context *context;        /* NULL = none; one of one GPU runs it there; a
                                    distributed context (MPI ranks, CPU): every rank
                                    calls with the same entries and options, solves its
                                    rows (cut by training entries) and gets the single
                                    process's model and RMSEs (to rounding); one of
-                                   several GPUs or GPU ranks is TF_ERR_UNAVAILABLE
-                                   (not yet)                                           */
+                                   several GPUs or GPU ranks runs on those GPUs (ALS:
+                                   one GPU's factors bit for bit; Adam: every GPU
+                                   draws every sample and evaluates its part, the
+                                   gradients summed -- one GPU's run to rounding)     */
     const tf_ktensor *init;     /* the start; NULL (default) = the random one. Else
                                    order, dims and rank as the training tensor's and
                                    rank, every entry finite; lambda (NULL = ones) is

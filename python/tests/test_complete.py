@@ -136,11 +136,11 @@ def test_errors():
         tenfold.complete(X, 2, method="adam", epoch_iters=0)
     with pytest.raises(tenfold.ArgumentError, match="rate 0 is not a finite number > 0"):
         tenfold.complete(X, 2, method="adam", rate=0)
-    with pytest.raises(tenfold.UnavailableError, match="not available on the GPU yet"):
-        tenfold.complete(X, 2, method="adam", device="gpu")
-    if tenfold.gpu_count() == 0:  # ALS on the GPU: test_gpu_device_matches_cpu
+    if tenfold.gpu_count() == 0:  # on the GPU: test_gpu_device_matches_cpu, test_gpu_adam
         with pytest.raises(tenfold.UnavailableError):
             tenfold.complete(X, 2, device="gpu")
+        with pytest.raises(tenfold.UnavailableError):
+            tenfold.complete(X, 2, method="adam", device="gpu")
     with pytest.raises(tenfold.ArgumentError, match="l2"):
         tenfold.complete(X, 2, l2=-1)
     with pytest.raises(tenfold.ArgumentError, match="rank"):
@@ -207,7 +207,7 @@ def test_gpu_device_matches_cpu():
 
 def test_two_gpus_match_one():
     """gpus=2 (with two GPUs; TF_TEST_GPUS=2 makes one GPU two): one GPU's RMSEs
-    per iteration to 1e-10 and its factors bit for bit; method='adam' refused."""
+    per iteration to 1e-10 and its factors bit for bit; method='adam' to rounding."""
     if tenfold.gpu_count() < 2:
         pytest.skip("fewer than 2 GPUs")
     coords, vals = random_entries((30, 20, 10), 3000, seed=5)
@@ -222,8 +222,33 @@ def test_two_gpus_match_one():
         np.testing.assert_allclose(getattr(m, h), getattr(g, h), rtol=1e-10, atol=0)
     for A, B in zip(g.factors, m.factors):
         np.testing.assert_array_equal(B, A)
-    with pytest.raises(tenfold.UnavailableError, match="adam is not available on several GPUs"):
-        tenfold.complete(tr, 2, method="adam", device="gpu", gpus=2)
+    # Adam: every GPU draws every sample and evaluates its part; the sums'
+    # order differs from one GPU's, so its epochs agree to rounding
+    kw = dict(val=va, l2=0.5, n_iter_max=5, random_state=3, method="adam", rate=0.02, epoch_iters=50)
+    g = tenfold.complete(tr, 4, device="gpu", **kw)
+    m = tenfold.complete(tr, 4, device="gpu", gpus=2, **kw)
+    assert m.plan.startswith("Adam: 2 GPUs"), m.plan
+    assert g.n_iter == m.n_iter
+    for h in ("train_rmse_history", "val_rmse_history", "objective_history"):
+        np.testing.assert_allclose(getattr(m, h), getattr(g, h), rtol=1e-9, atol=0)
+
+
+def test_gpu_adam():
+    """method='adam' on one GPU: the CPU's draws and steps, its epochs to
+    rounding (the GPU's gradient is summed by atomics)."""
+    if tenfold.gpu_count() < 1:
+        pytest.skip("no GPU")
+    coords, vals = random_entries((30, 20, 10), 3000, seed=5)
+    n = len(vals)
+    tr = tenfold.Tensor((coords[: 8 * n // 10], vals[: 8 * n // 10], (30, 20, 10)))
+    va = tenfold.Tensor((coords[8 * n // 10 :], vals[8 * n // 10 :], (30, 20, 10)))
+    kw = dict(val=va, l2=0.5, n_iter_max=5, random_state=3, method="adam", rate=0.02, epoch_iters=50)
+    c = tenfold.complete(tr, 4, device="cpu", **kw)
+    g = tenfold.complete(tr, 4, device="gpu", **kw)
+    assert g.plan.startswith("Adam: GPU"), g.plan
+    assert c.n_iter == g.n_iter
+    for h in ("train_rmse_history", "val_rmse_history", "objective_history"):
+        np.testing.assert_allclose(getattr(g, h), getattr(c, h), rtol=1e-8, atol=0)
 
 
 def test_observed_zeros(tmp_path):

@@ -203,32 +203,42 @@ static const tf_gcp_backend_ops cpu_ops = {cpu_init,    cpu_estimate, cpu_gradie
                                            cpu_moments_put};
 
 tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
-                                             tf_gcp_backend *out)
+                                             const tf_gcp_ranks *ranks, tf_gcp_backend *out)
 {
     if (o->fz || o->gz || o->dense || !(l2 >= 0.0))
         return tf_fail(TF_ERR_ARG, "GCP backend: observed-only mode draws no zeros (fz %llu, gz %llu, dense %d, "
                                    "l2 %g)", (unsigned long long)o->fz, (unsigned long long)o->gz, o->dense, l2);
+    if (ranks && (ranks->keys || ranks->held || ranks->nnz != X->nnz))
+        return tf_fail(TF_ERR_ARG, "GCP backend: observed-only mode on ranks takes the whole tensor on every rank");
     tf_gcp_opts oo = *o;
     const int fixed_all = o->fnz >= X->nnz, grad_all = o->gnz >= X->nnz;
     if (fixed_all) oo.fnz = 0; /* drawn from `all` instead */
-    TF_TRY(tf_cpu_gcp_backend_create(X, &oo, NULL, out));
+    TF_TRY(tf_cpu_gcp_backend_create(X, &oo, ranks, out));
     cpu_gcp *c = out->ctx;
     c->l2 = l2;
     c->fixed_all = fixed_all;
     c->grad_all = grad_all;
-    if (fixed_all || grad_all) {
-        const tf_status s = tf_gcp_samples_alloc(&c->all, X->order, X->nnz);
+    if (fixed_all || grad_all) { /* every entry once, weight 1: on ranks, the rank's own ones */
+        const uint64_t P = ranks ? (uint64_t)ranks->dist->size : 1, p = ranks ? (uint64_t)ranks->dist->rank : 0;
+        const uint64_t k0 = (uint64_t)((unsigned __int128)X->nnz * p / P);
+        const uint64_t k1 = (uint64_t)((unsigned __int128)X->nnz * (p + 1) / P);
+        const tf_status s = tf_gcp_samples_alloc(&c->all, X->order, k1 - k0);
         if (s != TF_OK) {
             cpu_destroy(c);
             memset(out, 0, sizeof *out);
             return s;
         }
-        for (uint32_t n = 0; n < X->order; ++n) memcpy(c->all.ind[n], X->ind[n], X->nnz * sizeof(uint32_t));
-        memcpy(c->all.vals, X->vals, X->nnz * sizeof(double));
-        c->all.n = c->all.nnz_part = X->nnz;
+        for (uint32_t n = 0; n < X->order; ++n) memcpy(c->all.ind[n], X->ind[n] + k0, (k1 - k0) * sizeof(uint32_t));
+        memcpy(c->all.vals, X->vals + k0, (k1 - k0) * sizeof(double));
+        c->all.n = c->all.nnz_part = k1 - k0;
         c->all.w_nz = 1.0;
     }
-    snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, samples of the observed entries, fused model + gradient pass");
+    if (ranks)
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU of %d MPI ranks, samples of the observed entries, "
+                 "gradient summed", ranks->dist->size);
+    else
+        snprintf(out->plan_desc, sizeof out->plan_desc, "CPU, samples of the observed entries, fused model + "
+                 "gradient pass");
     return TF_OK;
 }
 

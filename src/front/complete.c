@@ -85,11 +85,10 @@ static tf_status resolve_opts(const tf_complete_opts *in, tf_complete_opts *out)
 }
 
 /* Where the run goes: a context of several GPUs, or of MPI ranks on GPUs,
- * to those GPUs (*multi; ALS only); the ranks of a distributed context on
- * their CPUs (*dist alone); else this process's one GPU (asked for, or
- * under auto where the context's device -- without a context, the machine
- * -- has one: *gpu), else its CPU. Adam on the GPU is refused (Adam under
- * auto runs on the CPU, the note saying so). */
+ * to those GPUs (*multi); the ranks of a distributed context on their CPUs
+ * (*dist alone); else this process's one GPU (asked for, or under auto
+ * where the context's device -- without a context, the machine -- has
+ * one: *gpu), else its CPU. ALS and Adam alike. */
 static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, const tf_dist **dist, int *gpu,
                         int *multi)
 {
@@ -99,9 +98,6 @@ static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, cons
     if (c && (c->dist || c->opts.ndevices > 1)) {
         const int on_gpu = tf_context_resolve(c) == TF_BACKEND_GPU;
         tf_status (*fail)(tf_status, const char *, ...) = *dist ? tf_fail_shared : tf_fail;
-        if (on_gpu && o->method == TF_COMPLETE_ADAM)
-            return fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on several GPUs or GPU ranks "
-                                            "yet (--method als is; or --device cpu)");
         if (on_gpu && o->backend == TF_BACKEND_CPU)
             return fail(TF_ERR_ARG, "complete: the run's context is on %s GPUs; the CPU backend was asked for",
                         c->dist ? "its ranks'" : "several");
@@ -113,14 +109,6 @@ static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, cons
     }
     const tf_backend asked = o->backend == TF_BACKEND_AUTO && c && c->opts.backend == TF_BACKEND_GPU
                                  ? TF_BACKEND_GPU : o->backend;
-    if (o->method == TF_COMPLETE_ADAM) {
-        if (asked == TF_BACKEND_GPU)
-            return tf_fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on the GPU yet (--method "
-                                               "als is; or --device cpu)");
-        if (asked == TF_BACKEND_AUTO && tf_gpu_maybe_present())
-            snprintf(rep->note, sizeof rep->note, "completion by Adam runs on the CPU: not on the GPU yet");
-        return TF_OK;
-    }
     *gpu = tf_choose_backend(c, asked, 1) == TF_BACKEND_GPU;
     return TF_OK;
 }
@@ -131,13 +119,17 @@ static tf_status choose(const tf_complete_opts *o, tf_complete_report *rep, cons
  * rank or order above the GPU's) or a problem the GPU cannot hold
  * (TF_ERR_NOMEM) runs on the CPU, the note saying why. */
 static tf_status create_gpu(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test,
-                            const tf_complete_opts *o, tf_complete_backend *be, tf_context **own, char *note,
-                            size_t note_len)
+                            const tf_complete_opts *o, tf_complete_backend *be, tf_context **own, tf_context **used,
+                            char *note, size_t note_len)
 {
     tf_complete_opts go = *o;
+    *used = NULL;
     TF_TRY(tf_context_for_call(o->context, TF_BACKEND_GPU, o->device, o->threads, &go.context, own));
     tf_status s = tf_cuda_complete_backend_create(train, val, test, &go, be);
-    if (s == TF_OK) return s;
+    if (s == TF_OK) {
+        *used = go.context;
+        return s;
+    }
     tf_context_free(*own);
     *own = NULL;
     if (s == TF_ERR_UNAVAILABLE && o->backend == TF_BACKEND_AUTO) {
@@ -276,15 +268,40 @@ static tf_status create_multi(const tf_tensor *train, const tf_tensor *val, cons
     return s;
 }
 
+/* Adam's GCP engine in observed-only mode beside the completion backend,
+ * on the same devices: the several GPUs or GPU ranks (multi), one GPU in
+ * the context gpu_ctx (under auto, one it cannot hold or lacks runs on
+ * the CPU, the note saying why), the CPU's ranks (dist), else the CPU. */
+static tf_status create_adam(const tf_tensor *train, const tf_complete_opts *o, const tf_dist *dist, int multi,
+                             tf_context *gpu_ctx, tf_gcp_backend *gb, char *note, size_t note_len)
+{
+    tf_gcp_opts go;
+    gcp_opts_of(train, o, &go);
+    go.device = o->device;
+    if (multi) {
+        go.context = o->context;
+        return tf_cuda_gcp_backend_create_observed(train, &go, o->l2, 1, dist, gb);
+    }
+    if (gpu_ctx) {
+        go.context = gpu_ctx;
+        const tf_status s = tf_cuda_gcp_backend_create_observed(train, &go, o->l2, 0, NULL, gb);
+        if (s == TF_OK || !tf_gpu_fallback(s, o->backend, note, note_len)) return s;
+        go.context = o->context;
+        return tf_cpu_gcp_backend_create_observed(train, &go, o->l2, NULL, gb);
+    }
+    if (dist) {
+        const tf_gcp_ranks ranks = {dist, train->nnz, 0, NULL};
+        return tf_cpu_gcp_backend_create_observed(train, &go, o->l2, &ranks, gb);
+    }
+    return tf_cpu_gcp_backend_create_observed(train, &go, o->l2, NULL, gb);
+}
+
 static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tensor *test, const tf_complete_opts *o,
                      tf_ktensor *out, tf_complete_report *rep)
 {
     const tf_dist *dist = NULL;
     int gpu = 0, multi = 0;
     TF_TRY(choose(o, rep, &dist, &gpu, &multi));
-    if (dist && o->method == TF_COMPLETE_ADAM)
-        return tf_fail(TF_ERR_UNAVAILABLE, "complete: --method adam is not available on MPI ranks yet (--method als "
-                                           "is)");
     tf_status s = check_inputs(train, val, test, o);
     if (s != TF_OK && dist) { /* every rank found it alike: rank 0 says it */
         char msg[512];
@@ -295,19 +312,18 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
     if (val && !val->nnz) val = NULL;
     if (test && !test->nnz) test = NULL;
     tf_complete_backend be;
-    tf_context *own = NULL; /* the GPU's private context, when o has none */
+    tf_context *own = NULL;    /* the GPU's private context, when o has none */
+    tf_context *gpu_ctx = NULL; /* one GPU's: the context its backend runs in */
     tf_partition pt;
     memset(&pt, 0, sizeof pt);
     const double t = tf_wtime();
     s = multi ? create_multi(train, val, test, o, &pt, &be)
         : dist  ? create_dist(train, val, test, o, dist, &pt, &be)
-        : gpu   ? create_gpu(train, val, test, o, &be, &own, rep->note, sizeof rep->note)
+        : gpu   ? create_gpu(train, val, test, o, &be, &own, &gpu_ctx, rep->note, sizeof rep->note)
                 : tf_cpu_complete_backend_create(train, val, test, o, &be);
-    if (s == TF_OK && o->method == TF_COMPLETE_ADAM) { /* one process (the front end refuses ranks) */
+    if (s == TF_OK && o->method == TF_COMPLETE_ADAM) {
         tf_gcp_backend gb;
-        tf_gcp_opts go;
-        gcp_opts_of(train, o, &go);
-        s = tf_cpu_gcp_backend_create_observed(train, &go, o->l2, &gb);
+        s = create_adam(train, o, dist, multi, gpu_ctx, &gb, rep->note, sizeof rep->note);
         rep->t_build = tf_wtime() - t;
         if (s == TF_OK) {
             snprintf(rep->plan, sizeof rep->plan, "Adam: %.88s", gb.plan_desc);
@@ -315,6 +331,7 @@ static tf_status run(const tf_tensor *train, const tf_tensor *val, const tf_tens
             gb.ops->destroy(gb.ctx);
         }
         be.ops->destroy(be.ctx);
+        tf_context_free(own);
         tf_partition_free(&pt);
         return s;
     }

@@ -83,11 +83,15 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, co
  * algo/complete_adam.c): X's entries are the observed ones, the others
  * unknown (not zero). The samples are of X's entries alone (o->fz and
  * o->gz must be 0): the fixed one fnz entries and every gradient sample
- * gnz entries drawn uniformly, each weighing nnz / (its count); l2 >= 0
- * adds 2 l2 A_n to every mode's gradient after the pass (the gradient of
- * l2 sum_n ||A_n||_F^2, the penalty of completion's objective). */
+ * gnz entries drawn uniformly, each weighing nnz / (its count) -- a sample
+ * of nnz or more is every entry once, weight 1; l2 >= 0 adds 2 l2 A_n to
+ * every mode's gradient after the pass (the gradient of l2 sum_n
+ * ||A_n||_F^2, the penalty of completion's objective), after the ranks'
+ * sum. ranks: NULL (one process) or MPI ranks each holding the whole X
+ * (keys NULL; rank p evaluates its draws of the non-zeros [nnz p / P,
+ * nnz (p + 1) / P)). */
 tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
-                                             tf_gcp_backend *out);
+                                             const tf_gcp_ranks *ranks, tf_gcp_backend *out);
 
 /* The CUDA backend's entry point (src/gpu/gcp; its format: seams/cuda_table.h):
  * tf_cuda_gcp_backend_create: sampled GCP-Adam on the one GPU of
@@ -112,14 +116,23 @@ tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_op
  * gradients are summed over the GPUs (exec/exchange.cuh's sum: peer copies
  * in GPU order, or NCCL), so that every GPU runs Adam on the same gradient
  * and the factors stay the same on all (no factor exchange); the partial
- * losses are summed on the host in GPU order, then over the ranks. */
+ * losses are summed on the host in GPU order, then over the ranks.
+ * tf_cuda_gcp_backend_create_observed: either of them (multi 0: the one
+ * GPU of o->context, dist NULL; multi 1: several GPUs or GPU ranks, X the
+ * whole tensor on every rank) in the observed-only mode of
+ * tf_cpu_gcp_backend_create_observed -- the same samples, weights and l2
+ * term (added once, after the GPUs' and ranks' sum). */
 #define TF_CUDA_GCP_API(ROW)                                                                                     \
     ROW(MAY_LOAD, tf_status, tf_cuda_gcp_backend_create,                                                         \
         (const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out), (X, o, out), ,                          \
         tf_cuda_unavailable("GPU GCP needs"))                                                                    \
     ROW(MAY_LOAD, tf_status, tf_cuda_gcp_backend_create_multi,                                                   \
         (const tf_tensor *X, const tf_gcp_opts *o, const struct tf_dist *dist, tf_gcp_backend *out),            \
-        (X, o, dist, out), , tf_cuda_unavailable("GPU GCP needs"))
+        (X, o, dist, out), , tf_cuda_unavailable("GPU GCP needs"))                                             \
+    ROW(MAY_LOAD, tf_status, tf_cuda_gcp_backend_create_observed,                                                \
+        (const tf_tensor *X, const tf_gcp_opts *o, double l2, int multi, const struct tf_dist *dist,             \
+         tf_gcp_backend *out),                                                                                   \
+        (X, o, l2, multi, dist, out), , tf_cuda_unavailable("GPU GCP needs"))
 TF_CUDA_GCP_API(TF_CUDA_DECLARE_)
 
 #ifdef __cplusplus

@@ -8,8 +8,9 @@
 # the same numbers on 1 and 2 threads; --method adam (its report, its test
 # RMSE near ALS's, the same numbers again from the seed); --device gpu (with
 # a GPU: its numbers the CPU's to 1e-10; without: one line); --gpus 2 (with
-# two GPUs: one GPU's numbers, its factors equal; without: one line); the
-# refusals: Adam on the GPU and on several GPUs, --gpus with --device cpu, held-out entries outside the training dims, a singular row
+# two GPUs: one GPU's numbers, its factors equal; without: one line); Adam
+# on the GPU (the CPU's epochs to 1e-8) and on 2 GPUs (one GPU's to 1e-9); the
+# refusals: --gpus with --device cpu, held-out entries outside the training dims, a singular row
 # with --l2 0, --rate without --method adam; observed zeros (entries of value
 # 0) kept through split, complete (counted, in the RMSEs) and predict.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
@@ -164,7 +165,7 @@ PY
 # the GPU: with one, --device gpu runs there (the plan and the report say
 # so) and its RMSEs per iteration, test RMSE and factors equal the CPU's to
 # 1e-10, a singular row failing with the CPU's message; without one it fails
-# with one line; --method adam is refused there either way
+# with one line
 gpus=$("$TF" info 2>/dev/null | sed -n 's/^gpus: *\([0-9]*\) found.*/\1/p')
 if [ "${gpus:-0}" -ge 1 ]; then
     expect 0 "complete on the CPU" complete s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 30 -t 1 \
@@ -229,12 +230,44 @@ else
     check "complete --gpus 2 without two GPUs: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
     no_files "complete --gpus 2 without two GPUs: nothing written" nogpus.mode1.mat nogpus.set
 fi
-expect_failure "complete: adam on several GPUs" '^tenfold: complete: --method adam is not available on the GPU yet \(--method als is; or --device cpu\)$' \
-    complete s.train.tns -r 2 --method adam --gpus 2
 run_tf complete s.train.tns -r 2 --gpus 2 --device cpu
 check "complete: --gpus with --device cpu is a usage error" test "$rc" -eq 2
-expect_failure "complete: adam on the GPU" '^tenfold: complete: --method adam is not available on the GPU yet \(--method als is; or --device cpu\)$' \
-    complete s.train.tns -r 2 --method adam --device gpu
+# Adam on the GPU: the CPU's draws, the gradient by atomics (sums in
+# another order): the CPU's epochs to 1e-8, with a small sample and with
+# every entry; on 2 GPUs one GPU's to 1e-9; without a GPU one line, nothing written
+adam=(s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 8 -t 1 --method adam --rate 0.02
+      --epoch-iters 50)
+adam_same() { # A B TOL
+    python3 - "$@" <<'PY'
+import json, sys
+a, b, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+ra, rb = (json.load(open(f + ".json")) for f in (a, b))
+def close(x, y): return abs(x - y) <= tol * max(abs(x), abs(y), 1e-300)
+ia, ib = ra["iterations"], rb["iterations"]
+assert len(ia) == len(ib) and len(ia) >= 3, (len(ia), len(ib))
+for x, y in zip(ia, ib):
+    for k in ("train_rmse", "val_rmse", "objective"):
+        assert close(x[k], y[k]), (x["iter"], k, x[k], y[k])
+assert close(ra["result"]["test_rmse"], rb["result"]["test_rmse"]), (ra["result"], rb["result"])
+PY
+}
+if [ "${gpus:-0}" -ge 1 ]; then
+    for smp in 400 100000; do
+        expect 0 "adam on the CPU, samples $smp" complete "${adam[@]}" --samples $smp --device cpu -o ac$smp --json ac$smp.json
+        expect 0 "adam on the GPU, samples $smp" complete "${adam[@]}" --samples $smp --device gpu -o ag$smp --json ag$smp.json
+        check "adam on the GPU: the plan" grep -q '^plan: Adam: GPU 0, fp64, observed-entry samples' out.txt
+        check "adam: GPU = CPU to 1e-8, samples $smp" adam_same ac$smp ag$smp 1e-8
+        if [ "${gpus:-0}" -ge 2 ]; then
+            expect 0 "adam on 2 GPUs, samples $smp" complete "${adam[@]}" --samples $smp --gpus 2 -o a2g$smp --json a2g$smp.json
+            check "adam on 2 GPUs: the plan" grep -q '^plan: Adam: 2 GPUs, fp64, observed-entry samples' out.txt
+            check "adam: 2 GPUs = one GPU to 1e-9, samples $smp" adam_same ag$smp a2g$smp 1e-9
+        fi
+    done
+else
+    run_tf complete s.train.tns -r 2 --method adam --device gpu -o noadam
+    check "adam --device gpu without a GPU: fails with one line" test "$rc" -ne 0 -a "$(wc -l <err.txt)" -eq 1
+    no_files "adam --device gpu without a GPU: nothing written" noadam.mode1.mat noadam.set
+fi
 printf '1 1 1 2\n41 2 2 1\n' > far.tns
 expect_failure "complete: held-out entry outside the dims" 'complete: test entry 2 has mode-1 index 41, outside the training tensor.s 1\.\.40$' \
     complete s.train.tns -r 2 --test far.tns -o bad

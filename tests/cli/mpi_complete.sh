@@ -8,8 +8,12 @@
 # single process's) and no rank hangs; held-out entries outside the dims
 # fail alike, as does a file that does not parse or that one rank cannot
 # read; the ranks refuse standard input; GPU ranks (--device gpu, one GPU
-# each, or both on one GPU through the host) give the one process's run. Skipped (77) without MPI in the build or
-# without mpirun.
+# each, or both on one GPU through the host) give the one process's run.
+# --method adam: 2 and 3 CPU ranks (each evaluating its part of every
+# sample, the gradients summed) and GPU ranks give the one process's
+# epochs to 1e-9 (the sums' order differs), a small sample and every entry
+# as the sample alike. Skipped (77) without MPI in the build or without
+# mpirun.
 LIB=$(cd "$(dirname "$0")/lib" && pwd) # common.bash moves to the scratch directory
 source "$LIB/common.bash"
 source "$LIB/mpi.bash"
@@ -19,16 +23,16 @@ source "$LIB/mpi.bash"
 # a mode of length 2: three ranks cannot all own a row of it
 "$TF" gen -o thin.tns --dims 2,50,40 --nnz 1500 --rank 2 --seed 7 >/dev/null 2>&1 || bad "gen thin.tns"
 
-# same ONE TWO: the reports' RMSEs per iteration and the results within 1e-10
-# (relative), the factor files within 1e-10 of their largest entry
+# same ONE TWO [TOL]: the reports' RMSEs per iteration and the results within
+# TOL (default 1e-10, relative), the factor files within TOL of their largest entry
 same() {
-    python3 - "$1" "$2" <<'PY'
+    python3 - "$1" "$2" "${3:-1e-10}" <<'PY'
 import json, math, sys
-a, b = sys.argv[1], sys.argv[2]
+a, b, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
 ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
 def close(u, v):
     if u is None or v is None or (isinstance(u, float) and math.isnan(u)): return u == v or (u != u and v != v)
-    return abs(u - v) <= 1e-10 * max(abs(u), 1e-300)
+    return abs(u - v) <= tol * max(abs(u), 1e-300)
 ia, ib = ra["iterations"], rb["iterations"]
 assert len(ia) == len(ib), (len(ia), len(ib))
 for key in ("train_rmse", "val_rmse", "objective"):
@@ -45,7 +49,7 @@ for f in ["mode%d" % (m + 1) for m in range(n)] + ["lambda"]:
     x, y = load(a + "." + f + ".mat"), load(b + "." + f + ".mat")
     scale = max(abs(v) for r in x for v in r) or 1.0
     d = max(abs(u - v) for r, s in zip(x, y) for u, v in zip(r, s))
-    assert len(x) == len(y) and d <= 1e-10 * scale, (f, d, scale)
+    assert len(x) == len(y) and d <= tol * scale, (f, d, scale)
 PY
 }
 
@@ -59,6 +63,18 @@ for n in 2 3; do
     check "$n ranks: the plan names the ranks" grep -q "^plan: CPU, per-row Cholesky, $n ranks" out.txt
     check "$n ranks: nothing on stderr" test ! -s err.txt
     check "$n ranks: RMSEs and factors equal one process's" same one r$n
+done
+# Adam: a sample of 400 entries a step, and every entry (--samples above the count)
+adam=(s.train.tns --val s.val.tns --test s.test.tns -r 3 --l2 0.01 -i 8 -t 1 --method adam --rate 0.02
+      --epoch-iters 50)
+for smp in 400 100000; do
+    expect 0 "adam, one process, samples $smp" complete "${adam[@]}" --samples $smp -o aone$smp --json aone$smp.json
+    for n in 2 3; do
+        ranks $n complete "${adam[@]}" --samples $smp -o a$n-$smp --json a$n-$smp.json
+        if [ "$rc" -ne 0 ]; then bad "adam on $n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+        check "adam on $n ranks: the plan" grep -q "^plan: Adam: CPU of $n MPI ranks, samples of the observed entries" out.txt
+        check "adam on $n ranks, samples $smp: one process's epochs" same aone$smp a$n-$smp 1e-9
+    done
 done
 # without held-out entries: the training RMSE decides (and stops: a low patience)
 expect 0 "one process, training only" complete s.train.tns -r 4 --l2 1 -i 40 --patience 2 --tol 1e-3 -t 1 -o tone \
@@ -130,6 +146,12 @@ if [ "$gpus" -ge 2 ]; then
         check "2 GPU ranks, TF_EXCHANGE=host: the plan says so" grep -q "^plan: 2 GPUs (MPI ranks).*host staging (TF_EXCHANGE)" out.txt
         check "2 GPU ranks, TF_EXCHANGE=host: one process's run" same one gx
     fi
+    for smp in 400 100000; do
+        ranks 2 complete "${adam[@]}" --samples $smp --device gpu -o ag$smp --json ag$smp.json
+        if [ "$rc" -ne 0 ]; then bad "adam on 2 GPU ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
+        check "adam on 2 GPU ranks: the plan" grep -q "^plan: Adam: 2 GPUs (MPI ranks), fp64, observed-entry samples" out.txt
+        check "adam on 2 GPU ranks, samples $smp: one process's epochs" same aone$smp ag$smp 1e-9
+    done
 else
     ranks 2 complete s.train.tns -r 2 -i 2 --device gpu
     check "GPU ranks without a GPU: fail, no hang" test "$rc" -ne 0 -a "$rc" -ne 124

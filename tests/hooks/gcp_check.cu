@@ -2,6 +2,7 @@
 /* Test entries to GPU GCP; see gcp_check.h. */
 #include "hooks/gcp_check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,59 @@ extern "C" tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gc
     if (s == TF_OK) s = tf_gpu_gcp_multi_poison(be.ctx);
     if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
     for (int d = 0; d < gpus && s == TF_OK; ++d) s = tf_gpu_gcp_multi_get_gradient(be.ctx, d, g + (uint64_t)d * total);
+    be.ops->destroy(be.ctx);
+    tf_context_free(ctx);
+    return s;
+}
+
+extern "C" tf_status tf_gpu_check_gcp_observed_step(const tf_tensor *X, const tf_gcp_opts *o, double l2,
+                                                    const tf_ktensor *K, uint64_t iter, int gpus, double adam_step,
+                                                    double *f, double *g, double *u, char plan[96])
+{
+    if (!X || !o || !K || !f || !g || !u || gpus < 1 || gpus > TF_MAX_GPUS)
+        return tf_fail(TF_ERR_ARG, "tf_gpu_check_gcp_observed_step: bad arguments");
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = gpus;
+    for (int i = 0; i < gpus; ++i) co.devices[i] = i;
+    tf_context *ctx = NULL;
+    TF_TRY(tf_context_create(&co, &ctx));
+    tf_gcp_opts go = *o;
+    go.context = ctx;
+    go.backend = TF_BACKEND_GPU;
+    tf_gcp_backend be;
+    tf_status s = tf_cuda_gcp_backend_create_observed_impl(X, &go, l2, gpus > 1, nullptr, &be);
+    if (s != TF_OK) {
+        tf_context_free(ctx);
+        return s;
+    }
+    snprintf(plan, 96, "%s", be.plan_desc);
+    uint64_t total = 0;
+    for (uint32_t n = 0; n < X->order; ++n) total += X->dims[n] * o->rank;
+    auto poison = [&]() { return gpus > 1 ? tf_gpu_gcp_multi_poison(be.ctx) : tf_gpu_gcp_poison(be.ctx); };
+    double ts = 0.0;
+    s = be.ops->init(be.ctx, K);
+    if (s == TF_OK) s = poison();
+    if (s == TF_OK) s = be.ops->estimate(be.ctx, f);
+    if (s == TF_OK) s = poison();
+    if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
+    if (gpus > 1)
+        for (int d = 0; d < gpus && s == TF_OK; ++d)
+            s = tf_gpu_gcp_multi_get_gradient(be.ctx, d, g + (uint64_t)d * total);
+    else if (s == TF_OK)
+        s = tf_gpu_gcp_get_gradient(be.ctx, g);
+    if (s == TF_OK && adam_step > 0.0) {
+        tf_ktensor out;
+        s = tf_ktensor_alloc(&out, X->order, X->dims, o->rank);
+        if (s == TF_OK) s = be.ops->adam(be.ctx, adam_step, 0.9, 0.999, 1e-8, -HUGE_VAL);
+        if (s == TF_OK) s = be.ops->result(be.ctx, &out);
+        for (uint32_t n = 0; n < X->order && s == TF_OK; ++n) {
+            memcpy(u, out.factors[n].data, X->dims[n] * o->rank * sizeof(double));
+            u += X->dims[n] * o->rank;
+        }
+        tf_ktensor_free(&out);
+    }
     be.ops->destroy(be.ctx);
     tf_context_free(ctx);
     return s;

@@ -36,6 +36,17 @@ tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts *o, const 
 tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K, uint64_t iter,
                                       int gpus, double *f, double *g, char plan[96]);
 
+/* The observed-only mode (tf_cuda_gcp_backend_create_observed, completion
+ * by Adam; o->fz = o->gz = 0) on one GPU (gpus 1) or `gpus` GPUs of a
+ * context of its own: the estimate, then iteration iter's gradient (with
+ * l2's term) as every GPU holds it into g (gpus copies, GPU after GPU),
+ * outputs poisoned first; then, with adam_step > 0, one Adam step of that
+ * size (beta 0.9 / 0.999, eps 1e-8, no lower bound) and the factors after
+ * it into u (one copy: GPU 0's); *plan the backend's description. */
+tf_status tf_gpu_check_gcp_observed_step(const tf_tensor *X, const tf_gcp_opts *o, double l2, const tf_ktensor *K,
+                                         uint64_t iter, int gpus, double adam_step, double *f, double *g, double *u,
+                                         char plan[96]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,3 +43,21 @@ tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gcp_opts *o, 
     (void)plan;
     return tf_fail(TF_ERR_UNAVAILABLE, "GPU GCP needs the CUDA backend, which this build lacks");
 }
+
+tf_status tf_gpu_check_gcp_observed_step(const tf_tensor *X, const tf_gcp_opts *o, double l2, const tf_ktensor *K,
+                                         uint64_t iter, int gpus, double adam_step, double *f, double *g, double *u,
+                                         char plan[96])
+{
+    (void)X;
+    (void)o;
+    (void)l2;
+    (void)K;
+    (void)iter;
+    (void)gpus;
+    (void)adam_step;
+    (void)f;
+    (void)g;
+    (void)u;
+    (void)plan;
+    return tf_fail(TF_ERR_UNAVAILABLE, "GPU GCP needs the CUDA backend, which this build lacks");
+}

@@ -141,14 +141,15 @@ def complete(train: Union[TensorLike, PathLike], rank: int, test: Union[None, Te
     being an epoch of `epoch_iters` steps; an epoch that raises the
     validation RMSE is undone and the rate divided by 10 (a second one ends
     the run). callback(info) runs after every iteration with a
-    CompleteIterInfo; returning True stops the run. device: 'gpu' runs ALS
-    on one GPU (every row's system summed and solved there, rank up to 128:
-    the CPU's numbers to rounding; method='adam' is not available there),
-    'auto' (default) there when the machine has a GPU, else the CPU;
-    the result's `plan` says which ran. gpus=N (ALS): GPUs 0..N-1 of this
-    process, every mode's rows cut over them by training entries, each
-    solving its rows and sending them to the others -- one GPU's factors,
-    bit for bit.
+    CompleteIterInfo; returning True stops the run. device: 'gpu' runs on
+    one GPU (ALS: every row's system summed and solved there, rank up to
+    128; Adam: the CPU's samples drawn there, the gradient summed there: the
+    CPU's numbers to rounding), 'auto' (default) there when the machine has
+    a GPU, else the CPU; the result's `plan` says which ran. gpus=N: GPUs
+    0..N-1 of this process; ALS cuts every mode's rows over them by training
+    entries, each solving its rows and sending them to the others -- one
+    GPU's factors, bit for bit; Adam has every GPU draw every sample and
+    evaluate its part, the gradients summed (one GPU's run to rounding).
 
     >>> res = tenfold.complete(train, 10, val=val, test=test, l2=1.0)
     >>> res.test_rmse, tenfold.predict(res, coords)

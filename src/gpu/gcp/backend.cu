@@ -46,6 +46,8 @@ struct gpu_gcp {
     tf_gcp_gpu_args fixed = {}, grad = {}; /* the estimate's pass, the gradient's (stream set per iteration) */
     unsigned fblocks = 1, gblocks = 1;
     uint64_t gn = 0; /* the gradient sample's entries (grad covers [grad.j0, grad.n) of them) */
+    double l2 = 0.0;   /* observed-only mode: 2 l2 u added to the gradient ... */
+    bool own_l2 = false; /* ... here (the whole run), else by the several-GPU backend after the sum */
     bool started = false;
 
     ~gpu_gcp()
@@ -115,7 +117,8 @@ tf_status op_gradient(void *ctx, uint64_t iter, double *t_sample)
     *t_sample = 0.0; /* drawn inside the pass: its time is the gradient's */
     TF_TRY(use(c));
     c->grad.stream = iter + 1;
-    return tf_gcp_gpu_gradient(c->grad, c->gblocks, c->dev->stream);
+    TF_TRY(tf_gcp_gpu_gradient(c->grad, c->gblocks, c->dev->stream));
+    return c->own_l2 ? tf_gpu_gcp_add_l2(c) : TF_OK;
 }
 
 tf_status op_adam(void *ctx, double step, double beta1, double beta2, double eps, double lower)
@@ -222,8 +225,8 @@ void choose_private(tf_gcp_gpu_args &a, uint64_t bytes)
 
 /* The backend's device state for X under o (the checks done), its passes
  * over part `part` of `parts` of every sample's entries. */
-tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts, char *desc,
-                size_t desc_len)
+tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts,
+                const tf_gcp_gpu_observed *obs, char *desc, size_t desc_len)
 {
     const uint32_t N = X->order, R = (uint32_t)o->rank;
     const uint64_t nnz = X->nnz;
@@ -251,9 +254,24 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, 
     tf_gcp_draw_weights(numel, nnz, o->fnz, 0, &fz, &fw_nz, &fw_z);
     a.semi = o->sampling == TF_GCP_SEMI_STRATIFIED; /* the gradient's; the fixed sample is stratified */
     tf_gcp_draw_weights(numel, nnz, o->gnz, a.semi, &gz, &a.w_nz, &a.w_z);
-    const uint64_t fn = o->fnz + fz, per = N * sizeof(uint32_t) + sizeof(double);
+    /* observed-only mode: samples of the non-zeros alone; one of nnz or
+     * more is every non-zero once, weight 1 (the fixed one: X itself) */
+    const bool fixed_all = obs && o->fnz >= nnz, grad_all = obs && o->gnz >= nnz;
+    if (obs) {
+        fz = gz = 0;
+        a.semi = 0;
+        a.w_z = fw_z = 0.0;
+        c->l2 = obs->l2;
+        c->own_l2 = parts == 1;
+    }
+    if (fixed_all) fw_nz = 1.0;
+    if (grad_all) {
+        a.all = 1;
+        a.w_nz = 1.0;
+    }
+    const uint64_t fn = fixed_all ? nnz : o->fnz + fz, per = N * sizeof(uint32_t) + sizeof(double);
     const uint64_t bytes = 7 * c->nparams * sizeof(double) + nnz * per + slots * sizeof(unsigned long long) +
-                           fn * per + 4097 * sizeof(double);
+                           (fixed_all ? 0 : fn * per) + 4097 * sizeof(double);
     uint64_t budget = 0;
     TF_TRY(tf_gpu_dev_use(c->dev));
     TF_TRY(tf_gpu_budget(c->dev, &budget));
@@ -292,23 +310,30 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, 
     /* the fixed sample, stream 0 */
     tf_gcp_gpu_args f = a;
     f.semi = 0;
+    f.all = 0;
     f.n = fn;
-    f.nz = o->fnz;
+    f.nz = fixed_all ? nnz : o->fnz;
     f.stream = 0;
     f.w_nz = fw_nz;
     f.w_z = fw_z;
-    for (uint32_t n = 0; n < N; ++n) TF_TRY(tf_gpu_alloc(&c->find[n], std::max<uint64_t>(fn, 1), "GCP fixed sample"));
-    TF_TRY(tf_gpu_alloc(&c->fvals, std::max<uint64_t>(fn, 1), "GCP fixed sample values"));
-    TF_TRY(tf_gcp_gpu_draw(f, c->find, c->fvals, st));
-    for (uint32_t n = 0; n < N; ++n) f.sind[n] = c->find[n];
-    f.svals = c->fvals;
+    if (fixed_all) {
+        for (uint32_t n = 0; n < N; ++n) f.sind[n] = c->xind[n];
+        f.svals = c->xvals;
+    } else {
+        for (uint32_t n = 0; n < N; ++n)
+            TF_TRY(tf_gpu_alloc(&c->find[n], std::max<uint64_t>(fn, 1), "GCP fixed sample"));
+        TF_TRY(tf_gpu_alloc(&c->fvals, std::max<uint64_t>(fn, 1), "GCP fixed sample values"));
+        TF_TRY(tf_gcp_gpu_draw(f, c->find, c->fvals, st));
+        for (uint32_t n = 0; n < N; ++n) f.sind[n] = c->find[n];
+        f.svals = c->fvals;
+    }
     f.j0 = cut(fn, part, parts); /* drawn whole, evaluated on this part */
     f.n = cut(fn, part + 1, parts);
     c->fixed = f;
     TF_TRY(tf_gcp_gpu_blocks(f, false, c->dev->sm_count, &c->fblocks));
     /* the gradient's sample: drawn in the pass */
-    a.n = o->gnz + gz;
-    a.nz = o->gnz;
+    a.n = grad_all ? nnz : o->gnz + gz;
+    a.nz = grad_all ? nnz : o->gnz;
     c->gn = a.n;
     a.j0 = cut(a.n, part, parts);
     a.n = cut(a.n, part + 1, parts);
@@ -325,7 +350,7 @@ tf_status build(gpu_gcp *c, const tf_tensor *X, const tf_gcp_opts *o, int part, 
     uint32_t npriv = 0;
     for (uint32_t n = 0; n < N; ++n) npriv += a.priv_off[n] != TF_GCP_NOPRIV;
     snprintf(desc, desc_len, "GPU %d, fp64, %s samples drawn on the GPU, fused pass (%u/%u modes in smem)",
-             c->dev->device, a.semi ? "semi-stratified" : "stratified", npriv, N);
+             c->dev->device, obs ? "observed-entry" : a.semi ? "semi-stratified" : "stratified", npriv, N);
     return TF_OK;
 }
 
@@ -364,14 +389,14 @@ tf_status tf_gpu_gcp_draw_sample(void *ctx, uint64_t iter, uint32_t *const *ind,
 }
 
 tf_status tf_gpu_gcp_state_new(tf_gpu_dev *dev, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts,
-                               void **ctx, char *desc, size_t len)
+                               const tf_gcp_gpu_observed *obs, void **ctx, char *desc, size_t len)
 {
     *ctx = nullptr;
     if (parts < 1 || part < 0 || part >= parts) return tf_fail(TF_ERR_ARG, "GPU GCP: part %d of %d", part, parts);
     gpu_gcp *c = new (std::nothrow) gpu_gcp();
     if (!c) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU GCP backend");
     c->dev = dev;
-    const tf_status s = build(c, X, o, part, parts, desc, len);
+    const tf_status s = build(c, X, o, part, parts, obs, desc, len);
     if (s != TF_OK) {
         delete c;
         return s;
@@ -400,6 +425,14 @@ tf_status tf_gpu_gcp_loss_read(void *ctx, double *f)
     TF_CU(cudaMemcpyAsync(f, c->scalar, sizeof(double), cudaMemcpyDeviceToHost, c->dev->stream));
     TF_CU(cudaStreamSynchronize(c->dev->stream)); /* the caller waited for the pass (bounded) */
     return TF_OK;
+}
+
+tf_status tf_gpu_gcp_add_l2(void *ctx)
+{
+    gpu_gcp *c = (gpu_gcp *)ctx;
+    if (!(c->l2 > 0.0)) return TF_OK;
+    TF_TRY(use(c));
+    return tf_gcp_gpu_add_scaled(c->g, c->u, c->nparams, 2.0 * c->l2, c->dev->stream);
 }
 
 double *tf_gpu_gcp_gradient_of(void *ctx, uint64_t *nparams)
@@ -445,14 +478,16 @@ tf_status tf_gpu_gcp_check(const tf_tensor *X, const tf_gcp_opts *o)
     return TF_OK;
 }
 
-extern "C" tf_status tf_cuda_gcp_backend_create_impl(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out)
+/* The one-GPU backend of o->context's GPU (obs: NULL, or the observed-only mode). */
+static tf_status create_one(const tf_tensor *X, const tf_gcp_opts *o, const tf_gcp_gpu_observed *obs,
+                            tf_gcp_backend *out)
 {
     memset(out, 0, sizeof *out);
     TF_TRY(tf_gpu_gcp_check(X, o));
     tf_gpu_dev *dev = nullptr;
     void *c = nullptr;
     tf_status s = tf_gpu_dev_of(o->context, &dev);
-    if (s == TF_OK) s = tf_gpu_gcp_state_new(dev, X, o, 0, 1, &c, out->plan_desc, sizeof out->plan_desc);
+    if (s == TF_OK) s = tf_gpu_gcp_state_new(dev, X, o, 0, 1, obs, &c, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {
         memset(out, 0, sizeof *out);
         return s;
@@ -460,4 +495,22 @@ extern "C" tf_status tf_cuda_gcp_backend_create_impl(const tf_tensor *X, const t
     out->ops = &gpu_ops;
     out->ctx = c;
     return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_gcp_backend_create_impl(const tf_tensor *X, const tf_gcp_opts *o, tf_gcp_backend *out)
+{
+    return create_one(X, o, nullptr, out);
+}
+
+extern "C" tf_status tf_cuda_gcp_backend_create_observed_impl(const tf_tensor *X, const tf_gcp_opts *o, double l2,
+                                                              int multi, const tf_dist *dist, tf_gcp_backend *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!X || !o) return tf_fail(TF_ERR_ARG, "GPU GCP backend: missing tensor or options");
+    if (o->fz || o->gz || o->dense || !(l2 >= 0.0) || (dist && !multi))
+        return tf_fail(TF_ERR_ARG, "GPU GCP backend: observed-only mode draws no zeros (fz %llu, gz %llu, dense %d, "
+                                   "l2 %g, ranks %d, multi %d)", (unsigned long long)o->fz, (unsigned long long)o->gz,
+                       o->dense, l2, dist != nullptr, multi);
+    const tf_gcp_gpu_observed obs = {l2};
+    return multi ? tf_gpu_gcp_multi_create(X, o, dist, &obs, out) : create_one(X, o, &obs, out);
 }

@@ -39,6 +39,7 @@ struct tf_gcp_gpu_args {
     /* the sample: n entries, the first nz of them non-zeros; a pass
      * covers entries [j0, n) of it (several GPUs: each its own range) */
     uint64_t n, nz, seed, stream, j0;
+    int all; /* the gradient's sample is every non-zero once, in order (observed-only mode) */
     double w_nz, w_z;
     const uint32_t *sind[TF_GPU_MAX_ORDER];
     const double *svals;
@@ -67,23 +68,42 @@ tf_status tf_gcp_gpu_gradient(const tf_gcp_gpu_args &a, unsigned blocks, cudaStr
 /* Adam's step and projection over P entries (seams/gcp.h's adam), on s. */
 tf_status tf_gcp_gpu_adam(double *u, double *m, double *v, const double *g, uint64_t P, double step, double beta1,
                           double beta2, double eps, double lower, cudaStream_t s);
+/* g += k u over P entries (the observed-only mode's l2 term, k = 2 l2), on s. */
+tf_status tf_gcp_gpu_add_scaled(double *g, const double *u, uint64_t P, double k, cudaStream_t s);
+
+/* The observed-only mode (seams/gcp.h, tf_cpu_gcp_backend_create_observed):
+ * samples of X's entries alone (o->fz, o->gz 0), a sample of nnz or more
+ * being every entry once (weight 1); l2's term 2 l2 u added to the
+ * gradient by the state when it is the whole run (parts 1), else by the
+ * several-GPU backend after the sum. */
+struct tf_gcp_gpu_observed {
+    double l2;
+};
 
 /* One GPU's state (backend.cu): the whole of the one-GPU backend's, its
  * passes over part `part` of `parts` of every sample's entries ([n part /
  * parts, n (part + 1) / parts) of the fixed sample's n and of every
  * gradient sample's: the several-GPU backend, multi.cu, holds one per GPU,
  * each drawing the whole sample's entries alike). tf_gpu_gcp_check: the
- * refusals both backends share (dense, rank, order, 2^63 entries). The
+ * refusals both backends share (dense, rank, order, 2^63 entries). obs:
+ * NULL, or the observed-only mode. The
  * vtable of seams/gcp.h runs on a state; besides it: the loss pass queued
  * (no wait) and its sum read once the caller has waited, and the device
  * gradient (nparams doubles, the factors' layout). */
 tf_status tf_gpu_gcp_check(const tf_tensor *X, const tf_gcp_opts *o);
 tf_status tf_gpu_gcp_state_new(tf_gpu_dev *dev, const tf_tensor *X, const tf_gcp_opts *o, int part, int parts,
-                               void **ctx, char *desc, size_t len);
+                               const tf_gcp_gpu_observed *obs, void **ctx, char *desc, size_t len);
+/* Queues g += 2 l2 u on the state's stream (its observed mode's l2; none: nothing). */
+tf_status tf_gpu_gcp_add_l2(void *ctx);
 const tf_gcp_backend_ops *tf_gpu_gcp_state_ops();
 tf_status tf_gpu_gcp_loss_async(void *ctx);
 tf_status tf_gpu_gcp_loss_read(void *ctx, double *f);
 double *tf_gpu_gcp_gradient_of(void *ctx, uint64_t *nparams);
+
+/* The several-GPU backend (multi.cu) of o->context's GPUs or, on ranks
+ * (dist), this rank's GPU (obs: NULL, or the observed-only mode). */
+tf_status tf_gpu_gcp_multi_create(const tf_tensor *X, const tf_gcp_opts *o, const struct tf_dist *dist,
+                                  const tf_gcp_gpu_observed *obs, tf_gcp_backend *out);
 
 /* Test entries (the backend of tf_cuda_gcp_backend_create): the gradient
  * sample of iteration iter drawn into host arrays (ind[N], vals: room for

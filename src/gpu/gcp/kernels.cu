@@ -56,7 +56,7 @@ __device__ __forceinline__ void draw_entry(const tf_gcp_gpu_args &a, uint32_t N,
                                            uint32_t *idx, double *x)
 {
     if (j < a.nz) {
-        const uint64_t k = tf_gcp_draw_nz(a.seed, a.stream, j, a.nnz);
+        const uint64_t k = a.all ? j : tf_gcp_draw_nz(a.seed, a.stream, j, a.nnz);
 #pragma unroll
         for (uint32_t n = 0; n < NMAX; ++n)
             if (n < N) idx[n] = __ldg(a.xind[n] + k);
@@ -231,6 +231,13 @@ __global__ void gcp_adam_kernel(double *u, double *m, double *v, const double *g
     }
 }
 
+/* g += k u: completion's l2 term (k = 2 l2) */
+__global__ void gcp_axpy_kernel(double *g, const double *u, uint64_t P, double k)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < P; e += (uint64_t)gridDim.x * blockDim.x)
+        g[e] += k * u[e];
+}
+
 unsigned grid_for(uint64_t n)
 {
     const uint64_t b = (n + TF_GCP_THREADS - 1) / TF_GCP_THREADS;
@@ -324,5 +331,13 @@ tf_status tf_gcp_gpu_adam(double *u, double *m, double *v, const double *g, uint
     if (!P) return TF_OK;
     gcp_adam_kernel<<<grid_for(P), TF_GCP_THREADS, 0, s>>>(u, m, v, g, P, step, beta1, beta2, eps, lower);
     TF_CU_LAUNCH("gcp_adam_kernel");
+    return TF_OK;
+}
+
+tf_status tf_gcp_gpu_add_scaled(double *g, const double *u, uint64_t P, double k, cudaStream_t s)
+{
+    if (!P) return TF_OK;
+    gcp_axpy_kernel<<<grid_for(P), TF_GCP_THREADS, 0, s>>>(g, u, P, k);
+    TF_CU_LAUNCH("gcp_axpy_kernel");
     return TF_OK;
 }

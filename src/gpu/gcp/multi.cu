@@ -43,6 +43,7 @@ struct multi_gcp {
     uint64_t nparams = 0;
     const tf_dist *dist = nullptr;
     const tf_gcp_backend_ops *ops = nullptr; /* a state's */
+    bool add_l2 = false; /* observed-only mode over several GPUs: l2's term after the sum */
 
     ~multi_gcp()
     {
@@ -97,6 +98,7 @@ tf_status op_gradient(void *ctx, uint64_t iter, double *t_sample)
         gr[g] = tf_gpu_gcp_gradient_of(m->part[g], &np);
     }
     TF_TRY(m->check(tf_exchange_sum(&m->set.xchg, gr, m->scratch, m->nparams, nullptr)));
+    if (m->add_l2) TF_TRY(m->set.each([&](int g) { return tf_gpu_gcp_add_l2(m->part[g]); }));
     if (iter % WAIT_EVERY == WAIT_EVERY - 1) TF_TRY(m->set.wait());
     return TF_OK;
 }
@@ -163,7 +165,8 @@ const tf_gcp_backend_ops multi_ops = {op_init,    op_estimate, op_gradient,    o
 /* This process's GPUs, a state on each (built on all at once), on ranks
  * the statuses agreed before the exchange's collective opening; then the
  * exchange and the sum's scratch. */
-tf_status build(multi_gcp *m, const tf_tensor *X, const tf_gcp_opts *o, const tf_dist *d, char *desc, size_t len)
+tf_status build(multi_gcp *m, const tf_tensor *X, const tf_gcp_opts *o, const tf_dist *d,
+                const tf_gcp_gpu_observed *obs, char *desc, size_t len)
 {
     tf_shards sh;
     memset(&sh, 0, sizeof sh);
@@ -178,12 +181,14 @@ tf_status build(multi_gcp *m, const tf_tensor *X, const tf_gcp_opts *o, const tf
     if (s == TF_OK)
         s = m->set.at_once([&](int g) {
             char one[96];
-            return tf_gpu_gcp_state_new(m->set.gpu[g], X, o, sh.first + g, sh.parts, &m->part[g], one, sizeof one);
+            return tf_gpu_gcp_state_new(m->set.gpu[g], X, o, sh.first + g, sh.parts, obs, &m->part[g], one,
+                                        sizeof one);
         });
     TF_TRY(m->check(tf_devset::agree(d, s)));
     uint64_t np = 0;
     (void)tf_gpu_gcp_gradient_of(m->part[0], &np);
     m->nparams = np;
+    m->add_l2 = obs && sh.parts > 1; /* with one part the state adds it */
     TF_TRY(m->set.open_exchange());
     const uint64_t need = tf_exchange_sum_scratch(&m->set.xchg, np);
     if (need)
@@ -192,7 +197,8 @@ tf_status build(multi_gcp *m, const tf_tensor *X, const tf_gcp_opts *o, const tf
             TF_TRY(m->check(tf_gpu_alloc(&m->scratch[g], need, "GCP gradient sum scratch")));
         }
     snprintf(desc, len, "%d GPUs%s, fp64, %s samples split, summed by %s", sh.parts,
-             d ? " (MPI ranks)" : "", o->sampling == TF_GCP_SEMI_STRATIFIED ? "semi-stratified" : "stratified",
+             d ? " (MPI ranks)" : "", obs ? "observed-entry"
+                                      : o->sampling == TF_GCP_SEMI_STRATIFIED ? "semi-stratified" : "stratified",
              m->set.transport());
     return TF_OK;
 }
@@ -214,8 +220,8 @@ tf_status tf_gpu_gcp_multi_poison(void *ctx)
     return TF_OK;
 }
 
-extern "C" tf_status tf_cuda_gcp_backend_create_multi_impl(const tf_tensor *X, const tf_gcp_opts *o,
-                                                           const tf_dist *dist, tf_gcp_backend *out)
+tf_status tf_gpu_gcp_multi_create(const tf_tensor *X, const tf_gcp_opts *o, const tf_dist *dist,
+                                  const tf_gcp_gpu_observed *obs, tf_gcp_backend *out)
 {
     memset(out, 0, sizeof *out);
     TF_TRY(tf_gpu_gcp_check(X, o));
@@ -223,7 +229,7 @@ extern "C" tf_status tf_cuda_gcp_backend_create_multi_impl(const tf_tensor *X, c
         return tf_fail(TF_ERR_ARG, "GPU GCP over several GPUs: no context of GPUs");
     multi_gcp *m = new (std::nothrow) multi_gcp();
     if (!m) return tf_fail(TF_ERR_NOMEM, "out of memory creating the GPU GCP backend");
-    const tf_status s = build(m, X, o, dist, out->plan_desc, sizeof out->plan_desc);
+    const tf_status s = build(m, X, o, dist, obs, out->plan_desc, sizeof out->plan_desc);
     if (s != TF_OK) {
         m->set.failed = true;
         delete m;
@@ -233,4 +239,10 @@ extern "C" tf_status tf_cuda_gcp_backend_create_multi_impl(const tf_tensor *X, c
     out->ops = &multi_ops;
     out->ctx = m;
     return TF_OK;
+}
+
+extern "C" tf_status tf_cuda_gcp_backend_create_multi_impl(const tf_tensor *X, const tf_gcp_opts *o,
+                                                           const tf_dist *dist, tf_gcp_backend *out)
+{
+    return tf_gpu_gcp_multi_create(X, o, dist, nullptr, out);
 }

@@ -20,6 +20,7 @@
 #include <new>
 #include <vector>
 
+#include "fmt/row_split.h"
 #include "gpu/tucker/common.cuh"
 #include "gpu/tucker/multi.cuh"
 #include "gpu/tucker/ttmc.cuh"
@@ -261,7 +262,7 @@ void cut_rows(const tf_tensor *X, uint32_t m, int n, std::vector<uint64_t> &lo)
 {
     const uint64_t I = X->dims[m];
     std::vector<uint64_t> count(I, 0);
-    for (uint64_t j = 0; j < X->nnz; ++j) ++count[X->ind[m][j]];
+    tf_count_rows(X, m, 0, count.data());
     lo.assign((size_t)n + 1, I);
     lo[0] = 0;
     uint64_t seen = 0, row = 0;
@@ -270,31 +271,6 @@ void cut_rows(const tf_tensor *X, uint32_t m, int n, std::vector<uint64_t> &lo)
         while (row < I && seen + count[row] <= want) seen += count[row++];
         lo[g] = std::max(row, lo[g - 1]);
     }
-}
-
-/* The non-zeros of X whose mode-m index lies in [a, b), as a tensor over
- * X's dims (arrays in store). */
-void rows_of(const tf_tensor *X, uint32_t m, uint64_t a, uint64_t b, std::vector<uint32_t> *ind, std::vector<double> &vals,
-             tf_tensor *sub)
-{
-    memset(sub, 0, sizeof *sub);
-    uint64_t k = 0;
-    for (uint64_t j = 0; j < X->nnz; ++j) k += X->ind[m][j] >= a && X->ind[m][j] < b;
-    for (uint32_t d = 0; d < X->order; ++d) ind[d].resize(k);
-    vals.resize(k);
-    k = 0;
-    for (uint64_t j = 0; j < X->nnz; ++j) {
-        if (X->ind[m][j] < a || X->ind[m][j] >= b) continue;
-        for (uint32_t d = 0; d < X->order; ++d) ind[d][k] = X->ind[d][j];
-        vals[k++] = X->vals[j];
-    }
-    sub->order = X->order;
-    sub->nnz = k;
-    for (uint32_t d = 0; d < X->order; ++d) {
-        sub->dims[d] = X->dims[d];
-        sub->ind[d] = ind[d].data();
-    }
-    sub->vals = vals.data();
 }
 
 tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, char *desc, size_t desc_len)
@@ -331,19 +307,41 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
             hmax = std::max(hmax, I[m] * C[m]);
         }
     }
+    uint64_t dense[TF_MAX_GPUS] = {0}; /* bytes of each GPU's dense arrays */
+    for (int g = 0; g < n; ++g) {
+        uint64_t factors = 0;
+        for (uint32_t m = 0; m < N; ++m) factors += I[m] * o->ranks[m];
+        dense[g] = (factors + std::max<uint64_t>(ymax[g], 1) + gram + vmax + std::max<uint64_t>(qmax[g], 1) + gmax +
+                    (g == 0 ? yall : 0)) * sizeof(double);
+    }
+    /* per mode, per GPU: the non-zeros of its rows (one parallel split of
+     * the input), sorted and uploaded -- before the dense arrays, so the
+     * device sort finds its scratch room (as on one GPU) */
+    for (uint32_t m = 0; m < N; ++m) {
+        int want[TF_GPU_MAX_ORDER] = {0};
+        want[m] = 1;
+        tf_tensor sub[TF_MAX_GPUS];
+        TF_TRY(tf_split_rows(X, m, n, c->lo[m].data(), 0, sub));
+        tf_status s = TF_OK;
+        for (int g = 0; g < n && s == TF_OK; ++g) {
+            s = tf_gpu_dev_use(c->p[g]->dev);
+            if (s == TF_OK) s = tf_gpu_ttmc_build(c->p[g]->dev, &sub[g], o->ranks, want, dense[g], &c->p[g]->tt[m]);
+            if (s == TF_OK) c->copy_bytes += c->p[g]->tt[m].copy_bytes;
+        }
+        if (s == TF_OK) s = sync_all(c); /* the uploads read sub */
+        tf_split_rows_free(sub, n);
+        TF_TRY(s);
+    }
     for (int g = 0; g < n; ++g) {
         part *q = c->p[g];
         TF_TRY(tf_gpu_dev_use(q->dev));
         TF_TRY(tf_gpu_dev_blas(q->dev));
-        uint64_t factors = 0, budget = 0;
-        for (uint32_t m = 0; m < N; ++m) factors += I[m] * o->ranks[m];
-        const uint64_t dense = (factors + std::max<uint64_t>(ymax[g], 1) + gram + vmax + std::max<uint64_t>(qmax[g], 1) +
-                                gmax + (g == 0 ? yall : 0)) * sizeof(double);
+        uint64_t budget = 0;
         TF_TRY(tf_gpu_budget(q->dev, &budget));
-        if (dense > budget)
+        if (dense[g] > budget)
             return tf_fail(TF_ERR_NOMEM, "GPU Tucker on GPU %d: the factors, its rows of Y_(n) and the Grams (%llu "
                            "bytes) do not fit the %llu bytes the GPU has for them", q->dev->device,
-                           (unsigned long long)dense, (unsigned long long)budget);
+                           (unsigned long long)dense[g], (unsigned long long)budget);
         for (uint32_t m = 0; m < N; ++m) TF_TRY(tf_gpu_alloc(&q->U[m], I[m] * o->ranks[m], "Tucker factor"));
         TF_TRY(tf_gpu_alloc(&q->Y, std::max<uint64_t>(ymax[g], 1), "Tucker rows of Y_(n)"));
         TF_TRY(tf_gpu_alloc(&q->H, gram, "Tucker Gram part"));
@@ -362,20 +360,6 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
         c->core.assign(core, 0.0);
     } catch (const std::bad_alloc &) {
         return tf_fail(TF_ERR_NOMEM, "out of host memory for the several-GPU Tucker backend's buffers");
-    }
-    /* per mode, per GPU: the non-zeros of its rows, sorted and uploaded */
-    std::vector<uint32_t> ind[TF_GPU_MAX_ORDER];
-    std::vector<double> vals;
-    for (uint32_t m = 0; m < N; ++m) {
-        int want[TF_GPU_MAX_ORDER] = {0};
-        want[m] = 1;
-        for (int g = 0; g < n; ++g) {
-            tf_tensor sub;
-            rows_of(X, m, c->lo[m][g], c->lo[m][g + 1], ind, vals, &sub);
-            TF_TRY(tf_gpu_dev_use(c->p[g]->dev));
-            TF_TRY(tf_gpu_ttmc_build(c->p[g]->dev, &sub, o->ranks, want, 0, &c->p[g]->tt[m]));
-            c->copy_bytes += c->p[g]->tt[m].copy_bytes;
-        }
     }
     TF_TRY(sync_all(c));
     snprintf(desc, desc_len, "%d GPUs, fp64, each the non-zeros of its rows per mode (%.1f MB of copies)", n,
