@@ -334,9 +334,12 @@ static tf_context *gpus_context_x(int gpus, int exchange)
 static tf_context *gpus_context(int gpus) { return gpus_context_x(gpus, 0); }
 
 /* The same run on 2 GPUs with the gradients summed through the host
- * (TF_EXCHANGE=host: exec/exchange_host.cu): the plan says so, and where the
- * other run summed by peer copies (the same order of the same additions)
- * every estimate and factor entry has its bits; else within 1e-10. */
+ * (TF_EXCHANGE=host: exec/exchange_host.cu): the plan says so, and every
+ * estimate and factor entry within 1e-10 of the other run's. Not the same
+ * bits even where that run summed by peer copies (the same additions in
+ * the same order): each GPU's partial gradient is summed by atomics, whose
+ * order changes from run to run (with other work on the GPU it did:
+ * 2e-16 apart under ctest -j4). */
 static void check_runs_host(const char *what, const tf_tensor *X, const tf_gcp_opts *o2, const trace *t2,
                             const tf_gcp_report *r2, const tf_ktensor *k2)
 {
@@ -351,14 +354,12 @@ static void check_runs_host(const char *what, const tf_tensor *X, const tf_gcp_o
     const tf_status sx = tf_gcp(X, &ox, &kx, &rx);
     CHECKF(sx == TF_OK, "%s: the run through the host: %s (%s)", what, tf_status_name(sx), tf_last_error());
     if (sx == TF_OK) {
-        const int exact = strstr(r2->plan, "peer copies") != NULL;
-        const double tol = exact ? 0.0 : 1e-10;
+        const double tol = 1e-10;
         CHECKF(strstr(rx.plan, "summed by host staging (TF_EXCHANGE)") != NULL, "%s: plan '%s'", what, rx.plan);
         CHECKF(tx.n == t2->n, "%s: %u epochs through the host, %u by %s", what, tx.n, t2->n, r2->plan);
         for (uint32_t e = 0; e < tx.n && e < t2->n; ++e)
-            CHECKF(exact ? tx.f[e] == t2->f[e] : kt_close(tx.f[e], t2->f[e], 0.0, tol),
-                   "%s epoch %u: estimate through the host %.17g, %.17g (exact: %d)", what, e + 1, tx.f[e], t2->f[e],
-                   exact);
+            CHECKF(kt_close(tx.f[e], t2->f[e], 0.0, tol), "%s epoch %u: estimate through the host %.17g, %.17g", what,
+                   e + 1, tx.f[e], t2->f[e]);
         double diff = 0.0, big = 0.0;
         for (uint32_t n = 0; n < X->order; ++n)
             for (uint64_t e = 0; e < X->dims[n] * o2->rank; ++e) {
@@ -366,8 +367,7 @@ static void check_runs_host(const char *what, const tf_tensor *X, const tf_gcp_o
                 big = fabs(b) > big ? fabs(b) : big;
                 diff = fabs(a - b) > diff || a != a ? fabs(a - b) : diff;
             }
-        CHECKF(exact ? diff == 0.0 : diff <= 1e-10 * big, "%s: factors through the host differ by %.3g (exact: %d)",
-               what, diff, exact);
+        CHECKF(diff <= tol * big, "%s: factors through the host differ by %.3g", what, diff);
         tf_ktensor_free(&kx);
     }
     tf_context_free(cx);
