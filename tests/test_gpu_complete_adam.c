@@ -26,53 +26,10 @@
 
 #include "check.h"
 #include "cpu/gcp_sample.h"
+#include "gcp_ref.h"
 #include "hooks/gcp_check.h"
 #include "kt_test_util.h"
 #include "tenfold.h"
-
-/* The float64 reference of sample s at K: f = sum w (x - m)^2 and (G) its
- * gradient plus 2 l2 u, with the terms' magnitudes (fmag, gmag). */
-static double ref_observed(const tf_gcp_samples *s, const tf_ktensor *K, double l2, double *fmag, double *G,
-                           double *gmag)
-{
-    const uint32_t N = s->order;
-    const uint64_t R = K->rank;
-    uint64_t off[TF_MAX_ORDER], total = 0;
-    for (uint32_t n = 0; n < N; ++n) {
-        off[n] = total;
-        total += K->dims[n] * R;
-    }
-    for (uint32_t n = 0; G && n < N; ++n)
-        for (uint64_t e = 0; e < K->dims[n] * R; ++e) {
-            G[off[n] + e] = 2.0 * l2 * K->factors[n].data[e];
-            gmag[off[n] + e] = fabs(G[off[n] + e]);
-        }
-    double f = 0.0, fm = 0.0;
-    for (uint64_t j = 0; j < s->n; ++j) {
-        double m = 0.0;
-        for (uint64_t r = 0; r < R; ++r) {
-            double p = 1.0;
-            for (uint32_t n = 0; n < N; ++n) p *= K->factors[n].data[(uint64_t)s->ind[n][j] * R + r];
-            m += p;
-        }
-        const double d = s->vals[j] - m, t = s->w_nz * d * d;
-        f += t;
-        fm += t;
-        if (!G) continue;
-        const double y = -2.0 * s->w_nz * d;
-        for (uint32_t n = 0; n < N; ++n)
-            for (uint64_t r = 0; r < R; ++r) {
-                double p = y;
-                for (uint32_t k = 0; k < N; ++k)
-                    if (k != n) p *= K->factors[k].data[(uint64_t)s->ind[k][j] * R + r];
-                const uint64_t e = off[n] + (uint64_t)s->ind[n][j] * R + r;
-                G[e] += p;
-                gmag[e] += fabs(p);
-            }
-    }
-    *fmag = fm;
-    return f;
-}
 
 /* The sample the observed mode uses: every entry (weight 1) when count >=
  * nnz, else the CPU's draw of count entries from stream `stream`. */
@@ -120,8 +77,8 @@ static void check_step(const char *what, const tf_tensor *X, uint64_t R, uint64_
     double fmag = 0.0, gm = 0.0;
     double *G = malloc(total * sizeof *G), *gmag = malloc(total * sizeof *gmag);
     double *got = kt_poisoned((uint64_t)gpus * total), *u = kt_poisoned(total);
-    const double fref = ref_observed(&fsmp, K, 0.0, &fmag, NULL, NULL);
-    (void)ref_observed(&gsmp, K, l2, &gm, G, gmag);
+    const double fref = gcp_ref_pass(&fsmp, K, TF_GCP_GAUSSIAN, 0.0, &fmag, NULL, NULL);
+    (void)gcp_ref_pass(&gsmp, K, TF_GCP_GAUSSIAN, l2, &gm, G, gmag);
     double f = NAN;
     char plan[96] = "";
     const tf_status st = tf_gpu_check_gcp_observed_step(X, &o, l2, K, iter, gpus, STEP, &f, got, u, plan);

@@ -44,6 +44,7 @@
 #include "gpu_context.h"
 #include "cpu/gcp_loss.h"
 #include "cpu/gcp_sample.h"
+#include "gcp_ref.h"
 #include "hooks/gcp_check.h"
 #include "kt_test_util.h"
 #include "realdata.h"
@@ -129,50 +130,6 @@ static void check_draws(const char *what, const tf_tensor *X, const tf_gcp_opts 
 
 /* --------------------------------------------- estimate and gradient */
 
-/* The float64 loss of sample s at K and (G non-NULL) its gradient, with
- * the sums of the terms' magnitudes (fmag; gmag per entry). */
-static double ref_pass(const tf_gcp_samples *s, const tf_ktensor *K, int loss, double *fmag, double *G, double *gmag)
-{
-    const uint32_t N = s->order;
-    const uint64_t R = K->rank;
-    uint64_t off[TF_MAX_ORDER], total = 0;
-    for (uint32_t n = 0; n < N; ++n) {
-        off[n] = total;
-        total += K->dims[n] * R;
-    }
-    if (G) {
-        memset(G, 0, total * sizeof *G);
-        memset(gmag, 0, total * sizeof *gmag);
-    }
-    double f = 0.0, fm = 0.0;
-    for (uint64_t j = 0; j < s->n; ++j) {
-        double m = 0.0;
-        for (uint64_t r = 0; r < R; ++r) {
-            double p = 1.0;
-            for (uint32_t n = 0; n < N; ++n) p *= K->factors[n].data[(uint64_t)s->ind[n][j] * R + r];
-            m += p;
-        }
-        const double w = j < s->nnz_part ? s->w_nz : s->w_z;
-        const int semi_nz = s->semi && j < s->nnz_part; /* semi-stratified: f(x, m) - f(0, m) */
-        const double t = w * (tf_gcp_f(loss, s->vals[j], m) - (semi_nz ? tf_gcp_f(loss, 0.0, m) : 0.0));
-        f += t;
-        fm += fabs(t);
-        if (!G) continue;
-        const double y = w * (tf_gcp_df(loss, s->vals[j], m) - (semi_nz ? tf_gcp_df(loss, 0.0, m) : 0.0));
-        for (uint32_t n = 0; n < N; ++n)
-            for (uint64_t r = 0; r < R; ++r) {
-                double p = y;
-                for (uint32_t k = 0; k < N; ++k)
-                    if (k != n) p *= K->factors[k].data[(uint64_t)s->ind[k][j] * R + r];
-                const uint64_t e = off[n] + (uint64_t)s->ind[n][j] * R + r;
-                G[e] += p;
-                gmag[e] += fabs(p);
-            }
-    }
-    *fmag = fm;
-    return f;
-}
-
 /* The several-GPU backend's step against one GPU's (f1, g1) and the
  * reference (G, gmag; fmag the estimate's magnitude). */
 static void check_step_multi(const char *what, const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K,
@@ -224,8 +181,8 @@ static void check_step(const char *what, const tf_tensor *X, const tf_gcp_opts *
     CHECK_OK(tf_gcp_draw(&h, o->seed, iter + 1, o->gnz, o->gz, 1, &gs));
     double fmag = 0.0, gm = 0.0;
     double *G = malloc(total * sizeof *G), *gmag = malloc(total * sizeof *gmag), *got = kt_poisoned(total);
-    const double fref = ref_pass(&fs, K, (int)o->loss, &fmag, NULL, NULL);
-    (void)ref_pass(&gs, K, (int)o->loss, &gm, G, gmag);
+    const double fref = gcp_ref_pass(&fs, K, (int)o->loss, 0.0, &fmag, NULL, NULL);
+    (void)gcp_ref_pass(&gs, K, (int)o->loss, 0.0, &gm, G, gmag);
     double f = NAN;
     const tf_status st = tf_gpu_check_gcp_step(X, o, K, iter, &f, got);
     CHECKF(st == TF_OK, "%s: the GPU's step: %s", what, tf_last_error());

@@ -30,6 +30,18 @@ tf_status make(const tf_tensor *X, const tf_gcp_opts *o, tf_context **ctx, tf_gc
     return s;
 }
 
+/* A context of GPUs 0 .. gpus - 1 (freed by the caller). */
+tf_status gpus_context(int gpus, tf_context **ctx)
+{
+    tf_context_opts co;
+    tf_context_opts_default(&co);
+    co.backend = TF_BACKEND_GPU;
+    co.ndevices = gpus;
+    for (int i = 0; i < gpus; ++i) co.devices[i] = i;
+    *ctx = NULL;
+    return tf_context_create(&co, ctx);
+}
+
 } // namespace
 
 extern "C" tf_status tf_gpu_check_gcp_draw(const tf_tensor *X, const tf_gcp_opts *o, uint64_t iter,
@@ -70,13 +82,8 @@ extern "C" tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gc
 {
     if (!X || !o || !K || !f || !g || gpus < 2 || gpus > TF_MAX_GPUS)
         return tf_fail(TF_ERR_ARG, "tf_gpu_check_gcp_step_multi: bad arguments");
-    tf_context_opts co;
-    tf_context_opts_default(&co);
-    co.backend = TF_BACKEND_GPU;
-    co.ndevices = gpus;
-    for (int i = 0; i < gpus; ++i) co.devices[i] = i;
     tf_context *ctx = NULL;
-    TF_TRY(tf_context_create(&co, &ctx));
+    TF_TRY(gpus_context(gpus, &ctx));
     tf_gcp_opts go = *o;
     go.context = ctx;
     go.backend = TF_BACKEND_GPU;
@@ -107,13 +114,8 @@ extern "C" tf_status tf_gpu_check_gcp_observed_step(const tf_tensor *X, const tf
 {
     if (!X || !o || !K || !f || !g || !u || gpus < 1 || gpus > TF_MAX_GPUS)
         return tf_fail(TF_ERR_ARG, "tf_gpu_check_gcp_observed_step: bad arguments");
-    tf_context_opts co;
-    tf_context_opts_default(&co);
-    co.backend = TF_BACKEND_GPU;
-    co.ndevices = gpus;
-    for (int i = 0; i < gpus; ++i) co.devices[i] = i;
     tf_context *ctx = NULL;
-    TF_TRY(tf_context_create(&co, &ctx));
+    TF_TRY(gpus_context(gpus, &ctx));
     tf_gcp_opts go = *o;
     go.context = ctx;
     go.backend = TF_BACKEND_GPU;
