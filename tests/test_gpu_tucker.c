@@ -19,7 +19,9 @@
  *   whose limit holds nothing fails with TF_ERR_NOMEM naming it, and runs
  *   on the CPU under auto, saying why;
  * - with 2 GPUs present, every run also on both (per mode each GPU owns a
- *   range of rows of Y_(n)): the same checks against the CPU.
+ *   range of rows of Y_(n), its non-zeros cut out of the tensor sorted by
+ *   the mode on that GPU -- and, for the small random tensors, out of the
+ *   host's sort, tuning.fcoo_build 1): the same checks against the CPU.
  * --quick: the small cases only. Exits 77 without a GPU. */
 #include <math.h>
 #include <stdlib.h>
@@ -244,12 +246,18 @@ static void compare_on(const char *what, const tf_tensor *X, const uint64_t *ran
     tf_tucker_report_free(&rg);
 }
 
-/* The context of GPUs 0 and 1 (NULL with fewer than 2). */
-static tf_context *two_gpus(void)
+/* The context of GPUs 0 and 1 (NULL with fewer than 2); host_sort: the
+ * sorted copies made by the host's sort (tuning.fcoo_build 1), not the
+ * device's. */
+static tf_context *two_gpus_x(int host_sort)
 {
     if (tf_gpu_count() < 2) return NULL;
     tf_context_opts co;
     tf_context_opts_default(&co);
+    tf_tuning tuning;
+    tf_tuning_default(&tuning);
+    if (host_sort) tuning.fcoo_build = 1;
+    co.tuning = &tuning;
     co.backend = TF_BACKEND_GPU;
     co.ndevices = 2;
     co.devices[0] = 0, co.devices[1] = 1;
@@ -258,17 +266,28 @@ static tf_context *two_gpus(void)
     return ctx;
 }
 
-/* On one GPU, and on two where there are. */
-static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *ranks, tf_tucker_svd svd, uint32_t iters)
+static tf_context *two_gpus(void) { return two_gpus_x(0); }
+
+/* On one GPU, and on two where there are: each GPU's rows of every mode
+ * cut out of the order sorted on the device, and (host_too) out of the
+ * host's sort. */
+static void compare_runs_x(const char *what, const tf_tensor *X, const uint64_t *ranks, tf_tucker_svd svd,
+                           uint32_t iters, int host_too)
 {
     compare_on(what, X, ranks, svd, iters, NULL);
-    tf_context *two = two_gpus();
-    if (two) {
+    for (int host = 0; host <= host_too; ++host) {
+        tf_context *two = two_gpus_x(host);
+        if (!two) break;
         char w[160];
-        snprintf(w, sizeof w, "%s, 2 GPUs", what);
+        snprintf(w, sizeof w, "%s, 2 GPUs%s", what, host ? ", the host's sort" : "");
         compare_on(w, X, ranks, svd, iters, two);
         tf_context_free(two);
     }
+}
+
+static void compare_runs(const char *what, const tf_tensor *X, const uint64_t *ranks, tf_tucker_svd svd, uint32_t iters)
+{
+    compare_runs_x(what, X, ranks, svd, iters, 0);
 }
 
 static void run_cases(tf_rng *rng, int quick)
@@ -276,12 +295,12 @@ static void run_cases(tf_rng *rng, int quick)
     const uint64_t d3[] = {60, 50, 40}, r3[] = {4, 3, 5};
     const uint64_t d4[] = {30, 25, 1, 20}, r4[] = {3, 2, 1, 4};
     tf_tensor X = sp_random_tensor(rng, 3, d3, 3000, -1);
-    compare_runs("random 3-mode", &X, r3, TF_TUCKER_SVD_AUTO, 6);
+    compare_runs_x("random 3-mode", &X, r3, TF_TUCKER_SVD_AUTO, 6, 1);
     compare_runs("random 3-mode, Y Y^T", &X, r3, TF_TUCKER_SVD_ROW_GRAM, 4);
     compare_runs("random 3-mode, Y^T Y", &X, r3, TF_TUCKER_SVD_COL_GRAM, 4);
     tf_tensor_free(&X);
     X = sp_random_tensor(rng, 4, d4, 2500, -1);
-    compare_runs("random 4-mode", &X, r4, TF_TUCKER_SVD_AUTO, 6);
+    compare_runs_x("random 4-mode", &X, r4, TF_TUCKER_SVD_AUTO, 6, 1);
     compare_runs("random 4-mode, Y Y^T", &X, r4, TF_TUCKER_SVD_ROW_GRAM, 4);
     tf_tensor_free(&X);
     if (quick) return;

@@ -47,7 +47,7 @@ extern "C" {
 #include "fmt/csr.h"
 #include "fmt/fcoo.h"
 #include "fmt/fcoo_chunks.h"
-#include "fmt/row_split.h"
+#include "fmt/row_counts.h"
 #include "fmt/sddmm_tiles.h"
 #include "fmt/spttm_fcoo.h"
 #include "fmt/tensor_stats.h"
@@ -114,10 +114,7 @@ extern "C" {
     X(uint32_t, tf_sddmm_model_tile_j, (const tf_csr *S, uint64_t K, size_t value_bytes, uint64_t l2_bytes),    \
       (S, K, value_bytes, l2_bytes))                                                                             \
     X(tf_status, tf_spttm_fcoo_build, (const tf_tensor *X, const tf_fibres *F, tf_spttm_fcoo *out), (X, F, out)) \
-    X(tf_tucker_svd, tf_tucker_svd_choose, (uint64_t I, uint64_t C, tf_tucker_svd svd), (I, C, svd))          \
-    X(tf_status, tf_split_rows,                                                                                  \
-      (const tf_tensor *X, uint32_t m, int parts, const uint64_t *lo, int threads, tf_tensor *out),             \
-      (X, m, parts, lo, threads, out))
+    X(tf_tucker_svd, tf_tucker_svd_choose, (uint64_t I, uint64_t C, tf_tucker_svd svd), (I, C, svd))
 #define TF_CUDA_CORE_VOID(X)                                                                  \
     X(void, tf_free, (void *p), (p))                                                          \
     X(void, tf_clear_error, (void), ())                                                       \
@@ -131,7 +128,6 @@ extern "C" {
     X(void, tf_doubles_to_floats, (const double *src, float *dst, uint64_t n), (src, dst, n)) \
     X(void, tf_floats_to_doubles, (const float *src, double *dst, uint64_t n), (src, dst, n)) \
     X(void, tf_copy_bytes, (void *dst, const void *src, uint64_t n), (dst, src, n))              \
-    X(void, tf_split_rows_free, (tf_tensor * out, int parts), (out, parts))                  \
     X(void, tf_count_rows, (const tf_tensor *X, uint32_t m, int threads, uint64_t *count),   \
       (X, m, threads, count))
 

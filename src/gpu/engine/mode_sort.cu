@@ -65,6 +65,7 @@ void tf_gpu_mode_sort::release()
     keys = perm[0] = perm[1] = nullptr;
     tmp = nullptr;
     tmp_bytes = 0;
+    first = count = 0;
     src = nullptr;
     nnz = 0;
     order = 0;
@@ -101,6 +102,8 @@ tf_status tf_gpu_mode_sort_put(tf_gpu_mode_sort &u, tf_gpu_dev *dev, const tf_te
     TF_TRY(cub_bytes(dev, n, &u.tmp_bytes));
     TF_TRY(tf_gpu_alloc_bytes(&u.tmp, std::max<size_t>(u.tmp_bytes, 1), "sort scratch"));
     u.nnz = n;
+    u.first = 0;
+    u.count = n;
     u.src = X;
     return TF_OK;
 }
@@ -109,6 +112,9 @@ tf_status tf_gpu_mode_sort_by(tf_gpu_mode_sort &u, uint32_t m, uint64_t limit, u
                               uint32_t *const *ind_out, double *vals_out)
 {
     if (m >= u.order) return tf_fail(TF_ERR_ARG, "GPU sort by mode: mode %u of %u", m + 1, u.order);
+    if (u.first > u.nnz || u.count > u.nnz - u.first)
+        return tf_fail(TF_ERR_ARG, "GPU sort by mode: entries %llu..+%llu of %llu", (unsigned long long)u.first,
+                       (unsigned long long)u.count, (unsigned long long)u.nnz);
     TF_TRY(tf_gpu_dev_use(u.dev));
     const cudaStream_t st = u.dev->stream;
     const uint64_t n = u.nnz;
@@ -120,12 +126,15 @@ tf_status tf_gpu_mode_sort_by(tf_gpu_mode_sort &u, uint32_t m, uint64_t limit, u
     size_t bytes = u.tmp_bytes;
     TF_CU(cub::DeviceRadixSort::SortPairs(u.tmp, bytes, u.ind[m], u.keys, u.perm[0], u.perm[1], (uint32_t)n, 0, bits,
                                           st));
+    const uint64_t c = u.count;
+    if (!c) return TF_OK;
+    const uint32_t *order = u.perm[1] + u.first;
     for (uint32_t k = 0; k < u.order; ++k) {
         mode_sort_gather_kernel<uint32_t>
-            <<<grid_of(u.dev, n), 256, 0, st>>>(ind_out[k], u.ind[k], u.perm[1], n, k == m ? shift : 0u);
+            <<<grid_of(u.dev, c), 256, 0, st>>>(ind_out[k], u.ind[k], order, c, k == m ? shift : 0u);
         TF_CU_LAUNCH("mode_sort_gather_kernel");
     }
-    mode_sort_gather_kernel<double><<<grid_of(u.dev, n), 256, 0, st>>>(vals_out, u.vals, u.perm[1], n, 0.0);
+    mode_sort_gather_kernel<double><<<grid_of(u.dev, c), 256, 0, st>>>(vals_out, u.vals, order, c, 0.0);
     TF_CU_LAUNCH("mode_sort_gather_kernel");
     return TF_OK;
 }
@@ -133,7 +142,7 @@ tf_status tf_gpu_mode_sort_by(tf_gpu_mode_sort &u, uint32_t m, uint64_t limit, u
 tf_status tf_gpu_mode_sort_chunk_ends(tf_gpu_mode_sort &u, uint32_t L, std::vector<uint32_t> &head,
                                       std::vector<uint32_t> &tail)
 {
-    const uint64_t n = u.nnz, nchunks = (n + L - 1) / L;
+    const uint64_t n = u.count, nchunks = (n + L - 1) / L;
     head.assign(nchunks, 0);
     tail.assign(nchunks, 0);
     if (!nchunks) return TF_OK;
@@ -141,13 +150,13 @@ tf_status tf_gpu_mode_sort_chunk_ends(tf_gpu_mode_sort &u, uint32_t L, std::vect
     const cudaStream_t st = u.dev->stream;
     uint32_t *ends = u.perm[0]; /* free after the sort: 2 nchunks <= nnz entries */
     uint32_t *scratch = nullptr;
-    if (2 * nchunks > n) {
+    if (2 * nchunks > u.nnz) {
         TF_TRY(tf_gpu_alloc(&scratch, 2 * nchunks, "chunk ends"));
         ends = scratch;
     }
     const tf_status s = [&]() -> tf_status {
-        mode_sort_chunk_ends_kernel<<<grid_of(u.dev, nchunks), 256, 0, st>>>(u.keys, n, L, nchunks, ends,
-                                                                           ends + nchunks);
+        mode_sort_chunk_ends_kernel<<<grid_of(u.dev, nchunks), 256, 0, st>>>(u.keys + u.first, n, L, nchunks,
+                                                                           ends, ends + nchunks);
         TF_CU_LAUNCH("mode_sort_chunk_ends_kernel");
         TF_CU(cudaMemcpyAsync(head.data(), ends, nchunks * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
         TF_CU(cudaMemcpyAsync(tail.data(), ends + nchunks, nchunks * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));

@@ -29,6 +29,10 @@ struct tf_gpu_mode_sort {
     uint32_t *perm[2] = {nullptr, nullptr}; /* after sort_by: perm[1], the sorted order */
     void *tmp = nullptr;
     size_t tmp_bytes = 0;
+    /* the part of the sorted order sort_by gathers and chunk_ends reads:
+     * entries [first, first + count) (put: all of them) -- one GPU's rows
+     * of the mode, which a stable sort by it makes one range */
+    uint64_t first = 0, count = 0;
     tf_gpu_mode_sort() = default;
     tf_gpu_mode_sort(const tf_gpu_mode_sort &) = delete;
     tf_gpu_mode_sort &operator=(const tf_gpu_mode_sort &) = delete;
@@ -42,12 +46,14 @@ tf_status tf_gpu_mode_sort_bytes(const tf_gpu_dev *dev, uint32_t order, uint64_t
 /* X's entries up to dev (u released first; fewer than 2^32 non-zeros). */
 tf_status tf_gpu_mode_sort_put(tf_gpu_mode_sort &u, tf_gpu_dev *dev, const tf_tensor *X);
 /* The entries stably sorted by mode m's index (every index below 2^bits of
- * `limit`), gathered into ind_out[0..order) (mode m's shifted by `shift`)
- * and vals_out, device arrays of nnz entries. Queued on dev's stream;
+ * `limit`), entries [u.first, u.first + u.count) of that order gathered
+ * into ind_out[0..order) (mode m's shifted by `shift`) and vals_out,
+ * device arrays of u.count entries. Queued on dev's stream;
  * u.keys / u.perm[1] hold the sorted index / order until the next call. */
 tf_status tf_gpu_mode_sort_by(tf_gpu_mode_sort &u, uint32_t m, uint64_t limit, uint32_t shift,
                               uint32_t *const *ind_out, double *vals_out);
-/* Each chunk of L entries of the sorted index left by the last sort_by:
+/* Each chunk of L entries of the sorted index left by the last sort_by
+ * (of its window [u.first, u.first + u.count)):
  * its first and last index, head[b] and tail[b] (b < ceil(nnz / L); only
  * these come down from the device). */
 tf_status tf_gpu_mode_sort_chunk_ends(tf_gpu_mode_sort &u, uint32_t L, std::vector<uint32_t> &head,

@@ -159,7 +159,7 @@ tf_status build(gpu_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, char
         lead = std::max(lead, tf_gpu_lead_doubles(I[m], C[m], o->ranks[m], c->method[m]));
     }
     const uint64_t dense = (ymax + gmax + factors + lead) * sizeof(double);
-    TF_TRY(tf_gpu_ttmc_build(c->dev, X, o->ranks, NULL, dense, &c->tt));
+    TF_TRY(tf_gpu_ttmc_build(c->dev, X, o->ranks, NULL, dense, NULL, NULL, &c->tt));
     for (uint32_t m = 0; m < N; ++m) TF_TRY(tf_gpu_alloc(&c->U[m], I[m] * o->ranks[m], "Tucker factor"));
     TF_TRY(tf_gpu_alloc(&c->Y, ymax, "Tucker Y_(n)"));
     TF_TRY(tf_gpu_alloc(&c->Gt, gmax, "Tucker core unfolding"));

@@ -20,7 +20,7 @@
 #include <new>
 #include <vector>
 
-#include "fmt/row_split.h"
+#include "fmt/row_counts.h"
 #include "gpu/tucker/common.cuh"
 #include "gpu/tucker/multi.cuh"
 #include "gpu/tucker/ttmc.cuh"
@@ -32,7 +32,7 @@ namespace {
 /* One GPU's share. */
 struct part {
     tf_gpu_dev *dev = nullptr; /* borrowed from the context */
-    tf_gpu_ttmc tt[TF_GPU_MAX_ORDER];
+    tf_gpu_ttmc tt; /* per mode the non-zeros of its rows, sorted */
     double *U[TF_GPU_MAX_ORDER] = {nullptr}; /* every factor, whole */
     double *Y = nullptr;                     /* its rows of Y_(n)       */
     double *H = nullptr;                     /* its part of Y^T Y       */
@@ -131,7 +131,7 @@ tf_status op_ttmc(void *ctx, uint32_t mode)
     for (int g = 0; g < c->n; ++g) { /* queued on every GPU, then waited for */
         part *q = c->p[g];
         TF_TRY(tf_gpu_dev_use(q->dev));
-        TF_TRY(tf_gpu_ttmc_run(&q->tt[mode], mode, q->U, q->Y, c->lo[mode][g], c->rows(g, mode)));
+        TF_TRY(tf_gpu_ttmc_run(&q->tt, mode, q->U, q->Y, c->lo[mode][g], c->rows(g, mode)));
     }
     TF_TRY(sync_all(c));
     c->ymode = mode;
@@ -257,20 +257,27 @@ void op_destroy(void *ctx)
 
 const tf_tucker_backend_ops multi_ops = {op_init, op_ttmc, op_leading, op_core, op_result, op_destroy};
 
-/* Per mode the rows cut into n contiguous ranges of about equal non-zeros. */
-void cut_rows(const tf_tensor *X, uint32_t m, int n, std::vector<uint64_t> &lo)
+/* Mode m's rows cut into n contiguous ranges of about equal non-zeros
+ * (lo: n + 1 bounds), and where each range's non-zeros lie in the order
+ * stably sorted by the mode: first[g] (the non-zeros of the rows before)
+ * and count[g]. */
+void cut_rows(const tf_tensor *X, uint32_t m, int n, std::vector<uint64_t> &lo, uint64_t *first, uint64_t *count)
 {
     const uint64_t I = X->dims[m];
-    std::vector<uint64_t> count(I, 0);
-    tf_count_rows(X, m, 0, count.data());
+    std::vector<uint64_t> per(I, 0);
+    tf_count_rows(X, m, 0, per.data());
     lo.assign((size_t)n + 1, I);
     lo[0] = 0;
     uint64_t seen = 0, row = 0;
+    first[0] = 0;
     for (int g = 1; g < n; ++g) {
         const uint64_t want = X->nnz * (uint64_t)g / (uint64_t)n;
-        while (row < I && seen + count[row] <= want) seen += count[row++];
+        while (row < I && seen + per[row] <= want) seen += per[row++];
         lo[g] = std::max(row, lo[g - 1]);
+        first[g] = seen;
+        count[g - 1] = first[g] - first[g - 1];
     }
+    count[n - 1] = X->nnz - first[n - 1];
 }
 
 tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, char *desc, size_t desc_len)
@@ -281,6 +288,7 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
     c->ymode = N;
     uint64_t I[TF_GPU_MAX_ORDER], C[TF_GPU_MAX_ORDER], core = 1, hmax = 1, yall = 1;
     uint64_t ymax[TF_MAX_GPUS] = {0}, qmax[TF_MAX_GPUS] = {0}, gram = 1, vmax = 1, gmax = 1;
+    uint64_t first[TF_MAX_GPUS][TF_GPU_MAX_ORDER], count[TF_MAX_GPUS][TF_GPU_MAX_ORDER]; /* GPU g's part of each mode's order */
     for (uint32_t m = 0; m < N; ++m) {
         c->dims[m] = I[m] = X->dims[m];
         c->ranks[m] = o->ranks[m];
@@ -291,7 +299,12 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
                            "method are not on the GPU yet (the CPU runs it: --device cpu)", m + 1,
                            (unsigned long long)I[m], (unsigned long long)C[m]);
         core *= o->ranks[m];
-        cut_rows(X, m, n, c->lo[m]);
+        uint64_t f[TF_MAX_GPUS], k[TF_MAX_GPUS];
+        cut_rows(X, m, n, c->lo[m], f, k);
+        for (int g = 0; g < n; ++g) {
+            first[g][m] = f[g];
+            count[g][m] = k[g];
+        }
         for (int g = 0; g < n; ++g) {
             ymax[g] = std::max(ymax[g], c->rows(g, m) * C[m]);
             qmax[g] = std::max(qmax[g], c->rows(g, m) * o->ranks[m]);
@@ -314,23 +327,14 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
         dense[g] = (factors + std::max<uint64_t>(ymax[g], 1) + gram + vmax + std::max<uint64_t>(qmax[g], 1) + gmax +
                     (g == 0 ? yall : 0)) * sizeof(double);
     }
-    /* per mode, per GPU: the non-zeros of its rows (one parallel split of
-     * the input), sorted and uploaded -- before the dense arrays, so the
-     * device sort finds its scratch room (as on one GPU) */
-    for (uint32_t m = 0; m < N; ++m) {
-        int want[TF_GPU_MAX_ORDER] = {0};
-        want[m] = 1;
-        tf_tensor sub[TF_MAX_GPUS];
-        TF_TRY(tf_split_rows(X, m, n, c->lo[m].data(), 0, sub));
-        tf_status s = TF_OK;
-        for (int g = 0; g < n && s == TF_OK; ++g) {
-            s = tf_gpu_dev_use(c->p[g]->dev);
-            if (s == TF_OK) s = tf_gpu_ttmc_build(c->p[g]->dev, &sub[g], o->ranks, want, dense[g], &c->p[g]->tt[m]);
-            if (s == TF_OK) c->copy_bytes += c->p[g]->tt[m].copy_bytes;
-        }
-        if (s == TF_OK) s = sync_all(c); /* the uploads read sub */
-        tf_split_rows_free(sub, n);
-        TF_TRY(s);
+    /* per GPU, per mode the non-zeros of its rows sorted: X uploaded once
+     * per GPU, sorted by each mode there, the GPU's range of that order
+     * kept (its rows are one range of it) -- before the dense arrays, so
+     * the sort finds its scratch room (as on one GPU) */
+    for (int g = 0; g < n; ++g) {
+        TF_TRY(tf_gpu_dev_use(c->p[g]->dev));
+        TF_TRY(tf_gpu_ttmc_build(c->p[g]->dev, X, o->ranks, NULL, dense[g], first[g], count[g], &c->p[g]->tt));
+        c->copy_bytes += c->p[g]->tt.copy_bytes;
     }
     for (int g = 0; g < n; ++g) {
         part *q = c->p[g];

@@ -169,20 +169,21 @@ tf_gpu_ttmc::~tf_gpu_ttmc()
     tf_gpu_free(edges);
 }
 
-uint64_t tf_gpu_ttmc_copy_bytes(const tf_tensor *X, const uint64_t *ranks, const int *want)
+uint64_t tf_gpu_ttmc_copy_bytes(const tf_tensor *X, const uint64_t *ranks, const int *want, const uint64_t *count)
 {
     uint64_t b = 0;
     for (uint32_t m = 0; m < X->order; ++m) {
         if (want && !want[m]) continue;
-        const uint64_t L = chunk_len(cols_of(X->order, ranks, m)), nchunks = (X->nnz + L - 1) / L;
-        b += X->nnz * (X->order * sizeof(uint32_t) + sizeof(double)) + 2 * nchunks * sizeof(int64_t) +
+        const uint64_t n = count ? count[m] : X->nnz;
+        const uint64_t L = chunk_len(cols_of(X->order, ranks, m)), nchunks = (n + L - 1) / L;
+        b += n * (X->order * sizeof(uint32_t) + sizeof(double)) + 2 * nchunks * sizeof(int64_t) +
              nchunks * sizeof(tf_ttmc_cross);
     }
     return b;
 }
 
 tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t *ranks, const int *want,
-                            uint64_t other_bytes, tf_gpu_ttmc *p)
+                            uint64_t other_bytes, const uint64_t *first, const uint64_t *count, tf_gpu_ttmc *p)
 {
     const uint32_t N = X->order;
     if (N > TF_GPU_MAX_ORDER)
@@ -199,7 +200,11 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
     }
     uint64_t budget = 0;
     TF_TRY(tf_gpu_budget(dev, &budget));
-    const uint64_t copies = tf_gpu_ttmc_copy_bytes(X, ranks, want);
+    for (uint32_t m = 0; m < N && count; ++m)
+        if (first[m] > X->nnz || count[m] > X->nnz - first[m])
+            return tf_fail(TF_ERR_ARG, "GPU TTMc: mode %u's copy of entries %llu..+%llu of %llu", m + 1,
+                           (unsigned long long)first[m], (unsigned long long)count[m], (unsigned long long)X->nnz);
+    const uint64_t copies = tf_gpu_ttmc_copy_bytes(X, ranks, want, count);
     if (copies + other_bytes > budget)
         return tf_fail(TF_ERR_NOMEM, "GPU Tucker: the sorted copies of the non-zeros (%llu bytes) and the dense arrays "
                        "(Y_(n), the Grams, the factors: %llu bytes) do not fit the %llu bytes the GPU has for them (they "
@@ -228,27 +233,32 @@ tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t 
         md.C = cols_of(N, ranks, m);
         md.L = chunk_len(md.C);
         md.W = md.C >= TTMC_THREADS ? TTMC_THREADS : tf_pow2_ceil((uint32_t)md.C);
-        md.nchunks = (X->nnz + md.L - 1) / md.L;
+        const uint64_t f0 = count ? first[m] : 0, n = count ? count[m] : X->nnz;
+        md.nnz = n;
+        md.nchunks = (n + md.L - 1) / md.L;
         md.built = true;
-        if (X->nnz == 0) continue;
-        for (uint32_t k = 0; k < N; ++k) TF_TRY(tf_gpu_alloc(&md.ind[k], X->nnz, "TTMc sorted indices"));
-        TF_TRY(tf_gpu_alloc(&md.vals, X->nnz, "TTMc sorted values"));
+        if (n == 0) continue;
+        for (uint32_t k = 0; k < N; ++k) TF_TRY(tf_gpu_alloc(&md.ind[k], n, "TTMc sorted indices"));
+        TF_TRY(tf_gpu_alloc(&md.vals, n, "TTMc sorted values"));
         if (up.src == X) {
+            up.first = f0;
+            up.count = n;
             TF_TRY(tf_gpu_mode_sort_by(up, m, std::max<uint64_t>(X->dims[m], 1), 0, md.ind, md.vals));
             TF_TRY(tf_gpu_mode_sort_chunk_ends(up, (uint32_t)md.L, head, tail));
         } else {
-            ibuf.resize(X->nnz);
-            rows.resize(X->nnz);
-            vbuf.resize(X->nnz);
+            ibuf.resize(n);
+            rows.resize(n);
+            vbuf.resize(n);
             tf_host_sort_by_mode(X, m, perm);
+            const uint64_t *at = perm.data() + f0;
             for (uint32_t k = 0; k < N; ++k) {
                 uint32_t *h = k == m ? rows.data() : ibuf.data();
-                for (uint64_t j = 0; j < X->nnz; ++j) h[j] = X->ind[k][perm[j]];
-                TF_TRY(tf_gpu_h2d_staged(dev, md.ind[k], h, X->nnz * sizeof(uint32_t), st));
+                for (uint64_t j = 0; j < n; ++j) h[j] = X->ind[k][at[j]];
+                TF_TRY(tf_gpu_h2d_staged(dev, md.ind[k], h, n * sizeof(uint32_t), st));
             }
-            for (uint64_t j = 0; j < X->nnz; ++j) vbuf[j] = X->vals[perm[j]];
-            TF_TRY(tf_gpu_h2d_staged(dev, md.vals, vbuf.data(), X->nnz * sizeof(double), st));
-            tf_host_chunk_ends(rows.data(), X->nnz, (uint32_t)md.L, head, tail);
+            for (uint64_t j = 0; j < n; ++j) vbuf[j] = X->vals[at[j]];
+            TF_TRY(tf_gpu_h2d_staged(dev, md.vals, vbuf.data(), n * sizeof(double), st));
+            tf_host_chunk_ends(rows.data(), n, (uint32_t)md.L, head, tail);
         }
         cross_slots(head.data(), tail.data(), md.nchunks, slot, cross, &md.nslots);
         TF_TRY(tf_gpu_alloc(&md.slot, slot.size(), "TTMc chunk slots"));
@@ -283,7 +293,7 @@ tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U,
     const tf_ttmc_mode &md = p->md[mode];
     const cudaStream_t st = p->dev->stream;
     if (rows) TF_CU(cudaMemsetAsync(Y, 0, rows * md.C * sizeof(double), st));
-    if (p->nnz == 0) return TF_OK;
+    if (md.nnz == 0) return TF_OK;
     ttmc_args a;
     memset(&a, 0, sizeof a);
     for (uint32_t k = 0; k < p->order; ++k) {
@@ -295,7 +305,7 @@ tf_status tf_gpu_ttmc_run(tf_gpu_ttmc *p, uint32_t mode, const double *const *U,
     a.slot = md.slot;
     a.Y = Y;
     a.edges = p->edges;
-    a.nnz = p->nnz;
+    a.nnz = md.nnz;
     a.nchunks = md.nchunks;
     a.C = md.C;
     a.nslabs = (md.C + md.W - 1) / md.W;
@@ -337,7 +347,7 @@ tf_status tf_gpu_ttmc_once(tf_gpu_dev *dev, const tf_tensor *X, uint32_t mode, c
     want[mode] = 1;
     const uint64_t n = X->dims[mode] * C;
     tf_gpu_ttmc p;
-    TF_TRY(tf_gpu_ttmc_build(dev, X, ranks, want, (n + factors) * sizeof(double), &p));
+    TF_TRY(tf_gpu_ttmc_build(dev, X, ranks, want, (n + factors) * sizeof(double), nullptr, nullptr, &p));
     if (edge_rows) *edge_rows = p.md[mode].ncross;
     tf_dev_array<double> dU[TF_GPU_MAX_ORDER], dY;
     const double *Us[TF_GPU_MAX_ORDER] = {nullptr};

@@ -28,6 +28,7 @@ struct tf_ttmc_mode {
     double *vals = nullptr;
     int64_t *slot = nullptr;         /* 2 per chunk: its head's, its tail's edge row (-1: none) */
     tf_ttmc_cross *cross = nullptr;
+    uint64_t nnz = 0;                /* the copy's entries */
     uint64_t ncross = 0, nslots = 0, nchunks = 0;
     uint64_t C = 0;                  /* the columns of Y_(n) */
     uint32_t L = 0;                  /* non-zeros per chunk   */
@@ -48,13 +49,18 @@ struct tf_gpu_ttmc {
 };
 
 /* Bytes the sorted copies of the modes with want[m] (NULL: all) take on
- * the device (indices, values, the chunk slots), without the edge rows. */
-uint64_t tf_gpu_ttmc_copy_bytes(const tf_tensor *X, const uint64_t *ranks, const int *want);
+ * the device (indices, values, the chunk slots), without the edge rows;
+ * count[m] entries in mode m's copy (NULL: X->nnz). */
+uint64_t tf_gpu_ttmc_copy_bytes(const tf_tensor *X, const uint64_t *ranks, const int *want, const uint64_t *count);
 /* The copies of the modes with want[m] != 0 (NULL: every mode) for the
  * ranks (R_k = ranks[k]) on dev, checked against dev's budget (TF_ERR_NOMEM
- * naming the bytes) beside `other_bytes` the caller will hold. */
+ * naming the bytes) beside `other_bytes` the caller will hold. first /
+ * count (NULL: the whole order): mode m's copy holds entries [first[m],
+ * first[m] + count[m]) of X stably sorted by mode m -- a GPU's rows of the
+ * mode, one range of that order (several GPUs: one upload of X per GPU
+ * serves every mode). */
 tf_status tf_gpu_ttmc_build(tf_gpu_dev *dev, const tf_tensor *X, const uint64_t *ranks, const int *want,
-                            uint64_t other_bytes, tf_gpu_ttmc *p);
+                            uint64_t other_bytes, const uint64_t *first, const uint64_t *count, tf_gpu_ttmc *p);
 /* Y (device, `rows` x C from row row_lo of Y_(mode) on, every entry
  * written) = TTMc of mode with the device factors U[k] (dims[k] x ranks[k]
  * row-major), k != mode; the copy's non-zeros must lie in those rows (the
