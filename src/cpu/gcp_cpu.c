@@ -22,7 +22,7 @@ typedef struct cpu_gcp {
     uint64_t rank, dims[TF_MAX_ORDER], nparams;
     int loss, threads;
     uint64_t seed, gnz, gz;
-    double l2; /* observed-only mode's penalty: 2 l2 u added to the gradient */
+    double l2; /* observed-only mode's penalty: 2 l2 u added to the gradient (in adam's pass) */
     tf_gcp_samples all;      /* observed-only mode: every entry, weight 1 (when a sample asks for them all) */
     int fixed_all, grad_all; /* the fixed / gradient samples are `all` */
     tf_gcp_nzset set;
@@ -95,16 +95,9 @@ static tf_status cpu_gradient(void *ctx, uint64_t iter, double *t_sample)
         tf_gcp_draw_setup(&c->set, c->gnz, c->gz, &c->grad);
         TF_TRY(pass(c, &c->grad, 1, 0, &f, &c->set, iter + 1));
     }
-    if (c->dist) TF_TRY(c->dist->allreduce_sum(c->g, c->nparams));
-    if (c->l2 > 0.0) { /* after the ranks' sum: the penalty once */
-        const uint64_t P = c->nparams;
-        const double k = 2.0 * c->l2, *u = c->u;
-        double *g = c->g;
-        const int nt = tf_team_for_work(c->threads, (P + 4095) / 4096, 3 * P);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-        for (int64_t e = 0; e < (int64_t)P; ++e) g[e] += k * u[e];
-    }
-    return TF_OK;
+    /* the penalty's 2 l2 u (after the ranks' sum: once) is added in adam's
+     * pass, which reads u anyway: two fewer passes over the parameters */
+    return c->dist ? c->dist->allreduce_sum(c->g, c->nparams) : TF_OK;
 }
 
 static tf_status cpu_adam(void *ctx, double step, double beta1, double beta2, double eps, double lower)
@@ -113,10 +106,11 @@ static tf_status cpu_adam(void *ctx, double step, double beta1, double beta2, do
     const uint64_t P = c->nparams;
     double *u = c->u, *m = c->m, *v = c->v;
     const double *g = c->g;
+    const double k = 2.0 * c->l2; /* the observed mode's penalty (gradient's comment) */
     const int nt = tf_team_for_work(c->threads, (P + 4095) / 4096, 8 * P);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int64_t e = 0; e < (int64_t)P; ++e) {
-        const double ge = g[e];
+        const double ge = k > 0.0 ? g[e] + k * u[e] : g[e];
         const double me = beta1 * m[e] + (1.0 - beta1) * ge;
         const double ve = beta2 * v[e] + (1.0 - beta2) * ge * ge;
         double ue = u[e] - step * me / sqrt(ve + eps);

@@ -87,7 +87,8 @@ tf_status tf_cpu_gcp_backend_create(const tf_tensor *X, const tf_gcp_opts *o, co
  * of nnz or more is every entry once, weight 1; l2 >= 0 adds 2 l2 A_n to
  * every mode's gradient after the pass (the gradient of l2 sum_n
  * ||A_n||_F^2, the penalty of completion's objective), after the ranks'
- * sum. ranks: NULL (one process) or MPI ranks each holding the whole X
+ * sum -- on the CPU inside adam's pass over the parameters, which reads
+ * A_n anyway (the same sums). ranks: NULL (one process) or MPI ranks each holding the whole X
  * (keys NULL; rank p evaluates its draws of the non-zeros [nnz p / P,
  * nnz (p + 1) / P)). */
 tf_status tf_cpu_gcp_backend_create_observed(const tf_tensor *X, const tf_gcp_opts *o, double l2,
