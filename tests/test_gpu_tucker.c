@@ -299,6 +299,12 @@ static void run_cases(tf_rng *rng, int quick)
     compare_runs("random 3-mode, Y Y^T", &X, r3, TF_TUCKER_SVD_ROW_GRAM, 4);
     compare_runs("random 3-mode, Y^T Y", &X, r3, TF_TUCKER_SVD_COL_GRAM, 4);
     tf_tensor_free(&X);
+    /* a long mode: its Gram Y^T Y in pieces of rows (on an H200, 55 of 18
+     * rows and 10 left over on one GPU; about 27 on each of two) */
+    const uint64_t dl[] = {1000, 12, 10}, rl[] = {3, 3, 3};
+    X = sp_random_tensor(rng, 3, dl, 4000, -1);
+    compare_runs("random 1000 x 12 x 10, Y^T Y in pieces", &X, rl, TF_TUCKER_SVD_COL_GRAM, 4);
+    tf_tensor_free(&X);
     X = sp_random_tensor(rng, 4, d4, 2500, -1);
     compare_runs_x("random 4-mode", &X, r4, TF_TUCKER_SVD_AUTO, 6, 1);
     compare_runs("random 4-mode, Y Y^T", &X, r4, TF_TUCKER_SVD_ROW_GRAM, 4);

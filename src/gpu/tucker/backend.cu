@@ -156,7 +156,7 @@ tf_status build(gpu_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, char
         gmax = std::max(gmax, o->ranks[m] * C[m]);
         factors += I[m] * o->ranks[m];
         core *= o->ranks[m];
-        lead = std::max(lead, tf_gpu_lead_doubles(I[m], C[m], o->ranks[m], c->method[m]));
+        lead = std::max(lead, tf_gpu_lead_doubles(c->dev, I[m], C[m], o->ranks[m], c->method[m]));
     }
     const uint64_t dense = (ymax + gmax + factors + lead) * sizeof(double);
     TF_TRY(tf_gpu_ttmc_build(c->dev, X, o->ranks, NULL, dense, NULL, NULL, &c->tt));

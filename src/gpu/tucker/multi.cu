@@ -7,12 +7,15 @@
  * into its rows of Y_(n). The rest meets on the host, in GPU order (the
  * same sums, the same bits, every run):
  * - Y^T Y (C x C): each GPU's syrk of its rows, summed; eigenvectors V on
- *   GPU 0; each GPU's rows of Y V; their QR and the sign rule on GPU 0;
+ *   GPU 0; each GPU's rows of Y V, gathered on GPU 0 for their QR and the
+ *   sign rule;
  * - Y Y^T (I <= 4096 rows): the rows of Y gathered on GPU 0, as one GPU;
  * - the new factor from GPU 0 to the others; the core's unfolding G_(n)^T =
  *   sum over GPUs of Y_g^T U_g (their rows), summed on the host.
- * The host copies are of C x C, I x r and r x C doubles per mode; the
- * non-zeros never move after the build. */
+ * Y V's rows and the new factor go GPU to GPU (cudaMemcpyPeerAsync: over
+ * NVLink where the GPUs reach each other, else staged by the runtime); the
+ * host copies are of C x C and r x C doubles per mode; the non-zeros never
+ * move after the build. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "fmt/row_counts.h"
+#include "gpu/exec/exchange.cuh"
 #include "gpu/tucker/common.cuh"
 #include "gpu/tucker/multi.cuh"
 #include "gpu/tucker/ttmc.cuh"
@@ -38,11 +42,12 @@ struct part {
     double *H = nullptr;                     /* its part of Y^T Y       */
     double *V = nullptr, *Q = nullptr;       /* V; its rows of Y V (column-major) */
     double *Gt = nullptr;                    /* its part of G_(n)^T     */
+    double *pieces = nullptr;                /* its Gram's pieces (tf_gpu_gram_scratch) */
     ~part()
     {
         if (dev && dev->device >= 0) tf_gpu_dev_use(dev);
         for (uint32_t m = 0; m < TF_GPU_MAX_ORDER; ++m) tf_gpu_free(U[m]);
-        double *bufs[] = {Y, H, V, Q, Gt};
+        double *bufs[] = {Y, H, V, Q, Gt, pieces};
         for (double *b : bufs) tf_gpu_free(b);
     }
 };
@@ -61,6 +66,12 @@ struct multi_tucker {
     uint64_t copy_bytes = 0;
 
     uint64_t rows(int g, uint32_t m) const { return lo[m][g + 1] - lo[m][g]; }
+    tf_gpu_dev *const *dev_list()
+    {
+        for (int g = 0; g < n; ++g) devs[g] = p[g]->dev;
+        return devs;
+    }
+    tf_gpu_dev *devs[TF_MAX_GPUS] = {nullptr};
     ~multi_tucker()
     {
         for (int g = n - 1; g >= 0; --g) delete p[g];
@@ -88,16 +99,17 @@ tf_status sync_all(multi_tucker *c)
     return TF_OK;
 }
 
-/* Factor `mode` from GPU 0 to the others (through the host). */
+/* Factor `mode` from GPU 0 to the others, GPU to GPU (every GPU idle
+ * first: none still reads its old copy). */
 tf_status share_factor(multi_tucker *c, uint32_t mode)
 {
     const uint64_t len = c->dims[mode] * c->ranks[mode];
-    TF_TRY(tf_gpu_dev_use(c->p[0]->dev));
-    TF_TRY(tf_gpu_get_values<double>(c->h.data(), c->p[0]->U[mode], len, c->p[0]->dev->stream));
-    for (int g = 1; g < c->n; ++g) {
-        TF_TRY(tf_gpu_dev_use(c->p[g]->dev));
-        TF_TRY(tf_gpu_put_values<double>(c->p[g]->U[mode], c->h.data(), len, c->p[g]->dev->stream));
-    }
+    TF_TRY(sync_all(c));
+    part *p0 = c->p[0];
+    TF_TRY(tf_gpu_dev_use(p0->dev));
+    for (int g = 1; g < c->n; ++g)
+        TF_CU(cudaMemcpyPeerAsync(c->p[g]->U[mode], c->p[g]->dev->device, p0->U[mode], p0->dev->device,
+                                  len * sizeof(double), p0->dev->stream));
     return sync_all(c);
 }
 
@@ -162,7 +174,7 @@ tf_status lead_cols(multi_tucker *c, uint32_t mode, uint64_t I, uint64_t C, uint
         part *q = c->p[g];
         if (!c->rows(g, mode)) continue;
         TF_TRY(tf_gpu_dev_use(q->dev));
-        TF_TRY(tf_gpu_gram(q->dev, q->Y, c->rows(g, mode), C, TF_TUCKER_SVD_COL_GRAM, q->H));
+        TF_TRY(tf_gpu_gram(q->dev, q->Y, c->rows(g, mode), C, TF_TUCKER_SVD_COL_GRAM, q->H, q->pieces));
     }
     std::fill(c->hsum.begin(), c->hsum.begin() + C * C, 0.0);
     for (int g = 0; g < c->n; ++g) {
@@ -185,16 +197,17 @@ tf_status lead_cols(multi_tucker *c, uint32_t mode, uint64_t I, uint64_t C, uint
         TF_TRY(tf_gpu_put_values<double>(q->V, c->hsum.data(), C * r, q->dev->stream));
         TF_TRY(tf_gpu_times_v(q->dev, q->Y, k, C, q->V, r, q->Q));
     }
-    for (int g = 0; g < c->n; ++g) { /* Y V whole, column-major I x r */
+    for (int g = 0; g < c->n; ++g) { /* Y V whole on GPU 0, column-major I x r: column by column */
         part *q = c->p[g];
         const uint64_t k = c->rows(g, mode), at = c->lo[mode][g];
         if (!k) continue;
         TF_TRY(tf_gpu_dev_use(q->dev));
-        TF_TRY(tf_gpu_get_values<double>(c->hG.data(), q->Q, k * r, q->dev->stream));
-        for (uint64_t j = 0; j < r; ++j) memcpy(c->h.data() + j * I + at, c->hG.data() + j * k, k * sizeof(double));
+        for (uint64_t j = 0; j < r; ++j)
+            TF_CU(cudaMemcpyPeerAsync(c->lead.Q + j * I + at, p0->dev->device, q->Q + j * k, q->dev->device,
+                                      k * sizeof(double), q->dev->stream));
     }
+    TF_TRY(sync_all(c));
     TF_TRY(tf_gpu_dev_use(p0->dev));
-    TF_TRY(tf_gpu_put_values<double>(c->lead.Q, c->h.data(), I * r, p0->dev->stream));
     return tf_gpu_lead_qr(&c->lead, I, r, p0->U[mode]);
 }
 
@@ -287,7 +300,7 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
     c->N = N;
     c->ymode = N;
     uint64_t I[TF_GPU_MAX_ORDER], C[TF_GPU_MAX_ORDER], core = 1, hmax = 1, yall = 1;
-    uint64_t ymax[TF_MAX_GPUS] = {0}, qmax[TF_MAX_GPUS] = {0}, gram = 1, vmax = 1, gmax = 1;
+    uint64_t ymax[TF_MAX_GPUS] = {0}, qmax[TF_MAX_GPUS] = {0}, pmax[TF_MAX_GPUS] = {0}, gram = 1, vmax = 1, gmax = 1;
     uint64_t first[TF_MAX_GPUS][TF_GPU_MAX_ORDER], count[TF_MAX_GPUS][TF_GPU_MAX_ORDER]; /* GPU g's part of each mode's order */
     for (uint32_t m = 0; m < N; ++m) {
         c->dims[m] = I[m] = X->dims[m];
@@ -308,10 +321,12 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
         for (int g = 0; g < n; ++g) {
             ymax[g] = std::max(ymax[g], c->rows(g, m) * C[m]);
             qmax[g] = std::max(qmax[g], c->rows(g, m) * o->ranks[m]);
+            pmax[g] = std::max(pmax[g], tf_gpu_gram_scratch(c->p[g]->dev, c->rows(g, m), C[m], c->method[m]));
         }
         gmax = std::max(gmax, o->ranks[m] * C[m]);
         vmax = std::max(vmax, C[m] * o->ranks[m]);
-        hmax = std::max({hmax, I[m] * o->ranks[m], C[m] * o->ranks[m], o->ranks[m] * C[m]});
+        /* host: the Grams' parts (C x C), Y whole where it is gathered (I x C,
+         * I <= 4096) */
         if (c->method[m] == TF_TUCKER_SVD_COL_GRAM) {
             gram = std::max(gram, C[m] * C[m]);
             hmax = std::max(hmax, C[m] * C[m]);
@@ -325,7 +340,7 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
         uint64_t factors = 0;
         for (uint32_t m = 0; m < N; ++m) factors += I[m] * o->ranks[m];
         dense[g] = (factors + std::max<uint64_t>(ymax[g], 1) + gram + vmax + std::max<uint64_t>(qmax[g], 1) + gmax +
-                    (g == 0 ? yall : 0)) * sizeof(double);
+                    pmax[g] + (g == 0 ? yall : 0)) * sizeof(double);
     }
     /* per GPU, per mode the non-zeros of its rows sorted: X uploaded once
      * per GPU, sorted by each mode there, the GPU's range of that order
@@ -353,14 +368,16 @@ tf_status build(multi_tucker *c, const tf_tensor *X, const tf_tucker_opts *o, ch
         TF_TRY(tf_gpu_alloc(&q->V, vmax, "Tucker right vectors"));
         TF_TRY(tf_gpu_alloc(&q->Q, std::max<uint64_t>(qmax[g], 1), "Tucker rows of Y V"));
         TF_TRY(tf_gpu_alloc(&q->Gt, gmax, "Tucker core part"));
+        if (pmax[g]) TF_TRY(tf_gpu_alloc(&q->pieces, pmax[g], "Tucker Gram pieces"));
     }
+    TF_TRY(tf_peer_enable_reachable(c->dev_list(), n)); /* Y V and the factors GPU to GPU */
     TF_TRY(tf_gpu_dev_use(c->p[0]->dev));
     TF_TRY(tf_gpu_lead_alloc(&c->lead, c->p[0]->dev, N, I, C, o->ranks, c->method));
     TF_TRY(tf_gpu_alloc(&c->Yall, yall, "Tucker Y_(n) gathered"));
     try {
         c->h.assign(hmax, 0.0);
         c->hsum.assign(std::max(gram, gmax), 0.0);
-        c->hG.assign(std::max({gmax, hmax}), 0.0);
+        c->hG.assign(gmax, 0.0);
         c->core.assign(core, 0.0);
     } catch (const std::bad_alloc &) {
         return tf_fail(TF_ERR_NOMEM, "out of host memory for the several-GPU Tucker backend's buffers");

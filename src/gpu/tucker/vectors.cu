@@ -71,6 +71,33 @@ unsigned blocks_for(const tf_gpu_dev *dev, uint64_t n)
     return (unsigned)std::max<uint64_t>(1, std::min(b, cap));
 }
 
+/* G[e] <- the sum over b = 0..pieces-1 of P[b n2 + e], in b's order (the
+ * same bits every run). */
+__global__ void sum_pieces_kernel(const double *P, uint64_t n2, uint32_t pieces, double *G)
+{
+    for (uint64_t e = (uint64_t)blockIdx.x * LEAD_THREADS + threadIdx.x; e < n2; e += (uint64_t)gridDim.x * LEAD_THREADS) {
+        double s = 0.0;
+        for (uint32_t b = 0; b < pieces; ++b) s += P[(uint64_t)b * n2 + e];
+        G[e] = s;
+    }
+}
+
+/* How many pieces of rows Y^T Y of Y (I x C) is cut into (1: one syrk).
+ * syrk / gemm give a C x C output a handful of tiles, one per block, over
+ * all I rows: at C 256 and I 20M that is a few of the GPU's SMs for a
+ * second. Pieces of rows, their products side by side (a batched gemm)
+ * and then summed, fill the GPU: about 4 blocks per SM, each piece at
+ * least 2C rows (the partial sums then cost at most half the gemm's
+ * reads), at most 512 pieces. */
+uint32_t gram_pieces(const tf_gpu_dev *dev, uint64_t I, uint64_t C)
+{
+    if (C == 0 || C > 2048) return 1;
+    const uint64_t tiles = ((C + 127) / 128) * ((C + 127) / 128);
+    const uint64_t want = ((uint64_t)std::max(dev->sm_count, 1) * 4 + tiles - 1) / tiles;
+    const uint64_t b = std::min<uint64_t>({want, I / (2 * C), 512});
+    return b < 2 ? 1 : (uint32_t)b;
+}
+
 /* Waits for the solver and checks its info (what: the step, of n x n). */
 tf_status check_info(tf_gpu_lead *L, const char *what, uint64_t n)
 {
@@ -87,15 +114,15 @@ tf_status check_info(tf_gpu_lead *L, const char *what, uint64_t n)
 
 tf_gpu_lead::~tf_gpu_lead()
 {
-    double *bufs[] = {G, w, V, Q, tau, work};
+    double *bufs[] = {G, w, V, Q, tau, work, part};
     for (double *b : bufs) tf_gpu_free(b);
     tf_gpu_free(info);
 }
 
-uint64_t tf_gpu_lead_doubles(uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m)
+uint64_t tf_gpu_lead_doubles(const tf_gpu_dev *dev, uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m)
 {
     if (m == TF_TUCKER_SVD_ROW_GRAM) return I * I + I;
-    return C * C + C + C * r + I * r + r;
+    return C * C + C + C * r + I * r + r + tf_gpu_gram_scratch(dev, I, C, m);
 }
 
 tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, const uint64_t *I, const uint64_t *C,
@@ -105,7 +132,7 @@ tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, con
     TF_TRY(tf_gpu_dev_use(dev));
     TF_TRY(tf_gpu_dev_blas(dev));
     TF_TRY(tf_gpu_dev_solver(dev));
-    uint64_t g = 1, n = 1, v = 1, q = 1, t = 1;
+    uint64_t g = 1, n = 1, v = 1, q = 1, t = 1, part = 0;
     for (uint32_t k = 0; k < count; ++k) {
         const uint64_t side = m[k] == TF_TUCKER_SVD_ROW_GRAM ? I[k] : C[k];
         if (side > INT32_MAX || I[k] > INT32_MAX || C[k] > INT32_MAX)
@@ -117,6 +144,7 @@ tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, con
             v = std::max(v, C[k] * r[k]);
             q = std::max(q, I[k] * r[k]);
             t = std::max(t, r[k]);
+            part = std::max(part, tf_gpu_gram_scratch(dev, I[k], C[k], m[k]));
         }
     }
     TF_TRY(tf_gpu_alloc(&L->G, g, "Tucker Gram"));
@@ -125,6 +153,7 @@ tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, con
     TF_TRY(tf_gpu_alloc(&L->Q, q, "Tucker QR"));
     TF_TRY(tf_gpu_alloc(&L->tau, t, "Tucker QR"));
     TF_TRY(tf_gpu_alloc(&L->info, 1, "cuSOLVER info"));
+    if (part) TF_TRY(tf_gpu_alloc(&L->part, part, "Tucker Gram pieces"));
     int lwork = 1;
     for (uint32_t k = 0; k < count; ++k) {
         const int side = (int)(m[k] == TF_TUCKER_SVD_ROW_GRAM ? I[k] : C[k]);
@@ -145,14 +174,39 @@ tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, con
     return TF_OK;
 }
 
-tf_status tf_gpu_gram(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, tf_tucker_svd m, double *G)
+uint64_t tf_gpu_gram_scratch(const tf_gpu_dev *dev, uint64_t I, uint64_t C, tf_tucker_svd m)
+{
+    if (m != TF_TUCKER_SVD_COL_GRAM) return 0;
+    const uint32_t b = gram_pieces(dev, I, C);
+    return b < 2 ? 0 : ((uint64_t)b + 1) * C * C; /* b pieces and the rows left over */
+}
+
+tf_status tf_gpu_gram(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, tf_tucker_svd m, double *G,
+                      double *scratch)
 {
     const double one = 1.0, zero = 0.0;
     const int i = (int)I, c = (int)C;
-    if (m == TF_TUCKER_SVD_ROW_GRAM)
+    if (m == TF_TUCKER_SVD_ROW_GRAM) {
         TF_CUBLAS(cublasDsyrk(dev->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, i, c, &one, Y, c, &zero, G, i));
-    else
+        return TF_OK;
+    }
+    const uint32_t b = scratch ? gram_pieces(dev, I, C) : 1;
+    if (b < 2) {
         TF_CUBLAS(cublasDsyrk(dev->blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, c, i, &one, Y, c, &zero, G, c));
+        return TF_OK;
+    }
+    /* Y's rows as the column-major C x I matrix A: piece p is A's columns
+     * [p k, (p + 1) k), its A_p A_p^T in scratch slot p; the I - b k rows
+     * left over in slot b */
+    const uint64_t k = I / b, rest = I - (uint64_t)b * k, n2 = C * C;
+    TF_CUBLAS(cublasDgemmStridedBatched(dev->blas, CUBLAS_OP_N, CUBLAS_OP_T, c, c, (int)k, &one, Y, c,
+                                        (long long)(k * C), Y, c, (long long)(k * C), &zero, scratch, c,
+                                        (long long)n2, (int)b));
+    if (rest)
+        TF_CUBLAS(cublasDgemm(dev->blas, CUBLAS_OP_N, CUBLAS_OP_T, c, c, (int)rest, &one, Y + (uint64_t)b * k * C, c,
+                              Y + (uint64_t)b * k * C, c, &zero, scratch + (uint64_t)b * n2, c));
+    sum_pieces_kernel<<<blocks_for(dev, n2), LEAD_THREADS, 0, dev->stream>>>(scratch, n2, b + (rest ? 1 : 0), G);
+    TF_CU_LAUNCH("sum_pieces_kernel");
     return TF_OK;
 }
 
@@ -209,7 +263,7 @@ tf_status tf_gpu_lead_run(tf_gpu_lead *L, const double *Y, uint64_t I, uint64_t 
     if (m != TF_TUCKER_SVD_ROW_GRAM && m != TF_TUCKER_SVD_COL_GRAM)
         return tf_fail(TF_ERR_UNAVAILABLE, "tucker: the subspace method is not on the GPU yet (the CPU runs it: "
                                            "--device cpu)");
-    TF_TRY(tf_gpu_gram(L->dev, Y, I, C, m, L->G));
+    TF_TRY(tf_gpu_gram(L->dev, Y, I, C, m, L->G, L->part));
     if (m == TF_TUCKER_SVD_ROW_GRAM) return tf_gpu_lead_eig(L, I, r, m, U);
     TF_TRY(tf_gpu_lead_eig(L, C, r, m, U));
     TF_TRY(tf_gpu_times_v(L->dev, Y, I, C, L->V, r, L->Q));

@@ -22,6 +22,7 @@ struct tf_gpu_lead {
     double *V = nullptr;       /* COL_GRAM: the leading right vectors (C x r, column-major) */
     double *Q = nullptr;       /* COL_GRAM: Y V, then Q of its QR (I x r, column-major)      */
     double *tau = nullptr;
+    double *part = nullptr;    /* COL_GRAM: the Gram's pieces (tf_gpu_gram_scratch) */
     double *work = nullptr;
     int *info = nullptr;
     int lwork = 0;
@@ -30,14 +31,17 @@ struct tf_gpu_lead {
 
 /* Device doubles the leading vectors of Y (I x C, r of them) by method m
  * (ROW_GRAM or COL_GRAM) need, without the solver's workspace. */
-uint64_t tf_gpu_lead_doubles(uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m);
+uint64_t tf_gpu_lead_doubles(const tf_gpu_dev *dev, uint64_t I, uint64_t C, uint64_t r, tf_tucker_svd m);
 /* Allocates the work for the largest of `count` problems (I[k], C[k],
  * r[k], method m[k]) and the cuSOLVER workspace they need. */
 tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, const uint64_t *I, const uint64_t *C,
                             const uint64_t *r, const tf_tucker_svd *m);
 /* The steps, for a backend whose Y lies in parts (several GPUs):
  * - tf_gpu_gram: G (device) <- Y Y^T (ROW_GRAM, I x I) or Y^T Y (COL_GRAM,
- *   C x C) of Y (device, I x C row-major) on dev, upper triangle only;
+ *   C x C) of Y (device, I x C row-major) on dev, at least the upper
+ *   triangle; COL_GRAM over many rows in pieces of rows side by side, their
+ *   products summed in order, in scratch (tf_gpu_gram_scratch doubles;
+ *   NULL or 0 of them: one syrk);
  * - tf_gpu_times_v: Q (device, I x r column-major) <- Y V, V (C x r
  *   column-major) on dev;
  * - tf_gpu_lead_eig: from the Gram in L->G (n x n): ROW_GRAM U (I x r
@@ -46,7 +50,9 @@ tf_status tf_gpu_lead_alloc(tf_gpu_lead *L, tf_gpu_dev *dev, uint32_t count, con
  * - tf_gpu_lead_qr: U (I x r row-major) <- L->Q (I x r column-major, Y V)
  *   orthonormalised (geqrf / orgqr), signs fixed.
  * The solver's steps wait for it (its info). */
-tf_status tf_gpu_gram(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, tf_tucker_svd m, double *G);
+uint64_t tf_gpu_gram_scratch(const tf_gpu_dev *dev, uint64_t I, uint64_t C, tf_tucker_svd m);
+tf_status tf_gpu_gram(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, tf_tucker_svd m, double *G,
+                      double *scratch);
 tf_status tf_gpu_times_v(tf_gpu_dev *dev, const double *Y, uint64_t I, uint64_t C, const double *V, uint64_t r,
                          double *Q);
 tf_status tf_gpu_lead_eig(tf_gpu_lead *L, uint64_t n, uint64_t r, tf_tucker_svd m, double *U);
