@@ -156,6 +156,9 @@ static void environment(void)
     tf_tuning_from_env(&t);
     CHECK(t.fcoo_variant == 4 && t.fcoo_kernel == 2 && t.fcoo_build == 2 && t.fcoo_tune == 2);
     CHECK(t.gpu_shards == 2);
+    setenv("TF_GPU_SHARDS", "feed", 1);
+    tf_tuning_from_env(&t);
+    CHECK(t.gpu_shards == 3);
 
     const char *vars[] = {"TF_FCOO_KERNEL", "TF_FCOO_MINB", "TF_FCOO_PART", "TF_FCOO_SEG_PART",
                           "TF_FCOO_TUNE_NNZ", "TF_FCOO_SLICE", "TF_BLCO_RESOLUTION", "TF_BLCO_HOT",

@@ -33,7 +33,8 @@ typedef struct setup {
     int no_overlap;   /* tuning.cpd_overlap = 0: the exchange waited for in each step */
     int nccl;         /* tuning.gpu_exchange: 1 NCCL, 2 host staging, not peer copies */
     int partition;    /* tuning.partition (TF_PARTITION_LONGEST_FIRST: relabeled modes) */
-    int shards;       /* tuning.gpu_shards: 0 cut on the GPUs where they fit, 1 split on the host, 2 on the GPUs */
+    int shards;       /* tuning.gpu_shards: 0 cut on the GPUs where they fit (the COO kept there), 1 split on the
+                         host, 2 on the GPUs, 3 as 0 with the COO fed again every mode */
 } setup;
 
 /* The update of the next runs (NULL: ALS). */
@@ -160,7 +161,7 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int part
         CHECK_OK(tf_matrix_alloc(&ref[m], X->dims[m], R));
         CHECK_OK(tf_mttkrp_reference(X, m, F, &ref[m]));
     }
-    for (int way = 0; way < 3; ++way) /* shards cut on the GPUs, split on the host, streamed */
+    for (int way = 0; way < 4; ++way) /* shards cut on the GPUs, split on the host, streamed, cut from the feed every mode */
         for (int prec = 0; prec < 2; ++prec) {
             const int stream = way == 2;
             tf_context_opts co;
@@ -174,7 +175,7 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int part
             tuning.stream = stream ? 1 : 0;
             tuning.stream_resident = stream ? 0 : -1;
             tuning.partition = partition;
-            tuning.gpu_shards = way == 1;
+            tuning.gpu_shards = way == 1 ? 1 : way == 3 ? 3 : 0;
             tf_context *ctx = NULL;
             CHECK_OK(tf_context_create(&co, &ctx));
             tf_plan_opts o;
@@ -208,7 +209,8 @@ static void plan_case(const tf_tensor *X, const char *what, uint64_t R, int part
             CHECKF(s != TF_OK || (stream ? streamed > 0 : streamed == 0) , "%s [%s]: %llu bytes streamed",
                    what, p ? tf_plan_describe(p) : "", (unsigned long long)streamed);
             if (s == TF_OK) printf("  MTTKRP plan %-40s %s%s %s: every mode within tolerance\n", what,
-                                   prec ? "fp32" : "fp64", way == 1 ? " (host shards)" : "", tf_plan_describe(p));
+                                   prec ? "fp32" : "fp64", way == 1 ? " (host shards)" : way == 3 ? " (fed every mode)" : "",
+                                   tf_plan_describe(p));
             tf_plan_free(p);
             tf_context_free(ctx);
         }
@@ -270,7 +272,8 @@ int main(int argc, char **argv)
                 two_host = {2, 0, 0, 0, 0, 0, 0, 1}, two_dev = {2, 0, 0, 0, 0, 0, 0, 2},
                 two_lpt_host = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 1},
                 two_lpt_dev = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 2},
-                two_xhost = {2, 0, 0, 0, 0, 2, 0, 0}, two_plain_xhost = {2, 0, 0, 0, 1, 2, 0, 0};
+                two_xhost = {2, 0, 0, 0, 0, 2, 0, 0}, two_plain_xhost = {2, 0, 0, 0, 1, 2, 0, 0},
+                two_feed = {2, 0, 0, 0, 0, 0, 0, 3}, two_lpt_feed = {2, 0, 0, 0, 0, 0, TF_PARTITION_LONGEST_FIRST, 3};
     tf_tensor X;
 
     CHECK_OK(tt_planted(3, (const uint64_t[]){300, 200, 150}, quick ? 5000 : 40000, 8, 11, &X));
@@ -279,6 +282,7 @@ int main(int argc, char **argv)
     compare(&X, "planted 3-mode R8, longest-first", 8, quick ? 4 : 12, two_lpt);
     compare(&X, "planted 3-mode R8, shards split on the host", 8, quick ? 4 : 12, two_host);
     compare(&X, "planted 3-mode R8, shards cut on the GPUs", 8, quick ? 4 : 12, two_dev);
+    compare(&X, "planted 3-mode R8, shards cut on the GPUs, the COO fed every mode", 8, quick ? 4 : 12, two_feed);
     if (!quick) {
         compare(&X, "planted 3-mode R8, GPUs 1,0", 8, 8, two_rev);
         compare(&X, "planted 3-mode R8, streamed shards", 8, 8, two_stream);
@@ -296,6 +300,8 @@ int main(int argc, char **argv)
     compare(&X, "planted 3-mode R32, longest-first, not overlapped", 32, quick ? 2 : 6, two_lpt_plain);
     compare(&X, "planted 3-mode R32, longest-first, host shards", 32, quick ? 2 : 6, two_lpt_host);
     compare(&X, "planted 3-mode R32, longest-first, GPU shards", 32, quick ? 2 : 6, two_lpt_dev);
+    compare(&X, "planted 3-mode R32, longest-first, GPU shards, the COO fed every mode", 32, quick ? 2 : 6,
+            two_lpt_feed);
     if (!quick && tf_test_nccl_ok()) compare(&X, "planted 3-mode R32, not overlapped, NCCL", 32, 4, two_plain_nccl);
     if (tf_gpu_count() >= 3) { /* the peer copies' rotation and NCCL over more than two GPUs */
         const int n = tf_gpu_count() >= 4 ? 4 : 3;

@@ -138,9 +138,12 @@ typedef struct tf_tuning {
     /* several GPUs in one process (and GPU ranks with the whole tensor) */
     int64_t gpu_shards;           /* 0 (default): each GPU cuts its shards of a mode from the
                                      COO streamed through it and sorts them there, where the
-                                     shard stays resident and fits; 1: the host splits every
-                                     mode's shards (the older path; A/B and tests); 2: on
-                                     the GPUs wherever resident, without the budget test   */
+                                     shard stays resident and fits (the COO kept on each GPU
+                                     after the first mode where there is room, the later
+                                     modes cut from it); 1: the host splits every mode's
+                                     shards (the older path; A/B and tests); 2: on the GPUs
+                                     wherever resident, without the budget test; 3: as 0,
+                                     the COO streamed again for every mode (never kept)     */
 } tf_tuning;
 
 /* The defaults in the first `size` bytes of t (size: the caller's

@@ -111,6 +111,7 @@ void tf_tuning_from_env(tf_tuning *caller)
     /* several GPUs or ranks: the cut of the rows */
     if (env_is("TF_GPU_SHARDS", "host")) t->gpu_shards = 1;
     if (env_is("TF_GPU_SHARDS", "device")) t->gpu_shards = 2;
+    if (env_is("TF_GPU_SHARDS", "feed")) t->gpu_shards = 3;
     if (env_is("TF_PARTITION", "contiguous")) t->partition = TF_PARTITION_CONTIGUOUS;
     if (env_is("TF_PARTITION", "longest")) t->partition = TF_PARTITION_LONGEST_FIRST;
     if (env_is("TF_STREAM", "always")) t->stream = 1;

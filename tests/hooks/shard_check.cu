@@ -64,11 +64,13 @@ tf_status compare(tf_gpu_dev *ctx, const tf_gpu_shard &s, const tf_tensor *h, co
 
 /* Two readers of one feed (two contexts on GPU 0, as TF_TEST_GPUS makes
  * them, each on a thread of its own): in pass p of mode m reader i cuts
- * part (p + i) mod P, and both are compared with the host's. */
+ * part (p + i) mod P, and both are compared with the host's. With keep,
+ * both keep X on the GPU: the first pass fills the copies from the feed,
+ * every later one cuts from them without it. */
 constexpr int READERS = 2;
 
 tf_status check_all(tf_gpu_dev *ctx, const tf_tensor *X, const tf_partition *pt, int pairs, tf_precision prec,
-                    uint64_t chunk, char *diff, size_t len)
+                    uint64_t chunk, bool keep, char *diff, size_t len)
 {
     tf_shard_feed feed;
     TF_TRY(tf_gpu_dev_use(&ctx[0]));
@@ -77,6 +79,7 @@ tf_status check_all(tf_gpu_dev *ctx, const tf_tensor *X, const tf_partition *pt,
     for (int i = 0; i < READERS; ++i) {
         TF_TRY(tf_gpu_dev_use(&ctx[i]));
         TF_TRY(c[i].open(&ctx[i], X, pt->relabel, feed.chunk));
+        if (keep) TF_TRY(c[i].keep());
     }
     const int P = pt->parts, nout = pairs ? 2 * P : P;
     std::vector<tf_tensor> host((size_t)nout);
@@ -86,19 +89,20 @@ tf_status check_all(tf_gpu_dev *ctx, const tf_tensor *X, const tf_partition *pt,
         const uint32_t prev = (m + X->order - 1) % X->order;
         for (int p = 0; p < P && s == TF_OK && !diff[0]; ++p) {
             tf_gpu_shard out[READERS][2];
-            feed.restart();
+            const bool fed = !(keep && c[0].filled); /* kept copies filled: no feed (NULL) */
+            if (fed) feed.restart();
             s = tf_per_gpu(READERS, [&](int i) {
                 TF_TRY(tf_gpu_dev_use(&ctx[i]));
                 const int q = (p + i) % P;
-                return c[i].cut(&feed, m, pt->row_lo[m][q], pt->row_lo[m][q + 1], pairs != 0, pt->row_lo[prev][q],
+                return c[i].cut(fed ? &feed : nullptr, m, pt->row_lo[m][q], pt->row_lo[m][q + 1], pairs != 0, pt->row_lo[prev][q],
                                 pt->row_lo[prev][q + 1], pt->nnz[m][q], prec == TF_SINGLE ? 4 : 8, out[i]);
             });
             for (int i = 0; i < READERS && s == TF_OK && !diff[0]; ++i)
                 for (int h = 0; h < (pairs ? 2 : 1) && s == TF_OK && !diff[0]; ++h) {
                     const int q = (p + i) % P;
                     char what[64];
-                    snprintf(what, sizeof what, "mode %u, part %d%s", m + 1, q,
-                             pairs ? (h ? ", remote" : ", local") : "");
+                    snprintf(what, sizeof what, "mode %u, part %d%s%s", m + 1, q,
+                             pairs ? (h ? ", remote" : ", local") : "", keep ? ", X kept on the GPU" : "");
                     const tf_tensor *ht = &host[(size_t)(pairs ? 2 * q + h : q)];
                     s = tf_gpu_dev_use(&ctx[i]);
                     if (s == TF_OK)
@@ -134,7 +138,8 @@ tf_status tf_gpu_check_shards(const tf_tensor *X, int parts, int schedule, int p
         tf_tuning_default(&ctx[made].tune); /* as in a run */
         ctx[made].tune.gpu_poison = 1;      /* every output entry written */
     }
-    if (s == TF_OK) s = check_all(ctx, X, &pt, pairs, prec, chunk, diff, len);
+    for (int keep = 0; keep < 2 && s == TF_OK && !(len && diff[0]); ++keep)
+        s = check_all(ctx, X, &pt, pairs, prec, chunk, keep != 0, diff, len);
     for (int i = 0; i < made; ++i) tf_gpu_dev_destroy(&ctx[i]);
     tf_partition_free(&pt);
     return s;

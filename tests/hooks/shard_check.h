@@ -18,8 +18,8 @@ extern "C" {
  * on GPU 0 -- two contexts there reading one pinned feed from two threads,
  * as two GPUs of a run do (chunk non-zeros per chunk, rounded up to 64; 0:
  * the default; values in precision prec; with pairs split by the previous
- * mode) -- and on the host
- * (tf_partition_split), and compares them: dims, non-zero counts, every
+ * mode; once so, once with X kept on the GPU after the first pass) -- and
+ * on the host (tf_partition_split), and compares them: dims, non-zero counts, every
  * index and every value (the host's as prec). Device outputs are poisoned
  * first. diff gets "" when all are equal, else the first difference
  * ("mode 2, part 1, remote: ind[0][17] 5 vs 6"); *relabeled 1 when a mode

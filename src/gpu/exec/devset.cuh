@@ -127,42 +127,69 @@ struct tf_devset {
         tf_tensor part[2 * TF_MAX_GPUS];
         tf_shard_cutter cutter[TF_MAX_GPUS];
         tf_shard_feed feed; /* X's chunks in pinned memory, read by every GPU */
+        /* X kept on every GPU after the first mode's pass (where each has
+         * room for it beside that mode's shard): the later modes are cut
+         * from there, without the host's copy into the feed and the
+         * uploads. kept: every cutter holds X; keep_tried: decided once */
+        bool kept = false, keep_tried = false;
+        const uint64_t extra = sh->whole ? tf_shard_cutter::bytes(sh->whole, sh->relabel, 0) : 0;
         for (uint32_t m = 0; m < order; ++m) {
             bool all = sh->whole && sh->nnz[m];
-            if (all) {
-                bool here[TF_MAX_GPUS] = {false};
-                const uint64_t extra = tf_shard_cutter::bytes(sh->whole, sh->relabel, 0);
-                TF_TRY(at_once([&](int g) {
-                    here[g] = cut_here(sh, m, g, prec, R, cutter[g].ctx ? 0 : extra);
+            auto every_gpu_here = [&](uint64_t more) {
+                bool here[TF_MAX_GPUS] = {false}, yes = true;
+                const tf_status st = at_once([&](int g) {
+                    here[g] = cut_here(sh, m, g, prec, R, (cutter[g].ctx ? 0 : extra) + more);
                     return TF_OK;
-                }));
-                for (int g = 0; g < n; ++g) all = all && here[g];
+                });
+                for (int g = 0; g < n; ++g) yes = yes && here[g];
+                return st == TF_OK && yes;
+            };
+            if (all) {
+                all = every_gpu_here(0);
+                if (!all && kept) { /* X's copies in the way: give them back, stream X again */
+                    TF_TRY(at_once([&](int g) {
+                        cutter[g].unkeep();
+                        return TF_OK;
+                    }));
+                    kept = false;
+                    all = every_gpu_here(0);
+                }
             }
             if (gpu[0]->tune.nccl_timeout > 0) feed.timeout = gpu[0]->tune.nccl_timeout; /* the waits' bound */
-            if (all && !feed.pinned && feed.open(sh->whole, n, 0) != TF_OK) {
+            if (all && !kept && !feed.pinned && feed.open(sh->whole, n, 0) != TF_OK) {
                 tf_clear_error(); /* no pinned chunks: the host splits */
                 all = false;
             }
+            bool keep = false;
+            if (all && !keep_tried) {
+                keep_tried = true;
+                keep = order > 1 && gpu[0]->tune.gpu_shards != 3 &&
+                       every_gpu_here(tf_shard_cutter::kept_bytes(sh->whole));
+            }
             if (all) {
-                feed.restart();
+                if (!kept) feed.restart();
                 TF_TRY(at_once([&](int g) {
                     tf_shard_cutter &c = cutter[g];
                     const int p = first + g;
                     const uint32_t prev = (m + order - 1) % order;
                     tf_gpu_shard s[2];
                     tf_phase_clock clock(gpu[g]->tune.build_report, gpu[g]->stream); /* TF_BUILD_REPORT */
-                    tf_status st = c.ctx ? TF_OK : c.open(gpu[g], sh->whole, sh->relabel, feed.chunk);
-                    if (st != TF_OK) feed.abort(tf_last_error()); /* the others stop waiting for this GPU */
+                    tf_status st =
+                        c.ctx ? TF_OK : c.open(gpu[g], sh->whole, sh->relabel, tf_shard_cutter::chunk_for(sh->whole));
+                    if (st == TF_OK && keep) st = c.keep();
+                    if (st != TF_OK && !kept) feed.abort(tf_last_error()); /* the others stop waiting for this GPU */
                     if (st == TF_OK)
-                        st = c.cut(&feed, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0, row_lo[prev][p],
-                                   row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s);
+                        st = c.cut(kept ? nullptr : &feed, m, row_lo[m][p], row_lo[m][p + 1], sh->pairs != 0,
+                                   row_lo[prev][p], row_lo[prev][p + 1], sh->nnz[m][p], prec == TF_SINGLE ? 4 : 8, s);
                     clock.mark("cut");
                     if (st == TF_OK) st = make(g, m, &s[0], sh->pairs ? &s[1] : nullptr);
                     clock.mark("engines");
                     c.drop();
-                    clock.report(sh->pairs ? "gpu-shards-cut-on-gpu-pairs" : "gpu-shards-cut-on-gpu");
+                    clock.report(kept ? (sh->pairs ? "gpu-shards-cut-on-gpu-kept-pairs" : "gpu-shards-cut-on-gpu-kept")
+                                      : (sh->pairs ? "gpu-shards-cut-on-gpu-pairs" : "gpu-shards-cut-on-gpu"));
                     return st;
                 }));
+                if (keep) kept = true; /* every GPU's copy filled by this pass */
                 continue;
             }
             tf_phase_clock clock(gpu[0]->tune.build_report, gpu[0]->stream);

@@ -5,7 +5,8 @@
  * counts at once), a scatter to base + the scanned position (remote:
  * counted from the back), and the bases moved on by the chunk's totals --
  * queued on the work stream; the thread waits only for the copy before it
- * releases the slot. */
+ * releases the slot. With X kept on the GPU (keep()), the first pass
+ * copies each chunk into X's copy there, and later passes read that. */
 #include <stdio.h>
 
 #include <algorithm>
@@ -118,28 +119,35 @@ template <typename T>
 tf_status run_cut(tf_shard_cutter *c, tf_shard_feed *feed, cut_args a, uint64_t n, uint64_t *nlocal)
 {
     tf_gpu_dev *ctx = c->ctx;
-    const tf_tensor *X = feed->X;
+    const tf_tensor *X = c->X;
     cudaStream_t st = ctx->stream;
     out_args<T> o = {};
     for (uint32_t m = 0; m < X->order; ++m) o.ind[m] = c->coo[0].ind[m];
     o.vals = (T *)c->coo[0].vals;
     o.n = n;
     TF_CU(cudaMemsetAsync(c->base, 0, 2 * sizeof(uint64_t), st));
-    for (uint64_t q = 0; q < feed->nchunks; ++q) {
-        const uint64_t len = std::min<uint64_t>(feed->chunk, X->nnz - q * feed->chunk);
-        int slot = 0;
-        TF_TRY(feed->acquire(q, &slot));
-        bool copied = true;
-        for (uint32_t m = 0; m < X->order && copied; ++m)
-            copied = cudaMemcpyAsync(c->cind[m], feed->ind(slot, m), len * sizeof(uint32_t), cudaMemcpyHostToDevice,
-                                     st) == cudaSuccess;
-        copied = copied &&
-                 cudaMemcpyAsync(c->cvals, feed->vals(slot), len * sizeof(double), cudaMemcpyHostToDevice, st) ==
-                     cudaSuccess;
-        copied = copied && cudaEventRecord(c->copied, st) == cudaSuccess &&
-                 cudaEventSynchronize(c->copied) == cudaSuccess;
-        if (!copied) return tf_gpu_fail(__FILE__, __LINE__, "a chunk's copy to the GPU (shards)", cudaGetLastError());
-        feed->release(slot);
+    const bool from_feed = !(c->kept() && c->filled);
+    const uint64_t nchunks = (X->nnz + c->chunk - 1) / c->chunk;
+    for (uint64_t q = 0; q < nchunks; ++q) {
+        const uint64_t k0 = q * c->chunk, len = std::min<uint64_t>(c->chunk, X->nnz - k0);
+        /* the chunk on the GPU: in X's kept copy, else in the chunk buffers */
+        for (uint32_t m = 0; m < X->order; ++m) a.ind[m] = c->kept() ? c->kind[m] + k0 : c->cind[m];
+        a.vals = c->kept() ? c->kvals + k0 : c->cvals;
+        if (from_feed) {
+            int slot = 0;
+            TF_TRY(feed->acquire(q, &slot));
+            bool copied = true;
+            for (uint32_t m = 0; m < X->order && copied; ++m)
+                copied = cudaMemcpyAsync((void *)a.ind[m], feed->ind(slot, m), len * sizeof(uint32_t),
+                                         cudaMemcpyHostToDevice, st) == cudaSuccess;
+            copied = copied && cudaMemcpyAsync((void *)a.vals, feed->vals(slot), len * sizeof(double),
+                                               cudaMemcpyHostToDevice, st) == cudaSuccess;
+            copied = copied && cudaEventRecord(c->copied, st) == cudaSuccess &&
+                     cudaEventSynchronize(c->copied) == cudaSuccess;
+            if (!copied)
+                return tf_gpu_fail(__FILE__, __LINE__, "a chunk's copy to the GPU (shards)", cudaGetLastError());
+            feed->release(slot);
+        }
         a.len = len;
         flag_kernel<<<blocks_for(len), BLOCK, 0, st>>>(a, c->cnt);
         TF_CU_LAUNCH("flag_kernel");
@@ -162,6 +170,7 @@ tf_status run_cut(tf_shard_cutter *c, tf_shard_feed *feed, cut_args a, uint64_t 
         TF_CU_LAUNCH("reverse_kernel");
     }
     *nlocal = got[0];
+    if (c->kept()) c->filled = true; /* every chunk is on the GPU now */
     return TF_OK;
 }
 
@@ -272,6 +281,8 @@ void tf_shard_feed::close()
 
 /* ----------------------------------------------------------- the cutter */
 
+uint64_t tf_shard_cutter::chunk_for(const tf_tensor *X, uint64_t want) { return feed_chunk(X, want); }
+
 uint64_t tf_shard_cutter::bytes(const tf_tensor *X, const uint32_t *const *relabel, uint64_t chunk)
 {
     chunk = feed_chunk(X, chunk);
@@ -286,6 +297,7 @@ tf_status tf_shard_cutter::open(tf_gpu_dev *c, const tf_tensor *X, const uint32_
 {
     close();
     ctx = c;
+    this->X = X;
     order = X->order;
     chunk = n;
     for (uint32_t m = 0; m < X->order; ++m) {
@@ -313,9 +325,33 @@ tf_status tf_shard_cutter::cut(tf_shard_feed *feed, uint32_t mode, uint64_t lo, 
                                uint64_t prev_lo, uint64_t prev_hi, uint64_t n, uint32_t value_bytes,
                                tf_gpu_shard out[2])
 {
-    const tf_status s = cut_once(this, feed, mode, lo, hi, pairs, prev_lo, prev_hi, n, value_bytes, out);
-    if (s != TF_OK) feed->abort(tf_last_error()); /* no other GPU waits for this one's releases */
+    tf_status s = TF_OK;
+    if (!feed && !(kept() && filled))
+        s = tf_fail(TF_ERR_ARG, "GPU shard of mode %u: no feed, and X is not on the GPU", mode + 1);
+    if (s == TF_OK) s = cut_once(this, feed, mode, lo, hi, pairs, prev_lo, prev_hi, n, value_bytes, out);
+    if (s != TF_OK && feed) feed->abort(tf_last_error()); /* no other GPU waits for this one's releases */
     return s;
+}
+
+tf_status tf_shard_cutter::keep()
+{
+    if (!ctx || !X) return tf_fail(TF_ERR_ARG, "GPU shards: keep() before open()");
+    if (kept()) return TF_OK;
+    filled = false;
+    const uint64_t n = std::max<uint64_t>(X->nnz, 1);
+    for (uint32_t m = 0; m < order; ++m) TF_TRY(tf_gpu_alloc(&kind[m], n, "COO kept on the GPU (GPU shards)"));
+    return tf_gpu_alloc(&kvals, n, "COO kept on the GPU (GPU shards)");
+}
+
+void tf_shard_cutter::unkeep()
+{
+    for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
+        tf_gpu_free(kind[m]);
+        kind[m] = nullptr;
+    }
+    tf_gpu_free(kvals);
+    kvals = nullptr;
+    filled = false;
 }
 
 static tf_status cut_once(tf_shard_cutter *c, tf_shard_feed *feed, uint32_t mode, uint64_t lo, uint64_t hi,
@@ -323,11 +359,12 @@ static tf_status cut_once(tf_shard_cutter *c, tf_shard_feed *feed, uint32_t mode
                           tf_gpu_shard out[2])
 {
     c->drop();
-    const tf_tensor *X = feed->X;
+    const tf_tensor *X = c->X;
     const uint32_t order = c->order;
     tf_fcoo_dcoo *coo = c->coo;
     tf_gpu_dev *ctx = c->ctx;
-    if (!ctx || !X || X->order != order || mode >= order || hi < lo || feed->chunk != c->chunk)
+    if (!ctx || !X || X->order != order || mode >= order || hi < lo ||
+        (feed && (feed->X != X || feed->chunk != c->chunk)))
         return tf_fail(TF_ERR_ARG, "GPU shard of mode %u: the cutter was not opened for this tensor", mode + 1);
     const uint32_t vb = value_bytes == 4 ? 4 : 8;
     for (int h = 0; h < 2; ++h) coo[h].value_bytes = vb;
@@ -338,12 +375,8 @@ static tf_status cut_once(tf_shard_cutter *c, tf_shard_feed *feed, uint32_t mode
             if (n) TF_CU(cudaMemsetAsync(coo[0].ind[m], 0xff, n * sizeof(uint32_t), ctx->stream));
         if (n) TF_CU(cudaMemsetAsync(coo[0].vals, 0xff, n * vb, ctx->stream));
     }
-    cut_args a = {};
-    for (uint32_t m = 0; m < order; ++m) {
-        a.ind[m] = c->cind[m];
-        a.map[m] = c->map[m];
-    }
-    a.vals = c->cvals;
+    cut_args a = {}; /* the chunk's pointers set per chunk (run_cut) */
+    for (uint32_t m = 0; m < order; ++m) a.map[m] = c->map[m];
     a.order = order;
     a.mode = mode;
     a.prev = (mode + order - 1) % order;
@@ -379,6 +412,7 @@ void tf_shard_cutter::drop()
 void tf_shard_cutter::close()
 {
     drop();
+    unkeep();
     for (uint32_t m = 0; m < TF_MAX_ORDER; ++m) {
         tf_gpu_free(map[m]);
         tf_gpu_free(cind[m]);
@@ -396,4 +430,5 @@ void tf_shard_cutter::close()
     if (copied) cudaEventDestroy(copied);
     copied = nullptr;
     ctx = nullptr;
+    X = nullptr;
 }

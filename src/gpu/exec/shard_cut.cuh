@@ -89,6 +89,7 @@ struct tf_shard_feed {
  * the chunk buffers on the device, the last cut's COO. */
 struct tf_shard_cutter {
     tf_gpu_dev *ctx = nullptr;
+    const tf_tensor *X = nullptr;                 /* open()'s */
     uint32_t order = 0;
     uint64_t chunk = 0;                           /* non-zeros per chunk (the feed's) */
     uint32_t *map[TF_MAX_ORDER] = {nullptr};      /* run label of each caller's row; NULL: the same */
@@ -100,12 +101,22 @@ struct tf_shard_cutter {
     size_t tmp_bytes = 0;
     cudaEvent_t copied = nullptr;                 /* a chunk's copy from the feed done */
     tf_fcoo_dcoo coo[2];                          /* the last cut: local, remote (one allocation, coo[0]'s) */
+    /* X kept on the GPU (keep()): the first cut after keep() copies each
+     * chunk there instead of into cind / cvals; once it has read them all
+     * (filled), cuts read X from there and never touch the feed, so the
+     * host copies X into the feed once per build, not once per mode */
+    uint32_t *kind[TF_MAX_ORDER] = {nullptr};
+    double *kvals = nullptr;
+    bool filled = false;
 
     tf_shard_cutter() = default;
     tf_shard_cutter(const tf_shard_cutter &) = delete;
     tf_shard_cutter &operator=(const tf_shard_cutter &) = delete;
     ~tf_shard_cutter() { close(); }
 
+    /* The chunk of a feed opened for X with the default (want 0), or
+     * want rounded as the feed does. */
+    static uint64_t chunk_for(const tf_tensor *X, uint64_t want = 0);
     /* Device bytes open() takes for X (the maps and the chunk buffers). */
     static uint64_t bytes(const tf_tensor *X, const uint32_t *const *relabel, uint64_t chunk);
     /* Uploads the relabel maps of X's modes (relabel[m] NULL: none) and
@@ -118,10 +129,18 @@ struct tf_shard_cutter {
      * front end's count; a different count fails). Without pairs out[0]
      * holds them all; with pairs out[0] those whose previous mode's index
      * lies in [prev_lo, prev_hi) (the part's rows of that mode), out[1] the
-     * others. Reads every chunk of the feed once; aborts the feed on
-     * failure. The shards stay valid until the next cut or drop(). */
+     * others. Reads every chunk of the feed once (none once X is kept and
+     * filled: feed may then be NULL); aborts the feed on failure. The
+     * shards stay valid until the next cut or drop(). */
     tf_status cut(tf_shard_feed *feed, uint32_t mode, uint64_t lo, uint64_t hi, bool pairs, uint64_t prev_lo,
                   uint64_t prev_hi, uint64_t n, uint32_t value_bytes, tf_gpu_shard out[2]);
+    /* Device bytes keep() takes for X. */
+    static uint64_t kept_bytes(const tf_tensor *X) { return X->nnz * (X->order * sizeof(uint32_t) + sizeof(double)); }
+    /* Room on the GPU for X itself, filled by the next cut (after open()). */
+    tf_status keep();
+    bool kept() const { return kvals != nullptr; }
+    /* X's copy freed (later cuts read the feed again). */
+    void unkeep();
     /* Frees the last cut's COO. */
     void drop();
     void close();
