@@ -84,8 +84,9 @@ static const char help[] =
     "                       part of it, the gradients summed (one GPU's run to\n"
     "                       rounding)\n"
     CLI_BASE_HELP
-    "  -t, --threads N      CPU threads (default: all cores); the result does not\n"
-    "                       depend on it\n"
+    "  -t, --threads N      CPU threads (default: all cores, or OMP_NUM_THREADS;\n"
+    "                       MPI ranks that share a host's cores split them); the\n"
+    "                       result does not depend on it\n"
     CLI_VERBOSITY_HELP
     "  -h, --help           this help\n"
     "\n"
@@ -493,22 +494,26 @@ static int complete_ranks(int argc, char **argv, int rank, int size, double t_st
         if ((rc = cli_run_context_ranks(TF_BACKEND_GPU, 0, &r.gpus, r.opts.threads, 0, 0, "--gpus", &ctx))) goto done;
         r.opts.context = ctx;
     }
+    char each[64] = ""; /* CPU ranks: every rank's team */
+    if (r.opts.backend != TF_BACKEND_GPU && (rc = cli_rank_threads(r.opts.threads, rank, size, each, sizeof each)))
+        goto done;
     if (!cli_quiet()) {
         cli_print_problem(stdout, r.path, &r.train, &r.info);
         cli_print_fixes(stdout, &r.train, &r.info);
-        const int nthreads = r.opts.threads ? r.opts.threads : tf_default_threads();
+        char nthreads[128];
+        cli_threads_text(r.opts.threads, nthreads, sizeof nthreads);
         printf("complete: %s, rank %llu, l2 %g, max %u iteration%s, tol %g, patience %u, %s %llu, %llu training / "
-               "%llu validation / %llu test entries, %d thread%s\n",
+               "%llu validation / %llu test entries, %s\n",
                r.opts.method == TF_COMPLETE_ADAM ? "Adam (Gaussian loss, observed entries)" : "ALS",
                (unsigned long long)r.opts.rank, r.opts.l2, r.opts.max_iters, cli_s(r.opts.max_iters), r.opts.tol,
                r.opts.patience, r.init ? "start from --init, seed unused" : "seed", (unsigned long long)r.opts.seed, (unsigned long long)r.train.nnz,
-               (unsigned long long)r.val.nnz, (unsigned long long)r.test.nnz, nthreads, cli_s((uint64_t)nthreads));
+               (unsigned long long)r.val.nnz, (unsigned long long)r.test.nnz, nthreads);
         printf("observed zeros kept: %llu training / %llu validation / %llu test entries of value 0\n",
                (unsigned long long)r.info.zeros_kept, (unsigned long long)r.vinfo.zeros_kept,
                (unsigned long long)r.tinfo.zeros_kept);
         if (size > 1)
-            printf("ranks: %d (MPI), %s\n", size,
-                   r.opts.backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU backend on each");
+            printf("ranks: %d (MPI), %s%s\n", size,
+                   r.opts.backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU backend on each", each);
         cli_flush_stdout();
     }
     r.opts.callback = on_iteration;

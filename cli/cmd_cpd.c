@@ -155,7 +155,8 @@ static const char help[] =
     "                       ranks and GPUs, AO-ADMM's on the CPU and CPU ranks only)\n"
     CLI_BASE_HELP
     CLI_GEN_HELP
-    "  -t, --threads N      CPU threads (default: all cores)\n"
+    "  -t, --threads N      CPU threads (default: all cores, or OMP_NUM_THREADS;\n"
+    "                       MPI ranks that share a host's cores split them)\n"
     "  -o, --stem STEM      write STEM.mode1.mat ... STEM.modeN.mat, STEM.lambda.mat\n"
     "                       (SPLATT layout), STEM.ktensor and STEM.set (the set's\n"
     "                       manifest, see below); default STEM: FILE's\n"
@@ -732,10 +733,15 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
     if ((rc = cli_run_context_ranks(o->backend, o->device, &run.gpus, o->threads, run.memory_limit, size > 1,
                                     "--device", &ctx)))
         goto done;
+    char each[64] = ""; /* CPU ranks: every rank's team */
+    if (size > 1 && o->backend != TF_BACKEND_GPU && (rc = cli_rank_threads(o->threads, rank, size, each, sizeof each)))
+        goto done;
     if (size > 1 && !cli_quiet())
-        printf("ranks: %d (MPI), %s\n", size, o->backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU backend on each");
+        printf("ranks: %d (MPI), %s%s\n", size, o->backend == TF_BACKEND_GPU ? "one GPU each" : "the CPU backend on each",
+               each);
     o->context = ctx;
-    const int nthreads = o->threads ? o->threads : tf_default_threads();
+    char nthreads[128];
+    cli_threads_text(o->threads, nthreads, sizeof nthreads);
     char start[2200];
     if (run.init.stem)
         snprintf(start, sizeof start, "start %s.mode{1..%u}.mat%s", run.init.stem, run.t.order,
@@ -751,9 +757,9 @@ static int cmd_cpd_ranks(int argc, char **argv, int rank, int size, double t_sta
         run.gcp.opts.rank = o->rank;
         if (!cli_quiet()) cpd_gcp_print_start(&run.gcp, start, nthreads);
     } else if (!cli_quiet())
-        printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %d thread%s, format %s, precision %s\n",
+        printf("cpd: rank %llu, max %u iteration%s, tol %g, %s, %s, format %s, precision %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->tol, start, nthreads,
-               cli_s((uint64_t)nthreads), tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
+               tf_format_name(o->format), precision_names[o->precision == TF_SINGLE]);
     if (run.cons.any && !cli_quiet()) { /* the library decides the same way (tf_cpd_update_choose) */
         char what[1024], why[128];
         cpd_constraints_describe(&run.cons, run.t.order, what, sizeof what);

@@ -90,7 +90,8 @@ static const char help[] =
     CLI_BASE_HELP
     CLI_GEN_HELP
     CLI_MEMORY_LIMIT_HELP
-    "  -t, --threads N      CPU threads (default: all cores)\n"
+    "  -t, --threads N      CPU threads (default: all cores, or OMP_NUM_THREADS;\n"
+    "                       MPI ranks that share a host's cores split them)\n"
     CLI_VERBOSITY_HELP
     "                       (-q: the benchmark's table only)\n"
     "  -h, --help           this help\n"

@@ -72,7 +72,8 @@ static const char help[] =
     CLI_CHECKPOINT_HELP
     CLI_BASE_HELP
     CLI_GEN_HELP
-    "  -t, --threads N      CPU threads (default: all cores)\n"
+    "  -t, --threads N      CPU threads (default: all cores, or OMP_NUM_THREADS;\n"
+    "                       MPI ranks that share a host's cores split them)\n"
     CLI_VERBOSITY_HELP
     "                       (-v: each iteration's TTMc / vectors / core seconds)\n"
     "  -h, --help           this help\n"
@@ -598,6 +599,8 @@ static int tucker_ranks(int argc, char **argv, int rank, int size, double t_star
         (rc = cli_run_context_ranks(r.opts.backend, 0, &r.gpus, r.opts.threads, 0, size > 1, "--device", &r.ctx)))
         goto done;
     r.opts.context = r.ctx;
+    char each[64] = ""; /* every rank's team (tucker runs on CPU ranks) */
+    if ((rc = cli_rank_threads(r.opts.threads, rank, size, each, sizeof each))) goto done;
     if (!cli_quiet()) {
         cli_print_problem(stdout, r.path, &r.t, &r.info);
         cli_print_fixes(stdout, &r.t, &r.info);
@@ -609,10 +612,11 @@ static int tucker_ranks(int argc, char **argv, int rank, int size, double t_star
         if (r.init) snprintf(start, sizeof start, "start %s.mode{1..%u}.mat", r.init, r.t.order);
         else if (r.init_kind == TF_TUCKER_INIT_HOSVD) snprintf(start, sizeof start, "start hosvd");
         else snprintf(start, sizeof start, "seed %llu", (unsigned long long)r.opts.seed);
-        const int nthreads = r.opts.threads ? r.opts.threads : tf_default_threads();
-        printf("tucker: ranks %s, max %u iteration%s, tol %g, %s, %d thread%s\n", ranks, r.opts.max_iters,
-               cli_s(r.opts.max_iters), r.opts.tol, start, nthreads, cli_s((uint64_t)nthreads));
-        if (size > 1) printf("MPI ranks: %d, the CPU backend on each\n", size);
+        char nthreads[128];
+        cli_threads_text(r.opts.threads, nthreads, sizeof nthreads);
+        printf("tucker: ranks %s, max %u iteration%s, tol %g, %s, %s\n", ranks, r.opts.max_iters,
+               cli_s(r.opts.max_iters), r.opts.tol, start, nthreads);
+        if (size > 1) printf("MPI ranks: %d, the CPU backend on each%s\n", size, each);
         cli_flush_stdout();
     }
     if (r.ckpt.path || r.ckpt.resume) {

@@ -61,19 +61,19 @@ void cpd_apr_on_iteration(const tf_cp_apr_iter *it, void *user)
     cli_flush_stdout();
 }
 
-void cpd_apr_print_start(const cpd_apr *a, const char *start, int threads)
+void cpd_apr_print_start(const cpd_apr *a, const char *start, const char *threads)
 {
     const tf_cp_apr_opts *o = &a->opts;
     if (o->algorithm == TF_CP_APR_PDNR)
         printf("cpd: CP-APR (Poisson, row-wise projected damped Newton, pdnr), rank %llu, max %u outer iteration%s of "
-               "at most %u Newton steps per row, tol %g (KKT), %s, %d thread%s\n",
+               "at most %u Newton steps per row, tol %g (KKT), %s, %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->max_inner, o->stoptol, start,
-               threads, cli_s((uint64_t)threads));
+               threads);
     else
         printf("cpd: CP-APR (Poisson, multiplicative updates), rank %llu, max %u outer iteration%s of at most %u "
-               "inner per mode, tol %g (KKT), kappa %g, %s, %d thread%s\n",
+               "inner per mode, tol %g (KKT), kappa %g, %s, %s\n",
                (unsigned long long)o->rank, o->max_iters, cli_s(o->max_iters), o->max_inner, o->stoptol, o->kappa,
-               start, threads, cli_s((uint64_t)threads));
+               start, threads);
 }
 
 void cpd_apr_print_summary(const cpd_apr *a, double t_read, double t_write, double wall)

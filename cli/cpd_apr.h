@@ -29,7 +29,7 @@ void cpd_apr_free(cpd_apr *a);
 /* The callback of tf_cp_apr: keeps the iteration, prints its line. */
 void cpd_apr_on_iteration(const tf_cp_apr_iter *it, void *user);
 /* "cpd: CP-APR (Poisson, multiplicative updates), rank 16, ..." */
-void cpd_apr_print_start(const cpd_apr *a, const char *start, int threads);
+void cpd_apr_print_start(const cpd_apr *a, const char *start, const char *threads);
 /* The summary after the run: the final log-likelihood, why it stopped,
  * what the numbers mean, the inner iterations, the timing line. */
 void cpd_apr_print_summary(const cpd_apr *a, double t_read, double t_write, double wall);

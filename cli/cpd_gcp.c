@@ -100,19 +100,19 @@ void cpd_gcp_on_epoch(const tf_gcp_epoch *e, void *user)
     cli_flush_stdout();
 }
 
-void cpd_gcp_print_start(const cpd_gcp *a, const char *start, int threads)
+void cpd_gcp_print_start(const cpd_gcp *a, const char *start, const char *threads)
 {
     const tf_gcp_opts *o = &a->opts;
     if (o->dense) {
-        printf("cpd: GCP, %s loss over every entry (dense, L-BFGS), rank %llu, max %u iterations, %s, %d thread%s\n",
+        printf("cpd: GCP, %s loss over every entry (dense, L-BFGS), rank %llu, max %u iterations, %s, %s\n",
                tf_gcp_loss_name(o->loss), (unsigned long long)o->rank, o->max_epochs ? o->max_epochs : 1000, start,
-               threads, cli_s((uint64_t)threads));
+               threads);
         return;
     }
     printf("cpd: GCP-Adam, %s loss, %s sampling, rank %llu, max %u epochs of %u iterations, rate %g (decay %g, max "
-           "fails %u), %s, %d thread%s\n", tf_gcp_loss_name(o->loss), tf_gcp_sampling_name(o->sampling),
+           "fails %u), %s, %s\n", tf_gcp_loss_name(o->loss), tf_gcp_sampling_name(o->sampling),
            (unsigned long long)o->rank, o->max_epochs ? o->max_epochs : 100,
-           o->epoch_iters, o->rate, o->decay, o->max_fails, start, threads, cli_s((uint64_t)threads));
+           o->epoch_iters, o->rate, o->decay, o->max_fails, start, threads);
 }
 
 void cpd_gcp_print_summary(const cpd_gcp *a, double t_read, double t_write, double wall)

@@ -33,7 +33,7 @@ int cpd_gcp_options(cpd_gcp *a, const tf_cpd_opts *o, const cpd_gcp_args *g);
 void cpd_gcp_free(cpd_gcp *a);
 /* The callback of tf_gcp: keeps the epoch, prints its line. */
 void cpd_gcp_on_epoch(const tf_gcp_epoch *e, void *user);
-void cpd_gcp_print_start(const cpd_gcp *a, const char *start, int threads);
+void cpd_gcp_print_start(const cpd_gcp *a, const char *start, const char *threads);
 void cpd_gcp_print_summary(const cpd_gcp *a, double t_read, double t_write, double wall);
 /* options.algorithm "GCP" and its parameters; iterations[], result and
  * timing_seconds of the report. */

@@ -165,6 +165,43 @@ static void warn_one_cpu(int rank, int size)
                     "or `--map-by slot:PE=N`\n", online);
 }
 
+void cli_threads_text(int threads, char *buf, size_t len)
+{
+    const int n = threads ? threads : tf_default_threads();
+    int cpus = 0, ranks = 0;
+    const int shared = !threads && tf_default_threads_shared(&cpus, &ranks);
+    if (shared)
+        snprintf(buf, len, "%d thread%s (%d CPU%s shared by %d ranks on this host)", n, cli_s((uint64_t)n), cpus,
+                 cli_s((uint64_t)cpus), ranks);
+    else
+        snprintf(buf, len, "%d thread%s", n, cli_s((uint64_t)n));
+}
+
+int cli_rank_threads(int threads, int rank, int size, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (size < 2) return CLI_OK;
+    double *t = calloc((size_t)size, sizeof *t); /* each rank's team in its slot, summed: gathered */
+    if (!t) {
+        fprintf(stderr, "tenfold: out of memory gathering the ranks' threads\n");
+        return CLI_FAIL;
+    }
+    t[rank] = threads ? threads : tf_default_threads();
+    if (tf_mpi_allreduce_sum(t, (uint64_t)size) != TF_OK) {
+        free(t);
+        return cli_fail();
+    }
+    double lo = t[0], hi = t[0];
+    for (int r = 1; r < size; ++r) {
+        lo = t[r] < lo ? t[r] : lo;
+        hi = t[r] > hi ? t[r] : hi;
+    }
+    free(t);
+    if (lo == hi) snprintf(buf, len, ", %.0f thread%s each", lo, lo == 1 ? "" : "s");
+    else snprintf(buf, len, ", %.0f-%.0f threads each", lo, hi);
+    return CLI_OK;
+}
+
 int cli_ranks_start(int *argc, char ***argv, int *rank, int *size)
 {
     if (tf_mpi_start(argc, argv, rank, size) != TF_OK) return cli_fail();

@@ -38,6 +38,15 @@ int cli_ranks_start(int *argc, char ***argv, int *rank, int *size);
  * (cli_failed_together), then MPI is stopped; rc back. */
 int cli_ranks_end(int rc, int size);
 
+/* "N threads" for the CPU team of a run asking for `threads` (0: the
+ * default), which says where the default is this rank's share of its
+ * host's CPUs: "16 threads (32 CPUs shared by 2 ranks on this host)". */
+void cli_threads_text(int threads, char *buf, size_t len);
+/* On `size` > 1 CPU ranks, every rank's team (a collective: every rank
+ * calls it, quiet or not) for the ranks line: ", 16 threads each" or
+ * ", 10-11 threads each"; "" on one process. 1 after a failure (said). */
+int cli_rank_threads(int threads, int rank, int size, char *buf, size_t len);
+
 /* What the ranks must agree on before they work together (tf_mpi_agree):
  * first the command and its options, right after MPI starts (before any
  * read, and before any NCCL set-up of GPU ranks); then the input, right

@@ -4,7 +4,9 @@
  * the CPUs, a cgroup quota and OMP_NUM_THREADS; the modelled time never
  * worse with more threads; the noted MTTKRP team kept by the dense steps
  * (no libgomp thread created and ended between them), per thread and not
- * inside a parallel region. */
+ * inside a parallel region; a rank's share of its host's CPUs as the
+ * default, fixed once, not over OMP_NUM_THREADS nor a request. */
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -162,11 +164,41 @@ static void noted_team(void)
     }
 }
 
+/* tf_threads_share_fix (the ranks' first roll, src/ranks/mpi.c): last, as
+ * it holds the process's default from then on */
+static void rank_share(void)
+{
+    int cpus = -1, ranks = -1;
+    CHECK(unsetenv("OMP_NUM_THREADS") == 0);
+    CHECK(tf_default_threads_shared(&cpus, &ranks) == 0 && cpus == 0 && ranks == 0);
+#ifdef _OPENMP
+    const uint64_t huge = 1ull << 50;
+    omp_set_num_threads(4);
+    tf_threads_share_fix(1, 8, 2);
+    tf_threads_share_fix(3, 6, 2); /* the first decides */
+    CHECK(tf_default_threads() == 1 && tf_resolve_threads(0) == 1);
+    CHECK(tf_default_threads_shared(&cpus, &ranks) == 1 && cpus == 8 && ranks == 2);
+    CHECK(tf_team_for_work(0, huge, huge) == 1);
+    CHECK(tf_resolve_threads(3) == 3); /* a request is not held to it */
+    CHECK(tf_team_for_work(2, huge, huge) == (tf_team_cpus() < 2 ? tf_team_cpus() : 2));
+    /* OMP_NUM_THREADS: OpenMP's count, no share said */
+    CHECK(setenv("OMP_NUM_THREADS", "4", 1) == 0);
+    CHECK(tf_default_threads() == 4);
+    CHECK(tf_default_threads_shared(&cpus, &ranks) == 0 && cpus == 0 && ranks == 0);
+    CHECK(unsetenv("OMP_NUM_THREADS") == 0);
+    CHECK(tf_default_threads() == 1);
+#else
+    tf_threads_share_fix(1, 8, 2);
+    CHECK(tf_default_threads() == 1 && tf_default_threads_shared(NULL, NULL) == 0);
+#endif
+}
+
 int main(void)
 {
     best_team();
     choose();
     bounds();
     noted_team();
+    rank_share();
     return tf_test_finish("test_parallel");
 }

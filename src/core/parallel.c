@@ -99,18 +99,51 @@ int tf_cpu_quota(void)
 
 /* -------------------------------------------------------------- threads */
 
+/* This rank's share of CPUs it shares with ranks of its host (0: none),
+ * the CPUs and the ranks; fixed by the first call of tf_threads_share_fix. */
+static int share_fixed, share_team, share_cpus, share_ranks;
+
+void tf_threads_share_fix(int team, int cpus, int ranks)
+{
+    int expect = 0;
+    if (!__atomic_compare_exchange_n(&share_fixed, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    if (team < 1 || ranks < 2) return;
+    __atomic_store_n(&share_cpus, cpus, __ATOMIC_RELAXED);
+    __atomic_store_n(&share_ranks, ranks, __ATOMIC_RELAXED);
+    __atomic_store_n(&share_team, team, __ATOMIC_RELEASE);
+}
+
 int tf_default_threads(void)
 {
 #ifdef _OPENMP
     int n = omp_get_max_threads();
     /* OpenMP counts the CPUs of the mask; a quota (containers) gives fewer,
-     * and a team larger than it only waits on the scheduler */
-    const int q = tf_env_omp_num_threads_set() ? 0 : tf_cpu_quota();
-    if (q > 0 && q < n) n = q;
+     * and a team larger than it only waits on the scheduler; so does one
+     * of all the CPUs that other ranks of the host run teams on too */
+    if (!tf_env_omp_num_threads_set()) {
+        const int q = tf_cpu_quota(), s = __atomic_load_n(&share_team, __ATOMIC_ACQUIRE);
+        if (q > 0 && q < n) n = q;
+        if (s > 0 && s < n) n = s;
+    }
     const int cap = tf_thread_limit(); /* OMP_NUM_THREADS=65536 */
     return n < 1 ? 1 : n > cap ? cap : n;
 #else
     return 1;
+#endif
+}
+
+int tf_default_threads_shared(int *cpus, int *ranks)
+{
+    if (cpus) *cpus = 0;
+    if (ranks) *ranks = 0;
+#ifdef _OPENMP
+    const int s = __atomic_load_n(&share_team, __ATOMIC_ACQUIRE);
+    if (s < 1 || tf_default_threads() != s) return 0; /* OMP_NUM_THREADS, or fewer asked of OpenMP */
+    if (cpus) *cpus = __atomic_load_n(&share_cpus, __ATOMIC_RELAXED);
+    if (ranks) *ranks = __atomic_load_n(&share_ranks, __ATOMIC_RELAXED);
+    return s;
+#else
+    return 0;
 #endif
 }
 

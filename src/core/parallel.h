@@ -15,10 +15,18 @@
 /* Resolves a user thread request: 0 -> default, otherwise at least 1; at
  * most tf_thread_limit(), as the default is. The default is OpenMP's
  * (OMP_NUM_THREADS, else the CPUs of the process's mask), held to a cgroup
- * CPU quota when OMP_NUM_THREADS is not set. Every OpenMP region of the
- * library names its team size (num_threads) through here or through
- * tf_default_threads(), never the bare OMP_NUM_THREADS. */
+ * CPU quota and to a rank's share of CPUs other ranks of its host use too
+ * (tf_threads_share_fix) when OMP_NUM_THREADS is not set. Every OpenMP
+ * region of the library names its team size (num_threads) through here or
+ * through tf_default_threads(), never the bare OMP_NUM_THREADS. */
 int tf_resolve_threads(int requested);
+/* The default of a rank that shares CPUs with other ranks of its host
+ * (src/ranks/mpi.c, when the ranks first meet): its share `team` of the
+ * `cpus` CPUs (its own, held to the quota) that `ranks` ranks share, or 0.
+ * The first call decides, before any parallel region of the run; later
+ * calls change nothing. tf_default_threads() is then at most `team`
+ * unless OMP_NUM_THREADS is set. */
+void tf_threads_share_fix(int team, int cpus, int ranks);
 /* CPUs a cgroup quota (cpu.max, cpu.cfs_quota_us) allows, rounded up; 0 if
  * there is none (read once). */
 int tf_cpu_quota(void);

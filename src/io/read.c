@@ -487,6 +487,8 @@ static tf_status read_tensor(const char *fn, const char *path, const tf_read_opt
     if (opts->collective && opts->parts > 1 && !strcmp(path, "-"))
         return tf_fail(TF_ERR_ARG, "reading standard input ('-') is not possible on MPI ranks (mpirun gives it to "
                                    "rank 0 alone); convert it to a file first (tenfold convert - FILE.bin)");
+    /* ranks sharing a host's CPUs: each a team of its share from the read on */
+    if (opts->collective && opts->parts > 1) TF_TRY(tf_read_ranks_meet(opts));
     int fd = -1, is_stdin = 0;
     const char *name = path;
     TF_TRY(tf_open_input(path, &fd, &name, &is_stdin));

@@ -24,6 +24,12 @@ static tf_status world(const tf_read_opts *o, tf_dist *d)
     return TF_OK;
 }
 
+tf_status tf_read_ranks_meet(const tf_read_opts *o)
+{
+    tf_dist d;
+    return world(o, &d);
+}
+
 static void add_u64(tf_agree *a, const char *name, const char *fmt, uint64_t v)
 {
     char buf[32];

@@ -23,6 +23,10 @@ tf_status tf_bad_nonzero(const char *name, const tf_tensor *t, uint64_t k, uint6
 tf_status tf_read_finish(const char *name, tf_tensor *t, const tf_read_opts *o, int canonical, int shared,
                          tf_read_info *info, const tf_origin *org);
 
+/* The ranks meet before a read in parts (every rank calls it): the first
+ * roll fixes each rank's default team (src/ranks/mpi.c) before the read's
+ * threads start; a part that is not this rank's fails. */
+tf_status tf_read_ranks_meet(const tf_read_opts *o);
 /* A tenfold .bin of `size` bytes open on fd, read by every rank at its
  * part's offsets (o->part = rank, o->parts = ranks), with the checks one
  * process makes of the whole file made together; t gets the part. */

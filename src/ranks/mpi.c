@@ -17,6 +17,7 @@
 #include "core/alloc.h"
 #include "core/environment.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "ranks/local.h"
 #include "ranks/launch.h"
 
@@ -540,11 +541,37 @@ static tf_status agree(const tf_agree *mine)
     return s;
 }
 
+/* The CPUs this process may use into its key; how many (0: unknown). */
+static int mark_cpus(char *key, size_t width)
+{
+    size_t bytes = 0;
+    cpu_set_t *set = tf_process_cpus(&bytes);
+    if (!set) return 0;
+    const int n = CPU_COUNT_S(bytes, set);
+    for (long c = 0; c < (long)bytes * 8; ++c)
+        if (CPU_ISSET_S((size_t)c, bytes, set)) tf_local_key_cpu(key, width, c);
+    CPU_FREE(set);
+    return n;
+}
+
+/* Ranks of one host whose CPUs overlap split them (src/ranks/local.c): the
+ * default team of each, fixed by the first roll of the process -- before
+ * any parallel region of the run, as a context, a read or generation in
+ * parts rolls first. They share the host's quota too. */
+static void share_cpus(const char *keys, size_t width, int size, int me, int cpus)
+{
+    int index = 0;
+    const int ranks = tf_local_cpu_sharers(keys, width, size, me, &index), q = tf_cpu_quota();
+    if (q > 0 && q < cpus) cpus = q;
+    tf_threads_share_fix(cpus > 0 && ranks > 1 ? tf_local_cpu_share(cpus, ranks, index) : 0, cpus, ranks);
+}
+
 /* This rank's place among the ranks that share its node (by processor
  * name: an all-gather with a bounded wait, where MPI_Comm_split_type would
  * block). */
 /* The rank's index among the ranks of its host that see the same GPUs
- * (src/ranks/local.c): the GPU it takes. */
+ * (src/ranks/local.c): the GPU it takes; and its share of the CPUs it
+ * shares with ranks of its host. */
 static tf_status node_rank(int *local)
 {
     int size = 1, me = 0, len = 0;
@@ -559,11 +586,15 @@ static tf_status node_rank(int *local)
     if (MPI_Get_processor_name(host, &len) != MPI_SUCCESS) len = 0;
     host[len < MPI_MAX_PROCESSOR_NAME ? len : MPI_MAX_PROCESSOR_NAME - 1] = 0;
     tf_local_key(keys + (size_t)me * width, width, host, tf_env_cuda_visible_devices());
+    const int cpus = mark_cpus(keys + (size_t)me * width, width);
     MPI_Request req;
     tf_status s = run(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, keys, (int)width, MPI_CHAR,
                                      MPI_COMM_WORLD, &req),
                       &req, "the roll of the ranks' nodes (MPI_Iallgather)");
-    if (s == TF_OK) *local = tf_local_index(keys, width, me);
+    if (s == TF_OK) {
+        *local = tf_local_index(keys, width, me);
+        share_cpus(keys, width, size, me, cpus);
+    }
     free(keys);
     return s;
 }

@@ -59,7 +59,8 @@ for n in 2 3; do
     ranks $n complete "${args[@]}" -o r$n --json r$n.json
     if [ "$rc" -ne 0 ]; then bad "$n ranks: exit $rc; $(head -c 300 err.txt)"; continue; fi
     check "$n ranks: printed once" test "$(grep -c '^test rmse = ' out.txt)" -eq 1
-    check "$n ranks: the ranks line" grep -q "^ranks: $n (MPI), the CPU backend on each$" out.txt
+    check "$n ranks: the ranks line (-t 1: every rank's team)" \
+        grep -qx "ranks: $n (MPI), the CPU backend on each, 1 thread each" out.txt
     check "$n ranks: the plan names the ranks" grep -q "^plan: CPU, per-row Cholesky, $n ranks" out.txt
     check "$n ranks: nothing on stderr" test ! -s err.txt
     check "$n ranks: RMSEs and factors equal one process's" same one r$n
