@@ -2,7 +2,8 @@
 /* The row counts of fmt/row_counts.h (the several-GPU Tucker's cut of the
  * rows) against a plain loop on 1, 2 and 8 threads, the output poisoned
  * first: orders 2-5, 0 and 1 non-zero, a mode of length 1, a heavy row
- * (contended adds), inputs large enough for several threads. */
+ * (contended adds), inputs large enough for several threads, modes longer
+ * than a thread's row cache (its evictions). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ int main(void)
     } cases[] = {
         {2, {7, 5}, 1, 0},          {3, {4, 1, 9}, 0, 0},          {3, {50, 40, 30}, 3000, 0},
         {2, {1000, 3}, 400000, 1},  {4, {30, 20, 10, 5}, 200000, 0}, {5, {9, 7, 5, 3, 11}, 300000, 1},
+        {3, {100000, 9000, 5}, 500000, 1}, /* more rows than a thread's cache: evictions, a hot row */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         tf_tensor X;

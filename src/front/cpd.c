@@ -306,15 +306,21 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
      * alone, so not for other updates) */
     const int pairs = o->update->kind == TF_CPD_UPDATE_ALS && c->tuning.cpd_overlap && o->rank <= 32 &&
                       !c->tuning.cpd_cusolver;
+    const double t0 = tf_wtime();
     tf_status s = tf_partition_make(&h->part, X, d ? d->size : c->opts.ndevices, (int)c->tuning.partition,
                                     d && o->distributed_input ? d : NULL);
+    const double t1 = tf_wtime();
     if (s == TF_OK)
         s = d ? tf_partition_shards_make(&set, X, &h->part, d->rank, 1, pairs, d, o->distributed_input, &sh)
               : tf_partition_shards_make(&set, X, &h->part, 0, c->opts.ndevices, pairs, NULL, 0, &sh);
+    const double t2 = tf_wtime();
     if (s == TF_OK) {
         s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
         tf_partition_shards_free(&set);
     }
+    if (c->tuning.build_report) /* TF_BUILD_REPORT=1: the host's part of the build beside the GPUs' lines */
+        fprintf(stderr, "BUILD-PHASES cpd-several-gpus total_ms=%.2f partition=%.2f shard_lists=%.2f backend=%.2f\n",
+                1e3 * (tf_wtime() - t0), 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (tf_wtime() - t2));
     if (s != TF_OK) hold_free(h);
     return s;
 }

@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "fmt/row_counts.h"
 #include "seams/dist.h"
 
 /* Blocks of light rows per part's share under longest-first: a block of
@@ -235,8 +236,9 @@ tf_status tf_partition_cut(const uint64_t *prefix, uint64_t rows, int parts, int
 /* ----------------------------------------------------- a run's partition */
 
 /* prefix[0..I]: the running sum of the non-zeros per row of `mode` (with
- * sum, over the ranks' parts). Counted atomically: a per-thread histogram
- * of a 20M-row mode would cost more than the pass. */
+ * sum, over the ranks' parts). Counted by tf_count_rows (a small cache per
+ * thread, then atomic adds: a per-thread histogram of a 20M-row mode would
+ * cost more than the pass). */
 static tf_status row_prefix(const tf_tensor *X, uint32_t mode, const tf_dist *sum, uint64_t **out)
 {
     const uint64_t I = X->dims[mode];
@@ -244,12 +246,7 @@ static tf_status row_prefix(const tf_tensor *X, uint32_t mode, const tf_dist *su
     double *c = NULL;
     TF_TRY(TF_CALLOC(prefix, I + 1, "non-zeros per row"));
     uint64_t *count = prefix + 1;
-    const uint32_t *ind = X->ind[mode];
-#pragma omp parallel for num_threads(tf_resolve_threads(0)) schedule(static) if (X->nnz > 100000)
-    for (int64_t k = 0; k < (int64_t)X->nnz; ++k) {
-#pragma omp atomic update relaxed
-        count[ind[k]]++;
-    }
+    tf_count_rows(X, mode, 0, count);
     tf_status s = TF_OK;
     if (sum) { /* summed over the ranks as doubles: exact below 2^53 */
         s = TF_ALLOC(c, I ? I : 1, "non-zeros per row");
