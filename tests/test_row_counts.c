@@ -3,8 +3,7 @@
  * rows) against a plain loop on 1, 2 and 8 threads, the output poisoned
  * first: orders 2-5, 0 and 1 non-zero, a mode of length 1, a heavy row
  * (contended adds), inputs large enough for several threads, modes longer
- * than a thread's row cache (its evictions); the same through the large
- * inputs' grouping (tf_count_rows_grouped) at every size. */
+ * than a thread's row cache (its evictions). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,10 +43,6 @@ int main(void)
                 tf_count_rows(&X, m, t, cnt);
                 CHECKF(!memcmp(cnt, ref, I * sizeof *cnt), "case %zu: row counts of mode %u on %d threads", c, m + 1,
                        t);
-                memset(cnt, 0xab, I * sizeof *cnt); /* the large inputs' way, whatever the size */
-                CHECK_OK(tf_count_rows_grouped(&X, m, t, cnt));
-                CHECKF(!memcmp(cnt, ref, I * sizeof *cnt), "case %zu: grouped row counts of mode %u on %d threads", c,
-                       m + 1, t);
             }
             free(cnt);
             free(ref);
