@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/environment.h"
+
 /* weak: a static link resolves them, any BLAS links */
 extern int openblas_get_num_threads(void) __attribute__((weak));
 extern void openblas_set_num_threads(int) __attribute__((weak));
@@ -75,4 +77,11 @@ void tf_blas_threads_restore(int previous)
 {
     openblas_api a;
     if (previous > 1 && find(&a)) a.set(previous);
+}
+
+void tf_blas_threads_cap(int most)
+{
+    openblas_api a;
+    if (most < 1 || tf_env_openblas_num_threads() || !find(&a) || !own_pthreads(&a)) return;
+    if (a.get() > most) a.set(most);
 }

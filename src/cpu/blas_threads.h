@@ -25,4 +25,9 @@ int tf_blas_is_openblas(void);
  * OpenMP default (omp_set_num_threads). Other libraries: a no-op. */
 int tf_blas_threads_pin_single(void);
 void tf_blas_threads_restore(int previous);
+/* OpenBLAS with pthreads, its count not set by OPENBLAS_NUM_THREADS: at
+ * most `most` threads from now on (an MPI rank's share of its host's CPUs,
+ * so that its eigensolvers do not take every CPU of the host); else a
+ * no-op. */
+void tf_blas_threads_cap(int most);
 #endif

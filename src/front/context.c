@@ -10,6 +10,7 @@
 #include "core/check_args.h"
 #include "core/error.h"
 #include "core/tuning.h"
+#include "cpu/blas_threads.h"
 
 void tf_context_opts_default(tf_context_opts *o)
 {
@@ -118,6 +119,10 @@ tf_status tf_context_create(const tf_context_opts *o, tf_context **out)
         *c->dist = dist;
         c->dist->round_bytes = tuning.mpi_round_bytes;
         if (tuning.mpi_timeout > 0) tf_mpi_set_timeout(tuning.mpi_timeout); /* the process's MPI */
+        /* ranks sharing the host's CPUs (src/ranks/local.c): OpenBLAS's own
+         * threads (the eigensolvers') held to the rank's share too */
+        const int share = tf_default_threads_shared(NULL, NULL);
+        if (share > 0) tf_blas_threads_cap(share);
     }
     *out = c;
     return TF_OK;

@@ -47,6 +47,15 @@ for input in "--gen $spec" g.tns; do
     check "$what: rank 0 takes the remainder" test "$(team0)" -eq $(((${cpus:-0} + 1) / 2 > 1 ? (${cpus:-0} + 1) / 2 : 1))
 done
 
+# OpenBLAS's own pthreads (the eigensolvers'): held to the share as well
+# (another BLAS, or OpenBLAS on OpenMP: nothing to check)
+cpd_ranks 2 none "--gen $spec"
+blas=$(sed -n 's/^threads: .*; BLAS OpenBLAS (pthreads) \([0-9]*\) threads\{0,1\}[;,].*/\1/p' out.txt)
+if [ -n "$blas" ]; then
+    read -r lo hi <<<"$(teams)"
+    check "OpenBLAS's threads on 2 ranks held to the share ($blas <= ${hi:-?})" test "$blas" -le "${hi:-0}"
+fi
+
 # 3 ranks: the same, the teams within a thread of each other
 RANKS_TIMEOUT=180 cpd_ranks 3 none "--gen $spec"
 read -r lo hi <<<"$(teams)"
