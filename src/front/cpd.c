@@ -318,9 +318,11 @@ static tf_status create_multi_gpu_backend(const tf_tensor *X, const tf_cpd_opts 
         s = tf_cuda_cpd_backend_create_multi(X, o, &sh, be);
         tf_partition_shards_free(&set);
     }
-    if (c->tuning.build_report) /* TF_BUILD_REPORT=1: the host's part of the build beside the GPUs' lines */
+    if (c->tuning.build_report) { /* TF_BUILD_REPORT=1: the host's part of the build beside the GPUs' lines */
+        const double t3 = tf_wtime();
         fprintf(stderr, "BUILD-PHASES cpd-several-gpus total_ms=%.2f partition=%.2f shard_lists=%.2f backend=%.2f\n",
-                1e3 * (tf_wtime() - t0), 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (tf_wtime() - t2));
+                1e3 * (t3 - t0), 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2));
+    }
     if (s != TF_OK) hold_free(h);
     return s;
 }
