@@ -18,6 +18,7 @@
 #include "gpu_test_tensors.h"
 #include "seams/dist.h"
 #include "core/rng.h"
+#include "core/alloc.h"
 #include "front/partition.h"
 
 static const int schedules[] = {TF_PARTITION_CONTIGUOUS, TF_PARTITION_LONGEST_FIRST, TF_PARTITION_AUTO};
@@ -73,11 +74,13 @@ static void check_mode(const tf_tensor *X, int size, int schedule, const char *w
         ok &= X->nnz ? fabs(pt.imbalance[m] - ((double)most * size / X->nnz - 1.0)) < 1e-12 : pt.imbalance[m] == 0;
         ok &= schedule == TF_PARTITION_AUTO || size == 1 || pt.schedule[m] == schedule;
         CHECKF(ok, "%s: mode %u over %d parts, schedule %d (took %d)", what, m + 1, size, schedule, pt.schedule[m]);
-        /* the contiguous cut from the prefix sums of the same counts: the same rows */
+        /* the cut from every row's count (tf_partition_cut, the same schedule):
+         * the same rows, labels, schedule and loads (tf_partition_make cuts
+         * large modes from counts by blocks of rows, exact near the cuts) */
+        for (uint64_t i = 0; i < X->dims[m]; ++i) count[i + 1] += count[i];
+        memmove(count + 1, count, X->dims[m] * sizeof *count);
+        count[0] = 0;
         if (pt.schedule[m] == TF_PARTITION_CONTIGUOUS) {
-            for (uint64_t i = 0; i < X->dims[m]; ++i) count[i + 1] += count[i];
-            memmove(count + 1, count, X->dims[m] * sizeof *count);
-            count[0] = 0;
             uint64_t plo[70];
             (void)tf_partition_contiguous(count, X->dims[m], size, plo);
             ok = 1;
@@ -85,6 +88,19 @@ static void check_mode(const tf_tensor *X, int size, int schedule, const char *w
             CHECKF(ok, "%s: mode %u over %d: tf_partition_contiguous differs from tf_partition_make", what, m + 1,
                    size);
         }
+        uint64_t rlo[70];
+        uint32_t *rel = NULL;
+        int used = -1;
+        double imb = -1;
+        CHECK_OK(tf_partition_cut(count, X->dims[m], size, schedule, rlo, &rel, &used, &imb));
+        ok = used == pt.schedule[m] && imb == pt.imbalance[m] && !rel == !pt.relabel[m];
+        for (int r = 0; r <= size; ++r) ok &= rlo[r] == lo[r];
+        for (uint64_t i = 0; rel && pt.relabel[m] && i < X->dims[m]; ++i) ok &= rel[i] == pt.relabel[m][i];
+        for (int r = 0; r < size; ++r) ok &= pt.nnz[m][r] == nnz_in(X, &pt, m, lo[r], lo[r + 1]);
+        CHECKF(ok, "%s: mode %u over %d, schedule %d: tf_partition_make (took %d, %.6g) differs from the cut of every "
+                   "row's count (took %d, %.6g)",
+               what, m + 1, size, schedule, pt.schedule[m], pt.imbalance[m], used, imb);
+        tf_free(rel);
         free(count);
     }
     tf_partition_free(&pt);
@@ -406,6 +422,16 @@ int main(void)
     static const char *const what[3] = {"3-mode (a mode shorter than the ranks)",
                                         "a row with 60 % of the non-zeros, empty rows", "no non-zeros"};
     for (int i = 0; i < 3; ++i) check_tensor(spec[i], what[i]);
+    /* modes of many more rows than the partitioner's blocks (8192): cut from
+     * counts by blocks of 16, 8 and 1 rows; uniform (the block-wise cut
+     * decides AUTO), and with a row of 30 % (AUTO weighs longest-first) */
+    const uint64_t dl[] = {100000, 50000, 3000};
+    tt_spec big[2] = {tt_spec_make(3, dl, 40000, 4), tt_spec_make(3, dl, 40000, 5)};
+    big[1].hot_mode = 0;
+    big[1].hot_row = 65535; /* the last row of a block */
+    big[1].hot_share = 0.3;
+    check_tensor(big[0], "long modes, uniform");
+    check_tensor(big[1], "long modes, a row of 30 % at a block's end");
     check_contiguous_cases();
     check_schedule_cases();
     check_longest_first_random();
