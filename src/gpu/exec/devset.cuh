@@ -189,7 +189,11 @@ struct tf_devset {
                                       : (sh->pairs ? "gpu-shards-cut-on-gpu-pairs" : "gpu-shards-cut-on-gpu"));
                     return st;
                 }));
-                if (keep) kept = true; /* every GPU's copy filled by this pass */
+                if (keep) { /* every GPU's copy filled by this pass: the pinned chunks
+                             * go (a later unkeep opens them again) */
+                    kept = true;
+                    feed.close();
+                }
                 continue;
             }
             tf_phase_clock clock(gpu[0]->tune.build_report, gpu[0]->stream);
