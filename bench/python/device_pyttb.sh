@@ -39,7 +39,9 @@ if ! "$venv/bin/python" -c 'import tenfold, pyttb' 2>/dev/null; then
     for lib in lzma:liblzma.so.5:LIBLZMA zlib:libz.so.1:ZLIB; do
         IFS=: read -r hdr so var <<< "$lib"
         [ -f "/usr/include/$hdr.h" ] && continue
-        so=$(ls /usr/lib/x86_64-linux-gnu/$so /lib/x86_64-linux-gnu/$so /usr/lib64/$so 2>/dev/null | head -1)
+        # (ls fails for the paths that are missing: under pipefail, || true)
+        so=$(ls /usr/lib/x86_64-linux-gnu/$so /lib/x86_64-linux-gnu/$so /usr/lib64/$so 2>/dev/null | head -1 || true)
+        [ -n "$so" ] || { echo "device_pyttb: no shared $hdr library on this host" >&2; exit 1; }
         defs+=(-Ccmake.define.${var}_INCLUDE_DIR="$PWD/.devdeps/root/usr/include" -Ccmake.define.${var}_LIBRARY="$so")
     done
     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "${pip[@]}" --no-build-isolation "${defs[@]}" ./python \
