@@ -58,6 +58,35 @@ extern "C" tf_status tf_gpu_check_gcp_draw(const tf_tensor *X, const tf_gcp_opts
     return s;
 }
 
+/* One step on a made backend: init from K, the estimate f and the gradient
+ * (the state poisoned before each, so every entry read back was written),
+ * then each GPU's gradient into g (gpus > 1: GPU d's at g + d total, total
+ * the entries of one copy of the factors). */
+static tf_status one_step(tf_gcp_backend &be, const tf_ktensor *K, uint64_t iter, int gpus, uint64_t total,
+                          double *f, double *g)
+{
+    auto poison = [&]() { return gpus > 1 ? tf_gpu_gcp_multi_poison(be.ctx) : tf_gpu_gcp_poison(be.ctx); };
+    double ts = 0.0;
+    tf_status s = be.ops->init(be.ctx, K);
+    if (s == TF_OK) s = poison();
+    if (s == TF_OK) s = be.ops->estimate(be.ctx, f);
+    if (s == TF_OK) s = poison();
+    if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
+    if (gpus > 1)
+        for (int d = 0; d < gpus && s == TF_OK; ++d)
+            s = tf_gpu_gcp_multi_get_gradient(be.ctx, d, g + (uint64_t)d * total);
+    else if (s == TF_OK)
+        s = tf_gpu_gcp_get_gradient(be.ctx, g);
+    return s;
+}
+
+static uint64_t factor_entries(const tf_tensor *X, uint64_t rank)
+{
+    uint64_t total = 0;
+    for (uint32_t n = 0; n < X->order; ++n) total += X->dims[n] * rank;
+    return total;
+}
+
 extern "C" tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts *o, const tf_ktensor *K,
                                            uint64_t iter, double *f, double *g)
 {
@@ -65,13 +94,7 @@ extern "C" tf_status tf_gpu_check_gcp_step(const tf_tensor *X, const tf_gcp_opts
     tf_context *ctx = NULL;
     tf_gcp_backend be;
     TF_TRY(make(X, o, &ctx, &be));
-    double ts = 0.0;
-    tf_status s = be.ops->init(be.ctx, K);
-    if (s == TF_OK) s = tf_gpu_gcp_poison(be.ctx);
-    if (s == TF_OK) s = be.ops->estimate(be.ctx, f);
-    if (s == TF_OK) s = tf_gpu_gcp_poison(be.ctx);
-    if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
-    if (s == TF_OK) s = tf_gpu_gcp_get_gradient(be.ctx, g);
+    const tf_status s = one_step(be, K, iter, 1, 0, f, g);
     be.ops->destroy(be.ctx);
     tf_context_free(ctx);
     return s;
@@ -94,15 +117,7 @@ extern "C" tf_status tf_gpu_check_gcp_step_multi(const tf_tensor *X, const tf_gc
         return s;
     }
     snprintf(plan, 96, "%s", be.plan_desc);
-    uint64_t total = 0;
-    for (uint32_t n = 0; n < X->order; ++n) total += X->dims[n] * o->rank;
-    double ts = 0.0;
-    s = be.ops->init(be.ctx, K);
-    if (s == TF_OK) s = tf_gpu_gcp_multi_poison(be.ctx);
-    if (s == TF_OK) s = be.ops->estimate(be.ctx, f);
-    if (s == TF_OK) s = tf_gpu_gcp_multi_poison(be.ctx);
-    if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
-    for (int d = 0; d < gpus && s == TF_OK; ++d) s = tf_gpu_gcp_multi_get_gradient(be.ctx, d, g + (uint64_t)d * total);
+    s = one_step(be, K, iter, gpus, factor_entries(X, o->rank), f, g);
     be.ops->destroy(be.ctx);
     tf_context_free(ctx);
     return s;
@@ -126,20 +141,7 @@ extern "C" tf_status tf_gpu_check_gcp_observed_step(const tf_tensor *X, const tf
         return s;
     }
     snprintf(plan, 96, "%s", be.plan_desc);
-    uint64_t total = 0;
-    for (uint32_t n = 0; n < X->order; ++n) total += X->dims[n] * o->rank;
-    auto poison = [&]() { return gpus > 1 ? tf_gpu_gcp_multi_poison(be.ctx) : tf_gpu_gcp_poison(be.ctx); };
-    double ts = 0.0;
-    s = be.ops->init(be.ctx, K);
-    if (s == TF_OK) s = poison();
-    if (s == TF_OK) s = be.ops->estimate(be.ctx, f);
-    if (s == TF_OK) s = poison();
-    if (s == TF_OK) s = be.ops->gradient(be.ctx, iter, &ts);
-    if (gpus > 1)
-        for (int d = 0; d < gpus && s == TF_OK; ++d)
-            s = tf_gpu_gcp_multi_get_gradient(be.ctx, d, g + (uint64_t)d * total);
-    else if (s == TF_OK)
-        s = tf_gpu_gcp_get_gradient(be.ctx, g);
+    s = one_step(be, K, iter, gpus, factor_entries(X, o->rank), f, g);
     if (s == TF_OK && adam_step > 0.0) {
         tf_ktensor out;
         s = tf_ktensor_alloc(&out, X->order, X->dims, o->rank);
