@@ -279,7 +279,7 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
         /* this rank's rows of mode m: from its copy of X, or gathered from
          * the ranks' parts */
         const double a = tf_wtime();
-        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, &part)
+        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, 0, &part)
                                  : tf_partition_shard(X, &h->part, m, d->rank, &part);
         const double b = tf_wtime();
         if (s == TF_OK) s = tf_plan_build_mode(&part, &po, m, &h->shard[m]); /* only ever run along m */
