@@ -276,11 +276,12 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         tf_tensor part;
         memset(&part, 0, sizeof part);
-        /* this rank's rows of mode m: from its copy of X, or gathered from
-         * the ranks' parts */
+        /* this rank's rows of mode m, from its copy of X or gathered from
+         * the ranks' parts, the mode's index shifted down to them: the
+         * plan's tree and output span its rows, not the mode's */
         const double a = tf_wtime();
-        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, 0, &part)
-                                 : tf_partition_shard(X, &h->part, m, d->rank, &part);
+        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, 1, &part)
+                                 : tf_partition_split(X, &h->part, 1, m, 0, d->rank, 1, &part);
         const double b = tf_wtime();
         if (s == TF_OK) s = tf_plan_build_mode(&part, &po, m, &h->shard[m]); /* only ever run along m */
         t_shard += b - a;
