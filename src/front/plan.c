@@ -22,7 +22,9 @@ void tf_plan_opts_default(tf_plan_opts *o)
     o->precision = TF_DOUBLE;
 }
 
-/* mode < 0: every mode's MTTKRP; else that mode's alone (CPU CSF plans). */
+/* mode < 0: every mode's MTTKRP; else that mode's alone (CPU CSF plans),
+ * of a shard the front end cut itself from a tensor it checked (so not
+ * checked again: a rank would read every shard once more for nothing). */
 static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, int mode, tf_plan **out);
 
 /* ops->mttkrp warmup + reps times, each rep timed by the wall clock. */
@@ -166,7 +168,7 @@ tf_status tf_plan_build_mode(const tf_tensor *X, const tf_plan_opts *o, uint32_t
 static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, int mode, tf_plan **out)
 {
     if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: X is NULL");
-    TF_TRY(tf_tensor_validate(X));
+    if (mode < 0) TF_TRY(tf_tensor_validate(X)); /* a plan of one mode: a shard cut from a checked tensor */
     /* every format exists on the GPU but the CSF ones */
     const tf_backend be = tf_choose_backend(o->context, o->backend,
                                             o->format != TF_FORMAT_CSF && o->format != TF_FORMAT_CSF_SHORT);
