@@ -5,7 +5,8 @@
  * (doubles), on 3 ranks with unequal row ranges (one rank with none),
  * widths 4 (an fp32 row of one column), 12, 16 and 40 bytes, and rounds of
  * 1 byte (one row a round), 64 bytes and the default; every row not the
- * rank's own poisoned beforehand, every byte checked after. Run plainly it
+ * rank's own poisoned beforehand, every byte checked after; and the
+ * all-to-all of several arrays (alltoall_arrays). Run plainly it
  * starts itself on 3 ranks (mpirun); skipped (77) without MPI in the build
  * or without mpirun. */
 #include <stdio.h>
@@ -51,6 +52,50 @@ static void rows_case(const tf_dist *d, uint64_t round_bytes)
            (unsigned long long)round_bytes, bad);
 }
 
+/* alltoall_arrays: three arrays (8-, 4- and 2-byte items) moved alike;
+ * rank s sends rank r (s + 2r) % 4 items (some pairs none), the receiver's
+ * blocks in rank order with its own left in place (poisoned: must stay so),
+ * in rounds of one item, 20 bytes and the default. */
+static uint64_t pair_n(int s, int r) { return (uint64_t)(s + 2 * r) % 4; }
+static uint64_t item(int s, int r, uint64_t k, int a) { return 1 + (uint64_t)s * 1000 + (uint64_t)r * 100 + k * 10 + a; }
+
+static void arrays_case(const tf_dist *d, uint64_t round_bytes)
+{
+    const int P = d->size, me = d->rank;
+    uint64_t sn[3], sa[3], rn[3], ra[3], ns = 0, nr = 0;
+    for (int r = 0; r < P; ++r) {
+        sn[r] = pair_n(me, r), sa[r] = ns, ns += sn[r];
+        rn[r] = pair_n(r, me), ra[r] = nr, nr += rn[r];
+    }
+    uint64_t s64[12], r64[12];
+    uint32_t s32[12], r32[12];
+    uint16_t s16[12], r16[12];
+    for (int r = 0; r < P; ++r)
+        for (uint64_t k = 0; k < sn[r]; ++k) {
+            s64[sa[r] + k] = item(me, r, k, 0);
+            s32[sa[r] + k] = (uint32_t)item(me, r, k, 1);
+            s16[sa[r] + k] = (uint16_t)item(me, r, k, 2);
+        }
+    memset(r64, 0xEE, sizeof r64), memset(r32, 0xEE, sizeof r32), memset(r16, 0xEE, sizeof r16);
+    const void *send[3] = {s64, s32, s16};
+    void *recv[3] = {r64, r32, r16};
+    const uint32_t bytes[3] = {8, 4, 2};
+    CHECK_OK(d->alltoall_arrays(3, send, recv, bytes, sn, sa, rn, ra, round_bytes));
+    int bad = 0;
+    for (int r = 0; r < P; ++r)
+        for (uint64_t k = 0; k < rn[r]; ++k) {
+            const uint64_t at = ra[r] + k;
+            if (r == me) { /* not moved */
+                bad += r64[at] != 0xEEEEEEEEEEEEEEEEull || r32[at] != 0xEEEEEEEEu || r16[at] != 0xEEEE;
+                continue;
+            }
+            bad += r64[at] != item(r, me, k, 0) || r32[at] != (uint32_t)item(r, me, k, 1) ||
+                   r16[at] != (uint16_t)item(r, me, k, 2);
+        }
+    CHECKF(bad == 0, "rank %d: alltoall_arrays, rounds of %llu bytes: %d items wrong", me,
+           (unsigned long long)round_bytes, bad);
+}
+
 static int on_ranks(int argc, char **argv)
 {
     int rank = 0, size = 1;
@@ -71,6 +116,13 @@ static int on_ranks(int argc, char **argv)
     }
     rows_case(&d, 8);
     rows_case(&d, 0);
+    CHECKF(d.alltoall_arrays != NULL, "the MPI table has no alltoall_arrays");
+    if (d.alltoall_arrays) {
+        arrays_case(&d, 1);
+        arrays_case(&d, 20);
+        arrays_case(&d, 0);
+        CHECK_FAILS(d.alltoall_arrays(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0), TF_ERR_ARG, "0 arrays");
+    }
     char name[64];
     snprintf(name, sizeof name, "test_dist_gather (rank %d)", rank);
     const int rc = tf_test_finish(name);

@@ -412,6 +412,53 @@ static void mttkrp_real_tensor(const char *name, const char *path, tf_tensor *X,
            (unsigned long long)X->nnz);
 }
 
+/* A plan of one mode (tf_plan_build_mode, a rank's shard): that mode's
+ * MTTKRP is the whole plan's bit for bit, the other modes are refused. */
+static void one_mode_plans(void)
+{
+    tf_rng rng;
+    tf_rng_seed(&rng, 20261230);
+    const uint64_t dims[4] = {300, 7, 250, 40};
+    tf_tensor X = make_tensor(&rng, 4, dims, 20000, 1, 1);
+    tf_matrix F[TF_MAX_ORDER], a, b;
+    random_factors(&rng, &X, 8, F);
+    const tf_format formats_one[] = {TF_FORMAT_AUTO, TF_FORMAT_CSF, TF_FORMAT_CSF_SHORT, TF_FORMAT_COO};
+    for (size_t fi = 0; fi < COUNT(formats_one); ++fi) {
+        tf_plan_opts o;
+        tf_plan_opts_default(&o);
+        o.backend = TF_BACKEND_CPU;
+        o.format = formats_one[fi];
+        o.threads = 2;
+        tf_plan *whole = NULL;
+        CHECK_OK(tf_plan_build(&X, &o, &whole));
+        for (uint32_t m = 0; whole && m < X.order; ++m) {
+            tf_plan *one = NULL;
+            CHECK_OK(tf_plan_build_mode(&X, &o, m, &one));
+            if (!one) continue;
+            CHECK_OK(tf_matrix_alloc(&a, X.dims[m], 8));
+            CHECK_OK(tf_matrix_alloc(&b, X.dims[m], 8));
+            CHECK_OK(tf_plan_mttkrp(whole, m, F, &a));
+            CHECK_OK(tf_plan_mttkrp(one, m, F, &b));
+            CHECKF(memcmp(a.data, b.data, X.dims[m] * 8 * sizeof(double)) == 0,
+                   "format %d, mode %u: the one-mode plan's MTTKRP is the whole plan's", (int)o.format, m + 1);
+            tf_matrix_free(&a);
+            tf_matrix_free(&b);
+            const uint32_t other = (m + 1) % X.order;
+            CHECK_OK(tf_matrix_alloc(&a, X.dims[other], 8));
+            const tf_status s = tf_plan_mttkrp(one, other, F, &a);
+            CHECKF(o.format == TF_FORMAT_COO ? s == TF_OK : s == TF_ERR_ARG,
+                   "format %d: a plan of mode %u run along mode %u", (int)o.format, m + 1, other + 1);
+            tf_matrix_free(&a);
+            tf_plan_free(one);
+        }
+        tf_plan_free(whole);
+    }
+    tf_plan *p = NULL;
+    CHECK(tf_plan_build_mode(&X, NULL, 4, &p) == TF_ERR_ARG && !p); /* mode out of range */
+    free_factors(X.order, F);
+    tf_tensor_free(&X);
+}
+
 static void real_tensors(void)
 {
     static const char *const tns[] = {".tns.xz", NULL};
@@ -460,6 +507,7 @@ int main(void)
     corner_tensors();
     team_independent();
     bad_arguments();
+    one_mode_plans();
     validation();
     real_tensors();
     return tf_test_finish("test_mttkrp");

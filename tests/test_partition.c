@@ -369,7 +369,7 @@ static void check_relabeled_one_part(const tf_tensor *X)
     for (uint32_t m = 0; m < X->order; ++m) {
         tf_tensor a, b;
         CHECK_OK(tf_partition_shard(X, &pt, m, 0, &a));
-        CHECK_OK(tf_partition_exchange(X, &pt, m, &d, &b));
+        CHECK_OK(tf_partition_exchange(X, &pt, m, &d, 0, &b));
         int ok = a.nnz == X->nnz && b.nnz == X->nnz;
         for (uint64_t k = 0; ok && k < X->nnz; ++k) {
             ok &= a.vals[k] == X->vals[k] && b.vals[k] == X->vals[k];

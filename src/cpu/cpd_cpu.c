@@ -8,7 +8,8 @@
  *
  * Distributed (several ranks, seams/dist.h; AMPED's layout on CPU ranks):
  * rank r holds, for each mode, a plan of the non-zeros whose index lies in
- * its rows [row_lo[r], row_lo[r+1]), so its MTTKRP is exact on those rows;
+ * its rows [row_lo[r], row_lo[r+1]) (that index counted from row_lo[r]), so
+ * its MTTKRP is exact on those rows and writes them alone;
  * it solves them, and the new rows are all-gathered so every rank holds the
  * whole factor. Normalisation and Grams then run on the whole factor on
  * every rank (the same numbers everywhere, as in one process: no reduction
@@ -96,10 +97,13 @@ static tf_status cpu_mttkrp(void *ctx, uint32_t mode)
 {
     cpu_cpd *c = ctx;
     TF_TRY(check_mode(c, mode));
-    tf_matrix out = {c->dims[mode], c->rank, c->M};
+    uint64_t lo, hi;
+    my_rows(c, mode, &lo, &hi);
+    /* a rank's shard counts its rows from lo: its MTTKRP writes them alone */
+    tf_matrix out = {hi - lo, c->rank, c->M + lo * c->rank};
     c->m_mode = c->order;
     tf_plan *p = c->dist ? c->shard[mode] : c->plan;
-    TF_TRY(p->ops->mttkrp(p->impl, mode, c->A, &out)); /* shapes are the backend's own */
+    if (hi > lo) TF_TRY(p->ops->mttkrp(p->impl, mode, c->A, &out)); /* shapes are the backend's own */
     c->m_mode = mode;
     return TF_OK;
 }

@@ -72,6 +72,7 @@ typedef struct csf_plan {
     int fixed_jobs; /* > 0: the non-zeros in exactly this many jobs (tests) */
     int fixed_prefetch; /* >= 0: prefetch rows (1) or not (0) whatever their size (tests) */
     uint32_t sorted;    /* trees with their fibres in order of length */
+    uint32_t built;     /* bit m: tree[m] was built (a rank's shard of mode m: that tree alone) */
     tf_csf tree[TF_MAX_ORDER]; /* tree[m] is rooted at mode m */
     csf_split split[TF_MAX_ORDER];
 } csf_plan;
@@ -166,6 +167,8 @@ static void merge_edges(const tf_csf *c, const csf_split *sp, uint64_t n, uint64
 static tf_status csf_plan_mttkrp(void *impl, uint32_t mode, const tf_matrix *factors, tf_matrix *out)
 {
     const csf_plan *cp = impl;
+    if (!(cp->built >> mode & 1u))
+        return tf_fail(TF_ERR_ARG, "CSF plan: mode %u's tree was not built (a plan of one mode)", mode + 1);
     const tf_csf *c = &cp->tree[mode];
     const uint64_t R = out->cols, I = out->rows;
     if (c->nnz == 0) {
@@ -252,24 +255,32 @@ void tf_cpu_csf_plan_fix_prefetch(struct tf_plan *p, int on)
     if (p && p->ops == &csf_ops) ((csf_plan *)p->impl)->fixed_prefetch = on;
 }
 
-tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
+/* The fibre order of the format: csf, the trees as built (0); csf-short,
+ * every tree by fibre length (1); auto, the trees whose fibres are short
+ * (CSF_SHORT_FIBRE; -1). */
+static int fibre_rule(const tf_plan_opts *o)
 {
-    /* csf: the trees as built; csf-short: every tree by fibre length; auto:
-     * the trees whose fibres are short (CSF_SHORT_FIBRE) */
-    const int by_length = o->format == TF_FORMAT_CSF_SHORT ? 1 : o->format == TF_FORMAT_CSF ? 0 : -1;
-    return tf_cpu_csf_plan_build_flat(X, o, CSF_FLAT_RATIO, by_length, p);
+    return o->format == TF_FORMAT_CSF_SHORT ? 1 : o->format == TF_FORMAT_CSF ? 0 : -1;
 }
 
-tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
-                                     int by_length, tf_plan *p)
+tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p)
+{
+    return tf_cpu_csf_plan_build_flat(X, o, CSF_FLAT_RATIO, fibre_rule(o), p);
+}
+
+/* The trees of the modes in `modes` (bit m: tree m). */
+static tf_status build_trees(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio, int by_length,
+                             uint32_t modes, tf_plan *p)
 {
     csf_plan *cp = NULL;
     TF_TRY(TF_CALLOC(cp, 1, "CSF plan"));
     cp->order = X->order;
     cp->threads = p->threads;
     cp->fixed_prefetch = -1;
+    cp->built = modes;
     uint64_t bytes = sizeof *cp;
     for (uint32_t m = 0; m < X->order; ++m) {
+        if (!(modes >> m & 1u)) continue;
         uint32_t mo[TF_MAX_ORDER];
         tf_csf_default_order(X, m, mo);
         tf_status s = tf_csf_build(X, mo, flat_ratio, p->threads, &cp->tree[m]);
@@ -288,9 +299,20 @@ tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, 
     /* csf-short says how many trees it ordered (all but those without a
      * fibre level); auto's and csf's desc is the same */
     if (by_length > 0)
-        snprintf(p->desc, sizeof p->desc, "cpu csf-short (%u of %u trees by fibre length), %d thread%s", cp->sorted,
-                 X->order, p->threads, p->threads == 1 ? "" : "s");
+        snprintf(p->desc, sizeof p->desc, "cpu csf-short (%u of %d trees by fibre length), %d thread%s", cp->sorted,
+                 __builtin_popcount(modes), p->threads, p->threads == 1 ? "" : "s");
     else
         snprintf(p->desc, sizeof p->desc, "cpu csf, %d thread%s", p->threads, p->threads == 1 ? "" : "s");
     return TF_OK;
+}
+
+tf_status tf_cpu_csf_plan_build_flat(const tf_tensor *X, const tf_plan_opts *o, double flat_ratio,
+                                     int by_length, tf_plan *p)
+{
+    return build_trees(X, o, flat_ratio, by_length, (1u << X->order) - 1, p);
+}
+
+tf_status tf_cpu_csf_plan_build_mode(const tf_tensor *X, const tf_plan_opts *o, uint32_t mode, tf_plan *p)
+{
+    return build_trees(X, o, CSF_FLAT_RATIO, fibre_rule(o), 1u << mode, p);
 }

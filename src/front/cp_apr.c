@@ -252,7 +252,7 @@ static tf_status create_dist(const tf_tensor *X, const tf_cp_apr_opts *o, tf_par
     memset(shard, 0, sizeof shard);
     tf_status s = TF_OK;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m)
-        s = o->distributed_input ? tf_partition_exchange(X, pt, m, d, &shard[m])
+        s = o->distributed_input ? tf_partition_exchange(X, pt, m, d, 0, &shard[m])
                                  : tf_partition_shard(X, pt, m, d->rank, &shard[m]);
     if (s == TF_OK) return tf_cpu_cp_apr_backend_create_dist(X, o, shard, (const uint64_t *const *)pt->row_lo, d, be);
     for (uint32_t m = 0; m < X->order; ++m) tf_tensor_free(&shard[m]);

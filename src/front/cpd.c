@@ -269,18 +269,28 @@ static tf_status create_dist_backend(const tf_tensor *X, const tf_cpd_opts *o, t
     po.format = o->format == TF_FORMAT_COO || o->format == TF_FORMAT_CSF_SHORT ? o->format : TF_FORMAT_AUTO;
     po.threads = o->threads;
     po.rank_hint = o->rank;
+    const double t0 = tf_wtime();
     tf_status s = tf_partition_make(&h->part, X, d->size, (int)o->context->tuning.partition,
                                     o->distributed_input ? d : NULL);
+    double t_part = tf_wtime() - t0, t_shard = 0, t_plan = 0;
     for (uint32_t m = 0; m < X->order && s == TF_OK; ++m) {
         tf_tensor part;
         memset(&part, 0, sizeof part);
-        /* this rank's rows of mode m: from its copy of X, or gathered from
-         * the ranks' parts */
-        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, &part)
-                                 : tf_partition_shard(X, &h->part, m, d->rank, &part);
-        if (s == TF_OK) s = tf_plan_build(&part, &po, &h->shard[m]);
+        /* this rank's rows of mode m, from its copy of X or gathered from
+         * the ranks' parts, the mode's index shifted down to them: the
+         * plan's tree and output span its rows, not the mode's */
+        const double a = tf_wtime();
+        s = o->distributed_input ? tf_partition_exchange(X, &h->part, m, d, 1, &part)
+                                 : tf_partition_split(X, &h->part, 1, m, 0, d->rank, 1, &part);
+        const double b = tf_wtime();
+        if (s == TF_OK) s = tf_plan_build_mode(&part, &po, m, &h->shard[m]); /* only ever run along m */
+        t_shard += b - a;
+        t_plan += tf_wtime() - b;
         tf_tensor_free(&part);
     }
+    if (o->context->tuning.build_report) /* TF_BUILD_REPORT=1 */
+        fprintf(stderr, "BUILD-PHASES cpd-ranks rank=%d total_ms=%.2f partition=%.2f shards=%.2f plans=%.2f\n",
+                d->rank, 1e3 * (tf_wtime() - t0), 1e3 * t_part, 1e3 * t_shard, 1e3 * t_plan);
     if (s == TF_OK)
         s = tf_cpu_cpd_backend_create_dist(X, o, h->shard, (const uint64_t *const *)h->part.row_lo, d, be);
     if (s != TF_OK) hold_free(h);

@@ -558,66 +558,141 @@ tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int rel
     return split(&j, out);
 }
 
+/* recv_n[r]: how many non-zeros rank r sends this one, from every rank's
+ * send_n (one record of 8 bytes between each pair of ranks). */
+static tf_status exchange_counts(const tf_dist *d, const uint64_t *send_n, uint64_t *recv_n)
+{
+    uint64_t *one = NULL, got = 0;
+    void *n = NULL;
+    TF_TRY(TF_ALLOC(one, (uint64_t)d->size, "exchange counts"));
+    for (int r = 0; r < d->size; ++r) one[r] = 1;
+    tf_status s = d->alltoall_records(send_n, one, sizeof *send_n, d->round_bytes, &n, &got);
+    if (s == TF_OK && got != (uint64_t)d->size)
+        s = tf_fail(TF_ERR_IO, "exchange: %llu counts from %d ranks", (unsigned long long)got, d->size);
+    if (s == TF_OK) memcpy(recv_n, n, (size_t)d->size * sizeof *recv_n);
+    tf_free(n);
+    tf_free(one);
+    return s;
+}
+
+/* An exchange's bookkeeping, per rank r: send_n[r] non-zeros of this part
+ * go to r, recv_n[r] come from r; the others' blocks start at send_at[r]
+ * of the send arrays (this rank's own is not sent: send_at[me] unused) and
+ * land at recv_at[r] of the output, in rank order. */
+typedef struct exchange_plan {
+    uint64_t *send_n, *recv_n, *send_at, *recv_at;
+    uint64_t remote, total; /* non-zeros sent to others; received in all (own included) */
+} exchange_plan;
+
+static void exchange_plan_free(exchange_plan *x)
+{
+    tf_free(x->send_n); /* one block: the four arrays */
+    memset(x, 0, sizeof *x);
+}
+
+static tf_status exchange_plan_make(const tf_dist *d, const uint64_t *at, int T, exchange_plan *x)
+{
+    const int P = d->size;
+    memset(x, 0, sizeof *x);
+    TF_TRY(TF_CALLOC(x->send_n, 4 * (uint64_t)P, "exchange counts"));
+    x->recv_n = x->send_n + P;
+    x->send_at = x->send_n + 2 * P;
+    x->recv_at = x->send_n + 3 * P;
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < P; ++r) x->send_n[r] += at[(uint64_t)t * P + r];
+    tf_status s = exchange_counts(d, x->send_n, x->recv_n);
+    for (int r = 0; s == TF_OK && r < P; ++r) {
+        x->recv_at[r] = x->total;
+        x->total += x->recv_n[r];
+        x->send_at[r] = x->remote;
+        if (r != d->rank) x->remote += x->send_n[r];
+    }
+    if (s != TF_OK) exchange_plan_free(x);
+    return s;
+}
+
+/* Where each thread's block of the part writes (the scatter's at[], see
+ * pass): its non-zeros for this rank straight into out after those of the
+ * blocks before it, the others' into the send arrays likewise; view[r]
+ * the arrays bound for rank r. */
+static void exchange_targets(const tf_dist *d, const exchange_plan *x, int T, uint32_t N, tf_tensor *out,
+                             unsigned char *send, tf_tensor *view, uint64_t *at)
+{
+    const int P = d->size;
+    tf_tensor away;
+    memset(&away, 0, sizeof away);
+    away.order = N;
+    away.vals = (double *)(void *)send; /* values first: 8-byte aligned */
+    for (uint32_t m = 0; m < N; ++m) away.ind[m] = (uint32_t *)(void *)(send + x->remote * (8 + 4 * (uint64_t)m));
+    for (int r = 0; r < P; ++r) {
+        view[r] = r == d->rank ? *out : away;
+        uint64_t w = r == d->rank ? x->recv_at[r] : x->send_at[r];
+        for (int t = 0; t < T; ++t) {
+            const uint64_t c = at[(uint64_t)t * P + r];
+            at[(uint64_t)t * P + r] = w;
+            w += c;
+        }
+    }
+}
+
+/* The others' blocks (MPI): from the send arrays to theirs, and theirs
+ * straight into out's arrays, values and every index at once. */
+static tf_status exchange_move(const tf_dist *d, const exchange_plan *x, uint32_t N, const unsigned char *send,
+                               tf_tensor *out)
+{
+    if (d->size == 1) return TF_OK;
+    if (!d->alltoall_arrays) return tf_fail(TF_ERR_UNAVAILABLE, "exchange: the ranks' table has no alltoall_arrays");
+    const void *from[TF_MAX_ORDER + 1];
+    void *to[TF_MAX_ORDER + 1];
+    uint32_t bytes[TF_MAX_ORDER + 1];
+    from[0] = send;
+    to[0] = out->vals;
+    bytes[0] = sizeof *out->vals;
+    for (uint32_t m = 0; m < N; ++m) {
+        from[m + 1] = send + x->remote * (8 + 4 * (uint64_t)m);
+        to[m + 1] = out->ind[m];
+        bytes[m + 1] = sizeof *out->ind[m];
+    }
+    return d->alltoall_arrays((int)N + 1, from, to, bytes, x->send_n, x->send_at, x->recv_n, x->recv_at,
+                              d->round_bytes);
+}
+
 tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const tf_dist *d,
-                                tf_tensor *out)
+                                int shift, tf_tensor *out)
 {
     memset(out, 0, sizeof *out);
     if (pt->parts != d->size) return tf_fail(TF_ERR_ARG, "partition: %d parts over %d ranks", pt->parts, d->size);
     TF_TRY(check_parts(part, pt, mode, 0, d->size));
     const uint32_t N = part->order;
-    const uint32_t rec = 4 * N + 8; /* N indices, then the value */
     const int P = d->size, T = tf_resolve_threads(0);
-    const uint64_t nnz = part->nnz;
-    const split_job j = job_of(part, pt, 1, mode, 0, 0, P, 0); /* a non-zero's target: its rank */
-    uint64_t *at = NULL, *send_n = NULL;
-    unsigned char *buf = NULL;
+    const split_job j = job_of(part, pt, 1, mode, 0, 0, P, shift); /* a non-zero's target: its rank */
+    uint64_t *at = NULL;
+    unsigned char *send = NULL;
+    tf_tensor *view = NULL;
+    exchange_plan x;
+    memset(&x, 0, sizeof x);
     tf_status s = TF_CALLOC(at, (uint64_t)T * P, "exchange offsets");
-    if (s == TF_OK) s = TF_CALLOC(send_n, (uint64_t)P, "exchange counts");
-    if (s == TF_OK) s = tf_alloc((void **)&buf, nnz ? nnz : 1, rec, "non-zeros to send");
-    if (s != TF_OK) goto done;
-    /* counted, then scattered by destination rank as records, the indices
-     * in the run's labels */
-    pass(&j, T, P, at, NULL);
-    uint64_t total = 0;
-    for (int r = 0; r < P; ++r)
-        for (int t = 0; t < T; ++t) {
-            const uint64_t c = at[(uint64_t)t * P + r];
-            at[(uint64_t)t * P + r] = total;
-            total += c;
-            send_n[r] += c;
-        }
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-    for (int t = 0; t < T; ++t) {
-        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
-        for (uint64_t k = k0; k < k1; ++k) {
-            unsigned char *o = buf + at[(uint64_t)t * P + target(&j, k)]++ * rec;
-            for (uint32_t m = 0; m < N; ++m) {
-                const uint32_t i = label(j.map[m], part->ind[m][k]);
-                memcpy(o + 4 * m, &i, 4);
-            }
-            memcpy(o + 4 * N, &part->vals[k], 8);
-        }
-    }
-    void *got = NULL;
-    uint64_t n = 0;
-    s = d->alltoall_records(buf, send_n, rec, d->round_bytes, &got, &n);
-    tf_free(buf);
-    buf = NULL;
-    if (s == TF_OK) s = tf_tensor_alloc(out, N, part->dims, n);
+    if (s == TF_OK) s = TF_ALLOC(view, (uint64_t)P, "exchange targets");
+    if (s == TF_OK) pass(&j, T, P, at, NULL); /* counted */
+    if (s == TF_OK) s = exchange_plan_make(d, at, T, &x);
     if (s == TF_OK) {
-        const unsigned char *g = got;
-#pragma omp parallel for num_threads(T) schedule(static)
-        for (int64_t k = 0; k < (int64_t)n; ++k) {
-            const unsigned char *r = g + (uint64_t)k * rec;
-            for (uint32_t m = 0; m < N; ++m) memcpy(&out->ind[m][k], r + 4 * m, 4);
-            memcpy(&out->vals[k], r + 4 * N, 8);
-        }
+        uint64_t dims[TF_MAX_ORDER];
+        memcpy(dims, part->dims, N * sizeof *dims);
+        const uint64_t rows = pt->row_lo[mode][d->rank + 1] - pt->row_lo[mode][d->rank];
+        if (shift) dims[mode] = rows ? rows : 1;
+        s = tf_tensor_alloc(out, N, dims, x.total);
     }
-    tf_free(got);
-done:
-    tf_free(buf);
+    if (s == TF_OK) s = tf_alloc((void **)&send, x.remote ? x.remote : 1, 8 + 4 * (uint64_t)N, "non-zeros to send");
+    if (s == TF_OK) { /* scattered by destination, in the run's labels: this rank's own into out */
+        exchange_targets(d, &x, T, N, out, send, view, at);
+        pass(&j, T, P, at, view);
+        s = exchange_move(d, &x, N, send, out);
+    }
+    if (s != TF_OK) tf_tensor_free(out);
+    exchange_plan_free(&x);
+    tf_free(send);
+    tf_free(view);
     tf_free(at);
-    tf_free(send_n);
     return s;
 }
 
@@ -634,7 +709,7 @@ static tf_status set_split(void *user, uint32_t mode, tf_tensor *out)
     tf_tensor mine;
     memset(&mine, 0, sizeof mine);
     if (set->input_part) { /* this rank's rows of mode from every rank's part, relabeled */
-        TF_TRY(tf_partition_exchange(set->X, set->pt, mode, set->dist, &mine));
+        TF_TRY(tf_partition_exchange(set->X, set->pt, mode, set->dist, 0, &mine));
         src = &mine;
     }
     tf_status s =

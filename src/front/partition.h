@@ -105,9 +105,13 @@ tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int rel
 /* This rank's shard of `mode` (in the run's labels) gathered from every
  * rank's part of the non-zeros (MPI all-to-all): in rank order, each part in
  * its order -- where the parts are consecutive ranges of a tensor, in the
- * tensor's order, as tf_partition_shard would give. */
+ * tensor's order, as tf_partition_shard would give. With shift, the mode's
+ * index is shifted down by the rank's row_lo and dims[mode] is its number
+ * of rows (at least 1), as tf_partition_split gives. Each rank's non-zeros
+ * for the others are packed straight by destination (its own straight into
+ * out) and received straight into out's arrays (tf_dist.alltoall_arrays). */
 tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const struct tf_dist *d,
-                                tf_tensor *out);
+                                int shift, tf_tensor *out);
 
 /* The front end's side of tf_shards (seams/shards.h): the rows of pt
  * (borrowed: keep it while sh is used) and the shards of this process's

@@ -22,7 +22,10 @@ void tf_plan_opts_default(tf_plan_opts *o)
     o->precision = TF_DOUBLE;
 }
 
-static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out);
+/* mode < 0: every mode's MTTKRP; else that mode's alone (CPU CSF plans),
+ * of a shard the front end cut itself from a tensor it checked (so not
+ * checked again: a rank would read every shard once more for nothing). */
+static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, int mode, tf_plan **out);
 
 /* ops->mttkrp warmup + reps times, each rep timed by the wall clock. */
 static tf_status wall_time(const tf_plan_ops *ops, void *impl, uint32_t mode, const tf_matrix *factors,
@@ -135,7 +138,7 @@ static tf_status check_opts(const tf_plan_opts *o)
     return tf_threads_arg(who, o->threads);
 }
 
-tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
+static tf_status build_checked(const tf_tensor *X, const tf_plan_opts *o, int mode, tf_plan **out)
 {
     tf_plan_opts d;
     if (!o) { tf_plan_opts_default(&d); o = &d; }
@@ -144,16 +147,28 @@ tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out
     TF_TRY(check_opts(o));
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 0);
     const uint64_t held = tf_alloc_peak_reset();
-    tf_status s = plan_build(X, o, out);
+    tf_status s = plan_build(X, o, mode, out);
     if (s == TF_OK) (*out)->build_peak = tf_alloc_peak() - held;
     tf_progress_report(o->progress, o->progress_user, TF_STEP_BUILD, 0, 0, 1);
     return s;
 }
 
-static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
+tf_status tf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan **out)
+{
+    return build_checked(X, o, -1, out);
+}
+
+tf_status tf_plan_build_mode(const tf_tensor *X, const tf_plan_opts *o, uint32_t mode, tf_plan **out)
+{
+    if (X && mode >= X->order)
+        return tf_fail(TF_ERR_ARG, "tf_plan_build_mode: mode %u of a tensor of order %u", mode + 1, X->order);
+    return build_checked(X, o, (int)mode, out);
+}
+
+static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, int mode, tf_plan **out)
 {
     if (!X) return tf_fail(TF_ERR_ARG, "tf_plan_build: X is NULL");
-    TF_TRY(tf_tensor_validate(X));
+    if (mode < 0) TF_TRY(tf_tensor_validate(X)); /* a plan of one mode: a shard cut from a checked tensor */
     /* every format exists on the GPU but the CSF ones */
     const tf_backend be = tf_choose_backend(o->context, o->backend,
                                             o->format != TF_FORMAT_CSF && o->format != TF_FORMAT_CSF_SHORT);
@@ -193,14 +208,16 @@ static tf_status plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *
         co.backend = TF_BACKEND_CPU;
         co.format = TF_FORMAT_AUTO;
         co.precision = TF_DOUBLE; /* the CPU computes in double */
-        TF_TRY(plan_build(X, &co, out));
+        TF_TRY(plan_build(X, &co, mode, out));
         snprintf((*out)->note, sizeof (*out)->note, "%s", why);
         return TF_OK;
     }
     switch (fmt) {
     case TF_FORMAT_COO: s = tf_cpu_coo_plan_build(X, o, p); break;
     case TF_FORMAT_CSF: /* auto too: o->format says which (the fibre order's rule) */
-    case TF_FORMAT_CSF_SHORT: s = tf_cpu_csf_plan_build(X, o, p); break;
+    case TF_FORMAT_CSF_SHORT:
+        s = mode < 0 ? tf_cpu_csf_plan_build(X, o, p) : tf_cpu_csf_plan_build_mode(X, o, (uint32_t)mode, p);
+        break;
     default:
         s = tf_fail(TF_ERR_UNAVAILABLE, "format '%s' is not available on the CPU backend (use coo, csf or csf-short)",
                     tf_format_name(fmt));

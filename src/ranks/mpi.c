@@ -455,6 +455,85 @@ static tf_status alltoall_records(const void *send, const uint64_t *send_n, uint
     return s;
 }
 
+/* At most this many arrays move together in alltoall_arrays (an order-16
+ * tensor's indices and values are 17). */
+#define ARRAYS_MAX 32
+
+/* Starts one round's all-to-all of every array (the pieces at item `lo`
+ * of each pair's block, at most per items; sn/rn without this rank's own)
+ * and waits for them all. */
+static tf_status arrays_round(int arrays, const void *const *send, void *const *recv, const uint32_t *item_bytes,
+                              const MPI_Datatype *type, const uint64_t *sn, const uint64_t *send_at, const uint64_t *rn,
+                              const uint64_t *recv_at, uint64_t lo, uint64_t per, int size, int *cnt)
+{
+    int *sc = cnt, *sd = cnt + size, *rc = cnt + 2 * size, *rd = cnt + 3 * size;
+    uint64_t bs = 0, br = 0;
+    TF_TRY(round_piece(size, sn, send_at, lo, per, sc, sd, &bs));
+    TF_TRY(round_piece(size, rn, recv_at, lo, per, rc, rd, &br));
+    MPI_Request req[ARRAYS_MAX];
+    tf_status s = TF_OK;
+    int posted = 0;
+    for (; posted < arrays; ++posted) { /* all at once: one wait drives them together */
+        const uint64_t b = item_bytes[posted];
+        const int e = MPI_Ialltoallv((const unsigned char *)send[posted] + bs * b, sc, sd, type[posted],
+                                     (unsigned char *)recv[posted] + br * b, rc, rd, type[posted], MPI_COMM_WORLD,
+                                     &req[posted]);
+        if (e != MPI_SUCCESS) {
+            s = mpi_fail("the exchange of arrays (MPI_Ialltoallv)", e);
+            break;
+        }
+    }
+    for (int a = 0; a < posted && s == TF_OK; ++a)
+        s = wait_for(&req[a], "the exchange of non-zeros (MPI_Ialltoallv)");
+    return s;
+}
+
+static tf_status alltoall_arrays(int arrays, const void *const *send, void *const *recv, const uint32_t *item_bytes,
+                                 const uint64_t *send_n, const uint64_t *send_at, const uint64_t *recv_n,
+                                 const uint64_t *recv_at, uint64_t round_bytes)
+{
+    if (arrays < 1 || arrays > ARRAYS_MAX)
+        return tf_fail(TF_ERR_ARG, "MPI exchange of %d arrays (1..%d at once)", arrays, ARRAYS_MAX);
+    uint64_t item = 0;
+    for (int a = 0; a < arrays; ++a) {
+        if (!item_bytes[a] || item_bytes[a] > INT_MAX)
+            return tf_fail(TF_ERR_ARG, "MPI exchange of items of %u bytes", item_bytes[a]);
+        item += item_bytes[a];
+    }
+    int size = 1, me = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    const uint64_t per = round_items(round_bytes, item, INT_MAX);
+    uint64_t *sn = NULL, *rn = NULL, most = 0;
+    int *cnt = NULL, made = 0;
+    MPI_Datatype type[ARRAYS_MAX];
+    tf_status s = TF_ALLOC(sn, (uint64_t)size, "MPI counts");
+    if (s == TF_OK) s = TF_ALLOC(rn, (uint64_t)size, "MPI counts");
+    if (s == TF_OK) s = TF_ALLOC(cnt, 4 * (uint64_t)size, "MPI counts");
+    for (int r = 0; s == TF_OK && r < size; ++r) { /* this rank's own block stays where it is */
+        sn[r] = r == me ? 0 : send_n[r];
+        rn[r] = r == me ? 0 : recv_n[r];
+        if (sn[r] > most) most = sn[r];
+        if (rn[r] > most) most = rn[r];
+    }
+    uint64_t rounds = (most + per - 1) / per;
+    if (s == TF_OK) s = allreduce_u64(&rounds, 1, TF_RANKS_MAX); /* every rank takes part in every round */
+    while (s == TF_OK && made < arrays) {
+        int e = MPI_Type_contiguous((int)item_bytes[made], MPI_BYTE, &type[made]);
+        if (e != MPI_SUCCESS) s = mpi_fail("MPI_Type_contiguous", e);
+        else ++made; /* made: the types to free */
+        if (e == MPI_SUCCESS) e = MPI_Type_commit(&type[made - 1]);
+        if (e != MPI_SUCCESS && s == TF_OK) s = mpi_fail("MPI_Type_commit", e);
+    }
+    for (uint64_t k = 0; s == TF_OK && k < rounds; ++k)
+        s = arrays_round(arrays, send, recv, item_bytes, type, sn, send_at, rn, recv_at, k * per, per, size, cnt);
+    for (int a = 0; a < made; ++a) MPI_Type_free(&type[a]);
+    tf_free(sn);
+    tf_free(rn);
+    tf_free(cnt);
+    return s;
+}
+
 static tf_status bcast_from(void *buf, uint64_t n, int root)
 {
     if (n > INT_MAX) return tf_fail(TF_ERR_ARG, "MPI broadcast of %llu bytes", (unsigned long long)n);
@@ -616,5 +695,6 @@ tf_status tf_dist_world(tf_dist *d)
     d->agree = agree;
     d->reduce_sum = reduce_sum;
     d->allgather_bytes = allgather_bytes;
+    d->alltoall_arrays = alltoall_arrays;
     return node_rank(&d->local_rank);
 }

@@ -123,7 +123,9 @@ tf_status tf_cpu_cpd_backend_create(const tf_tensor *X, const tf_cpd_opts *o, st
                                     tf_cpd_backend *out);
 /* The CPU backend of one rank of a distributed run (dist): shard[m], a CPU
  * plan of the non-zeros whose mode-m index lies in this rank's rows
- * [row_lo[m][rank], row_lo[m][rank+1]); all borrowed (freed after the backend). */
+ * [row_lo[m][rank], row_lo[m][rank+1]), that index shifted down by
+ * row_lo[m][rank] (dims[m] the rank's rows, as tf_partition_split cuts);
+ * all borrowed (freed after the backend). */
 struct tf_dist;
 tf_status tf_cpu_cpd_backend_create_dist(const tf_tensor *X, const tf_cpd_opts *o, struct tf_plan *const *shard,
                                          const uint64_t *const *row_lo, const struct tf_dist *dist,

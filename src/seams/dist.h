@@ -50,6 +50,17 @@ typedef struct tf_dist {
      * (fp32 factor rows, device UUIDs: the GPU exchange's host staging,
      * src/gpu/exec/exchange_host.cu); may be NULL (a table made before it). */
     tf_status (*allgather_bytes)(void *a, const uint64_t *row_lo, uint64_t row_bytes, uint64_t round_bytes);
+    /* `arrays` arrays of items moved alike (an SoA tensor's index and value
+     * arrays), array a's items of item_bytes[a]: send_n[r] items of each
+     * from send[a] + send_at[r] items to rank r, and recv_n[r] items from
+     * rank r into recv[a] + recv_at[r] items, straight into the caller's
+     * arrays (recv_n[r]: what rank r's send_n said; this rank's own block,
+     * send_n[rank] and recv_n[rank], is not moved: the caller copies it). At
+     * most round_bytes (0: 256 MiB) of all the arrays between two ranks per
+     * round. May be NULL (a table made before it). */
+    tf_status (*alltoall_arrays)(int arrays, const void *const *send, void *const *recv, const uint32_t *item_bytes,
+                                 const uint64_t *send_n, const uint64_t *send_at, const uint64_t *recv_n,
+                                 const uint64_t *recv_at, uint64_t round_bytes);
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

@@ -45,6 +45,14 @@ struct tf_plan {
 /* CPU builders (src/cpu). Each fills p->ops, p->impl, p->bytes, p->desc. */
 tf_status tf_cpu_coo_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
 tf_status tf_cpu_csf_plan_build(const tf_tensor *X, const tf_plan_opts *o, tf_plan *p);
+/* The CSF plan's tree of `mode` alone (its MTTKRP of another mode fails):
+ * a rank's shard of a mode is only ever multiplied along that mode. */
+tf_status tf_cpu_csf_plan_build_mode(const tf_tensor *X, const tf_plan_opts *o, uint32_t mode, tf_plan *p);
+/* tf_plan_build of a CPU plan whose MTTKRP runs along `mode` alone (a CSF
+ * plan builds that tree only; COO, every mode as ever), for a shard the
+ * front end cut from a tensor it checked: X is not checked again
+ * (tf_tensor_validate). */
+tf_status tf_plan_build_mode(const tf_tensor *X, const tf_plan_opts *o, uint32_t mode, tf_plan **out);
 /* The CUDA builders (src/gpu/mttkrp/plan.cu; the rows' format: seams/cuda_table.h):
  * - tf_cuda_plan_build: every GPU format (coo, fcoo, blco, auto) for
  *   backend GPU, on the GPU of o->context;
