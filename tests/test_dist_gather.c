@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "core/environment.h"
+#include "mpi_self.h"
 #include "seams/dist.h"
 
 /* byte b of row i: a function of both, never the poison */
@@ -133,32 +134,5 @@ static int on_ranks(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (tf_env_launcher_ranks() > 0) return on_ranks(argc, argv);
-    if (!tf_have_mpi()) return tf_test_skip("test_dist_gather", "no MPI in this build");
-    if (system("command -v mpirun >/dev/null 2>&1") != 0) return tf_test_skip("test_dist_gather", "no mpirun");
-    /* as tests/cli/lib/mpi.bash: no remote launcher, no cross-process memory attach */
-    setenv("OMPI_MCA_plm", "isolated", 0);
-    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
-    setenv("OMP_NUM_THREADS", "1", 1);
-    /* a sanitizer build: what MPI_Init allocates is kept to the end, not ours (as mpi.bash) */
-    char supp[512];
-    snprintf(supp, sizeof supp, "%s/test_dist_gather.lsan", TF_TEST_TMP);
-    FILE *f = fopen(supp, "w");
-    if (f) {
-        fputs("leak:MPI_Init_thread\nleak:MPI_Finalize\nleak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\n"
-              "leak:libevent\n",
-              f);
-        fclose(f);
-        char lsan[1024];
-        const char *old = getenv("LSAN_OPTIONS");
-        snprintf(lsan, sizeof lsan, "%s%ssuppressions=%s:print_suppressions=0", old ? old : "", old ? ":" : "", supp);
-        setenv("LSAN_OPTIONS", lsan, 1);
-        const char *asan = getenv("ASAN_OPTIONS"); /* full stacks, so the suppressions see the MPI frames */
-        snprintf(lsan, sizeof lsan, "%s%sfast_unwind_on_malloc=0", asan ? asan : "", asan ? ":" : "");
-        setenv("ASAN_OPTIONS", lsan, 1);
-    }
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 '%s'", argv[0]);
-    const int rc = system(cmd);
-    CHECKF(rc == 0, "3 ranks of %s: exit status %d", argv[0], rc);
-    return tf_test_finish("test_dist_gather");
+    return tf_test_mpi_self("test_dist_gather", argv[0], 3, 120);
 }

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "core/environment.h"
+#include "mpi_self.h"
 #include "tenfold.h"
 
 /* The largest |a - b| over a's factors and lambda, over the largest |a|. */
@@ -128,31 +129,5 @@ static int on_ranks(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (tf_env_launcher_ranks() > 0) return on_ranks(argc, argv);
-    if (!tf_have_mpi()) return tf_test_skip("test_ranks_cpd", "no MPI in this build");
-    if (system("command -v mpirun >/dev/null 2>&1") != 0) return tf_test_skip("test_ranks_cpd", "no mpirun");
-    /* as tests/cli/lib/mpi.bash: no remote launcher, no cross-process memory attach */
-    setenv("OMPI_MCA_plm", "isolated", 0);
-    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
-    setenv("OMP_NUM_THREADS", "1", 1);
-    char supp[512];
-    snprintf(supp, sizeof supp, "%s/test_ranks_cpd.lsan", TF_TEST_TMP);
-    FILE *f = fopen(supp, "w");
-    if (f) { /* a sanitizer build: what MPI_Init allocates is kept to the end, not ours (as mpi.bash) */
-        fputs("leak:MPI_Init_thread\nleak:MPI_Finalize\nleak:libmpi.so\nleak:libopen-pal.so\nleak:libopen-rte.so\n"
-              "leak:libevent\n",
-              f);
-        fclose(f);
-        char lsan[1024];
-        const char *old = getenv("LSAN_OPTIONS");
-        snprintf(lsan, sizeof lsan, "%s%ssuppressions=%s:print_suppressions=0", old ? old : "", old ? ":" : "", supp);
-        setenv("LSAN_OPTIONS", lsan, 1);
-        const char *asan = getenv("ASAN_OPTIONS"); /* full stacks, so the suppressions see the MPI frames */
-        snprintf(lsan, sizeof lsan, "%s%sfast_unwind_on_malloc=0", asan ? asan : "", asan ? ":" : "");
-        setenv("ASAN_OPTIONS", lsan, 1);
-    }
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "timeout 300 mpirun --allow-run-as-root --oversubscribe -np 3 '%s'", argv[0]);
-    const int rc = system(cmd);
-    CHECKF(rc == 0, "3 ranks of %s: exit status %d", argv[0], rc);
-    return tf_test_finish("test_ranks_cpd");
+    return tf_test_mpi_self("test_ranks_cpd", argv[0], 3, 300);
 }
