@@ -56,12 +56,12 @@ static void count_cached(const tf_tensor *X, uint32_t m, int T, const int32_t *s
     }
 }
 
-/* One thread for small inputs (a team costs more than their pass). */
+/* The team model's team for a pass over one index array (a streamed
+ * index and a cached count: a few units each); small inputs run on one
+ * thread, and the counts, integers, do not depend on the team. */
 static int team(const tf_tensor *X, int threads)
 {
-    int T = tf_resolve_threads(threads);
-    if ((uint64_t)T > X->nnz / 65536 + 1) T = (int)(X->nnz / 65536 + 1);
-    return T;
+    return tf_team_for_work(threads, X->nnz / 65536 + 1, 4 * X->nnz);
 }
 
 void tf_count_rows(const tf_tensor *X, uint32_t m, int threads, uint64_t *count)

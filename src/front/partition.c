@@ -489,8 +489,10 @@ static tf_status split(const split_job *j, tf_tensor *out)
     const tf_tensor *X = j->X;
     const int nout = j->prev_lo ? 2 * j->count : j->count;
     memset(out, 0, (size_t)nout * sizeof *out);
-    int T = tf_resolve_threads(0);
-    if ((uint64_t)T > X->nnz / 65536 + 1) T = (int)(X->nnz / 65536 + 1); /* small shards: a team costs more */
+    /* the team model (a non-zero's indices and value read and written: a
+     * streamed element counts as several units); small shards get a small
+     * team, and the parts do not depend on it */
+    const int T = tf_team_for_work(0, X->nnz / 65536 + 1, X->nnz * (8ull * X->order + 16));
     uint64_t *at = NULL; /* [thread][out]: counts, then where each thread writes */
     TF_TRY(TF_CALLOC(at, (uint64_t)T * nout, "shard offsets"));
     pass(j, T, nout, at, NULL);
