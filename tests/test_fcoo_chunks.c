@@ -63,6 +63,40 @@ static double value_of(const tf_fcoo_chunks *k, const tf_fcoo_chunk_layout *lay,
     return ldexp((double)((int64_t)x + k->vcode.min), k->vcode.exp);
 }
 
+/* The chunks planned from the copy's shape (tf_fcoo_chunks_plan) are k's,
+ * and the streamed engine's fill of chunks [c0, nchunks) alone (the rest
+ * resident) gives k's bytes of those chunks, for c0 at the start, the
+ * middle and the end. The buffer is poisoned first: padding must be zeroed. */
+static void check_plan(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t chunk_parts, uint32_t vb, int pack,
+                       const tf_fcoo_value_code *vc, const char *what)
+{
+    tf_fcoo_chunks p;
+    tf_status s = tf_fcoo_chunks_plan(f->order, f->dims, f->pmodes, f->nnz, f->part_nnz, chunk_parts, vb, pack, vc, &p);
+    CHECKF(s == TF_OK, "%s: plan: %s", what, tf_last_error());
+    if (s != TF_OK) return;
+    int same = p.data == NULL && p.nchunks == k->nchunks && p.nparts == k->nparts && p.packed == k->packed &&
+               p.hi_bits == k->hi_bits && p.max_bytes == k->max_bytes && !memcmp(&p.vcode, &k->vcode, sizeof p.vcode);
+    for (uint64_t c = 0; same && c <= k->nchunks; ++c) same &= p.off[c] == k->off[c] && p.part_off[c] == k->part_off[c];
+    CHECKF(same, "%s: the planned chunks (vb %u, pack %d, %llu partitions a chunk) are not the packed ones", what, vb,
+           pack, (unsigned long long)chunk_parts);
+    const uint64_t firsts[] = {0, k->nchunks / 2, k->nchunks};
+    for (int i = 0; same && i < 3; ++i) {
+        const uint64_t c0 = firsts[i], bytes = k->off[k->nchunks] - k->off[c0];
+        unsigned char *buf = malloc(bytes + 1);
+        memset(buf, 0xa5, bytes + 1);
+        p.first = c0;
+        p.data = buf;
+        tf_fcoo_chunks_fill_range(f, &p, c0, p.nchunks, buf);
+        int ok = memcmp(buf, k->data + k->off[c0], bytes) == 0 && buf[bytes] == 0xa5;
+        for (uint64_t c = c0; c < p.nchunks; ++c) ok &= tf_fcoo_chunk_data(&p, c) == buf + (k->off[c] - k->off[c0]);
+        CHECKF(ok, "%s: chunks %llu.. of %llu filled alone differ from the packed ones (vb %u, pack %d)", what,
+               (unsigned long long)c0, (unsigned long long)k->nchunks, vb, pack);
+        free(buf);
+        p.data = NULL;
+    }
+    tf_fcoo_chunks_free(&p);
+}
+
 static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int pack, const char *what)
 {
     tf_fcoo_chunks k;
@@ -125,6 +159,7 @@ static void check_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t vb, int 
            (unsigned long long)f->nnz, (unsigned long long)parts, (unsigned long long)f->nparts);
     tf_fcoo_chunk_layout pl;
     CHECK(tf_fcoo_chunk_plain(f->order, vb, chunk_parts * f->part_nnz, chunk_parts, &pl) >= k.max_bytes);
+    check_plan(f, &k, chunk_parts, vb, pack, (pack & TF_FCOO_PACK_VALUES) ? &vc : NULL, what);
     tf_fcoo_chunks_free(&k);
 }
 

@@ -92,15 +92,16 @@ static uint32_t bits_for(uint64_t n) /* bits to write 0..n-1 */
     return b;
 }
 
-/* The key layout of f's product modes: packed when the bits fit 64. */
-static void key_layout(const tf_fcoo *f, int pack, tf_fcoo_chunks *k)
+/* The key layout of the product modes pmodes (order - 1 of them): packed
+ * when the bits fit 64. */
+static void key_layout(uint32_t order, const uint64_t *dims, const uint32_t *pmodes, int pack, tf_fcoo_chunks *k)
 {
     uint32_t total = 0;
-    for (uint32_t j = 0; j + 1 < f->order; ++j) total += k->bits[j] = bits_for(f->dims[f->pmodes[j]]);
-    k->packed = (pack & TF_FCOO_PACK_KEYS) && total <= 64 && total < 32 * (f->order - 1); /* and it saves bytes */
+    for (uint32_t j = 0; j + 1 < order; ++j) total += k->bits[j] = bits_for(dims[pmodes[j]]);
+    k->packed = (pack & TF_FCOO_PACK_KEYS) && total <= 64 && total < 32 * (order - 1); /* and it saves bytes */
     if (!k->packed) return;
     uint32_t at = 0;
-    for (uint32_t j = f->order - 1; j-- > 0;) {
+    for (uint32_t j = order - 1; j-- > 0;) {
         k->shift[j] = at;
         at += k->bits[j];
     }
@@ -240,8 +241,9 @@ static tf_status cut(uint64_t nparts, uint64_t cp, tf_fcoo_chunks *k)
     return TF_OK;
 }
 
-tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,
-                              tf_fcoo_chunks *out)
+tf_status tf_fcoo_chunks_plan(uint32_t order, const uint64_t *dims, const uint32_t *pmodes, uint64_t nnz,
+                              uint32_t part_nnz, uint64_t chunk_parts, uint32_t value_bytes, int pack,
+                              const tf_fcoo_value_code *vc, tf_fcoo_chunks *out)
 {
     memset(out, 0, sizeof *out);
     if (chunk_parts < 32 || chunk_parts % 32)
@@ -249,15 +251,16 @@ tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t v
                        (unsigned long long)chunk_parts);
     if (value_bytes != 4 && value_bytes != 8)
         return tf_fail(TF_ERR_ARG, "F-COO chunks: values of %u bytes", value_bytes);
-    out->order = f->order;
+    if (part_nnz == 0) return tf_fail(TF_ERR_ARG, "F-COO chunks: partitions of 0 non-zeros");
+    out->order = order;
     out->value_bytes = value_bytes;
-    out->part_nnz = f->part_nnz;
-    out->nnz = f->nnz;
-    out->nparts = f->nparts;
+    out->part_nnz = part_nnz;
+    out->nnz = nnz;
+    out->nparts = (nnz + part_nnz - 1) / part_nnz;
     out->chunk_parts = chunk_parts;
-    key_layout(f, pack, out);
-    if (pack & TF_FCOO_PACK_VALUES) tf_fcoo_value_code_of(f->vals, f->nnz, value_bytes, &out->vcode);
-    tf_status s = cut(f->nparts, chunk_parts, out);
+    key_layout(order, dims, pmodes, pack, out);
+    if (vc) out->vcode = *vc;
+    tf_status s = cut(out->nparts, chunk_parts, out);
     if (s == TF_OK) s = TF_ALLOC(out->off, out->nchunks + 1, "F-COO chunk offsets");
     if (s != TF_OK) {
         tf_fcoo_chunks_free(out);
@@ -270,23 +273,42 @@ tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t v
         out->off[c + 1] = out->off[c] + lay.bytes;
         if (lay.bytes > out->max_bytes) out->max_bytes = lay.bytes;
     }
-    /* not zeroed here: each chunk is zeroed by the thread that fills it (a
-     * calloc cleared the whole copy, gigabytes of fresh memory with their
-     * page faults, on one thread) */
-    s = tf_alloc((void **)&out->data, out->off[out->nchunks] ? out->off[out->nchunks] : 1, 1,
-                 "streamed F-COO copy (host)");
+    return TF_OK;
+}
+
+void tf_fcoo_chunks_fill_range(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
+                               unsigned char *dst)
+{
+    const int64_t n = (int64_t)(c1 - c0);
+    /* each chunk zeroed by the thread that fills it (a calloc cleared the
+     * whole copy, gigabytes of fresh memory with their page faults, on one
+     * thread) */
+#pragma omp parallel for num_threads(tf_default_threads()) schedule(dynamic, 1) if (n > 1)
+    for (int64_t i = 0; i < n; ++i) {
+        const uint64_t c = c0 + (uint64_t)i;
+        tf_fcoo_chunk_layout lay;
+        tf_fcoo_chunk_layout_of(k, c, &lay);
+        unsigned char *b = dst + (k->off[c] - k->off[c0]);
+        memset(b, 0, k->off[c + 1] - k->off[c]);
+        fill(f, k, c, &lay, b);
+    }
+}
+
+tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,
+                              tf_fcoo_chunks *out)
+{
+    tf_fcoo_value_code vc;
+    memset(&vc, 0, sizeof vc);
+    if (pack & TF_FCOO_PACK_VALUES) tf_fcoo_value_code_of(f->vals, f->nnz, value_bytes, &vc);
+    TF_TRY(tf_fcoo_chunks_plan(f->order, f->dims, f->pmodes, f->nnz, f->part_nnz, chunk_parts, value_bytes, pack,
+                               &vc, out));
+    tf_status s = tf_alloc((void **)&out->data, out->off[out->nchunks] ? out->off[out->nchunks] : 1, 1,
+                           "streamed F-COO copy (host)");
     if (s != TF_OK) {
         tf_fcoo_chunks_free(out);
         return s;
     }
-    const int64_t nc = (int64_t)out->nchunks;
-#pragma omp parallel for num_threads(tf_default_threads()) schedule(dynamic, 1) if (nc > 1)
-    for (int64_t c = 0; c < nc; ++c) {
-        tf_fcoo_chunk_layout lay;
-        tf_fcoo_chunk_layout_of(out, (uint64_t)c, &lay);
-        memset(out->data + out->off[c], 0, out->off[c + 1] - out->off[c]);
-        fill(f, out, (uint64_t)c, &lay, out->data + out->off[c]);
-    }
+    tf_fcoo_chunks_fill_range(f, out, 0, out->nchunks, out->data);
     return TF_OK;
 }
 

@@ -97,10 +97,17 @@ typedef struct tf_fcoo_chunks {
     uint32_t bits[TF_MAX_ORDER];   /* packed: its bits                       */
     uint64_t nnz, nparts, chunk_parts, nchunks;
     uint64_t *part_off;      /* nchunks + 1: chunk c holds partitions [part_off[c], part_off[c+1]) */
-    uint64_t *off;           /* nchunks + 1 byte offsets of the chunks in data */
-    unsigned char *data;     /* off[nchunks] bytes                             */
+    uint64_t *off;           /* nchunks + 1 byte offsets of the chunks in the copy */
+    uint64_t first;          /* data holds chunks [first, nchunks) (0: all)        */
+    unsigned char *data;     /* off[nchunks] - off[first] bytes                    */
     uint64_t max_bytes;      /* the largest chunk                              */
 } tf_fcoo_chunks;
+
+/* Where chunk c (first <= c < nchunks) lies in k's data. */
+static inline unsigned char *tf_fcoo_chunk_data(const tf_fcoo_chunks *k, uint64_t c)
+{
+    return k->data + (k->off[c] - k->off[k->first]);
+}
 
 /* Layout of chunk c (c < nchunks), as stored. */
 void tf_fcoo_chunk_layout_of(const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_layout *lay);
@@ -115,6 +122,23 @@ uint64_t tf_fcoo_chunk_plain(uint32_t order, uint32_t value_bytes, uint64_t nnz,
  * not changed. */
 tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,
                               tf_fcoo_chunks *out);
+/* The same chunks planned before the copy exists, from its shape alone:
+ * everything tf_fcoo_chunks_pack gives but the bytes (data NULL), for a
+ * copy of nnz non-zeros of a tensor of lengths dims whose product modes
+ * are pmodes (the other modes, ascending), partitions of part_nnz, and the
+ * values' code vc (tf_fcoo_value_code_of of every value: each mode's copy
+ * holds the same values; NULL or vbits 0: values as value_bytes). Only the
+ * TF_FCOO_PACK_KEYS bit of `pack` counts here. So a streaming engine can
+ * decide what stays on the device before any mode is sorted, and keep on
+ * the host only the chunks it streams (tf_fcoo_chunks_fill_range). */
+tf_status tf_fcoo_chunks_plan(uint32_t order, const uint64_t *dims, const uint32_t *pmodes, uint64_t nnz,
+                              uint32_t part_nnz, uint64_t chunk_parts, uint32_t value_bytes, int pack,
+                              const tf_fcoo_value_code *vc, tf_fcoo_chunks *out);
+/* Chunks [c0, c1) of f (the copy k was planned for) packed into dst, which
+ * holds their off[c1] - off[c0] bytes (zeroed here chunk by chunk, by the
+ * thread that fills it); threads over the chunks. */
+void tf_fcoo_chunks_fill_range(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
+                               unsigned char *dst);
 void tf_fcoo_chunks_free(tf_fcoo_chunks *k);
 /* The value code of n values as value_bytes (4: each converted to float),
  * vbits 0 where no code is exact for all of them or saves bits. */

@@ -31,9 +31,11 @@
 
 #include <algorithm>
 #include <new>
+#include <thread>
 
 #include "gpu/engine/fcoo_kernels.cuh"
 #include "gpu/engine/fcoo_stream.cuh"
+#include "gpu/runtime/timing.cuh"
 extern "C" {
 #include "core/alloc.h"
 #include "fmt/fcoo.h"
@@ -209,7 +211,7 @@ struct stream_engine : tf_gpu_engine {
             tf_fcoo_chunk_plain(order, sizeof(T), lay.nnz, lay.parts, &pl);
             const int s = (int)(seq++ % RING);
             if (used[s]) TF_CU(cudaStreamWaitEvent(copy, done[s], 0));
-            TF_CU(cudaMemcpyAsync(slot[s], sm.k.data + sm.k.off[c], lay.bytes, cudaMemcpyHostToDevice, copy));
+            TF_CU(cudaMemcpyAsync(slot[s], tf_fcoo_chunk_data(&sm.k, c), lay.bytes, cudaMemcpyHostToDevice, copy));
             TF_CU(cudaEventRecord(full[s], copy));
             TF_CU(cudaStreamWaitEvent(st, full[s], 0));
             /* unpacked into `plain` (the previous chunk's kernel is done with
@@ -282,6 +284,55 @@ uint64_t chunk_parts(const tf_tuning &t, uint32_t order, uint32_t vb, uint32_t p
     return std::max<uint64_t>(groups, 1) * 32;
 }
 
+/* Registers (pins) host bytes on a thread of its own, so that the pinning
+ * (page-table work of the kernel: 2.8 s for 73 GB on the H200 host) runs
+ * while the next mode is sorted; joined before the engine is used or
+ * dropped. */
+struct pinner {
+    std::thread t;
+    cudaError_t err = cudaSuccess;
+    void start(int device, void *p, uint64_t bytes)
+    {
+        t = std::thread([this, device, p, bytes] {
+            cudaSetDevice(device);
+            err = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+            if (err != cudaSuccess) cudaGetLastError();
+        });
+    }
+    void join()
+    {
+        if (t.joinable()) t.join();
+    }
+    ~pinner() { join(); }
+};
+
+/* Chunks [0, nres) of f straight from its arrays into the resident block
+ * (laid out as sm.rlay): the block is the plain layout of those chunks,
+ * and each of its arrays is a prefix of f's, so no chunk is packed or kept
+ * on the host for it. Through the context's pinned staging; f may be
+ * freed on return. */
+template <typename T>
+tf_status upload_resident(tf_gpu_dev *ctx, const smode &sm, const tf_fcoo &f, uint32_t order)
+{
+    const tf_fcoo_chunk_layout &pl = sm.rlay;
+    cudaStream_t st = ctx->stream;
+    for (uint32_t q = 0; q + 1 < order; ++q)
+        TF_TRY(tf_gpu_h2d_staged(ctx, sm.res + pl.pind[q], f.pind[q], pl.nnz * sizeof(uint32_t), st));
+    TF_TRY(tf_gpu_h2d_values(ctx, (T *)(sm.res + pl.vals), f.vals, pl.nnz, st));
+    TF_TRY(tf_gpu_h2d_staged(ctx, sm.res + pl.head, f.head, (pl.nnz + 31) / 32 * sizeof(uint32_t), st));
+    TF_TRY(tf_gpu_h2d_staged(ctx, sm.res + pl.start, f.start, (pl.parts + 31) / 32 * sizeof(uint32_t), st));
+    return tf_gpu_h2d_staged(ctx, sm.res + pl.part_seg, f.part_seg, pl.parts * sizeof(uint32_t), st);
+}
+
+/* The engine's copies, in two steps. First the plan of every mode's chunks
+ * from the tensor's shape and the values' code alone (fcoo_chunks.h), and
+ * from it what stays on the device (the same share of every mode, as the
+ * budget allows). Then mode by mode: the copy sorted on the host, its
+ * resident chunks uploaded straight from the sorted arrays, only its
+ * streamed chunks packed into host memory, the sorted copy freed, and
+ * those chunks pinned while the next mode sorts. The host holds at most
+ * one sorted copy beside the streamed chunks (a resident chunk is never
+ * packed nor kept there), and the values' code is found once. */
 template <typename T>
 tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes)
 {
@@ -311,39 +362,23 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
                        "%.1f MiB needed (rank-%llu factors and dense work %.1f, %d chunk buffers of %.2f)",
                        mib(budget), mib((RING + 1) * min_chunk + reserve + fixed), (unsigned long long)R,
                        mib(reserve), RING + 1, mib(min_chunk));
-    /* the copies on the host, chunked and pinned; tuning.stream_pack 1:
-     * keys and values packed where that saves bytes, 2 keys only, 0 neither */
+    tf_phase_clock clock(tune.build_report, ctx->stream); /* TF_BUILD_REPORT=1 */
+    /* the chunks of every mode planned; tuning.stream_pack 1: keys and
+     * values packed where that saves bytes, 2 keys only, 0 neither */
     const int pack = tune.stream_pack == 1   ? TF_FCOO_PACK_KEYS | TF_FCOO_PACK_VALUES
                      : tune.stream_pack == 2 ? TF_FCOO_PACK_KEYS
                                              : 0;
+    tf_fcoo_value_code vc;
+    memset(&vc, 0, sizeof vc);
+    if (pack & TF_FCOO_PACK_VALUES) tf_fcoo_value_code_of(X->vals, X->nnz, vb, &vc);
     for (uint32_t m = 0; m < N; ++m) {
         if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
-        tf_fcoo f;
-        TF_TRY(tf_fcoo_build(X, m, part[m], &f));
-        for (uint32_t q = 0; q + 1 < N; ++q) sm.pmodes[q] = f.pmodes[q];
-        sm.nseg = f.nseg;
-        uint32_t *rows = nullptr;
-        tf_status s = tf_fcoo_zero_rows(&f, X->dims[m] / 4, &rows, &sm.nzero);
-        if (s == TF_OK) {
-            sm.clear_all = sm.nzero > X->dims[m] / 4;
-            if (!sm.clear_all && sm.nzero) s = tf_gpu_upload_new(&sm.zrows, rows, sm.nzero, "F-COO rows to clear");
-        }
-        tf_free(rows);
-        if (s == TF_OK) s = tf_gpu_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
-        if (s == TF_OK) s = tf_fcoo_chunks_pack(&f, cp[m], vb, pack, &sm.k);
-        tf_fcoo_free(&f);
-        if (s != TF_OK) return s;
-        const cudaError_t pe = cudaHostRegister(sm.k.data, sm.total(), cudaHostRegisterPortable);
-        sm.pinned = pe == cudaSuccess;
-        if (!sm.pinned) {
-            cudaGetLastError();
-            if (!e->note[0])
-                snprintf(e->note, sizeof e->note,
-                         "pinning %.1f MiB of host memory failed (%s): chunks stream from pageable memory, slower",
-                         mib(sm.total()), cudaGetErrorString(pe));
-        }
+        for (uint32_t q = 0, j = 0; q < N; ++q)
+            if (q != m) sm.pmodes[j++] = q; /* the host builder's order (fcoo.h) */
+        TF_TRY(tf_fcoo_chunks_plan(N, X->dims, sm.pmodes, X->nnz, part[m], cp[m], vb, pack, &vc, &sm.k));
     }
+    clock.mark("plan");
     /* residency: the same share of every mode, from what the budget holds
      * after the factors and the ring (tuning.stream_resident: a share) */
     uint64_t slot_bytes = 0, total = 0, plain_bytes = 0;
@@ -360,9 +395,6 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
     TF_TRY(tf_gpu_alloc_bytes((void **)&e->plain, plain_bytes, "unpacked chunk buffer"));
     e->bytes += plain_bytes;
     TF_TRY(tf_gpu_budget(ctx, &budget));
-    /* residency: the same share of every mode's (plain) bytes in whole
-     * chunks, from what the budget holds after the factors and the ring, or
-     * tuning.stream_resident's */
     uint64_t plain_total = 0;
     for (uint32_t m = 0; m < N; ++m) {
         if (!tf_mode_in(modes, m)) continue;
@@ -392,28 +424,64 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         }
         e->bytes += RING * slot_bytes;
     }
-    /* the resident chunks: copied through a scratch buffer and unpacked into their block */
-    uint64_t streamed = 0;
-    tf_dev_array<unsigned char> scratch;
     for (uint32_t m = 0; m < N; ++m) {
         if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
-        streamed += sm.streamed();
-        e->bytes += (sm.nseg + (sm.zrows ? sm.nzero : 0)) * sizeof(uint32_t);
         if (!sm.nres) continue;
         const uint64_t rb = sm.plain_of(sm.nres, vb, &sm.rlay);
         TF_TRY(tf_gpu_alloc_bytes((void **)&sm.res, rb, "resident F-COO chunks"));
         e->bytes += rb;
-        if (!scratch.p) TF_TRY(scratch.alloc(slot_bytes, "chunk upload buffer"));
-        for (uint64_t c = 0; c < sm.nres; ++c) {
-            tf_fcoo_chunk_layout lay;
-            tf_fcoo_chunk_layout_of(&sm.k, c, &lay);
-            TF_CU(cudaMemcpyAsync(scratch.p, sm.k.data + sm.k.off[c], lay.bytes, cudaMemcpyHostToDevice, ctx->stream));
-            const uint64_t p0 = sm.k.part_off[c];
-            TF_TRY(e->unpack(sm.k, lay, scratch.p, sm.res, sm.rlay, p0 * sm.k.part_nnz, p0, ctx->stream));
-        }
     }
-    TF_CU(cudaStreamSynchronize(ctx->stream)); /* before the scratch goes */
+    clock.mark("device_alloc");
+    /* mode by mode: sorted, resident part uploaded, streamed part packed */
+    pinner pin[TF_GPU_MAX_ORDER];
+    uint64_t streamed = 0;
+    for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m)) continue;
+        smode &sm = e->m_[m];
+        tf_fcoo f;
+        TF_TRY(tf_fcoo_build(X, m, part[m], &f));
+        clock.mark("host_sort");
+        sm.nseg = f.nseg;
+        uint32_t *rows = nullptr;
+        tf_status s = tf_fcoo_zero_rows(&f, X->dims[m] / 4, &rows, &sm.nzero);
+        if (s == TF_OK) {
+            sm.clear_all = sm.nzero > X->dims[m] / 4;
+            if (!sm.clear_all && sm.nzero) s = tf_gpu_upload_new(&sm.zrows, rows, sm.nzero, "F-COO rows to clear");
+        }
+        tf_free(rows);
+        if (s == TF_OK) s = tf_gpu_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
+        if (s == TF_OK && sm.nres) s = upload_resident<T>(ctx, sm, f, N);
+        if (s == TF_OK) { /* before f goes */
+            const cudaError_t ce = cudaStreamSynchronize(ctx->stream);
+            if (ce != cudaSuccess) s = tf_gpu_fail(__FILE__, __LINE__, "cudaStreamSynchronize", ce);
+        }
+        clock.mark("resident_up");
+        const uint64_t host_bytes = sm.total() - sm.k.off[sm.nres];
+        if (s == TF_OK && host_bytes) {
+            sm.k.first = sm.nres;
+            s = tf_alloc((void **)&sm.k.data, host_bytes, 1, "streamed F-COO chunks (host)");
+            if (s == TF_OK) tf_fcoo_chunks_fill_range(&f, &sm.k, sm.nres, sm.k.nchunks, sm.k.data);
+        }
+        tf_fcoo_free(&f);
+        if (s != TF_OK) return s;
+        clock.mark("pack");
+        if (host_bytes) pin[m].start(ctx->device, sm.k.data, host_bytes);
+        streamed += host_bytes;
+        e->bytes += (sm.nseg + (sm.zrows ? sm.nzero : 0)) * sizeof(uint32_t);
+    }
+    for (uint32_t m = 0; m < N; ++m) {
+        if (!tf_mode_in(modes, m) || !pin[m].t.joinable()) continue;
+        smode &sm = e->m_[m];
+        pin[m].join();
+        sm.pinned = pin[m].err == cudaSuccess;
+        if (!sm.pinned && !e->note[0])
+            snprintf(e->note, sizeof e->note,
+                     "pinning %.1f MiB of host memory failed (%s): chunks stream from pageable memory, slower",
+                     mib(sm.total() - sm.k.off[sm.nres]), cudaGetErrorString(pin[m].err));
+    }
+    clock.mark("pin_wait");
+    clock.report("fcoo-streamed");
     const double per_nnz = X->nnz ? (double)total / ((double)X->nnz * tf_mode_count(modes)) : 0.0;
     /* where pinning failed the description says so (CP-ALS reports it, not the plan's note) */
     snprintf(e->desc, sizeof e->desc, "fcoo streamed %.0f%% of %.0f MiB, %.1f MiB chunks, %s",
