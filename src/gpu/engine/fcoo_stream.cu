@@ -432,6 +432,12 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         TF_TRY(tf_gpu_alloc_bytes((void **)&sm.res, rb, "resident F-COO chunks"));
         e->bytes += rb;
     }
+    /* the resident chunks go up from the sorted copies' arrays: 64 MiB
+     * pieces (a wider staging ring) where there are gigabytes of them */
+    uint64_t res_bytes = 0;
+    for (uint32_t m = 0; m < N; ++m)
+        if (tf_mode_in(modes, m)) res_bytes += e->m_[m].rlay.bytes;
+    if (res_bytes >= (1ull << 30)) tf_gpu_stage_grow(ctx, 64ull << 20);
     clock.mark("device_alloc");
     /* mode by mode: sorted, resident part uploaded, streamed part packed */
     pinner pin[TF_GPU_MAX_ORDER];
@@ -451,11 +457,9 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         }
         tf_free(rows);
         if (s == TF_OK) s = tf_gpu_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
+        /* staged: f's arrays are read on the host before this returns, the
+         * DMA of the last pieces runs under the packing below */
         if (s == TF_OK && sm.nres) s = upload_resident<T>(ctx, sm, f, N);
-        if (s == TF_OK) { /* before f goes */
-            const cudaError_t ce = cudaStreamSynchronize(ctx->stream);
-            if (ce != cudaSuccess) s = tf_gpu_fail(__FILE__, __LINE__, "cudaStreamSynchronize", ce);
-        }
         clock.mark("resident_up");
         const uint64_t host_bytes = sm.total() - sm.k.off[sm.nres];
         if (s == TF_OK && host_bytes) {

@@ -390,6 +390,17 @@ bool tf_gpu_stage_ready(tf_gpu_dev *c)
     return false;
 }
 
+void tf_gpu_stage_grow(tf_gpu_dev *c, size_t bytes)
+{
+    if (!c->tune.gpu_staging || c->stage_state < 0 || (c->stage_state > 0 && c->stage_bytes >= bytes)) return;
+    stage_free(c); /* waits for the old buffers' copies */
+    c->stage_state = 0;
+    c->stage_bytes = bytes;
+    if (tf_gpu_stage_ready(c)) return;
+    c->stage_state = 0; /* no room to pin that much: the default ring again */
+    c->stage_bytes = TF_STAGE_BYTES;
+}
+
 /* n elements of in_size bytes at src -> out_size bytes each at dst (fill
  * converts), through the ring when it is there (tf_gpu_h2d_staged). */
 static tf_status h2d(tf_gpu_dev *c, void *dst, const void *src, uint64_t n, size_t in_size, size_t out_size,

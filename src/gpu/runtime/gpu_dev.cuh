@@ -129,6 +129,11 @@ tf_status tf_gpu_h2d_staged(tf_gpu_dev *c, void *dst, const void *src, size_t by
 /* The same for n doubles stored as floats on the device: converted into
  * the staging buffers, so half the bytes cross. */
 tf_status tf_gpu_h2d_staged_floats(tf_gpu_dev *c, float *dst, const double *src, uint64_t n, cudaStream_t s);
+/* Makes c's staging ring `bytes` a buffer for gigabytes of uploads (the
+ * default's 2 MiB pieces run at ~13 GB/s there: a thread team forked per
+ * piece, 64 KiB a thread), kept for the context's life; where that much
+ * cannot be pinned, the default ring stays. */
+void tf_gpu_stage_grow(tf_gpu_dev *c, size_t bytes);
 /* Makes c's staging ring now rather than on the first staged copy; true
  * when the copies will use it (c->tune.gpu_staging on and pinning worked). */
 bool tf_gpu_stage_ready(tf_gpu_dev *c);
