@@ -13,9 +13,9 @@
 #include "check.h"
 #include "tenfold.h"
 
-/* Skips (no MPI, no mpirun) or runs argv0 on np ranks within timeout_s;
- * returns the test's exit status. */
-static int tf_test_mpi_self(const char *name, const char *argv0, int np, int timeout_s)
+/* Skips (no MPI, no mpirun) or runs argv0 on nps[0], then nps[1], ...
+ * ranks (n runs), each within timeout_s; returns the test's exit status. */
+static inline int tf_test_mpi_selves(const char *name, const char *argv0, const int *nps, int n, int timeout_s)
 {
     if (!tf_have_mpi()) return tf_test_skip(name, "no MPI in this build");
     if (system("command -v mpirun >/dev/null 2>&1") != 0) return tf_test_skip(name, "no mpirun");
@@ -38,11 +38,20 @@ static int tf_test_mpi_self(const char *name, const char *argv0, int np, int tim
         snprintf(opt, sizeof opt, "%s%sfast_unwind_on_malloc=0", asan ? asan : "", asan ? ":" : "");
         setenv("ASAN_OPTIONS", opt, 1);
     }
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "timeout %d mpirun --allow-run-as-root --oversubscribe -np %d '%s'", timeout_s, np,
-             argv0);
-    const int rc = system(cmd);
-    CHECKF(rc == 0, "%d ranks of %s: exit status %d", np, argv0, rc);
+    for (int i = 0; i < n; ++i) {
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "timeout %d mpirun --allow-run-as-root --oversubscribe -np %d '%s'", timeout_s,
+                 nps[i], argv0);
+        const int rc = system(cmd);
+        CHECKF(rc == 0, "%d ranks of %s: exit status %d", nps[i], argv0, rc);
+    }
     return tf_test_finish(name);
+}
+
+/* Skips (no MPI, no mpirun) or runs argv0 on np ranks within timeout_s;
+ * returns the test's exit status. */
+static inline int tf_test_mpi_self(const char *name, const char *argv0, int np, int timeout_s)
+{
+    return tf_test_mpi_selves(name, argv0, &np, 1, timeout_s);
 }
 #endif

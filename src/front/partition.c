@@ -560,30 +560,50 @@ tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int rel
     return split(&j, out);
 }
 
-/* recv_n[r]: how many non-zeros rank r sends this one, from every rank's
- * send_n (one record of 8 bytes between each pair of ranks). */
-static tf_status exchange_counts(const tf_dist *d, const uint64_t *send_n, uint64_t *recv_n)
+/* An exchange moves `groups` blocks between each pair of ranks: one (the
+ * destination's shard), or two with pairs (its non-zeros whose previous
+ * index is one of its rows of that mode, then the others: out[0], out[1]).
+ * The sender tells them apart while it packs (pass with prev_lo), so the
+ * receiver gets each straight into its own output, with no split after.
+ * Counts and offsets of group g and rank r are at [g P + r]. */
+
+/* recv_n[g P + r]: how many non-zeros of group g rank r sends this one, from
+ * every rank's send_n (one record of 8 groups bytes between each pair of
+ * ranks). */
+static tf_status exchange_counts(const tf_dist *d, int groups, const uint64_t *send_n, uint64_t *recv_n)
 {
-    uint64_t *one = NULL, got = 0;
+    const int P = d->size;
+    uint64_t *one = NULL, *by_rank = NULL, got = 0;
     void *n = NULL;
-    TF_TRY(TF_ALLOC(one, (uint64_t)d->size, "exchange counts"));
-    for (int r = 0; r < d->size; ++r) one[r] = 1;
-    tf_status s = d->alltoall_records(send_n, one, sizeof *send_n, d->round_bytes, &n, &got);
-    if (s == TF_OK && got != (uint64_t)d->size)
-        s = tf_fail(TF_ERR_IO, "exchange: %llu counts from %d ranks", (unsigned long long)got, d->size);
-    if (s == TF_OK) memcpy(recv_n, n, (size_t)d->size * sizeof *recv_n);
+    TF_TRY(TF_ALLOC(one, (uint64_t)P, "exchange counts"));
+    tf_status s = TF_ALLOC(by_rank, (uint64_t)P * groups, "exchange counts");
+    for (int r = 0; s == TF_OK && r < P; ++r) { /* a record per rank: its groups' counts */
+        one[r] = 1;
+        for (int g = 0; g < groups; ++g) by_rank[(uint64_t)r * groups + g] = send_n[(uint64_t)g * P + r];
+    }
+    if (s == TF_OK) s = d->alltoall_records(by_rank, one, 8u * (uint32_t)groups, d->round_bytes, &n, &got);
+    if (s == TF_OK && got != (uint64_t)P)
+        s = tf_fail(TF_ERR_IO, "exchange: %llu counts from %d ranks", (unsigned long long)got, P);
+    for (int r = 0; s == TF_OK && r < P; ++r)
+        for (int g = 0; g < groups; ++g) recv_n[(uint64_t)g * P + r] = ((const uint64_t *)n)[(uint64_t)r * groups + g];
     tf_free(n);
+    tf_free(by_rank);
     tf_free(one);
     return s;
 }
 
-/* An exchange's bookkeeping, per rank r: send_n[r] non-zeros of this part
- * go to r, recv_n[r] come from r; the others' blocks start at send_at[r]
- * of the send arrays (this rank's own is not sent: send_at[me] unused) and
- * land at recv_at[r] of the output, in rank order. */
+/* An exchange's bookkeeping, per group g and rank r (at [g P + r]):
+ * send_n non-zeros of this part go to r, recv_n come from r; the others'
+ * blocks start at base[g] + send_at of the send arrays (group g's blocks
+ * together from base[g], in rank order; this rank's own is not sent:
+ * send_at[g P + me] unused) and land at recv_at of output g, in rank
+ * order. */
 typedef struct exchange_plan {
     uint64_t *send_n, *recv_n, *send_at, *recv_at;
-    uint64_t remote, total; /* non-zeros sent to others; received in all (own included) */
+    uint64_t base[2];  /* group g's first record in the send arrays */
+    uint64_t remote;   /* non-zeros sent to others, all groups */
+    uint64_t total[2]; /* received into output g in all (own included) */
+    int groups;
 } exchange_plan;
 
 static void exchange_plan_free(exchange_plan *x)
@@ -592,110 +612,160 @@ static void exchange_plan_free(exchange_plan *x)
     memset(x, 0, sizeof *x);
 }
 
-static tf_status exchange_plan_make(const tf_dist *d, const uint64_t *at, int T, exchange_plan *x)
+/* The plan from the counting pass's at[t groups P + groups r + g] (pass's
+ * outputs: group g of rank r). */
+static tf_status exchange_plan_make(const tf_dist *d, int groups, const uint64_t *at, int T, exchange_plan *x)
 {
     const int P = d->size;
+    const uint64_t GP = (uint64_t)groups * P;
     memset(x, 0, sizeof *x);
-    TF_TRY(TF_CALLOC(x->send_n, 4 * (uint64_t)P, "exchange counts"));
-    x->recv_n = x->send_n + P;
-    x->send_at = x->send_n + 2 * P;
-    x->recv_at = x->send_n + 3 * P;
+    x->groups = groups;
+    TF_TRY(TF_CALLOC(x->send_n, 4 * GP, "exchange counts"));
+    x->recv_n = x->send_n + GP;
+    x->send_at = x->send_n + 2 * GP;
+    x->recv_at = x->send_n + 3 * GP;
     for (int t = 0; t < T; ++t)
-        for (int r = 0; r < P; ++r) x->send_n[r] += at[(uint64_t)t * P + r];
-    tf_status s = exchange_counts(d, x->send_n, x->recv_n);
-    for (int r = 0; s == TF_OK && r < P; ++r) {
-        x->recv_at[r] = x->total;
-        x->total += x->recv_n[r];
-        x->send_at[r] = x->remote;
-        if (r != d->rank) x->remote += x->send_n[r];
+        for (uint64_t q = 0; q < GP; ++q) x->send_n[q % groups * P + q / groups] += at[t * GP + q];
+    tf_status s = exchange_counts(d, groups, x->send_n, x->recv_n);
+    for (int g = 0; s == TF_OK && g < groups; ++g) {
+        x->base[g] = x->remote;
+        for (int r = 0; r < P; ++r) {
+            const uint64_t i = (uint64_t)g * P + r;
+            x->recv_at[i] = x->total[g];
+            x->total[g] += x->recv_n[i];
+            x->send_at[i] = x->remote - x->base[g];
+            if (r != d->rank) x->remote += x->send_n[i];
+        }
     }
     if (s != TF_OK) exchange_plan_free(x);
     return s;
 }
 
-/* Where each thread's block of the part writes (the scatter's at[], see
- * pass): its non-zeros for this rank straight into out after those of the
- * blocks before it, the others' into the send arrays likewise; view[r]
- * the arrays bound for rank r. */
-static void exchange_targets(const tf_dist *d, const exchange_plan *x, int T, uint32_t N, tf_tensor *out,
-                             unsigned char *send, tf_tensor *view, uint64_t *at)
+/* Output g of this rank, sized by the plan (dims as the split's with shift). */
+static tf_status exchange_outputs(const tf_tensor *part, const tf_partition *pt, uint32_t mode, int rank, int shift,
+                                  const exchange_plan *x, tf_tensor *out)
 {
-    const int P = d->size;
+    uint64_t dims[TF_MAX_ORDER];
+    memcpy(dims, part->dims, part->order * sizeof *dims);
+    const uint64_t rows = pt->row_lo[mode][rank + 1] - pt->row_lo[mode][rank];
+    if (shift) dims[mode] = rows ? rows : 1;
+    tf_status s = TF_OK;
+    for (int g = 0; g < x->groups && s == TF_OK; ++g) s = tf_tensor_alloc(&out[g], part->order, dims, x->total[g]);
+    return s;
+}
+
+/* The send arrays' SoA view: values first (8-byte aligned), then each index
+ * array, x->remote items each. */
+static tf_tensor exchange_away(const exchange_plan *x, uint32_t N, unsigned char *send)
+{
     tf_tensor away;
     memset(&away, 0, sizeof away);
     away.order = N;
-    away.vals = (double *)(void *)send; /* values first: 8-byte aligned */
+    away.vals = (double *)(void *)send;
     for (uint32_t m = 0; m < N; ++m) away.ind[m] = (uint32_t *)(void *)(send + x->remote * (8 + 4 * (uint64_t)m));
-    for (int r = 0; r < P; ++r) {
-        view[r] = r == d->rank ? *out : away;
-        uint64_t w = r == d->rank ? x->recv_at[r] : x->send_at[r];
+    return away;
+}
+
+/* Where each thread's block of the part writes (the scatter's at[], see
+ * pass, whose output q = groups r + g): its non-zeros for this rank
+ * straight into out[g] after those of the blocks before it, the others'
+ * into the send arrays likewise; view[q] the arrays output q goes to. */
+static void exchange_targets(const tf_dist *d, const exchange_plan *x, int T, uint32_t N, tf_tensor *out,
+                             unsigned char *send, tf_tensor *view, uint64_t *at)
+{
+    const int G = x->groups;
+    const uint64_t GP = (uint64_t)G * d->size;
+    const tf_tensor away = exchange_away(x, N, send);
+    for (uint64_t q = 0; q < GP; ++q) {
+        const int r = (int)(q / G), g = (int)(q % G);
+        const uint64_t i = (uint64_t)g * d->size + r;
+        view[q] = r == d->rank ? out[g] : away;
+        uint64_t w = r == d->rank ? x->recv_at[i] : x->base[g] + x->send_at[i];
         for (int t = 0; t < T; ++t) {
-            const uint64_t c = at[(uint64_t)t * P + r];
-            at[(uint64_t)t * P + r] = w;
+            const uint64_t c = at[(uint64_t)t * GP + q];
+            at[(uint64_t)t * GP + q] = w;
             w += c;
         }
     }
 }
 
-/* The others' blocks (MPI): from the send arrays to theirs, and theirs
- * straight into out's arrays, values and every index at once. */
-static tf_status exchange_move(const tf_dist *d, const exchange_plan *x, uint32_t N, const unsigned char *send,
+/* The others' blocks of each group (MPI): from the send arrays to theirs,
+ * and theirs straight into out[g]'s arrays, values and every index at once. */
+static tf_status exchange_move(const tf_dist *d, const exchange_plan *x, uint32_t N, unsigned char *send,
                                tf_tensor *out)
 {
     if (d->size == 1) return TF_OK;
     if (!d->alltoall_arrays) return tf_fail(TF_ERR_UNAVAILABLE, "exchange: the ranks' table has no alltoall_arrays");
-    const void *from[TF_MAX_ORDER + 1];
-    void *to[TF_MAX_ORDER + 1];
-    uint32_t bytes[TF_MAX_ORDER + 1];
-    from[0] = send;
-    to[0] = out->vals;
-    bytes[0] = sizeof *out->vals;
-    for (uint32_t m = 0; m < N; ++m) {
-        from[m + 1] = send + x->remote * (8 + 4 * (uint64_t)m);
-        to[m + 1] = out->ind[m];
-        bytes[m + 1] = sizeof *out->ind[m];
+    const tf_tensor away = exchange_away(x, N, send);
+    tf_status s = TF_OK;
+    for (int g = 0; g < x->groups && s == TF_OK; ++g) {
+        const uint64_t b = x->base[g], i = (uint64_t)g * d->size;
+        const void *from[TF_MAX_ORDER + 1];
+        void *to[TF_MAX_ORDER + 1];
+        uint32_t bytes[TF_MAX_ORDER + 1];
+        from[0] = away.vals + b;
+        to[0] = out[g].vals;
+        bytes[0] = sizeof *out[g].vals;
+        for (uint32_t m = 0; m < N; ++m) {
+            from[m + 1] = away.ind[m] + b;
+            to[m + 1] = out[g].ind[m];
+            bytes[m + 1] = sizeof *out[g].ind[m];
+        }
+        s = d->alltoall_arrays((int)N + 1, from, to, bytes, x->send_n + i, x->send_at + i, x->recv_n + i,
+                               x->recv_at + i, d->round_bytes);
     }
-    return d->alltoall_arrays((int)N + 1, from, to, bytes, x->send_n, x->send_at, x->recv_n, x->recv_at,
-                              d->round_bytes);
+    return s;
 }
 
-tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const tf_dist *d,
-                                int shift, tf_tensor *out)
+/* This rank's rows of `mode` from every rank's part: out[0] (pairs 0), or
+ * out[0] and out[1] split by the previous mode (pairs 1, shift on), as
+ * tf_partition_split of the gathered shard gives. */
+static tf_status exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const tf_dist *d, int shift,
+                          int pairs, tf_tensor *out)
 {
-    memset(out, 0, sizeof *out);
+    const int G = pairs ? 2 : 1;
+    memset(out, 0, (size_t)G * sizeof *out);
     if (pt->parts != d->size) return tf_fail(TF_ERR_ARG, "partition: %d parts over %d ranks", pt->parts, d->size);
     TF_TRY(check_parts(part, pt, mode, 0, d->size));
     const uint32_t N = part->order;
-    const int P = d->size, T = tf_resolve_threads(0);
-    const split_job j = job_of(part, pt, 1, mode, 0, 0, P, shift); /* a non-zero's target: its rank */
+    const int P = d->size, T = tf_resolve_threads(0), nout = G * P;
+    /* a non-zero's target: its rank, and with pairs its half there */
+    const split_job j = job_of(part, pt, 1, mode, pairs, 0, P, shift);
     uint64_t *at = NULL;
     unsigned char *send = NULL;
     tf_tensor *view = NULL;
     exchange_plan x;
     memset(&x, 0, sizeof x);
-    tf_status s = TF_CALLOC(at, (uint64_t)T * P, "exchange offsets");
-    if (s == TF_OK) s = TF_ALLOC(view, (uint64_t)P, "exchange targets");
-    if (s == TF_OK) pass(&j, T, P, at, NULL); /* counted */
-    if (s == TF_OK) s = exchange_plan_make(d, at, T, &x);
-    if (s == TF_OK) {
-        uint64_t dims[TF_MAX_ORDER];
-        memcpy(dims, part->dims, N * sizeof *dims);
-        const uint64_t rows = pt->row_lo[mode][d->rank + 1] - pt->row_lo[mode][d->rank];
-        if (shift) dims[mode] = rows ? rows : 1;
-        s = tf_tensor_alloc(out, N, dims, x.total);
-    }
+    tf_status s = TF_CALLOC(at, (uint64_t)T * nout, "exchange offsets");
+    if (s == TF_OK) s = TF_ALLOC(view, (uint64_t)nout, "exchange targets");
+    if (s == TF_OK) pass(&j, T, nout, at, NULL); /* counted */
+    if (s == TF_OK) s = exchange_plan_make(d, G, at, T, &x);
+    if (s == TF_OK) s = exchange_outputs(part, pt, mode, d->rank, shift, &x, out);
     if (s == TF_OK) s = tf_alloc((void **)&send, x.remote ? x.remote : 1, 8 + 4 * (uint64_t)N, "non-zeros to send");
     if (s == TF_OK) { /* scattered by destination, in the run's labels: this rank's own into out */
         exchange_targets(d, &x, T, N, out, send, view, at);
-        pass(&j, T, P, at, view);
+        pass(&j, T, nout, at, view);
         s = exchange_move(d, &x, N, send, out);
     }
-    if (s != TF_OK) tf_tensor_free(out);
+    if (s != TF_OK)
+        for (int g = 0; g < G; ++g) tf_tensor_free(&out[g]);
     exchange_plan_free(&x);
     tf_free(send);
     tf_free(view);
     tf_free(at);
     return s;
+}
+
+tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const tf_dist *d,
+                                int shift, tf_tensor *out)
+{
+    return exchange(part, pt, mode, d, shift, 0, out);
+}
+
+tf_status tf_partition_exchange_pairs(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const tf_dist *d,
+                                      tf_tensor *out)
+{
+    return exchange(part, pt, mode, d, 1, 1, out);
 }
 
 static void set_shards_free(tf_partition_shards *set)
@@ -707,17 +777,11 @@ static tf_status set_split(void *user, uint32_t mode, tf_tensor *out)
 {
     tf_partition_shards *set = user;
     set_shards_free(set);
-    const tf_tensor *src = set->X;
-    tf_tensor mine;
-    memset(&mine, 0, sizeof mine);
-    if (set->input_part) { /* this rank's rows of mode from every rank's part, relabeled */
-        TF_TRY(tf_partition_exchange(set->X, set->pt, mode, set->dist, 0, &mine));
-        src = &mine;
-    }
-    tf_status s =
-        tf_partition_split(src, set->pt, !set->input_part, mode, set->pairs, set->first, set->count, set->shard);
-    tf_tensor_free(&mine);
-    TF_TRY(s);
+    if (set->input_part) /* this rank's rows of mode from every rank's part, split as they land */
+        TF_TRY(set->pairs ? tf_partition_exchange_pairs(set->X, set->pt, mode, set->dist, set->shard)
+                          : tf_partition_exchange(set->X, set->pt, mode, set->dist, 1, set->shard));
+    else
+        TF_TRY(tf_partition_split(set->X, set->pt, 1, mode, set->pairs, set->first, set->count, set->shard));
     memcpy(out, set->shard, (size_t)(set->pairs ? 2 : 1) * set->count * sizeof *out);
     return TF_OK;
 }
@@ -730,8 +794,8 @@ tf_status tf_partition_shards_make(tf_partition_shards *set, const tf_tensor *X,
     const int parts = pt->parts;
     if (count < 1 || count > TF_MAX_GPUS || first < 0 || first + count > parts || X->order != pt->order)
         return tf_fail(TF_ERR_ARG, "shards: parts %d..%d of %d", first, first + count - 1, parts);
-    if (dist && input_part && (count != 1 || parts != dist->size))
-        return tf_fail(TF_ERR_ARG, "shards of a distributed input: one part per rank");
+    if (dist && input_part && (count != 1 || parts != dist->size || first != dist->rank))
+        return tf_fail(TF_ERR_ARG, "shards of a distributed input: one part per rank, the rank's own");
     set->X = X;
     set->pt = pt;
     set->first = first;

@@ -112,6 +112,15 @@ tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int rel
  * out) and received straight into out's arrays (tf_dist.alltoall_arrays). */
 tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const struct tf_dist *d,
                                 int shift, tf_tensor *out);
+/* tf_partition_split(tf_partition_exchange(part, .., shift 0), pt, 0, mode,
+ * pairs 1, rank, 1, out) without the gathered copy: out[0] the rank's
+ * non-zeros of `mode` whose previous index is one of its rows of that mode,
+ * out[1] the others, each in rank order and each part's order, the mode's
+ * index shifted (a GPU rank's pair of shards). Each rank tells the halves
+ * apart while it packs for the destination, and both are received straight
+ * into out's arrays, sized from the exchanged counts. */
+tf_status tf_partition_exchange_pairs(const tf_tensor *part, const tf_partition *pt, uint32_t mode,
+                                      const struct tf_dist *d, tf_tensor *out);
 
 /* The front end's side of tf_shards (seams/shards.h): the rows of pt
  * (borrowed: keep it while sh is used) and the shards of this process's
@@ -129,8 +138,10 @@ typedef struct tf_partition_shards {
 
 /* Fills set and sh (which points into set: keep set in place while sh is
  * used); pairs: every shard split in two by the previous mode (tf_shards);
- * input_part (with dist): X is this rank's part of the non-zeros, and each
- * mode's shard is gathered from the ranks (tf_partition_exchange).
+ * input_part (with dist): X is this rank's part of the non-zeros, first is
+ * the rank, and each mode's shard (or pair) is gathered from the ranks
+ * straight into the set (tf_partition_exchange with shift,
+ * tf_partition_exchange_pairs).
  * Otherwise sh also hands the module X whole, pt's relabel maps and its
  * counts per part, so that each GPU can cut its own shards
  * (gpu/exec/shard_cut.cuh) and split is called only for the modes it does
