@@ -67,8 +67,8 @@ double max_nan(double m, double x)
 tf_status op_init(void *ctx, const tf_ktensor *start)
 {
     multi_apr *m = self(ctx);
-    for (int g = 0; g < m->n; ++g) TF_TRY(m->check(tf_gpu_apr_start(m->part[g], start)));
-    return TF_OK;
+    /* every GPU at once (the start's pageable uploads side by side) */
+    return m->set.at_once([&](int g) { return tf_gpu_apr_start(m->part[g], start); });
 }
 
 tf_status op_begin_mode(void *ctx, uint32_t mode, double kappa, double kappatol, uint64_t *scooched)

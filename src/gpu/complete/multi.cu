@@ -75,8 +75,8 @@ tf_status sum_parts(multi_complete *m, double *out)
 tf_status op_init(void *ctx, const tf_ktensor *start)
 {
     multi_complete *m = self(ctx);
-    for (int g = 0; g < m->n; ++g) TF_TRY(m->check(tfc_part_start(m->part[g], start)));
-    return TF_OK;
+    /* every GPU at once (the start's pageable uploads side by side) */
+    return m->set.at_once([&](int g) { return tfc_part_start(m->part[g], start); });
 }
 
 /* Every GPU solves its rows, the rows go to every GPU, then the scalars:
