@@ -187,11 +187,13 @@ void tf_fcoo_value_code_of(const double *vals, uint64_t n, uint32_t vb, tf_fcoo_
     vc->min = nmin;
 }
 
-/* Chunk c of f into b (laid out as lay). */
-static void fill(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c, const tf_fcoo_chunk_layout *lay,
-                 unsigned char *b)
+/* Chunk c of f into b (laid out as lay). f's per-non-zero arrays (pind,
+ * vals, head) hold the mode's non-zeros from position `base` on (a multiple
+ * of 32; 0 for a whole copy); start and part_seg are the whole mode's. */
+static void fill(const tf_fcoo *f, uint64_t base, const tf_fcoo_chunks *k, uint64_t c,
+                 const tf_fcoo_chunk_layout *lay, unsigned char *b)
 {
-    const uint64_t p0 = k->part_off[c], n0 = p0 * f->part_nnz;
+    const uint64_t p0 = k->part_off[c], n0 = p0 * k->part_nnz - base;
     const uint32_t np = f->order - 1;
     if (k->packed) {
         uint32_t *lo = (uint32_t *)(b + lay->lo), *hi = (uint32_t *)(b + lay->hi);
@@ -217,14 +219,11 @@ static void fill(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c, const tf
         float *v = (float *)(b + lay->vals);
         for (uint64_t q = 0; q < lay->nnz; ++q) v[q] = (float)f->vals[n0 + q];
     }
-    memcpy(b + lay->head, f->head + n0 / 32, (lay->nnz + 31) / 32 * sizeof(uint32_t));
+    memcpy(b + lay->head, f->head + n0 / 32, (lay->nnz + 31) / 32 * sizeof(uint32_t)); /* n0: from base */
     memcpy(b + lay->start, f->start + p0 / 32, (lay->parts + 31) / 32 * sizeof(uint32_t));
     memcpy(b + lay->part_seg, f->part_seg + p0, lay->parts * sizeof(uint32_t));
 }
 
-/* The chunks' partition ranges: cp each, the last 1-2 chunks' worth (all
- * of it when shorter) halved again and again down to 32 partitions, so no
- * piece is longer than cp. */
 /* The chunks' partition ranges: cp each, the last one the rest. Measured
  * on an H200 (20M non-zeros, 13 MiB chunks): uniform chunks stream at 95 %
  * of the pinned bandwidth; cutting the first and last chunk into quarters
@@ -276,8 +275,8 @@ tf_status tf_fcoo_chunks_plan(uint32_t order, const uint64_t *dims, const uint32
     return TF_OK;
 }
 
-void tf_fcoo_chunks_fill_range(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
-                               unsigned char *dst)
+void tf_fcoo_chunks_fill_range_at(const tf_fcoo *f, uint64_t base, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
+                                  unsigned char *dst)
 {
     const int64_t n = (int64_t)(c1 - c0);
     /* each chunk zeroed by the thread that fills it (a calloc cleared the
@@ -290,8 +289,14 @@ void tf_fcoo_chunks_fill_range(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64
         tf_fcoo_chunk_layout_of(k, c, &lay);
         unsigned char *b = dst + (k->off[c] - k->off[c0]);
         memset(b, 0, k->off[c + 1] - k->off[c]);
-        fill(f, k, c, &lay, b);
+        fill(f, base, k, c, &lay, b);
     }
+}
+
+void tf_fcoo_chunks_fill_range(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
+                               unsigned char *dst)
+{
+    tf_fcoo_chunks_fill_range_at(f, 0, k, c0, c1, dst);
 }
 
 tf_status tf_fcoo_chunks_pack(const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,

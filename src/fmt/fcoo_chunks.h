@@ -139,6 +139,12 @@ tf_status tf_fcoo_chunks_plan(uint32_t order, const uint64_t *dims, const uint32
  * thread that fills it); threads over the chunks. */
 void tf_fcoo_chunks_fill_range(const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
                                unsigned char *dst);
+/* The same from a piece of the copy: f's pind, vals and head hold the
+ * mode's non-zeros from position `base` on (a multiple of 32, at or before
+ * chunk c0's first; through chunk c1 - 1's last), its start and part_seg
+ * the whole mode's partitions (fcoo_pieces.h builds a copy this way). */
+void tf_fcoo_chunks_fill_range_at(const tf_fcoo *f, uint64_t base, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1,
+                                  unsigned char *dst);
 void tf_fcoo_chunks_free(tf_fcoo_chunks *k);
 /* The value code of n values as value_bytes (4: each converted to float),
  * vbits 0 where no code is exact for all of them or saves bits. */

@@ -47,6 +47,7 @@ extern "C" {
 #include "fmt/csr.h"
 #include "fmt/fcoo.h"
 #include "fmt/fcoo_chunks.h"
+#include "fmt/fcoo_pieces.h"
 #include "fmt/row_counts.h"
 #include "fmt/sddmm_tiles.h"
 #include "fmt/spttm_fcoo.h"
@@ -93,6 +94,10 @@ extern "C" {
       (uint32_t order, const uint64_t *dims, const uint32_t *pmodes, uint64_t nnz, uint32_t part_nnz,          \
        uint64_t chunk_parts, uint32_t value_bytes, int pack, const tf_fcoo_value_code *vc, tf_fcoo_chunks *out), \
       (order, dims, pmodes, nnz, part_nnz, chunk_parts, value_bytes, pack, vc, out))                             \
+    X(tf_status, tf_fcoo_chunks_build,                                                                           \
+      (const tf_tensor *X, uint32_t mode, const tf_fcoo_chunks *k, uint64_t piece_nnz,                         \
+       tf_fcoo_resident_fn resident, void *user, tf_fcoo *meta),                                                 \
+      (X, mode, k, piece_nnz, resident, user, meta))                                                             \
     X(uint64_t, tf_fcoo_chunk_plain,                                                                             \
       (uint32_t order, uint32_t value_bytes, uint64_t nnz, uint64_t parts, tf_fcoo_chunk_layout *lay),         \
       (order, value_bytes, nnz, parts, lay))                                                                     \
@@ -165,6 +170,7 @@ extern "C" {
     T(tf_sddmm_tiles)         \
     T(tf_spttm_fcoo)          \
     T(tf_fcoo_chunks)         \
+    T(tf_fcoo_range)          \
     T(tf_shards)              \
     T(tf_cpd_report)          \
     T(tf_context_opts)        \

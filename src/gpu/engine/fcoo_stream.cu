@@ -40,6 +40,7 @@ extern "C" {
 #include "core/alloc.h"
 #include "fmt/fcoo.h"
 #include "fmt/fcoo_chunks.h"
+#include "fmt/fcoo_pieces.h"
 }
 
 namespace {
@@ -306,33 +307,52 @@ struct pinner {
     ~pinner() { join(); }
 };
 
-/* Chunks [0, nres) of f straight from its arrays into the resident block
- * (laid out as sm.rlay): the block is the plain layout of those chunks,
- * and each of its arrays is a prefix of f's, so no chunk is packed or kept
- * on the host for it. Through the context's pinned staging; f may be
- * freed on return. */
+/* A range of the resident chunks (fcoo_pieces.h) into the resident block
+ * at its place (the block is the plain layout of chunks [0, nres): each of
+ * its arrays holds the copy's from the start), through the context's
+ * pinned staging: the range may be reused once this returns. */
 template <typename T>
-tf_status upload_resident(tf_gpu_dev *ctx, const smode &sm, const tf_fcoo &f, uint32_t order)
-{
-    const tf_fcoo_chunk_layout &pl = sm.rlay;
-    cudaStream_t st = ctx->stream;
-    for (uint32_t q = 0; q + 1 < order; ++q)
-        TF_TRY(tf_gpu_h2d_staged(ctx, sm.res + pl.pind[q], f.pind[q], pl.nnz * sizeof(uint32_t), st));
-    TF_TRY(tf_gpu_h2d_values(ctx, (T *)(sm.res + pl.vals), f.vals, pl.nnz, st));
-    TF_TRY(tf_gpu_h2d_staged(ctx, sm.res + pl.head, f.head, (pl.nnz + 31) / 32 * sizeof(uint32_t), st));
-    TF_TRY(tf_gpu_h2d_staged(ctx, sm.res + pl.start, f.start, (pl.parts + 31) / 32 * sizeof(uint32_t), st));
-    return tf_gpu_h2d_staged(ctx, sm.res + pl.part_seg, f.part_seg, pl.parts * sizeof(uint32_t), st);
-}
+struct resident_sink {
+    tf_gpu_dev *ctx;
+    const smode *sm;
+    uint32_t order;
+    static tf_status take(void *user, const tf_fcoo_range *r)
+    {
+        const resident_sink *s = (const resident_sink *)user;
+        const tf_fcoo_chunk_layout &pl = s->sm->rlay;
+        unsigned char *res = s->sm->res;
+        tf_gpu_dev *ctx = s->ctx;
+        const cudaStream_t st = ctx->stream;
+        for (uint32_t q = 0; q + 1 < s->order; ++q)
+            TF_TRY(tf_gpu_h2d_staged(ctx, res + pl.pind[q] + r->n0 * sizeof(uint32_t), r->pind[q],
+                                     r->nnz * sizeof(uint32_t), st));
+        TF_TRY(tf_gpu_h2d_values(ctx, (T *)(res + pl.vals) + r->n0, r->vals, r->nnz, st));
+        TF_TRY(tf_gpu_h2d_staged(ctx, res + pl.head + r->n0 / 32 * sizeof(uint32_t), r->head,
+                                 (r->nnz + 31) / 32 * sizeof(uint32_t), st));
+        TF_TRY(tf_gpu_h2d_staged(ctx, res + pl.start + r->p0 / 32 * sizeof(uint32_t), r->start,
+                                 (r->parts + 31) / 32 * sizeof(uint32_t), st));
+        return tf_gpu_h2d_staged(ctx, res + pl.part_seg + r->p0 * sizeof(uint32_t), r->part_seg,
+                                 r->parts * sizeof(uint32_t), st);
+    }
+};
+
+/* Non-zeros a piece of a mode's copy aims at (fcoo_pieces.h): a twelfth of
+ * the tensor, so that the host holds ~52 B per non-zero of a piece (its
+ * gathered COO, sorted copy and run) beside the streamed chunks, at most
+ * ~4.3 B/nnz of the tensor; every piece reads X's mode column once more. */
+uint64_t piece_nnz_for(const tf_tensor *X) { return std::max<uint64_t>(X->nnz / 12 + 1, 4096); }
 
 /* The engine's copies, in two steps. First the plan of every mode's chunks
  * from the tensor's shape and the values' code alone (fcoo_chunks.h), and
  * from it what stays on the device (the same share of every mode, as the
- * budget allows). Then mode by mode: the copy sorted on the host, its
- * resident chunks uploaded straight from the sorted arrays, only its
- * streamed chunks packed into host memory, the sorted copy freed, and
- * those chunks pinned while the next mode sorts. The host holds at most
- * one sorted copy beside the streamed chunks (a resident chunk is never
- * packed nor kept there), and the values' code is found once. */
+ * budget allows). Then mode by mode, piece by piece of its rows
+ * (fcoo_pieces.h): a piece gathered and sorted on the host, its whole
+ * resident chunks uploaded straight from the sorted arrays, its whole
+ * streamed chunks packed into host memory; the mode's streamed chunks
+ * pinned while the next mode is made. The host holds one piece's arrays
+ * beside the streamed chunks (no mode's whole sorted copy; a resident
+ * chunk is never packed nor kept there), and the values' code is found
+ * once. */
 template <typename T>
 tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint32_t *part, uint32_t modes)
 {
@@ -439,37 +459,33 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         if (tf_mode_in(modes, m)) res_bytes += e->m_[m].rlay.bytes;
     if (res_bytes >= (1ull << 30)) tf_gpu_stage_grow(ctx, 64ull << 20);
     clock.mark("device_alloc");
-    /* mode by mode: sorted, resident part uploaded, streamed part packed */
+    /* mode by mode, piece by piece: sorted, resident chunks uploaded,
+     * streamed ones packed; pinned while the next mode is made */
     pinner pin[TF_GPU_MAX_ORDER];
     uint64_t streamed = 0;
     for (uint32_t m = 0; m < N; ++m) {
         if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
-        tf_fcoo f;
-        TF_TRY(tf_fcoo_build(X, m, part[m], &f));
-        clock.mark("host_sort");
-        sm.nseg = f.nseg;
+        const uint64_t host_bytes = sm.total() - sm.k.off[sm.nres];
+        sm.k.first = sm.nres;
+        if (host_bytes) TF_TRY(tf_alloc((void **)&sm.k.data, host_bytes, 1, "streamed F-COO chunks (host)"));
+        resident_sink<T> rs{ctx, &sm, N};
+        tf_fcoo meta;
+        TF_TRY(tf_fcoo_chunks_build(X, m, &sm.k, piece_nnz_for(X), sm.nres ? resident_sink<T>::take : nullptr, &rs,
+                                    &meta));
+        clock.mark("pieces");
+        sm.nseg = meta.nseg;
         uint32_t *rows = nullptr;
-        tf_status s = tf_fcoo_zero_rows(&f, X->dims[m] / 4, &rows, &sm.nzero);
+        tf_status s = tf_fcoo_zero_rows(&meta, X->dims[m] / 4, &rows, &sm.nzero);
         if (s == TF_OK) {
             sm.clear_all = sm.nzero > X->dims[m] / 4;
             if (!sm.clear_all && sm.nzero) s = tf_gpu_upload_new(&sm.zrows, rows, sm.nzero, "F-COO rows to clear");
         }
         tf_free(rows);
-        if (s == TF_OK) s = tf_gpu_upload_new(&sm.seg_row, f.seg_row, f.nseg, "F-COO segment rows");
-        /* staged: f's arrays are read on the host before this returns, the
-         * DMA of the last pieces runs under the packing below */
-        if (s == TF_OK && sm.nres) s = upload_resident<T>(ctx, sm, f, N);
-        clock.mark("resident_up");
-        const uint64_t host_bytes = sm.total() - sm.k.off[sm.nres];
-        if (s == TF_OK && host_bytes) {
-            sm.k.first = sm.nres;
-            s = tf_alloc((void **)&sm.k.data, host_bytes, 1, "streamed F-COO chunks (host)");
-            if (s == TF_OK) tf_fcoo_chunks_fill_range(&f, &sm.k, sm.nres, sm.k.nchunks, sm.k.data);
-        }
-        tf_fcoo_free(&f);
+        if (s == TF_OK) s = tf_gpu_upload_new(&sm.seg_row, meta.seg_row, meta.nseg, "F-COO segment rows");
+        tf_fcoo_free(&meta);
         if (s != TF_OK) return s;
-        clock.mark("pack");
+        clock.mark("rows");
         if (host_bytes) pin[m].start(ctx->device, sm.k.data, host_bytes);
         streamed += host_bytes;
         e->bytes += (sm.nseg + (sm.zrows ? sm.nzero : 0)) * sizeof(uint32_t);
