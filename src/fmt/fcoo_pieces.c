@@ -80,7 +80,7 @@ static tf_status gather(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t
  * after it. */
 typedef struct run {
     uint32_t np;
-    uint64_t base, len, cap;
+    uint64_t base, len, cap, hcap; /* hcap: head words held */
     uint32_t *pind[TF_MAX_ORDER];
     double *vals;
     uint32_t *head;
@@ -103,11 +103,13 @@ static tf_status run_grow(run *r, uint64_t cap)
     TF_TRY(tf_realloc((void **)&r->vals, cap, sizeof(double), "F-COO run"));
     TF_TRY(tf_realloc((void **)&r->head, words32(cap) + 1, sizeof(uint32_t), "F-COO run"));
     r->cap = cap;
+    r->hcap = words32(cap) + 1;
     return TF_OK;
 }
 
 /* f's non-zeros appended to r: indices and values copied, head bits put
- * after r's (r->len need not be a multiple of 32). */
+ * after r's (r->len need not be a multiple of 32; the head words may be
+ * written one past the last). */
 static void run_append(run *r, const tf_fcoo *f)
 {
     const uint64_t L = r->len, n = f->nnz;
@@ -211,8 +213,25 @@ static tf_status meta_make(const tf_tensor *X, uint32_t mode, const tf_fcoo_chun
     return TF_ALLOC(meta->seg_row, maxseg + 1, "F-COO segment rows");
 }
 
-/* One piece: gathered, sorted, its rows and partitions recorded in meta,
- * appended to r, its whole chunks emitted. */
+/* f's arrays handed to an empty run (no copy): a piece with no carry. */
+static void run_adopt(run *r, tf_fcoo *f)
+{
+    run_free(r);
+    for (uint32_t j = 0; j < r->np; ++j) {
+        r->pind[j] = f->pind[j];
+        f->pind[j] = NULL;
+    }
+    r->vals = f->vals;
+    r->head = f->head;
+    f->vals = NULL;
+    f->head = NULL;
+    r->len = r->cap = f->nnz;
+    r->hcap = words32(f->nnz);
+}
+
+/* One piece: gathered (the whole mode: X itself), sorted, its rows and
+ * partitions recorded in meta, put after r's carry, its whole chunks
+ * emitted. */
 static tf_status piece(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, uint64_t n, int last,
                        const tf_fcoo_chunks *k, run *r, tf_fcoo *meta, tf_fcoo_resident_fn resident, void *user,
                        uint64_t *next)
@@ -221,16 +240,19 @@ static tf_status piece(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t 
     memset(&P, 0, sizeof P);
     tf_fcoo f;
     memset(&f, 0, sizeof f);
-    tf_status s = gather(X, mode, lo, hi, n, &P);
-    if (s == TF_OK) s = tf_fcoo_build(&P, mode, k->part_nnz, &f);
+    const int whole = lo == 0 && hi >= X->dims[mode];
+    tf_status s = whole ? TF_OK : gather(X, mode, lo, hi, n, &P);
+    if (s == TF_OK) s = tf_fcoo_build(whole ? X : &P, mode, k->part_nnz, &f);
     tf_tensor_free(&P);
     if (s == TF_OK) {
         memcpy(meta->seg_row + meta->nseg, f.seg_row, f.nseg * sizeof(uint32_t));
         cut_piece(&f, r->base + r->len, meta->nseg, meta);
         meta->nseg += f.nseg;
-        if (r->len + f.nnz > r->cap) s = run_grow(r, r->len + f.nnz);
+        if (r->len == 0) run_adopt(r, &f);
+        else if (r->len + f.nnz > r->cap || words32(r->len + f.nnz) + 1 > r->hcap) /* run_append writes one word past */
+            s = run_grow(r, r->len + f.nnz);
     }
-    if (s == TF_OK) run_append(r, &f);
+    if (s == TF_OK && f.vals) run_append(r, &f);
     tf_fcoo_free(&f);
     if (s == TF_OK) s = emit(r, k, meta, last, resident, user, next);
     return s;

@@ -48,6 +48,7 @@ extern "C" {
 #include "fmt/fcoo.h"
 #include "fmt/fcoo_chunks.h"
 #include "fmt/fcoo_pieces.h"
+#include "core/host_memory.h"
 #include "fmt/row_counts.h"
 #include "fmt/sddmm_tiles.h"
 #include "fmt/spttm_fcoo.h"
@@ -80,6 +81,7 @@ extern "C" {
     X(tf_status, tf_alloc, (void **out, uint64_t n, uint64_t size, const char *what), (out, n, size, what))     \
     X(const char *, tf_format_name, (tf_format f), (f))                                                          \
     X(const char *, tf_last_error, (void), ())                                                                   \
+    X(uint64_t, tf_host_memory_free, (void), ())                                                                 \
     X(int, tf_env_test_gpus, (void), ())                                                                         \
     X(tf_status, tf_csr_rows, (const tf_csr *S, uint64_t lo, uint64_t hi, tf_csr *view, uint64_t **rowptr),    \
       (S, lo, hi, view, rowptr))                                                                                 \
