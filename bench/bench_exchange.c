@@ -5,9 +5,10 @@
  * shard gathered whole, tf_partition_exchange, then copied again split,
  * tf_partition_split):
  *
- *   mpirun -np 2 bench_exchange [new|old] [pairs 0|1] [nnz] [dims AxBxC] [alpha]
+ *   mpirun -np 2 bench_exchange [new|old] [pairs 0|1] [nnz] [dims AxBxC] [alpha] [pack MiB]
  *
- * (defaults: new 1 20000000 2000000x1000000x200000 0.7; seed 7). Each rank
+ * (defaults: new 1 20000000 2000000x1000000x200000 0.7 0; seed 7; pack: the
+ * exchange's send buffer, tf_dist.pack_bytes, 0 its default). Each rank
  * generates its part (tf_generate_part), the rows are cut (auto), and then
  * for every mode: the seconds (the slowest rank's) and each rank's peak
  * resident memory in the mode (VmHWM, reset through /proc/self/clear_refs)
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
     memset(&pt, 0, sizeof pt);
     if (size < 2) return die("ranks", tf_fail(TF_ERR_ARG, "run under mpirun with 2 ranks or more"));
     s = tf_dist_world(&d);
+    d.pack_bytes = argc > 6 ? strtoull(argv[6], NULL, 10) << 20 : 0;
     if (s == TF_OK) s = tf_generate_part(&g, (uint64_t)rank, (uint64_t)size, &mine, NULL);
     if (s == TF_OK) s = tf_partition_make(&pt, &mine, size, TF_PARTITION_AUTO, &d);
     if (s != TF_OK) return die("setup", s);

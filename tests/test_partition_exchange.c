@@ -8,9 +8,12 @@
  * tensor element for element: counts, dims, every index and value in the
  * same order. Random tensors in random order,
  * cut by every schedule (longest-first relabels), parts of the non-zeros by
- * ranges of them (one rank with none), a mode shorter than the ranks (a
- * rank without rows there), no non-zeros at all, one thread and several,
- * rounds of the default size and of a hundred records or so. Run plainly
+ * ranges of them (even, one rank with none, one rank with 7/8 of them), a
+ * mode shorter than the ranks (a rank without rows there), no non-zeros at
+ * all, one thread and several, MPI rounds of the default size and of a
+ * hundred records or so, and the part packed in one round or in chunks of
+ * 150 non-zeros or so (tf_dist.pack_bytes: tens of rounds, more on the
+ * rank with 7/8, none on the rank without). Run plainly
  * it checks one rank in its own process, then starts itself on 2 and 3
  * ranks (mpirun); skipped (77) without MPI in the build or without mpirun. */
 #include <stdio.h>
@@ -145,20 +148,43 @@ static void check_modes(const tf_tensor *X, const tf_tensor *mine, const tf_part
     }
 }
 
-/* X cut among the ranks by ranges of its non-zeros: evenly, or (skip_one)
- * with rank 1 holding none; every schedule. */
-static void check_tensor(const tf_tensor *X, const tf_dist *d, int skip_one, const char *what)
+/* How X's non-zeros are cut among the ranks (by ranges, in rank order). */
+enum { EVEN, SKIP_ONE, LOPSIDED };
+
+/* Rank me's range [*k0, *k1) of n non-zeros over P ranks: evenly, with
+ * rank 1 holding none (SKIP_ONE), or rank 0 holding 7/8 and the others
+ * sharing the rest (LOPSIDED: ranks with very different numbers of rounds
+ * of the exchange). */
+static void range_cut(uint64_t n, int P, int me, int how, uint64_t *k0, uint64_t *k1)
 {
-    const int P = d->size, me = d->rank;
-    const int holders = skip_one && P > 1 ? P - 1 : P, slot = skip_one && me > 1 ? me - 1 : me;
-    uint64_t k0 = X->nnz * (uint64_t)slot / (uint64_t)holders, k1 = X->nnz * (uint64_t)(slot + 1) / (uint64_t)holders;
-    if (skip_one && me == 1) k0 = k1 = 0;
+    if (how == LOPSIDED && P > 1) {
+        const uint64_t big = n * 7 / 8, rest = n - big;
+        *k0 = me ? big + rest * (uint64_t)(me - 1) / (uint64_t)(P - 1) : 0;
+        *k1 = me ? big + rest * (uint64_t)me / (uint64_t)(P - 1) : big;
+        return;
+    }
+    const int skip = how == SKIP_ONE && P > 1;
+    const int holders = skip ? P - 1 : P, slot = skip && me > 1 ? me - 1 : me;
+    *k0 = n * (uint64_t)slot / (uint64_t)holders;
+    *k1 = n * (uint64_t)(slot + 1) / (uint64_t)holders;
+    if (skip && me == 1) *k0 = *k1 = 0;
+}
+
+/* X cut among the ranks by ranges of its non-zeros (range_cut's `how`);
+ * every schedule. */
+static void check_tensor(const tf_tensor *X, const tf_dist *d, int how, const char *what)
+{
+    uint64_t k0 = 0, k1 = 0;
+    range_cut(X->nnz, d->size, d->rank, how, &k0, &k1);
     tf_tensor mine;
     range_of(X, k0, k1, &mine);
+    char label[160];
+    snprintf(label, sizeof label, "%s, cut %d, packed by %llu B, rounds of %llu B", what, how,
+             (unsigned long long)d->pack_bytes, (unsigned long long)d->round_bytes);
     for (size_t k = 0; k < sizeof schedules / sizeof schedules[0]; ++k) {
         tf_partition pt;
-        CHECK_OK(tf_partition_make(&pt, &mine, P, schedules[k], d)); /* rows counted over the ranks */
-        check_modes(X, &mine, &pt, d, what);
+        CHECK_OK(tf_partition_make(&pt, &mine, d->size, schedules[k], d)); /* rows counted over the ranks */
+        check_modes(X, &mine, &pt, d, label);
         tf_partition_free(&pt);
     }
     tf_tensor_free(&mine);
@@ -169,8 +195,9 @@ static void check_spec(tt_spec sp, const tf_dist *d, const char *what)
     tf_tensor X;
     CHECK_OK(tt_random(&sp, &X)); /* the same on every rank */
     shuffle(&X, sp.seed + 100);
-    check_tensor(&X, d, 0, what);
-    check_tensor(&X, d, 1, what);
+    check_tensor(&X, d, EVEN, what);
+    check_tensor(&X, d, SKIP_ONE, what);
+    check_tensor(&X, d, LOPSIDED, what);
     tf_tensor_free(&X);
 }
 
@@ -187,16 +214,29 @@ static void check_all(const tf_dist *d)
     check_spec(tt_spec_make(3, d3, 0, 4), d, "no non-zeros");
 }
 
-/* Every case with one thread, several, and rounds of a hundred records or so. */
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/* Every case with one thread, several, rounds of a hundred records or so,
+ * and the part packed in chunks of 150 or so non-zeros (tens of the
+ * exchange's rounds, each moved in one round or in several). */
 static void check_threads_rounds(tf_dist *d)
 {
     check_all(d);
-#ifdef _OPENMP
-    omp_set_num_threads(3); /* the packing's blocks per thread */
+    set_threads(3); /* the packing's blocks per thread */
     check_all(d);
-    omp_set_num_threads(1);
-#endif
+    d->pack_bytes = 3000;
+    check_all(d);
+    set_threads(1);
     d->round_bytes = 2000;
+    check_all(d);
+    d->pack_bytes = 0;
     check_all(d);
     d->round_bytes = 0;
 }

@@ -459,17 +459,17 @@ static inline int target(const split_job *j, uint64_t k)
 }
 
 /* One pass of a count-then-scatter by target over T fixed blocks of the
- * non-zeros (the same blocks in both passes whatever threads OpenMP gives):
- * out NULL: at[t nout + q] (zeroed by the caller) counts the non-zeros of
- * block t that go to output q; else each is written to out[q] at
- * at[t nout + q]++, in the run's labels (the mode shifted with j->shift). */
-static void pass(const split_job *j, int T, int nout, uint64_t *at, tf_tensor *out)
+ * non-zeros lo..hi-1 (the same blocks in both passes whatever threads
+ * OpenMP gives): out NULL: at[t nout + q] (zeroed by the caller) counts the
+ * non-zeros of block t that go to output q; else each is written to out[q]
+ * at at[t nout + q]++, in the run's labels (the mode shifted with j->shift). */
+static void pass_range(const split_job *j, uint64_t lo, uint64_t hi, int T, int nout, uint64_t *at, tf_tensor *out)
 {
     const tf_tensor *X = j->X;
-    const uint64_t nnz = X->nnz;
+    const uint64_t n = hi - lo;
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
-        const uint64_t k0 = block_lo(nnz, t, T), k1 = block_lo(nnz, t + 1, T);
+        const uint64_t k0 = lo + block_lo(n, t, T), k1 = lo + block_lo(n, t + 1, T);
         uint64_t *w = at + (uint64_t)t * nout;
         for (uint64_t k = k0; k < k1; ++k) {
             const int q = target(j, k);
@@ -482,6 +482,12 @@ static void pass(const split_job *j, int T, int nout, uint64_t *at, tf_tensor *o
             o->vals[i] = X->vals[k];
         }
     }
+}
+
+/* pass_range over all the non-zeros. */
+static void pass(const split_job *j, int T, int nout, uint64_t *at, tf_tensor *out)
+{
+    pass_range(j, 0, j->X->nnz, T, nout, at, out);
 }
 
 static tf_status split(const split_job *j, tf_tensor *out)
@@ -565,39 +571,57 @@ tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int rel
  * index is one of its rows of that mode, then the others: out[0], out[1]).
  * The sender tells them apart while it packs (pass with prev_lo), so the
  * receiver gets each straight into its own output, with no split after.
- * Counts and offsets of group g and rank r are at [g P + r]. */
+ * Counts and offsets of group g and rank r are at [g P + r].
+ *
+ * Over several ranks it goes in rounds (exchange_rounds): round c packs
+ * and sends the records of chunk c of the part (consecutive non-zeros), so
+ * the send buffer holds one chunk's records for the others, never the whole
+ * remote share. A destination's block is its records in the part's order,
+ * so the chunks' pieces, one after the other, are that block: the result
+ * is the one-shot exchange's. */
 
-/* recv_n[g P + r]: how many non-zeros of group g rank r sends this one, from
- * every rank's send_n (one record of 8 groups bytes between each pair of
- * ranks). */
-static tf_status exchange_counts(const tf_dist *d, int groups, const uint64_t *send_n, uint64_t *recv_n)
+/* The send buffer's bound when the ranks' table sets none (pack_bytes 0):
+ * a few B/nnz of a 10M-non-zero part; a round's collectives cost far less
+ * than packing and moving its tens of MB. */
+#define EXCHANGE_PACK ((uint64_t)32 << 20)
+
+/* recv_n[c GP + g P + r]: how many non-zeros of group g rank r sends this
+ * one in round c, from every rank's send_n laid out alike (`rounds`
+ * records of 8 groups bytes between each pair of ranks, in one
+ * all-to-all). */
+static tf_status exchange_counts(const tf_dist *d, int groups, uint64_t rounds, const uint64_t *send_n,
+                                 uint64_t *recv_n)
 {
     const int P = d->size;
+    const uint64_t GP = (uint64_t)groups * P, per = rounds * groups; /* a rank's record of counts: per u64 */
     uint64_t *one = NULL, *by_rank = NULL, got = 0;
     void *n = NULL;
     TF_TRY(TF_ALLOC(one, (uint64_t)P, "exchange counts"));
-    tf_status s = TF_ALLOC(by_rank, (uint64_t)P * groups, "exchange counts");
-    for (int r = 0; s == TF_OK && r < P; ++r) { /* a record per rank: its groups' counts */
-        one[r] = 1;
-        for (int g = 0; g < groups; ++g) by_rank[(uint64_t)r * groups + g] = send_n[(uint64_t)g * P + r];
+    tf_status s = TF_ALLOC(by_rank, P * per + 1, "exchange counts");
+    for (int r = 0; s == TF_OK && r < P; ++r) { /* records per rank: its groups' counts, round by round */
+        one[r] = rounds;
+        for (uint64_t c = 0; c < rounds; ++c)
+            for (int g = 0; g < groups; ++g) by_rank[r * per + c * groups + g] = send_n[c * GP + (uint64_t)g * P + r];
     }
     if (s == TF_OK) s = d->alltoall_records(by_rank, one, 8u * (uint32_t)groups, d->round_bytes, &n, &got);
-    if (s == TF_OK && got != (uint64_t)P)
+    if (s == TF_OK && got != P * rounds)
         s = tf_fail(TF_ERR_IO, "exchange: %llu counts from %d ranks", (unsigned long long)got, P);
     for (int r = 0; s == TF_OK && r < P; ++r)
-        for (int g = 0; g < groups; ++g) recv_n[(uint64_t)g * P + r] = ((const uint64_t *)n)[(uint64_t)r * groups + g];
+        for (uint64_t c = 0; c < rounds; ++c)
+            for (int g = 0; g < groups; ++g)
+                recv_n[c * GP + (uint64_t)g * P + r] = ((const uint64_t *)n)[r * per + c * groups + g];
     tf_free(n);
     tf_free(by_rank);
     tf_free(one);
     return s;
 }
 
-/* An exchange's bookkeeping, per group g and rank r (at [g P + r]):
- * send_n non-zeros of this part go to r, recv_n come from r; the others'
- * blocks start at base[g] + send_at of the send arrays (group g's blocks
- * together from base[g], in rank order; this rank's own is not sent:
- * send_at[g P + me] unused) and land at recv_at of output g, in rank
- * order. */
+/* An exchange's bookkeeping (the whole exchange's, or one round's), per
+ * group g and rank r (at [g P + r]): send_n non-zeros of this part go to
+ * r, recv_n come from r; the others' blocks start at base[g] + send_at of
+ * the send arrays (group g's blocks together from base[g], in rank order;
+ * this rank's own is not sent: send_at[g P + me] unused) and land at
+ * recv_at of output g, in rank order. */
 typedef struct exchange_plan {
     uint64_t *send_n, *recv_n, *send_at, *recv_at;
     uint64_t base[2];  /* group g's first record in the send arrays */
@@ -612,11 +636,8 @@ static void exchange_plan_free(exchange_plan *x)
     memset(x, 0, sizeof *x);
 }
 
-/* The plan from the counting pass's at[t groups P + groups r + g] (pass's
- * outputs: group g of rank r). */
-static tf_status exchange_plan_make(const tf_dist *d, int groups, const uint64_t *at, int T, exchange_plan *x)
+static tf_status exchange_plan_alloc(exchange_plan *x, int groups, int P)
 {
-    const int P = d->size;
     const uint64_t GP = (uint64_t)groups * P;
     memset(x, 0, sizeof *x);
     x->groups = groups;
@@ -624,20 +645,45 @@ static tf_status exchange_plan_make(const tf_dist *d, int groups, const uint64_t
     x->recv_n = x->send_n + GP;
     x->send_at = x->send_n + 2 * GP;
     x->recv_at = x->send_n + 3 * GP;
+    return TF_OK;
+}
+
+/* send_n[g P + r] += the non-zeros the counting pass's at[t groups P +
+ * groups r + g] (pass's outputs: group g of rank r) send there. */
+static void send_counts(const uint64_t *at, int T, int groups, int P, uint64_t *send_n)
+{
+    const uint64_t GP = (uint64_t)groups * P;
     for (int t = 0; t < T; ++t)
-        for (uint64_t q = 0; q < GP; ++q) x->send_n[q % groups * P + q / groups] += at[t * GP + q];
-    tf_status s = exchange_counts(d, groups, x->send_n, x->recv_n);
-    for (int g = 0; s == TF_OK && g < groups; ++g) {
+        for (uint64_t q = 0; q < GP; ++q) send_n[q % groups * P + q / groups] += at[t * GP + q];
+}
+
+/* x's offsets from its counts: base, send_at, remote, total, and recv_at
+ * from `from` (a round's: where the earlier rounds left each block) or,
+ * from NULL, each output's blocks one after the other. */
+static void exchange_layout(exchange_plan *x, int P, int me, const uint64_t *from)
+{
+    x->remote = 0;
+    for (int g = 0; g < x->groups; ++g) {
         x->base[g] = x->remote;
+        x->total[g] = 0;
         for (int r = 0; r < P; ++r) {
             const uint64_t i = (uint64_t)g * P + r;
-            x->recv_at[i] = x->total[g];
+            x->recv_at[i] = from ? from[i] : x->total[g];
             x->total[g] += x->recv_n[i];
             x->send_at[i] = x->remote - x->base[g];
-            if (r != d->rank) x->remote += x->send_n[i];
+            if (r != me) x->remote += x->send_n[i];
         }
     }
-    if (s != TF_OK) exchange_plan_free(x);
+}
+
+/* The plan of a one-shot exchange from the counting pass's at (T blocks). */
+static tf_status exchange_plan_make(const tf_dist *d, int groups, const uint64_t *at, int T, exchange_plan *x)
+{
+    TF_TRY(exchange_plan_alloc(x, groups, d->size));
+    send_counts(at, T, groups, d->size, x->send_n);
+    const tf_status s = exchange_counts(d, groups, 1, x->send_n, x->recv_n);
+    if (s == TF_OK) exchange_layout(x, d->size, d->rank, NULL);
+    else exchange_plan_free(x);
     return s;
 }
 
@@ -717,6 +763,154 @@ static tf_status exchange_move(const tf_dist *d, const exchange_plan *x, uint32_
     return s;
 }
 
+/* The one-shot exchange (one process: nothing to send): counted, then
+ * scattered by destination, this rank's own straight into out. */
+static tf_status exchange_whole(const split_job *j, const tf_partition *pt, const tf_dist *d, int G, int T,
+                                tf_tensor *out)
+{
+    const tf_tensor *part = j->X;
+    const uint32_t N = part->order;
+    const int nout = G * d->size;
+    uint64_t *at = NULL;
+    unsigned char *send = NULL;
+    tf_tensor *view = NULL;
+    exchange_plan x;
+    memset(&x, 0, sizeof x);
+    tf_status s = TF_CALLOC(at, (uint64_t)T * nout, "exchange offsets");
+    if (s == TF_OK) s = TF_ALLOC(view, (uint64_t)nout, "exchange targets");
+    if (s == TF_OK) pass(j, T, nout, at, NULL); /* counted */
+    if (s == TF_OK) s = exchange_plan_make(d, G, at, T, &x);
+    if (s == TF_OK) s = exchange_outputs(part, pt, j->mode, d->rank, j->shift, &x, out);
+    if (s == TF_OK) s = tf_alloc((void **)&send, x.remote ? x.remote : 1, 8 + 4 * (uint64_t)N, "non-zeros to send");
+    if (s == TF_OK) { /* scattered by destination, in the run's labels: this rank's own into out */
+        exchange_targets(d, &x, T, N, out, send, view, at);
+        pass(j, T, nout, at, view);
+        s = exchange_move(d, &x, N, send, out);
+    }
+    exchange_plan_free(&x);
+    tf_free(send);
+    tf_free(view);
+    tf_free(at);
+    return s;
+}
+
+/* The rounds of an exchange over several ranks: chunk c of the part is its
+ * non-zeros [c chunk, (c + 1) chunk); every rank takes part in `rounds`
+ * rounds (the most chunks of any rank's part; the others' send nothing). */
+typedef struct exchange_rounds {
+    uint64_t chunk, rounds;
+    uint64_t *at;              /* [c][t][q]: the counting pass's per chunk (pass's outputs) */
+    uint64_t *send_n, *recv_n; /* [c][g P + r]: per round, as exchange_plan's */
+    uint64_t most;             /* the largest round's records for the others: the send buffer */
+} exchange_rounds;
+
+static void exchange_rounds_free(exchange_rounds *rs)
+{
+    tf_free(rs->at);
+    tf_free(rs->send_n);
+    tf_free(rs->recv_n);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* The chunk and the rounds, agreed by the ranks: at most pack_bytes of
+ * records a round whatever goes where (a chunk's records for the others
+ * are fewer than its non-zeros). */
+static tf_status rounds_agree(const tf_dist *d, uint64_t nnz, uint32_t N, exchange_rounds *rs)
+{
+    if (!d->allreduce_u64) return tf_fail(TF_ERR_UNAVAILABLE, "exchange: the ranks' table has no allreduce_u64");
+    const uint64_t cap = d->pack_bytes ? d->pack_bytes : EXCHANGE_PACK, rec = 8 + 4 * (uint64_t)N;
+    rs->chunk = cap / rec ? cap / rec : 1;
+    rs->rounds = (nnz + rs->chunk - 1) / rs->chunk;
+    if (!rs->rounds) rs->rounds = 1; /* one round, empty where every part is */
+    return d->allreduce_u64(&rs->rounds, 1, TF_RANKS_MAX);
+}
+
+/* Each chunk counted (its T blocks' non-zeros per output), its counts per
+ * destination, and every rank's for this one from the exchange of counts. */
+static tf_status rounds_count(const split_job *j, const tf_dist *d, int G, int T, exchange_rounds *rs)
+{
+    const uint64_t nnz = j->X->nnz, nout = (uint64_t)G * d->size, R = rs->rounds;
+    TF_TRY(TF_CALLOC(rs->at, R * T * nout, "exchange offsets"));
+    TF_TRY(TF_CALLOC(rs->send_n, R * nout, "exchange counts"));
+    TF_TRY(TF_ALLOC(rs->recv_n, R * nout, "exchange counts"));
+    for (uint64_t c = 0; c < R; ++c) {
+        const uint64_t lo = c * rs->chunk < nnz ? c * rs->chunk : nnz, hi = lo + rs->chunk < nnz ? lo + rs->chunk : nnz;
+        uint64_t *sn = rs->send_n + c * nout, away = 0;
+        pass_range(j, lo, hi, T, (int)nout, rs->at + c * T * nout, NULL);
+        send_counts(rs->at + c * T * nout, T, G, d->size, sn);
+        for (uint64_t i = 0; i < nout; ++i) away += i % d->size == (uint64_t)d->rank ? 0 : sn[i];
+        if (away > rs->most) rs->most = away;
+    }
+    return exchange_counts(d, G, R, rs->send_n, rs->recv_n);
+}
+
+/* The whole exchange's plan (outputs' sizes, each block's place in them):
+ * the rounds' counts summed. */
+static tf_status rounds_plan(const tf_dist *d, int G, const exchange_rounds *rs, exchange_plan *x)
+{
+    const uint64_t nout = (uint64_t)G * d->size;
+    TF_TRY(exchange_plan_alloc(x, G, d->size));
+    for (uint64_t c = 0; c < rs->rounds; ++c)
+        for (uint64_t i = 0; i < nout; ++i) {
+            x->send_n[i] += rs->send_n[c * nout + i];
+            x->recv_n[i] += rs->recv_n[c * nout + i];
+        }
+    exchange_layout(x, d->size, d->rank, NULL);
+    return TF_OK;
+}
+
+/* Round c: chunk c scattered (this rank's own straight into out, the
+ * others' into the send buffer) and moved; y is the round's plan, whose
+ * blocks land at `done`, where the earlier rounds left them (advanced). */
+static tf_status rounds_one(const split_job *j, const tf_dist *d, exchange_rounds *rs, uint64_t c, int T,
+                            exchange_plan *y, uint64_t *done, unsigned char *send, tf_tensor *view, tf_tensor *out)
+{
+    const uint64_t nnz = j->X->nnz, nout = (uint64_t)y->groups * d->size;
+    const uint64_t lo = c * rs->chunk < nnz ? c * rs->chunk : nnz, hi = lo + rs->chunk < nnz ? lo + rs->chunk : nnz;
+    uint64_t *at = rs->at + c * T * nout;
+    memcpy(y->send_n, rs->send_n + c * nout, nout * sizeof *y->send_n);
+    memcpy(y->recv_n, rs->recv_n + c * nout, nout * sizeof *y->recv_n);
+    exchange_layout(y, d->size, d->rank, done);
+    exchange_targets(d, y, T, j->X->order, out, send, view, at);
+    pass_range(j, lo, hi, T, (int)nout, at, view);
+    for (uint64_t i = 0; i < nout; ++i) done[i] += y->recv_n[i];
+    return exchange_move(d, y, j->X->order, send, out);
+}
+
+/* The exchange over several ranks in rounds (see above): the send buffer
+ * holds one round's records for the others at most. */
+static tf_status exchange_in_rounds(const split_job *j, const tf_partition *pt, const tf_dist *d, int G, int T,
+                                    tf_tensor *out)
+{
+    const uint32_t N = j->X->order;
+    const uint64_t nout = (uint64_t)G * d->size;
+    exchange_rounds rs;
+    exchange_plan x, y;
+    memset(&rs, 0, sizeof rs);
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    unsigned char *send = NULL;
+    tf_tensor *view = NULL;
+    uint64_t *done = NULL;
+    tf_status s = rounds_agree(d, j->X->nnz, N, &rs);
+    if (s == TF_OK) s = rounds_count(j, d, G, T, &rs);
+    if (s == TF_OK) s = rounds_plan(d, G, &rs, &x);
+    if (s == TF_OK) s = exchange_outputs(j->X, pt, j->mode, d->rank, j->shift, &x, out);
+    if (s == TF_OK) s = exchange_plan_alloc(&y, G, d->size);
+    if (s == TF_OK) s = TF_ALLOC(view, nout, "exchange targets");
+    if (s == TF_OK) s = TF_ALLOC(done, nout, "exchange offsets");
+    if (s == TF_OK) s = tf_alloc((void **)&send, rs.most ? rs.most : 1, 8 + 4 * (uint64_t)N, "non-zeros to send");
+    if (s == TF_OK) memcpy(done, x.recv_at, nout * sizeof *done);
+    for (uint64_t c = 0; s == TF_OK && c < rs.rounds; ++c) s = rounds_one(j, d, &rs, c, T, &y, done, send, view, out);
+    exchange_rounds_free(&rs);
+    exchange_plan_free(&x);
+    exchange_plan_free(&y);
+    tf_free(send);
+    tf_free(view);
+    tf_free(done);
+    return s;
+}
+
 /* This rank's rows of `mode` from every rank's part: out[0] (pairs 0), or
  * out[0] and out[1] split by the previous mode (pairs 1, shift on), as
  * tf_partition_split of the gathered shard gives. */
@@ -727,32 +921,12 @@ static tf_status exchange(const tf_tensor *part, const tf_partition *pt, uint32_
     memset(out, 0, (size_t)G * sizeof *out);
     if (pt->parts != d->size) return tf_fail(TF_ERR_ARG, "partition: %d parts over %d ranks", pt->parts, d->size);
     TF_TRY(check_parts(part, pt, mode, 0, d->size));
-    const uint32_t N = part->order;
-    const int P = d->size, T = tf_resolve_threads(0), nout = G * P;
+    const int P = d->size, T = tf_resolve_threads(0);
     /* a non-zero's target: its rank, and with pairs its half there */
     const split_job j = job_of(part, pt, 1, mode, pairs, 0, P, shift);
-    uint64_t *at = NULL;
-    unsigned char *send = NULL;
-    tf_tensor *view = NULL;
-    exchange_plan x;
-    memset(&x, 0, sizeof x);
-    tf_status s = TF_CALLOC(at, (uint64_t)T * nout, "exchange offsets");
-    if (s == TF_OK) s = TF_ALLOC(view, (uint64_t)nout, "exchange targets");
-    if (s == TF_OK) pass(&j, T, nout, at, NULL); /* counted */
-    if (s == TF_OK) s = exchange_plan_make(d, G, at, T, &x);
-    if (s == TF_OK) s = exchange_outputs(part, pt, mode, d->rank, shift, &x, out);
-    if (s == TF_OK) s = tf_alloc((void **)&send, x.remote ? x.remote : 1, 8 + 4 * (uint64_t)N, "non-zeros to send");
-    if (s == TF_OK) { /* scattered by destination, in the run's labels: this rank's own into out */
-        exchange_targets(d, &x, T, N, out, send, view, at);
-        pass(&j, T, nout, at, view);
-        s = exchange_move(d, &x, N, send, out);
-    }
+    const tf_status s = P == 1 ? exchange_whole(&j, pt, d, G, T, out) : exchange_in_rounds(&j, pt, d, G, T, out);
     if (s != TF_OK)
         for (int g = 0; g < G; ++g) tf_tensor_free(&out[g]);
-    exchange_plan_free(&x);
-    tf_free(send);
-    tf_free(view);
-    tf_free(at);
     return s;
 }
 

@@ -109,7 +109,9 @@ tf_status tf_partition_split(const tf_tensor *X, const tf_partition *pt, int rel
  * index is shifted down by the rank's row_lo and dims[mode] is its number
  * of rows (at least 1), as tf_partition_split gives. Each rank's non-zeros
  * for the others are packed straight by destination (its own straight into
- * out) and received straight into out's arrays (tf_dist.alltoall_arrays). */
+ * out) and received straight into out's arrays (tf_dist.alltoall_arrays),
+ * in rounds of a chunk of the part each (at most tf_dist.pack_bytes of
+ * records packed at once). */
 tf_status tf_partition_exchange(const tf_tensor *part, const tf_partition *pt, uint32_t mode, const struct tf_dist *d,
                                 int shift, tf_tensor *out);
 /* tf_partition_split(tf_partition_exchange(part, .., shift 0), pt, 0, mode,

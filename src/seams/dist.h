@@ -61,6 +61,10 @@ typedef struct tf_dist {
     tf_status (*alltoall_arrays)(int arrays, const void *const *send, void *const *recv, const uint32_t *item_bytes,
                                  const uint64_t *send_n, const uint64_t *send_at, const uint64_t *recv_n,
                                  const uint64_t *recv_at, uint64_t round_bytes);
+    /* The most bytes of non-zeros a rank packs for the others at once in
+     * the exchange of a distributed input's shards (tf_partition_exchange:
+     * it packs and sends its part in rounds of this much); 0: 32 MiB. */
+    uint64_t pack_bytes;
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);
