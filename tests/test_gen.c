@@ -365,6 +365,29 @@ static void test_golden(void)
         }
 }
 
+/* Buckets split into leaves of a few records (every split path, and
+ * sub-buckets split again): the golden output, on 1 thread with leaves of
+ * 64 bytes, on 3 with 2 KiB. */
+static void test_leaf_split(void)
+{
+    const uint64_t saved = tf_gen_leaf_bytes;
+    const uint64_t leaf[] = {64, 2048};
+    const int ncases = (int)(sizeof gen_golden / sizeof *gen_golden);
+    for (unsigned l = 0; l < sizeof leaf / sizeof *leaf; ++l)
+        for (int v = 1 + 2 * (int)l, i = 0; i < ncases; ++i) {
+            const gen_golden_case *c = &gen_golden[i];
+            tf_gen_opts o = gen_golden_opts(c);
+            o.threads = v;
+            tf_gen_leaf_bytes = leaf[l];
+            tf_tensor t = {0};
+            CHECK_OK(tf_generate(&o, &t));
+            tf_gen_leaf_bytes = saved;
+            CHECKF(gen_checksum(&t) == c->sum, "%s, leaves of %llu bytes, threads %d: not 0.2.0's output",
+                   c->what, (unsigned long long)leaf[l], v);
+            tf_tensor_free(&t);
+        }
+}
+
 /* ---- the 0.2.0 algorithm, serial: candidate j is number j % 16384 of the
  * coordinate stream j / 16384; mode m's index is perm_m[floor(d *
  * u^(1/(1-alpha)))]; the first nnz distinct candidates are kept, sorted. */
@@ -560,6 +583,7 @@ int main(void)
 {
     test_parts();
     test_golden();
+    test_leaf_split();
     test_reference();
     test_permutations();
     test_determinism();

@@ -106,8 +106,18 @@ typedef struct tf_gen_set {
     int bucket_bits;
     uint64_t distinct;  /* sum of count                                          */
     uint64_t draws;     /* candidates the set was made from (sequence 0..draws-1) */
+    uint64_t *first_cnt; /* nchunks: the records' sequence numbers in chunk q      */
+    uint64_t nchunks;   /* chunks of 0..draws-1                                  */
+    uint64_t *below;    /* from tf_gen_set_chunk_bits (NULL before): per bucket, */
+    uint32_t *mid;      /* records before the chunk; per thread, those in it     */
+    uint64_t mid_chunk; /* that chunk                                            */
+    int mid_threads;
 } tf_gen_set;
 
+/* Bytes of records sorted in cache at once: a larger bucket is split by
+ * its top unsorted key bits first (256 KiB; tests set it small to take
+ * the split paths, any value gives the same set). */
+extern uint64_t tf_gen_leaf_bytes;
 /* Bucket bits for sets made from about n candidates (sets merge only
  * with sets of the same bucket bits). */
 int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n);
@@ -125,7 +135,7 @@ tf_status tf_gen_set_build_segments(const tf_gen_ctx *g, uint64_t *const *seg, c
                                     uint64_t draws, int bucket_bits, tf_gen_set *s);
 /* Writes the indices of the nnz distinct keys first drawn (smallest
  * sequence numbers) to t, in canonical order; needs s->distinct >= t->nnz. */
-tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t);
+tf_status tf_gen_set_take(const tf_gen_ctx *g, tf_gen_set *s, tf_tensor *t);
 /* The steps of tf_gen_set_take, for sets held in parts (ranks, each a range
  * of keys): the kept keys are those first drawn at sequence numbers <=
  * last, last the nnz-th first sequence number of the whole. cnt[q]: the
@@ -135,7 +145,7 @@ tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t
  * numbers in that chunk; the (need)-th set bit of it (UINT64_MAX if fewer). */
 tf_status tf_gen_set_chunk_counts(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t nchunks, uint64_t *cnt);
 uint64_t tf_gen_threshold_chunk(const uint64_t *cnt, uint64_t nchunks, uint64_t nnz, uint64_t *before);
-void tf_gen_set_chunk_bits(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t chunk, uint64_t *bitmap);
+void tf_gen_set_chunk_bits(const tf_gen_ctx *g, tf_gen_set *s, uint64_t chunk, uint64_t *bitmap);
 uint64_t tf_gen_threshold_last(const uint64_t *bitmap, uint64_t chunk, uint64_t need);
 /* The kept keys' coordinates in key order: coordinate k, mode m to
  * ind[m][k * stride] (ind NULL: count only), at most cap of them (else an

@@ -28,6 +28,7 @@ typedef struct layout {
     int msd_bits;    /* top key bits that pick the bucket               */
     int low_bits;    /* key bits sorted inside a bucket                  */
     int threads;
+    uint64_t nchunks; /* chunks of the sequence the records were drawn from */
 } layout;
 
 static inline uint64_t get_bits(const uint64_t *w, int pos, int bits)
@@ -199,6 +200,104 @@ static uint64_t *sort_bucket(const layout *L, uint64_t *a, uint64_t *tmp, uint64
     return src;
 }
 
+/* Keeps the first record of every run of equal keys of src[0..n), writing
+ * them to dst (which may be src); returns how many. cnt[q] (q < L->nchunks)
+ * counts the kept sequence numbers in chunk q, while they are in cache. */
+static uint64_t first_of_runs(const layout *L, const uint64_t *src, uint64_t *dst, uint64_t n, uint32_t *cnt)
+{
+    const int rw = L->rw, W = L->W;
+    uint64_t d = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+        if (k > 0 && key_cmp(src + k * rw, src + (k - 1) * rw, W) == 0) continue;
+        if (dst != src || d != k) rec_copy(dst + d * rw, src + k * rw, rw);
+        const uint64_t q = src[k * rw + W] / TF_GEN_CHUNK;
+        if (q < L->nchunks) cnt[q]++;
+        ++d;
+    }
+    return d;
+}
+
+/* Sorting a bucket in cache: a bucket of more than LEAF_BYTES of records
+ * (tf_gen_leaf_bytes) is first split stably by its top unsorted key bits into sub-buckets of
+ * about half that (one read to count, one read and write to scatter);
+ * each sub-bucket is then sorted by LSD passes that stay in L2 and its
+ * first records of runs are appended to the output. Sorting a bucket of
+ * several MB with LSD passes instead costs a read and a write of memory
+ * per pass (5-6 passes of 11 bits for 47-58 low key bits) once the
+ * threads' buckets outgrow the last-level cache. */
+#define SPLIT_MAX_BITS 10
+uint64_t tf_gen_leaf_bytes = 256 << 10;
+
+/* Records that fit a leaf (at least 2). */
+static uint64_t leaf_recs(const layout *L)
+{
+    const uint64_t r = tf_gen_leaf_bytes / (8 * (uint64_t)L->rw);
+    return r > 2 ? r : 2;
+}
+
+/* Stable scatter of a[0..n) by key bits [lo, lo + bits) into dst; off[d]
+ * the start of digit d (2^bits + 1 entries). */
+static void split_by(const layout *L, const uint64_t *a, uint64_t *dst, uint64_t n, int lo, int bits, uint64_t *off)
+{
+    const uint64_t nd = 1ULL << bits;
+    const int rw = L->rw;
+    memset(off, 0, (nd + 1) * sizeof *off);
+    for (uint64_t k = 0; k < n; ++k) off[digit(L, a + k * rw, lo, bits) + 1]++;
+    for (uint64_t d = 0; d < nd; ++d) off[d + 1] += off[d];
+    uint64_t at[1 << SPLIT_MAX_BITS];
+    memcpy(at, off, nd * sizeof *at);
+    if (rw == 2) {
+        for (uint64_t k = 0; k < n; ++k) {
+            uint64_t *r = dst + 2 * at[(a[2 * k] >> lo) & (nd - 1)]++;
+            r[0] = a[2 * k];
+            r[1] = a[2 * k + 1];
+        }
+    } else {
+        for (uint64_t k = 0; k < n; ++k) rec_copy(dst + (uint64_t)rw * at[digit(L, a + k * rw, lo, bits)]++, a + k * rw, rw);
+    }
+}
+
+/* Sorts a[0..n) stably by key bits [0, hi) (the bits above are equal) and
+ * keeps the first record of every run of equal keys at a[0..); returns
+ * their count (cnt: as first_of_runs). tmp: n records; leaf: leaf_recs
+ * records. */
+static uint64_t sort_dedup(const layout *L, uint64_t *a, uint64_t *tmp, uint64_t *leaf, uint64_t n, int hi,
+                           uint32_t *cnt)
+{
+    const uint64_t fit = leaf_recs(L), rw = (uint64_t)L->rw;
+    if (n <= fit || hi <= 0) { /* in cache: LSD passes between a and leaf */
+        layout M = *L;
+        M.low_bits = hi > 0 ? hi : 0;
+        uint64_t *sorted = n <= fit ? sort_bucket(&M, a, leaf, n) : sort_bucket(&M, a, tmp, n);
+        return first_of_runs(L, sorted, a, n, cnt);
+    }
+    int bits = 1;
+    while (bits < SPLIT_MAX_BITS && bits < hi && (n >> bits) > fit / 2) ++bits;
+    const int lo = hi - bits;
+    uint64_t off[(1 << SPLIT_MAX_BITS) + 1];
+    split_by(L, a, tmp, n, lo, bits, off);
+    layout M = *L;
+    M.low_bits = lo;
+    /* a is free now: the sub-buckets' distinct records go back to it in
+     * order (out never passes the next sub-bucket's start). A sub-bucket
+     * still too large for a leaf is sorted in place in tmp with the free
+     * part of a beyond out as its scratch, then copied down. */
+    uint64_t out = 0;
+    for (uint64_t d = 0; d < (1ULL << bits); ++d) {
+        const uint64_t m = off[d + 1] - off[d];
+        if (m == 0) continue;
+        uint64_t *sub = tmp + off[d] * rw;
+        if (m <= fit) {
+            out += first_of_runs(L, sort_bucket(&M, sub, leaf, m), a + out * rw, m, cnt);
+        } else {
+            const uint64_t c = sort_dedup(L, sub, a + out * rw, leaf, m, lo, cnt);
+            memmove(a + out * rw, sub, c * rw * sizeof *a);
+            out += c;
+        }
+    }
+    return out;
+}
+
 /* The same for a large bucket, every thread taking part in each pass. */
 static tf_status sort_bucket_parallel(const layout *L, uint64_t *a, uint64_t *tmp, uint64_t n,
                                       uint64_t **sorted)
@@ -246,20 +345,6 @@ static tf_status sort_bucket_parallel(const layout *L, uint64_t *a, uint64_t *tm
     return TF_OK;
 }
 
-/* Keeps the first record of every run of equal keys of src[0..n), writing
- * them to dst (which may be src); returns how many. */
-static uint64_t first_of_runs(const layout *L, const uint64_t *src, uint64_t *dst, uint64_t n)
-{
-    const int rw = L->rw;
-    uint64_t d = 0;
-    for (uint64_t k = 0; k < n; ++k) {
-        if (k > 0 && key_cmp(src + k * rw, src + (k - 1) * rw, L->W) == 0) continue;
-        if (dst != src || d != k) rec_copy(dst + d * rw, src + k * rw, rw);
-        ++d;
-    }
-    return d;
-}
-
 int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n)
 {
     int msd = 0;
@@ -276,6 +361,7 @@ static layout make_layout(const tf_gen_ctx *g, int msd_bits)
     L.msd_bits = msd_bits;
     L.low_bits = L.key_bits - L.msd_bits;
     L.threads = g->threads;
+    L.nchunks = 0;
     return L;
 }
 
@@ -285,12 +371,15 @@ static tf_status build(const tf_gen_ctx *g, const input *in, uint64_t draws, int
 {
     memset(s, 0, sizeof *s);
     const uint64_t n = in->n;
-    const layout L = make_layout(g, bucket_bits);
-    const uint64_t nb = 1ULL << L.msd_bits, rw = (uint64_t)L.rw;
+    layout L = make_layout(g, bucket_bits);
+    L.nchunks = (draws + TF_GEN_CHUNK - 1) / TF_GEN_CHUNK;
+    const uint64_t nb = 1ULL << L.msd_bits, rw = (uint64_t)L.rw, nch = L.nchunks;
     s->nbuckets = nb;
     s->bucket_bits = bucket_bits;
     s->draws = draws;
+    s->nchunks = nch;
     tf_status st = TF_ALLOC(s->recs, (n ? n : 1) * rw, "generator candidates (key, sequence)");
+    if (st == TF_OK) st = TF_ALLOC(s->first_cnt, nch ? nch : 1, "generator chunk counts");
     if (st == TF_OK) st = TF_ALLOC(s->start, nb, "generator buckets");
     if (st == TF_OK) st = TF_ALLOC(s->count, nb, "generator buckets");
     if (st == TF_OK) st = scatter(&L, in, s->recs, s->start, s->count, nb);
@@ -311,32 +400,43 @@ static tf_status build(const tf_gen_ctx *g, const input *in, uint64_t draws, int
         if (s->count[b] > big) max_big = s->count[b] > max_big ? s->count[b] : max_big;
         else max_small = s->count[b] > max_small ? s->count[b] : max_small;
     }
-    uint64_t scratch_recs = (uint64_t)T * max_small > max_big ? (uint64_t)T * max_small : max_big;
+    const uint64_t slice = max_small + leaf_recs(&L); /* a thread's: a bucket's scatter and a leaf */
+    uint64_t scratch_recs = (uint64_t)T * slice > max_big ? (uint64_t)T * slice : max_big;
     uint64_t *scratch = NULL;
+    uint32_t *cnt = NULL; /* a thread's counts of first sequence numbers per chunk */
     st = TF_ALLOC(scratch, (scratch_recs ? scratch_recs : 1) * rw, "generator sort scratch");
+    if (st == TF_OK) st = TF_CALLOC(cnt, (uint64_t)T * nch + 1, "generator chunk counts");
     if (st != TF_OK) {
+        tf_free(scratch);
         tf_gen_set_free(s);
         return st;
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (nb > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         if (s->count[b] > big) continue;
-        uint64_t *a = s->recs + s->start[b] * rw;
-        uint64_t *sorted = sort_bucket(&L, a, scratch + (uint64_t)tf_thread_id() * max_small * rw, s->count[b]);
-        s->count[b] = first_of_runs(&L, sorted, a, s->count[b]);
+        uint64_t *a = s->recs + s->start[b] * rw, *mine = scratch + (uint64_t)tf_thread_id() * slice * rw;
+        s->count[b] = sort_dedup(&L, a, mine, mine + max_small * rw, s->count[b], L.low_bits,
+                                 cnt + (uint64_t)tf_thread_id() * nch);
     }
     for (uint64_t b = 0; st == TF_OK && b < nb; ++b) {
         if (s->count[b] <= big) continue;
         uint64_t *a = s->recs + s->start[b] * rw, *sorted = NULL;
         st = sort_bucket_parallel(&L, a, scratch, s->count[b], &sorted);
-        if (st == TF_OK) s->count[b] = first_of_runs(&L, sorted, a, s->count[b]);
+        if (st == TF_OK) s->count[b] = first_of_runs(&L, sorted, a, s->count[b], cnt);
     }
+    tf_free(scratch);
     if (st != TF_OK) {
-        tf_free(scratch);
+        tf_free(cnt);
         tf_gen_set_free(s);
         return st;
     }
-    tf_free(scratch);
+#pragma omp parallel for schedule(static) num_threads(T) if (nch > 4096)
+    for (int64_t q = 0; q < (int64_t)nch; ++q) {
+        uint64_t sum = 0;
+        for (int u = 0; u < T; ++u) sum += cnt[(uint64_t)u * nch + (uint64_t)q];
+        s->first_cnt[q] = sum;
+    }
+    tf_free(cnt);
     for (uint64_t b = 0; b < nb; ++b) s->distinct += s->count[b];
     return TF_OK;
 }
@@ -358,25 +458,8 @@ tf_status tf_gen_set_build_segments(const tf_gen_ctx *g, uint64_t *const *seg, c
 
 tf_status tf_gen_set_chunk_counts(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t nchunks, uint64_t *cnt)
 {
-    const uint64_t nb = s->nbuckets;
-    const int W = g->words, rw = W + 1, T = g->threads;
-    uint32_t *c = NULL;
-    TF_TRY(TF_CALLOC(c, (uint64_t)T * nchunks, "generator chunk counts"));
-#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
-    for (int64_t b = 0; b < (int64_t)nb; ++b) {
-        uint32_t *ct = c + (uint64_t)tf_thread_id() * nchunks;
-        const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
-        for (uint64_t k = 0; k < s->count[b]; ++k) {
-            const uint64_t q = r[k * rw + W] / TF_GEN_CHUNK;
-            if (q < nchunks) ct[q]++;
-        }
-    }
-    for (uint64_t q = 0; q < nchunks; ++q) {
-        uint64_t sum = 0;
-        for (int u = 0; u < T; ++u) sum += c[(uint64_t)u * nchunks + q];
-        cnt[q] = sum;
-    }
-    tf_free(c);
+    (void)g;
+    for (uint64_t q = 0; q < nchunks; ++q) cnt[q] = q < s->nchunks ? s->first_cnt[q] : 0;
     return TF_OK;
 }
 
@@ -391,21 +474,48 @@ uint64_t tf_gen_threshold_chunk(const uint64_t *cnt, uint64_t nchunks, uint64_t 
     return chunk;
 }
 
-void tf_gen_set_chunk_bits(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t chunk, uint64_t *bitmap)
+void tf_gen_set_chunk_bits(const tf_gen_ctx *g, tf_gen_set *s, uint64_t chunk, uint64_t *bitmap)
 {
-    const uint64_t nb = s->nbuckets;
-    const int W = g->words, rw = W + 1;
+    const uint64_t nb = s->nbuckets, c0 = chunk * TF_GEN_CHUNK;
+    const int W = g->words, rw = W + 1, T = g->threads;
     memset(bitmap, 0, TF_GEN_CHUNK / 8);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(g->threads) if (nb > 1)
+    /* Kept in the set for tf_gen_set_write, which then needs no count
+     * pass: per bucket the records before the chunk, and per thread the
+     * (bucket, place in the chunk) of those in it (a chunk's worth at most). */
+    tf_free(s->below);
+    tf_free(s->mid);
+    s->below = NULL;
+    s->mid = NULL;
+    s->mid_threads = 0;
+    if (TF_ALLOC(s->below, nb, "generator bucket counts") != TF_OK ||
+        TF_ALLOC(s->mid, (uint64_t)T * (TF_GEN_CHUNK + 1), "generator threshold chunk") != TF_OK) {
+        tf_free(s->below);
+        s->below = NULL;
+        tf_clear_error(); /* not needed: tf_gen_set_write counts instead */
+    }
+    uint32_t *const mid = s->mid;
+    uint64_t *const below = s->below;
+    if (mid)
+        for (int u = 0; u < T; ++u) mid[(uint64_t)u * (TF_GEN_CHUNK + 1)] = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
     for (int64_t b = 0; b < (int64_t)nb; ++b) {
         const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
+        uint32_t *mine = mid ? mid + (uint64_t)tf_thread_id() * (TF_GEN_CHUNK + 1) : NULL;
+        uint64_t lt = 0;
         for (uint64_t k = 0; k < s->count[b]; ++k) {
-            uint64_t q = r[k * rw + W];
-            if (q / TF_GEN_CHUNK != chunk) continue;
+            const uint64_t q = r[k * rw + W];
+            lt += q < c0;
+            if (q - c0 >= TF_GEN_CHUNK) continue; /* not in the chunk (q < c0 wraps) */
+            if (mine) mine[++mine[0]] = (uint32_t)((uint64_t)b << 14 | (q - c0));
             uint64_t bit = 1ULL << (q % 64), *w = &bitmap[(q % TF_GEN_CHUNK) / 64];
 #pragma omp atomic
             *w |= bit;
         }
+        if (below) below[b] = lt;
+    }
+    if (mid) {
+        s->mid_chunk = chunk;
+        s->mid_threads = T;
     }
 }
 
@@ -423,12 +533,21 @@ tf_status tf_gen_set_write(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t la
     const int W = g->words, rw = W + 1, T = g->threads;
     uint64_t *kept = NULL;
     TF_TRY(TF_ALLOC(kept, nb + 1, "generator bucket offsets"));
+    if (s->below && s->mid_threads && last / TF_GEN_CHUNK == s->mid_chunk && nb <= (1ULL << 18)) {
+        /* from tf_gen_set_chunk_bits: the records before last's chunk, and those in it up to last */
+        memcpy(kept, s->below, nb * sizeof *kept);
+        for (int u = 0; u < s->mid_threads; ++u) {
+            const uint32_t *e = s->mid + (uint64_t)u * (TF_GEN_CHUNK + 1);
+            for (uint32_t i = 1; i <= e[0]; ++i) kept[e[i] >> 14] += (e[i] & (TF_GEN_CHUNK - 1)) <= last % TF_GEN_CHUNK;
+        }
+    } else {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(T) if (nb > 1)
-    for (int64_t b = 0; b < (int64_t)nb; ++b) {
-        const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
-        uint64_t c = 0;
-        for (uint64_t k = 0; k < s->count[b]; ++k) c += r[k * rw + W] <= last;
-        kept[b] = c;
+        for (int64_t b = 0; b < (int64_t)nb; ++b) {
+            const uint64_t *r = s->recs + s->start[b] * (uint64_t)rw;
+            uint64_t c = 0;
+            for (uint64_t k = 0; k < s->count[b]; ++k) c += r[k * rw + W] <= last;
+            kept[b] = c;
+        }
     }
     uint64_t run = 0;
     for (uint64_t b = 0; b < nb; ++b) {
@@ -459,7 +578,7 @@ tf_status tf_gen_set_write(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t la
     return TF_OK;
 }
 
-tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t)
+tf_status tf_gen_set_take(const tf_gen_ctx *g, tf_gen_set *s, tf_tensor *t)
 {
     const uint64_t nnz = t->nnz;
     if (s->distinct < nnz) return tf_fail(TF_ERR_ARG, "generator: %llu distinct candidates for %llu non-zeros",
@@ -485,9 +604,10 @@ tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t
 }
 
 /* Merges the sorted distinct records x[0..nx) and y[0..ny) into out; on
- * equal keys x's record (drawn first) is kept. Returns the count. */
+ * equal keys x's record (drawn first) is kept, and ycnt (y's first
+ * sequence numbers per chunk) loses the other. Returns the count. */
 static uint64_t merge_runs(const layout *L, const uint64_t *x, uint64_t nx, const uint64_t *y, uint64_t ny,
-                           uint64_t *out)
+                           uint64_t *out, uint64_t *ycnt)
 {
     const int rw = L->rw;
     uint64_t i = 0, j = 0, n = 0;
@@ -495,7 +615,12 @@ static uint64_t merge_runs(const layout *L, const uint64_t *x, uint64_t nx, cons
         int c = key_cmp(x + i * rw, y + j * rw, L->W);
         if (c <= 0) {
             rec_copy(out + n++ * rw, x + i++ * rw, rw);
-            j += c == 0;
+            if (c == 0) { /* y's record goes: its chunk counts one first sequence number less */
+                const uint64_t q = y[j * rw + L->W] / TF_GEN_CHUNK;
+#pragma omp atomic
+                ycnt[q]--;
+                ++j;
+            }
         } else {
             rec_copy(out + n++ * rw, y + j++ * rw, rw);
         }
@@ -509,6 +634,7 @@ tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b)
 {
     if (a->nbuckets != b->nbuckets || a->bucket_bits != b->bucket_bits)
         return tf_fail(TF_ERR_ARG, "generator: merging sets with different buckets");
+    if (b->nchunks < a->nchunks) return tf_fail(TF_ERR_ARG, "generator: merging a set of earlier candidates");
     const layout L = make_layout(g, a->bucket_bits);
     const uint64_t nb = a->nbuckets, rw = (uint64_t)L.rw;
     uint64_t *recs = NULL, *start = NULL;
@@ -523,7 +649,8 @@ tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b)
 #pragma omp parallel for schedule(dynamic, 16) num_threads(L.threads) if (nb > 1)
     for (int64_t k = 0; k < (int64_t)nb; ++k)
         a->count[k] = merge_runs(&L, a->recs + a->start[k] * rw, a->count[k], b->recs + b->start[k] * rw,
-                                 b->count[k], recs + start[k] * rw);
+                                 b->count[k], recs + start[k] * rw, b->first_cnt);
+    for (uint64_t q = 0; q < a->nchunks && q < b->nchunks; ++q) b->first_cnt[q] += a->first_cnt[q];
     tf_free(a->recs);
     tf_free(a->start);
     a->recs = recs;
@@ -531,6 +658,10 @@ tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b)
     a->distinct = 0;
     for (uint64_t k = 0; k < nb; ++k) a->distinct += a->count[k];
     a->draws = b->draws;
+    tf_free(a->first_cnt);
+    a->first_cnt = b->first_cnt; /* b's chunks cover a's */
+    a->nchunks = b->nchunks;
+    b->first_cnt = NULL;
     tf_gen_set_free(b);
     return TF_OK;
 }
@@ -541,5 +672,8 @@ void tf_gen_set_free(tf_gen_set *s)
     tf_free(s->recs);
     tf_free(s->start);
     tf_free(s->count);
+    tf_free(s->first_cnt);
+    tf_free(s->below);
+    tf_free(s->mid);
     memset(s, 0, sizeof *s);
 }
