@@ -96,8 +96,10 @@ tf_status tf_gen_next_round(const tf_gen_opts *o, uint64_t drawn, uint64_t disti
                             uint64_t *chunks);
 
 /* The distinct candidates: for every distinct key, the smallest sequence
- * number it was drawn at, in key order, held as records of words + 1
- * 64-bit words (key, then sequence number) in buckets of the top key bits. */
+ * number it was drawn at, in key order, held as records of rw 64-bit
+ * words (key, then sequence number) in buckets of the top key bits; a
+ * stripped record's key is its bits below the bucket's (the key is
+ * bucket << (key_bits - bucket_bits) | record word 0). */
 typedef struct tf_gen_set {
     uint64_t *recs;     /* records; bucket b's are recs[start[b] .. + count[b]) */
     uint64_t *start;    /* nbuckets record offsets                               */
@@ -108,6 +110,8 @@ typedef struct tf_gen_set {
     uint64_t draws;     /* candidates the set was made from (sequence 0..draws-1) */
     uint64_t *first_cnt; /* nchunks: the records' sequence numbers in chunk q      */
     uint64_t nchunks;   /* chunks of 0..draws-1                                  */
+    int rw;             /* words of a record                                     */
+    int strip;          /* records hold a key's bits below the bucket's only     */
     uint64_t *below;    /* from tf_gen_set_chunk_bits (NULL before): per bucket, */
     uint32_t *mid;      /* records before the chunk; per thread, those in it     */
     uint64_t mid_chunk; /* that chunk                                            */
@@ -118,6 +122,9 @@ typedef struct tf_gen_set {
  * its top unsorted key bits first (256 KiB; tests set it small to take
  * the split paths, any value gives the same set). */
 extern uint64_t tf_gen_leaf_bytes;
+/* Two-word keys whose bits below the bucket's fit a word are held in
+ * records of two words, not three (1; tests set 0 to compare the layouts). */
+extern int tf_gen_strip_keys;
 /* Bucket bits for sets made from about n candidates (sets merge only
  * with sets of the same bucket bits). */
 int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n);
