@@ -390,25 +390,29 @@ static void test_leaf_split(void)
 
 /* Two-word keys of 68 bits: with 2^4 buckets or more the sets hold
  * stripped records (16 bytes); the output is the same with the full
- * records, on 1 and 3 threads, in small leaves, and over parts. */
+ * records, on 1 and 3 threads, in small leaves, drawn into an array of
+ * keys first (not as scattered), and over parts. The golden cases drawn
+ * into an array of keys. */
 static uint64_t parts_bucket_n = 1 << 16; /* parts_case's sets: tf_gen_set_bucket_bits of it */
 static void parts_case(const tf_gen_opts *o, uint64_t P);
 static void test_layouts(void)
 {
     tf_gen_opts o = opts3(1ULL << 23, 1ULL << 23, 1ULL << 22, 600000, 0.7, 21);
-    tf_tensor ref = {0};
+    tf_tensor ref = {0}, t0 = {0};
     tf_gen_strip_keys = 0;
     o.threads = 1;
     CHECK_OK(tf_generate(&o, &ref));
     tf_gen_strip_keys = 1;
     check_shape_sorted_distinct(&o, &ref, "68-bit keys");
     const uint64_t saved = tf_gen_leaf_bytes;
-    for (int v = 0; v < 3; ++v) {
+    for (int v = 0; v < 4; ++v) {
         tf_tensor t = {0};
         o.threads = v == 0 ? 1 : 3;
         if (v == 2) tf_gen_leaf_bytes = 1024;
+        tf_gen_draw_direct = v != 3;
         CHECK_OK(tf_generate(&o, &t));
         tf_gen_leaf_bytes = saved;
+        tf_gen_draw_direct = 1;
         CHECKF(same_tensor(&t, &ref), "68-bit keys, case %d: stripped records give another tensor", v);
         tf_tensor_free(&t);
     }
@@ -418,6 +422,16 @@ static void test_layouts(void)
     parts_bucket_n = 1 << 20;
     parts_case(&o, 3);
     parts_bucket_n = 1 << 16;
+    for (int i = 0; i < (int)(sizeof gen_golden / sizeof *gen_golden); ++i) {
+        tf_gen_opts go = gen_golden_opts(&gen_golden[i]);
+        go.threads = 3;
+        tf_gen_draw_direct = 0;
+        CHECK_OK(tf_generate(&go, &t0));
+        tf_gen_draw_direct = 1;
+        CHECKF(gen_checksum(&t0) == gen_golden[i].sum, "%s: drawn into keys first, not 0.2.0's output",
+               gen_golden[i].what);
+        tf_tensor_free(&t0);
+    }
 }
 
 /* ---- the 0.2.0 algorithm, serial: candidate j is number j % 16384 of the

@@ -77,6 +77,12 @@ void tf_gen_ctx_free(tf_gen_ctx *g);
 /* Keys of chunks first .. first+n-1 of the candidate sequence, in order
  * (n * TF_GEN_CHUNK keys of ctx->words words), drawn in parallel. */
 void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys);
+/* Chunk c in two steps, serially: its candidates' mode-0 indices
+ * (TF_GEN_CHUNK of them), then its keys from those (the same keys as
+ * tf_gen_draw's; the random numbers are drawn again, the power law and the
+ * permutation of mode 0 are not). */
+void tf_gen_draw_mode0(const tf_gen_ctx *g, uint64_t c, uint32_t *ix0);
+void tf_gen_draw_rest(const tf_gen_ctx *g, uint64_t c, const uint32_t *ix0, uint64_t *keys);
 /* The candidates of chunks first .. first+n-1 whose keys lie in [lo, hi)
  * (NULL: unbounded) and, if sample_mask, whose hash has no bit of it set (a
  * sample of the cells), as records (key, sequence number) appended to nseg
@@ -133,6 +139,14 @@ int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n);
  * sequence number), then the first record of every run of equal keys. */
 tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t first_seq,
                            int bucket_bits, tf_gen_set *s);
+/* The same for chunks first .. first+n-1 of the candidate sequence, drawn
+ * as they are scattered (no array of keys; ix0: n * TF_GEN_CHUNK indices of
+ * room), when tf_gen_set_can_draw: the buckets are top bits of mode 0. */
+int tf_gen_set_can_draw(const tf_gen_ctx *g, int bucket_bits);
+/* tf_generate draws that way where it can (1; tests set 0 to compare). */
+extern int tf_gen_draw_direct;
+tf_status tf_gen_set_draw_build(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint32_t *ix0, int bucket_bits,
+                                tf_gen_set *s);
 /* a = a + b where b holds later candidates than a (a's record wins on
  * equal keys); frees b. */
 tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b);

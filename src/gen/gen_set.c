@@ -77,20 +77,95 @@ static inline void make_rec(const layout *L, const uint64_t *key, uint64_t seq, 
 
 /* What a set is built from: n keys of sequence numbers first_seq.. in
  * order (keys), or nseg segments of records (key, sequence number), the
- * segments one after another in sequence order (seg). */
+ * segments one after another in sequence order (seg), or the chunks
+ * first_seq / TF_GEN_CHUNK .. of the candidate sequence, drawn here (g;
+ * ix0: room for their mode-0 indices). */
 typedef struct input {
     const uint64_t *keys;
     uint64_t n, first_seq;
     uint64_t *const *seg;
     const uint64_t *seg_n;
     int nseg;
+    const tf_gen_ctx *g;
+    uint32_t *ix0;
 } input;
+
+/* The scatter of chunks drawn here, without an array of keys: the bucket
+ * is the top bits of the mode-0 index, so a first sweep draws only those
+ * (4 bytes a candidate, kept) and counts the buckets; the second draws the
+ * keys chunk by chunk into cache (the random numbers again, the other
+ * modes) and writes each record to its place. The keys array's 2-4 sweeps
+ * of 8-16 bytes a candidate and its fresh pages are saved for a second
+ * pass of the generator's random numbers. Each thread takes an equal run
+ * of chunks, in turn, so the scatter is stable. */
+static tf_status scatter_drawn(const layout *L, const input *in, uint64_t *recs, uint64_t *start, uint64_t *count,
+                               uint64_t nb)
+{
+    const tf_gen_ctx *g = in->g;
+    const uint64_t nch = in->n / TF_GEN_CHUNK, c_first = in->first_seq / TF_GEN_CHUNK;
+    const int T = nch < (uint64_t)L->threads ? (int)(nch ? nch : 1) : L->threads;
+    const int kw = L->kw, rw = L->rw, sh = g->bits[0] - L->msd_bits;
+    uint64_t *hist = NULL, *kbuf = NULL;
+    TF_TRY(TF_CALLOC(hist, (uint64_t)T * nb, "generator bucket counts"));
+    tf_status st = TF_ALLOC(kbuf, (uint64_t)T * TF_GEN_CHUNK * (uint64_t)kw, "generator candidates of a chunk");
+    if (st != TF_OK) {
+        tf_free(hist);
+        return st;
+    }
+#pragma omp parallel num_threads(T)
+    {
+        const int nt = tf_thread_count();
+        for (int t = tf_thread_id(); t < T; t += nt) {
+            uint64_t *h = hist + (uint64_t)t * nb;
+            for (uint64_t c = nch * (uint64_t)t / (uint64_t)T; c < nch * (uint64_t)(t + 1) / (uint64_t)T; ++c) {
+                uint32_t *ix = in->ix0 + c * TF_GEN_CHUNK;
+                tf_gen_draw_mode0(g, c_first + c, ix);
+                for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) h[(uint64_t)ix[k] >> sh]++;
+            }
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+            const uint64_t total = tf_bucket_offsets(hist, start, nb, T);
+            for (uint64_t b = 0; b < nb; ++b) count[b] = (b + 1 < nb ? start[b + 1] : total) - start[b];
+        }
+        for (int t = tf_thread_id(); t < T; t += nt) {
+            uint64_t *h = hist + (uint64_t)t * nb, *keys = kbuf + (uint64_t)t * TF_GEN_CHUNK * (uint64_t)kw;
+            for (uint64_t c = nch * (uint64_t)t / (uint64_t)T; c < nch * (uint64_t)(t + 1) / (uint64_t)T; ++c) {
+                const uint32_t *ix = in->ix0 + c * TF_GEN_CHUNK;
+                const uint64_t seq = (c_first + c) * TF_GEN_CHUNK;
+                tf_gen_draw_rest(g, c_first + c, ix, keys);
+                if (kw == 1) {
+                    for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
+                        uint64_t *r = recs + 2 * h[(uint64_t)ix[k] >> sh]++;
+                        r[0] = keys[k];
+                        r[1] = seq + k;
+                    }
+                } else if (L->strip) {
+                    const uint64_t mask = L->low_bits == 64 ? ~0ULL : (1ULL << L->low_bits) - 1;
+                    for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k) {
+                        uint64_t *r = recs + 2 * h[(uint64_t)ix[k] >> sh]++;
+                        r[0] = keys[2 * k] & mask;
+                        r[1] = seq + k;
+                    }
+                } else {
+                    for (uint64_t k = 0; k < TF_GEN_CHUNK; ++k)
+                        make_rec(L, keys + k * (uint64_t)kw, seq + k, recs + (uint64_t)rw * h[(uint64_t)ix[k] >> sh]++);
+                }
+            }
+        }
+    }
+    tf_free(kbuf);
+    tf_free(hist);
+    return TF_OK;
+}
 
 /* Stable scatter of the input into buckets of records; fills start and
  * count (records per bucket, before deduplication). */
 static tf_status scatter(const layout *L, const input *in, uint64_t *recs, uint64_t *start, uint64_t *count,
                          uint64_t nb)
 {
+    if (in->g) return scatter_drawn(L, in, recs, start, count, nb);
     const uint64_t n = in->n;
     int T = in->seg ? in->nseg : L->threads;
     if (!in->seg && n < 65536) T = 1;
@@ -475,6 +550,17 @@ tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n
 {
     const input in = {.keys = keys, .n = n, .first_seq = first_seq};
     return build(g, &in, first_seq + n, bucket_bits, s);
+}
+
+int tf_gen_set_can_draw(const tf_gen_ctx *g, int bucket_bits) { return bucket_bits <= g->bits[0]; }
+
+tf_status tf_gen_set_draw_build(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint32_t *ix0, int bucket_bits,
+                                tf_gen_set *s)
+{
+    if (!tf_gen_set_can_draw(g, bucket_bits))
+        return tf_fail(TF_ERR_ARG, "generator: %d bucket bits, mode 1 has %d", bucket_bits, g->bits[0]);
+    const input in = {.n = n * TF_GEN_CHUNK, .first_seq = first * TF_GEN_CHUNK, .g = g, .ix0 = ix0};
+    return build(g, &in, (first + n) * TF_GEN_CHUNK, bucket_bits, s);
 }
 
 tf_status tf_gen_set_build_segments(const tf_gen_ctx *g, uint64_t *const *seg, const uint64_t *seg_n, int nseg,
