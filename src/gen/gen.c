@@ -173,11 +173,15 @@ tf_status tf_gen_next_round(const tf_gen_opts *o, uint64_t drawn, uint64_t disti
 /* Draws candidates until their set holds at least nnz distinct keys.
  * Where the buckets are top bits of mode 0 (all but tiny first modes),
  * each round is drawn as it is scattered (room for the mode-0 indices, 4
- * bytes a candidate); else into an array of keys first. */
+ * bytes a candidate); else into an array of keys first. The room for the
+ * indices is handed back (*spare, *spare_n indices; else NULL): its pages
+ * are touched already, and it can hold one of the tensor's index arrays. */
 int tf_gen_draw_direct = 1;
 
-static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
+static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set, uint32_t **spare, uint64_t *spare_n)
 {
+    *spare = NULL;
+    *spare_n = 0;
     uint64_t drawn = 0, chunks = tf_gen_first_round(g->o), cap = chunks;
     const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK);
     const int direct = tf_gen_draw_direct && tf_gen_set_can_draw(g, bucket_bits);
@@ -205,9 +209,14 @@ static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
             cap = chunks;
         }
     }
-    tf_free(ix0);
     tf_free(keys);
-    if (st != TF_OK) tf_gen_set_free(set);
+    if (st != TF_OK) {
+        tf_free(ix0);
+        tf_gen_set_free(set);
+        return st;
+    }
+    *spare = ix0;
+    *spare_n = ix0 ? cap * TF_GEN_CHUNK : 0;
     return st;
 }
 
@@ -224,8 +233,16 @@ tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
     if (s == TF_OK && o->nnz > (1ULL << 40))
         s = tf_fail(TF_ERR_NOMEM, "generator: nnz %llu needs more than 24 TB of candidates",
                     (unsigned long long)o->nnz);
-    if (s == TF_OK) s = draw_distinct(&g, &set);
+    uint32_t *spare = NULL;
+    uint64_t spare_n = 0;
+    if (s == TF_OK) s = draw_distinct(&g, &set, &spare, &spare_n);
     if (s == TF_OK) s = tf_tensor_alloc(out, o->order, o->dims, o->nnz);
+    if (s == TF_OK && spare_n >= o->nnz) { /* the last mode's indices on touched pages (the new array never was) */
+        tf_free(out->ind[o->order - 1]);
+        out->ind[o->order - 1] = spare;
+        spare = NULL;
+    }
+    tf_free(spare);
     if (s == TF_OK) s = tf_gen_set_take(&g, &set, out);
     tf_gen_set_free(&set);
     tf_gen_ctx_free(&g);
