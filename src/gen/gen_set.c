@@ -258,6 +258,47 @@ static void insertion_sort(const layout *L, uint64_t *a, uint64_t n)
     }
 }
 
+/* sort_bucket for one-word keys in a few passes: every pass's digit
+ * counts from one read (the passes only reorder the records, so the
+ * counts hold for all), then the stable scatters. */
+#define FUSED_PASSES 6 /* 64 key bits in digits of 11 */
+static uint64_t *sort_bucket_fused(const layout *L, uint64_t *a, uint64_t *tmp, uint64_t n, int passes, int dbits)
+{
+    uint32_t hist[FUSED_PASSES][1 << DIGIT_BITS];
+    uint64_t mask[FUSED_PASSES];
+    int shift[FUSED_PASSES];
+    for (int p = 0; p < passes; ++p) {
+        shift[p] = p * dbits;
+        const int bits = L->low_bits - shift[p] < dbits ? L->low_bits - shift[p] : dbits;
+        mask[p] = (1ULL << bits) - 1;
+        memset(hist[p], 0, (mask[p] + 1) * sizeof hist[p][0]);
+    }
+    for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t v = a[2 * k];
+        for (int p = 0; p < passes; ++p) hist[p][(v >> shift[p]) & mask[p]]++;
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int p = 0; p < passes; ++p) {
+        uint32_t *h = hist[p];
+        const int sh = shift[p];
+        const uint64_t m = mask[p];
+        if (h[(a[0] >> sh) & m] == n) continue; /* one digit value: nothing moves */
+        uint32_t run = 0;
+        for (uint64_t d = 0; d <= m; ++d) {
+            const uint32_t c = h[d];
+            h[d] = run;
+            run += c;
+        }
+        for (uint64_t k = 0; k < n; ++k) {
+            uint64_t *r = dst + 2 * (uint64_t)h[(src[2 * k] >> sh) & m]++;
+            r[0] = src[2 * k];
+            r[1] = src[2 * k + 1];
+        }
+        uint64_t *x = src; src = dst; dst = x;
+    }
+    return src;
+}
+
 /* Sorts one bucket's n records a[] by the low key bits (stable), using
  * tmp (n records); returns where the sorted records are (a or tmp). */
 static uint64_t *sort_bucket(const layout *L, uint64_t *a, uint64_t *tmp, uint64_t n)
@@ -269,6 +310,7 @@ static uint64_t *sort_bucket(const layout *L, uint64_t *a, uint64_t *tmp, uint64
     const int rw = L->rw;
     int passes, dbits;
     digits(L, &passes, &dbits);
+    if (rw == 2 && passes <= FUSED_PASSES) return sort_bucket_fused(L, a, tmp, n, passes, dbits);
     uint64_t hist[(1 << DIGIT_BITS) + 1];
     uint64_t *src = a, *dst = tmp;
     for (int p = 0; p < passes; ++p) {
