@@ -310,7 +310,7 @@ static uint64_t *sort_bucket(const layout *L, uint64_t *a, uint64_t *tmp, uint64
     const int rw = L->rw;
     int passes, dbits;
     digits(L, &passes, &dbits);
-    if (rw == 2 && passes <= FUSED_PASSES) return sort_bucket_fused(L, a, tmp, n, passes, dbits);
+    if (rw == 2 && passes <= FUSED_PASSES && n < (1ULL << 32)) return sort_bucket_fused(L, a, tmp, n, passes, dbits);
     uint64_t hist[(1 << DIGIT_BITS) + 1];
     uint64_t *src = a, *dst = tmp;
     for (int p = 0; p < passes; ++p) {
