@@ -365,6 +365,75 @@ static void test_golden(void)
         }
 }
 
+/* Buckets split into leaves of a few records (every split path, and
+ * sub-buckets split again): the golden output, on 1 thread with leaves of
+ * 64 bytes, on 3 with 2 KiB. */
+static void test_leaf_split(void)
+{
+    const uint64_t saved = tf_gen_leaf_bytes;
+    const uint64_t leaf[] = {64, 2048};
+    const int ncases = (int)(sizeof gen_golden / sizeof *gen_golden);
+    for (unsigned l = 0; l < sizeof leaf / sizeof *leaf; ++l)
+        for (int v = 1 + 2 * (int)l, i = 0; i < ncases; ++i) {
+            const gen_golden_case *c = &gen_golden[i];
+            tf_gen_opts o = gen_golden_opts(c);
+            o.threads = v;
+            tf_gen_leaf_bytes = leaf[l];
+            tf_tensor t = {0};
+            CHECK_OK(tf_generate(&o, &t));
+            tf_gen_leaf_bytes = saved;
+            CHECKF(gen_checksum(&t) == c->sum, "%s, leaves of %llu bytes, threads %d: not 0.2.0's output",
+                   c->what, (unsigned long long)leaf[l], v);
+            tf_tensor_free(&t);
+        }
+}
+
+/* Two-word keys of 68 bits: with 2^4 buckets or more the sets hold
+ * stripped records (16 bytes); the output is the same with the full
+ * records, on 1 and 3 threads, in small leaves, drawn into an array of
+ * keys first (not as scattered), and over parts. The golden cases drawn
+ * into an array of keys. */
+static uint64_t parts_bucket_n = 1 << 16; /* parts_case's sets: tf_gen_set_bucket_bits of it */
+static void parts_case(const tf_gen_opts *o, uint64_t P);
+static void test_layouts(void)
+{
+    tf_gen_opts o = opts3(1ULL << 23, 1ULL << 23, 1ULL << 22, 600000, 0.7, 21);
+    tf_tensor ref = {0}, t0 = {0};
+    tf_gen_strip_keys = 0;
+    o.threads = 1;
+    CHECK_OK(tf_generate(&o, &ref));
+    tf_gen_strip_keys = 1;
+    check_shape_sorted_distinct(&o, &ref, "68-bit keys");
+    const uint64_t saved = tf_gen_leaf_bytes;
+    for (int v = 0; v < 4; ++v) {
+        tf_tensor t = {0};
+        o.threads = v == 0 ? 1 : 3;
+        if (v == 2) tf_gen_leaf_bytes = 1024;
+        tf_gen_draw_direct = v != 3;
+        CHECK_OK(tf_generate(&o, &t));
+        tf_gen_leaf_bytes = saved;
+        tf_gen_draw_direct = 1;
+        CHECKF(same_tensor(&t, &ref), "68-bit keys, case %d: stripped records give another tensor", v);
+        tf_tensor_free(&t);
+    }
+    tf_tensor_free(&ref);
+    o.nnz = 100000; /* parts: two rounds of 2^20 candidates, 2^5 buckets */
+    o.threads = 0;
+    parts_bucket_n = 1 << 20;
+    parts_case(&o, 3);
+    parts_bucket_n = 1 << 16;
+    for (int i = 0; i < (int)(sizeof gen_golden / sizeof *gen_golden); ++i) {
+        tf_gen_opts go = gen_golden_opts(&gen_golden[i]);
+        go.threads = 3;
+        tf_gen_draw_direct = 0;
+        CHECK_OK(tf_generate(&go, &t0));
+        tf_gen_draw_direct = 1;
+        CHECKF(gen_checksum(&t0) == gen_golden[i].sum, "%s: drawn into keys first, not 0.2.0's output",
+               gen_golden[i].what);
+        tf_tensor_free(&t0);
+    }
+}
+
 /* ---- the 0.2.0 algorithm, serial: candidate j is number j % 16384 of the
  * coordinate stream j / 16384; mode m's index is perm_m[floor(d *
  * u^(1/(1-alpha)))]; the first nnz distinct candidates are kept, sorted. */
@@ -487,7 +556,7 @@ static void parts_case(const tf_gen_opts *o, uint64_t P)
         uint64_t *seg[2] = {NULL, NULL}, n[2] = {0, 0}, cap[2] = {0, 0};
         CHECK_OK(tf_gen_draw_range(&g, 0, chunks, r ? splits[r] : NULL, r + 1 < P ? splits[r + 1] : NULL, 0, 2, seg,
                                    n, cap));
-        CHECK_OK(tf_gen_set_build_segments(&g, seg, n, 2, chunks * TF_GEN_CHUNK, tf_gen_set_bucket_bits(&g, 1 << 16),
+        CHECK_OK(tf_gen_set_build_segments(&g, seg, n, 2, chunks * TF_GEN_CHUNK, tf_gen_set_bucket_bits(&g, parts_bucket_n),
                                            &set[r]));
         tf_free(seg[0]);
         tf_free(seg[1]);
@@ -560,6 +629,8 @@ int main(void)
 {
     test_parts();
     test_golden();
+    test_leaf_split();
+    test_layouts();
     test_reference();
     test_permutations();
     test_determinism();

@@ -170,34 +170,53 @@ tf_status tf_gen_next_round(const tf_gen_opts *o, uint64_t drawn, uint64_t disti
     return TF_OK;
 }
 
-/* Draws candidates until their set holds at least nnz distinct keys. */
-static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set)
+/* Draws candidates until their set holds at least nnz distinct keys.
+ * Where the buckets are top bits of mode 0 (all but tiny first modes),
+ * each round is drawn as it is scattered (room for the mode-0 indices, 4
+ * bytes a candidate); else into an array of keys first. The room for the
+ * indices is handed back (*spare, *spare_n indices; else NULL): its pages
+ * are touched already, and it can hold one of the tensor's index arrays. */
+int tf_gen_draw_direct = 1;
+
+static tf_status draw_distinct(const tf_gen_ctx *g, tf_gen_set *set, uint32_t **spare, uint64_t *spare_n)
 {
-    const uint64_t W = (uint64_t)g->words;
+    *spare = NULL;
+    *spare_n = 0;
     uint64_t drawn = 0, chunks = tf_gen_first_round(g->o), cap = chunks;
     const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK);
+    const int direct = tf_gen_draw_direct && tf_gen_set_can_draw(g, bucket_bits);
+    const uint64_t W = (uint64_t)g->words;
+    uint32_t *ix0 = NULL;
     uint64_t *keys = NULL;
-    tf_status st = TF_ALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
+    tf_status st = direct ? TF_ALLOC(ix0, chunks * TF_GEN_CHUNK, "generator mode-0 indices")
+                          : TF_ALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
     memset(set, 0, sizeof *set);
     while (st == TF_OK && chunks) {
         const uint64_t first = drawn * TF_GEN_CHUNK, n = chunks * TF_GEN_CHUNK, before = set->distinct;
-        tf_gen_draw(g, drawn, chunks, keys);
-        drawn += chunks;
-        if (first == 0) {
-            st = tf_gen_set_build(g, keys, n, first, bucket_bits, set);
+        tf_gen_set more, *into = first == 0 ? set : &more;
+        if (direct) {
+            st = tf_gen_set_draw_build(g, drawn, chunks, ix0, bucket_bits, into);
         } else {
-            tf_gen_set more;
-            st = tf_gen_set_build(g, keys, n, first, bucket_bits, &more);
-            if (st == TF_OK) st = tf_gen_set_merge(g, set, &more);
+            tf_gen_draw(g, drawn, chunks, keys);
+            st = tf_gen_set_build(g, keys, n, first, bucket_bits, into);
         }
+        drawn += chunks;
+        if (st == TF_OK && first != 0) st = tf_gen_set_merge(g, set, &more);
         if (st == TF_OK) st = tf_gen_next_round(g->o, drawn, set->distinct, set->distinct - before, n, &chunks);
         if (st == TF_OK && chunks > cap) {
-            st = TF_REALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
+            st = direct ? TF_REALLOC(ix0, chunks * TF_GEN_CHUNK, "generator mode-0 indices")
+                        : TF_REALLOC(keys, chunks * TF_GEN_CHUNK * W, "generator candidates");
             cap = chunks;
         }
     }
     tf_free(keys);
-    if (st != TF_OK) tf_gen_set_free(set);
+    if (st != TF_OK) {
+        tf_free(ix0);
+        tf_gen_set_free(set);
+        return st;
+    }
+    *spare = ix0;
+    *spare_n = ix0 ? cap * TF_GEN_CHUNK : 0;
     return st;
 }
 
@@ -214,8 +233,16 @@ tf_status tf_generate(const tf_gen_opts *o, tf_tensor *out)
     if (s == TF_OK && o->nnz > (1ULL << 40))
         s = tf_fail(TF_ERR_NOMEM, "generator: nnz %llu needs more than 24 TB of candidates",
                     (unsigned long long)o->nnz);
-    if (s == TF_OK) s = draw_distinct(&g, &set);
+    uint32_t *spare = NULL;
+    uint64_t spare_n = 0;
+    if (s == TF_OK) s = draw_distinct(&g, &set, &spare, &spare_n);
     if (s == TF_OK) s = tf_tensor_alloc(out, o->order, o->dims, o->nnz);
+    if (s == TF_OK && spare_n >= o->nnz) { /* the last mode's indices on touched pages (the new array never was) */
+        tf_free(out->ind[o->order - 1]);
+        out->ind[o->order - 1] = spare;
+        spare = NULL;
+    }
+    tf_free(spare);
     if (s == TF_OK) s = tf_gen_set_take(&g, &set, out);
     tf_gen_set_free(&set);
     tf_gen_ctx_free(&g);

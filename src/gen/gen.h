@@ -77,6 +77,12 @@ void tf_gen_ctx_free(tf_gen_ctx *g);
 /* Keys of chunks first .. first+n-1 of the candidate sequence, in order
  * (n * TF_GEN_CHUNK keys of ctx->words words), drawn in parallel. */
 void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys);
+/* Chunk c in two steps, serially: its candidates' mode-0 indices
+ * (TF_GEN_CHUNK of them), then its keys from those (the same keys as
+ * tf_gen_draw's; the random numbers are drawn again, the power law and the
+ * permutation of mode 0 are not). */
+void tf_gen_draw_mode0(const tf_gen_ctx *g, uint64_t c, uint32_t *ix0);
+void tf_gen_draw_rest(const tf_gen_ctx *g, uint64_t c, const uint32_t *ix0, uint64_t *keys);
 /* The candidates of chunks first .. first+n-1 whose keys lie in [lo, hi)
  * (NULL: unbounded) and, if sample_mask, whose hash has no bit of it set (a
  * sample of the cells), as records (key, sequence number) appended to nseg
@@ -96,8 +102,10 @@ tf_status tf_gen_next_round(const tf_gen_opts *o, uint64_t drawn, uint64_t disti
                             uint64_t *chunks);
 
 /* The distinct candidates: for every distinct key, the smallest sequence
- * number it was drawn at, in key order, held as records of words + 1
- * 64-bit words (key, then sequence number) in buckets of the top key bits. */
+ * number it was drawn at, in key order, held as records of rw 64-bit
+ * words (key, then sequence number) in buckets of the top key bits; a
+ * stripped record's key is its bits below the bucket's (the key is
+ * bucket << (key_bits - bucket_bits) | record word 0). */
 typedef struct tf_gen_set {
     uint64_t *recs;     /* records; bucket b's are recs[start[b] .. + count[b]) */
     uint64_t *start;    /* nbuckets record offsets                               */
@@ -106,8 +114,23 @@ typedef struct tf_gen_set {
     int bucket_bits;
     uint64_t distinct;  /* sum of count                                          */
     uint64_t draws;     /* candidates the set was made from (sequence 0..draws-1) */
+    uint64_t *first_cnt; /* nchunks: the records' sequence numbers in chunk q      */
+    uint64_t nchunks;   /* chunks of 0..draws-1                                  */
+    int rw;             /* words of a record                                     */
+    int strip;          /* records hold a key's bits below the bucket's only     */
+    uint64_t *below;    /* from tf_gen_set_chunk_bits (NULL before): per bucket, */
+    uint32_t *mid;      /* records before the chunk; per thread, those in it     */
+    uint64_t mid_chunk; /* that chunk                                            */
+    int mid_threads;
 } tf_gen_set;
 
+/* Bytes of records sorted in cache at once: a larger bucket is split by
+ * its top unsorted key bits first (256 KiB; tests set it small to take
+ * the split paths, any value gives the same set). */
+extern uint64_t tf_gen_leaf_bytes;
+/* Two-word keys whose bits below the bucket's fit a word are held in
+ * records of two words, not three (1; tests set 0 to compare the layouts). */
+extern int tf_gen_strip_keys;
 /* Bucket bits for sets made from about n candidates (sets merge only
  * with sets of the same bucket bits). */
 int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n);
@@ -116,6 +139,14 @@ int tf_gen_set_bucket_bits(const tf_gen_ctx *g, uint64_t n);
  * sequence number), then the first record of every run of equal keys. */
 tf_status tf_gen_set_build(const tf_gen_ctx *g, const uint64_t *keys, uint64_t n, uint64_t first_seq,
                            int bucket_bits, tf_gen_set *s);
+/* The same for chunks first .. first+n-1 of the candidate sequence, drawn
+ * as they are scattered (no array of keys; ix0: n * TF_GEN_CHUNK indices of
+ * room), when tf_gen_set_can_draw: the buckets are top bits of mode 0. */
+int tf_gen_set_can_draw(const tf_gen_ctx *g, int bucket_bits);
+/* tf_generate draws that way where it can (1; tests set 0 to compare). */
+extern int tf_gen_draw_direct;
+tf_status tf_gen_set_draw_build(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint32_t *ix0, int bucket_bits,
+                                tf_gen_set *s);
 /* a = a + b where b holds later candidates than a (a's record wins on
  * equal keys); frees b. */
 tf_status tf_gen_set_merge(const tf_gen_ctx *g, tf_gen_set *a, tf_gen_set *b);
@@ -125,7 +156,7 @@ tf_status tf_gen_set_build_segments(const tf_gen_ctx *g, uint64_t *const *seg, c
                                     uint64_t draws, int bucket_bits, tf_gen_set *s);
 /* Writes the indices of the nnz distinct keys first drawn (smallest
  * sequence numbers) to t, in canonical order; needs s->distinct >= t->nnz. */
-tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t);
+tf_status tf_gen_set_take(const tf_gen_ctx *g, tf_gen_set *s, tf_tensor *t);
 /* The steps of tf_gen_set_take, for sets held in parts (ranks, each a range
  * of keys): the kept keys are those first drawn at sequence numbers <=
  * last, last the nnz-th first sequence number of the whole. cnt[q]: the
@@ -135,7 +166,7 @@ tf_status tf_gen_set_take(const tf_gen_ctx *g, const tf_gen_set *s, tf_tensor *t
  * numbers in that chunk; the (need)-th set bit of it (UINT64_MAX if fewer). */
 tf_status tf_gen_set_chunk_counts(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t nchunks, uint64_t *cnt);
 uint64_t tf_gen_threshold_chunk(const uint64_t *cnt, uint64_t nchunks, uint64_t nnz, uint64_t *before);
-void tf_gen_set_chunk_bits(const tf_gen_ctx *g, const tf_gen_set *s, uint64_t chunk, uint64_t *bitmap);
+void tf_gen_set_chunk_bits(const tf_gen_ctx *g, tf_gen_set *s, uint64_t chunk, uint64_t *bitmap);
 uint64_t tf_gen_threshold_last(const uint64_t *bitmap, uint64_t chunk, uint64_t need);
 /* The kept keys' coordinates in key order: coordinate k, mode m to
  * ind[m][k * stride] (ind NULL: count only), at most cap of them (else an

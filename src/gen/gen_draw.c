@@ -44,8 +44,11 @@ static void permute(const tf_gen_perm *p, uint32_t *ix, int n)
  * whose mode-0 index falls outside gets only its mode-0 bits (no power law
  * nor lookups for the other modes): its key lies outside every key range
  * of those mode-0 bounds anyway. The random numbers are drawn alike. Mode
- * 0 must have length > 1 (bits[0] > 0) for range0. */
-static void draw_chunk(const tf_gen_ctx *g, uint64_t c, uint64_t *keys, const uint32_t *range0)
+ * 0 must have length > 1 (bits[0] > 0) for range0. With ix0_out, only the
+ * mode-0 indices, to ix0_out (keys unused); with ix0_in, the mode-0
+ * indices are those (of an earlier call with ix0_out). */
+static void draw_chunk(const tf_gen_ctx *g, uint64_t c, uint64_t *keys, const uint32_t *range0, uint32_t *ix0_out,
+                       const uint32_t *ix0_in)
 {
     tf_rng r;
     tf_rng_seed(&r, tf_gen_stream_seed(g->o->seed, TF_GEN_TAG_COORD, c));
@@ -53,16 +56,27 @@ static void draw_chunk(const tf_gen_ctx *g, uint64_t c, uint64_t *keys, const ui
     const int W = g->words;
     double u[BLOCK * TF_MAX_ORDER], v[BLOCK];
     uint32_t ix[BLOCK], pos[BLOCK];
-    memset(keys, 0, TF_GEN_CHUNK * (uint64_t)W * sizeof *keys);
+    if (!ix0_out) memset(keys, 0, TF_GEN_CHUNK * (uint64_t)W * sizeof *keys);
     for (uint64_t k0 = 0; k0 < TF_GEN_CHUNK; k0 += BLOCK) {
         const int n = TF_GEN_CHUNK - k0 < BLOCK ? (int)(TF_GEN_CHUNK - k0) : BLOCK;
         for (int j = 0; j < n * (int)order; ++j) u[j] = tf_rng_uniform(&r);
+        if (ix0_out) {
+            if (g->bits[0] == 0) {
+                memset(ix0_out + k0, 0, (size_t)n * sizeof *ix0_out);
+            } else {
+                power_law(g, 0, u, (int)order, n, ix0_out + k0);
+                permute(&g->perm[0], ix0_out + k0, n);
+            }
+            continue;
+        }
         uint64_t *kb = keys + k0 * (uint64_t)W;
         int alive = n; /* candidates pos[0..alive) get every mode; all of them when pos is unused */
         for (uint32_t m = 0; m < order; ++m) {
             const int some = range0 && m > 0;
             if (g->bits[m] == 0) continue; /* a mode of length 1: index 0 */
-            if (some) {
+            if (m == 0 && ix0_in) {
+                memcpy(ix, ix0_in + k0, (size_t)n * sizeof *ix);
+            } else if (some) {
                 for (int k = 0; k < alive; ++k) v[k] = u[(size_t)pos[k] * order + m];
                 power_law(g, m, v, 1, alive, ix);
                 permute(&g->perm[m], ix, alive);
@@ -91,7 +105,14 @@ void tf_gen_draw(const tf_gen_ctx *g, uint64_t first, uint64_t n, uint64_t *keys
 {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(g->threads) if (n > 1)
     for (int64_t c = 0; c < (int64_t)n; ++c)
-        draw_chunk(g, first + (uint64_t)c, keys + (uint64_t)c * TF_GEN_CHUNK * (uint64_t)g->words, NULL);
+        draw_chunk(g, first + (uint64_t)c, keys + (uint64_t)c * TF_GEN_CHUNK * (uint64_t)g->words, NULL, NULL, NULL);
+}
+
+void tf_gen_draw_mode0(const tf_gen_ctx *g, uint64_t c, uint32_t *ix0) { draw_chunk(g, c, NULL, NULL, ix0, NULL); }
+
+void tf_gen_draw_rest(const tf_gen_ctx *g, uint64_t c, const uint32_t *ix0, uint64_t *keys)
+{
+    draw_chunk(g, c, keys, NULL, NULL, ix0);
 }
 
 static inline uint64_t get_bits_w(const uint64_t *w, int pos, int bits)
@@ -142,7 +163,7 @@ tf_status tf_gen_draw_range(const tf_gen_ctx *g, uint64_t first, uint64_t n, con
             const uint64_t c0 = first + n * (uint64_t)t / (uint64_t)nseg;
             const uint64_t c1 = first + n * (uint64_t)(t + 1) / (uint64_t)nseg;
             for (uint64_t c = c0; mine == TF_OK && c < c1; ++c) {
-                draw_chunk(g, c, keys, r0);
+                draw_chunk(g, c, keys, r0, NULL, NULL);
                 if (seg_cap[t] - seg_n[t] < TF_GEN_CHUNK) { /* room for the whole chunk; small steps: the peak counts */
                     const uint64_t cap = seg_n[t] + TF_GEN_CHUNK + seg_cap[t] / 16;
                     mine = tf_realloc((void **)&seg[t], cap * (uint64_t)rw, sizeof(uint64_t),

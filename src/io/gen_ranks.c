@@ -285,7 +285,7 @@ static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t
 }
 
 /* Step 3: the last sequence number kept. */
-static tf_status threshold(const tf_gen_ctx *g, const tf_dist *d, const tf_gen_set *set, uint64_t drawn,
+static tf_status threshold(const tf_gen_ctx *g, const tf_dist *d, tf_gen_set *set, uint64_t drawn,
                            uint64_t *last)
 {
     const uint64_t nnz = g->o->nnz;
