@@ -80,14 +80,18 @@ static void check_one(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, uint
         CHECK_OK(tf_fcoo_chunks_plan(X->order, X->dims, f.pmodes, X->nnz, part_nnz, cp, vb, pack, &vc, &k));
         k.first = firsts[i];
         const uint64_t bytes = k.off[k.nchunks] - k.off[k.first];
-        k.data = malloc(bytes + 1);
-        memset(k.data, 0x5a, bytes + 1);
+        const int given = i != 1; /* the middle case: the builder allocates the bytes */
+        if (given) {
+            k.data = malloc(bytes + 1);
+            memset(k.data, 0x5a, bytes + 1);
+        }
         sink s = {&f, 0, 0, 0, 0};
         tf_fcoo meta;
         tf_status st = tf_fcoo_chunks_build(X, mode, &k, piece_nnz, take, &s, &meta);
         CHECKF(st == TF_OK, "%s first %llu: %s", what, (unsigned long long)k.first, tf_last_error());
         if (st == TF_OK) {
-            CHECKF(!memcmp(k.data, ref.data + ref.off[k.first], bytes) && k.data[bytes] == 0x5a,
+            CHECKF((bytes == 0 || k.data) && (!bytes || !memcmp(k.data, ref.data + ref.off[k.first], bytes)) &&
+                       (!given || k.data[bytes] == 0x5a),
                    "%s: streamed chunks %llu.. of %llu differ", what, (unsigned long long)k.first,
                    (unsigned long long)k.nchunks);
             const uint64_t want_n = k.first ? (k.part_off[k.first] * part_nnz < X->nnz ? k.part_off[k.first] * part_nnz
@@ -104,9 +108,11 @@ static void check_one(const tf_tensor *X, uint32_t mode, uint32_t part_nnz, uint
             if (i == 0) check_zero_rows(&f, &meta, what);
             tf_fcoo_free(&meta);
         }
-        free(k.data);
-        k.data = NULL;
-        tf_fcoo_chunks_free(&k);
+        if (given) {
+            free(k.data);
+            k.data = NULL;
+        }
+        tf_fcoo_chunks_free(&k); /* frees what the builder allocated */
     }
     tf_fcoo_chunks_free(&ref);
     tf_fcoo_free(&f);

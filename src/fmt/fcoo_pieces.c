@@ -159,7 +159,7 @@ static void cut_piece(const tf_fcoo *f, uint64_t at, uint64_t seg0, tf_fcoo *met
 /* The whole chunks of r from chunk *next on: resident ones to `resident`,
  * the others packed into k's data; r keeps what is past the last. `last`:
  * r ends the mode (its last chunk may be short). */
-static tf_status emit(run *r, const tf_fcoo_chunks *k, tf_fcoo *meta, int last, tf_fcoo_resident_fn resident,
+static tf_status emit(run *r, tf_fcoo_chunks *k, tf_fcoo *meta, int last, tf_fcoo_resident_fn resident,
                       void *user, uint64_t *next)
 {
     const uint64_t end = r->base + r->len, c0 = *next;
@@ -189,6 +189,8 @@ static tf_status emit(run *r, const tf_fcoo_chunks *k, tf_fcoo *meta, int last, 
         TF_TRY(resident(user, &g));
     }
     const uint64_t cs = c0 > k->first ? c0 : k->first; /* streamed: [cs, c1) */
+    if (cs < c1 && !k->data) /* made now, after the first piece's sort: not beside it */
+        TF_TRY(tf_alloc((void **)&k->data, k->off[k->nchunks] - k->off[k->first], 1, "streamed F-COO chunks (host)"));
     if (cs < c1) tf_fcoo_chunks_fill_range_at(&view, r->base, k, cs, c1, tf_fcoo_chunk_data(k, cs));
     *next = c1;
     if (c1 < k->nchunks) run_shift(r, k->part_off[c1] * k->part_nnz - r->base);
@@ -233,7 +235,7 @@ static void run_adopt(run *r, tf_fcoo *f)
  * partitions recorded in meta, put after r's carry, its whole chunks
  * emitted. */
 static tf_status piece(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t hi, uint64_t n, int last,
-                       const tf_fcoo_chunks *k, run *r, tf_fcoo *meta, tf_fcoo_resident_fn resident, void *user,
+                       tf_fcoo_chunks *k, run *r, tf_fcoo *meta, tf_fcoo_resident_fn resident, void *user,
                        uint64_t *next)
 {
     tf_tensor P;
@@ -258,7 +260,7 @@ static tf_status piece(const tf_tensor *X, uint32_t mode, uint64_t lo, uint64_t 
     return s;
 }
 
-tf_status tf_fcoo_chunks_build(const tf_tensor *X, uint32_t mode, const tf_fcoo_chunks *k, uint64_t piece_nnz,
+tf_status tf_fcoo_chunks_build(const tf_tensor *X, uint32_t mode, tf_fcoo_chunks *k, uint64_t piece_nnz,
                                tf_fcoo_resident_fn resident, void *user, tf_fcoo *meta)
 {
     memset(meta, 0, sizeof *meta);

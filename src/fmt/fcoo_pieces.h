@@ -41,11 +41,12 @@ typedef tf_status (*tf_fcoo_resident_fn)(void *user, const tf_fcoo_range *r);
 /* Chunks of X's copy for output `mode`, as planned in k (tf_fcoo_chunks_plan
  * with X's shape and values): chunks [0, k->first) go to resident (in
  * order, several at a time; NULL: none may), chunks [k->first, nchunks) are
- * packed into k->data. piece_nnz: the non-zeros a piece aims at (a row
+ * packed into k->data (allocated here when NULL, once the first piece is
+ * sorted, so that a whole mode's sort does not run beside it). piece_nnz: the non-zeros a piece aims at (a row
  * longer than that is a piece of its own). meta gets the copy without its
  * per-non-zero arrays: order, mode, nnz, dims, pmodes, part_nnz, nparts,
  * start, part_seg, nseg, seg_row (for tf_fcoo_zero_rows; tf_fcoo_free it). */
-tf_status tf_fcoo_chunks_build(const tf_tensor *X, uint32_t mode, const tf_fcoo_chunks *k, uint64_t piece_nnz,
+tf_status tf_fcoo_chunks_build(const tf_tensor *X, uint32_t mode, tf_fcoo_chunks *k, uint64_t piece_nnz,
                                tf_fcoo_resident_fn resident, void *user, tf_fcoo *meta);
 
 #ifdef __cplusplus

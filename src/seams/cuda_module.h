@@ -97,7 +97,7 @@ extern "C" {
        uint64_t chunk_parts, uint32_t value_bytes, int pack, const tf_fcoo_value_code *vc, tf_fcoo_chunks *out), \
       (order, dims, pmodes, nnz, part_nnz, chunk_parts, value_bytes, pack, vc, out))                             \
     X(tf_status, tf_fcoo_chunks_build,                                                                           \
-      (const tf_tensor *X, uint32_t mode, const tf_fcoo_chunks *k, uint64_t piece_nnz,                         \
+      (const tf_tensor *X, uint32_t mode, tf_fcoo_chunks *k, uint64_t piece_nnz,                               \
        tf_fcoo_resident_fn resident, void *user, tf_fcoo *meta),                                                 \
       (X, mode, k, piece_nnz, resident, user, meta))                                                             \
     X(uint64_t, tf_fcoo_chunk_plain,                                                                             \

@@ -480,8 +480,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         if (!tf_mode_in(modes, m)) continue;
         smode &sm = e->m_[m];
         const uint64_t host_bytes = sm.total() - sm.k.off[sm.nres];
-        sm.k.first = sm.nres;
-        if (host_bytes) TF_TRY(tf_alloc((void **)&sm.k.data, host_bytes, 1, "streamed F-COO chunks (host)"));
+        sm.k.first = sm.nres; /* the piece builder allocates the streamed chunks' bytes */
         resident_sink<T> rs{ctx, &sm, N};
         tf_fcoo meta;
         TF_TRY(tf_fcoo_chunks_build(X, m, &sm.k, piece_nnz, sm.nres ? resident_sink<T>::take : nullptr, &rs,
