@@ -8,8 +8,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static int tf_t_pass, tf_t_fail;
+
+/* OpenMP's default team for what follows (a test of results that must not
+ * depend on it). */
+static inline void tf_test_set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
 
 #define CHECK(cond)                                                                    \
     do {                                                                               \

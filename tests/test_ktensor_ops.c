@@ -18,14 +18,6 @@
 
 static int threads0; /* the default thread count at the start */
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 /* ||K||^2 from Grams by plain loops, and the sum of the terms' magnitudes. */
 static double ref_norm2(const tf_ktensor *K, double *mag)
@@ -71,11 +63,11 @@ static void check_pair(const char *what, const tf_tensor *X, const tf_ktensor *K
     double ip = NAN, ip1 = NAN, ip3 = NAN;
     CHECK_OK(tf_ktensor_innerprod(X, K, &ip));
     CHECKF(kt_close(ip, dot, dmag, 1e-12), "%s: innerprod %.17g, reference %.17g", what, ip, dot);
-    set_threads(1);
+    tf_test_set_threads(1);
     CHECK_OK(tf_ktensor_innerprod(X, K, &ip1));
-    set_threads(3);
+    tf_test_set_threads(3);
     CHECK_OK(tf_ktensor_innerprod(X, K, &ip3));
-    set_threads(threads0);
+    tf_test_set_threads(threads0);
     CHECKF(ip1 == ip3 && ip1 == ip, "%s: innerprod on 1 and 3 threads: %.17g, %.17g (default %.17g)", what, ip1, ip3,
            ip);
     double nrm = NAN, nmag;

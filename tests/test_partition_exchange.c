@@ -214,14 +214,6 @@ static void check_all(const tf_dist *d)
     check_spec(tt_spec_make(3, d3, 0, 4), d, "no non-zeros");
 }
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 /* Every case with one thread, several, rounds of a hundred records or so,
  * and the part packed in chunks of 150 or so non-zeros (tens of the
@@ -229,11 +221,11 @@ static void set_threads(int n)
 static void check_threads_rounds(tf_dist *d)
 {
     check_all(d);
-    set_threads(3); /* the packing's blocks per thread */
+    tf_test_set_threads(3); /* the packing's blocks per thread */
     check_all(d);
     d->pack_bytes = 3000;
     check_all(d);
-    set_threads(1);
+    tf_test_set_threads(1);
     d->round_bytes = 2000;
     check_all(d);
     d->pack_bytes = 0;

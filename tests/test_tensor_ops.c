@@ -19,14 +19,6 @@
 
 static int threads0;
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 /* ------------------------------------------------------------ references */
 
@@ -212,11 +204,11 @@ static void check_reduce(const char *name, const tf_tensor *X, unsigned mask, do
     if (thread_check) { /* the same bits on 1 and 3 threads */
         tf_tensor o1, o3;
         double *d1 = kt_poisoned(n), *d3 = kt_poisoned(n);
-        set_threads(1);
+        tf_test_set_threads(1);
         CHECK_OK(vecs ? tf_tensor_ttv(X, nm, modes, mv, &o1, d1) : tf_tensor_collapse(X, nm, modes, op, &o1, d1));
-        set_threads(3);
+        tf_test_set_threads(3);
         CHECK_OK(vecs ? tf_tensor_ttv(X, nm, modes, mv, &o3, d3) : tf_tensor_collapse(X, nm, modes, op, &o3, d3));
-        set_threads(threads0);
+        tf_test_set_threads(threads0);
         if (k < 2) CHECKF(!memcmp(d1, d3, n * sizeof *d1), "%s: 1 and 3 threads differ", what);
         else same_tensor(what, &o3, &o1);
         if (k >= 2 && s == TF_OK) same_tensor(what, &out, &o1);

@@ -2,6 +2,8 @@
 /* Host memory still free to this process (host_memory.h). */
 #include "core/host_memory.h"
 
+#include "core/cgroup.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -39,25 +41,13 @@ static uint64_t cgroup_value(const char *dir, const char *name)
  * process's cgroup up to the root; 0 if none is limited. */
 static uint64_t cgroup_room(void)
 {
-    char line[4200], dir[4200] = "";
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    if (f) {
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "0::", 3)) {
-                snprintf(dir, sizeof dir, "%s", line + 3);
-                dir[strcspn(dir, "\n")] = 0;
-            }
-        fclose(f);
-    }
-    if (!strcmp(dir, "/")) dir[0] = 0;
+    char dir[4200];
+    tf_cgroup_self(dir, sizeof dir);
     uint64_t best = 0;
-    for (;;) { /* "/a/b", then "/a", then "" (the root) */
+    do { /* "/a/b", then "/a", then "" (the root) */
         const uint64_t max = cgroup_value(dir, "memory.max"), cur = cgroup_value(dir, "memory.current");
         if (max) best = min_known(best, max > cur ? max - cur : 1);
-        char *slash = strrchr(dir, '/');
-        if (!slash) break;
-        *slash = 0;
-    }
+    } while (tf_cgroup_up(dir));
     return best;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/environment.h"
 #include "tenfold.h"
 
@@ -60,25 +61,13 @@ static double read_quota_v1(void)
  * the root, else cgroup v1's quota. */
 static double read_quota(void)
 {
-    char line[4200], dir[4200] = "";
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    if (f) {
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "0::", 3)) {
-                snprintf(dir, sizeof dir, "%s", line + 3);
-                dir[strcspn(dir, "\n")] = 0;
-            }
-        fclose(f);
-    }
-    if (!strcmp(dir, "/")) dir[0] = 0;
+    char dir[4200];
+    tf_cgroup_self(dir, sizeof dir);
     double best = 0.0;
-    for (;;) { /* "/a/b", then "/a", then "" (the root) */
+    do { /* "/a/b", then "/a", then "" (the root) */
         const double q = read_quota_v2(dir);
         if (q > 0.0 && (best == 0.0 || q < best)) best = q;
-        char *slash = strrchr(dir, '/');
-        if (!slash) break;
-        *slash = 0;
-    }
+    } while (tf_cgroup_up(dir));
     return best > 0.0 ? best : read_quota_v1();
 }
 
