@@ -292,10 +292,13 @@ uint64_t chunk_parts(const tf_tuning &t, uint32_t order, uint32_t vb, uint32_t p
  * dropped. */
 struct pinner {
     std::thread t;
-    cudaError_t err = cudaSuccess;
-    void start(int device, void *p, uint64_t bytes)
+    cudaError_t err = cudaErrorNotReady; /* not started */
+    void *p = nullptr;
+    bool kept = false; /* the engine took the pinned bytes (it unregisters them) */
+    void start(int device, void *bytes_at, uint64_t bytes)
     {
-        t = std::thread([this, device, p, bytes] {
+        p = bytes_at;
+        t = std::thread([this, device, bytes] {
             cudaSetDevice(device);
             err = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
             if (err != cudaSuccess) cudaGetLastError();
@@ -305,7 +308,12 @@ struct pinner {
     {
         if (t.joinable()) t.join();
     }
-    ~pinner() { join(); }
+    /* a build that failed after the pinning: the bytes are freed unpinned */
+    ~pinner()
+    {
+        join();
+        if (!kept && p && err == cudaSuccess) cudaHostUnregister(p);
+    }
 };
 
 /* A range of the resident chunks (fcoo_pieces.h) into the resident block
@@ -507,6 +515,7 @@ tf_status build(stream_engine<T> *e, const tf_tensor *X, uint64_t R, const uint3
         smode &sm = e->m_[m];
         pin[m].join();
         sm.pinned = pin[m].err == cudaSuccess;
+        pin[m].kept = true;
         if (!sm.pinned && !e->note[0])
             snprintf(e->note, sizeof e->note,
                      "pinning %.1f MiB of host memory failed (%s): chunks stream from pageable memory, slower",
