@@ -9,11 +9,16 @@
  * 2^-40..2^40 (the scaled run) resume to the same bits and the checkpoint's
  * lambda is in the caller's scale; the checkpoint's files read back as a
  * model (tf_ktensor_read); mismatches and bad options fail with one line. */
+#include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "io/output.h"
 #include "test_paths.h"
 #include "test_random.h"
 
@@ -157,9 +162,102 @@ static void tucker_case(const tf_tensor *X)
     tf_ttensor_free(&s), tf_tucker_report_free(&rs);
 }
 
+/* SIGKILL at rename `kill_step` of the commit of checkpoint `kill_commit`. */
+static int commits, kill_commit, kill_step;
+static void kill_hook(int step)
+{
+    if (step == 0) ++commits;
+    if (commits == kill_commit && step == kill_step) raise(SIGKILL);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        const int x = fgetc(fa), y = fgetc(fb);
+        same = x == y;
+        if (x == EOF || y == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* Files of dir whose names begin with prefix and hold ".tmp." or end in ".lock". */
+static int leftovers(const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, prefix, strlen(prefix)) &&
+            (strstr(e->d_name, ".tmp.") || strstr(e->d_name, ".lock")))
+            ++n;
+    if (d) closedir(d);
+    return n;
+}
+
+/* A run killed between the renames of its last checkpoint's switch (the
+ * manifest renamed, the files not yet all), then resumed with nothing left
+ * to do: the resume finishes the switch, so the files read by name are the
+ * last checkpoint's, and leaves no temporary and no lock (it wrote nothing
+ * itself; before the fix the plain files stayed one checkpoint behind).
+ * Forked first, before the parent has started any OpenMP team. */
+static void killed_in_last_switch(void)
+{
+    tf_cpd_opts o;
+    tf_cpd_opts_default(&o);
+    o.rank = 4;
+    o.tol = 0.0;
+    o.threads = 1;
+    o.backend = TF_BACKEND_CPU;
+    o.max_iters = 5;
+    const tf_checkpoint ck = {tt_path(dir, "ckpt_kill"), 1, 0.0, NULL};
+    o.checkpoint = &ck;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        tf_tensor X = random_tensor(11, 0, 1.0);
+        tf_ktensor k;
+        tf_cpd_report rep;
+        kill_commit = 5; /* the last iteration's checkpoint */
+        kill_step = 2;   /* the manifest and one file renamed */
+        tf_out_test_commit_step = kill_hook;
+        tf_cpd(&X, &o, &k, &rep);
+        _exit(3); /* not killed */
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "killed in the last switch: the writer died there (%d)", st);
+    CHECKF(leftovers("ckpt_kill") > 0, "killed in the last switch: its temporaries and lock are left");
+    tf_tensor X = random_tensor(11, 0, 1.0);
+    tf_ktensor r, k;
+    tf_cpd_report rr, rk;
+    const tf_checkpoint ref = {tt_path(dir, "ckpt_killref"), 1, 0.0, NULL};
+    o.checkpoint = &ref;
+    CHECK_OK(tf_cpd(&X, &o, &r, &rr));
+    const tf_checkpoint res = {ck.path, 1, 0.0, ck.path};
+    o.checkpoint = &res;
+    calls = 0;
+    o.callback = count_call;
+    CHECK_OK(tf_cpd(&X, &o, &k, &rk));
+    CHECKF(calls == 0 && same_ktensor(&r, &k), "killed in the last switch: resumed at the end, no iteration (%d)",
+           calls);
+    const char *files[] = {"state", "lambda.mat", "mode1.mat", "mode2.mat", "mode3.mat"};
+    for (int i = 0; i < 5; ++i) {
+        char a[512], b[512];
+        snprintf(a, sizeof a, "%s.%s", ck.path, files[i]);
+        snprintf(b, sizeof b, "%s.%s", ref.path, files[i]);
+        CHECKF(same_file(a, b), "killed in the last switch, resumed: %s is the last checkpoint's", a);
+    }
+    CHECKF(leftovers("ckpt_kill") == 0, "killed in the last switch, resumed: no temporary or lock left");
+    tf_ktensor_free(&r), tf_ktensor_free(&k);
+    tf_tensor_free(&X);
+}
+
 int main(void)
 {
     dir = TF_TEST_TMP;
+    killed_in_last_switch();
     tf_tensor X = random_tensor(11, 0, 1.0), C = random_tensor(11, 1, 1.0), big = random_tensor(11, 0, ldexp(1.0, 60));
     cpd_case("als", &X, NULL);
     tf_cpd_update u;

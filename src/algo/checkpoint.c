@@ -79,6 +79,24 @@ static uint64_t nonzero_checksum(const tf_tensor *X)
     return h;
 }
 
+/* The stem's last switch finished and the temporaries a killed writer
+ * left removed -- what the stem's next write does first (factor_set.c) --
+ * at the start of a run that checkpoints there. A run that then writes
+ * nothing (the resume of a run killed while its last checkpoint's files
+ * were being renamed into place) would otherwise leave the plain files of
+ * that switch behind: the set read through STEM.set is whole, but tools
+ * that read STEM.state or STEM.lambda.mat by name would see the one
+ * before. Another live writer of the stem stops this run here, before its
+ * work. */
+static tf_status settle(const char *stem, const char *method)
+{
+    tf_ktensor_out *o = NULL;
+    const tf_status s =
+        strcmp(method, "tucker") ? tf_ktensor_out_open(stem, TF_KTENSOR_SPLATT, &o) : tf_ttensor_out_open(stem, &o);
+    if (s == TF_OK) tf_ktensor_out_abort(o);
+    return s;
+}
+
 tf_status tf_ckpt_begin(tf_ckpt *c, const tf_checkpoint *ck, const char *method, const tf_tensor *X,
                         const tf_dist *parts, const tf_dist *dist, const uint64_t *ranks, uint32_t nranks,
                         const char *options, int *on)
@@ -112,7 +130,14 @@ tf_status tf_ckpt_begin(tf_ckpt *c, const tf_checkpoint *ck, const char *method,
     memcpy(c->ident, t.p, t.len + 1);
     free(t.p);
     c->t_last = tf_wtime();
-    return TF_OK;
+    tf_status s = c->writer && ck->path && *ck->path ? settle(ck->path, method) : TF_OK;
+    if (dist) { /* every rank stops if rank 0 could not take the stem */
+        int ok = s == TF_OK;
+        TF_TRY(dist->bcast_from(&ok, sizeof ok, 0));
+        if (!c->writer && !ok)
+            return tf_fail(TF_ERR_IO, "checkpoint: rank 0 could not take %s (its message says why)", ck->path);
+    }
+    return s;
 }
 
 void tf_ckpt_free(tf_ckpt *c)
