@@ -18,8 +18,15 @@ typedef struct pieces {
     uint64_t nblocks, *count; /* non-zeros per block */
 } pieces;
 
-static tf_status pieces_count(const tf_tensor *X, uint32_t mode, pieces *pc)
+static tf_status pieces_count(const tf_tensor *X, uint32_t mode, uint64_t piece_nnz, pieces *pc)
 {
+    if (piece_nnz >= X->nnz) { /* one piece, every row: no pass over X to count */
+        pc->shift = 32;
+        pc->nblocks = 1;
+        TF_TRY(TF_ALLOC(pc->count, 1, "F-COO piece counts"));
+        pc->count[0] = X->nnz;
+        return TF_OK;
+    }
     uint32_t bits = 0; /* at most 2^16 blocks: a private table per thread stays in cache */
     while (bits < 32 && (X->dims[mode] - 1) >> bits) ++bits;
     pc->shift = bits > 16 ? bits - 16 : 0;
@@ -274,10 +281,11 @@ tf_status tf_fcoo_chunks_build(const tf_tensor *X, uint32_t mode, tf_fcoo_chunks
     r.np = X->order - 1;
     uint64_t next = 0;
     tf_status s = meta_make(X, mode, k, meta);
-    if (s == TF_OK) s = pieces_count(X, mode, &pc);
+    if (s == TF_OK) s = pieces_count(X, mode, piece_nnz, &pc);
     for (uint64_t b = 0, e = 0, n = 0; s == TF_OK && b < pc.nblocks; b = e) {
         piece_next(&pc, b, piece_nnz ? piece_nnz : 1, &e, &n);
-        const uint64_t lo = b << pc.shift, hi = e << pc.shift;
+        const uint64_t lo = pc.nblocks == 1 ? 0 : b << pc.shift,
+                       hi = pc.nblocks == 1 ? X->dims[mode] : e << pc.shift;
         if (n) s = piece(X, mode, lo, hi < X->dims[mode] ? hi : X->dims[mode], n, e == pc.nblocks, k, &r, meta,
                          resident, user, &next);
     }

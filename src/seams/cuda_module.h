@@ -90,8 +90,6 @@ extern "C" {
     X(tf_status, tf_fcoo_rebuild, (const tf_tensor *X, uint32_t mode, uint32_t part_nnz, tf_fcoo *f),           \
       (X, mode, part_nnz, f))                                                                                    \
     X(tf_status, tf_fcoo_repartition, (tf_fcoo * f, uint32_t part_nnz), (f, part_nnz))                          \
-    X(tf_status, tf_fcoo_chunks_pack, (const tf_fcoo *f, uint64_t chunk_parts, uint32_t value_bytes, int pack,  \
-      tf_fcoo_chunks *out), (f, chunk_parts, value_bytes, pack, out))                                            \
     X(tf_status, tf_fcoo_chunks_plan,                                                                            \
       (uint32_t order, const uint64_t *dims, const uint32_t *pmodes, uint64_t nnz, uint32_t part_nnz,          \
        uint64_t chunk_parts, uint32_t value_bytes, int pack, const tf_fcoo_value_code *vc, tf_fcoo_chunks *out), \
@@ -133,9 +131,6 @@ extern "C" {
     X(void, tf_fcoo_chunks_free, (tf_fcoo_chunks * k), (k))                                   \
     X(void, tf_fcoo_chunk_layout_of, (const tf_fcoo_chunks *k, uint64_t c, tf_fcoo_chunk_layout *lay),   \
       (k, c, lay))                                                                             \
-    X(void, tf_fcoo_chunks_fill_range,                                                        \
-      (const tf_fcoo *f, const tf_fcoo_chunks *k, uint64_t c0, uint64_t c1, unsigned char *dst), \
-      (f, k, c0, c1, dst))                                                                     \
     X(void, tf_fcoo_value_code_of, (const double *vals, uint64_t n, uint32_t vb, tf_fcoo_value_code *vc), \
       (vals, n, vb, vc))                                                                       \
     X(void, tf_blco_free, (tf_blco * b), (b))                                                 \
