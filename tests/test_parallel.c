@@ -5,7 +5,8 @@
  * worse with more threads; the noted MTTKRP team kept by the dense steps
  * (no libgomp thread created and ended between them), per thread and not
  * inside a parallel region; a rank's share of its host's CPUs as the
- * default, fixed once, not over OMP_NUM_THREADS nor a request. */
+ * default, fixed once, not over OMP_NUM_THREADS nor a request; the
+ * parallel in-place move down. */
 #include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
@@ -193,8 +194,33 @@ static void rank_share(void)
 #endif
 }
 
+/* tf_move_down_parallel equals memmove(base, base + shift, bytes): parts on
+ * 4 threads (arrays of >= 64 MiB a part), shifts unaligned, within a part,
+ * past one (the serial fallback), and none. */
+static void move_down(void)
+{
+    const size_t bytes = (size_t)257 << 20, most = (size_t)100 << 20;
+    unsigned char *a = malloc(bytes + most), *b = malloc(bytes + most);
+    if (!a || !b) {
+        CHECK(!"no memory for the move test");
+        free(a);
+        free(b);
+        return;
+    }
+    const size_t shifts[] = {0, 1, 12345, (size_t)40 << 20, most};
+    for (size_t i = 0; i < sizeof shifts / sizeof *shifts; ++i) {
+        for (size_t k = 0; k < bytes + most; ++k) a[k] = b[k] = (unsigned char)((k * 2654435761u) >> 13);
+        tf_move_down_parallel(a, shifts[i], bytes, 4);
+        memmove(b, b + shifts[i], bytes);
+        CHECK(memcmp(a, b, bytes + most) == 0);
+    }
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
+    move_down();
     best_team();
     choose();
     bounds();

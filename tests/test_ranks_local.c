@@ -67,12 +67,23 @@ static void cpu_sharing(void)
         free(cpu_layout(4, h, NULL, lo, hi, got, idx));
         CHECK(same(got, want, 4) && same(idx, want_idx, 4));
     }
-    /* --bind-to core / socket: CPUs of their own, whatever the mask's size */
+    /* --bind-to core / socket: CPUs of their own, whatever the mask's size;
+     * the host's ranks by name alone count all three (and those of n2 theirs) */
     {
         const char *h[] = {"n1", "n1", "n1"};
         const long lo[] = {0, 1, 16}, hi[] = {0, 15, 31};
         const int want[] = {1, 1, 1}, want_idx[] = {0, 0, 0};
-        free(cpu_layout(3, h, NULL, lo, hi, got, idx));
+        char *keys = cpu_layout(3, h, NULL, lo, hi, got, idx);
+        CHECK(tf_local_host_ranks(keys, w, 3, 0) == 3 && tf_local_host_ranks(keys, w, 3, 2) == 3);
+        free(keys);
+        const char *h2[] = {"n1", "n2", "n1", "n2", "n2"};
+        const char *v2[] = {"0", "1", "2", "3", "0"};
+        const long lo2[] = {0, 0, 0, 0, 0}, hi2[] = {0, 0, 0, 0, 0};
+        int sh[5], ix[5];
+        keys = cpu_layout(5, h2, v2, lo2, hi2, sh, ix);
+        CHECK(tf_local_host_ranks(keys, w, 5, 0) == 2 && tf_local_host_ranks(keys, w, 5, 2) == 2 &&
+              tf_local_host_ranks(keys, w, 5, 1) == 3 && tf_local_host_ranks(keys, w, 5, 4) == 3);
+        free(keys);
         CHECK(same(got, want, 3) && same(idx, want_idx, 3));
     }
     /* overlaps in part: each counts the ranks that meet its own CPUs */

@@ -43,6 +43,18 @@ const char *tf_env_omp_places(void) { return var("OMP_PLACES"); }
 const char *tf_env_omp_wait_policy(void) { return var("OMP_WAIT_POLICY"); }
 const char *tf_env_gomp_spincount(void) { return var("GOMP_SPINCOUNT"); }
 
+int tf_env_build_report(void)
+{
+    const char *v = var("TF_BUILD_REPORT");
+    return v && !strcmp(v, "1");
+}
+
+int tf_env_gen_ranks_draw(void)
+{
+    const char *v = var("TF_GEN_RANKS_DRAW");
+    return !v ? -1 : !strcmp(v, "share") ? 0 : !strcmp(v, "whole") ? 1 : -1;
+}
+
 int tf_env_test_gpus(void)
 {
     const char *s = var("TF_TEST_GPUS");

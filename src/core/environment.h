@@ -32,4 +32,13 @@ const char *tf_env_gomp_spincount(void);
  * (src/gpu/runtime/device.cu, docs/DESIGN.md "Several GPUs on one"); 0
  * when unset or not such a number. */
 int tf_env_test_gpus(void);
+/* TF_BUILD_REPORT=1: the builders' phase lines on stderr (the generator on
+ * ranks reads it here; the tuning's build_report is the same variable). */
+int tf_env_build_report(void);
+/* TF_GEN_RANKS_DRAW: how the ranks of a rank-local --gen draw the candidate
+ * sequence (src/io/gen_ranks.c): "share" 0 (each draws a share and sends
+ * every candidate to the rank of its key), "whole" 1 (each draws all of it
+ * and keeps its keys: no candidate moves), unset or anything else -1 (the
+ * generator decides). */
+int tf_env_gen_ranks_draw(void);
 #endif

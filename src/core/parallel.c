@@ -384,6 +384,35 @@ uint64_t tf_bucket_offsets(uint64_t *hist, uint64_t *start, uint64_t nb, int nt)
 
 #define COPY_PART_MIN ((size_t)64 << 20)
 
+void tf_move_down_parallel(void *base, size_t shift, size_t bytes, int threads)
+{
+    char *b = base;
+    int T = tf_resolve_threads(threads);
+    if ((size_t)T > bytes / COPY_PART_MIN) T = (int)(bytes / COPY_PART_MIN);
+    const size_t part = T > 0 ? (bytes + (size_t)T - 1) / (size_t)T : bytes;
+    char *keep = NULL;
+    if (T >= 2 && shift && bytes - (size_t)(T - 1) * part >= shift) keep = malloc((size_t)T * shift);
+    if (!keep) {
+        if (bytes && shift) memmove(b, b + shift, bytes);
+        return;
+    }
+    int whole_team = 1;
+#pragma omp parallel num_threads(T)
+    if (tf_thread_count() != T) { /* a smaller team than asked (nested): one move */
+#pragma omp single
+        whole_team = 0;
+    } else {
+        const int t = tf_thread_id();
+        const size_t lo = (size_t)t * part, hi = lo + part < bytes ? lo + part : bytes;
+        memcpy(keep + (size_t)t * shift, b + hi, shift); /* the next part's head, before it is written */
+#pragma omp barrier
+        memmove(b + lo, b + lo + shift, hi - lo - shift);
+        memcpy(b + hi - shift, keep + (size_t)t * shift, shift);
+    }
+    free(keep);
+    if (!whole_team) memmove(b, b + shift, bytes);
+}
+
 void tf_copy_parallel(void *dst, const void *src, size_t bytes, int threads)
 {
     int T = tf_resolve_threads(threads);

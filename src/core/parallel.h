@@ -63,6 +63,12 @@ int tf_team_best(uint64_t work);
  * pages are then first touched -- zeroed by the kernel, the larger cost --
  * in parallel (a 1B-non-zero run's factors: gigabytes). */
 void tf_copy_parallel(void *dst, const void *src, size_t bytes, int threads);
+/* memmove(base, base + shift, bytes) (an array's tail moved down over its
+ * head, in place) in contiguous parts on up to `threads` threads (0: the
+ * default) when it is large, as tf_copy_parallel: each part first keeps the
+ * `shift` bytes past its end, which the next part overwrites. Serial where
+ * a part would be shorter than the shift or the scratch is not there. */
+void tf_move_down_parallel(void *base, size_t shift, size_t bytes, int threads);
 /* CPUs the process can run at once: those of tf_process_cpus (all places
  * under binding), held to a cgroup quota (read once). No team is larger. */
 int tf_team_cpus(void);

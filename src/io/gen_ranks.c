@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/environment.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "gen/gen.h"
@@ -38,6 +39,9 @@
 #define PIECE_CHUNKS 64ULL        /* most chunks a rank draws per exchange     */
 #define PILOT_DIV 16               /* the pilot: the first round's first 1/16 (sparse) */
 #define VB TF_GEN_VALUE_BLOCK
+
+/* TF_BUILD_REPORT=1: seconds of step 2's parts, summed over its rounds (main thread only). */
+static double t_draw, t_scatter, t_move, t_set;
 
 static uint64_t cut(uint64_t nnz, uint64_t p, uint64_t P) { return (uint64_t)((unsigned __int128)nnz * p / P); }
 
@@ -167,14 +171,87 @@ static int owner_of_key(const uint64_t *key, const uint64_t *splits, int P, int 
  * in sequence order, as records (key, sequence number) in *out (tf_alloc,
  * *out_n of them): the ranks draw each piece of the round between them (a
  * share each, in rank order) and send every candidate to its range's rank. */
+/* A rank's share of a piece of a round of `chunks` chunks: 1/64 of its
+ * share of the round (44 B per candidate of buffers in draw_shared: ~2 %
+ * of the peak), at most PIECE_CHUNKS chunks. */
+static uint64_t piece_share(uint64_t chunks, int P)
+{
+    const uint64_t m = chunks / (64 * (uint64_t)P);
+    return m < 1 ? 1 : m > PIECE_CHUNKS ? PIECE_CHUNKS : m;
+}
+
+/* draw_shared's records when every rank draws the whole round (no candidate
+ * moves): each piece (P shares) drawn here whole, the candidates of this
+ * rank's key range appended in sequence order -- the records draw_shared's
+ * exchange would deliver, in the same order. */
+static tf_status draw_whole(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
+                            uint64_t chunks, uint64_t **out, uint64_t *out_n)
+{
+    const int W = g->words, rw = W + 1, P = d->size, p = d->rank, T = g->threads;
+    const uint64_t piece = piece_share(chunks, P) * (uint64_t)P;
+    uint64_t *keys = NULL, *at = NULL, *recs = NULL, n = 0;
+    uint64_t cap = chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40 + TF_GEN_CHUNK; /* grown if short */
+    tf_status st = TF_ALLOC(keys, piece * TF_GEN_CHUNK * (uint64_t)W, "generator candidates");
+    if (st == TF_OK) st = TF_ALLOC(at, (uint64_t)T + 1, "generator candidate counts");
+    if (st == TF_OK) st = TF_ALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
+    for (uint64_t c0 = first; st == TF_OK && c0 < first + chunks; c0 += piece) {
+        const uint64_t len = first + chunks - c0 < piece ? first + chunks - c0 : piece;
+        const uint64_t nk = len * TF_GEN_CHUNK;
+        double ta = tf_wtime();
+        tf_gen_draw(g, c0, len, keys);
+        t_draw += tf_wtime() - ta;
+        ta = tf_wtime();
+        int nt = 1;
+#pragma omp parallel num_threads(T)
+        {
+            const int t = tf_thread_id();
+#pragma omp single
+            nt = tf_thread_count();
+            const uint64_t lo = nk * (uint64_t)t / (uint64_t)nt, hi = nk * (uint64_t)(t + 1) / (uint64_t)nt;
+            uint64_t c = 0;
+            for (uint64_t k = lo; k < hi; ++k) c += owner_of_key(keys + k * (uint64_t)W, splits, P, W) == p;
+            at[t + 1] = c;
+#pragma omp barrier
+#pragma omp single
+            {
+                at[0] = n;
+                for (int u = 0; u < nt; ++u) at[u + 1] += at[u];
+                if (at[nt] > cap) {
+                    cap = at[nt] + cap / 16; /* small steps: the peak counts */
+                    st = TF_REALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
+                }
+            }
+            if (st == TF_OK) {
+                uint64_t *r = recs + at[t] * (uint64_t)rw;
+                for (uint64_t k = lo; k < hi; ++k) {
+                    const uint64_t *key = keys + k * (uint64_t)W;
+                    if (owner_of_key(key, splits, P, W) != p) continue;
+                    for (int w = 0; w < W; ++w) r[w] = key[w];
+                    r[W] = c0 * TF_GEN_CHUNK + k;
+                    r += rw;
+                }
+            }
+        }
+        if (st == TF_OK) n = at[nt];
+        t_scatter += tf_wtime() - ta;
+    }
+    tf_free(keys);
+    tf_free(at);
+    if (st != TF_OK) {
+        tf_free(recs);
+        recs = NULL;
+        n = 0;
+    }
+    *out = recs;
+    *out_n = n;
+    return st;
+}
+
 static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
                              uint64_t chunks, uint64_t **out, uint64_t *out_n)
 {
     const int W = g->words, rw = W + 1, P = d->size, p = d->rank, T = g->threads;
-    /* pieces of 1/64 of a rank's share of the round (44 B per candidate of buffers: ~2 % of the
-     * peak), at most PIECE_CHUNKS chunks a rank */
-    uint64_t m = chunks / (64 * (uint64_t)P);
-    m = m < 1 ? 1 : m > PIECE_CHUNKS ? PIECE_CHUNKS : m;
+    const uint64_t m = piece_share(chunks, P);
     const uint64_t piece = m * (uint64_t)P, most = (m + 1) * TF_GEN_CHUNK;
     uint64_t *keys = NULL, *send = NULL, *hist = NULL, *send_n = NULL, *recs = NULL, n = 0;
     int32_t *own = NULL;
@@ -189,7 +266,10 @@ static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64
         const uint64_t len = first + chunks - ps < piece ? first + chunks - ps : piece;
         const uint64_t c0 = ps + len * (uint64_t)p / (uint64_t)P, c1 = ps + len * (uint64_t)(p + 1) / (uint64_t)P;
         const uint64_t nk = (c1 - c0) * TF_GEN_CHUNK;
+        double ta = tf_wtime();
         tf_gen_draw(g, c0, c1 - c0, keys);
+        t_draw += tf_wtime() - ta;
+        ta = tf_wtime();
 #pragma omp parallel num_threads(T)
         {
             const int t = tf_thread_id(), nt = tf_thread_count();
@@ -218,6 +298,8 @@ static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64
             }
         }
         uint64_t *recv = NULL, got = 0;
+        t_scatter += tf_wtime() - ta;
+        ta = tf_wtime();
         st = d->alltoall_records(send, send_n, (uint32_t)((size_t)rw * sizeof(uint64_t)), d->round_bytes,
                                  (void **)&recv, &got);
         if (st == TF_OK && n + got > cap) {
@@ -227,6 +309,7 @@ static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64
         if (st == TF_OK && got) memcpy(recs + n * (uint64_t)rw, recv, got * (uint64_t)rw * sizeof(uint64_t));
         n += got;
         tf_free(recv);
+        t_move += tf_wtime() - ta;
     }
     tf_free(keys);
     tf_free(send);
@@ -245,7 +328,7 @@ static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64
 
 /* Step 2: this rank's distinct candidates, until the ranks' sum reaches nnz. */
 static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t chunks,
-                           tf_gen_set *set, uint64_t *drawn_out)
+                           int whole, tf_gen_set *set, uint64_t *drawn_out)
 {
     const int rw = g->words + 1, P = d->size;
     const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK / (uint64_t)P);
@@ -254,9 +337,11 @@ static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t
     memset(set, 0, sizeof *set);
     while (st == TF_OK && chunks) {
         uint64_t *recs = NULL, n = 0;
-        st = draw_shared(g, d, splits, drawn, chunks, &recs, &n);
+        st = whole ? draw_whole(g, d, splits, drawn, chunks, &recs, &n)
+                   : draw_shared(g, d, splits, drawn, chunks, &recs, &n);
         drawn += chunks;
         tf_gen_set more;
+        const double ta = tf_wtime();
         if (st == TF_OK) { /* the records as one segment per thread, in turn */
             uint64_t *seg[256], seg_n[256];
             const int ns = g->threads < 256 ? g->threads : 256;
@@ -270,6 +355,7 @@ static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t
         }
         tf_free(recs);
         if (st == TF_OK && set->draws < drawn * TF_GEN_CHUNK) st = tf_gen_set_merge(g, set, &more);
+        t_set += tf_wtime() - ta;
         double sum = st == TF_OK ? (double)set->distinct : 0.0; /* exact below 2^53 */
         tf_status sd = d->allreduce_sum(&sum, 1);
         if (st == TF_OK) st = sd;
@@ -342,81 +428,100 @@ static tf_status whole_sums(void *user, const double *part, uint64_t first_block
     return st;
 }
 
-/* Step 4: this rank's kept coordinates (records of order u32, positions
- * [s, s + n) of the whole) to the ranks of their positions; then the
- * widened part assembled in out (its positions [e0, e1)). */
-static tf_status exchange(const tf_gen_opts *o, const tf_dist *d, uint32_t **mine, uint64_t s, uint64_t n,
-                          tf_tensor *out, uint64_t *e0_out)
+/* Step 4: this rank's kept coordinates, positions [s, s + n) of the whole
+ * (the set's key range), assembled into out as the widened part [e0, e1)
+ * (its positions). The set writes them straight into out's index arrays,
+ * laid over the union of the two ranges; only what lies outside [e0, e1)
+ * moves to the ranks whose widened parts hold it (neighbours: the key cut
+ * is within ~1 % of the position cut, plus the halos of the value blocks),
+ * and what this rank lacks of [e0, e1) comes from them. n_of[q]: rank q's
+ * kept count. */
+static tf_status exchange(const tf_gen_ctx *g, const tf_gen_set *set, uint64_t last, const tf_dist *d,
+                          const uint64_t *n_of, tf_tensor *out, uint64_t *e0_out)
 {
+    const tf_gen_opts *o = g->o;
     const uint64_t P = (uint64_t)d->size, p = (uint64_t)d->rank, nnz = o->nnz, order = o->order;
     const uint32_t rec = (uint32_t)(order * sizeof(uint32_t));
-    const uint64_t k0 = cut(nnz, p, P), k1 = cut(nnz, p + 1, P);
-    uint64_t e0, e1, *send_n = NULL, got = 0, got2 = 0;
+    uint64_t s = 0, e0, e1;
+    for (uint64_t q = 0; q < p; ++q) s += n_of[q];
+    const uint64_t n = n_of[p];
     widened(nnz, p, P, &e0, &e1);
-    uint32_t *part = NULL, *halo = NULL, *send = NULL;
-    TF_TRY(TF_ALLOC(send_n, P, "generator exchange counts"));
-    for (uint64_t q = 0; q < P; ++q) { /* the intersection of [s, s + n) with q's part */
-        const uint64_t a = cut(nnz, q, P), b = cut(nnz, q + 1, P);
+    const uint64_t u0 = s < e0 ? s : e0, u1 = s + n > e1 ? s + n : e1; /* the union, out's room */
+    memset(out, 0, sizeof *out);
+    out->order = o->order;
+    out->nnz = u1 - u0;
+    memcpy(out->dims, o->dims, sizeof out->dims);
+    tf_status st = TF_OK;
+    for (uint64_t m = 0; st == TF_OK && m < order; ++m)
+        st = TF_ALLOC(out->ind[m], out->nnz ? out->nnz : 1, "tensor indices");
+    uint32_t *at[TF_MAX_ORDER];
+    for (uint64_t m = 0; m < order; ++m) at[m] = out->ind[m] ? out->ind[m] + (s - u0) : NULL;
+    uint64_t got = 0;
+    if (st == TF_OK) st = tf_gen_set_write(g, set, last, at, 1, n, &got);
+    if (st == TF_OK && got != n)
+        st = tf_fail(TF_ERR_ARG, "generator: rank %llu kept %llu of its %llu non-zeros", (unsigned long long)p,
+                     (unsigned long long)got, (unsigned long long)n);
+    /* to rank q: what of [s, s + n) lies in q's widened part (none to itself) */
+    uint64_t *send_n = NULL, total = 0, *from = NULL;
+    if (st == TF_OK) st = TF_ALLOC(send_n, P, "generator exchange counts");
+    if (st == TF_OK) st = TF_ALLOC(from, P, "generator exchange counts");
+    for (uint64_t q = 0; st == TF_OK && q < P; ++q) {
+        uint64_t a, b;
+        widened(nnz, q, P, &a, &b);
         const uint64_t lo = a > s ? a : s, hi = b < s + n ? b : s + n;
-        send_n[q] = hi > lo ? hi - lo : 0;
+        send_n[q] = q != p && hi > lo ? hi - lo : 0;
+        from[q] = lo;
+        total += send_n[q];
     }
-    tf_status st = d->alltoall_records(*mine, send_n, rec, d->round_bytes, (void **)&part, &got);
-    tf_free(*mine); /* sent: the peak is this part's, not two copies */
-    *mine = NULL;
-    if (st == TF_OK && got != k1 - k0)
-        st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of its %llu non-zeros", (unsigned long long)p,
-                     (unsigned long long)got, (unsigned long long)(k1 - k0));
-    /* the halos: what of this part widens another's */
-    uint64_t halo_n = 0;
+    uint32_t *send = NULL, *recv = NULL;
+    if (st == TF_OK) st = TF_ALLOC(send, (total ? total : 1) * order, "generator exchange");
     if (st == TF_OK) {
-        for (uint64_t q = 0; q < P; ++q) {
-            uint64_t a, b, lo = 0, hi = 0;
-            widened(nnz, q, P, &a, &b);
-            if (q < p) { lo = k0 > cut(nnz, q + 1, P) ? k0 : cut(nnz, q + 1, P); hi = k1 < b ? k1 : b; }
-            if (q > p) { lo = k0 > a ? k0 : a; hi = k1 < cut(nnz, q, P) ? k1 : cut(nnz, q, P); }
-            send_n[q] = hi > lo ? hi - lo : 0;
-            halo_n += send_n[q];
-        }
-        st = TF_ALLOC(send, (halo_n ? halo_n : 1) * order, "generator exchange");
-    }
-    if (st == TF_OK) {
-        uint64_t at = 0;
-        for (uint64_t q = 0; q < P; ++q) {
-            if (!send_n[q]) continue;
-            uint64_t a, b, lo;
-            widened(nnz, q, P, &a, &b);
-            lo = q < p ? k0 : (k0 > a ? k0 : a);
-            memcpy(send + at * order, part + (lo - k0) * order, send_n[q] * rec);
-            at += send_n[q];
-        }
-        st = d->alltoall_records(send, send_n, rec, d->round_bytes, (void **)&halo, &got2);
+        uint64_t w = 0;
+        for (uint64_t q = 0; q < P; ++q)
+            for (uint64_t k = 0; k < send_n[q]; ++k, ++w)
+                for (uint64_t m = 0; m < order; ++m) send[w * order + m] = out->ind[m][from[q] + k - u0];
+        st = d->alltoall_records(send, send_n, rec, d->round_bytes, (void **)&recv, &got);
     }
     tf_free(send);
     tf_free(send_n);
-    if (st == TF_OK && got2 != (k0 - e0) + (e1 - k1))
-        st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of the %llu non-zeros around its part",
-                     (unsigned long long)p, (unsigned long long)got2, (unsigned long long)((k0 - e0) + (e1 - k1)));
-    /* the indices first, the values once the records are gone */
-    memset(out, 0, sizeof *out);
-    out->order = o->order;
-    out->nnz = e1 - e0;
-    memcpy(out->dims, o->dims, sizeof out->dims);
-    for (uint64_t m = 0; st == TF_OK && m < order; ++m)
-        st = TF_ALLOC(out->ind[m], out->nnz ? out->nnz : 1, "tensor indices");
-    if (st == TF_OK) {
-        const uint64_t left = k0 - e0, mid = k1 - k0;
+    tf_free(from);
+    /* received, in rank order: [e0, s) from the ranks below, [s + n, e1) from those above */
+    const uint64_t below = s > e0 ? s - e0 : 0, above = e1 > s + n ? e1 - (s + n) : 0;
+    if (st == TF_OK && got != below + above)
+        st = tf_fail(TF_ERR_ARG, "generator: rank %llu got %llu of the %llu non-zeros its part lacks",
+                     (unsigned long long)p, (unsigned long long)got, (unsigned long long)(below + above));
+    if (st == TF_OK)
         for (uint64_t m = 0; m < order; ++m) {
             uint32_t *x = out->ind[m];
-            for (uint64_t k = 0; k < left; ++k) x[k] = halo[k * order + m];
-            for (uint64_t k = 0; k < mid; ++k) x[left + k] = part[k * order + m];
-            for (uint64_t k = 0; k < e1 - k1; ++k) x[left + mid + k] = halo[(left + k) * order + m];
+            for (uint64_t k = 0; k < below; ++k) x[e0 - u0 + k] = recv[k * order + m];
+            for (uint64_t k = 0; k < above; ++k) x[s + n - u0 + k] = recv[(below + k) * order + m];
         }
-    }
-    tf_free(part);
-    tf_free(halo);
+    tf_free(recv);
+    if (st == TF_OK && e0 > u0) /* [e0, e1) alone */
+        for (uint64_t m = 0; m < order; ++m)
+            tf_move_down_parallel(out->ind[m], (e0 - u0) * sizeof(uint32_t), (e1 - e0) * sizeof(uint32_t), g->threads);
+    out->nnz = e1 - e0;
     if (st == TF_OK) st = TF_ALLOC(out->vals, out->nnz ? out->nnz : 1, "tensor values");
     *e0_out = e0;
     return st;
+}
+
+/* Whether each rank draws the whole candidate sequence (draw_whole) rather
+ * than a share of it whose candidates then move to their keys' ranks
+ * (draw_shared): the same records either way. Whole costs every rank the
+ * draws of all P shares; shared moves ~16 B a candidate between ranks. On
+ * one host the ranks move it through memory at ~1 GB/s (2 ranks, 1B
+ * non-zeros on the 32-core x2 host: 24 s, most of it the moves), where
+ * drawing takes ~1.4 ns a candidate on 32 threads: whole is cheaper for
+ * a few ranks of one host, shared across hosts and for many ranks
+ * (bench/NOTES-gpu.md, thirty-eighth session). TF_GEN_RANKS_DRAW=share|whole
+ * overrides. */
+#define WHOLE_RANKS_MAX 4
+static int draw_whole_round(const tf_dist *d)
+{
+    const int forced = tf_env_gen_ranks_draw();
+    if (forced >= 0) return forced;
+    return d->host_ranks == d->size && d->size <= WHOLE_RANKS_MAX;
 }
 
 static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tensor *out, uint64_t *first)
@@ -431,38 +536,48 @@ static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tenso
         st = tf_fail_shared(TF_ERR_NOMEM, "generator: nnz %llu needs more than 24 TB of candidates",
                      (unsigned long long)nnz);
     uint64_t chunks = tf_gen_first_round(o);
+    double tp[8] = {tf_wtime()};
     if (st == TF_OK) st = TF_CALLOC(splits, (P + 1) * (uint64_t)g.words, "generator key ranges");
     if (st == TF_OK) st = key_ranges(&g, d, chunks, splits);
-    if (st == TF_OK) st = draw_part(&g, d, splits, chunks, &set, &drawn);
+    tp[1] = tf_wtime();
+    const int whole = draw_whole_round(d);
+    if (st == TF_OK) st = draw_part(&g, d, splits, chunks, whole, &set, &drawn);
+    tp[2] = tf_wtime();
     tf_free(splits);
     if (st == TF_OK) st = threshold(&g, d, &set, drawn, &last);
+    tp[3] = tf_wtime();
     if (st == TF_OK) st = tf_gen_set_write(&g, &set, last, NULL, 1, 0, &n);
     double *all = NULL;
+    uint64_t *n_of = NULL;
     if (st == TF_OK) st = TF_CALLOC(all, P, "generator part counts");
+    if (st == TF_OK) st = TF_ALLOC(n_of, P, "generator part counts");
     if (st == TF_OK) {
         all[p] = (double)n;
         st = d->allreduce_sum(all, P);
     }
-    uint64_t s = 0;
-    for (uint64_t q = 0; st == TF_OK && q < p; ++q) s += (uint64_t)all[q];
+    for (uint64_t q = 0; st == TF_OK && q < P; ++q) n_of[q] = (uint64_t)all[q];
     tf_free(all);
-    uint32_t *mine = NULL, *ind[TF_MAX_ORDER];
-    if (st == TF_OK) st = TF_ALLOC(mine, (n ? n : 1) * o->order, "generator coordinates of this rank");
-    if (st == TF_OK) {
-        for (uint32_t m = 0; m < o->order; ++m) ind[m] = mine + m;
-        st = tf_gen_set_write(&g, &set, last, ind, o->order, n, &n);
-    }
+    uint64_t e0 = 0;
+    tp[4] = tf_wtime();
+    if (st == TF_OK) st = exchange(&g, &set, last, d, n_of, out, &e0);
+    tf_free(n_of);
     tf_gen_set_free(&set);
     tf_gen_ctx_free(&g);
-    uint64_t e0 = 0;
-    if (st == TF_OK) st = exchange(o, d, &mine, s, n, out, &e0);
-    tf_free(mine);
+    tp[5] = tf_wtime();
     const uint64_t k0 = cut(nnz, p, P), k1 = cut(nnz, p + 1, P);
     sums_ctx sc = {d, k0, k1, nnz};
     if (st == TF_OK) st = tf_gen_values_blocks(o, out, e0 / VB, nnz, whole_sums, &sc);
+    tp[6] = tf_wtime();
+    if (tf_env_build_report())
+        fprintf(stderr, "GEN-PHASES ranks rank=%d whole=%d ranges_ms=%.1f draw_ms=%.1f threshold_ms=%.1f write_ms=%.1f "
+                        "exchange_ms=%.1f values_ms=%.1f drawn_chunks=%llu (draw %.1f scatter %.1f move %.1f set %.1f)\n",
+                d->rank, whole, 1e3 * (tp[1] - tp[0]), 1e3 * (tp[2] - tp[1]), 1e3 * (tp[3] - tp[2]), 1e3 * (tp[4] - tp[3]),
+                1e3 * (tp[5] - tp[4]), 1e3 * (tp[6] - tp[5]), (unsigned long long)drawn, 1e3 * t_draw, 1e3 * t_scatter,
+                1e3 * t_move, 1e3 * t_set);
     if (st == TF_OK && (k0 > e0 || out->nnz > k1 - k0)) { /* the part alone */
-        for (uint32_t m = 0; m < o->order; ++m) memmove(out->ind[m], out->ind[m] + (k0 - e0), (k1 - k0) * 4);
-        memmove(out->vals, out->vals + (k0 - e0), (k1 - k0) * sizeof(double));
+        const int T = tf_resolve_threads(o->threads);
+        for (uint32_t m = 0; m < o->order; ++m) tf_move_down_parallel(out->ind[m], (k0 - e0) * 4, (k1 - k0) * 4, T);
+        tf_move_down_parallel(out->vals, (k0 - e0) * sizeof(double), (k1 - k0) * sizeof(double), T);
         out->nnz = k1 - k0;
     }
     if (st != TF_OK) tf_tensor_free(out);

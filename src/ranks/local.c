@@ -73,6 +73,13 @@ static int cpus_meet(const char *a, const char *b, size_t width)
     return 0;
 }
 
+int tf_local_host_ranks(const char *keys, size_t width, int nranks, int me)
+{
+    int n = 0;
+    for (int r = 0; r < nranks; ++r) n += r == me || same_host(keys + (size_t)me * width, keys + (size_t)r * width, width);
+    return n;
+}
+
 int tf_local_cpu_sharers(const char *keys, size_t width, int nranks, int me, int *index)
 {
     const char *mine = keys + (size_t)me * width;

@@ -27,6 +27,9 @@ void tf_local_key_cpu(char *key, size_t width, long cpu);
  * the ranks of one host that see the same GPUs count 0, 1, 2, ... in rank
  * order. */
 int tf_local_index(const char *keys, size_t width, int me);
+/* The ranks of rank me's host (by name alone, whatever GPUs and CPUs they
+ * see), itself included. */
+int tf_local_host_ranks(const char *keys, size_t width, int nranks, int me);
 /* The ranks of rank me's host (by name alone, whatever GPUs they see) whose
  * CPUs overlap its own, itself included; *index gets how many of them come
  * before it. 1 for a rank whose CPUs are its own (or none were written). */

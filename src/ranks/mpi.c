@@ -651,7 +651,7 @@ static void share_cpus(const char *keys, size_t width, int size, int me, int cpu
 /* The rank's index among the ranks of its host that see the same GPUs
  * (src/ranks/local.c): the GPU it takes; and its share of the CPUs it
  * shares with ranks of its host. */
-static tf_status node_rank(int *local)
+static tf_status node_rank(int *local, int *host_ranks)
 {
     int size = 1, me = 0, len = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -672,6 +672,7 @@ static tf_status node_rank(int *local)
                       &req, "the roll of the ranks' nodes (MPI_Iallgather)");
     if (s == TF_OK) {
         *local = tf_local_index(keys, width, me);
+        *host_ranks = tf_local_host_ranks(keys, width, size, me);
         share_cpus(keys, width, size, me, cpus);
     }
     free(keys);
@@ -696,5 +697,5 @@ tf_status tf_dist_world(tf_dist *d)
     d->reduce_sum = reduce_sum;
     d->allgather_bytes = allgather_bytes;
     d->alltoall_arrays = alltoall_arrays;
-    return node_rank(&d->local_rank);
+    return node_rank(&d->local_rank, &d->host_ranks);
 }

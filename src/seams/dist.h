@@ -65,6 +65,10 @@ typedef struct tf_dist {
      * the exchange of a distributed input's shards (tf_partition_exchange:
      * it packs and sends its part in rounds of this much); 0: 32 MiB. */
     uint64_t pack_bytes;
+    /* The ranks on this rank's host, itself included (by host name): size
+     * when the ranks share one host and talk through its memory. 0: not
+     * known (a table made before it). */
+    int host_ranks;
 } tf_dist;
 
 /* The ranks of MPI_COMM_WORLD (MPI started by tf_mpi_start);

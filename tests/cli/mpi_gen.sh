@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Rank-local --gen (issue 49): on 2 and 3 CPU ranks each rank generates only its
 # part (tf_generate_part), and the parts are the one-process tensor's
-# keep_part slices bit for bit (tenfold gen on ranks writes them: planted,
+# keep_part slices bit for bit, each rank drawing the whole candidate
+# sequence or a share of it (TF_GEN_RANKS_DRAW; tenfold gen on ranks writes them: planted,
 # noisy, counts, uniform values; parts smaller than a block of values; tiny
 # dims where candidates repeat; every cell taken; keys wider than 64 bits);
 # cpd --gen on ranks gives one process's fits and factors; the generator's
@@ -29,6 +30,9 @@ same_parts() {
         cmp -s <(cat $files | awk -v f=$((order + 1)) 'NF == f') <(awk -v f=$((order + 1)) 'NF == f' whole.tns)
 }
 
+# each rank drawing the whole sequence (the default on one host) and a share of it
+for draw in whole share; do
+export TF_GEN_RANKS_DRAW=$draw
 for n in 2 3; do
     same_parts $n 3 --dims 300,200,100 --nnz 20000 --alpha 0.6 --rank 3 --seed 2
     same_parts $n 3 --dims 2000,300,400 --nnz 300000 --alpha 0.8 --rank 3 --noise 0.1 --seed 9
@@ -40,6 +44,8 @@ for n in 2 3; do
     same_parts $n 2 --dims 3,3 --nnz 9 --alpha 0.9
 done
 same_parts 5 3 --dims 300,200,100 --nnz 100000 --alpha 0.5 --rank 2 # parts under a block of values
+done
+unset TF_GEN_RANKS_DRAW
 
 # cpd --gen on ranks: one process's run
 spec=dims=300x200x100,nnz=20000,alpha=0.6,seed=2,rank=3
