@@ -7,23 +7,24 @@
  *    sixteenth when few duplicates are expected) between them and keep a sample of cells (a hash of the key);
  *    every rank gets the sample, and its distinct keys' quantiles cut the
  *    keys into P ranges of about as many distinct keys (within ~1 %).
- * 2. The ranks draw the candidate sequence between them, in the rounds
- *    tf_generate draws, each round in pieces (each rank a share of every
- *    piece, in rank order), and send every candidate (key, sequence number)
- *    to the rank of its key range; what a rank receives is in sequence
- *    order, and its set (gen_set.c) keeps each distinct key with its first
- *    sequence number. The rounds end when the distinct keys summed over the
- *    ranks reach nnz.
+ * 2. The ranks draw the candidate sequence in the rounds tf_generate
+ *    draws: each rank all of it, keeping the candidates (key, sequence
+ *    number) of its key range (whole: ranks of one host), or each a share of
+ *    every piece of a round, in rank order, sending every candidate to the
+ *    rank of its key range (share). Either way a rank's records are in
+ *    sequence order, and its set (gen_set.c) keeps each distinct key with its
+ *    first sequence number. The rounds end when the distinct keys summed over
+ *    the ranks reach nnz.
  * 3. The whole keeps the keys first drawn at sequence numbers <= last, the
  *    nnz-th first sequence number: the per-chunk counts summed over the
  *    ranks find its chunk, the chunk's bitmaps (disjoint over the ranks:
  *    a candidate has one key) OR-ed find it in the chunk.
  * 4. Each rank writes its kept coordinates (in key order: a canonical
- *    range), and they move to the ranks of their positions (one exchange,
- *    neighbours mostly), plus the few before and after a part that
- *    complete its blocks of values (TF_GEN_VALUE_BLOCK: each block's random
- *    streams and sums are the whole's); the block sums are summed over the
- *    ranks in block order, as one process adds them. */
+ *    range) into its part's arrays; what lies outside its part widened to
+ *    whole blocks of values (TF_GEN_VALUE_BLOCK: each block's random streams
+ *    and sums are the whole's) moves to the ranks whose widened parts hold
+ *    it (one exchange, neighbours mostly); the block sums are summed over
+ *    the ranks in block order, as one process adds them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,73 +181,6 @@ static uint64_t piece_share(uint64_t chunks, int P)
     return m < 1 ? 1 : m > PIECE_CHUNKS ? PIECE_CHUNKS : m;
 }
 
-/* draw_shared's records when every rank draws the whole round (no candidate
- * moves): each piece (P shares) drawn here whole, the candidates of this
- * rank's key range appended in sequence order -- the records draw_shared's
- * exchange would deliver, in the same order. */
-static tf_status draw_whole(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
-                            uint64_t chunks, uint64_t **out, uint64_t *out_n)
-{
-    const int W = g->words, rw = W + 1, P = d->size, p = d->rank, T = g->threads;
-    const uint64_t piece = piece_share(chunks, P) * (uint64_t)P;
-    uint64_t *keys = NULL, *at = NULL, *recs = NULL, n = 0;
-    uint64_t cap = chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40 + TF_GEN_CHUNK; /* grown if short */
-    tf_status st = TF_ALLOC(keys, piece * TF_GEN_CHUNK * (uint64_t)W, "generator candidates");
-    if (st == TF_OK) st = TF_ALLOC(at, (uint64_t)T + 1, "generator candidate counts");
-    if (st == TF_OK) st = TF_ALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
-    for (uint64_t c0 = first; st == TF_OK && c0 < first + chunks; c0 += piece) {
-        const uint64_t len = first + chunks - c0 < piece ? first + chunks - c0 : piece;
-        const uint64_t nk = len * TF_GEN_CHUNK;
-        double ta = tf_wtime();
-        tf_gen_draw(g, c0, len, keys);
-        t_draw += tf_wtime() - ta;
-        ta = tf_wtime();
-        int nt = 1;
-#pragma omp parallel num_threads(T)
-        {
-            const int t = tf_thread_id();
-#pragma omp single
-            nt = tf_thread_count();
-            const uint64_t lo = nk * (uint64_t)t / (uint64_t)nt, hi = nk * (uint64_t)(t + 1) / (uint64_t)nt;
-            uint64_t c = 0;
-            for (uint64_t k = lo; k < hi; ++k) c += owner_of_key(keys + k * (uint64_t)W, splits, P, W) == p;
-            at[t + 1] = c;
-#pragma omp barrier
-#pragma omp single
-            {
-                at[0] = n;
-                for (int u = 0; u < nt; ++u) at[u + 1] += at[u];
-                if (at[nt] > cap) {
-                    cap = at[nt] + cap / 16; /* small steps: the peak counts */
-                    st = TF_REALLOC(recs, cap * (uint64_t)rw, "generator candidates of this part");
-                }
-            }
-            if (st == TF_OK) {
-                uint64_t *r = recs + at[t] * (uint64_t)rw;
-                for (uint64_t k = lo; k < hi; ++k) {
-                    const uint64_t *key = keys + k * (uint64_t)W;
-                    if (owner_of_key(key, splits, P, W) != p) continue;
-                    for (int w = 0; w < W; ++w) r[w] = key[w];
-                    r[W] = c0 * TF_GEN_CHUNK + k;
-                    r += rw;
-                }
-            }
-        }
-        if (st == TF_OK) n = at[nt];
-        t_scatter += tf_wtime() - ta;
-    }
-    tf_free(keys);
-    tf_free(at);
-    if (st != TF_OK) {
-        tf_free(recs);
-        recs = NULL;
-        n = 0;
-    }
-    *out = recs;
-    *out_n = n;
-    return st;
-}
-
 static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
                              uint64_t chunks, uint64_t **out, uint64_t *out_n)
 {
@@ -326,36 +260,54 @@ static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64
     return st;
 }
 
+/* One round, chunks [first, first + chunks): this rank's candidates, as
+ * segments of records in turn (sequence order), into its set. */
+static tf_status round_into_set(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
+                                uint64_t chunks, int whole, int bucket_bits, tf_gen_set *set)
+{
+    const int W = g->words, rw = W + 1, P = d->size, p = d->rank;
+    const uint64_t draws = (first + chunks) * TF_GEN_CHUNK;
+    uint64_t *recs = NULL, n = 0;
+    segs sg;
+    tf_status st;
+    if (whole) { /* the whole round drawn here, this rank's key range kept */
+        segs_init(&sg, g->threads, chunks * TF_GEN_CHUNK / (uint64_t)P * 41 / 40, rw);
+        const double ta = tf_wtime();
+        st = tf_gen_draw_range(g, first, chunks, p > 0 ? splits + (uint64_t)(p - 1) * W : NULL,
+                               p < P - 1 ? splits + (uint64_t)p * W : NULL, 0, sg.n, sg.p, sg.len, sg.cap);
+        t_draw += tf_wtime() - ta;
+    } else { /* a share drawn here, every candidate sent to its key's rank: one segment per thread */
+        st = draw_shared(g, d, splits, first, chunks, &recs, &n);
+        memset(&sg, 0, sizeof sg);
+        sg.n = g->threads < 256 ? g->threads : 256;
+        for (int t = 0; t < sg.n; ++t) {
+            const uint64_t a = n * (uint64_t)t / (uint64_t)sg.n, b = n * (uint64_t)(t + 1) / (uint64_t)sg.n;
+            sg.p[t] = recs + a * (uint64_t)rw;
+            sg.len[t] = b - a;
+        }
+    }
+    const double ta = tf_wtime();
+    tf_gen_set more;
+    if (st == TF_OK) st = tf_gen_set_build_segments(g, sg.p, sg.len, sg.n, draws, bucket_bits, set->recs ? &more : set);
+    if (whole) segs_free(&sg);
+    tf_free(recs);
+    if (st == TF_OK && set->draws < draws) st = tf_gen_set_merge(g, set, &more);
+    t_set += tf_wtime() - ta;
+    return st;
+}
+
 /* Step 2: this rank's distinct candidates, until the ranks' sum reaches nnz. */
 static tf_status draw_part(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t chunks,
                            int whole, tf_gen_set *set, uint64_t *drawn_out)
 {
-    const int rw = g->words + 1, P = d->size;
+    const int P = d->size;
     const int bucket_bits = tf_gen_set_bucket_bits(g, chunks * TF_GEN_CHUNK / (uint64_t)P);
     uint64_t drawn = 0, total = 0;
     tf_status st = TF_OK;
     memset(set, 0, sizeof *set);
     while (st == TF_OK && chunks) {
-        uint64_t *recs = NULL, n = 0;
-        st = whole ? draw_whole(g, d, splits, drawn, chunks, &recs, &n)
-                   : draw_shared(g, d, splits, drawn, chunks, &recs, &n);
+        st = round_into_set(g, d, splits, drawn, chunks, whole, bucket_bits, set);
         drawn += chunks;
-        tf_gen_set more;
-        const double ta = tf_wtime();
-        if (st == TF_OK) { /* the records as one segment per thread, in turn */
-            uint64_t *seg[256], seg_n[256];
-            const int ns = g->threads < 256 ? g->threads : 256;
-            for (int t = 0; t < ns; ++t) {
-                const uint64_t a = n * (uint64_t)t / (uint64_t)ns, b = n * (uint64_t)(t + 1) / (uint64_t)ns;
-                seg[t] = recs + a * (uint64_t)rw;
-                seg_n[t] = b - a;
-            }
-            st = tf_gen_set_build_segments(g, seg, seg_n, ns, drawn * TF_GEN_CHUNK, bucket_bits,
-                                           set->recs ? &more : set);
-        }
-        tf_free(recs);
-        if (st == TF_OK && set->draws < drawn * TF_GEN_CHUNK) st = tf_gen_set_merge(g, set, &more);
-        t_set += tf_wtime() - ta;
         double sum = st == TF_OK ? (double)set->distinct : 0.0; /* exact below 2^53 */
         tf_status sd = d->allreduce_sum(&sum, 1);
         if (st == TF_OK) st = sd;
@@ -506,14 +458,13 @@ static tf_status exchange(const tf_gen_ctx *g, const tf_gen_set *set, uint64_t l
     return st;
 }
 
-/* Whether each rank draws the whole candidate sequence (draw_whole) rather
+/* Whether each rank draws the whole candidate sequence (round_into_set, whole) rather
  * than a share of it whose candidates then move to their keys' ranks
  * (draw_shared): the same records either way. Whole costs every rank the
- * draws of all P shares; shared moves ~16 B a candidate between ranks. On
- * one host the ranks move it through memory at ~1 GB/s (2 ranks, 1B
- * non-zeros on the 32-core x2 host: 24 s, most of it the moves), where
- * drawing takes ~1.4 ns a candidate on 32 threads: whole is cheaper for
- * a few ranks of one host, shared across hosts and for many ranks
+ * draws of all P shares; share moves 16 B a candidate between ranks. On
+ * one host MPI moved it at ~1 GB/s (1B non-zeros on 2 ranks of the 32-core
+ * x2 host: share 15.4-15.6 s, 7.1 s of it the moves; whole 9.8-11.1 s):
+ * whole for a few ranks of one host, share across hosts and for many ranks
  * (bench/NOTES-gpu.md, thirty-eighth session). TF_GEN_RANKS_DRAW=share|whole
  * overrides. */
 #define WHOLE_RANKS_MAX 4
