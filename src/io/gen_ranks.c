@@ -168,10 +168,6 @@ static int owner_of_key(const uint64_t *key, const uint64_t *splits, int P, int 
     return lo;
 }
 
-/* The candidates of chunks first .. first+chunks-1 in this rank's key range,
- * in sequence order, as records (key, sequence number) in *out (tf_alloc,
- * *out_n of them): the ranks draw each piece of the round between them (a
- * share each, in rank order) and send every candidate to its range's rank. */
 /* A rank's share of a piece of a round of `chunks` chunks: 1/64 of its
  * share of the round (44 B per candidate of buffers in draw_shared: ~2 %
  * of the peak), at most PIECE_CHUNKS chunks. */
@@ -181,6 +177,10 @@ static uint64_t piece_share(uint64_t chunks, int P)
     return m < 1 ? 1 : m > PIECE_CHUNKS ? PIECE_CHUNKS : m;
 }
 
+/* The candidates of chunks first .. first+chunks-1 in this rank's key range,
+ * in sequence order, as records (key, sequence number) in *out (tf_alloc,
+ * *out_n of them): the ranks draw each piece of the round between them (a
+ * share each, in rank order) and send every candidate to its range's rank. */
 static tf_status draw_shared(const tf_gen_ctx *g, const tf_dist *d, const uint64_t *splits, uint64_t first,
                              uint64_t chunks, uint64_t **out, uint64_t *out_n)
 {
@@ -488,6 +488,7 @@ static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tenso
                      (unsigned long long)nnz);
     uint64_t chunks = tf_gen_first_round(o);
     double tp[8] = {tf_wtime()};
+    t_draw = t_scatter = t_move = t_set = 0.0;
     if (st == TF_OK) st = TF_CALLOC(splits, (P + 1) * (uint64_t)g.words, "generator key ranges");
     if (st == TF_OK) st = key_ranges(&g, d, chunks, splits);
     tp[1] = tf_wtime();
