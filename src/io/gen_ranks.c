@@ -464,10 +464,12 @@ static tf_status exchange(const tf_gen_ctx *g, const tf_gen_set *set, uint64_t l
  * draws of all P shares; share moves 16 B a candidate between ranks. On
  * one host MPI moved it at ~1 GB/s (1B non-zeros on 2 ranks of the 32-core
  * x2 host: share 15.4-15.6 s, 7.1 s of it the moves; whole 9.8-11.1 s):
- * whole for a few ranks of one host, share across hosts and for many ranks
- * (bench/NOTES-gpu.md, thirty-eighth session). TF_GEN_RANKS_DRAW=share|whole
- * overrides. */
-#define WHOLE_RANKS_MAX 4
+ * whole for 2 ranks of one host; share across hosts and for more ranks,
+ * where each rank's draws of the whole (P times its share, on 1/P of the
+ * host's cores) would outgrow the moves (an estimate: not measured at 3 or
+ * more; bench/NOTES-gpu.md, thirty-eighth session). TF_GEN_RANKS_DRAW=
+ * share|whole overrides. */
+#define WHOLE_RANKS_MAX 2
 static int draw_whole_round(const tf_dist *d)
 {
     const int forced = tf_env_gen_ranks_draw();
