@@ -464,17 +464,20 @@ static tf_status exchange(const tf_gen_ctx *g, const tf_gen_set *set, uint64_t l
  * draws of all P shares; share moves 16 B a candidate between ranks. On
  * one host MPI moved it at ~1 GB/s (1B non-zeros on 2 ranks of the 32-core
  * x2 host: share 15.4-15.6 s, 7.1 s of it the moves; whole 9.8-11.1 s):
- * whole for 2 ranks of one host; share across hosts and for more ranks,
- * where each rank's draws of the whole (P times its share, on 1/P of the
- * host's cores) would outgrow the moves (an estimate: not measured at 3 or
- * more; bench/NOTES-gpu.md, thirty-eighth session). TF_GEN_RANKS_DRAW=
+ * whole for 2 ranks of one host with a few threads each (a candidate's
+ * draw is ~20 ns of one thread; on one thread a rank, the 2-core host's 100M
+ * took 9.9 s whole against 8.7 s share); share across hosts and for more
+ * ranks, where each rank's draws of the whole (P times its share, on 1/P of
+ * the host's cores) would outgrow the moves (an estimate: not measured at 3
+ * or more; bench/NOTES-gpu.md, thirty-eighth session). TF_GEN_RANKS_DRAW=
  * share|whole overrides. */
 #define WHOLE_RANKS_MAX 2
-static int draw_whole_round(const tf_dist *d)
+#define WHOLE_THREADS_MIN 4
+static int draw_whole_round(const tf_dist *d, int threads)
 {
     const int forced = tf_env_gen_ranks_draw();
     if (forced >= 0) return forced;
-    return d->host_ranks == d->size && d->size <= WHOLE_RANKS_MAX;
+    return d->host_ranks == d->size && d->size <= WHOLE_RANKS_MAX && threads >= WHOLE_THREADS_MIN;
 }
 
 static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tensor *out, uint64_t *first)
@@ -494,7 +497,7 @@ static tf_status generate_ranks(const tf_gen_opts *o, const tf_dist *d, tf_tenso
     if (st == TF_OK) st = TF_CALLOC(splits, (P + 1) * (uint64_t)g.words, "generator key ranges");
     if (st == TF_OK) st = key_ranges(&g, d, chunks, splits);
     tp[1] = tf_wtime();
-    const int whole = draw_whole_round(d);
+    const int whole = draw_whole_round(d, g.threads);
     if (st == TF_OK) st = draw_part(&g, d, splits, chunks, whole, &set, &drawn);
     tp[2] = tf_wtime();
     tf_free(splits);
