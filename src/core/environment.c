@@ -43,12 +43,6 @@ const char *tf_env_omp_places(void) { return var("OMP_PLACES"); }
 const char *tf_env_omp_wait_policy(void) { return var("OMP_WAIT_POLICY"); }
 const char *tf_env_gomp_spincount(void) { return var("GOMP_SPINCOUNT"); }
 
-int tf_env_build_report(void)
-{
-    const char *v = var("TF_BUILD_REPORT");
-    return v && !strcmp(v, "1");
-}
-
 int tf_env_gen_ranks_draw(void)
 {
     const char *v = var("TF_GEN_RANKS_DRAW");
@@ -71,6 +65,8 @@ static int env_is(const char *name, const char *want)
     const char *v = var(name);
     return v && !strcmp(v, want);
 }
+
+int tf_env_build_report(void) { return env_is("TF_BUILD_REPORT", "1"); }
 
 /* The variable as an integer, if set to one; else *out is unchanged. */
 static int env_ll(const char *name, long long *out)
@@ -161,7 +157,7 @@ void tf_tuning_from_env(tf_tuning *caller)
     /* uploads, tests, measurements */
     if (env_is("TF_GPU_STAGING", "0")) t->gpu_staging = 0;
     if (env_is("TF_GPU_POISON", "1")) t->gpu_poison = 1;
-    if (env_is("TF_BUILD_REPORT", "1")) t->build_report = 1;
+    if (tf_env_build_report()) t->build_report = 1;
     /* the bounds of the waits on other ranks and GPUs */
     if (env_seconds("TF_MPI_TIMEOUT", &s)) t->mpi_timeout = s;
     if (env_seconds("TF_NCCL_TIMEOUT", &s)) t->nccl_timeout = s;

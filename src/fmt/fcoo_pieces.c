@@ -284,8 +284,7 @@ tf_status tf_fcoo_chunks_build(const tf_tensor *X, uint32_t mode, tf_fcoo_chunks
     if (s == TF_OK) s = pieces_count(X, mode, piece_nnz, &pc);
     for (uint64_t b = 0, e = 0, n = 0; s == TF_OK && b < pc.nblocks; b = e) {
         piece_next(&pc, b, piece_nnz ? piece_nnz : 1, &e, &n);
-        const uint64_t lo = pc.nblocks == 1 ? 0 : b << pc.shift,
-                       hi = pc.nblocks == 1 ? X->dims[mode] : e << pc.shift;
+        const uint64_t lo = b << pc.shift, hi = e << pc.shift; /* one piece: shift 32, hi = 2^32 >= the mode's rows */
         if (n) s = piece(X, mode, lo, hi < X->dims[mode] ? hi : X->dims[mode], n, e == pc.nblocks, k, &r, meta,
                          resident, user, &next);
     }
